@@ -1,0 +1,52 @@
+import { _electron as electron, expect, test } from "@playwright/test";
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+
+// Where Electron's binary is: node_modules/electron/dist/<path.txt>, present only
+// once `npx install-electron` (run by postinstall and npm start) could download it.
+function electronBinary(): string | undefined {
+  const dir = dirname(createRequire(import.meta.url).resolve("electron/package.json"));
+  const pathFile = join(dir, "path.txt");
+  if (!existsSync(pathFile)) return undefined;
+  const binary = join(dir, "dist", readFileSync(pathFile, "utf8"));
+  return existsSync(binary) ? binary : undefined;
+}
+
+const binary = electronBinary();
+const noDisplay = process.platform === "linux" && !process.env["DISPLAY"] && !process.env["WAYLAND_DISPLAY"];
+
+test.describe("the desktop app (Electron)", () => {
+  test.skip(
+    binary === undefined,
+    "Electron's binary is not installed on this machine (it could not be downloaded); the same UI is tested in Chromium",
+  );
+  test.skip(noDisplay, "no display (DISPLAY unset): run under xvfb-run to test the desktop window");
+
+  test("opens the window with the preload API only: no Node, no new windows, no navigation", async () => {
+    const app = await electron.launch({ executablePath: binary!, args: ["."] });
+    try {
+      const page = await app.firstWindow();
+      await expect(page).toHaveTitle("Mailscope");
+      await expect(page.getByTestId("shell")).toContainText("electron");
+      // The renderer has no Node (nodeIntegration off, sandboxed): no require, no process.
+      expect(await page.evaluate(() => typeof (globalThis as { require?: unknown }).require)).toBe("undefined");
+      expect(await page.evaluate(() => typeof (globalThis as { process?: unknown }).process)).toBe("undefined");
+      // The preload's API, derived from the channel map, is all the page gets.
+      expect(await page.evaluate(() => Object.keys((globalThis as { mailscope?: object }).mailscope ?? {}).sort())).toEqual([
+        "appInfo",
+        "fileSave",
+        "scenariosList",
+      ]);
+      // New windows are denied and navigation away is blocked.
+      await page.evaluate(() => globalThis.open("https://example.org/"));
+      expect(app.windows()).toHaveLength(1);
+      await page.evaluate(() => {
+        globalThis.location.href = "https://example.org/";
+      });
+      await expect(page).toHaveTitle("Mailscope");
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -1,0 +1,49 @@
+import { ESLint } from "eslint";
+import { describe, expect, it } from "vitest";
+
+// The layer lines of DEVELOPERS.md, shown by linting small snippets as if they
+// stood in each folder: the build fails on a wrong import.
+const eslint = new ESLint({ cwd: process.cwd() });
+
+async function ruleIds(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return (result?.messages ?? []).map((m) => m.ruleId ?? m.message);
+}
+
+describe("the lint config enforces the layers", () => {
+  it.each([
+    ['import { app } from "electron";\nexport const a = app;\n'],
+    ['import { useState } from "react";\nexport const s = useState;\n'],
+    ['import { readFile } from "node:fs/promises";\nexport const r = readFile;\n'],
+    ['import { createHash } from "crypto";\nexport const h = createHash;\n'],
+    ['import { listScenarioFiles } from "../node/scenarioFiles.ts";\nexport const l = listScenarioFiles;\n'],
+  ])("the core (app/protocol) refuses %s", async (code) => {
+    expect(await ruleIds("app/protocol/example.ts", code)).toContain("no-restricted-imports");
+  });
+
+  it("the core refuses the wall clock and Math.random", async () => {
+    const ids = await ruleIds("app/sim/example.ts", "export const t = Date.now() + Math.random() + new Date().getTime();\n");
+    expect(ids.filter((id) => id === "no-restricted-syntax")).toHaveLength(3);
+  });
+
+  it("the core refuses Node globals", async () => {
+    expect(await ruleIds("app/protocol/example.ts", "export const b = Buffer.from('x');\n")).toContain("no-restricted-globals");
+  });
+
+  it("app/node may import node: modules but not Electron or React", async () => {
+    expect(await ruleIds("app/node/example.ts", 'import { readFile } from "node:fs/promises";\nexport const r = readFile;\n')).toEqual([]);
+    expect(await ruleIds("app/node/example.ts", 'import { app } from "electron";\nexport const a = app;\n')).toContain("no-restricted-imports");
+  });
+
+  it("only main/ imports Electron; main may not import React", async () => {
+    expect(await ruleIds("main/example.ts", 'import { app } from "electron";\nexport const a = app;\n')).toEqual([]);
+    expect(await ruleIds("main/example.ts", 'import { useState } from "react";\nexport const s = useState;\n')).toContain("no-restricted-imports");
+    expect(await ruleIds("renderer/src/example.ts", 'import { ipcRenderer } from "electron";\nexport const i = ipcRenderer;\n')).toContain("no-restricted-imports");
+  });
+
+  it("the renderer imports React and the core, but neither Node nor app/node", async () => {
+    expect(await ruleIds("renderer/src/example.tsx", 'import { useState } from "react";\nexport const s = useState;\n')).toEqual([]);
+    expect(await ruleIds("renderer/src/example.ts", 'import { readFile } from "node:fs";\nexport const r = readFile;\n')).toContain("no-restricted-imports");
+    expect(await ruleIds("renderer/src/example.ts", 'import { listScenarioFiles } from "../../app/node/scenarioFiles.ts";\nexport const l = listScenarioFiles;\n')).toContain("no-restricted-imports");
+  });
+});

@@ -1,0 +1,19 @@
+import { z } from "zod";
+import type { ChannelName } from "./channels.ts";
+
+/**
+ * Argument schemas per channel. Main validates every payload before a handler
+ * sees it: the renderer is treated as untrusted.
+ */
+export const channelValidators = {
+  "app:info": z.tuple([]),
+  "scenarios:list": z.tuple([]),
+  "file:save": z.tuple([
+    z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[^/\\]+$/, "a file name, not a path"),
+    z.string().max(512 * 1024 * 1024),
+  ]),
+} satisfies Record<ChannelName, z.ZodType>;

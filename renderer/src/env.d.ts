@@ -1,0 +1,2 @@
+/** The package version, injected by Vite's `define`. */
+declare const __MAILSCOPE_VERSION__: string;

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `npm test`: every check of the project, in one run — typecheck, lint, unit
+# tests (Node and Chromium), end-to-end tests (Chromium, and Electron where its
+# binary exists). Ends with one plain line `N passed, N failed, N skipped`
+# summing every suite; exits non-zero when anything failed.
+#   npm test -- --quick     skip the end-to-end tests
+set -uo pipefail
+# shellcheck source=scripts/env.sh
+source "$(dirname "$0")/env.sh" || exit 1
+cd "$MAILSCOPE_ROOT"
+export PATH="$MAILSCOPE_ROOT/node_modules/.bin:$PATH"
+
+quick=0
+for arg in "$@"; do [ "$arg" = "--quick" ] && quick=1; done
+
+reports="$MAILSCOPE_ROOT/.reports"
+rm -rf "$reports" && mkdir -p "$reports"
+
+# Debian's Chromium runs the browser tests; install it when missing (root only).
+if [ -z "${MAILSCOPE_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    mailscope_say "installing Debian's Chromium for the browser tests (apt-get install chromium)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >"$reports/apt.log" 2>&1 ||
+      mailscope_say "could not install chromium: see .reports/apt.log"
+  else
+    mailscope_say "no /usr/bin/chromium: install Debian's chromium package, or set MAILSCOPE_CHROMIUM to a Chromium binary"
+  fi
+fi
+
+step() { # name, command...
+  local name="$1"
+  shift
+  printf '\n== %s ==\n' "$name"
+  if "$@"; then echo "pass" >"$reports/$name.status"; else echo "fail" >"$reports/$name.status"; fi
+}
+
+step typecheck node scripts/typecheck.mjs
+step lint eslint --max-warnings 0 .
+step format prettier --check --log-level warn .
+step build node scripts/build.mjs
+step unit vitest run --reporter=default --reporter=json --outputFile.json="$reports/vitest.json"
+if [ "$quick" = 0 ]; then
+  PLAYWRIGHT_JSON_OUTPUT_NAME="$reports/playwright.json" step e2e playwright test --reporter=list,json
+fi
+
+node scripts/test-summary.mjs "$reports"

@@ -1,0 +1,55 @@
+import { playwright } from "@vitest/browser-playwright";
+import { existsSync } from "node:fs";
+import { defineConfig } from "vitest/config";
+
+const chromium = process.env["MAILSCOPE_CHROMIUM"] ?? (existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined);
+
+/**
+ * Unit tests. Every test runs in Node; the files listed under `browser` run a
+ * second time in Chromium, to show that the core runs unchanged on web APIs.
+ */
+export const browserTestFiles = [
+  "app/protocol/signature.test.ts",
+  "app/protocol/digest.test.ts",
+  "app/protocol/multipart.test.ts",
+  "app/protocol/mailbox.test.ts",
+];
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: "node",
+          include: ["app/**/*.test.ts", "renderer/**/*.test.{ts,tsx}", "main/**/*.test.ts", "scripts/**/*.test.ts", "*.test.ts"],
+        },
+      },
+      {
+        test: {
+          name: "chromium",
+          include: browserTestFiles,
+          browser: {
+            enabled: true,
+            headless: true,
+            screenshotFailures: false,
+            provider: playwright({
+              launchOptions: {
+                ...(chromium ? { executablePath: chromium } : {}),
+                args: [
+                  "--no-sandbox",
+                  "--disable-gpu",
+                  "--disable-background-networking",
+                  "--disable-component-update",
+                  "--disable-sync",
+                  "--no-first-run",
+                  "--disable-quic",
+                ],
+              },
+            }),
+            instances: [{ browser: "chromium" }],
+          },
+        },
+      },
+    ],
+  },
+});
