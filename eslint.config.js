@@ -8,33 +8,107 @@ import globals from "globals";
 import tseslint from "typescript-eslint";
 
 const nodeBuiltins = [
-  "assert", "async_hooks", "buffer", "child_process", "cluster", "console", "constants", "crypto", "dgram",
-  "diagnostics_channel", "dns", "domain", "events", "fs", "fs/promises", "http", "http2", "https", "inspector",
-  "module", "net", "os", "path", "perf_hooks", "process", "punycode", "querystring", "readline", "repl", "stream",
-  "string_decoder", "sys", "timers", "tls", "trace_events", "tty", "url", "util", "v8", "vm", "wasi",
-  "worker_threads", "zlib",
+  "assert",
+  "async_hooks",
+  "buffer",
+  "child_process",
+  "cluster",
+  "console",
+  "constants",
+  "crypto",
+  "dgram",
+  "diagnostics_channel",
+  "dns",
+  "domain",
+  "events",
+  "fs",
+  "fs/promises",
+  "http",
+  "http2",
+  "https",
+  "inspector",
+  "module",
+  "net",
+  "os",
+  "path",
+  "perf_hooks",
+  "process",
+  "punycode",
+  "querystring",
+  "readline",
+  "repl",
+  "stream",
+  "string_decoder",
+  "sys",
+  "timers",
+  "tls",
+  "trace_events",
+  "tty",
+  "url",
+  "util",
+  "v8",
+  "vm",
+  "wasi",
+  "worker_threads",
+  "zlib",
 ];
 
 const electron = { group: ["electron", "electron/*"], message: "Only main/ imports Electron." };
-const react = { group: ["react", "react/*", "react-dom", "react-dom/*", "@xstate/react", "recharts"], message: "Only renderer/ imports React." };
-const node = { group: ["node:*", ...nodeBuiltins], message: "The core (app/) uses web-standard APIs only; Node modules belong in app/node/ or app/cli/." };
-const coreToEdges = { regex: "(^|/)(node|cli)/|(^|/)\\.\\./(main|renderer)/", message: "The core may not import app/node, app/cli, main/ or renderer/." };
-const rendererToNode = { regex: "app/(node|cli)/|main/(?!channels\\.ts$)", message: "The renderer may import the core and main/channels.ts (types) only." };
+const react = {
+  group: ["react", "react/*", "react-dom", "react-dom/*", "@xstate/react", "recharts"],
+  message: "Only renderer/ imports React.",
+};
+const node = {
+  group: ["node:*", ...nodeBuiltins],
+  message: "The core (app/) uses web-standard APIs only; Node modules belong in app/node/ or app/cli/.",
+};
+const coreToEdges = {
+  regex: "(^|/)(node|cli)/|(^|/)\\.\\./(main|renderer)/",
+  message: "The core may not import app/node, app/cli, main/ or renderer/.",
+};
+const rendererToNode = {
+  regex: "app/(node|cli)/|main/(?!channels\\.ts$)",
+  message: "The renderer may import the core and main/channels.ts (types) only.",
+};
 
 /** The core's own discipline: deterministic, platform-free. */
 const coreSyntax = [
-  { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: "No wall clock in the core: take time from the Clock port." },
-  { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: "No wall clock in the core: take time from the Clock port." },
-  { selector: "CallExpression[callee.object.name='Math'][callee.property.name='random']", message: "No Math.random in the core: take randomness from the Random port." },
+  {
+    selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+    message: "No wall clock in the core: take time from the Clock port.",
+  },
+  {
+    selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+    message: "No wall clock in the core: take time from the Clock port.",
+  },
+  {
+    selector: "CallExpression[callee.object.name='Math'][callee.property.name='random']",
+    message: "No Math.random in the core: take randomness from the Random port.",
+  },
 ];
 
 export default tseslint.config(
-  { ignores: ["dist/**", "dist-electron/**", "release/**", "node_modules/**", "tools/**", ".reports/**", "test-results/**", "playwright-report/**", "coverage/**"] },
+  {
+    ignores: [
+      "dist/**",
+      "dist-electron/**",
+      "release/**",
+      "node_modules/**",
+      "tools/**",
+      ".reports/**",
+      "test-results/**",
+      "playwright-report/**",
+      "coverage/**",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     rules: {
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" },
+      ],
       "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
     },
   },
@@ -45,7 +119,18 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.worker } },
     rules: {
       "no-restricted-imports": ["error", { patterns: [electron, react, node, coreToEdges] }],
-      "no-restricted-globals": ["error", "process", "Buffer", "require", "__dirname", "__filename", "global", "setImmediate", "document", "window"],
+      "no-restricted-globals": [
+        "error",
+        "process",
+        "Buffer",
+        "require",
+        "__dirname",
+        "__filename",
+        "global",
+        "setImmediate",
+        "document",
+        "window",
+      ],
       "no-restricted-syntax": ["error", ...coreSyntax],
     },
   },
@@ -53,13 +138,29 @@ export default tseslint.config(
   {
     files: ["app/node/**/*.ts", "app/cli/**/*.ts"],
     languageOptions: { globals: { ...globals.node } },
-    rules: { "no-restricted-imports": ["error", { patterns: [electron, react, { regex: "(^|/)\\.\\./(\\.\\./)?(main|renderer)/", message: "app/ may not import main/ or renderer/." }] }] },
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            electron,
+            react,
+            { regex: "(^|/)\\.\\./(\\.\\./)?(main|renderer)/", message: "app/ may not import main/ or renderer/." },
+          ],
+        },
+      ],
+    },
   },
   // Electron's main process and preload.
   {
     files: ["main/**/*.ts"],
     languageOptions: { globals: { ...globals.node } },
-    rules: { "no-restricted-imports": ["error", { patterns: [react, { regex: "renderer/", message: "main/ may not import the renderer." }] }] },
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [react, { regex: "renderer/", message: "main/ may not import the renderer." }] },
+      ],
+    },
   },
   // The React renderer.
   {

@@ -22,28 +22,56 @@ describe("the lint config enforces the layers", () => {
   });
 
   it("the core refuses the wall clock and Math.random", async () => {
-    const ids = await ruleIds("app/sim/example.ts", "export const t = Date.now() + Math.random() + new Date().getTime();\n");
+    const ids = await ruleIds(
+      "app/sim/example.ts",
+      "export const t = Date.now() + Math.random() + new Date().getTime();\n",
+    );
     expect(ids.filter((id) => id === "no-restricted-syntax")).toHaveLength(3);
   });
 
   it("the core refuses Node globals", async () => {
-    expect(await ruleIds("app/protocol/example.ts", "export const b = Buffer.from('x');\n")).toContain("no-restricted-globals");
+    expect(await ruleIds("app/protocol/example.ts", "export const b = Buffer.from('x');\n")).toContain(
+      "no-restricted-globals",
+    );
   });
 
   it("app/node may import node: modules but not Electron or React", async () => {
-    expect(await ruleIds("app/node/example.ts", 'import { readFile } from "node:fs/promises";\nexport const r = readFile;\n')).toEqual([]);
-    expect(await ruleIds("app/node/example.ts", 'import { app } from "electron";\nexport const a = app;\n')).toContain("no-restricted-imports");
+    expect(
+      await ruleIds(
+        "app/node/example.ts",
+        'import { readFile } from "node:fs/promises";\nexport const r = readFile;\n',
+      ),
+    ).toEqual([]);
+    expect(await ruleIds("app/node/example.ts", 'import { app } from "electron";\nexport const a = app;\n')).toContain(
+      "no-restricted-imports",
+    );
   });
 
   it("only main/ imports Electron; main may not import React", async () => {
     expect(await ruleIds("main/example.ts", 'import { app } from "electron";\nexport const a = app;\n')).toEqual([]);
-    expect(await ruleIds("main/example.ts", 'import { useState } from "react";\nexport const s = useState;\n')).toContain("no-restricted-imports");
-    expect(await ruleIds("renderer/src/example.ts", 'import { ipcRenderer } from "electron";\nexport const i = ipcRenderer;\n')).toContain("no-restricted-imports");
+    expect(
+      await ruleIds("main/example.ts", 'import { useState } from "react";\nexport const s = useState;\n'),
+    ).toContain("no-restricted-imports");
+    expect(
+      await ruleIds(
+        "renderer/src/example.ts",
+        'import { ipcRenderer } from "electron";\nexport const i = ipcRenderer;\n',
+      ),
+    ).toContain("no-restricted-imports");
   });
 
   it("the renderer imports React and the core, but neither Node nor app/node", async () => {
-    expect(await ruleIds("renderer/src/example.tsx", 'import { useState } from "react";\nexport const s = useState;\n')).toEqual([]);
-    expect(await ruleIds("renderer/src/example.ts", 'import { readFile } from "node:fs";\nexport const r = readFile;\n')).toContain("no-restricted-imports");
-    expect(await ruleIds("renderer/src/example.ts", 'import { listScenarioFiles } from "../../app/node/scenarioFiles.ts";\nexport const l = listScenarioFiles;\n')).toContain("no-restricted-imports");
+    expect(
+      await ruleIds("renderer/src/example.tsx", 'import { useState } from "react";\nexport const s = useState;\n'),
+    ).toEqual([]);
+    expect(
+      await ruleIds("renderer/src/example.ts", 'import { readFile } from "node:fs";\nexport const r = readFile;\n'),
+    ).toContain("no-restricted-imports");
+    expect(
+      await ruleIds(
+        "renderer/src/example.ts",
+        'import { listScenarioFiles } from "../../app/node/scenarioFiles.ts";\nexport const l = listScenarioFiles;\n',
+      ),
+    ).toContain("no-restricted-imports");
   });
 });

@@ -6,7 +6,8 @@ import { existsSync } from "node:fs";
  * by `vite preview`) in Debian's Chromium; the Electron test launches the
  * desktop app itself and skips where Electron's binary is absent.
  */
-const chromium = process.env["MAILSCOPE_CHROMIUM"] ?? (existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined);
+const chromium =
+  process.env["MAILSCOPE_CHROMIUM"] ?? (existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined);
 const port = 4179;
 
 export default defineConfig({

@@ -2,7 +2,8 @@ import { playwright } from "@vitest/browser-playwright";
 import { existsSync } from "node:fs";
 import { defineConfig } from "vitest/config";
 
-const chromium = process.env["MAILSCOPE_CHROMIUM"] ?? (existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined);
+const chromium =
+  process.env["MAILSCOPE_CHROMIUM"] ?? (existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined);
 
 /**
  * Unit tests. Every test runs in Node; the files listed under `browser` run a
@@ -21,7 +22,13 @@ export default defineConfig({
       {
         test: {
           name: "node",
-          include: ["app/**/*.test.ts", "renderer/**/*.test.{ts,tsx}", "main/**/*.test.ts", "scripts/**/*.test.ts", "*.test.ts"],
+          include: [
+            "app/**/*.test.ts",
+            "renderer/**/*.test.{ts,tsx}",
+            "main/**/*.test.ts",
+            "scripts/**/*.test.ts",
+            "*.test.ts",
+          ],
         },
       },
       {

@@ -21,9 +21,13 @@ if (canStripTypes) {
   const arch = process.arch === "x64" ? "x64" : process.arch;
   const pinned = join(root, "tools", "node", "node_modules", `node-${process.platform}-${arch}`, "bin", "node");
   if (!existsSync(pinned)) {
-    const setup = spawnSync("bash", ["-c", `source "${join(root, "scripts", "env.sh")}"`], { stdio: ["ignore", "ignore", "inherit"] });
+    const setup = spawnSync("bash", ["-c", `source "${join(root, "scripts", "env.sh")}"`], {
+      stdio: ["ignore", "ignore", "inherit"],
+    });
     if (setup.status !== 0 || !existsSync(pinned)) {
-      console.error(`mailscope: needs Node.js 22.18 or newer (this is ${process.version}); run \`npm test\` or \`npm start\` once to set up the pinned Node.`);
+      console.error(
+        `mailscope: needs Node.js 22.18 or newer (this is ${process.version}); run \`npm test\` or \`npm start\` once to set up the pinned Node.`,
+      );
       process.exit(1);
     }
   }

@@ -33,11 +33,9 @@ test.describe("the desktop app (Electron)", () => {
       expect(await page.evaluate(() => typeof (globalThis as { require?: unknown }).require)).toBe("undefined");
       expect(await page.evaluate(() => typeof (globalThis as { process?: unknown }).process)).toBe("undefined");
       // The preload's API, derived from the channel map, is all the page gets.
-      expect(await page.evaluate(() => Object.keys((globalThis as { mailscope?: object }).mailscope ?? {}).sort())).toEqual([
-        "appInfo",
-        "fileSave",
-        "scenariosList",
-      ]);
+      expect(
+        await page.evaluate(() => Object.keys((globalThis as { mailscope?: object }).mailscope ?? {}).sort()),
+      ).toEqual(["appInfo", "fileSave", "scenariosList"]);
       // New windows are denied and navigation away is blocked.
       await page.evaluate(() => globalThis.open("https://example.org/"));
       expect(app.windows()).toHaveLength(1);

@@ -44,7 +44,11 @@ type AssertAllListed<T extends readonly ChannelName[]> = Exclude<ChannelName, T[
 export const allChannelsListed: AssertAllListed<typeof channelNames> = true;
 
 /** `app:info` → `appInfo`: the method name the preload API gives a channel. */
-export type MethodName<C extends string> = C extends `${infer A}:${infer B}` ? `${A}${Capitalize<MethodName<B>>}` : C extends `${infer A}-${infer B}` ? `${A}${Capitalize<MethodName<B>>}` : C;
+export type MethodName<C extends string> = C extends `${infer A}:${infer B}`
+  ? `${A}${Capitalize<MethodName<B>>}`
+  : C extends `${infer A}-${infer B}`
+    ? `${A}${Capitalize<MethodName<B>>}`
+    : C;
 
 export function methodName<C extends ChannelName>(channel: C): MethodName<C> {
   return channel.replace(/[:-](\w)/g, (_m, c: string) => c.toUpperCase()) as MethodName<C>;

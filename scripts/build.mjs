@@ -10,7 +10,15 @@ if (only !== "electron") {
   await viteBuild({ configFile: "vite.config.ts", logLevel: "warn" });
 }
 if (only !== "renderer") {
-  const common = { bundle: true, platform: "node", format: "cjs", target: "node22", sourcemap: true, external: ["electron"], logLevel: "warning" };
+  const common = {
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node22",
+    sourcemap: true,
+    external: ["electron"],
+    logLevel: "warning",
+  };
   await esbuild({ ...common, entryPoints: ["main/main.ts"], outfile: "dist-electron/main.cjs" });
   await esbuild({ ...common, entryPoints: ["main/preload.ts"], outfile: "dist-electron/preload.cjs" });
 }

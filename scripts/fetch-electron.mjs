@@ -9,6 +9,8 @@ if (existsSync(installer) && !process.env.ELECTRON_SKIP_BINARY_DOWNLOAD) {
   const run = spawnSync(process.execPath, [installer], { encoding: "utf8" });
   if (run.status !== 0) {
     const why = `${run.stderr ?? ""}${run.stdout ?? ""}`.trim().split("\n").pop() || `exit ${run.status}`;
-    console.log(`mailscope: Electron's binary is not available here (${why}); npm start will serve the UI in the browser.`);
+    console.log(
+      `mailscope: Electron's binary is not available here (${why}); npm start will serve the UI in the browser.`,
+    );
   }
 }

@@ -17,7 +17,9 @@ const projects = [
 const runs = projects.map(
   (project) =>
     new Promise((resolve) => {
-      const child = spawn(process.execPath, [tsc, "-p", project, "--pretty", "false"], { stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, [tsc, "-p", project, "--pretty", "false"], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let out = "";
       child.stdout.on("data", (d) => (out += d));
       child.stderr.on("data", (d) => (out += d));

@@ -2,7 +2,9 @@ import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
 import { rulesCommand } from "./rules.ts";
 
-const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
 
 /** The `mailscope` program: every command, with its help. */
 export function createProgram(): Command {
@@ -20,7 +22,9 @@ export function createProgram(): Command {
 /** Runs the command line; resolves to the exit code. Errors become one clear line, never a stack trace. */
 export async function main(argv: readonly string[]): Promise<number> {
   try {
-    await createProgram().exitOverride().parseAsync([...argv], { from: "user" });
+    await createProgram()
+      .exitOverride()
+      .parseAsync([...argv], { from: "user" });
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;

@@ -3,7 +3,9 @@ import { ruleById, rules, type Rule } from "../protocol/rules.ts";
 
 /** Formats rules as the terminal shows them: ID, strength, text, section. */
 export function formatRules(list: readonly Rule[]): string {
-  return list.map((r) => `${r.id.padEnd(9)} ${r.strength.padEnd(8)} ${r.text}\n${" ".repeat(19)}(${r.section})`).join("\n");
+  return list
+    .map((r) => `${r.id.padEnd(9)} ${r.strength.padEnd(8)} ${r.text}\n${" ".repeat(19)}(${r.section})`)
+    .join("\n");
 }
 
 /** `mailscope rules [ID…] [--section TEXT] [--json]`: the rules catalogue of SPEC.md. */
@@ -16,9 +18,13 @@ export function rulesCommand(): Command {
     .action((ids: string[], options: { section?: string; json?: boolean }) => {
       let list: readonly Rule[] = rules;
       if (ids.length > 0) {
-        const unknown = ids.filter((id) => !ruleById(id.toUpperCase()) && !rules.some((r) => r.id.startsWith(`${id.toUpperCase()}-`)));
+        const unknown = ids.filter(
+          (id) => !ruleById(id.toUpperCase()) && !rules.some((r) => r.id.startsWith(`${id.toUpperCase()}-`)),
+        );
         if (unknown.length > 0) throw new Error(`no rule or prefix ${unknown.join(", ")} (see mailscope rules)`);
-        list = rules.filter((r) => ids.some((id) => r.id === id.toUpperCase() || r.id.startsWith(`${id.toUpperCase()}-`)));
+        list = rules.filter((r) =>
+          ids.some((id) => r.id === id.toUpperCase() || r.id.startsWith(`${id.toUpperCase()}-`)),
+        );
       }
       if (options.section) {
         const needle = options.section.toLowerCase();

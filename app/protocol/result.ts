@@ -16,8 +16,7 @@ export interface Violation {
 }
 
 export type Parsed<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly violations: readonly Violation[] };
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly violations: readonly Violation[] };
 
 export function ok<T>(value: T): Parsed<T> {
   return { ok: true, value };

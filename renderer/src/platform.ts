@@ -21,8 +21,16 @@ const bundledScenarios = import.meta.glob<string>("../../scenarios/*.{yaml,yml}"
 });
 
 function summaryOf(file: string, text: string): ScenarioSummary {
-  const name = /^name:\s*(.+)$/m.exec(text)?.[1]?.trim().replace(/^["']|["']$/g, "") ?? file;
-  const description = /^description:\s*(.+)$/m.exec(text)?.[1]?.trim().replace(/^["']|["']$/g, "") ?? "";
+  const name =
+    /^name:\s*(.+)$/m
+      .exec(text)?.[1]
+      ?.trim()
+      .replace(/^["']|["']$/g, "") ?? file;
+  const description =
+    /^description:\s*(.+)$/m
+      .exec(text)?.[1]
+      ?.trim()
+      .replace(/^["']|["']$/g, "") ?? "";
   return { file, name, description };
 }
 

@@ -3,9 +3,27 @@ import type { Rule } from "../../app/protocol/rules.ts";
 import { filterRules } from "./rulesFilter.ts";
 
 const sample: Rule[] = [
-  { id: "RETRY-1", section: "Retry schedule", strength: "FACT", text: "First retry 1 minute after the first attempt.", applies: ["sender"] },
-  { id: "RETRY-4", section: "Retry schedule", strength: "SHOULD", text: "The fallback window SHOULD be 2 hours.", applies: ["sender"] },
-  { id: "ERR-4", section: "Errors", strength: "FACT", text: "unsupported_version: SMTP fallback allowed immediately.", applies: ["sender"] },
+  {
+    id: "RETRY-1",
+    section: "Retry schedule",
+    strength: "FACT",
+    text: "First retry 1 minute after the first attempt.",
+    applies: ["sender"],
+  },
+  {
+    id: "RETRY-4",
+    section: "Retry schedule",
+    strength: "SHOULD",
+    text: "The fallback window SHOULD be 2 hours.",
+    applies: ["sender"],
+  },
+  {
+    id: "ERR-4",
+    section: "Errors",
+    strength: "FACT",
+    text: "unsupported_version: SMTP fallback allowed immediately.",
+    applies: ["sender"],
+  },
 ];
 
 describe("filterRules", () => {
