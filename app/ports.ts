@@ -1,0 +1,108 @@
+/**
+ * The ports through which the core talks to the world (ARCHITECTURE.md
+ * "Ports"). The simulator hands the sender and the receiver simulated ones
+ * (virtual clock, seeded PRNG, DNS zone, MSW network, recorders); the real
+ * network hands them real ones (system clock, crypto, DNS, fetch over TLS 1.3,
+ * a folder of .eml files). The core never reaches past these.
+ */
+
+/** Time and timers. Shaped so it can be given to XState as its `clock`. */
+export interface Clock {
+  /** Milliseconds since the Unix epoch, on this clock. */
+  now(): number;
+  setTimeout(fn: (...args: unknown[]) => void, timeoutMs: number): unknown;
+  clearTimeout(id: unknown): void;
+}
+
+/** Randomness: seeded in the simulator, cryptographic on the real network. */
+export interface Random {
+  /** Uniform in [0, 1). */
+  next(): number;
+  /** `length` random bytes. */
+  bytes(length: number): Uint8Array;
+}
+
+/** One SVCB record (RFC 9460) as the sender needs it (GAPS G5). */
+export interface SvcbRecord {
+  /** 0 = AliasMode, ≥ 1 = ServiceMode priority. */
+  readonly priority: number;
+  /** Target name without the trailing dot; "." stays "." (the owner name, G5). */
+  readonly target: string;
+  readonly port?: number;
+  readonly alpn?: readonly string[];
+  readonly ipv4hint?: readonly string[];
+  readonly ipv6hint?: readonly string[];
+  /** Other keys as presentation strings, so nothing is lost for the trace. */
+  readonly other?: Readonly<Record<string, string>>;
+}
+
+/** The outcome of one DNS question. */
+export type DnsAnswer<T> =
+  | { readonly kind: "answer"; readonly records: readonly T[]; readonly ttlS: number }
+  | { readonly kind: "nxdomain" }
+  | { readonly kind: "nodata" }
+  | { readonly kind: "servfail" }
+  | { readonly kind: "timeout" };
+
+export interface Resolver {
+  /** SVCB (type 64) records at `name` (e.g. `_svc.example.org`). */
+  svcb(name: string): Promise<DnsAnswer<SvcbRecord>>;
+  /** TXT records at `name`, each record's strings joined. */
+  txt(name: string): Promise<DnsAnswer<string>>;
+}
+
+/** Why a request got no HTTP answer. Errors rule 3 treats each as `temporary_failure`. */
+export type TransportFailureKind = "connection-refused" | "connection-reset" | "tls" | "timeout" | "dns";
+
+/** Thrown by a {@link Fetch} when no HTTP answer came back. */
+export class TransportError extends Error {
+  readonly kind: TransportFailureKind;
+  constructor(kind: TransportFailureKind, message: string) {
+    super(message);
+    this.name = "TransportError";
+    this.kind = kind;
+  }
+}
+
+/** An HTTP exchange: resolves with any HTTP answer, rejects with {@link TransportError} when none came. */
+export type Fetch = (request: Request) => Promise<Response>;
+
+/** A message handed to SMTP: final for the service (GAPS G18). */
+export interface SmtpHandOff {
+  readonly messageId: string;
+  /** Envelope sender; null for the null reverse-path. */
+  readonly from: string | null;
+  readonly to: readonly string[];
+  readonly message: Uint8Array;
+  /** Why the service handed it over: plain SMTP (no SVCB record), fallback, or no common version. */
+  readonly reason: "no-service" | "fallback" | "no-common-version";
+}
+
+export interface SmtpRelay {
+  handOff(handOff: SmtpHandOff): Promise<{ readonly accepted: boolean; readonly detail?: string }>;
+}
+
+/** Where a receiver keeps accepted messages, byte for byte, per recipient. */
+export interface MailStore {
+  /** Stores one message for one mailbox. Rejects only when storage itself failed. */
+  deliver(mailbox: string, message: Uint8Array, meta: { readonly deliveryId: string; readonly receivedAtMs: number }): Promise<void>;
+  /** How much a mailbox holds now, for quotas. */
+  usage(mailbox: string): Promise<{ readonly messages: number; readonly bytes: number }>;
+}
+
+/** One trace event. Names are dotted and lowercase (`attempt.started`), the same in the trace, the UI and the docs. */
+export interface TraceEvent {
+  readonly name: string;
+  /** Time on the Clock, ms since the epoch. */
+  readonly timeMs: number;
+  /** The domain whose component emitted it. */
+  readonly domain?: string;
+  readonly data?: Readonly<Record<string, unknown>>;
+}
+
+export interface TraceSink {
+  emit(event: TraceEvent): void;
+}
+
+/** A sink that drops everything, for callers that do not trace. */
+export const noTrace: TraceSink = { emit: () => {} };

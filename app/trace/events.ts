@@ -1,0 +1,52 @@
+/**
+ * The names of trace events: dotted and lowercase, the same in the trace, the
+ * UI and the docs. Every component emits only names listed here, each with the
+ * data fields said beside it, so the UI and the exporters can rely on them.
+ */
+export const traceEventNames = {
+  // Submission and outcome of messages.
+  "message.submitted": "a message enters a domain's sender (messageId, from, to)",
+  "recipient.outcome": "a recipient's final outcome (messageId, recipient, outcome: accepted | rejected | smtp | bounced, rule)",
+  // DNS.
+  "dns.query": "a DNS question (name, type: SVCB | TXT)",
+  "dns.answer": "its answer (name, type, kind: answer | nxdomain | nodata | servfail | timeout, records, ttlS)",
+  // Discovery, capabilities and pin on the sender's side.
+  "discovery.resolved": "the endpoint found for a domain (domain, origin) or none (domain, outcome)",
+  "capabilities.fetched": "a capabilities document fetched and valid (domain, capabilities, maxAgeS)",
+  "capabilities.cached": "a cached capabilities document reused (domain, ageS)",
+  "capabilities.invalid": "a capabilities document that could not be fetched or is invalid (domain, violations | failure)",
+  "pin.set": "a discovery pin set or refreshed (domain, expiresAtMs)",
+  "pin.removed": "a discovery pin removed (domain, reason)",
+  "version.negotiated": "the version chosen (domain, version) or none in common (domain, ours, theirs)",
+  // The delivery machine.
+  "delivery.created": "a new delivery (messageId, domain, deliveryId, idempotencyKey, recipients)",
+  "machine.transition": "a state transition of a delivery actor (deliveryActor, from, to, event, rule)",
+  "attempt.started": "an attempt over the service (deliveryId, attempt, url)",
+  "attempt.ended": "how it ended (deliveryId, attempt, status?, problem?, failure?, class, fallbackEligible)",
+  "recipient.result": "one recipient's result in a 200 answer (deliveryId, recipient, status, problem?, retryAfterS?)",
+  "timer.set": "a retry timer (deliveryActor, atMs, delayMs, reason, lowerBoundMs?)",
+  "timer.fired": "a retry timer fired (deliveryActor)",
+  "smtp.handoff": "a message handed to SMTP (messageId, recipients, reason: no-service | fallback | no-common-version)",
+  "delivery.bounced": "give-up after 5 days (messageId, domain, recipients)",
+  "dsn.sent": "a DSN submitted to the envelope sender (messageId, dsnMessageId, to, reason, recipients)",
+  // HTTP on the wire.
+  "http.request": "a request sent (exchangeId, method, url, headers, bodySize, bodyDigest)",
+  "http.response": "its answer (exchangeId, status, headers, bodySize, bodyDigest, body?)",
+  "http.failure": "no answer (exchangeId, kind: connection-refused | connection-reset | tls | timeout)",
+  // The receiver.
+  "receiver.request": "a request reached the receiver (method, path, signingDomain?, idempotencyKey?)",
+  "receiver.response": "the receiver's answer (status, problem?, recipients?)",
+  "idempotency.replay": "a known key with the same content: the stored answer replayed (signingDomain, key)",
+  "idempotency.conflict": "a known key with other content (signingDomain, key)",
+  "mailbox.delivered": "a message stored in a mailbox (mailbox, messageId?, size)",
+  "failure.after-acceptance": "an accepted message that later failed (mailbox, status), answered by a DSN",
+  // Checks of a simulation run.
+  "invariant.checked": "an invariant over the whole run (id, passed, detail)",
+  "expectation.checked": "a scenario expectation (id, passed, detail)",
+} as const;
+
+export type TraceEventName = keyof typeof traceEventNames;
+
+export function isTraceEventName(name: string): name is TraceEventName {
+  return Object.hasOwn(traceEventNames, name);
+}
