@@ -14,6 +14,8 @@ export const browserTestFiles = [
   "app/protocol/digest.test.ts",
   "app/protocol/multipart.test.ts",
   "app/protocol/mailbox.test.ts",
+  "app/protocol/profile.test.ts",
+  "app/protocol/dsn.test.ts",
 ];
 
 export default defineConfig({

@@ -1,0 +1,88 @@
+/**
+ * Byte helpers for the pure core: base64 (standard and URL-safe), hex, and a
+ * way to hand a `Uint8Array` to `crypto.subtle`. The core may not use Node's
+ * `Buffer`, and `Uint8Array.prototype.toBase64` is not yet in every runtime we
+ * target, so these sit on `btoa`/`atob`, which browsers and Node both have.
+ */
+
+/** Standard base64 (RFC 4648 §4) with `=` padding. */
+export function bytesToBase64(bytes: Uint8Array): string {
+  // Chunked so that String.fromCharCode never gets more arguments than the engine allows.
+  let binary = "";
+  const chunk = 0x8000;
+  for (let i = 0; i < bytes.length; i += chunk) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + chunk));
+  }
+  return btoa(binary);
+}
+
+const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * Decodes standard, padded base64, strictly: the length must be a multiple of
+ * four, padding must be exact and the unused bits of the last character zero.
+ * Returns `undefined` for anything else, so a caller can say what was wrong.
+ * Strictness matters where one text must map to one key (a key record's `p=`),
+ * because a lenient decoder would accept several spellings of the same key.
+ */
+export function base64ToBytes(text: string): Uint8Array<ArrayBuffer> | undefined {
+  if (!STRICT_BASE64.test(text)) return undefined;
+  const bytes = binaryToBytes(atob(text));
+  // Reject non-zero pad bits: re-encoding must give the input back.
+  return bytesToBase64(bytes) === text ? bytes : undefined;
+}
+
+/** Base64url without padding (RFC 4648 §5), as JWK members use it. */
+export function bytesToBase64Url(bytes: Uint8Array): string {
+  return bytesToBase64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** Decodes unpadded base64url (RFC 4648 §5); `undefined` when it is not. */
+export function base64UrlToBytes(text: string): Uint8Array<ArrayBuffer> | undefined {
+  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return undefined;
+  const padded = text.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (text.length % 4)) % 4);
+  return base64ToBytes(padded);
+}
+
+/** Lowercase hex of the bytes. */
+export function bytesToHex(bytes: Uint8Array): string {
+  let out = "";
+  for (const b of bytes) out += b.toString(16).padStart(2, "0");
+  return out;
+}
+
+/** Bytes of an even-length hex string; `undefined` when it is not hex. */
+export function hexToBytes(hex: string): Uint8Array<ArrayBuffer> | undefined {
+  if (!/^(?:[0-9a-fA-F]{2})*$/.test(hex)) return undefined;
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+/** Constant-shape comparison of two byte strings (no early exit on the first difference). */
+export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
+  return diff === 0;
+}
+
+/**
+ * The same bytes typed as an ArrayBuffer-backed view, which is what the DOM
+ * typings of `crypto.subtle` accept. Copies only when the bytes live in a
+ * SharedArrayBuffer, so a large body is not duplicated in the usual case.
+ */
+export function asBufferSource(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
+  return bytes.buffer instanceof ArrayBuffer ? (bytes as Uint8Array<ArrayBuffer>) : new Uint8Array(bytes);
+}
+
+/** A view over an ArrayBuffer returned by a parser or by `crypto.subtle`. */
+export function fromArrayBuffer(buffer: ArrayBuffer): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(buffer);
+}
+
+function binaryToBytes(binary: string): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+  return out;
+}
