@@ -16,6 +16,9 @@ export const browserTestFiles = [
   "app/protocol/mailbox.test.ts",
   "app/protocol/profile.test.ts",
   "app/protocol/dsn.test.ts",
+  "app/protocol/resources.test.ts",
+  "app/protocol/errors.test.ts",
+  "app/protocol/versions.test.ts",
 ];
 
 export default defineConfig({
