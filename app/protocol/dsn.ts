@@ -21,6 +21,7 @@
  * CRLF into LF and keeps the delimiter's line break in a part, so part 3
  * (the returned headers) is taken from the raw bytes, byte for byte.
  */
+import type { ProblemIdentifier } from "./errors.ts";
 import PostalMime from "postal-mime";
 import type { Address, Email } from "postal-mime";
 import {
@@ -65,19 +66,6 @@ const HOST_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[
 const MAX_FIELD_TEXT = 900;
 
 // ── Status codes ────────────────────────────────────────────────────────
-
-/** The problem identifiers of SPEC.md Errors. */
-export type ProblemIdentifier =
-  | "invalid_request"
-  | "invalid_signature"
-  | "policy_rejected"
-  | "recipient_not_found"
-  | "unsupported_version"
-  | "idempotency_conflict"
-  | "message_too_large"
-  | "rate_limited"
-  | "mailbox_full"
-  | "temporary_failure";
 
 /**
  * RFC 3463 enhanced status code per problem identifier, and why. The
