@@ -85,7 +85,11 @@ export interface SmtpRelay {
 /** Where a receiver keeps accepted messages, byte for byte, per recipient. */
 export interface MailStore {
   /** Stores one message for one mailbox. Rejects only when storage itself failed. */
-  deliver(mailbox: string, message: Uint8Array, meta: { readonly deliveryId: string; readonly receivedAtMs: number }): Promise<void>;
+  deliver(
+    mailbox: string,
+    message: Uint8Array,
+    meta: { readonly deliveryId: string; readonly receivedAtMs: number },
+  ): Promise<void>;
   /** How much a mailbox holds now, for quotas. */
   usage(mailbox: string): Promise<{ readonly messages: number; readonly bytes: number }>;
 }

@@ -6,7 +6,8 @@
 export const traceEventNames = {
   // Submission and outcome of messages.
   "message.submitted": "a message enters a domain's sender (messageId, from, to)",
-  "recipient.outcome": "a recipient's final outcome (messageId, recipient, outcome: accepted | rejected | smtp | bounced, rule)",
+  "recipient.outcome":
+    "a recipient's final outcome (messageId, recipient, outcome: accepted | rejected | smtp | bounced, rule)",
   // DNS.
   "dns.query": "a DNS question (name, type: SVCB | TXT)",
   "dns.answer": "its answer (name, type, kind: answer | nxdomain | nodata | servfail | timeout, records, ttlS)",
@@ -14,7 +15,8 @@ export const traceEventNames = {
   "discovery.resolved": "the endpoint found for a domain (domain, origin) or none (domain, outcome)",
   "capabilities.fetched": "a capabilities document fetched and valid (domain, capabilities, maxAgeS)",
   "capabilities.cached": "a cached capabilities document reused (domain, ageS)",
-  "capabilities.invalid": "a capabilities document that could not be fetched or is invalid (domain, violations | failure)",
+  "capabilities.invalid":
+    "a capabilities document that could not be fetched or is invalid (domain, violations | failure)",
   "pin.set": "a discovery pin set or refreshed (domain, expiresAtMs)",
   "pin.removed": "a discovery pin removed (domain, reason)",
   "version.negotiated": "the version chosen (domain, version) or none in common (domain, ours, theirs)",
