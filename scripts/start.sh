@@ -18,10 +18,10 @@ node scripts/build.mjs
 reason=""
 if [ "$force_browser" = 1 ]; then
   reason="--browser given"
+elif ! install_log="$(node node_modules/electron/install.js 2>&1)"; then
+  reason="Electron's binary could not be downloaded ($(printf '%s' "$install_log" | tail -n 1))"
 elif [ "$(uname -s)" = Linux ] && [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
   reason="no display to open a window on (DISPLAY is not set)"
-elif ! node node_modules/electron/install.js >/tmp/mailscope-electron-install.log 2>&1; then
-  reason="Electron's binary could not be downloaded ($(tail -n 1 /tmp/mailscope-electron-install.log))"
 fi
 
 if [ -z "$reason" ]; then
