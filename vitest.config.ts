@@ -19,6 +19,10 @@ export const browserTestFiles = [
   "app/protocol/resources.test.ts",
   "app/protocol/errors.test.ts",
   "app/protocol/versions.test.ts",
+  "app/protocol/svcb.test.ts",
+  "app/receiver/signatureAttacks.test.ts",
+  "app/receiver/idempotency.test.ts",
+  "app/sender/deliveryMachine.test.ts",
 ];
 
 export default defineConfig({

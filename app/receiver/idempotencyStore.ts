@@ -1,0 +1,105 @@
+/**
+ * Where the receiver remembers idempotency keys (POST-12, POST-25, POST-26):
+ * per (signing domain, key), the digest of the body that came with it (G11)
+ * and the response it got, byte for byte, until the record expires.
+ *
+ * The interface is small on purpose, so that a persistent store (a file, a
+ * database) can replace the in-memory one. Coordination of two identical
+ * requests in flight at the same time is not the store's job: the handler
+ * does it within its process (see `receiver.ts`).
+ */
+
+/** A response as it was sent: replayed from this, byte for byte. */
+export interface StoredResponse {
+  readonly status: number;
+  /** Header fields in the order they were sent, names as written. */
+  readonly headers: readonly (readonly [string, string])[];
+  readonly body: Uint8Array;
+}
+
+/** What the receiver keeps for one (signing domain, key). */
+export interface IdempotencyRecord {
+  /** G11: `sha-256:<hex>` of the whole request body. */
+  readonly contentDigest: string;
+  readonly response: StoredResponse;
+  /** Clock time the response was stored, ms since the epoch. */
+  readonly storedAtMs: number;
+  /** Clock time from which the record is forgotten, ms since the epoch. */
+  readonly expiresAtMs: number;
+}
+
+/** The receiver's memory of idempotency keys. */
+export interface IdempotencyStore {
+  /**
+   * The record of `key` for `signingDomain`, or `undefined` when there is none
+   * or it has expired by `nowMs`. Keys of one signing domain never see
+   * another's (AUTH-6).
+   */
+  get(signingDomain: string, key: string, nowMs: number): Promise<IdempotencyRecord | undefined>;
+  /** Stores (or replaces) the record; may drop records that expired by `record.storedAtMs`. */
+  put(signingDomain: string, key: string, record: IdempotencyRecord): Promise<void>;
+}
+
+/** The in-memory store, with a way to look inside for tests and the simulator's inspector. */
+export interface MemoryIdempotencyStore extends IdempotencyStore {
+  /** How many records are held, expired ones not yet dropped included. */
+  size(): number;
+}
+
+/**
+ * An in-memory {@link IdempotencyStore}. Scopes are kept apart by a nested
+ * map rather than a joined string, so no spelling of a domain and a key can
+ * collide with another pair. Expired records are dropped lazily on `get`
+ * and swept on `put`, from the oldest, until the first live one.
+ */
+export function createMemoryIdempotencyStore(): MemoryIdempotencyStore {
+  const scopes = new Map<string, Map<string, IdempotencyRecord>>();
+  /** Insertion order of (domain, key), for the sweep: records are put in clock order. */
+  const order: { domain: string; key: string; expiresAtMs: number }[] = [];
+  let held = 0;
+
+  function remove(domain: string, key: string): void {
+    const scope = scopes.get(domain);
+    if (scope?.delete(key) === true) {
+      held -= 1;
+      if (scope.size === 0) scopes.delete(domain);
+    }
+  }
+
+  function sweep(nowMs: number): void {
+    let dropped = 0;
+    for (const entry of order) {
+      if (entry.expiresAtMs > nowMs) break;
+      const current = scopes.get(entry.domain)?.get(entry.key);
+      // A key put again later has a newer record; only the record this entry describes may go.
+      if (current !== undefined && current.expiresAtMs <= nowMs) remove(entry.domain, entry.key);
+      dropped += 1;
+    }
+    if (dropped > 0) order.splice(0, dropped);
+  }
+
+  return {
+    get(signingDomain, key, nowMs) {
+      const record = scopes.get(signingDomain)?.get(key);
+      if (record === undefined) return Promise.resolve(undefined);
+      if (record.expiresAtMs <= nowMs) {
+        remove(signingDomain, key);
+        return Promise.resolve(undefined);
+      }
+      return Promise.resolve(record);
+    },
+    put(signingDomain, key, record) {
+      sweep(record.storedAtMs);
+      let scope = scopes.get(signingDomain);
+      if (scope === undefined) {
+        scope = new Map();
+        scopes.set(signingDomain, scope);
+      }
+      if (!scope.has(key)) held += 1;
+      scope.set(key, record);
+      order.push({ domain: signingDomain, key, expiresAtMs: record.expiresAtMs });
+      return Promise.resolve();
+    },
+    size: () => held,
+  };
+}

@@ -1,0 +1,796 @@
+/**
+ * The receiver: one function from Request to Response that serves
+ * GET /v1/capabilities and POST /v1/messages for the domains of its
+ * configuration, the same in the simulator and behind the real HTTPS server.
+ *
+ * POST runs the checks of `checks.ts` in G10's order; the first that fails
+ * decides the answer. Every answer is a Response: bad input never throws out
+ * of the handler, and an unexpected failure inside it is a 503
+ * `temporary_failure` (the sender retries, ERR-10) rather than a dropped
+ * connection.
+ */
+import { bytesToHex } from "../protocol/base64.ts";
+import { digestBytes, parseContentDigest } from "../protocol/digest.ts";
+import type { ProblemIdentifier } from "../protocol/errors.ts";
+import { parseMailbox } from "../protocol/mailbox.ts";
+import { parseContentType, parseMultipartBody } from "../protocol/multipart.ts";
+import { verifyDelivery } from "../protocol/profile.ts";
+import type { KeyRecordLookup } from "../protocol/profile.ts";
+import { createProblem, parseEnvelope, parseJson, problemJson, PROBLEM_MEDIA_TYPE } from "../protocol/resources.ts";
+import type { Envelope, Problem } from "../protocol/resources.ts";
+import type { Violation } from "../protocol/result.ts";
+import { parseSignature, parseSignatureInput } from "../protocol/signature.ts";
+import { parseVersionPath } from "../protocol/versions.ts";
+import type { Clock, MailStore, Resolver, TraceSink } from "../ports.ts";
+import { noTrace } from "../ports.ts";
+import type { TraceEventName } from "../trace/events.ts";
+import { buildFailureDsn, headerBlock } from "./afterAcceptance.ts";
+import type { FailedRecipient, Outbound } from "./afterAcceptance.ts";
+import { declaredLength, discardBody, readBodyWithLimit } from "./body.ts";
+import { receiverConfigSchema } from "./config.ts";
+import type { FailAfterAcceptanceRule, ReceiverConfig, ReceiverConfigInput } from "./config.ts";
+import { createMemoryIdempotencyStore } from "./idempotencyStore.ts";
+import type { IdempotencyStore, StoredResponse } from "./idempotencyStore.ts";
+import { createPolicyState } from "./policy.ts";
+
+export type { Outbound } from "./afterAcceptance.ts";
+
+/** What the receiver talks to (ARCHITECTURE.md "Ports"), and the code-shaped parts of its configuration. */
+export interface ReceiverPorts {
+  readonly clock: Clock;
+  /** For the sender's key TXT record at the keyid name (G4). */
+  readonly resolver: Resolver;
+  readonly mailStore: MailStore;
+  readonly trace?: TraceSink;
+  /** Default: an in-memory store. */
+  readonly idempotencyStore?: IdempotencyStore;
+  /** Replaces the key lookup (configured `keyRecords`, then DNS TXT at the keyid) entirely. */
+  readonly keyLookup?: (keyid: string) => Promise<KeyRecordLookup>;
+  /** The receiver domain's own sending side, for DSNs after acceptance (G17). Without it no DSN is sent. */
+  readonly outbound?: Outbound;
+}
+
+/** The receiver's request handler. */
+export type ReceiverHandler = (request: Request) => Promise<Response>;
+
+/** POST-2, LIM-5: 1 to 128 characters of A-Z a-z 0-9 . _ ~ - */
+const IDEMPOTENCY_KEY = /^[A-Za-z0-9._~-]{1,128}$/;
+const JSON_MEDIA_TYPE = "application/json";
+const utf8 = new TextDecoder("utf-8");
+
+const TITLES: Readonly<Record<ProblemIdentifier, string>> = {
+  invalid_request: "Invalid request",
+  invalid_signature: "Invalid signature",
+  policy_rejected: "Rejected by policy",
+  recipient_not_found: "Recipient not found",
+  unsupported_version: "Unsupported version",
+  idempotency_conflict: "Idempotency key conflict",
+  message_too_large: "Message too large",
+  rate_limited: "Rate limited",
+  mailbox_full: "Mailbox full",
+  temporary_failure: "Temporary failure",
+};
+
+/** An answer before it becomes a Response: bytes, so that it can be stored and replayed byte for byte. */
+interface Answer {
+  readonly response: StoredResponse;
+  /** For the trace: the problem identifier of a problem answer. */
+  readonly problem?: ProblemIdentifier;
+  /** For the trace: the recipients' results of a 200. */
+  readonly recipients?: readonly { recipient: string; status: string; problem?: ProblemIdentifier }[];
+}
+
+/** One recipient's entry of the DeliveryResult being built. */
+interface Outcome {
+  readonly recipient: string;
+  readonly status: "accepted" | "rejected" | "deferred";
+  readonly problem?: ProblemIdentifier;
+  readonly detail?: string;
+  readonly retryAfterS?: number;
+}
+
+/**
+ * Creates the receiver's handler. `config` is validated with
+ * {@link receiverConfigSchema} (a ZodError is thrown for a bad one: a mistake
+ * of the caller, not input from the network).
+ */
+export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, ports: ReceiverPorts): ReceiverHandler {
+  const cfg: ReceiverConfig = receiverConfigSchema.parse(config);
+  const { clock, mailStore } = ports;
+  const trace = ports.trace ?? noTrace;
+  const idempotency = ports.idempotencyStore ?? createMemoryIdempotencyStore();
+  const policy = createPolicyState(cfg.policy);
+  const traceDomain = cfg.domains[0];
+  const served = new Set(cfg.domains);
+  const mailboxes = new Map(cfg.mailboxes.map((m) => [m.address, m]));
+  const maxSize = cfg.capabilities.max_message_size;
+  const versions = cfg.capabilities.versions;
+  /** Deliveries past the idempotency step and not yet answered, by `[signingDomain, key]` as JSON (no two pairs spell the same). */
+  const inFlight = new Map<string, { digest: string; answer: Promise<Answer> }>();
+  const locks = createLocks();
+
+  const capabilitiesBody = new TextEncoder().encode(
+    JSON.stringify({
+      versions,
+      max_message_size: maxSize,
+      max_recipients: cfg.capabilities.max_recipients,
+      ...(cfg.capabilities.discovery_pin_max_age !== null && {
+        discovery_pin_max_age: cfg.capabilities.discovery_pin_max_age,
+      }),
+      ...(cfg.capabilities.abuse_contact !== undefined && { abuse_contact: cfg.capabilities.abuse_contact }),
+    }),
+  );
+
+  function emit(name: TraceEventName, data: Record<string, unknown>, timeMs = clock.now()): void {
+    trace.emit({ name, timeMs, ...(traceDomain !== undefined && { domain: traceDomain }), data });
+  }
+
+  // ── Answers ─────────────────────────────────────────────────────────
+
+  function problemAnswer(
+    identifier: ProblemIdentifier,
+    status: number,
+    detail: string,
+    options: { retryAfterS?: number; allow?: string } = {},
+  ): Answer {
+    const problem: Problem =
+      identifier === "unsupported_version"
+        ? createProblem("unsupported_version", {
+            problemBase: cfg.problem_base,
+            title: TITLES[identifier],
+            detail,
+            versions,
+          })
+        : createProblem(identifier, { problemBase: cfg.problem_base, title: TITLES[identifier], detail });
+    const headers: [string, string][] = [["content-type", PROBLEM_MEDIA_TYPE]];
+    // G21: the receiver sends delta-seconds.
+    if (options.retryAfterS !== undefined) headers.push(["retry-after", String(options.retryAfterS)]);
+    if (options.allow !== undefined) headers.push(["allow", options.allow]);
+    const body = new TextEncoder().encode(JSON.stringify({ ...problemJson(problem), status }));
+    return {
+      response: { status, headers, body },
+      problem: identifier,
+    };
+  }
+
+  function violationsDetail(violations: readonly Violation[]): string {
+    return violations.map((v) => `${v.path}: ${v.message} [${v.rule}]`).join("; ");
+  }
+
+  function toResponse(answer: Answer, method: string): Response {
+    const { status, headers, body } = answer.response;
+    return new Response(method === "HEAD" || body.length === 0 ? null : body.slice(), {
+      status,
+      headers: headers.map(([n, v]): [string, string] => [n, v]),
+    });
+  }
+
+  // ── Routing ─────────────────────────────────────────────────────────
+
+  return async (request: Request): Promise<Response> => {
+    const arrivalMs = clock.now();
+    let announced = false;
+    const announce = (extra: Record<string, unknown> = {}): void => {
+      if (announced) return;
+      announced = true;
+      const key = request.headers.get("idempotency-key");
+      const data = {
+        method: request.method,
+        path: pathOf(request.url),
+        ...(key !== null && IDEMPOTENCY_KEY.test(key) && { idempotencyKey: key }),
+        ...extra,
+      };
+      emit("receiver.request", data, arrivalMs);
+    };
+    let answer: Answer;
+    try {
+      answer = await route(request, announce, arrivalMs);
+    } catch (error) {
+      discardBody(request.body);
+      answer = problemAnswer(
+        "temporary_failure",
+        503,
+        `the receiver failed while handling the request: ${describe(error)}`,
+        { retryAfterS: cfg.retryAfterS },
+      );
+    }
+    announce();
+    emit("receiver.response", {
+      status: answer.response.status,
+      ...(answer.problem !== undefined && { problem: answer.problem }),
+      ...(answer.recipients !== undefined && { recipients: answer.recipients }),
+    });
+    return toResponse(answer, request.method);
+  };
+
+  async function route(
+    request: Request,
+    announce: (extra?: Record<string, unknown>) => void,
+    arrivalMs: number,
+  ): Promise<Answer> {
+    const path = pathOf(request.url);
+    const version = parseVersionPath(path);
+    if (!version.versioned) {
+      discardBody(request.body);
+      return problemAnswer(
+        "invalid_request",
+        404,
+        `${path} is not a path of the service; its resources are under /v1/`,
+      );
+    }
+    // The capabilities document is where a sender learns the versions, so it is served under /v1 even when v1 is not.
+    if (version.segment === "v1" && version.rest === "/capabilities") {
+      discardBody(request.body);
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        return problemAnswer("invalid_request", 405, `${request.method} is not allowed on ${path}`, {
+          allow: "GET, HEAD",
+        });
+      }
+      return {
+        response: {
+          status: 200,
+          headers: [
+            ["content-type", JSON_MEDIA_TYPE],
+            ["cache-control", `max-age=${cfg.capabilitiesMaxAgeS}`],
+          ],
+          body: capabilitiesBody,
+        },
+      };
+    }
+    if (!versions.includes(version.segment)) {
+      discardBody(request.body);
+      return problemAnswer(
+        "unsupported_version",
+        404,
+        `${version.segment} is not served here; served: ${versions.join(", ")}`,
+      );
+    }
+    if (version.segment !== "v1") {
+      discardBody(request.body);
+      return problemAnswer(
+        "invalid_request",
+        404,
+        `Mailscope's receiver advertises ${version.segment} but implements only v1`,
+      );
+    }
+    if (version.rest !== "/messages") {
+      discardBody(request.body);
+      return problemAnswer("invalid_request", 404, `${path} is not a resource of v1 (/v1/messages, /v1/capabilities)`);
+    }
+    if (request.method !== "POST") {
+      discardBody(request.body);
+      return problemAnswer("invalid_request", 405, `${request.method} is not allowed on ${path}`, { allow: "POST" });
+    }
+    return deliver(request, announce, arrivalMs);
+  }
+
+  // ── POST /v1/messages ───────────────────────────────────────────────
+
+  async function deliver(
+    request: Request,
+    announce: (extra?: Record<string, unknown>) => void,
+    arrivalMs: number,
+  ): Promise<Answer> {
+    const headers = request.headers;
+    const idempotencyKey = headers.get("idempotency-key");
+    const wellFormedKey = idempotencyKey !== null && IDEMPOTENCY_KEY.test(idempotencyKey) ? idempotencyKey : undefined;
+
+    // availability (not in G10: a receiver that is down says so first).
+    const unavailable = policy.takeUnavailable();
+    if (unavailable !== undefined) {
+      discardBody(request.body);
+      return problemAnswer("temporary_failure", 503, "the receiver is not accepting deliveries now", {
+        retryAfterS: unavailable.retryAfterS,
+      });
+    }
+
+    // headers (400): every problem with the request headers at once, so a sender fixes them in one go.
+    const headerProblems = headerViolations(headers);
+    if (headerProblems.length > 0) {
+      discardBody(request.body);
+      return problemAnswer("invalid_request", 400, violationsDetail(headerProblems));
+    }
+    const contentType = headers.get("content-type") ?? "";
+
+    // size (413): Content-Length first, then the bytes as they arrive.
+    const declared = declaredLength(headers.get("content-length"));
+    if (declared !== undefined && declared > maxSize) {
+      discardBody(request.body);
+      return problemAnswer("message_too_large", 413, `Content-Length ${declared} is over max_message_size ${maxSize}`);
+    }
+    const read = await readBodyWithLimit(request.body, maxSize);
+    if (read.kind === "too-large") {
+      return problemAnswer(
+        "message_too_large",
+        413,
+        `the body passed max_message_size ${maxSize} (stopped reading after ${read.bytesRead} bytes)`,
+      );
+    }
+    if (read.kind === "error") return problemAnswer("invalid_request", 400, read.detail);
+    const body = read.body;
+
+    // digest and signature (401; a DNS failure of the key lookup is 503).
+    const verdict = await verifyDelivery(request, body, {
+      nowS: Math.floor(clock.now() / 1000),
+      toleranceS: cfg.readings.G3.toleranceS,
+      resolveKey,
+    });
+    if (!verdict.ok) {
+      const detail = `${verdict.check}: ${verdict.detail} [${verdict.rule}]`;
+      if (verdict.problem === "temporary_failure") {
+        return problemAnswer("temporary_failure", 503, detail, { retryAfterS: cfg.retryAfterS });
+      }
+      return verdict.problem === "invalid_request"
+        ? problemAnswer("invalid_request", 400, detail)
+        : problemAnswer("invalid_signature", 401, detail);
+    }
+    const signingDomain = verdict.signingDomain;
+    const key = wellFormedKey ?? "";
+    announce({ signingDomain });
+
+    // from-domain (401, or 403 under G19's other reading). Needs `from`, so the body is parsed here, once.
+    const parsed = parseBody(body, contentType);
+    const claimedFrom = parsed.fromDomain;
+    if (claimedFrom !== undefined && claimedFrom !== signingDomain) {
+      const detail = `the envelope from is in ${claimedFrom}, but the signature is by ${signingDomain} [AUTH-4] (G19)`;
+      return cfg.readings.G19 === "403"
+        ? problemAnswer("policy_rejected", 403, detail)
+        : problemAnswer("invalid_signature", 401, detail);
+    }
+
+    // idempotency (replay, or 409): G11 compares the digest of the whole body.
+    const contentDigest = `sha-256:${bytesToHex(await digestBytes("sha-256", body))}`;
+    const scope = JSON.stringify([signingDomain, key]);
+    const running = inFlight.get(scope);
+    if (running !== undefined) {
+      if (running.digest !== contentDigest) return conflict(signingDomain, key);
+      const first = await running.answer;
+      emit("idempotency.replay", { signingDomain, key });
+      return first;
+    }
+    let known;
+    try {
+      known = await idempotency.get(signingDomain, key, clock.now());
+    } catch (error) {
+      return problemAnswer("temporary_failure", 503, `the idempotency store failed: ${describe(error)}`, {
+        retryAfterS: cfg.retryAfterS,
+      });
+    }
+    // Checked again: another request with this key may have started while the store answered.
+    const raced = inFlight.get(scope);
+    if (raced !== undefined) {
+      if (raced.digest !== contentDigest) return conflict(signingDomain, key);
+      const first = await raced.answer;
+      emit("idempotency.replay", { signingDomain, key });
+      return first;
+    }
+    if (known !== undefined) {
+      if (known.contentDigest !== contentDigest) return conflict(signingDomain, key);
+      emit("idempotency.replay", { signingDomain, key });
+      return { response: known.response };
+    }
+
+    const answer = afterIdempotency(parsed, signingDomain, key, arrivalMs);
+    inFlight.set(scope, { digest: contentDigest, answer });
+    try {
+      const done = await answer;
+      if (isRemembered(done)) {
+        const nowMs = clock.now();
+        await idempotency
+          .put(signingDomain, key, {
+            contentDigest,
+            response: done.response,
+            storedAtMs: nowMs,
+            expiresAtMs: nowMs + cfg.idempotencyRetentionS * 1000,
+          })
+          // A store that cannot write costs only the replay; the answer stands.
+          .catch(() => {});
+      }
+      return done;
+    } finally {
+      inFlight.delete(scope);
+    }
+  }
+
+  function conflict(signingDomain: string, key: string): Answer {
+    emit("idempotency.conflict", { signingDomain, key });
+    return problemAnswer(
+      "idempotency_conflict",
+      409,
+      `Idempotency-Key ${key} of ${signingDomain} was used with another body (G11 compares the body's digest)`,
+    );
+  }
+
+  /** The steps after idempotency: envelope, recipients' domain, rate limit, policy, per-recipient checks. */
+  async function afterIdempotency(
+    parsed: ParsedBody,
+    signingDomain: string,
+    key: string,
+    arrivalMs: number,
+  ): Promise<Answer> {
+    if (!parsed.ok) return problemAnswer("invalid_request", 400, violationsDetail(parsed.violations));
+    const { envelope, message } = parsed;
+    const domain = envelope.to[0]?.domain ?? "";
+    if (!served.has(domain)) {
+      return problemAnswer(
+        "invalid_request",
+        400,
+        `the recipients are in ${domain}, which this receiver does not serve (served: ${cfg.domains.join(", ")})`,
+      );
+    }
+    const nowMs = clock.now();
+    const waitS = policy.takeSigningDomainSlot(signingDomain, nowMs);
+    if (waitS > 0) {
+      return problemAnswer("rate_limited", 429, `${signingDomain} is over its rate limit`, {
+        retryAfterS: waitS,
+      });
+    }
+    const from = envelope.from?.address ?? null;
+    if (policy.refusesSender(from, signingDomain)) {
+      const retryAfterS = cfg.policy.refusedRetryAfterS;
+      return problemAnswer(
+        "policy_rejected",
+        403,
+        `deliveries from ${from ?? signingDomain} are refused by local policy`,
+        {
+          ...(retryAfterS !== undefined && { retryAfterS }),
+        },
+      );
+    }
+
+    const deliveryId = `${signingDomain}/${key}@${arrivalMs}`;
+    const recipients = envelope.to.map((m) => m.address);
+    const outcomes = await locks.with(recipients, async () => {
+      const list: Outcome[] = [];
+      for (const recipient of recipients)
+        list.push(await checkRecipient(recipient, from, signingDomain, message, deliveryId));
+      return list;
+    });
+
+    const results = outcomes.map((o) => ({
+      recipient: o.recipient,
+      status: o.status,
+      ...(o.problem !== undefined && {
+        problem: problemJson(
+          createProblem(o.problem, {
+            problemBase: cfg.problem_base,
+            title: TITLES[o.problem],
+            ...(o.detail !== undefined && { detail: o.detail }),
+          }),
+        ),
+      }),
+      ...(o.retryAfterS !== undefined && { retry_after: o.retryAfterS }),
+    }));
+    scheduleFailures(outcomes, envelope, message, deliveryId, arrivalMs);
+    return {
+      response: {
+        status: 200,
+        headers: [["content-type", JSON_MEDIA_TYPE]],
+        body: new TextEncoder().encode(JSON.stringify({ results })),
+      },
+      recipients: outcomes.map((o) => ({
+        recipient: o.recipient,
+        status: o.status,
+        ...(o.problem !== undefined && { problem: o.problem }),
+      })),
+    };
+  }
+
+  /** The per-recipient checks, in `receiverChecks` order; the last step stores the message. */
+  async function checkRecipient(
+    recipient: string,
+    from: string | null,
+    signingDomain: string,
+    message: Uint8Array,
+    deliveryId: string,
+  ): Promise<Outcome> {
+    const mailbox = mailboxes.get(recipient);
+    if (mailbox === undefined && !cfg.catchAll) {
+      return {
+        recipient,
+        status: "rejected",
+        problem: "recipient_not_found",
+        detail: `${recipient} does not exist here`,
+      };
+    }
+    if (policy.recipientRefuses(recipient, from, signingDomain)) {
+      return {
+        recipient,
+        status: "rejected",
+        problem: "policy_rejected",
+        detail: `${recipient} does not take mail from ${from ?? signingDomain}`,
+      };
+    }
+    const planned = policy.takeTemporaryFailure(recipient);
+    if (planned !== undefined) {
+      return {
+        recipient,
+        status: "deferred",
+        problem: "temporary_failure",
+        detail: `${recipient} cannot take mail now`,
+        ...(planned.retryAfterS !== undefined && { retryAfterS: planned.retryAfterS }),
+      };
+    }
+    const nowMs = clock.now();
+    const waitS = policy.recipientWaitS(recipient, nowMs);
+    if (waitS > 0) {
+      return {
+        recipient,
+        status: "deferred",
+        problem: "rate_limited",
+        detail: `${recipient} is over its rate limit`,
+        retryAfterS: waitS,
+      };
+    }
+    const quota = mailbox?.quota;
+    if (quota !== undefined) {
+      let usage;
+      try {
+        usage = await mailStore.usage(recipient);
+      } catch (error) {
+        return {
+          recipient,
+          status: "deferred",
+          problem: "temporary_failure",
+          detail: `the mail store failed: ${describe(error)}`,
+        };
+      }
+      if (
+        (quota.messages !== undefined && usage.messages + 1 > quota.messages) ||
+        (quota.bytes !== undefined && usage.bytes + message.length > quota.bytes)
+      ) {
+        return {
+          recipient,
+          status: "deferred",
+          problem: "mailbox_full",
+          detail: `${recipient} has no room for ${message.length} more bytes`,
+        };
+      }
+    }
+    try {
+      await mailStore.deliver(recipient, message, { deliveryId, receivedAtMs: nowMs });
+    } catch (error) {
+      return {
+        recipient,
+        status: "deferred",
+        problem: "temporary_failure",
+        detail: `the mail store failed: ${describe(error)}`,
+      };
+    }
+    policy.recordRecipientDelivery(recipient, nowMs);
+    const messageId = messageIdOf(message);
+    emit("mailbox.delivered", {
+      mailbox: recipient,
+      ...(messageId !== undefined && { messageId }),
+      size: message.length,
+    });
+    return { recipient, status: "accepted" };
+  }
+
+  /** G17: schedules the failures after acceptance of this delivery's accepted recipients, one DSN per delay. */
+  function scheduleFailures(
+    outcomes: readonly Outcome[],
+    envelope: Envelope,
+    message: Uint8Array,
+    deliveryId: string,
+    arrivalMs: number,
+  ): void {
+    const byDelay = new Map<number, FailAfterAcceptanceRule[]>();
+    for (const outcome of outcomes) {
+      if (outcome.status !== "accepted") continue;
+      const rule = cfg.policy.failAfterAcceptance.find((r) => r.mailbox === outcome.recipient);
+      if (rule === undefined) continue;
+      byDelay.set(rule.delayMs, [...(byDelay.get(rule.delayMs) ?? []), rule]);
+    }
+    const reportingDomain = envelope.to[0]?.domain ?? traceDomain ?? "";
+    for (const [delayMs, rules] of byDelay) {
+      const recipients: FailedRecipient[] = rules.map((r) => ({
+        mailbox: r.mailbox,
+        status: r.status,
+        diagnostic: r.diagnostic,
+      }));
+      // The callback returns its promise so a test clock can wait for it; the Clock port ignores it.
+      clock.setTimeout(
+        () => failAfterAcceptance(recipients, envelope, message, deliveryId, arrivalMs, reportingDomain),
+        delayMs,
+      );
+    }
+  }
+
+  async function failAfterAcceptance(
+    recipients: readonly FailedRecipient[],
+    envelope: Envelope,
+    message: Uint8Array,
+    deliveryId: string,
+    arrivalMs: number,
+    reportingDomain: string,
+  ): Promise<void> {
+    for (const r of recipients) emit("failure.after-acceptance", { mailbox: r.mailbox, status: r.status });
+    // No DSN to the null reverse-path (ENV-3, G17), and none without an outbound side to send it.
+    if (envelope.from === null || ports.outbound === undefined) return;
+    try {
+      const dsn = await buildFailureDsn({
+        reportingDomain,
+        to: envelope.from.address,
+        recipients,
+        message,
+        arrivalMs,
+        nowMs: clock.now(),
+        deliveryId,
+      });
+      await ports.outbound.submit({ from: null, to: [envelope.from.address], message: dsn });
+    } catch {
+      // The DSN is best effort: the 200 has long been sent, and no one is left to answer.
+    }
+  }
+
+  // ── Helpers that need the configuration ─────────────────────────────
+
+  async function resolveKey(keyid: string): Promise<KeyRecordLookup> {
+    if (ports.keyLookup !== undefined) return ports.keyLookup(keyid);
+    const fixed = cfg.keyRecords[keyid];
+    if (fixed !== undefined) return { kind: "records", txt: [fixed] };
+    const answer = await ports.resolver.txt(keyid);
+    switch (answer.kind) {
+      case "answer":
+        return { kind: "records", txt: answer.records };
+      case "nxdomain":
+      case "nodata":
+        return { kind: "none" };
+      default:
+        return { kind: "error", detail: answer.kind };
+    }
+  }
+
+  function parseBody(body: Uint8Array, contentType: string): ParsedBody {
+    const multipart = parseMultipartBody(body, contentType);
+    if (!multipart.ok) return { ok: false, violations: multipart.violations };
+    const json = parseJson(multipart.value.envelopeJson, "$", "POST-8");
+    if (!json.ok) return { ok: false, violations: json.violations };
+    const fromDomain = fromDomainOf(json.value);
+    const envelope = parseEnvelope(json.value, { maxRecipients: cfg.capabilities.max_recipients });
+    if (!envelope.ok)
+      return { ok: false, violations: envelope.violations, ...(fromDomain !== undefined && { fromDomain }) };
+    return {
+      ok: true,
+      envelope: envelope.value,
+      message: multipart.value.message,
+      ...(fromDomain !== undefined && { fromDomain }),
+    };
+  }
+}
+
+type ParsedBody =
+  | { readonly ok: true; readonly envelope: Envelope; readonly message: Uint8Array; readonly fromDomain?: string }
+  | { readonly ok: false; readonly violations: readonly Violation[]; readonly fromDomain?: string };
+
+/**
+ * Whether an answer is remembered for replays. 200 and the permanent answers
+ * after the idempotency step (400, and 403 without Retry-After) are: the
+ * sender never retries them. 429 and 503, and a 403 that invites a retry
+ * (G26), are not: a retry with the same key (POST-24) must get a new chance.
+ */
+function isRemembered(answer: Answer): boolean {
+  const { status, headers } = answer.response;
+  if (status === 200 || status === 400) return true;
+  return status === 403 && !headers.some(([name]) => name === "retry-after");
+}
+
+/** The header-shape violations of a POST (G10 "headers present and well-formed"). */
+function headerViolations(headers: Headers): Violation[] {
+  const problems: Violation[] = [];
+  const key = headers.get("idempotency-key");
+  if (key === null) {
+    problems.push({
+      path: "headers.Idempotency-Key",
+      rule: "POST-2",
+      message: "the Idempotency-Key header is missing",
+    });
+  } else if (key.length < 1 || key.length > 128) {
+    problems.push({
+      path: "headers.Idempotency-Key",
+      rule: "LIM-5",
+      message: `the Idempotency-Key has ${key.length} characters; 1 to 128 are allowed`,
+    });
+  } else if (!IDEMPOTENCY_KEY.test(key)) {
+    problems.push({
+      path: "headers.Idempotency-Key",
+      rule: "POST-2",
+      message: "the Idempotency-Key may hold only A-Z a-z 0-9 . _ ~ -",
+    });
+  }
+  const input = headers.get("signature-input");
+  const signature = headers.get("signature");
+  if (input === null)
+    problems.push({
+      path: "headers.Signature-Input",
+      rule: "POST-4",
+      message: "the Signature-Input header is missing",
+    });
+  if (signature === null)
+    problems.push({ path: "headers.Signature", rule: "POST-3", message: "the Signature header is missing" });
+  if (input !== null && signature !== null) {
+    const inputs = parseSignatureInput(input);
+    const signatures = parseSignature(signature);
+    if (!inputs.ok) problems.push(...inputs.violations.map((v) => ({ ...v, path: "headers.Signature-Input" })));
+    if (!signatures.ok) problems.push(...signatures.violations.map((v) => ({ ...v, path: "headers.Signature" })));
+    if (inputs.ok && signatures.ok) {
+      // The profile reads the first signature; its label must be in both fields.
+      const first = [...inputs.value.keys()][0];
+      if (first !== undefined && !signatures.value.has(first)) {
+        problems.push({
+          path: "headers.Signature",
+          rule: "POST-3",
+          message: `Signature has no member "${first}", which Signature-Input names first`,
+        });
+      }
+    }
+  }
+  const digest = headers.get("content-digest");
+  if (digest === null) {
+    problems.push({ path: "headers.Content-Digest", rule: "POST-5", message: "the Content-Digest header is missing" });
+  } else {
+    const parsed = parseContentDigest(digest);
+    if (!parsed.ok) problems.push(...parsed.violations.map((v) => ({ ...v, path: "headers.Content-Digest" })));
+  }
+  const contentType = parseContentType(headers.get("content-type"));
+  if (!contentType.ok) problems.push(...contentType.violations);
+  return problems;
+}
+
+/** The domain of the envelope's `from` when it is a valid mailbox; `undefined` for null or anything invalid (left to the envelope check). */
+function fromDomainOf(json: unknown): string | undefined {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return undefined;
+  const from = (json as Record<string, unknown>)["from"];
+  if (typeof from !== "string") return undefined;
+  const parsed = parseMailbox(from);
+  return parsed.ok ? parsed.value.domain : undefined;
+}
+
+/** The Message-ID of a message, for the trace; `undefined` when it has none. */
+function messageIdOf(message: Uint8Array): string | undefined {
+  const text = utf8.decode(headerBlock(message).subarray(0, 64 * 1024));
+  const match = /^message-id:[ \t]*(.*(?:\r?\n[ \t].*)*)/im.exec(text);
+  const value = match?.[1]?.replace(/\r?\n[ \t]+/g, " ").trim();
+  return value === undefined || value === "" ? undefined : value;
+}
+
+function pathOf(url: string): string {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return url;
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Locks on mailboxes, so that the quota and rate checks and the store of one
+ * delivery are not interleaved with another's for the same mailbox. All keys
+ * of one holder are claimed in one synchronous step, and a holder waits only
+ * for those that claimed before it, so no two holders can wait on each other.
+ */
+function createLocks(): { with<T>(keys: readonly string[], fn: () => Promise<T>): Promise<T> } {
+  const tails = new Map<string, Promise<void>>();
+  return {
+    async with(keys, fn) {
+      const unique = [...new Set(keys)];
+      let release: () => void = () => {};
+      const done = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const before = unique.map((k) => tails.get(k) ?? Promise.resolve());
+      for (const k of unique) tails.set(k, done);
+      await Promise.all(before);
+      try {
+        return await fn();
+      } finally {
+        release();
+        for (const k of unique) if (tails.get(k) === done) tails.delete(k);
+      }
+    },
+  };
+}
