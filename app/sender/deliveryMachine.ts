@@ -1,0 +1,809 @@
+/**
+ * The delivery machine: one XState actor per (message, recipient domain),
+ * reading like SPEC.md's "States and transitions" table. Each transition
+ * carries `meta` with its name, the table row it implements (1–8, in the
+ * table's order) and the rule IDs it follows, and the trace's
+ * machine.transition events repeat them.
+ *
+ * | row | table: state → trigger / condition → next | transition here |
+ * |---|---|---|
+ * | 1 | attempting → request-level temporary failure, below the fallback window → retry scheduled | `retryWithinFallbackWindow` (STATE-2) |
+ * | 2 | attempting → same failures, attempt at/after the window end, every attempt fallback-eligible → handed to SMTP | `fallBackToSmtpAfterWindow` (STATE-3) |
+ * | 3 | attempting → `unsupported_version` / no common version → handed to SMTP at once | `handOffNoCommonVersion` (STATE-4) |
+ * | 4 | attempting → temporary answer that is not fallback-eligible → retry scheduled | `retryNotFallbackEligible` (STATE-5) |
+ * | 5 | recipient `deferred` → sender retries → new delivery, new key | `retryDeferredAsNewDelivery` (STATE-6) |
+ * | 6 | attempting / retrying → 5 days since the first attempt → bounced | `giveUpWhileRetrying`, `giveUpAfterAttempt` (STATE-7) |
+ * | 7 | recipient `accepted` → failure after acceptance → DSN | none: the receiver's domain sends that DSN (G17) |
+ * | 8 | any → 4xx problem or per-recipient `rejected` → finished, not retried | `finishNothingPending` (STATE-9); each such recipient is final at once (`recordPosting`) |
+ *
+ * Outside the table: `deliverByPlainSmtp` (no SVCB record, G6 / G8 `smtp`),
+ * `finishAllAccepted` (every recipient accepted), and the retry of a
+ * delivery that failed at request level, which keeps its key
+ * (`retrySameDelivery`, POST-24). Every transition into `handingToSmtp`
+ * ends in the final `handedToSmtp` once the SMTP relay port has answered.
+ *
+ * The trace shows a transition's own events (timer.set, recipient.outcome,
+ * dsn.sent …) just before its machine.transition event: XState runs the
+ * actions of a microstep before it reports the microstep to the inspector.
+ *
+ * An attempt is discovery (SVCB, pin, capabilities, version) followed by one
+ * POST per open delivery (several when G12 splits). Timers go through the
+ * actor's `clock` (XState's `after`), jitter through the Random port; nothing
+ * here reads the wall clock.
+ */
+import { assign, fromPromise, setup } from "xstate";
+import type { Clock, Random, SmtpHandOff, TraceSink } from "../ports.ts";
+import { bytesToBase64Url } from "../protocol/base64.ts";
+import { chooseBoundary } from "../protocol/multipart.ts";
+import type { AttemptInput, AttemptOutcome, OpenDelivery } from "./attempt.ts";
+import type { DiscoveryOutcome, Endpoint } from "./discovery.ts";
+import type { FailedRecipient, FailureReport } from "./dsnReports.ts";
+import { problemType } from "./http.ts";
+import type { ProblemSummary } from "./http.ts";
+import type { SenderReadings } from "./readings.ts";
+import { giveUpAtMs, isAtOrAfterFallbackWindow, planRetry } from "./retrySchedule.ts";
+import type { RetryPlan } from "./retrySchedule.ts";
+
+// ── Context ─────────────────────────────────────────────────────────────
+
+/** A recipient's final outcome: exactly one per recipient. */
+export interface RecipientOutcome {
+  readonly recipient: string;
+  readonly outcome: "accepted" | "rejected" | "smtp" | "bounced";
+  /** The rule that decided it. */
+  readonly rule: string;
+  readonly gaps: readonly string[];
+  readonly atMs: number;
+  readonly deliveryId?: string;
+  readonly problem?: ProblemSummary;
+}
+
+/** A recipient not yet final and not in an open delivery: waiting for a new delivery (first attempt, or after `deferred`). */
+export interface WaitingRecipient {
+  readonly address: string;
+  /** It was answered `deferred` before (STATE-6, G20). */
+  readonly deferred: boolean;
+}
+
+/** How one attempt ended, as the table's conditions need it. */
+export interface AttemptSummary {
+  readonly attempt: number;
+  readonly atMs: number;
+  /** posted: at least one POST answered or failed; the others end before any POST. */
+  readonly kind: "posted" | "temporary-failure" | "no-service" | "no-common-version";
+  /** Every part of the attempt ended in a fallback-eligible failure (ERR-22): no answer, request-level 5xx, capabilities, DNS. */
+  readonly fallbackEligible: boolean;
+  /** The latest Retry-After / `retry_after` time (RETRY-7). */
+  readonly lowerBoundMs?: number;
+  readonly problem?: ProblemSummary;
+  readonly rule: string;
+  readonly gaps: readonly string[];
+}
+
+export interface DeliveryInput {
+  readonly messageId: string;
+  /** The recipient domain. */
+  readonly domain: string;
+  readonly from: string | null;
+  readonly message: Uint8Array;
+  readonly recipients: readonly string[];
+  /** When the sender took the message (a DSN's Arrival-Date). */
+  readonly submittedAtMs: number;
+}
+
+export interface DeliveryContext extends DeliveryInput {
+  /** The first attempt's time: every time of the table counts from here. */
+  readonly firstAttemptAtMs?: number;
+  /** Attempts made so far, across request-level retries and new deliveries (G16). */
+  readonly attempts: number;
+  /** When the current (or last) attempt started. */
+  readonly attemptAtMs?: number;
+  /** Every attempt so far ended in a fallback-eligible failure (STATE-3); one `rate_limited` makes it false for good. */
+  readonly allAttemptsFallbackEligible: boolean;
+  /** Recipients waiting for a new delivery. */
+  readonly waiting: readonly WaitingRecipient[];
+  /** Deliveries with a key, to be (re)sent with that key (POST-24). */
+  readonly deliveries: readonly OpenDelivery[];
+  readonly deliveriesMade: number;
+  readonly outcomes: readonly RecipientOutcome[];
+  /** The outcomes decided by the last step, for the trace and the DSN. */
+  readonly newOutcomes: readonly RecipientOutcome[];
+  /** The last problem per pending recipient, for the bounce DSN. */
+  readonly lastProblems: Readonly<Record<string, ProblemSummary>>;
+  readonly endpoint?: Endpoint;
+  readonly lastAttempt?: AttemptSummary;
+  /** The last problem of the whole actor. */
+  readonly lastProblem?: ProblemSummary;
+  readonly retryPlan?: RetryPlan;
+  readonly smtp?: { readonly reason: SmtpHandOff["reason"]; readonly rule: string; readonly gaps: readonly string[] };
+}
+
+/** What a transition's `meta` says, for the reviewer and the trace. */
+export interface TransitionMeta {
+  readonly name: string;
+  /** The row of SPEC.md's table (1–8) this transition implements, if any. */
+  readonly row?: number;
+  readonly rules: readonly string[];
+  readonly gaps?: readonly string[];
+}
+
+/** The recipients of this actor that have no final outcome yet. */
+export function pendingRecipients(context: Pick<DeliveryContext, "waiting" | "deliveries">): string[] {
+  return [...context.waiting.map((w) => w.address), ...context.deliveries.flatMap((d) => d.recipients)];
+}
+
+/** The actor's id, as the trace names it. */
+export function deliveryActorId(messageId: string, domain: string): string {
+  return `${messageId}→${domain}`;
+}
+
+// ── Pure steps ──────────────────────────────────────────────────────────
+
+function later(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.max(a, b);
+}
+
+/**
+ * Applies the outcomes of one attempt's POSTs: accepted and rejected
+ * recipients become final (STATE-9, G14), deferred ones wait for a new
+ * delivery (STATE-6, RCP-9), a request-level permanent answer makes every
+ * recipient of that delivery final (STATE-9, G31), a temporary one keeps the
+ * delivery and its key (POST-24), `unsupported_version` leaves them all for
+ * SMTP (STATE-4).
+ */
+export function applyPosting(
+  context: DeliveryContext,
+  outcomes: readonly AttemptOutcome[],
+  nowMs: number,
+): Pick<
+  DeliveryContext,
+  | "waiting"
+  | "deliveries"
+  | "outcomes"
+  | "newOutcomes"
+  | "lastProblems"
+  | "lastAttempt"
+  | "lastProblem"
+  | "allAttemptsFallbackEligible"
+> {
+  const waiting = [...context.waiting];
+  const newOutcomes: RecipientOutcome[] = [];
+  const lastProblems: Record<string, ProblemSummary> = { ...context.lastProblems };
+  const keep = new Set<string>();
+  let lowerBoundMs: number | undefined;
+  let lastProblem = context.lastProblem;
+  let noCommonVersion = false;
+  for (const outcome of outcomes) {
+    const delivery = context.deliveries.find((d) => d.deliveryId === outcome.deliveryId);
+    if (delivery === undefined) continue;
+    if (outcome.kind === "results") {
+      for (const verdict of outcome.verdicts) {
+        if (verdict.problem !== undefined) {
+          lastProblems[verdict.recipient] = verdict.problem;
+          lastProblem = verdict.problem;
+        }
+        if (verdict.outcome === "deferred") {
+          waiting.push({ address: verdict.recipient, deferred: true });
+          if (verdict.retryAfterS !== undefined) lowerBoundMs = later(lowerBoundMs, nowMs + verdict.retryAfterS * 1000);
+        } else {
+          newOutcomes.push({
+            recipient: verdict.recipient,
+            outcome: verdict.outcome,
+            rule: verdict.outcome === "rejected" ? "STATE-9" : verdict.rule,
+            gaps: verdict.outcome === "rejected" ? [...verdict.gaps, "G14"] : verdict.gaps,
+            atMs: nowMs,
+            deliveryId: delivery.deliveryId,
+            ...(verdict.problem !== undefined && { problem: verdict.problem }),
+          });
+        }
+      }
+      continue;
+    }
+    const { reading } = outcome;
+    lastProblem = outcome.problem;
+    for (const r of delivery.recipients) lastProblems[r] = outcome.problem;
+    if (reading.smtpFallback === "immediately") {
+      noCommonVersion = true;
+      keep.add(delivery.deliveryId);
+    } else if (reading.class === "permanent") {
+      for (const recipient of delivery.recipients) {
+        newOutcomes.push({
+          recipient,
+          outcome: "rejected",
+          rule: "STATE-9",
+          gaps: [...reading.gaps, "G31"],
+          atMs: nowMs,
+          deliveryId: delivery.deliveryId,
+          problem: outcome.problem,
+        });
+      }
+    } else {
+      keep.add(delivery.deliveryId);
+      if (outcome.retryAfterS !== undefined) lowerBoundMs = later(lowerBoundMs, nowMs + outcome.retryAfterS * 1000);
+    }
+  }
+  const fallbackEligible =
+    outcomes.length > 0 && outcomes.every((o) => o.kind === "request-level" && o.reading.fallbackEligible);
+  const decisive =
+    outcomes.find((o) => o.kind === "request-level" && o.reading.smtpFallback === "immediately") ??
+    outcomes.find((o) => o.kind === "request-level");
+  const summary: AttemptSummary = {
+    attempt: context.attempts,
+    atMs: context.attemptAtMs ?? nowMs,
+    kind: noCommonVersion ? "no-common-version" : "posted",
+    fallbackEligible,
+    ...(lowerBoundMs !== undefined && { lowerBoundMs }),
+    ...(lastProblem !== undefined && { problem: lastProblem }),
+    rule: decisive?.kind === "request-level" ? decisive.reading.rule : "POST-11",
+    gaps: decisive?.kind === "request-level" ? decisive.reading.gaps : [],
+  };
+  for (const o of newOutcomes) delete lastProblems[o.recipient];
+  return {
+    waiting,
+    deliveries: context.deliveries.filter((d) => keep.has(d.deliveryId)),
+    outcomes: [...context.outcomes, ...newOutcomes],
+    newOutcomes,
+    lastProblems,
+    lastAttempt: summary,
+    ...(lastProblem !== undefined && { lastProblem }),
+    allAttemptsFallbackEligible: context.allAttemptsFallbackEligible && fallbackEligible,
+  };
+}
+
+/** The summary of an attempt that ended in discovery, before any POST. */
+export function summarizeDiscovery(
+  context: DeliveryContext,
+  outcome: Exclude<DiscoveryOutcome, { kind: "endpoint" }>,
+  problemBase: string,
+): AttemptSummary {
+  const base = { attempt: context.attempts, atMs: context.attemptAtMs ?? 0 };
+  switch (outcome.kind) {
+    case "no-service":
+      // Not a failure: "fallback-eligible" keeps the flag as it was, so plain SMTP stays possible only while nothing forbade it.
+      return { ...base, kind: "no-service", fallbackEligible: true, rule: outcome.rule, gaps: outcome.gaps };
+    case "no-common-version":
+      return {
+        ...base,
+        kind: "no-common-version",
+        fallbackEligible: false,
+        problem: {
+          type: problemType(problemBase, "unsupported_version"),
+          identifier: "unsupported_version",
+          detail: `ours ${outcome.ours.join(", ")}; theirs ${outcome.theirs.join(", ")}`,
+        },
+        rule: outcome.reading.rule,
+        gaps: outcome.reading.gaps,
+      };
+    case "temporary-failure":
+      return {
+        ...base,
+        kind: "temporary-failure",
+        fallbackEligible: outcome.reading.fallbackEligible,
+        problem: {
+          type: problemType(problemBase, "temporary_failure"),
+          identifier: "temporary_failure",
+          detail: outcome.detail,
+          ...(outcome.status !== undefined && { status: outcome.status }),
+        },
+        rule: outcome.reading.rule,
+        gaps: outcome.reading.gaps,
+      };
+  }
+}
+
+// ── The machine ─────────────────────────────────────────────────────────
+
+/** What the machine needs from the sender that runs it. */
+export interface DeliveryMachineDeps {
+  readonly clock: Pick<Clock, "now">;
+  readonly random: Random;
+  readonly trace: TraceSink;
+  readonly readings: SenderReadings;
+  /** The sending domain (trace, DSN Reporting-MTA). */
+  readonly senderDomain: string;
+  readonly problemBase: string;
+  /** Discovery before each attempt ({@link discover} with the sender's ports). */
+  discover(domain: string): Promise<DiscoveryOutcome>;
+  /** One POST of one delivery ({@link attemptDelivery} with the sender's ports). */
+  attempt(input: AttemptInput): Promise<AttemptOutcome>;
+  /** The SMTP hand-off port. */
+  handOff(handOff: SmtpHandOff): Promise<{ readonly accepted: boolean; readonly detail?: string }>;
+  /** Reports recipients that failed for good to the envelope sender (a DSN; none for a null sender). */
+  reportFailures(report: FailureReport): void;
+}
+
+type DoneEvent<T> = { type: string; output: T };
+
+/**
+ * The delivery machine over `deps`. Run one actor per (message, domain) with
+ * `createActor(machine, { input, clock })`: the clock must be the same Clock
+ * `deps.clock` reads, so that XState's timers and the machine's times agree.
+ */
+export function createDeliveryMachine(deps: DeliveryMachineDeps) {
+  const now = (): number => deps.clock.now();
+  const actorId = (context: DeliveryContext): string => deliveryActorId(context.messageId, context.domain);
+  const emit = (name: string, data: Record<string, unknown>): void =>
+    deps.trace.emit({ name, timeMs: now(), domain: deps.senderDomain, data });
+  const giveUpAt = (context: DeliveryContext): number => giveUpAtMs(context.firstAttemptAtMs ?? now());
+  const meta = (m: TransitionMeta): TransitionMeta => m;
+
+  const failedRecipients = (context: DeliveryContext, outcomes: readonly RecipientOutcome[]): FailedRecipient[] =>
+    outcomes
+      .filter((o) => o.outcome === "rejected" || o.outcome === "bounced")
+      .map((o) => ({
+        recipient: o.recipient,
+        kind: o.outcome === "bounced" ? ("bounced" as const) : ("rejected" as const),
+        ...(o.problem !== undefined && { problem: o.problem }),
+        permanent: o.outcome === "rejected",
+        rule: o.rule,
+        gaps: o.gaps,
+        ...(context.attemptAtMs !== undefined && { lastAttemptAtMs: context.attemptAtMs }),
+        ...(context.endpoint !== undefined && { remoteOrigin: context.endpoint.origin }),
+      }));
+
+  return setup({
+    types: {
+      context: {} as DeliveryContext,
+      input: {} as DeliveryInput,
+      events: {} as DoneEvent<unknown>,
+      meta: {} as TransitionMeta,
+    },
+    actors: {
+      discover: fromPromise<DiscoveryOutcome, { domain: string }>(({ input }) => deps.discover(input.domain)),
+      post: fromPromise<AttemptOutcome[], Omit<AttemptInput, "delivery"> & { deliveries: readonly OpenDelivery[] }>(
+        async ({ input }) => {
+          const outcomes: AttemptOutcome[] = [];
+          // One POST per delivery, in order, so the trace (and any seeded draw) repeats.
+          for (const delivery of input.deliveries) outcomes.push(await deps.attempt({ ...input, delivery }));
+          return outcomes;
+        },
+      ),
+      handOff: fromPromise<{ readonly accepted: boolean; readonly detail?: string }, SmtpHandOff>(({ input }) =>
+        deps.handOff(input),
+      ),
+    },
+    guards: {
+      endpointFound: ({ event }) => (event as DoneEvent<DiscoveryOutcome>).output.kind === "endpoint",
+      noCommonVersion: ({ context }) => context.lastAttempt?.kind === "no-common-version",
+      /** G6: no record, and nothing so far forbade leaving the service (no 4xx, no per-recipient result). */
+      noServiceWhileSmtpAllowed: ({ context }) =>
+        context.lastAttempt?.kind === "no-service" && context.allAttemptsFallbackEligible,
+      nothingPending: ({ context }) => pendingRecipients(context).length === 0,
+      everyRecipientAccepted: ({ context }) =>
+        pendingRecipients(context).length === 0 && context.outcomes.every((o) => o.outcome === "accepted"),
+      fiveDaysElapsed: ({ context }) => now() >= giveUpAt(context),
+      /** STATE-3: fallback-eligible, every attempt so far too, and this attempt made at or after the window's end. */
+      fallbackEligibleAfterWindow: ({ context }) =>
+        context.lastAttempt?.fallbackEligible === true &&
+        context.allAttemptsFallbackEligible &&
+        isAtOrAfterFallbackWindow(
+          context.firstAttemptAtMs ?? 0,
+          context.lastAttempt.atMs,
+          deps.readings.G16.fallbackWindowS,
+        ),
+      /** STATE-2: fallback-eligible and still below the window (the flag's history decides nothing yet). */
+      fallbackEligibleWithinWindow: ({ context }) =>
+        context.lastAttempt?.fallbackEligible === true &&
+        context.allAttemptsFallbackEligible &&
+        !isAtOrAfterFallbackWindow(
+          context.firstAttemptAtMs ?? 0,
+          context.lastAttempt.atMs,
+          deps.readings.G16.fallbackWindowS,
+        ),
+      hasDeferredRecipients: ({ context }) => context.waiting.some((w) => w.deferred),
+    },
+    delays: {
+      retryDelay: ({ context }) => Math.max(0, (context.retryPlan?.atMs ?? now()) - now()),
+      giveUpDelay: ({ context }) => Math.max(0, giveUpAt(context) - now()),
+    },
+    actions: {
+      startAttempt: assign(({ context }) => {
+        const atMs = now();
+        return {
+          attempts: context.attempts + 1,
+          attemptAtMs: atMs,
+          firstAttemptAtMs: context.firstAttemptAtMs ?? atMs,
+          newOutcomes: [],
+        };
+      }),
+      keepEndpoint: assign(({ event }) => {
+        const outcome = (event as DoneEvent<DiscoveryOutcome>).output;
+        return outcome.kind === "endpoint" ? { endpoint: outcome.endpoint } : {};
+      }),
+      /** Mints a delivery with a new Idempotency-Key for the waiting recipients, in batches of `max_recipients` under G12 `split`. */
+      openDeliveries: assign(({ context }) => {
+        if (context.waiting.length === 0 || context.endpoint === undefined) return {};
+        const addresses = context.waiting.map((w) => w.address);
+        const size = deps.readings.G12 === "split" ? context.endpoint.capabilities.max_recipients : addresses.length;
+        const batches: string[][] = [];
+        for (let i = 0; i < addresses.length; i += size) batches.push(addresses.slice(i, i + size));
+        const deferred = context.waiting.some((w) => w.deferred);
+        const opened = batches.map((recipients, index): OpenDelivery => {
+          const n = context.deliveriesMade + index + 1;
+          const delivery: OpenDelivery = {
+            deliveryId: `${actorId(context)}#${n}`,
+            idempotencyKey: bytesToBase64Url(deps.random.bytes(18)),
+            recipients,
+            boundary: chooseBoundary(deps.random.bytes(24), context.message),
+          };
+          emit("delivery.created", {
+            messageId: context.messageId,
+            domain: context.domain,
+            deliveryId: delivery.deliveryId,
+            idempotencyKey: delivery.idempotencyKey,
+            recipients,
+            rule: deferred ? "STATE-6" : "POST-23",
+            ...(deferred && { rules: ["STATE-6", "POST-27", "RCP-9"], gap: "G20" }),
+            ...(batches.length > 1 && { batch: index + 1, batches: batches.length, maxRecipients: size, gap: "G12" }),
+          });
+          return delivery;
+        });
+        return {
+          waiting: [],
+          deliveries: [...context.deliveries, ...opened],
+          deliveriesMade: context.deliveriesMade + opened.length,
+        };
+      }),
+      recordDiscovery: assign(({ context, event }) => {
+        const outcome = (event as DoneEvent<DiscoveryOutcome>).output;
+        if (outcome.kind === "endpoint") return {};
+        const summary = summarizeDiscovery(context, outcome, deps.problemBase);
+        const lastProblems: Record<string, ProblemSummary> = { ...context.lastProblems };
+        if (summary.problem !== undefined)
+          for (const r of pendingRecipients(context)) lastProblems[r] = summary.problem;
+        return {
+          lastAttempt: summary,
+          lastProblems,
+          ...(summary.problem !== undefined && { lastProblem: summary.problem }),
+          // no-service decides nothing about the flag: see summarizeDiscovery.
+          allAttemptsFallbackEligible:
+            outcome.kind === "no-service"
+              ? context.allAttemptsFallbackEligible
+              : context.allAttemptsFallbackEligible && summary.fallbackEligible,
+        };
+      }),
+      recordUnexpectedError: assign(({ context, event }) => {
+        const error = (event as unknown as { error: unknown }).error;
+        const problem: ProblemSummary = {
+          type: problemType(deps.problemBase, "temporary_failure"),
+          identifier: "temporary_failure",
+          detail: `the sender failed: ${error instanceof Error ? error.message : String(error)}`,
+        };
+        // A fault of the sender itself is no answer from the receiver: temporary, and not a reason to leave the service.
+        return {
+          lastAttempt: {
+            attempt: context.attempts,
+            atMs: context.attemptAtMs ?? now(),
+            kind: "temporary-failure" as const,
+            fallbackEligible: false,
+            problem,
+            rule: "ERR-24",
+            gaps: [],
+          },
+          lastProblem: problem,
+          allAttemptsFallbackEligible: false,
+        };
+      }),
+      recordPosting: assign(({ context, event }) =>
+        applyPosting(context, (event as DoneEvent<AttemptOutcome[]>).output, now()),
+      ),
+      traceNewOutcomes: ({ context }) => {
+        for (const o of context.newOutcomes) {
+          emit("recipient.outcome", {
+            messageId: context.messageId,
+            recipient: o.recipient,
+            outcome: o.outcome,
+            rule: o.rule,
+            ...(o.gaps.length > 0 && { gaps: o.gaps }),
+            ...(o.deliveryId !== undefined && { deliveryId: o.deliveryId }),
+            ...(o.problem !== undefined && { problem: o.problem.type }),
+          });
+        }
+      },
+      /** G14, G31 and the bounce: one DSN for the recipients that just failed for good; none for a null sender. */
+      reportNewFailures: ({ context }) => {
+        const recipients = failedRecipients(context, context.newOutcomes);
+        if (recipients.length === 0 || context.from === null) return;
+        deps.reportFailures({
+          messageId: context.messageId,
+          from: context.from,
+          message: context.message,
+          arrivalAtMs: context.submittedAtMs,
+          domain: context.domain,
+          recipients,
+        });
+      },
+      planRetry: assign(({ context }) => {
+        const plan = planRetry({
+          attempts: context.attempts,
+          lastAttemptAtMs: context.attemptAtMs ?? now(),
+          nowMs: now(),
+          ...(context.lastAttempt?.lowerBoundMs !== undefined && { lowerBoundMs: context.lastAttempt.lowerBoundMs }),
+          ...(deps.readings.G16.jitter && { jitter: deps.random }),
+        });
+        return { retryPlan: plan };
+      }),
+      traceTimerSet: ({ context }) => {
+        const plan = context.retryPlan;
+        if (plan === undefined) return;
+        emit("timer.set", {
+          deliveryActor: actorId(context),
+          atMs: plan.atMs,
+          delayMs: plan.atMs - now(),
+          reason: plan.decidedBy,
+          retry: plan.retry,
+          scheduledAtMs: plan.scheduledAtMs,
+          ...(plan.lowerBoundMs !== undefined && { lowerBoundMs: plan.lowerBoundMs }),
+          giveUpAtMs: giveUpAt(context),
+          rule: plan.decidedBy === "retry-after" ? "RETRY-7" : plan.retry === 1 ? "RETRY-1" : "RETRY-2",
+          gap: "G16",
+        });
+      },
+      traceTimerFired: ({ context }) =>
+        emit("timer.fired", { deliveryActor: actorId(context), retry: context.retryPlan?.retry }),
+      chooseSmtpForNoCommonVersion: assign({
+        smtp: () => ({ reason: "no-common-version" as const, rule: "STATE-4", gaps: ["G32"] }),
+      }),
+      chooseSmtpForFallback: assign({ smtp: () => ({ reason: "fallback" as const, rule: "STATE-3", gaps: ["G16"] }) }),
+      chooseSmtpForNoService: assign({
+        smtp: ({ context }) => ({
+          reason: "no-service" as const,
+          rule: "SVC-11",
+          gaps: context.lastAttempt?.gaps ?? ["G6"],
+        }),
+      }),
+      recordHandOff: assign(({ context, event }) => {
+        const result = (event as DoneEvent<{ accepted: boolean; detail?: string }>).output as
+          { accepted: boolean; detail?: string } | undefined;
+        const atMs = now();
+        const smtp = context.smtp ?? { reason: "fallback" as const, rule: "STATE-3", gaps: [] };
+        const newOutcomes = pendingRecipients(context).map((recipient): RecipientOutcome => ({
+          recipient,
+          outcome: "smtp",
+          rule: smtp.rule,
+          gaps: [...smtp.gaps, "G18"],
+          atMs,
+        }));
+        emit("smtp.handoff", {
+          messageId: context.messageId,
+          recipients: newOutcomes.map((o) => o.recipient),
+          reason: smtp.reason,
+          rule: smtp.rule,
+          accepted: result?.accepted ?? false,
+          ...(result?.detail !== undefined && { detail: result.detail }),
+        });
+        return { waiting: [], deliveries: [], outcomes: [...context.outcomes, ...newOutcomes], newOutcomes };
+      }),
+      bouncePending: assign(({ context }) => {
+        const atMs = now();
+        const newOutcomes = pendingRecipients(context).map((recipient): RecipientOutcome => {
+          const problem = context.lastProblems[recipient] ?? context.lastProblem;
+          return {
+            recipient,
+            outcome: "bounced",
+            rule: "STATE-7",
+            gaps: ["G29"],
+            atMs,
+            ...(problem !== undefined && { problem }),
+          };
+        });
+        emit("delivery.bounced", {
+          messageId: context.messageId,
+          domain: context.domain,
+          recipients: newOutcomes.map((o) => o.recipient),
+          firstAttemptAtMs: context.firstAttemptAtMs,
+          attempts: context.attempts,
+          rule: "STATE-7",
+        });
+        return { waiting: [], deliveries: [], outcomes: [...context.outcomes, ...newOutcomes], newOutcomes };
+      }),
+    },
+  }).createMachine({
+    id: "delivery",
+    context: ({ input }) => ({
+      ...input,
+      attempts: 0,
+      allAttemptsFallbackEligible: true,
+      waiting: input.recipients.map((address) => ({ address, deferred: false })),
+      deliveries: [],
+      deliveriesMade: 0,
+      outcomes: [],
+      newOutcomes: [],
+      lastProblems: {},
+    }),
+    initial: "attemptingOverService",
+    states: {
+      attemptingOverService: {
+        tags: ["busy"],
+        entry: "startAttempt",
+        initial: "discovering",
+        states: {
+          discovering: {
+            invoke: {
+              src: "discover",
+              input: ({ context }) => ({ domain: context.domain }),
+              onDone: [
+                {
+                  guard: "endpointFound",
+                  target: "posting",
+                  actions: ["keepEndpoint", "openDeliveries"],
+                  meta: meta({ name: "postToEndpoint", rules: ["SVC-5", "VER-5", "GET-8"] }),
+                },
+                {
+                  target: "judging",
+                  actions: "recordDiscovery",
+                  meta: meta({ name: "discoveryEnded", rules: ["SVC-5"] }),
+                },
+              ],
+              onError: {
+                target: "judging",
+                actions: "recordUnexpectedError",
+                meta: meta({ name: "senderFault", rules: ["ERR-24"] }),
+              },
+            },
+          },
+          posting: {
+            invoke: {
+              src: "post",
+              input: ({ context }) => ({
+                deliveries: context.deliveries,
+                from: context.from,
+                message: context.message,
+                // `endpoint` is set by the transition into this state.
+                endpoint: context.endpoint as Endpoint,
+                attempt: context.attempts,
+              }),
+              onDone: {
+                target: "judging",
+                actions: ["recordPosting", "traceNewOutcomes", "reportNewFailures"],
+                meta: meta({ name: "answersRead", rules: ["POST-11", "ERR-17", "ERR-18", "ERR-19"] }),
+              },
+              onError: {
+                target: "judging",
+                actions: "recordUnexpectedError",
+                meta: meta({ name: "senderFault", rules: ["ERR-24"] }),
+              },
+            },
+          },
+          /** The table's conditions, in the order they take precedence. */
+          judging: {
+            always: [
+              {
+                guard: "noCommonVersion",
+                target: "#delivery.handingToSmtp",
+                actions: "chooseSmtpForNoCommonVersion",
+                meta: meta({
+                  name: "handOffNoCommonVersion",
+                  row: 3,
+                  rules: ["STATE-4", "ERR-26", "VER-5"],
+                  gaps: ["G32"],
+                }),
+              },
+              {
+                guard: "noServiceWhileSmtpAllowed",
+                target: "#delivery.handingToSmtp",
+                actions: "chooseSmtpForNoService",
+                meta: meta({ name: "deliverByPlainSmtp", rules: ["SVC-11", "SVC-5"], gaps: ["G6", "G8"] }),
+              },
+              {
+                guard: "everyRecipientAccepted",
+                target: "#delivery.finished",
+                meta: meta({ name: "finishAllAccepted", rules: ["POST-11", "RCP-2"] }),
+              },
+              {
+                guard: "nothingPending",
+                target: "#delivery.finished",
+                meta: meta({
+                  name: "finishNothingPending",
+                  row: 8,
+                  rules: ["STATE-9", "RCP-7", "RCP-8"],
+                  gaps: ["G14", "G31"],
+                }),
+              },
+              {
+                guard: "fiveDaysElapsed",
+                target: "#delivery.bounced",
+                meta: meta({ name: "giveUpAfterAttempt", row: 6, rules: ["STATE-7", "RETRY-6"] }),
+              },
+              {
+                guard: "fallbackEligibleAfterWindow",
+                target: "#delivery.handingToSmtp",
+                actions: "chooseSmtpForFallback",
+                meta: meta({
+                  name: "fallBackToSmtpAfterWindow",
+                  row: 2,
+                  rules: ["STATE-3", "ERR-22", "ERR-25", "RETRY-4"],
+                  gaps: ["G16"],
+                }),
+              },
+              {
+                guard: "fallbackEligibleWithinWindow",
+                target: "#delivery.retryScheduled",
+                actions: "planRetry",
+                meta: meta({
+                  name: "retryWithinFallbackWindow",
+                  row: 1,
+                  rules: ["STATE-2", "ERR-21", "RETRY-8"],
+                  gaps: ["G16"],
+                }),
+              },
+              {
+                target: "#delivery.retryScheduled",
+                actions: "planRetry",
+                meta: meta({
+                  name: "retryNotFallbackEligible",
+                  row: 4,
+                  rules: ["STATE-5", "ERR-23", "ERR-24", "RETRY-8"],
+                  gaps: ["G16"],
+                }),
+              },
+            ],
+          },
+        },
+      },
+      retryScheduled: {
+        entry: "traceTimerSet",
+        after: {
+          // Listed first, so that at the same instant the give-up wins.
+          giveUpDelay: {
+            target: "bounced",
+            meta: meta({ name: "giveUpWhileRetrying", row: 6, rules: ["STATE-7", "RETRY-6"] }),
+          },
+          retryDelay: [
+            {
+              guard: "hasDeferredRecipients",
+              target: "attemptingOverService",
+              actions: "traceTimerFired",
+              meta: meta({
+                name: "retryDeferredAsNewDelivery",
+                row: 5,
+                rules: ["STATE-6", "POST-27", "RCP-9", "RETRY-8"],
+                gaps: ["G16", "G20"],
+              }),
+            },
+            {
+              target: "attemptingOverService",
+              actions: "traceTimerFired",
+              meta: meta({
+                name: "retrySameDelivery",
+                rules: ["POST-24", "RETRY-1", "RETRY-2", "RETRY-7"],
+                gaps: ["G16"],
+              }),
+            },
+          ],
+        },
+      },
+      handingToSmtp: {
+        tags: ["busy"],
+        invoke: {
+          src: "handOff",
+          input: ({ context }) => ({
+            messageId: context.messageId,
+            from: context.from,
+            to: pendingRecipients(context),
+            message: context.message,
+            reason: context.smtp?.reason ?? "fallback",
+          }),
+          onDone: {
+            target: "handedToSmtp",
+            actions: ["recordHandOff", "traceNewOutcomes"],
+            meta: meta({ name: "handedOver", rules: ["SVC-11"], gaps: ["G18"] }),
+          },
+          onError: {
+            target: "handedToSmtp",
+            actions: ["recordHandOff", "traceNewOutcomes"],
+            meta: meta({ name: "handedOver", rules: ["SVC-11"], gaps: ["G18"] }),
+          },
+        },
+      },
+      handedToSmtp: { type: "final" },
+      finished: { type: "final" },
+      bounced: { type: "final", entry: ["bouncePending", "traceNewOutcomes", "reportNewFailures"] },
+    },
+  });
+}
+
+/** The machine's type, for actor refs. */
+export type DeliveryMachine = ReturnType<typeof createDeliveryMachine>;

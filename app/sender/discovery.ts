@@ -1,0 +1,348 @@
+/**
+ * Discovery of a receiving domain's endpoint, before each attempt: the SVCB
+ * lookup at `_svc.<domain>` (SVC-5, G5), the discovery pin (G7), the
+ * capabilities document (GET-1 … GET-9, G27, G28) and the version (VER-5,
+ * VER-6). The outcome tells the delivery machine where to POST, or why not.
+ *
+ * - SVCB (G5): AliasMode followed (at most {@link MAX_ALIAS_HOPS} hops),
+ *   ServiceMode records tried in priority order, `port` honoured, target `.`
+ *   meaning the record's owner name; AliasMode to `.` means "no service".
+ * - No record (G6): the domain does not offer the service: plain SMTP, unless a
+ *   valid pin turns it into a request-level temporary failure (G7 `enforced`).
+ * - DNS failure: with a valid pin (G7 `enforced`) a temporary failure; without
+ *   one per G8 (`temporary-failure`, fallback-eligible; or `smtp` at once).
+ * - Capabilities: fetched unsigned from the first endpoint that answers, unless
+ *   a fresh copy from one of the discovered endpoints is cached; a document that
+ *   cannot be fetched or is invalid is a temporary failure (GET-9); each
+ *   successful fetch sets, refreshes or removes the pin (GET-8).
+ * - Version: the highest common major version (VER-5), read from the document,
+ *   never probed (VER-6); none in common is SMTP at once, pin or not (STATE-4).
+ */
+import type { Clock, DnsAnswer, Fetch, Resolver, SvcbRecord, TraceSink } from "../ports.ts";
+import { noCommonVersion, transportFailure } from "../protocol/errors.ts";
+import type { RequestLevelReading } from "../protocol/errors.ts";
+import { parseCapabilities, parseJson, problemIdentifier } from "../protocol/resources.ts";
+import type { Capabilities } from "../protocol/resources.ts";
+import type { Violation } from "../protocol/result.ts";
+import { negotiateVersion, versionPath } from "../protocol/versions.ts";
+import { freshnessOf } from "./capabilitiesCache.ts";
+import type { CapabilitiesCache } from "./capabilitiesCache.ts";
+import { exchange, problemInBody } from "./http.ts";
+import type { SenderReadings } from "./readings.ts";
+
+/** The service label prefixed to the recipient domain (SVC-5). */
+export const SERVICE_LABEL = "_svc";
+/** How many AliasMode records are followed before the chain counts as broken (RFC 9460 §3 asks for a limit). */
+export const MAX_ALIAS_HOPS = 8;
+/** SvcParamKeys this sender understands; a record whose `mandatory` names another is skipped (RFC 9460 §8). */
+const UNDERSTOOD_KEYS = new Set(["mandatory", "alpn", "no-default-alpn", "port", "ipv4hint", "ipv6hint"]);
+
+/** One endpoint of a ServiceMode record. */
+export interface SvcbEndpoint {
+  /** `https://host[:port]`. */
+  readonly origin: string;
+  readonly priority: number;
+  /** The name the record was found at (the owner name). */
+  readonly owner: string;
+}
+
+/** What the SVCB lookup found. */
+export type SvcbOutcome =
+  | { readonly kind: "endpoints"; readonly endpoints: readonly SvcbEndpoint[]; readonly aliases: readonly string[] }
+  | {
+      readonly kind: "no-record";
+      readonly answer: "nxdomain" | "nodata" | "alias-to-root" | "no-usable-record";
+      readonly aliases: readonly string[];
+    }
+  | {
+      readonly kind: "dns-failure";
+      readonly answer: "servfail" | "timeout" | "alias-loop";
+      readonly aliases: readonly string[];
+    };
+
+function originOf(host: string, port: number | undefined): string {
+  return port === undefined || port === 443 ? `https://${host}` : `https://${host}:${port}`;
+}
+
+function usable(record: SvcbRecord): boolean {
+  const mandatory = record.other?.["mandatory"];
+  if (mandatory === undefined) return true;
+  return mandatory.split(",").every((k) => UNDERSTOOD_KEYS.has(k.trim()));
+}
+
+async function ask(resolver: Resolver, name: string): Promise<DnsAnswer<SvcbRecord>> {
+  try {
+    return await resolver.svcb(name);
+  } catch {
+    // A resolver that throws gave no answer: the same as SERVFAIL.
+    return { kind: "servfail" };
+  }
+}
+
+/**
+ * The SVCB lookup at `_svc.<domain>` (G5): AliasMode records followed (the
+ * first one, ignoring ServiceMode records beside it, RFC 9460 §2.4.2),
+ * ServiceMode records sorted by priority, `.` as the owner name.
+ */
+export async function lookupSvcb(resolver: Resolver, domain: string): Promise<SvcbOutcome> {
+  let name = `${SERVICE_LABEL}.${domain.replace(/\.$/, "")}`;
+  const aliases: string[] = [];
+  for (let hop = 0; hop <= MAX_ALIAS_HOPS; hop++) {
+    const answer = await ask(resolver, name);
+    if (answer.kind === "nxdomain" || answer.kind === "nodata")
+      return { kind: "no-record", answer: answer.kind, aliases };
+    if (answer.kind === "servfail" || answer.kind === "timeout")
+      return { kind: "dns-failure", answer: answer.kind, aliases };
+    const alias = answer.records.find((r) => r.priority === 0);
+    if (alias !== undefined) {
+      // RFC 9460 §2.5.1: an AliasMode record with target "." says the service does not exist.
+      if (alias.target === "." || alias.target === "") return { kind: "no-record", answer: "alias-to-root", aliases };
+      name = alias.target.replace(/\.$/, "");
+      aliases.push(name);
+      continue;
+    }
+    const endpoints = answer.records
+      .filter((r) => r.priority > 0 && usable(r))
+      .map((r, index) => ({ r, index }))
+      .sort((a, b) => a.r.priority - b.r.priority || a.index - b.index)
+      .map(({ r }) => ({
+        origin: originOf(r.target === "." || r.target === "" ? name : r.target.replace(/\.$/, ""), r.port),
+        priority: r.priority,
+        owner: name,
+      }));
+    if (endpoints.length === 0) return { kind: "no-record", answer: "no-usable-record", aliases };
+    return { kind: "endpoints", endpoints, aliases };
+  }
+  return { kind: "dns-failure", answer: "alias-loop", aliases };
+}
+
+/** Where and how to deliver: the chosen endpoint, its capabilities and the version. */
+export interface Endpoint {
+  readonly origin: string;
+  /** The negotiated major version, e.g. `v1`. */
+  readonly version: string;
+  readonly capabilities: Capabilities;
+}
+
+/** The outcome of discovery for one attempt. */
+export type DiscoveryOutcome =
+  | { readonly kind: "endpoint"; readonly endpoint: Endpoint }
+  /** The domain does not offer the service (G6), or DNS failed and G8 reads `smtp`: plain SMTP. */
+  | { readonly kind: "no-service"; readonly rule: string; readonly gaps: readonly string[]; readonly detail: string }
+  /** No major version in common (STATE-4, ERR-26): SMTP at once, even with a valid pin. */
+  | {
+      readonly kind: "no-common-version";
+      readonly reading: RequestLevelReading;
+      readonly ours: readonly string[];
+      readonly theirs: readonly string[];
+    }
+  /** A request-level temporary failure before any POST: DNS with a pin or per G8, capabilities (GET-9). */
+  | {
+      readonly kind: "temporary-failure";
+      readonly reading: RequestLevelReading;
+      readonly detail: string;
+      readonly status?: number;
+    };
+
+export interface DiscoveryDeps {
+  readonly resolver: Resolver;
+  readonly fetch: Fetch;
+  readonly clock: Pick<Clock, "now">;
+  readonly cache: CapabilitiesCache;
+  readonly trace: TraceSink;
+  readonly readings: Pick<SenderReadings, "G7" | "G8">;
+  /** The versions this sender speaks, e.g. `["v1"]`. */
+  readonly versions: readonly string[];
+  readonly problemBase: string;
+  /** The sending domain, for the trace. */
+  readonly senderDomain: string;
+}
+
+/** The result of one capabilities fetch. */
+type Fetched =
+  | {
+      readonly kind: "ok";
+      readonly capabilities: Capabilities;
+      readonly maxAgeS: number;
+      readonly freshnessRule: string;
+    }
+  | { readonly kind: "unsupported-version"; readonly versions: readonly string[] }
+  | { readonly kind: "invalid"; readonly violations: readonly Violation[] }
+  | { readonly kind: "refused"; readonly status: number }
+  | { readonly kind: "no-answer"; readonly detail: string };
+
+async function fetchCapabilities(deps: DiscoveryDeps, origin: string, version: string): Promise<Fetched> {
+  // GET-2, AUTH-7: no parameters, no body, unsigned. G30: redirects are not followed.
+  const request = new Request(`${origin}${versionPath(version, "capabilities")}`, {
+    method: "GET",
+    headers: { accept: "application/json" },
+    redirect: "manual",
+  });
+  const answer = await exchange(deps.fetch, request);
+  if (answer.kind === "no-answer") return { kind: "no-answer", detail: answer.detail };
+  const { response, body } = answer;
+  if (response.status === 404) {
+    const problem = problemInBody(body, deps.problemBase);
+    if (
+      problem !== undefined &&
+      problemIdentifier(problem, deps.problemBase) === "unsupported_version" &&
+      problem.versions !== undefined
+    ) {
+      return { kind: "unsupported-version", versions: problem.versions };
+    }
+  }
+  if (response.status !== 200) return { kind: "refused", status: response.status };
+  const json = parseJson(body, "$", "GET-3");
+  if (!json.ok) return { kind: "invalid", violations: json.violations };
+  const parsed = parseCapabilities(json.value);
+  if (!parsed.ok) return { kind: "invalid", violations: parsed.violations };
+  const freshness = freshnessOf(response.headers.get("cache-control"));
+  return { kind: "ok", capabilities: parsed.value, maxAgeS: freshness.maxAgeS, freshnessRule: freshness.rule };
+}
+
+function temporary(reading: RequestLevelReading, rule: string, gaps: readonly string[]): RequestLevelReading {
+  return { ...reading, rule: rule as RequestLevelReading["rule"], gaps: [...reading.gaps, ...gaps] };
+}
+
+/**
+ * Discovery for one attempt to `domain`: SVCB, pin, capabilities (cached or
+ * fetched), version. Emits discovery.resolved, capabilities.*, pin.* and
+ * version.negotiated. Never throws.
+ */
+export async function discover(domain: string, deps: DiscoveryDeps): Promise<DiscoveryOutcome> {
+  const emit = (name: string, data: Record<string, unknown>) =>
+    deps.trace.emit({ name, timeMs: deps.clock.now(), domain: deps.senderDomain, data: { domain, ...data } });
+
+  const svcb = await lookupSvcb(deps.resolver, domain);
+  if (svcb.kind !== "endpoints") {
+    const pin = deps.cache.validPin(domain);
+    const pinEnforced = pin !== undefined && deps.readings.G7 === "enforced";
+    const dnsFailed = svcb.kind === "dns-failure";
+    if (pinEnforced) {
+      // G7: the pin says the domain offers the service, so a missing record or a failed answer is a downgrade to resist.
+      emit("discovery.resolved", {
+        outcome: svcb.kind,
+        answer: svcb.answer,
+        pinExpiresAtMs: pin.expiresAtMs,
+        gap: "G7",
+        rule: "ERR-25",
+      });
+      return {
+        kind: "temporary-failure",
+        reading: temporary(transportFailure("connection"), "ERR-25", ["G7"]),
+        detail: `${dnsFailed ? "the SVCB lookup failed" : "no SVCB record"} for ${domain}, but a discovery pin is valid until ${pin.expiresAtMs}`,
+      };
+    }
+    if (!dnsFailed) {
+      emit("discovery.resolved", {
+        outcome: "no-service",
+        answer: svcb.answer,
+        gap: "G6",
+        rule: "SVC-11",
+        ...(pin !== undefined && { pinIgnored: true, pinGap: "G7" }),
+      });
+      return {
+        kind: "no-service",
+        rule: "SVC-11",
+        gaps: pin === undefined ? ["G6"] : ["G6", "G7"],
+        detail: `no SVCB record at ${SERVICE_LABEL}.${domain} (${svcb.answer})`,
+      };
+    }
+    if (deps.readings.G8 === "smtp") {
+      emit("discovery.resolved", { outcome: "no-service", answer: svcb.answer, gap: "G8", rule: "SVC-11" });
+      return {
+        kind: "no-service",
+        rule: "SVC-11",
+        gaps: ["G8"],
+        detail: `the SVCB lookup for ${domain} failed (${svcb.answer}); G8 reads smtp`,
+      };
+    }
+    emit("discovery.resolved", { outcome: "dns-failure", answer: svcb.answer, gap: "G8", rule: "ERR-21" });
+    return {
+      kind: "temporary-failure",
+      reading: temporary(transportFailure("connection"), "ERR-21", ["G8"]),
+      detail: `the SVCB lookup for ${domain} failed (${svcb.answer})`,
+    };
+  }
+
+  const origins = svcb.endpoints.map((e) => e.origin);
+  const cached = deps.cache.fresh(domain);
+  let origin: string;
+  let capabilities: Capabilities;
+  if (cached !== undefined && origins.includes(cached.entry.origin)) {
+    origin = cached.entry.origin;
+    capabilities = cached.entry.capabilities;
+    emit("capabilities.cached", { origin, ageS: cached.ageS, maxAgeS: cached.entry.maxAgeS });
+  } else {
+    const ours = negotiateVersion(deps.versions, deps.versions);
+    const pathVersion = ours.ok ? ours.version : "v1";
+    let fetched: Fetched | undefined;
+    let fetchedFrom = origins[0] ?? "";
+    const unreachable: string[] = [];
+    for (const candidate of origins) {
+      fetchedFrom = candidate;
+      fetched = await fetchCapabilities(deps, candidate, pathVersion);
+      // G5: endpoints are tried in priority order; only one that gives no answer at all passes to the next.
+      if (fetched.kind !== "no-answer") break;
+      unreachable.push(`${candidate}: ${fetched.detail}`);
+    }
+    if (fetched?.kind === "unsupported-version") {
+      // The receiver names what it serves: read from its answer, not probed (VER-6).
+      const negotiated = negotiateVersion(deps.versions, fetched.versions);
+      if (negotiated.ok && negotiated.version !== pathVersion)
+        fetched = await fetchCapabilities(deps, fetchedFrom, negotiated.version);
+      else {
+        emit("discovery.resolved", { origin: fetchedFrom });
+        emit("version.negotiated", { ours: deps.versions, theirs: fetched.versions, rule: "STATE-4", gap: "G32" });
+        return { kind: "no-common-version", reading: noCommonVersion(), ours: deps.versions, theirs: fetched.versions };
+      }
+    }
+    emit("discovery.resolved", { origin: fetchedFrom, ...(unreachable.length > 0 && { unreachable }) });
+    if (fetched === undefined || fetched.kind !== "ok") {
+      const failure =
+        fetched === undefined || fetched.kind === "no-answer"
+          ? { failure: unreachable.join("; ") }
+          : fetched.kind === "invalid"
+            ? { violations: fetched.violations }
+            : fetched.kind === "refused"
+              ? { failure: `HTTP ${fetched.status}` }
+              : { failure: "unsupported_version twice" };
+      emit("capabilities.invalid", { origin: fetchedFrom, ...failure, rule: "GET-9" });
+      return {
+        kind: "temporary-failure",
+        reading: transportFailure("capabilities"),
+        detail: `the capabilities document of ${fetchedFrom} ${fetched?.kind === "invalid" ? "is invalid" : "could not be fetched"}`,
+        ...(fetched?.kind === "refused" && { status: fetched.status }),
+      };
+    }
+    origin = fetchedFrom;
+    capabilities = fetched.capabilities;
+    deps.cache.store(domain, { capabilities, origin, fetchedAtMs: deps.clock.now(), maxAgeS: fetched.maxAgeS });
+    emit("capabilities.fetched", { origin, capabilities, maxAgeS: fetched.maxAgeS, rule: fetched.freshnessRule });
+    const change = deps.cache.applyPin(domain, capabilities);
+    if (change.kind === "set") {
+      emit("pin.set", {
+        expiresAtMs: change.pin.expiresAtMs,
+        maxAgeS: change.pin.maxAgeS,
+        refreshed: change.refreshed,
+        rule: change.clamped ? "CAP-13" : "GET-8",
+        ...(change.clamped && { advertisedS: change.advertisedS }),
+      });
+    } else if (change.kind === "removed") {
+      emit("pin.removed", { reason: change.reason, rule: "CAP-11" });
+    }
+  }
+
+  const negotiated = negotiateVersion(deps.versions, capabilities.versions);
+  if (!negotiated.ok) {
+    emit("version.negotiated", { ours: deps.versions, theirs: capabilities.versions, rule: "STATE-4", gap: "G32" });
+    return {
+      kind: "no-common-version",
+      reading: noCommonVersion(),
+      ours: deps.versions,
+      theirs: capabilities.versions,
+    };
+  }
+  emit("version.negotiated", { version: negotiated.version, rule: "VER-5" });
+  return { kind: "endpoint", endpoint: { origin, version: negotiated.version, capabilities } };
+}

@@ -1,0 +1,328 @@
+/**
+ * A sending domain's outbound side: takes messages, groups their recipients by
+ * domain, and runs one delivery actor per (message, recipient domain)
+ * (`deliveryMachine.ts`) over the ports it is given. The simulator hands it a
+ * virtual clock, a seeded Random, a DNS zone and an in-process network; the
+ * real network hands it the system's. DSNs for failures go back through the
+ * same sender, as normal messages with a null `from` (EVT-3, G14, G31).
+ */
+import { createActor } from "xstate";
+import type { Actor, InspectionEvent } from "xstate";
+import type { Clock, Fetch, Random, Resolver, SmtpRelay, TraceSink } from "../ports.ts";
+import { noTrace } from "../ports.ts";
+import { bytesToHex } from "../protocol/base64.ts";
+import { parseMailbox } from "../protocol/mailbox.ts";
+import { SUPPORTED_VERSIONS } from "../protocol/versions.ts";
+import { attemptDelivery } from "./attempt.ts";
+import { createCapabilitiesCache } from "./capabilitiesCache.ts";
+import type { CapabilitiesCache } from "./capabilitiesCache.ts";
+import { createDeliveryMachine, deliveryActorId } from "./deliveryMachine.ts";
+import type { DeliveryMachine, RecipientOutcome, TransitionMeta } from "./deliveryMachine.ts";
+import { discover } from "./discovery.ts";
+import { buildFailureReport } from "./dsnReports.ts";
+import type { FailureReport } from "./dsnReports.ts";
+import { defaultReadings, readingsForTrace } from "./readings.ts";
+import type { SenderReadings } from "./readings.ts";
+import { checkFallbackWindowS } from "./retrySchedule.ts";
+
+export interface SenderConfig {
+  /** The sending (and signing) domain. */
+  readonly domain: string;
+  /** The Ed25519 private key that signs deliveries (G1). */
+  readonly signingKey: CryptoKey;
+  /** `<selector>._svckey.<domain>` (G4). */
+  readonly keyid: string;
+  /** The `{problem_base}` under which problem types are read. */
+  readonly problemBase: string;
+  /** Major versions spoken; default `["v1"]`. */
+  readonly versions?: readonly string[];
+  /** Readings of the switchable gaps; each one left out keeps its default. */
+  readonly readings?: Partial<SenderReadings>;
+  /**
+   * Production use: the fallback window must be within 1 to 4 hours (RETRY-5),
+   * and a config outside it is refused. Default true; a simulation exploring
+   * the spec may turn it off.
+   */
+  readonly production?: boolean;
+}
+
+export interface SenderPorts {
+  /** Also the actors' XState `clock`, so virtual time drives the retry timers. */
+  readonly clock: Clock;
+  /** Jitter, Idempotency-Keys, boundaries, message ids. */
+  readonly random: Random;
+  readonly resolver: Resolver;
+  readonly fetch: Fetch;
+  readonly smtp: SmtpRelay;
+  readonly trace?: TraceSink;
+}
+
+/** A message to send. */
+export interface Submission {
+  /** An id for the trace; drawn from Random when left out. */
+  readonly messageId?: string;
+  /** Envelope sender; null for the null reverse-path (DSNs, ENV-3). */
+  readonly from: string | null;
+  readonly to: readonly string[];
+  /** The RFC 5322 message, sent byte for byte (POST-9). */
+  readonly message: Uint8Array;
+}
+
+/** What `submit` returns: the message's id and its recipients' outcomes. */
+export interface SubmissionHandle {
+  readonly messageId: string;
+  /** Resolves with every recipient's final outcome, once each has one. */
+  readonly done: Promise<readonly RecipientOutcome[]>;
+  /** The final outcomes known so far. */
+  outcomes(): readonly RecipientOutcome[];
+}
+
+/** One delivery actor, for inspection (the UI's state-machine view). */
+export interface DeliveryActorEntry {
+  /** `<messageId>→<domain>`, as the trace names it. */
+  readonly id: string;
+  readonly messageId: string;
+  readonly domain: string;
+  readonly actor: Actor<DeliveryMachine>;
+}
+
+export interface Sender {
+  readonly domain: string;
+  /** The readings in force, every gap filled in. */
+  readonly readings: SenderReadings;
+  /** The capabilities cache and pin store, per receiving domain. */
+  readonly cache: CapabilitiesCache;
+  submit(submission: Submission): SubmissionHandle;
+  /** Resolves when no actor has work under way (each waits on a timer or is final). */
+  whenIdle(): Promise<void>;
+  actors(): readonly DeliveryActorEntry[];
+  /** Stops every actor and its timers; DSNs not yet submitted are dropped. */
+  stop(): void;
+}
+
+function mergeReadings(readings: Partial<SenderReadings> | undefined): SenderReadings {
+  return {
+    ...defaultReadings,
+    ...readings,
+    G16: { ...defaultReadings.G16, ...readings?.G16 },
+  };
+}
+
+/**
+ * A sender for `config.domain` over `ports`.
+ *
+ * @throws RangeError when the fallback window breaks RETRY-5 in production.
+ */
+export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
+  const readings = mergeReadings(config.readings);
+  checkFallbackWindowS(readings.G16.fallbackWindowS, config.production ?? true);
+  const trace = ports.trace ?? noTrace;
+  const versions = config.versions ?? SUPPORTED_VERSIONS;
+  const cache = createCapabilitiesCache(ports.clock);
+  const entries: DeliveryActorEntry[] = [];
+  let waiters: (() => void)[] = [];
+  const emit = (name: string, data: Record<string, unknown>): void =>
+    trace.emit({ name, timeMs: ports.clock.now(), domain: config.domain, data });
+
+  let dsnsQueued = 0;
+  let stopped = false;
+  const idle = (): boolean =>
+    dsnsQueued === 0 &&
+    entries.every(({ actor }) => {
+      const snapshot = actor.getSnapshot();
+      return snapshot.status !== "active" || !snapshot.hasTag("busy");
+    });
+  const wakeIfIdle = (): void => {
+    if (waiters.length === 0 || !idle()) return;
+    const ready = waiters;
+    waiters = [];
+    for (const resolve of ready) resolve();
+  };
+
+  const reportFailures = (report: FailureReport): void => {
+    const dsn = buildFailureReport(report, {
+      reportingDomain: config.domain,
+      nowMs: ports.clock.now(),
+      random: ports.random,
+    });
+    if (dsn === undefined) return;
+    const reason = report.recipients.some((r) => r.kind === "bounced") ? "bounced" : "rejected";
+    emit("dsn.sent", {
+      messageId: report.messageId,
+      dsnMessageId: dsn.dsnMessageId,
+      to: dsn.to,
+      reason,
+      recipients: report.recipients.map((r) => r.recipient),
+      rule: reason === "bounced" ? "EVT-3" : "EVT-4",
+      gaps: [...new Set(["G29", ...report.recipients.flatMap((r) => r.gaps ?? [])])],
+    });
+    // Submitted once the reporting actor's step is over: starting an actor inside another's action is not XState's way.
+    dsnsQueued += 1;
+    queueMicrotask(() => {
+      dsnsQueued -= 1;
+      if (stopped) return;
+      sender.submit({ messageId: dsn.dsnMessageId, from: null, to: [dsn.to], message: dsn.bytes });
+      wakeIfIdle();
+    });
+  };
+
+  const machine = createDeliveryMachine({
+    clock: ports.clock,
+    random: ports.random,
+    trace,
+    readings,
+    senderDomain: config.domain,
+    problemBase: config.problemBase,
+    discover: (domain) =>
+      discover(domain, {
+        resolver: ports.resolver,
+        fetch: ports.fetch,
+        clock: ports.clock,
+        cache,
+        trace,
+        readings,
+        versions,
+        problemBase: config.problemBase,
+        senderDomain: config.domain,
+      }),
+    attempt: (input) =>
+      attemptDelivery(input, {
+        fetch: ports.fetch,
+        clock: ports.clock,
+        trace,
+        privateKey: config.signingKey,
+        keyid: config.keyid,
+        problemBase: config.problemBase,
+        readings,
+        senderDomain: config.domain,
+      }),
+    handOff: (handOff) => ports.smtp.handOff(handOff),
+    reportFailures,
+  });
+
+  const inspectorFor = (id: string) => (event: InspectionEvent) => {
+    if (event.type !== "@xstate.microstep") return;
+    for (const transition of event._transitions) {
+      if (transition.target === undefined || transition.target.length === 0) continue;
+      const meta = transition.meta as TransitionMeta | undefined;
+      emit("machine.transition", {
+        deliveryActor: id,
+        from: transition.source.path.join("."),
+        to: transition.target.map((t) => t.path.join(".")).join(","),
+        event: event.event.type,
+        ...(meta !== undefined && {
+          transition: meta.name,
+          ...(meta.row !== undefined && { row: meta.row }),
+          rule: meta.rules[0],
+          rules: meta.rules,
+          ...(meta.gaps !== undefined && { gaps: meta.gaps }),
+        }),
+      });
+    }
+  };
+
+  const sender: Sender = {
+    domain: config.domain,
+    readings,
+    cache,
+    submit(submission) {
+      const submittedAtMs = ports.clock.now();
+      const messageId = submission.messageId ?? `${bytesToHex(ports.random.bytes(12))}@${config.domain}`;
+      emit("message.submitted", {
+        messageId,
+        from: submission.from,
+        to: submission.to,
+        readings: readingsForTrace(readings),
+      });
+
+      // Recipients by domain (G22: domains without case), each once; a mailbox that does not parse fails here.
+      const byDomain = new Map<string, string[]>();
+      const seen = new Set<string>();
+      const local: RecipientOutcome[] = [];
+      for (const address of submission.to) {
+        const parsed = parseMailbox(address);
+        if (!parsed.ok) {
+          const violation = parsed.violations[0];
+          local.push({
+            recipient: address,
+            outcome: "rejected",
+            rule: violation?.rule ?? "MBX-1",
+            gaps: [],
+            atMs: submittedAtMs,
+          });
+          continue;
+        }
+        if (seen.has(parsed.value.address)) continue;
+        seen.add(parsed.value.address);
+        const list = byDomain.get(parsed.value.domain) ?? [];
+        list.push(parsed.value.address);
+        byDomain.set(parsed.value.domain, list);
+      }
+      for (const o of local)
+        emit("recipient.outcome", { messageId, recipient: o.recipient, outcome: o.outcome, rule: o.rule });
+      if (local.length > 0 && submission.from !== null) {
+        reportFailures({
+          messageId,
+          from: submission.from,
+          message: submission.message,
+          arrivalAtMs: submittedAtMs,
+          domain: "",
+          recipients: local.map((o) => ({
+            recipient: o.recipient,
+            kind: "rejected",
+            permanent: true,
+            rule: o.rule,
+            gaps: [],
+          })),
+        });
+      }
+
+      const started: Actor<DeliveryMachine>[] = [];
+      const donePromises: Promise<readonly RecipientOutcome[]>[] = [];
+      for (const [domain, recipients] of byDomain) {
+        const id = deliveryActorId(messageId, domain);
+        const actor = createActor(machine, {
+          id,
+          input: { messageId, domain, from: submission.from, message: submission.message, recipients, submittedAtMs },
+          clock: ports.clock,
+          inspect: inspectorFor(id),
+        });
+        entries.push({ id, messageId, domain, actor });
+        donePromises.push(
+          new Promise((resolve) => {
+            actor.subscribe({
+              next: (snapshot) => {
+                if (snapshot.status === "done") resolve(snapshot.context.outcomes);
+                wakeIfIdle();
+              },
+              error: () => {
+                resolve(actor.getSnapshot().context.outcomes);
+                wakeIfIdle();
+              },
+              complete: () => wakeIfIdle(),
+            });
+          }),
+        );
+        started.push(actor);
+      }
+      for (const actor of started) actor.start();
+
+      return {
+        messageId,
+        done: Promise.all(donePromises).then((lists) => [...local, ...lists.flat()]),
+        outcomes: () => [...local, ...started.flatMap((a) => a.getSnapshot().context.outcomes)],
+      };
+    },
+    whenIdle() {
+      if (idle()) return Promise.resolve();
+      return new Promise((resolve) => waiters.push(resolve));
+    },
+    actors: () => [...entries],
+    stop() {
+      stopped = true;
+      for (const { actor } of entries) actor.stop();
+      wakeIfIdle();
+    },
+  };
+  return sender;
+}
