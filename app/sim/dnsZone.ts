@@ -1,0 +1,278 @@
+/**
+ * The simulated DNS: record sets built from data, records that change at
+ * given times, faults, and a Resolver port over them that answers after a
+ * virtual latency and traces `dns.query` / `dns.answer`.
+ *
+ * One zone holds every name of a run: each domain's SVCB records at
+ * `_svc.<domain>` (G5), given as records or as RFC 9460 presentation strings,
+ * and its key records, TXT at `<selector>._svckey.<domain>` (G4).
+ *
+ * A name with no record set answers NXDOMAIN; a name with a record set but no
+ * records of the type asked answers NODATA. Faults — NXDOMAIN, SERVFAIL, a
+ * timeout (`{ kind: "timeout" }` after a virtual delay) — are scoped by a
+ * name glob, the record type, the asking domain, a time window and a
+ * probability drawn from the fault's own PRNG stream.
+ */
+import * as z from "zod";
+import { noTrace, type DnsAnswer, type Resolver, type SvcbRecord, type TraceSink } from "../ports.ts";
+import type { Parsed } from "../protocol/result.ts";
+import {
+  faultScopeShape,
+  inWindow,
+  latencySchema,
+  matchGlob,
+  normalizeName,
+  resolveTimeMs,
+  resolveWindow,
+  sampleLatencyMs,
+  timeOffsetSchema,
+  type LatencySpec,
+  type TimeWindow,
+} from "./faultScope.ts";
+import type { SeededRandom } from "./random.ts";
+import type { Scheduler } from "./scheduler.ts";
+
+/** The record types the service looks up. */
+export type DnsRecordType = "SVCB" | "TXT";
+
+/** The owner name of a domain's SVCB records (SVC-5, G5). */
+export function svcbOwner(domain: string): string {
+  return `_svc.${normalizeName(domain)}`;
+}
+
+const port = z.int().min(0).max(65535);
+
+/** Zod schema of an SVCB record given as data (the port's {@link SvcbRecord}). */
+export const svcbRecordSchema = z.strictObject({
+  priority: port,
+  target: z.string().min(1),
+  port: port.optional(),
+  alpn: z.array(z.string()).optional(),
+  ipv4hint: z.array(z.string()).optional(),
+  ipv6hint: z.array(z.string()).optional(),
+  other: z.record(z.string(), z.string()).optional(),
+});
+
+/** Zod schema of the records at one name. */
+export const dnsRecordSetSchema = z.strictObject({
+  /** SVCB records, as data or as presentation strings (`1 mx.b.example. alpn=h2 port=8443`). */
+  svcb: z.array(z.union([z.string(), svcbRecordSchema])).optional(),
+  /** TXT records, each one string (the record's strings joined). */
+  txt: z.array(z.string()).optional(),
+  ttlS: z.int().min(0).optional(),
+});
+
+/** Zod schema of a DNS fault. */
+export const dnsFaultSchema = z.strictObject({
+  kind: z.enum(["nxdomain", "servfail", "timeout"]),
+  ...faultScopeShape,
+  /** Glob over the queried name (`_svc.b.example`, `*._svckey.a.example`). */
+  name: z.string().optional(),
+  type: z.enum(["SVCB", "TXT"]).optional(),
+  /** Only queries asked by this domain's resolver. */
+  source: z.string().optional(),
+  /** For `timeout`: when the resolver gives up, virtual ms. Default: the zone's `timeoutMs`. */
+  afterMs: z.number().min(0).optional(),
+});
+
+/** Zod schema of a change: from `at` on, `name` holds `records` (`null`: the name is gone). */
+export const dnsChangeSchema = z.strictObject({
+  at: timeOffsetSchema,
+  name: z.string(),
+  records: dnsRecordSetSchema.nullable(),
+});
+
+/** Zod schema of a whole zone. */
+export const dnsZoneSchema = z.strictObject({
+  records: z.record(z.string(), dnsRecordSetSchema).default({}),
+  changes: z.array(dnsChangeSchema).default([]),
+  faults: z.array(dnsFaultSchema).default([]),
+  /** How long an answer takes, virtual ms. */
+  latency: latencySchema.default(0),
+  /** When a timed-out query gives up, virtual ms. */
+  timeoutMs: z.number().min(0).default(5000),
+  /** TTL of a record set that does not give one. */
+  defaultTtlS: z.int().min(0).default(300),
+});
+
+export type DnsRecordSetInput = z.input<typeof dnsRecordSetSchema>;
+export type DnsFaultInput = z.input<typeof dnsFaultSchema>;
+export type DnsZoneInput = z.input<typeof dnsZoneSchema>;
+export type DnsFault = z.output<typeof dnsFaultSchema>;
+
+/** Parses one SVCB presentation string; app/protocol/svcb.ts's `parseSvcbPresentation` fits. */
+export type SvcbPresentationParser = (text: string) => Parsed<SvcbRecord>;
+
+/** What {@link createDnsZone} needs. */
+export interface DnsZoneOptions {
+  readonly scheduler: Scheduler;
+  /** The zone's stream; the latency and each fault fork their own. */
+  readonly random: SeededRandom;
+  readonly trace?: TraceSink;
+  /** Needed only when records are given as presentation strings. */
+  readonly parseSvcb?: SvcbPresentationParser;
+}
+
+/** Records at one name, parsed. */
+interface RecordSet {
+  readonly svcb: readonly SvcbRecord[];
+  readonly txt: readonly string[];
+  readonly ttlS: number;
+}
+
+/** The simulated DNS of one run. */
+export interface DnsZone {
+  /** A Resolver for `domain` (its queries are traced as that domain's, and `source`-scoped faults see it). */
+  resolver(domain?: string): Resolver;
+  /** What the zone holds at `timeMs` (default now), without faults or latency: for inspection and invariants. */
+  lookup(name: string, type: DnsRecordType, timeMs?: number): DnsAnswer<SvcbRecord | string>;
+  /** Replaces the records at `name` from now on (`null` removes the name). */
+  set(name: string, records: DnsRecordSetInput | null): void;
+  /** Adds a fault after the others. */
+  addFault(fault: DnsFaultInput): DnsFault;
+}
+
+interface CompiledFault {
+  readonly spec: DnsFault;
+  readonly label: string;
+  readonly window: TimeWindow;
+  readonly chance: SeededRandom;
+}
+
+/**
+ * A zone from data: validated with {@link dnsZoneSchema} (throws a ZodError
+ * with paths when invalid) and with presentation strings parsed (throws when
+ * one does not parse, naming it).
+ */
+export function createDnsZone(input: DnsZoneInput, options: DnsZoneOptions): DnsZone {
+  const zone = dnsZoneSchema.parse(input);
+  const { scheduler } = options;
+  const trace = options.trace ?? noTrace;
+  const latencyRandom = options.random.fork("latency");
+  const latency: LatencySpec = zone.latency;
+  /** Per name, the record sets in force from each time on, in time order. */
+  const timelines = new Map<string, { readonly fromMs: number; readonly set: RecordSet | null }[]>();
+  const faults: CompiledFault[] = [];
+
+  function parseSet(name: string, set: DnsRecordSetInput): RecordSet {
+    const svcb = (set.svcb ?? []).map((record, i): SvcbRecord => {
+      if (typeof record !== "string") return svcbRecordSchema.parse(record);
+      if (options.parseSvcb === undefined) {
+        throw new Error(`${name}: SVCB record ${i} is a presentation string, and the zone was given no parseSvcb`);
+      }
+      const parsed = options.parseSvcb(record);
+      if (!parsed.ok) {
+        const why = parsed.violations.map((v) => `${v.message} [${v.rule}]`).join("; ");
+        throw new Error(`${name}: SVCB record ${i} "${record}" does not parse: ${why}`);
+      }
+      return parsed.value;
+    });
+    return { svcb, txt: set.txt ?? [], ttlS: set.ttlS ?? zone.defaultTtlS };
+  }
+
+  function setAt(name: string, fromMs: number, set: DnsRecordSetInput | null): void {
+    const key = normalizeName(name);
+    const timeline = timelines.get(key) ?? [];
+    const entry = { fromMs, set: set === null ? null : parseSet(key, set) };
+    // Stable insertion: after every entry at or before this time.
+    let i = timeline.length;
+    while (i > 0 && (timeline[i - 1]?.fromMs ?? 0) > fromMs) i--;
+    timeline.splice(i, 0, entry);
+    timelines.set(key, timeline);
+  }
+
+  for (const [name, set] of Object.entries(zone.records)) setAt(name, Number.NEGATIVE_INFINITY, set);
+  for (const change of zone.changes) setAt(change.name, resolveTimeMs(change.at, scheduler.startMs), change.records);
+
+  function recordsAt(name: string, timeMs: number): RecordSet | null {
+    let current: RecordSet | null = null;
+    for (const entry of timelines.get(normalizeName(name)) ?? []) {
+      if (entry.fromMs > timeMs) break;
+      current = entry.set;
+    }
+    return current;
+  }
+
+  function lookup(name: string, type: DnsRecordType, timeMs = scheduler.now()): DnsAnswer<SvcbRecord | string> {
+    const set = recordsAt(name, timeMs);
+    if (set === null) return { kind: "nxdomain" };
+    const records = type === "SVCB" ? set.svcb : set.txt;
+    return records.length === 0 ? { kind: "nodata" } : { kind: "answer", records, ttlS: set.ttlS };
+  }
+
+  function addFault(input: DnsFaultInput): DnsFault {
+    const spec = dnsFaultSchema.parse(input);
+    const label = spec.id ?? `${faults.length}:${spec.kind}`;
+    faults.push({
+      spec,
+      label,
+      window: resolveWindow(spec, scheduler.startMs),
+      chance: options.random.fork(`fault:${label}`),
+    });
+    return spec;
+  }
+  for (const fault of zone.faults) addFault(fault);
+
+  function faultFor(name: string, type: DnsRecordType, source: string | undefined): CompiledFault | undefined {
+    const now = scheduler.now();
+    for (const fault of faults) {
+      const spec = fault.spec;
+      if (!inWindow(fault.window, now)) continue;
+      if (spec.name !== undefined && !matchGlob(normalizeName(spec.name), name)) continue;
+      if (spec.type !== undefined && spec.type !== type) continue;
+      if (spec.source !== undefined && normalizeName(spec.source) !== source) continue;
+      if (spec.probability !== undefined && !fault.chance.chance(spec.probability)) continue;
+      return fault;
+    }
+    return undefined;
+  }
+
+  async function query<T extends SvcbRecord | string>(
+    rawName: string,
+    type: DnsRecordType,
+    source: string | undefined,
+  ): Promise<DnsAnswer<T>> {
+    const name = normalizeName(rawName);
+    const domain = source === undefined ? {} : { domain: source };
+    trace.emit({ name: "dns.query", timeMs: scheduler.now(), ...domain, data: { name, type } });
+    const fault = faultFor(name, type, source);
+    let answer: DnsAnswer<SvcbRecord | string>;
+    let delayMs: number;
+    if (fault?.spec.kind === "timeout") {
+      answer = { kind: "timeout" };
+      delayMs = fault.spec.afterMs ?? zone.timeoutMs;
+    } else {
+      answer = fault === undefined ? lookup(name, type) : { kind: fault.spec.kind };
+      delayMs = sampleLatencyMs(latency, latencyRandom);
+    }
+    if (delayMs > 0) await scheduler.sleep(delayMs, `dns ${type} ${name}`);
+    trace.emit({
+      name: "dns.answer",
+      timeMs: scheduler.now(),
+      ...domain,
+      data: {
+        name,
+        type,
+        kind: answer.kind,
+        ...(answer.kind === "answer" ? { records: answer.records, ttlS: answer.ttlS } : {}),
+        ...(fault !== undefined ? { fault: fault.label } : {}),
+      },
+    });
+    return answer as DnsAnswer<T>;
+  }
+
+  return {
+    resolver(domain) {
+      const source = domain === undefined ? undefined : normalizeName(domain);
+      return {
+        svcb: (name) => query<SvcbRecord>(name, "SVCB", source),
+        txt: (name) => query<string>(name, "TXT", source),
+      };
+    },
+    lookup,
+    set(name, records) {
+      setAt(name, scheduler.now(), records);
+    },
+    addFault,
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * What the DNS zone's and the network's faults have in common: when they are
+ * active (a time window relative to the start of the run), where (glob
+ * patterns over names), how often (a probability drawn from the fault's own
+ * PRNG stream), and latency distributions. Schemas are zod, so that scenario
+ * files can describe faults and get an error with a path for each mistake.
+ *
+ * Times in scenario files are offsets from the start of the run: a number of
+ * milliseconds, or a duration string such as `90s`, `1h30m`, `2d`; an
+ * absolute ISO 8601 time with a zone (`2026-01-01T02:00:00Z`) is accepted too.
+ */
+import * as z from "zod";
+import { sampleExponential, sampleNormal, sampleUniform } from "./random.ts";
+import type { SeededRandom } from "./random.ts";
+
+const UNIT_MS: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+};
+
+/**
+ * Milliseconds of a duration string: one or more `<number><unit>` parts with
+ * units `ms s m h d w` (`500ms`, `90s`, `1h30m`, `1.5h`, `2d`); a bare number is
+ * milliseconds. `undefined` when the text is not one.
+ */
+export function parseDurationMs(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed);
+  const part = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/gy;
+  let total = 0;
+  let end = 0;
+  let parts = 0;
+  for (let match = part.exec(trimmed); match !== null; match = part.exec(trimmed)) {
+    total += Number(match[1]) * (UNIT_MS[match[2] ?? ""] ?? Number.NaN);
+    end = part.lastIndex;
+    parts++;
+  }
+  if (parts === 0 || end !== trimmed.length || !Number.isFinite(total)) return undefined;
+  return Math.round(total);
+}
+
+const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** A point in virtual time: ms after the start, a duration string after the start, or an absolute ISO time. */
+export type TimeOffset = number | string;
+
+/** Zod schema of a {@link TimeOffset}. */
+export const timeOffsetSchema = z
+  .union([
+    z.number().min(0),
+    z.string().refine((text) => parseDurationMs(text) !== undefined || ISO_WITH_ZONE.test(text), {
+      message: 'a time is ms after the start, a duration such as "90s", "1h30m", "2d", or an ISO time with a zone',
+    }),
+  ])
+  .meta({ description: 'Ms after the start of the run, a duration after the start ("1h30m"), or an ISO time.' });
+
+/** The virtual time (ms since the epoch) a {@link TimeOffset} names in a run that started at `startMs`. */
+export function resolveTimeMs(offset: TimeOffset, startMs: number): number {
+  if (typeof offset === "number") return startMs + offset;
+  const duration = parseDurationMs(offset);
+  if (duration !== undefined) return startMs + duration;
+  if (ISO_WITH_ZONE.test(offset)) return Date.parse(offset);
+  throw new RangeError(`"${offset}" is not a time offset`);
+}
+
+/** Zod schema of a probability in [0, 1]. */
+export const probabilitySchema = z.number().min(0).max(1).meta({
+  description: "Chance in [0, 1] that the fault applies to a matching request, drawn from its own seeded stream.",
+});
+
+/** The scope fields every fault has; spread into each fault's object schema. */
+export const faultScopeShape = {
+  /** A stable name: the PRNG stream is forked by it (else by position), and the trace cites it. */
+  id: z.string().min(1).optional(),
+  from: timeOffsetSchema.optional(),
+  until: timeOffsetSchema.optional(),
+  probability: probabilitySchema.optional(),
+};
+
+/** A fault's time window in virtual ms since the epoch: active when `fromMs <= t < untilMs`. */
+export interface TimeWindow {
+  readonly fromMs: number;
+  readonly untilMs: number;
+}
+
+/** Resolves `from`/`until` against the start of the run; open ends are unbounded. */
+export function resolveWindow(
+  scope: { readonly from?: TimeOffset; readonly until?: TimeOffset },
+  startMs: number,
+): TimeWindow {
+  return {
+    fromMs: scope.from === undefined ? Number.NEGATIVE_INFINITY : resolveTimeMs(scope.from, startMs),
+    untilMs: scope.until === undefined ? Number.POSITIVE_INFINITY : resolveTimeMs(scope.until, startMs),
+  };
+}
+
+/** Whether `timeMs` falls in the window. */
+export function inWindow(window: TimeWindow, timeMs: number): boolean {
+  return timeMs >= window.fromMs && timeMs < window.untilMs;
+}
+
+/**
+ * Whether `value` matches a glob where `*` stands for any run of characters
+ * (`*.example.org`, `/v1/*`). Case-insensitive, for host names; paths in this
+ * protocol are lowercase anyway.
+ */
+export function matchGlob(pattern: string, value: string): boolean {
+  const source = pattern
+    .split("*")
+    .map((piece) => piece.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+    .join(".*");
+  return new RegExp(`^${source}$`, "i").test(value);
+}
+
+/** A domain or host name as compared everywhere here: lowercase, no trailing dot. */
+export function normalizeName(name: string): string {
+  return name.toLowerCase().replace(/\.$/, "");
+}
+
+// ---------------------------------------------------------------------------
+// Latency
+
+const ms = z.number().min(0);
+
+/** Zod schema of a latency: a fixed number of ms, or a distribution. */
+export const latencySchema = z
+  .union([
+    ms,
+    z.strictObject({ distribution: z.literal("fixed"), ms }),
+    z.strictObject({ distribution: z.literal("uniform"), minMs: ms, maxMs: ms }),
+    z.strictObject({ distribution: z.literal("normal"), meanMs: ms, stddevMs: ms, minMs: ms.optional() }),
+    z.strictObject({ distribution: z.literal("exponential"), meanMs: ms }),
+  ])
+  .meta({ description: "Virtual ms: fixed, or sampled from uniform, normal or exponential with the seeded PRNG." });
+
+/** A latency as {@link latencySchema} reads it. */
+export type LatencySpec = z.output<typeof latencySchema>;
+
+/**
+ * One latency in whole virtual ms, sampled from `random` (no draw for a fixed
+ * latency). Negative samples of a normal distribution are clamped to `minMs`
+ * (default 0).
+ */
+export function sampleLatencyMs(spec: LatencySpec, random: SeededRandom): number {
+  if (typeof spec === "number") return Math.round(spec);
+  switch (spec.distribution) {
+    case "fixed":
+      return Math.round(spec.ms);
+    case "uniform":
+      return Math.round(sampleUniform(random, Math.min(spec.minMs, spec.maxMs), Math.max(spec.minMs, spec.maxMs)));
+    case "normal":
+      return Math.max(Math.round(spec.minMs ?? 0), Math.round(sampleNormal(random, spec.meanMs, spec.stddevMs)));
+    case "exponential":
+      return Math.round(sampleExponential(random, spec.meanMs));
+  }
+}

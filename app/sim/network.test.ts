@@ -1,0 +1,465 @@
+import { describe, expect, it } from "vitest";
+import { TransportError, type TraceEvent } from "../ports.ts";
+import { traceHash } from "../trace/exportJson.ts";
+import { createRecorder } from "../trace/recorder.ts";
+import { createDnsZone } from "./dnsZone.ts";
+import { createMemoryStorage, installLocalStorageStandIn } from "./mswGuard.ts";
+import {
+  createNetwork,
+  networkFaultSchema,
+  sha256Field,
+  type NetworkFaultInput,
+  type NetworkOptions,
+} from "./network.ts";
+import { createRandom } from "./random.ts";
+import { createScheduler, type Scheduler } from "./scheduler.ts";
+
+const B_ORIGIN = "https://mx.b.example:8443";
+const CAPABILITIES = { versions: ["v1"], max_message_size: 26214400 };
+
+/** A stand-in receiver: capabilities on GET, a delivery result on POST; counts what it handled. */
+function fakeReceiver() {
+  const handled: string[] = [];
+  const handler = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    handled.push(`${request.method} ${url.pathname}`);
+    if (request.method === "GET" && url.pathname === "/v1/capabilities") {
+      return Response.json(CAPABILITIES, { headers: { "cache-control": "max-age=3600" } });
+    }
+    const body = await request.text();
+    return Response.json({ results: [{ recipient: "bob@b.example", status: "accepted" }], echoed: body.length });
+  };
+  return { handled, handler };
+}
+
+function setup(faults: NetworkFaultInput[] = [], extra: Partial<NetworkOptions> = {}, seed = 1) {
+  const scheduler = createScheduler({ startMs: 0 });
+  const events: TraceEvent[] = [];
+  const network = createNetwork({
+    scheduler,
+    random: createRandom(seed).fork("network"),
+    trace: { emit: (e) => events.push(e) },
+    faults,
+    ...extra,
+  });
+  const b = fakeReceiver();
+  network.mount(B_ORIGIN, b.handler, { domain: "b.example" });
+  const c = fakeReceiver();
+  network.mount("https://c.example", c.handler);
+  return { scheduler, network, events, b, c };
+}
+
+type Outcome = { response: Response; body: string; atMs: number } | { error: unknown; atMs: number };
+
+/** Sends `request` from `source` at virtual time `atMs`, runs the world, returns what came back and when. */
+async function send(
+  ctx: { scheduler: Scheduler; network: ReturnType<typeof createNetwork> },
+  source: string,
+  request: () => Request,
+  atMs = ctx.scheduler.now(),
+): Promise<Outcome> {
+  let outcome: Outcome | undefined;
+  ctx.scheduler.at(atMs, async () => {
+    try {
+      const response = await ctx.network.fetchFor(source)(request());
+      const body = await response.text();
+      outcome = { response, body, atMs: ctx.scheduler.now() };
+    } catch (error) {
+      outcome = { error, atMs: ctx.scheduler.now() };
+    }
+  });
+  await ctx.scheduler.run();
+  if (outcome === undefined) throw new Error("the exchange never ended");
+  return outcome;
+}
+
+const getCapabilities =
+  (origin = B_ORIGIN) =>
+  () =>
+    new Request(`${origin}/v1/capabilities`);
+const postMessage =
+  (origin = B_ORIGIN) =>
+  () =>
+    new Request(`${origin}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "multipart/mixed; boundary=x", "idempotency-key": "k1" },
+      body: "--x\r\n...message...\r\n--x--\r\n",
+    });
+
+function transportKind(outcome: Outcome): string | undefined {
+  return "error" in outcome && outcome.error instanceof TransportError ? outcome.error.kind : undefined;
+}
+
+function statusOf(outcome: Outcome): number | undefined {
+  return "response" in outcome ? outcome.response.status : undefined;
+}
+
+describe("network: routing through msw handlers", () => {
+  it("delivers a request to the receiver mounted at its origin (host and port) and traces the exchange", async () => {
+    const ctx = setup();
+    const outcome = await send(ctx, "a.example", postMessage());
+    expect(statusOf(outcome)).toBe(200);
+    expect(ctx.b.handled).toEqual(["POST /v1/messages"]);
+    expect(ctx.c.handled).toEqual([]);
+    const [request, response] = ctx.events;
+    expect(request).toMatchObject({ name: "http.request", domain: "a.example", timeMs: 0 });
+    const sent = new TextEncoder().encode("--x\r\n...message...\r\n--x--\r\n");
+    expect(request?.data).toEqual({
+      exchangeId: "x1",
+      method: "POST",
+      url: "https://mx.b.example:8443/v1/messages",
+      headers: { "content-type": "multipart/mixed; boundary=x", "idempotency-key": "k1" },
+      bodySize: sent.length,
+      bodyDigest: await sha256Field(sent),
+    });
+    expect(response).toMatchObject({ name: "http.response", domain: "a.example" });
+    expect(response?.data).toMatchObject({
+      exchangeId: "x1",
+      status: 200,
+      headers: { "content-type": "application/json" },
+    });
+    expect(response?.data).not.toHaveProperty("body");
+  });
+
+  it("puts whole bodies in the trace only when asked (recordBodies)", async () => {
+    const ctx = setup([], { recordBodies: true });
+    await send(ctx, "a.example", postMessage());
+    expect(ctx.events[0]?.data).toMatchObject({ body: "--x\r\n...message...\r\n--x--\r\n" });
+    expect(ctx.events[1]?.data).toMatchObject({ body: expect.stringContaining('"accepted"') as unknown });
+  });
+
+  it("refuses a request nothing listens for (wrong port, unknown host): connection-refused (ERR-21)", async () => {
+    const ctx = setup();
+    expect(transportKind(await send(ctx, "a.example", getCapabilities("https://mx.b.example")))).toBe(
+      "connection-refused",
+    );
+    expect(transportKind(await send(ctx, "a.example", getCapabilities("https://nowhere.example")))).toBe(
+      "connection-refused",
+    );
+    expect(ctx.events.filter((e) => e.name === "http.failure").map((e) => e.data?.["kind"])).toEqual([
+      "connection-refused",
+      "connection-refused",
+    ]);
+    expect(ctx.b.handled).toEqual([]);
+  });
+
+  it("validates fault descriptions and fills in defaults", () => {
+    expect(networkFaultSchema.parse({ kind: "timeout" })).toMatchObject({ afterMs: 30_000 });
+    expect(networkFaultSchema.parse({ kind: "rate-limited" })).toMatchObject({ retryAfterS: 60 });
+    expect(() => networkFaultSchema.parse({ kind: "gremlins" })).toThrow();
+    expect(() => networkFaultSchema.parse({ kind: "latency", latency: { distribution: "pareto" } })).toThrow();
+    expect(() => networkFaultSchema.parse({ kind: "tls-failure", from: "yesterday" })).toThrow(/duration/);
+  });
+});
+
+describe("network: transport faults (ERR-21: connection and TLS failures are temporary_failure)", () => {
+  it("connection-refused never reaches the receiver", async () => {
+    const ctx = setup([{ kind: "connection-refused", host: "mx.b.example" }]);
+    expect(transportKind(await send(ctx, "a.example", postMessage()))).toBe("connection-refused");
+    expect(ctx.b.handled).toEqual([]);
+    expect(ctx.events.at(-1)).toMatchObject({
+      name: "http.failure",
+      data: { kind: "connection-refused", fault: "0:connection-refused" },
+    });
+  });
+
+  it("connection-reset before the request is read: the receiver never sees it", async () => {
+    const ctx = setup([{ kind: "connection-reset" }]);
+    expect(transportKind(await send(ctx, "a.example", postMessage()))).toBe("connection-reset");
+    expect(ctx.b.handled).toEqual([]);
+  });
+
+  it("connection-reset after the receiver handled the request: delivered, but the answer is lost (POST-12 replays)", async () => {
+    const ctx = setup([{ kind: "connection-reset", phase: "response", id: "lost-answer" }]);
+    expect(transportKind(await send(ctx, "a.example", postMessage()))).toBe("connection-reset");
+    expect(ctx.b.handled).toEqual(["POST /v1/messages"]);
+    expect(ctx.events.at(-1)?.data).toMatchObject({ kind: "connection-reset", fault: "lost-answer" });
+  });
+
+  it("tls-failure is a TransportError of kind tls (SVC-6, AUTH-7: TLS 1.3 is mandatory)", async () => {
+    const ctx = setup([{ kind: "tls-failure" }]);
+    expect(transportKind(await send(ctx, "a.example", getCapabilities()))).toBe("tls");
+  });
+
+  it("timeout throws after its virtual delay, on the virtual clock", async () => {
+    const ctx = setup([{ kind: "timeout", afterMs: 20_000 }]);
+    const outcome = await send(ctx, "a.example", getCapabilities(), 1000);
+    expect(transportKind(outcome)).toBe("timeout");
+    expect(outcome.atMs).toBe(21_000);
+    expect(ctx.events.at(-1)).toMatchObject({ name: "http.failure", timeMs: 21_000 });
+  });
+
+  it("an aborted request rejects with the abort reason when the sender's (virtual) timer fires", async () => {
+    const ctx = setup([{ kind: "timeout", afterMs: 60_000 }]);
+    const controller = new AbortController();
+    ctx.scheduler.at(5000, () => controller.abort());
+    const outcome = await send(
+      ctx,
+      "a.example",
+      () => new Request(`${B_ORIGIN}/v1/capabilities`, { signal: controller.signal }),
+    );
+    expect("error" in outcome && (outcome.error as Error).name).toBe("AbortError");
+    expect(outcome.atMs).toBe(5000);
+    expect(ctx.events.at(-1)).toMatchObject({ name: "http.failure", timeMs: 5000, data: { kind: "aborted" } });
+  });
+});
+
+describe("network: HTTP faults in front of the receiver", () => {
+  it("503 temporary_failure with a Retry-After (POST-20), or without one", async () => {
+    const ctx = setup([{ kind: "unavailable", retryAfterS: 120, path: "/v1/messages" }], {
+      problemBase: () => "https://b.example/problems/",
+    });
+    const outcome = await send(ctx, "a.example", postMessage());
+    expect(statusOf(outcome)).toBe(503);
+    if (!("response" in outcome)) throw new Error("no response");
+    expect(outcome.response.headers.get("retry-after")).toBe("120");
+    expect(outcome.response.headers.get("content-type")).toBe("application/problem+json");
+    expect(JSON.parse(outcome.body)).toEqual({
+      type: "https://b.example/problems/temporary_failure",
+      title: "Temporary failure",
+      status: 503,
+    });
+    expect(ctx.b.handled).toEqual([]);
+    // The capabilities path is outside the fault's path scope.
+    expect(statusOf(await send(ctx, "a.example", getCapabilities()))).toBe(200);
+
+    const bare = setup([{ kind: "unavailable", problem: false }]);
+    const plain = await send(bare, "a.example", postMessage());
+    expect(statusOf(plain)).toBe(503);
+    if (!("response" in plain)) throw new Error("no response");
+    expect(plain.response.headers.get("retry-after")).toBeNull();
+    expect(plain.response.headers.get("content-type")).toBe("text/plain");
+  });
+
+  it("5xx without a problem document (ERR-21)", async () => {
+    const ctx = setup([{ kind: "server-error", status: 502, body: "Bad Gateway" }]);
+    const outcome = await send(ctx, "a.example", postMessage());
+    expect(statusOf(outcome)).toBe(502);
+    expect("body" in outcome && outcome.body).toBe("Bad Gateway");
+  });
+
+  it("429 rate_limited with Retry-After (POST-19, ERR-8), a verbatim header for G21", async () => {
+    const ctx = setup([{ kind: "rate-limited", retryAfter: "Wed, 01 Jan 2026 01:00:00 GMT" }]);
+    const outcome = await send(ctx, "a.example", postMessage());
+    expect(statusOf(outcome)).toBe(429);
+    if (!("response" in outcome)) throw new Error("no response");
+    expect(outcome.response.headers.get("retry-after")).toBe("Wed, 01 Jan 2026 01:00:00 GMT");
+    expect(JSON.parse(outcome.body)).toMatchObject({ type: "https://mx.b.example/problems/rate_limited", status: 429 });
+  });
+
+  it("403 policy_rejected (POST-15, ERR-3)", async () => {
+    const ctx = setup([{ kind: "forbidden" }]);
+    const outcome = await send(ctx, "a.example", postMessage());
+    expect(statusOf(outcome)).toBe(403);
+    expect("body" in outcome && JSON.parse(outcome.body)).toMatchObject({
+      type: "https://mx.b.example/problems/policy_rejected",
+    });
+  });
+
+  it("an invalid capabilities document, only on GET /v1/capabilities (GET-9)", async () => {
+    const ctx = setup([{ kind: "capabilities-invalid" }]);
+    const caps = await send(ctx, "a.example", getCapabilities());
+    expect(statusOf(caps)).toBe(200);
+    expect("body" in caps && JSON.parse(caps.body)).toEqual({ versions: ["v1"], max_message_size: 1024 });
+    expect(statusOf(await send(ctx, "a.example", postMessage()))).toBe(200);
+    expect(ctx.b.handled).toEqual(["POST /v1/messages"]);
+
+    const notJson = setup([{ kind: "capabilities-invalid", body: "<html>oops</html>", contentType: "text/html" }]);
+    const html = await send(notJson, "a.example", getCapabilities());
+    expect("body" in html && html.body).toBe("<html>oops</html>");
+  });
+
+  it("an unfetchable capabilities document (GET-9)", async () => {
+    const ctx = setup([{ kind: "capabilities-unfetchable" }]);
+    const outcome = await send(ctx, "a.example", getCapabilities());
+    expect(statusOf(outcome)).toBe(404);
+    expect(ctx.events.find((e) => e.name === "http.response")?.data).toMatchObject({
+      status: 404,
+      fault: "0:capabilities-unfetchable",
+    });
+  });
+
+  it("a slow body arrives in chunks over virtual time", async () => {
+    const ctx = setup([{ kind: "slow-body", chunkBytes: 16, intervalMs: 500 }]);
+    const outcome = await send(ctx, "a.example", getCapabilities(), 100);
+    const size = JSON.stringify(CAPABILITIES).length;
+    expect("body" in outcome && JSON.parse(outcome.body)).toEqual(CAPABILITIES);
+    expect(outcome.atMs).toBe(100 + Math.ceil(size / 16) * 500);
+    expect(ctx.events.find((e) => e.name === "http.response")).toMatchObject({
+      timeMs: 100,
+      data: { bodySize: size, bodyDurationMs: Math.ceil(size / 16) * 500 },
+    });
+  });
+});
+
+describe("network: latency, scope and probability", () => {
+  it("latency waits on the virtual clock, baseline plus faults", async () => {
+    const ctx = setup([{ kind: "latency", latency: 200, host: "mx.b.example" }], { latency: 30 });
+    const outcome = await send(ctx, "a.example", getCapabilities(), 1000);
+    expect(outcome.atMs).toBe(1230);
+    expect(ctx.events.map((e) => [e.name, e.timeMs])).toEqual([
+      ["http.request", 1000],
+      ["http.response", 1230],
+    ]);
+    const other = await send(ctx, "a.example", getCapabilities("https://c.example"), 2000);
+    expect(other.atMs).toBe(2030);
+  });
+
+  it("latency distributions are sampled from the seed: same seed, same delays", async () => {
+    const delays = async (seed: number): Promise<number[]> => {
+      const ctx = setup([{ kind: "latency", latency: { distribution: "exponential", meanMs: 100 } }], {}, seed);
+      const out: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const start = i * 10_000;
+        out.push((await send(ctx, "a.example", getCapabilities(), start)).atMs - start);
+      }
+      return out;
+    };
+    const first = await delays(3);
+    expect(await delays(3)).toEqual(first);
+    expect(await delays(4)).not.toEqual(first);
+  });
+
+  it("applies a fault only inside its window, for its source domain", async () => {
+    const ctx = setup([{ kind: "tls-failure", from: "10m", until: 1_200_000, source: "a.example" }]);
+    expect(statusOf(await send(ctx, "a.example", getCapabilities(), 0))).toBe(200);
+    expect(transportKind(await send(ctx, "a.example", getCapabilities(), 600_000))).toBe("tls");
+    expect(statusOf(await send(ctx, "z.example", getCapabilities(), 600_001))).toBe(200);
+    expect(statusOf(await send(ctx, "a.example", getCapabilities(), 1_200_000))).toBe(200);
+  });
+
+  it("probability is drawn from the fault's seeded stream: the same seed fails the same requests", async () => {
+    const pattern = async (seed: number): Promise<(number | string | undefined)[]> => {
+      const ctx = setup([{ kind: "unavailable", probability: 0.5 }], {}, seed);
+      const out: (number | string | undefined)[] = [];
+      for (let i = 0; i < 20; i++) out.push(statusOf(await send(ctx, "a.example", getCapabilities(), i * 1000)));
+      return out;
+    };
+    const first = await pattern(21);
+    expect(await pattern(21)).toEqual(first);
+    expect(await pattern(22)).not.toEqual(first);
+    expect(first).toContain(503);
+    expect(first).toContain(200);
+  });
+
+  it("a fault added later does not change an earlier fault's draws", async () => {
+    const draws = async (faults: NetworkFaultInput[]): Promise<(number | undefined)[]> => {
+      const ctx = setup(faults, {}, 9);
+      const out: (number | undefined)[] = [];
+      for (let i = 0; i < 16; i++) out.push(statusOf(await send(ctx, "a.example", getCapabilities(), i * 1000)));
+      return out;
+    };
+    const alone = await draws([{ kind: "rate-limited", probability: 0.5 }]);
+    const withAnother = await draws([
+      { kind: "rate-limited", probability: 0.5 },
+      { kind: "latency", latency: { distribution: "uniform", minMs: 1, maxMs: 9 }, probability: 0.5 },
+    ]);
+    expect(withAnother).toEqual(alone);
+  });
+});
+
+describe("network: partitions by requesting domain", () => {
+  it("blocks only the given pair, both ways", async () => {
+    const ctx = setup([{ kind: "partition", between: ["a.example", "b.example"], afterMs: 10_000 }]);
+    const aToB = await send(ctx, "a.example", getCapabilities(), 0);
+    expect(transportKind(aToB)).toBe("timeout");
+    expect(aToB.atMs).toBe(10_000);
+    expect(statusOf(await send(ctx, "a.example", getCapabilities("https://c.example")))).toBe(200);
+    expect(statusOf(await send(ctx, "c.example", getCapabilities()))).toBe(200);
+    // b's requests to a's hosts are blocked too (a has no receiver here, so mount one).
+    ctx.network.mount("https://mx.a.example", fakeReceiver().handler, { domain: "a.example" });
+    expect(transportKind(await send(ctx, "b.example", getCapabilities("https://mx.a.example")))).toBe("timeout");
+    expect(ctx.b.handled).toEqual(["GET /v1/capabilities"]);
+  });
+
+  it("can refuse instead of timing out", async () => {
+    const ctx = setup([{ kind: "partition", between: ["a.example", "b.example"], failure: "connection-refused" }]);
+    const outcome = await send(ctx, "a.example", getCapabilities(), 0);
+    expect(transportKind(outcome)).toBe("connection-refused");
+    expect(outcome.atMs).toBe(0);
+  });
+});
+
+describe("msw in a Web Worker: the localStorage stand-in", () => {
+  it("installs an in-memory Storage where none exists when forced, and leaves Node alone by default", () => {
+    const scope: { localStorage?: ReturnType<typeof createMemoryStorage> } = {};
+    expect(installLocalStorageStandIn(scope)).toBe(false); // not a worker scope
+    expect(installLocalStorageStandIn(scope, { force: true })).toBe(true);
+    scope.localStorage?.setItem("__msw-cookie-store__", "[]");
+    expect(scope.localStorage?.getItem("__msw-cookie-store__")).toBe("[]");
+    expect(installLocalStorageStandIn(scope, { force: true })).toBe(false); // already there
+  });
+
+  it("behaves as Storage for what msw does with it", () => {
+    const storage = createMemoryStorage();
+    expect(storage.getItem("k")).toBeNull();
+    storage.setItem("k", "v");
+    expect([storage.length, storage.key(0), storage.getItem("k")]).toEqual([1, "k", "v"]);
+    storage.removeItem("k");
+    expect(storage.length).toBe(0);
+  });
+});
+
+describe("determinism: the same seed gives the same trace, byte for byte (ARCHITECTURE Determinism)", () => {
+  async function runWorld(seed: number): Promise<{ hash: string; events: readonly TraceEvent[] }> {
+    const scheduler = createScheduler();
+    const recorder = createRecorder({ recordBodies: true });
+    const root = createRandom(seed);
+    const zone = createDnsZone(
+      {
+        records: { "_svc.b.example": { svcb: [{ priority: 1, target: "mx.b.example", port: 8443 }] } },
+        latency: { distribution: "normal", meanMs: 20, stddevMs: 5 },
+        faults: [{ kind: "servfail", probability: 0.3 }],
+      },
+      { scheduler, random: root.fork("dns"), trace: recorder },
+    );
+    const network = createNetwork({
+      scheduler,
+      random: root.fork("network"),
+      trace: recorder,
+      recordBodies: recorder.recordBodies,
+      latency: { distribution: "exponential", meanMs: 40 },
+      faults: [
+        { kind: "unavailable", probability: 0.3, retryAfterS: 30 },
+        { kind: "slow-body", chunkBytes: 8, intervalMs: 15, probability: 0.5 },
+      ],
+    });
+    network.mount(B_ORIGIN, fakeReceiver().handler, { domain: "b.example" });
+    for (const source of ["a.example", "c.example", "d.example"]) {
+      const fetch = network.fetchFor(source);
+      const resolver = zone.resolver(source);
+      for (let i = 0; i < 4; i++) {
+        // Several domains start at the same instants: order must come from the sequence, not from chance.
+        scheduler.at(scheduler.startMs + i * 1000, async () => {
+          const answer = await resolver.svcb("_svc.b.example");
+          if (answer.kind !== "answer") return;
+          const response = await fetch(postMessage()());
+          await response.text();
+        });
+      }
+    }
+    await scheduler.run();
+    const trace = recorder.toTrace({
+      mailscope: "test",
+      scenario: { name: "determinism" },
+      seed,
+      readings: {},
+      startedAtMs: scheduler.startMs,
+    });
+    return { hash: await traceHash(trace), events: trace.events };
+  }
+
+  it("two runs with one seed hash the same; another seed differs", async () => {
+    const first = await runWorld(2026);
+    expect((await runWorld(2026)).hash).toBe(first.hash);
+    expect((await runWorld(2027)).hash).not.toBe(first.hash);
+    // The run is not trivial: answers, failures, fault-made answers and slow bodies all happened.
+    const statuses = first.events.filter((e) => e.name === "http.response").map((e) => e.data?.["status"]);
+    expect(statuses).toContain(200);
+    expect(statuses).toContain(503);
+    expect(first.events.some((e) => e.name === "dns.answer" && e.data?.["kind"] === "servfail")).toBe(true);
+    expect(first.events.some((e) => e.name === "http.response" && typeof e.data?.["bodyDurationMs"] === "number")).toBe(
+      true,
+    );
+  });
+});

@@ -1,0 +1,568 @@
+/**
+ * The simulated network: each domain's Fetch resolves a Request through msw
+ * request handlers, without patching any global (msw's `getResponse`).
+ *
+ * The handler list of an exchange is, in order:
+ *
+ * 1. the baseline latency (a virtual wait, then fall through);
+ * 2. the faults, in the order given, each scoped by host, path, method,
+ *    requesting domain, time window and probability: a matching fault either
+ *    answers (a 503, a 429, an invalid capabilities document, …), throws a
+ *    {@link TransportError} (refused, reset, TLS, timeout, partition), waits on
+ *    the virtual clock and falls through (latency), or marks the exchange for
+ *    what happens to the response (reset after the receiver handled the
+ *    request, a slow body);
+ * 3. each domain's receiver, mounted at its origin `https://<host>:<port>`.
+ *
+ * A request no handler answers is refused, as a closed port would be.
+ *
+ * Every exchange is traced: `http.request` when sent, then `http.response` or
+ * `http.failure`, with headers, body size and SHA-256 digest, and the whole
+ * bodies when the recorder asks for them (`recordBodies`). Time only passes on
+ * the virtual clock; host work (body reads, digests) goes through
+ * `scheduler.track`. Probabilities and latency samples come from PRNG streams
+ * forked per fault (by `id`, else by position), so adding a fault at the end
+ * leaves every other stream as it was.
+ */
+import "./mswGuard.ts"; // before msw: msw needs localStorage when it loads in a Web Worker
+import { getResponse, http, type RequestHandler } from "msw";
+import * as z from "zod";
+import { noTrace, TransportError, type Fetch, type TraceSink } from "../ports.ts";
+import {
+  faultScopeShape,
+  inWindow,
+  latencySchema,
+  matchGlob,
+  normalizeName,
+  resolveWindow,
+  sampleLatencyMs,
+  type LatencySpec,
+  type TimeWindow,
+} from "./faultScope.ts";
+import type { SeededRandom } from "./random.ts";
+import type { Scheduler } from "./scheduler.ts";
+
+/** The capabilities path (GET-1); capabilities faults apply to it unless given another `path`. */
+export const CAPABILITIES_PATH = "/v1/capabilities";
+/** How long a timeout or a partition keeps the sender waiting, unless the fault says. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+const requestScope = {
+  ...faultScopeShape,
+  /** Glob over the host name (`mx.b.example`, `*.b.example`). */
+  host: z.string().optional(),
+  /** Glob over the path (`/v1/messages`, `/v1/*`). */
+  path: z.string().optional(),
+  method: z.string().optional(),
+  /** Only requests made by this domain. */
+  source: z.string().optional(),
+};
+
+const retryAfterShape = {
+  /** A Retry-After header in seconds. */
+  retryAfterS: z.int().min(0).optional(),
+  /** A Retry-After header verbatim (an HTTP-date, or something malformed, for G21). Wins over `retryAfterS`. */
+  retryAfter: z.string().optional(),
+};
+
+const problemBase = z.url().optional();
+
+/** Zod schema of a network fault, as scenario files describe them. */
+export const networkFaultSchema = z.discriminatedUnion("kind", [
+  z.strictObject({ kind: z.literal("connection-refused"), ...requestScope }),
+  z.strictObject({
+    kind: z.literal("connection-reset"),
+    ...requestScope,
+    /** `request`: before the receiver sees it; `response`: the receiver handled it, the answer is lost. */
+    phase: z.enum(["request", "response"]).default("request"),
+  }),
+  z.strictObject({ kind: z.literal("tls-failure"), ...requestScope }),
+  z.strictObject({
+    kind: z.literal("timeout"),
+    ...requestScope,
+    afterMs: z.number().min(0).default(DEFAULT_TIMEOUT_MS),
+  }),
+  z.strictObject({ kind: z.literal("latency"), ...requestScope, latency: latencySchema }),
+  z.strictObject({
+    kind: z.literal("unavailable"),
+    ...requestScope,
+    ...retryAfterShape,
+    /** A `temporary_failure` problem document (default), or a bare 503. */
+    problem: z.boolean().default(true),
+    problemBase,
+  }),
+  z.strictObject({
+    kind: z.literal("server-error"),
+    ...requestScope,
+    status: z.int().min(500).max(599).default(500),
+    body: z.string().default("Internal Server Error"),
+  }),
+  z.strictObject({
+    kind: z.literal("rate-limited"),
+    ...requestScope,
+    retryAfterS: z.int().min(0).default(60),
+    retryAfter: retryAfterShape.retryAfter,
+    problemBase,
+  }),
+  z.strictObject({ kind: z.literal("forbidden"), ...requestScope, ...retryAfterShape, problemBase }),
+  z.strictObject({
+    kind: z.literal("capabilities-invalid"),
+    ...requestScope,
+    /** The document served: a string verbatim, or an object as JSON. Default: one with a too-small `max_message_size`. */
+    body: z.union([z.string(), z.record(z.string(), z.unknown())]).optional(),
+    contentType: z.string().default("application/json"),
+  }),
+  z.strictObject({
+    kind: z.literal("capabilities-unfetchable"),
+    ...requestScope,
+    status: z.int().min(400).max(599).default(404),
+    body: z.string().default("Not Found"),
+  }),
+  z.strictObject({
+    kind: z.literal("partition"),
+    ...faultScopeShape,
+    /** Two domains that cannot reach each other, either way. */
+    between: z.tuple([z.string(), z.string()]),
+    failure: z.enum(["timeout", "connection-refused"]).default("timeout"),
+    afterMs: z.number().min(0).default(DEFAULT_TIMEOUT_MS),
+  }),
+  z.strictObject({
+    kind: z.literal("slow-body"),
+    ...requestScope,
+    chunkBytes: z.int().min(1).default(1024),
+    intervalMs: z.number().min(0).default(1000),
+  }),
+]);
+
+/** A network fault as a scenario file writes it. */
+export type NetworkFaultInput = z.input<typeof networkFaultSchema>;
+/** A network fault with its defaults filled in. */
+export type NetworkFault = z.output<typeof networkFaultSchema>;
+/** The kinds of network fault. */
+export type NetworkFaultKind = NetworkFault["kind"];
+
+/** A receiver: the handler `createReceiver` returns. */
+export type HttpHandlerFn = (request: Request) => Promise<Response>;
+
+/** What {@link createNetwork} needs. */
+export interface NetworkOptions {
+  readonly scheduler: Scheduler;
+  /** The network's stream; each fault forks its own from it. */
+  readonly random: SeededRandom;
+  readonly trace?: TraceSink;
+  readonly faults?: readonly NetworkFaultInput[];
+  /** Latency of every exchange, before the request reaches the receiver. Default 0. */
+  readonly latency?: LatencySpec;
+  /** Put whole bodies in `http.request` / `http.response` (the recorder asks for them). */
+  readonly recordBodies?: boolean;
+  /** `{problem_base}` for the problem documents faults answer with, by host. Default `https://<host>/problems`. */
+  readonly problemBase?: (host: string) => string;
+}
+
+/** The simulated network of one run. */
+export interface Network {
+  /**
+   * Mounts a receiver at `origin` (`https://mx.b.example:8443`). `domain` is
+   * the domain it serves, for partitions; default: the host name.
+   */
+  mount(origin: string, handler: HttpHandlerFn, options?: { readonly domain?: string }): void;
+  unmount(origin: string): boolean;
+  /** The Fetch port of `sourceDomain`: requests it makes are traced and partitioned as that domain's. */
+  fetchFor(sourceDomain: string): Fetch;
+  /** Adds a fault after the others (validated; throws a ZodError when invalid). */
+  addFault(fault: NetworkFaultInput): NetworkFault;
+  readonly faults: readonly NetworkFault[];
+}
+
+interface Exchange {
+  readonly id: string;
+  readonly source: string;
+  readonly url: URL;
+  readonly method: string;
+  /** Faults that act on the response: reset after handling, slow body. */
+  readonly post: CompiledFault[];
+  /** The fault that decided the outcome, for the trace. */
+  fault?: string;
+}
+
+interface CompiledFault {
+  readonly spec: NetworkFault;
+  readonly label: string;
+  readonly window: TimeWindow;
+  readonly chance: SeededRandom;
+  readonly latency: SeededRandom;
+}
+
+/** A network with no receivers yet and the given faults. */
+export function createNetwork(options: NetworkOptions): Network {
+  const { scheduler } = options;
+  const trace = options.trace ?? noTrace;
+  const exchanges = new WeakMap<Request, Exchange>();
+  const receivers = new Map<string, RequestHandler>();
+  const hostDomains = new Map<string, string>();
+  const faults: CompiledFault[] = [];
+  const faultHandlers: RequestHandler[] = [];
+  const baselineRandom = options.random.fork("latency");
+  let exchangeCount = 0;
+
+  const baseline = http.all(
+    () => true,
+    async () => {
+      if (options.latency === undefined) return undefined;
+      const delayMs = sampleLatencyMs(options.latency, baselineRandom);
+      if (delayMs > 0) await scheduler.sleep(delayMs, "network latency");
+      return undefined;
+    },
+  );
+
+  function emit(name: string, source: string, data: Record<string, unknown>): void {
+    trace.emit({ name, timeMs: scheduler.now(), domain: source, data });
+  }
+
+  function targetIs(host: string, domain: string): boolean {
+    const d = normalizeName(domain);
+    return hostDomains.get(host) === d || host === d || host.endsWith(`.${d}`);
+  }
+
+  function inScope(fault: CompiledFault, exchange: Exchange): boolean {
+    const spec = fault.spec;
+    if (!inWindow(fault.window, scheduler.now())) return false;
+    const host = exchange.url.hostname;
+    if (spec.kind === "partition") {
+      const [a, b] = spec.between.map(normalizeName) as [string, string];
+      const across = (exchange.source === a && targetIs(host, b)) || (exchange.source === b && targetIs(host, a));
+      if (!across) return false;
+    } else {
+      const path =
+        spec.path ??
+        (spec.kind === "capabilities-invalid" || spec.kind === "capabilities-unfetchable"
+          ? CAPABILITIES_PATH
+          : undefined);
+      const method =
+        spec.method ??
+        (spec.kind === "capabilities-invalid" || spec.kind === "capabilities-unfetchable" ? "GET" : undefined);
+      if (spec.host !== undefined && !matchGlob(spec.host, host)) return false;
+      if (path !== undefined && !matchGlob(path, exchange.url.pathname)) return false;
+      if (method !== undefined && method.toUpperCase() !== exchange.method) return false;
+      if (spec.source !== undefined && normalizeName(spec.source) !== exchange.source) return false;
+    }
+    // Drawn only for requests in scope, from the fault's own stream.
+    return spec.probability === undefined || fault.chance.chance(spec.probability);
+  }
+
+  function baseFor(host: string, explicit: string | undefined): string {
+    return (explicit ?? options.problemBase?.(host) ?? `https://${host}/problems`).replace(/\/+$/, "");
+  }
+
+  async function act(fault: CompiledFault, exchange: Exchange): Promise<Response | undefined> {
+    const spec = fault.spec;
+    const host = exchange.url.hostname;
+    const decided = (): void => {
+      exchange.fault = fault.label;
+    };
+    switch (spec.kind) {
+      case "latency": {
+        const delayMs = sampleLatencyMs(spec.latency, fault.latency);
+        if (delayMs > 0) await scheduler.sleep(delayMs, `latency fault ${fault.label}`);
+        return undefined;
+      }
+      case "connection-refused":
+        decided();
+        throw new TransportError("connection-refused", `connection refused by ${exchange.url.host}`);
+      case "connection-reset":
+        if (spec.phase === "response") {
+          exchange.post.push(fault);
+          return undefined;
+        }
+        decided();
+        throw new TransportError(
+          "connection-reset",
+          `connection reset by ${exchange.url.host} before the request was read`,
+        );
+      case "tls-failure":
+        decided();
+        throw new TransportError("tls", `TLS handshake with ${exchange.url.host} failed`);
+      case "timeout":
+        await scheduler.sleep(spec.afterMs, `timeout fault ${fault.label}`);
+        decided();
+        throw new TransportError("timeout", `no answer from ${exchange.url.host} within ${spec.afterMs} ms`);
+      case "partition":
+        decided();
+        if (spec.failure === "connection-refused") {
+          throw new TransportError(
+            "connection-refused",
+            `${exchange.source} cannot reach ${exchange.url.host} (partition)`,
+          );
+        }
+        await scheduler.sleep(spec.afterMs, `partition ${fault.label}`);
+        throw new TransportError("timeout", `${exchange.source} cannot reach ${exchange.url.host} (partition)`);
+      case "unavailable":
+        decided();
+        return spec.problem
+          ? problemResponse(503, "temporary_failure", baseFor(host, spec.problemBase), retryAfterHeader(spec))
+          : new Response("Service Unavailable", {
+              status: 503,
+              headers: { "content-type": "text/plain", ...retryAfterHeader(spec) },
+            });
+      case "server-error":
+        decided();
+        return new Response(spec.body, { status: spec.status, headers: { "content-type": "text/plain" } });
+      case "rate-limited":
+        decided();
+        return problemResponse(429, "rate_limited", baseFor(host, spec.problemBase), retryAfterHeader(spec));
+      case "forbidden":
+        decided();
+        return problemResponse(403, "policy_rejected", baseFor(host, spec.problemBase), retryAfterHeader(spec));
+      case "capabilities-invalid": {
+        decided();
+        const body = spec.body ?? { versions: ["v1"], max_message_size: 1024 };
+        return new Response(typeof body === "string" ? body : JSON.stringify(body), {
+          status: 200,
+          headers: { "content-type": spec.contentType, "cache-control": "max-age=3600" },
+        });
+      }
+      case "capabilities-unfetchable":
+        decided();
+        return new Response(spec.body, { status: spec.status, headers: { "content-type": "text/plain" } });
+      case "slow-body":
+        exchange.post.push(fault);
+        return undefined;
+    }
+  }
+
+  function addFault(input: NetworkFaultInput): NetworkFault {
+    const spec = networkFaultSchema.parse(input);
+    const index = faults.length;
+    const label = spec.id ?? `${index}:${spec.kind}`;
+    const stream = options.random.fork(`fault:${label}`);
+    const fault: CompiledFault = {
+      spec,
+      label,
+      window: resolveWindow(spec, scheduler.startMs),
+      chance: stream.fork("probability"),
+      latency: stream.fork("latency"),
+    };
+    faults.push(fault);
+    faultHandlers.push(
+      http.all(
+        () => true,
+        async ({ request }) => {
+          const exchange = exchanges.get(request);
+          if (exchange === undefined || !inScope(fault, exchange)) return undefined;
+          return act(fault, exchange);
+        },
+      ),
+    );
+    return spec;
+  }
+
+  async function exchange(request: Request, source: string): Promise<Response> {
+    const id = `x${++exchangeCount}`;
+    const signal = request.signal;
+    signal.throwIfAborted();
+    const url = new URL(request.url);
+    const method = request.method.toUpperCase();
+    const requestBody = new Uint8Array(await scheduler.track(request.arrayBuffer(), "http.request body"));
+    emit("http.request", source, {
+      exchangeId: id,
+      method,
+      url: url.href,
+      headers: headersObject(request.headers),
+      bodySize: requestBody.length,
+      bodyDigest: await scheduler.track(sha256Field(requestBody), "http.request digest"),
+      ...(options.recordBodies === true ? bodyFields(requestBody) : {}),
+    });
+    const forwarded = new Request(url.href, {
+      method,
+      headers: request.headers,
+      body: requestBody.length > 0 ? requestBody : null,
+      signal,
+    });
+    const current: Exchange = { id, source, url, method, post: [] };
+    exchanges.set(forwarded, current);
+    try {
+      const handlers = [baseline, ...faultHandlers, ...receivers.values()];
+      const response = await abortable(getResponse(handlers, forwarded), signal);
+      if (response === undefined) {
+        throw new TransportError("connection-refused", `nothing listens at ${url.origin}`);
+      }
+      if (response.type === "error") {
+        throw new TransportError("connection-reset", `${url.host} closed the connection without an answer`);
+      }
+      const reset = current.post.find((f) => f.spec.kind === "connection-reset");
+      if (reset !== undefined) {
+        current.fault = reset.label;
+        throw new TransportError("connection-reset", `connection to ${url.host} reset after the request was handled`);
+      }
+      const responseBody = new Uint8Array(await scheduler.track(response.arrayBuffer(), "http.response body"));
+      const slow = current.post.find((f) => f.spec.kind === "slow-body")?.spec;
+      const chunking = slow?.kind === "slow-body" ? slow : undefined;
+      const bodyDurationMs =
+        chunking === undefined ? 0 : Math.ceil(responseBody.length / chunking.chunkBytes) * chunking.intervalMs;
+      emit("http.response", source, {
+        exchangeId: id,
+        status: response.status,
+        ...(response.statusText !== "" ? { statusText: response.statusText } : {}),
+        headers: headersObject(response.headers),
+        bodySize: responseBody.length,
+        bodyDigest: await scheduler.track(sha256Field(responseBody), "http.response digest"),
+        ...(bodyDurationMs > 0 ? { bodyDurationMs } : {}),
+        ...(current.fault !== undefined ? { fault: current.fault } : {}),
+        ...(options.recordBodies === true ? bodyFields(responseBody) : {}),
+      });
+      const body = NULL_BODY_STATUSES.has(response.status)
+        ? null
+        : chunking === undefined
+          ? responseBody
+          : slowBody(scheduler, responseBody, chunking.chunkBytes, chunking.intervalMs);
+      return new Response(body, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: new Headers(response.headers),
+      });
+    } catch (error) {
+      emit("http.failure", source, {
+        exchangeId: id,
+        kind: error instanceof TransportError ? error.kind : isAbort(error) ? "aborted" : "error",
+        message: error instanceof Error ? error.message : String(error),
+        ...(current.fault !== undefined ? { fault: current.fault } : {}),
+      });
+      throw error;
+    }
+  }
+
+  for (const fault of options.faults ?? []) addFault(fault);
+
+  return {
+    mount(origin, handler, mountOptions = {}) {
+      const parsed = new URL(origin);
+      const key = parsed.origin;
+      receivers.set(
+        key,
+        http.all(
+          ({ request }) => new URL(request.url).origin === key,
+          ({ request }) => handler(request),
+        ),
+      );
+      hostDomains.set(parsed.hostname, normalizeName(mountOptions.domain ?? parsed.hostname));
+    },
+    unmount(origin) {
+      return receivers.delete(new URL(origin).origin);
+    },
+    fetchFor(sourceDomain) {
+      const source = normalizeName(sourceDomain);
+      return (request) => exchange(request, source);
+    },
+    addFault,
+    get faults() {
+      return faults.map((f) => f.spec);
+    },
+  };
+}
+
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+const PROBLEM_TITLES: Readonly<Record<string, string>> = {
+  temporary_failure: "Temporary failure",
+  rate_limited: "Rate limited",
+  policy_rejected: "Policy rejected",
+};
+
+function problemResponse(status: number, identifier: string, base: string, headers: Record<string, string>): Response {
+  const problem = { type: `${base}/${identifier}`, title: PROBLEM_TITLES[identifier] ?? identifier, status };
+  return new Response(JSON.stringify(problem), {
+    status,
+    headers: { "content-type": "application/problem+json", ...headers },
+  });
+}
+
+function retryAfterHeader(spec: {
+  readonly retryAfter?: string | undefined;
+  readonly retryAfterS?: number | undefined;
+}): Record<string, string> {
+  if (spec.retryAfter !== undefined) return { "retry-after": spec.retryAfter };
+  if (spec.retryAfterS !== undefined) return { "retry-after": String(spec.retryAfterS) };
+  return {};
+}
+
+/** Header names (lowercase, sorted by the Headers class) to values. */
+export function headersObject(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    out[name] = name in out ? `${out[name]}, ${value}` : value;
+  });
+  return out;
+}
+
+/** `sha-256=:<base64>:`, the form of a Content-Digest member (RFC 9530), so a trace reader can compare the two. */
+export async function sha256Field(bytes: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes.slice()));
+  let binary = "";
+  for (const b of digest) binary += String.fromCharCode(b);
+  return `sha-256=:${btoa(binary)}:`;
+}
+
+/** A body for the trace: UTF-8 text as `body`, anything else as `bodyBase64`. */
+function bodyFields(bytes: Uint8Array): { body: string } | { bodyBase64: string } {
+  try {
+    return { body: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+  } catch {
+    let binary = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    return { bodyBase64: btoa(binary) };
+  }
+}
+
+/** A body delivered `chunkBytes` at a time, one chunk every `intervalMs` of virtual time. */
+function slowBody(
+  scheduler: Scheduler,
+  bytes: Uint8Array,
+  chunkBytes: number,
+  intervalMs: number,
+): ReadableStream<Uint8Array> {
+  let cancelled = false;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      const chunks = Math.ceil(bytes.length / chunkBytes);
+      if (chunks === 0) controller.close();
+      for (let i = 0; i < chunks; i++) {
+        scheduler.after(
+          (i + 1) * intervalMs,
+          () => {
+            if (cancelled) return;
+            controller.enqueue(bytes.slice(i * chunkBytes, (i + 1) * chunkBytes));
+            if (i === chunks - 1) controller.close();
+          },
+          "slow body chunk",
+        );
+      }
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+}
+
+/** `work`, or the signal's reason as soon as it aborts. */
+function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => {
+      reject(signal.reason as Error);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error as Error);
+      },
+    );
+  });
+}
+
+function isAbort(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { name?: unknown }).name === "AbortError";
+}

@@ -1,0 +1,639 @@
+/**
+ * The simulator's event loop: a discrete-event scheduler over a virtual clock
+ * (ARCHITECTURE.md "Determinism").
+ *
+ * Events are ordered by (virtual time, sequence number): two events at the
+ * same time run in the order they were scheduled. Time jumps from event to
+ * event, so five quiet days cost nothing. Each event's work — promises,
+ * WebCrypto, actor steps — is finished before the next event starts.
+ *
+ * "Finished" needs care. WebCrypto and body reads settle on real host
+ * macrotasks, so draining microtasks is not enough. The scheduler therefore
+ * keeps an explicit set of outstanding work: the simulated ports put every
+ * host-async operation they start through {@link Scheduler.track} (body
+ * reads, digests, crypto). After an event it loops: yield one real host
+ * macrotask (which also drains every microtask queued so far), wait for the
+ * tracked set to empty, and stop only after a yield in which nothing new
+ * happened — no work tracked, no event scheduled or cancelled, no
+ * {@link Scheduler.touch}.
+ *
+ * Track only work that settles without virtual time passing. A promise that
+ * waits on the virtual clock (a {@link Scheduler.sleep}, a simulated Fetch or
+ * Resolver with latency) settles only when a later event runs, so tracking it
+ * would stall the loop; a real-time watchdog turns such a stall into an error
+ * that says so.
+ *
+ * Host work nobody tracked (a component calling the global `crypto.subtle`
+ * itself) is covered only by the yield: `setTimeout(0)` gives it at least a
+ * millisecond in Node and four in a busy browser worker, far more than an
+ * Ed25519 signature or a digest of a message takes, and its completion counts
+ * as activity once it schedules or tracks anything. That is a margin, not a
+ * guarantee; tracking is the guarantee.
+ *
+ * The host's real timers are used in two places only, never to read time:
+ * to yield a macrotask between settling rounds, and to pace playback in
+ * {@link Scheduler.runRealtime}. Both are injectable, so tests can use fake
+ * timers.
+ */
+import type { Clock } from "../ports.ts";
+
+/** 2026-01-01T00:00:00Z, the default start of a run. */
+export const DEFAULT_START_MS = Date.UTC(2026, 0, 1);
+
+/** The host timer used to pace playback. Never used to read time. */
+export interface HostTimers {
+  setTimeout(fn: () => void, delayMs: number): unknown;
+}
+
+// Captured at load, so that a test installing fake timers later does not
+// freeze the settling yields and the watchdog, which must be real.
+const realSetTimeout = globalThis.setTimeout.bind(globalThis);
+const realClearTimeout = globalThis.clearTimeout.bind(globalThis);
+const realHost: HostTimers = { setTimeout: (fn, delayMs) => realSetTimeout(fn, delayMs) };
+
+/** One real macrotask: `setTimeout(0)` of the host. Every microtask queued before it has run when it resolves. */
+export function hostMacrotask(): Promise<void> {
+  return new Promise((resolve) => realSetTimeout(resolve, 0));
+}
+
+/**
+ * One real macrotask through a MessageChannel: no 1 ms (Node) or 4 ms (nested
+ * browser timers) clamp, so a run costs microseconds per event. It gives host
+ * work less time than `setTimeout(0)` does, so use it only when every piece of
+ * host work (crypto included) goes through {@link Scheduler.track}.
+ */
+export function messageChannelMacrotask(): Promise<void> {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(undefined);
+  });
+}
+
+/** What {@link createScheduler} may be told. */
+export interface SchedulerOptions {
+  /** Virtual time at the start, ms since the epoch. Default {@link DEFAULT_START_MS}. */
+  readonly startMs?: number;
+  /** Host timers that pace playback. Default: the real ones. */
+  readonly host?: HostTimers;
+  /** Yields one host macrotask while settling an event. Default {@link hostMacrotask}; see {@link messageChannelMacrotask}. */
+  readonly yieldToHost?: () => Promise<void>;
+  /** Consecutive quiet yields that end the settling of an event. Default 1. */
+  readonly quietYields?: number;
+  /** Real ms that tracked work may take before the run fails as stalled. Default 30 000. */
+  readonly stallMs?: number;
+}
+
+/** Why a run stopped. */
+export type RunStop = "idle" | "until" | "paused" | "limit";
+
+/** The outcome of {@link Scheduler.run} and friends. */
+export interface RunResult {
+  /** `idle`: no events left; `until`: reached the time asked for; `paused`: {@link Scheduler.pause}; `limit`: `maxEvents` ran. */
+  readonly reason: RunStop;
+  /** Virtual time when it stopped. */
+  readonly nowMs: number;
+  /** Events run by this call. */
+  readonly events: number;
+}
+
+/** How far to run. */
+export interface RunOptions {
+  /** Run every event at or before this virtual time, then set the clock to it. */
+  readonly untilMs?: number;
+  /** Stop after this many events. */
+  readonly maxEvents?: number;
+}
+
+/** One event as {@link Scheduler.step} reports it. */
+export interface StepResult {
+  readonly id: number;
+  readonly timeMs: number;
+  readonly label: string;
+}
+
+/** Where playback is, for a progress bar or a clock display. */
+export interface PlaybackProgress {
+  /** The virtual clock: the time of the last event run (or the `untilMs` reached). */
+  readonly nowMs: number;
+  /** Where the playhead is shown, between events while waiting real time. Never behind `nowMs`. */
+  readonly playheadMs: number;
+  /** Events run since the scheduler was created. */
+  readonly executedEvents: number;
+  readonly pendingEvents: number;
+  readonly nextEventAtMs: number | undefined;
+}
+
+/** Options of {@link Scheduler.runRealtime}. */
+export interface RealtimeOptions {
+  /** Stop at this virtual time, as {@link RunOptions.untilMs}. */
+  readonly untilMs?: number;
+  /** Longest real wait between two progress reports, ms. Default 50. */
+  readonly frameMs?: number;
+}
+
+/** The event loop of one simulation. */
+export interface Scheduler {
+  /** The virtual clock: `now()` is virtual time, `setTimeout` schedules an event. Hand it to XState as `clock`. */
+  readonly clock: Clock;
+  readonly startMs: number;
+  /** Virtual time, ms since the epoch. */
+  now(): number;
+  /**
+   * Schedules `fn` at virtual time `timeMs` (a time in the past means now). If
+   * `fn` returns a promise, its rejection fails the run; it is not awaited,
+   * since it may wait on virtual time: track its host work where it starts.
+   */
+  at(timeMs: number, fn: () => unknown, label?: string): number;
+  /** Schedules `fn` `delayMs` after now. */
+  after(delayMs: number, fn: () => unknown, label?: string): number;
+  /** Cancels a scheduled event; false when it already ran or never existed. */
+  cancel(id: unknown): boolean;
+  /** Resolves when the virtual clock reaches now + `delayMs` (an event of its own). Do not {@link track} it. */
+  sleep(delayMs: number, label?: string): Promise<void>;
+  /** Registers host-async work that settles without virtual time passing; the next event waits for it. Returns `work`. */
+  track<T>(work: Promise<T>, label?: string): Promise<T>;
+  /** Tells the scheduler something happened, so settling yields once more (for example, on every trace event). */
+  touch(): void;
+  readonly pendingEvents: number;
+  readonly executedEvents: number;
+  nextEventAtMs(): number | undefined;
+  /** `running` while a run is in progress; `paused` after {@link pause} stopped one. */
+  readonly state: "idle" | "running" | "paused";
+  /** Runs events at full speed until none are left, `untilMs` is reached, or {@link pause}. */
+  run(options?: RunOptions): Promise<RunResult>;
+  /** `run({ untilMs })`. */
+  runUntil(timeMs: number): Promise<RunResult>;
+  /** Runs exactly the next event; `undefined` when there is none. */
+  step(): Promise<StepResult | undefined>;
+  /**
+   * Plays back in real time scaled by `factor` (virtual ms per real ms: 1 is
+   * real time, 60 a minute per second, `Infinity` as fast as possible),
+   * waiting on the host timers between events and reporting progress.
+   */
+  runRealtime(
+    factor: number,
+    onProgress?: (progress: PlaybackProgress) => void,
+    options?: RealtimeOptions,
+  ): Promise<RunResult>;
+  /** Changes the playback factor, also in the middle of a wait. */
+  setRealtimeFactor(factor: number): void;
+  /** Stops the current run after the event in progress (or in the middle of a playback wait). */
+  pause(): void;
+  /** Continues a paused run the way it was started. */
+  resume(): Promise<RunResult>;
+}
+
+/** A failure inside the simulation: an event threw, or tracked work stalled. Says when and where. */
+export class SimulationError extends Error {
+  readonly timeMs: number;
+  readonly eventLabel: string;
+  constructor(message: string, timeMs: number, eventLabel: string, cause?: unknown) {
+    super(`${message} (event "${eventLabel}" at ${new Date(timeMs).toISOString()})`, { cause });
+    this.name = "SimulationError";
+    this.timeMs = timeMs;
+    this.eventLabel = eventLabel;
+  }
+}
+
+interface QueuedEvent {
+  readonly id: number;
+  readonly timeMs: number;
+  readonly seq: number;
+  readonly fn: () => unknown;
+  readonly label: string;
+  cancelled: boolean;
+}
+
+type LastRun =
+  | { readonly mode: "run"; readonly options: RunOptions }
+  | {
+      readonly mode: "realtime";
+      readonly onProgress: ((progress: PlaybackProgress) => void) | undefined;
+      readonly options: RealtimeOptions;
+    };
+
+/** A new scheduler at `options.startMs` with no events. */
+export function createScheduler(options: SchedulerOptions = {}): Scheduler {
+  return new EventScheduler(options);
+}
+
+class EventScheduler implements Scheduler {
+  readonly startMs: number;
+  readonly clock: Clock;
+  #nowMs: number;
+  #playheadMs: number;
+  #seq = 0;
+  #executed = 0;
+  #pending = 0;
+  readonly #heap: QueuedEvent[] = [];
+  readonly #byId = new Map<number, QueuedEvent>();
+  readonly #tracked = new Map<Promise<unknown>, string>();
+  #activity = false;
+  #failure: SimulationError | undefined;
+  #state: "idle" | "running" | "paused" = "idle";
+  #pauseRequested = false;
+  #factor = 1;
+  #last: LastRun | undefined;
+  readonly #host: HostTimers;
+  readonly #yield: () => Promise<void>;
+  readonly #quietYields: number;
+  readonly #stallMs: number;
+
+  constructor(options: SchedulerOptions) {
+    this.startMs = options.startMs ?? DEFAULT_START_MS;
+    this.#nowMs = this.startMs;
+    this.#playheadMs = this.startMs;
+    this.#host = options.host ?? realHost;
+    this.#yield = options.yieldToHost ?? hostMacrotask;
+    this.#quietYields = Math.max(1, options.quietYields ?? 1);
+    this.#stallMs = options.stallMs ?? 30_000;
+    this.clock = {
+      now: () => this.#nowMs,
+      setTimeout: (fn, timeoutMs) => this.after(timeoutMs, fn, "timer"),
+      clearTimeout: (id) => {
+        this.cancel(id);
+      },
+    };
+  }
+
+  now(): number {
+    return this.#nowMs;
+  }
+
+  get state(): "idle" | "running" | "paused" {
+    return this.#state;
+  }
+
+  get pendingEvents(): number {
+    return this.#pending;
+  }
+
+  get executedEvents(): number {
+    return this.#executed;
+  }
+
+  at(timeMs: number, fn: () => unknown, label = "event"): number {
+    const seq = ++this.#seq;
+    const time = Number.isFinite(timeMs) ? Math.max(timeMs, this.#nowMs) : this.#nowMs;
+    const event: QueuedEvent = { id: seq, timeMs: time, seq, fn, label, cancelled: false };
+    heapPush(this.#heap, event);
+    this.#byId.set(event.id, event);
+    this.#pending++;
+    this.#activity = true;
+    return event.id;
+  }
+
+  after(delayMs: number, fn: () => unknown, label?: string): number {
+    const delay = Number.isFinite(delayMs) && delayMs > 0 ? delayMs : 0;
+    return this.at(this.#nowMs + delay, fn, label);
+  }
+
+  cancel(id: unknown): boolean {
+    if (typeof id !== "number") return false;
+    const event = this.#byId.get(id);
+    if (event === undefined || event.cancelled) return false;
+    event.cancelled = true;
+    this.#byId.delete(id);
+    this.#pending--;
+    this.#activity = true;
+    return true;
+  }
+
+  sleep(delayMs: number, label = "sleep"): Promise<void> {
+    return new Promise((resolve) => {
+      this.after(delayMs, resolve, label);
+    });
+  }
+
+  track<T>(work: Promise<T>, label = "work"): Promise<T> {
+    const settled = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#tracked.set(settled, label);
+    this.#activity = true;
+    void settled.then(() => {
+      this.#tracked.delete(settled);
+      this.#activity = true;
+    });
+    return work;
+  }
+
+  touch(): void {
+    this.#activity = true;
+  }
+
+  nextEventAtMs(): number | undefined {
+    return this.#peek()?.timeMs;
+  }
+
+  // -------------------------------------------------------------------------
+  // Running
+
+  run(options: RunOptions = {}): Promise<RunResult> {
+    try {
+      this.#begin({ mode: "run", options });
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    return this.#finish(this.#runLoop(options));
+  }
+
+  runUntil(timeMs: number): Promise<RunResult> {
+    return this.run({ untilMs: timeMs });
+  }
+
+  async step(): Promise<StepResult | undefined> {
+    if (this.#state === "running") throw new Error("the scheduler is already running");
+    const before = this.#state;
+    this.#state = "running";
+    try {
+      const event = this.#popNext();
+      if (event === undefined) return undefined;
+      await this.#execute(event);
+      return { id: event.id, timeMs: event.timeMs, label: event.label };
+    } finally {
+      this.#state = before;
+    }
+  }
+
+  runRealtime(
+    factor: number,
+    onProgress?: (progress: PlaybackProgress) => void,
+    options: RealtimeOptions = {},
+  ): Promise<RunResult> {
+    try {
+      this.setRealtimeFactor(factor);
+      this.#begin({ mode: "realtime", onProgress, options });
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    return this.#finish(this.#realtimeLoop(onProgress, options));
+  }
+
+  setRealtimeFactor(factor: number): void {
+    if (!(factor > 0)) throw new RangeError(`a playback factor is > 0 (Infinity: as fast as possible), not ${factor}`);
+    this.#factor = factor;
+  }
+
+  pause(): void {
+    if (this.#state === "running") this.#pauseRequested = true;
+  }
+
+  resume(): Promise<RunResult> {
+    const last = this.#last;
+    if (this.#state !== "paused" || last === undefined) {
+      return Promise.reject(new Error("resume() continues a paused run; nothing is paused"));
+    }
+    return last.mode === "run" ? this.run(last.options) : this.runRealtime(this.#factor, last.onProgress, last.options);
+  }
+
+  #begin(last: LastRun): void {
+    if (this.#state === "running") throw new Error("the scheduler is already running");
+    this.#state = "running";
+    this.#pauseRequested = false;
+    this.#last = last;
+  }
+
+  async #finish(loop: Promise<RunResult>): Promise<RunResult> {
+    try {
+      const result = await loop;
+      this.#state = result.reason === "paused" ? "paused" : "idle";
+      return result;
+    } catch (error) {
+      this.#state = "idle";
+      throw error;
+    } finally {
+      this.#pauseRequested = false;
+    }
+  }
+
+  async #runLoop(options: RunOptions): Promise<RunResult> {
+    let events = 0;
+    for (;;) {
+      if (this.#pauseRequested) return this.#result("paused", events);
+      if (options.maxEvents !== undefined && events >= options.maxEvents) return this.#result("limit", events);
+      const next = this.#peek();
+      if (next === undefined || (options.untilMs !== undefined && next.timeMs > options.untilMs)) {
+        if (options.untilMs !== undefined) {
+          this.#advanceTo(options.untilMs);
+          return this.#result("until", events);
+        }
+        return this.#result("idle", events);
+      }
+      const event = this.#popNext();
+      if (event !== undefined) {
+        await this.#execute(event);
+        events++;
+      }
+    }
+  }
+
+  async #realtimeLoop(
+    onProgress: ((progress: PlaybackProgress) => void) | undefined,
+    options: RealtimeOptions,
+  ): Promise<RunResult> {
+    const frameMs = Math.max(1, options.frameMs ?? 50);
+    const report = (): void => onProgress?.(this.#progress());
+    let events = 0;
+    for (;;) {
+      if (this.#pauseRequested) return this.#result("paused", events);
+      const next = this.#peek();
+      const targetMs =
+        next === undefined
+          ? options.untilMs
+          : options.untilMs !== undefined
+            ? Math.min(next.timeMs, options.untilMs)
+            : next.timeMs;
+      if (targetMs === undefined) {
+        report();
+        return this.#result("idle", events);
+      }
+      // Wait real time for the gap, one frame at a time, re-reading the factor each frame.
+      this.#playheadMs = Math.max(this.#playheadMs, this.#nowMs);
+      const factor = this.#factor;
+      if (this.#playheadMs < targetMs && Number.isFinite(factor)) {
+        const realMs = Math.min(frameMs, (targetMs - this.#playheadMs) / factor);
+        await this.#hostWait(realMs);
+        this.#playheadMs = Math.min(targetMs, this.#playheadMs + realMs * factor);
+        report();
+        continue;
+      }
+      if (next === undefined || next.timeMs > targetMs) {
+        // Reached untilMs with no event there.
+        this.#advanceTo(targetMs);
+        report();
+        return this.#result("until", events);
+      }
+      const event = this.#popNext();
+      if (event !== undefined) {
+        await this.#execute(event);
+        events++;
+        report();
+      }
+    }
+  }
+
+  #hostWait(realMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.#host.setTimeout(resolve, realMs);
+    });
+  }
+
+  #progress(): PlaybackProgress {
+    return {
+      nowMs: this.#nowMs,
+      playheadMs: Math.max(this.#playheadMs, this.#nowMs),
+      executedEvents: this.#executed,
+      pendingEvents: this.#pending,
+      nextEventAtMs: this.nextEventAtMs(),
+    };
+  }
+
+  #result(reason: RunStop, events: number): RunResult {
+    return { reason, nowMs: this.#nowMs, events };
+  }
+
+  #advanceTo(timeMs: number): void {
+    if (timeMs > this.#nowMs) this.#nowMs = timeMs;
+    this.#playheadMs = Math.max(this.#playheadMs, this.#nowMs);
+  }
+
+  // -------------------------------------------------------------------------
+  // One event
+
+  async #execute(event: QueuedEvent): Promise<void> {
+    this.#advanceTo(event.timeMs);
+    this.#executed++;
+    try {
+      const result = event.fn();
+      // Not tracked: an async event may wait on virtual time (a sleep, a Fetch). Its
+      // host work is tracked where it starts; its failure still fails the run.
+      if (isPromiseLike(result)) {
+        Promise.resolve(result).catch((error: unknown) => {
+          this.#fail(error, event);
+        });
+      }
+    } catch (error) {
+      this.#fail(error, event);
+    }
+    await this.#settle(event);
+    const failure = this.#failure;
+    if (failure !== undefined) {
+      this.#failure = undefined;
+      throw failure;
+    }
+  }
+
+  /** Records the first failure; the run stops with it at the end of the event being settled. */
+  #fail(cause: unknown, event: QueuedEvent): void {
+    this.#activity = true;
+    this.#failure ??= new SimulationError(`the event failed: ${describe(cause)}`, event.timeMs, event.label, cause);
+  }
+
+  /** Yields to the host until tracked work is done and a yield passes with nothing new happening. */
+  async #settle(event: QueuedEvent): Promise<void> {
+    let quiet = 0;
+    for (;;) {
+      this.#activity = false;
+      await this.#yield();
+      if (this.#tracked.size > 0) {
+        await this.#waitTracked(event);
+        quiet = 0;
+        continue;
+      }
+      if (this.#activity) {
+        quiet = 0;
+        continue;
+      }
+      if (++quiet >= this.#quietYields) return;
+    }
+  }
+
+  async #waitTracked(event: QueuedEvent): Promise<void> {
+    // The watchdog runs on the real host timer even when playback uses fake ones.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stalled = new Promise<"stalled">((resolve) => {
+      timer = realSetTimeout(() => resolve("stalled"), this.#stallMs);
+    });
+    const outcome = await Promise.race([Promise.all([...this.#tracked.keys()]), stalled]);
+    realClearTimeout(timer);
+    if (outcome === "stalled") {
+      const labels = [...new Set(this.#tracked.values())].join(", ");
+      throw new SimulationError(
+        `tracked work (${labels}) did not settle within ${this.#stallMs} ms of real time; ` +
+          "is a tracked promise waiting on virtual time (a sleep, a simulated Fetch or Resolver)? Track only host work",
+        event.timeMs,
+        event.label,
+      );
+    }
+  }
+
+  #peek(): QueuedEvent | undefined {
+    const heap = this.#heap;
+    while (heap.length > 0 && heap[0]?.cancelled === true) heapPop(heap);
+    return heap[0];
+  }
+
+  #popNext(): QueuedEvent | undefined {
+    const event = this.#peek();
+    if (event === undefined) return undefined;
+    heapPop(this.#heap);
+    this.#byId.delete(event.id);
+    this.#pending--;
+    return event;
+  }
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+// ---------------------------------------------------------------------------
+// A binary min-heap on (timeMs, seq).
+
+function before(a: QueuedEvent, b: QueuedEvent): boolean {
+  return a.timeMs < b.timeMs || (a.timeMs === b.timeMs && a.seq < b.seq);
+}
+
+function heapPush(heap: QueuedEvent[], event: QueuedEvent): void {
+  heap.push(event);
+  let i = heap.length - 1;
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    const p = heap[parent] as QueuedEvent;
+    if (!before(event, p)) break;
+    heap[i] = p;
+    i = parent;
+  }
+  heap[i] = event;
+}
+
+function heapPop(heap: QueuedEvent[]): QueuedEvent | undefined {
+  const top = heap[0];
+  const last = heap.pop();
+  if (heap.length === 0 || last === undefined) return top;
+  let i = 0;
+  const n = heap.length;
+  for (;;) {
+    const left = 2 * i + 1;
+    if (left >= n) break;
+    const right = left + 1;
+    let child = left;
+    if (right < n && before(heap[right] as QueuedEvent, heap[left] as QueuedEvent)) child = right;
+    const c = heap[child] as QueuedEvent;
+    if (!before(c, last)) break;
+    heap[i] = c;
+    i = child;
+  }
+  heap[i] = last;
+  return top;
+}

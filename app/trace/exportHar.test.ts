@@ -1,0 +1,114 @@
+import { describe, expect, it } from "vitest";
+import { exportHar, type HarEntry } from "./exportHar.ts";
+import { sampleTrace } from "./sampleTrace.ts";
+
+const START = Date.UTC(2026, 0, 1);
+
+/** The fields HAR 1.2 marks required, checked by hand (no validator dependency). */
+function requiredFieldProblems(entry: HarEntry): string[] {
+  const problems: string[] = [];
+  const need = (ok: boolean, what: string): void => {
+    if (!ok) problems.push(what);
+  };
+  need(
+    !Number.isNaN(Date.parse(entry.startedDateTime)) && entry.startedDateTime.endsWith("Z"),
+    "startedDateTime ISO 8601",
+  );
+  need(typeof entry.time === "number" && entry.time >= 0, "time");
+  const { request, response, timings } = entry;
+  need(
+    typeof request.method === "string" && typeof request.url === "string" && typeof request.httpVersion === "string",
+    "request line",
+  );
+  for (const list of [request.cookies, request.headers, request.queryString, response.cookies, response.headers]) {
+    need(
+      Array.isArray(list) && list.every((p) => typeof p.name === "string" && typeof p.value === "string"),
+      "name/value lists",
+    );
+  }
+  need(typeof request.headersSize === "number" && typeof request.bodySize === "number", "request sizes");
+  need(typeof response.status === "number" && typeof response.statusText === "string", "status");
+  need(typeof response.httpVersion === "string" && typeof response.redirectURL === "string", "response line");
+  need(typeof response.content.size === "number" && typeof response.content.mimeType === "string", "content");
+  need(typeof response.headersSize === "number" && typeof response.bodySize === "number", "response sizes");
+  need(typeof entry.cache === "object", "cache");
+  need(
+    [timings.send, timings.wait, timings.receive].every((t) => typeof t === "number" && t >= 0),
+    "send/wait/receive",
+  );
+  need(
+    [timings.blocked, timings.dns, timings.connect, timings.ssl].every((t) => t === -1 || t >= 0),
+    "optional timings",
+  );
+  need(Math.abs(entry.time - (timings.send + timings.wait + timings.receive)) < 1e-9, "time is the sum of timings");
+  for (const key of Object.keys(entry)) {
+    const known = [
+      "startedDateTime",
+      "time",
+      "request",
+      "response",
+      "cache",
+      "timings",
+      "pageref",
+      "serverIPAddress",
+      "connection",
+      "comment",
+    ];
+    need(known.includes(key) || key.startsWith("_"), `custom field ${key} starts with _`);
+  }
+  return problems;
+}
+
+describe("HAR 1.2 export", () => {
+  it("has the log fields HAR requires", () => {
+    const har = exportHar(sampleTrace());
+    expect(har.log.version).toBe("1.2");
+    expect(har.log.creator).toEqual({ name: "Mailscope", version: "0.1.0" });
+    expect(har.log.entries).toHaveLength(3);
+    for (const entry of har.log.entries) expect(requiredFieldProblems(entry)).toEqual([]);
+    // It survives a JSON round trip unchanged: plain data only.
+    expect(JSON.parse(JSON.stringify(har))).toEqual(har);
+  });
+
+  it("pairs each request with its answer, with virtual times as timings", () => {
+    const [caps, lost, retry] = exportHar(sampleTrace()).log.entries;
+    expect(caps).toMatchObject({
+      startedDateTime: new Date(START + 40).toISOString(),
+      time: 40,
+      timings: { send: 0, wait: 40, receive: 0 },
+      request: { method: "GET", url: "https://mx.b.example:8443/v1/capabilities", bodySize: 0 },
+      response: {
+        status: 200,
+        content: { size: 47, mimeType: "application/json", text: '{"versions":["v1"],"max_message_size":26214400}' },
+      },
+      _exchangeId: "x1",
+      _domain: "a.example",
+    });
+    expect(caps?.request).not.toHaveProperty("postData");
+    expect(retry).toMatchObject({
+      startedDateTime: new Date(START + 120 + 60_000).toISOString(),
+      time: 540,
+      timings: { wait: 40, receive: 500 },
+      request: { queryString: [{ name: "trace", value: "1" }], postData: { mimeType: "multipart/mixed; boundary=b1" } },
+      response: { status: 200, statusText: "OK" },
+      _bodyDigest: { request: "sha-256=:abc=:", response: "sha-256=:ghi=:" },
+    });
+    expect(retry?.request.headers).toContainEqual({ name: "idempotency-key", value: "k-0001" });
+    expect(lost).toMatchObject({
+      time: 40,
+      response: { status: 0, statusText: "", _error: "connection-reset", bodySize: -1, content: { size: 0 } },
+      _fault: "0:connection-reset",
+    });
+  });
+
+  it("keeps an exchange with no recorded answer, marked as such", () => {
+    const trace = sampleTrace();
+    const cut = {
+      ...trace,
+      events: trace.events.filter((e) => !(e.name === "http.response" && e.data?.["exchangeId"] === "x3")),
+    };
+    const entry = exportHar(cut).log.entries[2];
+    expect(entry?.response).toMatchObject({ status: 0, _error: "no answer recorded" });
+    expect(entry?.time).toBe(0);
+  });
+});

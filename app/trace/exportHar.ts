@@ -1,0 +1,200 @@
+/**
+ * The HTTP exchanges of a trace as a HAR 1.2 log, to open in a browser's
+ * network panel (Chrome and Firefox dev tools import HAR).
+ *
+ * One entry per `http.request`, paired by `exchangeId` with its
+ * `http.response` or `http.failure`. Times are virtual: `startedDateTime` is
+ * the request's virtual time, `timings.wait` the virtual time until the
+ * answer (latency and whatever the receiver waited for), `timings.receive`
+ * the time a slow body took. An exchange without an answer has status 0 and
+ * the failure in `_error`, as Chrome writes failed requests; custom fields
+ * start with `_`, as HAR allows.
+ */
+import type { RecordedEvent, Trace } from "./schema.ts";
+
+/** A HAR name/value pair. */
+export interface HarNameValue {
+  readonly name: string;
+  readonly value: string;
+}
+
+/** One HAR entry (HAR 1.2 §entries), with the fields Mailscope fills. */
+export interface HarEntry {
+  readonly startedDateTime: string;
+  readonly time: number;
+  readonly request: {
+    readonly method: string;
+    readonly url: string;
+    readonly httpVersion: string;
+    readonly cookies: readonly HarNameValue[];
+    readonly headers: readonly HarNameValue[];
+    readonly queryString: readonly HarNameValue[];
+    readonly postData?: { readonly mimeType: string; readonly text: string; readonly params?: readonly HarNameValue[] };
+    readonly headersSize: number;
+    readonly bodySize: number;
+  };
+  readonly response: {
+    readonly status: number;
+    readonly statusText: string;
+    readonly httpVersion: string;
+    readonly cookies: readonly HarNameValue[];
+    readonly headers: readonly HarNameValue[];
+    readonly content: {
+      readonly size: number;
+      readonly mimeType: string;
+      readonly text?: string;
+      readonly encoding?: string;
+    };
+    readonly redirectURL: string;
+    readonly headersSize: number;
+    readonly bodySize: number;
+    readonly _error?: string;
+  };
+  readonly cache: Record<string, never>;
+  readonly timings: {
+    readonly blocked: number;
+    readonly dns: number;
+    readonly connect: number;
+    readonly ssl: number;
+    readonly send: number;
+    readonly wait: number;
+    readonly receive: number;
+  };
+  readonly _exchangeId: string;
+  readonly _domain?: string;
+  readonly _fault?: string;
+  readonly _bodyDigest?: { readonly request?: string; readonly response?: string };
+}
+
+/** A HAR 1.2 document. */
+export interface Har {
+  readonly log: {
+    readonly version: "1.2";
+    readonly creator: { readonly name: string; readonly version: string };
+    readonly comment?: string;
+    readonly entries: readonly HarEntry[];
+  };
+}
+
+/** Our traces' HTTP is HTTP/2 over TLS 1.3 in spirit; the simulator does not model framing. */
+const HTTP_VERSION = "HTTP/2";
+
+/** The HAR log of the trace's HTTP exchanges, in request order. */
+export function exportHar(trace: Trace): Har {
+  const answers = new Map<string, RecordedEvent>();
+  for (const event of trace.events) {
+    if (event.name !== "http.response" && event.name !== "http.failure") continue;
+    const id = stringField(event, "exchangeId");
+    if (id !== undefined && !answers.has(id)) answers.set(id, event);
+  }
+  const entries: HarEntry[] = [];
+  for (const event of trace.events) {
+    if (event.name !== "http.request") continue;
+    const id = stringField(event, "exchangeId");
+    if (id === undefined) continue;
+    entries.push(entry(event, id, answers.get(id)));
+  }
+  return {
+    log: {
+      version: "1.2",
+      creator: { name: "Mailscope", version: trace.mailscope },
+      comment: `Scenario ${trace.scenario.name}, seed ${trace.seed}; times are virtual.`,
+      entries,
+    },
+  };
+}
+
+function entry(request: RecordedEvent, id: string, answer: RecordedEvent | undefined): HarEntry {
+  const data = request.data ?? {};
+  const url = String(data["url"] ?? "");
+  const requestHeaders = headerList(data["headers"]);
+  const requestBody = bodyOf(data);
+  const requestSize = numberField(request, "bodySize") ?? 0;
+  const waitMs = answer === undefined ? 0 : Math.max(0, answer.timeMs - request.timeMs);
+  const receiveMs = answer?.name === "http.response" ? (numberField(answer, "bodyDurationMs") ?? 0) : 0;
+  const answerData = answer?.data ?? {};
+  const failed = answer === undefined || answer.name === "http.failure";
+  const responseHeaders = failed ? [] : headerList(answerData["headers"]);
+  const responseBody = failed ? undefined : bodyOf(answerData);
+  const responseSize = failed ? 0 : (numberField(answer, "bodySize") ?? 0);
+  const contentType = (list: readonly HarNameValue[]): string =>
+    list.find((h) => h.name.toLowerCase() === "content-type")?.value ?? "";
+  const fault = answer === undefined ? undefined : stringField(answer, "fault");
+  const requestDigest = stringField(request, "bodyDigest");
+  const responseDigest = failed || answer === undefined ? undefined : stringField(answer, "bodyDigest");
+  return {
+    startedDateTime: new Date(request.timeMs).toISOString(),
+    time: waitMs + receiveMs,
+    request: {
+      method: String(data["method"] ?? "GET"),
+      url,
+      httpVersion: HTTP_VERSION,
+      cookies: [],
+      headers: requestHeaders,
+      queryString: queryOf(url),
+      ...(requestSize > 0 || requestBody !== undefined
+        ? { postData: { mimeType: contentType(requestHeaders), text: requestBody?.text ?? "" } }
+        : {}),
+      headersSize: -1,
+      bodySize: requestSize,
+    },
+    response: {
+      status: failed ? 0 : (numberField(answer, "status") ?? 0),
+      statusText: failed ? "" : (stringField(answer, "statusText") ?? ""),
+      httpVersion: failed ? "" : HTTP_VERSION,
+      cookies: [],
+      headers: responseHeaders,
+      content: {
+        size: responseSize,
+        mimeType: contentType(responseHeaders),
+        ...(responseBody !== undefined ? { text: responseBody.text } : {}),
+        ...(responseBody?.encoding !== undefined ? { encoding: responseBody.encoding } : {}),
+      },
+      redirectURL: "",
+      headersSize: -1,
+      bodySize: failed ? -1 : responseSize,
+      ...(failed
+        ? { _error: answer === undefined ? "no answer recorded" : (stringField(answer, "kind") ?? "failure") }
+        : {}),
+    },
+    cache: {},
+    timings: { blocked: -1, dns: -1, connect: -1, ssl: -1, send: 0, wait: waitMs, receive: receiveMs },
+    _exchangeId: id,
+    ...(request.domain !== undefined ? { _domain: request.domain } : {}),
+    ...(fault !== undefined ? { _fault: fault } : {}),
+    ...(requestDigest !== undefined || responseDigest !== undefined
+      ? {
+          _bodyDigest: {
+            ...(requestDigest !== undefined ? { request: requestDigest } : {}),
+            ...(responseDigest !== undefined ? { response: responseDigest } : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+function headerList(headers: unknown): HarNameValue[] {
+  if (typeof headers !== "object" || headers === null) return [];
+  return Object.entries(headers as Record<string, unknown>).map(([name, value]) => ({ name, value: String(value) }));
+}
+
+function queryOf(url: string): HarNameValue[] {
+  if (!URL.canParse(url)) return [];
+  return [...new URL(url).searchParams].map(([name, value]) => ({ name, value }));
+}
+
+function bodyOf(data: Readonly<Record<string, unknown>>): { text: string; encoding?: string } | undefined {
+  if (typeof data["body"] === "string") return { text: data["body"] };
+  if (typeof data["bodyBase64"] === "string") return { text: data["bodyBase64"], encoding: "base64" };
+  return undefined;
+}
+
+function stringField(event: RecordedEvent | undefined, key: string): string | undefined {
+  const value = event?.data?.[key];
+  return typeof value === "string" ? value : undefined;
+}
+
+function numberField(event: RecordedEvent | undefined, key: string): number | undefined {
+  const value = event?.data?.[key];
+  return typeof value === "number" ? value : undefined;
+}

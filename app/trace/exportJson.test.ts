@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { canonicalJson, exportJson, traceHash } from "./exportJson.ts";
+import { sampleTrace } from "./sampleTrace.ts";
+
+describe("JSON export", () => {
+  it("writes a stable key order: schema order at the top, the events last, seq/timeMs/name/domain/data", () => {
+    const doc = JSON.parse(exportJson(sampleTrace())) as Record<string, unknown>;
+    expect(Object.keys(doc)).toEqual([
+      "format",
+      "version",
+      "mailscope",
+      "redactions",
+      "scenario",
+      "seed",
+      "readings",
+      "startedAtMs",
+      "invariants",
+      "expectations",
+      "events",
+    ]);
+    expect(Object.keys(doc["readings"] as object)).toEqual(["G3", "G7", "G16"]);
+    const event = (doc["events"] as Record<string, unknown>[])[0] ?? {};
+    expect(Object.keys(event)).toEqual(["seq", "timeMs", "name", "domain", "data"]);
+    expect(Object.keys(event["data"] as object)).toEqual(["from", "messageId", "to"]);
+  });
+
+  it("gives the same bytes for the same trace, whatever the insertion order of members", () => {
+    const a = sampleTrace();
+    const reversed = JSON.parse(
+      JSON.stringify(a, (_key, value: unknown) =>
+        value !== null && typeof value === "object" && !Array.isArray(value)
+          ? Object.fromEntries(Object.entries(value).reverse())
+          : value,
+      ),
+    ) as typeof a;
+    expect(exportJson(reversed)).toBe(exportJson(a));
+  });
+
+  it("leaves out message bodies and private keys by default, and says so", () => {
+    const text = exportJson(sampleTrace());
+    const doc = JSON.parse(text) as {
+      redactions: string[];
+      events: { name: string; data?: Record<string, unknown> }[];
+      scenario: { source: string };
+    };
+    expect(doc.redactions).toEqual(["bodies", "private-keys"]);
+    const http = doc.events.filter((e) => e.name.startsWith("http."));
+    expect(http.some((e) => e.data && "body" in e.data)).toBe(false);
+    expect(http.filter((e) => e.data?.["bodyRedacted"] === true)).toHaveLength(4);
+    expect(doc.events.find((e) => e.name === "smtp.handoff")?.data?.["message"]).toBe("[redacted]");
+    expect(doc.events.find((e) => e.name === "delivery.created")?.data?.["signingKey"]).toEqual({
+      crv: "Ed25519",
+      d: "[redacted]",
+      kty: "OKP",
+      x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",
+    });
+    expect(text).not.toContain("nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A");
+    expect(text).not.toContain("Hello.");
+    expect(doc.scenario.source).not.toContain("MC4CAQAwBQYDK2VwBCIEIJ");
+    expect(doc.scenario.source).toContain("privateKey: [redacted]");
+    expect(doc.scenario.source).toContain("mailboxes: [bob@b.example]");
+  });
+
+  it("full: true keeps the bodies but still not the private keys", () => {
+    const text = exportJson(sampleTrace(), { full: true });
+    const doc = JSON.parse(text) as { redactions: string[] };
+    expect(doc.redactions).toEqual(["private-keys"]);
+    expect(text).toContain("Hello.");
+    expect(text).toContain('"max_message_size\\":26214400');
+    expect(text).not.toContain("nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A");
+    expect(text).not.toContain("-----BEGIN PRIVATE KEY-----");
+  });
+
+  it("canonical JSON sorts keys at every level and drops undefined", () => {
+    expect(canonicalJson({ b: [{ d: 1, c: undefined, a: 2 }], a: "x" })).toBe('{"a":"x","b":[{"a":2,"d":1}]}');
+  });
+
+  it("traceHash is SHA-256 of the canonical JSON: equal for equal runs, different for any change", async () => {
+    const hash = await traceHash(sampleTrace());
+    expect(hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(await traceHash(sampleTrace())).toBe(hash);
+    const changed = sampleTrace();
+    const tweaked = {
+      ...changed,
+      events: changed.events.map((e, i) => (i === 2 ? { ...e, timeMs: e.timeMs + 1 } : e)),
+    };
+    expect(await traceHash(tweaked)).not.toBe(hash);
+  });
+});

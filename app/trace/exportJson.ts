@@ -1,0 +1,185 @@
+/**
+ * The trace as a JSON file, and the trace's hash.
+ *
+ * The file has a stable key order, so two exports of the same run are the
+ * same bytes and a diff of two runs shows only what changed: the document's
+ * members in the order of the schema (the events last), each event as
+ * seq, timeMs, name, domain, data, and every object inside sorted by key.
+ *
+ * By default an export leaves out message bodies (the whole HTTP bodies a
+ * recorder with `recordBodies` kept, and any byte blobs) and, always, private
+ * keys (JWK `d` members, PEM private key blocks, members named like
+ * `privateKey`), so that a trace can be attached to a bug report. `full: true`
+ * keeps the bodies; private keys never leave.
+ *
+ * `traceHash` is SHA-256 over the canonical JSON of the trace as recorded
+ * (keys sorted at every level, no whitespace): equal hashes mean equal runs,
+ * which is what the determinism tests compare.
+ */
+import type { RecordedEvent, Trace } from "./schema.ts";
+
+/** Options of {@link exportJson}. */
+export interface ExportJsonOptions {
+  /** Keep message bodies. Default false. Private keys are redacted regardless. */
+  readonly full?: boolean;
+  /** Indentation; default 2. 0 writes one line. */
+  readonly indent?: number;
+}
+
+const TOP_LEVEL_ORDER = [
+  "format",
+  "version",
+  "mailscope",
+  "redactions",
+  "scenario",
+  "seed",
+  "readings",
+  "startedAtMs",
+  "invariants",
+  "expectations",
+  "events",
+];
+const EVENT_ORDER = ["seq", "timeMs", "name", "domain", "data"];
+const SCENARIO_ORDER = ["name", "file", "source"];
+
+/** The trace as a JSON document with a stable key order, redacted unless `full`. */
+export function exportJson(trace: Trace, options: ExportJsonOptions = {}): string {
+  const redacted = redactTrace(trace, { bodies: options.full !== true });
+  return `${JSON.stringify(ordered(redacted), null, options.indent ?? 2)}\n`;
+}
+
+/** A copy of `trace` without private keys and, when `bodies`, without message bodies. */
+export function redactTrace(trace: Trace, what: { readonly bodies: boolean }): Trace {
+  const events = trace.events.map((event) => redactEvent(event, what.bodies));
+  const redactions = [
+    ...new Set([...(trace.redactions ?? []), ...(what.bodies ? ["bodies" as const] : []), "private-keys" as const]),
+  ];
+  return {
+    ...trace,
+    redactions,
+    scenario: {
+      ...trace.scenario,
+      ...(trace.scenario.source !== undefined ? { source: redactSource(trace.scenario.source) } : {}),
+    },
+    events,
+  };
+}
+
+const BODY_KEYS = new Set(["body", "bodyBase64"]);
+const PRIVATE_KEY_NAMES = /^(private[-_]?key|secret[-_]?key|signing[-_]?key[-_]?seed|key[-_]?seed|seed32)$/i;
+const PEM_PRIVATE = /-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]*?-----END \1PRIVATE KEY-----/g;
+const REDACTED = "[redacted]";
+
+function redactEvent(event: RecordedEvent, bodies: boolean): RecordedEvent {
+  if (event.data === undefined) return event;
+  const data = redactValue(event.data, bodies) as Record<string, unknown>;
+  if (bodies && event.name.startsWith("http.")) {
+    let removed = false;
+    for (const key of BODY_KEYS) {
+      if (key in data) {
+        delete data[key];
+        removed = true;
+      }
+    }
+    if (removed) data["bodyRedacted"] = true;
+  }
+  return { ...event, data };
+}
+
+function redactValue(value: unknown, bodies: boolean): unknown {
+  if (typeof value === "string") return value.replace(PEM_PRIVATE, REDACTED);
+  if (Array.isArray(value)) return value.map((item) => redactValue(item, bodies));
+  if (typeof value !== "object" || value === null) return value;
+  const record = value as Record<string, unknown>;
+  // Byte blobs ({ base64 } from the recorder) are message content or key material.
+  if (bodies && Object.keys(record).length === 1 && typeof record["base64"] === "string") return REDACTED;
+  const isJwk = typeof record["kty"] === "string";
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(record)) {
+    if (PRIVATE_KEY_NAMES.test(key) || (isJwk && ["d", "p", "q", "dp", "dq", "qi", "k"].includes(key))) {
+      out[key] = REDACTED;
+    } else {
+      out[key] = redactValue(item, bodies);
+    }
+  }
+  return out;
+}
+
+/** The scenario text without PEM blocks and without the values of private-key members (YAML or JSON). */
+function redactSource(source: string): string {
+  return source
+    .replace(PEM_PRIVATE, REDACTED)
+    .replace(
+      /^(\s*(?:-\s+)?["']?(?:private[-_]?key|secret[-_]?key|signing[-_]?key[-_]?seed|key[-_]?seed|seed32)["']?\s*:\s*)(.+)$/gim,
+      `$1${REDACTED}`,
+    );
+}
+
+/** The document with the export's key order. */
+function ordered(trace: Trace): unknown {
+  const doc = trace as unknown as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of TOP_LEVEL_ORDER) {
+    const value = doc[key];
+    if (value === undefined) continue;
+    if (key === "events")
+      out[key] = trace.events.map((e) => inOrder(e as unknown as Record<string, unknown>, EVENT_ORDER));
+    else if (key === "scenario") out[key] = inOrder(trace.scenario, SCENARIO_ORDER);
+    else if (key === "readings") out[key] = sortKeys(value, naturalCompare);
+    else out[key] = sortKeys(value);
+  }
+  // Members a later minor version adds, after the known ones.
+  for (const key of Object.keys(doc).sort()) if (!(key in out) && doc[key] !== undefined) out[key] = sortKeys(doc[key]);
+  return out;
+}
+
+function inOrder(record: Record<string, unknown>, order: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of order) if (record[key] !== undefined) out[key] = sortKeys(record[key]);
+  for (const key of Object.keys(record).sort())
+    if (!(key in out) && record[key] !== undefined) out[key] = sortKeys(record[key]);
+  return out;
+}
+
+/** A copy with every object's keys sorted (arrays keep their order). */
+function sortKeys(value: unknown, compare?: (a: string, b: string) => number): unknown {
+  if (Array.isArray(value)) return value.map((item) => sortKeys(item));
+  if (typeof value !== "object" || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort(compare)) {
+    const item = (value as Record<string, unknown>)[key];
+    if (item !== undefined) out[key] = sortKeys(item);
+  }
+  return out;
+}
+
+/** G2 before G10. */
+function naturalCompare(a: string, b: string): number {
+  const split = (s: string): (string | number)[] =>
+    s.split(/(\d+)/).map((part, i) => (i % 2 === 1 ? Number(part) : part));
+  const pa = split(a);
+  const pb = split(b);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const x = pa[i];
+    const y = pb[i];
+    if (x === y) continue;
+    if (x === undefined) return -1;
+    if (y === undefined) return 1;
+    if (typeof x === "number" && typeof y === "number") return x - y;
+    return String(x) < String(y) ? -1 : 1;
+  }
+  return 0;
+}
+
+/** Canonical JSON: keys sorted by code unit at every level, no whitespace, `undefined` members dropped. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+/** SHA-256 (lowercase hex) of the trace's canonical JSON: equal for equal runs, byte for byte. */
+export async function traceHash(trace: Trace): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonicalJson(trace)));
+  let hex = "";
+  for (const b of new Uint8Array(digest)) hex += b.toString(16).padStart(2, "0");
+  return hex;
+}

@@ -1,0 +1,257 @@
+/**
+ * A trace as a bug report in Markdown: a summary, each recipient's outcome,
+ * a Mermaid sequence diagram of the HTTP exchanges and SMTP hand-offs, the
+ * invariant and expectation results, the scenario text, and the command
+ * that reproduces the run (`mailscope run <file> --seed N --set …`).
+ * GitHub, GitLab and most Markdown viewers draw the diagram.
+ */
+import { gapById } from "../protocol/gaps.ts";
+import { redactTrace } from "./exportJson.ts";
+import type { CheckResult, RecordedEvent, Trace } from "./schema.ts";
+
+/** Options of {@link exportMarkdown}. */
+export interface ExportMarkdownOptions {
+  /** The scenario file for the command, if the trace does not name one. */
+  readonly file?: string;
+  /** Messages in the sequence diagram before the rest is summarised. Default 150. */
+  readonly maxDiagramMessages?: number;
+}
+
+/** The bug report. Private keys in the scenario text are redacted. */
+export function exportMarkdown(trace: Trace, options: ExportMarkdownOptions = {}): string {
+  const safe = redactTrace(trace, { bodies: true });
+  const out: string[] = [];
+  out.push(`# Mailscope run: ${inline(trace.scenario.name)}`, "");
+  out.push(...summary(safe), "");
+  out.push("## Outcomes", "", ...outcomes(safe), "");
+  out.push("## Exchanges", "", ...diagram(safe, options.maxDiagramMessages ?? 150), "");
+  const checks = checkResults(safe);
+  if (checks.length > 0) out.push("## Checks", "", ...checkTable(checks), "");
+  if (safe.scenario.source !== undefined) {
+    out.push("## Scenario", "", fence(safe.scenario.source, "yaml"), "");
+  }
+  out.push("## Reproduce", "", fence(reproduceCommand(trace, options.file), "sh"), "");
+  return out.join("\n");
+}
+
+/** `mailscope run <file> --seed N --set G…=…` for the readings that differ from the defaults. */
+export function reproduceCommand(trace: Trace, file?: string): string {
+  const scenarioFile = trace.scenario.file ?? file ?? `scenarios/${trace.scenario.name}.yaml`;
+  const parts = ["mailscope", "run", shellQuote(scenarioFile), "--seed", shellQuote(String(trace.seed))];
+  for (const [id, value] of Object.entries(trace.readings).sort(([a], [b]) => gapNumber(a) - gapNumber(b))) {
+    const reading = compactReading(value);
+    const gap = gapById(id);
+    if (gap?.defaultValue !== undefined && compactReading(gap.defaultValue) === reading) continue;
+    if (gap !== undefined && !gap.switchable) continue;
+    parts.push("--set", shellQuote(`${id}=${reading}`));
+  }
+  return parts.join(" ");
+}
+
+function summary(trace: Trace): string[] {
+  const events = trace.events;
+  const lastMs = events.at(-1)?.timeMs ?? trace.startedAtMs;
+  const count = (name: string): number => events.filter((e) => e.name === name).length;
+  const failures = count("http.failure");
+  const lines = [
+    "## Summary",
+    "",
+    `- **Scenario:** ${inline(trace.scenario.name)}${trace.scenario.file !== undefined ? ` (\`${trace.scenario.file}\`)` : ""}`,
+    `- **Seed:** \`${String(trace.seed)}\``,
+    `- **Mailscope:** ${inline(trace.mailscope)}, trace version ${trace.version}`,
+    `- **Virtual time:** from ${new Date(trace.startedAtMs).toISOString()} for ${duration(lastMs - trace.startedAtMs)}`,
+    `- **Readings:** ${readingsLine(trace.readings)}`,
+    `- **Events:** ${events.length}; messages submitted: ${count("message.submitted")}; HTTP exchanges: ${count("http.request")}` +
+      ` (${failures} without an answer); DNS queries: ${count("dns.query")}; SMTP hand-offs: ${count("smtp.handoff")}`,
+  ];
+  const checks = checkResults(trace);
+  if (checks.length > 0) {
+    const failed = checks.filter((c) => !c.passed);
+    lines.push(
+      failed.length === 0
+        ? `- **Checks:** all ${checks.length} passed`
+        : `- **Checks:** ${failed.length} of ${checks.length} FAILED: ${failed.map((c) => `\`${c.id}\``).join(", ")}`,
+    );
+  }
+  return lines;
+}
+
+function readingsLine(readings: Readonly<Record<string, string>>): string {
+  const entries = Object.entries(readings).sort(([a], [b]) => gapNumber(a) - gapNumber(b));
+  if (entries.length === 0) return "defaults";
+  return entries
+    .map(([id, value]) => {
+      const gap = gapById(id);
+      const changed = gap?.defaultValue !== undefined && compactReading(gap.defaultValue) !== compactReading(value);
+      return `${id}=${inline(value)}${changed ? " (not the default)" : ""}`;
+    })
+    .join("; ");
+}
+
+function outcomes(trace: Trace): string[] {
+  const rows = trace.events.filter((e) => e.name === "recipient.outcome");
+  if (rows.length === 0) return ["No recipient reached a final outcome in this run."];
+  return [
+    "| Recipient | Message | Outcome | Rule | At |",
+    "|---|---|---|---|---|",
+    ...rows.map((e) => {
+      const d = e.data ?? {};
+      return `| ${cell(d["recipient"])} | ${cell(d["messageId"])} | ${cell(d["outcome"])} | ${cell(d["rule"])} | ${cell(relative(e.timeMs, trace.startedAtMs))} |`;
+    }),
+  ];
+}
+
+function checkResults(trace: Trace): CheckResult[] {
+  const fromEvents = (name: string): CheckResult[] =>
+    trace.events
+      .filter((e) => e.name === name)
+      .map((e) => ({
+        id: String(e.data?.["id"] ?? "?"),
+        passed: e.data?.["passed"] === true,
+        ...(typeof e.data?.["detail"] === "string" ? { detail: e.data["detail"] } : {}),
+      }));
+  return [
+    ...(trace.invariants ?? fromEvents("invariant.checked")),
+    ...(trace.expectations ?? fromEvents("expectation.checked")),
+  ];
+}
+
+function checkTable(checks: readonly CheckResult[]): string[] {
+  return [
+    "| Check | Result | Detail |",
+    "|---|---|---|",
+    ...checks.map((c) => `| ${cell(c.id)} | ${c.passed ? "passed" : "**FAILED**"} | ${cell(c.detail ?? "")} |`),
+  ];
+}
+
+// ---------------------------------------------------------------------------
+// The sequence diagram
+
+function diagram(trace: Trace, maxMessages: number): string[] {
+  const participants = new Map<string, string>();
+  const id = (name: string): string => {
+    let alias = participants.get(name);
+    if (alias === undefined) {
+      alias = `P${participants.size + 1}`;
+      participants.set(name, alias);
+    }
+    return alias;
+  };
+  const exchanges = new Map<string, { from: string; to: string }>();
+  const lines: string[] = [];
+  let omitted = 0;
+  const add = (line: string): void => {
+    if (lines.length < maxMessages) lines.push(`  ${line}`);
+    else omitted++;
+  };
+  const at = (e: RecordedEvent): string => `[${relative(e.timeMs, trace.startedAtMs)}]`;
+  for (const e of trace.events) {
+    const d = e.data ?? {};
+    switch (e.name) {
+      case "http.request": {
+        const url = typeof d["url"] === "string" && URL.canParse(d["url"]) ? new URL(d["url"]) : undefined;
+        const from = id(e.domain ?? "sender");
+        const to = id(url?.host ?? "unknown host");
+        exchanges.set(String(d["exchangeId"]), { from, to });
+        add(`${from}->>${to}: ${text(`${at(e)} ${String(d["method"] ?? "")} ${url?.pathname ?? ""}`)}`);
+        break;
+      }
+      case "http.response": {
+        const x = exchanges.get(String(d["exchangeId"]));
+        if (x === undefined) break;
+        const fault = typeof d["fault"] === "string" ? ` (fault ${d["fault"]})` : "";
+        add(`${x.to}-->>${x.from}: ${text(`${at(e)} ${String(d["status"] ?? "")}${fault}`)}`);
+        break;
+      }
+      case "http.failure": {
+        const x = exchanges.get(String(d["exchangeId"]));
+        if (x === undefined) break;
+        add(`${x.to}--x${x.from}: ${text(`${at(e)} ${String(d["kind"] ?? "failure")}`)}`);
+        break;
+      }
+      case "smtp.handoff": {
+        const recipients = Array.isArray(d["recipients"]) ? d["recipients"].length : undefined;
+        add(
+          `${id(e.domain ?? "sender")}->>${id("SMTP")}: ${text(`${at(e)} hand-off (${String(d["reason"] ?? "")})${recipients !== undefined ? `, ${recipients} recipient(s)` : ""}`)}`,
+        );
+        break;
+      }
+      case "delivery.bounced":
+      case "dsn.sent":
+      case "failure.after-acceptance": {
+        add(`Note over ${id(e.domain ?? "sender")}: ${text(`${at(e)} ${e.name}`)}`);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (participants.size === 0) return ["No HTTP exchanges or hand-offs in this run."];
+  const header = [
+    "sequenceDiagram",
+    ...[...participants].map(([name, alias]) => `  participant ${alias} as ${text(name)}`),
+  ];
+  const tail =
+    omitted > 0 ? [`  Note over ${[...participants.values()][0] ?? "P1"}: ${omitted} more messages not drawn`] : [];
+  return ["```mermaid", ...header, ...lines, ...tail, "```"];
+}
+
+/** Text Mermaid draws as is: no statement separators, comments or entity codes. */
+function text(value: string): string {
+  return value.replace(/[;#%\r\n]/g, " ").trim();
+}
+
+// ---------------------------------------------------------------------------
+// Small helpers
+
+function relative(timeMs: number, startMs: number): string {
+  return `+${duration(timeMs - startMs)}`;
+}
+
+/** Virtual durations, trailing zero units left out: `250ms`, `1.5s`, `1m30s`, `1h`, `2h05m`, `5d01h`. */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const s = Math.floor(ms / 1000);
+  const days = Math.floor(s / 86400);
+  const hours = Math.floor((s % 86400) / 3600);
+  const minutes = Math.floor((s % 3600) / 60);
+  const seconds = s % 60;
+  const two = (n: number): string => String(n).padStart(2, "0");
+  if (days > 0)
+    return `${days}d${hours > 0 || minutes > 0 ? `${two(hours)}h` : ""}${minutes > 0 ? `${two(minutes)}m` : ""}`;
+  if (hours > 0)
+    return `${hours}h${minutes > 0 || seconds > 0 ? `${two(minutes)}m` : ""}${seconds > 0 ? `${two(seconds)}s` : ""}`;
+  if (minutes > 0) return `${minutes}m${seconds > 0 ? `${two(seconds)}s` : ""}`;
+  const fraction = ms % 1000;
+  return fraction === 0 ? `${seconds}s` : `${(ms / 1000).toFixed(3).replace(/0+$/, "")}s`;
+}
+
+function cell(value: unknown): string {
+  if (value === undefined || value === null) return "";
+  const s = typeof value === "string" ? value : JSON.stringify(value);
+  return s.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
+}
+
+function inline(value: string): string {
+  return value.replace(/[\r\n]+/g, " ");
+}
+
+function fence(body: string, language: string): string {
+  const longest = Math.max(2, ...[...body.matchAll(/`+/g)].map((m) => m[0].length));
+  const ticks = "`".repeat(longest + 1);
+  return `${ticks}${language}\n${body.replace(/\n$/, "")}\n${ticks}`;
+}
+
+function shellQuote(value: string): string {
+  return /^[A-Za-z0-9_./:=,@+-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** `jitter=on, fallback-window=2h` → `jitter=on,fallback-window=2h`, as `--set` takes it. */
+function compactReading(value: string): string {
+  return value.replace(/\s*,\s*/g, ",").trim();
+}
+
+function gapNumber(id: string): number {
+  const n = /^G(\d+)$/.exec(id)?.[1];
+  return n === undefined ? Number.MAX_SAFE_INTEGER : Number(n);
+}

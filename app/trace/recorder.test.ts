@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import { createRecorder, toJsonValue } from "./recorder.ts";
+import { traceSchema } from "./schema.ts";
+
+describe("recorder", () => {
+  it("numbers events in the order emitted and keeps their fields", () => {
+    const r = createRecorder();
+    r.emit({ name: "dns.query", timeMs: 10, domain: "a.example", data: { name: "_svc.b.example", type: "SVCB" } });
+    r.emit({ name: "timer.fired", timeMs: 10 });
+    expect(r.events).toEqual([
+      { seq: 0, timeMs: 10, name: "dns.query", domain: "a.example", data: { name: "_svc.b.example", type: "SVCB" } },
+      { seq: 1, timeMs: 10, name: "timer.fired" },
+    ]);
+  });
+
+  it("refuses an event name that events.ts does not list, unless told not to be strict", () => {
+    expect(() => createRecorder().emit({ name: "made.up", timeMs: 0 })).toThrow(/unknown trace event "made.up"/);
+    const lax = createRecorder({ strict: false });
+    lax.emit({ name: "made.up", timeMs: 0 });
+    expect(lax.events).toHaveLength(1);
+  });
+
+  it("turns event data into plain JSON (bytes, Headers, Map, Set, Date, URL, Error, cycles)", () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic["self"] = cyclic;
+    expect(
+      toJsonValue({
+        bytes: new Uint8Array([1, 2, 3]),
+        headers: new Headers({ "X-B": "2", "x-a": "1" }),
+        map: new Map([["k", 1]]),
+        set: new Set(["x"]),
+        date: new Date(Date.UTC(2026, 0, 1)),
+        url: new URL("https://b.example/x"),
+        error: new TypeError("nope"),
+        nan: Number.NaN,
+        big: 10n,
+        missing: undefined,
+        fn: () => 1,
+        list: [undefined, 1],
+        cyclic,
+      }),
+    ).toEqual({
+      bytes: { base64: "AQID" },
+      headers: { "x-a": "1", "x-b": "2" },
+      map: { k: 1 },
+      set: ["x"],
+      date: "2026-01-01T00:00:00.000Z",
+      url: "https://b.example/x",
+      error: { name: "TypeError", message: "nope" },
+      nan: null,
+      big: "10",
+      list: [null, 1],
+      cyclic: { a: 1, self: "[circular]" },
+    });
+  });
+
+  it("tells subscribers about each event as it is recorded, until they unsubscribe", () => {
+    const r = createRecorder();
+    const seen: number[] = [];
+    const stop = r.subscribe((e) => seen.push(e.seq));
+    r.emit({ name: "timer.fired", timeMs: 1 });
+    stop();
+    r.emit({ name: "timer.fired", timeMs: 2 });
+    expect(seen).toEqual([0]);
+  });
+
+  it("builds a trace document that the schema accepts", () => {
+    const r = createRecorder({ recordBodies: true });
+    r.emit({ name: "message.submitted", timeMs: 5, domain: "a.example", data: { messageId: "<m@a.example>" } });
+    const trace = r.toTrace({
+      mailscope: "0.1.0",
+      scenario: { name: "tiny" },
+      seed: 1,
+      readings: { G7: "enforced" },
+      startedAtMs: 0,
+    });
+    expect(r.recordBodies).toBe(true);
+    expect(trace).toMatchObject({ format: "mailscope-trace", version: 1, seed: 1, events: [{ seq: 0 }] });
+    expect(traceSchema.safeParse(trace).success).toBe(true);
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * The recorder: a TraceSink that keeps every event of a run, numbered in the
+ * order emitted, with its data turned into plain JSON on the way in — so that
+ * the trace, its exports and its hash mean the same thing on every machine,
+ * and a component may emit a Uint8Array, a Map or Headers without thinking
+ * about it.
+ *
+ * It also decides whether whole HTTP bodies are recorded (`recordBodies`);
+ * the network reads that setting when the world is built.
+ */
+import type { TraceEvent, TraceSink } from "../ports.ts";
+import { isTraceEventName } from "./events.ts";
+import { TRACE_FORMAT, TRACE_VERSION, type CheckResult, type RecordedEvent, type Trace } from "./schema.ts";
+
+/** What {@link createRecorder} may be told. */
+export interface RecorderOptions {
+  /** Record whole HTTP bodies (the network puts them in http.request / http.response). Default false. */
+  readonly recordBodies?: boolean;
+  /** Throw on an event name that app/trace/events.ts does not list. Default true. */
+  readonly strict?: boolean;
+}
+
+/** What a trace says about its run, besides the events. */
+export interface TraceMeta {
+  /** The Mailscope version (package.json). */
+  readonly mailscope: string;
+  readonly scenario: { readonly name: string; readonly file?: string; readonly source?: string };
+  readonly seed: number | string;
+  readonly readings: Readonly<Record<string, string>>;
+  readonly startedAtMs: number;
+  readonly invariants?: readonly CheckResult[];
+  readonly expectations?: readonly CheckResult[];
+}
+
+/** A TraceSink that keeps the run. */
+export interface Recorder extends TraceSink {
+  readonly recordBodies: boolean;
+  /** Every event so far, in order. */
+  readonly events: readonly RecordedEvent[];
+  /** Records one event. Throws on an unknown name when strict. */
+  emit(event: TraceEvent): void;
+  /** Calls `listener` with each event as it is recorded (the UI's live view); returns the unsubscribe. */
+  subscribe(listener: (event: RecordedEvent) => void): () => void;
+  /** The trace document of the run so far. */
+  toTrace(meta: TraceMeta): Trace;
+}
+
+/** A recorder with no events. */
+export function createRecorder(options: RecorderOptions = {}): Recorder {
+  const events: RecordedEvent[] = [];
+  const listeners = new Set<(event: RecordedEvent) => void>();
+  const strict = options.strict ?? true;
+  return {
+    recordBodies: options.recordBodies ?? false,
+    events,
+    emit(event) {
+      if (strict && !isTraceEventName(event.name)) {
+        throw new Error(`unknown trace event "${event.name}": add it to app/trace/events.ts`);
+      }
+      const recorded: RecordedEvent = {
+        seq: events.length,
+        timeMs: event.timeMs,
+        name: event.name,
+        ...(event.domain !== undefined ? { domain: event.domain } : {}),
+        ...(event.data !== undefined ? { data: toJsonValue(event.data) as Record<string, unknown> } : {}),
+      };
+      events.push(recorded);
+      for (const listener of listeners) listener(recorded);
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+    toTrace(meta) {
+      return {
+        format: TRACE_FORMAT,
+        version: TRACE_VERSION,
+        mailscope: meta.mailscope,
+        scenario: { ...meta.scenario },
+        seed: meta.seed,
+        readings: { ...meta.readings },
+        startedAtMs: meta.startedAtMs,
+        events: [...events],
+        ...(meta.invariants !== undefined ? { invariants: [...meta.invariants] } : {}),
+        ...(meta.expectations !== undefined ? { expectations: [...meta.expectations] } : {}),
+      };
+    },
+  };
+}
+
+/**
+ * `value` as plain JSON data: bytes become `{ base64 }`, Maps and Headers
+ * objects, Sets arrays, Dates ISO strings, URLs strings, Errors
+ * `{ name, message }`, bigints strings; `undefined` members are dropped,
+ * non-finite numbers become null, a cycle becomes "[circular]".
+ */
+export function toJsonValue(value: unknown, seen: Set<object> = new Set()): unknown {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number") return Number.isFinite(value) ? value : null;
+  if (typeof value === "bigint") return value.toString();
+  if (typeof value !== "object") return undefined; // functions, symbols, undefined
+  if (seen.has(value)) return "[circular]";
+  if (value instanceof Uint8Array) return { base64: bytesToBase64(value) };
+  if (value instanceof ArrayBuffer) return { base64: bytesToBase64(new Uint8Array(value)) };
+  if (value instanceof Date) return Number.isFinite(value.getTime()) ? value.toISOString() : null;
+  if (value instanceof URL) return value.href;
+  if (value instanceof Error) return { name: value.name, message: value.message };
+  seen.add(value);
+  try {
+    if (Array.isArray(value)) return value.map((item) => toJsonValue(item, seen) ?? null);
+    if (value instanceof Headers) {
+      const out: Record<string, string> = {};
+      value.forEach((v, k) => {
+        out[k] = v;
+      });
+      return out;
+    }
+    if (value instanceof Map) {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of value) {
+        const json = toJsonValue(v, seen);
+        if (json !== undefined) out[String(k)] = json;
+      }
+      return out;
+    }
+    if (value instanceof Set) return [...value].map((item) => toJsonValue(item, seen) ?? null);
+    const withToJson = value as { toJSON?: () => unknown };
+    if (typeof withToJson.toJSON === "function") return toJsonValue(withToJson.toJSON(), seen);
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      const json = toJsonValue(v, seen);
+      if (json !== undefined) out[k] = json;
+    }
+    return out;
+  } finally {
+    seen.delete(value);
+  }
+}
+
+function bytesToBase64(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}

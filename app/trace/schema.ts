@@ -1,0 +1,90 @@
+/**
+ * The trace document: what a simulation run leaves behind, and what the UI,
+ * the exporters and `mailscope check` read. Version 1.
+ *
+ * A trace carries what is needed to reproduce and to judge the run: the
+ * scenario (name, file, text), the seed, the readings of the gaps in force
+ * (docs/gaps.md: a shared trace says which interpretation produced it), the
+ * start of virtual time, every event in order, and the results of the
+ * invariant and expectation checks.
+ *
+ * The zod schema is the single definition; `scripts/gen-trace-schema.ts`
+ * writes it out as JSON Schema to `schemas/trace.schema.json`. Objects are
+ * open: a reader ignores members it does not know, so later minor additions
+ * need no new version.
+ */
+import * as z from "zod";
+
+/** The `format` member of every trace. */
+export const TRACE_FORMAT = "mailscope-trace";
+/** The trace version this Mailscope writes and reads. */
+export const TRACE_VERSION = 1;
+
+/** Zod schema of one recorded event. */
+export const recordedEventSchema = z
+  .object({
+    seq: z.int().min(0).meta({ description: "Position in the run, from 0, with no gaps." }),
+    timeMs: z.number().meta({ description: "Virtual time, ms since the epoch." }),
+    name: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)+$/, "an event name is dotted and lowercase (attempt.started)")
+      .meta({ description: "Dotted, lowercase; the names are listed in app/trace/events.ts." }),
+    domain: z.string().optional().meta({ description: "The domain whose component emitted the event." }),
+    data: z.record(z.string(), z.unknown()).optional().meta({ description: "The event's fields, plain JSON." }),
+  })
+  .meta({ title: "Event" });
+
+/** Zod schema of one invariant or expectation result. */
+export const checkResultSchema = z
+  .object({
+    id: z.string().min(1),
+    passed: z.boolean(),
+    detail: z.string().optional(),
+  })
+  .meta({ title: "CheckResult" });
+
+/** Zod schema of a whole trace, version 1. */
+export const traceSchema = z
+  .object({
+    format: z.literal(TRACE_FORMAT),
+    version: z.literal(TRACE_VERSION),
+    mailscope: z.string().min(1).meta({ description: "The Mailscope version that wrote the trace." }),
+    scenario: z
+      .object({
+        name: z.string().min(1),
+        file: z.string().optional().meta({ description: "The scenario file, as the run command was given it." }),
+        source: z.string().optional().meta({ description: "The scenario's text." }),
+      })
+      .meta({ title: "ScenarioRef" }),
+    seed: z
+      .union([z.int().min(0).max(Number.MAX_SAFE_INTEGER), z.string()])
+      .meta({ description: "The seed of the run (--seed)." }),
+    readings: z
+      .record(z.string(), z.string())
+      .meta({ description: 'Gap ID → reading in force (docs/gaps.md), e.g. { G7: "enforced" }.' }),
+    startedAtMs: z.number().meta({ description: "Virtual time at the start of the run, ms since the epoch." }),
+    redactions: z
+      .array(z.enum(["bodies", "private-keys"]))
+      .optional()
+      .meta({ description: "What an export left out; absent in a trace as recorded." }),
+    events: z.array(recordedEventSchema),
+    invariants: z.array(checkResultSchema).optional(),
+    expectations: z.array(checkResultSchema).optional(),
+  })
+  .meta({
+    title: "Mailscope trace",
+    description: "A recorded simulation run of the Inter-Domain Mail Delivery Service (mailscope-trace, version 1).",
+  });
+
+/** One recorded event. */
+export type RecordedEvent = z.output<typeof recordedEventSchema>;
+/** One invariant or expectation result. */
+export type CheckResult = z.output<typeof checkResultSchema>;
+/** A trace document, version 1. */
+export type Trace = z.output<typeof traceSchema>;
+
+/** The JSON Schema (draft 2020-12) of a trace, as written to schemas/trace.schema.json. */
+export function traceJsonSchema(): Record<string, unknown> {
+  // Input mode: objects stay open (no additionalProperties: false), as the reader treats them.
+  return z.toJSONSchema(traceSchema, { target: "draft-2020-12", io: "input", unrepresentable: "any" });
+}
