@@ -87,6 +87,18 @@ const coreSyntax = [
   },
 ];
 
+/** WebCrypto only through app/protocol/webCrypto.ts, so the simulator can wait for it (tests may call it freely). */
+const coreCrypto = [
+  {
+    selector: "MemberExpression[object.name='crypto'][property.name='subtle']",
+    message: "Use `subtle` from app/protocol/webCrypto.ts: the simulator must see every WebCrypto operation.",
+  },
+  {
+    selector: "MemberExpression[object.name='globalThis'][property.name='crypto']",
+    message: "Use `subtle` from app/protocol/webCrypto.ts: the simulator must see every WebCrypto operation.",
+  },
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -133,6 +145,11 @@ export default tseslint.config(
       ],
       "no-restricted-syntax": ["error", ...coreSyntax],
     },
+  },
+  {
+    files: ["app/**/*.ts"],
+    ignores: ["app/node/**", "app/cli/**", "app/**/*.test.ts"],
+    rules: { "no-restricted-syntax": ["error", ...coreSyntax, ...coreCrypto] },
   },
   // Node adapters and the command line.
   {

@@ -29,6 +29,14 @@ describe("the lint config enforces the layers", () => {
     expect(ids.filter((id) => id === "no-restricted-syntax")).toHaveLength(3);
   });
 
+  it("the core reaches WebCrypto only through app/protocol/webCrypto.ts", async () => {
+    const ids = await ruleIds(
+      "app/sender/example.ts",
+      "export const d = crypto.subtle.digest('SHA-256', new Uint8Array());\n",
+    );
+    expect(ids).toContain("no-restricted-syntax");
+  });
+
   it("the core refuses Node globals", async () => {
     expect(await ruleIds("app/protocol/example.ts", "export const b = Buffer.from('x');\n")).toContain(
       "no-restricted-globals",

@@ -11,6 +11,7 @@ import { asBufferSource, bytesEqual, fromArrayBuffer } from "./base64.ts";
 import { fail, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
+import { subtle } from "./webCrypto.ts";
 
 /** The algorithms RFC 9530 §7.2 registers as "Active"; the only ones we compute or trust. */
 export type DigestAlgorithm = "sha-256" | "sha-512";
@@ -31,7 +32,7 @@ const DIGEST_LENGTH: Record<DigestAlgorithm, number> = { "sha-256": 32, "sha-512
 
 /** The raw digest of `body` with one algorithm, through WebCrypto. */
 export async function digestBytes(algorithm: DigestAlgorithm, body: Uint8Array): Promise<Uint8Array<ArrayBuffer>> {
-  return fromArrayBuffer(await crypto.subtle.digest(WEBCRYPTO_NAME[algorithm], asBufferSource(body)));
+  return fromArrayBuffer(await subtle.digest(WEBCRYPTO_NAME[algorithm], asBufferSource(body)));
 }
 
 /** Serializes digests already computed (for example by {@link createDigester}) as a Content-Digest value. */

@@ -108,5 +108,11 @@ export {
   type ProfileCheck,
 } from "./profile.ts";
 
+// SVCB records (RFC 9460) for discovery (G5).
+export { decodeSvcbRdata, encodeSvcbRdata, parseSvcbPresentation, formatSvcbPresentation } from "./svcb.ts";
+
+// WebCrypto, observed (the simulator waits for every operation).
+export { subtle, observeWebCrypto } from "./webCrypto.ts";
+
 // Delivery status notifications (RFC 3464).
 export { buildDsn, parseDsn, statusFor, type DsnInput, type ParsedDsn } from "./dsn.ts";

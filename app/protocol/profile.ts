@@ -18,6 +18,7 @@ import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
 import { fromRequest, parseSignature, parseSignatureInput, signRequest, verifyRequestSignature } from "./signature.ts";
 import type { HttpMessageView, SignatureInputMember } from "./signature.ts";
+import { subtle } from "./webCrypto.ts";
 
 /** G2: the covered components, in the order the sender writes them. */
 export const PROFILE_COMPONENTS = [
@@ -154,7 +155,7 @@ export function parseKeyRecord(txt: string): Parsed<KeyRecord> {
 
 /** A fresh Ed25519 key pair; the private key is extractable so a simulator can save it. */
 export async function generateSigningKey(): Promise<CryptoKeyPair> {
-  return (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
+  return (await subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
 }
 
 /** DER prefix of a PKCS#8 Ed25519 private key (RFC 8410 §7); the 32-byte seed follows. */
@@ -174,10 +175,10 @@ export async function importSigningKeyFromSeed(seed32: Uint8Array): Promise<Cryp
   const pkcs8 = new Uint8Array(PKCS8_ED25519_PREFIX.length + 32);
   pkcs8.set(PKCS8_ED25519_PREFIX);
   pkcs8.set(seed32, PKCS8_ED25519_PREFIX.length);
-  const privateKey = await crypto.subtle.importKey("pkcs8", pkcs8, { name: "Ed25519" }, true, ["sign"]);
-  const { x } = await crypto.subtle.exportKey("jwk", privateKey);
+  const privateKey = await subtle.importKey("pkcs8", pkcs8, { name: "Ed25519" }, true, ["sign"]);
+  const { x } = await subtle.exportKey("jwk", privateKey);
   if (x === undefined) throw new Error("the Ed25519 JWK export has no public part");
-  const publicKey = await crypto.subtle.importKey("jwk", { kty: "OKP", crv: "Ed25519", x }, { name: "Ed25519" }, true, [
+  const publicKey = await subtle.importKey("jwk", { kty: "OKP", crv: "Ed25519", x }, { name: "Ed25519" }, true, [
     "verify",
   ]);
   return { privateKey, publicKey };
@@ -185,17 +186,17 @@ export async function importSigningKeyFromSeed(seed32: Uint8Array): Promise<Cryp
 
 /** The raw 32-byte public key, as the key record publishes it. */
 export async function exportPublicKeyRaw(publicKey: CryptoKey): Promise<Uint8Array> {
-  return fromArrayBuffer(await crypto.subtle.exportKey("raw", publicKey));
+  return fromArrayBuffer(await subtle.exportKey("raw", publicKey));
 }
 
 /** An Ed25519 verification key from its 32 raw bytes. */
 export async function importPublicKeyRaw(raw: Uint8Array): Promise<CryptoKey> {
-  return crypto.subtle.importKey("raw", asBufferSource(raw), { name: "Ed25519" }, true, ["verify"]);
+  return subtle.importKey("raw", asBufferSource(raw), { name: "Ed25519" }, true, ["verify"]);
 }
 
 /** The JWK (RFC 8037 OKP) of an Ed25519 key; it must be extractable. */
 export async function exportSigningKeyJwk(key: CryptoKey): Promise<JsonWebKey> {
-  return crypto.subtle.exportKey("jwk", key);
+  return subtle.exportKey("jwk", key);
 }
 
 /** An Ed25519 key from a JWK: a signing key when it has `d`, else a verification key. */
@@ -205,7 +206,7 @@ export async function importSigningKeyJwk(jwk: JsonWebKey): Promise<CryptoKey> {
     throw new RangeError("not an Ed25519 JWK (kty OKP, crv Ed25519, 32-byte x)");
   }
   const clean: JsonWebKey = d === undefined ? { kty, crv, x } : { kty, crv, x, d };
-  return crypto.subtle.importKey("jwk", clean, { name: "Ed25519" }, true, d === undefined ? ["verify"] : ["sign"]);
+  return subtle.importKey("jwk", clean, { name: "Ed25519" }, true, d === undefined ? ["verify"] : ["sign"]);
 }
 
 // ---------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import { asBufferSource, bytesToBase64, fromArrayBuffer } from "./base64.ts";
 import { ProtocolError, fail, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
+import { subtle } from "./webCrypto.ts";
 
 // Rule IDs from the catalogue (rules.ts).
 /** AUTH-1: every request to /v1/messages carries an RFC 9421 signature. */
@@ -637,7 +638,7 @@ export async function signRequest(request: Request | HttpMessageView, options: S
   const base = createSignatureBase(view, options.components, params);
   if (!base.ok) throw new ProtocolError(base.violations);
   const signatureBytes = fromArrayBuffer(
-    await crypto.subtle.sign(algorithm.params, options.key, signatureBaseBytes(base.value.base)),
+    await subtle.sign(algorithm.params, options.key, signatureBaseBytes(base.value.base)),
   );
   const signatureInput = `${label}=${base.value.signatureParams}`;
   const signature = serializeSignature(new Map([[label, signatureBytes]]));
@@ -808,7 +809,7 @@ export async function verifyRequestSignature(
       ],
     };
   }
-  const valid = await crypto.subtle
+  const valid = await subtle
     .verify(algorithm.params, key, asBufferSource(signature), signatureBaseBytes(built.base))
     // A key without the "verify" usage, or a signature WebCrypto cannot even read: not valid either way.
     .catch(() => false);

@@ -41,6 +41,7 @@ import {
 } from "./faultScope.ts";
 import type { SeededRandom } from "./random.ts";
 import type { Scheduler } from "./scheduler.ts";
+import { subtle } from "../protocol/webCrypto.ts";
 
 /** The capabilities path (GET-1); capabilities faults apply to it unless given another `path`. */
 export const CAPABILITIES_PATH = "/v1/capabilities";
@@ -496,7 +497,7 @@ export function headersObject(headers: Headers): Record<string, string> {
 
 /** `sha-256=:<base64>:`, the form of a Content-Digest member (RFC 9530), so a trace reader can compare the two. */
 export async function sha256Field(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes.slice()));
+  const digest = new Uint8Array(await subtle.digest("SHA-256", bytes.slice()));
   let binary = "";
   for (const b of digest) binary += String.fromCharCode(b);
   return `sha-256=:${btoa(binary)}:`;

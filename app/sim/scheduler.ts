@@ -23,8 +23,9 @@
  * would stall the loop; a real-time watchdog turns such a stall into an error
  * that says so.
  *
- * Host work nobody tracked (a component calling the global `crypto.subtle`
- * itself) is covered only by the yield: `setTimeout(0)` gives it at least a
+ * Every WebCrypto operation of the core goes through app/protocol/webCrypto.ts,
+ * and the scheduler tracks each one started while an event runs or settles.
+ * Other host work nobody tracked is covered only by the yield: `setTimeout(0)` gives it at least a
  * millisecond in Node and four in a busy browser worker, far more than an
  * Ed25519 signature or a digest of a message takes, and its completion counts
  * as activity once it schedules or tracks anything. That is a margin, not a
@@ -35,6 +36,7 @@
  * {@link Scheduler.runRealtime}. Both are injectable, so tests can use fake
  * timers.
  */
+import { observeWebCrypto } from "../protocol/webCrypto.ts";
 import type { Clock } from "../ports.ts";
 
 /** 2026-01-01T00:00:00Z, the default start of a run. */
@@ -509,6 +511,18 @@ class EventScheduler implements Scheduler {
   async #execute(event: QueuedEvent): Promise<void> {
     this.#advanceTo(event.timeMs);
     this.#executed++;
+    // Every WebCrypto operation the core starts while this event runs or settles
+    // (signatures, digests, key imports: app/protocol/webCrypto.ts) is tracked work,
+    // so the next event waits for it whatever the machine's speed.
+    const stopObserving = observeWebCrypto((operation) => this.track(operation, "webcrypto"));
+    try {
+      await this.#executeObserved(event);
+    } finally {
+      stopObserving();
+    }
+  }
+
+  async #executeObserved(event: QueuedEvent): Promise<void> {
     try {
       const result = event.fn();
       // Not tracked: an async event may wait on virtual time (a sleep, a Fetch). Its

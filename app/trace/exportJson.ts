@@ -17,6 +17,7 @@
  * which is what the determinism tests compare.
  */
 import type { RecordedEvent, Trace } from "./schema.ts";
+import { subtle } from "../protocol/webCrypto.ts";
 
 /** Options of {@link exportJson}. */
 export interface ExportJsonOptions {
@@ -178,7 +179,7 @@ export function canonicalJson(value: unknown): string {
 
 /** SHA-256 (lowercase hex) of the trace's canonical JSON: equal for equal runs, byte for byte. */
 export async function traceHash(trace: Trace): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonicalJson(trace)));
+  const digest = await subtle.digest("SHA-256", new TextEncoder().encode(canonicalJson(trace)));
   let hex = "";
   for (const b of new Uint8Array(digest)) hex += b.toString(16).padStart(2, "0");
   return hex;

@@ -1,0 +1,46 @@
+/**
+ * The core's one door to WebCrypto. Every `crypto.subtle` call of the core
+ * goes through {@link subtle}, so that whoever needs to know when crypto work
+ * is outstanding can watch it: the simulator's scheduler tracks each operation
+ * and starts the next event only once all of them have settled
+ * (ARCHITECTURE.md "Determinism"). WebCrypto settles on real host tasks, so
+ * without this the order of events could depend on how fast the machine is.
+ */
+
+type Observer = (operation: Promise<unknown>) => void;
+
+const observers = new Set<Observer>();
+
+/**
+ * Calls `observer` with the promise of every WebCrypto operation the core
+ * starts from now on. Returns the function that stops observing.
+ */
+export function observeWebCrypto(observer: Observer): () => void {
+  observers.add(observer);
+  return () => observers.delete(observer);
+}
+
+function observed<T>(operation: Promise<T>): Promise<T> {
+  for (const observer of observers) observer(operation);
+  return operation;
+}
+
+type Operation = "digest" | "sign" | "verify" | "importKey" | "exportKey" | "generateKey";
+
+function wrap<K extends Operation>(name: K): SubtleCrypto[K] {
+  return ((...args: unknown[]) => {
+    // eslint-disable-next-line no-restricted-syntax -- the one place the core touches WebCrypto itself
+    const real = globalThis.crypto.subtle;
+    return observed((real[name] as (...a: unknown[]) => Promise<unknown>).apply(real, args));
+  }) as SubtleCrypto[K];
+}
+
+/** `crypto.subtle`, observed. Use it instead of the global everywhere in the core. */
+export const subtle: Pick<SubtleCrypto, Operation> = {
+  digest: wrap("digest"),
+  sign: wrap("sign"),
+  verify: wrap("verify"),
+  importKey: wrap("importKey"),
+  exportKey: wrap("exportKey"),
+  generateKey: wrap("generateKey"),
+};
