@@ -1,0 +1,308 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { request as httpsRequest } from "node:https";
+import type { IncomingHttpHeaders } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connect } from "node:tls";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestSender, signedDelivery, textMessage, type TestSender } from "../receiver/testing.ts";
+import { describeServe, serveCommand, startServe, ServeUsageError, type RunningServe } from "./serve.ts";
+
+let dir: string;
+let sender: TestSender;
+let running: RunningServe;
+const logs: string[] = [];
+const errs: string[] = [];
+
+const PROBLEMS = "https://b.example/problems";
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "mailscope-serve-"));
+  sender = await createTestSender("a.example");
+  const config = join(dir, "receiver.yaml");
+  await writeFile(
+    config,
+    [
+      "domains: [b.example]",
+      "capabilities:",
+      "  max_message_size: 26214400",
+      `problem_base: ${PROBLEMS}`,
+      "mailboxes:",
+      "  - address: bob@b.example",
+      "keyRecords:",
+      `  ${sender.keyid}: "${sender.keyRecord}"`,
+      "",
+    ].join("\n"),
+  );
+  running = await startServe(
+    { config, port: "0", host: "127.0.0.1", maildir: join(dir, "mail"), state: join(dir, "state"), dns: false },
+    { out: (l) => logs.push(l), err: (l) => errs.push(l) },
+  );
+});
+
+afterAll(async () => {
+  await running?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+interface Answer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+/** A real HTTPS client that trusts only the server's self-signed certificate. */
+function send(options: {
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: Uint8Array | ReadableStream<Uint8Array>;
+}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      {
+        host: "127.0.0.1",
+        port: running.server.port,
+        servername: "localhost",
+        method: options.method ?? "GET",
+        path: options.path,
+        headers: { host: `localhost:${running.server.port}`, ...options.headers },
+        ca: running.tls.cert,
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+      },
+    );
+    req.on("error", reject);
+    const body = options.body;
+    if (body instanceof ReadableStream) {
+      void (async () => {
+        for await (const chunk of body) if (!req.write(chunk)) await new Promise((r) => req.once("drain", r));
+        req.end();
+      })().catch(reject);
+    } else req.end(body === undefined ? undefined : Buffer.from(body));
+  });
+}
+
+/** Sends a web Request (as the sender builds it) over the real connection. */
+async function sendRequest(request: Request): Promise<Answer> {
+  const url = new URL(request.url);
+  const headers: Record<string, string> = {};
+  request.headers.forEach((v, n) => {
+    headers[n] = v;
+  });
+  return send({
+    method: request.method,
+    path: url.pathname + url.search,
+    headers,
+    body: new Uint8Array(await request.arrayBuffer()),
+  });
+}
+
+describe("mailscope serve, end to end over HTTPS", () => {
+  it("GET-1 GET-3 GET-5: GET /v1/capabilities answers 200 with the configured document", async () => {
+    const answer = await send({ path: "/v1/capabilities" });
+    expect(answer.status).toBe(200);
+    expect(answer.headers["content-type"]).toBe("application/json");
+    expect(answer.headers["cache-control"]).toBe("max-age=3600");
+    expect(JSON.parse(answer.body.toString())).toEqual({
+      versions: ["v1"],
+      max_message_size: 26214400,
+      max_recipients: 100,
+      discovery_pin_max_age: 604800,
+    });
+  });
+
+  it("POST-11 POST-9 POST-10: a signed delivery is accepted and stored as .eml, byte for byte", async () => {
+    const message = textMessage({
+      from: "alice@a.example",
+      to: ["bob@b.example"],
+      body: "Over the real network.\r\nDKIM survives.",
+    });
+    const request = await signedDelivery({
+      from: "alice@a.example",
+      to: ["bob@b.example"],
+      message,
+      key: sender.privateKey,
+      keyid: sender.keyid,
+      createdS: Math.floor(Date.now() / 1000),
+      idempotencyKey: "e2e-1",
+      url: `https://localhost:${running.server.port}/v1/messages`,
+    });
+    const answer = await sendRequest(request);
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body.toString())).toEqual({
+      results: [{ recipient: "bob@b.example", status: "accepted" }],
+    });
+    const files = await running.store.list("bob@b.example");
+    expect(files).toHaveLength(1);
+    expect(new Uint8Array(await readFile(files[0] as string))).toEqual(message);
+    expect(files[0]).toContain(join(dir, "mail", "bob@b.example"));
+    // The log line names the signing domain, the key and the recipients.
+    expect(
+      logs.some((l) => / POST \/v1\/messages 200 from=a\.example key=e2e-1 to=bob@b\.example:accepted /.test(l)),
+    ).toBe(true);
+  });
+
+  it("AUTH-5: a request whose signature does not verify is 401 and stores nothing", async () => {
+    const request = await signedDelivery({
+      from: "alice@a.example",
+      to: ["bob@b.example"],
+      message: "Subject: x\r\n\r\nx\r\n",
+      key: sender.privateKey,
+      keyid: sender.keyid,
+      createdS: Math.floor(Date.now() / 1000),
+      idempotencyKey: "e2e-2",
+      // Signed for another origin than the one it reaches: @target-uri differs.
+      url: `https://localhost:1/v1/messages`,
+    });
+    const before = (await running.store.list("bob@b.example")).length;
+    const url = new URL(request.url);
+    const headers: Record<string, string> = {};
+    request.headers.forEach((v, n) => {
+      headers[n] = v;
+    });
+    const answer = await send({
+      method: "POST",
+      path: url.pathname,
+      headers,
+      body: new Uint8Array(await request.arrayBuffer()),
+    });
+    expect(answer.status).toBe(401);
+    expect(JSON.parse(answer.body.toString())).toMatchObject({ type: `${PROBLEMS}/invalid_signature` });
+    expect(await running.store.list("bob@b.example")).toHaveLength(before);
+  });
+
+  it("GET-10 VER-7 ERR-15: GET /v2/x is 404 unsupported_version with the versions served", async () => {
+    const answer = await send({ path: "/v2/x" });
+    expect(answer.status).toBe(404);
+    expect(answer.headers["content-type"]).toBe("application/problem+json");
+    expect(JSON.parse(answer.body.toString())).toMatchObject({
+      type: `${PROBLEMS}/unsupported_version`,
+      versions: ["v1"],
+      status: 404,
+    });
+  });
+
+  it("ERR-12 LIM-2: a body over 25 MiB is 413, from its Content-Length", async () => {
+    const answer = await send({
+      method: "POST",
+      path: "/v1/messages",
+      headers: headersOf(await smallSigned("big-1")),
+      body: new Uint8Array(26214400 + 1024),
+    });
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body.toString())).toMatchObject({ type: `${PROBLEMS}/message_too_large` });
+  });
+
+  it("ERR-12 LIM-2: a chunked body over 25 MiB is 413 once the bytes pass the limit", async () => {
+    const total = 27 * 1024 * 1024;
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const n = Math.min(256 * 1024, total - sent);
+        controller.enqueue(new Uint8Array(n));
+        sent += n;
+        if (sent >= total) controller.close();
+      },
+    });
+    const headers = headersOf(await smallSigned("big-2"));
+    delete headers["content-length"];
+    const answer = await send({ method: "POST", path: "/v1/messages", headers, body: stream });
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body.toString()).detail).toMatch(/stopped reading after \d+ bytes/);
+  });
+
+  it("SVC-6 AUTH-8: a TLS 1.2 client is refused", async () => {
+    const outcome = await new Promise<string>((resolve) => {
+      const socket = connect({
+        host: "127.0.0.1",
+        port: running.server.port,
+        maxVersion: "TLSv1.2",
+        ca: running.tls.cert,
+        servername: "localhost",
+      });
+      socket.once("secureConnect", () => {
+        socket.destroy();
+        resolve("connected");
+      });
+      socket.once("error", () => resolve("refused"));
+    });
+    expect(outcome).toBe("refused");
+  });
+
+  it("AUTH-8: the generated certificate names the served domain, localhost and 127.0.0.1, and the banner says where it is", () => {
+    expect(running.tls.source).toBe("generated");
+    expect(running.tls.altNames).toEqual(
+      expect.arrayContaining(["DNS:b.example", "DNS:localhost", "IP Address:127.0.0.1"]),
+    );
+    const banner = describeServe(running);
+    expect(banner[0]).toBe(`mailscope serve: https://127.0.0.1:${running.server.port} for b.example (TLS 1.3 only)`);
+    expect(banner.join("\n")).toContain(`curl --cacert ${running.tls.certFile}`);
+  });
+});
+
+describe("mailscope serve, bad input", () => {
+  it("G10: a bad configuration is reported as file:line:column: field: message", async () => {
+    const config = join(dir, "bad.yaml");
+    await writeFile(
+      config,
+      "domains: [b.example]\ncapabilities:\n  max_message_size: 10\nproblem_base: https://b.example/p\n",
+    );
+    const error = await startServe(
+      { config, port: "0", state: join(dir, "state"), dns: false },
+      { out: () => {}, err: () => {} },
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServeUsageError);
+    expect((error as Error).message).toBe(
+      `${config}:3:21: capabilities.max_message_size: max_message_size is at least 26214400 (CAP-7)`,
+    );
+  });
+
+  it("G10: a bad port or a lone --cert is a usage error", async () => {
+    const config = join(dir, "ok.yaml");
+    await writeFile(
+      config,
+      "domains: [b.example]\ncapabilities:\n  max_message_size: 26214400\nproblem_base: https://b.example/p\n",
+    );
+    const io = { out: () => {}, err: () => {} };
+    await expect(startServe({ config, port: "http", dns: false }, io)).rejects.toThrow(/--port "http"/);
+    await expect(startServe({ config, port: "0", cert: join(dir, "c.pem"), dns: false }, io)).rejects.toThrow(
+      /--cert and --key go together/,
+    );
+  });
+
+  it("POST-1: the command declares its options", () => {
+    const command = serveCommand();
+    expect(command.name()).toBe("serve");
+    expect(command.options.map((o) => o.long)).toEqual(
+      expect.arrayContaining(["--config", "--cert", "--key", "--port", "--host", "--maildir", "--state", "--no-dns"]),
+    );
+  });
+});
+
+async function smallSigned(key: string): Promise<Request> {
+  return signedDelivery({
+    from: "alice@a.example",
+    to: ["bob@b.example"],
+    message: "Subject: x\r\n\r\nx\r\n",
+    key: sender.privateKey,
+    keyid: sender.keyid,
+    createdS: Math.floor(Date.now() / 1000),
+    idempotencyKey: key,
+    url: `https://localhost:${running.server.port}/v1/messages`,
+  });
+}
+
+function headersOf(request: Request): Record<string, string> {
+  const out: Record<string, string> = {};
+  request.headers.forEach((v, n) => {
+    out[n] = v;
+  });
+  return out;
+}

@@ -1,0 +1,237 @@
+/**
+ * `mailscope serve`: the receiver over the real network. The same handler the
+ * simulator runs (`app/receiver/receiver.ts`) behind an HTTPS server that
+ * speaks TLS 1.3 only (SVC-6, AUTH-8), with real ports: the system clock,
+ * DNS for the senders' key records (G4; or the `keyRecords` of the
+ * configuration, consulted first), and a folder of .eml files as the mail
+ * store. One log line per request; Ctrl-C (SIGINT) or SIGTERM stops
+ * accepting, lets requests in flight finish, then exits.
+ */
+import { Command, CommanderError } from "commander";
+import { join } from "node:path";
+import type { DnsAnswer, Resolver, SvcbRecord, TraceEvent } from "../ports.ts";
+import type { ReceiverConfig } from "../receiver/config.ts";
+import { createReceiver } from "../receiver/receiver.ts";
+import { createDnsResolver, parseNameserver } from "../node/dnsResolver.ts";
+import { createEmlStore, type EmlStore } from "../node/emlStore.ts";
+import {
+  formatLogLine,
+  loadOrCreateCertificate,
+  onShutdownSignals,
+  startHttpsServer,
+  type RequestLogEntry,
+  type RunningHttpsServer,
+  type TlsIdentity,
+} from "../node/httpServer.ts";
+import { formatConfigError, loadReceiverConfigFile } from "../node/receiverConfigFile.ts";
+import { createSystemClock } from "../node/systemPorts.ts";
+
+/** The options of `serve`, as commander hands them over. */
+export interface ServeOptions {
+  readonly config: string;
+  readonly cert?: string;
+  readonly key?: string;
+  readonly port?: string;
+  readonly host?: string;
+  readonly maildir?: string;
+  /** Where a generated certificate is kept: `<state>/tls/`. */
+  readonly state?: string;
+  /** Extra names for a generated certificate (the SVCB target, say). */
+  readonly hostname?: readonly string[];
+  readonly nameserver?: string;
+  /** `--no-dns`: key records only from the configuration. */
+  readonly dns?: boolean;
+  /** Print every trace event of the receiver as a JSON line on stderr. */
+  readonly trace?: boolean;
+  /** `--no-fsync`: do not flush each message to disk before answering (tests and benches only: a crash may lose accepted mail). */
+  readonly fsync?: boolean;
+}
+
+/** Where the command writes. */
+export interface ServeIo {
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+}
+
+/** A running `serve`. */
+export interface RunningServe {
+  readonly server: RunningHttpsServer;
+  readonly tls: TlsIdentity;
+  readonly store: EmlStore;
+  readonly config: ReceiverConfig;
+  /** Whether each message is flushed to disk before the answer. */
+  readonly fsync: boolean;
+  /** Graceful stop: see {@link RunningHttpsServer.close}. */
+  close(): Promise<void>;
+}
+
+/** Bad input to `serve` (a file, an option): printed as is, exit code 2. */
+export class ServeUsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ServeUsageError";
+  }
+}
+
+/** A Resolver that knows nothing (for `--no-dns`): every key comes from the configuration. */
+const noDns: Resolver = {
+  svcb: (): Promise<DnsAnswer<SvcbRecord>> => Promise.resolve({ kind: "nxdomain" }),
+  txt: (): Promise<DnsAnswer<string>> => Promise.resolve({ kind: "nxdomain" }),
+};
+
+/**
+ * Starts the receiver of `options.config` over HTTPS and returns once it
+ * listens. Does not install signal handlers (the command does).
+ *
+ * @throws ServeUsageError for a bad configuration file, port or certificate.
+ */
+export async function startServe(options: ServeOptions, io: ServeIo): Promise<RunningServe> {
+  const loaded = await loadReceiverConfigFile(options.config);
+  if (!loaded.ok) throw new ServeUsageError(loaded.errors.map(formatConfigError).join("\n"));
+  const config = loaded.value;
+
+  const port = Number(options.port ?? "8443");
+  if (!/^\d+$/.test(options.port ?? "8443") || port > 65535) {
+    throw new ServeUsageError(`--port ${JSON.stringify(options.port)}: a port is a number from 0 to 65535`);
+  }
+  const host = options.host ?? "127.0.0.1";
+
+  let tls: TlsIdentity;
+  try {
+    tls = await loadOrCreateCertificate({
+      ...(options.cert !== undefined && { certFile: options.cert }),
+      ...(options.key !== undefined && { keyFile: options.key }),
+      stateDir: join(options.state ?? ".mailscope", "tls"),
+      hostnames: [
+        ...config.domains,
+        ...(options.hostname ?? []),
+        ...(host === "0.0.0.0" || host === "::" ? [] : [host]),
+      ],
+    });
+  } catch (error) {
+    throw new ServeUsageError((error as Error).message);
+  }
+
+  let resolver: Resolver = noDns;
+  if (options.dns !== false) {
+    if (options.nameserver !== undefined && parseNameserver(options.nameserver) === undefined) {
+      throw new ServeUsageError(
+        `--nameserver ${JSON.stringify(options.nameserver)}: not an IP address (with an optional :port)`,
+      );
+    }
+    resolver = createDnsResolver(options.nameserver !== undefined ? { nameserver: options.nameserver } : {});
+  }
+
+  const store = createEmlStore(options.maildir ?? "mail", { fsync: options.fsync !== false });
+  const trace = {
+    emit: (event: TraceEvent): void => {
+      if (options.trace === true) io.err(JSON.stringify(event));
+      else if (event.name === "failure.after-acceptance") {
+        io.err(
+          `${new Date(event.timeMs).toISOString()} failure after acceptance: ${JSON.stringify(event.data)} (no outbound side in serve: no DSN sent)`,
+        );
+      }
+    },
+  };
+  const handler = createReceiver(config, {
+    // Unref'd timers: a failure-after-acceptance still pending must not keep a stopped server alive.
+    clock: createSystemClock({ unref: true }),
+    resolver,
+    mailStore: store,
+    trace,
+  });
+
+  let server: RunningHttpsServer;
+  try {
+    server = await startHttpsServer({
+      handler,
+      cert: tls.cert,
+      key: tls.key,
+      host,
+      port,
+      onRequest: (entry: RequestLogEntry) => io.out(formatLogLine(entry)),
+      onConnectionError: (error) => io.err(`${new Date().toISOString()} connection: ${error.message}`),
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ServeUsageError(
+      code === "EADDRINUSE"
+        ? `${host}:${port} is in use; choose another --port`
+        : code === "EACCES"
+          ? `${host}:${port} needs privileges; choose a --port above 1023`
+          : `cannot listen on ${host}:${port}: ${(error as Error).message}`,
+    );
+  }
+  return { server, tls, store, config, fsync: options.fsync !== false, close: () => server.close() };
+}
+
+/** The startup lines: where it listens, for which domains, with which certificate, where mail goes. */
+export function describeServe(running: RunningServe): string[] {
+  const { server, tls, config, store } = running;
+  const origin = server.origin;
+  return [
+    `mailscope serve: ${origin} for ${config.domains.join(", ")} (TLS 1.3 only)`,
+    `  certificate: ${tls.certFile} (${tls.source === "generated" ? "generated now" : tls.source === "state" ? "kept from an earlier run" : "given"}; ${tls.altNames.join(", ")})`,
+    `  mail store:  ${store.root}/<mailbox>/<time>-<delivery>.eml${running.fsync ? "" : " (no fsync: a crash may lose accepted mail)"}`,
+    `  try:         curl --cacert ${tls.certFile} ${origin}/v1/capabilities`,
+    "  Ctrl-C stops: no new connections, requests in flight finish first.",
+  ];
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** `mailscope serve --config receiver.yaml [--cert c.pem --key k.pem] [--port 8443] [--host 127.0.0.1] [--maildir ./mail]`. */
+export function serveCommand(): Command {
+  return new Command("serve")
+    .description(
+      "run the receiver over HTTPS (TLS 1.3 only) with the configuration of a receiver.yaml, storing mail as .eml files",
+    )
+    .requiredOption("--config <receiver.yaml>", "the receiver's configuration (see examples/receiver.yaml)")
+    .option(
+      "--cert <cert.pem>",
+      "the server certificate (PEM); with --key. Default: a self-signed one kept in <state>/tls/",
+    )
+    .option("--key <key.pem>", "its private key (PEM)")
+    .option("--port <port>", "the port to listen on (0: any free one)", "8443")
+    .option("--host <address>", "the address to listen on", "127.0.0.1")
+    .option("--maildir <dir>", "where mail is stored: <dir>/<mailbox>/<time>-<delivery>.eml", "mail")
+    .option("--state <dir>", "where a generated certificate is kept (<dir>/tls/)", ".mailscope")
+    .option(
+      "--hostname <name>",
+      "another name for the generated certificate (e.g. the SVCB target); repeatable",
+      collect,
+    )
+    .option("--nameserver <ip[:port]>", "DNS server for key records (default: the first of /etc/resolv.conf)")
+    .option("--no-dns", "ask no DNS server: keys come only from keyRecords in the configuration")
+    .option("--trace", "print every trace event of the receiver as a JSON line on stderr")
+    .option(
+      "--no-fsync",
+      "answer before each message is flushed to disk (faster; a crash may lose accepted mail: for tests and benches)",
+    )
+    .action(async (options: ServeOptions) => {
+      const io: ServeIo = { out: (line) => console.log(line), err: (line) => console.error(line) };
+      let running: RunningServe;
+      try {
+        running = await startServe(options, io);
+      } catch (error) {
+        if (error instanceof ServeUsageError) {
+          io.err(error.message);
+          throw new CommanderError(2, "mailscope.serve", "");
+        }
+        throw error;
+      }
+      for (const line of describeServe(running)) io.out(line);
+      const hook = onShutdownSignals(running.close, running.server.forceClose, {
+        onSignal: (signal, count) =>
+          io.err(
+            count === 1
+              ? `${signal}: stopping; ${running.server.inFlight()} request(s) in flight will finish (again to cut them)`
+              : `${signal}: cutting every connection`,
+          ),
+      });
+      await hook.done;
+      io.err("stopped.");
+    });
+}

@@ -1,0 +1,467 @@
+/**
+ * The receiver's speed and memory.
+ *
+ * 1. In process: deliveries per second of a 10 KB message through
+ *    `createReceiver` (memory store), against the bare cost of that message's
+ *    cryptography measured in the same run (one Ed25519 verification of its
+ *    signature base and one SHA-256 of its body, through WebCrypto as the
+ *    receiver does). Target: at least 50 % of the bare rate.
+ * 2. Over HTTPS: `mailscope serve` (the receiver, the .eml store with fsync,
+ *    TLS 1.3) in a child process, against a bare node:https server in a child
+ *    process that only reads the body; the same requests to both, from this
+ *    process. Small messages with 8 requests in flight, then 25 MiB messages
+ *    one at a time, with the server's peak RSS above its idle level.
+ *    Targets: at least 50 % of the bare server's throughput; peak memory for
+ *    a 25 MiB message under 3 × its size.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { Agent, request as httpsRequest } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadOrCreateCertificate } from "../app/node/httpServer.ts";
+import { createSystemClock } from "../app/node/systemPorts.ts";
+import {
+  createSignatureBase,
+  parseSignature,
+  parseSignatureInput,
+  signatureBaseBytes,
+} from "../app/protocol/signature.ts";
+import { createMemoryMailStore } from "../app/receiver/memoryMailStore.ts";
+import { createReceiver } from "../app/receiver/receiver.ts";
+import { createTestSender, signedDelivery, textMessage, type TestSender } from "../app/receiver/testing.ts";
+import type { Bench, BenchResult } from "./types.ts";
+
+const MiB = 1024 * 1024;
+const MAX_MESSAGE_SIZE = 26214400;
+/** In process: rounds of this many deliveries, alternating with rounds of bare crypto; the median round counts. */
+const IN_PROCESS_ROUND = 400;
+const IN_PROCESS_ROUNDS = 5;
+/** Over HTTPS: rounds of this many small requests per server, alternating servers; the median round counts. */
+const HTTPS_SMALL_ROUND = 400;
+const HTTPS_SMALL_ROUNDS = 3;
+const HTTPS_CONCURRENCY = 8;
+/** Small messages go to this many mailboxes (catch-all), as a mail server's load would. */
+const MAILBOXES = 64;
+const HTTPS_LARGE_N = 3;
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+};
+
+const noDns = {
+  svcb: () => Promise.resolve({ kind: "nxdomain" as const }),
+  txt: () => Promise.resolve({ kind: "nxdomain" as const }),
+};
+
+function receiverConfig(sender: TestSender) {
+  return {
+    domains: ["b.example"],
+    capabilities: { max_message_size: MAX_MESSAGE_SIZE },
+    problem_base: "https://b.example/problems",
+    mailboxes: [{ address: "bob@b.example" }],
+    keyRecords: { [sender.keyid]: sender.keyRecord },
+  };
+}
+
+/** A message of about `size` bytes: headers, then lines of text. */
+function messageOf(size: number): Uint8Array {
+  const head = textMessage({ from: "alice@a.example", to: ["bob@b.example"], body: "" });
+  const line = `${"0123456789abcdef".repeat(4)}\r\n`;
+  const body = line.repeat(Math.max(0, Math.floor((size - head.length) / line.length)));
+  const bytes = new Uint8Array(head.length + body.length);
+  bytes.set(head);
+  for (let i = 0; i < body.length; i++) bytes[head.length + i] = body.charCodeAt(i);
+  return bytes;
+}
+
+async function timeIt(n: number, one: (i: number) => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  for (let i = 0; i < n; i++) await one(i);
+  return (performance.now() - started) / 1000;
+}
+
+// ── 1. In process ─────────────────────────────────────────────────────
+
+async function inProcess(sender: TestSender): Promise<BenchResult[]> {
+  const message = messageOf(10 * 1024);
+  const clock = createSystemClock({ unref: true });
+  const receiver = createReceiver(receiverConfig(sender), {
+    clock,
+    resolver: noDns,
+    mailStore: createMemoryMailStore(),
+  });
+  const build = (i: number, tag: string): Promise<Request> =>
+    signedDelivery({
+      from: "alice@a.example",
+      to: ["bob@b.example"],
+      message,
+      key: sender.privateKey,
+      keyid: sender.keyid,
+      createdS: Math.floor(clock.now() / 1000),
+      idempotencyKey: `${tag}-${i}`,
+    });
+  const warm = await Promise.all(Array.from({ length: 200 }, (_, i) => build(i, "warm")));
+  // The bare cryptography of the same message: its signature base and body.
+  const sample = await build(0, "sample");
+  const body = new Uint8Array(await sample.clone().arrayBuffer());
+  const input = parseSignatureInput(sample.headers.get("signature-input") ?? "");
+  const signature = parseSignature(sample.headers.get("signature") ?? "");
+  if (!input.ok || !signature.ok) throw new Error("the sample request's signature does not parse");
+  const member = [...input.value.values()][0];
+  const sig = member === undefined ? undefined : signature.value.get(member.label);
+  if (member === undefined || sig === undefined) throw new Error("the sample request has no signature");
+  const base = createSignatureBase(
+    { method: sample.method, url: sample.url, headers: [...sample.headers] },
+    member.components,
+    member.params,
+  );
+  if (!base.ok) throw new Error("no signature base");
+  const baseBytes = signatureBaseBytes(base.value.base);
+  const sigBytes = new Uint8Array(sig);
+  const bare = async (): Promise<void> => {
+    const valid = await crypto.subtle.verify({ name: "Ed25519" }, sender.publicKey, sigBytes, baseBytes);
+    if (!valid) throw new Error("bare verify failed");
+    await crypto.subtle.digest("SHA-256", body);
+  };
+
+  for (const r of warm) await (await receiver(r)).arrayBuffer();
+  for (let i = 0; i < 200; i++) await bare();
+
+  // Rounds alternate, so that a busy moment of the machine hits both sides alike.
+  const receiverRates: number[] = [];
+  const bareRates: number[] = [];
+  for (let round = 0; round < IN_PROCESS_ROUNDS; round++) {
+    const requests = await Promise.all(Array.from({ length: IN_PROCESS_ROUND }, (_, i) => build(i, `run${round}`)));
+    let accepted = 0;
+    const receiverS = await timeIt(requests.length, async (i) => {
+      const response = await receiver(requests[i] as Request);
+      await response.arrayBuffer();
+      if (response.status === 200) accepted += 1;
+    });
+    if (accepted !== requests.length)
+      throw new Error(`only ${accepted} of ${requests.length} deliveries were accepted`);
+    receiverRates.push(requests.length / receiverS);
+    bareRates.push(IN_PROCESS_ROUND / (await timeIt(IN_PROCESS_ROUND, bare)));
+  }
+  const receiverRate = median(receiverRates);
+  const bareRate = median(bareRates);
+  const rounds = `median of ${IN_PROCESS_ROUNDS} rounds of ${IN_PROCESS_ROUND}, one at a time`;
+  return [
+    {
+      name: "in-process deliveries, 10 KB",
+      value: receiverRate,
+      unit: "deliveries/s",
+      note: `${rounds}, memory store`,
+    },
+    { name: "bare Ed25519 verify + SHA-256, 10 KB", value: bareRate, unit: "ops/s", note: `${rounds}, WebCrypto` },
+    {
+      name: "in-process vs bare crypto",
+      value: receiverRate / bareRate,
+      unit: "ratio",
+      target: { op: ">=", value: 0.5, label: "≥ 0.5" },
+    },
+  ];
+}
+
+// ── 2. Over HTTPS ─────────────────────────────────────────────────────
+
+interface Child {
+  readonly process: ChildProcess;
+  readonly port: number;
+  request<T>(message: { type: string }, reply: string): Promise<T>;
+  stop(): Promise<void>;
+}
+
+async function startChild(mode: "serve" | "bare", options: Record<string, string>): Promise<Child> {
+  const file = fileURLToPath(new URL("./lib/httpsChild.ts", import.meta.url));
+  const child = fork(file, [mode, JSON.stringify(options)], {
+    execArgv: ["--expose-gc"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const next = <T>(type: string): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const onMessage = (message: { type?: string }): void => {
+        if (message.type !== type) return;
+        child.off("message", onMessage);
+        child.off("exit", onExit);
+        resolve(message as T);
+      };
+      const onExit = (code: number | null): void =>
+        reject(new Error(`the ${mode} server exited (${code ?? "signal"})`));
+      child.on("message", onMessage);
+      child.once("exit", onExit);
+    });
+  const ready = await next<{ port: number }>("ready");
+  return {
+    process: child,
+    port: ready.port,
+    request: <T>(message: { type: string }, reply: string) => {
+      const answer = next<T>(reply);
+      child.send(message);
+      return answer;
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once("exit", () => resolve());
+        child.send({ type: "stop" });
+        setTimeout(() => child.kill(), 10_000).unref();
+      }),
+  };
+}
+
+interface Wire {
+  readonly headers: Record<string, string>;
+  readonly body: Buffer;
+}
+
+async function wireRequests(
+  sender: TestSender,
+  port: number,
+  message: Uint8Array,
+  n: number,
+  tag: string,
+): Promise<Wire[]> {
+  const out: Wire[] = [];
+  for (let i = 0; i < n; i++) {
+    const to = `user${i % MAILBOXES}@b.example`;
+    const request = await signedDelivery({
+      from: "alice@a.example",
+      to: [to],
+      message,
+      key: sender.privateKey,
+      keyid: sender.keyid,
+      createdS: Math.floor(Date.now() / 1000),
+      idempotencyKey: `${tag}-${i}`,
+      url: `https://localhost:${port}/v1/messages`,
+    });
+    const headers: Record<string, string> = {};
+    request.headers.forEach((v, k) => {
+      headers[k] = v;
+    });
+    const body = Buffer.from(await request.arrayBuffer());
+    headers["content-length"] = String(body.byteLength);
+    out.push({ headers, body });
+  }
+  return out;
+}
+
+function post(agent: Agent, cert: string, port: number, wire: Wire): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        servername: "localhost",
+        path: "/v1/messages",
+        method: "POST",
+        headers: { ...wire.headers, host: `localhost:${port}` },
+        agent,
+        ca: cert,
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on("error", reject);
+    req.end(wire.body);
+  });
+}
+
+async function throughput(
+  agent: Agent,
+  cert: string,
+  port: number,
+  wires: readonly Wire[],
+  concurrency: number,
+): Promise<{ seconds: number; ok: number }> {
+  let next = 0;
+  let ok = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < wires.length) {
+        const wire = wires[next++] as Wire;
+        if ((await post(agent, cert, port, wire)) === 200) ok += 1;
+      }
+    }),
+  );
+  return { seconds: (performance.now() - started) / 1000, ok };
+}
+
+interface Peak {
+  readonly baselineRss: number;
+  readonly peakRss: number;
+  readonly baselineAb: number;
+  readonly peakAb: number;
+}
+
+async function overHttps(sender: TestSender): Promise<BenchResult[]> {
+  const dir = await mkdtemp(join(tmpdir(), "mailscope-bench-"));
+  const children: Child[] = [];
+  try {
+    const tls = await loadOrCreateCertificate({ stateDir: join(dir, "tls") });
+    const config = join(dir, "receiver.yaml");
+    await writeFile(
+      config,
+      [
+        "domains: [b.example]",
+        "capabilities:",
+        `  max_message_size: ${MAX_MESSAGE_SIZE}`,
+        "problem_base: https://b.example/problems",
+        "catchAll: true",
+        "keyRecords:",
+        `  ${sender.keyid}: "${sender.keyRecord}"`,
+        "",
+      ].join("\n"),
+    );
+    const files = { certFile: tls.certFile, keyFile: tls.keyFile };
+    const serve = await startChild("serve", {
+      ...files,
+      config,
+      maildir: join(dir, "mail"),
+      state: join(dir, "state"),
+    });
+    children.push(serve);
+    const serveNoSync = await startChild("serve", {
+      ...files,
+      config,
+      maildir: join(dir, "mail-nosync"),
+      state: join(dir, "state"),
+      fsync: "false",
+    });
+    children.push(serveNoSync);
+    const bare = await startChild("bare", files);
+    children.push(bare);
+
+    // Small messages: rounds alternate between the servers; each request is signed for the server it goes to.
+    const small = messageOf(10 * 1024);
+    const agents = new Map<Child, Agent>(
+      [serve, serveNoSync, bare].map((c) => [c, new Agent({ keepAlive: true, maxSockets: HTTPS_CONCURRENCY })]),
+    );
+    const rates = new Map<Child, number[]>([serve, serveNoSync, bare].map((c) => [c, []]));
+    try {
+      for (const child of [serve, serveNoSync, bare]) {
+        await throughput(
+          agents.get(child) as Agent,
+          tls.cert,
+          child.port,
+          await wireRequests(sender, child.port, small, 100, `warm-${child.port}`),
+          HTTPS_CONCURRENCY,
+        );
+      }
+      for (let round = 0; round < HTTPS_SMALL_ROUNDS; round++) {
+        for (const child of [serve, serveNoSync, bare]) {
+          const wires = await wireRequests(sender, child.port, small, HTTPS_SMALL_ROUND, `small${round}-${child.port}`);
+          const { seconds, ok } = await throughput(
+            agents.get(child) as Agent,
+            tls.cert,
+            child.port,
+            wires,
+            HTTPS_CONCURRENCY,
+          );
+          if (ok !== wires.length)
+            throw new Error(`${wires.length - ok} of ${wires.length} small requests were not answered 200`);
+          rates.get(child)?.push(wires.length / seconds);
+        }
+      }
+    } finally {
+      for (const agent of agents.values()) agent.destroy();
+    }
+    const serveSmall = median(rates.get(serve) ?? []);
+    const noSyncSmall = median(rates.get(serveNoSync) ?? []);
+    const bareSmall = median(rates.get(bare) ?? []);
+    const how = `median of ${HTTPS_SMALL_ROUNDS} rounds of ${HTTPS_SMALL_ROUND}, ${HTTPS_CONCURRENCY} in flight, ${MAILBOXES} mailboxes`;
+    const results: BenchResult[] = [
+      { name: "HTTPS serve, 10 KB", value: serveSmall, unit: "requests/s", note: `${how}; .eml with fsync` },
+      { name: "HTTPS serve --no-fsync, 10 KB", value: noSyncSmall, unit: "requests/s", note: "the same without fsync" },
+      { name: "HTTPS bare server, 10 KB", value: bareSmall, unit: "requests/s", note: "reads the body, answers 200" },
+      {
+        name: "HTTPS serve vs bare, 10 KB",
+        value: serveSmall / bareSmall,
+        unit: "ratio",
+        target: { op: ">=", value: 0.5, label: "≥ 0.5" },
+      },
+      {
+        name: "HTTPS serve --no-fsync vs bare, 10 KB",
+        value: noSyncSmall / bareSmall,
+        unit: "ratio",
+        note: "what fsync costs",
+      },
+    ];
+
+    // 25 MiB: one at a time, with the server's memory watched.
+    const large = messageOf(MAX_MESSAGE_SIZE - 4096);
+    const runLarge = async (child: Child): Promise<{ mibPerS: number; worstDelta: number; worstAb: number }> => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const wires = await wireRequests(sender, child.port, large, HTTPS_LARGE_N, `large-${child.port}`);
+        let seconds = 0;
+        let worstDelta = 0;
+        let worstAb = 0;
+        for (const wire of wires) {
+          await child.request({ type: "mark" }, "marked");
+          const started = performance.now();
+          const status = await post(agent, tls.cert, child.port, wire);
+          seconds += (performance.now() - started) / 1000;
+          if (status !== 200) throw new Error(`a 25 MiB request was answered ${status}`);
+          const peak = await child.request<Peak>({ type: "peak" }, "peak");
+          worstDelta = Math.max(worstDelta, peak.peakRss - peak.baselineRss);
+          worstAb = Math.max(worstAb, peak.peakAb - peak.baselineAb);
+        }
+        const bytes = wires.reduce((n, w) => n + w.body.byteLength, 0);
+        return { mibPerS: bytes / MiB / seconds, worstDelta, worstAb };
+      } finally {
+        agent.destroy();
+      }
+    };
+    const serveLarge = await runLarge(serve);
+    const noSyncLarge = await runLarge(serveNoSync);
+    const bareLarge = await runLarge(bare);
+    results.push(
+      {
+        name: "HTTPS serve, 25 MiB",
+        value: serveLarge.mibPerS,
+        unit: "MiB/s",
+        note: `${HTTPS_LARGE_N} messages, one at a time; with fsync`,
+      },
+      { name: "HTTPS serve --no-fsync, 25 MiB", value: noSyncLarge.mibPerS, unit: "MiB/s" },
+      { name: "HTTPS bare server, 25 MiB", value: bareLarge.mibPerS, unit: "MiB/s" },
+      {
+        name: "HTTPS serve vs bare, 25 MiB",
+        value: serveLarge.mibPerS / bareLarge.mibPerS,
+        unit: "ratio",
+        target: { op: ">=", value: 0.5, label: "≥ 0.5" },
+      },
+      {
+        name: "serve peak memory, 25 MiB message",
+        value: serveLarge.worstDelta / large.length,
+        unit: "× message size",
+        target: { op: "<=", value: 3, label: "< 3" },
+        note: `peak RSS over idle ${(serveLarge.worstDelta / MiB).toFixed(0)} MiB (ArrayBuffers +${(serveLarge.worstAb / MiB).toFixed(0)} MiB), worst of ${HTTPS_LARGE_N}`,
+      },
+      {
+        name: "bare server peak memory, 25 MiB",
+        value: bareLarge.worstDelta / large.length,
+        unit: "× message size",
+        note: `peak RSS over idle ${(bareLarge.worstDelta / MiB).toFixed(0)} MiB`,
+      },
+    );
+    return results;
+  } finally {
+    await Promise.all(children.map((c) => c.stop()));
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export const bench: Bench = {
+  name: "receiver",
+  description: "createReceiver in process and `serve` over HTTPS, against bare crypto and a bare HTTPS server",
+  async run() {
+    const sender = await createTestSender("a.example");
+    return [...(await inProcess(sender)), ...(await overHttps(sender))];
+  },
+};
