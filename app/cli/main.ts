@@ -1,10 +1,19 @@
 import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
+import { lintRequestCommand } from "./lintRequest.ts";
 import { rulesCommand } from "./rules.ts";
+import { keygenCommand, sendCommand } from "./send.ts";
+import { serveCommand } from "./serve.ts";
 
 const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
   version: string;
 };
+
+/** Exit codes of every command: 0 success, 1 a failed outcome, 2 bad input (usage errors included). */
+function usageExit(error: CommanderError): never {
+  if (error.exitCode === 0) throw error;
+  throw new CommanderError(2, error.code, error.message);
+}
 
 /** The `mailscope` program: every command, with its help. */
 export function createProgram(): Command {
@@ -15,7 +24,10 @@ export function createProgram(): Command {
     .version(version, "-V, --version")
     .showHelpAfterError("(run mailscope --help for the commands)")
     .configureHelp({ sortSubcommands: true });
-  program.addCommand(rulesCommand());
+  for (const command of [rulesCommand(), serveCommand(), lintRequestCommand(), sendCommand(), keygenCommand()]) {
+    // Settings such as exitOverride are not inherited through addCommand: each command gets them itself.
+    program.addCommand(command.exitOverride(usageExit).showHelpAfterError(`(run mailscope ${command.name()} --help)`));
+  }
   return program;
 }
 
@@ -23,7 +35,7 @@ export function createProgram(): Command {
 export async function main(argv: readonly string[]): Promise<number> {
   try {
     await createProgram()
-      .exitOverride()
+      .exitOverride(usageExit)
       .parseAsync([...argv], { from: "user" });
     return 0;
   } catch (error) {

@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import { Command, CommanderError } from "commander";
 import { ruleById, rules, type Rule } from "../protocol/rules.ts";
 
 /** Formats rules as the terminal shows them: ID, strength, text, section. */
@@ -21,7 +21,11 @@ export function rulesCommand(): Command {
         const unknown = ids.filter(
           (id) => !ruleById(id.toUpperCase()) && !rules.some((r) => r.id.startsWith(`${id.toUpperCase()}-`)),
         );
-        if (unknown.length > 0) throw new Error(`no rule or prefix ${unknown.join(", ")} (see mailscope rules)`);
+        if (unknown.length > 0) {
+          const message = `no rule or prefix ${unknown.join(", ")} (see mailscope rules)`;
+          console.error(`mailscope rules: ${message}`);
+          throw new CommanderError(2, "mailscope.rules.unknown", message);
+        }
         list = rules.filter((r) =>
           ids.some((id) => r.id === id.toUpperCase() || r.id.startsWith(`${id.toUpperCase()}-`)),
         );

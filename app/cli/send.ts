@@ -1,0 +1,713 @@
+/**
+ * `mailscope send` and `mailscope keygen`: real mode. `send` delivers one
+ * message over the real network with the same sender the simulator runs
+ * (`app/sender/sender.ts`), handed real ports: the system clock (its retry
+ * timers run in real time), crypto randomness, DNS (SVCB at `_svc.<domain>`,
+ * G5) and fetch over TLS 1.3 (SVC-6). `keygen` makes the Ed25519 key a sender
+ * signs with and prints the TXT record that publishes it (G1, G4).
+ *
+ * `--resolve domain=host:port` stands in for DNS, as curl's `--resolve` does:
+ * `_svc.<domain>` is answered locally with the ServiceMode record
+ * `1 <domain>. port=<port>`, and connections to the domain go to host:port
+ * while SNI, the certificate check and Host keep the domain's name. The
+ * record's target is the domain itself rather than `.`: the sender reads `.`
+ * as the owner name `_svc.<domain>` (G5), which no receiver certificate names.
+ *
+ * There is no SMTP client here: a hand-off to SMTP (no SVCB record, fallback,
+ * no common version) is recorded and printed, and the recipient's outcome is
+ * `smtp`. DSNs the sender makes for failed recipients are shown but not
+ * waited for: `send` ends with the message's own outcome.
+ */
+import { Command, CommanderError, Option } from "commander";
+import { access, readFile, writeFile } from "node:fs/promises";
+import type { Clock, DnsAnswer, Random, Resolver, SmtpHandOff, SmtpRelay, SvcbRecord, TraceEvent } from "../ports.ts";
+import { parseMailbox } from "../protocol/mailbox.ts";
+import {
+  buildKeyRecord,
+  exportPublicKeyRaw,
+  exportSigningKeyJwk,
+  generateSigningKey,
+  importSigningKeyJwk,
+  keyidFor,
+  signingDomainOfKeyid,
+} from "../protocol/profile.ts";
+import { deliveryActorId } from "../sender/deliveryMachine.ts";
+import type { RecipientOutcome } from "../sender/deliveryMachine.ts";
+import { createSender } from "../sender/sender.ts";
+import { createDnsResolver, parseNameserver } from "../node/dnsResolver.ts";
+import type { DnsResolverEvent } from "../node/dnsResolver.ts";
+import { cryptoRandom, systemClock } from "../node/systemPorts.ts";
+import { DEFAULT_TLS_FETCH_TIMEOUT_MS, createTlsFetch, parseHostPort } from "../node/tlsFetch.ts";
+
+/** Exit codes of `send` (and `keygen`): 0 every recipient accepted, 1 not all, 2 bad input. */
+export const EXIT = { accepted: 0, notAccepted: 1, badInput: 2 } as const;
+
+/** Bad input: one line naming the option or file, exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+function usage(message: string): never {
+  throw new UsageError(message);
+}
+
+const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A duration like `10m`, `90s`, `1h`, `500ms`, `2d` (a bare number is seconds), in ms; undefined when it is not one. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
+  if (match === null) return undefined;
+  return Math.round(Number(match[1]) * (DURATION_UNITS_MS[match[2] ?? "s"] ?? 1_000));
+}
+
+/** One `--resolve domain=host:port`. */
+export interface ResolveEntry {
+  readonly domain: string;
+  readonly host: string;
+  readonly port: number;
+}
+
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** Reads `domain=host:port` (IPv6 hosts in brackets). @throws UsageError naming the option. */
+export function parseResolve(text: string): ResolveEntry {
+  const eq = text.indexOf("=");
+  const domain = (eq < 0 ? "" : text.slice(0, eq)).trim().toLowerCase().replace(/\.$/, "");
+  const target = eq < 0 ? undefined : parseHostPort(text.slice(eq + 1).trim());
+  if (eq < 0 || target === undefined)
+    usage(`--resolve ${text}: expected domain=host:port, e.g. b.example=127.0.0.1:8443`);
+  if (!HOSTNAME.test(domain)) usage(`--resolve ${text}: ${JSON.stringify(domain)} is not a domain name (A-labels)`);
+  return { domain, host: target.host, port: target.port };
+}
+
+/** What `send` is told (the command's options). */
+export interface SendOptions {
+  readonly from: string;
+  /** Recipients; each entry may hold several, comma-separated. */
+  readonly to: readonly string[];
+  /** The .eml file, sent byte for byte (POST-9). */
+  readonly message: string;
+  /** The private Ed25519 JWK (from `mailscope keygen`). */
+  readonly key: string;
+  /** Default: the JWK's `kid`. */
+  readonly keyid?: string;
+  readonly resolve?: readonly string[];
+  /** PEM file of the CA (or self-signed certificate) to trust instead of the system's. */
+  readonly ca?: string;
+  /** Stop waiting after this long (`10m`) and print where the delivery stands. */
+  readonly maxWait?: string;
+  readonly json?: boolean;
+  /** `ip[:port]`; default the first nameserver of /etc/resolv.conf. */
+  readonly nameserver?: string;
+  /** False (`--no-dns`): names `--resolve` does not answer have no records, and nothing is asked of DNS. */
+  readonly dns?: boolean;
+  /** The `{problem_base}` problem types are read under; default `https://<first recipient domain>/problems`. */
+  readonly problemBase?: string;
+  /** Idle timeout of each connection; default 30s. */
+  readonly timeout?: string;
+}
+
+/** Where `send` writes: progress and results. */
+export interface SendIo {
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+}
+
+/** Ports a caller (a test) may put in place of the real ones. */
+export interface SendOverrides {
+  /** Answers what `--resolve` does not, instead of real DNS. */
+  readonly resolver?: Resolver;
+  readonly clock?: Clock;
+  readonly random?: Random;
+  /** Settles instead of SIGINT to stop waiting early; default: the first Ctrl-C. */
+  readonly interrupt?: Promise<void>;
+}
+
+/** Where one recipient stands when `send` ends. */
+export interface RecipientStanding {
+  readonly recipient: string;
+  /** Final outcome, or `pending` when `send` stopped waiting first. */
+  readonly outcome: RecipientOutcome["outcome"] | "pending";
+  readonly rule?: string;
+  /** The problem identifier (or type, when it has none). */
+  readonly problem?: string;
+  readonly detail?: string;
+  /** Pending only: the recipient's last per-recipient status (`deferred`), if it got one. */
+  readonly lastStatus?: string;
+  /** Pending only: when the next attempt is due, ISO 8601. */
+  readonly nextAttemptAt?: string;
+  /** `smtp` only: why, and that nothing was sent. */
+  readonly smtpReason?: SmtpHandOff["reason"];
+}
+
+/** The result of `send`, also its `--json` output. */
+export interface SendSummary {
+  readonly messageId: string;
+  readonly from: string;
+  readonly to: readonly string[];
+  /** Whether every recipient reached a final outcome. */
+  readonly complete: boolean;
+  readonly recipients: readonly RecipientStanding[];
+  /** DSNs the sender generated for failed recipients (not waited for). */
+  readonly dsns: readonly { readonly to: string; readonly reason: string; readonly recipients: readonly string[] }[];
+  readonly exitCode: 0 | 1;
+}
+
+/** A JWK as the profile reads it, with the `kid` keygen adds. */
+type Jwk = Parameters<typeof importSigningKeyJwk>[0] & { kid?: unknown };
+
+async function readInput(file: string, option: string): Promise<Buffer> {
+  try {
+    return await readFile(file);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === "ENOENT") usage(`${option} ${file}: no such file`);
+    if (code === "EISDIR") usage(`${option} ${file}: is a directory`);
+    usage(`${option} ${file}: cannot be read (${(error as Error).message})`);
+  }
+}
+
+function isoTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.[0-9]{3}Z$/, "Z");
+}
+
+function humanDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${s % 60 ? ` ${s % 60}s` : ""}`;
+  return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60) ? ` ${Math.floor((s % 3600) / 60)}m` : ""}`;
+}
+
+/** The last path segment of a problem type URI: its identifier under any problem base. */
+function shortProblem(type: unknown): string | undefined {
+  if (typeof type !== "string" || type === "") return undefined;
+  return type.replace(/\/+$/, "").split("/").pop() ?? type;
+}
+
+/** Why a capabilities document could not be used, from a capabilities.invalid event. */
+function capabilitiesFailure(d: Record<string, unknown>): string {
+  if (typeof d["failure"] === "string") return d["failure"];
+  if (Array.isArray(d["violations"]))
+    return d["violations"].map((v) => String((v as { message?: unknown }).message)).join("; ");
+  return "unknown";
+}
+
+function list(value: unknown): string {
+  return Array.isArray(value) ? value.map(String).join(", ") : String(value);
+}
+
+/**
+ * One progress line for a sender trace event, or undefined for events that
+ * need none (transitions, the outcomes the summary prints anyway).
+ */
+export function describeTraceEvent(event: TraceEvent): string | undefined {
+  const d = (event.data ?? {}) as Record<string, unknown>;
+  const problem = shortProblem(d["problem"]);
+  switch (event.name) {
+    case "message.submitted":
+      return d["from"] === null
+        ? `DSN ${String(d["messageId"])} submitted to ${list(d["to"])}`
+        : `message ${String(d["messageId"])} from ${String(d["from"])} to ${list(d["to"])}`;
+    case "discovery.resolved":
+      if (typeof d["origin"] === "string") return `discovered ${String(d["domain"])}: ${d["origin"]}`;
+      if (d["outcome"] === "no-service")
+        return `${String(d["domain"])} has no usable SVCB record (${String(d["answer"])}): plain SMTP [${String(d["gap"] ?? "G6")}]`;
+      return `SVCB lookup for ${String(d["domain"])} failed (${String(d["answer"])})${d["gap"] === "G7" ? ", and a discovery pin is valid [G7]" : ""}`;
+    case "capabilities.fetched": {
+      const caps = (d["capabilities"] ?? {}) as { versions?: unknown; max_message_size?: unknown };
+      return `capabilities of ${String(d["origin"])}: versions ${list(caps.versions ?? ["v1"])}, max_message_size ${String(caps.max_message_size)}`;
+    }
+    case "capabilities.invalid":
+      return `capabilities of ${String(d["origin"])} unusable: ${capabilitiesFailure(d)} [GET-9]`;
+    case "version.negotiated":
+      return typeof d["version"] === "string"
+        ? `version ${d["version"]}`
+        : `no common version (ours ${list(d["ours"])}, theirs ${list(d["theirs"])})`;
+    case "attempt.started":
+      return d["sent"] === false
+        ? `attempt ${String(d["attempt"])}: not sent (${String(d["bodySize"])} bytes)`
+        : `attempt ${String(d["attempt"])}: POST ${String(d["url"])} (${String(d["bodySize"])} bytes)`;
+    case "attempt.ended": {
+      if (d["class"] === "results") return `attempt ${String(d["attempt"])}: ${String(d["status"])}`;
+      const what =
+        d["status"] !== undefined
+          ? String(d["status"])
+          : d["failure"] !== undefined
+            ? `no answer (${String(d["failure"])})`
+            : "not sent";
+      return `attempt ${String(d["attempt"])}: ${what} ${problem ?? ""} (${String(d["class"])}${d["fallbackEligible"] === true ? ", fallback-eligible" : ""}) [${String(d["rule"])}]`.replace(
+        / {2,}/g,
+        " ",
+      );
+    }
+    case "recipient.result":
+      return `  ${String(d["recipient"])}: ${String(d["status"])}${problem ? ` (${problem})` : ""}${d["retryAfterS"] !== undefined ? `, retry_after ${String(d["retryAfterS"])}s` : ""}`;
+    case "timer.set":
+      return `retry scheduled at ${isoTime(Number(d["atMs"]))} (in ${humanDuration(Number(d["delayMs"]))}, ${String(d["reason"])}) [${String(d["rule"])}]`;
+    case "timer.fired":
+      return `retrying`;
+    case "smtp.handoff":
+      return `would hand ${list(d["recipients"])} to SMTP (${String(d["reason"])}) [${String(d["rule"])}]: not sent, mailscope send has no SMTP client`;
+    case "delivery.bounced":
+      return `gave up on ${list(d["recipients"])} after ${String(d["attempts"])} attempts: bounced [STATE-7]`;
+    case "dsn.sent":
+      return `DSN to ${String(d["to"])} for ${list(d["recipients"])} (${String(d["reason"])}) [${String(d["rule"])}]`;
+    default:
+      return undefined;
+  }
+}
+
+/** The one line a recipient's standing is printed as. */
+export function formatStanding(s: RecipientStanding): string {
+  const why = [s.problem, s.detail].filter((x) => x !== undefined && x !== "").join(": ");
+  switch (s.outcome) {
+    case "accepted":
+      return `${s.recipient}: accepted`;
+    case "smtp":
+      return `${s.recipient}: smtp (${s.smtpReason ?? "hand-off"}; not sent, mailscope send has no SMTP client)`;
+    case "pending":
+      // A recipient answered `deferred` says so; one whose whole request failed is being retried.
+      return `${s.recipient}: ${s.lastStatus ?? (s.nextAttemptAt ? "retrying" : "pending")}${s.nextAttemptAt ? `, next attempt at ${s.nextAttemptAt}` : ""}${why ? ` (${why})` : ""}`;
+    default:
+      return `${s.recipient}: ${s.outcome}${why ? ` (${why})` : ""}`;
+  }
+}
+
+/** The checked inputs of a send. */
+interface Prepared {
+  readonly from: string;
+  readonly fromDomain: string;
+  readonly to: readonly string[];
+  readonly message: Uint8Array;
+  readonly signingKey: Awaited<ReturnType<typeof importSigningKeyJwk>>;
+  readonly keyid: string;
+  readonly resolve: readonly ResolveEntry[];
+  readonly ca?: Buffer;
+  readonly maxWaitMs?: number;
+  readonly timeoutMs: number;
+  readonly problemBase: string;
+}
+
+async function prepare(options: SendOptions): Promise<Prepared> {
+  const from = parseMailbox(options.from);
+  if (!from.ok) usage(`--from ${options.from}: ${from.violations.map((v) => v.message).join("; ")}`);
+  const to: string[] = [];
+  for (const entry of options.to.flatMap((t) => t.split(","))) {
+    const text = entry.trim();
+    if (text === "") continue;
+    const parsed = parseMailbox(text);
+    if (!parsed.ok) usage(`--to ${text}: ${parsed.violations.map((v) => v.message).join("; ")}`);
+    if (!to.includes(parsed.value.address)) to.push(parsed.value.address);
+  }
+  if (to.length === 0) usage("--to: give at least one recipient");
+
+  const message = await readInput(options.message, "--message");
+  if (message.length === 0) usage(`--message ${options.message}: the file is empty`);
+
+  const keyText = (await readInput(options.key, "--key")).toString("utf8");
+  let jwk: Jwk;
+  try {
+    jwk = JSON.parse(keyText) as Jwk;
+  } catch {
+    usage(`--key ${options.key}: not a JSON Web Key (the file is not JSON)`);
+  }
+  if (typeof jwk !== "object" || jwk === null) usage(`--key ${options.key}: not a JSON Web Key`);
+  if (jwk.d === undefined)
+    usage(`--key ${options.key}: holds a public key only; send signs, so it needs the private key (d)`);
+  let signingKey: Prepared["signingKey"];
+  try {
+    signingKey = await importSigningKeyJwk(jwk);
+  } catch (error) {
+    usage(`--key ${options.key}: not an Ed25519 private JWK (${(error as Error).message}) [G1]`);
+  }
+  const keyid = options.keyid ?? (typeof jwk.kid === "string" ? jwk.kid : undefined);
+  if (keyid === undefined) usage(`--keyid: not given, and ${options.key} has no kid`);
+  const signing = signingDomainOfKeyid(keyid);
+  if (!signing.ok) usage(`--keyid ${keyid}: ${signing.violations.map((v) => v.message).join("; ")}`);
+  if (signing.value !== from.value.domain) {
+    usage(
+      `--keyid ${keyid} signs for ${signing.value}, but --from is in ${from.value.domain} (AUTH-4: the envelope from's domain must be the signing domain)`,
+    );
+  }
+
+  const resolve = (options.resolve ?? []).map(parseResolve);
+  let ca: Buffer | undefined;
+  if (options.ca !== undefined) {
+    ca = await readInput(options.ca, "--ca");
+    if (!ca.toString("utf8").includes("-----BEGIN CERTIFICATE-----"))
+      usage(`--ca ${options.ca}: no PEM certificate in the file`);
+  }
+  let maxWaitMs: number | undefined;
+  if (options.maxWait !== undefined) {
+    maxWaitMs = parseDuration(options.maxWait);
+    if (maxWaitMs === undefined) usage(`--max-wait ${options.maxWait}: not a duration (e.g. 90s, 10m, 2h)`);
+  }
+  const timeoutMs = options.timeout === undefined ? DEFAULT_TLS_FETCH_TIMEOUT_MS : parseDuration(options.timeout);
+  if (timeoutMs === undefined || timeoutMs <= 0) usage(`--timeout ${options.timeout ?? ""}: not a duration (e.g. 30s)`);
+  if (options.nameserver !== undefined && parseNameserver(options.nameserver) === undefined) {
+    usage(`--nameserver ${options.nameserver}: not an IP address with an optional port`);
+  }
+  const firstDomain = to[0]?.slice(to[0].lastIndexOf("@") + 1) ?? from.value.domain;
+  const problemBase = options.problemBase ?? `https://${firstDomain}/problems`;
+  if (!URL.canParse(problemBase)) usage(`--problem-base ${problemBase}: not an absolute URI`);
+  return {
+    from: from.value.address,
+    fromDomain: from.value.domain,
+    to,
+    message: new Uint8Array(message),
+    signingKey,
+    keyid,
+    resolve,
+    ...(ca !== undefined && { ca }),
+    ...(maxWaitMs !== undefined && { maxWaitMs }),
+    timeoutMs,
+    problemBase,
+  };
+}
+
+/** A resolver that knows nothing: every name is NXDOMAIN (`--no-dns`). */
+const offlineResolver: Resolver = {
+  svcb: () => Promise.resolve({ kind: "nxdomain" }),
+  txt: () => Promise.resolve({ kind: "nxdomain" }),
+};
+
+/** `_svc.<domain>` answered from `--resolve`, everything else from `fallback`. */
+function localResolver(entries: readonly ResolveEntry[], fallback: Resolver): Resolver {
+  const byName = new Map(entries.map((e) => [`_svc.${e.domain}`, e]));
+  return {
+    svcb(name: string): Promise<DnsAnswer<SvcbRecord>> {
+      const entry = byName.get(name.toLowerCase().replace(/\.$/, ""));
+      if (entry === undefined) return fallback.svcb(name);
+      return Promise.resolve({
+        kind: "answer",
+        records: [{ priority: 1, target: entry.domain, port: entry.port }],
+        ttlS: 0,
+      });
+    },
+    txt: (name) => fallback.txt(name),
+  };
+}
+
+function describeDnsEvent(event: DnsResolverEvent): string {
+  switch (event.kind) {
+    case "retry":
+      return `DNS ${event.type} ${event.name}: try ${event.attempt} failed (${event.detail}), asking again`;
+    case "truncated":
+      return `DNS ${event.type} ${event.name}: truncated over UDP, asking over TCP`;
+    case "malformed-svcb":
+      return `DNS SVCB ${event.name}: malformed record, ignored: ${event.detail}`;
+    case "bad-name":
+      return `DNS ${event.name}: cannot be asked (${event.detail})`;
+  }
+}
+
+/**
+ * Sends one message for real and resolves with where every recipient stands.
+ * Progress lines go to `io.out` (to `io.err` with `json`, so that stdout holds
+ * only the JSON summary).
+ *
+ * @throws UsageError for bad input: a missing or unreadable file, a key that
+ * is not an Ed25519 private JWK, a bad mailbox, keyid, duration or address.
+ */
+export async function runSend(options: SendOptions, io: SendIo, overrides: SendOverrides = {}): Promise<SendSummary> {
+  const input = await prepare(options);
+  const progress = options.json === true ? io.err : io.out;
+  const clock = overrides.clock ?? systemClock;
+  const stamp = (ms: number): string => isoTime(ms).slice(11, 19);
+
+  const fallback =
+    overrides.resolver ??
+    (options.dns === false
+      ? offlineResolver
+      : createDnsResolver({
+          ...(options.nameserver !== undefined && { nameserver: options.nameserver }),
+          onEvent: (event) => progress(`${stamp(clock.now())} ${describeDnsEvent(event)}`),
+        }));
+  const resolver = localResolver(input.resolve, fallback);
+  const resolveMap = new Map<string, string>();
+  for (const e of input.resolve) {
+    const target = e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`;
+    resolveMap.set(e.domain, target);
+    resolveMap.set(`_svc.${e.domain}`, target);
+  }
+  const fetch = createTlsFetch({
+    ...(input.ca !== undefined && { ca: input.ca }),
+    resolve: resolveMap,
+    timeoutMs: input.timeoutMs,
+  });
+
+  const handOffs: SmtpHandOff[] = [];
+  const smtp: SmtpRelay = {
+    handOff(handOff) {
+      handOffs.push(handOff);
+      return Promise.resolve({ accepted: false, detail: "recorded only: mailscope send has no SMTP client" });
+    },
+  };
+
+  // What the trace tells about each recipient, for a summary before the end.
+  const lastStatus = new Map<string, { status: string; problem?: string }>();
+  const lastFailure = new Map<string, string>();
+  const nextTimer = new Map<string, number>();
+  const dsns: { to: string; reason: string; recipients: string[] }[] = [];
+  const trace = {
+    emit(event: TraceEvent): void {
+      const d = (event.data ?? {}) as Record<string, unknown>;
+      if (event.name === "recipient.result" && typeof d["recipient"] === "string") {
+        const problem = shortProblem(d["problem"]);
+        lastStatus.set(d["recipient"], { status: String(d["status"]), ...(problem !== undefined && { problem }) });
+      }
+      // The last request-level failure per recipient domain, for a recipient that got no result of its own.
+      if (event.name === "attempt.ended" && d["class"] !== "results" && typeof d["deliveryId"] === "string") {
+        const what =
+          d["failure"] !== undefined
+            ? `no answer (${String(d["failure"])})`
+            : `${String(d["status"] ?? "")} ${shortProblem(d["problem"]) ?? ""}`.trim();
+        lastFailure.set(d["deliveryId"].replace(/^.*→/, "").replace(/#[0-9]+$/, ""), what);
+      }
+      if (event.name === "capabilities.invalid")
+        lastFailure.set(String(d["domain"]), `capabilities unusable: ${capabilitiesFailure(d)}`);
+      if (event.name === "discovery.resolved" && d["outcome"] === "dns-failure")
+        lastFailure.set(String(d["domain"]), `SVCB lookup failed (${String(d["answer"])})`);
+      if (event.name === "timer.set" && typeof d["deliveryActor"] === "string")
+        nextTimer.set(d["deliveryActor"], Number(d["atMs"]));
+      if (event.name === "timer.fired" && typeof d["deliveryActor"] === "string") nextTimer.delete(d["deliveryActor"]);
+      if (event.name === "dsn.sent")
+        dsns.push({
+          to: String(d["to"]),
+          reason: String(d["reason"]),
+          recipients: Array.isArray(d["recipients"]) ? d["recipients"].map(String) : [],
+        });
+      const line = describeTraceEvent(event);
+      if (line !== undefined) progress(`${stamp(event.timeMs)} ${line}`);
+    },
+  };
+
+  const sender = createSender(
+    { domain: input.fromDomain, signingKey: input.signingKey, keyid: input.keyid, problemBase: input.problemBase },
+    { clock, random: overrides.random ?? cryptoRandom, resolver, fetch, smtp, trace },
+  );
+  const handle = sender.submit({ from: input.from, to: input.to, message: input.message });
+
+  // Wait for every outcome, or until --max-wait or Ctrl-C says stop.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onSigint: (() => void) | undefined;
+  const stops: Promise<"stopped">[] = [];
+  if (input.maxWaitMs !== undefined) {
+    const ms = input.maxWaitMs;
+    stops.push(new Promise((resolve) => (timer = setTimeout(() => resolve("stopped"), ms))));
+  }
+  if (overrides.interrupt !== undefined) {
+    stops.push(overrides.interrupt.then(() => "stopped" as const));
+  } else {
+    stops.push(
+      new Promise((resolve) => {
+        onSigint = () => resolve("stopped");
+        process.once("SIGINT", onSigint);
+      }),
+    );
+  }
+  const finished = await Promise.race([handle.done.then(() => "done" as const), ...stops]);
+  if (timer !== undefined) clearTimeout(timer);
+  if (onSigint !== undefined) process.off("SIGINT", onSigint);
+  const outcomes = handle.outcomes();
+  sender.stop();
+  if (finished === "stopped")
+    progress(
+      `${stamp(clock.now())} stopped waiting${input.maxWaitMs !== undefined ? ` (--max-wait ${options.maxWait ?? ""})` : ""}`,
+    );
+
+  const actorFor = (recipient: string): string =>
+    deliveryActorId(handle.messageId, recipient.slice(recipient.lastIndexOf("@") + 1));
+  const recipients = input.to.map((recipient): RecipientStanding => {
+    const outcome = outcomes.find((o) => o.recipient === recipient);
+    if (outcome !== undefined) {
+      const handOff = handOffs.find((h) => h.to.includes(recipient));
+      const problem =
+        outcome.problem === undefined ? undefined : (outcome.problem.identifier ?? shortProblem(outcome.problem.type));
+      return {
+        recipient,
+        outcome: outcome.outcome,
+        rule: outcome.rule,
+        ...(problem !== undefined && { problem }),
+        ...(outcome.problem?.detail !== undefined && { detail: outcome.problem.detail }),
+        ...(outcome.outcome === "smtp" && handOff !== undefined && { smtpReason: handOff.reason }),
+      };
+    }
+    const status = lastStatus.get(recipient);
+    const next = nextTimer.get(actorFor(recipient));
+    const failure = lastFailure.get(recipient.slice(recipient.lastIndexOf("@") + 1));
+    const problem = status?.problem ?? failure;
+    return {
+      recipient,
+      outcome: "pending",
+      ...(status !== undefined && { lastStatus: status.status }),
+      ...(problem !== undefined && { problem }),
+      ...(next !== undefined && { nextAttemptAt: isoTime(next) }),
+    };
+  });
+  const complete = recipients.every((r) => r.outcome !== "pending");
+  const exitCode = recipients.every((r) => r.outcome === "accepted") ? EXIT.accepted : EXIT.notAccepted;
+  const summary: SendSummary = {
+    messageId: handle.messageId,
+    from: input.from,
+    to: input.to,
+    complete,
+    recipients,
+    dsns,
+    exitCode,
+  };
+  if (options.json === true) io.out(JSON.stringify(summary, null, 2));
+  else for (const r of recipients) io.out(formatStanding(r));
+  return summary;
+}
+
+/** Commander errors (a missing option, an unknown one) are bad input: exit 2; help and version stay 0. */
+function exitOnUsage(error: CommanderError): never {
+  if (error.exitCode === 0) throw error;
+  throw new CommanderError(EXIT.badInput, error.code, error.message);
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** Runs an action; a UsageError becomes one line on stderr and exit code 2. */
+async function guarded(name: string, action: () => Promise<number>): Promise<void> {
+  let code: number;
+  try {
+    code = await action();
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`mailscope ${name}: ${error.message}`);
+    throw new CommanderError(EXIT.badInput, "mailscope.usage", error.message);
+  }
+  if (code !== 0) throw new CommanderError(code, `mailscope.${name}.exit`, "");
+}
+
+/**
+ * `mailscope send --from A --to B[,C] --message file.eml --key key.jwk
+ * [--keyid ID] [--resolve domain=host:port]… [--ca cert.pem] [--max-wait 10m]
+ * [--json]`: delivers one message for real. Exit 0 when every recipient is
+ * accepted, 1 otherwise, 2 on bad input.
+ */
+export function sendCommand(): Command {
+  return new Command("send")
+    .description("deliver one message for real: SVCB discovery, TLS 1.3, a signed POST, retries in real time")
+    .requiredOption("--from <mailbox>", "envelope sender; its domain is the signing domain (AUTH-4)")
+    .requiredOption("--to <mailbox[,mailbox]>", "recipient(s); repeat or separate with commas", collect)
+    .requiredOption("--message <file.eml>", "the RFC 5322 message, sent byte for byte")
+    .requiredOption("--key <key.jwk>", "Ed25519 private key as a JWK (mailscope keygen)")
+    .option("--keyid <keyid>", "<selector>._svckey.<domain> (G4); default: the key's kid")
+    .option(
+      "--resolve <domain=host:port>",
+      "answer _svc.<domain> locally and connect there (like curl --resolve); repeatable",
+      collect,
+    )
+    .option("--ca <cert.pem>", "trust this CA or self-signed certificate instead of the system's")
+    .option("--max-wait <duration>", "stop waiting after this long (90s, 10m, 2h) and print where the delivery stands")
+    .option("--timeout <duration>", "idle timeout of each connection", "30s")
+    .option("--nameserver <ip[:port]>", "DNS server to ask (default: the first of /etc/resolv.conf)")
+    .option("--no-dns", "ask no DNS server: only --resolve answers")
+    .option("--problem-base <uri>", "the receiver's {problem_base} (default https://<recipient domain>/problems)")
+    .addOption(new Option("--json", "print a JSON summary on stdout (progress goes to stderr)"))
+    .exitOverride(exitOnUsage)
+    .action(async (options: SendOptions) => {
+      await guarded("send", async () => {
+        const summary = await runSend(options, {
+          out: (line) => console.log(line),
+          err: (line) => console.error(line),
+        });
+        return summary.exitCode;
+      });
+    });
+}
+
+/** What `keygen` is told. */
+export interface KeygenOptions {
+  readonly domain: string;
+  readonly selector: string;
+  readonly out?: string;
+  readonly force?: boolean;
+}
+
+/** What `keygen` made. */
+export interface KeygenResult {
+  readonly keyid: string;
+  /** The private JWK, with `kid` set to the keyid. */
+  readonly jwk: Jwk & { readonly kid: string };
+  /** The TXT record's value (G4). */
+  readonly record: string;
+}
+
+/**
+ * A fresh Ed25519 key for `selector` of `domain` (G1), its keyid and TXT
+ * record (G4). @throws UsageError for a bad domain or selector.
+ */
+export async function generateKey(domain: string, selector: string): Promise<KeygenResult> {
+  const keyid = keyidFor(selector.trim(), domain.trim().toLowerCase().replace(/\.$/, ""));
+  const checked = signingDomainOfKeyid(keyid);
+  if (!checked.ok)
+    usage(`--domain ${domain} --selector ${selector}: ${checked.violations.map((v) => v.message).join("; ")}`);
+  const pair = await generateSigningKey();
+  const jwk = { ...(await exportSigningKeyJwk(pair.privateKey)), kid: keyid };
+  return { keyid, jwk, record: buildKeyRecord(await exportPublicKeyRaw(pair.publicKey)) };
+}
+
+/** The lines `keygen` prints about a key. */
+export function describeKey(result: KeygenResult, out: string | undefined): string[] {
+  return [
+    `keyid: ${result.keyid}`,
+    "Publish this TXT record (G4):",
+    `  ${result.keyid}. IN TXT "${result.record}"`,
+    "Or, for `mailscope serve`, under keyRecords in its config:",
+    `  ${result.keyid}: "${result.record}"`,
+    ...(out === undefined
+      ? []
+      : [`Private key written to ${out} (keep it secret). Send with: mailscope send --key ${out} …`]),
+  ];
+}
+
+/**
+ * `mailscope keygen --domain D --selector S [--out key.jwk] [--force]`: a new
+ * Ed25519 signing key. With `--out` the private JWK goes to that file (mode
+ * 600, never over an existing file without `--force`) and the record to
+ * stdout; without it the JWK goes to stdout and the record to stderr, so
+ * `> key.jwk` works.
+ */
+export function keygenCommand(): Command {
+  return new Command("keygen")
+    .description("make an Ed25519 signing key and print the DNS TXT record that publishes it (G1, G4)")
+    .requiredOption("--domain <domain>", "the signing domain")
+    .requiredOption("--selector <selector>", "the key's selector: the keyid is <selector>._svckey.<domain>")
+    .option("--out <key.jwk>", "write the private JWK here instead of stdout")
+    .option("--force", "overwrite --out if it exists")
+    .exitOverride(exitOnUsage)
+    .action(async (options: KeygenOptions) => {
+      await guarded("keygen", async () => {
+        if (options.out !== undefined && options.force !== true) {
+          const exists = await access(options.out).then(
+            () => true,
+            () => false,
+          );
+          if (exists) usage(`--out ${options.out}: the file exists (add --force to overwrite it)`);
+        }
+        const result = await generateKey(options.domain, options.selector);
+        const json = `${JSON.stringify(result.jwk, null, 2)}\n`;
+        if (options.out === undefined) {
+          process.stdout.write(json);
+          for (const line of describeKey(result, undefined)) console.error(line);
+          return 0;
+        }
+        try {
+          await writeFile(options.out, json, { mode: 0o600 });
+        } catch (error) {
+          usage(`--out ${options.out}: cannot be written (${(error as Error).message})`);
+        }
+        for (const line of describeKey(result, options.out)) console.log(line);
+        return 0;
+      });
+    });
+}
