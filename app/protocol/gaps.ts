@@ -4,8 +4,9 @@
  * readings a scenario (`readings: { G7: ignored }`) or the command line
  * (`--set G7=ignored`) can choose. docs/gaps.md is the user-facing copy.
  *
- * G1–G20 come from the design's gaps table; G21 onward were found while
- * cataloguing the rules (`rules.ts`). IDs are stable and never reused.
+ * G1–G20 come from the design's gaps table; G21–G32 were found while
+ * cataloguing the rules (`rules.ts`); G33 onward while building the receiver,
+ * the sender and the protocol library. IDs are stable and never reused.
  *
  * `rules` is derived from the catalogue: the IDs of every rule whose `gaps`
  * cites this gap, so the two cannot drift apart.
@@ -37,20 +38,21 @@ const rows: readonly GapRow[] = [
   {
     id: "G1",
     title: "Signature profile: algorithm",
-    defaultReading: "Ed25519 (RFC 9421 `ed25519`), through WebCrypto.",
+    defaultReading:
+      "Ed25519 (RFC 9421 `ed25519`), through WebCrypto; an `alg` parameter, when present, must be `ed25519`.",
     switchable: false,
   },
   {
     id: "G2",
     title: "Signature profile: covered components",
     defaultReading:
-      '`"@method" "@target-uri" "content-type" "content-digest" "idempotency-key"`; parameters `created` and `keyid` required; a signature missing any of them is `invalid_signature`.',
+      '`"@method" "@target-uri" "content-type" "content-digest" "idempotency-key"`, each as a bare name (extra components allowed); parameters `created` and `keyid` required; a signature missing any of them is `invalid_signature`. The receiver reads the first signature label; duplicated header lines are combined (RFC 9421 §2.1).',
     switchable: false,
   },
   {
     id: "G3",
     title: "Signature timestamp tolerance",
-    defaultReading: "`created` within 300 s of the receiver's clock, either side.",
+    defaultReading: "`created` within 300 s of the receiver's clock, either side, inclusive.",
     switchable: true,
     readings: ["tolerance-seconds=<n>"],
     defaultValue: "tolerance-seconds=300",
@@ -59,14 +61,14 @@ const rows: readonly GapRow[] = [
     id: "G4",
     title: "Key publication",
     defaultReading:
-      "DNS TXT at the `keyid` name, DKIM-like: `keyid` is `<selector>._svckey.<signing-domain>`, record `v=svc1; k=ed25519; p=<base64 raw public key>`; the signing domain is what follows `._svckey.`.",
+      "DNS TXT at the `keyid` name, DKIM-like: `keyid` is `<selector>._svckey.<signing-domain>`, record `v=svc1; k=ed25519; p=<base64 raw public key>` (tags in any order, unknown tags ignored, `v`, `k` and `p` required, an empty `p` a revoked key); the signing domain is what follows `._svckey.`.",
     switchable: false,
   },
   {
     id: "G5",
     title: "SVCB record format",
     defaultReading:
-      "RFC 9460 at `_svc.<domain>`: ServiceMode records tried in priority order, AliasMode followed, `port` honoured, target `.` means the owner name.",
+      "RFC 9460 at `_svc.<domain>`: ServiceMode records tried in priority order, AliasMode followed, `port` honoured, target `.` means the owner name, taken literally: the origin is then `https://_svc.<domain>`, an underscore name no certificate covers (a problem of the spec; `mailscope send --resolve` answers `1 <domain>. port=N` instead).",
     switchable: false,
   },
   {
@@ -97,21 +99,21 @@ const rows: readonly GapRow[] = [
     id: "G9",
     title: "Multipart boundary and part-header rules",
     defaultReading:
-      "RFC 2046 boundary (1–70 characters), CRLF line breaks, preamble and epilogue tolerated, each part's own headers may hold only Content-Type (others ignored); not exactly two parts in the given order is `invalid_request`.",
+      "RFC 2046 boundary (1–70 characters), CRLF line breaks only, a line starting with `--boundary` always a delimiter (RFC 2046 prefix match), preamble and epilogue tolerated, each part's own headers may hold only Content-Type (others ignored, except a Content-Transfer-Encoding on part 2 other than 7bit, 8bit or binary: `invalid_request`, POST-9); not exactly two parts in the given order is `invalid_request`.",
     switchable: false,
   },
   {
     id: "G10",
     title: "Order of the receiver's checks",
     defaultReading:
-      "Version path (404) → headers present and well-formed (400) → size (413) → digest matches body (else 401) → signature (401) → `from` domain equals signing domain (else 401) → idempotency (replay / 409) → envelope (400) → recipients not of a served domain (400) → rate limit (429) → policy (403) → per-recipient checks → 200.",
+      "Version path (404; other paths and methods: G33) → availability (a receiver configured as unavailable: 503, before the header check) → headers present and well-formed (400) → size (413) → digest matches body (else 401) → signature (401) → `from` domain equals signing domain (else 401) → idempotency (replay / 409) → envelope (400) → recipients not of a served domain (400) → rate limit (429) → policy (403) → per-recipient checks → 200.",
     switchable: false,
   },
   {
     id: "G11",
     title: 'What idempotency "content" means',
     defaultReading:
-      "The Content-Digest of the whole body (envelope and message); a replay returns the stored response byte for byte, whatever the current mailbox state.",
+      "The SHA-256 of the whole body (envelope and message), computed by the receiver, not the Content-Digest string (a retry that adds a `sha-512` member is no conflict); a replay returns the stored response byte for byte, whatever the current mailbox state. Which answers are stored: G35.",
     switchable: false,
   },
   {
@@ -148,7 +150,7 @@ const rows: readonly GapRow[] = [
     id: "G16",
     title: "Retry timing",
     defaultReading:
-      "Delay before retry n (n ≥ 1) is min(60 s · 2^(n−1), 3600 s) after attempt n−1, each delay × uniform(0.8, 1.2); next attempt at max(scheduled, Retry-After / retry_after); attempts counted across request-level retries and deferred re-deliveries of one message to one domain; fallback window 2 h.",
+      "Delay before retry n (n ≥ 1) is min(60 s · 2^(n−1), 3600 s) after the start of attempt n−1, each delay × uniform(0.8, 1.2); next attempt at max(scheduled, Retry-After / retry_after), the latest lower bound when several deferred recipients of one delivery name different `retry_after` values (one schedule per message and recipient domain); attempts counted across request-level retries and deferred re-deliveries of one message to one domain; fallback window 2 h.",
     switchable: true,
     readings: ["jitter=on", "jitter=off", "fallback-window=<1h..4h>"],
     defaultValue: "jitter=on, fallback-window=2h",
@@ -164,7 +166,7 @@ const rows: readonly GapRow[] = [
     id: "G18",
     title: "The SMTP side",
     defaultReading:
-      "SMTP delivery is outside the service: a hand-off is final for the service; the simulator's SMTP relay accepts unless the scenario says otherwise (per domain).",
+      "SMTP delivery is outside the service: a hand-off is final for the service; the simulator's SMTP relay accepts unless the scenario says otherwise (per domain). A refused hand-off (`fail`) is final too: the outcome stays `smtp` and the service sends no DSN.",
     switchable: true,
     readings: ["accept", "fail"],
     defaultValue: "accept",
@@ -238,14 +240,14 @@ const rows: readonly GapRow[] = [
     id: "G28",
     title: "When the sender fetches capabilities",
     defaultReading:
-      "Before each POST unless a fresh cached document exists (G27); a stale document is fetched again, and a failed fetch is a request-level temporary failure, fallback-eligible (Errors rule 3).",
+      "Before each POST unless a fresh cached document exists (G27); a stale document is fetched again, and a failed fetch is a request-level temporary failure, fallback-eligible (Errors rule 3), a 429 or 503 included: its Retry-After is ignored (GET-9).",
     switchable: false,
   },
   {
     id: "G29",
     title: "DSN fields: Reporting-MTA, Status codes, Diagnostic-Code",
     defaultReading:
-      "`Reporting-MTA: dns; <reporting domain>`; `Action: failed`; Status from the problem: `recipient_not_found` 5.1.1, `policy_rejected` 5.7.1, `message_too_large` 5.3.4, `invalid_signature` 5.7.7, `invalid_request` and `idempotency_conflict` 5.5.0, give-up after temporary answers 4.4.7; `Diagnostic-Code: x-svc; <problem type URI>`.",
+      "`Reporting-MTA: dns; <reporting domain>`; `Action: failed`; Status from the problem: `recipient_not_found` 5.1.1, `policy_rejected` 5.7.1, `message_too_large` 5.3.4, `invalid_signature` 5.7.7, `invalid_request`, `idempotency_conflict` and `unsupported_version` 5.5.0, give-up after temporary answers 4.4.7 (class 4 with `Action: failed`), otherwise `mailbox_full` 4.2.2, `rate_limited` 4.7.0, `temporary_failure` 4.0.0; `Diagnostic-Code: x-svc; <problem type URI>`; non-ASCII addresses as RFC 6533 `utf-8;` with `\\x{..}`.",
     switchable: false,
   },
   {
@@ -266,6 +268,85 @@ const rows: readonly GapRow[] = [
     id: "G32",
     title: "No common version: the state table hands to SMTP at once, Errors rule 7 only permits it (MAY)",
     defaultReading: "Hand to SMTP immediately, as the state table says; the trace cites both rules.",
+    switchable: false,
+  },
+  // ── Found while building the receiver, the sender and the library ────
+  {
+    id: "G33",
+    title: "Requests outside the two endpoints: other paths, version-like segments, other methods",
+    defaultReading:
+      "A first path segment of `v` and digits is a version path (`/v0`, `/v01`, a bare `/v2`): 404 `unsupported_version` unless served. An unversioned path or an unknown resource is 404, a wrong method 405 with `Allow`; both carry the `invalid_request` problem type.",
+    switchable: false,
+  },
+  {
+    id: "G34",
+    title:
+      "Where the capabilities document is fetched before a version is agreed, and a receiver that does not serve v1",
+    defaultReading:
+      "The sender asks `/{highest version it supports}/capabilities` and reads `versions` from a 404 `unsupported_version` there (no probing). The receiver serves `/v1/capabilities` even when v1 is not among its versions (it is where a sender learns them); a path under an advertised version other than v1 is 404 `invalid_request`.",
+    switchable: false,
+  },
+  {
+    id: "G35",
+    title:
+      "Which answers an idempotency replay returns, from when retention counts, and two identical requests at once",
+    defaultReading:
+      "200, 400 and a 403 without Retry-After are stored and replayed byte for byte; 429, 503 and a 403 with Retry-After are not (retries reuse the key, POST-24), nor is any failure before the idempotency step. Retention counts from when the answer was stored. Two identical requests (same key, same body) in flight at once are coordinated in the handler's process: the second gets the first's answer.",
+    switchable: false,
+  },
+  {
+    id: "G36",
+    title: "The key lookup fails in DNS (SERVFAIL, timeout of the keyid TXT)",
+    defaultReading: "503 `temporary_failure` with Retry-After, not 401: the key may well exist.",
+    switchable: false,
+  },
+  {
+    id: "G37",
+    title: "Which Content-Digest algorithms count, and a header naming only others",
+    defaultReading:
+      "`sha-256` and `sha-512` (RFC 9530's active ones); every one present must match the body. A Content-Digest naming only unsupported algorithms (such as `md5`) is 401 `invalid_signature`: it cannot be matched to the body.",
+    switchable: false,
+  },
+  {
+    id: "G38",
+    title: "The receiver's per-recipient checks: their order, what the quota counts, a store that fails",
+    defaultReading:
+      "Per recipient, in the order of `to`: exists → policy → planned temporary failure → rate limit → quota → store; the first that fails gives the entry. The quota counts the message part's bytes (`max_message_size` counts the whole request body, G24). A store that fails for one recipient after validation makes that recipient `deferred` with `temporary_failure`, not a request-level 503.",
+    switchable: false,
+  },
+  {
+    id: "G39",
+    title: "`{problem_base}` is per receiver but never advertised",
+    defaultReading:
+      "The problem base is configured in the sender: one base for the simulated world; `mailscope send --problem-base` (default `https://<recipient domain>/problems`). A type under another base is handled as an unknown problem type (ERR-19, ERR-20).",
+    switchable: false,
+  },
+  {
+    id: "G40",
+    title: "Discovery on retries, and an SVCB record that disappears mid-delivery",
+    defaultReading:
+      "The SVCB lookup is made before every attempt; capabilities come from the cache while fresh (G27). A record that disappears after answers that are not fallback-eligible, with no pin, is not plain SMTP (G6): the delivery is retried as row 4 of the states table until give-up.",
+    switchable: false,
+  },
+  {
+    id: "G41",
+    title: "Domain syntax beyond the character set: length, numeric last label, A-label validity",
+    defaultReading:
+      "At most 253 characters (DNS), so the 320-character mailbox limit never binds on its own (64 + 1 + 253); an all-numeric last label is refused (RFC 1123); an A-label must decode and encode back to itself (Punycode round trip).",
+    switchable: false,
+  },
+  {
+    id: "G42",
+    title: "Minimal quoting and backslash escapes inside a needed quoted-string",
+    defaultReading:
+      'Minimal form also forbids needless backslash escapes: in a quoted-string that is needed, the only escapes are `\\"` and `\\\\`, so every mailbox has one spelling.',
+    switchable: false,
+  },
+  {
+    id: "G43",
+    title: "A problem identifier that disagrees with what carries it: HTTP status, recipient status, level",
+    defaultReading:
+      "A known identifier decides the class even if the status disagrees; SMTP fallback needs a temporary identifier and a request-level 5xx. An unknown recipient status with a permanent problem stays `deferred` (RCP-3 is a MUST), flagged inconsistent. A known identifier at a level the errors table does not list for it (a P-only identifier at request level) is handled as unknown.",
     switchable: false,
   },
 ];

@@ -258,7 +258,7 @@ export type ProfileCheckName =
 /**
  * The problem a failed check answers with. `temporary_failure` only for a key
  * lookup that failed in DNS (SERVFAIL, timeout): the key may well exist, so a
- * permanent 401 would be wrong. This reading goes beyond G4 and wants its own gap ID.
+ * permanent 401 would be wrong (G36).
  */
 export type ProfileProblem = "invalid_signature" | "invalid_request" | "temporary_failure";
 

@@ -94,7 +94,7 @@ export const rules = [
     strength: "FACT",
     applies: ["sender"],
     text: "The receiver's endpoint origin is found through an SVCB lookup on a fixed service label prefixed to the recipient domain (`_svc.<domain>`).",
-    gaps: ["G5", "G6", "G8"],
+    gaps: ["G5", "G6", "G8", "G40"],
   },
   {
     id: "SVC-6",
@@ -109,7 +109,7 @@ export const rules = [
     strength: "SHOULD",
     applies: ["receiver"],
     text: "The receiver SHOULD validate as much as possible before returning 2xx: recipient exists, quota, policy.",
-    gaps: ["G10"],
+    gaps: ["G10", "G38"],
   },
   {
     id: "SVC-8",
@@ -139,7 +139,7 @@ export const rules = [
     strength: "FACT",
     applies: ["sender"],
     text: "Senders fall back to SMTP only in the cases listed under Errors.",
-    gaps: ["G6", "G18"],
+    gaps: ["G6", "G18", "G40"],
   },
   {
     id: "SVC-12",
@@ -171,7 +171,7 @@ export const rules = [
     strength: "FACT",
     applies: ["both"],
     text: "The domain of a Mailbox has host-name syntax in IDNA A-labels (letters, digits, dot, hyphen).",
-    gaps: ["G22"],
+    gaps: ["G22", "G41"],
   },
   {
     id: "MBX-4",
@@ -201,7 +201,7 @@ export const rules = [
     strength: "FACT",
     applies: ["both"],
     text: "Quoting in a Mailbox is minimal: a quoted-string is used only where a dot-string would not do.",
-    gaps: ["G22"],
+    gaps: ["G22", "G42"],
   },
   {
     id: "MBX-8",
@@ -209,7 +209,7 @@ export const rules = [
     strength: "FACT",
     applies: ["both"],
     text: "A Mailbox, as a whole string, is at most 320 characters long.",
-    gaps: ["G23"],
+    gaps: ["G23", "G41"],
   },
   {
     id: "MBX-9",
@@ -217,6 +217,7 @@ export const rules = [
     strength: "FACT",
     applies: ["receiver"],
     text: "The 64-octet local-part limit and the minimal-form (quoting) rule are not enforced by the character pattern; the receiver checks them itself.",
+    gaps: ["G42"],
   },
 
   // ── Envelope ─────────────────────────────────────────────────────────
@@ -344,7 +345,7 @@ export const rules = [
     strength: "MUST",
     applies: ["sender"],
     text: "Senders MUST treat any unknown RecipientResult `status` value as `deferred`.",
-    gaps: ["G15"],
+    gaps: ["G15", "G43"],
   },
   {
     id: "RCP-4",
@@ -534,6 +535,7 @@ export const rules = [
     strength: "REQUIRED",
     applies: ["receiver"],
     text: "A Problem's `type` (string, URI) is required and has the form `{problem_base}/<identifier>`, with the identifiers listed under Errors.",
+    gaps: ["G39"],
   },
   {
     id: "PRB-3",
@@ -610,7 +612,7 @@ export const rules = [
     strength: "FACT",
     applies: ["sender"],
     text: "Attempting over the service, on a temporary answer that is not fallback-eligible (for example `rate_limited`) while the endpoint is alive: a retry is scheduled and the sender keeps retrying over the service.",
-    gaps: ["G16"],
+    gaps: ["G16", "G40"],
   },
   {
     id: "STATE-6",
@@ -748,7 +750,7 @@ export const rules = [
     strength: "REQUIRED",
     applies: ["both"],
     text: "The request header Content-Digest is required: the RFC 9530 digest of the request body, covered by the signature.",
-    gaps: ["G2"],
+    gaps: ["G2", "G37"],
   },
   {
     id: "POST-6",
@@ -803,7 +805,7 @@ export const rules = [
     strength: "FACT",
     applies: ["receiver"],
     text: "A retry with a known Idempotency-Key returns the original response.",
-    gaps: ["G11"],
+    gaps: ["G11", "G35"],
   },
   {
     id: "POST-13",
@@ -864,7 +866,7 @@ export const rules = [
     strength: "FACT",
     applies: ["receiver"],
     text: "Response 503 carries a Problem `temporary_failure` plus a `Retry-After` header (string).",
-    gaps: ["G21"],
+    gaps: ["G21", "G36"],
   },
   {
     id: "POST-21",
@@ -872,7 +874,7 @@ export const rules = [
     strength: "FACT",
     applies: ["both"],
     text: "Any other response status carries a Problem and is treated per the unknown-problem rule under Errors.",
-    gaps: ["G30"],
+    gaps: ["G30", "G33"],
   },
   {
     id: "POST-22",
@@ -896,7 +898,7 @@ export const rules = [
     strength: "FACT",
     applies: ["sender"],
     text: "Retries re-sign with a fresh timestamp and reuse the same idempotency key.",
-    gaps: ["G3"],
+    gaps: ["G3", "G35"],
   },
   {
     id: "POST-25",
@@ -904,6 +906,7 @@ export const rules = [
     strength: "FACT",
     applies: ["receiver"],
     text: "Receivers remember idempotency keys for at least 7 days, scoped per signing domain.",
+    gaps: ["G35"],
   },
   {
     id: "POST-26",
@@ -929,7 +932,7 @@ export const rules = [
     strength: "FACT",
     applies: ["both"],
     text: "GET {base_url}/v1/capabilities returns the versions, limits and operational parameters of the receiver.",
-    gaps: ["G28"],
+    gaps: ["G28", "G34"],
   },
   {
     id: "GET-2",
@@ -999,6 +1002,7 @@ export const rules = [
     strength: "FACT",
     applies: ["receiver"],
     text: "Any path under an unknown major version (for example `/v2/...`) is answered with 404 `unsupported_version`.",
+    gaps: ["G33", "G34"],
   },
 
   // ── Authentication ───────────────────────────────────────────────────
@@ -1016,7 +1020,7 @@ export const rules = [
     strength: "FACT",
     applies: ["both"],
     text: "The Content-Digest is covered by the signature.",
-    gaps: ["G2"],
+    gaps: ["G2", "G37"],
   },
   {
     id: "AUTH-3",
@@ -1040,7 +1044,7 @@ export const rules = [
     strength: "FACT",
     applies: ["receiver"],
     text: "A failed signature check yields 401 `invalid_signature`.",
-    gaps: ["G2", "G3", "G10"],
+    gaps: ["G2", "G3", "G10", "G36", "G37"],
   },
   {
     id: "AUTH-6",
@@ -1175,6 +1179,7 @@ export const rules = [
     strength: "FACT",
     applies: ["both"],
     text: "`mailbox_full`: per-recipient problem only (no HTTP status), temporary; retried over the service; never falls back to SMTP.",
+    gaps: ["G38"],
   },
   {
     id: "ERR-10",
@@ -1182,7 +1187,7 @@ export const rules = [
     strength: "FACT",
     applies: ["both"],
     text: "`temporary_failure`: request-level (HTTP 503) or per-recipient problem, temporary; retried over the service; falls back to SMTP after the fallback window at request level only, never per recipient.",
-    gaps: ["G16"],
+    gaps: ["G16", "G36"],
   },
   // ── Errors: conditions tied to identifiers ───────────────────────────
   {
@@ -1215,6 +1220,7 @@ export const rules = [
     strength: "FACT",
     applies: ["receiver"],
     text: "A path under an unknown major version yields `unsupported_version`.",
+    gaps: ["G33"],
   },
   {
     id: "ERR-15",
@@ -1229,7 +1235,7 @@ export const rules = [
     strength: "FACT",
     applies: ["receiver"],
     text: "Other conditions that yield `invalid_request`, `policy_rejected` or `recipient_not_found` are not shown in the spec.",
-    gaps: ["G9", "G10"],
+    gaps: ["G9", "G10", "G38"],
   },
   // ── Errors: rules ────────────────────────────────────────────────────
   {
@@ -1238,7 +1244,7 @@ export const rules = [
     strength: "FACT",
     applies: ["both"],
     text: "A permanent per-recipient problem makes the recipient's result `rejected`.",
-    gaps: ["G14"],
+    gaps: ["G14", "G43"],
   },
   {
     id: "ERR-18",
@@ -1246,6 +1252,7 @@ export const rules = [
     strength: "FACT",
     applies: ["both"],
     text: "A temporary per-recipient problem makes the recipient's result `deferred`.",
+    gaps: ["G38", "G43"],
   },
   {
     id: "ERR-19",
@@ -1253,7 +1260,7 @@ export const rules = [
     strength: "FACT",
     applies: ["sender"],
     text: "An unknown problem type in a response is handled by its HTTP status class: 4xx permanent, 5xx temporary.",
-    gaps: ["G30"],
+    gaps: ["G30", "G39", "G43"],
   },
   {
     id: "ERR-20",
@@ -1261,6 +1268,7 @@ export const rules = [
     strength: "FACT",
     applies: ["sender"],
     text: "An unknown problem type inside a result is handled by the result status.",
+    gaps: ["G39", "G43"],
   },
   {
     id: "ERR-21",
@@ -1276,7 +1284,7 @@ export const rules = [
     strength: "FACT",
     applies: ["sender"],
     text: "SMTP fallback happens only when the endpoint is advertised but unreachable or answering 5xx at request level (connection failure, TLS failure, request-level 5xx), and only after retrying over the service for the fallback window.",
-    gaps: ["G6", "G7", "G8", "G16", "G18"],
+    gaps: ["G6", "G7", "G8", "G16", "G18", "G43"],
   },
   {
     id: "ERR-23",
@@ -1284,7 +1292,7 @@ export const rules = [
     strength: "FACT",
     applies: ["sender"],
     text: "Every other authenticated answer never falls back to SMTP: all 4xx problems (including `rate_limited`) and every per-recipient result (`rejected` or `deferred`, including `mailbox_full`).",
-    gaps: ["G32"],
+    gaps: ["G32", "G40"],
   },
   {
     id: "ERR-24",
@@ -1364,6 +1372,7 @@ export const rules = [
     strength: "FACT",
     applies: ["receiver"],
     text: "Idempotency keys are retained for duplicate detection for at least 7 days, per signing domain.",
+    gaps: ["G35"],
   },
   {
     id: "LIM-7",
@@ -1371,7 +1380,7 @@ export const rules = [
     strength: "FACT",
     applies: ["both"],
     text: "Every mailbox is at most 320 characters long.",
-    gaps: ["G23"],
+    gaps: ["G23", "G41"],
   },
   {
     id: "LIM-8",
@@ -1435,6 +1444,7 @@ export const rules = [
     strength: "FACT",
     applies: ["both"],
     text: "The major version is the first path segment (`/v1/...`).",
+    gaps: ["G33"],
   },
   {
     id: "VER-2",
@@ -1456,6 +1466,7 @@ export const rules = [
     strength: "FACT",
     applies: ["both"],
     text: 'The `versions` member of the capabilities document lists every major version the receiver serves; absent means `["v1"]`.',
+    gaps: ["G34"],
   },
   {
     id: "VER-5",
@@ -1471,6 +1482,7 @@ export const rules = [
     strength: "MUST NOT",
     applies: ["sender"],
     text: "Senders MUST NOT probe version paths.",
+    gaps: ["G34"],
   },
   {
     id: "VER-7",
@@ -1478,6 +1490,7 @@ export const rules = [
     strength: "FACT",
     applies: ["receiver"],
     text: "A request under an unserved major version gets 404 `unsupported_version` with a `versions` member.",
+    gaps: ["G33", "G34"],
   },
   {
     id: "VER-8",

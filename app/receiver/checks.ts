@@ -48,8 +48,8 @@ export interface ReceiverCheck {
 }
 
 /**
- * G10's order. `availability` is not in G10: a receiver that is down says so
- * before it looks at anything (a reading taken here, see the report). A
+ * G10's order. `availability` comes first: a receiver that is down says so
+ * before it looks at anything (G10's reading). A
  * request that passes every request-level check gets 200 with one result per
  * recipient; the per-recipient checks run for each recipient in the order of
  * `to`, and the first failing one gives that recipient's entry.
