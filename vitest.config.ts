@@ -23,6 +23,7 @@ export const browserTestFiles = [
   "app/receiver/signatureAttacks.test.ts",
   "app/receiver/idempotency.test.ts",
   "app/sender/deliveryMachine.test.ts",
+  "app/sim/determinism.test.ts",
 ];
 
 export default defineConfig({

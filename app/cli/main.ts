@@ -1,7 +1,9 @@
 import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
+import { checkCommand } from "./check.ts";
 import { lintRequestCommand } from "./lintRequest.ts";
 import { rulesCommand } from "./rules.ts";
+import { runCommand } from "./run.ts";
 import { keygenCommand, sendCommand } from "./send.ts";
 import { serveCommand } from "./serve.ts";
 
@@ -24,7 +26,15 @@ export function createProgram(): Command {
     .version(version, "-V, --version")
     .showHelpAfterError("(run mailscope --help for the commands)")
     .configureHelp({ sortSubcommands: true });
-  for (const command of [rulesCommand(), serveCommand(), lintRequestCommand(), sendCommand(), keygenCommand()]) {
+  for (const command of [
+    rulesCommand(),
+    serveCommand(),
+    lintRequestCommand(),
+    sendCommand(),
+    keygenCommand(),
+    runCommand(),
+    checkCommand(),
+  ]) {
     // Settings such as exitOverride are not inherited through addCommand: each command gets them itself.
     program.addCommand(command.exitOverride(usageExit).showHelpAfterError(`(run mailscope ${command.name()} --help)`));
   }

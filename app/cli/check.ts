@@ -1,0 +1,261 @@
+/**
+ * `mailscope check [paths…]`: plays every scenario (default: the `scenarios/`
+ * folder), checks its expectations and the invariants, and prints a summary
+ * table; a line per scenario goes to stderr as it runs. Exit 0 when every
+ * scenario passed, 1 otherwise; each failure comes with the command that
+ * reproduces it. `--junit out.xml` writes a JUnit report for CI, `--json` a
+ * JSON one instead of the table.
+ */
+import { Command, CommanderError } from "commander";
+import { writeFile } from "node:fs/promises";
+import type { CheckResult } from "../trace/schema.ts";
+import { findScenarioFiles, loadScenarioFile } from "../node/scenarioLoader.ts";
+import { runLoadedScenario } from "../sim/runScenario.ts";
+import { formatScenarioError } from "../sim/scenario.ts";
+import { mailscopeVersion, offset } from "./run.ts";
+
+/** How one scenario fared. */
+export interface ScenarioCheck {
+  readonly file: string;
+  /** The scenario's name (the file when it could not be read). */
+  readonly name: string;
+  /** passed: every check passed; failed: one did; invalid: the scenario could not be loaded or run. */
+  readonly status: "passed" | "failed" | "invalid";
+  readonly seed?: number | string;
+  readonly checks: readonly CheckResult[];
+  /** Problems with the scenario itself (`file:line:column: field: message`) or the run. */
+  readonly errors: readonly string[];
+  /** Virtual time the run covered. */
+  readonly virtualMs: number;
+  readonly wallMs: number;
+  readonly events: number;
+  /** The command that reproduces the run (passed and failed scenarios). */
+  readonly reproduce?: string;
+}
+
+/** The whole check. */
+export interface CheckReport {
+  readonly scenarios: readonly ScenarioCheck[];
+  readonly passed: boolean;
+  readonly wallMs: number;
+}
+
+/** Options of {@link checkScenarios}. */
+export interface CheckScenariosOptions {
+  /** Called before and after each scenario (the progress lines). */
+  readonly onProgress?: (event: {
+    readonly index: number;
+    readonly total: number;
+    readonly file: string;
+    readonly result?: ScenarioCheck;
+  }) => void;
+  readonly mailscope?: string;
+}
+
+/** Plays every scenario file under `paths` and checks it. Never throws for a bad scenario: it is `invalid`. */
+export async function checkScenarios(
+  paths: readonly string[],
+  options: CheckScenariosOptions = {},
+): Promise<CheckReport> {
+  const started = performance.now();
+  const files = await findScenarioFiles(paths);
+  const scenarios: ScenarioCheck[] = [];
+  for (const [index, file] of files.entries()) {
+    options.onProgress?.({ index, total: files.length, file });
+    const result = await checkOne(file, options.mailscope ?? mailscopeVersion());
+    scenarios.push(result);
+    options.onProgress?.({ index, total: files.length, file, result });
+  }
+  return {
+    scenarios,
+    passed: scenarios.length > 0 && scenarios.every((s) => s.status === "passed"),
+    wallMs: performance.now() - started,
+  };
+}
+
+async function checkOne(file: string, mailscope: string): Promise<ScenarioCheck> {
+  const started = performance.now();
+  const load = await loadScenarioFile(file);
+  if (!load.ok) {
+    return {
+      file,
+      name: file,
+      status: "invalid",
+      checks: [],
+      errors: load.errors.map(formatScenarioError),
+      virtualMs: 0,
+      wallMs: performance.now() - started,
+      events: 0,
+    };
+  }
+  const { scenario } = load.loaded;
+  try {
+    const run = await runLoadedScenario(load.loaded, { mailscope });
+    const checks = [...run.invariants, ...run.expectations];
+    return {
+      file,
+      name: scenario.name,
+      status: run.passed ? "passed" : "failed",
+      seed: run.trace.seed,
+      checks,
+      errors: run.error !== undefined ? [run.error] : [],
+      virtualMs: run.endMs - run.world.startMs,
+      wallMs: performance.now() - started,
+      events: run.trace.events.length,
+      reproduce: run.reproduce,
+    };
+  } catch (error) {
+    return {
+      file,
+      name: scenario.name,
+      status: "invalid",
+      seed: scenario.seed,
+      checks: [],
+      errors: [error instanceof Error ? error.message : String(error)],
+      virtualMs: 0,
+      wallMs: performance.now() - started,
+      events: 0,
+    };
+  }
+}
+
+/** The summary table, then each failure with its failed checks and the command that reproduces it. */
+export function formatCheckReport(report: CheckReport): string[] {
+  const rows = report.scenarios.map((s) => {
+    const passed = s.checks.filter((c) => c.passed).length;
+    return [
+      s.file,
+      s.status === "passed" ? "passed" : s.status === "failed" ? "FAILED" : "INVALID",
+      s.status === "invalid" ? "-" : `${passed}/${s.checks.length}`,
+      s.status === "invalid" ? "-" : offset(s.virtualMs, 0).slice(1),
+      `${(s.wallMs / 1000).toFixed(2)} s`,
+    ];
+  });
+  const header = ["scenario", "result", "checks", "virtual", "wall"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => (i >= 2 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0)))
+      .join("  ")
+      .trimEnd();
+  const out = [line(header), ...rows.map(line)];
+  const count = (status: ScenarioCheck["status"]): number => report.scenarios.filter((s) => s.status === status).length;
+  out.push(
+    "",
+    report.scenarios.length === 0
+      ? "no scenario files found"
+      : `${report.scenarios.length} scenario${report.scenarios.length === 1 ? "" : "s"}: ${count("passed")} passed, ${count("failed")} failed, ${count("invalid")} invalid (${(report.wallMs / 1000).toFixed(2)} s)`,
+  );
+  for (const s of report.scenarios.filter((x) => x.status !== "passed")) {
+    out.push("", `${s.status === "failed" ? "FAILED" : "INVALID"} ${s.file} (${s.name})`);
+    for (const e of s.errors) out.push(`  ${e}`);
+    for (const c of s.checks.filter((x) => !x.passed)) out.push(`  ${c.id}: ${c.detail ?? ""}`);
+    if (s.reproduce !== undefined) out.push(`  reproduce: ${s.reproduce}`);
+  }
+  return out;
+}
+
+/** The report as JUnit XML: a test suite per scenario, a test case per check (one `load` case for an invalid scenario). */
+export function junitXml(report: CheckReport): string {
+  const failures = report.scenarios.reduce((n, s) => n + s.checks.filter((c) => !c.passed).length, 0);
+  const errors = report.scenarios.filter((s) => s.status === "invalid").length;
+  const tests = report.scenarios.reduce((n, s) => n + Math.max(1, s.checks.length), 0);
+  const out = [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="mailscope check" tests="${tests}" failures="${failures}" errors="${errors}" time="${seconds(report.wallMs)}">`,
+  ];
+  for (const s of report.scenarios) {
+    const failed = s.checks.filter((c) => !c.passed).length;
+    const cases = Math.max(1, s.checks.length);
+    out.push(
+      `  <testsuite name="${xml(s.name)}" file="${xml(s.file)}" tests="${cases}" failures="${failed}" errors="${s.status === "invalid" ? 1 : 0}" time="${seconds(s.wallMs)}">`,
+    );
+    if (s.status === "invalid") {
+      out.push(
+        `    <testcase classname="${xml(s.file)}" name="load">`,
+        `      <error message="${xml(s.errors[0] ?? "invalid")}">${xml(s.errors.join("\n"))}</error>`,
+        "    </testcase>",
+      );
+    }
+    for (const c of s.checks) {
+      const name = `<testcase classname="${xml(s.file)}" name="${xml(c.id)}"`;
+      if (c.passed) {
+        out.push(`    ${name}/>`);
+      } else {
+        const body = [c.detail ?? "", ...(s.reproduce !== undefined ? [`reproduce: ${s.reproduce}`] : [])].join("\n");
+        out.push(
+          `    ${name}>`,
+          `      <failure message="${xml(c.detail ?? "failed")}">${xml(body)}</failure>`,
+          "    </testcase>",
+        );
+      }
+    }
+    out.push("  </testsuite>");
+  }
+  out.push("</testsuites>", "");
+  return out.join("\n");
+}
+
+function seconds(ms: number): string {
+  return (ms / 1000).toFixed(3);
+}
+
+/** Text safe in XML attributes and elements; characters XML 1.0 cannot hold are dropped. */
+function xml(text: string): string {
+  return text
+    .replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, "")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;");
+}
+
+/** The options of `check`, as commander hands them over. */
+export interface CheckOptions {
+  readonly json?: boolean;
+  readonly junit?: string;
+}
+
+/** Runs the check and prints it; resolves to the exit code (0 all passed, 1 otherwise, 2 when no scenario was found). */
+export async function checkCommandAction(
+  paths: readonly string[],
+  options: CheckOptions,
+  io: { readonly out: (line: string) => void; readonly err: (line: string) => void } = {
+    out: (line) => console.log(line),
+    err: (line) => console.error(line),
+  },
+): Promise<number> {
+  const report = await checkScenarios(paths.length > 0 ? paths : ["scenarios"], {
+    onProgress: ({ index, total, file, result }) => {
+      if (result === undefined) return;
+      const what =
+        result.status === "passed"
+          ? `passed (${result.checks.length} checks)`
+          : result.status === "failed"
+            ? `FAILED (${result.checks.filter((c) => !c.passed).length} of ${result.checks.length} checks)`
+            : "INVALID";
+      io.err(`[${index + 1}/${total}] ${file} ${what} ${(result.wallMs / 1000).toFixed(2)} s`);
+    },
+  });
+  if (options.junit !== undefined) await writeFile(options.junit, junitXml(report));
+  if (options.json === true) io.out(JSON.stringify(report, null, 2));
+  else for (const line of formatCheckReport(report)) io.out(line);
+  if (report.scenarios.length === 0) {
+    io.err(`mailscope check: no scenario files (*.yaml) under ${paths.length > 0 ? paths.join(", ") : "scenarios"}`);
+    return 2;
+  }
+  return report.passed ? 0 : 1;
+}
+
+/** `mailscope check [paths…] [--json] [--junit out.xml]`. */
+export function checkCommand(): Command {
+  return new Command("check")
+    .description("play every scenario (default scenarios/) and check its expectations and the invariants")
+    .argument("[paths...]", "scenario files or folders (searched recursively); default scenarios/")
+    .option("--json", "print the report as JSON instead of the table")
+    .option("--junit <out.xml>", "also write the report as JUnit XML")
+    .action(async (paths: string[], options: CheckOptions) => {
+      const code = await checkCommandAction(paths, options);
+      if (code !== 0) throw new CommanderError(code, "mailscope.check.exit", "");
+    });
+}

@@ -1,0 +1,122 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { importTrace } from "../trace/importer.ts";
+import { main } from "./main.ts";
+import { offset, parseSeed, runCommandAction } from "./run.ts";
+
+function capture() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l) }, out, err };
+}
+
+describe("mailscope run", () => {
+  it("STATE-3: prints the timeline of a fallback with +h:mm:ss offsets, the outcome and the checks; exit 0", async () => {
+    const { io, out } = capture();
+    expect(await runCommandAction("scenarios/receiver-down-past-fallback-window.yaml", {}, io)).toBe(0);
+    const text = out.join("\n");
+    expect(out[0]).toBe(
+      "receiver-down-past-fallback-window (scenarios/receiver-down-past-fallback-window.yaml), seed 7",
+    );
+    expect(out[1]).toBe("readings: G16=jitter=off, fallback-window=2h; others default");
+    expect(text).toContain("      +0:00:00  a.example  message m1@a.example from alice@a.example to bob@b.example");
+    expect(text).toContain(
+      "      +2:03:00  a.example  handed bob@b.example to SMTP (fallback); the relay accepted [STATE-3]",
+    );
+    expect(text).toMatch(/outcomes:\n {2}m1 +bob@b\.example +smtp \(fallback\) +\+2:03:00 +STATE-3/);
+    expect(text).toContain("  ok    smtp-only-where-allowed: 1 hand-off to SMTP, each allowed");
+    expect(out.at(-1)).toMatch(/^passed: all 7 checks; \d+ events; 2:03:00 of virtual time in \d+\.\d\d s$/);
+  });
+
+  it("collapses alike attempts: five days of retries read in a few lines", async () => {
+    const { io, out } = capture();
+    expect(await runCommandAction("scenarios/rate-limited-then-down.yaml", {}, io)).toBe(0);
+    expect(out.some((l) => /… the same \d+ more times, the last ending at \+119:/.test(l))).toBe(true);
+    expect(out.length).toBeLessThan(60);
+    const full = capture();
+    expect(await runCommandAction("scenarios/rate-limited-then-down.yaml", { full: true }, full.io)).toBe(0);
+    expect(full.out.length).toBeGreaterThan(1000);
+    expect(full.out.join("\n")).toContain("DNS SVCB _svc.b.example?");
+  });
+
+  it("--trace, --har and --report write the exports; the trace reads back", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mailscope-run-"));
+    const { io, out } = capture();
+    const files = { trace: join(dir, "t.json"), har: join(dir, "t.har"), report: join(dir, "t.md") };
+    expect(await runCommandAction("scenarios/happy-path.yaml", { ...files, seed: "5" }, io)).toBe(0);
+    const trace = importTrace(readFileSync(files.trace, "utf8"));
+    expect(trace.ok).toBe(true);
+    if (trace.ok) expect(trace.value.seed).toBe(5);
+    const har = JSON.parse(readFileSync(files.har, "utf8")) as { log: { entries: unknown[] } };
+    expect(har.log.entries).toHaveLength(2);
+    expect(readFileSync(files.report, "utf8")).toContain("mailscope run scenarios/happy-path.yaml --seed 5");
+    expect(out.slice(-3)).toEqual([
+      `wrote trace ${files.trace}`,
+      `wrote HAR ${files.har}`,
+      `wrote report ${files.report}`,
+    ]);
+  });
+
+  it("--json prints a summary with the trace hash and the reproduce command", async () => {
+    const { io, out } = capture();
+    expect(await runCommandAction("scenarios/happy-path.yaml", { json: true, set: ["G7=ignored"] }, io)).toBe(0);
+    const summary = JSON.parse(out.join("\n")) as Record<string, unknown>;
+    expect(summary).toMatchObject({ scenario: "happy-path", seed: 1, passed: true, complete: true });
+    expect(summary["traceHash"]).toMatch(/^[0-9a-f]{64}$/);
+    expect(summary["reproduce"]).toBe("mailscope run scenarios/happy-path.yaml --seed 1 --set G7=ignored");
+  });
+
+  it("a failed expectation: exit 1 and the reproduce command with the seed on stderr", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mailscope-run-"));
+    const file = join(dir, "wrong.yaml");
+    writeFileSync(
+      file,
+      "name: wrong\ndomains:\n  a.example: { mailboxes: [alice] }\n  b.example: { mailboxes: [bob] }\nmessages:\n  - { from: alice@a.example, to: bob@b.example }\nexpectations:\n  - { outcome: bounced }\n",
+    );
+    const { io, out, err } = capture();
+    expect(await runCommandAction(file, { seed: "abc" }, io)).toBe(1);
+    expect(out.at(-1)).toMatch(/^FAILED: 1 of 7 checks failed/);
+    expect(err).toEqual([`reproduce: mailscope run ${file} --seed abc`]);
+  });
+
+  it("bad input is exit 2: a scenario error with file:line:column, a bad --set, a missing file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mailscope-run-"));
+    const file = join(dir, "bad.yaml");
+    writeFileSync(file, "name: bad\ndomains:\n  a.example:\n    mailboxes: [alice]\n    G18: sometimes\n");
+    const first = capture();
+    expect(await runCommandAction(file, {}, first.io)).toBe(2);
+    expect(first.err).toEqual([
+      `${file}:5:10: domains["a.example"].G18: is "sometimes"; expected one of "accept", "fail"`,
+    ]);
+    const second = capture();
+    expect(await runCommandAction("scenarios/happy-path.yaml", { set: ["G5=x"] }, second.io)).toBe(2);
+    expect(second.err[0]).toMatch(/^mailscope run: --set G5: G5 \(SVCB record format\) is not switchable/);
+    const third = capture();
+    expect(await runCommandAction(join(dir, "none.yaml"), {}, third.io)).toBe(2);
+    expect(third.err[0]).toBe(`${join(dir, "none.yaml")}:1:1: (file): cannot be read: no such file`);
+  });
+
+  it("is registered in the mailscope command: `run` and `check` exit with their codes", async () => {
+    const log = console.log;
+    const error = console.error;
+    console.log = () => {};
+    console.error = () => {};
+    try {
+      expect(await main(["run", "scenarios/happy-path.yaml"])).toBe(0);
+      expect(await main(["run", "scenarios/happy-path.yaml", "--set", "G7"])).toBe(2);
+      expect(await main(["check", "scenarios/happy-path.yaml"])).toBe(0);
+    } finally {
+      console.log = log;
+      console.error = error;
+    }
+  });
+
+  it("seeds and offsets", () => {
+    expect(parseSeed("42")).toBe(42);
+    expect(parseSeed("042x")).toBe("042x");
+    expect(offset(Date.UTC(2026, 0, 6, 1, 2, 3, 40), Date.UTC(2026, 0, 1))).toBe("+121:02:03.040");
+    expect(offset(0, 60_000)).toBe("-0:01:00");
+  });
+});

@@ -1,0 +1,417 @@
+/**
+ * `mailscope run <scenario>`: plays one scenario at full speed and prints a
+ * readable timeline — virtual time as `+0:01:00` offsets, the domain, the
+ * event in words — then each recipient's outcome and the checks (invariants
+ * and expectations). `--trace`, `--har` and `--report` write the trace as
+ * JSON, its HTTP exchanges as HAR 1.2, and a Markdown bug report. Exit 0 when
+ * every check passed, 1 when one failed (the command that reproduces the run
+ * is printed, seed and all), 2 for bad input.
+ */
+import { Command, CommanderError } from "commander";
+import { readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { loadScenarioFile } from "../node/scenarioLoader.ts";
+import type { RecordedEvent } from "../trace/schema.ts";
+import { exportHar } from "../trace/exportHar.ts";
+import { exportJson, traceHash } from "../trace/exportJson.ts";
+import { exportMarkdown } from "../trace/exportMarkdown.ts";
+import { runLoadedScenario, type ScenarioRun } from "../sim/runScenario.ts";
+import {
+  defaultScenarioReadings,
+  formatScenarioError,
+  parseSetArgument,
+  readingsNotation,
+  resolveReadings,
+} from "../sim/scenario.ts";
+import { WorldError } from "../sim/world.ts";
+
+/** Exit codes: 0 every check passed, 1 a check failed, 2 bad input. */
+export const RUN_EXIT = { passed: 0, failed: 1, badInput: 2 } as const;
+
+/** The version of this Mailscope (package.json), for traces. */
+export function mailscopeVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+      version?: unknown;
+    };
+    return typeof pkg.version === "string" ? pkg.version : "0.0.0-unknown";
+  } catch {
+    return "0.0.0-unknown";
+  }
+}
+
+/** The options of `run`, as commander hands them over. */
+export interface RunOptions {
+  readonly seed?: string;
+  readonly set?: readonly string[];
+  readonly trace?: string;
+  readonly har?: string;
+  readonly report?: string;
+  readonly full?: boolean;
+  readonly json?: boolean;
+}
+
+/** Where the command writes. */
+export interface RunIo {
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+}
+
+const consoleIo: RunIo = { out: (line) => console.log(line), err: (line) => console.error(line) };
+
+/** `--seed 42` is the number 42; anything else is a string seed. */
+export function parseSeed(text: string): number | string {
+  return /^\d+$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : text;
+}
+
+/**
+ * Runs `file` with the options and prints the result; resolves to the exit
+ * code. Bad input (a scenario error, a bad `--set`) is printed as
+ * `file:line:column: field: message` lines with exit code 2.
+ */
+export async function runCommandAction(file: string, options: RunOptions, io: RunIo = consoleIo): Promise<number> {
+  let overrides: [string, string][];
+  try {
+    overrides = (options.set ?? []).map(parseSetArgument);
+  } catch (error) {
+    io.err(`mailscope run: ${(error as Error).message}`);
+    return RUN_EXIT.badInput;
+  }
+  const check = resolveReadings(overrides);
+  if (!check.ok) {
+    io.err(`mailscope run: --set ${check.id}: ${check.message}`);
+    return RUN_EXIT.badInput;
+  }
+  const load = await loadScenarioFile(file);
+  if (!load.ok) {
+    for (const error of load.errors) io.err(formatScenarioError(error));
+    return RUN_EXIT.badInput;
+  }
+  const started = performance.now();
+  let run: ScenarioRun;
+  try {
+    run = await runLoadedScenario(load.loaded, {
+      ...(options.seed !== undefined && { seed: parseSeed(options.seed) }),
+      readings: overrides,
+      recordBodies: options.full === true,
+      mailscope: mailscopeVersion(),
+    });
+  } catch (error) {
+    if (!(error instanceof WorldError)) throw error;
+    io.err(`${file}: ${error.message}`);
+    return RUN_EXIT.badInput;
+  }
+  const wallMs = performance.now() - started;
+  const { trace } = run;
+  const written: string[] = [];
+  if (options.trace !== undefined) {
+    await writeFile(options.trace, exportJson(trace, { full: options.full === true }));
+    written.push(`trace ${options.trace}`);
+  }
+  if (options.har !== undefined) {
+    await writeFile(options.har, `${JSON.stringify(exportHar(trace), null, 2)}\n`);
+    written.push(`HAR ${options.har}`);
+  }
+  if (options.report !== undefined) {
+    await writeFile(options.report, exportMarkdown(trace, { file }));
+    written.push(`report ${options.report}`);
+  }
+
+  if (options.json === true) {
+    io.out(
+      JSON.stringify(
+        {
+          scenario: trace.scenario.name,
+          file,
+          seed: trace.seed,
+          readings: trace.readings,
+          passed: run.passed,
+          complete: run.complete,
+          virtualMs: run.endMs - run.world.startMs,
+          wallMs: Math.round(wallMs),
+          events: trace.events.length,
+          traceHash: await traceHash(trace),
+          outcomes: run.outcomes.map((o) => ({
+            ...o,
+            ...(o.atMs !== undefined && { at: offset(o.atMs, run.world.startMs) }),
+          })),
+          invariants: run.invariants,
+          expectations: run.expectations,
+          ...(run.error !== undefined && { error: run.error }),
+          reproduce: run.reproduce,
+          written,
+        },
+        null,
+        2,
+      ),
+    );
+    return run.passed ? RUN_EXIT.passed : RUN_EXIT.failed;
+  }
+
+  for (const line of report(run, file, wallMs, options.full === true)) io.out(line);
+  for (const w of written) io.out(`wrote ${w}`);
+  if (!run.passed) io.err(`reproduce: ${run.reproduce}`);
+  return run.passed ? RUN_EXIT.passed : RUN_EXIT.failed;
+}
+
+/** The printed report of a run: header, timeline, outcomes, checks, summary. */
+export function report(run: ScenarioRun, file: string, wallMs: number, full: boolean): string[] {
+  const { trace, world } = run;
+  const changed = Object.entries(trace.readings)
+    .filter(([id, value]) => value !== DEFAULTS[id])
+    .map(([id, value]) => `${id}=${value}`);
+  const lines = [
+    `${trace.scenario.name} (${file}), seed ${String(trace.seed)}`,
+    `readings: ${changed.length === 0 ? "all defaults" : `${changed.join("; ")}; others default`}`,
+    "",
+    ...timeline(trace.events, world.startMs, full),
+    "",
+    "outcomes:",
+  ];
+  const width = Math.max(...run.outcomes.map((o) => o.message.length), 4);
+  const rwidth = Math.max(...run.outcomes.map((o) => o.recipient.length), 9);
+  for (const o of run.outcomes) {
+    const at = o.atMs !== undefined ? offset(o.atMs, world.startMs) : "";
+    const smtp =
+      o.smtpReason !== undefined ? ` (${o.smtpReason}${o.smtpAccepted === false ? ", relay refused" : ""})` : "";
+    lines.push(
+      `  ${o.message.padEnd(width)}  ${o.recipient.padEnd(rwidth)}  ${`${o.outcome}${smtp}`.padEnd(24)} ${at.padEnd(12)} ${o.rule ?? ""}`.trimEnd(),
+    );
+  }
+  lines.push("", "checks:");
+  for (const c of [...run.invariants, ...run.expectations]) {
+    lines.push(`  ${c.passed ? "ok  " : "FAIL"}  ${c.id}: ${c.detail ?? ""}`);
+  }
+  const checks = run.invariants.length + run.expectations.length;
+  const failed = [...run.invariants, ...run.expectations].filter((c) => !c.passed).length;
+  const virtual = offset(run.endMs, world.startMs).slice(1);
+  lines.push(
+    "",
+    `${run.passed ? "passed" : "FAILED"}: ${failed === 0 ? `all ${checks} checks` : `${failed} of ${checks} checks failed`}; ` +
+      `${trace.events.length} events; ${virtual} of virtual time${run.complete ? "" : " (stopped at the horizon)"} in ${(wallMs / 1000).toFixed(2)} s`,
+  );
+  return lines;
+}
+
+const DEFAULTS: Readonly<Record<string, string>> = readingsNotation(defaultScenarioReadings);
+
+/** `+h:mm:ss` (hours unbounded), with `.mmm` when there are milliseconds. */
+export function offset(timeMs: number, startMs: number): string {
+  const total = Math.round(timeMs - startMs);
+  const abs = Math.abs(total);
+  const s = Math.floor(abs / 1000);
+  const frac = abs % 1000;
+  return `${total < 0 ? "-" : "+"}${Math.floor(s / 3600)}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}${frac > 0 ? `.${String(frac).padStart(3, "0")}` : ""}`;
+}
+
+/**
+ * The timeline: one line per event worth reading (every event with `full`),
+ * and runs of alike attempts collapsed into one line saying how many and
+ * until when.
+ */
+export function timeline(events: readonly RecordedEvent[], startMs: number, full: boolean): string[] {
+  const width = Math.max(0, ...events.map((e) => (e.domain ?? "").length));
+  const lines: TimelineLine[] = [];
+  for (const event of events) {
+    const text = describeEvent(event, full);
+    if (text === undefined) continue;
+    const at = offset(event.timeMs, startMs);
+    lines.push({
+      text: `${at.padStart(14)}  ${(event.domain ?? "").padEnd(width)}  ${text}`,
+      shape: shapeOf(`${event.domain} ${text}`),
+      at,
+    });
+  }
+  return full ? lines.map((l) => l.text) : collapse(lines);
+}
+
+interface TimelineLine {
+  readonly text: string;
+  /** The line with numbers and times blanked: alike lines have the same shape. */
+  readonly shape: string;
+  readonly at: string;
+}
+
+function shapeOf(text: string): string {
+  return text
+    .replace(/\b(?:\d+(?:\.\d+)?(?:ms|[smhdw]))+\b/g, "#")
+    .replace(/[+-]?\d[\d:.,]*/g, "#")
+    .replace(/\b[A-Za-z0-9_-]{20,}\b/g, "~");
+}
+
+const MAX_PERIOD = 8;
+const MIN_REPEATS = 3;
+
+/** Finds blocks of 1…8 lines repeated at least three times in a row and prints the first once, then a count. */
+function collapse(lines: readonly TimelineLine[]): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i < lines.length) {
+    let best: { period: number; repeats: number } | undefined;
+    for (let period = 1; period <= MAX_PERIOD && i + period * MIN_REPEATS <= lines.length; period++) {
+      let repeats = 1;
+      while (
+        i + (repeats + 1) * period <= lines.length &&
+        lines.slice(i + repeats * period, i + (repeats + 1) * period).every((l, k) => l.shape === lines[i + k]?.shape)
+      ) {
+        repeats++;
+      }
+      if (repeats >= MIN_REPEATS && (best === undefined || repeats * period > best.repeats * best.period)) {
+        best = { period, repeats };
+      }
+    }
+    if (best === undefined) {
+      out.push((lines[i] as TimelineLine).text);
+      i++;
+      continue;
+    }
+    for (const line of lines.slice(i, i + best.period)) out.push(line.text);
+    const last = lines[i + best.repeats * best.period - 1] as TimelineLine;
+    out.push(
+      `${"".padStart(14)}  … the same ${best.repeats - 1} more time${best.repeats - 1 === 1 ? "" : "s"}, the last ending at ${last.at}`,
+    );
+    i += best.repeats * best.period;
+  }
+  return out;
+}
+
+function list(value: unknown): string {
+  return Array.isArray(value) ? value.map(String).join(", ") : String(value);
+}
+
+function problemName(type: unknown): string | undefined {
+  return typeof type === "string" ? type.slice(type.lastIndexOf("/") + 1) : undefined;
+}
+
+function short(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${s % 60 > 0 ? `${s % 60}s` : ""}`;
+  return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60) > 0 ? `${Math.floor((s % 3600) / 60)}m` : ""}`;
+}
+
+/** One event in words; undefined for events the default timeline leaves out. */
+export function describeEvent(event: RecordedEvent, full: boolean): string | undefined {
+  const d = event.data ?? {};
+  const rule = typeof d["rule"] === "string" ? ` [${d["rule"]}]` : "";
+  switch (event.name) {
+    case "message.submitted":
+      return d["from"] === null
+        ? `DSN ${String(d["messageId"])} submitted to ${list(d["to"])}`
+        : `message ${String(d["messageId"])} from ${String(d["from"])} to ${list(d["to"])}`;
+    case "discovery.resolved":
+      if (typeof d["origin"] === "string")
+        return full ? `${String(d["domain"])} is served at ${d["origin"]}` : undefined;
+      if (d["outcome"] === "no-service")
+        return `${String(d["domain"])} has no SVCB record (${String(d["answer"])}): plain SMTP${rule}`;
+      return `SVCB lookup for ${String(d["domain"])}: ${String(d["answer"])}${d["gap"] === "G7" ? ", and a discovery pin is valid [G7]" : ""}${rule}`;
+    case "capabilities.fetched":
+      return full ? `capabilities of ${String(d["origin"])} fetched (max-age ${String(d["maxAgeS"])}s)` : undefined;
+    case "capabilities.cached":
+      return full ? `capabilities of ${String(d["origin"])} from the cache (${String(d["ageS"])}s old)` : undefined;
+    case "capabilities.invalid":
+      return `capabilities of ${String(d["origin"])} unusable: ${typeof d["failure"] === "string" ? d["failure"] : "invalid document"}${rule}`;
+    case "pin.set":
+      return full
+        ? `discovery pin for ${String(d["domain"])} until ${new Date(Number(d["expiresAtMs"])).toISOString()}`
+        : undefined;
+    case "pin.removed":
+      return `discovery pin for ${String(d["domain"])} removed (${String(d["reason"])})${rule}`;
+    case "version.negotiated":
+      return typeof d["version"] === "string"
+        ? full
+          ? `version ${d["version"]} with ${String(d["domain"])}`
+          : undefined
+        : `no common version with ${String(d["domain"])} (ours ${list(d["ours"])}, theirs ${list(d["theirs"])})${rule}`;
+    case "delivery.created":
+      return `new delivery ${String(d["deliveryId"]).replace(/^.*#/, "#")} to ${list(d["recipients"])}${d["gap"] === "G12" ? ` (batch ${String(d["batch"])} of ${String(d["batches"])}, G12)` : ""}${rule}`;
+    case "attempt.started":
+      return d["sent"] === false
+        ? `attempt ${String(d["attempt"])}: not sent (${String(d["bodySize"])} bytes over the limit)`
+        : `attempt ${String(d["attempt"])}: POST ${String(d["url"])} (${String(d["bodySize"])} bytes)`;
+    case "attempt.ended": {
+      if (d["class"] === "results") return `attempt ${String(d["attempt"])}: ${String(d["status"])}`;
+      const what =
+        d["status"] !== undefined
+          ? `${String(d["status"])} ${problemName(d["problem"]) ?? ""}`.trim()
+          : d["failure"] !== undefined
+            ? `no answer (${String(d["failure"])})`
+            : "not sent";
+      const eligible = d["fallbackEligible"] === true ? ", fallback-eligible" : "";
+      const after = d["retryAfterS"] !== undefined ? `, Retry-After ${String(d["retryAfterS"])}s` : "";
+      return `attempt ${String(d["attempt"])}: ${what} (${String(d["class"])}${eligible}${after})${rule}`;
+    }
+    case "recipient.result": {
+      const problem = problemName(d["problem"]);
+      return `  ${String(d["recipient"])}: ${String(d["status"])}${problem !== undefined ? ` (${problem})` : ""}${d["retryAfterS"] !== undefined ? `, retry_after ${String(d["retryAfterS"])}s` : ""}`;
+    }
+    case "timer.set":
+      return `retry ${String(d["retry"])} in ${short(Number(d["delayMs"]))}${d["reason"] === "retry-after" ? " (Retry-After)" : ""}${rule}`;
+    case "timer.fired":
+      return `retrying (attempt ${Number(d["retry"]) + 1})`;
+    case "smtp.handoff":
+      return `handed ${list(d["recipients"])} to SMTP (${String(d["reason"])}); the relay ${d["accepted"] === true ? "accepted" : "refused"}${rule}`;
+    case "delivery.bounced":
+      return `gave up on ${list(d["recipients"])} after ${String(d["attempts"])} attempts: bounced${rule}`;
+    case "dsn.sent":
+      return `DSN to ${String(d["to"])} about ${list(d["recipients"])} (${String(d["reason"])})${rule}`;
+    case "mailbox.delivered":
+      return `stored in ${String(d["mailbox"])} (${String(d["size"])} bytes)`;
+    case "failure.after-acceptance":
+      return `${String(d["mailbox"])} failed after acceptance (${String(d["status"])})`;
+    case "recipient.outcome":
+      return `${String(d["recipient"])} of ${String(d["messageId"])}: ${String(d["outcome"]).toUpperCase()}${rule}`;
+    case "idempotency.replay":
+      return `replayed the stored answer for key ${String(d["key"])} [POST-12]`;
+    case "idempotency.conflict":
+      return `key ${String(d["key"])} reused with another body: 409 [POST-26]`;
+    case "invariant.checked":
+    case "expectation.checked":
+      return undefined;
+    default:
+      break;
+  }
+  if (!full) return undefined;
+  switch (event.name) {
+    case "dns.query":
+      return `DNS ${String(d["type"])} ${String(d["name"])}?`;
+    case "dns.answer":
+      return `DNS ${String(d["type"])} ${String(d["name"])}: ${String(d["kind"])}`;
+    case "http.request":
+      return `→ ${String(d["method"])} ${String(d["url"])} (${String(d["bodySize"])} bytes)`;
+    case "http.response":
+      return `← ${String(d["status"])} (${String(d["bodySize"])} bytes)${typeof d["fault"] === "string" ? ` [fault ${d["fault"]}]` : ""}`;
+    case "http.failure":
+      return `✗ ${String(d["kind"])}: ${String(d["message"])}`;
+    case "receiver.request":
+      return `receiver: ${String(d["method"])} ${String(d["path"])}`;
+    case "receiver.response":
+      return `receiver: ${String(d["status"])}${d["problem"] !== undefined ? ` ${String(d["problem"])}` : ""}`;
+    case "machine.transition":
+      return `${String(d["deliveryActor"])}: ${String(d["from"])} → ${String(d["to"])}${typeof d["transition"] === "string" ? ` (${d["transition"]})` : ""}${rule}`;
+    default:
+      return `${event.name} ${JSON.stringify(d)}`;
+  }
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** `mailscope run <scenario> [--seed N] [--set G7=ignored]… [--trace out.json] [--har out.har] [--report out.md] [--full] [--json]`. */
+export function runCommand(): Command {
+  return new Command("run")
+    .description("play a scenario at full speed: timeline, outcomes, invariants and expectations")
+    .argument("<scenario>", "a scenario file (YAML)")
+    .option("--seed <n>", "the seed (a number, or any string); default the scenario's")
+    .option("--set <gap=reading>", "a gap reading over the scenario's, e.g. G7=ignored (repeatable)", collect)
+    .option("--trace <out.json>", "write the trace (JSON)")
+    .option("--har <out.har>", "write the HTTP exchanges as HAR 1.2")
+    .option("--report <out.md>", "write a Markdown bug report with a sequence diagram")
+    .option("--full", "print every event, and keep message bodies in the trace")
+    .option("--json", "print a JSON summary instead of the timeline")
+    .action(async (file: string, options: RunOptions) => {
+      const code = await runCommandAction(file, options);
+      if (code !== 0) throw new CommanderError(code, "mailscope.run.exit", "");
+    });
+}

@@ -1,0 +1,269 @@
+/**
+ * A scenario's expectations, judged against the trace of its run
+ * (docs/scenario-format.md "Expectations"): per recipient of a message, the
+ * final outcome with its time bounds, the rule and the SMTP reason, the
+ * number of attempts and POSTs, and the outcomes that must never happen.
+ *
+ * Times count from the message's submission. `dsn-received` means a DSN about
+ * the recipient (a bounce or rejection by the sender, G14/G31/EVT-3, or a
+ * failure after acceptance, G17) reached the envelope sender: its delivery to
+ * that mailbox was accepted, or handed to SMTP.
+ */
+import type { CheckResult } from "../trace/schema.ts";
+import { actorOfDelivery, normalizeAddress, type CheckedEvent } from "./invariants.ts";
+import { durationMs, type ExpectedOutcome, type ScenarioExpectation } from "./scenario.ts";
+
+/** A scenario message as the expectations need it. */
+export interface ExpectedMessage {
+  /** The scenario's id (`m1`). */
+  readonly id: string;
+  /** The id in the trace. */
+  readonly messageId: string;
+  readonly atMs: number;
+  readonly to: readonly string[];
+}
+
+/** What the trace says about one recipient of one message. */
+export interface RecipientFacts {
+  readonly messageId: string;
+  readonly recipient: string;
+  /** The final outcome, if any. */
+  readonly outcome?: { readonly outcome: string; readonly timeMs: number; readonly rule?: string };
+  /** The SMTP hand-off that carried the recipient, if any. */
+  readonly handOff?: { readonly reason: string; readonly timeMs: number; readonly accepted: boolean };
+  /** When a DSN about the recipient reached the envelope sender, if one did. */
+  readonly dsnReceivedAtMs?: number;
+  /** Attempts of the delivery to the recipient's domain (0 when none started). */
+  readonly attempts: number;
+  /** POSTs that carried the recipient. */
+  readonly posts: number;
+}
+
+/** An index over the trace for looking up {@link RecipientFacts}. */
+export interface TraceFacts {
+  facts(messageId: string, recipient: string): RecipientFacts;
+}
+
+/** Indexes `events` once for any number of lookups. */
+export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
+  const key = (messageId: string, recipient: string): string => `${messageId}\n${normalizeAddress(recipient)}`;
+  const outcomes = new Map<string, { outcome: string; timeMs: number; rule?: string }>();
+  const handOffs = new Map<string, { reason: string; timeMs: number; accepted: boolean }>();
+  const dsns = new Map<string, { dsnMessageId: string; to: string }[]>();
+  const fired = new Map<string, number>();
+  const started = new Set<string>();
+  const posts = new Map<string, number>();
+  for (const e of events) {
+    const d = e.data ?? {};
+    const messageId = typeof d["messageId"] === "string" ? d["messageId"] : "";
+    switch (e.name) {
+      case "message.submitted":
+        for (const to of list(d["to"])) started.add(`${messageId}→${domainOf(to)}`);
+        break;
+      case "recipient.outcome": {
+        const k = key(messageId, String(d["recipient"] ?? ""));
+        if (!outcomes.has(k)) {
+          outcomes.set(k, {
+            outcome: String(d["outcome"]),
+            timeMs: e.timeMs,
+            ...(typeof d["rule"] === "string" && { rule: d["rule"] }),
+          });
+        }
+        break;
+      }
+      case "smtp.handoff":
+        for (const r of list(d["recipients"])) {
+          handOffs.set(key(messageId, r), {
+            reason: String(d["reason"]),
+            timeMs: e.timeMs,
+            accepted: d["accepted"] === true,
+          });
+        }
+        break;
+      case "dsn.sent":
+        for (const r of list(d["recipients"])) {
+          const k = key(messageId, r);
+          dsns.set(k, [...(dsns.get(k) ?? []), { dsnMessageId: String(d["dsnMessageId"]), to: String(d["to"]) }]);
+        }
+        break;
+      case "timer.fired": {
+        const actor = String(d["deliveryActor"] ?? "");
+        fired.set(actor, (fired.get(actor) ?? 0) + 1);
+        break;
+      }
+      case "attempt.started": {
+        if (d["sent"] === false) break;
+        const actor = actorOfDelivery(String(d["deliveryId"] ?? ""));
+        for (const r of list(d["recipients"])) {
+          const k = `${actor}\n${normalizeAddress(r)}`;
+          posts.set(k, (posts.get(k) ?? 0) + 1);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return {
+    facts(messageId, recipient) {
+      const k = key(messageId, recipient);
+      const actor = `${messageId}→${domainOf(recipient)}`;
+      let dsnReceivedAtMs: number | undefined;
+      for (const dsn of dsns.get(k) ?? []) {
+        const arrival = outcomes.get(key(dsn.dsnMessageId, dsn.to));
+        if (arrival !== undefined && (arrival.outcome === "accepted" || arrival.outcome === "smtp")) {
+          dsnReceivedAtMs = Math.min(dsnReceivedAtMs ?? Infinity, arrival.timeMs);
+        }
+      }
+      const outcome = outcomes.get(k);
+      const handOff = handOffs.get(k);
+      return {
+        messageId,
+        recipient: normalizeAddress(recipient),
+        ...(outcome !== undefined && { outcome }),
+        ...(handOff !== undefined && { handOff }),
+        ...(dsnReceivedAtMs !== undefined && { dsnReceivedAtMs }),
+        attempts: started.has(actor) ? 1 + (fired.get(actor) ?? 0) : 0,
+        posts: posts.get(`${actor}\n${normalizeAddress(recipient)}`) ?? 0,
+      };
+    },
+  };
+}
+
+function list(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
+
+function domainOf(address: string): string {
+  const normalized = normalizeAddress(address);
+  return normalized.slice(normalized.lastIndexOf("@") + 1).toLowerCase();
+}
+
+/** `+1:02:03`, hours unbounded, ms when there are any. */
+function offset(ms: number): string {
+  const abs = Math.abs(Math.round(ms));
+  const s = Math.floor(abs / 1000);
+  const frac = abs % 1000;
+  const text = `${Math.floor(s / 3600)}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`;
+  return `${ms < 0 ? "-" : "+"}${text}${frac > 0 ? `.${String(frac).padStart(3, "0")}` : ""}`;
+}
+
+/** The name an expectation is reported under: its own `id`, else made from its fields. */
+export function expectationName(e: ScenarioExpectation, index: number): string {
+  if (e.id !== undefined) return e.id;
+  const what = [
+    e.message ?? "every message",
+    e.recipient ?? "every recipient",
+    e.outcome ?? (e.never !== undefined ? `never ${e.never.join(", ")}` : "checks"),
+  ];
+  return `expectations[${index}]: ${what.join(" ")}`;
+}
+
+/**
+ * Judges every expectation of a scenario against the trace. One result per
+ * expectation; an expectation over several recipients passes when it holds
+ * for each.
+ */
+export function checkExpectations(
+  expectations: readonly ScenarioExpectation[],
+  events: readonly CheckedEvent[],
+  messages: readonly ExpectedMessage[],
+): CheckResult[] {
+  const trace = indexTrace(events);
+  return expectations.map((e, index) => {
+    const id = expectationName(e, index);
+    const targets = messages
+      .filter((m) => e.message === undefined || m.id === e.message)
+      .flatMap((m) =>
+        m.to
+          .filter((r) => e.recipient === undefined || normalizeAddress(r) === normalizeAddress(e.recipient))
+          .map((r) => ({ message: m, recipient: r })),
+      );
+    if (targets.length === 0) return { id, passed: false, detail: "no message and recipient match this expectation" };
+    const problems: string[] = [];
+    const notes: string[] = [];
+    for (const { message, recipient } of targets) {
+      const facts = trace.facts(message.messageId, recipient);
+      const who = `${message.id} ${facts.recipient}`;
+      const found = judge(e, facts, message.atMs);
+      if (found.problems.length > 0) problems.push(`${who}: ${found.problems.join("; ")}`);
+      else notes.push(`${who}: ${found.summary}`);
+    }
+    return problems.length > 0
+      ? { id, passed: false, detail: problems.join(" | ") }
+      : { id, passed: true, detail: notes.join(" | ") };
+  });
+}
+
+function judge(
+  e: ScenarioExpectation,
+  facts: RecipientFacts,
+  submittedAtMs: number,
+): { problems: string[]; summary: string } {
+  const problems: string[] = [];
+  const actual = facts.outcome;
+  const actualText =
+    actual === undefined
+      ? "no outcome"
+      : `${actual.outcome} at ${offset(actual.timeMs - submittedAtMs)}${actual.rule !== undefined ? ` (${actual.rule})` : ""}`;
+  let timed: number | undefined = actual?.timeMs;
+  if (e.outcome === "dsn-received") {
+    timed = facts.dsnReceivedAtMs;
+    if (timed === undefined)
+      problems.push(`expected a DSN to reach the envelope sender; none did (the recipient: ${actualText})`);
+  } else if (e.outcome !== undefined) {
+    if (actual?.outcome !== e.outcome) problems.push(`expected ${e.outcome}, got ${actualText}`);
+  }
+  if (e.reason !== undefined && facts.handOff?.reason !== e.reason) {
+    problems.push(
+      `expected an SMTP hand-off for ${e.reason}, got ${facts.handOff === undefined ? "none" : facts.handOff.reason}`,
+    );
+  }
+  if (e.rule !== undefined && e.outcome !== "dsn-received" && actual?.rule !== e.rule) {
+    problems.push(`expected the outcome by rule ${e.rule}, got ${actual?.rule ?? "none"}`);
+  }
+  if (timed !== undefined) {
+    const elapsed = timed - submittedAtMs;
+    if (e.within !== undefined && elapsed > durationMs(e.within)) {
+      problems.push(`expected within ${String(e.within)}, came at ${offset(elapsed)}`);
+    }
+    if (e.after !== undefined && elapsed < durationMs(e.after)) {
+      problems.push(`expected after ${String(e.after)}, came at ${offset(elapsed)}`);
+    }
+  } else if ((e.within !== undefined || e.after !== undefined) && e.outcome === undefined) {
+    problems.push(
+      `expected an outcome ${e.within !== undefined ? `within ${String(e.within)}` : `after ${String(e.after)}`}; there was none`,
+    );
+  }
+  const count = (name: string, range: ScenarioExpectation["attempts"], n: number): void => {
+    if (range === undefined) return;
+    const min = typeof range === "number" ? range : range.min;
+    const max = typeof range === "number" ? range : range.max;
+    if ((min !== undefined && n < min) || (max !== undefined && n > max)) {
+      const wanted = typeof range === "number" ? `${range}` : `${min ?? 0}…${max ?? "∞"}`;
+      problems.push(`expected ${wanted} ${name}, got ${n}`);
+    }
+  };
+  count("attempts", e.attempts, facts.attempts);
+  count("POSTs", e.posts, facts.posts);
+  for (const never of e.never ?? []) {
+    if (happened(never, facts))
+      problems.push(`${never} must never happen, but did (${never === "dsn-received" ? "a DSN arrived" : actualText})`);
+  }
+  const extras = [
+    `${facts.attempts} attempt${facts.attempts === 1 ? "" : "s"}`,
+    `${facts.posts} POST${facts.posts === 1 ? "" : "s"}`,
+    ...(facts.handOff !== undefined ? [`SMTP (${facts.handOff.reason})`] : []),
+    ...(facts.dsnReceivedAtMs !== undefined
+      ? [`DSN received at ${offset(facts.dsnReceivedAtMs - submittedAtMs)}`]
+      : []),
+  ];
+  return { problems, summary: `${actualText}; ${extras.join(", ")}` };
+}
+
+function happened(outcome: ExpectedOutcome, facts: RecipientFacts): boolean {
+  if (outcome === "dsn-received") return facts.dsnReceivedAtMs !== undefined;
+  if (outcome === "smtp") return facts.handOff !== undefined || facts.outcome?.outcome === "smtp";
+  return facts.outcome?.outcome === outcome;
+}

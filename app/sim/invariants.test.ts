@@ -1,0 +1,267 @@
+/**
+ * The invariant checkers: they pass on real runs, and each one catches the
+ * fault it is there for when a real trace is bent to contain it (the event a
+ * buggy sender or receiver would have left).
+ */
+import { describe, expect, it } from "vitest";
+import { checkInvariants, fallbackEligibleEnding, permanentEnding, type CheckedEvent } from "./invariants.ts";
+import { runScenarioText } from "./runScenario.ts";
+import { defaultScenarioReadings, type ScenarioReadings } from "./scenario.ts";
+
+const DOMAINS = `domains:
+  a.example:
+    mailboxes: [alice]
+  b.example:
+    mailboxes: [bob, carol]
+`;
+
+async function trace(body: string, seed?: number): Promise<{ events: CheckedEvent[]; readings: ScenarioReadings }> {
+  const outcome = await runScenarioText(`name: t\n${DOMAINS}${body}`, seed === undefined ? {} : { seed });
+  if (!outcome.ok) throw new Error(outcome.errors.map((e) => `${e.field}: ${e.message}`).join("\n"));
+  const events = outcome.run.world.recorder.events.filter((e) => !e.name.endsWith(".checked"));
+  return { events: events.map((e) => ({ ...e, data: { ...e.data } })), readings: outcome.run.world.readings };
+}
+
+function verdict(events: readonly CheckedEvent[], id: string, readings = defaultScenarioReadings, complete = true) {
+  const result = checkInvariants(events, { readings, complete }).find((r) => r.id === id);
+  if (result === undefined) throw new Error(`no invariant ${id}`);
+  return result;
+}
+
+const HAPPY = "messages:\n  - { from: alice@a.example, to: [bob@b.example, carol@b.example] }\n";
+const DOWN_3H = `readings: { G16: jitter=off }
+messages:
+  - { from: alice@a.example, to: bob@b.example }
+faults:
+  network:
+    - { kind: connection-refused, host: mx.b.example, until: 3h }
+`;
+const RATE_LIMITED_THEN_DOWN = `messages:
+  - { from: alice@a.example, to: bob@b.example }
+faults:
+  network:
+    - { kind: rate-limited, host: mx.b.example, path: /v1/messages, retryAfterS: 120, until: 30s }
+    - { kind: connection-refused, host: mx.b.example, from: 30s }
+`;
+
+const without = (events: CheckedEvent[], pick: (e: CheckedEvent) => boolean): CheckedEvent[] => {
+  const i = events.findIndex(pick);
+  return events.filter((_, j) => j !== i);
+};
+
+describe("invariants hold on real runs", () => {
+  it("every invariant passes on a happy path, a fallback and a 5-day bounce", async () => {
+    for (const body of [HAPPY, DOWN_3H, RATE_LIMITED_THEN_DOWN]) {
+      const { events, readings } = await trace(body);
+      const results = checkInvariants(events, { readings, complete: true });
+      expect(results.map((r) => r.id)).toEqual([
+        "terminal-outcome",
+        "no-duplicate-delivery",
+        "smtp-only-where-allowed",
+        "no-retry-after-permanent",
+        "retry-schedule",
+        "give-up-at-5-days",
+      ]);
+      expect(results.filter((r) => !r.passed)).toEqual([]);
+    }
+  });
+});
+
+describe("terminal-outcome (STATE-1, STATE-7, STATE-9)", () => {
+  it("a recipient without an outcome fails: stuck when nothing was left, pending at the horizon otherwise", async () => {
+    const { events } = await trace(HAPPY);
+    const missing = without(
+      events,
+      (e) => e.name === "recipient.outcome" && e.data?.["recipient"] === "carol@b.example",
+    );
+    expect(verdict(missing, "terminal-outcome").detail).toBe(
+      "carol@b.example of m1@a.example has no outcome, yet nothing was left to run (a delivery is stuck)",
+    );
+    expect(verdict(missing, "terminal-outcome", defaultScenarioReadings, false).detail).toBe(
+      "carol@b.example of m1@a.example has no outcome when the run stopped at its horizon",
+    );
+  });
+
+  it("two outcomes for one recipient fail", async () => {
+    const { events } = await trace(HAPPY);
+    const outcome = events.find((e) => e.name === "recipient.outcome") as CheckedEvent;
+    expect(
+      verdict([...events, { ...outcome, data: { ...outcome.data, outcome: "smtp" } }], "terminal-outcome"),
+    ).toMatchObject({
+      passed: false,
+      detail: "bob@b.example of m1@a.example has 2 outcomes",
+    });
+  });
+});
+
+describe("no-duplicate-delivery (POST-12)", () => {
+  it("POST-12: a lost answer is retried with the same key and replayed: the mailbox holds the message once", async () => {
+    const { events } = await trace(
+      `${HAPPY}faults:\n  network:\n    - { kind: connection-reset, phase: response, host: mx.b.example, path: /v1/messages, until: 30s }\n`,
+    );
+    expect(events.some((e) => e.name === "idempotency.replay")).toBe(true);
+    expect(verdict(events, "no-duplicate-delivery")).toMatchObject({ passed: true });
+  });
+
+  it("the same Message-ID stored twice in one mailbox fails", async () => {
+    const { events } = await trace(HAPPY);
+    const delivered = events.find((e) => e.name === "mailbox.delivered") as CheckedEvent;
+    expect(verdict([...events, delivered], "no-duplicate-delivery").detail).toBe(
+      "bob@b.example received <m1@a.example> more than once",
+    );
+  });
+});
+
+describe("smtp-only-where-allowed (STATE-3, STATE-4, ERR-22, ERR-23)", () => {
+  it("STATE-3: a fallback is judged against the window in force: 2 h passes, 3 h fails", async () => {
+    const { events, readings } = await trace(DOWN_3H);
+    expect(verdict(events, "smtp-only-where-allowed", readings).passed).toBe(true);
+    const longer = { ...readings, G16: { jitter: false, fallbackWindowS: 3 * 3600 } };
+    expect(verdict(events, "smtp-only-where-allowed", longer).detail).toBe(
+      "m1@a.example→b.example: handed to SMTP (fallback) at +2:03:00, after an attempt made at +2:03:00, before the 180-minute fallback window ended [STATE-3, ERR-22]",
+    );
+  });
+
+  it("ERR-23: a hand-off after a 429 (an authenticated answer) fails, whatever the reason given", async () => {
+    const { events } = await trace(RATE_LIMITED_THEN_DOWN);
+    const last = events.at(-1) as CheckedEvent;
+    const handOff = (reason: string): CheckedEvent => ({
+      name: "smtp.handoff",
+      timeMs: last.timeMs,
+      domain: "a.example",
+      data: { messageId: "m1@a.example", recipients: ["bob@b.example"], reason },
+    });
+    const bounced = events.findIndex((e) => e.name === "delivery.bounced");
+    const withHandOff = (reason: string): CheckedEvent[] => [
+      ...events.slice(0, bounced),
+      handOff(reason),
+      ...events.slice(bounced),
+    ];
+    expect(verdict(withHandOff("fallback"), "smtp-only-where-allowed").detail).toContain(
+      "though attempt 1 was not fallback-eligible (answer 429 rate_limited) [ERR-23]",
+    );
+    expect(verdict(withHandOff("no-common-version"), "smtp-only-where-allowed").detail).toContain(
+      "handed to SMTP for no common version at +120:00:00, but the last attempt showed none [STATE-4]",
+    );
+    expect(verdict(withHandOff("no-service"), "smtp-only-where-allowed").detail).toContain(
+      "the last attempt found an endpoint",
+    );
+  });
+
+  it("STATE-4: no common version hands over at once; G6: no SVCB record too; both pass", async () => {
+    const run = await runScenarioText(
+      `name: v2\ndomains:\n  a.example: { mailboxes: [alice] }\n  b.example: { mailboxes: [bob], capabilities: { versions: [v2] } }\n  c.example: { receiver: none }\nmessages:\n  - { from: alice@a.example, to: [bob@b.example, carol@c.example] }\n`,
+    );
+    if (!run.ok) throw new Error("invalid");
+    expect(run.run.outcomes.map((o) => [o.recipient, o.outcome, o.smtpReason])).toEqual([
+      ["bob@b.example", "smtp", "no-common-version"],
+      ["carol@c.example", "smtp", "no-service"],
+    ]);
+    expect(run.run.invariants.filter((i) => !i.passed)).toEqual([]);
+  });
+});
+
+describe("no-retry-after-permanent (STATE-9, RCP-7)", () => {
+  it("a delivery sent again after a 401 fails; a rejected recipient sent again fails", async () => {
+    const rejected = await trace(
+      `${HAPPY.replace("carol@b.example", "nobody@b.example")}faults:\n  network:\n    - { kind: unavailable, host: mx.b.example, path: /v1/messages, from: 1s }\n`,
+    );
+    const { events } = rejected;
+    expect(verdict(events, "no-retry-after-permanent").passed).toBe(true);
+    const started = events.find((e) => e.name === "attempt.started") as CheckedEvent;
+    const again: CheckedEvent = { ...started, timeMs: started.timeMs + 60_000 };
+    expect(verdict([...events, again], "no-retry-after-permanent").detail).toBe(
+      "m1@a.example→b.example: nobody@b.example sent again at +0:01:00 after it was rejected at +0:00:00 [RCP-7]",
+    );
+    const happy = await trace(HAPPY);
+    const ended = happy.events.find((e) => e.name === "attempt.ended") as CheckedEvent;
+    const as401: CheckedEvent[] = happy.events.map((e) =>
+      e === ended
+        ? { ...e, data: { ...e.data, status: 401, class: "permanent", problem: "https://p/invalid_signature" } }
+        : e,
+    );
+    const first = happy.events.find((e) => e.name === "attempt.started") as CheckedEvent;
+    expect(verdict([...as401, { ...first, timeMs: first.timeMs + 1000 }], "no-retry-after-permanent").detail).toBe(
+      "m1@a.example→b.example#1: sent again at +0:00:01 after a permanent answer (401) at +0:00:00 [STATE-9]",
+    );
+  });
+
+  it("the errors table: 4xx is permanent except rate_limited and (G26 retry) a 403 with Retry-After; 5xx and no answer are fallback-eligible", () => {
+    const g26 = { G26: "permanent" as const };
+    expect(permanentEnding({ status: 400 }, g26)).toBe(true);
+    expect(permanentEnding({ status: 429, problem: "https://p/rate_limited" }, g26)).toBe(false);
+    expect(permanentEnding({ status: 403, retryAfterS: 60 }, g26)).toBe(true);
+    expect(permanentEnding({ status: 403, retryAfterS: 60 }, { G26: "retry" })).toBe(false);
+    expect(permanentEnding({ sent: false }, g26)).toBe(true);
+    expect(fallbackEligibleEnding({ status: 503 })).toBe(true);
+    expect(fallbackEligibleEnding({ failure: "connection" })).toBe(true);
+    expect(fallbackEligibleEnding({ status: 200, class: "results" })).toBe(false);
+    expect(fallbackEligibleEnding({ status: 200, class: "temporary" })).toBe(true);
+    expect(fallbackEligibleEnding({ status: 429 })).toBe(false);
+  });
+});
+
+describe("retry-schedule (RETRY-1, RETRY-2, RETRY-3, RETRY-7, G16)", () => {
+  it("G16 jitter=off: each retry exactly at 1, 2, 4 … minutes after the previous attempt; one second early fails", async () => {
+    const { events, readings } = await trace(DOWN_3H);
+    expect(verdict(events, "retry-schedule", readings)).toMatchObject({
+      passed: true,
+      detail: "7 retries, each within the schedule (jitter off)",
+    });
+    const third = events.filter((e) => e.name === "timer.fired")[2] as CheckedEvent;
+    const early = events.map((e) => (e === third ? { ...e, timeMs: e.timeMs - 1000 } : e));
+    expect(verdict(early, "retry-schedule", readings).detail).toContain(
+      "attempt 4 at +0:06:59, earlier than the 240-second delay after attempt 3 at +0:03:00 [RETRY-2, G16]",
+    );
+  });
+
+  it("G16 jitter=on: a retry at 125 % of the delay fails", async () => {
+    const { events, readings } = await trace(RATE_LIMITED_THEN_DOWN);
+    const fired = events.filter((e) => e.name === "timer.fired");
+    const second = fired[1] as CheckedEvent;
+    const previousStart = (fired[0] as CheckedEvent).timeMs;
+    const late = events.map((e) => (e === second ? { ...e, timeMs: previousStart + 150_000 } : e));
+    expect(verdict(late, "retry-schedule", readings).detail).toContain(
+      "later than 120 % of the 120-second delay after attempt 2",
+    );
+  });
+
+  it("RETRY-7: the attempt after a 429 with Retry-After 120 s comes no earlier than 120 s", async () => {
+    const { events, readings } = await trace(RATE_LIMITED_THEN_DOWN);
+    const first = events.find((e) => e.name === "timer.fired") as CheckedEvent;
+    expect(first.timeMs - (events[0] as CheckedEvent).timeMs).toBe(120_000);
+    const early = events.map((e) => (e === first ? { ...e, timeMs: e.timeMs - 30_000 } : e));
+    expect(verdict(early, "retry-schedule", readings).detail).toBe(
+      "m1@a.example→b.example: attempt 2 at +0:01:30, before the Retry-After of +0:02:00 [RETRY-7]",
+    );
+  });
+});
+
+describe("give-up-at-5-days (STATE-7, RETRY-6)", () => {
+  it("the bounce comes exactly 5 days after the first attempt; a second late or early fails", async () => {
+    const { events } = await trace(RATE_LIMITED_THEN_DOWN);
+    expect(verdict(events, "give-up-at-5-days").passed).toBe(true);
+    const shift = (ms: number): CheckedEvent[] =>
+      events.map((e) => (e.name === "delivery.bounced" ? { ...e, timeMs: e.timeMs + ms } : e));
+    expect(verdict(shift(1000), "give-up-at-5-days").detail).toBe(
+      "m1@a.example→b.example: bounced at +120:00:01, later than 5 days after the first attempt [STATE-7, RETRY-6]",
+    );
+    expect(verdict(shift(-1000), "give-up-at-5-days").detail).toBe(
+      "m1@a.example→b.example: bounced at +119:59:59, before 5 days had passed [STATE-7, RETRY-6]",
+    );
+  });
+
+  it("an attempt at or after the 5-day mark fails", async () => {
+    const { events } = await trace(RATE_LIMITED_THEN_DOWN);
+    const bounced = events.findIndex((e) => e.name === "delivery.bounced");
+    const at = (events[bounced] as CheckedEvent).timeMs;
+    const extra: CheckedEvent = {
+      name: "timer.fired",
+      timeMs: at,
+      domain: "a.example",
+      data: { deliveryActor: "m1@a.example→b.example" },
+    };
+    const bent = [...events.slice(0, bounced), extra, ...events.slice(bounced)];
+    expect(verdict(bent, "give-up-at-5-days").detail).toContain("at or after the give-up at 5 days [STATE-7]");
+  });
+});

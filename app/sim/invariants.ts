@@ -1,0 +1,601 @@
+/**
+ * Invariant checkers, run on every simulation (after TigerBeetle's VOPR):
+ * properties that must hold whatever the scenario, read from the trace alone,
+ * so that a shared trace can be judged again without the run.
+ *
+ * They read what happened on the wire and at the edges — submissions,
+ * attempts and their answers, timers, hand-offs, bounces, mailbox deliveries,
+ * outcomes — and judge it by SPEC.md's rules, not by the delivery machine's
+ * own verdicts: the machine's `fallbackEligible` flags and transition names
+ * are not trusted, the statuses and failures are.
+ *
+ * | id | what holds |
+ * |---|---|
+ * | terminal-outcome | each recipient of each message ends in exactly one terminal outcome |
+ * | no-duplicate-delivery | no mailbox receives the same message (Message-ID) twice |
+ * | smtp-only-where-allowed | SMTP only after the fallback window with every attempt fallback-eligible, for no common version, or for no service |
+ * | no-retry-after-permanent | nothing is retried over the service after a permanent answer |
+ * | retry-schedule | every attempt within the schedule's bounds (G16, jitter), never before a Retry-After |
+ * | give-up-at-5-days | the bounce exactly 5 days after the first attempt; no attempt after that |
+ */
+import { parseMailbox } from "../protocol/mailbox.ts";
+import { baseRetryDelayMs, GIVE_UP_AFTER_MS, JITTER_FRACTION } from "../sender/retrySchedule.ts";
+import type { CheckResult } from "../trace/schema.ts";
+import type { ScenarioReadings } from "./scenario.ts";
+
+/** An event as the checkers read it: a recorded trace event. */
+export interface CheckedEvent {
+  readonly name: string;
+  readonly timeMs: number;
+  readonly domain?: string;
+  readonly data?: Readonly<Record<string, unknown>>;
+}
+
+/** One invariant: its id, what it says, and the rules it stands on. */
+export interface InvariantInfo {
+  readonly id: string;
+  readonly title: string;
+  readonly rules: readonly string[];
+}
+
+/** The invariants, in the order they are checked and reported. */
+export const INVARIANTS: readonly InvariantInfo[] = [
+  {
+    id: "terminal-outcome",
+    title: "each recipient of each message ends in exactly one terminal outcome",
+    rules: ["STATE-1", "STATE-7", "STATE-9", "SVC-11"],
+  },
+  {
+    id: "no-duplicate-delivery",
+    title: "no mailbox receives the same message twice",
+    rules: ["POST-12", "POST-24", "POST-26"],
+  },
+  {
+    id: "smtp-only-where-allowed",
+    title:
+      "SMTP only after the fallback window when every attempt was fallback-eligible, for no common version, or for no service",
+    rules: ["SVC-11", "STATE-3", "STATE-4", "ERR-22", "ERR-23", "ERR-26"],
+  },
+  {
+    id: "no-retry-after-permanent",
+    title: "no retry over the service after a permanent answer",
+    rules: ["RCP-7", "STATE-9", "ERR-1", "ERR-17"],
+  },
+  {
+    id: "retry-schedule",
+    title: "every attempt within the schedule's bounds (G16), never before a Retry-After",
+    rules: ["RETRY-1", "RETRY-2", "RETRY-3", "RETRY-7"],
+  },
+  {
+    id: "give-up-at-5-days",
+    title: "give-up exactly 5 days after the first attempt, and no attempt after it",
+    rules: ["STATE-7", "RETRY-6"],
+  },
+];
+
+/** What the checkers need besides the events. */
+export interface InvariantOptions {
+  /** The readings in force: the fallback window and jitter (G16), and G26. */
+  readonly readings: Pick<ScenarioReadings, "G16" | "G26">;
+  /** Whether the run ended with no event left (false: it stopped at the horizon). */
+  readonly complete: boolean;
+}
+
+// ---------------------------------------------------------------------------
+// The deliveries, rebuilt from the trace
+
+interface Attempt {
+  readonly index: number;
+  readonly startMs: number;
+  readonly events: CheckedEvent[];
+}
+
+interface Actor {
+  /** `<messageId>→<domain>`, as the sender names its delivery actors. */
+  readonly id: string;
+  readonly messageId: string;
+  readonly domain: string;
+  readonly senderDomain: string;
+  readonly startMs: number;
+  readonly recipients: Set<string>;
+  readonly attempts: Attempt[];
+  /** Open while its current attempt has not left discovery. */
+  discovering: boolean;
+  readonly handOffs: { readonly index: number; readonly event: CheckedEvent }[];
+  bounced?: CheckedEvent;
+}
+
+interface Model {
+  readonly actors: Map<string, Actor>;
+  /** Each message's recipients, as submitted (normalised). */
+  readonly submitted: Map<string, { readonly at: CheckedEvent; readonly recipients: Set<string> }>;
+  /** deliveryId → its recipients. */
+  readonly deliveries: Map<string, readonly string[]>;
+}
+
+/** A mailbox as the sender compares it (G22): domain lowercased; anything unparsable as it is. */
+export function normalizeAddress(address: string): string {
+  const parsed = parseMailbox(address);
+  return parsed.ok ? parsed.value.address : address;
+}
+
+function domainOf(address: string): string | undefined {
+  const parsed = parseMailbox(address);
+  return parsed.ok ? parsed.value.domain : undefined;
+}
+
+/** `m1@a.example→b.example#2` → `m1@a.example→b.example`. */
+export function actorOfDelivery(deliveryId: string): string {
+  const hash = deliveryId.lastIndexOf("#");
+  return hash < 0 ? deliveryId : deliveryId.slice(0, hash);
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+function num(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
+
+/** Rebuilds each delivery actor (message → recipient domain) and its attempts from the trace. */
+function buildModel(events: readonly CheckedEvent[]): Model {
+  const actors = new Map<string, Actor>();
+  const submitted = new Map<string, { at: CheckedEvent; recipients: Set<string> }>();
+  const deliveries = new Map<string, readonly string[]>();
+  const current = (actor: Actor): Attempt | undefined => actor.attempts.at(-1);
+  const push = (actor: Actor | undefined, event: CheckedEvent): void => {
+    current(actor as Actor)?.events.push(event);
+  };
+  for (const event of events) {
+    const d = event.data ?? {};
+    switch (event.name) {
+      case "message.submitted": {
+        const messageId = str(d["messageId"]);
+        if (messageId === undefined) break;
+        const recipients = new Set(strings(d["to"]).map(normalizeAddress));
+        submitted.set(messageId, { at: event, recipients });
+        for (const recipient of recipients) {
+          const domain = domainOf(recipient);
+          if (domain === undefined) continue;
+          const id = `${messageId}→${domain}`;
+          let actor = actors.get(id);
+          if (actor === undefined) {
+            actor = {
+              id,
+              messageId,
+              domain,
+              senderDomain: event.domain ?? "",
+              startMs: event.timeMs,
+              recipients: new Set(),
+              attempts: [{ index: 1, startMs: event.timeMs, events: [] }],
+              discovering: true,
+              handOffs: [],
+            };
+            actors.set(id, actor);
+          }
+          actor.recipients.add(recipient);
+        }
+        break;
+      }
+      case "timer.fired": {
+        const actor = actors.get(str(d["deliveryActor"]) ?? "");
+        if (actor === undefined) break;
+        actor.attempts.push({ index: actor.attempts.length + 1, startMs: event.timeMs, events: [event] });
+        actor.discovering = true;
+        break;
+      }
+      case "timer.set":
+        push(actors.get(str(d["deliveryActor"]) ?? ""), event);
+        break;
+      case "machine.transition": {
+        const actor = actors.get(str(d["deliveryActor"]) ?? "");
+        if (actor === undefined) break;
+        push(actor, event);
+        if (str(d["from"])?.endsWith("discovering") === true) actor.discovering = false;
+        break;
+      }
+      case "delivery.created": {
+        const deliveryId = str(d["deliveryId"]);
+        if (deliveryId !== undefined) deliveries.set(deliveryId, strings(d["recipients"]).map(normalizeAddress));
+        push(actors.get(actorOfDelivery(deliveryId ?? "")), event);
+        break;
+      }
+      case "attempt.started":
+      case "attempt.ended":
+      case "recipient.result": {
+        const deliveryId = str(d["deliveryId"]) ?? "";
+        if (event.name === "attempt.started" && !deliveries.has(deliveryId)) {
+          deliveries.set(deliveryId, strings(d["recipients"]).map(normalizeAddress));
+        }
+        push(actors.get(actorOfDelivery(deliveryId)), event);
+        break;
+      }
+      case "discovery.resolved":
+      case "capabilities.invalid":
+      case "version.negotiated": {
+        // Discovery events name the domain, not the actor: they go to every actor of that
+        // sender and domain whose attempt is still in discovery.
+        const target = str(d["domain"]);
+        for (const actor of actors.values()) {
+          if (actor.discovering && actor.domain === target && actor.senderDomain === event.domain) push(actor, event);
+        }
+        break;
+      }
+      case "smtp.handoff": {
+        const messageId = str(d["messageId"]) ?? "";
+        const recipients = strings(d["recipients"]).map(normalizeAddress);
+        const domain = recipients.map(domainOf).find((x) => x !== undefined);
+        const actor = actors.get(`${messageId}→${domain ?? ""}`);
+        if (actor === undefined) break;
+        push(actor, event);
+        actor.handOffs.push({ index: actor.attempts.length, event });
+        break;
+      }
+      case "delivery.bounced": {
+        const actor = actors.get(`${str(d["messageId"]) ?? ""}→${str(d["domain"]) ?? ""}`);
+        if (actor === undefined) break;
+        push(actor, event);
+        actor.bounced = event;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return { actors, submitted, deliveries };
+}
+
+// ---------------------------------------------------------------------------
+// Reading answers by SPEC.md, independently of the sender's own reading
+
+const TEMPORARY_PROBLEMS = ["rate_limited", "mailbox_full", "temporary_failure"];
+
+function problemIdentifier(type: unknown): string | undefined {
+  const text = str(type);
+  return text === undefined ? undefined : text.slice(text.lastIndexOf("/") + 1);
+}
+
+/**
+ * Whether an attempt.ended is a fallback-eligible failure (ERR-21, ERR-22):
+ * no answer, a request-level 5xx, a 200 that does not parse (G15), an answer
+ * outside the table (G30). Not: any 4xx, any per-recipient result, a body not sent (G13).
+ */
+export function fallbackEligibleEnding(data: Readonly<Record<string, unknown>>): boolean {
+  if (data["sent"] === false) return false;
+  const status = num(data["status"]);
+  if (status === undefined) return data["failure"] !== undefined;
+  if (status >= 500) return true;
+  if (status === 200) return data["class"] !== "results";
+  return status < 400;
+}
+
+/** Whether an attempt.ended is a permanent answer: a 4xx (ERR-1 … ERR-7, ERR-19), or a body the sender refused to send (G13). */
+export function permanentEnding(
+  data: Readonly<Record<string, unknown>>,
+  readings: Pick<ScenarioReadings, "G26">,
+): boolean {
+  if (data["sent"] === false) return true;
+  const status = num(data["status"]);
+  if (status === undefined || status < 400 || status >= 500) return false;
+  const identifier = problemIdentifier(data["problem"]);
+  if (identifier !== undefined && TEMPORARY_PROBLEMS.includes(identifier)) return false;
+  // G26 `retry`: a request-level policy_rejected with Retry-After is retried over the service.
+  if (status === 403 && readings.G26 === "retry" && num(data["retryAfterS"]) !== undefined) return false;
+  return true;
+}
+
+/** What an attempt amounts to for the fallback rules. */
+type AttemptKind = "eligible" | "ineligible" | "no-service" | "no-common-version" | "unknown";
+
+function classify(attempt: Attempt): { kind: AttemptKind; why: string } {
+  const results = attempt.events.filter((e) => e.name === "recipient.result");
+  const ended = attempt.events.filter((e) => e.name === "attempt.ended");
+  const unsupported = ended.find(
+    (e) => num(e.data?.["status"]) === 404 && problemIdentifier(e.data?.["problem"]) === "unsupported_version",
+  );
+  if (unsupported !== undefined) return { kind: "no-common-version", why: "404 unsupported_version" };
+  if (results.length > 0) return { kind: "ineligible", why: "per-recipient results (ERR-23)" };
+  if (ended.length > 0) {
+    const bad = ended.find((e) => !fallbackEligibleEnding(e.data ?? {}));
+    if (bad === undefined) return { kind: "eligible", why: "no answer or a request-level 5xx" };
+    const status = num(bad.data?.["status"]);
+    return {
+      kind: "ineligible",
+      why:
+        status !== undefined ? `answer ${status} ${problemIdentifier(bad.data?.["problem"]) ?? ""}`.trim() : "not sent",
+    };
+  }
+  if (attempt.events.some((e) => e.name === "machine.transition" && e.data?.["transition"] === "senderFault")) {
+    return { kind: "ineligible", why: "a fault of the sender itself" };
+  }
+  const version = attempt.events.find((e) => e.name === "version.negotiated" && e.data?.["version"] === undefined);
+  if (version !== undefined) return { kind: "no-common-version", why: "no common version in the capabilities" };
+  const resolved = attempt.events.filter((e) => e.name === "discovery.resolved");
+  if (resolved.some((e) => e.data?.["outcome"] === "no-service")) return { kind: "no-service", why: "no SVCB record" };
+  if (
+    attempt.events.some((e) => e.name === "capabilities.invalid") ||
+    resolved.some((e) => e.data?.["outcome"] === "dns-failure" || e.data?.["gap"] === "G7")
+  ) {
+    return { kind: "eligible", why: "DNS or capabilities failure (ERR-21)" };
+  }
+  return { kind: "unknown", why: "no answer recorded" };
+}
+
+// ---------------------------------------------------------------------------
+// The checkers
+
+/** Runs every invariant over `events`; one result per invariant, in {@link INVARIANTS} order. */
+export function checkInvariants(events: readonly CheckedEvent[], options: InvariantOptions): CheckResult[] {
+  const model = buildModel(events);
+  return [
+    result("terminal-outcome", terminalOutcome(events, model, options)),
+    result("no-duplicate-delivery", noDuplicateDelivery(events)),
+    result("smtp-only-where-allowed", smtpOnlyWhereAllowed(model, options)),
+    result("no-retry-after-permanent", noRetryAfterPermanent(model, options)),
+    result("retry-schedule", retrySchedule(model, options)),
+    result("give-up-at-5-days", giveUpAtFiveDays(model)),
+  ];
+}
+
+interface Verdict {
+  readonly violations: readonly string[];
+  /** Said when there is no violation: what was checked. */
+  readonly checked: string;
+}
+
+const MAX_LISTED = 5;
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function result(id: string, verdict: Verdict): CheckResult {
+  const { violations } = verdict;
+  if (violations.length === 0) return { id, passed: true, detail: verdict.checked };
+  const listed = violations.slice(0, MAX_LISTED).join("; ");
+  const more = violations.length > MAX_LISTED ? `; and ${violations.length - MAX_LISTED} more` : "";
+  return { id, passed: false, detail: `${listed}${more}` };
+}
+
+function offset(ms: number, startMs: number): string {
+  const total = Math.round(ms - startMs);
+  const sign = total < 0 ? "-" : "+";
+  const abs = Math.abs(total);
+  const s = Math.floor(abs / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  const frac = abs % 1000;
+  return `${sign}${h}:${String(m).padStart(2, "0")}:${String(sec).padStart(2, "0")}${frac > 0 ? `.${String(frac).padStart(3, "0")}` : ""}`;
+}
+
+function terminalOutcome(events: readonly CheckedEvent[], model: Model, options: InvariantOptions): Verdict {
+  const counts = new Map<string, number>();
+  const violations: string[] = [];
+  for (const e of events) {
+    if (e.name !== "recipient.outcome") continue;
+    const messageId = str(e.data?.["messageId"]) ?? "";
+    const recipient = normalizeAddress(str(e.data?.["recipient"]) ?? "");
+    const key = `${messageId}\n${recipient}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    if (!model.submitted.get(messageId)?.recipients.has(recipient)) {
+      violations.push(`${recipient} of ${messageId} has an outcome but was never submitted`);
+    }
+  }
+  let recipients = 0;
+  for (const [messageId, { recipients: list }] of model.submitted) {
+    for (const recipient of list) {
+      recipients++;
+      const n = counts.get(`${messageId}\n${recipient}`) ?? 0;
+      if (n === 0) {
+        violations.push(
+          options.complete
+            ? `${recipient} of ${messageId} has no outcome, yet nothing was left to run (a delivery is stuck)`
+            : `${recipient} of ${messageId} has no outcome when the run stopped at its horizon`,
+        );
+      } else if (n > 1) {
+        violations.push(`${recipient} of ${messageId} has ${n} outcomes`);
+      }
+    }
+  }
+  return {
+    violations,
+    checked: `${plural(recipients, "recipient")} of ${plural(model.submitted.size, "message")}, each with exactly one outcome`,
+  };
+}
+
+function noDuplicateDelivery(events: readonly CheckedEvent[]): Verdict {
+  const seen = new Map<string, number>();
+  const violations: string[] = [];
+  let checked = 0;
+  let unidentified = 0;
+  for (const e of events) {
+    if (e.name !== "mailbox.delivered") continue;
+    const mailbox = str(e.data?.["mailbox"]) ?? "";
+    const messageId = str(e.data?.["messageId"])?.replace(/^<|>$/g, "");
+    if (messageId === undefined) {
+      unidentified++;
+      continue;
+    }
+    checked++;
+    const key = `${mailbox}\n${messageId}`;
+    const n = (seen.get(key) ?? 0) + 1;
+    seen.set(key, n);
+    if (n === 2) violations.push(`${mailbox} received <${messageId}> more than once`);
+  }
+  return {
+    violations,
+    checked: `${plural(checked, "delivery", "deliveries")} to mailboxes, no message twice in one mailbox${unidentified > 0 ? ` (${unidentified} without a Message-ID not checked)` : ""}`,
+  };
+}
+
+function smtpOnlyWhereAllowed(model: Model, options: InvariantOptions): Verdict {
+  const violations: string[] = [];
+  const windowMs = options.readings.G16.fallbackWindowS * 1000;
+  let handOffs = 0;
+  for (const actor of model.actors.values()) {
+    for (const { index, event } of actor.handOffs) {
+      handOffs++;
+      const reason = str(event.data?.["reason"]);
+      const attempts = actor.attempts.slice(0, index).map((a) => ({ attempt: a, ...classify(a) }));
+      const last = attempts.at(-1);
+      const at = offset(event.timeMs, actor.startMs);
+      const earlierBad = attempts.find((a) => a.kind === "ineligible" || a.kind === "unknown");
+      if (reason === "fallback") {
+        if (earlierBad !== undefined) {
+          violations.push(
+            `${actor.id}: handed to SMTP (fallback) at ${at}, though attempt ${earlierBad.attempt.index} was not fallback-eligible (${earlierBad.why}) [ERR-23]`,
+          );
+        } else if (last === undefined || last.kind !== "eligible") {
+          violations.push(
+            `${actor.id}: handed to SMTP (fallback) at ${at} after an attempt that was not a fallback-eligible failure [STATE-3]`,
+          );
+        } else if (last.attempt.startMs < actor.startMs + windowMs) {
+          violations.push(
+            `${actor.id}: handed to SMTP (fallback) at ${at}, after an attempt made at ${offset(last.attempt.startMs, actor.startMs)}, before the ${windowMs / 60000}-minute fallback window ended [STATE-3, ERR-22]`,
+          );
+        }
+      } else if (reason === "no-common-version") {
+        if (last?.kind !== "no-common-version") {
+          violations.push(
+            `${actor.id}: handed to SMTP for no common version at ${at}, but the last attempt showed none [STATE-4]`,
+          );
+        }
+      } else if (reason === "no-service") {
+        if (last?.kind !== "no-service") {
+          violations.push(
+            `${actor.id}: handed to SMTP for no service at ${at}, but the last attempt found an endpoint [SVC-11]`,
+          );
+        } else if (earlierBad !== undefined) {
+          violations.push(
+            `${actor.id}: handed to SMTP for no service at ${at}, though attempt ${earlierBad.attempt.index} had an answer that never falls back (${earlierBad.why}) [ERR-23]`,
+          );
+        }
+      } else {
+        violations.push(`${actor.id}: handed to SMTP at ${at} for an unknown reason ${JSON.stringify(reason)}`);
+      }
+    }
+  }
+  return { violations, checked: `${plural(handOffs, "hand-off")} to SMTP, each allowed` };
+}
+
+function noRetryAfterPermanent(model: Model, options: InvariantOptions): Verdict {
+  const violations: string[] = [];
+  let permanent = 0;
+  for (const actor of model.actors.values()) {
+    /** Recipient → why it is final for the service. */
+    const finalFor = new Map<string, string>();
+    const deadDeliveries = new Map<string, string>();
+    for (const attempt of actor.attempts) {
+      for (const e of attempt.events) {
+        const d = e.data ?? {};
+        const deliveryId = str(d["deliveryId"]) ?? "";
+        if (e.name === "attempt.started") {
+          if (d["sent"] === false) continue;
+          const dead = deadDeliveries.get(deliveryId);
+          if (dead !== undefined) {
+            violations.push(`${deliveryId}: sent again at ${offset(e.timeMs, actor.startMs)} after ${dead}`);
+            continue;
+          }
+          for (const r of strings(d["recipients"]).map(normalizeAddress)) {
+            const why = finalFor.get(r);
+            if (why !== undefined)
+              violations.push(`${actor.id}: ${r} sent again at ${offset(e.timeMs, actor.startMs)} after ${why}`);
+          }
+        } else if (e.name === "recipient.result" && d["status"] === "rejected") {
+          permanent++;
+          finalFor.set(
+            normalizeAddress(str(d["recipient"]) ?? ""),
+            `it was rejected at ${offset(e.timeMs, actor.startMs)} [RCP-7]`,
+          );
+        } else if (e.name === "attempt.ended" && permanentEnding(d, options.readings)) {
+          permanent++;
+          const why = `a permanent answer (${num(d["status"]) ?? "not sent"}) at ${offset(e.timeMs, actor.startMs)} [STATE-9]`;
+          deadDeliveries.set(deliveryId, why);
+          for (const r of model.deliveries.get(deliveryId) ?? []) finalFor.set(r, why);
+        }
+      }
+    }
+  }
+  return { violations, checked: `${plural(permanent, "permanent answer")}, none retried over the service` };
+}
+
+function retrySchedule(model: Model, options: InvariantOptions): Verdict {
+  const violations: string[] = [];
+  const { jitter } = options.readings.G16;
+  let retries = 0;
+  for (const actor of model.actors.values()) {
+    for (let k = 1; k < actor.attempts.length; k++) {
+      const previous = actor.attempts[k - 1] as Attempt;
+      const attempt = actor.attempts[k] as Attempt;
+      retries++;
+      const base = baseRetryDelayMs(k);
+      const setAt = previous.events.filter((e) => e.name === "timer.set").at(-1)?.timeMs ?? previous.startMs;
+      let lowerBoundMs: number | undefined;
+      for (const e of previous.events) {
+        const seconds =
+          e.name === "attempt.ended" || (e.name === "recipient.result" && e.data?.["status"] === "deferred")
+            ? num(e.data?.["retryAfterS"])
+            : undefined;
+        if (seconds !== undefined) lowerBoundMs = Math.max(lowerBoundMs ?? -Infinity, e.timeMs + seconds * 1000);
+      }
+      const lo = previous.startMs + (jitter ? Math.floor(base * (1 - JITTER_FRACTION)) - 1 : base);
+      const hi = previous.startMs + (jitter ? Math.ceil(base * (1 + JITTER_FRACTION)) + 1 : base);
+      const latest = Math.max(hi, lowerBoundMs ?? -Infinity, setAt);
+      const t = attempt.startMs;
+      const at = offset(t, actor.startMs);
+      if (lowerBoundMs !== undefined && t < lowerBoundMs) {
+        violations.push(
+          `${actor.id}: attempt ${k + 1} at ${at}, before the Retry-After of ${offset(lowerBoundMs, actor.startMs)} [RETRY-7]`,
+        );
+      } else if (t < lo) {
+        violations.push(
+          `${actor.id}: attempt ${k + 1} at ${at}, earlier than ${jitter ? "80 % of " : ""}the ${base / 1000}-second delay after attempt ${k} at ${offset(previous.startMs, actor.startMs)} [RETRY-2, G16]`,
+        );
+      } else if (t > latest || (!jitter && t !== Math.max(hi, lowerBoundMs ?? -Infinity, setAt))) {
+        violations.push(
+          `${actor.id}: attempt ${k + 1} at ${at}, ${jitter ? "later than 120 % of" : "not at"} the ${base / 1000}-second delay after attempt ${k} at ${offset(previous.startMs, actor.startMs)} [RETRY-2, G16]`,
+        );
+      }
+    }
+  }
+  return {
+    violations,
+    checked: `${retries} retr${retries === 1 ? "y" : "ies"}, each within the schedule (jitter ${jitter ? "on" : "off"})`,
+  };
+}
+
+function giveUpAtFiveDays(model: Model): Verdict {
+  const violations: string[] = [];
+  let bounces = 0;
+  for (const actor of model.actors.values()) {
+    const giveUpMs = actor.startMs + GIVE_UP_AFTER_MS;
+    for (const attempt of actor.attempts) {
+      if (attempt.startMs >= giveUpMs) {
+        violations.push(
+          `${actor.id}: attempt ${attempt.index} at ${offset(attempt.startMs, actor.startMs)}, at or after the give-up at 5 days [STATE-7]`,
+        );
+      }
+    }
+    const bounce = actor.bounced;
+    if (bounce === undefined) continue;
+    bounces++;
+    const at = offset(bounce.timeMs, actor.startMs);
+    if (bounce.timeMs < giveUpMs) {
+      violations.push(`${actor.id}: bounced at ${at}, before 5 days had passed [STATE-7, RETRY-6]`);
+    } else if (bounce.timeMs > giveUpMs) {
+      // Late only when an attempt was under way at the 5-day mark and the bounce came as it ended.
+      const last = actor.attempts.at(-1);
+      const timerBefore = last?.events.some((e) => e.name === "timer.set" && e.timeMs <= giveUpMs) === true;
+      if (last === undefined || last.startMs >= giveUpMs || timerBefore) {
+        violations.push(`${actor.id}: bounced at ${at}, later than 5 days after the first attempt [STATE-7, RETRY-6]`);
+      }
+    }
+  }
+  return { violations, checked: `${plural(bounces, "bounce")}, each at 5 days; no attempt after give-up` };
+}

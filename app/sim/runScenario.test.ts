@@ -1,0 +1,172 @@
+import { describe, expect, it } from "vitest";
+import { importTraceValue } from "../trace/importer.ts";
+import { traceHash } from "../trace/exportJson.ts";
+import { runScenarioText, UNKNOWN_VERSION } from "./runScenario.ts";
+import { handleWorkerRequest } from "./worker.ts";
+
+const HAPPY = `name: happy
+seed: 11
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example: { mailboxes: [bob] }
+messages:
+  - { id: m1, from: alice@a.example, to: bob@b.example }
+expectations:
+  - { message: m1, recipient: bob@b.example, outcome: accepted, within: 1s }
+`;
+
+/** Rate-limited once, then down: never SMTP (ERR-23), bounce after 5 days (STATE-7). */
+const FIVE_DAYS = `name: five-days
+seed: 3
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example: { mailboxes: [bob] }
+messages:
+  - { id: m1, from: alice@a.example, to: bob@b.example }
+faults:
+  network:
+    - { kind: rate-limited, host: mx.b.example, path: /v1/messages, retryAfterS: 120, until: 30s }
+    - { kind: connection-refused, host: mx.b.example, from: 30s }
+expectations:
+  - { message: m1, outcome: bounced, after: 5d, within: 5d, never: [smtp] }
+  - { message: m1, outcome: dsn-received, within: 5d1m }
+`;
+
+async function run(text: string, options: Parameters<typeof runScenarioText>[1] = {}) {
+  const outcome = await runScenarioText(text, { file: "scenarios/x.yaml", ...options });
+  if (!outcome.ok) throw new Error(outcome.errors.map((e) => `${e.field}: ${e.message}`).join("\n"));
+  return outcome.run;
+}
+
+describe("running a scenario", () => {
+  it("the trace document: scenario, seed, readings in force, version, every event, and the checks", async () => {
+    const r = await run(HAPPY, { mailscope: "9.9.9" });
+    const { trace } = r;
+    expect(importTraceValue(trace).ok).toBe(true);
+    expect(trace).toMatchObject({
+      format: "mailscope-trace",
+      version: 1,
+      mailscope: "9.9.9",
+      scenario: { name: "happy", file: "scenarios/x.yaml", source: HAPPY },
+      seed: 11,
+      startedAtMs: Date.UTC(2026, 0, 1),
+    });
+    expect(trace.readings).toEqual({
+      G3: "tolerance-seconds=300",
+      G7: "enforced",
+      G8: "temporary-failure",
+      G12: "split",
+      G13: "pre-check",
+      G16: "jitter=on, fallback-window=2h",
+      G18: "accept",
+      G19: "401",
+      G26: "permanent",
+    });
+    expect(r.passed).toBe(true);
+    expect(r.complete).toBe(true);
+    expect(trace.invariants?.map((c) => c.id)).toEqual([
+      "terminal-outcome",
+      "no-duplicate-delivery",
+      "smtp-only-where-allowed",
+      "no-retry-after-permanent",
+      "retry-schedule",
+      "give-up-at-5-days",
+    ]);
+    expect(trace.expectations).toHaveLength(1);
+    // The checks are events too, at the end, at the time of the last event of the run.
+    const tail = trace.events.slice(-7);
+    expect(tail.map((e) => e.name)).toEqual([...Array<string>(6).fill("invariant.checked"), "expectation.checked"]);
+    expect(tail[0]?.data).toMatchObject({
+      id: "terminal-outcome",
+      passed: true,
+      rules: ["STATE-1", "STATE-7", "STATE-9", "SVC-11"],
+    });
+    expect(tail[0]?.timeMs).toBe(trace.events.at(-8)?.timeMs);
+    expect(r.outcomes).toEqual([
+      expect.objectContaining({
+        message: "m1",
+        recipient: "bob@b.example",
+        outcome: "accepted",
+        rule: "RCP-2",
+        dsn: false,
+      }),
+    ]);
+    expect(r.reproduce).toBe("mailscope run scenarios/x.yaml --seed 11");
+  });
+
+  it("the same scenario and seed give the same trace, byte for byte; --seed and --set give another", async () => {
+    const first = await traceHash((await run(FIVE_DAYS)).trace);
+    expect(await traceHash((await run(FIVE_DAYS)).trace)).toBe(first);
+    expect(await traceHash((await run(FIVE_DAYS, { seed: 4 })).trace)).not.toBe(first);
+    const jitterOff = await run(FIVE_DAYS, { readings: [["G16", "jitter=off"]] });
+    expect(await traceHash(jitterOff.trace)).not.toBe(first);
+    expect(jitterOff.trace.readings["G16"]).toBe("jitter=off, fallback-window=2h");
+    expect(jitterOff.reproduce).toBe("mailscope run scenarios/x.yaml --seed 3 --set G16=jitter=off,fallback-window=2h");
+  });
+
+  it("STATE-7, ERR-23: rate-limited once then down: never SMTP, bounced at 5 days, DSN to alice — in well under a second", async () => {
+    const started = performance.now();
+    const r = await run(FIVE_DAYS);
+    const wallMs = performance.now() - started;
+    expect(r.passed).toBe(true);
+    expect(r.endMs - r.world.startMs).toBe(5 * 86_400_000);
+    expect(r.outcomes.map((o) => [o.recipient, o.outcome, o.dsn])).toEqual([
+      ["bob@b.example", "bounced", false],
+      ["alice@a.example", "accepted", true],
+    ]);
+    // A generous ceiling for a loaded CI machine; it takes about 0.1 to 0.2 s.
+    expect(wallMs).toBeLessThan(3000);
+  });
+
+  it("a run cut short by its horizon fails terminal-outcome, and says the run did not complete", async () => {
+    const r = await run(FIVE_DAYS.replace("seed: 3", "seed: 3\nhorizon: 1h"));
+    expect(r.complete).toBe(false);
+    expect(r.passed).toBe(false);
+    expect(r.endMs).toBe(r.world.startMs + 3_600_000);
+    expect(r.invariants[0]).toEqual({
+      id: "terminal-outcome",
+      passed: false,
+      detail: "bob@b.example of m1@a.example has no outcome when the run stopped at its horizon",
+    });
+    expect(r.outcomes[0]?.outcome).toBe("pending");
+  });
+
+  it("bad input comes back as errors, never thrown: the scenario's own, and a bad --set", async () => {
+    const bad = await runScenarioText("name: x\ndomains: {}\n", { file: "x.yaml" });
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.errors[0]).toMatchObject({ file: "x.yaml", line: 2, column: 10, field: "domains" });
+    const set = await runScenarioText(HAPPY, { file: "x.yaml", readings: [["G12", "sometimes"]] });
+    expect(set.ok).toBe(false);
+    if (!set.ok) expect(set.errors[0]?.message).toBe('G12: G12 reads "split" or "send-whole", not "sometimes"');
+  });
+});
+
+describe("the worker's request handler", () => {
+  it("answers a run with the trace's hash, the checks, and the trace when asked", async () => {
+    const reply = await handleWorkerRequest({
+      type: "run",
+      id: "a",
+      text: HAPPY,
+      file: "scenarios/x.yaml",
+      wantTrace: true,
+    });
+    expect(reply.type).toBe("result");
+    if (reply.type !== "result") return;
+    expect(reply.id).toBe("a");
+    expect(reply.passed).toBe(true);
+    expect(reply.trace?.mailscope).toBe(UNKNOWN_VERSION);
+    expect(reply.hash).toBe(await traceHash((await run(HAPPY, { mailscope: UNKNOWN_VERSION })).trace));
+  });
+
+  it("answers a bad scenario with file:line:column errors, and a bad request with an error", async () => {
+    expect(await handleWorkerRequest({ type: "run", text: "name: x\n", file: "x.yaml" })).toEqual({
+      type: "invalid",
+      errors: ["x.yaml:1:1: domains: is required (record)"],
+    });
+    expect(
+      await handleWorkerRequest({ type: "stop" } as unknown as Parameters<typeof handleWorkerRequest>[0]),
+    ).toMatchObject({
+      type: "error",
+    });
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * One simulation run, start to end: load the scenario → build the world →
+ * run it until every message has reached its outcomes and no event is left,
+ * or until the horizon → check the invariants and the expectations (both
+ * written into the trace as `invariant.checked` / `expectation.checked`
+ * events and in the document's `invariants` / `expectations`) → the trace
+ * document, with the scenario, the seed, the readings in force and the
+ * Mailscope version.
+ *
+ * The same scenario and seed give the same trace, byte for byte, in Node, in a
+ * browser and in a Web Worker (ARCHITECTURE.md "Determinism"): nothing here
+ * reads the wall clock, and the world draws every random number from the seed.
+ */
+import type { CheckResult, Trace } from "../trace/schema.ts";
+import { reproduceCommand } from "../trace/exportMarkdown.ts";
+import { checkExpectations } from "./expectations.ts";
+import { checkInvariants, INVARIANTS, normalizeAddress } from "./invariants.ts";
+import { loadScenario, type LoadedScenario, type LoadScenarioOptions, type ScenarioError } from "./scenario.ts";
+import { createWorld, WorldError, type World, type WorldOptions } from "./world.ts";
+
+/** The version a trace names when the caller does not say (the CLI passes package.json's). */
+export const UNKNOWN_VERSION = "0.0.0-unknown";
+
+/** What {@link runLoadedScenario} may be told. */
+export interface RunScenarioOptions extends WorldOptions {
+  /** The Mailscope version for the trace. */
+  readonly mailscope?: string;
+  /** Stop at this virtual time (ms since the epoch) instead of the scenario's horizon. */
+  readonly untilMs?: number;
+}
+
+/** One recipient of one message at the end of the run. */
+export interface RecipientRow {
+  /** The scenario's id of the message (`m1`), or the trace's id for a DSN. */
+  readonly message: string;
+  readonly messageId: string;
+  /** Whether the message is a DSN the run produced. */
+  readonly dsn: boolean;
+  readonly senderDomain: string;
+  readonly recipient: string;
+  /** The final outcome, or `pending` when the run stopped before it. */
+  readonly outcome: string;
+  readonly atMs?: number;
+  readonly rule?: string;
+  /** Why it went to SMTP, with outcome `smtp`. */
+  readonly smtpReason?: string;
+  /** Whether the SMTP relay accepted the hand-off (G18). */
+  readonly smtpAccepted?: boolean;
+}
+
+/** A finished run. */
+export interface ScenarioRun {
+  readonly world: World;
+  readonly trace: Trace;
+  /** Every invariant and expectation passed, and the simulation raised no error. */
+  readonly passed: boolean;
+  /** No event was left: the run ended before the horizon. */
+  readonly complete: boolean;
+  /** Virtual time of the last event (or the horizon, when the run stopped there). */
+  readonly endMs: number;
+  readonly invariants: readonly CheckResult[];
+  readonly expectations: readonly CheckResult[];
+  readonly outcomes: readonly RecipientRow[];
+  /** A failure inside the simulation (an event threw), if any. */
+  readonly error?: string;
+  /** `mailscope run <file> --seed N --set …`: reproduces this run. */
+  readonly reproduce: string;
+}
+
+/**
+ * Runs a loaded scenario to its end and checks it. Never throws for what the
+ * simulation does: a failing event becomes a failed `simulation` check.
+ *
+ * @throws WorldError when the world cannot be built (a bad reading override, say).
+ */
+export async function runLoadedScenario(
+  loaded: LoadedScenario,
+  options: RunScenarioOptions = {},
+): Promise<ScenarioRun> {
+  const world = await createWorld(loaded.scenario, {
+    ...options,
+    emls: options.emls ?? loaded.emls,
+  });
+  let complete = false;
+  let error: string | undefined;
+  try {
+    complete = (await world.run(options.untilMs)).complete;
+  } catch (cause) {
+    error = cause instanceof Error ? cause.message : String(cause);
+  }
+  const events = world.recorder.events;
+  const stopMs = options.untilMs ?? world.horizonMs;
+  const endMs = complete ? (events.at(-1)?.timeMs ?? world.startMs) : Math.min(world.scheduler.now(), stopMs);
+
+  const invariants: CheckResult[] = checkInvariants(events, { readings: world.readings, complete });
+  if (error !== undefined) invariants.push({ id: "simulation", passed: false, detail: error });
+  const expectations = checkExpectations(loaded.scenario.expectations, events, world.messages);
+  const rules = new Map(INVARIANTS.map((i) => [i.id, i.rules]));
+  for (const check of invariants) {
+    world.recorder.emit({
+      name: "invariant.checked",
+      timeMs: endMs,
+      data: { ...check, ...(rules.has(check.id) && { rules: rules.get(check.id) }) },
+    });
+  }
+  for (const check of expectations)
+    world.recorder.emit({ name: "expectation.checked", timeMs: endMs, data: { ...check } });
+
+  const trace = world.trace({
+    mailscope: options.mailscope ?? UNKNOWN_VERSION,
+    ...(loaded.file !== undefined && { file: loaded.file }),
+    source: loaded.source,
+    invariants,
+    expectations,
+  });
+  const passed = error === undefined && [...invariants, ...expectations].every((c) => c.passed);
+  return {
+    world,
+    trace,
+    passed,
+    complete,
+    endMs,
+    invariants,
+    expectations,
+    outcomes: recipientRows(world),
+    ...(error !== undefined && { error }),
+    reproduce: reproduceCommand(trace, loaded.file),
+  };
+}
+
+/** The outcome of {@link runScenarioText}. */
+export type ScenarioTextRun =
+  { readonly ok: true; readonly run: ScenarioRun } | { readonly ok: false; readonly errors: readonly ScenarioError[] };
+
+/**
+ * Loads `text` as a scenario and runs it. Problems with the scenario (its
+ * text, its .eml files, a bad reading override) come back as errors naming
+ * file, line, column and field; never throws for bad input.
+ */
+export async function runScenarioText(
+  text: string,
+  options: RunScenarioOptions & LoadScenarioOptions = {},
+): Promise<ScenarioTextRun> {
+  const load = await loadScenario(text, options);
+  if (!load.ok) return load;
+  try {
+    return { ok: true, run: await runLoadedScenario(load.loaded, options) };
+  } catch (error) {
+    if (!(error instanceof WorldError)) throw error;
+    return {
+      ok: false,
+      errors: [
+        { file: options.file ?? "scenario.yaml", line: 1, column: 1, field: "(scenario)", message: error.message },
+      ],
+    };
+  }
+}
+
+/** Every recipient of every message the run submitted (DSNs included), with its outcome. */
+function recipientRows(world: World): RecipientRow[] {
+  const scenarioIds = new Map(world.messages.map((m) => [m.messageId, m.id]));
+  const rows = new Map<string, RecipientRow>();
+  const handOffs = new Map<string, { reason: string; accepted: boolean }>();
+  for (const e of world.recorder.events) {
+    const d = e.data ?? {};
+    const messageId = typeof d["messageId"] === "string" ? d["messageId"] : "";
+    if (e.name === "message.submitted") {
+      const to = Array.isArray(d["to"]) ? d["to"].map(String) : [];
+      for (const r of to) {
+        const recipient = normalizeAddress(r);
+        const key = `${messageId}\n${recipient}`;
+        if (rows.has(key)) continue;
+        rows.set(key, {
+          message: scenarioIds.get(messageId) ?? messageId,
+          messageId,
+          dsn: d["from"] === null && !scenarioIds.has(messageId),
+          senderDomain: e.domain ?? "",
+          recipient,
+          outcome: "pending",
+        });
+      }
+    } else if (e.name === "smtp.handoff") {
+      const recipients = Array.isArray(d["recipients"]) ? d["recipients"].map(String) : [];
+      for (const r of recipients) {
+        handOffs.set(`${messageId}\n${normalizeAddress(r)}`, {
+          reason: String(d["reason"]),
+          accepted: d["accepted"] === true,
+        });
+      }
+    } else if (e.name === "recipient.outcome") {
+      const key = `${messageId}\n${normalizeAddress(String(d["recipient"] ?? ""))}`;
+      const row = rows.get(key);
+      if (row === undefined || row.outcome !== "pending") continue;
+      const handOff = handOffs.get(key);
+      rows.set(key, {
+        ...row,
+        outcome: String(d["outcome"]),
+        atMs: e.timeMs,
+        ...(typeof d["rule"] === "string" && { rule: d["rule"] }),
+        ...(handOff !== undefined && { smtpReason: handOff.reason, smtpAccepted: handOff.accepted }),
+      });
+    }
+  }
+  return [...rows.values()];
+}

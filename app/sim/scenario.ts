@@ -1,0 +1,1060 @@
+/**
+ * Scenario files: what a simulation run is made of, as YAML (or JSON) a
+ * person writes and an editor checks (docs/scenario-format.md).
+ *
+ * A scenario names its domains (each with a sender, a receiver or none,
+ * mailboxes, keys, DNS records and an SMTP relay), the messages submitted at
+ * virtual times, the faults on the network and in DNS, the readings of the
+ * switchable gaps (docs/gaps.md), and what the author expects to happen. The
+ * zod schema below is the single definition: `scripts/gen-scenario-schema.ts`
+ * writes it out as JSON Schema (`schemas/scenario.schema.json`) for editors,
+ * and {@link parseScenarioText} reports every problem with the file, line,
+ * column and field it concerns.
+ *
+ * The parts that other modules already define are reused, not copied: the
+ * receiver's capabilities and policy (`receiver/config.ts`), network faults
+ * (`network.ts`), DNS faults, changes and record sets (`dnsZone.ts`), times
+ * and latencies (`faultScope.ts`).
+ */
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from "yaml";
+import * as z from "zod";
+import { gapById } from "../protocol/gaps.ts";
+import { parseMailbox } from "../protocol/mailbox.ts";
+import { DEFAULT_TOLERANCE_S } from "../protocol/profile.ts";
+import { parseSvcbPresentation } from "../protocol/svcb.ts";
+import { capabilitiesConfigSchema, mailboxConfigSchema, policyConfigSchema } from "../receiver/config.ts";
+import { DEFAULT_FALLBACK_WINDOW_S, MAX_FALLBACK_WINDOW_S, MIN_FALLBACK_WINDOW_S } from "../sender/retrySchedule.ts";
+import { dnsChangeSchema, dnsFaultSchema, dnsRecordSetSchema, svcbRecordSchema } from "./dnsZone.ts";
+import { latencySchema, parseDurationMs, timeOffsetSchema } from "./faultScope.ts";
+import { networkFaultSchema } from "./network.ts";
+
+/** The smallest `max_message_size` a receiver may advertise (CAP-7), and the default of a scenario's receivers. */
+export const DEFAULT_MAX_MESSAGE_SIZE = 26_214_400;
+/** The `{problem_base}` of every receiver, sender and fault of a run unless the scenario gives one. */
+export const DEFAULT_PROBLEM_BASE = "https://mailscope.example/problems";
+/** How long a run lasts at most after the last message is submitted, unless the scenario says: give-up (5 days) and a day to spare. */
+export const DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS = 6 * 86_400_000;
+
+// ---------------------------------------------------------------------------
+// Small value schemas
+
+/** Whether `name` is a host name in A-labels (MBX-3's syntax, borrowed through a dummy local part). */
+export function isDomainName(name: string): boolean {
+  return parseMailbox(`x@${name.replace(/\.$/, "")}`).ok;
+}
+
+const domainName = z
+  .string()
+  .refine(isDomainName, { message: "not a host name in A-labels (letters, digits, hyphens, dots)" })
+  .meta({ description: "A domain name in A-labels, e.g. b.example." });
+
+/** A duration: ms as a number, or a string such as `90s`, `2h`, `5d1h`. */
+export const durationSchema = z
+  .union([
+    z.number().min(0),
+    z.string().refine((text) => parseDurationMs(text) !== undefined, {
+      message: 'a duration is a number of ms or a string such as "90s", "2h", "1h30m", "5d"',
+    }),
+  ])
+  .meta({ description: 'Ms, or a duration string: "90s", "2h", "1h30m", "5d".' });
+
+/** The ms of a value {@link durationSchema} accepted. */
+export function durationMs(value: number | string): number {
+  return typeof value === "number" ? value : (parseDurationMs(value) ?? 0);
+}
+
+const SIZE_UNITS: Readonly<Record<string, number>> = {
+  b: 1,
+  kb: 1000,
+  kib: 1024,
+  mb: 1_000_000,
+  mib: 1_048_576,
+  gb: 1_000_000_000,
+  gib: 1_073_741_824,
+};
+
+/** Bytes of a size: a number, or `<number><unit>` with units B, KB, KiB, MB, MiB, GB, GiB. `undefined` when it is not one. */
+export function parseSizeBytes(value: number | string): number | undefined {
+  if (typeof value === "number") return Number.isInteger(value) && value >= 0 ? value : undefined;
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$/.exec(value);
+  if (match === null) return undefined;
+  const unit = SIZE_UNITS[(match[2] ?? "").toLowerCase() || "b"];
+  if (unit === undefined) return undefined;
+  return Math.round(Number(match[1]) * unit);
+}
+
+const sizeSchema = z
+  .union([
+    z.int().min(0),
+    z.string().refine((text) => parseSizeBytes(text) !== undefined, {
+      message: 'a size is a number of bytes or a string such as "2KB", "30MiB"',
+    }),
+  ])
+  .meta({ description: 'Bytes, or a string with a unit: "512B", "2KB", "30MiB" (KB = 1000 bytes, KiB = 1024).' });
+
+/** A seed: a safe non-negative integer, or any string (the number 7 and the string "7" are different seeds). */
+export const seedSchema = z
+  .union([z.int().min(0).max(Number.MAX_SAFE_INTEGER), z.string().min(1)])
+  .meta({ description: "The seed of the run: a non-negative integer or a string. --seed overrides it." });
+
+const isoTime = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/, "an ISO 8601 time with a zone")
+  .meta({ description: "An ISO 8601 time with a zone, e.g. 2026-01-01T00:00:00Z." });
+
+const port = z.int().min(1).max(65535);
+
+const countRange = z
+  .union([
+    z.int().min(0),
+    z
+      .strictObject({ min: z.int().min(0).optional(), max: z.int().min(0).optional() })
+      .refine((range) => range.min === undefined || range.max === undefined || range.min <= range.max, {
+        message: "min is at most max",
+      }),
+  ])
+  .meta({ description: "An exact count, or { min, max } (either may be left out)." });
+
+// ---------------------------------------------------------------------------
+// Readings of the switchable gaps
+
+/** The readings of every switchable gap, as a run uses them (docs/gaps.md). */
+export interface ScenarioReadings {
+  /** G3: how far `created` may be from the receiver's clock, seconds. */
+  readonly G3: { readonly toleranceS: number };
+  readonly G7: "enforced" | "ignored";
+  readonly G8: "temporary-failure" | "smtp";
+  readonly G12: "split" | "send-whole";
+  readonly G13: "pre-check" | "send";
+  /** G16: jitter on or off, and the fallback window (1 to 4 hours, RETRY-5). */
+  readonly G16: { readonly jitter: boolean; readonly fallbackWindowS: number };
+  /** G18: whether the SMTP relays accept hand-offs; a domain's own `G18` wins over this one. */
+  readonly G18: "accept" | "fail";
+  readonly G19: "401" | "403";
+  readonly G26: "permanent" | "retry";
+}
+
+/** The default reading of every switchable gap, as docs/gaps.md gives it. */
+export const defaultScenarioReadings: ScenarioReadings = {
+  G3: { toleranceS: DEFAULT_TOLERANCE_S },
+  G7: "enforced",
+  G8: "temporary-failure",
+  G12: "split",
+  G13: "pre-check",
+  G16: { jitter: true, fallbackWindowS: DEFAULT_FALLBACK_WINDOW_S },
+  G18: "accept",
+  G19: "401",
+  G26: "permanent",
+};
+
+/** The IDs of the gaps a scenario or `--set` can switch, in order. */
+export const SWITCHABLE_GAPS = ["G3", "G7", "G8", "G12", "G13", "G16", "G18", "G19", "G26"] as const;
+type SwitchableGap = (typeof SWITCHABLE_GAPS)[number];
+
+const ENUM_READINGS: Readonly<Record<string, readonly string[]>> = {
+  G7: ["enforced", "ignored"],
+  G8: ["temporary-failure", "smtp"],
+  G12: ["split", "send-whole"],
+  G13: ["pre-check", "send"],
+  G18: ["accept", "fail"],
+  G19: ["401", "403"],
+  G26: ["permanent", "retry"],
+};
+
+/** The outcome of reading one setting. */
+export type ReadingResult =
+  { readonly ok: true; readonly readings: ScenarioReadings } | { readonly ok: false; readonly message: string };
+
+/**
+ * Applies one reading in the notation of docs/gaps.md (`ignored`,
+ * `jitter=off, fallback-window=3h`, `tolerance-seconds=60`) to `base`.
+ * Parameters left out of a parameterised reading keep their value in `base`.
+ * Never throws: an unknown gap, a gap that is not switchable or a name the gap
+ * does not know is a message saying so.
+ */
+export function applyReading(base: ScenarioReadings, id: string, raw: string | number): ReadingResult {
+  const gap = gapById(id);
+  if (gap === undefined) return { ok: false, message: `there is no gap ${id} (docs/gaps.md lists G1 to G32)` };
+  if (!gap.switchable || !(SWITCHABLE_GAPS as readonly string[]).includes(id)) {
+    return {
+      ok: false,
+      message: `${id} (${gap.title}) is not switchable; its reading is fixed: ${gap.defaultReading}`,
+    };
+  }
+  const value = String(raw).trim();
+  const gapId = id as SwitchableGap;
+  const names = ENUM_READINGS[gapId];
+  if (names !== undefined) {
+    if (!names.includes(value)) {
+      return { ok: false, message: `${id} reads ${names.map((n) => `"${n}"`).join(" or ")}, not "${value}"` };
+    }
+    return { ok: true, readings: { ...base, [gapId]: value } };
+  }
+  const params = parseParams(value);
+  if (gapId === "G3") {
+    if (/^\d+$/.test(value)) return { ok: true, readings: { ...base, G3: { toleranceS: Number(value) } } };
+    const text = params.get("tolerance-seconds");
+    const unknown = [...params.keys()].filter((k) => k !== "tolerance-seconds");
+    if (text === undefined || unknown.length > 0 || !/^\d+$/.test(text)) {
+      return {
+        ok: false,
+        message: `G3 reads "tolerance-seconds=<n>" with n a whole number of seconds, not "${value}"`,
+      };
+    }
+    return { ok: true, readings: { ...base, G3: { toleranceS: Number(text) } } };
+  }
+  // G16
+  let { jitter, fallbackWindowS } = base.G16;
+  if (params.size === 0) {
+    return { ok: false, message: `G16 reads "jitter=on|off" and/or "fallback-window=<1h..4h>", not "${value}"` };
+  }
+  for (const [key, v] of params) {
+    if (key === "jitter") {
+      if (v !== "on" && v !== "off") return { ok: false, message: `G16: jitter is on or off, not "${v}"` };
+      jitter = v === "on";
+    } else if (key === "fallback-window") {
+      const ms = parseDurationMs(v);
+      if (ms === undefined)
+        return { ok: false, message: `G16: fallback-window is a duration such as 2h or 90m, not "${v}"` };
+      const seconds = ms / 1000;
+      if (seconds < MIN_FALLBACK_WINDOW_S || seconds > MAX_FALLBACK_WINDOW_S) {
+        return {
+          ok: false,
+          message: `G16: fallback-window is ${formatWindow(seconds)}; it must be within 1h and 4h (RETRY-5)`,
+        };
+      }
+      fallbackWindowS = seconds;
+    } else {
+      return { ok: false, message: `G16 has the parameters jitter and fallback-window, not "${key}"` };
+    }
+  }
+  return { ok: true, readings: { ...base, G16: { jitter, fallbackWindowS } } };
+}
+
+/** `a=1, b=2` → Map; a part without `=` is kept with an empty value so it is reported. */
+function parseParams(value: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const part of value.split(",")) {
+    const text = part.trim();
+    if (text === "") continue;
+    const eq = text.indexOf("=");
+    if (eq < 0) out.set(text, "");
+    else out.set(text.slice(0, eq).trim(), text.slice(eq + 1).trim());
+  }
+  return out;
+}
+
+/** Seconds as the gaps table writes a window: `2h`, `90m`, `5400s`. */
+function formatWindow(seconds: number): string {
+  if (seconds % 3600 === 0) return `${seconds / 3600}h`;
+  if (seconds % 60 === 0) return `${seconds / 60}m`;
+  return `${seconds}s`;
+}
+
+/**
+ * Every switchable gap's reading in the notation of docs/gaps.md, for the
+ * trace (`{ G16: "jitter=on, fallback-window=2h" }`): the same notation as
+ * the gaps' default values, so that a reproduce command leaves out what is
+ * the default.
+ */
+export function readingsNotation(readings: ScenarioReadings): Record<string, string> {
+  return {
+    G3: `tolerance-seconds=${readings.G3.toleranceS}`,
+    G7: readings.G7,
+    G8: readings.G8,
+    G12: readings.G12,
+    G13: readings.G13,
+    G16: `jitter=${readings.G16.jitter ? "on" : "off"}, fallback-window=${formatWindow(readings.G16.fallbackWindowS)}`,
+    G18: readings.G18,
+    G19: readings.G19,
+    G26: readings.G26,
+  };
+}
+
+/** Applies settings in order (the scenario's, then `--set`'s); the first bad one is the error, with its gap. */
+export function resolveReadings(
+  settings: readonly (readonly [string, string | number])[],
+  base: ScenarioReadings = defaultScenarioReadings,
+):
+  | { readonly ok: true; readonly readings: ScenarioReadings }
+  | { readonly ok: false; readonly id: string; readonly message: string } {
+  let readings = base;
+  for (const [id, value] of settings) {
+    const applied = applyReading(readings, id, value);
+    if (!applied.ok) return { ok: false, id, message: applied.message };
+    readings = applied.readings;
+  }
+  return { ok: true, readings };
+}
+
+/**
+ * `G7=ignored` (a `--set` argument) → `["G7", "ignored"]`.
+ *
+ * @throws RangeError when there is no `=` or no gap ID before it.
+ */
+export function parseSetArgument(text: string): [string, string] {
+  const eq = text.indexOf("=");
+  const id = eq < 0 ? "" : text.slice(0, eq).trim().toUpperCase();
+  if (eq < 0 || !/^G\d+$/.test(id)) {
+    throw new RangeError(
+      `--set takes <gap>=<reading>, e.g. G7=ignored or G16=jitter=off,fallback-window=3h; not "${text}"`,
+    );
+  }
+  return [id, text.slice(eq + 1)];
+}
+
+// ---------------------------------------------------------------------------
+// Domains
+
+const mailboxEntrySchema = z
+  .union([
+    z.string().min(1),
+    z.strictObject({
+      address: z.string().min(1).meta({ description: "A local part (bob) or a whole mailbox (bob@b.example)." }),
+      quota: mailboxConfigSchema.shape.quota,
+    }),
+  ])
+  .meta({ description: "A local part (bob), a mailbox (bob@b.example), or { address, quota: { messages, bytes } }." });
+
+const endpointSchema = z
+  .union([
+    z.string().min(1).meta({ description: "host or host:port" }),
+    z.strictObject({ host: z.string().min(1).optional(), port: port.optional() }),
+  ])
+  .meta({ description: "Where the receiver listens: default mx.<domain> on port 443." });
+
+/** Zod schema of one domain of a scenario. */
+export const domainSchema = z
+  .strictObject({
+    description: z.string().optional(),
+    receiver: z
+      .literal("none")
+      .optional()
+      .meta({ description: "none: an SMTP-only domain, with no receiver and (unless `svcb` says) no SVCB record." }),
+    endpoint: endpointSchema.optional(),
+    svcb: z
+      .array(z.union([z.string(), svcbRecordSchema]))
+      .nullable()
+      .optional()
+      .meta({
+        description:
+          'The records at _svc.<domain>, replacing the default "1 <host>. port=<port>": RFC 9460 presentation strings or objects; [] answers NODATA, null NXDOMAIN.',
+      }),
+    capabilities: capabilitiesConfigSchema
+      .extend({ max_message_size: capabilitiesConfigSchema.shape.max_message_size.default(DEFAULT_MAX_MESSAGE_SIZE) })
+      .optional()
+      .meta({ description: "The receiver's capabilities document (CAP-*): versions, max_message_size, …" }),
+    capabilitiesMaxAgeS: z
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: "The capabilities' Cache-Control max-age (GET-5); default 3600." }),
+    mailboxes: z.array(mailboxEntrySchema).default([]),
+    catchAll: z.boolean().optional().meta({ description: "Every local part of the domain exists." }),
+    policy: policyConfigSchema
+      .optional()
+      .meta({ description: "The receiver's local policy: refusals, rate limits, planned failures (receiver config)." }),
+    keys: z
+      .strictObject({
+        selector: z
+          .string()
+          .regex(/^[A-Za-z0-9][A-Za-z0-9-]*$/, "a selector is one DNS label")
+          .default("s1"),
+        publish: z
+          .boolean()
+          .default(true)
+          .meta({ description: "false: no TXT record, so receivers cannot verify (G4)." }),
+      })
+      .default({ selector: "s1", publish: true })
+      .meta({
+        description: "The domain's Ed25519 key, derived from the seed, published at <selector>._svckey.<domain> (G4).",
+      }),
+    G18: z
+      .enum(["accept", "fail"])
+      .optional()
+      .meta({ description: "G18 for this domain's SMTP relay: accept (default) or fail." }),
+  })
+  .meta({ title: "Domain" });
+
+// ---------------------------------------------------------------------------
+// Messages
+
+/** Zod schema of one message a scenario submits. */
+export const messageSchema = z
+  .strictObject({
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "an id is letters, digits, dots, underscores and hyphens")
+      .optional()
+      .meta({ description: "How expectations and the trace name the message; default m1, m2, … by position." }),
+    at: timeOffsetSchema.default(0),
+    from: z
+      .string()
+      .min(1)
+      .nullable()
+      .meta({ description: "The envelope sender, or null for the null reverse-path (then give `sender`)." }),
+    sender: domainName
+      .optional()
+      .meta({ description: "The domain whose sender submits it; default the domain of `from`." }),
+    to: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+    subject: z.string().optional(),
+    size: sizeSchema.optional(),
+    eml: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: "A raw RFC 5322 message, sent byte for byte: a file path relative to the scenario." }),
+    text: z
+      .string()
+      .optional()
+      .meta({ description: "A raw RFC 5322 message written inline; bare LF line breaks become CRLF." }),
+  })
+  .meta({ title: "Message" });
+
+// ---------------------------------------------------------------------------
+// Expectations
+
+/** The final outcomes an expectation can name. `dsn-received`: a DSN about the recipient reached the envelope sender. */
+export const EXPECTED_OUTCOMES = ["accepted", "rejected", "smtp", "bounced", "dsn-received"] as const;
+export type ExpectedOutcome = (typeof EXPECTED_OUTCOMES)[number];
+
+/** Zod schema of one expectation. */
+export const expectationSchema = z
+  .strictObject({
+    id: z.string().min(1).optional().meta({ description: "A name for reports; default from the fields." }),
+    message: z
+      .string()
+      .optional()
+      .meta({ description: "A message id; default every message of the scenario (with this recipient)." }),
+    recipient: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: "A recipient; default every recipient of the message(s)." }),
+    outcome: z.enum(EXPECTED_OUTCOMES).optional(),
+    reason: z
+      .enum(["no-service", "fallback", "no-common-version"])
+      .optional()
+      .meta({ description: "With outcome smtp: why it was handed to SMTP." }),
+    rule: z.string().optional().meta({ description: "The rule ID the outcome was decided by (STATE-7, …)." }),
+    within: durationSchema
+      .optional()
+      .meta({ description: "The outcome comes at most this long after the message was submitted." }),
+    after: durationSchema
+      .optional()
+      .meta({ description: "The outcome comes at least this long after the message was submitted." }),
+    attempts: countRange
+      .optional()
+      .meta({ description: "Attempts of the delivery to the recipient's domain (G16 counts them)." }),
+    posts: countRange.optional().meta({ description: "POSTs that carried the recipient." }),
+    never: z
+      .array(z.enum(EXPECTED_OUTCOMES))
+      .min(1)
+      .optional()
+      .meta({ description: "Outcomes that must not happen, e.g. [smtp]." }),
+  })
+  .meta({ title: "Expectation" });
+
+// ---------------------------------------------------------------------------
+// The scenario
+
+const gapIdSchema = z.string().regex(/^G[1-9][0-9]*$/, "a gap ID such as G7");
+
+const scenarioObject = z.strictObject({
+  name: z.string().min(1),
+  description: z.string().default(""),
+  seed: seedSchema.default(1),
+  start: isoTime.optional().meta({ description: "Virtual time at the start; default 2026-01-01T00:00:00Z." }),
+  horizon: durationSchema.optional().meta({
+    description: "Stop the run this long after the start at the latest; default 6 days after the last message.",
+  }),
+  problemBase: z
+    .url()
+    .optional()
+    .meta({ description: `The {problem_base} of every receiver; default ${DEFAULT_PROBLEM_BASE}.` }),
+  readings: z
+    .record(gapIdSchema, z.union([z.string(), z.number()]))
+    .default({})
+    .meta({
+      description: 'Readings of switchable gaps in the notation of docs/gaps.md: { G7: ignored, G16: "jitter=off" }.',
+    }),
+  network: z
+    .strictObject({ latency: latencySchema.default(0) })
+    .default({ latency: 0 })
+    .meta({ description: "The baseline latency of every HTTP exchange." }),
+  dns: z
+    .strictObject({
+      latency: latencySchema.default(0),
+      timeoutMs: z.number().min(0).default(5000),
+      defaultTtlS: z.int().min(0).default(300),
+      records: z
+        .record(z.string(), dnsRecordSetSchema)
+        .default({})
+        .meta({ description: "More record sets by name; a name the world publishes itself is replaced." }),
+    })
+    .default({ latency: 0, timeoutMs: 5000, defaultTtlS: 300, records: {} }),
+  domains: z
+    .record(domainName, domainSchema)
+    .refine((domains) => Object.keys(domains).length > 0, { message: "a scenario has at least one domain" }),
+  messages: z.array(messageSchema).default([]),
+  faults: z
+    .strictObject({
+      network: z.array(networkFaultSchema).default([]),
+      dns: z.array(dnsFaultSchema).default([]),
+      dnsChanges: z.array(dnsChangeSchema).default([]),
+    })
+    .default({ network: [], dns: [], dnsChanges: [] }),
+  expectations: z.array(expectationSchema).default([]),
+});
+
+/** Zod schema of a whole scenario. */
+export const scenarioSchema = scenarioObject
+  .superRefine((scenario, ctx) => checkScenario(scenario, ctx))
+  .meta({
+    title: "Mailscope scenario",
+    description:
+      "A simulation of the Inter-Domain Mail Delivery Service: domains, messages, faults, gap readings and expected outcomes (docs/scenario-format.md).",
+  });
+
+/** A scenario as written (defaults may be left out). */
+export type ScenarioInput = z.input<typeof scenarioSchema>;
+/** A scenario with its defaults applied. */
+export type Scenario = z.output<typeof scenarioSchema>;
+export type ScenarioDomain = Scenario["domains"][string];
+export type ScenarioMessage = Scenario["messages"][number];
+export type ScenarioExpectation = Scenario["expectations"][number];
+
+/** The id of the message at `index`: its own, or m1, m2, … */
+export function messageIdOf(message: Pick<ScenarioMessage, "id">, index: number): string {
+  return message.id ?? `m${index + 1}`;
+}
+
+/** The recipients of a message as a list. */
+export function recipientsOf(message: Pick<ScenarioMessage, "to">): string[] {
+  return typeof message.to === "string" ? [message.to] : [...message.to];
+}
+
+/** The domain whose sender submits the message. */
+export function senderDomainOf(message: Pick<ScenarioMessage, "from" | "sender">): string | undefined {
+  if (message.sender !== undefined) return normalizeDomain(message.sender);
+  if (message.from === null) return undefined;
+  const parsed = parseMailbox(message.from);
+  return parsed.ok ? parsed.value.domain : undefined;
+}
+
+/** A mailbox entry of a domain as a whole address. */
+export function mailboxAddressOf(entry: string, domain: string): string {
+  return entry.includes("@") ? entry : `${entry}@${domain}`;
+}
+
+function normalizeDomain(domain: string): string {
+  return domain.toLowerCase().replace(/\.$/, "");
+}
+
+/** Checks across fields: references between messages, domains and expectations, and the readings. */
+function checkScenario(s: z.output<typeof scenarioObject>, ctx: z.RefinementCtx): void {
+  const add = (path: (string | number)[], message: string): void => ctx.addIssue({ code: "custom", path, message });
+
+  for (const [id, value] of Object.entries(s.readings)) {
+    const applied = applyReading(defaultScenarioReadings, id, value);
+    if (!applied.ok) add(["readings", id], applied.message);
+  }
+
+  const domains = new Map(Object.entries(s.domains).map(([name, d]) => [normalizeDomain(name), { name, d }]));
+  for (const [name, d] of Object.entries(s.domains)) {
+    const key = normalizeDomain(name);
+    if (d.receiver === "none") {
+      for (const field of ["capabilities", "capabilitiesMaxAgeS", "policy", "endpoint", "catchAll"] as const) {
+        if (d[field] !== undefined)
+          add(["domains", name, field], `${name} has no receiver (receiver: none), so ${field} means nothing`);
+      }
+      if (d.mailboxes.length > 0)
+        add(["domains", name, "mailboxes"], `${name} has no receiver (receiver: none), so it has no mailboxes`);
+    }
+    const seen = new Set<string>();
+    d.mailboxes.forEach((entry, i) => {
+      const address = mailboxAddressOf(typeof entry === "string" ? entry : entry.address, key);
+      const path =
+        typeof entry === "string" ? ["domains", name, "mailboxes", i] : ["domains", name, "mailboxes", i, "address"];
+      const parsed = parseMailbox(address);
+      if (!parsed.ok) {
+        add(
+          path,
+          `"${address}" is not a mailbox: ${parsed.violations.map((v) => `${v.message} [${v.rule}]`).join("; ")}`,
+        );
+        return;
+      }
+      if (parsed.value.domain !== key) add(path, `${address} is not in ${name}`);
+      if (seen.has(parsed.value.address)) add(path, `${address} is listed twice`);
+      seen.add(parsed.value.address);
+    });
+    if (d.policy !== undefined) {
+      for (const list of [
+        "recipientRefusals",
+        "recipientRateLimits",
+        "temporaryFailures",
+        "failAfterAcceptance",
+      ] as const) {
+        d.policy[list].forEach((rule, i) => {
+          if (parsed(rule.mailbox)?.domain !== key)
+            add(["domains", name, "policy", list, i, "mailbox"], `${rule.mailbox} is not in ${name}`);
+        });
+      }
+    }
+    (d.svcb ?? []).forEach((record, i) => {
+      const problem = svcbProblem(record);
+      if (problem !== undefined) add(["domains", name, "svcb", i], problem);
+    });
+    if (typeof d.endpoint === "string" && !/^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(d.endpoint)) {
+      add(["domains", name, "endpoint"], `"${d.endpoint}" is not host or host:port`);
+    }
+    const host = typeof d.endpoint === "string" ? d.endpoint.split(":")[0] : d.endpoint?.host;
+    if (host !== undefined && host !== "" && !isDomainName(host))
+      add(["domains", name, "endpoint"], `"${host}" is not a host name`);
+  }
+
+  for (const [name, set] of Object.entries(s.dns.records)) {
+    (set.svcb ?? []).forEach((record, i) => {
+      const problem = svcbProblem(record);
+      if (problem !== undefined) add(["dns", "records", name, "svcb", i], problem);
+    });
+  }
+  s.faults.dnsChanges.forEach((change, c) => {
+    (change.records?.svcb ?? []).forEach((record, i) => {
+      const problem = svcbProblem(record);
+      if (problem !== undefined) add(["faults", "dnsChanges", c, "records", "svcb", i], problem);
+    });
+  });
+
+  const messageIds = new Map<string, number>();
+  const recipientsById = new Map<string, Set<string>>();
+  s.messages.forEach((m, i) => {
+    const id = messageIdOf(m, i);
+    if (messageIds.has(id))
+      add(["messages", i, "id"], `the id ${id} is also the id of messages[${messageIds.get(id)}]`);
+    messageIds.set(id, i);
+    const bodies = (["size", "eml", "text"] as const).filter((k) => m[k] !== undefined);
+    if (bodies.length > 1)
+      add(["messages", i, bodies[1] ?? "size"], `give one of size, eml and text, not ${bodies.join(" and ")}`);
+    if (m.from === null) {
+      if (m.sender === undefined)
+        add(
+          ["messages", i, "sender"],
+          "a message with from: null (a null reverse-path) needs `sender`: the domain that sends it",
+        );
+    } else {
+      const from = parsed(m.from);
+      if (from === undefined) add(["messages", i, "from"], mailboxProblem(m.from));
+      else if (m.sender !== undefined && normalizeDomain(m.sender) !== from.domain) {
+        add(["messages", i, "sender"], `the sender domain must be the domain of from (${from.domain}): AUTH-3`);
+      }
+    }
+    const senderDomain = senderDomainOf(m);
+    if (senderDomain !== undefined && !domains.has(senderDomain)) {
+      add(
+        ["messages", i, m.sender !== undefined ? "sender" : "from"],
+        `${senderDomain} is not a domain of the scenario; declare it under domains`,
+      );
+    }
+    const recipients = new Set<string>();
+    const to = recipientsOf(m);
+    to.forEach((address, j) => {
+      const path: (string | number)[] = typeof m.to === "string" ? ["messages", i, "to"] : ["messages", i, "to", j];
+      const r = parsed(address);
+      if (r === undefined) {
+        add(path, mailboxProblem(address));
+        return;
+      }
+      recipients.add(r.address);
+      if (!domains.has(r.domain)) {
+        add(
+          path,
+          `${r.domain} is not a domain of the scenario; declare it under domains (receiver: none for an SMTP-only domain)`,
+        );
+      }
+    });
+    recipientsById.set(id, recipients);
+    if (m.size !== undefined && parseSizeBytes(m.size) === undefined) add(["messages", i, "size"], "not a size");
+  });
+
+  s.expectations.forEach((e, i) => {
+    if (e.message !== undefined && !messageIds.has(e.message)) {
+      add(
+        ["expectations", i, "message"],
+        `no message has the id ${e.message} (ids: ${[...messageIds.keys()].join(", ") || "none"})`,
+      );
+      return;
+    }
+    if (e.recipient !== undefined) {
+      const r = parsed(e.recipient);
+      if (r === undefined) {
+        add(["expectations", i, "recipient"], mailboxProblem(e.recipient));
+        return;
+      }
+      const among = e.message !== undefined ? [e.message] : [...messageIds.keys()];
+      if (!among.some((id) => recipientsById.get(id)?.has(r.address) === true)) {
+        add(
+          ["expectations", i, "recipient"],
+          e.message !== undefined
+            ? `${e.recipient} is not a recipient of ${e.message}`
+            : `${e.recipient} is not a recipient of any message`,
+        );
+      }
+    }
+    if (e.reason !== undefined && e.outcome !== "smtp")
+      add(["expectations", i, "reason"], "reason goes with outcome: smtp");
+    if (e.outcome !== undefined && e.never?.includes(e.outcome) === true) {
+      add(["expectations", i, "never"], `${e.outcome} cannot be both the outcome and never`);
+    }
+  });
+}
+
+/** Why an SVCB record given as a presentation string does not parse (RFC 9460), or undefined. */
+function svcbProblem(record: unknown): string | undefined {
+  if (typeof record !== "string") return undefined;
+  const result = parseSvcbPresentation(record);
+  return result.ok
+    ? undefined
+    : `"${record}" is not an SVCB record: ${result.violations.map((v) => `${v.message} [${v.rule}]`).join("; ")}`;
+}
+
+function parsed(address: string): { address: string; domain: string } | undefined {
+  const result = parseMailbox(address);
+  return result.ok ? { address: result.value.address, domain: result.value.domain } : undefined;
+}
+
+function mailboxProblem(address: string): string {
+  const result = parseMailbox(address);
+  return result.ok
+    ? ""
+    : `"${address}" is not a mailbox: ${result.violations.map((v) => `${v.message} [${v.rule}]`).join("; ")}`;
+}
+
+/** The JSON Schema (draft 2020-12) of a scenario file, as written to schemas/scenario.schema.json. */
+export function scenarioJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(scenarioSchema, { target: "draft-2020-12", io: "input", unrepresentable: "any" });
+  return { $id: "https://mailscope.example/schemas/scenario.schema.json", ...schema };
+}
+
+// ---------------------------------------------------------------------------
+// Reading a scenario file, with positions
+
+/** One problem of a scenario file: where it is and what is wrong. */
+export interface ScenarioError {
+  readonly file: string;
+  /** 1-based. */
+  readonly line: number;
+  /** 1-based. */
+  readonly column: number;
+  /** The field as a path: `messages[2].to`, `domains["b.example"].policy`; `(yaml)` for syntax, `(file)` for the file. */
+  readonly field: string;
+  readonly message: string;
+}
+
+/** `file:line:column: field: message`, the form editors and terminals link. */
+export function formatScenarioError(error: ScenarioError): string {
+  return `${error.file}:${error.line}:${error.column}: ${error.field}: ${error.message}`;
+}
+
+/** The outcome of {@link parseScenarioText}. */
+export type ScenarioParse =
+  | { readonly ok: true; readonly scenario: Scenario; readonly locate: Locator }
+  | { readonly ok: false; readonly errors: readonly ScenarioError[] };
+
+/** Turns a path in the scenario into a position in its file, for errors found later (a missing .eml). */
+export type Locator = (path: readonly (string | number)[], message: string) => ScenarioError;
+
+/**
+ * Parses YAML (or JSON) `text` and validates it as a scenario. Never throws:
+ * a syntax error, an empty file and every schema violation come back as
+ * errors naming `file`, line, column and field (the value at fault, or the
+ * object that lacks a required field).
+ */
+export function parseScenarioText(text: string, file = "scenario.yaml"): ScenarioParse {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const at = (offset: number): { line: number; column: number } => {
+    const { line, col } = lines.linePos(offset);
+    return { line, column: col };
+  };
+  if (doc.errors.length > 0) {
+    return {
+      ok: false,
+      errors: doc.errors.map((e) => ({
+        file,
+        ...at(e.pos[0]),
+        field: "(yaml)",
+        message: e.message.split("\n")[0] ?? e.message,
+      })),
+    };
+  }
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    return { ok: false, errors: [{ file, line: 1, column: 1, field: "(yaml)", message: describe(error) }] };
+  }
+  if (data === null || data === undefined) {
+    return {
+      ok: false,
+      errors: [
+        {
+          file,
+          line: 1,
+          column: 1,
+          field: "(file)",
+          message: "the file is empty; a scenario is a mapping with name, domains, messages…",
+        },
+      ],
+    };
+  }
+  if (typeof data !== "object" || Array.isArray(data)) {
+    return {
+      ok: false,
+      errors: [
+        {
+          file,
+          line: 1,
+          column: 1,
+          field: "(file)",
+          message: "a scenario is a mapping of fields (name, domains, messages…)",
+        },
+      ],
+    };
+  }
+  const locate: Locator = (path, message) => ({ file, ...position(doc, path, at), field: fieldName(path), message });
+  const result = scenarioSchema.safeParse(data);
+  if (result.success) return { ok: true, scenario: result.data, locate };
+  const errors = result.error.issues.flatMap((issue) => issueErrors(issue, doc, at, file));
+  errors.sort((a, b) => a.line - b.line || a.column - b.column);
+  return { ok: false, errors: dedupe(errors) };
+}
+
+function dedupe(errors: ScenarioError[]): ScenarioError[] {
+  const seen = new Set<string>();
+  return errors.filter((e) => {
+    const key = formatScenarioError(e);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+type Issue = z.core.$ZodIssue;
+type At = (offset: number) => { line: number; column: number };
+
+function issueErrors(issue: Issue, doc: Document, at: At, file: string): ScenarioError[] {
+  const path = issue.path.filter((p): p is string | number => typeof p === "string" || typeof p === "number");
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => ({
+      file,
+      ...(keyPosition(doc, path, key, at) ?? position(doc, path, at)),
+      field: fieldName([...path, key]),
+      message: `unknown field "${key}"${suggestion(key, doc, path)}`,
+    }));
+  }
+  if (issue.code === "invalid_union") {
+    // A union's branches each complain; the most useful is the one that got furthest into the value.
+    const branches = issue.errors
+      .map((branch) => branch.filter((i) => i.code !== "invalid_type" || i.path.length > 0))
+      .filter((branch) => branch.length > 0)
+      .sort((a, b) => depth(b) - depth(a));
+    const best = branches[0];
+    if (best !== undefined && depth(best) > 0) {
+      return best.flatMap((inner) =>
+        issueErrors({ ...inner, path: [...issue.path, ...inner.path] } as Issue, doc, at, file),
+      );
+    }
+  }
+  const options = (issue as unknown as { options?: unknown }).options;
+  if (issue.code === "invalid_union" && "discriminator" in issue && Array.isArray(options)) {
+    // A discriminated union (the network faults' `kind`): the path already ends at the discriminator.
+    const value = doc.getIn(path);
+    const kinds = (options as unknown[]).map(String).join(", ");
+    return [
+      {
+        file,
+        ...position(doc, path, at),
+        field: fieldName(path),
+        message:
+          value === undefined
+            ? `is required: one of ${kinds}`
+            : `unknown kind ${JSON.stringify(value)}; the kinds are ${kinds}`,
+      },
+    ];
+  }
+  return [{ file, ...position(doc, path, at), field: fieldName(path), message: issueMessage(issue, doc, path) }];
+}
+
+function depth(issues: readonly Issue[]): number {
+  return Math.max(0, ...issues.map((i) => i.path.length));
+}
+
+function issueMessage(issue: Issue, doc: Document, path: readonly (string | number)[]): string {
+  if (issue.code === "invalid_type" && !doc.hasIn(path)) return `is required (${issue.expected})`;
+  if (issue.code === "invalid_value" && "values" in issue) {
+    return `is ${JSON.stringify(doc.getIn(path))}; expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+  }
+  return issue.message;
+}
+
+const TOP_LEVEL_FIELDS = Object.keys(scenarioSchema.shape);
+
+function suggestion(key: string, doc: Document, path: readonly (string | number)[]): string {
+  if (path.length !== 0) return "";
+  const close = TOP_LEVEL_FIELDS.find(
+    (f) => f.toLowerCase() === key.toLowerCase() || f.startsWith(key) || key.startsWith(f),
+  );
+  void doc;
+  return close !== undefined ? ` (did you mean "${close}"?)` : ` (the fields are ${TOP_LEVEL_FIELDS.join(", ")})`;
+}
+
+/** The position of the node at `path`, or of the deepest ancestor that exists. */
+function position(doc: Document, path: readonly (string | number)[], at: At): { line: number; column: number } {
+  for (let d = path.length; d >= 0; d--) {
+    const node = d === 0 ? doc.contents : doc.getIn(path.slice(0, d), true);
+    const offset = nodeOffset(node);
+    if (offset !== undefined) return at(offset);
+  }
+  return { line: 1, column: 1 };
+}
+
+function keyPosition(
+  doc: Document,
+  path: readonly (string | number)[],
+  key: string,
+  at: At,
+): { line: number; column: number } | undefined {
+  const parent = path.length === 0 ? doc.contents : doc.getIn(path, true);
+  if (!isMap(parent)) return undefined;
+  for (const item of parent.items) {
+    if (!isPair(item)) continue;
+    const k = item.key;
+    if ((isScalar(k) ? String(k.value) : String(k)) === key) {
+      const offset = nodeOffset(k);
+      return offset === undefined ? undefined : at(offset);
+    }
+  }
+  return undefined;
+}
+
+function nodeOffset(node: unknown): number | undefined {
+  if (node === null || typeof node !== "object") return undefined;
+  if (isScalar(node) || isMap(node) || isSeq(node)) return (node as Node).range?.[0];
+  return undefined;
+}
+
+/** `messages[2].to`, `domains["b.example"].policy`. */
+export function fieldName(path: readonly (string | number)[]): string {
+  if (path.length === 0) return "(top level)";
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(part)) out += `[${JSON.stringify(part)}]`;
+    else out += out === "" ? part : `.${part}`;
+  }
+  return out;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+// ---------------------------------------------------------------------------
+// Loading: the text, then the .eml files it names
+
+/** A scenario ready to run: validated, with the raw messages it names read. */
+export interface LoadedScenario {
+  readonly scenario: Scenario;
+  /** The scenario's text, for the trace. */
+  readonly source: string;
+  /** The file as the user named it, for errors, the trace and the reproduce command. */
+  readonly file?: string;
+  /** The bytes of each `eml` path, as written in the scenario. */
+  readonly emls: ReadonlyMap<string, Uint8Array>;
+}
+
+/** What {@link loadScenario} may be given. */
+export interface LoadScenarioOptions {
+  /** The file name for errors and the trace. */
+  readonly file?: string;
+  /** Reads an `eml` path (relative to the scenario); rejects when it cannot. Without it an `eml` is an error. */
+  readonly readFile?: (path: string) => Promise<Uint8Array>;
+}
+
+/** The outcome of {@link loadScenario}. */
+export type ScenarioLoad =
+  | { readonly ok: true; readonly loaded: LoadedScenario }
+  | { readonly ok: false; readonly errors: readonly ScenarioError[] };
+
+/**
+ * Parses and validates `text`, then reads the `.eml` files its messages name
+ * and checks that every message has its own Message-ID (the duplicate-delivery
+ * invariant tells messages apart by it). Never throws.
+ */
+export async function loadScenario(text: string, options: LoadScenarioOptions = {}): Promise<ScenarioLoad> {
+  const file = options.file ?? "scenario.yaml";
+  const parsedText = parseScenarioText(text, file);
+  if (!parsedText.ok) return parsedText;
+  const { scenario, locate } = parsedText;
+  const emls = new Map<string, Uint8Array>();
+  const errors: ScenarioError[] = [];
+  for (const [i, m] of scenario.messages.entries()) {
+    if (m.eml === undefined || emls.has(m.eml)) continue;
+    if (options.readFile === undefined) {
+      errors.push(
+        locate(["messages", i, "eml"], "raw .eml files can only be read when the scenario is loaded from a file"),
+      );
+      continue;
+    }
+    try {
+      emls.set(m.eml, await options.readFile(m.eml));
+    } catch (error) {
+      errors.push(locate(["messages", i, "eml"], `cannot read ${m.eml}: ${describe(error)}`));
+    }
+  }
+  const seen = new Map<string, number>();
+  scenario.messages.forEach((m, i) => {
+    const raw =
+      m.eml !== undefined ? emls.get(m.eml) : m.text !== undefined ? new TextEncoder().encode(m.text) : undefined;
+    if (raw === undefined) return;
+    const id = headerMessageId(raw);
+    if (id === undefined) return;
+    const other = seen.get(id);
+    if (other !== undefined) {
+      errors.push(
+        locate(
+          ["messages", i, m.eml !== undefined ? "eml" : "text"],
+          `its Message-ID <${id}> is also the Message-ID of messages[${other}]; each message of a scenario needs its own`,
+        ),
+      );
+    }
+    seen.set(id, i);
+  });
+  if (errors.length > 0) return { ok: false, errors };
+  return {
+    ok: true,
+    loaded: { scenario, source: text, ...(options.file !== undefined && { file: options.file }), emls },
+  };
+}
+
+/** The Message-ID of a raw message's header block, without angle brackets; undefined when it has none. */
+export function headerMessageId(message: Uint8Array): string | undefined {
+  const head = headerText(message);
+  const match = /^message-id:[ \t]*(?:\r?\n[ \t]+)?<?([^<>\s]+)>?/im.exec(head);
+  return match?.[1];
+}
+
+/** The header block of a message as text (latin1 so any byte maps to one character), up to the first empty line. */
+export function headerText(message: Uint8Array): string {
+  let end = message.length;
+  for (let i = 0; i + 1 < message.length; i++) {
+    if (message[i] === 0x0a && (message[i + 1] === 0x0a || (message[i + 1] === 0x0d && message[i + 2] === 0x0a))) {
+      end = i;
+      break;
+    }
+  }
+  let text = "";
+  for (let i = 0; i < end; i += 0x8000) text += String.fromCharCode(...message.subarray(i, Math.min(end, i + 0x8000)));
+  return text;
+}

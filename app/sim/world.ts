@@ -1,0 +1,586 @@
+/**
+ * The world of a scenario (ARCHITECTURE.md "One delivery, as data"): one
+ * scheduler, one seeded generator, one DNS zone, one network, and for each
+ * domain a sender, a receiver (or none: an SMTP-only domain), in-memory
+ * mailboxes, an Ed25519 key and an SMTP relay — all wired through the ports
+ * the real network would fill, so the sender and the receiver that run here
+ * are the ones that run for real.
+ *
+ * One seed builds the whole run (after TigerBeetle's VOPR): each component
+ * draws from its own stream forked from the root by a stable label
+ * (`keys/<domain>`, `sender/<domain>`, `network`, `dns`), so adding a domain
+ * or a fault leaves every other stream as it was.
+ *
+ * DSNs travel like any other message: a sender's DSN (bounce, rejection) is
+ * submitted by that sender to itself, and a receiver's DSN after acceptance
+ * (G17) is submitted to its own domain's sender through the Outbound port.
+ */
+import type { Fetch, SmtpHandOff, SmtpRelay, TraceEvent, TraceSink } from "../ports.ts";
+import { buildKeyRecord, exportPublicKeyRaw, importSigningKeyFromSeed, keyidFor } from "../protocol/profile.ts";
+import { parseSvcbPresentation } from "../protocol/svcb.ts";
+import type { ReceiverConfigInput } from "../receiver/config.ts";
+import { createMemoryMailStore, type MemoryMailStore } from "../receiver/memoryMailStore.ts";
+import { createReceiver, type ReceiverHandler } from "../receiver/receiver.ts";
+import { createSender, type Sender, type SubmissionHandle } from "../sender/sender.ts";
+import { createRecorder, type Recorder } from "../trace/recorder.ts";
+import type { CheckResult, Trace } from "../trace/schema.ts";
+import { createDnsZone, svcbOwner, type DnsRecordSetInput, type DnsZone } from "./dnsZone.ts";
+import { normalizeName, resolveTimeMs } from "./faultScope.ts";
+import { createNetwork, type Network } from "./network.ts";
+import { createRandom, type Seed, type SeededRandom } from "./random.ts";
+import {
+  DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS,
+  DEFAULT_MAX_MESSAGE_SIZE,
+  DEFAULT_PROBLEM_BASE,
+  durationMs,
+  headerMessageId,
+  headerText,
+  mailboxAddressOf,
+  messageIdOf,
+  parseSizeBytes,
+  readingsNotation,
+  recipientsOf,
+  resolveReadings,
+  senderDomainOf,
+  type Scenario,
+  type ScenarioDomain,
+  type ScenarioMessage,
+  type ScenarioReadings,
+} from "./scenario.ts";
+import {
+  createScheduler,
+  DEFAULT_START_MS,
+  messageChannelMacrotask,
+  type RunResult,
+  type Scheduler,
+  type SchedulerOptions,
+} from "./scheduler.ts";
+
+/**
+ * How the world's scheduler settles an event: every host operation of the
+ * core is tracked (WebCrypto by webCrypto.ts, bodies and digests by the
+ * network, the receiver's request body by {@link settledBody}), so a
+ * MessageChannel turn — no timer clamp — is enough to see that nothing is
+ * left; two quiet turns are the margin. A five-day run takes a tenth of a
+ * second instead of several.
+ */
+export const FAST_SETTLING: Omit<SchedulerOptions, "startMs"> = {
+  yieldToHost: messageChannelMacrotask,
+  quietYields: 2,
+};
+
+/** What {@link createWorld} may be told besides the scenario. */
+export interface WorldOptions {
+  /** Overrides the scenario's seed (`--seed`). */
+  readonly seed?: Seed;
+  /** Readings applied after the scenario's, as `--set` gives them: `[["G7", "ignored"]]`. */
+  readonly readings?: readonly (readonly [string, string])[];
+  /** Keep whole HTTP bodies in the trace. Default false. */
+  readonly recordBodies?: boolean;
+  /** The bytes of the scenario's `eml` paths (see `loadScenario`). */
+  readonly emls?: ReadonlyMap<string, Uint8Array>;
+  /** Options of the scheduler (how it yields to the host). Default {@link FAST_SETTLING}. */
+  readonly scheduler?: Omit<SchedulerOptions, "startMs">;
+}
+
+/** A domain of the world. */
+export interface WorldDomain {
+  readonly name: string;
+  readonly sender: Sender;
+  /** The receiver's handler; undefined for an SMTP-only domain. */
+  readonly receiver?: ReceiverHandler;
+  /** Where the receiver listens, `https://mx.b.example`; undefined for an SMTP-only domain. */
+  readonly origin?: string;
+  readonly mailStore: MemoryMailStore;
+  readonly smtp: RecordingSmtpRelay;
+  readonly keyid: string;
+  /** The key record published at `keyid` (G4). */
+  readonly keyRecord: string;
+}
+
+/** An SMTP relay that records every hand-off, and accepts or refuses them (G18). */
+export interface RecordingSmtpRelay extends SmtpRelay {
+  readonly accepts: boolean;
+  readonly handOffs: readonly SmtpHandOff[];
+}
+
+/** A scenario message as the world submits it. */
+export interface WorldMessage {
+  /** The scenario's id (`m1`). */
+  readonly id: string;
+  /** The id the sender and the trace use: the Message-ID without angle brackets. */
+  readonly messageId: string;
+  /** The header Message-ID the message carries, if any. */
+  readonly headerMessageId?: string;
+  readonly atMs: number;
+  readonly senderDomain: string;
+  readonly from: string | null;
+  readonly to: readonly string[];
+  readonly size: number;
+}
+
+/** How far a run got. */
+export interface WorldRunResult extends RunResult {
+  /** True when no event was left: every delivery reached its end before `untilMs`. */
+  readonly complete: boolean;
+}
+
+/** The world of one run. */
+export interface World {
+  readonly scenario: Scenario;
+  readonly scheduler: Scheduler;
+  readonly recorder: Recorder;
+  readonly random: SeededRandom;
+  readonly seed: Seed;
+  /** The readings in force (the scenario's, then the overrides). */
+  readonly readings: ScenarioReadings;
+  readonly problemBase: string;
+  readonly startMs: number;
+  /** Where {@link run} stops at the latest. */
+  readonly horizonMs: number;
+  readonly dns: DnsZone;
+  readonly network: Network;
+  readonly domains: ReadonlyMap<string, WorldDomain>;
+  readonly messages: readonly WorldMessage[];
+  /** Submits a message to `domain`'s sender at `atMs` (default now): messages can be added at any virtual time. */
+  submit(
+    domain: string,
+    submission: {
+      readonly from: string | null;
+      readonly to: readonly string[];
+      readonly message: Uint8Array;
+      readonly messageId?: string;
+    },
+    atMs?: number,
+  ): void;
+  /** Runs to `untilMs` (default the horizon) or until no event is left. Throws a SimulationError when an event failed. */
+  run(untilMs?: number): Promise<WorldRunResult>;
+  /** The trace document of the run so far (the version defaults to `0.0.0-unknown`). */
+  trace(meta?: WorldTraceMeta): Trace;
+}
+
+/** What the trace says beyond what the world knows. */
+export interface WorldTraceMeta {
+  /** The Mailscope version. */
+  readonly mailscope: string;
+  readonly file?: string;
+  /** The scenario's text. */
+  readonly source?: string;
+  readonly invariants?: readonly CheckResult[];
+  readonly expectations?: readonly CheckResult[];
+}
+
+/** A problem in building the world that the scenario's schema could not see. */
+export class WorldError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "WorldError";
+  }
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Builds the world of `scenario`: keys derived from the seed and published
+ * (G4), SVCB records (G5), receivers mounted on the network, senders, and
+ * every message scheduled at its time. Nothing has run yet: call `run`.
+ *
+ * @throws WorldError when a reading override is bad or a message cannot be built.
+ */
+export async function createWorld(scenario: Scenario, options: WorldOptions = {}): Promise<World> {
+  const seed = options.seed ?? scenario.seed;
+  const random = createRandom(seed);
+  const resolved = resolveReadings([...Object.entries(scenario.readings), ...(options.readings ?? [])]);
+  if (!resolved.ok) throw new WorldError(`${resolved.id}: ${resolved.message}`);
+  const readings = resolved.readings;
+  const startMs = scenario.start !== undefined ? Date.parse(scenario.start) : DEFAULT_START_MS;
+  const scheduler = createScheduler({ ...(options.scheduler ?? FAST_SETTLING), startMs });
+  const recorder = createRecorder({ recordBodies: options.recordBodies ?? false });
+  // Every trace event counts as activity, so the scheduler settles an event until nothing more happens.
+  const trace: TraceSink = {
+    emit(event: TraceEvent) {
+      recorder.emit(event);
+      scheduler.touch();
+    },
+  };
+  const problemBase = (scenario.problemBase ?? DEFAULT_PROBLEM_BASE).replace(/\/+$/, "");
+
+  // Keys first: they go into the zone.
+  const keys = new Map<string, { keyid: string; keyRecord: string; privateKey: CryptoKey }>();
+  for (const [rawName, domain] of Object.entries(scenario.domains)) {
+    const name = normalizeName(rawName);
+    const seed32 = random.fork(`keys/${name}`).bytes(32);
+    const pair = await importSigningKeyFromSeed(seed32);
+    const keyRecord = buildKeyRecord(await exportPublicKeyRaw(pair.publicKey));
+    keys.set(name, { keyid: keyidFor(domain.keys.selector, name), keyRecord, privateKey: pair.privateKey });
+  }
+
+  const records: Record<string, DnsRecordSetInput> = {};
+  const endpoints = new Map<string, { host: string; port: number; origin: string }>();
+  for (const [rawName, domain] of Object.entries(scenario.domains)) {
+    const name = normalizeName(rawName);
+    const key = keys.get(name);
+    if (key !== undefined && domain.keys.publish) records[key.keyid] = { txt: [key.keyRecord] };
+    const endpoint = endpointOf(name, domain);
+    if (domain.receiver !== "none") endpoints.set(name, endpoint);
+    const svcb =
+      domain.svcb !== undefined
+        ? domain.svcb
+        : domain.receiver === "none"
+          ? null
+          : [`1 ${endpoint.host}. port=${endpoint.port}`];
+    if (svcb !== null) records[svcbOwner(name)] = { ...records[svcbOwner(name)], svcb };
+  }
+  for (const [name, set] of Object.entries(scenario.dns.records)) records[normalizeName(name)] = set;
+
+  let dns: DnsZone;
+  try {
+    dns = createDnsZone(
+      {
+        records,
+        changes: scenario.faults.dnsChanges,
+        faults: scenario.faults.dns,
+        latency: scenario.dns.latency,
+        timeoutMs: scenario.dns.timeoutMs,
+        defaultTtlS: scenario.dns.defaultTtlS,
+      },
+      { scheduler, random: random.fork("dns"), trace, parseSvcb: (text) => parseSvcbPresentation(text) },
+    );
+  } catch (error) {
+    throw new WorldError(`the DNS zone cannot be built: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const network = createNetwork({
+    scheduler,
+    random: random.fork("network"),
+    trace,
+    faults: scenario.faults.network,
+    latency: scenario.network.latency,
+    recordBodies: options.recordBodies ?? false,
+    problemBase: () => problemBase,
+  });
+
+  const domains = new Map<string, WorldDomain>();
+  const senders = new Map<string, Sender>();
+  for (const [rawName, domain] of Object.entries(scenario.domains)) {
+    const name = normalizeName(rawName);
+    const key = keys.get(name);
+    if (key === undefined) continue;
+    const accepts = (domain.G18 ?? readings.G18) === "accept";
+    const smtp = createRecordingRelay(name, accepts);
+    const fetch: Fetch = network.fetchFor(name);
+    const sender = createSender(
+      {
+        domain: name,
+        signingKey: key.privateKey,
+        keyid: key.keyid,
+        problemBase,
+        readings: {
+          G7: readings.G7,
+          G8: readings.G8,
+          G12: readings.G12,
+          G13: readings.G13,
+          G16: readings.G16,
+          G26: readings.G26,
+        },
+        production: true,
+      },
+      {
+        clock: scheduler.clock,
+        random: random.fork(`sender/${name}`),
+        resolver: dns.resolver(name),
+        fetch,
+        smtp,
+        trace,
+      },
+    );
+    senders.set(name, sender);
+    const mailStore = createMemoryMailStore();
+    const endpoint = endpoints.get(name);
+    let receiver: ReceiverHandler | undefined;
+    if (endpoint !== undefined) {
+      receiver = createReceiver(receiverConfig(name, domain, readings, problemBase), {
+        clock: scheduler.clock,
+        resolver: dns.resolver(name),
+        mailStore,
+        trace,
+        outbound: {
+          // G17: the receiver's DSN goes to its own domain's sender, as a normal message.
+          submit: (dsn) => {
+            const scan = scanDsn(dsn.message);
+            const dsnMessageId = scan.messageId ?? `dsn.${scheduler.now()}.${recorder.events.length}@${name}`;
+            trace.emit({
+              name: "dsn.sent",
+              timeMs: scheduler.now(),
+              domain: name,
+              data: {
+                ...(scan.originalMessageId !== undefined && { messageId: scan.originalMessageId }),
+                dsnMessageId,
+                to: dsn.to.join(", "),
+                reason: "failure-after-acceptance",
+                recipients: scan.recipients,
+                rule: "STATE-8",
+                gaps: ["G17", "G29"],
+              },
+            });
+            sender.submit({ messageId: dsnMessageId, from: null, to: dsn.to, message: dsn.message });
+            return Promise.resolve();
+          },
+        },
+      });
+      network.mount(endpoint.origin, settledBody(scheduler, receiver), { domain: name });
+    }
+    domains.set(name, {
+      name,
+      sender,
+      ...(receiver !== undefined && { receiver }),
+      ...(endpoint !== undefined && { origin: endpoint.origin }),
+      mailStore,
+      smtp,
+      keyid: key.keyid,
+      keyRecord: key.keyRecord,
+    });
+  }
+
+  const submit: World["submit"] = (domain, submission, atMs) => {
+    const name = normalizeName(domain);
+    const sender = senders.get(name);
+    if (sender === undefined) throw new WorldError(`${domain} is not a domain of this world`);
+    const run = (): SubmissionHandle => sender.submit(submission);
+    if (atMs === undefined) scheduler.after(0, run, `submit to ${name}`);
+    else scheduler.at(atMs, run, `submit to ${name}`);
+  };
+
+  const messages: WorldMessage[] = [];
+  for (const [index, m] of scenario.messages.entries()) {
+    const id = messageIdOf(m, index);
+    const senderDomain = senderDomainOf(m);
+    if (senderDomain === undefined || !senders.has(senderDomain)) {
+      throw new WorldError(`messages[${index}] (${id}): no sender for its domain`);
+    }
+    const atMs = resolveTimeMs(m.at, startMs);
+    const bytes = messageBytes(m, id, senderDomain, atMs, options.emls);
+    const header = headerMessageId(bytes);
+    const messageId = header ?? `${id}@${senderDomain}`;
+    const to = recipientsOf(m);
+    messages.push({
+      id,
+      messageId,
+      ...(header !== undefined && { headerMessageId: header }),
+      atMs,
+      senderDomain,
+      from: m.from,
+      to,
+      size: bytes.length,
+    });
+    scheduler.at(
+      atMs,
+      () => senders.get(senderDomain)?.submit({ messageId, from: m.from, to, message: bytes }),
+      `submit ${id}`,
+    );
+  }
+
+  const lastMessageMs = Math.max(startMs, ...messages.map((m) => m.atMs));
+  const horizonMs =
+    scenario.horizon !== undefined
+      ? startMs + durationMs(scenario.horizon)
+      : lastMessageMs + DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS;
+
+  return {
+    scenario,
+    scheduler,
+    recorder,
+    random,
+    seed,
+    readings,
+    problemBase,
+    startMs,
+    horizonMs,
+    dns,
+    network,
+    domains,
+    messages,
+    submit,
+    async run(untilMs = horizonMs) {
+      const result = await scheduler.run({ untilMs });
+      return { ...result, complete: scheduler.pendingEvents === 0 };
+    },
+    trace(meta = { mailscope: "0.0.0-unknown" }) {
+      return recorder.toTrace({
+        mailscope: meta.mailscope,
+        scenario: {
+          name: scenario.name,
+          ...(meta.file !== undefined && { file: meta.file }),
+          ...(meta.source !== undefined && { source: meta.source }),
+        },
+        seed,
+        readings: readingsNotation(readings),
+        startedAtMs: startMs,
+        ...(meta.invariants !== undefined && { invariants: meta.invariants }),
+        ...(meta.expectations !== undefined && { expectations: meta.expectations }),
+      });
+    },
+  };
+}
+
+/**
+ * The receiver behind a body the scheduler has read: the request's bytes are
+ * read as tracked host work, and handed on as a stream built in JavaScript,
+ * whose reads settle in microtasks in every engine (a browser may read a
+ * body built from bytes through its own task queue, which the scheduler
+ * cannot see).
+ */
+function settledBody(scheduler: Scheduler, handler: ReceiverHandler): ReceiverHandler {
+  return async (request) => {
+    const bytes = new Uint8Array(await scheduler.track(request.arrayBuffer(), "receiver request body"));
+    const body =
+      bytes.length === 0
+        ? null
+        : new ReadableStream<Uint8Array>({
+            start(controller) {
+              controller.enqueue(bytes);
+              controller.close();
+            },
+          });
+    return handler(
+      new Request(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body,
+        signal: request.signal,
+        ...(body !== null && { duplex: "half" }),
+      } as RequestInit),
+    );
+  };
+}
+
+/** The receiver's host, port and origin: `endpoint`, else `mx.<domain>` on 443. */
+function endpointOf(name: string, domain: ScenarioDomain): { host: string; port: number; origin: string } {
+  let host = `mx.${name}`;
+  let port = 443;
+  if (typeof domain.endpoint === "string") {
+    const [h, p] = domain.endpoint.split(":");
+    if (h !== undefined && h !== "") host = h;
+    if (p !== undefined && p !== "") port = Number(p);
+  } else if (domain.endpoint !== undefined) {
+    host = domain.endpoint.host ?? host;
+    port = domain.endpoint.port ?? port;
+  }
+  host = normalizeName(host);
+  return { host, port, origin: port === 443 ? `https://${host}` : `https://${host}:${port}` };
+}
+
+/** The receiver configuration of a domain, as `receiver/config.ts` reads it. */
+function receiverConfig(
+  name: string,
+  domain: ScenarioDomain,
+  readings: ScenarioReadings,
+  problemBase: string,
+): ReceiverConfigInput {
+  return {
+    domains: [name],
+    capabilities: domain.capabilities ?? { max_message_size: DEFAULT_MAX_MESSAGE_SIZE },
+    problem_base: problemBase,
+    mailboxes: domain.mailboxes.map((entry) =>
+      typeof entry === "string"
+        ? { address: mailboxAddressOf(entry, name) }
+        : { address: mailboxAddressOf(entry.address, name), ...(entry.quota !== undefined && { quota: entry.quota }) },
+    ),
+    catchAll: domain.catchAll ?? false,
+    ...(domain.policy !== undefined && { policy: domain.policy }),
+    readings: { G3: { toleranceS: readings.G3.toleranceS }, G19: readings.G19 },
+    ...(domain.capabilitiesMaxAgeS !== undefined && { capabilitiesMaxAgeS: domain.capabilitiesMaxAgeS }),
+  };
+}
+
+function createRecordingRelay(domain: string, accepts: boolean): RecordingSmtpRelay {
+  const handOffs: SmtpHandOff[] = [];
+  return {
+    accepts,
+    handOffs,
+    handOff(handOff) {
+      handOffs.push(handOff);
+      return Promise.resolve(
+        accepts
+          ? { accepted: true }
+          : { accepted: false, detail: `the SMTP relay of ${domain} refuses hand-offs (G18 fail)` },
+      );
+    },
+  };
+}
+
+/**
+ * The bytes of a scenario message: a raw one (`eml`, `text` with LF made
+ * CRLF) as it is, else a generated one — From, To, Subject, Date (the
+ * virtual time), Message-ID `<id@sender-domain>` — padded to `size`.
+ *
+ * @throws WorldError when the eml was not read, or `size` is too small for the headers.
+ */
+export function messageBytes(
+  m: ScenarioMessage,
+  id: string,
+  senderDomain: string,
+  atMs: number,
+  emls: ReadonlyMap<string, Uint8Array> | undefined,
+): Uint8Array {
+  if (m.eml !== undefined) {
+    const bytes = emls?.get(m.eml);
+    if (bytes === undefined)
+      throw new WorldError(`${id}: the file ${m.eml} was not read (load the scenario with loadScenario)`);
+    return bytes;
+  }
+  if (m.text !== undefined) return encoder.encode(m.text.replace(/\r?\n/g, "\r\n"));
+  const to = recipientsOf(m);
+  const head =
+    `From: ${m.from === null ? `<MAILER-DAEMON@${senderDomain}>` : `<${m.from}>`}\r\n` +
+    `To: ${to.map((t) => `<${t}>`).join(", ")}\r\n` +
+    `Subject: ${(m.subject ?? `Message ${id}`).replace(/[\r\n]+/g, " ")}\r\n` +
+    `Date: ${new Date(atMs).toUTCString()}\r\n` +
+    `Message-ID: <${id}@${senderDomain}>\r\n` +
+    "MIME-Version: 1.0\r\n" +
+    "Content-Type: text/plain; charset=utf-8\r\n" +
+    "\r\n";
+  const intro = `This is message ${id}, generated by Mailscope.\r\n`;
+  const wanted = m.size === undefined ? undefined : parseSizeBytes(m.size);
+  if (wanted === undefined) return encoder.encode(head + intro);
+  const headBytes = encoder.encode(head);
+  if (wanted < headBytes.length) {
+    throw new WorldError(`${id}: size ${wanted} is smaller than the generated headers (${headBytes.length} bytes)`);
+  }
+  const out = new Uint8Array(wanted);
+  out.set(headBytes, 0);
+  // The body: the intro, then lines of 76 letters and CRLF, cut to the size.
+  const line = encoder.encode(`${"x".repeat(76)}\r\n`);
+  const introBytes = encoder.encode(intro);
+  let at = headBytes.length;
+  out.set(introBytes.subarray(0, Math.max(0, wanted - at)), at);
+  at += introBytes.length;
+  while (at < wanted) {
+    out.set(line.subarray(0, Math.min(line.length, wanted - at)), at);
+    at += line.length;
+  }
+  return out;
+}
+
+/** What the world reads from a receiver's DSN to trace it: its Message-ID, the original's, and the final recipients. */
+export function scanDsn(message: Uint8Array): {
+  readonly messageId?: string;
+  readonly originalMessageId?: string;
+  readonly recipients: readonly string[];
+} {
+  const messageId = headerMessageId(message);
+  const head = headerText(message);
+  let rest = "";
+  for (let i = head.length; i < message.length; i += 0x8000) {
+    rest += String.fromCharCode(...message.subarray(i, Math.min(message.length, i + 0x8000)));
+  }
+  // Part 3 returns the original's header block, Message-ID and all (RFC 3464 §2, G29).
+  const original = /^message-id:[ \t]*<?([^<>\s]+)>?/im.exec(rest)?.[1];
+  const recipients = [...rest.matchAll(/^final-recipient:[ \t]*rfc822[ \t]*;[ \t]*<?([^<>\s]+)>?/gim)].map(
+    (m) => m[1] ?? "",
+  );
+  return {
+    ...(messageId !== undefined && { messageId }),
+    ...(original !== undefined && { originalMessageId: original }),
+    recipients,
+  };
+}
