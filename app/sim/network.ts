@@ -414,7 +414,7 @@ export function createNetwork(options: NetworkOptions): Network {
       const body = NULL_BODY_STATUSES.has(response.status)
         ? null
         : chunking === undefined
-          ? responseBody
+          ? settledBody(responseBody)
           : slowBody(scheduler, responseBody, chunking.chunkBytes, chunking.intervalMs);
       return new Response(body, {
         status: response.status,
@@ -512,6 +512,21 @@ function bodyFields(bytes: Uint8Array): { body: string } | { bodyBase64: string 
     for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
     return { bodyBase64: btoa(binary) };
   }
+}
+
+/**
+ * A body whose reads settle in microtasks in every engine: a stream built in
+ * JavaScript. A browser may read a body built from bytes through its own task
+ * queue, which the scheduler cannot see, so the sender's reads of an answer
+ * would race the next event.
+ */
+function settledBody(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (bytes.length > 0) controller.enqueue(bytes);
+      controller.close();
+    },
+  });
 }
 
 /** A body delivered `chunkBytes` at a time, one chunk every `intervalMs` of virtual time. */
