@@ -3,12 +3,9 @@
 //
 //   node scripts/gen-rules-doc.ts           write docs/rules.md
 //   node scripts/gen-rules-doc.ts --check   fail if docs/rules.md is out of date
-import { readFileSync, writeFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { rules, rulesBySection } from "../app/protocol/rules.ts";
 import { gapById } from "../app/protocol/gaps.ts";
-
-const target = fileURLToPath(new URL("../docs/rules.md", import.meta.url));
+import { writeGenerated } from "./generated.ts";
 
 /** Keeps a table cell a single cell. */
 function cell(text: string): string {
@@ -70,19 +67,4 @@ function render(): string {
   return out.join("\n");
 }
 
-const text = render();
-if (process.argv.includes("--check")) {
-  let current = "";
-  try {
-    current = readFileSync(target, "utf8");
-  } catch {
-    // a missing file is out of date
-  }
-  if (current !== text) {
-    console.error("docs/rules.md is out of date: run `node scripts/gen-rules-doc.ts`.");
-    process.exitCode = 1;
-  }
-} else {
-  writeFileSync(target, text);
-  console.log(`wrote docs/rules.md (${rules.length} rules)`);
-}
+writeGenerated("docs/rules.md", render(), import.meta.url);

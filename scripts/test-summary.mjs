@@ -1,5 +1,5 @@
 // Sums every suite of `npm test` into the one plain closing line CI reads:
-// `N passed, N failed, N skipped`. Typecheck, lint, format and build count as
+// `N passed, N failed, N skipped`. Typecheck, lint, format, generated files and build count as
 // one check each; Vitest and Playwright count their tests. A suite that
 // crashed before writing its report counts as one failure.
 import { existsSync, readFileSync } from "node:fs";
@@ -12,7 +12,7 @@ let failed = 0;
 let skipped = 0;
 const lines = [];
 
-for (const check of ["typecheck", "lint", "format", "build"]) {
+for (const check of ["typecheck", "lint", "format", "generated", "build"]) {
   const status = read(`${check}.status`)?.trim();
   if (status === "pass") passed++;
   else if (status === "fail") failed++;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `npm test`: every check of the project, in one run — typecheck, lint, unit
+# `npm test`: every check of the project, in one run — typecheck, lint, format,
+# generated files up to date, unit
 # tests (Node and Chromium), end-to-end tests (Chromium, and Electron where its
 # binary exists). Ends with one plain line `N passed, N failed, N skipped`
 # summing every suite; exits non-zero when anything failed.
@@ -37,6 +38,9 @@ step() { # name, command...
 step typecheck node scripts/typecheck.mjs
 step lint eslint --max-warnings 0 .
 step format prettier --check --log-level warn .
+# Generated files (JSON Schemas, docs/rules.md) must match their sources.
+step generated bash -c 'status=0; for f in scripts/gen-*.ts; do node "$f" --check || status=1; done; exit $status'
+
 step build node scripts/build.mjs
 step unit vitest run --reporter=default --reporter=json --outputFile.json="$reports/vitest.json"
 if [ "$quick" = 0 ]; then
