@@ -11,6 +11,7 @@
  * the tolerance, the keyid's form). Checks that need the receiver's memory
  * (idempotency, rate limits) or its mailboxes are not run.
  */
+import { type CliIo } from "./io.ts";
 import { Command, CommanderError } from "commander";
 import { webcrypto } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -791,16 +792,10 @@ interface CommandOptions {
 /** Exit codes: 0 every check passes, 1 some check fails, 2 the input (or an option's file) cannot be read. */
 export const EXIT = { ok: 0, failed: 1, unreadable: 2 } as const;
 
-/** Output sinks, so tests can capture them. */
-export interface LintIo {
-  readonly out: (text: string) => void;
-  readonly err: (text: string) => void;
-}
-
 /**
  * Runs the command's work and returns its exit code (never throws for bad input).
  */
-export async function runLintRequest(file: string, options: CommandOptions, io: LintIo): Promise<number> {
+export async function runLintRequest(file: string, options: CommandOptions, io: CliIo): Promise<number> {
   const unreadable = (message: string): number => {
     io.err(`mailscope lint-request: ${message}`);
     return EXIT.unreadable;

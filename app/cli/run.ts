@@ -7,6 +7,7 @@
  * every check passed, 1 when one failed (the command that reproduces the run
  * is printed, seed and all), 2 for bad input.
  */
+import { consoleIo, type CliIo } from "./io.ts";
 import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
@@ -51,14 +52,6 @@ export interface RunOptions {
   readonly json?: boolean;
 }
 
-/** Where the command writes. */
-export interface RunIo {
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
-}
-
-const consoleIo: RunIo = { out: (line) => console.log(line), err: (line) => console.error(line) };
-
 /** `--seed 42` is the number 42; anything else is a string seed. */
 export function parseSeed(text: string): number | string {
   return /^\d+$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : text;
@@ -69,7 +62,7 @@ export function parseSeed(text: string): number | string {
  * code. Bad input (a scenario error, a bad `--set`) is printed as
  * `file:line:column: field: message` lines with exit code 2.
  */
-export async function runCommandAction(file: string, options: RunOptions, io: RunIo = consoleIo): Promise<number> {
+export async function runCommandAction(file: string, options: RunOptions, io: CliIo = consoleIo): Promise<number> {
   let overrides: [string, string][];
   try {
     overrides = (options.set ?? []).map(parseSetArgument);

@@ -18,6 +18,7 @@
  * `smtp`. DSNs the sender makes for failed recipients are shown but not
  * waited for: `send` ends with the message's own outcome.
  */
+import { type CliIo } from "./io.ts";
 import { Command, CommanderError, Option } from "commander";
 import { access, readFile, writeFile } from "node:fs/promises";
 import type { Clock, DnsAnswer, Random, Resolver, SmtpHandOff, SmtpRelay, SvcbRecord, TraceEvent } from "../ports.ts";
@@ -108,12 +109,6 @@ export interface SendOptions {
   readonly problemBase?: string;
   /** Idle timeout of each connection; default 30s. */
   readonly timeout?: string;
-}
-
-/** Where `send` writes: progress and results. */
-export interface SendIo {
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
 }
 
 /** Ports a caller (a test) may put in place of the real ones. */
@@ -412,7 +407,7 @@ function describeDnsEvent(event: DnsResolverEvent): string {
  * @throws UsageError for bad input: a missing or unreadable file, a key that
  * is not an Ed25519 private JWK, a bad mailbox, keyid, duration or address.
  */
-export async function runSend(options: SendOptions, io: SendIo, overrides: SendOverrides = {}): Promise<SendSummary> {
+export async function runSend(options: SendOptions, io: CliIo, overrides: SendOverrides = {}): Promise<SendSummary> {
   const input = await prepare(options);
   const progress = options.json === true ? io.err : io.out;
   const clock = overrides.clock ?? systemClock;

@@ -7,6 +7,7 @@
  * store. One log line per request; Ctrl-C (SIGINT) or SIGTERM stops
  * accepting, lets requests in flight finish, then exits.
  */
+import { consoleIo, type CliIo } from "./io.ts";
 import { Command, CommanderError } from "commander";
 import { join } from "node:path";
 import type { DnsAnswer, Resolver, SvcbRecord, TraceEvent } from "../ports.ts";
@@ -47,12 +48,6 @@ export interface ServeOptions {
   readonly fsync?: boolean;
 }
 
-/** Where the command writes. */
-export interface ServeIo {
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
-}
-
 /** A running `serve`. */
 export interface RunningServe {
   readonly server: RunningHttpsServer;
@@ -85,7 +80,7 @@ const noDns: Resolver = {
  *
  * @throws ServeUsageError for a bad configuration file, port or certificate.
  */
-export async function startServe(options: ServeOptions, io: ServeIo): Promise<RunningServe> {
+export async function startServe(options: ServeOptions, io: CliIo): Promise<RunningServe> {
   const loaded = await loadReceiverConfigFile(options.config);
   if (!loaded.ok) throw new ServeUsageError(loaded.errors.map(formatConfigError).join("\n"));
   const config = loaded.value;
@@ -211,7 +206,7 @@ export function serveCommand(): Command {
       "answer before each message is flushed to disk (faster; a crash may lose accepted mail: for tests and benches)",
     )
     .action(async (options: ServeOptions) => {
-      const io: ServeIo = { out: (line) => console.log(line), err: (line) => console.error(line) };
+      const io = consoleIo;
       let running: RunningServe;
       try {
         running = await startServe(options, io);
