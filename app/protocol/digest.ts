@@ -104,17 +104,37 @@ export type DigestVerdict =
  * (a single wrong digest is a mismatch even if another one is right, because
  * the sender claimed both); at least one supported algorithm must be present.
  * On success, `algorithm` is the strongest one that matched.
+ *
+ * `digestOf`, when given, may supply the body's digest with an algorithm (a
+ * receiver hashes the body once, for this check and for its idempotency
+ * record); where it gives `undefined`, the body is hashed here.
  */
-export async function verifyContentDigest(body: Uint8Array, header: string): Promise<DigestVerdict> {
+export async function verifyContentDigest(
+  body: Uint8Array,
+  header: string,
+  digestOf?: BodyDigests,
+): Promise<DigestVerdict> {
   const parsed = parseContentDigest(header);
   if (!parsed.ok) {
     const first = parsed.violations[0] ?? shapeViolation("malformed");
     return { ok: false, reason: "malformed", violation: first };
   }
-  const present = DIGEST_ALGORITHMS.filter((algorithm) => parsed.value.has(algorithm));
+  return checkContentDigest(parsed.value, body, digestOf);
+}
+
+/** The body's digest with an algorithm when the caller already has it (or has it under way); `undefined` when not. */
+export type BodyDigests = (algorithm: DigestAlgorithm) => Promise<Uint8Array> | undefined;
+
+/** {@link verifyContentDigest} on a Content-Digest already parsed by {@link parseContentDigest}. */
+export async function checkContentDigest(
+  claimedDigests: ReadonlyMap<string, Uint8Array>,
+  body: Uint8Array,
+  digestOf?: BodyDigests,
+): Promise<DigestVerdict> {
+  const present = DIGEST_ALGORITHMS.filter((algorithm) => claimedDigests.has(algorithm));
   const best = present[0];
   if (best === undefined) {
-    const names = [...parsed.value.keys()].join(", ");
+    const names = [...claimedDigests.keys()].join(", ");
     return {
       ok: false,
       reason: "no-supported-algorithm",
@@ -126,8 +146,8 @@ export async function verifyContentDigest(body: Uint8Array, header: string): Pro
     };
   }
   for (const algorithm of present) {
-    const claimed = parsed.value.get(algorithm);
-    const actual = await digestBytes(algorithm, body);
+    const claimed = claimedDigests.get(algorithm);
+    const actual = await (digestOf?.(algorithm) ?? digestBytes(algorithm, body));
     if (claimed === undefined || !bytesEqual(claimed, actual)) {
       const lengthNote =
         claimed !== undefined && claimed.length !== DIGEST_LENGTH[algorithm]

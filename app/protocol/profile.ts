@@ -12,12 +12,13 @@
  * The generic RFC 9421 / RFC 9530 machinery is in `signature.ts` and `digest.ts`.
  */
 import { asBufferSource, base64ToBytes, base64UrlToBytes, bytesToBase64, fromArrayBuffer } from "./base64.ts";
-import { parseContentDigest, verifyContentDigest } from "./digest.ts";
+import { checkContentDigest, parseContentDigest } from "./digest.ts";
+import type { BodyDigests } from "./digest.ts";
 import { ProtocolError, fail, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
-import { fromRequest, parseSignature, parseSignatureInput, signRequest, verifyRequestSignature } from "./signature.ts";
-import type { HttpMessageView, SignatureInputMember } from "./signature.ts";
+import { fromRequest, signatureFieldsFor, signRequest, verifyRequestSignature } from "./signature.ts";
+import type { HttpMessageView, ParsedSignatureFields, SignatureInputMember } from "./signature.ts";
 import { subtle } from "./webCrypto.ts";
 
 /** G2: the covered components, in the order the sender writes them. */
@@ -148,6 +149,20 @@ export function parseKeyRecord(txt: string): Parsed<KeyRecord> {
   }
   if (problems.length > 0 || publicKey === undefined) return fail(...problems);
   return ok({ version: "svc1", keyType: "ed25519", publicKey });
+}
+
+/** Key records parsed before, by their text: the same record arrives with every delivery of a sender. */
+const parsedKeyRecords = new Map<string, Parsed<KeyRecord>>();
+const PARSED_KEY_RECORDS = 256;
+
+/** {@link parseKeyRecord}, remembered for the last few hundred record texts (its results are never changed). */
+function parseKeyRecordKept(txt: string): Parsed<KeyRecord> {
+  const kept = parsedKeyRecords.get(txt);
+  if (kept !== undefined) return kept;
+  const parsed = parseKeyRecord(txt);
+  if (parsedKeyRecords.size >= PARSED_KEY_RECORDS) parsedKeyRecords.clear();
+  parsedKeyRecords.set(txt, parsed);
+  return parsed;
 }
 
 // ---------------------------------------------------------------------------
@@ -295,7 +310,29 @@ export interface ProfileOptions {
    * `signingDomain` itself.
    */
   readonly expectedSigningDomain?: string;
+  /** Signature-Input and Signature as the caller already parsed them (used only if parsed from these very values). */
+  readonly signatureFields?: ParsedSignatureFields;
+  /** The body's digests the caller has (or is computing); the digest check hashes the body itself for any other. */
+  readonly bodyDigest?: BodyDigests;
+  /**
+   * The key lookup's answer when it is at hand without asking anyone (a
+   * configured record, a TXT answer still within its TTL); `undefined` when
+   * only `resolveKey` can tell. With the answer at hand, the key import and
+   * the signature verification run while the body's digest is computed;
+   * `resolveKey` is still only asked once the checks before it have passed.
+   */
+  readonly knownKey?: (keyid: string) => KeyRecordLookup | undefined;
+  /**
+   * Imports the public key of the usable key record `record` (a cache may
+   * answer it at once, without a promise). Default: {@link importPublicKeyRaw}.
+   */
+  readonly importKey?: KeyImporter;
+  /** Steps 7 and 8 as {@link startSignatureCheck} began them before the body arrived. */
+  readonly started?: SignatureCheckStarted;
 }
+
+/** Imports the Ed25519 public key `publicKeyRaw` of the key record text `record`. */
+export type KeyImporter = (record: string, publicKeyRaw: Uint8Array) => CryptoKey | Promise<CryptoKey>;
 
 /** The receiver's verdict on a delivery's signature. */
 export type ProfileVerdict =
@@ -404,13 +441,29 @@ export function checkSignatureProfile(member: SignatureInputMember): readonly Pr
 export async function checkKey(
   keyid: string,
   resolveKey: (keyid: string) => Promise<KeyRecordLookup>,
-): Promise<{ readonly check: ProfileCheck; readonly key?: CryptoKey }> {
+  importKey?: KeyImporter,
+): Promise<KeyCheck> {
   let lookup: KeyRecordLookup;
   try {
     lookup = await resolveKey(keyid);
   } catch (error) {
     lookup = { kind: "error", detail: error instanceof Error ? error.message : String(error) };
   }
+  return keyCheckOf(keyid, lookup, importKey);
+}
+
+/** What {@link checkKey} finds. */
+export interface KeyCheck {
+  readonly check: ProfileCheck;
+  readonly key?: CryptoKey;
+}
+
+/** The key check on a lookup's answer; without a promise when the key is at hand (an importer's cache had it). */
+function keyCheckOf(
+  keyid: string,
+  lookup: KeyRecordLookup,
+  importKey: KeyImporter = (_record, raw) => importPublicKeyRaw(raw),
+): KeyCheck | Promise<KeyCheck> {
   if (lookup.kind === "error") {
     return {
       check: failed(
@@ -424,18 +477,24 @@ export async function checkKey(
   if (lookup.kind === "none" || lookup.txt.length === 0) {
     return { check: failed("key", G4, `no TXT record at ${keyid}`) };
   }
-  const parsed = lookup.txt.map(parseKeyRecord);
-  const good = parsed.find((p) => p.ok);
+  const parsed = lookup.txt.map(parseKeyRecordKept);
+  const goodIndex = parsed.findIndex((p) => p.ok);
+  const good = parsed[goodIndex];
   if (good === undefined || !good.ok) {
     const reasons = parsed.flatMap((p) => (p.ok ? [] : p.violations.map((v) => v.message)));
     return { check: failed("key", G4, `no usable key record at ${keyid}: ${reasons.join("; ")}`) };
   }
+  const found = (key: CryptoKey): KeyCheck => ({ check: passed("key", G4, `ed25519 key published at ${keyid}`), key });
+  const invalid = (error: unknown): KeyCheck => ({
+    check: failed("key", G4, `the published key is not a valid Ed25519 key (${String(error)})`),
+  });
+  let imported: CryptoKey | Promise<CryptoKey>;
   try {
-    const key = await importPublicKeyRaw(good.value.publicKey);
-    return { check: passed("key", G4, `ed25519 key published at ${keyid}`), key };
+    imported = importKey(lookup.txt[goodIndex] ?? "", good.value.publicKey);
   } catch (error) {
-    return { check: failed("key", G4, `the published key is not a valid Ed25519 key (${String(error)})`) };
+    return invalid(error);
   }
+  return isPromiseLike(imported) ? Promise.resolve(imported).then(found, invalid) : found(imported);
 }
 
 interface RunResult {
@@ -459,6 +518,7 @@ async function run(
   const inputHeader = header(view, "signature-input");
   const signatureHeader = header(view, "signature");
   let member: SignatureInputMember | undefined;
+  let fields: ParsedSignatureFields | undefined;
   if (inputHeader === undefined) {
     checks.push(
       failed("signature-input", R.signatureInputHeader, "the request has no Signature-Input header", "invalid_request"),
@@ -466,8 +526,8 @@ async function run(
   } else if (signatureHeader === undefined) {
     checks.push(failed("signature-input", R.signatureHeader, "the request has no Signature header", "invalid_request"));
   } else {
-    const inputs = parseSignatureInput(inputHeader);
-    const signatures = parseSignature(signatureHeader);
+    fields = signatureFieldsFor(inputHeader, signatureHeader, options.signatureFields);
+    const { inputs, signatures } = fields;
     if (!inputs.ok) {
       checks.push(
         failed("signature-input", R.signatureInputHeader, violationText(inputs.violations), "invalid_request"),
@@ -493,26 +553,37 @@ async function run(
   }
   if (stop()) return done();
 
-  // 2. Content-Digest well-formed (400), then equal to the body's (401).
+  // 2. Content-Digest well-formed (400), then equal to the body's (401). The hashing starts below, once the
+  // verification (the longer job) has been started, so that the two run side by side; its verdict still
+  // takes this place in the order.
   const digestHeader = header(view, "content-digest");
+  let digestCheck: ProfileCheck | (() => Promise<ProfileCheck>);
   if (digestHeader === undefined) {
-    checks.push(failed("digest", R.digest, "the request has no Content-Digest header", "invalid_request"));
+    digestCheck = failed("digest", R.digest, "the request has no Content-Digest header", "invalid_request");
   } else {
     const parsed = parseContentDigest(digestHeader);
     if (!parsed.ok) {
-      checks.push(failed("digest", R.digest, violationText(parsed.violations), "invalid_request"));
+      digestCheck = failed("digest", R.digest, violationText(parsed.violations), "invalid_request");
     } else {
-      const verdict = await verifyContentDigest(body, digestHeader);
-      checks.push(
-        verdict.ok
-          ? passed("digest", R.digest, `${verdict.algorithm} matches the body`)
-          : failed("digest", R.digest, verdict.violation.message),
-      );
+      const claimed = parsed.value;
+      digestCheck = () =>
+        checkContentDigest(claimed, body, options.bodyDigest).then((verdict) =>
+          verdict.ok
+            ? passed("digest", R.digest, `${verdict.algorithm} matches the body`)
+            : failed("digest", R.digest, verdict.violation.message),
+        );
     }
   }
-  if (stop()) return done();
+  if (typeof digestCheck !== "function") {
+    checks.push(digestCheck);
+    if (stop()) return done();
+  }
 
   if (member === undefined) {
+    if (typeof digestCheck === "function") {
+      checks.push(await digestCheck());
+      if (stop()) return done();
+    }
     for (const [check, rule] of [
       ["components", G2],
       ["algorithm", G1],
@@ -527,52 +598,142 @@ async function run(
   }
 
   // 3–6. What the Signature-Input claims, cheapest first: no DNS lookup for a signature the profile already refuses.
-  for (const check of [
-    () => checkComponents(member),
-    () => checkAlgorithm(member),
-    () => checkCreated(member, options.nowS, options.toleranceS),
-    () => checkKeyid(member, options.expectedSigningDomain),
-  ]) {
-    checks.push(check());
+  const claims = [
+    checkComponents(member),
+    checkAlgorithm(member),
+    checkCreated(member, options.nowS, options.toleranceS),
+    checkKeyid(member, options.expectedSigningDomain),
+  ];
+  const keyid = member.params.keyid;
+  const keyidCheck = claims[3];
+  const usableKeyid =
+    keyid !== undefined &&
+    keyidCheck !== undefined &&
+    !keyidCheck.skipped &&
+    !(!keyidCheck.pass && keyidCheck.rule === G4);
+
+  // 7–8 ahead of time: when the key is at hand (nobody is asked) and none of 3–6 failed, its import and the
+  // verification start now (or were started by the caller before the body had arrived, see
+  // startSignatureCheck) and run while the body is hashed and the caller goes on.
+  let early: SignatureCheckStarted | undefined;
+  if (usableKeyid && keyid !== undefined && claims.every((c) => c.pass)) {
+    const started = options.started;
+    if (started !== undefined && started.keyid === keyid && started.member === member) early = started;
+    else {
+      const known = options.knownKey?.(keyid);
+      if (known !== undefined) early = startKeyAndSignature(view, member, keyid, known, options.importKey, fields);
+    }
+  }
+
+  if (typeof digestCheck === "function") {
+    checks.push(await digestCheck());
+    if (stop()) return done();
+  }
+  for (const check of claims) {
+    checks.push(check);
     if (stop()) return done({ member });
   }
 
   // 7. The key published at the keyid (G4).
-  const keyid = member.params.keyid;
-  const keyidCheck = checks.find((c) => c.check === "keyid");
   let key: CryptoKey | undefined;
-  if (
-    keyid === undefined ||
-    keyidCheck === undefined ||
-    keyidCheck.skipped ||
-    (!keyidCheck.pass && keyidCheck.rule === G4)
-  ) {
+  if (!usableKeyid || keyid === undefined) {
     checks.push(skipped("key", G4, "no usable keyid"));
   } else {
-    const found = await checkKey(keyid, options.resolveKey);
+    const found = early !== undefined ? await early.key : await checkKey(keyid, options.resolveKey, options.importKey);
     checks.push(found.check);
     key = found.key;
   }
   if (stop()) return done({ member });
 
   // 8. The signature itself (AUTH-5), over the components as the message has them.
-  if (key === undefined) {
-    checks.push(skipped("signature", R.check, "no key"));
-  } else {
-    const found = key;
-    const result = await verifyRequestSignature(view, {
-      label: member.label,
-      keyLookup: () => Promise.resolve(found),
-      algorithms: [PROFILE_ALGORITHM],
-    });
-    checks.push(
-      result.ok
-        ? passed("signature", R.check, `ed25519 signature ${member.label} verifies`)
-        : failed("signature", R.check, `${result.reason}: ${violationText(result.violations)}`),
-    );
-  }
+  const signature =
+    key === undefined
+      ? undefined
+      : early !== undefined
+        ? await early.signature
+        : await verifySignature(view, member, key, fields);
+  checks.push(signature ?? skipped("signature", R.check, "no key"));
   const domain = keyid === undefined ? undefined : signingDomainOfKeyid(keyid);
   return done({ member, ...(domain?.ok ? { signingDomain: domain.value } : {}) });
+}
+
+/**
+ * Steps 7 and 8 begun ahead of the body: the key import (answered at once by
+ * a cache) and the Ed25519 verification, which needs only the headers. What
+ * {@link startSignatureCheck} returns, for {@link ProfileOptions.started}.
+ */
+export interface SignatureCheckStarted {
+  readonly keyid: string;
+  /** The Signature-Input member it checks: the run uses it only for this very member. */
+  readonly member: SignatureInputMember;
+  readonly key: KeyCheck | Promise<KeyCheck>;
+  readonly signature: Promise<ProfileCheck | undefined>;
+}
+
+/**
+ * Starts the signature's key import and verification from the headers alone,
+ * before the body has arrived, when they will be needed and nobody has to be
+ * asked for the key: the first signature's member is well-formed, covers the
+ * profile's components, its `alg` and keyid are acceptable, and `knownKey`
+ * has the key record. `undefined` when not; {@link verifyDelivery} then does
+ * it all in its turn. Nothing here decides an answer: the verdict, in G10's
+ * order, is still {@link verifyDelivery}'s, which takes this as `started`.
+ */
+export function startSignatureCheck(
+  request: Request | HttpMessageView,
+  options: Pick<ProfileOptions, "signatureFields" | "knownKey" | "importKey" | "expectedSigningDomain">,
+): SignatureCheckStarted | undefined {
+  const view = request instanceof Request ? fromRequest(request) : request;
+  const inputHeader = header(view, "signature-input");
+  const signatureHeader = header(view, "signature");
+  if (inputHeader === undefined || signatureHeader === undefined || options.knownKey === undefined) return undefined;
+  const fields = signatureFieldsFor(inputHeader, signatureHeader, options.signatureFields);
+  if (!fields.inputs.ok || !fields.signatures.ok) return undefined;
+  const member = [...fields.inputs.value.values()][0];
+  const keyid = member?.params.keyid;
+  if (member === undefined || keyid === undefined || !fields.signatures.value.has(member.label)) return undefined;
+  if (!checkComponents(member).pass || !checkAlgorithm(member).pass) return undefined;
+  if (!checkKeyid(member, options.expectedSigningDomain).pass) return undefined;
+  const known = options.knownKey(keyid);
+  if (known === undefined) return undefined;
+  return startKeyAndSignature(view, member, keyid, known, options.importKey, fields);
+}
+
+function startKeyAndSignature(
+  view: HttpMessageView,
+  member: SignatureInputMember,
+  keyid: string,
+  lookup: KeyRecordLookup,
+  importKey: KeyImporter | undefined,
+  fields: ParsedSignatureFields | undefined,
+): SignatureCheckStarted {
+  const key = keyCheckOf(keyid, lookup, importKey);
+  const signature =
+    key instanceof Promise
+      ? key.then((found) => verifySignature(view, member, found.key, fields))
+      : verifySignature(view, member, key.key, fields);
+  // Settled even when an earlier check decides the answer and nobody awaits it.
+  signature.catch(() => {});
+  return { keyid, member, key, signature };
+}
+
+/** Step 8: the Ed25519 signature over the signature base; `undefined` without a key. */
+async function verifySignature(
+  view: HttpMessageView,
+  member: SignatureInputMember,
+  key: CryptoKey | undefined,
+  fields: ParsedSignatureFields | undefined,
+): Promise<ProfileCheck | undefined> {
+  if (key === undefined) return undefined;
+  const result = await verifyRequestSignature(view, {
+    label: member.label,
+    keyLookup: () => key,
+    algorithms: [PROFILE_ALGORITHM],
+    ...(fields !== undefined && { parsedFields: fields }),
+  });
+  return result.ok
+    ? passed("signature", R.check, `ed25519 signature ${member.label} verifies`)
+    : failed("signature", R.check, `${result.reason}: ${violationText(result.violations)}`);
 }
 
 /**
@@ -633,6 +794,10 @@ export async function verifyDelivery(
     };
   }
   return { ok: true, signingDomain, keyid, created, label: member.label };
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === "function";
 }
 
 function header(view: HttpMessageView, name: string): string | undefined {

@@ -185,7 +185,10 @@ function buildSignatureBase(
       continue;
     }
     // Equality ignores the order of parameters (RFC 9421 §2), so compare a sorted form.
-    const identity = serializeItem(component.name, new Map([...params].sort(([a], [b]) => (a < b ? -1 : 1))));
+    const identity =
+      params.size === 0
+        ? serialized
+        : serializeItem(component.name, new Map([...params].sort(([a], [b]) => (a < b ? -1 : 1))));
     if (seen.has(identity)) {
       invalid.push(inputViolation(`component ${serialized} is listed twice (RFC 9421 §2)`));
       continue;
@@ -688,12 +691,49 @@ export type VerificationResult =
 export interface VerifyOptions {
   /** The signature to check; default: the first member of Signature-Input. */
   readonly label?: string;
-  /** The key for a keyid (and the alg parameter when present); `undefined` if none is known. */
-  readonly keyLookup: (keyid: string | undefined, alg?: string) => Promise<CryptoKey | undefined>;
+  /**
+   * The key for a keyid (and the alg parameter when present); `undefined` if
+   * none is known. A key at hand may be returned as it is, without a promise:
+   * the verification then starts before this function first yields.
+   */
+  readonly keyLookup: (
+    keyid: string | undefined,
+    alg?: string,
+  ) => Promise<CryptoKey | undefined> | CryptoKey | undefined;
   /** Algorithms the verifier accepts; default: all of {@link SignatureAlgorithm}. */
   readonly algorithms?: readonly SignatureAlgorithm[];
   /** The verifier's clock in seconds since the epoch, to reject an `expires` in the past (RFC 9421 §3.2 step 6). */
   readonly nowS?: number;
+  /**
+   * Signature-Input and Signature as a caller already parsed them
+   * ({@link parseSignatureFields}); used when they were parsed from the very
+   * field values this message has, so they are not parsed again.
+   */
+  readonly parsedFields?: ParsedSignatureFields;
+}
+
+/** Signature-Input and Signature field values with what their parsers made of them. */
+export interface ParsedSignatureFields {
+  readonly input: string;
+  readonly signature: string;
+  readonly inputs: Parsed<Map<string, SignatureInputMember>>;
+  readonly signatures: Parsed<Map<string, Uint8Array>>;
+}
+
+/** Parses a Signature-Input and a Signature field value once, for every check that needs them. */
+export function parseSignatureFields(input: string, signature: string): ParsedSignatureFields {
+  return { input, signature, inputs: parseSignatureInput(input), signatures: parseSignature(signature) };
+}
+
+/** The parsed fields when they were parsed from exactly these values; otherwise they are parsed now. */
+export function signatureFieldsFor(
+  input: string,
+  signature: string,
+  known: ParsedSignatureFields | undefined,
+): ParsedSignatureFields {
+  return known !== undefined && known.input === input && known.signature === signature
+    ? known
+    : parseSignatureFields(input, signature);
 }
 
 /**
@@ -721,8 +761,7 @@ export async function verifyRequestSignature(
   if (inputHeader === undefined) return { ok: false, reason: "malformed", violations: [inputViolation("is missing")] };
   if (signatureHeader === undefined)
     return { ok: false, reason: "malformed", violations: [signatureViolation("is missing")] };
-  const inputs = parseSignatureInput(inputHeader);
-  const signatures = parseSignature(signatureHeader);
+  const { inputs, signatures } = signatureFieldsFor(inputHeader, signatureHeader, options.parsedFields);
   if (!inputs.ok || !signatures.ok) {
     return {
       ok: false,
@@ -769,7 +808,8 @@ export async function verifyRequestSignature(
       violations: [checkViolation(`the signature expired at ${expires}, before ${options.nowS}`)],
     };
   }
-  const key = await options.keyLookup(member.params.keyid, member.params.alg);
+  const lookedUp = options.keyLookup(member.params.keyid, member.params.alg);
+  const key = isPromiseLike(lookedUp) ? await lookedUp : lookedUp;
   if (key === undefined) {
     return {
       ok: false,
@@ -826,6 +866,10 @@ export async function verifyRequestSignature(
     };
   }
   return { ok: true, ...withBase, algorithm: algorithm.alg };
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === "function";
 }
 
 function headerValue(view: HttpMessageView, name: string): string | undefined {

@@ -59,7 +59,9 @@ export function parseDiagnostic(diagnostic: string): { type: string; text: strin
  */
 export function headerBlock(message: Uint8Array): Uint8Array {
   const crlf = indexOfBytes(message, encoder.encode("\r\n\r\n"), 0);
-  const lf = indexOfBytes(message, encoder.encode("\n\n"), 0);
+  // Only an LF LF before the CRLF CRLF can end the block earlier, so the search for it stops there
+  // (it would otherwise run through a whole CRLF message, 25 MiB of it at worst).
+  const lf = indexOfBytes(crlf < 0 ? message : message.subarray(0, crlf + 2), encoder.encode("\n\n"), 0);
   const candidates = [crlf < 0 ? undefined : crlf + 2, lf < 0 ? undefined : lf + 1].filter(
     (n): n is number => n !== undefined,
   );

@@ -13,12 +13,35 @@ export type BodyRead =
   /** The stream failed or produced something other than bytes. */
   | { readonly kind: "error"; readonly detail: string };
 
+/** What {@link readBodyWithLimit} may be told. */
+export interface ReadBodyOptions {
+  /**
+   * The length the request declares (Content-Length), when it has one. A
+   * body of several chunks is then gathered into one buffer of that size
+   * from the start (when it is within `limit`), instead of growing one.
+   */
+  readonly expectedLength?: number;
+}
+
+/** The smallest buffer a body of several chunks starts with when its length is not known. */
+const INITIAL_CAPACITY = 64 * 1024;
+
 /**
  * Reads `stream` to its end, or until more than `limit` bytes have arrived;
  * then cancels it (so the sender's stream stops being pulled) and reports
  * `too-large`. A `null` stream is an empty body.
+ *
+ * The bytes are gathered once: a body of one chunk is that chunk; a body of
+ * several is copied, chunk by chunk as it arrives, into one buffer, sized
+ * from `expectedLength` when that is given and within `limit`, else grown
+ * geometrically (never past `limit`). So the body costs its size once, not
+ * once for the chunks and again for their concatenation.
  */
-export async function readBodyWithLimit(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<BodyRead> {
+export async function readBodyWithLimit(
+  stream: ReadableStream<Uint8Array> | null,
+  limit: number,
+  options: ReadBodyOptions = {},
+): Promise<BodyRead> {
   if (stream === null) return { kind: "ok", body: new Uint8Array(0) };
   let reader: ReadableStreamDefaultReader<Uint8Array>;
   try {
@@ -26,7 +49,10 @@ export async function readBodyWithLimit(stream: ReadableStream<Uint8Array> | nul
   } catch (error) {
     return { kind: "error", detail: `the body cannot be read (${describe(error)})` };
   }
-  const chunks: Uint8Array[] = [];
+  const expected = options.expectedLength;
+  /** The first chunk, kept as it is until a second one arrives. */
+  let first: Uint8Array | undefined;
+  let buffer: Uint8Array | undefined;
   let total = 0;
   try {
     for (;;) {
@@ -36,25 +62,38 @@ export async function readBodyWithLimit(stream: ReadableStream<Uint8Array> | nul
         stop(reader);
         return { kind: "error", detail: "the body stream produced something other than bytes" };
       }
+      const at = total;
       total += value.length;
       if (total > limit) {
         stop(reader);
         return { kind: "too-large", bytesRead: total };
       }
-      chunks.push(value);
+      if (value.length === 0) continue;
+      if (buffer === undefined && first === undefined) {
+        first = value;
+        continue;
+      }
+      if (buffer === undefined || total > buffer.length) {
+        const grown = new Uint8Array(capacityFor(total, buffer?.length ?? 0, expected, limit));
+        if (buffer !== undefined) grown.set(buffer.subarray(0, at));
+        else if (first !== undefined) grown.set(first);
+        buffer = grown;
+        first = undefined;
+      }
+      buffer.set(value, at);
     }
   } catch (error) {
     stop(reader);
     return { kind: "error", detail: `the body could not be read to its end (${describe(error)})` };
   }
-  if (chunks.length === 1 && chunks[0] !== undefined) return { kind: "ok", body: chunks[0] };
-  const body = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, at);
-    at += chunk.length;
-  }
-  return { kind: "ok", body };
+  if (buffer !== undefined) return { kind: "ok", body: buffer.subarray(0, total) };
+  return { kind: "ok", body: first ?? new Uint8Array(0) };
+}
+
+/** The size of the buffer that must hold `needed` bytes: the expected length when it fits, else twice the old size. */
+function capacityFor(needed: number, current: number, expected: number | undefined, limit: number): number {
+  if (expected !== undefined && expected >= needed && expected <= limit) return expected;
+  return Math.min(limit, Math.max(needed, current * 2, INITIAL_CAPACITY));
 }
 
 /**

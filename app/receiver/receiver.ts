@@ -9,17 +9,19 @@
  * `temporary_failure` (the sender retries, ERR-10) rather than a dropped
  * connection.
  */
-import { bytesToHex } from "../protocol/base64.ts";
+import { asBufferSource, bytesToHex } from "../protocol/base64.ts";
 import { digestBytes, parseContentDigest } from "../protocol/digest.ts";
+import type { DigestAlgorithm } from "../protocol/digest.ts";
 import type { ProblemIdentifier } from "../protocol/errors.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
 import { parseContentType, parseMultipartBody } from "../protocol/multipart.ts";
-import { verifyDelivery } from "../protocol/profile.ts";
+import { importPublicKeyRaw, startSignatureCheck, verifyDelivery } from "../protocol/profile.ts";
 import type { KeyRecordLookup } from "../protocol/profile.ts";
 import { createProblem, parseEnvelope, parseJson, problemJson, PROBLEM_MEDIA_TYPE } from "../protocol/resources.ts";
 import type { Envelope, Problem } from "../protocol/resources.ts";
 import type { Violation } from "../protocol/result.ts";
-import { parseSignature, parseSignatureInput } from "../protocol/signature.ts";
+import { fromRequest, parseSignatureFields } from "../protocol/signature.ts";
+import type { ParsedSignatureFields } from "../protocol/signature.ts";
 import { parseVersionPath } from "../protocol/versions.ts";
 import type { Clock, MailStore, Resolver, TraceSink } from "../ports.ts";
 import { noTrace } from "../ports.ts";
@@ -57,6 +59,11 @@ export type ReceiverHandler = (request: Request) => Promise<Response>;
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._~-]{1,128}$/;
 const JSON_MEDIA_TYPE = "application/json";
 const utf8 = new TextDecoder("utf-8");
+/** Imported public keys kept, by key record text; the least recently used goes first. */
+const KEY_CACHE_ENTRIES = 1024;
+/** Key TXT answers kept, by keyid, each for its TTL but at most this long. */
+const TXT_CACHE_ENTRIES = 1024;
+const TXT_CACHE_MAX_S = 3600;
 
 const TITLES: Readonly<Record<ProblemIdentifier, string>> = {
   invalid_request: "Invalid request",
@@ -98,6 +105,8 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
   const cfg: ReceiverConfig = receiverConfigSchema.parse(config);
   const { clock, mailStore } = ports;
   const trace = ports.trace ?? noTrace;
+  /** Without a trace sink, the events' data (a URL parsed, a Message-ID looked up) is not even built. */
+  const tracing = trace !== noTrace;
   const idempotency = ports.idempotencyStore ?? createMemoryIdempotencyStore();
   const policy = createPolicyState(cfg.policy);
   const traceDomain = cfg.domains[0];
@@ -108,6 +117,12 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
   /** Deliveries past the idempotency step and not yet answered, by `[signingDomain, key]` as JSON (no two pairs spell the same). */
   const inFlight = new Map<string, { digest: string; answer: Promise<Answer> }>();
   const locks = createLocks();
+  /** Public keys imported before, by the key record that published them: a key is imported once, not per delivery. */
+  const importedKeys = createLru<string, CryptoKey | Promise<CryptoKey>>(KEY_CACHE_ENTRIES);
+  /** The resolver's TXT answers at keyids, until their TTL runs out on the clock. */
+  const keyAnswers = createLru<string, { readonly txt: readonly string[]; readonly untilMs: number }>(
+    TXT_CACHE_ENTRIES,
+  );
 
   const capabilitiesBody = new TextEncoder().encode(
     JSON.stringify({
@@ -121,8 +136,14 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     }),
   );
 
-  function emit(name: TraceEventName, data: Record<string, unknown>, timeMs = clock.now()): void {
-    trace.emit({ name, timeMs, ...(traceDomain !== undefined && { domain: traceDomain }), data });
+  function emit(name: TraceEventName, data: Record<string, unknown>, timeMs?: number): void {
+    if (!tracing) return;
+    trace.emit({
+      name,
+      timeMs: timeMs ?? clock.now(),
+      ...(traceDomain !== undefined && { domain: traceDomain }),
+      data,
+    });
   }
 
   // ── Answers ─────────────────────────────────────────────────────────
@@ -159,7 +180,9 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
 
   function toResponse(answer: Answer, method: string): Response {
     const { status, headers, body } = answer.response;
-    return new Response(method === "HEAD" || body.length === 0 ? null : body.slice(), {
+    // No copy here: a Response takes a copy of the bytes it is given (Fetch "extract a body"), so a
+    // stored answer replayed later stays as it was.
+    return new Response(method === "HEAD" || body.length === 0 ? null : asBufferSource(body), {
       status,
       headers: headers.map(([n, v]): [string, string] => [n, v]),
     });
@@ -173,6 +196,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     const announce = (extra: Record<string, unknown> = {}): void => {
       if (announced) return;
       announced = true;
+      if (!tracing) return;
       const key = request.headers.get("idempotency-key");
       const data = {
         method: request.method,
@@ -285,7 +309,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     }
 
     // headers (400): every problem with the request headers at once, so a sender fixes them in one go.
-    const headerProblems = headerViolations(headers);
+    const { problems: headerProblems, signatureFields } = headerViolations(headers);
     if (headerProblems.length > 0) {
       discardBody(request.body);
       return problemAnswer("invalid_request", 400, violationsDetail(headerProblems));
@@ -298,7 +322,17 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       discardBody(request.body);
       return problemAnswer("message_too_large", 413, `Content-Length ${declared} is over max_message_size ${maxSize}`);
     }
-    const read = await readBodyWithLimit(request.body, maxSize);
+    // The signature needs only the headers: with its key at hand, its verification starts now, off this
+    // thread, while the body arrives. The verdict below still reports the checks in G10's order.
+    const httpView = fromRequest(request);
+    const started = startSignatureCheck(httpView, {
+      knownKey,
+      importKey,
+      ...(signatureFields !== undefined && { signatureFields }),
+    });
+    const read = await readBodyWithLimit(request.body, maxSize, {
+      ...(declared !== undefined && { expectedLength: declared }),
+    });
     if (read.kind === "too-large") {
       return problemAnswer(
         "message_too_large",
@@ -309,12 +343,27 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     if (read.kind === "error") return problemAnswer("invalid_request", 400, read.detail);
     const body = read.body;
 
-    // digest and signature (401; a DNS failure of the key lookup is 503).
-    const verdict = await verifyDelivery(request, body, {
+    // The body is hashed once: its SHA-256 serves the digest check and the idempotency record alike.
+    let sha256: Promise<Uint8Array> | undefined;
+    const bodySha256 = (): Promise<Uint8Array> => (sha256 ??= digestBytes("sha-256", body));
+
+    // digest and signature (401; a DNS failure of the key lookup is 503). The hashing and the verification
+    // run off this thread; the body is parsed meanwhile (it is needed next, and parsing has no effects),
+    // while the verdict still comes first.
+    const verifying = verifyDelivery(httpView, body, {
       nowS: Math.floor(clock.now() / 1000),
       toleranceS: cfg.readings.G3.toleranceS,
       resolveKey,
+      knownKey,
+      importKey,
+      bodyDigest: (algorithm: DigestAlgorithm) => (algorithm === "sha-256" ? bodySha256() : undefined),
+      ...(signatureFields !== undefined && { signatureFields }),
+      ...(started !== undefined && { started }),
     });
+    // Handled here too: should parsing throw, the verdict is never awaited, and must not end up unhandled.
+    verifying.catch(() => {});
+    const parsed = parseBody(body, contentType);
+    const verdict = await verifying;
     if (!verdict.ok) {
       const detail = `${verdict.check}: ${verdict.detail} [${verdict.rule}]`;
       if (verdict.problem === "temporary_failure") {
@@ -328,8 +377,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     const key = wellFormedKey ?? "";
     announce({ signingDomain });
 
-    // from-domain (401, or 403 under G19's other reading). Needs `from`, so the body is parsed here, once.
-    const parsed = parseBody(body, contentType);
+    // from-domain (401, or 403 under G19's other reading). Needs `from`, from the body parsed above.
     const claimedFrom = parsed.fromDomain;
     if (claimedFrom !== undefined && claimedFrom !== signingDomain) {
       const detail = `the envelope from is in ${claimedFrom}, but the signature is by ${signingDomain} [AUTH-4] (G19)`;
@@ -339,7 +387,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     }
 
     // idempotency (replay, or 409): G11 compares the digest of the whole body.
-    const contentDigest = `sha-256:${bytesToHex(await digestBytes("sha-256", body))}`;
+    const contentDigest = `sha-256:${bytesToHex(await bodySha256())}`;
     const scope = JSON.stringify([signingDomain, key]);
     const running = inFlight.get(scope);
     if (running !== undefined) {
@@ -558,12 +606,14 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       };
     }
     policy.recordRecipientDelivery(recipient, nowMs);
-    const messageId = messageIdOf(message);
-    emit("mailbox.delivered", {
-      mailbox: recipient,
-      ...(messageId !== undefined && { messageId }),
-      size: message.length,
-    });
+    if (tracing) {
+      const messageId = messageIdOf(message);
+      emit("mailbox.delivered", {
+        mailbox: recipient,
+        ...(messageId !== undefined && { messageId }),
+        size: message.length,
+      });
+    }
     return { recipient, status: "accepted" };
   }
 
@@ -628,18 +678,55 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
 
   async function resolveKey(keyid: string): Promise<KeyRecordLookup> {
     if (ports.keyLookup !== undefined) return ports.keyLookup(keyid);
-    const fixed = cfg.keyRecords[keyid];
-    if (fixed !== undefined) return { kind: "records", txt: [fixed] };
+    const known = knownKey(keyid);
+    if (known !== undefined) return known;
     const answer = await ports.resolver.txt(keyid);
     switch (answer.kind) {
-      case "answer":
+      case "answer": {
+        const keepS = Math.min(answer.ttlS, TXT_CACHE_MAX_S);
+        if (keepS > 0) keyAnswers.set(keyid, { txt: answer.records, untilMs: clock.now() + keepS * 1000 });
         return { kind: "records", txt: answer.records };
+      }
       case "nxdomain":
       case "nodata":
         return { kind: "none" };
       default:
         return { kind: "error", detail: answer.kind };
     }
+  }
+
+  /**
+   * The key lookup's answer when no one needs asking: a configured record, or
+   * a TXT answer still within its TTL. Not with a `keyLookup` port, which
+   * replaces the lookup entirely and is asked every time.
+   */
+  function knownKey(keyid: string): KeyRecordLookup | undefined {
+    if (ports.keyLookup !== undefined) return undefined;
+    const fixed = cfg.keyRecords[keyid];
+    if (fixed !== undefined) return { kind: "records", txt: [fixed] };
+    const kept = keyAnswers.get(keyid);
+    if (kept === undefined) return undefined;
+    if (clock.now() < kept.untilMs) return { kind: "records", txt: kept.txt };
+    keyAnswers.delete(keyid);
+    return undefined;
+  }
+
+  /** The public key of a key record, imported once and then answered at once, without a promise. */
+  function importKey(record: string, publicKeyRaw: Uint8Array): CryptoKey | Promise<CryptoKey> {
+    const kept = importedKeys.get(record);
+    if (kept !== undefined) return kept;
+    const importing = importPublicKeyRaw(publicKeyRaw);
+    importedKeys.set(record, importing);
+    importing.then(
+      (key) => {
+        if (importedKeys.peek(record) === importing) importedKeys.set(record, key);
+      },
+      () => {
+        // Not kept: the next delivery tries again (and is told why it failed).
+        if (importedKeys.peek(record) === importing) importedKeys.delete(record);
+      },
+    );
+    return importing;
   }
 
   function parseBody(body: Uint8Array, contentType: string): ParsedBody {
@@ -676,9 +763,14 @@ function isRemembered(answer: Answer): boolean {
   return status === 403 && !headers.some(([name]) => name === "retry-after");
 }
 
-/** The header-shape violations of a POST (G10 "headers present and well-formed"). */
-function headerViolations(headers: Headers): Violation[] {
+/**
+ * The header-shape violations of a POST (G10 "headers present and well-formed"),
+ * and Signature-Input and Signature as parsed here, so the signature check
+ * does not parse them again.
+ */
+function headerViolations(headers: Headers): { problems: Violation[]; signatureFields?: ParsedSignatureFields } {
   const problems: Violation[] = [];
+  let signatureFields: ParsedSignatureFields | undefined;
   const key = headers.get("idempotency-key");
   if (key === null) {
     problems.push({
@@ -710,8 +802,8 @@ function headerViolations(headers: Headers): Violation[] {
   if (signature === null)
     problems.push({ path: "headers.Signature", rule: "POST-3", message: "the Signature header is missing" });
   if (input !== null && signature !== null) {
-    const inputs = parseSignatureInput(input);
-    const signatures = parseSignature(signature);
+    signatureFields = parseSignatureFields(input, signature);
+    const { inputs, signatures } = signatureFields;
     if (!inputs.ok) problems.push(...inputs.violations.map((v) => ({ ...v, path: "headers.Signature-Input" })));
     if (!signatures.ok) problems.push(...signatures.violations.map((v) => ({ ...v, path: "headers.Signature" })));
     if (inputs.ok && signatures.ok) {
@@ -735,7 +827,7 @@ function headerViolations(headers: Headers): Violation[] {
   }
   const contentType = parseContentType(headers.get("content-type"));
   if (!contentType.ok) problems.push(...contentType.violations);
-  return problems;
+  return { problems, ...(signatureFields !== undefined && { signatureFields }) };
 }
 
 /** The domain of the envelope's `from` when it is a valid mailbox; `undefined` for null or anything invalid (left to the envelope check). */
@@ -791,6 +883,36 @@ function createLocks(): { with<T>(keys: readonly string[], fn: () => Promise<T>)
         release();
         for (const k of unique) if (tails.get(k) === done) tails.delete(k);
       }
+    },
+  };
+}
+
+/** A map of at most `capacity` entries that forgets the least recently used one first. */
+function createLru<K, V>(
+  capacity: number,
+): { get(key: K): V | undefined; peek(key: K): V | undefined; set(key: K, value: V): void; delete(key: K): void } {
+  const entries = new Map<K, V>();
+  return {
+    get(key) {
+      const value = entries.get(key);
+      if (value !== undefined) {
+        // Map keeps insertion order: moved to the end, it is the most recently used.
+        entries.delete(key);
+        entries.set(key, value);
+      }
+      return value;
+    },
+    peek: (key) => entries.get(key),
+    set(key, value) {
+      entries.delete(key);
+      entries.set(key, value);
+      if (entries.size > capacity) {
+        const oldest = entries.keys().next();
+        if (oldest.done !== true) entries.delete(oldest.value);
+      }
+    },
+    delete(key) {
+      entries.delete(key);
     },
   };
 }
