@@ -349,6 +349,13 @@ const rows: readonly GapRow[] = [
       "A known identifier decides the class even if the status disagrees; SMTP fallback needs a temporary identifier and a request-level 5xx. An unknown recipient status with a permanent problem stays `deferred` (RCP-3 is a MUST), flagged inconsistent. A known identifier at a level the errors table does not list for it (a P-only identifier at request level) is handled as unknown.",
     switchable: false,
   },
+  {
+    id: "G44",
+    title: "How long a receiver may keep a sender's key record",
+    defaultReading:
+      "A key TXT answer is kept per keyid for its DNS TTL, at most 1 hour, on the receiver's clock; failures (SERVFAIL, timeout) and missing records are never kept, so the next request asks again. A rotated or revoked key is seen once the kept answer expires.",
+    switchable: false,
+  },
 ];
 
 export const gaps: readonly Gap[] = rows.map((g) => ({

@@ -1073,7 +1073,7 @@ export const rules = [
     strength: "FACT",
     applies: ["both"],
     text: "The signature profile (covered components, algorithms, key publication, timestamp tolerance) is not shown in the spec.",
-    gaps: ["G1", "G2", "G3", "G4"],
+    gaps: ["G1", "G2", "G3", "G4", "G44"],
   },
 
   // ── Events ───────────────────────────────────────────────────────────
