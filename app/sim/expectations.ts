@@ -170,6 +170,7 @@ export function checkExpectations(
   events: readonly CheckedEvent[],
   messages: readonly ExpectedMessage[],
 ): CheckResult[] {
+  if (expectations.length === 0) return [];
   const trace = indexTrace(events);
   return expectations.map((e, index) => {
     const id = expectationName(e, index);

@@ -109,12 +109,21 @@ export function inWindow(window: TimeWindow, timeMs: number): boolean {
  * protocol are lowercase anyway.
  */
 export function matchGlob(pattern: string, value: string): boolean {
-  const source = pattern
-    .split("*")
-    .map((piece) => piece.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-    .join(".*");
-  return new RegExp(`^${source}$`, "i").test(value);
+  let regex = globs.get(pattern);
+  if (regex === undefined) {
+    const source = pattern
+      .split("*")
+      .map((piece) => piece.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*");
+    regex = new RegExp(`^${source}$`, "i");
+    if (globs.size >= 1024) globs.clear();
+    globs.set(pattern, regex);
+  }
+  return regex.test(value);
 }
+
+/** Compiled globs by pattern: a fault is matched against every request, so each pattern is compiled once. */
+const globs = new Map<string, RegExp>();
 
 /** A domain or host name as compared everywhere here: lowercase, no trailing dot. */
 export function normalizeName(name: string): string {

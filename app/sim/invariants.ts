@@ -151,6 +151,19 @@ function buildModel(events: readonly CheckedEvent[]): Model {
   const push = (actor: Actor | undefined, event: CheckedEvent): void => {
     current(actor as Actor)?.events.push(event);
   };
+  // The actors whose attempt is in discovery, by sender and domain (in the order they were created),
+  // so that a discovery event finds its actors without a pass over every actor of the run.
+  const discovering = new Map<string, Set<Actor>>();
+  const discoveryKey = (senderDomain: string, domain: string | undefined): string => `${senderDomain}\n${domain}`;
+  const setDiscovering = (actor: Actor, on: boolean): void => {
+    actor.discovering = on;
+    const key = discoveryKey(actor.senderDomain, actor.domain);
+    let set = discovering.get(key);
+    if (on) {
+      if (set === undefined) discovering.set(key, (set = new Set()));
+      set.add(actor);
+    } else set?.delete(actor);
+  };
   for (const event of events) {
     const d = event.data ?? {};
     switch (event.name) {
@@ -177,6 +190,7 @@ function buildModel(events: readonly CheckedEvent[]): Model {
               handOffs: [],
             };
             actors.set(id, actor);
+            setDiscovering(actor, true);
           }
           actor.recipients.add(recipient);
         }
@@ -186,7 +200,7 @@ function buildModel(events: readonly CheckedEvent[]): Model {
         const actor = actors.get(str(d["deliveryActor"]) ?? "");
         if (actor === undefined) break;
         actor.attempts.push({ index: actor.attempts.length + 1, startMs: event.timeMs, events: [event] });
-        actor.discovering = true;
+        setDiscovering(actor, true);
         break;
       }
       case "timer.set":
@@ -196,7 +210,7 @@ function buildModel(events: readonly CheckedEvent[]): Model {
         const actor = actors.get(str(d["deliveryActor"]) ?? "");
         if (actor === undefined) break;
         push(actor, event);
-        if (str(d["from"])?.endsWith("discovering") === true) actor.discovering = false;
+        if (str(d["from"])?.endsWith("discovering") === true) setDiscovering(actor, false);
         break;
       }
       case "delivery.created": {
@@ -221,9 +235,8 @@ function buildModel(events: readonly CheckedEvent[]): Model {
         // Discovery events name the domain, not the actor: they go to every actor of that
         // sender and domain whose attempt is still in discovery.
         const target = str(d["domain"]);
-        for (const actor of actors.values()) {
-          if (actor.discovering && actor.domain === target && actor.senderDomain === event.domain) push(actor, event);
-        }
+        if (target === undefined || event.domain === undefined) break;
+        for (const actor of discovering.get(discoveryKey(event.domain, target)) ?? []) push(actor, event);
         break;
       }
       case "smtp.handoff": {

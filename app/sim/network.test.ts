@@ -328,6 +328,36 @@ describe("network: latency, scope and probability", () => {
     expect(statusOf(await send(ctx, "a.example", getCapabilities(), 1_200_000))).toBe(200);
   });
 
+  it("a window judged when the fault's turn comes: after the baseline latency and after a latency fault before it", async () => {
+    // The TLS fault's window opens at 1100: a request sent at 1000 reaches it at 1200, after 200 ms of latency.
+    const tls: NetworkFaultInput = { kind: "tls-failure", from: 1100, until: 5000, host: "mx.b.example" };
+    const viaFault = setup([{ kind: "latency", latency: 200, host: "mx.b.example" }, tls]);
+    expect(transportKind(await send(viaFault, "a.example", getCapabilities(), 1000))).toBe("tls");
+    const viaBaseline = setup([tls], { latency: 200 });
+    expect(transportKind(await send(viaBaseline, "a.example", getCapabilities(), 1000))).toBe("tls");
+    // Without the wait the window has not opened yet; once it has closed, it never applies again.
+    const noWait = setup([tls]);
+    expect(statusOf(await send(noWait, "a.example", getCapabilities(), 1000))).toBe(200);
+    expect(transportKind(await send(noWait, "a.example", getCapabilities(), 1100))).toBe("tls");
+    expect(statusOf(await send(noWait, "a.example", getCapabilities(), 5000))).toBe(200);
+  });
+
+  it("a fault out of its window draws nothing: the draws of an in-window fault are the same with it", async () => {
+    const draws = async (faults: NetworkFaultInput[]): Promise<(number | undefined)[]> => {
+      const ctx = setup(faults, {}, 5);
+      const out: (number | undefined)[] = [];
+      for (let i = 1; i <= 16; i++) out.push(statusOf(await send(ctx, "a.example", getCapabilities(), i * 1000)));
+      return out;
+    };
+    const closed: NetworkFaultInput = { id: "closed", kind: "rate-limited", probability: 0.5, until: 500 };
+    const later: NetworkFaultInput = { id: "later", kind: "server-error", probability: 0.5, from: "1d" };
+    const open: NetworkFaultInput = { id: "open", kind: "unavailable", probability: 0.5 };
+    const alone = await draws([open]);
+    expect(await draws([closed, open, later])).toEqual(alone);
+    expect(alone).toContain(503);
+    expect(alone).toContain(200);
+  });
+
   it("probability is drawn from the fault's seeded stream: the same seed fails the same requests", async () => {
     const pattern = async (seed: number): Promise<(number | string | undefined)[]> => {
       const ctx = setup([{ kind: "unavailable", probability: 0.5 }], {}, seed);

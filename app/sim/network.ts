@@ -2,19 +2,27 @@
  * The simulated network: each domain's Fetch resolves a Request through msw
  * request handlers, without patching any global (msw's `getResponse`).
  *
- * The handler list of an exchange is, in order:
+ * An exchange goes, in order, through:
  *
- * 1. the baseline latency (a virtual wait, then fall through);
- * 2. the faults, in the order given, each scoped by host, path, method,
- *    requesting domain, time window and probability: a matching fault either
- *    answers (a 503, a 429, an invalid capabilities document, …), throws a
- *    {@link TransportError} (refused, reset, TLS, timeout, partition), waits on
- *    the virtual clock and falls through (latency), or marks the exchange for
- *    what happens to the response (reset after the receiver handled the
- *    request, a slow body);
- * 3. each domain's receiver, mounted at its origin `https://<host>:<port>`.
+ * 1. the baseline latency (a virtual wait);
+ * 2. the faults, in the order given, each an msw handler scoped by host, path,
+ *    method, requesting domain, time window and probability: a matching fault
+ *    either answers (a 503, a 429, an invalid capabilities document, …),
+ *    throws a {@link TransportError} (refused, reset, TLS, timeout,
+ *    partition), waits on the virtual clock and falls through (latency), or
+ *    marks the exchange for what happens to the response (reset after the
+ *    receiver handled the request, a slow body);
+ * 3. the receiver mounted at its origin `https://<host>:<port>`, the last
+ *    handler.
  *
- * A request no handler answers is refused, as a closed port would be.
+ * Only the faults that could act on the exchange are in its list: those whose
+ * host, path, method and source match and whose window is not over (see
+ * `dispatch`); the others would let it through without a random draw, so the
+ * run is the same, and a fleet of domains under many faults does not pay for
+ * every fault on every request. With no fault left, the receiver is called
+ * directly, as msw would call it.
+ *
+ * A request nothing answers is refused, as a closed port would be.
  *
  * Every exchange is traced: `http.request` when sent, then `http.response` or
  * `http.failure`, with headers, body size and SHA-256 digest, and the whole
@@ -42,6 +50,7 @@ import {
 import type { SeededRandom } from "./random.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { subtle } from "../protocol/webCrypto.ts";
+import { sha256 } from "./sha256.ts";
 
 /** The capabilities path (GET-1); capabilities faults apply to it unless given another `path`. */
 export const CAPABILITIES_PATH = "/v1/capabilities";
@@ -192,6 +201,8 @@ interface CompiledFault {
   readonly window: TimeWindow;
   readonly chance: SeededRandom;
   readonly latency: SeededRandom;
+  /** The msw handler that applies it. */
+  readonly handler: RequestHandler;
 }
 
 /** A network with no receivers yet and the given faults. */
@@ -199,22 +210,68 @@ export function createNetwork(options: NetworkOptions): Network {
   const { scheduler } = options;
   const trace = options.trace ?? noTrace;
   const exchanges = new WeakMap<Request, Exchange>();
-  const receivers = new Map<string, RequestHandler>();
+  const receivers = new Map<string, { readonly handler: HttpHandlerFn; readonly msw: RequestHandler }>();
   const hostDomains = new Map<string, string>();
   const faults: CompiledFault[] = [];
-  const faultHandlers: RequestHandler[] = [];
   const baselineRandom = options.random.fork("latency");
   let exchangeCount = 0;
+  /** The faults that may concern a host (its `host` glob matches, or it has none), computed once for each host. */
+  const scopes = new Map<string, readonly CompiledFault[]>();
 
-  const baseline = http.all(
-    () => true,
-    async () => {
-      if (options.latency === undefined) return undefined;
-      const delayMs = sampleLatencyMs(options.latency, baselineRandom);
-      if (delayMs > 0) await scheduler.sleep(delayMs, "network latency");
-      return undefined;
-    },
-  );
+  /** The baseline latency: a virtual wait before anything else happens to the request. */
+  async function baselineLatency(): Promise<void> {
+    if (options.latency === undefined) return;
+    const delayMs = sampleLatencyMs(options.latency, baselineRandom);
+    if (delayMs > 0) await scheduler.sleep(delayMs, "network latency");
+  }
+
+  function faultsInStaticScope(exchange: Exchange): readonly CompiledFault[] {
+    const host = exchange.url.hostname;
+    let candidates = scopes.get(host);
+    if (candidates === undefined) {
+      candidates = faults.filter(
+        (fault) => fault.spec.kind === "partition" || fault.spec.host === undefined || matchGlob(fault.spec.host, host),
+      );
+      scopes.set(host, candidates);
+    }
+    return candidates.length === 0 ? candidates : candidates.filter((fault) => inStaticScope(fault, exchange));
+  }
+
+  /**
+   * What answers an exchange: after the baseline latency, the faults that may
+   * act on it as msw handlers in front of the receiver at its origin; with
+   * none, the receiver itself, as msw would call it. The faults left out are
+   * those that would let the request through without a random draw: out of
+   * its static scope, or out of their time window for good. `undefined`:
+   * nothing listens there.
+   */
+  async function dispatch(forwarded: Request, current: Exchange): Promise<Response | undefined> {
+    await baselineLatency();
+    const handlers: RequestHandler[] = [];
+    // A fault whose window is over stays out of scope (time only moves on); one whose window has not
+    // begun stays out too, unless a latency fault before it may make time pass before its turn.
+    const now = scheduler.now();
+    let mayWait = false;
+    for (const fault of faultsInStaticScope(current)) {
+      if (now >= fault.window.untilMs || (now < fault.window.fromMs && !mayWait)) continue;
+      handlers.push(fault.handler);
+      if (fault.spec.kind === "latency") mayWait = true;
+    }
+    const receiver = receivers.get(current.url.origin);
+    if (handlers.length === 0) return receiver?.handler(forwarded);
+    if (receiver !== undefined) handlers.push(receiver.msw);
+    return getResponse(handlers, forwarded);
+  }
+
+  /**
+   * The trace's `bodyDigest` of a body: computed in JavaScript for the bodies
+   * of everyday mail (no host task, nothing to wait for), through WebCrypto,
+   * as tracked work, for large ones. The same bytes either way.
+   */
+  function traceDigest(bytes: Uint8Array, label: string): string | Promise<string> {
+    if (bytes.length <= INLINE_DIGEST_MAX_BYTES) return sha256FieldInline(bytes);
+    return scheduler.track(sha256Field(bytes), label);
+  }
 
   function emit(name: string, source: string, data: Record<string, unknown>): void {
     trace.emit({ name, timeMs: scheduler.now(), domain: source, data });
@@ -225,9 +282,14 @@ export function createNetwork(options: NetworkOptions): Network {
     return hostDomains.get(host) === d || host === d || host.endsWith(`.${d}`);
   }
 
-  function inScope(fault: CompiledFault, exchange: Exchange): boolean {
+  /**
+   * Whether the exchange is in the fault's scope by what does not change while
+   * it runs: host, path, method, source, partition. An exchange's handler
+   * list holds only the faults that pass, so a request runs through the few
+   * faults that concern it rather than all of them. No random draw here.
+   */
+  function inStaticScope(fault: CompiledFault, exchange: Exchange): boolean {
     const spec = fault.spec;
-    if (!inWindow(fault.window, scheduler.now())) return false;
     const host = exchange.url.hostname;
     if (spec.kind === "partition") {
       const [a, b] = spec.between.map(normalizeName) as [string, string];
@@ -247,7 +309,17 @@ export function createNetwork(options: NetworkOptions): Network {
       if (method !== undefined && method.toUpperCase() !== exchange.method) return false;
       if (spec.source !== undefined && normalizeName(spec.source) !== exchange.source) return false;
     }
-    // Drawn only for requests in scope, from the fault's own stream.
+    return true;
+  }
+
+  /**
+   * Whether a fault in the exchange's static scope acts on it now: its time
+   * window when its handler runs (after the latency before it), then its
+   * probability, drawn only for requests in scope, from the fault's own stream.
+   */
+  function inScope(fault: CompiledFault): boolean {
+    const spec = fault.spec;
+    if (!inWindow(fault.window, scheduler.now())) return false;
     return spec.probability === undefined || fault.chance.chance(spec.probability);
   }
 
@@ -342,18 +414,17 @@ export function createNetwork(options: NetworkOptions): Network {
       window: resolveWindow(spec, scheduler.startMs),
       chance: stream.fork("probability"),
       latency: stream.fork("latency"),
-    };
-    faults.push(fault);
-    faultHandlers.push(
-      http.all(
+      handler: http.all(
         () => true,
         async ({ request }) => {
           const exchange = exchanges.get(request);
-          if (exchange === undefined || !inScope(fault, exchange)) return undefined;
+          if (exchange === undefined || !inScope(fault)) return undefined;
           return act(fault, exchange);
         },
       ),
-    );
+    };
+    faults.push(fault);
+    scopes.clear();
     return spec;
   }
 
@@ -370,20 +441,22 @@ export function createNetwork(options: NetworkOptions): Network {
       url: url.href,
       headers: headersObject(request.headers),
       bodySize: requestBody.length,
-      bodyDigest: await scheduler.track(sha256Field(requestBody), "http.request digest"),
+      bodyDigest: await traceDigest(requestBody, "http.request digest"),
       ...(options.recordBodies === true ? bodyFields(requestBody) : {}),
     });
+    // The receiver reads a body built in JavaScript, whose reads settle in microtasks in every engine
+    // (a browser may read a body given as bytes through its own task queue, which the scheduler cannot see).
     const forwarded = new Request(url.href, {
       method,
       headers: request.headers,
-      body: requestBody.length > 0 ? requestBody : null,
+      body: requestBody.length > 0 ? settledBody(requestBody) : null,
       signal,
-    });
+      ...(requestBody.length > 0 && { duplex: "half" }),
+    } as RequestInit);
     const current: Exchange = { id, source, url, method, post: [] };
     exchanges.set(forwarded, current);
     try {
-      const handlers = [baseline, ...faultHandlers, ...receivers.values()];
-      const response = await abortable(getResponse(handlers, forwarded), signal);
+      const response = await abortable(dispatch(forwarded, current), signal);
       if (response === undefined) {
         throw new TransportError("connection-refused", `nothing listens at ${url.origin}`);
       }
@@ -406,7 +479,7 @@ export function createNetwork(options: NetworkOptions): Network {
         ...(response.statusText !== "" ? { statusText: response.statusText } : {}),
         headers: headersObject(response.headers),
         bodySize: responseBody.length,
-        bodyDigest: await scheduler.track(sha256Field(responseBody), "http.response digest"),
+        bodyDigest: await traceDigest(responseBody, "http.response digest"),
         ...(bodyDurationMs > 0 ? { bodyDurationMs } : {}),
         ...(current.fault !== undefined ? { fault: current.fault } : {}),
         ...(options.recordBodies === true ? bodyFields(responseBody) : {}),
@@ -419,7 +492,7 @@ export function createNetwork(options: NetworkOptions): Network {
       return new Response(body, {
         status: response.status,
         statusText: response.statusText,
-        headers: new Headers(response.headers),
+        headers: response.headers,
       });
     } catch (error) {
       emit("http.failure", source, {
@@ -438,16 +511,20 @@ export function createNetwork(options: NetworkOptions): Network {
     mount(origin, handler, mountOptions = {}) {
       const parsed = new URL(origin);
       const key = parsed.origin;
-      receivers.set(
-        key,
-        http.all(
+      receivers.set(key, {
+        handler,
+        // msw hands the resolver a request whose body it has teed (for its clone): read it as
+        // tracked work, and pass the receiver a body built in JavaScript again.
+        msw: http.all(
           ({ request }) => new URL(request.url).origin === key,
-          ({ request }) => handler(request),
+          async ({ request }) => handler(await settledRequest(request, scheduler)),
         ),
-      );
+      });
       hostDomains.set(parsed.hostname, normalizeName(mountOptions.domain ?? parsed.hostname));
+      scopes.clear();
     },
     unmount(origin) {
+      scopes.clear();
       return receivers.delete(new URL(origin).origin);
     },
     fetchFor(sourceDomain) {
@@ -497,7 +574,22 @@ export function headersObject(headers: Headers): Record<string, string> {
 
 /** `sha-256=:<base64>:`, the form of a Content-Digest member (RFC 9530), so a trace reader can compare the two. */
 export async function sha256Field(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await subtle.digest("SHA-256", bytes.slice()));
+  return digestField(new Uint8Array(await subtle.digest("SHA-256", bytes.slice())));
+}
+
+/**
+ * Bodies up to this size are digested for the trace in JavaScript: a few KB
+ * hash faster there than a WebCrypto round trip to the host's thread pool,
+ * while a large body hashes several times faster natively.
+ */
+export const INLINE_DIGEST_MAX_BYTES = 256 * 1024;
+
+/** {@link sha256Field} computed synchronously in JavaScript (./sha256.ts). */
+export function sha256FieldInline(bytes: Uint8Array): string {
+  return digestField(sha256(bytes));
+}
+
+function digestField(digest: Uint8Array): string {
   let binary = "";
   for (const b of digest) binary += String.fromCharCode(b);
   return `sha-256=:${btoa(binary)}:`;
@@ -527,6 +619,18 @@ function settledBody(bytes: Uint8Array): ReadableStream<Uint8Array> {
       controller.close();
     },
   });
+}
+
+/** `request` with its body read as tracked host work and handed on as a {@link settledBody}. */
+async function settledRequest(request: Request, scheduler: Scheduler): Promise<Request> {
+  const bytes = new Uint8Array(await scheduler.track(request.arrayBuffer(), "receiver request body"));
+  return new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: bytes.length > 0 ? settledBody(bytes) : null,
+    signal: request.signal,
+    ...(bytes.length > 0 && { duplex: "half" }),
+  } as RequestInit);
 }
 
 /** A body delivered `chunkBytes` at a time, one chunk every `intervalMs` of virtual time. */

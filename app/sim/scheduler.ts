@@ -66,13 +66,48 @@ export function hostMacrotask(): Promise<void> {
  */
 export function messageChannelMacrotask(): Promise<void> {
   return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      resolve();
-    };
+    const channel = (turns.channel ??= openTurnChannel());
+    turns.waiting.push(resolve);
+    turns.posted++;
     channel.port2.postMessage(undefined);
   });
+}
+
+/**
+ * One MessageChannel serves every {@link messageChannelMacrotask} (opening one
+ * per turn costs ten times the turn): each message posted resolves the oldest
+ * waiter, in order. An open port keeps Node's event loop alive, so the channel
+ * is closed once a real timer finds that no turn was asked for since it was
+ * armed, and opened again on the next turn.
+ */
+const turns: {
+  channel: MessageChannel | undefined;
+  readonly waiting: (() => void)[];
+  /** Turns asked for, ever: the idle check compares it with the count it saw. */
+  posted: number;
+  idleTimer: boolean;
+} = { channel: undefined, waiting: [], posted: 0, idleTimer: false };
+
+function openTurnChannel(): MessageChannel {
+  const channel = new MessageChannel();
+  channel.port1.onmessage = () => {
+    turns.waiting.shift()?.();
+    if (!turns.idleTimer) armIdleClose(turns.posted);
+  };
+  return channel;
+}
+
+function armIdleClose(seen: number): void {
+  turns.idleTimer = true;
+  realSetTimeout(() => {
+    turns.idleTimer = false;
+    if (turns.posted !== seen || turns.waiting.length > 0) {
+      armIdleClose(turns.posted);
+      return;
+    }
+    turns.channel?.port1.close();
+    turns.channel = undefined;
+  }, 50);
 }
 
 /** What {@link createScheduler} may be told. */

@@ -59,7 +59,8 @@ import {
 /**
  * How the world's scheduler settles an event: every host operation of the
  * core is tracked (WebCrypto by webCrypto.ts, bodies and digests by the
- * network, the receiver's request body by {@link settledBody}), so a
+ * network, which hands each receiver a body whose reads settle in
+ * microtasks), so a
  * MessageChannel turn — no timer clamp — is enough to see that nothing is
  * left; two quiet turns are the margin. A five-day run takes a tenth of a
  * second instead of several.
@@ -327,7 +328,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
           },
         },
       });
-      network.mount(endpoint.origin, settledBody(scheduler, receiver), { domain: name });
+      network.mount(endpoint.origin, receiver, { domain: name });
     }
     domains.set(name, {
       name,
@@ -419,37 +420,6 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
         ...(meta.expectations !== undefined && { expectations: meta.expectations }),
       });
     },
-  };
-}
-
-/**
- * The receiver behind a body the scheduler has read: the request's bytes are
- * read as tracked host work, and handed on as a stream built in JavaScript,
- * whose reads settle in microtasks in every engine (a browser may read a
- * body built from bytes through its own task queue, which the scheduler
- * cannot see).
- */
-function settledBody(scheduler: Scheduler, handler: ReceiverHandler): ReceiverHandler {
-  return async (request) => {
-    const bytes = new Uint8Array(await scheduler.track(request.arrayBuffer(), "receiver request body"));
-    const body =
-      bytes.length === 0
-        ? null
-        : new ReadableStream<Uint8Array>({
-            start(controller) {
-              controller.enqueue(bytes);
-              controller.close();
-            },
-          });
-    return handler(
-      new Request(request.url, {
-        method: request.method,
-        headers: request.headers,
-        body,
-        signal: request.signal,
-        ...(body !== null && { duplex: "half" }),
-      } as RequestInit),
-    );
   };
 }
 

@@ -57,13 +57,14 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
       if (strict && !isTraceEventName(event.name)) {
         throw new Error(`unknown trace event "${event.name}": add it to app/trace/events.ts`);
       }
-      const recorded: RecordedEvent = {
+      // Built field by field, in the order the trace's JSON has them.
+      const recorded: { -readonly [K in keyof RecordedEvent]: RecordedEvent[K] } = {
         seq: events.length,
         timeMs: event.timeMs,
         name: event.name,
-        ...(event.domain !== undefined ? { domain: event.domain } : {}),
-        ...(event.data !== undefined ? { data: toJsonValue(event.data) as Record<string, unknown> } : {}),
       };
+      if (event.domain !== undefined) recorded.domain = event.domain;
+      if (event.data !== undefined) recorded.data = toJsonValue(event.data) as Record<string, unknown>;
       events.push(recorded);
       for (const listener of listeners) listener(recorded);
     },
@@ -96,20 +97,58 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
  * `{ name, message }`, bigints strings; `undefined` members are dropped,
  * non-finite numbers become null, a cycle becomes "[circular]".
  */
-export function toJsonValue(value: unknown, seen: Set<object> = new Set()): unknown {
-  if (value === null || typeof value === "string" || typeof value === "boolean") return value;
-  if (typeof value === "number") return Number.isFinite(value) ? value : null;
-  if (typeof value === "bigint") return value.toString();
-  if (typeof value !== "object") return undefined; // functions, symbols, undefined
-  if (seen.has(value)) return "[circular]";
+export function toJsonValue(value: unknown): unknown {
+  return convert(value, []);
+}
+
+/**
+ * {@link toJsonValue} with `path`, the objects being converted around `value`
+ * (a cycle leads back to one of them). Every event of a run passes through
+ * here, so the common case — plain objects and arrays of strings and numbers —
+ * comes first and allocates nothing but the copy.
+ */
+function convert(value: unknown, path: object[]): unknown {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      return Number.isFinite(value) ? value : null;
+    case "bigint":
+      return value.toString();
+    case "object":
+      break;
+    default:
+      return undefined; // functions, symbols, undefined
+  }
+  if (value === null) return null;
+  if (path.includes(value)) return "[circular]";
+  const proto: unknown = Object.getPrototypeOf(value);
+  if ((proto === Object.prototype || proto === null) && typeof (value as { toJSON?: unknown }).toJSON !== "function") {
+    path.push(value);
+    const out: Record<string, unknown> = {};
+    const record = value as Record<string, unknown>;
+    for (const k of Object.keys(record)) {
+      const json = convert(record[k], path);
+      if (json !== undefined) out[k] = json;
+    }
+    path.pop();
+    return out;
+  }
+  if (Array.isArray(value)) {
+    path.push(value);
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = convert(value[i], path) ?? null;
+    path.pop();
+    return out;
+  }
   if (value instanceof Uint8Array) return { base64: bytesToBase64(value) };
   if (value instanceof ArrayBuffer) return { base64: bytesToBase64(new Uint8Array(value)) };
   if (value instanceof Date) return Number.isFinite(value.getTime()) ? value.toISOString() : null;
   if (value instanceof URL) return value.href;
   if (value instanceof Error) return { name: value.name, message: value.message };
-  seen.add(value);
+  path.push(value);
   try {
-    if (Array.isArray(value)) return value.map((item) => toJsonValue(item, seen) ?? null);
     if (value instanceof Headers) {
       const out: Record<string, string> = {};
       value.forEach((v, k) => {
@@ -120,22 +159,22 @@ export function toJsonValue(value: unknown, seen: Set<object> = new Set()): unkn
     if (value instanceof Map) {
       const out: Record<string, unknown> = {};
       for (const [k, v] of value) {
-        const json = toJsonValue(v, seen);
+        const json = convert(v, path);
         if (json !== undefined) out[String(k)] = json;
       }
       return out;
     }
-    if (value instanceof Set) return [...value].map((item) => toJsonValue(item, seen) ?? null);
+    if (value instanceof Set) return [...value].map((item) => convert(item, path) ?? null);
     const withToJson = value as { toJSON?: () => unknown };
-    if (typeof withToJson.toJSON === "function") return toJsonValue(withToJson.toJSON(), seen);
+    if (typeof withToJson.toJSON === "function") return convert(withToJson.toJSON(), path);
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      const json = toJsonValue(v, seen);
+      const json = convert(v, path);
       if (json !== undefined) out[k] = json;
     }
     return out;
   } finally {
-    seen.delete(value);
+    path.pop();
   }
 }
 

@@ -1,0 +1,427 @@
+/**
+ * The fleet run (issue 5): the simulator's own cost on a large scenario.
+ *
+ * A scenario generated from a seed — 100 domains, each with a receiver and a
+ * few mailboxes; 10,000 messages of a few KB submitted over the first days,
+ * to random recipients across the domains (some to several, some to
+ * mailboxes that do not exist, so DSNs travel too); random faults: outages
+ * (refused, timeouts), 503s, 429s, extra latency, DNS failures — is run
+ * through the world (`runLoadedScenario`: build, run to the end, invariants)
+ * and timed: wall time, events, events per second, peak memory, and the
+ * WebCrypto operations actually done.
+ *
+ * Then, in the same process, the floor: for every POST the simulator made,
+ * one Ed25519 signature and one verification of that POST's signature base
+ * and two SHA-256 digests of a body of its size (the sender's Content-Digest
+ * and the receiver's check), one after another through `crypto.subtle`. The
+ * ratio total / floor says what the simulator adds on top of the protocol's
+ * unavoidable cryptography. Target: ≤ 1.5 (overhead below 50 % of it).
+ *
+ * `node bench/fleet.bench.ts [messages]` runs it alone (a smaller fleet is
+ * labelled as such in every row).
+ */
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { runLoadedScenario } from "../app/sim/runScenario.ts";
+import { createRandom, type SeededRandom } from "../app/sim/random.ts";
+import { scenarioSchema, type ScenarioInput } from "../app/sim/scenario.ts";
+import type { Bench, BenchResult } from "./types.ts";
+
+const DOMAINS = 100;
+const MESSAGES = 10_000;
+const SEED = 20260105;
+const DAY_MS = 86_400_000;
+/** Messages are submitted, and faults happen, over the first five virtual days. */
+const SPAN_MS = 5 * DAY_MS;
+const MiB = 1024 * 1024;
+/** The floor is measured this many times over the same POSTs; the median counts. */
+const FLOOR_ROUNDS = 3;
+
+const domainName = (i: number): string => `d${String(i).padStart(2, "0")}.example`;
+const MAILBOXES = ["alice", "bob", "carol", "dave", "erin"];
+
+function pick<T>(random: SeededRandom, items: readonly T[]): T {
+  return items[random.int(0, items.length)] as T;
+}
+
+/** A window [from, until) inside the first `spanMs` of the run, `minMs`…`maxMs` long, as scenario times (ms). */
+function windowOf(random: SeededRandom, spanMs: number, minMs: number, maxMs: number): { from: number; until: number } {
+  const from = random.int(0, spanMs);
+  return { from, until: from + random.int(minMs, maxMs) };
+}
+
+/** The fleet scenario of `seed`: `messages` messages across {@link DOMAINS} domains, with random faults. */
+export function fleetScenario(seed: number, messages: number): ScenarioInput {
+  const random = createRandom(seed);
+  const names = Array.from({ length: DOMAINS }, (_, i) => domainName(i));
+  const domains: NonNullable<ScenarioInput["domains"]> = {};
+  for (const name of names) domains[name] = { mailboxes: [...MAILBOXES] };
+
+  const mail = random.fork("messages");
+  const list: NonNullable<ScenarioInput["messages"]> = [];
+  for (let i = 0; i < messages; i++) {
+    const from = `${pick(mail, MAILBOXES)}@${pick(mail, names)}`;
+    const count = mail.chance(0.8) ? 1 : mail.int(2, 5);
+    const to = new Set<string>();
+    while (to.size < count) {
+      // One recipient in 50 does not exist: rejected, and a DSN goes back.
+      const local = mail.chance(0.02) ? "nobody" : pick(mail, MAILBOXES);
+      to.add(`${local}@${pick(mail, names)}`);
+    }
+    list.push({
+      id: `m${i + 1}`,
+      at: mail.int(0, SPAN_MS),
+      from,
+      to: [...to],
+      size: mail.int(1_000, 8_000),
+    });
+  }
+  list.sort((a, b) => Number(a.at) - Number(b.at));
+
+  const f = random.fork("faults");
+  const host = (): string => `mx.${pick(f, names)}`;
+  const network: NonNullable<NonNullable<ScenarioInput["faults"]>["network"]> = [];
+  const H = 3_600_000;
+  // Outages: a receiver refuses connections, or never answers; some outlast the 2 h fallback window.
+  for (let i = 0; i < 20; i++) {
+    const kind = f.chance(0.7) ? "connection-refused" : "timeout";
+    network.push({ id: `outage${i}`, kind, host: host(), ...windowOf(f, SPAN_MS, H, 6 * H) });
+  }
+  // Overloaded receivers: some POSTs answered 503 or 429 with a Retry-After, for hours.
+  for (let i = 0; i < 20; i++) {
+    network.push({
+      id: `503-${i}`,
+      kind: "unavailable",
+      host: host(),
+      path: "/v1/messages",
+      probability: 0.3,
+      retryAfterS: f.int(30, 300),
+      ...windowOf(f, SPAN_MS, 6 * H, 24 * H),
+    });
+  }
+  for (let i = 0; i < 15; i++) {
+    network.push({
+      id: `429-${i}`,
+      kind: "rate-limited",
+      host: host(),
+      path: "/v1/messages",
+      probability: 0.3,
+      retryAfterS: f.int(60, 600),
+      ...windowOf(f, SPAN_MS, 6 * H, 24 * H),
+    });
+  }
+  for (let i = 0; i < 10; i++) {
+    network.push({
+      id: `slow${i}`,
+      kind: "latency",
+      host: host(),
+      latency: { distribution: "uniform", minMs: 100, maxMs: 3_000 },
+      ...windowOf(f, SPAN_MS, 12 * H, 48 * H),
+    });
+  }
+  // DNS: a domain's SVCB lookups fail (SERVFAIL), or its key record lookups time out.
+  const dns: NonNullable<NonNullable<ScenarioInput["faults"]>["dns"]> = [];
+  for (let i = 0; i < 10; i++) {
+    dns.push({
+      id: `servfail${i}`,
+      kind: "servfail",
+      name: `_svc.${pick(f, names)}`,
+      probability: 0.3,
+      ...windowOf(f, SPAN_MS, 2 * H, 12 * H),
+    });
+  }
+  for (let i = 0; i < 5; i++) {
+    dns.push({
+      id: `keytimeout${i}`,
+      kind: "timeout",
+      name: `*._svckey.${pick(f, names)}`,
+      probability: 0.3,
+      ...windowOf(f, SPAN_MS, 2 * H, 12 * H),
+    });
+  }
+
+  return {
+    name: `fleet-${DOMAINS}-domains-${messages}-messages`,
+    description: "Generated by bench/fleet.bench.ts: a fleet of domains under random faults.",
+    seed,
+    network: { latency: { distribution: "uniform", minMs: 5, maxMs: 80 } },
+    dns: { latency: { distribution: "exponential", meanMs: 3 } },
+    domains,
+    messages: list,
+    faults: { network, dns },
+  };
+}
+
+// ── Counting what WebCrypto really did ───────────────────────────────
+
+type Counted = "sign" | "verify" | "digest" | "importKey" | "exportKey";
+const COUNTED: readonly Counted[] = ["sign", "verify", "digest", "importKey", "exportKey"];
+
+/** Counts calls of `crypto.subtle` methods until the returned function is called. */
+function countWebCrypto(): { counts: Record<Counted, number>; stop: () => void } {
+  const counts = { sign: 0, verify: 0, digest: 0, importKey: 0, exportKey: 0 };
+  const proto = SubtleCrypto.prototype as unknown as Record<Counted, (...args: unknown[]) => unknown>;
+  const originals = COUNTED.map((name) => [name, proto[name]] as const);
+  for (const [name, original] of originals) {
+    proto[name] = function (this: SubtleCrypto, ...args: unknown[]) {
+      counts[name]++;
+      return original.apply(this, args);
+    };
+  }
+  return {
+    counts,
+    stop: () => {
+      for (const [name, original] of originals) proto[name] = original;
+    },
+  };
+}
+
+// ── Memory ────────────────────────────────────────────────────────────
+
+function sampleMemory(): { peakRss: number; peakHeap: number; stop: () => void } {
+  const peak = { peakRss: 0, peakHeap: 0 };
+  const sample = (): void => {
+    const m = process.memoryUsage();
+    peak.peakRss = Math.max(peak.peakRss, m.rss);
+    peak.peakHeap = Math.max(peak.peakHeap, m.heapUsed);
+  };
+  sample();
+  const timer = setInterval(sample, 50);
+  return {
+    get peakRss() {
+      return peak.peakRss;
+    },
+    get peakHeap() {
+      return peak.peakHeap;
+    },
+    stop: () => {
+      clearInterval(timer);
+      sample();
+    },
+  };
+}
+
+// ── The floor: the same POSTs' cryptography, bare ─────────────────────
+
+interface Post {
+  readonly bodySize: number;
+  readonly base: Uint8Array<ArrayBuffer>;
+}
+
+const encoder = new TextEncoder();
+
+/** The RFC 9421 signature base of a traced POST, rebuilt from its recorded headers. */
+function signatureBaseOf(url: string, headers: Readonly<Record<string, string>>): Uint8Array<ArrayBuffer> {
+  const input = headers["signature-input"] ?? "";
+  const params = input.replace(/^[^=]*=/, "");
+  const components = [...(/^\(([^)]*)\)/.exec(params)?.[1] ?? "").matchAll(/"([^"]+)"/g)].map((m) => m[1] ?? "");
+  const lines = components.map((c) => {
+    const value = c === "@method" ? "POST" : c === "@target-uri" ? url : (headers[c] ?? "");
+    return `"${c}": ${value}`;
+  });
+  lines.push(`"@signature-params": ${params}`);
+  return encoder.encode(lines.join("\n"));
+}
+
+/** Seconds of wall time and of CPU time (every thread of the process: the crypto's thread pool too). */
+interface Took {
+  readonly wallS: number;
+  readonly cpuS: number;
+}
+
+function stopwatch(): () => Took {
+  const wall = performance.now();
+  const cpu = process.cpuUsage();
+  return () => {
+    const used = process.cpuUsage(cpu);
+    return { wallS: (performance.now() - wall) / 1000, cpuS: (used.user + used.system) / 1e6 };
+  };
+}
+
+/** What each round of the floor took, over every POST in turn. */
+async function bareCrypto(posts: readonly Post[], rounds: number): Promise<Took[]> {
+  const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, false, ["sign", "verify"])) as CryptoKeyPair;
+  const largest = posts.reduce((n, p) => Math.max(n, p.bodySize), 0);
+  const body = new Uint8Array(largest);
+  for (let i = 0; i < body.length; i++) body[i] = 32 + (i % 90);
+  const one = async (post: Post): Promise<void> => {
+    const view = body.subarray(0, post.bodySize);
+    await crypto.subtle.digest("SHA-256", view); // the sender's Content-Digest
+    const signature = await crypto.subtle.sign({ name: "Ed25519" }, pair.privateKey, post.base);
+    const valid = await crypto.subtle.verify({ name: "Ed25519" }, pair.publicKey, signature, post.base);
+    if (!valid) throw new Error("bare verify failed");
+    await crypto.subtle.digest("SHA-256", view); // the receiver's check
+  };
+  for (const post of posts.slice(0, 200)) await one(post); // warm-up
+  const took: Took[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const stop = stopwatch();
+    for (const post of posts) await one(post);
+    took.push(stop());
+  }
+  return took;
+}
+
+/** A full garbage collection, so that one run's garbage is not collected during the next measure. */
+function collectGarbage(): void {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as (() => void) | undefined;
+  gc?.();
+}
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+};
+
+// ── The run ───────────────────────────────────────────────────────────
+
+/** What the fleet run did, read from its trace; the run itself is let go before the floor is measured. */
+interface FleetRun {
+  readonly totalS: number;
+  readonly cpuS: number;
+  readonly events: number;
+  readonly traceEvents: number;
+  readonly virtualDays: number;
+  readonly posts: readonly Post[];
+  readonly requests: number;
+  readonly faulted: number;
+  readonly dnsFailures: number;
+  readonly outcomes: ReadonlyMap<string, number>;
+  readonly peakRss: number;
+  readonly peakHeap: number;
+  readonly crypto: Readonly<Record<Counted, number>>;
+}
+
+async function runFleet(messages: number): Promise<FleetRun> {
+  const input = fleetScenario(SEED, messages);
+  const scenario = scenarioSchema.parse(input);
+  const source = JSON.stringify(input);
+
+  collectGarbage();
+  const memory = sampleMemory();
+  const counting = countWebCrypto();
+  const stop = stopwatch();
+  let run: Awaited<ReturnType<typeof runLoadedScenario>>;
+  try {
+    run = await runLoadedScenario({ scenario, source, emls: new Map() }, { mailscope: "bench" });
+  } finally {
+    counting.stop();
+    memory.stop();
+  }
+  const { wallS: totalS, cpuS } = stop();
+  if (!run.passed) {
+    const failed = [...run.invariants, ...run.expectations].filter((c) => !c.passed);
+    throw new Error(`the fleet run failed: ${run.error ?? failed.map((c) => `${c.id}: ${c.detail ?? ""}`).join("; ")}`);
+  }
+  if (!run.complete) throw new Error("the fleet run stopped at the horizon with events left");
+
+  const posts: Post[] = [];
+  let requests = 0;
+  let faulted = 0;
+  let dnsFailures = 0;
+  for (const e of run.world.recorder.events) {
+    const d = e.data ?? {};
+    if (e.name === "http.failure" || (e.name === "http.response" && d["fault"] !== undefined)) faulted++;
+    if (e.name === "dns.answer" && d["kind"] !== "answer") dnsFailures++;
+    if (e.name !== "http.request") continue;
+    requests++;
+    if (d["method"] !== "POST") continue;
+    posts.push({
+      bodySize: Number(d["bodySize"]),
+      base: signatureBaseOf(String(d["url"]), (d["headers"] ?? {}) as Record<string, string>),
+    });
+  }
+  const outcomes = new Map<string, number>();
+  for (const row of run.outcomes) outcomes.set(row.outcome, (outcomes.get(row.outcome) ?? 0) + 1);
+  return {
+    totalS,
+    cpuS,
+    events: run.world.scheduler.executedEvents,
+    traceEvents: run.world.recorder.events.length,
+    virtualDays: (run.endMs - run.world.startMs) / DAY_MS,
+    posts,
+    requests,
+    faulted,
+    dnsFailures,
+    outcomes,
+    peakRss: Math.max(memory.peakRss, process.resourceUsage().maxRSS * 1024),
+    peakHeap: memory.peakHeap,
+    crypto: counting.counts,
+  };
+}
+
+export async function fleet(messages = MESSAGES): Promise<BenchResult[]> {
+  const label = messages === MESSAGES ? "" : ` (SMALLER FLEET: ${messages} messages, not ${MESSAGES})`;
+  const run = await runFleet(messages);
+  const { totalS, events, posts } = run;
+  // The run and its trace are garbage now: collected here, not during the floor.
+  collectGarbage();
+  const rounds = await bareCrypto(posts, FLOOR_ROUNDS);
+  const bareS = median(rounds.map((r) => r.wallS));
+  const bareCpuS = median(rounds.map((r) => r.cpuS));
+  const ratio = totalS / bareS;
+  const c = run.crypto;
+  const outcomeNote = [...run.outcomes].map(([k, v]) => `${v} ${k}`).join(", ");
+
+  return [
+    {
+      name: `fleet wall time${label}`,
+      value: totalS,
+      unit: "s",
+      note: `${DOMAINS} domains, ${messages} messages, ${run.virtualDays.toFixed(2)} virtual days; build, run, invariants`,
+    },
+    { name: `fleet events executed${label}`, value: events, unit: "events", note: `${run.traceEvents} trace events` },
+    { name: `fleet events per second${label}`, value: events / totalS, unit: "events/s" },
+    {
+      name: `fleet peak memory${label}`,
+      value: run.peakRss / MiB,
+      unit: "MiB RSS",
+      note: `peak heap used ${(run.peakHeap / MiB).toFixed(0)} MiB (memoryUsage sampled every 50 ms)`,
+    },
+    {
+      name: `fleet HTTP POSTs${label}`,
+      value: posts.length,
+      unit: "POSTs",
+      note: `${run.requests} requests, ${run.faulted} hit by a fault, ${run.dnsFailures} DNS failures; recipients: ${outcomeNote}`,
+    },
+    {
+      name: `fleet WebCrypto operations${label}`,
+      value: c.sign + c.verify + c.digest + c.importKey + c.exportKey,
+      unit: "ops",
+      note: `${c.sign} sign, ${c.verify} verify, ${c.digest} digest, ${c.importKey} importKey, ${c.exportKey} exportKey`,
+    },
+    {
+      name: `bare crypto of the same POSTs${label}`,
+      value: bareS,
+      unit: "s",
+      note: `${posts.length} × (Ed25519 sign + verify, 2 × SHA-256 of the body), crypto.subtle; median of ${FLOOR_ROUNDS} rounds (${rounds.map((r) => r.wallS.toFixed(2)).join(", ")} s)`,
+    },
+    {
+      name: `fleet total vs bare crypto${label}`,
+      value: ratio,
+      unit: "ratio",
+      target: { op: "<=", value: 1.5, label: "≤ 1.5" },
+      note: `wall time; simulator overhead ${((ratio - 1) * 100).toFixed(0)} % of the crypto cost`,
+    },
+    {
+      name: `fleet CPU time vs bare crypto's${label}`,
+      value: run.cpuS / bareCpuS,
+      unit: "ratio",
+      note: `${run.cpuS.toFixed(1)} s against ${bareCpuS.toFixed(2)} s of CPU, all threads; less sensitive to a busy machine`,
+    },
+  ];
+}
+
+export const bench: Bench = {
+  name: "fleet",
+  description: `${MESSAGES} messages across ${DOMAINS} domains with random faults over 5 virtual days, against bare crypto`,
+  run: () => fleet(),
+};
+
+if (import.meta.main) {
+  const n = process.argv.slice(2).find((a) => /^\d+$/.test(a));
+  const { formatTable } = await import("./run.ts");
+  const results = await fleet(n === undefined ? MESSAGES : Number(n));
+  console.log(formatTable(results.map((result) => ({ bench: "fleet", result }))));
+}
