@@ -7,7 +7,13 @@
  * without this the order of events could depend on how fast the machine is.
  */
 
-type Observer = (operation: Promise<unknown>) => void;
+/**
+ * Sees each operation as it starts. It may hand back a promise for the core to
+ * await instead, settling as the operation does, e.g. one that also waits for
+ * the operations started before it, so that results are released in the order
+ * the operations started rather than in the order a thread pool finished them.
+ */
+type Observer = (operation: Promise<unknown>) => Promise<unknown> | void;
 
 const observers = new Set<Observer>();
 
@@ -21,8 +27,9 @@ export function observeWebCrypto(observer: Observer): () => void {
 }
 
 function observed<T>(operation: Promise<T>): Promise<T> {
-  for (const observer of observers) observer(operation);
-  return operation;
+  let awaited: Promise<unknown> = operation;
+  for (const observer of observers) awaited = observer(awaited) ?? awaited;
+  return awaited as Promise<T>;
 }
 
 type Operation = "digest" | "sign" | "verify" | "importKey" | "exportKey" | "generateKey";

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { subtle } from "../protocol/webCrypto.ts";
 import { createActor, createMachine } from "xstate";
 import {
   createScheduler,
@@ -203,6 +204,22 @@ describe("scheduler: tracked work finishes before the next event", () => {
     s.at(10, () => log.push("second"));
     await s.run();
     expect(log).toEqual(["first:start", "first:digest 32", "first:done", "second"]);
+  });
+
+  it("WebCrypto results of one event are released together, in the order the operations started", async () => {
+    // A slow digest started first and a fast one started second: the host finishes
+    // the fast one first, but its continuation must not run ahead of the slow one,
+    // or two deliveries at one virtual instant would interleave by machine speed.
+    const s = createScheduler({ startMs: 0 });
+    const log: string[] = [];
+    s.at(10, () => {
+      void subtle.digest("SHA-512", new Uint8Array(8_000_000)).then(() => log.push("slow"));
+      void subtle.digest("SHA-256", new Uint8Array(8)).then(() => log.push("fast"));
+      void Promise.resolve().then(() => log.push("microtask"));
+    });
+    s.at(10, () => log.push("next event"));
+    await s.run();
+    expect(log).toEqual(["microtask", "slow", "fast", "next event"]);
   });
 
   it("an async event function's tracked work is awaited, and a failure fails the run with the event and time", async () => {

@@ -39,6 +39,12 @@
 import { observeWebCrypto } from "../protocol/webCrypto.ts";
 import type { Clock } from "../ports.ts";
 
+/** A WebCrypto operation whose result waits for its batch (see `#holdWebCrypto`). */
+interface HeldOperation {
+  readonly release: (outcome: PromiseSettledResult<unknown>) => void;
+  outcome: PromiseSettledResult<unknown> | undefined;
+}
+
 /** 2026-01-01T00:00:00Z, the default start of a run. */
 export const DEFAULT_START_MS = Date.UTC(2026, 0, 1);
 
@@ -269,6 +275,9 @@ class EventScheduler implements Scheduler {
   readonly #heap: QueuedEvent[] = [];
   readonly #byId = new Map<number, QueuedEvent>();
   readonly #tracked = new Map<Promise<unknown>, string>();
+  /** WebCrypto operations of this event, held until all of them have finished. */
+  readonly #heldCrypto: HeldOperation[] = [];
+  #cryptoOutstanding = 0;
   #activity = false;
   #failure: SimulationError | undefined;
   #state: "idle" | "running" | "paused" = "idle";
@@ -549,12 +558,37 @@ class EventScheduler implements Scheduler {
     // Every WebCrypto operation the core starts while this event runs or settles
     // (signatures, digests, key imports: app/protocol/webCrypto.ts) is tracked work,
     // so the next event waits for it whatever the machine's speed.
-    const stopObserving = observeWebCrypto((operation) => this.track(operation, "webcrypto"));
+    // WebCrypto results are held until every operation started so far has
+    // finished, then released together in the order the operations started.
+    // Host threads finish in any order, and a delivery released early would run
+    // ahead of one whose result was still on its way; released in batches, the
+    // interleaving depends only on the code, never on the machine's speed.
+    const stopObserving = observeWebCrypto((operation) => this.#holdWebCrypto(operation));
     try {
       await this.#executeObserved(event);
     } finally {
       stopObserving();
     }
+  }
+
+  #holdWebCrypto(operation: Promise<unknown>): Promise<unknown> {
+    let release!: (outcome: PromiseSettledResult<unknown>) => void;
+    const held = new Promise<unknown>((resolve, reject) => {
+      release = (outcome) => (outcome.status === "fulfilled" ? resolve(outcome.value) : reject(outcome.reason));
+    });
+    const entry: HeldOperation = { release, outcome: undefined };
+    this.#heldCrypto.push(entry);
+    this.#cryptoOutstanding++;
+    operation
+      .then(
+        (value) => (entry.outcome = { status: "fulfilled", value }),
+        (reason: unknown) => (entry.outcome = { status: "rejected", reason }),
+      )
+      .finally(() => {
+        if (--this.#cryptoOutstanding > 0) return;
+        for (const done of this.#heldCrypto.splice(0)) done.release(done.outcome!);
+      });
+    return this.track(held, "webcrypto");
   }
 
   async #executeObserved(event: QueuedEvent): Promise<void> {
