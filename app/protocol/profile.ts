@@ -618,8 +618,10 @@ async function run(
   let early: SignatureCheckStarted | undefined;
   if (usableKeyid && keyid !== undefined && claims.every((c) => c.pass)) {
     const started = options.started;
-    if (started !== undefined && started.keyid === keyid && started.member === member) early = started;
-    else {
+    // Only for this very message: a check started on another request's headers proves nothing here.
+    if (started !== undefined && started.view === view && started.keyid === keyid && started.member === member) {
+      early = started;
+    } else {
       const known = options.knownKey?.(keyid);
       if (known !== undefined) early = startKeyAndSignature(view, member, keyid, known, options.importKey, fields);
     }
@@ -663,6 +665,8 @@ async function run(
  * {@link startSignatureCheck} returns, for {@link ProfileOptions.started}.
  */
 export interface SignatureCheckStarted {
+  /** The message it checks: {@link verifyDelivery} uses it only when given this very view. */
+  readonly view: HttpMessageView;
   readonly keyid: string;
   /** The Signature-Input member it checks: the run uses it only for this very member. */
   readonly member: SignatureInputMember;
@@ -714,7 +718,7 @@ function startKeyAndSignature(
       : verifySignature(view, member, key.key, fields);
   // Settled even when an earlier check decides the answer and nobody awaits it.
   signature.catch(() => {});
-  return { keyid, member, key, signature };
+  return { view, keyid, member, key, signature };
 }
 
 /** Step 8: the Ed25519 signature over the signature base; `undefined` without a key. */
