@@ -28,7 +28,13 @@ export interface RecipientFacts {
   readonly messageId: string;
   readonly recipient: string;
   /** The final outcome, if any. */
-  readonly outcome?: { readonly outcome: string; readonly timeMs: number; readonly rule?: string };
+  readonly outcome?: {
+    readonly outcome: string;
+    readonly timeMs: number;
+    readonly rule?: string;
+    /** The problem type URI the outcome was decided by, if any. */
+    readonly problem?: string;
+  };
   /** The SMTP hand-off that carried the recipient, if any. */
   readonly handOff?: { readonly reason: string; readonly timeMs: number; readonly accepted: boolean };
   /** When a DSN about the recipient reached the envelope sender, if one did. */
@@ -47,7 +53,7 @@ export interface TraceFacts {
 /** Indexes `events` once for any number of lookups. */
 export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
   const key = (messageId: string, recipient: string): string => `${messageId}\n${normalizeAddress(recipient)}`;
-  const outcomes = new Map<string, { outcome: string; timeMs: number; rule?: string }>();
+  const outcomes = new Map<string, { outcome: string; timeMs: number; rule?: string; problem?: string }>();
   const handOffs = new Map<string, { reason: string; timeMs: number; accepted: boolean }>();
   const dsns = new Map<string, { dsnMessageId: string; to: string }[]>();
   const fired = new Map<string, number>();
@@ -67,6 +73,7 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
             outcome: String(d["outcome"]),
             timeMs: e.timeMs,
             ...(typeof d["rule"] === "string" && { rule: d["rule"] }),
+            ...(typeof d["problem"] === "string" && { problem: d["problem"] }),
           });
         }
         break;
@@ -224,6 +231,17 @@ function judge(
   if (e.rule !== undefined && e.outcome !== "dsn-received" && actual?.rule !== e.rule) {
     problems.push(`expected the outcome by rule ${e.rule}, got ${actual?.rule ?? "none"}`);
   }
+  if (e.problem !== undefined && e.outcome !== "dsn-received" && !sameProblem(actual?.problem, e.problem)) {
+    problems.push(`expected the outcome by problem ${e.problem}, got ${actual?.problem ?? "none"}`);
+  }
+  if (e.relay !== undefined) {
+    const relay = facts.handOff === undefined ? undefined : facts.handOff.accepted ? "accepted" : "refused";
+    if (relay !== e.relay) {
+      problems.push(
+        `expected the SMTP relay to have ${e.relay} the hand-off, ${relay === undefined ? "there was none" : `it ${relay} it`}`,
+      );
+    }
+  }
   if (timed !== undefined) {
     const elapsed = timed - submittedAtMs;
     if (e.within !== undefined && elapsed > durationMs(e.within)) {
@@ -261,6 +279,12 @@ function judge(
       : []),
   ];
   return { problems, summary: `${actualText}; ${extras.join(", ")}` };
+}
+
+/** A problem type URI matches an identifier by its last path segment, or a whole URI exactly. */
+function sameProblem(type: string | undefined, wanted: string): boolean {
+  if (type === undefined) return false;
+  return type === wanted || (!wanted.includes("/") && type.slice(type.lastIndexOf("/") + 1) === wanted);
 }
 
 function happened(outcome: ExpectedOutcome, facts: RecipientFacts): boolean {

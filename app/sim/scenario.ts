@@ -396,6 +396,10 @@ export const messageSchema = z
     sender: domainName
       .optional()
       .meta({ description: "The domain whose sender submits it; default the domain of `from`." }),
+    via: domainName.optional().meta({
+      description:
+        "A forwarder: the domain whose sender delivers and signs the message although `from` is in another domain (breaks AUTH-4 on purpose, G19). Not with `sender` or a null `from`.",
+    }),
     to: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
     subject: z.string().optional(),
     size: sizeSchema.optional(),
@@ -437,6 +441,14 @@ export const expectationSchema = z
       .optional()
       .meta({ description: "With outcome smtp: why it was handed to SMTP." }),
     rule: z.string().optional().meta({ description: "The rule ID the outcome was decided by (STATE-7, …)." }),
+    problem: z.string().min(1).optional().meta({
+      description:
+        "The problem the outcome was decided by: an errors-table identifier (invalid_signature) or a whole problem type URI.",
+    }),
+    relay: z
+      .enum(["accepted", "refused"])
+      .optional()
+      .meta({ description: "With outcome smtp: whether the SMTP relay accepted the hand-off (G18)." }),
     within: durationSchema
       .optional()
       .meta({ description: "The outcome comes at most this long after the message was submitted." }),
@@ -535,7 +547,8 @@ export function recipientsOf(message: Pick<ScenarioMessage, "to">): string[] {
 }
 
 /** The domain whose sender submits the message. */
-export function senderDomainOf(message: Pick<ScenarioMessage, "from" | "sender">): string | undefined {
+export function senderDomainOf(message: Pick<ScenarioMessage, "from" | "sender" | "via">): string | undefined {
+  if (message.via !== undefined) return normalizeDomain(message.via);
   if (message.sender !== undefined) return normalizeDomain(message.sender);
   if (message.from === null) return undefined;
   const parsed = parseMailbox(message.from);
@@ -646,13 +659,21 @@ function checkScenario(s: z.output<typeof scenarioObject>, ctx: z.RefinementCtx)
       const from = parsed(m.from);
       if (from === undefined) add(["messages", i, "from"], mailboxProblem(m.from));
       else if (m.sender !== undefined && normalizeDomain(m.sender) !== from.domain) {
-        add(["messages", i, "sender"], `the sender domain must be the domain of from (${from.domain}): AUTH-3`);
+        add(
+          ["messages", i, "sender"],
+          `the sender domain must be the domain of from (${from.domain}): AUTH-3; for a forwarder that signs for another domain, use via`,
+        );
       }
+    }
+    if (m.via !== undefined) {
+      if (m.sender !== undefined) add(["messages", i, "via"], "give sender or via, not both");
+      else if (m.from === null)
+        add(["messages", i, "via"], "a message with from: null has no domain to differ from; use sender");
     }
     const senderDomain = senderDomainOf(m);
     if (senderDomain !== undefined && !domains.has(senderDomain)) {
       add(
-        ["messages", i, m.sender !== undefined ? "sender" : "from"],
+        ["messages", i, m.via !== undefined ? "via" : m.sender !== undefined ? "sender" : "from"],
         `${senderDomain} is not a domain of the scenario; declare it under domains`,
       );
     }
@@ -703,6 +724,8 @@ function checkScenario(s: z.output<typeof scenarioObject>, ctx: z.RefinementCtx)
     }
     if (e.reason !== undefined && e.outcome !== "smtp")
       add(["expectations", i, "reason"], "reason goes with outcome: smtp");
+    if (e.relay !== undefined && e.outcome !== "smtp")
+      add(["expectations", i, "relay"], "relay goes with outcome: smtp");
     if (e.outcome !== undefined && e.never?.includes(e.outcome) === true) {
       add(["expectations", i, "never"], `${e.outcome} cannot be both the outcome and never`);
     }
