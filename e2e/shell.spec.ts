@@ -12,6 +12,11 @@ test.describe("the app shell in the browser", () => {
     await expect(page.getByRole("heading", { level: 1, name: "Mailscope" })).toBeVisible();
     await expect(page.getByRole("navigation", { name: "Scenarios" })).toBeVisible();
     await expect(page.getByTestId("shell")).toContainText("browser");
+    // The scenario library is listed by name; choosing one shows its description, read as YAML.
+    await page.getByRole("button", { name: "rate-limited-then-down" }).click();
+    await expect(page.getByRole("heading", { level: 2, name: "rate-limited-then-down" })).toBeVisible();
+    await expect(page.getByRole("region", { name: "Scenario" })).toContainText("429 rate_limited");
+    await expect(page.getByRole("region", { name: "Scenario" })).not.toContainText(">-");
     expect(errors).toEqual([]);
   });
 

@@ -1,3 +1,4 @@
+import { summarizeScenario } from "../../app/sim/scenarioSummary.ts";
 import type { AppInfo, PreloadApi, ScenarioSummary } from "../../main/channels.ts";
 
 declare global {
@@ -20,25 +21,11 @@ const bundledScenarios = import.meta.glob<string>("../../scenarios/*.{yaml,yml}"
   eager: true,
 });
 
-function summaryOf(file: string, text: string): ScenarioSummary {
-  const name =
-    /^name:\s*(.+)$/m
-      .exec(text)?.[1]
-      ?.trim()
-      .replace(/^["']|["']$/g, "") ?? file;
-  const description =
-    /^description:\s*(.+)$/m
-      .exec(text)?.[1]
-      ?.trim()
-      .replace(/^["']|["']$/g, "") ?? "";
-  return { file, name, description };
-}
-
 const browserPlatform: Platform = {
   info: async () => ({ name: "Mailscope", version: __MAILSCOPE_VERSION__, shell: "browser" }),
   listScenarios: async () =>
     Object.entries(bundledScenarios)
-      .map(([path, text]) => summaryOf(path.slice(path.lastIndexOf("/") + 1), text))
+      .map(([path, text]) => summarizeScenario(path.slice(path.lastIndexOf("/") + 1), text))
       .sort((a, b) => a.file.localeCompare(b.file)),
 };
 

@@ -1,0 +1,27 @@
+import { parse } from "yaml";
+
+/** One scenario file as lists show it: its name and its description for a learner. */
+export interface ScenarioSummary {
+  readonly file: string;
+  readonly name: string;
+  readonly description: string;
+}
+
+/**
+ * The name and description of a scenario file's text. A file that does not
+ * parse is still listed, with its error as the description, so the user sees
+ * that it is there and broken.
+ */
+export function summarizeScenario(file: string, text: string): ScenarioSummary {
+  try {
+    const doc: unknown = parse(text);
+    const record = typeof doc === "object" && doc !== null ? (doc as Record<string, unknown>) : {};
+    return {
+      file,
+      name: typeof record["name"] === "string" ? record["name"] : file,
+      description: typeof record["description"] === "string" ? record["description"] : "",
+    };
+  } catch (error) {
+    return { file, name: file, description: `cannot be read: ${(error as Error).message}` };
+  }
+}
