@@ -10,7 +10,7 @@ export const traceEventNames = {
     "a recipient's final outcome (messageId, recipient, outcome: accepted | rejected | smtp | bounced, rule)",
   // DNS.
   "dns.query": "a DNS question (name, type: SVCB | TXT)",
-  "dns.answer": "its answer (name, type, kind: answer | nxdomain | nodata | servfail | timeout, records, ttlS)",
+  "dns.answer": "its answer (name, type, kind: answer | nxdomain | nodata | servfail | timeout, records, ttlS, fault?)",
   // Discovery, capabilities and pin on the sender's side.
   "discovery.resolved": "the endpoint found for a domain (domain, origin) or none (domain, outcome)",
   "capabilities.fetched": "a capabilities document fetched and valid (domain, capabilities, maxAgeS)",
@@ -32,9 +32,12 @@ export const traceEventNames = {
   "delivery.bounced": "give-up after 5 days (messageId, domain, recipients)",
   "dsn.sent": "a DSN submitted to the envelope sender (messageId, dsnMessageId, to, reason, recipients)",
   // HTTP on the wire.
-  "http.request": "a request sent (exchangeId, method, url, headers, bodySize, bodyDigest)",
-  "http.response": "its answer (exchangeId, status, headers, bodySize, bodyDigest, body?)",
-  "http.failure": "no answer (exchangeId, kind: connection-refused | connection-reset | tls | timeout)",
+  "http.request":
+    "a request sent (exchangeId, method, url, headers, bodySize, bodyDigest, body? | bodyBase64? with whole bodies recorded)",
+  "http.response":
+    "its answer (exchangeId, status, statusText?, headers, bodySize, bodyDigest, bodyDurationMs?, fault?, body? | bodyBase64?)",
+  "http.failure":
+    "no answer (exchangeId, kind: connection-refused | connection-reset | tls | timeout | aborted | error, message, fault?)",
   // The receiver.
   "receiver.request": "a request reached the receiver (method, path, signingDomain?, idempotencyKey?)",
   "receiver.response": "the receiver's answer (status, problem?, recipients?)",
