@@ -272,6 +272,13 @@ function list(value: unknown): string {
   return Array.isArray(value) ? value.map(String).join(", ") : String(value);
 }
 
+/** delivery.created under a sender misbehaviour: say so, and which key was reused. */
+function misbehaviourNote(d: Record<string, unknown>): string {
+  if (typeof d["keyReusedFrom"] === "string")
+    return `, REUSING the Idempotency-Key of ${d["keyReusedFrom"].replace(/^.*#/, "#")} (sender misbehaviour reuseIdempotencyKey; breaks ${list(d["violates"])})`;
+  return d["misbehaviour"] !== undefined ? " (sender misbehaviour reuseIdempotencyKey on)" : "";
+}
+
 function problemName(type: unknown): string | undefined {
   return typeof type === "string" ? type.slice(type.lastIndexOf("/") + 1) : undefined;
 }
@@ -317,7 +324,7 @@ export function describeEvent(event: RecordedEvent, full: boolean): string | und
           : undefined
         : `no common version with ${String(d["domain"])} (ours ${list(d["ours"])}, theirs ${list(d["theirs"])})${rule}`;
     case "delivery.created":
-      return `new delivery ${String(d["deliveryId"]).replace(/^.*#/, "#")} to ${list(d["recipients"])}${d["gap"] === "G12" ? ` (batch ${String(d["batch"])} of ${String(d["batches"])}, G12)` : ""}${rule}`;
+      return `new delivery ${String(d["deliveryId"]).replace(/^.*#/, "#")} to ${list(d["recipients"])}${d["gap"] === "G12" ? ` (batch ${String(d["batch"])} of ${String(d["batches"])}, G12)` : ""}${misbehaviourNote(d)}${rule}`;
     case "attempt.started":
       return d["sent"] === false
         ? `attempt ${String(d["attempt"])}: not sent (${String(d["bodySize"])} bytes over the limit)`

@@ -16,6 +16,12 @@
  * | 7 | recipient `accepted` → failure after acceptance → DSN | none: the receiver's domain sends that DSN (G17) |
  * | 8 | any → 4xx problem or per-recipient `rejected` → finished, not retried | `finishNothingPending` (STATE-9); each such recipient is final at once (`recordPosting`) |
  *
+ * A deliberate, default-off misbehaviour for teaching
+ * ({@link SenderMisbehaviour}): `reuseIdempotencyKey` breaks row 5 by
+ * giving the new delivery the previous delivery's key, so the receiver
+ * answers 409 `idempotency_conflict` (POST-26) and the recipient is rejected
+ * (row 8). The trace's delivery.created says so.
+ *
  * Outside the table: `deliverByPlainSmtp` (no SVCB record, G6 / G8 `smtp`),
  * `finishAllAccepted` (every recipient accepted), and the retry of a
  * delivery that failed at request level, which keeps its key
@@ -116,6 +122,22 @@ export interface DeliveryContext extends DeliveryInput {
   readonly lastProblem?: ProblemSummary;
   readonly retryPlan?: RetryPlan;
   readonly smtp?: { readonly reason: SmtpHandOff["reason"]; readonly rule: string; readonly gaps: readonly string[] };
+  /** Only under `misbehaviour.reuseIdempotencyKey`: each recipient's last delivery, whose key a new delivery reuses. */
+  readonly lastDeliveryOf?: Readonly<Record<string, { readonly deliveryId: string; readonly idempotencyKey: string }>>;
+}
+
+/**
+ * Deliberate sender misbehaviours, for teaching what the receiver does when a
+ * sender breaks a rule. All off by default; a correct sender sets none.
+ */
+export interface SenderMisbehaviour {
+  /**
+   * A new delivery for deferred recipients keeps the previous delivery's
+   * Idempotency-Key instead of a new one: breaks STATE-6 and POST-27, and the
+   * receiver answers 409 `idempotency_conflict` (POST-26), since the body
+   * (envelope, boundary) differs.
+   */
+  readonly reuseIdempotencyKey?: boolean;
 }
 
 /** What a transition's `meta` says, for the reviewer and the trace. */
@@ -312,6 +334,8 @@ export interface DeliveryMachineDeps {
   handOff(handOff: SmtpHandOff): Promise<{ readonly accepted: boolean; readonly detail?: string }>;
   /** Reports recipients that failed for good to the envelope sender (a DSN; none for a null sender). */
   reportFailures(report: FailureReport): void;
+  /** Deliberate misbehaviours (teaching only); none by default. */
+  readonly misbehaviour?: SenderMisbehaviour;
 }
 
 type DoneEvent<T> = { type: string; output: T };
@@ -412,7 +436,10 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
         const outcome = (event as DoneEvent<DiscoveryOutcome>).output;
         return outcome.kind === "endpoint" ? { endpoint: outcome.endpoint } : {};
       }),
-      /** Mints a delivery with a new Idempotency-Key for the waiting recipients, in batches of `max_recipients` under G12 `split`. */
+      /**
+       * Mints a delivery with a new Idempotency-Key for the waiting recipients, in batches of `max_recipients` under G12 `split`
+       * (under `misbehaviour.reuseIdempotencyKey`, a deferred recipient's new delivery keeps its previous delivery's key).
+       */
       openDeliveries: assign(({ context }) => {
         if (context.waiting.length === 0 || context.endpoint === undefined) return {};
         const addresses = context.waiting.map((w) => w.address);
@@ -420,11 +447,17 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
         const batches: string[][] = [];
         for (let i = 0; i < addresses.length; i += size) batches.push(addresses.slice(i, i + size));
         const deferred = context.waiting.some((w) => w.deferred);
+        const reuseKeys = deps.misbehaviour?.reuseIdempotencyKey === true;
         const opened = batches.map((recipients, index): OpenDelivery => {
           const n = context.deliveriesMade + index + 1;
+          // Drawn even when the misbehaviour discards it, so every other draw stays as a correct sender's.
+          const freshKey = bytesToBase64Url(deps.random.bytes(18));
+          const previous = reuseKeys
+            ? recipients.map((r) => context.lastDeliveryOf?.[r]).find((d) => d !== undefined)
+            : undefined;
           const delivery: OpenDelivery = {
             deliveryId: `${actorId(context)}#${n}`,
-            idempotencyKey: bytesToBase64Url(deps.random.bytes(18)),
+            idempotencyKey: previous?.idempotencyKey ?? freshKey,
             recipients,
             boundary: chooseBoundary(deps.random.bytes(24), context.message),
           };
@@ -437,13 +470,26 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
             rule: deferred ? "STATE-6" : "POST-23",
             ...(deferred && { rules: ["STATE-6", "POST-27", "RCP-9"], gap: "G20" }),
             ...(batches.length > 1 && { batch: index + 1, batches: batches.length, maxRecipients: size, gap: "G12" }),
+            ...(reuseKeys && { misbehaviour: { reuseIdempotencyKey: true } }),
+            ...(previous !== undefined && { keyReusedFrom: previous.deliveryId, violates: ["STATE-6", "POST-27"] }),
           });
           return delivery;
         });
+        const lastDeliveryOf = reuseKeys
+          ? {
+              lastDeliveryOf: Object.fromEntries([
+                ...Object.entries(context.lastDeliveryOf ?? {}),
+                ...opened.flatMap((d) =>
+                  d.recipients.map((r) => [r, { deliveryId: d.deliveryId, idempotencyKey: d.idempotencyKey }] as const),
+                ),
+              ]),
+            }
+          : {};
         return {
           waiting: [],
           deliveries: [...context.deliveries, ...opened],
           deliveriesMade: context.deliveriesMade + opened.length,
+          ...lastDeliveryOf,
         };
       }),
       recordDiscovery: assign(({ context, event }) => {

@@ -217,6 +217,60 @@ describe("the sender against the real receiver", () => {
     expect(w.storeB.messages("carol@b.example")).toHaveLength(1);
   });
 
+  it("POST-26, STATE-9: misbehaviour reuseIdempotencyKey retries a deferred recipient with the old key: 409, rejected, DSN, never SMTP", async () => {
+    const deferCarol = (c: ReceiverConfigInput): ReceiverConfigInput => ({
+      ...c,
+      policy: { temporaryFailures: [{ mailbox: "carol@b.example", times: 1 }] },
+    });
+    const w = await world({ b: deferCarol, senderConfig: { misbehaviour: { reuseIdempotencyKey: true } } });
+    const handle = w.alice.submit({
+      messageId: "k1@a.example",
+      from: "alice@a.example",
+      to: ["bob@b.example", "carol@b.example"],
+      message: w.message("Reused"),
+    });
+    await w.run();
+    const started = w.trace.data("attempt.started").filter((d) => d["url"] === "https://mx.b.example/v1/messages");
+    expect(started.map((d) => d["recipients"])).toEqual([["bob@b.example", "carol@b.example"], ["carol@b.example"]]);
+    expect(started[1]?.["idempotencyKey"]).toBe(started[0]?.["idempotencyKey"]);
+    const created = w.trace.data("delivery.created").filter((d) => d["messageId"] === "k1@a.example");
+    expect(created.map((d) => [d["misbehaviour"], d["keyReusedFrom"]])).toEqual([
+      [{ reuseIdempotencyKey: true }, undefined],
+      [{ reuseIdempotencyKey: true }, "k1@a.example→b.example#1"],
+    ]);
+    expect(w.trace.named("idempotency.conflict")).toHaveLength(1);
+    expect(w.trace.data("attempt.ended").find((d) => d["status"] === 409)).toBeDefined();
+    const outcomes = await handle.done;
+    expect(outcomes.map((o) => [o.recipient, o.outcome, o.rule, o.problem?.identifier])).toEqual([
+      ["bob@b.example", "accepted", "RCP-2", undefined],
+      ["carol@b.example", "rejected", "STATE-9", "idempotency_conflict"],
+    ]);
+    expect(w.storeB.messages("carol@b.example")).toHaveLength(0);
+    expect(w.smtp.handOffs).toHaveLength(0);
+    const [dsn, ...more] = await dsnsIn(w.storeA, "alice@a.example");
+    expect(more).toHaveLength(0);
+    expect(dsn?.deliveryStatus.recipients.map((r) => [r.finalRecipient.value, r.action])).toEqual([
+      ["carol@b.example", "failed"],
+    ]);
+    expect(dsn?.deliveryStatus.recipients[0]?.diagnosticCode?.value.split(" ")[0]).toBe(
+      `${PROBLEM_BASE}/idempotency_conflict`,
+    );
+
+    // Without the misbehaviour: a new key, and carol is accepted.
+    const correct = await world({ b: deferCarol });
+    const ok = correct.alice.submit({
+      from: "alice@a.example",
+      to: ["bob@b.example", "carol@b.example"],
+      message: correct.message("Reused"),
+    });
+    await correct.run();
+    const keys = correct.trace.data("attempt.started").map((d) => d["idempotencyKey"]);
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).not.toBe(keys[0]);
+    expect(correct.trace.data("delivery.created").some((d) => "misbehaviour" in d)).toBe(false);
+    expect((await ok.done).map((o) => o.outcome)).toEqual(["accepted", "accepted"]);
+  });
+
   it("STATE-5, RETRY-7: rate_limited is retried over the service no sooner than its Retry-After", async () => {
     const w = await world({
       b: (c) => ({ ...c, policy: { rateLimits: [{ signingDomain: "*", max: 1, windowS: 600 }] } }),

@@ -17,7 +17,7 @@ import { attemptDelivery } from "./attempt.ts";
 import { createCapabilitiesCache } from "./capabilitiesCache.ts";
 import type { CapabilitiesCache } from "./capabilitiesCache.ts";
 import { createDeliveryMachine, deliveryActorId } from "./deliveryMachine.ts";
-import type { DeliveryMachine, RecipientOutcome, TransitionMeta } from "./deliveryMachine.ts";
+import type { DeliveryMachine, RecipientOutcome, SenderMisbehaviour, TransitionMeta } from "./deliveryMachine.ts";
 import { discover } from "./discovery.ts";
 import { buildFailureReport } from "./dsnReports.ts";
 import type { FailureReport } from "./dsnReports.ts";
@@ -44,6 +44,12 @@ export interface SenderConfig {
    * the spec may turn it off.
    */
   readonly production?: boolean;
+  /**
+   * Deliberate misbehaviours, for teaching only (`reuseIdempotencyKey`: a
+   * deferred recipient's new delivery reuses the old key, and is answered 409).
+   * Default none: a correct sender.
+   */
+  readonly misbehaviour?: SenderMisbehaviour;
 }
 
 export interface SenderPorts {
@@ -198,6 +204,7 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
       }),
     handOff: (handOff) => ports.smtp.handOff(handOff),
     reportFailures,
+    ...(config.misbehaviour !== undefined && { misbehaviour: config.misbehaviour }),
   });
 
   const inspectorFor = (id: string) => (event: InspectionEvent) => {

@@ -373,6 +373,18 @@ export const domainSchema = z
       .enum(["accept", "fail"])
       .optional()
       .meta({ description: "G18 for this domain's SMTP relay: accept (default) or fail." }),
+    senderMisbehaviour: z
+      .strictObject({
+        reuseIdempotencyKey: z.boolean().optional().meta({
+          description:
+            "true: a deferred recipient's new delivery keeps the previous delivery's Idempotency-Key (breaks STATE-6, POST-27), so the receiver answers 409 idempotency_conflict.",
+        }),
+      })
+      .optional()
+      .meta({
+        description:
+          "Deliberate mistakes of this domain's sender, for teaching; none by default (a correct sender). The trace's delivery.created records them.",
+      }),
   })
   .meta({ title: "Domain" });
 

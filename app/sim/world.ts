@@ -284,6 +284,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
           G26: readings.G26,
         },
         production: true,
+        ...(domain.senderMisbehaviour !== undefined && { misbehaviour: domain.senderMisbehaviour }),
       },
       {
         clock: scheduler.clock,
