@@ -7,9 +7,10 @@
  * YAML document's nodes.
  */
 import { readFile } from "node:fs/promises";
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from "yaml";
+import { LineCounter, parseDocument, type Document } from "yaml";
 import type * as z from "zod";
 import { receiverConfigSchema, type ReceiverConfig } from "../receiver/config.ts";
+import { keyPositionOf, lineCounterPositions, positionOf } from "../sim/yamlPosition.ts";
 
 /** One problem of a configuration file. */
 export interface ConfigFileError {
@@ -137,11 +138,13 @@ function issueErrors(issue: Issue, doc: Document, lines: LineCounter, file: stri
   if (issue.code === "unrecognized_keys") {
     // Point at each unknown key itself.
     return issue.keys.map((key) => {
-      const at = keyPosition(doc, path, key, lines) ?? position(doc, path, lines);
+      const at =
+        keyPositionOf(doc, path, key, lineCounterPositions(lines)) ??
+        positionOf(doc, path, lineCounterPositions(lines));
       return { file, ...at, field: fieldName([...path, key]), message: `unknown field "${key}"` };
     });
   }
-  const at = position(doc, path, lines);
+  const at = positionOf(doc, path, lineCounterPositions(lines));
   return [{ file, ...at, field: fieldName(path), message: issueMessage(issue, doc, path) }];
 }
 
@@ -150,53 +153,6 @@ function issueMessage(issue: Issue, doc: Document, path: readonly (string | numb
     return `is required (${issue.expected})`;
   }
   return issue.message;
-}
-
-/** The line and column of the node at `path`, or of the deepest ancestor that exists. */
-function position(
-  doc: Document,
-  path: readonly (string | number)[],
-  lines: LineCounter,
-): { line: number; column: number } {
-  for (let depth = path.length; depth >= 0; depth--) {
-    const node = depth === 0 ? doc.contents : doc.getIn(path.slice(0, depth), true);
-    const offset = nodeOffset(node);
-    if (offset !== undefined) {
-      // A missing field points at its parent's first key, where it belongs.
-      const { line, col } = lines.linePos(offset);
-      return { line, column: col };
-    }
-  }
-  return { line: 1, column: 1 };
-}
-
-function keyPosition(
-  doc: Document,
-  path: readonly (string | number)[],
-  key: string,
-  lines: LineCounter,
-): { line: number; column: number } | undefined {
-  const parent = path.length === 0 ? doc.contents : doc.getIn(path, true);
-  if (!isMap(parent)) return undefined;
-  for (const item of parent.items) {
-    if (!isPair(item)) continue;
-    const k = item.key;
-    const name = isScalar(k) ? String(k.value) : String(k);
-    if (name === key) {
-      const offset = nodeOffset(k);
-      if (offset === undefined) return undefined;
-      const { line, col } = lines.linePos(offset);
-      return { line, column: col };
-    }
-  }
-  return undefined;
-}
-
-function nodeOffset(node: unknown): number | undefined {
-  if (node === null || typeof node !== "object") return undefined;
-  const range = (node as Node).range;
-  if (isScalar(node) || isMap(node) || isSeq(node)) return range?.[0];
-  return undefined;
 }
 
 /** `capabilities.max_message_size`, `mailboxes[2].address`. */

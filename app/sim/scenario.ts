@@ -16,7 +16,7 @@
  * (`network.ts`), DNS faults, changes and record sets (`dnsZone.ts`), times
  * and latencies (`faultScope.ts`).
  */
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from "yaml";
+import { LineCounter, parseDocument, type Document } from "yaml";
 import * as z from "zod";
 import { gapById } from "../protocol/gaps.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
@@ -27,6 +27,7 @@ import { DEFAULT_FALLBACK_WINDOW_S, MAX_FALLBACK_WINDOW_S, MIN_FALLBACK_WINDOW_S
 import { dnsChangeSchema, dnsFaultSchema, dnsRecordSetSchema, svcbRecordSchema } from "./dnsZone.ts";
 import { latencySchema, parseDurationMs, timeOffsetSchema } from "./faultScope.ts";
 import { networkFaultSchema } from "./network.ts";
+import { keyPositionOf, lineCounterPositions, positionOf, type OffsetToPosition } from "./yamlPosition.ts";
 
 /** The smallest `max_message_size` a receiver may advertise (CAP-7), and the default of a scenario's receivers. */
 export const DEFAULT_MAX_MESSAGE_SIZE = 26_214_400;
@@ -808,10 +809,7 @@ export type Locator = (path: readonly (string | number)[], message: string) => S
 export function parseScenarioText(text: string, file = "scenario.yaml"): ScenarioParse {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  const at = (offset: number): { line: number; column: number } => {
-    const { line, col } = lines.linePos(offset);
-    return { line, column: col };
-  };
+  const at = lineCounterPositions(lines);
   if (doc.errors.length > 0) {
     return {
       ok: false,
@@ -857,7 +855,7 @@ export function parseScenarioText(text: string, file = "scenario.yaml"): Scenari
       ],
     };
   }
-  const locate: Locator = (path, message) => ({ file, ...position(doc, path, at), field: fieldName(path), message });
+  const locate: Locator = (path, message) => ({ file, ...positionOf(doc, path, at), field: fieldName(path), message });
   const result = scenarioSchema.safeParse(data);
   if (result.success) return { ok: true, scenario: result.data, locate };
   const errors = result.error.issues.flatMap((issue) => issueErrors(issue, doc, at, file));
@@ -876,14 +874,14 @@ function dedupe(errors: ScenarioError[]): ScenarioError[] {
 }
 
 type Issue = z.core.$ZodIssue;
-type At = (offset: number) => { line: number; column: number };
+type At = OffsetToPosition;
 
 function issueErrors(issue: Issue, doc: Document, at: At, file: string): ScenarioError[] {
   const path = issue.path.filter((p): p is string | number => typeof p === "string" || typeof p === "number");
   if (issue.code === "unrecognized_keys") {
     return issue.keys.map((key) => ({
       file,
-      ...(keyPosition(doc, path, key, at) ?? position(doc, path, at)),
+      ...(keyPositionOf(doc, path, key, at) ?? positionOf(doc, path, at)),
       field: fieldName([...path, key]),
       message: `unknown field "${key}"${suggestion(key, doc, path)}`,
     }));
@@ -909,7 +907,7 @@ function issueErrors(issue: Issue, doc: Document, at: At, file: string): Scenari
     return [
       {
         file,
-        ...position(doc, path, at),
+        ...positionOf(doc, path, at),
         field: fieldName(path),
         message:
           value === undefined
@@ -918,7 +916,7 @@ function issueErrors(issue: Issue, doc: Document, at: At, file: string): Scenari
       },
     ];
   }
-  return [{ file, ...position(doc, path, at), field: fieldName(path), message: issueMessage(issue, doc, path) }];
+  return [{ file, ...positionOf(doc, path, at), field: fieldName(path), message: issueMessage(issue, doc, path) }];
 }
 
 function depth(issues: readonly Issue[]): number {
@@ -942,41 +940,6 @@ function suggestion(key: string, doc: Document, path: readonly (string | number)
   );
   void doc;
   return close !== undefined ? ` (did you mean "${close}"?)` : ` (the fields are ${TOP_LEVEL_FIELDS.join(", ")})`;
-}
-
-/** The position of the node at `path`, or of the deepest ancestor that exists. */
-function position(doc: Document, path: readonly (string | number)[], at: At): { line: number; column: number } {
-  for (let d = path.length; d >= 0; d--) {
-    const node = d === 0 ? doc.contents : doc.getIn(path.slice(0, d), true);
-    const offset = nodeOffset(node);
-    if (offset !== undefined) return at(offset);
-  }
-  return { line: 1, column: 1 };
-}
-
-function keyPosition(
-  doc: Document,
-  path: readonly (string | number)[],
-  key: string,
-  at: At,
-): { line: number; column: number } | undefined {
-  const parent = path.length === 0 ? doc.contents : doc.getIn(path, true);
-  if (!isMap(parent)) return undefined;
-  for (const item of parent.items) {
-    if (!isPair(item)) continue;
-    const k = item.key;
-    if ((isScalar(k) ? String(k.value) : String(k)) === key) {
-      const offset = nodeOffset(k);
-      return offset === undefined ? undefined : at(offset);
-    }
-  }
-  return undefined;
-}
-
-function nodeOffset(node: unknown): number | undefined {
-  if (node === null || typeof node !== "object") return undefined;
-  if (isScalar(node) || isMap(node) || isSeq(node)) return (node as Node).range?.[0];
-  return undefined;
 }
 
 /** `messages[2].to`, `domains["b.example"].policy`. */
