@@ -5,6 +5,7 @@
  * delivery and requires the signature to cover it, so this is what binds the
  * body to the signature.
  */
+import { Sha256 } from "./sha256.ts";
 import { parseDictionary, serializeDictionary } from "structured-headers";
 import type { Dictionary } from "structured-headers";
 import { asBufferSource, bytesEqual, fromArrayBuffer } from "./base64.ts";
@@ -215,119 +216,22 @@ class BufferingDigester implements Digester {
   }
 }
 
-// FIPS 180-4 §4.2.2: the first 32 bits of the fractional parts of the cube roots of the first 64 primes.
-const K = new Uint32Array([
-  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
-  0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
-  0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
-  0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
-  0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
-  0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
-  0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-  0xc67178f2,
-]);
-
-/** SHA-256 (FIPS 180-4) over chunks, for {@link createDigester}. */
+/** SHA-256 over chunks, for {@link createDigester}. */
 class Sha256Digester implements Digester {
   readonly algorithm = "sha-256" as const;
-  private readonly h = new Uint32Array([
-    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-  ]);
-  private readonly block = new Uint8Array(64);
-  private readonly w = new Uint32Array(64);
-  private blockLength = 0;
-  private totalBytes = 0;
-  private done = false;
+  readonly #hash = new Sha256();
+  #done = false;
 
   update(chunk: Uint8Array): void {
-    if (this.done) throw new Error("digester already finished");
-    this.totalBytes += chunk.length;
-    let at = 0;
-    if (this.blockLength > 0) {
-      const take = Math.min(64 - this.blockLength, chunk.length);
-      this.block.set(chunk.subarray(0, take), this.blockLength);
-      this.blockLength += take;
-      at = take;
-      if (this.blockLength < 64) return;
-      this.compress(this.block, 0);
-      this.blockLength = 0;
-    }
-    for (; at + 64 <= chunk.length; at += 64) this.compress(chunk, at);
-    if (at < chunk.length) {
-      this.block.set(chunk.subarray(at), 0);
-      this.blockLength = chunk.length - at;
-    }
+    if (this.#done) throw new Error("digester already finished");
+    this.#hash.update(chunk);
   }
 
   finish(): Promise<Uint8Array> {
-    if (this.done) return Promise.reject(new Error("digester already finished"));
-    const bitLength = this.totalBytes * 8;
-    const padLength = this.blockLength < 56 ? 56 - this.blockLength : 120 - this.blockLength;
-    const tail = new Uint8Array(padLength + 8);
-    tail[0] = 0x80;
-    // The message length in bits as a 64-bit big-endian integer; split because bitwise ops are 32-bit.
-    const view = new DataView(tail.buffer);
-    view.setUint32(padLength, Math.floor(bitLength / 0x100000000));
-    view.setUint32(padLength + 4, bitLength >>> 0);
-    this.update(tail);
-    this.done = true;
-    const out = new Uint8Array(32);
-    const outView = new DataView(out.buffer);
-    for (let i = 0; i < 8; i++) outView.setUint32(4 * i, this.h[i] ?? 0);
-    return Promise.resolve(out);
+    if (this.#done) return Promise.reject(new Error("digester already finished"));
+    this.#done = true;
+    return Promise.resolve(this.#hash.digest());
   }
-
-  private compress(data: Uint8Array, offset: number): void {
-    const w = this.w;
-    for (let i = 0; i < 16; i++) {
-      const j = offset + 4 * i;
-      w[i] = ((data[j] ?? 0) << 24) | ((data[j + 1] ?? 0) << 16) | ((data[j + 2] ?? 0) << 8) | (data[j + 3] ?? 0);
-    }
-    for (let i = 16; i < 64; i++) {
-      const w15 = w[i - 15] ?? 0;
-      const w2 = w[i - 2] ?? 0;
-      const s0 = rotr(w15, 7) ^ rotr(w15, 18) ^ (w15 >>> 3);
-      const s1 = rotr(w2, 17) ^ rotr(w2, 19) ^ (w2 >>> 10);
-      w[i] = ((w[i - 16] ?? 0) + s0 + (w[i - 7] ?? 0) + s1) | 0;
-    }
-    const h = this.h;
-    let a = h[0] ?? 0;
-    let b = h[1] ?? 0;
-    let c = h[2] ?? 0;
-    let d = h[3] ?? 0;
-    let e = h[4] ?? 0;
-    let f = h[5] ?? 0;
-    let g = h[6] ?? 0;
-    let hh = h[7] ?? 0;
-    for (let i = 0; i < 64; i++) {
-      const s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
-      const ch = (e & f) ^ (~e & g);
-      const t1 = (hh + s1 + ch + (K[i] ?? 0) + (w[i] ?? 0)) | 0;
-      const s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
-      const maj = (a & b) ^ (a & c) ^ (b & c);
-      const t2 = (s0 + maj) | 0;
-      hh = g;
-      g = f;
-      f = e;
-      e = (d + t1) | 0;
-      d = c;
-      c = b;
-      b = a;
-      a = (t1 + t2) | 0;
-    }
-    h[0] = (h[0] ?? 0) + a;
-    h[1] = (h[1] ?? 0) + b;
-    h[2] = (h[2] ?? 0) + c;
-    h[3] = (h[3] ?? 0) + d;
-    h[4] = (h[4] ?? 0) + e;
-    h[5] = (h[5] ?? 0) + f;
-    h[6] = (h[6] ?? 0) + g;
-    h[7] = (h[7] ?? 0) + hh;
-  }
-}
-
-function rotr(x: number, n: number): number {
-  return (x >>> n) | (x << (32 - n));
 }
 
 function shapeViolation(message: string): Violation {

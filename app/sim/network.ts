@@ -50,7 +50,7 @@ import {
 import type { SeededRandom } from "./random.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { subtle } from "../protocol/webCrypto.ts";
-import { sha256 } from "./sha256.ts";
+import { sha256 } from "../protocol/sha256.ts";
 
 /** The capabilities path (GET-1); capabilities faults apply to it unless given another `path`. */
 export const CAPABILITIES_PATH = "/v1/capabilities";
@@ -584,7 +584,7 @@ export async function sha256Field(bytes: Uint8Array): Promise<string> {
  */
 export const INLINE_DIGEST_MAX_BYTES = 256 * 1024;
 
-/** {@link sha256Field} computed synchronously in JavaScript (./sha256.ts). */
+/** {@link sha256Field} computed synchronously in JavaScript (app/protocol/sha256.ts). */
 export function sha256FieldInline(bytes: Uint8Array): string {
   return digestField(sha256(bytes));
 }
