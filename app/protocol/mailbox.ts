@@ -88,6 +88,24 @@ export const MAILBOX_PATTERN = `^(?:${DOT_STRING}|${QUOTED_STRING})@${LABEL}(?:\
  * syntax in A-labels) and the whole length. Every violation names its MBX rule.
  */
 export function parseMailbox(input: unknown, path = "$"): Parsed<Mailbox> {
+  // A valid mailbox parses the same wherever it stands (only violations carry the path), and a
+  // delivery reads the same addresses more than once: valid ones are remembered, a bounded few.
+  if (typeof input === "string") {
+    const known = validMailboxes.get(input);
+    if (known !== undefined) return known;
+  }
+  const parsed = parseMailboxUncached(input, path);
+  if (parsed.ok && typeof input === "string") {
+    if (validMailboxes.size >= VALID_MAILBOXES_KEPT) validMailboxes.clear();
+    validMailboxes.set(input, parsed);
+  }
+  return parsed;
+}
+
+const VALID_MAILBOXES_KEPT = 1024;
+const validMailboxes = new Map<string, Parsed<Mailbox>>();
+
+function parseMailboxUncached(input: unknown, path: string): Parsed<Mailbox> {
   if (typeof input !== "string") {
     return fail({ path, rule: RULE.form, message: `a mailbox is a string, not ${describe(input)}` });
   }

@@ -587,7 +587,7 @@ function lineEndProblem(body: Uint8Array, p: number, what: string): string {
 /** RFC 2045 §5.1 media type scanner; returns an error text when the value is malformed. */
 function scanMediaType(input: string): MediaType | string {
   // Headers reach us unfolded or folded; either way CRLF before whitespace is folding.
-  const value = input.replace(/\r\n(?=[ \t])/g, "");
+  const value = input.includes("\r\n") ? input.replace(/\r\n(?=[ \t])/g, "") : input;
   let i = 0;
   const skipWsp = (): void => {
     while (value[i] === " " || value[i] === "\t") i++;
@@ -621,6 +621,13 @@ function scanMediaType(input: string): MediaType | string {
       i++;
       parameter = "";
       for (;;) {
+        // A run of plain characters at once; quotes and backslashes one at a time.
+        let run = i;
+        while (run < value.length && value.charCodeAt(run) !== 0x22 && value.charCodeAt(run) !== 0x5c) run++;
+        if (run > i) {
+          parameter += value.slice(i, run);
+          i = run;
+        }
         const c = value[i];
         if (c === undefined) return `unterminated quoted string in ${JSON.stringify(input)}`;
         i++;

@@ -177,7 +177,7 @@ function buildSignatureBase(
     const params: Parameters = new Map(Object.entries(component.params ?? {}));
     let serialized: string;
     try {
-      serialized = serializeItem(component.name, params);
+      serialized = fastSerializeItem(component.name, params) ?? serializeItem(component.name, params);
     } catch (error) {
       invalid.push(
         inputViolation(`component ${JSON.stringify(component.name)} cannot be serialized: ${errorText(error)}`),
@@ -206,7 +206,7 @@ function buildSignatureBase(
   if (missing.length > 0) return { ok: false, kind: "missing", violations: missing };
   let signatureParams: string;
   try {
-    signatureParams = serializeInnerList([items, sfParams]);
+    signatureParams = fastSerializeInnerList(items, sfParams) ?? serializeInnerList([items, sfParams]);
   } catch (error) {
     return {
       ok: false,
@@ -898,4 +898,61 @@ function checkViolation(message: string, rule: string = RULE_CHECK): Violation {
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+const SF_ASCII = /^[\x20-\x7E]*$/;
+const SF_KEY = /^[a-z*][*\-_.a-z0-9]*$/;
+
+/**
+ * RFC 8941 serialization of the common inner list (string items; string, integer
+ * and boolean parameters), exactly as structured-headers writes it; `undefined`
+ * for anything else, which the library serializes (or rejects).
+ */
+function fastSerializeInnerList(items: readonly Item[], params: Parameters): string | undefined {
+  let out = "(";
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as Item;
+    const name = fastBareItem(item[0]);
+    const itemParams = fastParameters(item[1]);
+    if (name === undefined || itemParams === undefined) return undefined;
+    out += i === 0 ? name + itemParams : ` ${name}${itemParams}`;
+  }
+  const listParams = fastParameters(params);
+  return listParams === undefined ? undefined : `${out})${listParams}`;
+}
+
+function fastParameters(params: Parameters): string | undefined {
+  let out = "";
+  for (const [key, value] of params) {
+    if (!SF_KEY.test(key)) return undefined;
+    if (value === true) {
+      out += `;${key}`;
+      continue;
+    }
+    const bare = fastBareItem(value);
+    if (bare === undefined) return undefined;
+    out += `;${key}=${bare}`;
+  }
+  return out;
+}
+
+function fastBareItem(value: BareItem): string | undefined {
+  if (typeof value === "string") {
+    if (!SF_ASCII.test(value)) return undefined;
+    return `"${value.replace(/("|\\)/g, (v) => `\\${v}`)}"`;
+  }
+  if (typeof value === "number") {
+    return Number.isInteger(value) && value >= -999999999999999 && value <= 999999999999999
+      ? value.toString()
+      : undefined;
+  }
+  if (value === false) return "?0";
+  if (value === true) return "?1";
+  return undefined;
+}
+
+function fastSerializeItem(value: BareItem, params: Parameters): string | undefined {
+  const bare = fastBareItem(value);
+  const serializedParams = bare === undefined ? undefined : fastParameters(params);
+  return serializedParams === undefined ? undefined : `${bare}${serializedParams}`;
 }
