@@ -906,9 +906,10 @@ const SF_KEY = /^[a-z*][*\-_.a-z0-9]*$/;
 /**
  * RFC 8941 serialization of the common inner list (string items; string, integer
  * and boolean parameters), exactly as structured-headers writes it; `undefined`
- * for anything else, which the library serializes (or rejects).
+ * for anything else, which the library serializes (or rejects). Exported for
+ * the test that pins it to the library.
  */
-function fastSerializeInnerList(items: readonly Item[], params: Parameters): string | undefined {
+export function fastSerializeInnerList(items: readonly Item[], params: Parameters): string | undefined {
   let out = "(";
   for (let i = 0; i < items.length; i++) {
     const item = items[i] as Item;
