@@ -7,22 +7,24 @@
  * YAML document's nodes.
  */
 import { readFile } from "node:fs/promises";
-import { LineCounter, parseDocument, type Document } from "yaml";
+import type { Document } from "yaml";
 import type * as z from "zod";
 import { receiverConfigSchema, type ReceiverConfig } from "../receiver/config.ts";
-import { keyPositionOf, lineCounterPositions, positionOf } from "../sim/yamlPosition.ts";
+import {
+  fieldName,
+  formatFileError,
+  keyPositionOf,
+  positionOf,
+  readYaml,
+  type FileError,
+  type OffsetToPosition,
+} from "../sim/yamlPosition.ts";
+
+export { fieldName };
 
 /** One problem of a configuration file. */
-export interface ConfigFileError {
-  readonly file: string;
-  /** 1-based. */
-  readonly line: number;
-  /** 1-based. */
-  readonly column: number;
-  /** The field as a path, `capabilities.max_message_size`, `mailboxes[2].address`; `(file)` for the file as a whole. */
-  readonly field: string;
-  readonly message: string;
-}
+/** A problem in a configuration file: file, line, column, field and what is wrong. */
+export type ConfigFileError = FileError;
 
 /** The outcome of loading a configuration file. */
 export type ConfigFileResult<T> =
@@ -30,9 +32,7 @@ export type ConfigFileResult<T> =
   | { readonly ok: false; readonly errors: readonly ConfigFileError[]; readonly file: string };
 
 /** `file:line:column: field: message`, the form editors and terminals link. */
-export function formatConfigError(error: ConfigFileError): string {
-  return `${error.file}:${error.line}:${error.column}: ${error.field}: ${error.message}`;
-}
+export const formatConfigError: (error: ConfigFileError) => string = formatFileError;
 
 /** Thrown by {@link readReceiverConfigFile}: every error, one per line of the message. */
 export class ConfigFileInvalidError extends Error {
@@ -54,33 +54,9 @@ export function validateYamlText<S extends z.ZodType>(
   file: string,
   schema: S,
 ): ConfigFileResult<z.output<S>> {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    return {
-      ok: false,
-      file,
-      errors: doc.errors.map((e) => ({
-        file,
-        line: e.linePos?.[0].line ?? 1,
-        column: e.linePos?.[0].col ?? 1,
-        field: "(yaml)",
-        message: e.message.split("\n")[0] ?? e.message,
-      })),
-    };
-  }
-  let data: unknown;
-  try {
-    data = doc.toJS({ maxAliasCount: 100 });
-  } catch (error) {
-    return {
-      ok: false,
-      file,
-      errors: [
-        { file, line: 1, column: 1, field: "(yaml)", message: error instanceof Error ? error.message : String(error) },
-      ],
-    };
-  }
+  const read = readYaml(text, file);
+  if (!read.ok) return { ok: false, file, errors: read.errors };
+  const { doc, at, data } = read;
   if (data === null || data === undefined) {
     return {
       ok: false,
@@ -92,7 +68,7 @@ export function validateYamlText<S extends z.ZodType>(
   }
   const parsed = schema.safeParse(data);
   if (parsed.success) return { ok: true, value: parsed.data, file };
-  const errors = parsed.error.issues.flatMap((issue) => issueErrors(issue, doc, lineCounter, file));
+  const errors = parsed.error.issues.flatMap((issue) => issueErrors(issue, doc, at, file));
   errors.sort((a, b) => a.line - b.line || a.column - b.column);
   return { ok: false, file, errors };
 }
@@ -133,19 +109,16 @@ export async function readReceiverConfigFile(file: string): Promise<ReceiverConf
 
 type Issue = z.core.$ZodIssue;
 
-function issueErrors(issue: Issue, doc: Document, lines: LineCounter, file: string): ConfigFileError[] {
+function issueErrors(issue: Issue, doc: Document, at: OffsetToPosition, file: string): ConfigFileError[] {
   const path = issue.path.filter((p): p is string | number => typeof p === "string" || typeof p === "number");
   if (issue.code === "unrecognized_keys") {
     // Point at each unknown key itself.
     return issue.keys.map((key) => {
-      const at =
-        keyPositionOf(doc, path, key, lineCounterPositions(lines)) ??
-        positionOf(doc, path, lineCounterPositions(lines));
-      return { file, ...at, field: fieldName([...path, key]), message: `unknown field "${key}"` };
+      const where = keyPositionOf(doc, path, key, at) ?? positionOf(doc, path, at);
+      return { file, ...where, field: fieldName([...path, key]), message: `unknown field "${key}"` };
     });
   }
-  const at = positionOf(doc, path, lineCounterPositions(lines));
-  return [{ file, ...at, field: fieldName(path), message: issueMessage(issue, doc, path) }];
+  return [{ file, ...positionOf(doc, path, at), field: fieldName(path), message: issueMessage(issue, doc, path) }];
 }
 
 function issueMessage(issue: Issue, doc: Document, path: readonly (string | number)[]): string {
@@ -153,16 +126,4 @@ function issueMessage(issue: Issue, doc: Document, path: readonly (string | numb
     return `is required (${issue.expected})`;
   }
   return issue.message;
-}
-
-/** `capabilities.max_message_size`, `mailboxes[2].address`. */
-export function fieldName(path: readonly (string | number)[]): string {
-  if (path.length === 0) return "(top level)";
-  let out = "";
-  for (const part of path) {
-    if (typeof part === "number") out += `[${part}]`;
-    else if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(part)) out += `[${JSON.stringify(part)}]`;
-    else out += out === "" ? part : `.${part}`;
-  }
-  return out;
 }

@@ -16,7 +16,7 @@
  * (`network.ts`), DNS faults, changes and record sets (`dnsZone.ts`), times
  * and latencies (`faultScope.ts`).
  */
-import { LineCounter, parseDocument, type Document } from "yaml";
+import type { Document } from "yaml";
 import * as z from "zod";
 import { gapById } from "../protocol/gaps.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
@@ -27,7 +27,15 @@ import { DEFAULT_FALLBACK_WINDOW_S, MAX_FALLBACK_WINDOW_S, MIN_FALLBACK_WINDOW_S
 import { dnsChangeSchema, dnsFaultSchema, dnsRecordSetSchema, svcbRecordSchema } from "./dnsZone.ts";
 import { latencySchema, parseDurationMs, timeOffsetSchema } from "./faultScope.ts";
 import { networkFaultSchema } from "./network.ts";
-import { keyPositionOf, lineCounterPositions, positionOf, type OffsetToPosition } from "./yamlPosition.ts";
+import {
+  fieldName,
+  formatFileError,
+  keyPositionOf,
+  positionOf,
+  readYaml,
+  type FileError,
+  type OffsetToPosition,
+} from "./yamlPosition.ts";
 
 /** The smallest `max_message_size` a receiver may advertise (CAP-7), and the default of a scenario's receivers. */
 export const DEFAULT_MAX_MESSAGE_SIZE = 26_214_400;
@@ -776,21 +784,11 @@ export function scenarioJsonSchema(): Record<string, unknown> {
 // Reading a scenario file, with positions
 
 /** One problem of a scenario file: where it is and what is wrong. */
-export interface ScenarioError {
-  readonly file: string;
-  /** 1-based. */
-  readonly line: number;
-  /** 1-based. */
-  readonly column: number;
-  /** The field as a path: `messages[2].to`, `domains["b.example"].policy`; `(yaml)` for syntax, `(file)` for the file. */
-  readonly field: string;
-  readonly message: string;
-}
+/** A problem in a scenario file: file, line, column, field and what is wrong. */
+export type ScenarioError = FileError;
 
 /** `file:line:column: field: message`, the form editors and terminals link. */
-export function formatScenarioError(error: ScenarioError): string {
-  return `${error.file}:${error.line}:${error.column}: ${error.field}: ${error.message}`;
-}
+export const formatScenarioError: (error: ScenarioError) => string = formatFileError;
 
 /** The outcome of {@link parseScenarioText}. */
 export type ScenarioParse =
@@ -807,26 +805,9 @@ export type Locator = (path: readonly (string | number)[], message: string) => S
  * object that lacks a required field).
  */
 export function parseScenarioText(text: string, file = "scenario.yaml"): ScenarioParse {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  const at = lineCounterPositions(lines);
-  if (doc.errors.length > 0) {
-    return {
-      ok: false,
-      errors: doc.errors.map((e) => ({
-        file,
-        ...at(e.pos[0]),
-        field: "(yaml)",
-        message: e.message.split("\n")[0] ?? e.message,
-      })),
-    };
-  }
-  let data: unknown;
-  try {
-    data = doc.toJS({ maxAliasCount: 100 });
-  } catch (error) {
-    return { ok: false, errors: [{ file, line: 1, column: 1, field: "(yaml)", message: describe(error) }] };
-  }
+  const read = readYaml(text, file);
+  if (!read.ok) return read;
+  const { doc, at, data } = read;
   if (data === null || data === undefined) {
     return {
       ok: false,
@@ -940,18 +921,6 @@ function suggestion(key: string, doc: Document, path: readonly (string | number)
   );
   void doc;
   return close !== undefined ? ` (did you mean "${close}"?)` : ` (the fields are ${TOP_LEVEL_FIELDS.join(", ")})`;
-}
-
-/** `messages[2].to`, `domains["b.example"].policy`. */
-export function fieldName(path: readonly (string | number)[]): string {
-  if (path.length === 0) return "(top level)";
-  let out = "";
-  for (const part of path) {
-    if (typeof part === "number") out += `[${part}]`;
-    else if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(part)) out += `[${JSON.stringify(part)}]`;
-    else out += out === "" ? part : `.${part}`;
-  }
-  return out;
 }
 
 function describe(error: unknown): string {

@@ -1,4 +1,4 @@
-import { isMap, isPair, isScalar, isSeq, type Document, type LineCounter, type Node } from "yaml";
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from "yaml";
 
 /** A line and column, both 1-based, as editors show them. */
 export interface TextPosition {
@@ -54,4 +54,66 @@ function nodeOffset(node: unknown): number | undefined {
   if (node === null || typeof node !== "object") return undefined;
   if (isScalar(node) || isMap(node) || isSeq(node)) return (node as Node).range?.[0];
   return undefined;
+}
+
+/** A problem in a YAML file, where an editor or a terminal can link to it. */
+export interface FileError {
+  readonly file: string;
+  /** 1-based. */
+  readonly line: number;
+  /** 1-based. */
+  readonly column: number;
+  /** The field as a path (`messages[2].to`); `(yaml)` for syntax, `(file)` for the file as a whole. */
+  readonly field: string;
+  readonly message: string;
+}
+
+/** `file:line:column: field: message`, the form editors and terminals link. */
+export function formatFileError(error: FileError): string {
+  return `${error.file}:${error.line}:${error.column}: ${error.field}: ${error.message}`;
+}
+
+/** A YAML text read into a document and its plain value, or its syntax errors. */
+export type YamlRead =
+  | { readonly ok: true; readonly doc: Document; readonly at: OffsetToPosition; readonly data: unknown }
+  | { readonly ok: false; readonly errors: readonly FileError[] };
+
+/**
+ * Reads YAML (or JSON) text the way every file of Mailscope is read: duplicate
+ * keys are errors, aliases are bounded (no billion laughs), and a syntax error
+ * comes back with its line and column instead of being thrown.
+ */
+export function readYaml(text: string, file: string): YamlRead {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const at = lineCounterPositions(lines);
+  if (doc.errors.length > 0) {
+    return {
+      ok: false,
+      errors: doc.errors.map((e) => ({
+        file,
+        ...at(e.pos[0]),
+        field: "(yaml)",
+        message: e.message.split("\n")[0] ?? e.message,
+      })),
+    };
+  }
+  try {
+    return { ok: true, doc, at, data: doc.toJS({ maxAliasCount: 100 }) };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { ok: false, errors: [{ file, line: 1, column: 1, field: "(yaml)", message }] };
+  }
+}
+
+/** A path in a file as a field name: `messages[2].to`, `domains["b.example"].policy`. */
+export function fieldName(path: readonly (string | number)[]): string {
+  if (path.length === 0) return "(top level)";
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(part)) out += `[${JSON.stringify(part)}]`;
+    else out += out === "" ? part : `.${part}`;
+  }
+  return out;
 }
