@@ -389,13 +389,19 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     // idempotency (replay, or 409): G11 compares the digest of the whole body.
     const contentDigest = `sha-256:${bytesToHex(await bodySha256())}`;
     const scope = JSON.stringify([signingDomain, key]);
-    const running = inFlight.get(scope);
-    if (running !== undefined) {
-      if (running.digest !== contentDigest) return conflict(signingDomain, key);
-      const first = await running.answer;
-      emit("idempotency.replay", { signingDomain, key });
-      return first;
-    }
+    // A request with this key still being handled: the same content gets its answer, other content 409.
+    // Synchronous when nothing is in flight, so this request registers itself before any other can look.
+    const joinInFlight = (): Promise<Answer> | undefined => {
+      const running = inFlight.get(scope);
+      if (running === undefined) return undefined;
+      if (running.digest !== contentDigest) return Promise.resolve(conflict(signingDomain, key));
+      return running.answer.then((first) => {
+        emit("idempotency.replay", { signingDomain, key });
+        return first;
+      });
+    };
+    const joined = joinInFlight();
+    if (joined !== undefined) return await joined;
     let known;
     try {
       known = await idempotency.get(signingDomain, key, clock.now());
@@ -405,13 +411,8 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       });
     }
     // Checked again: another request with this key may have started while the store answered.
-    const raced = inFlight.get(scope);
-    if (raced !== undefined) {
-      if (raced.digest !== contentDigest) return conflict(signingDomain, key);
-      const first = await raced.answer;
-      emit("idempotency.replay", { signingDomain, key });
-      return first;
-    }
+    const raced = joinInFlight();
+    if (raced !== undefined) return await raced;
     if (known !== undefined) {
       if (known.contentDigest !== contentDigest) return conflict(signingDomain, key);
       emit("idempotency.replay", { signingDomain, key });
