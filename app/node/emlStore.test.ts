@@ -1,8 +1,10 @@
-import { mkdtemp, readFile, readdir, rm, unlink, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { readdirSync } from "node:fs";
+import { chmod, mkdtemp, readFile, readdir, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createEmlStore, fileTime, mailboxFolderName } from "./emlStore.ts";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createEmlStore, fileTime, mailboxFolderName, type EmlStoreSyncHooks } from "./emlStore.ts";
 
 let root: string;
 
@@ -15,6 +17,23 @@ afterEach(async () => {
 });
 
 const message = (text: string): Uint8Array => new TextEncoder().encode(text);
+
+/** Every name in a folder (the hidden temporary files too). */
+const namesIn = async (dir: string): Promise<string[]> => (await readdir(dir)).sort();
+
+/** Sync hooks counting the fsyncs, by kind, and the paths they were for. */
+function countingHooks(): EmlStoreSyncHooks & { file: string[]; folder: string[] } {
+  const file: string[] = [];
+  const folder: string[] = [];
+  return {
+    file,
+    folder,
+    beforeSync(kind, path) {
+      (kind === "file" ? file : folder).push(path);
+      return undefined;
+    },
+  };
+}
 
 describe("createEmlStore", () => {
   it("POST-9 POST-10: stores the message byte for byte as <root>/<mailbox>/<time>-<deliveryId>.eml", async () => {
@@ -100,5 +119,224 @@ describe("createEmlStore", () => {
       store.deliver("bob@example.net", message("m"), { deliveryId: "d", receivedAtMs: 0 }),
     ).rejects.toThrow();
     expect(await readdir(root)).toEqual(["bob@example.net"]);
+  });
+
+  it("SVC-8: a failed write rejects with the fs error, leaves no temporary file, and the store keeps working", async () => {
+    const store = createEmlStore(root);
+    await writeFile(join(root, "bob@example.net"), "in the way");
+    await expect(
+      store.deliver("bob@example.net", message("m"), { deliveryId: "d", receivedAtMs: 0 }),
+    ).rejects.toMatchObject({ code: "ENOTDIR" });
+    await unlink(join(root, "bob@example.net"));
+    await store.deliver("bob@example.net", message("m"), { deliveryId: "d", receivedAtMs: 0 });
+    expect(await namesIn(join(root, "bob@example.net"))).toEqual([`${fileTime(0)}-d.eml`]);
+  });
+
+  it.skipIf(process.getuid?.() === 0)(
+    "SVC-8: a read-only mailbox folder rejects (EACCES) and leaves no file",
+    async () => {
+      const store = createEmlStore(root);
+      await store.deliver("bob@example.net", message("one"), { deliveryId: "a", receivedAtMs: 0 });
+      const dir = store.mailboxDir("bob@example.net");
+      await chmod(dir, 0o500);
+      try {
+        await expect(
+          store.deliver("bob@example.net", message("two"), { deliveryId: "b", receivedAtMs: 1 }),
+        ).rejects.toMatchObject({ code: "EACCES" });
+      } finally {
+        await chmod(dir, 0o700);
+      }
+      await store.deliver("bob@example.net", message("three"), { deliveryId: "c", receivedAtMs: 2 });
+      expect(await namesIn(dir)).toEqual([`${fileTime(0)}-a.eml`, `${fileTime(2)}-c.eml`]);
+    },
+  );
+
+  it("SVC-8: a write that fails after the temporary file exists (the fsync, here) removes it; the next delivery works", async () => {
+    let failNext = false;
+    const store = createEmlStore(root, {
+      syncHooks: {
+        beforeSync(kind) {
+          if (kind !== "file" || !failNext) return undefined;
+          failNext = false;
+          return Promise.reject(Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" }));
+        },
+      },
+    });
+    await store.deliver("bob@example.net", message("first"), { deliveryId: "a", receivedAtMs: 0 });
+    expect(await store.usage("bob@example.net")).toEqual({ messages: 1, bytes: 5 });
+    failNext = true;
+    // Large, so the chunked write path is the one cleaning up.
+    const large = new Uint8Array(3 * 1024 * 1024);
+    await expect(store.deliver("bob@example.net", large, { deliveryId: "b", receivedAtMs: 1 })).rejects.toMatchObject({
+      code: "EIO",
+    });
+    const dir = store.mailboxDir("bob@example.net");
+    expect(await namesIn(dir)).toEqual([`${fileTime(0)}-a.eml`]);
+    await store.deliver("bob@example.net", message("third"), { deliveryId: "c", receivedAtMs: 2 });
+    expect(await namesIn(dir)).toEqual([`${fileTime(0)}-a.eml`, `${fileTime(2)}-c.eml`]);
+    expect(await store.usage("bob@example.net")).toEqual({ messages: 2, bytes: 10 });
+  });
+
+  it("ERR-9: concurrent deliveries to one mailbox all land, once each, and usage counts them", async () => {
+    const store = createEmlStore(root);
+    await store.deliver("bob@example.net", message("seed"), { deliveryId: "seed", receivedAtMs: 0 });
+    // A kept count, so the deliveries below go through its bookkeeping.
+    expect(await store.usage("bob@example.net")).toEqual({ messages: 1, bytes: 4 });
+    const bodies = Array.from({ length: 40 }, (_, i) => `message ${i} ${"x".repeat(i)}`);
+    // The same delivery id and millisecond for all: the -2, -3… names under concurrency.
+    await Promise.all(
+      bodies.map((body) => store.deliver("bob@example.net", message(body), { deliveryId: "same", receivedAtMs: 7 })),
+    );
+    const bytes = 4 + bodies.reduce((sum, body) => sum + body.length, 0);
+    expect(await store.usage("bob@example.net")).toEqual({ messages: 41, bytes });
+    const files = await store.list("bob@example.net");
+    expect(files).toHaveLength(41);
+    expect(new Set(files.map((f) => basename(f)))).toEqual(
+      new Set([
+        `${fileTime(0)}-seed.eml`,
+        `${fileTime(7)}-same.eml`,
+        ...bodies.slice(1).map((_, i) => `${fileTime(7)}-same-${i + 2}.eml`),
+      ]),
+    );
+    const stored = await Promise.all(files.map(async (f) => (await readFile(f)).toString()));
+    expect(stored.sort()).toEqual(["seed", ...bodies].sort());
+    // No temporary file left.
+    expect((await namesIn(store.mailboxDir("bob@example.net"))).filter((n) => !n.endsWith(".eml"))).toEqual([]);
+  });
+
+  it("ERR-9: concurrent deliveries to many mailboxes all land, and usage stays right for each", async () => {
+    const store = createEmlStore(root);
+    const mailboxes = Array.from({ length: 64 }, (_, i) => `user${i}@example.net`);
+    // Half of them with a kept count from a first message, half new.
+    await Promise.all(
+      mailboxes.slice(0, 32).map(async (m) => {
+        await store.deliver(m, message("first"), { deliveryId: "first", receivedAtMs: 0 });
+        await store.usage(m);
+      }),
+    );
+    await Promise.all(
+      mailboxes.flatMap((m, i) =>
+        Array.from({ length: 5 }, (_, j) =>
+          store.deliver(m, message(`${m} ${j}`), { deliveryId: `d${j}`, receivedAtMs: 1000 + i }),
+        ),
+      ),
+    );
+    for (const [i, m] of mailboxes.entries()) {
+      const old = i < 32 ? 1 : 0;
+      const bytes = (i < 32 ? 5 : 0) + [0, 1, 2, 3, 4].reduce((sum, j) => sum + `${m} ${j}`.length, 0);
+      expect(await store.usage(m)).toEqual({ messages: 5 + old, bytes });
+      expect(await namesIn(store.mailboxDir(m))).toHaveLength(5 + old);
+    }
+  });
+
+  it("usage while deliveries run to the same mailbox: the count taken then stays right", async () => {
+    const store = createEmlStore(root);
+    await store.deliver("bob@example.net", message("1"), { deliveryId: "a", receivedAtMs: 0 });
+    const deliveries = Array.from({ length: 20 }, (_, i) =>
+      store.deliver("bob@example.net", message("22"), { deliveryId: `d${i}`, receivedAtMs: 1 }),
+    );
+    const during = store.usage("bob@example.net");
+    const more = Array.from({ length: 20 }, (_, i) =>
+      store.deliver("bob@example.net", message("333"), { deliveryId: `e${i}`, receivedAtMs: 2 }),
+    );
+    await Promise.all([...deliveries, ...more, during]);
+    expect(await store.usage("bob@example.net")).toEqual({ messages: 41, bytes: 1 + 40 + 60 });
+  });
+
+  it("POST-9: a large message (above the synchronous write size) is stored byte for byte", async () => {
+    const hooks = countingHooks();
+    const store = createEmlStore(root, { syncHooks: hooks });
+    const large = new Uint8Array(randomBytes(3 * 1024 * 1024 + 17));
+    await store.deliver("bob@example.net", large, { deliveryId: "big", receivedAtMs: 0 });
+    const files = await store.list("bob@example.net");
+    expect(files).toHaveLength(1);
+    expect(new Uint8Array(await readFile(files[0] as string))).toEqual(large);
+    expect(await store.usage("bob@example.net")).toEqual({ messages: 1, bytes: large.byteLength });
+    expect(hooks.file).toHaveLength(1);
+  });
+
+  it("durability: a delivery resolves only after a folder fsync that started after its link; links made meanwhile share the next one", async () => {
+    const held: { files: string[]; release: () => void }[] = [];
+    let fileSyncs = 0;
+    const store = createEmlStore(root, {
+      syncHooks: {
+        beforeSync(kind, path) {
+          if (kind === "file") {
+            fileSyncs += 1;
+            return undefined;
+          }
+          if (path !== store.mailboxDir("bob@example.net")) return undefined;
+          // What this fsync covers: the links already in the folder when it is issued.
+          const { promise, resolve } = Promise.withResolvers<void>();
+          held.push({ files: readdirSync(path).filter((n) => n.endsWith(".eml")), release: resolve });
+          return promise;
+        },
+      },
+    });
+    const dir = store.mailboxDir("bob@example.net");
+    const resolved: string[] = [];
+    const send = (id: string): Promise<void> =>
+      store
+        .deliver("bob@example.net", message(id), { deliveryId: id, receivedAtMs: 0 })
+        .then(() => void resolved.push(id));
+    const name = (id: string): string => `${fileTime(0)}-${id}.eml`;
+
+    const a = send("a");
+    await vi.waitFor(() => expect(held).toHaveLength(1));
+    expect(held[0]?.files).toEqual([name("a")]);
+    // While a's folder fsync is held, b and c are written and linked…
+    const bc = [send("b"), send("c")];
+    await vi.waitFor(async () => expect((await readdir(dir)).filter((n) => n.endsWith(".eml"))).toHaveLength(3));
+    // …but no second fsync of the folder runs beside the first, and nobody has resolved.
+    await new Promise((r) => setImmediate(r));
+    expect(held).toHaveLength(1);
+    expect(resolved).toEqual([]);
+
+    held[0]?.release();
+    await a;
+    // The first fsync started before b's and c's links: it does not cover them.
+    expect(resolved).toEqual(["a"]);
+    await vi.waitFor(() => expect(held).toHaveLength(2));
+    expect(held[1]?.files.sort()).toEqual([name("a"), name("b"), name("c")]);
+    expect(resolved).toEqual(["a"]);
+    held[1]?.release();
+    await Promise.all(bc);
+    expect(resolved.sort()).toEqual(["a", "b", "c"]);
+    // b and c shared one folder fsync; every file had its own.
+    expect(held).toHaveLength(2);
+    expect(fileSyncs).toBe(3);
+  });
+
+  it("durability: a new mailbox folder's own entry is flushed too (its parent folder, once for several)", async () => {
+    const hooks = countingHooks();
+    const store = createEmlStore(root, { syncHooks: hooks });
+    await Promise.all([
+      store.deliver("bob@example.net", message("1"), { deliveryId: "a", receivedAtMs: 0 }),
+      store.deliver("bob@example.net", message("2"), { deliveryId: "b", receivedAtMs: 0 }),
+      store.deliver("carol@example.net", message("3"), { deliveryId: "c", receivedAtMs: 0 }),
+    ]);
+    expect(hooks.file).toHaveLength(3);
+    // Both folders were made in the same turn of the event loop: one flush of the root for the two.
+    expect(hooks.folder.filter((f) => f === root)).toHaveLength(1);
+    expect(hooks.folder.filter((f) => f === store.mailboxDir("carol@example.net"))).toHaveLength(1);
+    // bob's two share one folder fsync or not, depending on when their file fsyncs end.
+    expect(hooks.folder.filter((f) => f === store.mailboxDir("bob@example.net")).length).toBeGreaterThanOrEqual(1);
+    // Later deliveries into existing folders flush only their folder.
+    await store.deliver("bob@example.net", message("4"), { deliveryId: "d", receivedAtMs: 0 });
+    expect(hooks.folder.filter((f) => f === root)).toHaveLength(1);
+    expect(hooks.file).toHaveLength(4);
+  });
+
+  it("fsync: false syncs nothing", async () => {
+    const hooks = countingHooks();
+    const store = createEmlStore(root, { fsync: false, syncHooks: hooks });
+    await Promise.all([
+      store.deliver("bob@example.net", message("small"), { deliveryId: "a", receivedAtMs: 0 }),
+      store.deliver("carol@example.net", new Uint8Array(2 * 1024 * 1024), { deliveryId: "b", receivedAtMs: 0 }),
+    ]);
+    expect(await store.list("bob@example.net")).toHaveLength(1);
+    expect(await store.list("carol@example.net")).toHaveLength(1);
+    expect(hooks.file).toEqual([]);
+    expect(hooks.folder).toEqual([]);
   });
 });
