@@ -1,5 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
+import { nodeCryptoProvider } from "../node/nodeCrypto.ts";
+import { useCryptoProvider } from "../protocol/webCrypto.ts";
 import { checkCommand } from "./check.ts";
 import { lintRequestCommand } from "./lintRequest.ts";
 import { rulesCommand } from "./rules.ts";
@@ -10,6 +12,9 @@ import { serveCommand } from "./serve.ts";
 const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
   version: string;
 };
+
+/** Small Ed25519 and SHA-256 operations computed in place: WebCrypto's answers without a thread-pool round trip each. */
+const NODE_CRYPTO = nodeCryptoProvider();
 
 /** Exit codes of every command: 0 success, 1 a failed outcome, 2 bad input (usage errors included). */
 function usageExit(error: CommanderError): never {
@@ -43,6 +48,7 @@ export function createProgram(): Command {
 
 /** Runs the command line; resolves to the exit code. Errors become one clear line, never a stack trace. */
 export async function main(argv: readonly string[]): Promise<number> {
+  useCryptoProvider(NODE_CRYPTO);
   try {
     await createProgram()
       .exitOverride(usageExit)

@@ -112,7 +112,8 @@ export {
 export { decodeSvcbRdata, encodeSvcbRdata, parseSvcbPresentation, formatSvcbPresentation } from "./svcb.ts";
 
 // WebCrypto, observed (the simulator waits for every operation).
-export { subtle, observeWebCrypto } from "./webCrypto.ts";
+export { subtle, observeWebCrypto, useCryptoProvider } from "./webCrypto.ts";
+export type { CryptoOperation, CryptoProvider } from "./webCrypto.ts";
 
 // Delivery status notifications (RFC 3464).
 export { buildDsn, parseDsn, statusFor, type DsnInput, type ParsedDsn } from "./dsn.ts";

@@ -32,10 +32,40 @@ function observed<T>(operation: Promise<T>): Promise<T> {
   return awaited as Promise<T>;
 }
 
-type Operation = "digest" | "sign" | "verify" | "importKey" | "exportKey" | "generateKey";
+/** The operations the core uses. */
+export type CryptoOperation = "digest" | "sign" | "verify" | "importKey" | "exportKey" | "generateKey";
 
-function wrap<K extends Operation>(name: K): SubtleCrypto[K] {
+/**
+ * Another implementation of some of the operations, with WebCrypto's
+ * semantics exactly: the same results for the same arguments (Ed25519 and
+ * SHA-256 are deterministic, so signatures and digests are byte-identical),
+ * the same errors, the same `CryptoKey` objects. A provider only changes how
+ * fast the answer comes: in Node, app/node/nodeCrypto.ts computes small
+ * Ed25519 and SHA-256 operations on the calling thread, which spares the
+ * thread-pool round trip WebCrypto makes for each (docs/decisions/0010).
+ */
+export type CryptoProvider = Partial<Pick<SubtleCrypto, CryptoOperation>>;
+
+let provider: CryptoProvider = {};
+
+/**
+ * Makes `implementation` answer the operations it has, from now on, for the
+ * whole process (or Worker); the rest stay with WebCrypto. Only entry points
+ * call it (the CLI, benches), never the core. Returns the function that puts
+ * back the provider there was before.
+ */
+export function useCryptoProvider(implementation: CryptoProvider): () => void {
+  const before = provider;
+  provider = implementation;
+  return () => {
+    provider = before;
+  };
+}
+
+function wrap<K extends CryptoOperation>(name: K): SubtleCrypto[K] {
   return ((...args: unknown[]) => {
+    const own = provider[name];
+    if (own !== undefined) return observed((own as (...a: unknown[]) => Promise<unknown>)(...args));
     // eslint-disable-next-line no-restricted-syntax -- the one place the core touches WebCrypto itself
     const real = globalThis.crypto.subtle;
     return observed((real[name] as (...a: unknown[]) => Promise<unknown>).apply(real, args));
@@ -43,7 +73,7 @@ function wrap<K extends Operation>(name: K): SubtleCrypto[K] {
 }
 
 /** `crypto.subtle`, observed. Use it instead of the global everywhere in the core. */
-export const subtle: Pick<SubtleCrypto, Operation> = {
+export const subtle: Pick<SubtleCrypto, CryptoOperation> = {
   digest: wrap("digest"),
   sign: wrap("sign"),
   verify: wrap("verify"),

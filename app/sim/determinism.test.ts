@@ -9,44 +9,9 @@
 import { describe, expect, it } from "vitest";
 import { traceHash } from "../trace/exportJson.ts";
 import fixture from "./fixtures/determinism.json" with { type: "json" };
+import { SCENARIO } from "./fixtures/determinismScenario.ts";
 import { runScenarioText } from "./runScenario.ts";
 import type { WorkerReply, WorkerRequest } from "./worker.ts";
-
-/** Retries against a flaky receiver, a deferred recipient, jitter, latency and a DSN: most of what a run can do. */
-export const SCENARIO = `# determinism fixture
-name: determinism
-seed: 20260101
-network:
-  latency: { distribution: uniform, minMs: 5, maxMs: 80 }
-dns:
-  latency: { distribution: exponential, meanMs: 3 }
-domains:
-  a.example:
-    mailboxes: [alice]
-  b.example:
-    mailboxes:
-      - bob
-      - address: carol
-        quota: { messages: 0 }
-    policy:
-      unavailable: { times: 2, retryAfterS: 30 }
-messages:
-  - id: m1
-    from: alice@a.example
-    to: [bob@b.example, carol@b.example, nobody@b.example]
-    size: 4KB
-  - id: m2
-    at: 10m
-    from: alice@a.example
-    to: bob@b.example
-faults:
-  network:
-    - id: flaky
-      kind: connection-reset
-      host: mx.b.example
-      probability: 0.3
-      until: 1h
-`;
 
 const MAILSCOPE = "determinism-test";
 

@@ -1,0 +1,176 @@
+/**
+ * The Node crypto provider answers exactly as WebCrypto does (the contract of
+ * `CryptoProvider`, app/protocol/webCrypto.ts), so that installing it changes
+ * speed and nothing else: same signatures, verdicts, digests and errors, and
+ * the same trace hash for every scenario of the library (ARCHITECTURE.md
+ * "Determinism": Node with the provider, Node without, and Chromium agree).
+ */
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import { subtle as observedSubtle, useCryptoProvider } from "../protocol/webCrypto.ts";
+import fixture from "../sim/fixtures/determinism.json" with { type: "json" };
+import { SCENARIO } from "../sim/fixtures/determinismScenario.ts";
+import { runLoadedScenario, runScenarioText } from "../sim/runScenario.ts";
+import { traceHash } from "../trace/exportJson.ts";
+import { nodeCryptoProvider, SYNC_DIGEST_LIMIT } from "./nodeCrypto.ts";
+import { findScenarioFiles, loadScenarioFile } from "./scenarioLoader.ts";
+
+const provider = nodeCryptoProvider();
+const web = globalThis.crypto.subtle;
+const hex = (buffer: ArrayBuffer): string => Buffer.from(buffer).toString("hex");
+
+async function ed25519(extractable = true): Promise<CryptoKeyPair> {
+  return (await web.generateKey({ name: "Ed25519" }, extractable, ["sign", "verify"])) as CryptoKeyPair;
+}
+
+/** Settles a promise into what it gave or the name of the error it failed with. */
+async function outcome<T>(promise: () => Promise<T>): Promise<{ value: T } | { error: string }> {
+  try {
+    return { value: await promise() };
+  } catch (error) {
+    return { error: (error as Error).name };
+  }
+}
+
+let restore: (() => void) | undefined;
+afterEach(() => {
+  restore?.();
+  restore = undefined;
+});
+
+describe("nodeCryptoProvider: WebCrypto's answers, computed in place (SIG-* Ed25519, DIG-* SHA-256)", () => {
+  it("signs Ed25519 byte for byte as WebCrypto does (RFC 8032 signatures are deterministic)", async () => {
+    const pair = await ed25519();
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ maxLength: 2048 }), async (data) => {
+        const ours = await provider.sign!({ name: "Ed25519" }, pair.privateKey, data);
+        const theirs = await web.sign({ name: "Ed25519" }, pair.privateKey, data);
+        expect(hex(ours)).toBe(hex(theirs));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it("verifies as WebCrypto does: good signatures, flipped bits, wrong lengths, another key", async () => {
+    const pair = await ed25519();
+    const other = await ed25519();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uint8Array({ maxLength: 512 }),
+        fc.nat(),
+        fc.constantFrom("good", "flip", "short", "long", "empty", "other-key"),
+        async (data, at, kind) => {
+          const good = new Uint8Array(await web.sign("Ed25519", pair.privateKey, data));
+          let signature = good;
+          if (kind === "flip") {
+            signature = good.slice();
+            signature[at % 64] = (signature[at % 64] ?? 0) ^ (1 << (at % 8));
+          } else if (kind === "short") signature = good.subarray(0, 63);
+          else if (kind === "long") signature = Uint8Array.of(...good, 0);
+          else if (kind === "empty") signature = new Uint8Array(0);
+          const key = kind === "other-key" ? other.publicKey : pair.publicKey;
+          const ours = await provider.verify!("Ed25519", key, signature, data);
+          const theirs = await web.verify("Ed25519", key, signature, data);
+          expect(ours).toBe(theirs);
+          if (kind === "good") expect(ours).toBe(true);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it("digests SHA-256 as WebCrypto does, below and above the in-place limit, from ArrayBuffers and views", async () => {
+    const sizes = [0, 1, 55, 56, 64, 10_240, SYNC_DIGEST_LIMIT, SYNC_DIGEST_LIMIT + 1];
+    for (const size of sizes) {
+      const backing = new Uint8Array(size + 7).map((_, i) => (i * 31) & 0xff);
+      const view = backing.subarray(3, 3 + size);
+      expect(hex(await provider.digest!("SHA-256", view))).toBe(hex(await web.digest("SHA-256", view)));
+      expect(hex(await provider.digest!({ name: "sha-256" }, view.slice().buffer))).toBe(
+        hex(await web.digest("SHA-256", view)),
+      );
+    }
+  });
+
+  it("hands back a fresh ArrayBuffer of exactly the result's length (not a pooled slab)", async () => {
+    const digest = await provider.digest!("SHA-256", new Uint8Array(10));
+    expect(digest.byteLength).toBe(32);
+    const pair = await ed25519();
+    expect((await provider.sign!("Ed25519", pair.privateKey, new Uint8Array(10))).byteLength).toBe(64);
+  });
+
+  it("leaves to WebCrypto what it does not know, with WebCrypto's own errors", async () => {
+    const pair = await ed25519();
+    const hmac = await web.generateKey({ name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+    const data = new Uint8Array([1, 2, 3]);
+    const sealed = await ed25519(false);
+    const cases: [string, () => Promise<unknown>, () => Promise<unknown>][] = [
+      ["SHA-384", () => provider.digest!("SHA-384", data), () => web.digest("SHA-384", data)],
+      ["HMAC sign", () => provider.sign!("HMAC", hmac, data), () => web.sign("HMAC", hmac, data)],
+      // A public key cannot sign, a private one cannot verify: InvalidAccessError from WebCrypto.
+      [
+        "public key signs",
+        () => provider.sign!("Ed25519", pair.publicKey, data),
+        () => web.sign("Ed25519", pair.publicKey, data),
+      ],
+      [
+        "private key verifies",
+        () => provider.verify!("Ed25519", pair.privateKey, new Uint8Array(64), data),
+        () => web.verify("Ed25519", pair.privateKey, new Uint8Array(64), data),
+      ],
+      ["unknown digest", () => provider.digest!("MD5", data), () => web.digest("MD5", data)],
+      // Not extractable: no KeyObject may be made of it (DEP0204), so WebCrypto signs.
+      [
+        "non-extractable key",
+        () => provider.sign!("Ed25519", sealed.privateKey, data),
+        () => web.sign("Ed25519", sealed.privateKey, data),
+      ],
+    ];
+    for (const [, ours, theirs] of cases) {
+      const a = await outcome(ours);
+      const b = await outcome(theirs);
+      if ("value" in a && "value" in b) expect(hex(a.value as ArrayBuffer)).toBe(hex(b.value as ArrayBuffer));
+      else expect(a).toEqual(b);
+    }
+  });
+
+  it("settles at once: the core's observed subtle answers before any host task runs", async () => {
+    restore = useCryptoProvider(provider);
+    let settled = false;
+    void observedSubtle.digest("SHA-256", new Uint8Array(100)).then(() => (settled = true));
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(settled).toBe(true);
+  });
+});
+
+describe("determinism with the Node provider installed", () => {
+  it("the determinism scenario gives the fixture's trace hash (the one Chromium reaches with WebCrypto)", async () => {
+    restore = useCryptoProvider(provider);
+    const outcome = await runScenarioText(SCENARIO, { file: "determinism.yaml", mailscope: "determinism-test" });
+    if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join("; "));
+    expect(await traceHash(outcome.run.trace)).toBe(fixture.hash);
+  });
+
+  it("every scenario of the library gives the same trace hash with and without it", async () => {
+    const files = await findScenarioFiles(["scenarios"]);
+    expect(files.length).toBeGreaterThan(40);
+    const differing: string[] = [];
+    for (const file of files) {
+      const load = await loadScenarioFile(file);
+      if (!load.ok) throw new Error(`${file} does not load`);
+      const hashes: string[] = [];
+      for (const withProvider of [false, true]) {
+        restore = withProvider ? useCryptoProvider(provider) : undefined;
+        try {
+          const run = await runLoadedScenario(load.loaded, { mailscope: "provider-test" });
+          hashes.push(await traceHash(run.trace));
+        } finally {
+          restore?.();
+          restore = undefined;
+        }
+      }
+      if (hashes[0] !== hashes[1]) differing.push(file);
+    }
+    expect(differing).toEqual([]);
+  }, 120_000);
+});

@@ -1,0 +1,122 @@
+/**
+ * A crypto provider for Node (app/protocol/webCrypto.ts `useCryptoProvider`):
+ * the core's small Ed25519 signatures and verifications and SHA-256 digests
+ * computed on the calling thread with node:crypto, the rest left to WebCrypto.
+ *
+ * Why: Node's WebCrypto runs every operation as a job on libuv's thread pool
+ * and settles its promise on a later turn of the event loop. For an Ed25519
+ * verification (~110 µs here) the round trip costs as much again in CPU
+ * (~60 µs measured on this project's 2-core machines) plus a wait in which a
+ * simulation has nothing else to do. Computed in place, the answer is the
+ * same — Ed25519 (RFC 8032) and SHA-256 are deterministic, so signatures,
+ * digests and therefore traces are byte for byte what WebCrypto gives (tested
+ * in nodeCrypto.test.ts and by the scenario library under both) — and the
+ * promise is already settled when the core awaits it.
+ *
+ * Large digests (over {@link SYNC_DIGEST_LIMIT}) stay on the thread pool so a
+ * server does not stop answering while it hashes a 25 MiB body. Anything this
+ * provider does not recognize exactly — another algorithm, a key whose type or
+ * usages do not allow the operation — goes to WebCrypto, which then gives its
+ * own answer or its own error.
+ */
+import { hash, KeyObject, sign as signOneShot, verify as verifyOneShot } from "node:crypto";
+import type { CryptoProvider } from "../protocol/webCrypto.ts";
+
+/** Digests of inputs up to this size are computed in place; larger ones on the thread pool. */
+export const SYNC_DIGEST_LIMIT = 1024 * 1024;
+
+const ED25519_SIGNATURE_LENGTH = 64;
+
+/** The KeyObject of each CryptoKey seen, made once (KeyObject.from costs a few µs). */
+const keyObjects = new WeakMap<CryptoKey, KeyObject>();
+
+function keyObjectOf(key: CryptoKey): KeyObject {
+  let object = keyObjects.get(key);
+  if (object === undefined) {
+    object = KeyObject.from(key);
+    keyObjects.set(key, object);
+  }
+  return object;
+}
+
+function algorithmName(algorithm: unknown): string | undefined {
+  if (typeof algorithm === "string") return algorithm.toUpperCase();
+  if (typeof algorithm === "object" && algorithm !== null) {
+    const name = (algorithm as { name?: unknown }).name;
+    if (typeof name === "string") return name.toUpperCase();
+  }
+  return undefined;
+}
+
+/** A view of a BufferSource's bytes, without copying (WebCrypto reads them at the call, as this does). */
+function bytesOf(data: unknown): Uint8Array | undefined {
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return undefined;
+}
+
+/** A fresh ArrayBuffer with exactly these bytes (node:crypto's Buffers may share a pooled slab). */
+function ownBuffer(bytes: Uint8Array): ArrayBuffer {
+  const out = new ArrayBuffer(bytes.byteLength);
+  new Uint8Array(out).set(bytes);
+  return out;
+}
+
+/**
+ * Whether `key` is an Ed25519 key of `type` allowed to `usage`, asked for as
+ * Ed25519, and extractable: Node deprecates making a KeyObject of a
+ * non-extractable CryptoKey (DEP0204), so those stay with WebCrypto. Every key
+ * the core makes is extractable (app/protocol/profile.ts).
+ */
+function ed25519Key(algorithm: unknown, key: unknown, type: KeyType, usage: KeyUsage): key is CryptoKey {
+  return (
+    algorithmName(algorithm) === "ED25519" &&
+    typeof CryptoKey !== "undefined" &&
+    key instanceof CryptoKey &&
+    key.algorithm.name === "Ed25519" &&
+    key.type === type &&
+    key.usages.includes(usage) &&
+    key.extractable
+  );
+}
+
+function webCrypto(): SubtleCrypto {
+  return globalThis.crypto.subtle;
+}
+
+/** The provider: install it with `useCryptoProvider(nodeCryptoProvider())` at a Node entry point. */
+export function nodeCryptoProvider(): CryptoProvider {
+  return {
+    digest(algorithm: AlgorithmIdentifier, data: BufferSource): Promise<ArrayBuffer> {
+      const bytes = bytesOf(data);
+      if (algorithmName(algorithm) === "SHA-256" && bytes !== undefined && bytes.byteLength <= SYNC_DIGEST_LIMIT) {
+        return Promise.resolve(ownBuffer(hash("sha256", bytes, "buffer")));
+      }
+      return webCrypto().digest(algorithm, data);
+    },
+
+    sign(algorithm: AlgorithmIdentifier, key: CryptoKey, data: BufferSource): Promise<ArrayBuffer> {
+      const bytes = bytesOf(data);
+      if (bytes !== undefined && ed25519Key(algorithm, key, "private", "sign")) {
+        return Promise.resolve(ownBuffer(signOneShot(null, bytes, keyObjectOf(key))));
+      }
+      return webCrypto().sign(algorithm, key, data);
+    },
+
+    verify(
+      algorithm: AlgorithmIdentifier,
+      key: CryptoKey,
+      signature: BufferSource,
+      data: BufferSource,
+    ): Promise<boolean> {
+      const bytes = bytesOf(data);
+      const signatureBytes = bytesOf(signature);
+      if (bytes !== undefined && signatureBytes !== undefined && ed25519Key(algorithm, key, "public", "verify")) {
+        // WebCrypto answers false, not an error, for a signature of the wrong length.
+        if (signatureBytes.byteLength !== ED25519_SIGNATURE_LENGTH) return Promise.resolve(false);
+        return Promise.resolve(verifyOneShot(null, bytes, keyObjectOf(key), signatureBytes));
+      }
+      return webCrypto().verify(algorithm, key, signature, data);
+    },
+  };
+}
