@@ -13,15 +13,25 @@
  * Then, in the same process, the floor: for every POST the simulator made,
  * one Ed25519 signature and one verification of that POST's signature base
  * and two SHA-256 digests of a body of its size (the sender's Content-Digest
- * and the receiver's check), one after another through `crypto.subtle`. The
- * ratio total / floor says what the simulator adds on top of the protocol's
- * unavoidable cryptography. Target: ≤ 1.5 (overhead below 50 % of it).
+ * and the receiver's check), one after another. The ratio total / floor says
+ * what the simulator adds on top of the protocol's unavoidable cryptography.
+ * Target: ≤ 1.5 (overhead below 50 % of it).
+ *
+ * It runs twice: with the core's crypto on WebCrypto (a browser Worker, the
+ * desktop app) against a floor through `crypto.subtle`, and with the Node
+ * provider (app/node/nodeCrypto.ts, what `mailscope run|check` install)
+ * against a floor of the same node:crypto calls on this thread. Each floor is
+ * done the way its run does crypto, so neither ratio is flattered by a slower
+ * floor.
  *
  * `node bench/fleet.bench.ts [messages]` runs it alone (a smaller fleet is
  * labelled as such in every row).
  */
+import { hash, KeyObject, sign as signInPlace, verify as verifyInPlace } from "node:crypto";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { nodeCryptoProvider } from "../app/node/nodeCrypto.ts";
+import { useCryptoProvider, type CryptoProvider } from "../app/protocol/webCrypto.ts";
 import { runLoadedScenario } from "../app/sim/runScenario.ts";
 import { createRandom, type SeededRandom } from "../app/sim/random.ts";
 import { scenarioSchema, type ScenarioInput } from "../app/sim/scenario.ts";
@@ -152,28 +162,28 @@ export function fleetScenario(seed: number, messages: number): ScenarioInput {
   };
 }
 
-// ── Counting what WebCrypto really did ───────────────────────────────
+// ── Counting what the core's crypto really did ───────────────────────
 
-type Counted = "sign" | "verify" | "digest" | "importKey" | "exportKey";
-const COUNTED: readonly Counted[] = ["sign", "verify", "digest", "importKey", "exportKey"];
+const COUNTED = ["sign", "verify", "digest", "importKey", "exportKey"] as const;
+type Counted = (typeof COUNTED)[number];
 
-/** Counts calls of `crypto.subtle` methods until the returned function is called. */
-function countWebCrypto(): { counts: Record<Counted, number>; stop: () => void } {
+/**
+ * Installs `base` (WebCrypto itself when empty) wrapped so that each call of
+ * the core's crypto is counted, until the returned function is called.
+ */
+function countCrypto(base: CryptoProvider): { counts: Record<Counted, number>; stop: () => void } {
   const counts = { sign: 0, verify: 0, digest: 0, importKey: 0, exportKey: 0 };
-  const proto = SubtleCrypto.prototype as unknown as Record<Counted, (...args: unknown[]) => unknown>;
-  const originals = COUNTED.map((name) => [name, proto[name]] as const);
-  for (const [name, original] of originals) {
-    proto[name] = function (this: SubtleCrypto, ...args: unknown[]) {
+  const real = globalThis.crypto.subtle;
+  const counting: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
+  for (const name of COUNTED) {
+    const own = base[name] as ((...args: unknown[]) => Promise<unknown>) | undefined;
+    const fallback = (real[name] as (...args: unknown[]) => Promise<unknown>).bind(real);
+    counting[name] = (...args: unknown[]) => {
       counts[name]++;
-      return original.apply(this, args);
+      return (own ?? fallback)(...args);
     };
   }
-  return {
-    counts,
-    stop: () => {
-      for (const [name, original] of originals) proto[name] = original;
-    },
-  };
+  return { counts, stop: useCryptoProvider(counting as CryptoProvider) };
 }
 
 // ── Memory ────────────────────────────────────────────────────────────
@@ -238,13 +248,22 @@ function stopwatch(): () => Took {
   };
 }
 
-/** What each round of the floor took, over every POST in turn. */
-async function bareCrypto(posts: readonly Post[], rounds: number): Promise<Took[]> {
-  const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, false, ["sign", "verify"])) as CryptoKeyPair;
+/** How the core's crypto runs: WebCrypto (a browser, a Worker, the desktop app) or the Node provider (the CLI). */
+type CryptoMode = "webcrypto" | "node";
+
+/**
+ * What each round of the floor took, over every POST in turn: the same
+ * operations the way `mode` does them — through `crypto.subtle`, or with
+ * node:crypto's one-shot calls on this thread, as the Node provider does.
+ */
+async function bareCrypto(posts: readonly Post[], rounds: number, mode: CryptoMode): Promise<Took[]> {
+  const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
+  const privateKey = KeyObject.from(pair.privateKey);
+  const publicKey = KeyObject.from(pair.publicKey);
   const largest = posts.reduce((n, p) => Math.max(n, p.bodySize), 0);
   const body = new Uint8Array(largest);
   for (let i = 0; i < body.length; i++) body[i] = 32 + (i % 90);
-  const one = async (post: Post): Promise<void> => {
+  const viaWebCrypto = async (post: Post): Promise<void> => {
     const view = body.subarray(0, post.bodySize);
     await crypto.subtle.digest("SHA-256", view); // the sender's Content-Digest
     const signature = await crypto.subtle.sign({ name: "Ed25519" }, pair.privateKey, post.base);
@@ -252,6 +271,14 @@ async function bareCrypto(posts: readonly Post[], rounds: number): Promise<Took[
     if (!valid) throw new Error("bare verify failed");
     await crypto.subtle.digest("SHA-256", view); // the receiver's check
   };
+  const inPlace = (post: Post): void => {
+    const view = body.subarray(0, post.bodySize);
+    hash("sha256", view, "buffer");
+    const signature = signInPlace(null, post.base, privateKey);
+    if (!verifyInPlace(null, post.base, publicKey, signature)) throw new Error("bare verify failed");
+    hash("sha256", view, "buffer");
+  };
+  const one = mode === "webcrypto" ? viaWebCrypto : (post: Post) => Promise.resolve(inPlace(post));
   for (const post of posts.slice(0, 200)) await one(post); // warm-up
   const took: Took[] = [];
   for (let round = 0; round < rounds; round++) {
@@ -293,14 +320,14 @@ interface FleetRun {
   readonly crypto: Readonly<Record<Counted, number>>;
 }
 
-async function runFleet(messages: number): Promise<FleetRun> {
+async function runFleet(messages: number, mode: CryptoMode): Promise<FleetRun> {
   const input = fleetScenario(SEED, messages);
   const scenario = scenarioSchema.parse(input);
   const source = JSON.stringify(input);
 
   collectGarbage();
   const memory = sampleMemory();
-  const counting = countWebCrypto();
+  const counting = countCrypto(mode === "node" ? nodeCryptoProvider() : {});
   const stop = stopwatch();
   let run: Awaited<ReturnType<typeof runLoadedScenario>>;
   try {
@@ -351,64 +378,102 @@ async function runFleet(messages: number): Promise<FleetRun> {
   };
 }
 
-export async function fleet(messages = MESSAGES): Promise<BenchResult[]> {
-  const label = messages === MESSAGES ? "" : ` (SMALLER FLEET: ${messages} messages, not ${MESSAGES})`;
-  const run = await runFleet(messages);
+const MODE_LABEL: Record<CryptoMode, string> = {
+  webcrypto: "WebCrypto",
+  node: "Node provider",
+};
+
+/** One fleet run with the core's crypto done as `mode` does it, against the floor done the same way. */
+async function fleetWith(messages: number, mode: CryptoMode, label: string): Promise<BenchResult[]> {
+  const how = MODE_LABEL[mode];
+  const run = await runFleet(messages, mode);
   const { totalS, events, posts } = run;
   // The run and its trace are garbage now: collected here, not during the floor.
   collectGarbage();
-  const rounds = await bareCrypto(posts, FLOOR_ROUNDS);
+  const rounds = await bareCrypto(posts, FLOOR_ROUNDS, mode);
   const bareS = median(rounds.map((r) => r.wallS));
   const bareCpuS = median(rounds.map((r) => r.cpuS));
   const ratio = totalS / bareS;
   const c = run.crypto;
   const outcomeNote = [...run.outcomes].map(([k, v]) => `${v} ${k}`).join(", ");
+  const floorHow =
+    mode === "webcrypto"
+      ? "crypto.subtle, one after another"
+      : "node:crypto one-shot sign/verify/hash on this thread, as the Node provider does them";
 
   return [
     {
-      name: `fleet wall time${label}`,
+      name: `fleet wall time, ${how}${label}`,
       value: totalS,
       unit: "s",
       note: `${DOMAINS} domains, ${messages} messages, ${run.virtualDays.toFixed(2)} virtual days; build, run, invariants`,
     },
-    { name: `fleet events executed${label}`, value: events, unit: "events", note: `${run.traceEvents} trace events` },
-    { name: `fleet events per second${label}`, value: events / totalS, unit: "events/s" },
     {
-      name: `fleet peak memory${label}`,
+      name: `fleet events executed, ${how}${label}`,
+      value: events,
+      unit: "events",
+      note: `${run.traceEvents} trace events`,
+    },
+    { name: `fleet events per second, ${how}${label}`, value: events / totalS, unit: "events/s" },
+    {
+      name: `fleet peak memory, ${how}${label}`,
       value: run.peakRss / MiB,
       unit: "MiB RSS",
       note: `peak heap used ${(run.peakHeap / MiB).toFixed(0)} MiB (memoryUsage sampled every 50 ms)`,
     },
     {
-      name: `fleet HTTP POSTs${label}`,
+      name: `fleet HTTP POSTs, ${how}${label}`,
       value: posts.length,
       unit: "POSTs",
       note: `${run.requests} requests, ${run.faulted} hit by a fault, ${run.dnsFailures} DNS failures; recipients: ${outcomeNote}`,
     },
     {
-      name: `fleet WebCrypto operations${label}`,
+      name: `fleet crypto operations, ${how}${label}`,
       value: c.sign + c.verify + c.digest + c.importKey + c.exportKey,
       unit: "ops",
       note: `${c.sign} sign, ${c.verify} verify, ${c.digest} digest, ${c.importKey} importKey, ${c.exportKey} exportKey`,
     },
     {
-      name: `bare crypto of the same POSTs${label}`,
+      name: `bare crypto of the same POSTs, ${how}${label}`,
       value: bareS,
       unit: "s",
-      note: `${posts.length} × (Ed25519 sign + verify, 2 × SHA-256 of the body), crypto.subtle; median of ${FLOOR_ROUNDS} rounds (${rounds.map((r) => r.wallS.toFixed(2)).join(", ")} s)`,
+      note: `${posts.length} × (Ed25519 sign + verify, 2 × SHA-256 of the body), ${floorHow}; median of ${FLOOR_ROUNDS} rounds (${rounds.map((r) => r.wallS.toFixed(2)).join(", ")} s)`,
     },
     {
-      name: `fleet total vs bare crypto${label}`,
+      name: `fleet total vs bare crypto, ${how}${label}`,
       value: ratio,
       unit: "ratio",
       target: { op: "<=", value: 1.5, label: "≤ 1.5" },
       note: `wall time; simulator overhead ${((ratio - 1) * 100).toFixed(0)} % of the crypto cost`,
     },
     {
-      name: `fleet CPU time vs bare crypto's${label}`,
+      name: `fleet CPU time vs bare crypto's, ${how}${label}`,
       value: run.cpuS / bareCpuS,
       unit: "ratio",
       note: `${run.cpuS.toFixed(1)} s against ${bareCpuS.toFixed(2)} s of CPU, all threads; less sensitive to a busy machine`,
+    },
+  ];
+}
+
+/**
+ * The fleet twice: with WebCrypto, as the core runs in a browser Worker and
+ * the desktop app, and with the Node provider, as `mailscope run|check` run;
+ * each against the floor computed the same way, so neither ratio flatters.
+ */
+export async function fleet(messages = MESSAGES): Promise<BenchResult[]> {
+  const label = messages === MESSAGES ? "" : ` (SMALLER FLEET: ${messages} messages, not ${MESSAGES})`;
+  const webCrypto = await fleetWith(messages, "webcrypto", label);
+  collectGarbage();
+  const node = await fleetWith(messages, "node", label);
+  const wall = (rows: BenchResult[]): number => rows[0]?.value ?? Number.NaN;
+  return [
+    ...webCrypto,
+    ...node,
+    {
+      name: `fleet wall time, WebCrypto vs Node provider${label}`,
+      value: wall(webCrypto) / wall(node),
+      unit: "×",
+      note: "how much faster the CLI's runs are than the same run on WebCrypto",
     },
   ];
 }
