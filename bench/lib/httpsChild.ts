@@ -11,6 +11,7 @@
  * ArrayBuffer memory since the mark; sampling stops), `stop`.
  */
 import { readFile } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:https";
 
 interface ChildOptions {
@@ -60,6 +61,27 @@ const startSampling = (): void => {
 let close: () => Promise<void>;
 let port: number;
 
+/** The fixed answer of the floor and bare servers. */
+const ANSWER = Buffer.from(JSON.stringify({ results: [{ recipient: "bob@b.example", status: "accepted" }] }));
+
+/** A node:https server (TLS 1.3, the bench's certificate) on a free loopback port, serving `handler`. */
+async function listenTls(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ port: number; close: () => Promise<void> }> {
+  const [cert, key] = await Promise.all([readFile(options.certFile, "utf8"), readFile(options.keyFile, "utf8")]);
+  const server = createServer({ cert, key, minVersion: "TLSv1.3" }, handler);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  return {
+    port: typeof address === "object" && address !== null ? address.port : 0,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}
+
 if (mode === "serve") {
   const { startServe } = await import("../../app/cli/serve.ts");
   // As `mailscope serve` runs (app/cli/main.ts installs it for every command).
@@ -89,14 +111,12 @@ if (mode === "serve") {
   // what any receiver on this machine would at least pay.
   const { createEmlStore } = await import("../../app/node/emlStore.ts");
   const { generateKeyPairSync, hash, sign, verify } = await import("node:crypto");
-  const [cert, key] = await Promise.all([readFile(options.certFile, "utf8"), readFile(options.keyFile, "utf8")]);
   const store = createEmlStore(options.maildir ?? "mail-floor", { fsync: options.fsync !== "false" });
   const pair = generateKeyPairSync("ed25519");
   const base = Buffer.alloc(420, "x");
   const signature = sign(null, base, pair.privateKey);
-  const answer = Buffer.from(JSON.stringify({ results: [{ recipient: "bob@b.example", status: "accepted" }] }));
   let n = 0;
-  const server = createServer({ cert, key, minVersion: "TLSv1.3" }, (req, res) => {
+  ({ port, close } = await listenTls((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
@@ -105,8 +125,8 @@ if (mode === "serve") {
       hash("sha256", body, "buffer");
       n += 1;
       const reply = (status: number): void => {
-        res.writeHead(status, { "content-type": "application/json", "content-length": answer.byteLength });
-        res.end(answer);
+        res.writeHead(status, { "content-type": "application/json", "content-length": ANSWER.byteLength });
+        res.end(ANSWER);
       };
       if (!ok) return reply(500);
       store.deliver(`user${n % 64}@b.example`, body, { deliveryId: `floor-${n}`, receivedAtMs: Date.now() }).then(
@@ -114,19 +134,9 @@ if (mode === "serve") {
         () => reply(500),
       );
     });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  port = typeof address === "object" && address !== null ? address.port : 0;
-  close = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    });
+  }));
 } else if (mode === "bare") {
-  const [cert, key] = await Promise.all([readFile(options.certFile, "utf8"), readFile(options.keyFile, "utf8")]);
-  const answer = Buffer.from(JSON.stringify({ results: [{ recipient: "bob@b.example", status: "accepted" }] }));
-  const server = createServer({ cert, key, minVersion: "TLSv1.3" }, (req, res) => {
+  ({ port, close } = await listenTls((req, res) => {
     let bytes = 0;
     req.on("data", (chunk: Buffer) => {
       bytes += chunk.byteLength;
@@ -134,20 +144,12 @@ if (mode === "serve") {
     req.on("end", () => {
       res.writeHead(200, {
         "content-type": "application/json",
-        "content-length": answer.byteLength,
+        "content-length": ANSWER.byteLength,
         "x-body-bytes": bytes,
       });
-      res.end(answer);
+      res.end(ANSWER);
     });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  port = typeof address === "object" && address !== null ? address.port : 0;
-  close = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    });
+  }));
 } else {
   throw new Error(`unknown mode ${String(mode)} (serve | floor | bare)`);
 }
