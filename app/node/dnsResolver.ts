@@ -189,20 +189,8 @@ function overUdp(
   matches: (p: DecodedPacket) => boolean,
   timeoutMs: number,
 ): Promise<Exchanged> {
-  return new Promise((resolve) => {
+  return exchangeOnce("UDP", timeoutMs, (finish) => {
     const socket = createSocket(isIP(server.host.replace(/%.*$/, "")) === 6 ? "udp6" : "udp4");
-    let done = false;
-    const finish = (result: Exchanged): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      socket.close();
-      resolve(result);
-    };
-    const timer = setTimeout(
-      () => finish({ kind: "none", detail: `no answer over UDP within ${timeoutMs} ms` }),
-      timeoutMs,
-    );
     socket.on("error", (error) => finish({ kind: "none", detail: `UDP: ${error.message}` }));
     socket.on("message", (bytes, remote) => {
       // Only the nameserver's own answers to this question count; the rest is dropped.
@@ -215,6 +203,37 @@ function overUdp(
         if (error) finish({ kind: "none", detail: `UDP: ${error.message}` });
       });
     });
+    return () => socket.close();
+  });
+}
+
+/**
+ * One exchange over a socket `open` makes: settled once, by the first call of
+ * `finish` or after `timeoutMs` with no answer, and the socket released
+ * (the function `open` returns) either way.
+ */
+function exchangeOnce(
+  transport: "UDP" | "TCP",
+  timeoutMs: number,
+  open: (finish: (result: Exchanged) => void) => () => void,
+): Promise<Exchanged> {
+  return new Promise((resolve) => {
+    const opened: { release?: () => void } = {};
+    let done = false;
+    const finish = (result: Exchanged): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      opened.release?.();
+      resolve(result);
+    };
+    const timer = setTimeout(
+      () => finish({ kind: "none", detail: `no answer over ${transport} within ${timeoutMs} ms` }),
+      timeoutMs,
+    );
+    opened.release = open(finish);
+    // Finished while opening: release now what could not be released then.
+    if (done) opened.release();
   });
 }
 
@@ -224,21 +243,9 @@ function overTcp(
   matches: (p: DecodedPacket) => boolean,
   timeoutMs: number,
 ): Promise<Exchanged> {
-  return new Promise((resolve) => {
+  return exchangeOnce("TCP", timeoutMs, (finish) => {
     const socket = connect({ host: server.host, port: server.port });
     let received = Buffer.alloc(0);
-    let done = false;
-    const finish = (result: Exchanged): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(result);
-    };
-    const timer = setTimeout(
-      () => finish({ kind: "none", detail: `no answer over TCP within ${timeoutMs} ms` }),
-      timeoutMs,
-    );
     socket.on("error", (error) => finish({ kind: "none", detail: `TCP: ${error.message}` }));
     socket.on("close", () =>
       finish({ kind: "none", detail: "TCP: the nameserver closed the connection before answering" }),
@@ -259,6 +266,7 @@ function overTcp(
       else if (!matches(packet)) finish({ kind: "none", detail: "TCP: the answer is not for this question" });
       else finish({ kind: "packet", packet });
     });
+    return () => socket.destroy();
   });
 }
 
