@@ -6,12 +6,8 @@
  * G5) and fetch over TLS 1.3 (SVC-6). `keygen` makes the Ed25519 key a sender
  * signs with and prints the TXT record that publishes it (G1, G4).
  *
- * `--resolve domain=host:port` stands in for DNS, as curl's `--resolve` does:
- * `_svc.<domain>` is answered locally with the ServiceMode record
- * `1 <domain>. port=<port>`, and connections to the domain go to host:port
- * while SNI, the certificate check and Host keep the domain's name. The
- * record's target is the domain itself rather than `.`: the sender reads `.`
- * as the owner name `_svc.<domain>` (G5), which no receiver certificate names.
+ * `--resolve domain=host:port` stands in for DNS, as curl's `--resolve` does
+ * (see `senderPorts.ts`, which the outbound side of `mailscope serve` shares).
  *
  * There is no SMTP client here: a hand-off to SMTP (no SVCB record, fallback,
  * no common version) is recorded and printed, and the recipient's outcome is
@@ -20,15 +16,14 @@
  */
 import { type CliIo } from "./io.ts";
 import { Command, CommanderError, Option } from "commander";
-import { access, readFile, writeFile } from "node:fs/promises";
-import type { Clock, DnsAnswer, Random, Resolver, SmtpHandOff, SmtpRelay, SvcbRecord, TraceEvent } from "../ports.ts";
+import { access, writeFile } from "node:fs/promises";
+import type { Clock, Random, Resolver, SmtpHandOff, TraceEvent } from "../ports.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
 import {
   buildKeyRecord,
   exportPublicKeyRaw,
   exportSigningKeyJwk,
   generateSigningKey,
-  importSigningKeyJwk,
   keyidFor,
   signingDomainOfKeyid,
 } from "../protocol/profile.ts";
@@ -36,24 +31,28 @@ import { deliveryActorId } from "../sender/deliveryMachine.ts";
 import type { RecipientOutcome } from "../sender/deliveryMachine.ts";
 import { createSender } from "../sender/sender.ts";
 import { createDnsResolver, parseNameserver } from "../node/dnsResolver.ts";
-import type { DnsResolverEvent } from "../node/dnsResolver.ts";
 import { cryptoRandom, systemClock } from "../node/systemPorts.ts";
-import { DEFAULT_TLS_FETCH_TIMEOUT_MS, createTlsFetch, parseHostPort } from "../node/tlsFetch.ts";
+import { DEFAULT_TLS_FETCH_TIMEOUT_MS } from "../node/tlsFetch.ts";
+import {
+  UsageError,
+  createSenderNetwork,
+  describeDnsEvent,
+  offlineResolver,
+  parseResolve,
+  readCa,
+  readInput,
+  readSigningKey,
+  recordingSmtpRelay,
+  usage,
+  type Jwk,
+  type SigningIdentity,
+} from "./senderPorts.ts";
+
+export { UsageError, parseResolve } from "./senderPorts.ts";
+export type { ResolveEntry } from "./senderPorts.ts";
 
 /** Exit codes of `send` (and `keygen`): 0 every recipient accepted, 1 not all, 2 bad input. */
 export const EXIT = { accepted: 0, notAccepted: 1, badInput: 2 } as const;
-
-/** Bad input: one line naming the option or file, exit code 2. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "UsageError";
-  }
-}
-
-function usage(message: string): never {
-  throw new UsageError(message);
-}
 
 const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -62,26 +61,6 @@ export function parseDuration(text: string): number | undefined {
   const match = /^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
   if (match === null) return undefined;
   return Math.round(Number(match[1]) * (DURATION_UNITS_MS[match[2] ?? "s"] ?? 1_000));
-}
-
-/** One `--resolve domain=host:port`. */
-export interface ResolveEntry {
-  readonly domain: string;
-  readonly host: string;
-  readonly port: number;
-}
-
-const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
-
-/** Reads `domain=host:port` (IPv6 hosts in brackets). @throws UsageError naming the option. */
-export function parseResolve(text: string): ResolveEntry {
-  const eq = text.indexOf("=");
-  const domain = (eq < 0 ? "" : text.slice(0, eq)).trim().toLowerCase().replace(/\.$/, "");
-  const target = eq < 0 ? undefined : parseHostPort(text.slice(eq + 1).trim());
-  if (eq < 0 || target === undefined)
-    usage(`--resolve ${text}: expected domain=host:port, e.g. b.example=127.0.0.1:8443`);
-  if (!HOSTNAME.test(domain)) usage(`--resolve ${text}: ${JSON.stringify(domain)} is not a domain name (A-labels)`);
-  return { domain, host: target.host, port: target.port };
 }
 
 /** What `send` is told (the command's options). */
@@ -151,20 +130,6 @@ export interface SendSummary {
   readonly exitCode: 0 | 1;
 }
 
-/** A JWK as the profile reads it, with the `kid` keygen adds. */
-type Jwk = Parameters<typeof importSigningKeyJwk>[0] & { kid?: unknown };
-
-async function readInput(file: string, option: string): Promise<Buffer> {
-  try {
-    return await readFile(file);
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === "ENOENT") usage(`${option} ${file}: no such file`);
-    if (code === "EISDIR") usage(`${option} ${file}: is a directory`);
-    usage(`${option} ${file}: cannot be read (${(error as Error).message})`);
-  }
-}
-
 function isoTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.[0-9]{3}Z$/, "Z");
 }
@@ -196,9 +161,10 @@ function list(value: unknown): string {
 
 /**
  * One progress line for a sender trace event, or undefined for events that
- * need none (transitions, the outcomes the summary prints anyway).
+ * need none (transitions, the outcomes the summary prints anyway). `command`
+ * is the one running the sender, named where it has no SMTP client.
  */
-export function describeTraceEvent(event: TraceEvent): string | undefined {
+export function describeTraceEvent(event: TraceEvent, command = "send"): string | undefined {
   const d = (event.data ?? {}) as Record<string, unknown>;
   const problem = shortProblem(d["problem"]);
   switch (event.name) {
@@ -245,7 +211,7 @@ export function describeTraceEvent(event: TraceEvent): string | undefined {
     case "timer.fired":
       return `retrying`;
     case "smtp.handoff":
-      return `would hand ${list(d["recipients"])} to SMTP (${String(d["reason"])}) [${String(d["rule"])}]: not sent, mailscope send has no SMTP client`;
+      return `would hand ${list(d["recipients"])} to SMTP (${String(d["reason"])}) [${String(d["rule"])}]: not sent, mailscope ${command} has no SMTP client`;
     case "delivery.bounced":
       return `gave up on ${list(d["recipients"])} after ${String(d["attempts"])} attempts: bounced [STATE-7]`;
     case "dsn.sent":
@@ -255,14 +221,14 @@ export function describeTraceEvent(event: TraceEvent): string | undefined {
   }
 }
 
-/** The one line a recipient's standing is printed as. */
-export function formatStanding(s: RecipientStanding): string {
+/** The one line a recipient's standing is printed as; `command` as for {@link describeTraceEvent}. */
+export function formatStanding(s: RecipientStanding, command = "send"): string {
   const why = [s.problem, s.detail].filter((x) => x !== undefined && x !== "").join(": ");
   switch (s.outcome) {
     case "accepted":
       return `${s.recipient}: accepted`;
     case "smtp":
-      return `${s.recipient}: smtp (${s.smtpReason ?? "hand-off"}; not sent, mailscope send has no SMTP client)`;
+      return `${s.recipient}: smtp (${s.smtpReason ?? "hand-off"}; not sent, mailscope ${command} has no SMTP client)`;
     case "pending":
       // A recipient answered `deferred` says so; one whose whole request failed is being retried.
       return `${s.recipient}: ${s.lastStatus ?? (s.nextAttemptAt ? "retrying" : "pending")}${s.nextAttemptAt ? `, next attempt at ${s.nextAttemptAt}` : ""}${why ? ` (${why})` : ""}`;
@@ -271,15 +237,30 @@ export function formatStanding(s: RecipientStanding): string {
   }
 }
 
+/** A recipient's final outcome as a standing; `handOffs` (those the SMTP relay recorded) tell an `smtp` outcome's reason. */
+export function standingOf(outcome: RecipientOutcome, handOffs: readonly SmtpHandOff[]): RecipientStanding {
+  const handOff = handOffs.find((h) => h.to.includes(outcome.recipient));
+  const problem =
+    outcome.problem === undefined ? undefined : (outcome.problem.identifier ?? shortProblem(outcome.problem.type));
+  return {
+    recipient: outcome.recipient,
+    outcome: outcome.outcome,
+    rule: outcome.rule,
+    ...(problem !== undefined && { problem }),
+    ...(outcome.problem?.detail !== undefined && { detail: outcome.problem.detail }),
+    ...(outcome.outcome === "smtp" && handOff !== undefined && { smtpReason: handOff.reason }),
+  };
+}
+
 /** The checked inputs of a send. */
 interface Prepared {
   readonly from: string;
   readonly fromDomain: string;
   readonly to: readonly string[];
   readonly message: Uint8Array;
-  readonly signingKey: Awaited<ReturnType<typeof importSigningKeyJwk>>;
+  readonly signingKey: SigningIdentity["signingKey"];
   readonly keyid: string;
-  readonly resolve: readonly ResolveEntry[];
+  readonly resolve: readonly ReturnType<typeof parseResolve>[];
   readonly ca?: Buffer;
   readonly maxWaitMs?: number;
   readonly timeoutMs: number;
@@ -302,39 +283,21 @@ async function prepare(options: SendOptions): Promise<Prepared> {
   const message = await readInput(options.message, "--message");
   if (message.length === 0) usage(`--message ${options.message}: the file is empty`);
 
-  const keyText = (await readInput(options.key, "--key")).toString("utf8");
-  let jwk: Jwk;
-  try {
-    jwk = JSON.parse(keyText) as Jwk;
-  } catch {
-    usage(`--key ${options.key}: not a JSON Web Key (the file is not JSON)`);
-  }
-  if (typeof jwk !== "object" || jwk === null) usage(`--key ${options.key}: not a JSON Web Key`);
-  if (jwk.d === undefined)
-    usage(`--key ${options.key}: holds a public key only; send signs, so it needs the private key (d)`);
-  let signingKey: Prepared["signingKey"];
-  try {
-    signingKey = await importSigningKeyJwk(jwk);
-  } catch (error) {
-    usage(`--key ${options.key}: not an Ed25519 private JWK (${(error as Error).message}) [G1]`);
-  }
-  const keyid = options.keyid ?? (typeof jwk.kid === "string" ? jwk.kid : undefined);
-  if (keyid === undefined) usage(`--keyid: not given, and ${options.key} has no kid`);
-  const signing = signingDomainOfKeyid(keyid);
-  if (!signing.ok) usage(`--keyid ${keyid}: ${signing.violations.map((v) => v.message).join("; ")}`);
-  if (signing.value !== from.value.domain) {
+  const signing = await readSigningKey(options.key, {
+    keyOption: "--key",
+    keyidOption: "--keyid",
+    ...(options.keyid !== undefined && { keyid: options.keyid }),
+    signer: "send signs",
+  });
+  const { signingKey, keyid } = signing;
+  if (signing.domain !== from.value.domain) {
     usage(
-      `--keyid ${keyid} signs for ${signing.value}, but --from is in ${from.value.domain} (AUTH-4: the envelope from's domain must be the signing domain)`,
+      `--keyid ${keyid} signs for ${signing.domain}, but --from is in ${from.value.domain} (AUTH-4: the envelope from's domain must be the signing domain)`,
     );
   }
 
   const resolve = (options.resolve ?? []).map(parseResolve);
-  let ca: Buffer | undefined;
-  if (options.ca !== undefined) {
-    ca = await readInput(options.ca, "--ca");
-    if (!ca.toString("utf8").includes("-----BEGIN CERTIFICATE-----"))
-      usage(`--ca ${options.ca}: no PEM certificate in the file`);
-  }
+  const ca = options.ca === undefined ? undefined : await readCa(options.ca);
   let maxWaitMs: number | undefined;
   if (options.maxWait !== undefined) {
     maxWaitMs = parseDuration(options.maxWait);
@@ -363,42 +326,6 @@ async function prepare(options: SendOptions): Promise<Prepared> {
   };
 }
 
-/** A resolver that knows nothing: every name is NXDOMAIN (`--no-dns`). */
-const offlineResolver: Resolver = {
-  svcb: () => Promise.resolve({ kind: "nxdomain" }),
-  txt: () => Promise.resolve({ kind: "nxdomain" }),
-};
-
-/** `_svc.<domain>` answered from `--resolve`, everything else from `fallback`. */
-function localResolver(entries: readonly ResolveEntry[], fallback: Resolver): Resolver {
-  const byName = new Map(entries.map((e) => [`_svc.${e.domain}`, e]));
-  return {
-    svcb(name: string): Promise<DnsAnswer<SvcbRecord>> {
-      const entry = byName.get(name.toLowerCase().replace(/\.$/, ""));
-      if (entry === undefined) return fallback.svcb(name);
-      return Promise.resolve({
-        kind: "answer",
-        records: [{ priority: 1, target: entry.domain, port: entry.port }],
-        ttlS: 0,
-      });
-    },
-    txt: (name) => fallback.txt(name),
-  };
-}
-
-function describeDnsEvent(event: DnsResolverEvent): string {
-  switch (event.kind) {
-    case "retry":
-      return `DNS ${event.type} ${event.name}: try ${event.attempt} failed (${event.detail}), asking again`;
-    case "truncated":
-      return `DNS ${event.type} ${event.name}: truncated over UDP, asking over TCP`;
-    case "malformed-svcb":
-      return `DNS SVCB ${event.name}: malformed record, ignored: ${event.detail}`;
-    case "bad-name":
-      return `DNS ${event.name}: cannot be asked (${event.detail})`;
-  }
-}
-
 /**
  * Sends one message for real and resolves with where every recipient stands.
  * Progress lines go to `io.out` (to `io.err` with `json`, so that stdout holds
@@ -421,26 +348,15 @@ export async function runSend(options: SendOptions, io: CliIo, overrides: SendOv
           ...(options.nameserver !== undefined && { nameserver: options.nameserver }),
           onEvent: (event) => progress(`${stamp(clock.now())} ${describeDnsEvent(event)}`),
         }));
-  const resolver = localResolver(input.resolve, fallback);
-  const resolveMap = new Map<string, string>();
-  for (const e of input.resolve) {
-    const target = e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`;
-    resolveMap.set(e.domain, target);
-    resolveMap.set(`_svc.${e.domain}`, target);
-  }
-  const fetch = createTlsFetch({
+  const { resolver, fetch } = createSenderNetwork({
+    resolve: input.resolve,
     ...(input.ca !== undefined && { ca: input.ca }),
-    resolve: resolveMap,
     timeoutMs: input.timeoutMs,
+    fallback,
   });
 
   const handOffs: SmtpHandOff[] = [];
-  const smtp: SmtpRelay = {
-    handOff(handOff) {
-      handOffs.push(handOff);
-      return Promise.resolve({ accepted: false, detail: "recorded only: mailscope send has no SMTP client" });
-    },
-  };
+  const smtp = recordingSmtpRelay("send", (handOff) => handOffs.push(handOff));
 
   // What the trace tells about each recipient, for a summary before the end.
   const lastStatus = new Map<string, { status: string; problem?: string }>();
@@ -518,19 +434,7 @@ export async function runSend(options: SendOptions, io: CliIo, overrides: SendOv
     deliveryActorId(handle.messageId, recipient.slice(recipient.lastIndexOf("@") + 1));
   const recipients = input.to.map((recipient): RecipientStanding => {
     const outcome = outcomes.find((o) => o.recipient === recipient);
-    if (outcome !== undefined) {
-      const handOff = handOffs.find((h) => h.to.includes(recipient));
-      const problem =
-        outcome.problem === undefined ? undefined : (outcome.problem.identifier ?? shortProblem(outcome.problem.type));
-      return {
-        recipient,
-        outcome: outcome.outcome,
-        rule: outcome.rule,
-        ...(problem !== undefined && { problem }),
-        ...(outcome.problem?.detail !== undefined && { detail: outcome.problem.detail }),
-        ...(outcome.outcome === "smtp" && handOff !== undefined && { smtpReason: handOff.reason }),
-      };
-    }
+    if (outcome !== undefined) return standingOf(outcome, handOffs);
     const status = lastStatus.get(recipient);
     const next = nextTimer.get(actorFor(recipient));
     const failure = lastFailure.get(recipient.slice(recipient.lastIndexOf("@") + 1));

@@ -1,0 +1,226 @@
+/**
+ * What a sending side on the real network needs, shared by `mailscope send`
+ * and the outbound side of `mailscope serve` (which sends the DSNs of
+ * failures after acceptance, G17): reading the signing key (a JWK from
+ * `mailscope keygen`), `--resolve` and `--ca`, and building the sender's
+ * real ports from them: a Resolver that answers `_svc.<domain>` from
+ * `--resolve` and asks `fallback` for the rest, fetch over TLS 1.3 that
+ * connects where `--resolve` says, and an SMTP relay that only records (there
+ * is no SMTP client).
+ *
+ * `--resolve domain=host:port` stands in for DNS, as curl's `--resolve` does:
+ * `_svc.<domain>` is answered locally with the ServiceMode record
+ * `1 <domain>. port=<port>`, and connections to the domain go to host:port
+ * while SNI, the certificate check and Host keep the domain's name. The
+ * record's target is the domain itself rather than `.`: the sender reads `.`
+ * as the owner name `_svc.<domain>` (G5), which no receiver certificate names.
+ *
+ * Bad input throws a {@link UsageError} of one line naming the option and the
+ * file: the commands print it and exit 2.
+ */
+import { readFile } from "node:fs/promises";
+import type { DnsAnswer, Fetch, Resolver, SmtpHandOff, SmtpRelay, SvcbRecord } from "../ports.ts";
+import { importSigningKeyJwk, signingDomainOfKeyid } from "../protocol/profile.ts";
+import type { DnsResolverEvent } from "../node/dnsResolver.ts";
+import { createTlsFetch, parseHostPort } from "../node/tlsFetch.ts";
+
+/** Bad input: one line naming the option or file, exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+export function usage(message: string): never {
+  throw new UsageError(message);
+}
+
+/** The bytes of a file an option names. @throws UsageError naming the option and the file. */
+export async function readInput(file: string, option: string): Promise<Buffer> {
+  try {
+    return await readFile(file);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === "ENOENT") usage(`${option} ${file}: no such file`);
+    if (code === "EISDIR") usage(`${option} ${file}: is a directory`);
+    usage(`${option} ${file}: cannot be read (${(error as Error).message})`);
+  }
+}
+
+/** One `--resolve domain=host:port`. */
+export interface ResolveEntry {
+  readonly domain: string;
+  readonly host: string;
+  readonly port: number;
+}
+
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** Reads `domain=host:port` (IPv6 hosts in brackets). @throws UsageError naming the option. */
+export function parseResolve(text: string): ResolveEntry {
+  const eq = text.indexOf("=");
+  const domain = (eq < 0 ? "" : text.slice(0, eq)).trim().toLowerCase().replace(/\.$/, "");
+  const target = eq < 0 ? undefined : parseHostPort(text.slice(eq + 1).trim());
+  if (eq < 0 || target === undefined)
+    usage(`--resolve ${text}: expected domain=host:port, e.g. b.example=127.0.0.1:8443`);
+  if (!HOSTNAME.test(domain)) usage(`--resolve ${text}: ${JSON.stringify(domain)} is not a domain name (A-labels)`);
+  return { domain, host: target.host, port: target.port };
+}
+
+/** A JWK as the profile reads it, with the `kid` keygen adds. */
+export type Jwk = Parameters<typeof importSigningKeyJwk>[0] & { kid?: unknown };
+
+/** A domain's signing key, read from a JWK file. */
+export interface SigningIdentity {
+  readonly signingKey: Awaited<ReturnType<typeof importSigningKeyJwk>>;
+  /** `<selector>._svckey.<domain>` (G4). */
+  readonly keyid: string;
+  /** The signing domain the keyid names. */
+  readonly domain: string;
+}
+
+/** Which options name the key and its keyid, and who signs (for the message about a public key). */
+export interface SigningKeyOptions {
+  /** `--key`, `--outbound-key`. */
+  readonly keyOption: string;
+  /** `--keyid`, `--outbound-keyid`. */
+  readonly keyidOption: string;
+  /** The keyid given, instead of the JWK's `kid`. */
+  readonly keyid?: string;
+  /** Who needs the private half: `send signs`. */
+  readonly signer: string;
+}
+
+/**
+ * The Ed25519 private key of a JWK file (G1) and its keyid: the one given, or
+ * the JWK's `kid`. @throws UsageError naming the option and the file: not
+ * JSON, a public key only, not Ed25519, no keyid, a keyid not of G4's form.
+ */
+export async function readSigningKey(file: string, options: SigningKeyOptions): Promise<SigningIdentity> {
+  const { keyOption, keyidOption } = options;
+  const keyText = (await readInput(file, keyOption)).toString("utf8");
+  let jwk: Jwk;
+  try {
+    jwk = JSON.parse(keyText) as Jwk;
+  } catch {
+    usage(`${keyOption} ${file}: not a JSON Web Key (the file is not JSON)`);
+  }
+  if (typeof jwk !== "object" || jwk === null) usage(`${keyOption} ${file}: not a JSON Web Key`);
+  if (jwk.d === undefined)
+    usage(`${keyOption} ${file}: holds a public key only; ${options.signer}, so it needs the private key (d)`);
+  let signingKey: SigningIdentity["signingKey"];
+  try {
+    signingKey = await importSigningKeyJwk(jwk);
+  } catch (error) {
+    usage(`${keyOption} ${file}: not an Ed25519 private JWK (${(error as Error).message}) [G1]`);
+  }
+  const keyid = options.keyid ?? (typeof jwk.kid === "string" ? jwk.kid : undefined);
+  if (keyid === undefined) usage(`${keyidOption}: not given, and ${file} has no kid`);
+  const signing = signingDomainOfKeyid(keyid);
+  if (!signing.ok) usage(`${keyidOption} ${keyid}: ${signing.violations.map((v) => v.message).join("; ")}`);
+  return { signingKey, keyid, domain: signing.value };
+}
+
+/** The PEM certificates of a `--ca` file. @throws UsageError when the file holds none. */
+export async function readCa(file: string, option = "--ca"): Promise<Buffer> {
+  const ca = await readInput(file, option);
+  if (!ca.toString("utf8").includes("-----BEGIN CERTIFICATE-----"))
+    usage(`${option} ${file}: no PEM certificate in the file`);
+  return ca;
+}
+
+/** A resolver that knows nothing: every name is NXDOMAIN (`--no-dns`). */
+export const offlineResolver: Resolver = {
+  svcb: (): Promise<DnsAnswer<SvcbRecord>> => Promise.resolve({ kind: "nxdomain" }),
+  txt: (): Promise<DnsAnswer<string>> => Promise.resolve({ kind: "nxdomain" }),
+};
+
+/** `_svc.<domain>` answered from `--resolve`, everything else from `fallback`. */
+export function localResolver(entries: readonly ResolveEntry[], fallback: Resolver): Resolver {
+  const byName = new Map(entries.map((e) => [`_svc.${e.domain}`, e]));
+  return {
+    svcb(name: string): Promise<DnsAnswer<SvcbRecord>> {
+      const entry = byName.get(name.toLowerCase().replace(/\.$/, ""));
+      if (entry === undefined) return fallback.svcb(name);
+      return Promise.resolve({
+        kind: "answer",
+        records: [{ priority: 1, target: entry.domain, port: entry.port }],
+        ttlS: 0,
+      });
+    },
+    txt: (name) => fallback.txt(name),
+  };
+}
+
+/** The connection targets of `--resolve` for {@link createTlsFetch}: the domain and `_svc.<domain>` each go to host:port. */
+function resolveMap(entries: readonly ResolveEntry[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const e of entries) {
+    const target = e.host.includes(":") ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`;
+    map.set(e.domain, target);
+    map.set(`_svc.${e.domain}`, target);
+  }
+  return map;
+}
+
+/** What {@link createSenderNetwork} is told. */
+export interface SenderNetworkOptions {
+  readonly resolve: readonly ResolveEntry[];
+  /** Trusted instead of the system's roots. */
+  readonly ca?: Buffer;
+  /** Idle timeout of each connection. */
+  readonly timeoutMs?: number;
+  /** Answers what `resolve` does not: real DNS, or {@link offlineResolver} under `--no-dns`. */
+  readonly fallback: Resolver;
+}
+
+/** The sender's Resolver and Fetch ports for the real network. */
+export interface SenderNetwork {
+  readonly resolver: Resolver;
+  readonly fetch: Fetch;
+  /** Cuts every request in flight (a stopped sender waits for no answer) and refuses new ones. */
+  abort(): void;
+}
+
+export function createSenderNetwork(options: SenderNetworkOptions): SenderNetwork {
+  const tlsFetch = createTlsFetch({
+    ...(options.ca !== undefined && { ca: options.ca }),
+    resolve: resolveMap(options.resolve),
+    ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+  });
+  const stop = new AbortController();
+  return {
+    resolver: localResolver(options.resolve, options.fallback),
+    fetch: (request) => tlsFetch(new Request(request, { signal: AbortSignal.any([request.signal, stop.signal]) })),
+    abort: () => stop.abort(new Error("the sender stopped")),
+  };
+}
+
+/**
+ * An SMTP relay for a command without an SMTP client: each hand-off is
+ * passed to `record` and refused, so the recipient's outcome is `smtp` and no
+ * DSN follows (G18).
+ */
+export function recordingSmtpRelay(command: string, record: (handOff: SmtpHandOff) => void = () => {}): SmtpRelay {
+  return {
+    handOff(handOff) {
+      record(handOff);
+      return Promise.resolve({ accepted: false, detail: `recorded only: mailscope ${command} has no SMTP client` });
+    },
+  };
+}
+
+/** One progress line for something the DNS resolver noticed. */
+export function describeDnsEvent(event: DnsResolverEvent): string {
+  switch (event.kind) {
+    case "retry":
+      return `DNS ${event.type} ${event.name}: try ${event.attempt} failed (${event.detail}), asking again`;
+    case "truncated":
+      return `DNS ${event.type} ${event.name}: truncated over UDP, asking over TCP`;
+    case "malformed-svcb":
+      return `DNS SVCB ${event.name}: malformed record, ignored: ${event.detail}`;
+    case "bad-name":
+      return `DNS ${event.name}: cannot be asked (${event.detail})`;
+  }
+}
