@@ -444,7 +444,7 @@ function closeQuietly(fd: number): void {
 }
 
 /** Folder fsync failures that only mean the platform cannot do it (Windows, some network file systems), or the folder is gone. */
-function cannotSyncFolder(error: unknown): boolean {
+export function cannotSyncFolder(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
   return (
     code === "EISDIR" ||
