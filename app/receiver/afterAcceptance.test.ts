@@ -23,6 +23,11 @@ describe("failure after acceptance (G17)", () => {
     const sent = h.outbox[0];
     expect(sent?.from).toBeNull();
     expect(sent?.to).toEqual(["alice@a.example"]);
+    // What it reports, for the outbound side's log: the delivery (signing domain/key@arrival) and who failed.
+    expect(sent?.about).toEqual({
+      deliveryId: expect.stringMatching(/^a\.example\/.+@[0-9]+$/),
+      recipients: [failBob],
+    });
     const dsn = await parseDsn(sent?.message ?? new Uint8Array());
     expect(dsn.ok).toBe(true);
     if (!dsn.ok) return;

@@ -13,9 +13,18 @@ import { bytesToHex } from "../protocol/base64.ts";
 
 const encoder = new TextEncoder();
 
+/** What the receiver hands its outbound side: a DSN, as a normal message with a null `from` (ENV-3). */
+export interface OutboundSubmission {
+  readonly from: null;
+  readonly to: string[];
+  readonly message: Uint8Array;
+  /** What the DSN reports (the DSN itself says it too): the original delivery, and its recipients that failed. */
+  readonly about?: { readonly deliveryId: string; readonly recipients: readonly FailedRecipient[] };
+}
+
 /** The receiver's outbound side: a sender of its own domain, which delivers the DSN through the service. */
 export interface Outbound {
-  submit(message: { readonly from: null; readonly to: string[]; readonly message: Uint8Array }): Promise<void>;
+  submit(submission: OutboundSubmission): Promise<void>;
 }
 
 /** One recipient whose accepted message failed afterwards. */

@@ -35,7 +35,7 @@ import { createMemoryIdempotencyStore } from "./idempotencyStore.ts";
 import type { IdempotencyStore, StoredResponse } from "./idempotencyStore.ts";
 import { createPolicyState } from "./policy.ts";
 
-export type { Outbound } from "./afterAcceptance.ts";
+export type { Outbound, OutboundSubmission } from "./afterAcceptance.ts";
 
 /** What the receiver talks to (ARCHITECTURE.md "Ports"), and the code-shaped parts of its configuration. */
 export interface ReceiverPorts {
@@ -669,7 +669,12 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         nowMs: clock.now(),
         deliveryId,
       });
-      await ports.outbound.submit({ from: null, to: [envelope.from.address], message: dsn });
+      await ports.outbound.submit({
+        from: null,
+        to: [envelope.from.address],
+        message: dsn,
+        about: { deliveryId, recipients },
+      });
     } catch {
       // The DSN is best effort: the 200 has long been sent, and no one is left to answer.
     }

@@ -20,7 +20,7 @@ import {
 import { signRequest } from "../protocol/signature.ts";
 import type { ComponentInput, SignatureAlgorithm } from "../protocol/signature.ts";
 import type { Clock, DnsAnswer, Resolver, SvcbRecord, TraceEvent, TraceSink } from "../ports.ts";
-import type { Outbound } from "./afterAcceptance.ts";
+import type { Outbound, OutboundSubmission } from "./afterAcceptance.ts";
 import type { ReceiverConfigInput } from "./config.ts";
 import { createMemoryIdempotencyStore } from "./idempotencyStore.ts";
 import type { MemoryIdempotencyStore } from "./idempotencyStore.ts";
@@ -282,7 +282,7 @@ export interface ReceiverHarness {
   readonly idempotency: MemoryIdempotencyStore;
   readonly trace: TraceRecorder;
   /** The messages handed to the outbound side (DSNs). */
-  readonly outbox: { from: null; to: string[]; message: Uint8Array }[];
+  readonly outbox: OutboundSubmission[];
   /** alice's domain, a.example, with its key published. */
   readonly sender: TestSender;
   /** A signed delivery from `sender` at the clock's time; options override the defaults. */
@@ -305,10 +305,10 @@ export async function createReceiverHarness(
   const store = createMemoryMailStore();
   const idempotency = createMemoryIdempotencyStore();
   const trace = createTraceRecorder();
-  const outbox: { from: null; to: string[]; message: Uint8Array }[] = [];
+  const outbox: OutboundSubmission[] = [];
   const outbound: Outbound = {
     submit: (m) => {
-      outbox.push({ from: m.from, to: [...m.to], message: m.message });
+      outbox.push({ ...m, to: [...m.to] });
       return Promise.resolve();
     },
   };
