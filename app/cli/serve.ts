@@ -6,11 +6,19 @@
  * configuration, consulted first), and a folder of .eml files as the mail
  * store. One log line per request; Ctrl-C (SIGINT) or SIGTERM stops
  * accepting, lets requests in flight finish, then exits.
+ *
+ * With `--outbound-key` (the served domain's signing key), serve has an
+ * outbound side (`serveOutbound.ts`): a failure after acceptance configured
+ * in the receiver's policy sends its DSN for real, through the service, to
+ * the envelope sender (G17, SVC-8, ENV-3), from a durable outbox in
+ * `<state>/outbox/` that a restart resubmits. `--resolve` and `--ca` work as
+ * for `send`. There is no SMTP client: a hand-off to SMTP is logged, not
+ * sent. Without the key a failure after acceptance is only logged.
  */
 import { consoleIo, type CliIo } from "./io.ts";
 import { Command, CommanderError } from "commander";
 import { join } from "node:path";
-import type { DnsAnswer, Resolver, SvcbRecord, TraceEvent } from "../ports.ts";
+import type { Resolver, TraceEvent } from "../ports.ts";
 import type { ReceiverConfig } from "../receiver/config.ts";
 import { createReceiver } from "../receiver/receiver.ts";
 import { createDnsResolver, parseNameserver } from "../node/dnsResolver.ts";
@@ -26,23 +34,25 @@ import {
 } from "../node/httpServer.ts";
 import { formatConfigError, loadReceiverConfigFile } from "../node/receiverConfigFile.ts";
 import { createSystemClock } from "../node/systemPorts.ts";
+import { offlineResolver, UsageError } from "./senderPorts.ts";
+import { createServeOutbound, type ServeOutbound, type ServeOutboundOptions } from "./serveOutbound.ts";
 
-/** The options of `serve`, as commander hands them over. */
-export interface ServeOptions {
+/** The options of `serve`, as commander hands them over (those of the outbound side in {@link ServeOutboundOptions}). */
+export interface ServeOptions extends ServeOutboundOptions {
   readonly config: string;
   readonly cert?: string;
   readonly key?: string;
   readonly port?: string;
   readonly host?: string;
   readonly maildir?: string;
-  /** Where a generated certificate is kept: `<state>/tls/`. */
+  /** Where a generated certificate is kept (`<state>/tls/`), and the outbound side's outbox (`<state>/outbox/`). */
   readonly state?: string;
   /** Extra names for a generated certificate (the SVCB target, say). */
   readonly hostname?: readonly string[];
   readonly nameserver?: string;
-  /** `--no-dns`: key records only from the configuration. */
+  /** `--no-dns`: key records only from the configuration, and for the outbound side only `--resolve`. */
   readonly dns?: boolean;
-  /** Print every trace event of the receiver as a JSON line on stderr. */
+  /** Print every trace event of the receiver and of the outbound side as a JSON line on stderr. */
   readonly trace?: boolean;
   /** `--no-fsync`: do not flush each message to disk before answering (tests and benches only: a crash may lose accepted mail). */
   readonly fsync?: boolean;
@@ -56,7 +66,12 @@ export interface RunningServe {
   readonly config: ReceiverConfig;
   /** Whether each message is flushed to disk before the answer. */
   readonly fsync: boolean;
-  /** Graceful stop: see {@link RunningHttpsServer.close}. */
+  /** The outbound side: DSNs of failures after acceptance, and their outbox. */
+  readonly outbound: ServeOutbound;
+  /**
+   * Graceful stop: see {@link RunningHttpsServer.close}; then the outbound
+   * side stops, leaving the DSNs without a final outcome in the outbox.
+   */
   close(): Promise<void>;
 }
 
@@ -68,17 +83,12 @@ export class ServeUsageError extends Error {
   }
 }
 
-/** A Resolver that knows nothing (for `--no-dns`): every key comes from the configuration. */
-const noDns: Resolver = {
-  svcb: (): Promise<DnsAnswer<SvcbRecord>> => Promise.resolve({ kind: "nxdomain" }),
-  txt: (): Promise<DnsAnswer<string>> => Promise.resolve({ kind: "nxdomain" }),
-};
-
 /**
  * Starts the receiver of `options.config` over HTTPS and returns once it
  * listens. Does not install signal handlers (the command does).
  *
- * @throws ServeUsageError for a bad configuration file, port or certificate.
+ * @throws ServeUsageError for a bad configuration file, port or certificate,
+ * or a bad option of the outbound side (`--outbound-key`, `--resolve`, `--ca`).
  */
 export async function startServe(options: ServeOptions, io: CliIo): Promise<RunningServe> {
   const loaded = await loadReceiverConfigFile(options.config);
@@ -107,7 +117,8 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
     throw new ServeUsageError((error as Error).message);
   }
 
-  let resolver: Resolver = noDns;
+  // Without DNS (`--no-dns`) every key comes from the configuration, and the outbound side knows only --resolve.
+  let resolver: Resolver = offlineResolver;
   if (options.dns !== false) {
     if (options.nameserver !== undefined && parseNameserver(options.nameserver) === undefined) {
       throw new ServeUsageError(
@@ -117,13 +128,31 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
     resolver = createDnsResolver(options.nameserver !== undefined ? { nameserver: options.nameserver } : {});
   }
 
+  let outbound: ServeOutbound;
+  try {
+    outbound = await createServeOutbound(options, {
+      domains: config.domains,
+      outboxDir: join(options.state ?? ".mailscope", "outbox"),
+      fsync: options.fsync !== false,
+      fallback: resolver,
+      io,
+      traceJson: options.trace === true,
+    });
+  } catch (error) {
+    if (error instanceof UsageError) throw new ServeUsageError(error.message);
+    throw error;
+  }
+
   const store = createEmlStore(options.maildir ?? "mail", { fsync: options.fsync !== false });
   const trace = {
     emit: (event: TraceEvent): void => {
       if (options.trace === true) io.err(JSON.stringify(event));
       else if (event.name === "failure.after-acceptance") {
+        const d = (event.data ?? {}) as Record<string, unknown>;
         io.err(
-          `${new Date(event.timeMs).toISOString()} failure after acceptance: ${JSON.stringify(event.data)} (no outbound side in serve: no DSN sent)`,
+          `${new Date(event.timeMs).toISOString()} failure after acceptance: ${String(d["mailbox"])} ${String(d["status"])} [G17, STATE-8]${
+            outbound.outbound === undefined ? " (no outbound key: DSN not sent; give --outbound-key)" : ""
+          }`,
         );
       }
     },
@@ -134,6 +163,7 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
     resolver,
     mailStore: store,
     trace,
+    ...(outbound.outbound !== undefined && { outbound: outbound.outbound }),
   });
 
   let server: RunningHttpsServer;
@@ -157,7 +187,24 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
           : `cannot listen on ${host}:${port}: ${(error as Error).message}`,
     );
   }
-  return { server, tls, store, config, fsync: options.fsync !== false, close: () => server.close() };
+  // What an earlier run left in the outbox goes out again (or, without a key, is counted).
+  await outbound.resume();
+  return {
+    server,
+    tls,
+    store,
+    config,
+    fsync: options.fsync !== false,
+    outbound,
+    close: async () => {
+      await server.close();
+      const left = await outbound.stop();
+      if (left > 0)
+        io.err(
+          `${new Date().toISOString()} outbound: ${left} DSN(s) without a final outcome stay in ${outbound.outbox.dir}/ for the next start`,
+        );
+    },
+  };
 }
 
 /** The startup lines: where it listens, for which domains, with which certificate, where mail goes. */
@@ -168,6 +215,7 @@ export function describeServe(running: RunningServe): string[] {
     `mailscope serve: ${origin} for ${config.domains.join(", ")} (TLS 1.3 only)`,
     `  certificate: ${tls.certFile} (${tls.source === "generated" ? "generated now" : tls.source === "state" ? "kept from an earlier run" : "given"}; ${tls.altNames.join(", ")})`,
     `  mail store:  ${store.root}/<mailbox>/<time>-<delivery>.eml${running.fsync ? "" : " (no fsync: a crash may lose accepted mail)"}`,
+    ...running.outbound.describe(),
     `  try:         curl --cacert ${tls.certFile} ${origin}/v1/capabilities`,
     "  Ctrl-C stops: no new connections, requests in flight finish first.",
   ];
@@ -177,7 +225,10 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/** `mailscope serve --config receiver.yaml [--cert c.pem --key k.pem] [--port 8443] [--host 127.0.0.1] [--maildir ./mail]`. */
+/**
+ * `mailscope serve --config receiver.yaml [--cert c.pem --key k.pem] [--port 8443] [--host 127.0.0.1]
+ * [--maildir ./mail] [--outbound-key k.jwk [--outbound-keyid ID] [--resolve domain=host:port]… [--ca ca.pem]]`.
+ */
 export function serveCommand(): Command {
   return new Command("serve")
     .description(
@@ -192,15 +243,33 @@ export function serveCommand(): Command {
     .option("--port <port>", "the port to listen on (0: any free one)", "8443")
     .option("--host <address>", "the address to listen on", "127.0.0.1")
     .option("--maildir <dir>", "where mail is stored: <dir>/<mailbox>/<time>-<delivery>.eml", "mail")
-    .option("--state <dir>", "where a generated certificate is kept (<dir>/tls/)", ".mailscope")
+    .option(
+      "--state <dir>",
+      "where a generated certificate (<dir>/tls/) and the outbox of DSNs (<dir>/outbox/) are kept",
+      ".mailscope",
+    )
     .option(
       "--hostname <name>",
       "another name for the generated certificate (e.g. the SVCB target); repeatable",
       collect,
     )
     .option("--nameserver <ip[:port]>", "DNS server for key records (default: the first of /etc/resolv.conf)")
-    .option("--no-dns", "ask no DNS server: keys come only from keyRecords in the configuration")
-    .option("--trace", "print every trace event of the receiver as a JSON line on stderr")
+    .option(
+      "--no-dns",
+      "ask no DNS server: keys come only from keyRecords in the configuration, DSN destinations only from --resolve",
+    )
+    .option(
+      "--outbound-key <key.jwk>",
+      "a served domain's Ed25519 private key (mailscope keygen): enables the outbound side, which sends the DSN of a failure after acceptance (G17)",
+    )
+    .option("--outbound-keyid <keyid>", "<selector>._svckey.<domain> of --outbound-key (G4); default: the key's kid")
+    .option(
+      "--resolve <domain=host:port>",
+      "outbound side: answer _svc.<domain> locally and connect there (like curl --resolve); repeatable",
+      collect,
+    )
+    .option("--ca <cert.pem>", "outbound side: trust this CA or self-signed certificate instead of the system's")
+    .option("--trace", "print every trace event of the receiver and the outbound side as a JSON line on stderr")
     .option(
       "--no-fsync",
       "answer before each message is flushed to disk (faster; a crash may lose accepted mail: for tests and benches)",
