@@ -356,6 +356,13 @@ const rows: readonly GapRow[] = [
       "A key TXT answer is kept per keyid for its DNS TTL, at most 1 hour, on the receiver's clock; failures (SERVFAIL, timeout) and missing records are never kept, so the next request asks again. A rotated or revoked key is seen once the kept answer expires.",
     switchable: false,
   },
+  {
+    id: "G45",
+    title: "What of a delivery in progress survives a restart of the sending side",
+    defaultReading:
+      "`mailscope serve` keeps each DSN it sends (G17) in a durable outbox until every recipient has a final outcome, and resubmits what is left there when it starts again. The resubmission is a new delivery: a new Idempotency-Key, and the retry schedule, fallback window and 5-day give-up count from its own first attempt. A DSN accepted just before a stop or crash, whose answer was not yet recorded, can therefore arrive twice. A failure after acceptance still waiting for its `delayMs` when serve stops is not kept, and sends no DSN.",
+    switchable: false,
+  },
 ];
 
 export const gaps: readonly Gap[] = rows.map((g) => ({

@@ -628,7 +628,7 @@ export const rules = [
     strength: "FACT",
     applies: ["sender"],
     text: "Attempting or retrying, when 5 days have elapsed since the first attempt to that recipient domain and the message is still undelivered: it is bounced, with an RFC 3464 DSN sent to the envelope sender.",
-    gaps: ["G29"],
+    gaps: ["G29", "G45"],
   },
   {
     id: "STATE-8",
@@ -636,7 +636,7 @@ export const rules = [
     strength: "FACT",
     applies: ["receiver"],
     text: "A recipient that was `accepted`, on a failure after acceptance: a DSN, delivered as a normal message.",
-    gaps: ["G17", "G29"],
+    gaps: ["G17", "G29", "G45"],
   },
   {
     id: "STATE-9",
@@ -898,7 +898,7 @@ export const rules = [
     strength: "FACT",
     applies: ["sender"],
     text: "Retries re-sign with a fresh timestamp and reuse the same idempotency key.",
-    gaps: ["G3", "G35"],
+    gaps: ["G3", "G35", "G45"],
   },
   {
     id: "POST-25",
