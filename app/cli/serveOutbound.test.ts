@@ -281,7 +281,7 @@ describe("serve's outbound side: the DSN of a failure after acceptance, for real
     expect(await outboxFiles(b.state)).toEqual([]);
   });
 
-  it("a corrupt outbox entry does not stop serve: it is moved aside as .bad with a line naming the file", async () => {
+  it("G17 G45: a corrupt outbox entry does not stop serve: it is moved aside as .bad with a line naming the file", async () => {
     const dir = mkdtempSync(join(root, "corrupt-"));
     const k = await domainKeys();
     const outbox = join(dir, "b", "state", "outbox");

@@ -65,7 +65,7 @@ describe("the outbox of serve's outbound side (G17, ENV-3)", () => {
     expect(await createOutbox(join(root, "none")).load()).toEqual({ entries: [], setAside: [] });
   });
 
-  it("an envelope that is not JSON, one that lacks a field, and a message without its envelope are moved aside as .bad, never deleted", async () => {
+  it("G45: an envelope that is not JSON, one that lacks a field, and a message without its envelope are moved aside as .bad, never deleted", async () => {
     const outbox = createOutbox(root);
     const good = await outbox.add(envelope, bytes("good"));
     await writeFile(join(root, "20260101T000000.000Z-aaaa.json"), "{ not json");
