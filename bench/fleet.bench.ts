@@ -30,6 +30,7 @@
 import { hash, KeyObject, sign as signInPlace, verify as verifyInPlace } from "node:crypto";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { assign, createActor, createMachine } from "xstate";
 import { nodeCryptoProvider } from "../app/node/nodeCrypto.ts";
 import { useCryptoProvider, type CryptoProvider } from "../app/protocol/webCrypto.ts";
 import { runLoadedScenario } from "../app/sim/runScenario.ts";
@@ -214,6 +215,8 @@ function sampleMemory(): { peakRss: number; peakHeap: number; stop: () => void }
 // ── The floor: the same POSTs' cryptography, bare ─────────────────────
 
 interface Post {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
   readonly bodySize: number;
   readonly base: Uint8Array<ArrayBuffer>;
 }
@@ -289,6 +292,63 @@ async function bareCrypto(posts: readonly Post[], rounds: number, mode: CryptoMo
   return took;
 }
 
+// ── The plumbing floor: what the architecture mandates per POST, no protocol work ──
+
+/** A delivery actor's bare bones: the transitions one accepted POST takes (submit, send, results, done). */
+const plumbingMachine = createMachine({
+  id: "plumbing",
+  initial: "queued",
+  context: { attempts: 0 },
+  states: {
+    queued: { on: { SEND: "sending" } },
+    sending: {
+      on: { ANSWER: { target: "answered", actions: assign({ attempts: ({ context }) => context.attempts + 1 }) } },
+    },
+    answered: { on: { DONE: "done" } },
+    done: { type: "final" },
+  },
+});
+
+/**
+ * What each round of the plumbing floor took, over every POST in turn: the
+ * pieces ARCHITECTURE.md and the issue mandate, with no protocol work in them
+ * — a fetch `Request` with the POST's recorded headers and a body of its
+ * size, its body read as the receiver reads it, a `Response` with a JSON
+ * results document read back as the sender reads it, and an XState actor
+ * driven through the transitions of an accepted delivery. No MSW (the fleet
+ * skips it when no fault is in scope), no multipart, no signature base, no
+ * trace: the least a fetch-and-XState simulator pays per POST.
+ */
+async function barePlumbing(posts: readonly Post[], rounds: number): Promise<Took[]> {
+  const largest = posts.reduce((n, p) => Math.max(n, p.bodySize), 0);
+  const body = new Uint8Array(largest).fill(0x41);
+  const answer = JSON.stringify({ results: [{ recipient: "alice@d00.example", status: "accepted" }] });
+  const one = async (post: Post): Promise<void> => {
+    const actor = createActor(plumbingMachine).start();
+    actor.send({ type: "SEND" });
+    const request = new Request(post.url, {
+      method: "POST",
+      headers: post.headers,
+      body: body.slice(0, post.bodySize),
+    });
+    const received = new Uint8Array(await request.arrayBuffer());
+    if (received.length !== post.bodySize) throw new Error("bare plumbing lost bytes");
+    const response = new Response(answer, { status: 200, headers: { "content-type": "application/json" } });
+    await response.json();
+    actor.send({ type: "ANSWER" });
+    actor.send({ type: "DONE" });
+    if (actor.getSnapshot().status !== "done") throw new Error("bare plumbing actor did not finish");
+  };
+  for (const post of posts.slice(0, 200)) await one(post); // warm-up
+  const took: Took[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const stop = stopwatch();
+    for (const post of posts) await one(post);
+    took.push(stop());
+  }
+  return took;
+}
+
 /** A full garbage collection, so that one run's garbage is not collected during the next measure. */
 function collectGarbage(): void {
   setFlagsFromString("--expose-gc");
@@ -354,9 +414,12 @@ async function runFleet(messages: number, mode: CryptoMode): Promise<FleetRun> {
     if (e.name !== "http.request") continue;
     requests++;
     if (d["method"] !== "POST") continue;
+    const headers = (d["headers"] ?? {}) as Record<string, string>;
     posts.push({
+      url: String(d["url"]),
+      headers,
       bodySize: Number(d["bodySize"]),
-      base: signatureBaseOf(String(d["url"]), (d["headers"] ?? {}) as Record<string, string>),
+      base: signatureBaseOf(String(d["url"]), headers),
     });
   }
   const outcomes = new Map<string, number>();
@@ -394,6 +457,8 @@ async function fleetWith(messages: number, mode: CryptoMode, label: string): Pro
   const bareS = median(rounds.map((r) => r.wallS));
   const bareCpuS = median(rounds.map((r) => r.cpuS));
   const ratio = totalS / bareS;
+  const plumbing = await barePlumbing(posts, FLOOR_ROUNDS);
+  const plumbingS = median(plumbing.map((r) => r.wallS));
   const c = run.crypto;
   const outcomeNote = [...run.outcomes].map(([k, v]) => `${v} ${k}`).join(", ");
   const floorHow =
@@ -445,6 +510,18 @@ async function fleetWith(messages: number, mode: CryptoMode, label: string): Pro
       unit: "ratio",
       target: { op: "<=", value: 1.5, label: "≤ 1.5" },
       note: `wall time; simulator overhead ${((ratio - 1) * 100).toFixed(0)} % of the crypto cost`,
+    },
+    {
+      name: `bare plumbing of the same POSTs${label}`,
+      value: plumbingS,
+      unit: "s",
+      note: `${posts.length} × (fetch Request with the POST's headers and body, body read, JSON Response read, XState actor through 3 transitions); no protocol work; median of ${FLOOR_ROUNDS} rounds`,
+    },
+    {
+      name: `bare plumbing vs bare crypto, ${how}${label}`,
+      value: plumbingS / bareS,
+      unit: "ratio",
+      note: "the mandated web objects and actor alone, against the crypto floor: above 0.5, ≤ 1.5 is out of reach before any protocol work",
     },
     {
       name: `fleet CPU time vs bare crypto's, ${how}${label}`,

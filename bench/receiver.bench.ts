@@ -372,9 +372,11 @@ async function overHttps(sender: TestSender): Promise<BenchResult[]> {
     children.push(serveNoSync);
     const floor = await startChild("floor", { ...files, maildir: join(dir, "mail-floor") });
     children.push(floor);
+    const cryptoFloor = await startChild("floor", { ...files, store: "none" });
+    children.push(cryptoFloor);
     const bare = await startChild("bare", files);
     children.push(bare);
-    const servers = [serve, serveNoSync, floor, bare];
+    const servers = [serve, serveNoSync, floor, cryptoFloor, bare];
 
     // Small messages: rounds alternate between the servers; each request is signed for the server it goes to.
     const small = messageOf(10 * 1024);
@@ -413,6 +415,7 @@ async function overHttps(sender: TestSender): Promise<BenchResult[]> {
     const serveSmall = median(rates.get(serve) ?? []);
     const noSyncSmall = median(rates.get(serveNoSync) ?? []);
     const floorSmall = median(rates.get(floor) ?? []);
+    const cryptoFloorSmall = median(rates.get(cryptoFloor) ?? []);
     const bareSmall = median(rates.get(bare) ?? []);
     const how = `median of ${HTTPS_SMALL_ROUNDS} rounds of ${HTTPS_SMALL_ROUND}, ${HTTPS_CONCURRENCY} in flight, ${MAILBOXES} mailboxes`;
     const results: BenchResult[] = [
@@ -423,6 +426,12 @@ async function overHttps(sender: TestSender): Promise<BenchResult[]> {
         value: floorSmall,
         unit: "requests/s",
         note: "the bare server + one Ed25519 verify, SHA-256 of the body, the .eml store with fsync: no parsing, no checks",
+      },
+      {
+        name: "HTTPS crypto floor server, 10 KB",
+        value: cryptoFloorSmall,
+        unit: "requests/s",
+        note: "the bare server + one Ed25519 verify and SHA-256 of the body, in place; nothing stored",
       },
       { name: "HTTPS bare server, 10 KB", value: bareSmall, unit: "requests/s", note: "reads the body, answers 200" },
       {
@@ -442,6 +451,12 @@ async function overHttps(sender: TestSender): Promise<BenchResult[]> {
         value: floorSmall / bareSmall,
         unit: "ratio",
         note: "the most any receiver doing the spec's crypto and a durable write reaches on this machine",
+      },
+      {
+        name: "HTTPS crypto floor server vs bare, 10 KB",
+        value: cryptoFloorSmall / bareSmall,
+        unit: "ratio",
+        note: "the ceiling for any receiver that verifies the signature and the digest, even one that stores nothing",
       },
       {
         name: "HTTPS serve vs floor server, 10 KB",

@@ -2,7 +2,8 @@
  * A server in its own process, for the HTTPS benches: `serve` (the receiver
  * behind `startServe`, exactly as `mailscope serve` runs it), `floor` (a bare
  * server that also does what no receiver can skip: one Ed25519 verification,
- * the body's SHA-256, the durable .eml write), or `bare`, a node:https server
+ * the body's SHA-256, the durable .eml write; with `store: "none"` only the
+ * verification and the digest), or `bare`, a node:https server
  * that only reads the body and answers a fixed 200.
  * Run with `fork(file, [mode, optionsJson], { execArgv: ["--expose-gc"] })`.
  *
@@ -21,8 +22,10 @@ interface ChildOptions {
   readonly config?: string;
   readonly maildir?: string;
   readonly state?: string;
-  /** serve only: "false" for --no-fsync */
+  /** serve and floor: "false" for --no-fsync */
   readonly fsync?: string;
+  /** floor only: "none" leaves out the .eml write (verification and digest only) */
+  readonly store?: string;
 }
 
 type Inbound = { readonly type: "mark" } | { readonly type: "peak" } | { readonly type: "stop" };
@@ -111,7 +114,10 @@ if (mode === "serve") {
   // what any receiver on this machine would at least pay.
   const { createEmlStore } = await import("../../app/node/emlStore.ts");
   const { generateKeyPairSync, hash, sign, verify } = await import("node:crypto");
-  const store = createEmlStore(options.maildir ?? "mail-floor", { fsync: options.fsync !== "false" });
+  const store =
+    options.store === "none"
+      ? undefined
+      : createEmlStore(options.maildir ?? "mail-floor", { fsync: options.fsync !== "false" });
   const pair = generateKeyPairSync("ed25519");
   const base = Buffer.alloc(420, "x");
   const signature = sign(null, base, pair.privateKey);
@@ -129,6 +135,7 @@ if (mode === "serve") {
         res.end(ANSWER);
       };
       if (!ok) return reply(500);
+      if (store === undefined) return reply(200);
       store.deliver(`user${n % 64}@b.example`, body, { deliveryId: `floor-${n}`, receivedAtMs: Date.now() }).then(
         () => reply(200),
         () => reply(500),
