@@ -92,6 +92,25 @@ export interface MailStore {
   ): Promise<void>;
   /** How much a mailbox holds now, for quotas. */
   usage(mailbox: string): Promise<{ readonly messages: number; readonly bytes: number }>;
+  /**
+   * Optional, for stores where writing is slow next to receiving (files on a
+   * disk): a message written while its request body still arrives, before
+   * the receiver knows whether it will accept it. The receiver uses it for
+   * large bodies only, and falls back to `deliver` whenever it cannot.
+   */
+  spool?(): MailSpool;
+}
+
+/** A message being written as it arrives (see {@link MailStore.spool}); byte for byte what `deliver` would store. */
+export interface MailSpool {
+  /** The message's bytes at `position` (0: its first byte). Queued; the bytes must stay unchanged until `finish` settles. A failure shows at `finish`. */
+  write(bytes: Uint8Array, position: number): void;
+  /** The message is `size` bytes: waits for the writes, drops anything written past `size`, makes it durable. Rejects when storage failed. */
+  finish(size: number): Promise<void>;
+  /** Stores the finished message for one mailbox, as `deliver` would have. Rejects when storage failed. */
+  deliver(mailbox: string, meta: { readonly deliveryId: string; readonly receivedAtMs: number }): Promise<void>;
+  /** Lets the spooled bytes go (after the last `deliver`, or when the message is not stored). Never throws; may be called again. */
+  close(): void;
 }
 
 /** One trace event. Names are dotted and lowercase (`attempt.started`), the same in the trace, the UI and the docs. */

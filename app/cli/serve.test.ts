@@ -1,10 +1,10 @@
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { request as httpsRequest } from "node:https";
 import type { IncomingHttpHeaders } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "node:tls";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createTestSender, signedDelivery, textMessage, type TestSender } from "../receiver/testing.ts";
 import { describeServe, serveCommand, startServe, ServeUsageError, type RunningServe } from "./serve.ts";
 
@@ -147,6 +147,32 @@ describe("mailscope serve, end to end over HTTPS", () => {
     expect(
       logs.some((l) => / POST \/v1\/messages 200 from=a\.example key=e2e-1 to=bob@b\.example:accepted /.test(l)),
     ).toBe(true);
+  });
+
+  it("POST-9 SVC-8: a 3 MiB delivery, written to the store while it arrives, is stored byte for byte; the spool is emptied", async () => {
+    const head = textMessage({ from: "alice@a.example", to: ["bob@b.example"], body: "" });
+    const message = new Uint8Array(3 * 1024 * 1024);
+    message.set(head);
+    for (let i = head.length; i < message.length; i++) message[i] = i % 76 === 75 ? 10 : 0x30 + (i % 43);
+    const request = await signedDelivery({
+      from: "alice@a.example",
+      to: ["bob@b.example"],
+      message,
+      key: sender.privateKey,
+      keyid: sender.keyid,
+      createdS: Math.floor(Date.now() / 1000),
+      idempotencyKey: "e2e-large",
+      url: `https://localhost:${running.server.port}/v1/messages`,
+    });
+    const before = (await running.store.list("bob@b.example")).length;
+    const answer = await sendRequest(request);
+    expect(answer.status).toBe(200);
+    const files = await running.store.list("bob@b.example");
+    expect(files).toHaveLength(before + 1);
+    const stored = await Promise.all(files.map((f) => readFile(f)));
+    expect(stored.some((bytes) => Buffer.compare(bytes, Buffer.from(message)) === 0)).toBe(true);
+    // The spooled file was linked into the mailbox, then let go (decision 0011).
+    await vi.waitFor(async () => expect(await readdir(join(dir, "mail", ".spool"))).toEqual([]));
   });
 
   it("AUTH-5: a request whose signature does not verify is 401 and stores nothing", async () => {

@@ -340,3 +340,75 @@ describe("createEmlStore", () => {
     expect(hooks.folder).toEqual([]);
   });
 });
+
+describe("createEmlStore: spool (a large message written while it arrives)", () => {
+  const spoolDir = (): string => join(root, ".spool");
+  /** `bytes` written to `spool` in pieces of `size`, last piece first (writes may land in any order). */
+  const writeBackwards = (
+    spool: ReturnType<ReturnType<typeof createEmlStore>["spool"]>,
+    bytes: Uint8Array,
+    size: number,
+  ): void => {
+    const offsets: number[] = [];
+    for (let at = 0; at < bytes.length; at += size) offsets.push(at);
+    for (const at of offsets.reverse()) spool.write(bytes.subarray(at, at + size), at);
+  };
+
+  it("POST-9 POST-10: a spooled message, finished at its size, is stored byte for byte for each mailbox; closing removes the spool file", async () => {
+    const hooks = countingHooks();
+    const store = createEmlStore(root, { syncHooks: hooks });
+    const bytes = new Uint8Array(randomBytes(9 * 1024 * 1024 + 5));
+    const spool = store.spool();
+    // The message and what followed it in the body (the closing delimiter): the store cuts the tail off.
+    const withTail = new Uint8Array(bytes.length + 9);
+    withTail.set(bytes);
+    withTail.set(message("\r\n--b--\r\n"), bytes.length);
+    writeBackwards(spool, withTail, 1024 * 1024);
+    await spool.finish(bytes.length);
+    await spool.deliver("bob@example.net", { deliveryId: "big", receivedAtMs: 0 });
+    await spool.deliver("carol@example.net", { deliveryId: "big", receivedAtMs: 0 });
+    spool.close();
+    for (const mailbox of ["bob@example.net", "carol@example.net"]) {
+      const files = await store.list(mailbox);
+      expect(files.map((f) => basename(f))).toEqual([`${fileTime(0)}-big.eml`]);
+      expect(new Uint8Array(await readFile(files[0] as string))).toEqual(bytes);
+      expect(await store.usage(mailbox)).toEqual({ messages: 1, bytes: bytes.length });
+    }
+    await vi.waitFor(async () => expect(await namesIn(spoolDir())).toEqual([]));
+    // Flushed on the way (every 8 MiB) and once at the end; each mailbox folder (and the new folders' parent) flushed.
+    expect(hooks.file.length).toBeGreaterThanOrEqual(2);
+    expect(hooks.folder).toContain(store.mailboxDir("bob@example.net"));
+    expect(hooks.folder).toContain(store.mailboxDir("carol@example.net"));
+  });
+
+  it("SVC-3: a spool closed without being finished leaves nothing in any mailbox, and no spool file", async () => {
+    const store = createEmlStore(root);
+    const spool = store.spool();
+    writeBackwards(spool, new Uint8Array(randomBytes(3 * 1024 * 1024)), 1024 * 1024);
+    spool.close();
+    await vi.waitFor(async () => expect(await namesIn(spoolDir())).toEqual([]));
+    expect(await readdir(root)).toEqual([".spool"]);
+  });
+
+  it("durability: finish resolves only after the spooled file's fdatasync; a failed one rejects finish, and deliver refuses an unfinished spool", async () => {
+    const store = createEmlStore(root, {
+      syncHooks: { beforeSync: (kind) => (kind === "file" ? Promise.reject(new Error("EIO")) : undefined) },
+    });
+    const spool = store.spool();
+    spool.write(message("Subject: x\r\n\r\nbody"), 0);
+    await expect(spool.finish(18)).rejects.toThrow("EIO");
+    await expect(spool.deliver("bob@example.net", { deliveryId: "x", receivedAtMs: 0 })).rejects.toThrow(
+      "not finished",
+    );
+    spool.close();
+    expect(await store.list("bob@example.net")).toEqual([]);
+  });
+
+  it("a spool holding fewer bytes than the message's size refuses to finish", async () => {
+    const store = createEmlStore(root, { fsync: false });
+    const spool = store.spool();
+    spool.write(message("short"), 0);
+    await expect(spool.finish(100)).rejects.toThrow("fewer than");
+    spool.close();
+  });
+});

@@ -24,9 +24,12 @@ import { randomBytes } from "node:crypto";
 import {
   closeSync,
   constants,
+  copyFileSync,
   existsSync,
   fdatasync,
+  fstatSync,
   fsync,
+  ftruncateSync,
   linkSync,
   mkdirSync,
   openSync,
@@ -38,7 +41,7 @@ import {
 } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import type { MailStore } from "../ports.ts";
+import type { MailSpool, MailStore } from "../ports.ts";
 
 /** What {@link createEmlStore} may be told. */
 export interface EmlStoreOptions {
@@ -62,6 +65,7 @@ export interface EmlStoreSyncHooks {
 /** An {@link MailStore} over a folder, with what a command or a test needs to look inside. */
 export interface EmlStore extends MailStore {
   readonly root: string;
+  spool(): MailSpool;
   /** The folder of a mailbox (it may not exist yet). */
   mailboxDir(mailbox: string): string;
   /** The .eml files of a mailbox, oldest first, as full paths. */
@@ -78,6 +82,8 @@ export interface EmlStore extends MailStore {
 const SMALL_MESSAGE_BYTES = 256 * 1024;
 /** The piece a large message is written in: big enough that the round trips cost little next to the copying. */
 const WRITE_CHUNK = 1024 * 1024;
+/** A spooled message is flushed on the way after every this many bytes written (see `spool`). */
+const SPOOL_SYNC_BYTES = 8 * 1024 * 1024;
 /** A new temporary file: write only, created here, failing if the (random) name is somehow taken. */
 const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
 /** `usage` stats this many files of a folder being counted, then lets the event loop run. */
@@ -404,7 +410,178 @@ export function createEmlStore(root: string, options: EmlStoreOptions = {}): Eml
     }
   }
 
-  return { root, deliver, usage, mailboxDir, list };
+  /**
+   * A message written while it arrives (MailStore.spool): into a temporary
+   * file under `<root>/.spool/` (no mailbox folder can be named so: a
+   * leading dot is encoded), flushed every {@link SPOOL_SYNC_BYTES} on the
+   * way so that the flush at the end has little left to do; then, per
+   * mailbox, hard-linked into the mailbox's folder under the name `deliver`
+   * would give it, and the folder flushed, as `deliver` does. Where hard
+   * links are refused, the finished file is copied instead.
+   */
+  function spool(): MailSpool {
+    const folder = join(root, ".spool");
+    const path = join(folder, `.${randomBytes(8).toString("hex")}.tmp`);
+    let fd: number | undefined;
+    let failure: Error | undefined;
+    let inFlight = 0;
+    let idle: (() => void)[] = [];
+    let unsynced = 0;
+    let syncing: Promise<void> | undefined;
+    let finished = false;
+    let closed = false;
+
+    const fail = (error: unknown): void => {
+      failure ??= error instanceof Error ? error : new Error(String(error));
+    };
+    const settled = (): void => {
+      if (inFlight > 0) return;
+      const waiting = idle;
+      idle = [];
+      for (const resume of waiting) resume();
+    };
+    const untilIdle = (): Promise<void> =>
+      inFlight === 0 ? Promise.resolve() : new Promise((resume) => idle.push(resume));
+    const open = (): number => {
+      if (fd !== undefined) return fd;
+      try {
+        fd = openSync(path, CREATE_NEW, 0o600);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        mkdirSync(folder, { recursive: true });
+        fd = openSync(path, CREATE_NEW, 0o600);
+      }
+      return fd;
+    };
+    /** A flush on the way, one at a time, while the rest keeps arriving. */
+    const syncOnTheWay = (file: number): void => {
+      if (!sync || syncing !== undefined || unsynced < SPOOL_SYNC_BYTES) return;
+      unsynced = 0;
+      syncing = fileSynced(file, path).then(
+        () => {
+          syncing = undefined;
+        },
+        (error: unknown) => {
+          syncing = undefined;
+          fail(error);
+        },
+      );
+    };
+    const writeAt = (file: number, bytes: Uint8Array, position: number): void => {
+      inFlight += 1;
+      write(file, bytes, 0, bytes.byteLength, position, (error, written) => {
+        if (error !== null) fail(error);
+        else if (written < bytes.byteLength && failure === undefined && !closed) {
+          // A short write: the rest, before this one counts as done.
+          writeAt(file, bytes.subarray(written), position + written);
+        } else {
+          unsynced += written;
+          syncOnTheWay(file);
+        }
+        inFlight -= 1;
+        settled();
+      });
+    };
+
+    return {
+      write(bytes, position) {
+        if (closed || failure !== undefined || finished || bytes.byteLength === 0) return;
+        try {
+          writeAt(open(), bytes, position);
+        } catch (error) {
+          fail(error);
+        }
+      },
+
+      async finish(size) {
+        if (closed || finished) throw new Error("the spool is closed or already finished");
+        await untilIdle();
+        await syncing;
+        if (failure !== undefined) throw failure;
+        const file = open();
+        if (fstatSync(file).size < size) throw new Error(`the spool holds fewer than the message's ${size} bytes`);
+        ftruncateSync(file, size);
+        if (sync) await fileSynced(file, path);
+        finished = true;
+      },
+
+      async deliver(mailbox, meta) {
+        if (!finished || closed) throw new Error("the spool is not finished");
+        const dir = mailboxDir(mailbox);
+        const stem = `${fileTime(meta.receivedAtMs)}-${safeId(meta.deliveryId)}`;
+        const size = fstatSync(open()).size;
+        if (recounts.size > 0) await untilCounted(dir);
+        const linked = changeFolder(dir, () => linkInto(dir, path, stem), size);
+        if (!linked) {
+          // No hard links here: a copy, written and flushed as `deliver` writes its own.
+          const tmp = join(dir, `.${randomBytes(8).toString("hex")}.tmp`);
+          try {
+            changeFolder(dir, () => copyFileSync(path, tmp, constants.COPYFILE_EXCL));
+            if (sync) {
+              const copy = openSync(tmp, "r");
+              try {
+                await fileSynced(copy, tmp);
+              } finally {
+                closeQuietly(copy);
+              }
+            }
+            changeFolder(dir, () => publish(dir, tmp, stem), size);
+          } catch (error) {
+            discard(dir, tmp);
+            throw error;
+          }
+        }
+        if (!sync) return;
+        const made = newFolders.get(dir);
+        if (made === undefined) await folderSynced(dir);
+        else await Promise.all([folderSynced(dir), made]);
+      },
+
+      close() {
+        if (closed) return;
+        closed = true;
+        // Writes still running hold the descriptor: it is closed, and the file removed, after them.
+        void untilIdle().then(() => {
+          if (fd !== undefined) closeQuietly(fd);
+          try {
+            unlinkSync(path);
+          } catch {
+            // Never made, or already gone.
+          }
+        });
+      },
+    };
+  }
+
+  /**
+   * Hard-links `source` into `dir` under the first free name for `stem`,
+   * making the folder if needed (as a first delivery does); false when the
+   * file system refuses hard links (the caller copies instead).
+   */
+  function linkInto(dir: string, source: string, stem: string): boolean {
+    for (let n = 1; n < 1000; n++) {
+      const target = join(dir, n === 1 ? `${stem}.eml` : `${stem}-${n}.eml`);
+      try {
+        linkSync(source, target);
+        return true;
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "EEXIST") continue;
+        if (code === "ENOENT" && n === 1 && !existsSync(dir)) {
+          const created = mkdirSync(dir, { recursive: true });
+          if (sync && created !== undefined) flushNewFolders(dir, created);
+          n = 0;
+          continue;
+        }
+        if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "ENOSYS" || code === "EXDEV")
+          return false;
+        throw error;
+      }
+    }
+    throw new Error(`no free file name for ${stem}.eml in ${dir}`);
+  }
+
+  return { root, deliver, usage, mailboxDir, list, spool };
 }
 
 function noop(): void {}

@@ -7,7 +7,7 @@
  */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { subtle as observedSubtle, useCryptoProvider } from "../protocol/webCrypto.ts";
+import { startSha256, subtle as observedSubtle, useCryptoProvider } from "../protocol/webCrypto.ts";
 import fixture from "../sim/fixtures/determinism.json" with { type: "json" };
 import { SCENARIO } from "../sim/fixtures/determinismScenario.ts";
 import { runLoadedScenario, runScenarioText } from "../sim/runScenario.ts";
@@ -89,6 +89,35 @@ describe("nodeCryptoProvider: WebCrypto's answers, computed in place (SIG-* Ed25
         hex(await web.digest("SHA-256", view)),
       );
     }
+  });
+
+  it("DIG-1: its SHA-256 fed in pieces (a body hashed as it arrives) equals WebCrypto's digest of the whole", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uint8Array({ minLength: 0, maxLength: 5000 }),
+        fc.array(fc.nat({ max: 5000 }), { maxLength: 6 }),
+        async (data, cuts) => {
+          const running = provider.sha256Incremental?.();
+          if (running === undefined) throw new Error("the Node provider hashes in pieces");
+          let at = 0;
+          for (const cut of [...cuts].sort((a, b) => a - b)) {
+            const end = Math.min(cut, data.length);
+            if (end < at) continue;
+            running.update(data.subarray(at, end));
+            at = end;
+          }
+          running.update(data.subarray(at));
+          expect(Buffer.from(running.digest()).toString("hex")).toBe(hex(await web.digest("SHA-256", data)));
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
+  it("startSha256: WebCrypto alone offers no SHA-256 in pieces (the core hashes the whole body); the provider does", () => {
+    expect(startSha256()).toBeUndefined();
+    restore = useCryptoProvider(provider);
+    expect(startSha256()).toBeDefined();
   });
 
   it("hands back a fresh ArrayBuffer of exactly the result's length (not a pooled slab)", async () => {

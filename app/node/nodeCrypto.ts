@@ -19,7 +19,7 @@
  * usages do not allow the operation — goes to WebCrypto, which then gives its
  * own answer or its own error.
  */
-import { hash, KeyObject, sign as signOneShot, verify as verifyOneShot } from "node:crypto";
+import { createHash, hash, KeyObject, sign as signOneShot, verify as verifyOneShot } from "node:crypto";
 import type { CryptoProvider } from "../protocol/webCrypto.ts";
 
 /** Digests of inputs up to this size are computed in place; larger ones on the thread pool. */
@@ -117,6 +117,14 @@ export function nodeCryptoProvider(): CryptoProvider {
         return Promise.resolve(verifyOneShot(null, bytes, keyObjectOf(key), signatureBytes));
       }
       return webCrypto().verify(algorithm, key, signature, data);
+    },
+
+    sha256Incremental() {
+      const running = createHash("sha256");
+      return {
+        update: (bytes: Uint8Array) => void running.update(bytes),
+        digest: () => new Uint8Array(ownBuffer(running.digest())),
+      };
     },
   };
 }

@@ -44,7 +44,29 @@ export type CryptoOperation = "digest" | "sign" | "verify" | "importKey" | "expo
  * Ed25519 and SHA-256 operations on the calling thread, which spares the
  * thread-pool round trip WebCrypto makes for each (docs/decisions/0010).
  */
-export type CryptoProvider = Partial<Pick<SubtleCrypto, CryptoOperation>>;
+export type CryptoProvider = Partial<Pick<SubtleCrypto, CryptoOperation>> & {
+  /**
+   * A SHA-256 fed piece by piece, which WebCrypto does not offer: lets a
+   * large body be hashed while it arrives rather than after. Optional; the
+   * core hashes the whole body at the end without it.
+   */
+  readonly sha256Incremental?: () => IncrementalDigest;
+};
+
+/** A digest fed in pieces; `digest()` ends it. */
+export interface IncrementalDigest {
+  update(bytes: Uint8Array): void;
+  digest(): Uint8Array;
+}
+
+/**
+ * A SHA-256 to feed in pieces when the provider in use offers one, else
+ * undefined (hash the whole input with `subtle.digest` instead). The same
+ * bytes either way.
+ */
+export function startSha256(): IncrementalDigest | undefined {
+  return provider.sha256Incremental?.();
+}
 
 let provider: CryptoProvider = {};
 

@@ -308,3 +308,33 @@ describe("the receiver reads the body the same whatever Content-Length says (LIM
     });
   }
 });
+
+describe("readBodyWithLimit: onBytes sees the body as it arrives (for spooling, decision 0011)", () => {
+  it("property: the pieces onBytes sees are the body's bytes, in order, at their offsets, unchanged once the body is read", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 20_000 }),
+        fc.array(fc.integer({ min: 1, max: 5000 }), { minLength: 1, maxLength: 6 }),
+        fc.boolean(),
+        async (length, sizes, declare) => {
+          const bytes = pseudoRandomBytes(length, length + sizes.length);
+          const seen: { bytes: Uint8Array; offset: number }[] = [];
+          const read = await readBodyWithLimit(pulledStream(cut(bytes, sizes)).stream, 1_000_000, {
+            ...(declare && { expectedLength: length }),
+            onBytes: (piece, offset) => seen.push({ bytes: piece, offset }),
+          });
+          const body = okBody(read);
+          expect(sameBytes(body, bytes)).toBe(true);
+          let next = 0;
+          for (const piece of seen) {
+            expect(piece.offset).toBe(next);
+            expect(sameBytes(piece.bytes, bytes.subarray(next, next + piece.bytes.length))).toBe(true);
+            next += piece.bytes.length;
+          }
+          expect(next).toBe(length);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+});

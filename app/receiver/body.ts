@@ -21,6 +21,13 @@ export interface ReadBodyOptions {
    * from the start (when it is within `limit`), instead of growing one.
    */
   readonly expectedLength?: number;
+  /**
+   * Sees the body's bytes as they arrive: `bytes` are those at `offset`, as
+   * they will be in the body handed back (a view into it, or the first chunk
+   * itself), never changed afterwards. Not called for a body that turns out
+   * too large, past the point it did.
+   */
+  readonly onBytes?: (bytes: Uint8Array, offset: number) => void;
 }
 
 /** The smallest buffer a body of several chunks starts with when its length is not known. */
@@ -71,6 +78,7 @@ export async function readBodyWithLimit(
       if (value.length === 0) continue;
       if (buffer === undefined && first === undefined) {
         first = value;
+        options.onBytes?.(value, at);
         continue;
       }
       if (buffer === undefined || total > buffer.length) {
@@ -81,6 +89,7 @@ export async function readBodyWithLimit(
         first = undefined;
       }
       buffer.set(value, at);
+      options.onBytes?.(buffer.subarray(at, total), at);
     }
   } catch (error) {
     stop(reader);

@@ -23,13 +23,15 @@ import type { Violation } from "../protocol/result.ts";
 import { fromRequest, parseSignatureFields } from "../protocol/signature.ts";
 import type { ParsedSignatureFields } from "../protocol/signature.ts";
 import { parseVersionPath } from "../protocol/versions.ts";
-import type { Clock, MailStore, Resolver, TraceSink } from "../ports.ts";
+import { startSha256 } from "../protocol/webCrypto.ts";
+import type { Clock, MailSpool, MailStore, Resolver, TraceSink } from "../ports.ts";
 import { noTrace } from "../ports.ts";
 import type { TraceEventName } from "../trace/events.ts";
 import { buildFailureDsn, headerBlock } from "./afterAcceptance.ts";
 import type { FailedRecipient, Outbound } from "./afterAcceptance.ts";
 import { declaredLength, discardBody, readBodyWithLimit } from "./body.ts";
 import { receiverConfigSchema } from "./config.ts";
+import { createBodySpooler, SPOOL_MIN_BYTES, type BodySpooler } from "./spool.ts";
 import type { FailAfterAcceptanceRule, ReceiverConfig, ReceiverConfigInput } from "./config.ts";
 import { createMemoryIdempotencyStore } from "./idempotencyStore.ts";
 import type { IdempotencyStore, StoredResponse } from "./idempotencyStore.ts";
@@ -322,122 +324,143 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       discardBody(request.body);
       return problemAnswer("message_too_large", 413, `Content-Length ${declared} is over max_message_size ${maxSize}`);
     }
-    // The signature needs only the headers: with its key at hand, its verification starts now, off this
-    // thread, while the body arrives. The verdict below still reports the checks in G10's order.
-    const httpView = fromRequest(request);
-    const started = startSignatureCheck(httpView, {
-      knownKey,
-      importKey,
-      ...(signatureFields !== undefined && { signatureFields }),
-    });
-    const read = await readBodyWithLimit(request.body, maxSize, {
-      ...(declared !== undefined && { expectedLength: declared }),
-    });
-    if (read.kind === "too-large") {
-      return problemAnswer(
-        "message_too_large",
-        413,
-        `the body passed max_message_size ${maxSize} (stopped reading after ${read.bytesRead} bytes)`,
-      );
-    }
-    if (read.kind === "error") return problemAnswer("invalid_request", 400, read.detail);
-    const body = read.body;
-
-    // The body is hashed once: its SHA-256 serves the digest check and the idempotency record alike.
-    let sha256: Promise<Uint8Array> | undefined;
-    const bodySha256 = (): Promise<Uint8Array> => (sha256 ??= digestBytes("sha-256", body));
-
-    // digest and signature (401; a DNS failure of the key lookup is 503). The hashing and the verification
-    // run off this thread; the body is parsed meanwhile (it is needed next, and parsing has no effects),
-    // while the verdict still comes first.
-    const verifying = verifyDelivery(httpView, body, {
-      nowS: Math.floor(clock.now() / 1000),
-      toleranceS: cfg.readings.G3.toleranceS,
-      resolveKey,
-      knownKey,
-      importKey,
-      bodyDigest: (algorithm: DigestAlgorithm) => (algorithm === "sha-256" ? bodySha256() : undefined),
-      ...(signatureFields !== undefined && { signatureFields }),
-      ...(started !== undefined && { started }),
-    });
-    // Handled here too: should parsing throw, the verdict is never awaited, and must not end up unhandled.
-    verifying.catch(() => {});
-    const parsed = parseBody(body, contentType);
-    const verdict = await verifying;
-    if (!verdict.ok) {
-      const detail = `${verdict.check}: ${verdict.detail} [${verdict.rule}]`;
-      if (verdict.problem === "temporary_failure") {
-        return problemAnswer("temporary_failure", 503, detail, { retryAfterS: cfg.retryAfterS });
+    // A large body is written to the store as it arrives (when the store can), so the disk keeps pace
+    // with the network; used only if the parsed message turns out to be exactly the spooled bytes.
+    // Likewise hashed as it arrives, when the crypto in use can hash in pieces.
+    const large = declared !== undefined && declared >= SPOOL_MIN_BYTES;
+    const spooler =
+      large && mailStore.spool !== undefined ? spoolerFor(contentType, mailStore.spool.bind(mailStore)) : undefined;
+    const hashing = large ? startSha256() : undefined;
+    const onBytes =
+      spooler === undefined && hashing === undefined
+        ? undefined
+        : (bytes: Uint8Array, offset: number): void => {
+            hashing?.update(bytes);
+            spooler?.onBytes(bytes, offset);
+          };
+    try {
+      // The signature needs only the headers: with its key at hand, its verification starts now, off this
+      // thread, while the body arrives. The verdict below still reports the checks in G10's order.
+      const httpView = fromRequest(request);
+      const started = startSignatureCheck(httpView, {
+        knownKey,
+        importKey,
+        ...(signatureFields !== undefined && { signatureFields }),
+      });
+      const read = await readBodyWithLimit(request.body, maxSize, {
+        ...(declared !== undefined && { expectedLength: declared }),
+        ...(onBytes !== undefined && { onBytes }),
+      });
+      if (read.kind === "too-large") {
+        return problemAnswer(
+          "message_too_large",
+          413,
+          `the body passed max_message_size ${maxSize} (stopped reading after ${read.bytesRead} bytes)`,
+        );
       }
-      return verdict.problem === "invalid_request"
-        ? problemAnswer("invalid_request", 400, detail)
-        : problemAnswer("invalid_signature", 401, detail);
-    }
-    const signingDomain = verdict.signingDomain;
-    const key = wellFormedKey ?? "";
-    announce({ signingDomain });
+      if (read.kind === "error") return problemAnswer("invalid_request", 400, read.detail);
+      const body = read.body;
 
-    // from-domain (401, or 403 under G19's other reading). Needs `from`, from the body parsed above.
-    const claimedFrom = parsed.fromDomain;
-    if (claimedFrom !== undefined && claimedFrom !== signingDomain) {
-      const detail = `the envelope from is in ${claimedFrom}, but the signature is by ${signingDomain} [AUTH-4] (G19)`;
-      return cfg.readings.G19 === "403"
-        ? problemAnswer("policy_rejected", 403, detail)
-        : problemAnswer("invalid_signature", 401, detail);
-    }
+      // The body is hashed once: its SHA-256 serves the digest check and the idempotency record alike.
+      let sha256: Promise<Uint8Array> | undefined;
+      const bodySha256 = (): Promise<Uint8Array> =>
+        (sha256 ??= hashing !== undefined ? Promise.resolve(hashing.digest()) : digestBytes("sha-256", body));
 
-    // idempotency (replay, or 409): G11 compares the digest of the whole body.
-    const contentDigest = `sha-256:${bytesToHex(await bodySha256())}`;
-    const scope = JSON.stringify([signingDomain, key]);
-    // A request with this key still being handled: the same content gets its answer, other content 409.
-    // Synchronous when nothing is in flight, so this request registers itself before any other can look.
-    const joinInFlight = (): Promise<Answer> | undefined => {
-      const running = inFlight.get(scope);
-      if (running === undefined) return undefined;
-      if (running.digest !== contentDigest) return Promise.resolve(conflict(signingDomain, key));
-      return running.answer.then((first) => {
+      // digest and signature (401; a DNS failure of the key lookup is 503). The hashing and the verification
+      // run off this thread; the body is parsed meanwhile (it is needed next, and parsing has no effects),
+      // while the verdict still comes first.
+      const verifying = verifyDelivery(httpView, body, {
+        nowS: Math.floor(clock.now() / 1000),
+        toleranceS: cfg.readings.G3.toleranceS,
+        resolveKey,
+        knownKey,
+        importKey,
+        bodyDigest: (algorithm: DigestAlgorithm) => (algorithm === "sha-256" ? bodySha256() : undefined),
+        ...(signatureFields !== undefined && { signatureFields }),
+        ...(started !== undefined && { started }),
+      });
+      // Handled here too: should parsing throw, the verdict is never awaited, and must not end up unhandled.
+      verifying.catch(() => {});
+      const parsed = parseBody(body, contentType);
+      const verdict = await verifying;
+      if (!verdict.ok) {
+        const detail = `${verdict.check}: ${verdict.detail} [${verdict.rule}]`;
+        if (verdict.problem === "temporary_failure") {
+          return problemAnswer("temporary_failure", 503, detail, { retryAfterS: cfg.retryAfterS });
+        }
+        return verdict.problem === "invalid_request"
+          ? problemAnswer("invalid_request", 400, detail)
+          : problemAnswer("invalid_signature", 401, detail);
+      }
+      const signingDomain = verdict.signingDomain;
+      const key = wellFormedKey ?? "";
+      announce({ signingDomain });
+
+      // from-domain (401, or 403 under G19's other reading). Needs `from`, from the body parsed above.
+      const claimedFrom = parsed.fromDomain;
+      if (claimedFrom !== undefined && claimedFrom !== signingDomain) {
+        const detail = `the envelope from is in ${claimedFrom}, but the signature is by ${signingDomain} [AUTH-4] (G19)`;
+        return cfg.readings.G19 === "403"
+          ? problemAnswer("policy_rejected", 403, detail)
+          : problemAnswer("invalid_signature", 401, detail);
+      }
+
+      // idempotency (replay, or 409): G11 compares the digest of the whole body.
+      const contentDigest = `sha-256:${bytesToHex(await bodySha256())}`;
+      const scope = JSON.stringify([signingDomain, key]);
+      // A request with this key still being handled: the same content gets its answer, other content 409.
+      // Synchronous when nothing is in flight, so this request registers itself before any other can look.
+      const joinInFlight = (): Promise<Answer> | undefined => {
+        const running = inFlight.get(scope);
+        if (running === undefined) return undefined;
+        if (running.digest !== contentDigest) return Promise.resolve(conflict(signingDomain, key));
+        return running.answer.then((first) => {
+          emit("idempotency.replay", { signingDomain, key });
+          return first;
+        });
+      };
+      const joined = joinInFlight();
+      if (joined !== undefined) return await joined;
+      let known;
+      try {
+        known = await idempotency.get(signingDomain, key, clock.now());
+      } catch (error) {
+        return problemAnswer("temporary_failure", 503, `the idempotency store failed: ${describe(error)}`, {
+          retryAfterS: cfg.retryAfterS,
+        });
+      }
+      // Checked again: another request with this key may have started while the store answered.
+      const raced = joinInFlight();
+      if (raced !== undefined) return await raced;
+      if (known !== undefined) {
+        if (known.contentDigest !== contentDigest) return conflict(signingDomain, key);
         emit("idempotency.replay", { signingDomain, key });
-        return first;
-      });
-    };
-    const joined = joinInFlight();
-    if (joined !== undefined) return await joined;
-    let known;
-    try {
-      known = await idempotency.get(signingDomain, key, clock.now());
-    } catch (error) {
-      return problemAnswer("temporary_failure", 503, `the idempotency store failed: ${describe(error)}`, {
-        retryAfterS: cfg.retryAfterS,
-      });
-    }
-    // Checked again: another request with this key may have started while the store answered.
-    const raced = joinInFlight();
-    if (raced !== undefined) return await raced;
-    if (known !== undefined) {
-      if (known.contentDigest !== contentDigest) return conflict(signingDomain, key);
-      emit("idempotency.replay", { signingDomain, key });
-      return { response: known.response };
-    }
-
-    const answer = afterIdempotency(parsed, signingDomain, key, arrivalMs);
-    inFlight.set(scope, { digest: contentDigest, answer });
-    try {
-      const done = await answer;
-      if (isRemembered(done)) {
-        const nowMs = clock.now();
-        await idempotency
-          .put(signingDomain, key, {
-            contentDigest,
-            response: done.response,
-            storedAtMs: nowMs,
-            expiresAtMs: nowMs + cfg.idempotencyRetentionS * 1000,
-          })
-          // A store that cannot write costs only the replay; the answer stands.
-          .catch(() => {});
+        return { response: known.response };
       }
-      return done;
+
+      const spooled = parsed.ok ? spooler?.storeFor(body, parsed.message) : undefined;
+      const answer = afterIdempotency(parsed, signingDomain, key, arrivalMs, spooled);
+      inFlight.set(scope, { digest: contentDigest, answer });
+      try {
+        const done = await answer;
+        if (isRemembered(done)) {
+          const nowMs = clock.now();
+          await idempotency
+            .put(signingDomain, key, {
+              contentDigest,
+              response: done.response,
+              storedAtMs: nowMs,
+              expiresAtMs: nowMs + cfg.idempotencyRetentionS * 1000,
+            })
+            // A store that cannot write costs only the replay; the answer stands.
+            .catch(() => {});
+        }
+        return done;
+      } finally {
+        inFlight.delete(scope);
+      }
     } finally {
-      inFlight.delete(scope);
+      spooler?.close();
     }
   }
 
@@ -456,6 +479,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     signingDomain: string,
     key: string,
     arrivalMs: number,
+    spooled?: SpooledStore,
   ): Promise<Answer> {
     if (!parsed.ok) return problemAnswer("invalid_request", 400, violationsDetail(parsed.violations));
     const { envelope, message } = parsed;
@@ -492,7 +516,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     const outcomes = await locks.with(recipients, async () => {
       const list: Outcome[] = [];
       for (const recipient of recipients)
-        list.push(await checkRecipient(recipient, from, signingDomain, message, deliveryId));
+        list.push(await checkRecipient(recipient, from, signingDomain, message, deliveryId, spooled));
       return list;
     });
 
@@ -532,6 +556,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     signingDomain: string,
     message: Uint8Array,
     deliveryId: string,
+    spooled?: SpooledStore,
   ): Promise<Outcome> {
     const mailbox = mailboxes.get(recipient);
     if (mailbox === undefined && !cfg.catchAll) {
@@ -597,7 +622,9 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       }
     }
     try {
-      await mailStore.deliver(recipient, message, { deliveryId, receivedAtMs: nowMs });
+      const meta = { deliveryId, receivedAtMs: nowMs };
+      // The spooled copy when there is one that is ready; from memory when there is none or it could not be finished.
+      if (spooled === undefined || !(await spooled(recipient, meta))) await mailStore.deliver(recipient, message, meta);
     } catch (error) {
       return {
         recipient,
@@ -751,6 +778,18 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       ...(fromDomain !== undefined && { fromDomain }),
     };
   }
+}
+
+/** Stores the spooled message for one mailbox: true when done, false when the spool could not be finished (store from memory). */
+type SpooledStore = (
+  mailbox: string,
+  meta: { readonly deliveryId: string; readonly receivedAtMs: number },
+) => Promise<boolean>;
+
+/** A spooler for a body of `contentType` (already checked by the header step), or none when its boundary cannot be read. */
+function spoolerFor(contentType: string, spool: () => MailSpool): BodySpooler | undefined {
+  const type = parseContentType(contentType);
+  return type.ok ? createBodySpooler(type.value.boundary, spool()) : undefined;
 }
 
 type ParsedBody =
