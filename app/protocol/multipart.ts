@@ -228,7 +228,7 @@ export function buildMultipartBody(
  * continuations are not understood (the latter kept under their own names).
  */
 export function parseMediaType(value: string, path: string, rule: string): Parsed<MediaType> {
-  const result = scanMediaType(value);
+  const result = scanMediaTypeMemo(value);
   if (typeof result === "string") return fail({ path, rule, message: result });
   return ok(result);
 }
@@ -582,6 +582,23 @@ function lineEndProblem(body: Uint8Array, p: number, what: string): string {
   if (p >= body.length) return `${what} is not followed by CRLF: the body ends there`;
   if (body[p] === LF) return `${what} ends in a bare LF; G9 requires CRLF line breaks`;
   return `${what} is followed by other characters; a delimiter line holds only the boundary (RFC 2046), and the content must not contain it`;
+}
+
+/** Media types scanned lately, by their text: a receiver reads the same few (its Content-Type, the parts') on every request. */
+const scannedMediaTypes = new Map<string, MediaType | string>();
+/** How many {@link scannedMediaTypes} keeps before it starts over. */
+const SCANNED_MEDIA_TYPES_MAX = 64;
+
+/** {@link scanMediaType}, remembered for recent values (results are frozen: callers share them). */
+function scanMediaTypeMemo(input: string): MediaType | string {
+  const known = scannedMediaTypes.get(input);
+  if (known !== undefined) return known;
+  const scanned = scanMediaType(input);
+  const result =
+    typeof scanned === "string" ? scanned : Object.freeze({ ...scanned, params: Object.freeze(scanned.params) });
+  if (scannedMediaTypes.size >= SCANNED_MEDIA_TYPES_MAX) scannedMediaTypes.clear();
+  if (input.length <= 1024) scannedMediaTypes.set(input, result);
+  return result;
 }
 
 /** RFC 2045 §5.1 media type scanner; returns an error text when the value is malformed. */
