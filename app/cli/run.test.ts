@@ -41,6 +41,17 @@ describe("mailscope run", () => {
     expect(full.out.join("\n")).toContain("DNS SVCB _svc.b.example?");
   });
 
+  it("words a step as send's progress does (app/trace/describe.ts): a failed SVCB lookup with rule and gap, a message kept back with its problem", async () => {
+    const pin = capture();
+    expect(await runCommandAction("scenarios/gap-G7-enforced.yaml", {}, pin.io)).toBe(0);
+    expect(pin.out).toContain(
+      "      +2:00:00  a.example  SVCB lookup for b.example failed (nxdomain), and a discovery pin is valid [ERR-25, G7]",
+    );
+    const large = capture();
+    expect(await runCommandAction("scenarios/gap-G13-pre-check.yaml", {}, large.io)).toBe(0);
+    expect(large.out.join("\n")).toMatch(/ {2}attempt 1: not sent: message_too_large \(permanent\) \[ERR-12\]$/m);
+  });
+
   it("--trace, --har and --report write the exports; the trace reads back", async () => {
     const dir = mkdtempSync(join(tmpdir(), "mailscope-run-"));
     const { io, out } = capture();

@@ -13,6 +13,7 @@ import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { loadScenarioFile } from "../node/scenarioLoader.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
+import { describeEvent } from "../trace/describe.ts";
 import { exportHar } from "../trace/exportHar.ts";
 import { exportJson, traceHash } from "../trace/exportJson.ts";
 import { exportMarkdown } from "../trace/exportMarkdown.ts";
@@ -206,7 +207,7 @@ export function timeline(events: readonly RecordedEvent[], startMs: number, full
   const width = Math.max(0, ...events.map((e) => (e.domain ?? "").length));
   const lines: TimelineLine[] = [];
   for (const event of events) {
-    const text = describeEvent(event, full);
+    const text = describeEvent(event, { flavour: "timeline", full });
     if (text === undefined) continue;
     const at = offset(event.timeMs, startMs);
     lines.push({
@@ -266,132 +267,6 @@ function collapse(lines: readonly TimelineLine[]): string[] {
     i += best.repeats * best.period;
   }
   return out;
-}
-
-function list(value: unknown): string {
-  return Array.isArray(value) ? value.map(String).join(", ") : String(value);
-}
-
-/** delivery.created under a sender misbehaviour: say so, and which key was reused. */
-function misbehaviourNote(d: Record<string, unknown>): string {
-  if (typeof d["keyReusedFrom"] === "string")
-    return `, REUSING the Idempotency-Key of ${d["keyReusedFrom"].replace(/^.*#/, "#")} (sender misbehaviour reuseIdempotencyKey; breaks ${list(d["violates"])})`;
-  return d["misbehaviour"] !== undefined ? " (sender misbehaviour reuseIdempotencyKey on)" : "";
-}
-
-function problemName(type: unknown): string | undefined {
-  return typeof type === "string" ? type.slice(type.lastIndexOf("/") + 1) : undefined;
-}
-
-function short(ms: number): string {
-  const s = Math.round(ms / 1000);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${s % 60 > 0 ? `${s % 60}s` : ""}`;
-  return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60) > 0 ? `${Math.floor((s % 3600) / 60)}m` : ""}`;
-}
-
-/** One event in words; undefined for events the default timeline leaves out. */
-export function describeEvent(event: RecordedEvent, full: boolean): string | undefined {
-  const d = event.data ?? {};
-  const rule = typeof d["rule"] === "string" ? ` [${d["rule"]}]` : "";
-  switch (event.name) {
-    case "message.submitted":
-      return d["from"] === null
-        ? `DSN ${String(d["messageId"])} submitted to ${list(d["to"])}`
-        : `message ${String(d["messageId"])} from ${String(d["from"])} to ${list(d["to"])}`;
-    case "discovery.resolved":
-      if (typeof d["origin"] === "string")
-        return full ? `${String(d["domain"])} is served at ${d["origin"]}` : undefined;
-      if (d["outcome"] === "no-service")
-        return `${String(d["domain"])} has no SVCB record (${String(d["answer"])}): plain SMTP${rule}`;
-      return `SVCB lookup for ${String(d["domain"])}: ${String(d["answer"])}${d["gap"] === "G7" ? ", and a discovery pin is valid [G7]" : ""}${rule}`;
-    case "capabilities.fetched":
-      return full ? `capabilities of ${String(d["origin"])} fetched (max-age ${String(d["maxAgeS"])}s)` : undefined;
-    case "capabilities.cached":
-      return full ? `capabilities of ${String(d["origin"])} from the cache (${String(d["ageS"])}s old)` : undefined;
-    case "capabilities.invalid":
-      return `capabilities of ${String(d["origin"])} unusable: ${typeof d["failure"] === "string" ? d["failure"] : "invalid document"}${rule}`;
-    case "pin.set":
-      return full
-        ? `discovery pin for ${String(d["domain"])} until ${new Date(Number(d["expiresAtMs"])).toISOString()}`
-        : undefined;
-    case "pin.removed":
-      return `discovery pin for ${String(d["domain"])} removed (${String(d["reason"])})${rule}`;
-    case "version.negotiated":
-      return typeof d["version"] === "string"
-        ? full
-          ? `version ${d["version"]} with ${String(d["domain"])}`
-          : undefined
-        : `no common version with ${String(d["domain"])} (ours ${list(d["ours"])}, theirs ${list(d["theirs"])})${rule}`;
-    case "delivery.created":
-      return `new delivery ${String(d["deliveryId"]).replace(/^.*#/, "#")} to ${list(d["recipients"])}${d["gap"] === "G12" ? ` (batch ${String(d["batch"])} of ${String(d["batches"])}, G12)` : ""}${misbehaviourNote(d)}${rule}`;
-    case "attempt.started":
-      return d["sent"] === false
-        ? `attempt ${String(d["attempt"])}: not sent (${String(d["bodySize"])} bytes over the limit)`
-        : `attempt ${String(d["attempt"])}: POST ${String(d["url"])} (${String(d["bodySize"])} bytes)`;
-    case "attempt.ended": {
-      if (d["class"] === "results") return `attempt ${String(d["attempt"])}: ${String(d["status"])}`;
-      const what =
-        d["status"] !== undefined
-          ? `${String(d["status"])} ${problemName(d["problem"]) ?? ""}`.trim()
-          : d["failure"] !== undefined
-            ? `no answer (${String(d["failure"])})`
-            : "not sent";
-      const eligible = d["fallbackEligible"] === true ? ", fallback-eligible" : "";
-      const after = d["retryAfterS"] !== undefined ? `, Retry-After ${String(d["retryAfterS"])}s` : "";
-      return `attempt ${String(d["attempt"])}: ${what} (${String(d["class"])}${eligible}${after})${rule}`;
-    }
-    case "recipient.result": {
-      const problem = problemName(d["problem"]);
-      return `  ${String(d["recipient"])}: ${String(d["status"])}${problem !== undefined ? ` (${problem})` : ""}${d["retryAfterS"] !== undefined ? `, retry_after ${String(d["retryAfterS"])}s` : ""}`;
-    }
-    case "timer.set":
-      return `retry ${String(d["retry"])} in ${short(Number(d["delayMs"]))}${d["reason"] === "retry-after" ? " (Retry-After)" : ""}${rule}`;
-    case "timer.fired":
-      return `retrying (attempt ${Number(d["retry"]) + 1})`;
-    case "smtp.handoff":
-      return `handed ${list(d["recipients"])} to SMTP (${String(d["reason"])}); the relay ${d["accepted"] === true ? "accepted" : "refused"}${rule}`;
-    case "delivery.bounced":
-      return `gave up on ${list(d["recipients"])} after ${String(d["attempts"])} attempts: bounced${rule}`;
-    case "dsn.sent":
-      return `DSN to ${String(d["to"])} about ${list(d["recipients"])} (${String(d["reason"])})${rule}`;
-    case "mailbox.delivered":
-      return `stored in ${String(d["mailbox"])} (${String(d["size"])} bytes)`;
-    case "failure.after-acceptance":
-      return `${String(d["mailbox"])} failed after acceptance (${String(d["status"])})`;
-    case "recipient.outcome":
-      return `${String(d["recipient"])} of ${String(d["messageId"])}: ${String(d["outcome"]).toUpperCase()}${rule}`;
-    case "idempotency.replay":
-      return `replayed the stored answer for key ${String(d["key"])} [POST-12]`;
-    case "idempotency.conflict":
-      return `key ${String(d["key"])} reused with another body: 409 [POST-26]`;
-    case "invariant.checked":
-    case "expectation.checked":
-      return undefined;
-    default:
-      break;
-  }
-  if (!full) return undefined;
-  switch (event.name) {
-    case "dns.query":
-      return `DNS ${String(d["type"])} ${String(d["name"])}?`;
-    case "dns.answer":
-      return `DNS ${String(d["type"])} ${String(d["name"])}: ${String(d["kind"])}`;
-    case "http.request":
-      return `→ ${String(d["method"])} ${String(d["url"])} (${String(d["bodySize"])} bytes)`;
-    case "http.response":
-      return `← ${String(d["status"])} (${String(d["bodySize"])} bytes)${typeof d["fault"] === "string" ? ` [fault ${d["fault"]}]` : ""}`;
-    case "http.failure":
-      return `✗ ${String(d["kind"])}: ${String(d["message"])}`;
-    case "receiver.request":
-      return `receiver: ${String(d["method"])} ${String(d["path"])}`;
-    case "receiver.response":
-      return `receiver: ${String(d["status"])}${d["problem"] !== undefined ? ` ${String(d["problem"])}` : ""}`;
-    case "machine.transition":
-      return `${String(d["deliveryActor"])}: ${String(d["from"])} → ${String(d["to"])}${typeof d["transition"] === "string" ? ` (${d["transition"]})` : ""}${rule}`;
-    default:
-      return `${event.name} ${JSON.stringify(d)}`;
-  }
 }
 
 function collect(value: string, previous: string[] = []): string[] {

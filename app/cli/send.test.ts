@@ -144,7 +144,8 @@ describe("mailscope send, end to end over TLS 1.3 (SVC-5, SVC-6, POST-1, AUTH-1)
     expect(summary.complete).toBe(true);
     expect(summary.recipients).toEqual([{ recipient: "bob@b.example", outcome: "accepted", rule: expect.any(String) }]);
     expect(run.out.at(-1)).toBe("bob@b.example: accepted");
-    expect(run.out.join("\n")).toMatch(new RegExp(`discovered b\\.example: https://b\\.example:${w.port}`));
+    expect(run.out.join("\n")).toMatch(new RegExp(`b\\.example is served at https://b\\.example:${w.port}`));
+    expect(run.out.join("\n")).toMatch(/version v1 with b\.example/);
     expect(run.out.join("\n")).toMatch(/attempt 1: POST https:\/\/b\.example:\d+\/v1\/messages/);
     expect(run.out.join("\n")).toMatch(/attempt 1: 200/);
     const files = await w.serve.store.list("bob@b.example");
@@ -190,10 +191,16 @@ describe("mailscope send, end to end over TLS 1.3 (SVC-5, SVC-6, POST-1, AUTH-1)
 
   it("stops waiting on request and prints where a deferred recipient stands: deferred, next attempt at … (STATE-6, RETRY-7)", async () => {
     const w = await world({ temporaryFailures: [{ mailbox: "bob@b.example", retryAfterS: 600 }] });
-    const run = io(/retry scheduled at/);
+    const run = io(/retry 1 in /);
     const summary = await runSend(options(w), run.io, { resolver: noDns, interrupt: run.seen });
     expect(summary.exitCode).toBe(1);
     expect(summary.complete).toBe(false);
+    // The progress line says when on the wall clock, and that Retry-After decided it.
+    expect(run.out).toContainEqual(
+      expect.stringMatching(
+        /^\d\d:\d\d:\d\d retry 1 in \S+, at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(Retry-After\) \[RETRY-7\]$/,
+      ),
+    );
     const [bob] = summary.recipients;
     expect(bob).toMatchObject({
       recipient: "bob@b.example",
@@ -220,7 +227,7 @@ describe("mailscope send, end to end over TLS 1.3 (SVC-5, SVC-6, POST-1, AUTH-1)
 
   it("without --ca the self-signed receiver fails TLS: a request-level temporary failure, retried (GET-9, ERR-21, SVC-6)", async () => {
     const w = await world();
-    const run = io(/retry scheduled at/);
+    const run = io(/retry 1 in /);
     const { ca: _ca, ...rest } = options(w);
     const summary = await runSend(rest, run.io, { resolver: noDns, interrupt: run.seen });
     expect(summary.exitCode).toBe(1);
@@ -241,7 +248,9 @@ describe("mailscope send, end to end over TLS 1.3 (SVC-5, SVC-6, POST-1, AUTH-1)
     const summary = await runSend(options(w, { resolve: [] }), run.io, { resolver: noDns, interrupt: never });
     expect(summary.exitCode).toBe(1);
     expect(summary.recipients[0]).toMatchObject({ outcome: "smtp", smtpReason: "no-service" });
-    expect(run.out.join("\n")).toMatch(/would hand bob@b\.example to SMTP \(no-service\)/);
+    expect(run.out.join("\n")).toMatch(
+      /b\.example has no usable SVCB record \(nxdomain\): plain SMTP \[SVC-11, G6\]\n.* would hand bob@b\.example to SMTP \(no-service\): not sent, mailscope send has no SMTP client \[SVC-11\]$/m,
+    );
     expect(run.out.at(-1)).toBe("bob@b.example: smtp (no-service; not sent, mailscope send has no SMTP client)");
   });
 });

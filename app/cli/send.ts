@@ -30,6 +30,14 @@ import {
 import { deliveryActorId } from "../sender/deliveryMachine.ts";
 import type { RecipientOutcome } from "../sender/deliveryMachine.ts";
 import { createSender } from "../sender/sender.ts";
+import {
+  attemptFailure,
+  capabilitiesFailure,
+  describeEvent,
+  isoSeconds,
+  noSmtpClient,
+  shortProblem,
+} from "../trace/describe.ts";
 import { createDnsResolver, parseNameserver } from "../node/dnsResolver.ts";
 import { cryptoRandom, systemClock } from "../node/systemPorts.ts";
 import { DEFAULT_TLS_FETCH_TIMEOUT_MS } from "../node/tlsFetch.ts";
@@ -130,105 +138,14 @@ export interface SendSummary {
   readonly exitCode: 0 | 1;
 }
 
-function isoTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.[0-9]{3}Z$/, "Z");
-}
-
-function humanDuration(ms: number): string {
-  const s = Math.round(ms / 1000);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${s % 60 ? ` ${s % 60}s` : ""}`;
-  return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60) ? ` ${Math.floor((s % 3600) / 60)}m` : ""}`;
-}
-
-/** The last path segment of a problem type URI: its identifier under any problem base. */
-function shortProblem(type: unknown): string | undefined {
-  if (typeof type !== "string" || type === "") return undefined;
-  return type.replace(/\/+$/, "").split("/").pop() ?? type;
-}
-
-/** Why a capabilities document could not be used, from a capabilities.invalid event. */
-function capabilitiesFailure(d: Record<string, unknown>): string {
-  if (typeof d["failure"] === "string") return d["failure"];
-  if (Array.isArray(d["violations"]))
-    return d["violations"].map((v) => String((v as { message?: unknown }).message)).join("; ");
-  return "unknown";
-}
-
-function list(value: unknown): string {
-  return Array.isArray(value) ? value.map(String).join(", ") : String(value);
-}
-
-/**
- * One progress line for a sender trace event, or undefined for events that
- * need none (transitions, the outcomes the summary prints anyway). `command`
- * is the one running the sender, named where it has no SMTP client.
- */
-export function describeTraceEvent(event: TraceEvent, command = "send"): string | undefined {
-  const d = (event.data ?? {}) as Record<string, unknown>;
-  const problem = shortProblem(d["problem"]);
-  switch (event.name) {
-    case "message.submitted":
-      return d["from"] === null
-        ? `DSN ${String(d["messageId"])} submitted to ${list(d["to"])}`
-        : `message ${String(d["messageId"])} from ${String(d["from"])} to ${list(d["to"])}`;
-    case "discovery.resolved":
-      if (typeof d["origin"] === "string") return `discovered ${String(d["domain"])}: ${d["origin"]}`;
-      if (d["outcome"] === "no-service")
-        return `${String(d["domain"])} has no usable SVCB record (${String(d["answer"])}): plain SMTP [${String(d["gap"] ?? "G6")}]`;
-      return `SVCB lookup for ${String(d["domain"])} failed (${String(d["answer"])})${d["gap"] === "G7" ? ", and a discovery pin is valid [G7]" : ""}`;
-    case "capabilities.fetched": {
-      const caps = (d["capabilities"] ?? {}) as { versions?: unknown; max_message_size?: unknown };
-      return `capabilities of ${String(d["origin"])}: versions ${list(caps.versions ?? ["v1"])}, max_message_size ${String(caps.max_message_size)}`;
-    }
-    case "capabilities.invalid":
-      return `capabilities of ${String(d["origin"])} unusable: ${capabilitiesFailure(d)} [GET-9]`;
-    case "version.negotiated":
-      return typeof d["version"] === "string"
-        ? `version ${d["version"]}`
-        : `no common version (ours ${list(d["ours"])}, theirs ${list(d["theirs"])})`;
-    case "attempt.started":
-      return d["sent"] === false
-        ? `attempt ${String(d["attempt"])}: not sent (${String(d["bodySize"])} bytes)`
-        : `attempt ${String(d["attempt"])}: POST ${String(d["url"])} (${String(d["bodySize"])} bytes)`;
-    case "attempt.ended": {
-      if (d["class"] === "results") return `attempt ${String(d["attempt"])}: ${String(d["status"])}`;
-      const what =
-        d["status"] !== undefined
-          ? String(d["status"])
-          : d["failure"] !== undefined
-            ? `no answer (${String(d["failure"])})`
-            : "not sent";
-      return `attempt ${String(d["attempt"])}: ${what} ${problem ?? ""} (${String(d["class"])}${d["fallbackEligible"] === true ? ", fallback-eligible" : ""}) [${String(d["rule"])}]`.replace(
-        / {2,}/g,
-        " ",
-      );
-    }
-    case "recipient.result":
-      return `  ${String(d["recipient"])}: ${String(d["status"])}${problem ? ` (${problem})` : ""}${d["retryAfterS"] !== undefined ? `, retry_after ${String(d["retryAfterS"])}s` : ""}`;
-    case "timer.set":
-      return `retry scheduled at ${isoTime(Number(d["atMs"]))} (in ${humanDuration(Number(d["delayMs"]))}, ${String(d["reason"])}) [${String(d["rule"])}]`;
-    case "timer.fired":
-      return `retrying`;
-    case "smtp.handoff":
-      return `would hand ${list(d["recipients"])} to SMTP (${String(d["reason"])}) [${String(d["rule"])}]: not sent, mailscope ${command} has no SMTP client`;
-    case "delivery.bounced":
-      return `gave up on ${list(d["recipients"])} after ${String(d["attempts"])} attempts: bounced [STATE-7]`;
-    case "dsn.sent":
-      return `DSN to ${String(d["to"])} for ${list(d["recipients"])} (${String(d["reason"])}) [${String(d["rule"])}]`;
-    default:
-      return undefined;
-  }
-}
-
-/** The one line a recipient's standing is printed as; `command` as for {@link describeTraceEvent}. */
+/** The one line a recipient's standing is printed as; `command` is the one running the sender. */
 export function formatStanding(s: RecipientStanding, command = "send"): string {
   const why = [s.problem, s.detail].filter((x) => x !== undefined && x !== "").join(": ");
   switch (s.outcome) {
     case "accepted":
       return `${s.recipient}: accepted`;
     case "smtp":
-      return `${s.recipient}: smtp (${s.smtpReason ?? "hand-off"}; not sent, mailscope ${command} has no SMTP client)`;
+      return `${s.recipient}: smtp (${s.smtpReason ?? "hand-off"}; ${noSmtpClient(command)})`;
     case "pending":
       // A recipient answered `deferred` says so; one whose whole request failed is being retried.
       return `${s.recipient}: ${s.lastStatus ?? (s.nextAttemptAt ? "retrying" : "pending")}${s.nextAttemptAt ? `, next attempt at ${s.nextAttemptAt}` : ""}${why ? ` (${why})` : ""}`;
@@ -338,7 +255,7 @@ export async function runSend(options: SendOptions, io: CliIo, overrides: SendOv
   const input = await prepare(options);
   const progress = options.json === true ? io.err : io.out;
   const clock = overrides.clock ?? systemClock;
-  const stamp = (ms: number): string => isoTime(ms).slice(11, 19);
+  const stamp = (ms: number): string => isoSeconds(ms).slice(11, 19);
 
   const fallback =
     overrides.resolver ??
@@ -371,13 +288,8 @@ export async function runSend(options: SendOptions, io: CliIo, overrides: SendOv
         lastStatus.set(d["recipient"], { status: String(d["status"]), ...(problem !== undefined && { problem }) });
       }
       // The last request-level failure per recipient domain, for a recipient that got no result of its own.
-      if (event.name === "attempt.ended" && d["class"] !== "results" && typeof d["deliveryId"] === "string") {
-        const what =
-          d["failure"] !== undefined
-            ? `no answer (${String(d["failure"])})`
-            : `${String(d["status"] ?? "")} ${shortProblem(d["problem"]) ?? ""}`.trim();
-        lastFailure.set(d["deliveryId"].replace(/^.*→/, "").replace(/#[0-9]+$/, ""), what);
-      }
+      if (event.name === "attempt.ended" && d["class"] !== "results" && typeof d["deliveryId"] === "string")
+        lastFailure.set(d["deliveryId"].replace(/^.*→/, "").replace(/#[0-9]+$/, ""), attemptFailure(d));
       if (event.name === "capabilities.invalid")
         lastFailure.set(String(d["domain"]), `capabilities unusable: ${capabilitiesFailure(d)}`);
       if (event.name === "discovery.resolved" && d["outcome"] === "dns-failure")
@@ -391,7 +303,7 @@ export async function runSend(options: SendOptions, io: CliIo, overrides: SendOv
           reason: String(d["reason"]),
           recipients: Array.isArray(d["recipients"]) ? d["recipients"].map(String) : [],
         });
-      const line = describeTraceEvent(event);
+      const line = describeEvent(event, { flavour: "progress", command: "send" });
       if (line !== undefined) progress(`${stamp(event.timeMs)} ${line}`);
     },
   };
@@ -444,7 +356,7 @@ export async function runSend(options: SendOptions, io: CliIo, overrides: SendOv
       outcome: "pending",
       ...(status !== undefined && { lastStatus: status.status }),
       ...(problem !== undefined && { problem }),
-      ...(next !== undefined && { nextAttemptAt: isoTime(next) }),
+      ...(next !== undefined && { nextAttemptAt: isoSeconds(next) }),
     };
   });
   const complete = recipients.every((r) => r.outcome !== "pending");

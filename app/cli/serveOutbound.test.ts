@@ -205,9 +205,9 @@ describe("serve's outbound side: the DSN of a failure after acceptance, for real
       resolve: [`a.example=127.0.0.1:${down}`],
     });
     await aliceToBob(b);
-    await until(() => b.log.some((l) => / DSN \S+: retry scheduled at /.test(l)), "a retry of the DSN");
+    await until(() => b.log.some((l) => / DSN \S+: retry 1 in \S+, at /.test(l)), "a retry of the DSN");
     // Progress lines from the sender's trace, prefixed with the DSN.
-    expect(b.log.some((l) => / DSN dsn\.\S+: discovered a\.example: https:\/\/a\.example:[0-9]+$/.test(l))).toBe(true);
+    expect(b.log.some((l) => / DSN dsn\.\S+: a\.example is served at https:\/\/a\.example:[0-9]+$/.test(l))).toBe(true);
 
     await b.serve.close();
     running.splice(running.indexOf(b.serve), 1);
@@ -260,7 +260,9 @@ describe("serve's outbound side: the DSN of a failure after acceptance, for real
     await b.serve.outbound.whenIdle();
     expect(
       b.log.some((l) =>
-        /would hand alice@a\.example to SMTP \(no-service\).*not sent, mailscope serve has no SMTP client/.test(l),
+        /would hand alice@a\.example to SMTP \(no-service\): not sent, mailscope serve has no SMTP client \[SVC-11\]$/.test(
+          l,
+        ),
       ),
     ).toBe(true);
     expect(b.log.find((l) => / final: /.test(l))).toMatch(

@@ -35,7 +35,8 @@ import { createSender, type Sender } from "../sender/sender.ts";
 import { headerMessageId } from "../sim/scenario.ts";
 import { createOutbox, type Outbox, type OutboxEntry, type OutboxEnvelope } from "../node/outbox.ts";
 import { createSystemClock, cryptoRandom } from "../node/systemPorts.ts";
-import { describeTraceEvent, formatStanding, standingOf } from "./send.ts";
+import { describeEvent } from "../trace/describe.ts";
+import { formatStanding, standingOf } from "./send.ts";
 import {
   createSenderNetwork,
   parseResolve,
@@ -195,7 +196,7 @@ export async function createServeOutbound(
         }
         // Its submission is the "queued" or "resubmitted" line already.
         if (event.name === "message.submitted") return;
-        const line = describeTraceEvent(event, "serve");
+        const line = describeEvent(event, { flavour: "progress", command: "serve" });
         if (line !== undefined) log(`DSN ${messageId}: ${line.trim()}`);
       },
     };

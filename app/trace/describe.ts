@@ -1,0 +1,250 @@
+/**
+ * Trace events in words: the one describer behind the timeline of
+ * `mailscope run` and the progress lines of `mailscope send` and of the
+ * outbound side of `mailscope serve`. An event reads the same everywhere; the
+ * flavour says only which events get a line and the few things that really
+ * differ:
+ *
+ * - `timeline` (`run`): every domain's events, the receivers' included. The
+ *   routine steps (an endpoint found, capabilities fetched or cached, a pin
+ *   set, a version agreed), the wire (DNS, HTTP, the receiver's requests) and
+ *   the state machine only with `full`. Time is the line's virtual offset, so
+ *   a retry says only how far off it is; a hand-off to SMTP went to the
+ *   simulated relay, which accepted or refused it.
+ * - `progress` (`send`, `serve`): the sender's view, step by step. A retry
+ *   also says when, on the wall clock; there is no SMTP client, so a hand-off
+ *   to SMTP is only recorded, and the line names the command that has none.
+ *   The outcomes are left to the command's summary.
+ */
+import type { TraceEvent } from "../ports.ts";
+import type { TraceEventName } from "./events.ts";
+
+/** A line of `run`'s timeline. */
+export interface TimelineFlavour {
+  readonly flavour: "timeline";
+  /** Every event: the routine steps, the wire and the state machine too. */
+  readonly full: boolean;
+}
+
+/** A progress line of a command that runs a sender for real. */
+export interface ProgressFlavour {
+  readonly flavour: "progress";
+  /** The command (`send`, `serve`), named where it has no SMTP client. */
+  readonly command: string;
+}
+
+export type DescribeFlavour = TimelineFlavour | ProgressFlavour;
+
+/** The events a progress line is printed for: the sender's steps, not its outcomes (the summary prints those). */
+const PROGRESS: ReadonlySet<string> = new Set<TraceEventName>([
+  "message.submitted",
+  "discovery.resolved",
+  "capabilities.fetched",
+  "capabilities.invalid",
+  "version.negotiated",
+  "attempt.started",
+  "attempt.ended",
+  "recipient.result",
+  "timer.set",
+  "timer.fired",
+  "smtp.handoff",
+  "delivery.bounced",
+  "dsn.sent",
+]);
+
+/** Never a line of their own: the run prints its checks after the timeline. */
+const CHECKS: ReadonlySet<string> = new Set<TraceEventName>(["invariant.checked", "expectation.checked"]);
+
+/** `not sent, mailscope send has no SMTP client`: what becomes of a hand-off to SMTP outside the simulator. */
+export function noSmtpClient(command: string): string {
+  return `not sent, mailscope ${command} has no SMTP client`;
+}
+
+/** The last path segment of a problem type URI: its identifier under any problem base. */
+export function shortProblem(type: unknown): string | undefined {
+  if (typeof type !== "string" || type === "") return undefined;
+  return type.replace(/\/+$/, "").split("/").pop() ?? type;
+}
+
+/** Why a capabilities document could not be used, from a capabilities.invalid event. */
+export function capabilitiesFailure(d: Readonly<Record<string, unknown>>): string {
+  if (typeof d["failure"] === "string") return d["failure"];
+  if (Array.isArray(d["violations"]))
+    return d["violations"].map((v) => String((v as { message?: unknown }).message)).join("; ");
+  return "unknown";
+}
+
+/**
+ * How an attempt that got no per-recipient results ended, from an
+ * attempt.ended event: `503 temporary_failure`, `no answer (tls)`, or
+ * `not sent: message_too_large`.
+ */
+export function attemptFailure(d: Readonly<Record<string, unknown>>): string {
+  const problem = shortProblem(d["problem"]);
+  if (d["status"] !== undefined) return `${String(d["status"])} ${problem ?? ""}`.trim();
+  if (d["failure"] !== undefined) return `no answer (${String(d["failure"])})`;
+  return `not sent${problem !== undefined ? `: ${problem}` : ""}`;
+}
+
+/** `57s`, `1m30s`, `2h5m`: compact, so that alike timeline lines keep one shape. */
+export function shortDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${s % 60 > 0 ? `${s % 60}s` : ""}`;
+  return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60) > 0 ? `${Math.floor((s % 3600) / 60)}m` : ""}`;
+}
+
+function list(value: unknown): string {
+  return Array.isArray(value) ? value.map(String).join(", ") : String(value);
+}
+
+/** ` [SVC-11, G6]`: the event's rule, then its gap when it has one; empty when neither. */
+function tags(d: Readonly<Record<string, unknown>>, withGap = false): string {
+  const ids = [d["rule"], withGap ? d["gap"] : undefined].filter((x): x is string => typeof x === "string");
+  return ids.length > 0 ? ` [${ids.join(", ")}]` : "";
+}
+
+/** delivery.created under a sender misbehaviour: say so, and which key was reused. */
+function misbehaviourNote(d: Readonly<Record<string, unknown>>): string {
+  if (typeof d["keyReusedFrom"] === "string")
+    return `, REUSING the Idempotency-Key of ${d["keyReusedFrom"].replace(/^.*#/, "#")} (sender misbehaviour reuseIdempotencyKey; breaks ${list(d["violates"])})`;
+  return d["misbehaviour"] !== undefined ? " (sender misbehaviour reuseIdempotencyKey on)" : "";
+}
+
+/** An ISO 8601 time to the second: `2026-01-15T10:57:52Z`. */
+export function isoSeconds(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.[0-9]{3}Z$/, "Z");
+}
+
+/** A time field in ISO 8601, to the millisecond or the second; a field that is no time as it is (a describer never throws). */
+function time(value: unknown, seconds = false): string {
+  if (typeof value !== "number" || !Number.isFinite(value) || Math.abs(value) > 8.64e15) return String(value);
+  return seconds ? isoSeconds(value) : new Date(value).toISOString();
+}
+
+/**
+ * One event in words, or undefined when the flavour gives it no line: in the
+ * timeline the checks, and the routine steps and the wire without `full`; in
+ * progress everything but the sender's steps.
+ */
+export function describeEvent(event: TraceEvent, how: DescribeFlavour): string | undefined {
+  if (CHECKS.has(event.name)) return undefined;
+  const d = event.data ?? {};
+  if (how.flavour === "progress") return PROGRESS.has(event.name) ? words(event.name, d, how) : undefined;
+  if (!how.full && routine(event.name, d)) return undefined;
+  return words(event.name, d, how) ?? (how.full ? wire(event.name, d) : undefined);
+}
+
+/** The steps of a discovery that went well, which the timeline shows only with `full` (as it does the wire). */
+function routine(name: string, d: Readonly<Record<string, unknown>>): boolean {
+  switch (name) {
+    case "discovery.resolved":
+      return typeof d["origin"] === "string";
+    case "version.negotiated":
+      return typeof d["version"] === "string";
+    case "capabilities.fetched":
+    case "capabilities.cached":
+    case "pin.set":
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** The words for the events of the protocol; undefined for the wire and the state machine. */
+function words(name: string, d: Readonly<Record<string, unknown>>, how: DescribeFlavour): string | undefined {
+  const rule = tags(d);
+  switch (name) {
+    case "message.submitted":
+      return d["from"] === null
+        ? `DSN ${String(d["messageId"])} submitted to ${list(d["to"])}`
+        : `message ${String(d["messageId"])} from ${String(d["from"])} to ${list(d["to"])}`;
+    case "discovery.resolved":
+      if (typeof d["origin"] === "string") return `${String(d["domain"])} is served at ${d["origin"]}`;
+      if (d["outcome"] === "no-service")
+        return `${String(d["domain"])} has no usable SVCB record (${String(d["answer"])}): plain SMTP${tags(d, true)}`;
+      return `SVCB lookup for ${String(d["domain"])} failed (${String(d["answer"])})${d["gap"] === "G7" ? ", and a discovery pin is valid" : ""}${tags(d, true)}`;
+    case "capabilities.fetched": {
+      const caps = (d["capabilities"] ?? {}) as { versions?: unknown; max_message_size?: unknown };
+      return `capabilities of ${String(d["origin"])}: versions ${list(caps.versions ?? ["v1"])}, max_message_size ${String(caps.max_message_size)}, max-age ${String(d["maxAgeS"])}s`;
+    }
+    case "capabilities.cached":
+      return `capabilities of ${String(d["origin"])} from the cache (${String(d["ageS"])}s old)`;
+    case "capabilities.invalid":
+      return `capabilities of ${String(d["origin"])} unusable: ${capabilitiesFailure(d)}${rule}`;
+    case "pin.set":
+      return `discovery pin for ${String(d["domain"])} until ${time(d["expiresAtMs"])}`;
+    case "pin.removed":
+      return `discovery pin for ${String(d["domain"])} removed (${String(d["reason"])})${rule}`;
+    case "version.negotiated":
+      return typeof d["version"] === "string"
+        ? `version ${d["version"]} with ${String(d["domain"])}`
+        : `no common version with ${String(d["domain"])} (ours ${list(d["ours"])}, theirs ${list(d["theirs"])})${rule}`;
+    case "delivery.created":
+      return `new delivery ${String(d["deliveryId"]).replace(/^.*#/, "#")} to ${list(d["recipients"])}${d["gap"] === "G12" ? ` (batch ${String(d["batch"])} of ${String(d["batches"])}, G12)` : ""}${misbehaviourNote(d)}${rule}`;
+    case "attempt.started":
+      return d["sent"] === false
+        ? `attempt ${String(d["attempt"])}: not sent (${String(d["bodySize"])} bytes over the limit)`
+        : `attempt ${String(d["attempt"])}: POST ${String(d["url"])} (${String(d["bodySize"])} bytes)`;
+    case "attempt.ended": {
+      if (d["class"] === "results") return `attempt ${String(d["attempt"])}: ${String(d["status"])}`;
+      const eligible = d["fallbackEligible"] === true ? ", fallback-eligible" : "";
+      const after = d["retryAfterS"] !== undefined ? `, Retry-After ${String(d["retryAfterS"])}s` : "";
+      return `attempt ${String(d["attempt"])}: ${attemptFailure(d)} (${String(d["class"])}${eligible}${after})${rule}`;
+    }
+    case "recipient.result": {
+      const problem = shortProblem(d["problem"]);
+      return `  ${String(d["recipient"])}: ${String(d["status"])}${problem !== undefined ? ` (${problem})` : ""}${d["retryAfterS"] !== undefined ? `, retry_after ${String(d["retryAfterS"])}s` : ""}`;
+    }
+    case "timer.set": {
+      const at = how.flavour === "progress" ? `, at ${time(d["atMs"], true)}` : "";
+      return `retry ${String(d["retry"])} in ${shortDuration(Number(d["delayMs"]))}${at}${d["reason"] === "retry-after" ? " (Retry-After)" : ""}${rule}`;
+    }
+    case "timer.fired":
+      return typeof d["retry"] === "number" ? `retrying (attempt ${d["retry"] + 1})` : "retrying";
+    case "smtp.handoff":
+      return how.flavour === "progress"
+        ? `would hand ${list(d["recipients"])} to SMTP (${String(d["reason"])}): ${noSmtpClient(how.command)}${rule}`
+        : `handed ${list(d["recipients"])} to SMTP (${String(d["reason"])}); the relay ${d["accepted"] === true ? "accepted" : "refused"}${rule}`;
+    case "delivery.bounced":
+      return `gave up on ${list(d["recipients"])} after ${String(d["attempts"])} attempts: bounced${rule}`;
+    case "dsn.sent":
+      return `DSN to ${String(d["to"])} about ${list(d["recipients"])} (${String(d["reason"])})${rule}`;
+    case "mailbox.delivered":
+      return `stored in ${String(d["mailbox"])} (${String(d["size"])} bytes)`;
+    case "failure.after-acceptance":
+      return `${String(d["mailbox"])} failed after acceptance (${String(d["status"])})`;
+    case "recipient.outcome":
+      return `${String(d["recipient"])} of ${String(d["messageId"])}: ${String(d["outcome"]).toUpperCase()}${rule}`;
+    case "idempotency.replay":
+      return `replayed the stored answer for key ${String(d["key"])} [POST-12]`;
+    case "idempotency.conflict":
+      return `key ${String(d["key"])} reused with another body: 409 [POST-26]`;
+    default:
+      return undefined;
+  }
+}
+
+/** The wire and the state machine, for the full timeline; any other event as its name and data. */
+function wire(name: string, d: Readonly<Record<string, unknown>>): string {
+  switch (name) {
+    case "dns.query":
+      return `DNS ${String(d["type"])} ${String(d["name"])}?`;
+    case "dns.answer":
+      return `DNS ${String(d["type"])} ${String(d["name"])}: ${String(d["kind"])}`;
+    case "http.request":
+      return `→ ${String(d["method"])} ${String(d["url"])} (${String(d["bodySize"])} bytes)`;
+    case "http.response":
+      return `← ${String(d["status"])} (${String(d["bodySize"])} bytes)${typeof d["fault"] === "string" ? ` [fault ${d["fault"]}]` : ""}`;
+    case "http.failure":
+      return `✗ ${String(d["kind"])}: ${String(d["message"])}`;
+    case "receiver.request":
+      return `receiver: ${String(d["method"])} ${String(d["path"])}`;
+    case "receiver.response":
+      return `receiver: ${String(d["status"])}${d["problem"] !== undefined ? ` ${String(d["problem"])}` : ""}`;
+    case "machine.transition":
+      return `${String(d["deliveryActor"])}: ${String(d["from"])} → ${String(d["to"])}${typeof d["transition"] === "string" ? ` (${d["transition"]})` : ""}${tags(d)}`;
+    default:
+      return `${name} ${JSON.stringify(d)}`;
+  }
+}
