@@ -84,7 +84,12 @@ export interface SmtpRelay {
 
 /** Where a receiver keeps accepted messages, byte for byte, per recipient. */
 export interface MailStore {
-  /** Stores one message for one mailbox. Rejects only when storage itself failed. */
+  /**
+   * Stores one message for one mailbox. Rejects only when storage itself
+   * failed. The bytes are handed over: the caller does not change them
+   * afterwards (the receiver's are a view into the request body it read), so
+   * a store may keep them as they are instead of copying them.
+   */
   deliver(
     mailbox: string,
     message: Uint8Array,

@@ -119,11 +119,11 @@ describe("policy state", () => {
 });
 
 describe("memory mail store", () => {
-  it("POST-9, POST-10: keeps each message byte for byte as a private copy and reports usage", async () => {
+  it("POST-9, POST-10: keeps each message byte for byte, the very bytes it was handed (no copy), and reports usage", async () => {
     const store = createMemoryMailStore();
     const message = new Uint8Array([1, 2, 3]);
     await store.deliver("bob@b.example", message, { deliveryId: "d1", receivedAtMs: 5 });
-    message[0] = 9;
+    expect(store.messages("bob@b.example")[0]?.message).toBe(message);
     expect(store.messages("bob@b.example")[0]?.message).toEqual(new Uint8Array([1, 2, 3]));
     expect(await store.usage("bob@b.example")).toEqual({ messages: 1, bytes: 3 });
     expect(await store.usage("carol@b.example")).toEqual({ messages: 0, bytes: 0 });

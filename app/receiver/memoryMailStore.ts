@@ -9,7 +9,7 @@ import type { MailStore } from "../ports.ts";
 /** One stored message. */
 export interface StoredMessage {
   readonly mailbox: string;
-  /** The message exactly as received: a private copy, so the caller's buffer may be reused. */
+  /** The message exactly as received: the bytes the receiver handed over (the port's contract: nobody changes them). */
   readonly message: Uint8Array;
   readonly deliveryId: string;
   readonly receivedAtMs: number;
@@ -37,7 +37,7 @@ export function createMemoryMailStore(options: { readonly failFor?: readonly str
       if (failing.has(mailbox)) return Promise.reject(new Error(`the store refuses deliveries to ${mailbox}`));
       const stored: StoredMessage = {
         mailbox,
-        message: message.slice(),
+        message,
         deliveryId: meta.deliveryId,
         receivedAtMs: meta.receivedAtMs,
       };
