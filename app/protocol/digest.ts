@@ -6,7 +6,8 @@
  * body to the signature.
  */
 import { Sha256 } from "./sha256.ts";
-import { parseDictionary, serializeDictionary } from "structured-headers";
+import { serializeDictionary } from "structured-headers";
+import { parseDictionary } from "./structuredFields.ts";
 import type { Dictionary } from "structured-headers";
 import { asBufferSource, bytesEqual, fromArrayBuffer } from "./base64.ts";
 import { fail, ok } from "./result.ts";
