@@ -17,7 +17,7 @@ import type { BodyDigests } from "./digest.ts";
 import { ProtocolError, fail, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
-import { fromRequest, signatureFieldsFor, signRequest, verifyRequestSignature } from "./signature.ts";
+import { fromRequest, headerValue, signatureFieldsFor, signRequest, verifyRequestSignature } from "./signature.ts";
 import type { HttpMessageView, ParsedSignatureFields, SignatureInputMember } from "./signature.ts";
 import { subtle } from "./webCrypto.ts";
 
@@ -515,8 +515,8 @@ async function run(
   const done = (extra: Omit<RunResult, "checks"> = {}): RunResult => ({ checks, ...extra });
 
   // 1. Signature-Input and Signature present and well-formed (G10: header shape is 400 and comes first).
-  const inputHeader = header(view, "signature-input");
-  const signatureHeader = header(view, "signature");
+  const inputHeader = headerValue(view, "signature-input");
+  const signatureHeader = headerValue(view, "signature");
   let member: SignatureInputMember | undefined;
   let fields: ParsedSignatureFields | undefined;
   if (inputHeader === undefined) {
@@ -556,7 +556,7 @@ async function run(
   // 2. Content-Digest well-formed (400), then equal to the body's (401). The hashing starts below, once the
   // verification (the longer job) has been started, so that the two run side by side; its verdict still
   // takes this place in the order.
-  const digestHeader = header(view, "content-digest");
+  const digestHeader = headerValue(view, "content-digest");
   let digestCheck: ProfileCheck | (() => Promise<ProfileCheck>);
   if (digestHeader === undefined) {
     digestCheck = failed("digest", R.digest, "the request has no Content-Digest header", "invalid_request");
@@ -688,8 +688,8 @@ export function startSignatureCheck(
   options: Pick<ProfileOptions, "signatureFields" | "knownKey" | "importKey" | "expectedSigningDomain">,
 ): SignatureCheckStarted | undefined {
   const view = request instanceof Request ? fromRequest(request) : request;
-  const inputHeader = header(view, "signature-input");
-  const signatureHeader = header(view, "signature");
+  const inputHeader = headerValue(view, "signature-input");
+  const signatureHeader = headerValue(view, "signature");
   if (inputHeader === undefined || signatureHeader === undefined || options.knownKey === undefined) return undefined;
   const fields = signatureFieldsFor(inputHeader, signatureHeader, options.signatureFields);
   if (!fields.inputs.ok || !fields.signatures.ok) return undefined;
@@ -802,11 +802,6 @@ export async function verifyDelivery(
 
 function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof (value as { then?: unknown } | undefined)?.then === "function";
-}
-
-function header(view: HttpMessageView, name: string): string | undefined {
-  const values = view.headers.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v.trim());
-  return values.length === 0 ? undefined : values.join(", ");
 }
 
 function violationText(violations: readonly Violation[]): string {

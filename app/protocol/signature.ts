@@ -10,7 +10,6 @@
  * origin form every request to the service uses).
  */
 import {
-  parseDictionary,
   parseItem,
   parseList,
   serializeDictionary,
@@ -20,6 +19,7 @@ import {
 } from "structured-headers";
 import type { BareItem, Dictionary, InnerList, Item, List, Parameters } from "structured-headers";
 import { asBufferSource, bytesToBase64, fromArrayBuffer } from "./base64.ts";
+import { parseDictionary } from "./structuredFields.ts";
 import { ProtocolError, fail, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
@@ -173,11 +173,17 @@ function buildSignatureBase(
   const lines: string[] = [];
   const items: Item[] = [];
   const seen = new Set<string>();
+  /** The identifiers as serialized, while every one is in the common form (a plain name without parameters). */
+  let plain: string[] | undefined = [];
   for (const component of components) {
-    const params: Parameters = new Map(Object.entries(component.params ?? {}));
+    const params: Parameters =
+      component.params === undefined ? NO_PARAMETERS : new Map(Object.entries(component.params));
     let serialized: string;
     try {
-      serialized = fastSerializeItem(component.name, params) ?? serializeItem(component.name, params);
+      serialized =
+        (params.size === 0 ? plainIdentifier(component.name) : undefined) ??
+        fastSerializeItem(component.name, params) ??
+        serializeItem(component.name, params);
     } catch (error) {
       invalid.push(
         inputViolation(`component ${JSON.stringify(component.name)} cannot be serialized: ${errorText(error)}`),
@@ -201,12 +207,20 @@ function buildSignatureBase(
     }
     lines.push(`${serialized}: ${value.value}`);
     items.push([component.name, params]);
+    if (plain !== undefined) {
+      if (params.size === 0) plain.push(serialized);
+      else plain = undefined;
+    }
   }
   if (invalid.length > 0) return { ok: false, kind: "invalid", violations: [...invalid, ...missing] };
   if (missing.length > 0) return { ok: false, kind: "missing", violations: missing };
   let signatureParams: string;
   try {
-    signatureParams = fastSerializeInnerList(items, sfParams) ?? serializeInnerList([items, sfParams]);
+    const listParams = plain === undefined ? undefined : fastParameters(sfParams);
+    signatureParams =
+      (plain !== undefined && listParams !== undefined ? `(${plain.join(" ")})${listParams}` : undefined) ??
+      fastSerializeInnerList(items, sfParams) ??
+      serializeInnerList([items, sfParams]);
   } catch (error) {
     return {
       ok: false,
@@ -260,8 +274,12 @@ function componentValue(message: HttpMessageView, component: ComponentIdentifier
   if (params["bs"] === true && (params["sf"] === true || params["key"] !== undefined)) {
     return bad("bs cannot be combined with sf or key (RFC 9421 §2.1)");
   }
-  const values = target.headers.filter(([fieldName]) => fieldName.toLowerCase() === name).map(([, v]) => v);
+  const values = fieldValues(target, name);
   if (values.length === 0) return absent(`the message has no ${name} field`);
+  // The common case: one line of visible ASCII, signed as it is (no sf, key or bs), only trimmed.
+  if (values.length === 1 && component.params === undefined && PLAIN_FIELD_VALUE.test(values[0] as string)) {
+    return { ok: true, value: (values[0] as string).trim() };
+  }
   // RFC 9421 §2.1: strip surrounding whitespace and replace obsolete line folding with one space.
   const cleaned = values.map((v) => v.replace(/[ \t]*\r?\n[ \t]+/g, " ").trim());
   for (const v of cleaned) {
@@ -445,7 +463,7 @@ export function parseSignatureInput(header: string): Parsed<Map<string, Signatur
       components,
       params: typedParams(rawParams),
       rawParams,
-      signatureParams: serializeInnerList(member),
+      signatureParams: fastSerializeInnerList(items, rawParams) ?? serializeInnerList(member),
     });
   }
   return problems.length > 0 ? fail(...problems) : ok(out);
@@ -872,10 +890,45 @@ function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof (value as { then?: unknown } | undefined)?.then === "function";
 }
 
-function headerValue(view: HttpMessageView, name: string): string | undefined {
-  const lower = name.toLowerCase();
-  const values = view.headers.filter(([n]) => n.toLowerCase() === lower).map(([, v]) => v.trim());
-  return values.length === 0 ? undefined : values.join(", ");
+/**
+ * The value of the field `name` (any case) in `view`: its lines' values
+ * trimmed and combined with ", " (RFC 9110 §5.2); `undefined` when absent.
+ */
+export function headerValue(view: HttpMessageView, name: string): string | undefined {
+  const values = fieldValues(view, name.toLowerCase());
+  if (values.length === 0) return undefined;
+  return values.length === 1 ? (values[0] as string).trim() : values.map((v) => v.trim()).join(", ");
+}
+
+/**
+ * The values of the field `lowerName` (lowercase) in `view`, in order, as the
+ * lines have them. One pass over the lines, without copies of the list.
+ */
+function fieldValues(view: HttpMessageView, lowerName: string): string[] {
+  const out: string[] = [];
+  for (const [name, value] of view.headers) {
+    if (name.length === lowerName.length && (name === lowerName || name.toLowerCase() === lowerName)) out.push(value);
+  }
+  return out;
+}
+
+/** A field value of visible ASCII, spaces and tabs only: nothing for RFC 9421 §2.1 to unfold or refuse. */
+const PLAIN_FIELD_VALUE = /^[\t\x20-\x7e]*$/;
+
+/** Parameters of a component that has none, shared (never written). */
+const NO_PARAMETERS: Parameters = new Map();
+
+/** Plain component names already serialized (`"content-type"`), a bounded memo: the same few names recur. */
+const plainIdentifiers = new Map<string, string>();
+const PLAIN_IDENTIFIERS_MAX = 256;
+
+/** The serialized identifier of a component `name` without parameters, when it is a String of plain characters. */
+function plainIdentifier(name: string): string | undefined {
+  const known = plainIdentifiers.get(name);
+  if (known !== undefined) return known;
+  const serialized = fastBareItem(name);
+  if (serialized !== undefined && plainIdentifiers.size < PLAIN_IDENTIFIERS_MAX) plainIdentifiers.set(name, serialized);
+  return serialized;
 }
 
 // ---------------------------------------------------------------------------
