@@ -555,3 +555,19 @@ export const bench: Bench = {
     ];
   },
 };
+
+/** `node bench/receiver.bench.ts [in-process|https]`: one half of the bench alone, printed as `npm run bench` prints it. */
+if (import.meta.main) {
+  const part = process.argv[2];
+  if (part !== undefined && part !== "in-process" && part !== "https") {
+    console.error(`usage: node bench/receiver.bench.ts [in-process|https] (not ${part})`);
+    process.exit(2);
+  }
+  const { formatTable } = await import("./run.ts");
+  const sender = await createTestSender("a.example");
+  const results = [
+    ...(part === "https" ? [] : [...(await inProcess(sender, "webcrypto")), ...(await inProcess(sender, "node"))]),
+    ...(part === "in-process" ? [] : await overHttps(sender)),
+  ];
+  console.log(formatTable(results.map((result) => ({ bench: "receiver", result }))));
+}
