@@ -63,22 +63,35 @@ function ownBuffer(bytes: Uint8Array): ArrayBuffer {
 }
 
 /**
- * Whether `key` is an Ed25519 key of `type` allowed to `usage`, asked for as
- * Ed25519, and extractable: Node deprecates making a KeyObject of a
- * non-extractable CryptoKey (DEP0204), so those stay with WebCrypto. Every key
- * the core makes is extractable (app/protocol/profile.ts).
+ * Whether `key` is an Ed25519 key that may do `wanted` (a private key sign, a
+ * public one verify), asked for as Ed25519, and extractable: Node deprecates
+ * making a KeyObject of a non-extractable CryptoKey (DEP0204), so those stay
+ * with WebCrypto. Every key the core makes is extractable (app/protocol/profile.ts).
  */
-function ed25519Key(algorithm: unknown, key: unknown, type: KeyType, usage: KeyUsage): key is CryptoKey {
-  return (
-    algorithmName(algorithm) === "ED25519" &&
-    typeof CryptoKey !== "undefined" &&
-    key instanceof CryptoKey &&
-    key.algorithm.name === "Ed25519" &&
-    key.type === type &&
-    key.usages.includes(usage) &&
-    key.extractable
-  );
+function ed25519Key(algorithm: unknown, key: unknown, wanted: "private sign" | "public verify"): key is CryptoKey {
+  if (algorithmName(algorithm) !== "ED25519" || typeof CryptoKey === "undefined" || !(key instanceof CryptoKey)) {
+    return false;
+  }
+  // A CryptoKey never changes, and its getters copy (`usages` makes a new array each time): read them once.
+  let fit = ed25519Fits.get(key);
+  if (fit === undefined) {
+    fit =
+      key.algorithm.name === "Ed25519" && key.extractable
+        ? key.type === "private"
+          ? key.usages.includes("sign")
+            ? "private sign"
+            : "none"
+          : key.usages.includes("verify")
+            ? "public verify"
+            : "none"
+        : "none";
+    ed25519Fits.set(key, fit);
+  }
+  return fit === wanted;
 }
+
+/** What each CryptoKey seen may do here: the one operation {@link ed25519Key} lets through for it, or none. */
+const ed25519Fits = new WeakMap<CryptoKey, "private sign" | "public verify" | "none">();
 
 function webCrypto(): SubtleCrypto {
   return globalThis.crypto.subtle;
@@ -97,7 +110,7 @@ export function nodeCryptoProvider(): CryptoProvider {
 
     sign(algorithm: AlgorithmIdentifier, key: CryptoKey, data: BufferSource): Promise<ArrayBuffer> {
       const bytes = bytesOf(data);
-      if (bytes !== undefined && ed25519Key(algorithm, key, "private", "sign")) {
+      if (bytes !== undefined && ed25519Key(algorithm, key, "private sign")) {
         return Promise.resolve(ownBuffer(signOneShot(null, bytes, keyObjectOf(key))));
       }
       return webCrypto().sign(algorithm, key, data);
@@ -111,7 +124,7 @@ export function nodeCryptoProvider(): CryptoProvider {
     ): Promise<boolean> {
       const bytes = bytesOf(data);
       const signatureBytes = bytesOf(signature);
-      if (bytes !== undefined && signatureBytes !== undefined && ed25519Key(algorithm, key, "public", "verify")) {
+      if (bytes !== undefined && signatureBytes !== undefined && ed25519Key(algorithm, key, "public verify")) {
         // WebCrypto answers false, not an error, for a signature of the wrong length.
         if (signatureBytes.byteLength !== ED25519_SIGNATURE_LENGTH) return Promise.resolve(false);
         return Promise.resolve(verifyOneShot(null, bytes, keyObjectOf(key), signatureBytes));

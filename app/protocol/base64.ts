@@ -44,10 +44,13 @@ export function base64UrlToBytes(text: string): Uint8Array<ArrayBuffer> | undefi
   return base64ToBytes(padded);
 }
 
+/** The two lowercase hex digits of each byte value. */
+const HEX_PAIRS = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
 /** Lowercase hex of the bytes. */
 export function bytesToHex(bytes: Uint8Array): string {
   let out = "";
-  for (const b of bytes) out += b.toString(16).padStart(2, "0");
+  for (let i = 0; i < bytes.length; i++) out += HEX_PAIRS[bytes[i] as number] as string;
   return out;
 }
 

@@ -166,7 +166,7 @@ function toIdentifier(component: ComponentInput): ComponentIdentifier {
 function buildSignatureBase(
   message: HttpMessageView,
   components: readonly ComponentIdentifier[],
-  sfParams: Parameters,
+  sfParams: ReadonlyMap<string, BareItem>,
 ): BaseResult {
   const invalid: Violation[] = [];
   const missing: Violation[] = [];
@@ -220,7 +220,8 @@ function buildSignatureBase(
     signatureParams =
       (plain !== undefined && listParams !== undefined ? `(${plain.join(" ")})${listParams}` : undefined) ??
       fastSerializeInnerList(items, sfParams) ??
-      serializeInnerList([items, sfParams]);
+      // The library only reads the parameters it is given.
+      serializeInnerList([items, sfParams as Parameters]);
   } catch (error) {
     return {
       ok: false,
@@ -248,7 +249,7 @@ function componentValue(message: HttpMessageView, component: ComponentIdentifier
     violations: [missingViolation(`${serialized}: ${text}`)],
   });
 
-  for (const [key, value] of Object.entries(params)) {
+  for (const [key, value] of component.params === undefined ? [] : Object.entries(params)) {
     const allowed = name.startsWith("@")
       ? key === "req" || (key === "name" && name === "@query-param")
       : ["sf", "key", "bs", "req", "tr"].includes(key);
@@ -317,6 +318,18 @@ function componentValue(message: HttpMessageView, component: ComponentIdentifier
   return { ok: true, value: combined };
 }
 
+/** The derived components of a request (RFC 9421 §2.2), other than `@status` and `@signature-params`. */
+const REQUEST_COMPONENTS: ReadonlySet<string> = new Set([
+  "@method",
+  "@target-uri",
+  "@authority",
+  "@scheme",
+  "@request-target",
+  "@path",
+  "@query",
+  "@query-param",
+]);
+
 function derivedValue(
   message: HttpMessageView,
   name: string,
@@ -332,23 +345,19 @@ function derivedValue(
     return { ok: true, value: String(status) };
   }
   if (name === "@signature-params") return bad("@signature-params cannot be a covered component (RFC 9421 §2.3)");
-  const requestOnly = [
-    "@method",
-    "@target-uri",
-    "@authority",
-    "@scheme",
-    "@request-target",
-    "@path",
-    "@query",
-    "@query-param",
-  ];
-  if (!requestOnly.includes(name)) return bad("unknown derived component (RFC 9421 §2.2)");
+  if (!REQUEST_COMPONENTS.has(name)) return bad("unknown derived component (RFC 9421 §2.2)");
   if (isResponse) return bad(`${name} applies to a request; use the req flag to cover it from a response`);
   if (name === "@method") {
     if (message.method === undefined || message.method === "") return absent("the message has no method");
     return { ok: true, value: message.method };
   }
   if (message.url === undefined) return absent("the message has no target URI");
+  // The target URI is signed as it is; it only has to be an absolute URI, which needs no URL object.
+  if (name === "@target-uri") {
+    return URL.canParse(message.url)
+      ? { ok: true, value: message.url }
+      : bad(`the target URI ${JSON.stringify(message.url)} is not an absolute URI`);
+  }
   let url: URL;
   try {
     url = new URL(message.url);
@@ -807,7 +816,7 @@ export async function verifyRequestSignature(
       violations: [signatureViolation(`has no member "${label}", which Signature-Input names`)],
     };
   }
-  const built = buildSignatureBase(view, member.components, new Map(member.rawParams));
+  const built = buildSignatureBase(view, member.components, member.rawParams);
   if (!built.ok) {
     return {
       ok: false,
@@ -962,7 +971,10 @@ const SF_KEY = /^[a-z*][*\-_.a-z0-9]*$/;
  * for anything else, which the library serializes (or rejects). Exported for
  * the test that pins it to the library.
  */
-export function fastSerializeInnerList(items: readonly Item[], params: Parameters): string | undefined {
+export function fastSerializeInnerList(
+  items: readonly Item[],
+  params: ReadonlyMap<string, BareItem>,
+): string | undefined {
   let out = "(";
   for (let i = 0; i < items.length; i++) {
     const item = items[i] as Item;
@@ -975,7 +987,7 @@ export function fastSerializeInnerList(items: readonly Item[], params: Parameter
   return listParams === undefined ? undefined : `${out})${listParams}`;
 }
 
-function fastParameters(params: Parameters): string | undefined {
+function fastParameters(params: ReadonlyMap<string, BareItem>): string | undefined {
   let out = "";
   for (const [key, value] of params) {
     if (!SF_KEY.test(key)) return undefined;
