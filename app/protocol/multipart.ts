@@ -22,7 +22,7 @@
  * the framing, `body.part[i]` and `body.part[i].Content-Type` for a part,
  * with `i` counted from 0 as in JSONPath (`body.part[1]` is the message).
  */
-import { bytesToHex } from "./base64.ts";
+import { bytesEqual, bytesToHex } from "./base64.ts";
 import { ProtocolError, fail, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 
@@ -477,7 +477,7 @@ const SKIP_MIN = 8;
  * the needle's, it moves by nearly the needle's length at every step, even
  * when the text shares most of its letters with the needle (hex digits, as in
  * a boundary Mailscope chooses). The pairs are looked up in a hashed table of
- * 4096 shifts; pairs that share an entry get the smaller shift, which is
+ * 1024 shifts; pairs that share an entry get the smaller shift, which is
  * always safe.
  */
 export function byteSearch(needle: Uint8Array): ByteSearch {
@@ -486,11 +486,7 @@ export function byteSearch(needle: Uint8Array): ByteSearch {
   if (n === 0) return (haystack, from) => (from <= haystack.length ? from : -1);
   if (n < SKIP_MIN) return (haystack, from) => firstByteSearch(haystack, own, from);
   const lastIndex = n - 1;
-  // The shift when the window ends in the pair at needle[j-1], needle[j] (j < lastIndex): lastIndex - j,
-  // the last such j winning; a pair not in the needle (but for its last position) moves the window by lastIndex.
-  const shifts = n <= 256 ? new Uint8Array(PAIR_TABLE_SIZE) : new Uint32Array(PAIR_TABLE_SIZE);
-  shifts.fill(lastIndex);
-  for (let j = 1; j < lastIndex; j++) shifts[pairHash(own[j - 1] as number, own[j] as number)] = lastIndex - j;
+  const shifts = pairShifts(own);
   const lastByte = own[lastIndex] as number;
   return (haystack, from) => {
     if (from < 0) return firstByteSearch(haystack, own, from);
@@ -509,11 +505,32 @@ export function byteSearch(needle: Uint8Array): ByteSearch {
   };
 }
 
-const PAIR_TABLE_SIZE = 4096;
+const PAIR_TABLE_SIZE = 1024;
 
-/** A pair of bytes as an index into a table of {@link PAIR_TABLE_SIZE} entries. */
+/** A pair of bytes as an index into a table of {@link PAIR_TABLE_SIZE} entries (ten bits: all of an ASCII pair's). */
 function pairHash(a: number, b: number): number {
-  return ((a << 4) ^ b) & (PAIR_TABLE_SIZE - 1);
+  return ((a << 3) ^ b) & (PAIR_TABLE_SIZE - 1);
+}
+
+/** The last needle given a table, and its table: a sender's boundary is searched for in each part it frames. */
+let lastPairShifts: { readonly needle: Uint8Array; readonly shifts: Uint8Array | Uint32Array } | undefined;
+
+/**
+ * The shift of {@link byteSearch} for each pair hash: when the window ends in
+ * the pair at needle[j-1], needle[j] (j < the last index), the last index
+ * minus j, the last such j winning; a pair not in the needle (but for its
+ * last position) moves the window by the last index. Never written once made,
+ * so searches for the same bytes share one.
+ */
+function pairShifts(needle: Uint8Array): Uint8Array | Uint32Array {
+  const kept = lastPairShifts;
+  if (kept !== undefined && bytesEqual(kept.needle, needle)) return kept.shifts;
+  const lastIndex = needle.length - 1;
+  const shifts = needle.length <= 256 ? new Uint8Array(PAIR_TABLE_SIZE) : new Uint32Array(PAIR_TABLE_SIZE);
+  shifts.fill(lastIndex);
+  for (let j = 1; j < lastIndex; j++) shifts[pairHash(needle[j - 1] as number, needle[j] as number)] = lastIndex - j;
+  lastPairShifts = { needle, shifts };
+  return shifts;
 }
 
 /** The search for a short needle: from one occurrence of its first byte (native `indexOf`) to the next. */
