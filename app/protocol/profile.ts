@@ -72,6 +72,20 @@ const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
  * A-labels for IDNs); the whole name at most 253 characters, no trailing dot.
  */
 export function signingDomainOfKeyid(keyid: string): Parsed<string> {
+  const known = keyidDomains.get(keyid);
+  if (known !== undefined) return known;
+  const parsed = readSigningDomain(keyid);
+  // Bounded: a receiver sees few keyids, but a stream of forged ones must not grow it without end.
+  if (keyidDomains.size >= KEYID_DOMAINS_MAX) keyidDomains.clear();
+  keyidDomains.set(keyid, parsed);
+  return parsed;
+}
+
+/** Each keyid's signing domain as read before: every delivery reads its keyid's three times. */
+const keyidDomains = new Map<string, Parsed<string>>();
+const KEYID_DOMAINS_MAX = 1024;
+
+function readSigningDomain(keyid: string): Parsed<string> {
   const bad = (message: string) =>
     fail({ path: "keyid", rule: G4, message: `keyid ${JSON.stringify(keyid)} ${message}` });
   const at = keyid.indexOf(KEYID_INFIX);
@@ -374,11 +388,34 @@ function skipped(check: ProfileCheckName, rule: string, because: string): Profil
  * `created` and `keyid` present.
  */
 export function checkComponents(member: SignatureInputMember): ProfileCheck {
+  return memberCheck(componentChecks, member, checkComponentsOf);
+}
+
+/** The checks of a Signature-Input member alone, made once per member: a delivery's are asked for twice. */
+const componentChecks = new WeakMap<SignatureInputMember, ProfileCheck>();
+const algorithmChecks = new WeakMap<SignatureInputMember, ProfileCheck>();
+
+function memberCheck(
+  kept: WeakMap<SignatureInputMember, ProfileCheck>,
+  member: SignatureInputMember,
+  check: (member: SignatureInputMember) => ProfileCheck,
+): ProfileCheck {
+  let result = kept.get(member);
+  if (result === undefined) {
+    result = check(member);
+    kept.set(member, result);
+  }
+  return result;
+}
+
+const COMPONENTS_COVERED = `covers ${PROFILE_COMPONENTS.join(" ")}; has created and keyid`;
+
+function checkComponentsOf(member: SignatureInputMember): ProfileCheck {
   const covered = new Set(member.components.filter((c) => c.params === undefined).map((c) => c.name));
   const missing = PROFILE_COMPONENTS.filter((c) => !covered.has(c));
   const missingParams = PROFILE_REQUIRED_PARAMS.filter((p) => member.params[p] === undefined);
   if (missing.length === 0 && missingParams.length === 0) {
-    return passed("components", G2, `covers ${PROFILE_COMPONENTS.join(" ")}; has created and keyid`);
+    return passed("components", G2, COMPONENTS_COVERED);
   }
   const parts: string[] = [];
   if (missing.length > 0) parts.push(`does not cover ${missing.map((c) => `"${c}"`).join(" ")}`);
@@ -390,6 +427,10 @@ export function checkComponents(member: SignatureInputMember): ProfileCheck {
 
 /** G1: an `alg` parameter, when present, must be `ed25519`. */
 export function checkAlgorithm(member: SignatureInputMember): ProfileCheck {
+  return memberCheck(algorithmChecks, member, checkAlgorithmOf);
+}
+
+function checkAlgorithmOf(member: SignatureInputMember): ProfileCheck {
   const alg = member.params.alg;
   if (alg === undefined || alg === PROFILE_ALGORITHM) {
     return passed("algorithm", G1, alg === undefined ? "no alg parameter; ed25519 by profile" : "alg is ed25519");
