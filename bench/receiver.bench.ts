@@ -38,6 +38,7 @@ import { useCryptoProvider } from "../app/protocol/webCrypto.ts";
 import { createMemoryMailStore } from "../app/receiver/memoryMailStore.ts";
 import { createReceiver } from "../app/receiver/receiver.ts";
 import { createTestSender, signedDelivery, textMessage, type TestSender } from "../app/receiver/testing.ts";
+import { fileCreationProbe } from "./lib/fileProbe.ts";
 import type { Bench, BenchResult } from "./types.ts";
 
 const MiB = 1024 * 1024;
@@ -339,6 +340,7 @@ async function overHttps(sender: TestSender): Promise<BenchResult[]> {
   const dir = await mkdtemp(join(tmpdir(), "mailscope-bench-"));
   const children: Child[] = [];
   try {
+    const probeUs = fileCreationProbe(join(dir, "probe"));
     const tls = await loadOrCreateCertificate({ stateDir: join(dir, "tls") });
     const config = join(dir, "receiver.yaml");
     await writeFile(
@@ -419,6 +421,12 @@ async function overHttps(sender: TestSender): Promise<BenchResult[]> {
     const bareSmall = median(rates.get(bare) ?? []);
     const how = `median of ${HTTPS_SMALL_ROUNDS} rounds of ${HTTPS_SMALL_ROUND}, ${HTTPS_CONCURRENCY} in flight, ${MAILBOXES} mailboxes`;
     const results: BenchResult[] = [
+      {
+        name: "file creation on the bench's disk",
+        value: probeUs,
+        unit: "µs CPU/empty file",
+        note: "~15 on ext4 normally; hundreds for minutes after something deleted many files (no journal: bench/lib/fileProbe.ts), which slows every store",
+      },
       { name: "HTTPS serve, 10 KB", value: serveSmall, unit: "requests/s", note: `${how}; .eml with fsync` },
       { name: "HTTPS serve --no-fsync, 10 KB", value: noSyncSmall, unit: "requests/s", note: "the same without fsync" },
       {

@@ -23,12 +23,12 @@
  * `--root /dev/shm` (tmpfs: no such cost, but no disk wait in fsync either)
  * shows the store's own cost.
  */
-import { closeSync, mkdirSync, openSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { EmlStore, EmlStoreOptions } from "../../app/node/emlStore.ts";
+import { fileCreationProbe } from "./fileProbe.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -66,15 +66,6 @@ async function run(store: EmlStore, count: number, offset: number): Promise<void
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
 }
 
-/** The CPU cost of making one empty file here (see the note above on ext4 without a journal). */
-function createProbe(dir: string): number {
-  mkdirSync(dir);
-  const cpu = process.cpuUsage();
-  for (let i = 0; i < 200; i++) closeSync(openSync(join(dir, `p${i}`), "wx"));
-  const used = process.cpuUsage(cpu);
-  return (used.user + used.system) / 200;
-}
-
 async function measure(
   createEmlStore: CreateEmlStore,
   root: string,
@@ -106,7 +97,7 @@ try {
   for (let round = 1; round <= rounds; round++) {
     for (const [path, createEmlStore] of stores) {
       console.log(
-        `${path} (round ${round}): probe ${createProbe(join(top, `probe${++n}`)).toFixed(0)} µs CPU/empty file`,
+        `${path} (round ${round}): probe ${fileCreationProbe(join(top, `probe${++n}`)).toFixed(0)} µs CPU/empty file`,
       );
       for (const fsync of [true, false]) {
         const { cpuUs, wallUs } = await measure(
