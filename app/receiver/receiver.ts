@@ -919,9 +919,14 @@ function createLocks(): { with<T>(keys: readonly string[], fn: () => Promise<T>)
       const done = new Promise<void>((resolve) => {
         release = resolve;
       });
-      const before = unique.map((k) => tails.get(k) ?? Promise.resolve());
-      for (const k of unique) tails.set(k, done);
-      await Promise.all(before);
+      const before: Promise<void>[] = [];
+      for (const k of unique) {
+        const tail = tails.get(k);
+        if (tail !== undefined) before.push(tail);
+        tails.set(k, done);
+      }
+      // Uncontended, the usual case: nothing to wait for.
+      if (before.length > 0) await Promise.all(before);
       try {
         return await fn();
       } finally {
