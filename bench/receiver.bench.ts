@@ -45,7 +45,7 @@ const MiB = 1024 * 1024;
 const MAX_MESSAGE_SIZE = 26214400;
 /** In process: rounds of this many deliveries, alternating with rounds of bare crypto; the median round counts. */
 const IN_PROCESS_ROUND = 400;
-const IN_PROCESS_ROUNDS = 5;
+const IN_PROCESS_ROUNDS = 9;
 /** Over HTTPS: rounds of this many small requests per server, alternating servers; the median round counts. */
 const HTTPS_SMALL_ROUND = 400;
 const HTTPS_SMALL_ROUNDS = 3;
