@@ -23,6 +23,7 @@
  * with `i` counted from 0 as in JSONPath (`body.part[1]` is the message).
  */
 import { bytesEqual, bytesToHex } from "./base64.ts";
+import { keptAnswers } from "./memo.ts";
 import { ProtocolError, fail, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 
@@ -635,22 +636,18 @@ function lineEndProblem(body: Uint8Array, p: number, what: string): string {
   return `${what} is followed by other characters; a delimiter line holds only the boundary (RFC 2046), and the content must not contain it`;
 }
 
-/** Media types scanned lately, by their text: a receiver reads the same few (its Content-Type, the parts') on every request. */
-const scannedMediaTypes = new Map<string, MediaType | string>();
-/** How many {@link scannedMediaTypes} keeps before it starts over. */
-const SCANNED_MEDIA_TYPES_MAX = 64;
-
-/** {@link scanMediaType}, remembered for recent values (results are frozen: callers share them). */
-function scanMediaTypeMemo(input: string): MediaType | string {
-  const known = scannedMediaTypes.get(input);
-  if (known !== undefined) return known;
-  const scanned = scanMediaType(input);
-  const result =
-    typeof scanned === "string" ? scanned : Object.freeze({ ...scanned, params: Object.freeze(scanned.params) });
-  if (scannedMediaTypes.size >= SCANNED_MEDIA_TYPES_MAX) scannedMediaTypes.clear();
-  if (input.length <= 1024) scannedMediaTypes.set(input, result);
-  return result;
-}
+/**
+ * {@link scanMediaType}, remembered for recent values up to 1 KiB (a receiver reads the same few, its
+ * Content-Type and the parts', on every request); the results are frozen, since callers share them.
+ */
+const scanMediaTypeMemo = keptAnswers(
+  (input: string): MediaType | string => {
+    const scanned = scanMediaType(input);
+    return typeof scanned === "string" ? scanned : Object.freeze({ ...scanned, params: Object.freeze(scanned.params) });
+  },
+  64,
+  1024,
+);
 
 /** RFC 2045 §5.1 media type scanner; returns an error text when the value is malformed. */
 function scanMediaType(input: string): MediaType | string {

@@ -13,6 +13,7 @@
  */
 import { asBufferSource, base64ToBytes, base64UrlToBytes, bytesToBase64, fromArrayBuffer } from "./base64.ts";
 import { checkContentDigest, parseContentDigest } from "./digest.ts";
+import { keptAnswers } from "./memo.ts";
 import type { BodyDigests } from "./digest.ts";
 import { ProtocolError, fail, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
@@ -72,18 +73,11 @@ const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
  * A-labels for IDNs); the whole name at most 253 characters, no trailing dot.
  */
 export function signingDomainOfKeyid(keyid: string): Parsed<string> {
-  const known = keyidDomains.get(keyid);
-  if (known !== undefined) return known;
-  const parsed = readSigningDomain(keyid);
-  // Bounded: a receiver sees few keyids, but a stream of forged ones must not grow it without end.
-  if (keyidDomains.size >= KEYID_DOMAINS_MAX) keyidDomains.clear();
-  keyidDomains.set(keyid, parsed);
-  return parsed;
+  return keyidDomains(keyid);
 }
 
 /** Each keyid's signing domain as read before: every delivery reads its keyid's three times. */
-const keyidDomains = new Map<string, Parsed<string>>();
-const KEYID_DOMAINS_MAX = 1024;
+const keyidDomains = keptAnswers(readSigningDomain, 1024);
 
 function readSigningDomain(keyid: string): Parsed<string> {
   const bad = (message: string) =>
@@ -165,19 +159,8 @@ export function parseKeyRecord(txt: string): Parsed<KeyRecord> {
   return ok({ version: "svc1", keyType: "ed25519", publicKey });
 }
 
-/** Key records parsed before, by their text: the same record arrives with every delivery of a sender. */
-const parsedKeyRecords = new Map<string, Parsed<KeyRecord>>();
-const PARSED_KEY_RECORDS = 256;
-
-/** {@link parseKeyRecord}, remembered for the last few hundred record texts (its results are never changed). */
-function parseKeyRecordKept(txt: string): Parsed<KeyRecord> {
-  const kept = parsedKeyRecords.get(txt);
-  if (kept !== undefined) return kept;
-  const parsed = parseKeyRecord(txt);
-  if (parsedKeyRecords.size >= PARSED_KEY_RECORDS) parsedKeyRecords.clear();
-  parsedKeyRecords.set(txt, parsed);
-  return parsed;
-}
+/** {@link parseKeyRecord}, remembered for a few hundred record texts: the same record arrives with every delivery of a sender. */
+const parseKeyRecordKept = keptAnswers(parseKeyRecord, 256);
 
 // ---------------------------------------------------------------------------
 // Keys (G1): Ed25519 through WebCrypto

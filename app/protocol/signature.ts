@@ -19,6 +19,7 @@ import {
 } from "structured-headers";
 import type { BareItem, Dictionary, InnerList, Item, List, Parameters } from "structured-headers";
 import { asBufferSource, bytesToBase64, fromArrayBuffer } from "./base64.ts";
+import { keptAnswers } from "./memo.ts";
 import { parseDictionary } from "./structuredFields.ts";
 import { ProtocolError, fail, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
@@ -927,18 +928,12 @@ const PLAIN_FIELD_VALUE = /^[\t\x20-\x7e]*$/;
 /** Parameters of a component that has none, shared (never written). */
 const NO_PARAMETERS: Parameters = new Map();
 
-/** Plain component names already serialized (`"content-type"`), a bounded memo: the same few names recur. */
-const plainIdentifiers = new Map<string, string>();
-const PLAIN_IDENTIFIERS_MAX = 256;
-
-/** The serialized identifier of a component `name` without parameters, when it is a String of plain characters. */
-function plainIdentifier(name: string): string | undefined {
-  const known = plainIdentifiers.get(name);
-  if (known !== undefined) return known;
-  const serialized = fastBareItem(name);
-  if (serialized !== undefined && plainIdentifiers.size < PLAIN_IDENTIFIERS_MAX) plainIdentifiers.set(name, serialized);
-  return serialized;
-}
+/**
+ * The serialized identifier of a component `name` without parameters
+ * (`"content-type"`), when it is a String of plain characters; kept, since
+ * the same few names recur.
+ */
+const plainIdentifier = keptAnswers((name: string) => fastBareItem(name), 256);
 
 // ---------------------------------------------------------------------------
 
