@@ -174,8 +174,6 @@ function buildSignatureBase(
   const lines: string[] = [];
   const items: Item[] = [];
   const seen = new Set<string>();
-  /** The identifiers as serialized, while every one is in the common form (a plain name without parameters). */
-  let plain: string[] | undefined = [];
   for (const component of components) {
     const params: Parameters =
       component.params === undefined ? NO_PARAMETERS : new Map(Object.entries(component.params));
@@ -208,18 +206,12 @@ function buildSignatureBase(
     }
     lines.push(`${serialized}: ${value.value}`);
     items.push([component.name, params]);
-    if (plain !== undefined) {
-      if (params.size === 0) plain.push(serialized);
-      else plain = undefined;
-    }
   }
   if (invalid.length > 0) return { ok: false, kind: "invalid", violations: [...invalid, ...missing] };
   if (missing.length > 0) return { ok: false, kind: "missing", violations: missing };
   let signatureParams: string;
   try {
-    const listParams = plain === undefined ? undefined : fastParameters(sfParams);
     signatureParams =
-      (plain !== undefined && listParams !== undefined ? `(${plain.join(" ")})${listParams}` : undefined) ??
       fastSerializeInnerList(items, sfParams) ??
       // The library only reads the parameters it is given.
       serializeInnerList([items, sfParams as Parameters]);
@@ -973,7 +965,7 @@ export function fastSerializeInnerList(
   let out = "(";
   for (let i = 0; i < items.length; i++) {
     const item = items[i] as Item;
-    const name = fastBareItem(item[0]);
+    const name = typeof item[0] === "string" ? plainIdentifier(item[0]) : fastBareItem(item[0]);
     const itemParams = fastParameters(item[1]);
     if (name === undefined || itemParams === undefined) return undefined;
     out += i === 0 ? name + itemParams : ` ${name}${itemParams}`;
