@@ -34,6 +34,7 @@ import {
   parseSignatureInput,
   signatureBaseBytes,
 } from "../app/protocol/signature.ts";
+import { chooseBoundary } from "../app/protocol/multipart.ts";
 import { useCryptoProvider } from "../app/protocol/webCrypto.ts";
 import { createMemoryMailStore } from "../app/receiver/memoryMailStore.ts";
 import { createReceiver } from "../app/receiver/receiver.ts";
@@ -85,6 +86,11 @@ function messageOf(size: number): Uint8Array {
   return bytes;
 }
 
+/** A boundary of its own for each request, as a sender chooses one (so nothing a receiver keeps from one body serves the next). */
+function freshBoundary(message: Uint8Array): string {
+  return chooseBoundary(crypto.getRandomValues(new Uint8Array(24)), message);
+}
+
 async function timeIt(n: number, one: (i: number) => Promise<unknown>): Promise<number> {
   const started = performance.now();
   for (let i = 0; i < n; i++) await one(i);
@@ -125,6 +131,7 @@ async function inProcessWith(sender: TestSender, mode: "webcrypto" | "node"): Pr
       keyid: sender.keyid,
       createdS: Math.floor(clock.now() / 1000),
       idempotencyKey: `${tag}-${i}`,
+      boundary: freshBoundary(message),
     });
   const warm = await Promise.all(Array.from({ length: 200 }, (_, i) => build(i, "warm")));
   // The bare cryptography of the same message: its signature base and body.
@@ -273,6 +280,7 @@ async function wireRequests(
       createdS: Math.floor(Date.now() / 1000),
       idempotencyKey: `${tag}-${i}`,
       url: `https://localhost:${port}/v1/messages`,
+      boundary: freshBoundary(message),
     });
     const headers: Record<string, string> = {};
     request.headers.forEach((v, k) => {

@@ -22,7 +22,7 @@
  * the framing, `body.part[i]` and `body.part[i].Content-Type` for a part,
  * with `i` counted from 0 as in JSONPath (`body.part[1]` is the message).
  */
-import { bytesEqual, bytesToHex } from "./base64.ts";
+import { bytesToHex } from "./base64.ts";
 import { keptAnswers } from "./memo.ts";
 import { ProtocolError, fail, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
@@ -513,24 +513,17 @@ function pairHash(a: number, b: number): number {
   return ((a << 3) ^ b) & (PAIR_TABLE_SIZE - 1);
 }
 
-/** The last needle given a table, and its table: a sender's boundary is searched for in each part it frames. */
-let lastPairShifts: { readonly needle: Uint8Array; readonly shifts: Uint8Array | Uint32Array } | undefined;
-
 /**
  * The shift of {@link byteSearch} for each pair hash: when the window ends in
  * the pair at needle[j-1], needle[j] (j < the last index), the last index
  * minus j, the last such j winning; a pair not in the needle (but for its
- * last position) moves the window by the last index. Never written once made,
- * so searches for the same bytes share one.
+ * last position) moves the window by the last index.
  */
 function pairShifts(needle: Uint8Array): Uint8Array | Uint32Array {
-  const kept = lastPairShifts;
-  if (kept !== undefined && bytesEqual(kept.needle, needle)) return kept.shifts;
   const lastIndex = needle.length - 1;
   const shifts = needle.length <= 256 ? new Uint8Array(PAIR_TABLE_SIZE) : new Uint32Array(PAIR_TABLE_SIZE);
   shifts.fill(lastIndex);
   for (let j = 1; j < lastIndex; j++) shifts[pairHash(needle[j - 1] as number, needle[j] as number)] = lastIndex - j;
-  lastPairShifts = { needle, shifts };
   return shifts;
 }
 
