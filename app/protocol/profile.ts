@@ -365,35 +365,14 @@ function skipped(check: ProfileCheckName, rule: string, because: string): Profil
   return { check, pass: false, skipped: true, rule, detail: `not checked: ${because}` };
 }
 
+const COMPONENTS_COVERED = `covers ${PROFILE_COMPONENTS.join(" ")}; has created and keyid`;
+
 /**
  * G2 and AUTH-2/AUTH-3: every profile component covered (extra ones are
  * allowed), each as the bare name (`"content-digest";sf` does not count), and
  * `created` and `keyid` present.
  */
 export function checkComponents(member: SignatureInputMember): ProfileCheck {
-  return memberCheck(componentChecks, member, checkComponentsOf);
-}
-
-/** The checks of a Signature-Input member alone, made once per member: a delivery's are asked for twice. */
-const componentChecks = new WeakMap<SignatureInputMember, ProfileCheck>();
-const algorithmChecks = new WeakMap<SignatureInputMember, ProfileCheck>();
-
-function memberCheck(
-  kept: WeakMap<SignatureInputMember, ProfileCheck>,
-  member: SignatureInputMember,
-  check: (member: SignatureInputMember) => ProfileCheck,
-): ProfileCheck {
-  let result = kept.get(member);
-  if (result === undefined) {
-    result = check(member);
-    kept.set(member, result);
-  }
-  return result;
-}
-
-const COMPONENTS_COVERED = `covers ${PROFILE_COMPONENTS.join(" ")}; has created and keyid`;
-
-function checkComponentsOf(member: SignatureInputMember): ProfileCheck {
   const covered = new Set(member.components.filter((c) => c.params === undefined).map((c) => c.name));
   const missing = PROFILE_COMPONENTS.filter((c) => !covered.has(c));
   const missingParams = PROFILE_REQUIRED_PARAMS.filter((p) => member.params[p] === undefined);
@@ -410,10 +389,6 @@ function checkComponentsOf(member: SignatureInputMember): ProfileCheck {
 
 /** G1: an `alg` parameter, when present, must be `ed25519`. */
 export function checkAlgorithm(member: SignatureInputMember): ProfileCheck {
-  return memberCheck(algorithmChecks, member, checkAlgorithmOf);
-}
-
-function checkAlgorithmOf(member: SignatureInputMember): ProfileCheck {
   const alg = member.params.alg;
   if (alg === undefined || alg === PROFILE_ALGORITHM) {
     return passed("algorithm", G1, alg === undefined ? "no alg parameter; ed25519 by profile" : "alg is ed25519");
