@@ -143,6 +143,14 @@ describe("parseContentType", () => {
     });
   });
 
+  it("POST-6: parameters named like Object.prototype's members are plain parameters, and a repeated one is still caught", () => {
+    const parsed = value(parseContentType("multipart/mixed; __proto__=x; constructor=y; boundary=abc"));
+    expect(Object.keys(parsed.params)).toEqual(["__proto__", "constructor", "boundary"]);
+    expect(parsed.params["__proto__"]).toBe("x");
+    expect(Object.getPrototypeOf(parsed.params)).toBe(Object.prototype);
+    expect(parseContentType("multipart/mixed; __proto__=x; __PROTO__=y; boundary=abc").ok).toBe(false);
+  });
+
   it("POST-6, G9: unquotes a quoted boundary parameter (spaces and specials allowed inside quotes)", () => {
     expect(value(parseContentType('multipart/mixed; boundary="simple boundary:=?"')).boundary).toBe(
       "simple boundary:=?",

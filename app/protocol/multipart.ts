@@ -661,7 +661,8 @@ function scanMediaType(input: string): MediaType | string {
   i++;
   const subtype = readToken();
   if (subtype === "") return `not a media type: ${JSON.stringify(input)}`;
-  const params: Record<string, string> = Object.create(null) as Record<string, string>;
+  // Few enough to look for a repeated name by walking them.
+  const params: [name: string, value: string][] = [];
   skipWsp();
   while (i < value.length) {
     if (value[i] !== ";") return `unexpected ${JSON.stringify(value[i])} in media type ${JSON.stringify(input)}`;
@@ -703,9 +704,10 @@ function scanMediaType(input: string): MediaType | string {
       parameter = readToken();
       if (parameter === "") return `parameter ${name} has an empty or malformed value in ${JSON.stringify(input)}`;
     }
-    if (Object.hasOwn(params, name)) return `parameter ${name} appears twice in ${JSON.stringify(input)}`;
-    params[name] = parameter;
+    if (params.some(([known]) => known === name)) return `parameter ${name} appears twice in ${JSON.stringify(input)}`;
+    params.push([name, parameter]);
     skipWsp();
   }
-  return { type: `${type}/${subtype}`.toLowerCase(), params: { ...params } };
+  // fromEntries defines each name as an own property, `__proto__` too.
+  return { type: `${type}/${subtype}`.toLowerCase(), params: Object.fromEntries(params) };
 }
