@@ -8,7 +8,8 @@ import { existsSync } from "node:fs";
  */
 const chromium =
   process.env["MAILSCOPE_CHROMIUM"] ?? (existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined);
-const port = 4179;
+// MAILSCOPE_E2E_PORT lets two checkouts run their end-to-end tests at once.
+const port = Number(process.env["MAILSCOPE_E2E_PORT"] ?? 4179);
 
 export default defineConfig({
   testDir: "e2e",
