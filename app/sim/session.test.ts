@@ -222,6 +222,16 @@ describe("a live session gives the trace of `mailscope run` (ARCHITECTURE.md Det
     expectBatchesAreTheTrace(c.events(), expected.run.trace.events);
   });
 
+  it("batches: no message before a frame of wall time has passed — with the wall clock stopped, a whole run is one batch at its end", async () => {
+    const file = "scenarios/rate-limited-then-down.yaml";
+    const expected = await reference(rateLimitedThenDown, { file });
+    const c = connect({ wallClock: () => 0 });
+    await c.send({ type: "start", text: rateLimitedThenDown, file, mailscope: MAILSCOPE });
+    await c.send({ type: "play", speed: "max" });
+    expect(c.messages.map((m) => m.type)).toEqual(["ready", "events", "finished"]);
+    expectBatchesAreTheTrace(c.events(), expected.run.trace.events);
+  });
+
   it("a run cut short by its horizon ends there, incomplete, as `mailscope run` ends it", async () => {
     const text = rateLimitedThenDown.replace("seed: 3", "seed: 3\nhorizon: 1h");
     const expected = await reference(text);
