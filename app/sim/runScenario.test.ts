@@ -45,7 +45,7 @@ describe("running a scenario", () => {
     expect(importTraceValue(trace).ok).toBe(true);
     expect(trace).toMatchObject({
       format: "mailscope-trace",
-      version: 1,
+      version: 2,
       mailscope: "9.9.9",
       scenario: { name: "happy", file: "scenarios/x.yaml", source: HAPPY },
       seed: 11,
