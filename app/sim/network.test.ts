@@ -121,6 +121,20 @@ describe("network: routing through msw handlers", () => {
     expect(response?.data).not.toHaveProperty("body");
   });
 
+  it("hands the receiver the exchange's id, called directly or behind faults", async () => {
+    for (const faults of [[], [{ kind: "latency", latency: 5 }]] as NetworkFaultInput[][]) {
+      const ctx = setup(faults);
+      const seen: unknown[] = [];
+      ctx.network.mount("https://mx.d.example", (request, context) => {
+        seen.push(context);
+        return Promise.resolve(new Response(null, { status: 204 }));
+      });
+      await send(ctx, "a.example", getCapabilities("https://mx.d.example"));
+      await send(ctx, "a.example", getCapabilities("https://mx.d.example"));
+      expect(seen).toEqual([{ exchangeId: "x1" }, { exchangeId: "x2" }]);
+    }
+  });
+
   it("puts whole bodies in the trace only when asked (recordBodies)", async () => {
     const ctx = setup([], { recordBodies: true });
     await send(ctx, "a.example", postMessage());

@@ -26,7 +26,9 @@
  *
  * Every exchange is traced: `http.request` when sent, then `http.response` or
  * `http.failure`, with headers, body size and SHA-256 digest, and the whole
- * bodies when the recorder asks for them (`recordBodies`). Time only passes on
+ * bodies when the recorder asks for them (`recordBodies`); the receiver is
+ * handed the exchange's id with the request, and puts it on its own events.
+ * Time only passes on
  * the virtual clock; host work (body reads, digests) goes through
  * `scheduler.track`. Probabilities and latency samples come from PRNG streams
  * forked per fault (by `id`, else by position), so adding a fault at the end
@@ -151,8 +153,13 @@ export type NetworkFault = z.output<typeof networkFaultSchema>;
 /** The kinds of network fault. */
 export type NetworkFaultKind = NetworkFault["kind"];
 
+/** What the network tells a receiver about a request: the exchange's id, which the receiver puts on its events. */
+export interface ExchangeContext {
+  readonly exchangeId: string;
+}
+
 /** A receiver: the handler `createReceiver` returns. */
-export type HttpHandlerFn = (request: Request) => Promise<Response>;
+export type HttpHandlerFn = (request: Request, context?: ExchangeContext) => Promise<Response>;
 
 /** What {@link createNetwork} needs. */
 export interface NetworkOptions {
@@ -258,7 +265,7 @@ export function createNetwork(options: NetworkOptions): Network {
       if (fault.spec.kind === "latency") mayWait = true;
     }
     const receiver = receivers.get(current.url.origin);
-    if (handlers.length === 0) return receiver?.handler(forwarded);
+    if (handlers.length === 0) return receiver?.handler(forwarded, { exchangeId: current.id });
     if (receiver !== undefined) handlers.push(receiver.msw);
     return getResponse(handlers, forwarded);
   }
@@ -517,7 +524,11 @@ export function createNetwork(options: NetworkOptions): Network {
         // tracked work, and pass the receiver a body built in JavaScript again.
         msw: http.all(
           ({ request }) => new URL(request.url).origin === key,
-          async ({ request }) => handler(await settledRequest(request, scheduler)),
+          async ({ request }) => {
+            const exchange = exchanges.get(request);
+            const settled = await settledRequest(request, scheduler);
+            return exchange === undefined ? handler(settled) : handler(settled, { exchangeId: exchange.id });
+          },
         ),
       });
       hostDomains.set(parsed.hostname, normalizeName(mountOptions.domain ?? parsed.hostname));

@@ -39,11 +39,14 @@ export const traceEventNames = {
   "http.failure":
     "no answer (exchangeId, kind: connection-refused | connection-reset | tls | timeout | aborted | error, message, fault?)",
   // The receiver.
-  "receiver.request": "a request reached the receiver (method, path, signingDomain?, idempotencyKey?)",
-  "receiver.response": "the receiver's answer (status, problem?, recipients?)",
-  "idempotency.replay": "a known key with the same content: the stored answer replayed (signingDomain, key)",
-  "idempotency.conflict": "a known key with other content (signingDomain, key)",
-  "mailbox.delivered": "a message stored in a mailbox (mailbox, messageId?, size)",
+  // Each of these carries exchangeId?: the HTTP exchange (http.request) it answers, when the host gave one.
+  "receiver.request": "a request reached the receiver, traced on arrival (exchangeId?, method, path, idempotencyKey?)",
+  "receiver.response":
+    "the receiver's answer (exchangeId?, status, signingDomain? once verified, problem?, recipients?)",
+  "idempotency.replay":
+    "a known key with the same content: the stored answer replayed (exchangeId?, signingDomain, key)",
+  "idempotency.conflict": "a known key with other content (exchangeId?, signingDomain, key)",
+  "mailbox.delivered": "a message stored in a mailbox (exchangeId?, mailbox, messageId?, size)",
   "failure.after-acceptance": "an accepted message that later failed (mailbox, status), answered by a DSN",
   // Checks of a simulation run.
   "invariant.checked": "an invariant over the whole run (id, passed, detail)",
