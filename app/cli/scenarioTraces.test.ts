@@ -21,9 +21,17 @@ function reimports(trace: Trace, file: string): void {
   expect(() => exportHar(trace), file).not.toThrow();
 }
 
+const SCENARIOS = join(import.meta.dirname, "../../scenarios");
+
+async function runFile(name: string) {
+  const load = await loadScenarioFile(join(SCENARIOS, name));
+  if (!load.ok) throw new Error(load.errors.map((e) => e.message).join("\n"));
+  return runLoadedScenario(load.loaded);
+}
+
 describe("the scenario library's traces", () => {
   it("each exports a trace that imports again, and HAR export takes it", async () => {
-    const files = await findScenarioFiles([join(import.meta.dirname, "../../scenarios")]);
+    const files = await findScenarioFiles([SCENARIOS]);
     expect(files.length).toBeGreaterThan(40);
     for (const file of files) {
       const load = await loadScenarioFile(file);
@@ -33,4 +41,57 @@ describe("the scenario library's traces", () => {
       reimports(run.trace, file);
     }
   }, 300_000);
+
+  it("rate-limited-then-down: the trace alone gives its two fault windows", async () => {
+    const { trace } = await runFile("rate-limited-then-down.yaml");
+    const start = trace.startedAtMs;
+    const windows = trace.events.filter((e) => e.name === "fault.window");
+    expect(windows.map((e) => [e.timeMs, e.data])).toEqual([
+      [
+        start,
+        {
+          id: "rate-limited-once",
+          layer: "network",
+          kind: "rate-limited",
+          scope: { host: "mx.b.example", path: "/v1/messages" },
+          fromMs: start,
+          untilMs: start + 30_000,
+          probability: 1,
+          settings: { retryAfterS: 120 },
+        },
+      ],
+      [
+        start,
+        {
+          id: "b-down",
+          layer: "network",
+          kind: "connection-refused",
+          scope: { host: "mx.b.example" },
+          fromMs: start + 30_000,
+          untilMs: null,
+          probability: 1,
+          settings: {},
+        },
+      ],
+    ]);
+    // The answers those faults decided cite them by id.
+    const cited = new Set(trace.events.map((e) => e.data?.["fault"]).filter((f) => f !== undefined));
+    expect(cited).toEqual(new Set(["rate-limited-once", "b-down"]));
+  });
+
+  it("gap-G7-enforced: each DNS change at the time it takes effect", async () => {
+    const { trace } = await runFile("gap-G7-enforced.yaml");
+    const changes = trace.events.filter((e) => e.name === "dns.changed");
+    expect(changes.map((e) => [e.timeMs - trace.startedAtMs, e.data?.["name"], e.data?.["records"] === null])).toEqual([
+      [3_600_000, "_svc.b.example", true],
+      [9_000_000, "_svc.b.example", false],
+    ]);
+    // Before the first change the record was answered; after it, NXDOMAIN until the second.
+    const answers = trace.events.filter((e) => e.name === "dns.answer" && e.data?.["name"] === "_svc.b.example");
+    const first = changes[0]?.seq ?? 0;
+    const second = changes[1]?.seq ?? 0;
+    expect(answers.filter((e) => e.seq > first && e.seq < second).every((e) => e.data?.["kind"] === "nxdomain")).toBe(
+      true,
+    );
+  });
 });

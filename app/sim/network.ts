@@ -32,7 +32,8 @@
  * the virtual clock; host work (body reads, digests) goes through
  * `scheduler.track`. Probabilities and latency samples come from PRNG streams
  * forked per fault (by `id`, else by position), so adding a fault at the end
- * leaves every other stream as it was.
+ * leaves every other stream as it was. Each fault is traced as a `fault.window`
+ * when it is added (when the world is built, for a scenario's faults).
  */
 import "./mswGuard.ts"; // before msw: msw needs localStorage when it loads in a Web Worker
 import { getResponse, http, type RequestHandler } from "msw";
@@ -40,6 +41,7 @@ import * as z from "zod";
 import { noTrace, TransportError, type Fetch, type TraceSink } from "../ports.ts";
 import {
   faultScopeShape,
+  faultWindowData,
   inWindow,
   latencySchema,
   matchGlob,
@@ -157,6 +159,9 @@ export type NetworkFaultKind = NetworkFault["kind"];
 export interface ExchangeContext {
   readonly exchangeId: string;
 }
+
+/** The members of a network fault that say which exchanges it concerns (`fault.window`'s `scope`). */
+const NETWORK_SCOPE_KEYS = ["host", "path", "method", "source", "between"];
 
 /** A receiver: the handler `createReceiver` returns. */
 export type HttpHandlerFn = (request: Request, context?: ExchangeContext) => Promise<Response>;
@@ -432,6 +437,21 @@ export function createNetwork(options: NetworkOptions): Network {
     };
     faults.push(fault);
     scopes.clear();
+    trace.emit({
+      name: "fault.window",
+      timeMs: scheduler.now(),
+      data: faultWindowData(
+        "network",
+        label,
+        // A capabilities fault's scope is the capabilities request unless it says otherwise.
+        spec.kind === "capabilities-invalid" || spec.kind === "capabilities-unfetchable"
+          ? { ...spec, path: spec.path ?? CAPABILITIES_PATH, method: spec.method ?? "GET" }
+          : spec,
+        fault.window,
+        scheduler.startMs,
+        NETWORK_SCOPE_KEYS,
+      ),
+    });
     return spec;
   }
 

@@ -8,6 +8,11 @@ export const traceEventNames = {
   "message.submitted": "a message enters a domain's sender (messageId, from, to)",
   "recipient.outcome":
     "a recipient's final outcome (messageId, recipient, outcome: accepted | rejected | smtp | bounced, rule)",
+  // Faults and DNS changes of the simulated world.
+  "fault.window":
+    "a fault of the world, traced when it is added (id, layer: network | dns, kind, scope, fromMs, untilMs: number | null, probability, settings)",
+  "dns.changed":
+    "records at a name changed, traced at the time the change takes effect (name, records: { svcb, txt, ttlS } | null, cause: scheduled | set)",
   // DNS.
   "dns.query": "a DNS question (name, type: SVCB | TXT)",
   "dns.answer": "its answer (name, type, kind: answer | nxdomain | nodata | servfail | timeout, records, ttlS, fault?)",
