@@ -79,6 +79,27 @@ describe("the scenario library's traces", () => {
     expect(cited).toEqual(new Set(["rate-limited-once", "b-down"]));
   });
 
+  it("rate-limited-then-down: the check results, read back from the exported file, name their evidence", async () => {
+    const run = await runFile("rate-limited-then-down.yaml");
+    const parsed = importTrace(exportJson(run.trace));
+    if (!parsed.ok) throw new Error("the trace does not import");
+    const { events, invariants = [], expectations = [] } = parsed.value;
+    expect(invariants.length).toBeGreaterThan(0);
+    expect(expectations).toHaveLength(2);
+    const named = (seqs: readonly number[] | undefined) => (seqs ?? []).map((seq) => events[seq]?.name);
+    const byId = new Map(invariants.map((r) => [r.id, r]));
+    expect(named(byId.get("terminal-outcome")?.evidence)).toEqual(["recipient.outcome", "recipient.outcome"]);
+    expect(named(byId.get("give-up-at-5-days")?.evidence)).toEqual(["delivery.bounced"]);
+    expect(named(byId.get("retry-schedule")?.evidence).filter((n) => n === "timer.fired")).toHaveLength(126);
+    // The bounce, then the DSN to alice and its acceptance.
+    expect(named(expectations[0]?.evidence)).toEqual(["recipient.outcome"]);
+    expect(events[expectations[0]?.evidence?.[0] ?? -1]?.data).toMatchObject({ outcome: "bounced", rule: "STATE-7" });
+    expect(named(expectations[1]?.evidence)).toEqual(["dsn.sent", "recipient.outcome"]);
+    // The same results, with their evidence, in the trace's own check events.
+    const checked = events.filter((e) => e.name === "expectation.checked").map((e) => e.data?.["evidence"]);
+    expect(checked).toEqual(expectations.map((r) => r.evidence));
+  });
+
   it("gap-G7-enforced: each DNS change at the time it takes effect", async () => {
     const { trace } = await runFile("gap-G7-enforced.yaml");
     const changes = trace.events.filter((e) => e.name === "dns.changed");

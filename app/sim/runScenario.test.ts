@@ -127,6 +127,8 @@ describe("running a scenario", () => {
       id: "terminal-outcome",
       passed: false,
       detail: "bob@b.example of m1@a.example has no outcome when the run stopped at its horizon",
+      // The evidence: the submission that has no outcome.
+      evidence: r.trace.events.filter((e) => e.name === "message.submitted").map((e) => e.seq),
     });
     expect(r.outcomes[0]?.outcome).toBe("pending");
   });
