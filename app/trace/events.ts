@@ -54,8 +54,10 @@ export const traceEventNames = {
   "mailbox.delivered": "a message stored in a mailbox (exchangeId?, mailbox, messageId?, size)",
   "failure.after-acceptance": "an accepted message that later failed (mailbox, status), answered by a DSN",
   // Checks of a simulation run.
-  "invariant.checked": "an invariant over the whole run (id, passed, detail)",
-  "expectation.checked": "a scenario expectation (id, passed, detail)",
+  "invariant.checked":
+    "an invariant over the whole run (id, passed, detail, evidence?: the seqs of the events behind the verdict, rules)",
+  "expectation.checked":
+    "a scenario expectation (id, passed, detail, evidence?: the seqs of the events it was judged on)",
 } as const;
 
 export type TraceEventName = keyof typeof traceEventNames;
