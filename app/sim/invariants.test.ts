@@ -265,3 +265,40 @@ describe("give-up-at-5-days (STATE-7, RETRY-6)", () => {
     expect(verdict(bent, "give-up-at-5-days").detail).toContain("at or after the give-up at 5 days [STATE-7]");
   });
 });
+
+describe("evidence: each result names the events behind it, by seq", () => {
+  it("a passed invariant names the events it judged; a failed one those that show the failure", async () => {
+    const { events } = await trace(HAPPY);
+    const outcomes = events.filter((e) => e.name === "recipient.outcome").map((e) => e.seq);
+    expect(outcomes).toHaveLength(2);
+    expect(verdict(events, "terminal-outcome").evidence).toEqual(outcomes);
+
+    const delivered = events.find((e) => e.name === "mailbox.delivered") as CheckedEvent;
+    const copy = { ...delivered, seq: 10_000 };
+    expect(verdict([...events, copy], "no-duplicate-delivery")).toMatchObject({
+      passed: false,
+      evidence: [delivered.seq, 10_000],
+    });
+  });
+
+  it("a resend after a rejection: the rejection and the resend", async () => {
+    const { events } = await trace(
+      `${HAPPY.replace("carol@b.example", "nobody@b.example")}faults:\n  network:\n    - { kind: unavailable, host: mx.b.example, path: /v1/messages, from: 1s }\n`,
+    );
+    const rejected = events.find((e) => e.name === "recipient.result" && e.data?.["status"] === "rejected");
+    const started = events.find((e) => e.name === "attempt.started") as CheckedEvent;
+    const again: CheckedEvent = { ...started, seq: 10_000, timeMs: started.timeMs + 60_000 };
+    expect(verdict([...events, again], "no-retry-after-permanent").evidence).toEqual([rejected?.seq, 10_000]);
+  });
+
+  it("a violation given as text alone: the events of the attempt it names and of the one before", async () => {
+    const { events, readings } = await trace(DOWN_3H);
+    const third = events.filter((e) => e.name === "timer.fired")[2] as CheckedEvent;
+    const early = events.map((e) => (e === third ? { ...e, timeMs: e.timeMs - 1000 } : e));
+    const evidence = verdict(early, "retry-schedule", readings).evidence ?? [];
+    expect(evidence).toContain(third.seq);
+    const named = evidence.map((seq) => events.find((e) => e.seq === seq)?.name);
+    expect(named).toContain("timer.set");
+    expect(named.every((n) => n !== undefined && !n.startsWith("dns."))).toBe(true);
+  });
+});

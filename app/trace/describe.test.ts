@@ -238,6 +238,35 @@ describe("trace events in words, one wording for run's timeline and send's and s
     ]);
   });
 
+  it("a fault's window and a DNS change, in the full timeline", () => {
+    const window = {
+      id: "b-down",
+      layer: "network",
+      kind: "connection-refused",
+      scope: { host: "mx.b.example" },
+      fromMs: Date.UTC(2026, 0, 1, 0, 0, 30),
+      untilMs: null,
+      probability: 1,
+      settings: {},
+    };
+    expect(lines(event("fault.window", window))).toEqual([
+      undefined,
+      "fault b-down: network connection-refused for host=mx.b.example, from 2026-01-01T00:00:30Z on",
+      undefined,
+    ]);
+    expect(
+      lines(event("fault.window", { ...window, scope: {}, untilMs: Date.UTC(2026, 0, 1, 1), probability: 0.5 }))[1],
+    ).toBe(
+      "fault b-down: network connection-refused, from 2026-01-01T00:00:30Z until 2026-01-01T01:00:00Z, probability 0.5",
+    );
+    expect(lines(event("dns.changed", { name: "_svc.b.example", records: null }))[1]).toBe(
+      "DNS _svc.b.example removed (NXDOMAIN from now on)",
+    );
+    expect(lines(event("dns.changed", { name: "_svc.b.example", records: { svcb: [{}], txt: [] } }))[1]).toBe(
+      "DNS _svc.b.example now holds 1 SVCB and 0 TXT records",
+    );
+  });
+
   it("every event name has words of its own, none falls back to its raw data, and fields missing never throw", () => {
     for (const name of Object.keys(traceEventNames) as TraceEventName[]) {
       const [, line] = lines(event(name, {}));

@@ -225,6 +225,15 @@ function words(name: string, d: Readonly<Record<string, unknown>>, how: Describe
   }
 }
 
+/** ` for host=mx.b.example path=/v1/messages`: a fault's scope; empty when it concerns everything. */
+function faultScope(scope: unknown): string {
+  if (typeof scope !== "object" || scope === null) return "";
+  const parts = Object.entries(scope).map(
+    ([key, value]) => `${key}=${Array.isArray(value) ? value.join("↔") : String(value)}`,
+  );
+  return parts.length > 0 ? ` for ${parts.join(" ")}` : "";
+}
+
 /** The wire and the state machine, for the full timeline; any other event as its name and data. */
 function wire(name: string, d: Readonly<Record<string, unknown>>): string {
   switch (name) {
@@ -244,6 +253,13 @@ function wire(name: string, d: Readonly<Record<string, unknown>>): string {
       return `receiver: ${String(d["status"])}${d["problem"] !== undefined ? ` ${String(d["problem"])}` : ""}`;
     case "machine.transition":
       return `${String(d["deliveryActor"])}: ${String(d["from"])} → ${String(d["to"])}${typeof d["transition"] === "string" ? ` (${d["transition"]})` : ""}${tags(d)}`;
+    case "fault.window":
+      return `fault ${String(d["id"])}: ${String(d["layer"])} ${String(d["kind"])}${faultScope(d["scope"])}, from ${time(d["fromMs"], true)}${typeof d["untilMs"] === "number" ? ` until ${time(d["untilMs"], true)}` : " on"}${typeof d["probability"] === "number" && d["probability"] < 1 ? `, probability ${d["probability"]}` : ""}`;
+    case "dns.changed": {
+      const records = d["records"] as { svcb?: unknown; txt?: unknown } | null | undefined;
+      const count = (value: unknown): number => (Array.isArray(value) ? value.length : 0);
+      return `DNS ${String(d["name"])} ${records === null || records === undefined ? "removed (NXDOMAIN from now on)" : `now holds ${count(records.svcb)} SVCB and ${count(records.txt)} TXT records`}`;
+    }
     default:
       return `${name} ${JSON.stringify(d)}`;
   }

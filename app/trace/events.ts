@@ -8,6 +8,11 @@ export const traceEventNames = {
   "message.submitted": "a message enters a domain's sender (messageId, from, to)",
   "recipient.outcome":
     "a recipient's final outcome (messageId, recipient, outcome: accepted | rejected | smtp | bounced, rule)",
+  // Faults and DNS changes of the simulated world.
+  "fault.window":
+    "a fault of the world, traced when it is added (id, layer: network | dns, kind, scope, fromMs, untilMs: number | null, probability, settings)",
+  "dns.changed":
+    "records at a name changed, traced at the time the change takes effect (name, records: { svcb, txt, ttlS } | null, cause: scheduled | set)",
   // DNS.
   "dns.query": "a DNS question (name, type: SVCB | TXT)",
   "dns.answer": "its answer (name, type, kind: answer | nxdomain | nodata | servfail | timeout, records, ttlS, fault?)",
@@ -39,15 +44,20 @@ export const traceEventNames = {
   "http.failure":
     "no answer (exchangeId, kind: connection-refused | connection-reset | tls | timeout | aborted | error, message, fault?)",
   // The receiver.
-  "receiver.request": "a request reached the receiver (method, path, signingDomain?, idempotencyKey?)",
-  "receiver.response": "the receiver's answer (status, problem?, recipients?)",
-  "idempotency.replay": "a known key with the same content: the stored answer replayed (signingDomain, key)",
-  "idempotency.conflict": "a known key with other content (signingDomain, key)",
-  "mailbox.delivered": "a message stored in a mailbox (mailbox, messageId?, size)",
+  // Each of these carries exchangeId?: the HTTP exchange (http.request) it answers, when the host gave one.
+  "receiver.request": "a request reached the receiver, traced on arrival (exchangeId?, method, path, idempotencyKey?)",
+  "receiver.response":
+    "the receiver's answer (exchangeId?, status, signingDomain? once verified, problem?, recipients?)",
+  "idempotency.replay":
+    "a known key with the same content: the stored answer replayed (exchangeId?, signingDomain, key)",
+  "idempotency.conflict": "a known key with other content (exchangeId?, signingDomain, key)",
+  "mailbox.delivered": "a message stored in a mailbox (exchangeId?, mailbox, messageId?, size)",
   "failure.after-acceptance": "an accepted message that later failed (mailbox, status), answered by a DSN",
   // Checks of a simulation run.
-  "invariant.checked": "an invariant over the whole run (id, passed, detail)",
-  "expectation.checked": "a scenario expectation (id, passed, detail)",
+  "invariant.checked":
+    "an invariant over the whole run (id, passed, detail, evidence?: the seqs of the events behind the verdict, rules)",
+  "expectation.checked":
+    "a scenario expectation (id, passed, detail, evidence?: the seqs of the events it was judged on)",
 } as const;
 
 export type TraceEventName = keyof typeof traceEventNames;
