@@ -288,6 +288,8 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
       // As world.run(): the clock goes on to the horizon (no event is left before it, so none runs).
       try {
         await world.scheduler.run({ untilMs: world.horizonMs });
+        // The DNS changes the run has reached, as world.run() traces them at its end.
+        world.dns.traceChangesUntil(world.scheduler.now());
         complete = world.scheduler.pendingEvents === 0;
       } catch (cause) {
         error = describe(cause);
