@@ -215,6 +215,28 @@ describe("retry-schedule (RETRY-1, RETRY-2, RETRY-3, RETRY-7, G16)", () => {
     );
   });
 
+  it("RETRY-2: the checker holds the spec's 1-hour cap, not the sender's: a retry 50 minutes after the 63-minute attempt fails", async () => {
+    const { events, readings } = await trace(DOWN_3H);
+    const fired = events.filter((e) => e.name === "timer.fired");
+    const start = (events[0] as CheckedEvent).timeMs;
+    expect(fired.map((e) => (e.timeMs - start) / 60_000)).toEqual([1, 3, 7, 15, 31, 63, 123]);
+    const seventh = fired[6] as CheckedEvent;
+    const capped = events.map((e) => (e === seventh ? { ...e, timeMs: start + 113 * 60_000 } : e));
+    expect(verdict(capped, "retry-schedule", readings).detail).toContain(
+      "attempt 8 at +1:53:00, earlier than the 3600-second delay after attempt 7 at +1:03:00 [RETRY-2, G16]",
+    );
+  });
+
+  it("RETRY-3: the checker holds the spec's ±20 %: a retry at 75 % of the delay fails", async () => {
+    const { events, readings } = await trace(RATE_LIMITED_THEN_DOWN);
+    const fired = events.filter((e) => e.name === "timer.fired");
+    const second = fired[1] as CheckedEvent;
+    const early = events.map((e) => (e === second ? { ...e, timeMs: (fired[0] as CheckedEvent).timeMs + 90_000 } : e));
+    expect(verdict(early, "retry-schedule", readings).detail).toContain(
+      "earlier than 80 % of the 120-second delay after attempt 2",
+    );
+  });
+
   it("G16 jitter=on: a retry at 125 % of the delay fails", async () => {
     const { events, readings } = await trace(RATE_LIMITED_THEN_DOWN);
     const fired = events.filter((e) => e.name === "timer.fired");

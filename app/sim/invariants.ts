@@ -19,7 +19,6 @@
  * | give-up-at-5-days | the bounce exactly 5 days after the first attempt; no attempt after that |
  */
 import { parseMailbox } from "../protocol/mailbox.ts";
-import { baseRetryDelayMs, GIVE_UP_AFTER_MS, JITTER_FRACTION } from "../sender/retrySchedule.ts";
 import type { CheckResult } from "../trace/schema.ts";
 import type { ScenarioReadings } from "./scenario.ts";
 
@@ -667,6 +666,24 @@ function noRetryAfterPermanent(model: Model, options: InvariantOptions): Verdict
   };
 }
 
+// The retry schedule in SPEC.md's own numbers ("Retry schedule", G16), written out here and not
+// imported from app/sender: a checker that shares the sender's constants passes whatever they say.
+/** RETRY-1: the first retry 1 minute after the first attempt. */
+const SPEC_FIRST_RETRY_MS = 60_000;
+/** RETRY-2: the delay doubles per attempt, capped at 1 hour. */
+const SPEC_RETRY_CAP_MS = 3_600_000;
+/** RETRY-3: each delay randomized by ±20 %. */
+const SPEC_JITTER = 0.2;
+/** RETRY-6: give up after 5 days. */
+const GIVE_UP_AFTER_MS = 5 * 24 * 3_600_000;
+
+/** The delay before retry `retry` (1 for the first) without jitter: min(1 min · 2^(retry−1), 1 h) (G16). */
+function specRetryDelayMs(retry: number): number {
+  let delayMs = SPEC_FIRST_RETRY_MS;
+  for (let n = 1; n < retry && delayMs < SPEC_RETRY_CAP_MS; n++) delayMs *= 2;
+  return Math.min(delayMs, SPEC_RETRY_CAP_MS);
+}
+
 function retrySchedule(model: Model, options: InvariantOptions): Verdict {
   const violations: string[] = [];
   const { jitter } = options.readings.G16;
@@ -676,7 +693,7 @@ function retrySchedule(model: Model, options: InvariantOptions): Verdict {
       const previous = actor.attempts[k - 1] as Attempt;
       const attempt = actor.attempts[k] as Attempt;
       retries++;
-      const base = baseRetryDelayMs(k);
+      const base = specRetryDelayMs(k);
       const setAt = previous.events.filter((e) => e.name === "timer.set").at(-1)?.timeMs ?? previous.startMs;
       let lowerBoundMs: number | undefined;
       for (const e of previous.events) {
@@ -686,8 +703,8 @@ function retrySchedule(model: Model, options: InvariantOptions): Verdict {
             : undefined;
         if (seconds !== undefined) lowerBoundMs = Math.max(lowerBoundMs ?? -Infinity, e.timeMs + seconds * 1000);
       }
-      const lo = previous.startMs + (jitter ? Math.floor(base * (1 - JITTER_FRACTION)) - 1 : base);
-      const hi = previous.startMs + (jitter ? Math.ceil(base * (1 + JITTER_FRACTION)) + 1 : base);
+      const lo = previous.startMs + (jitter ? Math.floor(base * (1 - SPEC_JITTER)) - 1 : base);
+      const hi = previous.startMs + (jitter ? Math.ceil(base * (1 + SPEC_JITTER)) + 1 : base);
       const latest = Math.max(hi, lowerBoundMs ?? -Infinity, setAt);
       const t = attempt.startMs;
       const at = offset(t, actor.startMs);
