@@ -9,6 +9,7 @@
 
 // Results and violations.
 export { ok, fail, unwrap, childPath, ProtocolError, type Parsed, type Violation } from "./result.ts";
+export { noWork, type WorkMeter } from "./work.ts";
 
 // The rules catalogue of SPEC.md and the readings of its gaps.
 export { rules, ruleById, rulesBySection, sections, type Rule, type RuleId, type RuleStrength } from "./rules.ts";

@@ -22,6 +22,8 @@ import { childPath, fail, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
 import type { ProblemIdentifier } from "./errors.ts";
+import { noWork } from "./work.ts";
+import type { WorkMeter } from "./work.ts";
 
 // ── Values ────────────────────────────────────────────────────────────────
 
@@ -89,6 +91,8 @@ export interface EnvelopeOptions {
   readonly maxRecipients?: number;
   /** When given, a non-null `from` must be in this domain (ENV-2, AUTH-4). */
   readonly signingDomain?: string;
+  /** Counts the steps of work done on the input (tests bound them per byte). */
+  readonly work?: WorkMeter;
 }
 
 // ── Constants ─────────────────────────────────────────────────────────────
@@ -450,30 +454,67 @@ export function parseJson(text: string | Uint8Array, path = "$", rule: RuleId = 
  * domain. Items are the same when their domains match without case and their
  * local parts match exactly (G22): RFC 5321 §2.4 leaves local parts
  * case-sensitive, and minimal quoting (MBX-7) leaves one spelling per local part.
+ *
+ * The work is linear in the input, and bounded by `maxRecipients` before any
+ * of it is done per recipient: a `to` longer than that is refused on its
+ * length alone (ENV-8), with only `from` read besides, so a request of a
+ * million recipients costs no more than one of a hundred. Otherwise each item
+ * is read once, and repeats are found by the address in a map (issue 16: the
+ * comparison of every item with every other held a receiver for minutes).
+ * `options.work` counts the steps (see {@link WorkMeter}).
  */
 export function parseEnvelope(json: unknown, options: EnvelopeOptions = {}): Parsed<Envelope> {
-  const parsed = safeParse(envelopeSchema, json, "$", envelopeTable);
-  // The checks across items run on every item that is a valid mailbox, so one answer lists all that is wrong.
+  const count = options.work ?? noWork;
+  const max = options.maxRecipients ?? DEFAULT_MAX_RECIPIENTS;
   const raw = json !== null && typeof json === "object" ? (json as Record<string, unknown>) : {};
-  const from = validMailbox(raw["from"]);
-  const items = Array.isArray(raw["to"]) ? (raw["to"] as unknown[]) : [];
-  const to = items.map(validMailbox);
-  const violations: Violation[] = parsed.ok ? [] : [...parsed.violations];
-  if (from !== undefined && options.signingDomain !== undefined) {
-    const signing = normalizeDomain(options.signingDomain);
-    if (from.domain !== signing) {
-      violations.push({
-        path: "$.from",
-        rule: "ENV-2",
-        message: `the domain of "from" is ${from.domain}, but the message was signed for ${signing}`,
-      });
+  const items = Array.isArray(raw["to"]) ? (raw["to"] as unknown[]) : undefined;
+  count(1);
+  if (items !== undefined && items.length > max) {
+    const head = safeParse(envelopeFromSchema, json, "$", envelopeTable);
+    const violations: Violation[] = head.ok ? [] : [...head.violations];
+    violations.push(...fromDomainViolations(raw["from"], options.signingDomain, count));
+    violations.push({
+      path: "$.to",
+      rule: "ENV-8",
+      message: `"to" has ${items.length} recipients; this receiver takes at most ${max}`,
+    });
+    return { ok: false, violations };
+  }
+
+  // The shape (object, `from`, `to` an array of at least one item); the items are read below.
+  count(items?.length ?? 0);
+  const shape = safeParse(envelopeShapeSchema, json, "$", envelopeTable);
+  const violations: Violation[] = shape.ok ? [] : [...shape.violations];
+  const to: (Mailbox | undefined)[] = [];
+  for (const [index, item] of (items ?? []).entries()) {
+    const path = `$.to[${index}]`;
+    if (typeof item !== "string") {
+      count(1);
+      const { rule, what } = envelopeTable["to[]"] ?? envelopeTable[""];
+      violations.push({ path, rule, message: `${fieldName(["to", index])} must be ${what}, not ${kindOf(item)}` });
+      to.push(undefined);
+      continue;
+    }
+    count(item.length + 1);
+    const mailbox = parseMailbox(item);
+    if (mailbox.ok) to.push(mailbox.value);
+    else {
+      for (const v of mailbox.violations) violations.push({ path, rule: v.rule, message: v.message });
+      to.push(undefined);
     }
   }
-  const domain = to.find((m) => m !== undefined)?.domain;
+  violations.push(...fromDomainViolations(raw["from"], options.signingDomain, count));
+  // The checks across items run on every item that is a valid mailbox, so one answer lists all that is wrong.
+  const firstIndex = new Map<string, number>();
+  let domain: string | undefined;
   to.forEach((mailbox, index) => {
     if (mailbox === undefined) return;
-    const first = to.findIndex((other) => other !== undefined && sameMailbox(other, mailbox));
-    if (first !== index) {
+    count(2);
+    domain ??= mailbox.domain;
+    // `address` is the local part as written, `@`, the lowercased domain: equal exactly when sameMailbox is.
+    const first = firstIndex.get(mailbox.address);
+    if (first === undefined) firstIndex.set(mailbox.address, index);
+    else {
       violations.push({
         path: `$.to[${index}]`,
         rule: "ENV-6",
@@ -484,23 +525,37 @@ export function parseEnvelope(json: unknown, options: EnvelopeOptions = {}): Par
       violations.push({
         path: `$.to[${index}]`,
         rule: "ENV-7",
-        message: `${mailbox.address} is not in ${domain ?? "the first recipient's domain"}; all recipients of one POST share one domain`,
+        message: `${mailbox.address} is not in ${domain}; all recipients of one POST share one domain`,
       });
     }
   });
-  const max = options.maxRecipients ?? DEFAULT_MAX_RECIPIENTS;
-  if (items.length > max) {
-    violations.push({
-      path: "$.to",
-      rule: "ENV-8",
-      message: `"to" has ${items.length} recipients; this receiver takes at most ${max}`,
-    });
-  }
-  if (!parsed.ok || violations.length > 0) return fail(...violations);
+  if (!shape.ok || violations.length > 0) return { ok: false, violations };
   return ok({
-    from: parsed.value.from === null ? null : mailboxOf(parsed.value.from),
-    to: parsed.value.to.map(mailboxOf),
+    from: shape.value.from === null ? null : mailboxOf(shape.value.from),
+    to: to.filter((m) => m !== undefined),
   });
+}
+
+/** The envelope without its recipients: `from` alone, for an envelope refused on the length of `to`. */
+const envelopeFromSchema = envelopeSchema.pick({ from: true });
+/** The envelope with `to` only an array of at least one item: {@link parseEnvelope} reads the items itself. */
+const envelopeShapeSchema = envelopeSchema.extend({ to: z.array(z.unknown()).min(1) });
+
+/** ENV-2: a valid `from` outside the signing domain, when one is given. */
+function fromDomainViolations(value: unknown, signingDomain: string | undefined, count: WorkMeter): Violation[] {
+  if (signingDomain === undefined) return [];
+  const from = validMailbox(value);
+  if (typeof value === "string") count(value.length + 1);
+  if (from === undefined) return [];
+  const signing = normalizeDomain(signingDomain);
+  if (from.domain === signing) return [];
+  return [
+    {
+      path: "$.from",
+      rule: "ENV-2",
+      message: `the domain of "from" is ${from.domain}, but the message was signed for ${signing}`,
+    },
+  ];
 }
 
 function validMailbox(value: unknown): Mailbox | undefined {

@@ -1,0 +1,119 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_MAX_RECIPIENTS, parseEnvelope } from "./resources.ts";
+import type { EnvelopeOptions } from "./resources.ts";
+
+// Issue 16: parseEnvelope compared every recipient with every other before it
+// looked at max_recipients, so one envelope of 100,000 recipients held a
+// receiver for 103 s. The work is counted here in steps (WorkMeter), not
+// timed: a step is a constant amount of work or one character read.
+
+const runs = { numRuns: 200, seed: 20261125 };
+
+/** The steps parseEnvelope takes on `json`, and its answer. */
+function measure(json: unknown, options: EnvelopeOptions = {}) {
+  let steps = 0;
+  const parsed = parseEnvelope(json, {
+    ...options,
+    work: (n) => {
+      steps += n;
+    },
+  });
+  return { steps, parsed };
+}
+
+/** The bytes of the envelope as JSON text, what a receiver is handed. */
+const bytesOf = (json: unknown): number => new TextEncoder().encode(JSON.stringify(json)).length;
+
+const rules = (parsed: ReturnType<typeof parseEnvelope>): string[] =>
+  parsed.ok ? [] : parsed.violations.map((v) => `${v.path} ${v.rule}`);
+
+/** Recipients as an attacker or a sloppy sender writes them: repeats, other domains, broken ones, not strings. */
+const recipient = fc.oneof(
+  fc.constantFrom("a@b.example", "a@B.EXAMPLE", "A@b.example", "c@other.example", '"a b"@b.example', "no-at-sign", ""),
+  fc.stringMatching(/^[a-z0-9.]{1,12}@b\.example$/),
+  fc.string({ maxLength: 40 }),
+  fc.integer(),
+  fc.constant(null),
+  fc.constant({}),
+);
+
+describe("parseEnvelope: work bounded by the input (issue 16)", () => {
+  it("ENV-8 first: a `to` longer than max_recipients is refused on its length alone, no item read", () => {
+    const many = Array.from({ length: 100_000 }, () => "same@b.example");
+    const { steps, parsed } = measure({ from: "alice@a.example", to: many });
+    expect(rules(parsed)).toEqual(["$.to ENV-8"]);
+    expect(parsed.ok ? "" : parsed.violations[0]?.message).toBe(
+      '"to" has 100000 recipients; this receiver takes at most 100',
+    );
+    // `from` is read (16 characters), nothing of `to` but its length.
+    expect(steps).toBeLessThanOrEqual(20);
+  });
+
+  it("ENV-8: broken and repeated items of a `to` that is too long are not reported; `from` still is", () => {
+    const many = [...Array.from({ length: 150 }, () => "x@b.example"), 7, "bad"];
+    expect(rules(parseEnvelope({ from: 7, to: many }))).toEqual(["$.from ENV-1", "$.to ENV-8"]);
+    expect(rules(parseEnvelope({ from: "carol@other.example", to: many }, { signingDomain: "a.example" }))).toEqual([
+      "$.from ENV-2",
+      "$.to ENV-8",
+    ]);
+  });
+
+  it("100,000 recipients too many take no more steps than 100 valid ones", () => {
+    const to = (n: number) => Array.from({ length: n }, (_, i) => `user${i}@b.example`);
+    const small = measure({ from: "alice@a.example", to: to(100) });
+    const huge = measure({ from: "alice@a.example", to: to(100_000) });
+    expect(small.parsed.ok).toBe(true);
+    expect(rules(huge.parsed)).toEqual(["$.to ENV-8"]);
+    expect(huge.steps / small.steps).toBeLessThanOrEqual(1);
+  });
+
+  it("100,000 different recipients and a repeat, allowed by max_recipients: linear, the repeat found", () => {
+    // Each item was compared with those before it: minutes here. A map of addresses takes one lookup per item.
+    const to = [...Array.from({ length: 100_000 }, (_, i) => `user${i}@b.example`), "user0@B.EXAMPLE"];
+    const json = { from: null, to };
+    const { steps, parsed } = measure(json, { maxRecipients: 200_000 });
+    expect(rules(parsed)).toEqual(["$.to[100000] ENV-6"]);
+    expect(parsed.ok ? undefined : parsed.violations[0]?.message).toBe(
+      'user0@b.example repeats item 0 of "to"; recipients must be unique',
+    );
+    expect(steps / bytesOf(json)).toBeLessThanOrEqual(2);
+  });
+
+  it("property: at most 2 steps per byte of JSON text, whatever the items and the limit", () => {
+    fc.assert(
+      fc.property(
+        fc.array(recipient, { maxLength: 300 }),
+        fc.integer({ min: DEFAULT_MAX_RECIPIENTS, max: 400 }),
+        (to, maxRecipients) => {
+          const json = { from: "alice@a.example", to };
+          const { steps } = measure(json, { maxRecipients, signingDomain: "a.example" });
+          expect(steps).toBeLessThanOrEqual(2 * bytesOf(json));
+        },
+      ),
+      runs,
+    );
+  });
+
+  it("property: twice the recipients take at most twice the steps", () => {
+    fc.assert(
+      fc.property(fc.array(recipient, { minLength: 1, maxLength: 200 }), (to) => {
+        const options = { maxRecipients: 1000 };
+        const once = measure({ from: null, to }, options).steps;
+        const twice = measure({ from: null, to: [...to, ...to] }, options).steps;
+        expect(twice).toBeLessThanOrEqual(2 * once);
+      }),
+      runs,
+    );
+  });
+
+  it("property: the answer does not depend on the meter", () => {
+    fc.assert(
+      fc.property(fc.array(recipient, { maxLength: 120 }), (to) => {
+        const json = { from: null, to };
+        expect(measure(json).parsed).toEqual(parseEnvelope(json));
+      }),
+      runs,
+    );
+  });
+});
