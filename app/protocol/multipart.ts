@@ -642,6 +642,9 @@ const scanMediaTypeMemo = keptAnswers(
   1024,
 );
 
+/** Up to this many parameters, a repeated name is looked for by walking them. */
+const WALKED_PARAMETERS = 8;
+
 /** RFC 2045 §5.1 media type scanner; returns an error text when the value is malformed. */
 function scanMediaType(input: string): MediaType | string {
   // Headers reach us unfolded or folded; either way CRLF before whitespace is folding.
@@ -661,8 +664,10 @@ function scanMediaType(input: string): MediaType | string {
   i++;
   const subtype = readToken();
   if (subtype === "") return `not a media type: ${JSON.stringify(input)}`;
-  // Few enough to look for a repeated name by walking them.
+  // Usually few enough to look for a repeated name by walking them; past a handful, in a set, so that a
+  // header of many parameters costs linear time, not quadratic (issue 16).
   const params: [name: string, value: string][] = [];
+  let names: Set<string> | undefined;
   skipWsp();
   while (i < value.length) {
     if (value[i] !== ";") return `unexpected ${JSON.stringify(value[i])} in media type ${JSON.stringify(input)}`;
@@ -704,8 +709,11 @@ function scanMediaType(input: string): MediaType | string {
       parameter = readToken();
       if (parameter === "") return `parameter ${name} has an empty or malformed value in ${JSON.stringify(input)}`;
     }
-    if (params.some(([known]) => known === name)) return `parameter ${name} appears twice in ${JSON.stringify(input)}`;
+    const repeated = names !== undefined ? names.has(name) : params.some(([known]) => known === name);
+    if (repeated) return `parameter ${name} appears twice in ${JSON.stringify(input)}`;
     params.push([name, parameter]);
+    if (names !== undefined) names.add(name);
+    else if (params.length >= WALKED_PARAMETERS) names = new Set(params.map(([known]) => known));
     skipWsp();
   }
   // fromEntries defines each name as an own property, `__proto__` too.

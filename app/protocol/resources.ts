@@ -126,12 +126,14 @@ function integer() {
     .meta({ type: "integer" });
 }
 
+/** Each repeated item is an issue naming the item it repeats; found in a map, so linear in the items. */
 function uniqueItems(rule: RuleId) {
   return (ctx: { value: readonly string[]; issues: unknown[] }) => {
+    const firstIndex = new Map<string, number>();
     ctx.value.forEach((item, index) => {
-      const first = ctx.value.indexOf(item);
-      if (first !== index)
-        ctx.issues.push(issue(item, rule, `"${item}" repeats item ${first}; items must be unique`, [index]));
+      const first = firstIndex.get(item);
+      if (first === undefined) firstIndex.set(item, index);
+      else ctx.issues.push(issue(item, rule, `"${item}" repeats item ${first}; items must be unique`, [index]));
     });
   };
 }
@@ -808,33 +810,37 @@ export function parseDeliveryResult(
   const cleaned = cleanResultsProblems(json, options);
   const parsed = safeParse(deliveryResultSchema, cleaned.json, "$", deliveryTable);
   if (!parsed.ok) return parsed;
-  const results = parsed.value.results.map((wire, index) => {
-    const path = `$.results[${index}]`;
-    return recipientResultOf(
-      wire,
-      path,
-      cleaned.notes.filter((n) => n.path.startsWith(`${path}.`)),
-    );
-  });
+  const results = parsed.value.results.map((wire, index) =>
+    recipientResultOf(wire, `$.results[${index}]`, cleaned.notesByEntry[index] ?? []),
+  );
   const notes = results.flatMap((r) => r.notes);
-  if (envelope !== undefined) notes.push(...correspondenceNotes(results, envelope));
+  if (envelope !== undefined) for (const note of correspondenceNotes(results, envelope)) notes.push(note);
   return finish({ results, notes }, options);
 }
 
-function cleanResultsProblems(json: unknown, options: ParseOptions | undefined): { json: unknown; notes: Violation[] } {
-  if (json === null || typeof json !== "object" || Array.isArray(json)) return { json, notes: [] };
+/** The entries' problems without their mistyped members, and the notes of each entry, by its index. */
+function cleanResultsProblems(
+  json: unknown,
+  options: ParseOptions | undefined,
+): { json: unknown; notesByEntry: readonly (readonly Violation[])[] } {
+  if (json === null || typeof json !== "object" || Array.isArray(json)) return { json, notesByEntry: [] };
   const body = json as Record<string, unknown>;
   const results = body["results"];
-  if (!Array.isArray(results)) return { json, notes: [] };
-  const notes: Violation[] = [];
+  if (!Array.isArray(results)) return { json, notesByEntry: [] };
+  const notesByEntry: Violation[][] = [];
   const cleaned = results.map((entry: unknown, index) => {
     const c = cleanEntryProblem(entry, `$.results[${index}]`, options);
-    notes.push(...c.notes);
+    notesByEntry.push(c.notes);
     return c.json;
   });
-  return { json: { ...body, results: cleaned }, notes };
+  return { json: { ...body, results: cleaned }, notesByEntry };
 }
 
+/**
+ * DLR-2 and DLR-3 between the entries and `to`. Mailboxes are compared by
+ * `address`, which is the same exactly when {@link sameMailbox} says so, in
+ * sets: linear in the entries and recipients, however many a receiver sends.
+ */
 function correspondenceNotes(results: readonly RecipientResult[], envelope: Envelope): Violation[] {
   const notes: Violation[] = [];
   if (results.length !== envelope.to.length) {
@@ -844,8 +850,10 @@ function correspondenceNotes(results: readonly RecipientResult[], envelope: Enve
       message: `"results" has ${results.length} entries for ${envelope.to.length} envelope recipients; there must be one per recipient`,
     });
   }
+  const answered = new Set(results.map((r) => r.recipient.address));
+  const asked = new Set(envelope.to.map((m) => m.address));
   envelope.to.forEach((mailbox, index) => {
-    if (!results.some((r) => sameMailbox(r.recipient, mailbox))) {
+    if (!answered.has(mailbox.address)) {
       notes.push({
         path: "$.results",
         rule: "DLR-2",
@@ -855,18 +863,14 @@ function correspondenceNotes(results: readonly RecipientResult[], envelope: Enve
   });
   results.forEach((result, index) => {
     const expected = envelope.to[index];
-    if (
-      expected !== undefined &&
-      !sameMailbox(result.recipient, expected) &&
-      envelope.to.some((m) => sameMailbox(m, result.recipient))
-    ) {
+    if (expected !== undefined && !sameMailbox(result.recipient, expected) && asked.has(result.recipient.address)) {
       notes.push({
         path: `$.results[${index}].recipient`,
         rule: "DLR-3",
         message: `entry ${index} answers ${result.recipient.address}, but item ${index} of "to" is ${expected.address}; entries follow the order of "to"`,
       });
     }
-    if (!envelope.to.some((m) => sameMailbox(m, result.recipient))) {
+    if (!asked.has(result.recipient.address)) {
       notes.push({
         path: `$.results[${index}].recipient`,
         rule: "DLR-2",
@@ -904,10 +908,19 @@ export function matchResults(
   envelope: Envelope,
   delivery: DeliveryResult,
 ): { matched: readonly MatchedResult[]; ignored: readonly RecipientResult[] } {
+  // The entries of each address, in order, and how many of them are taken: a lookup per recipient, not a search.
+  const entries = new Map<string, { readonly indexes: number[]; taken: number }>();
+  delivery.results.forEach((r, i) => {
+    const known = entries.get(r.recipient.address);
+    if (known === undefined) entries.set(r.recipient.address, { indexes: [i], taken: 0 });
+    else known.indexes.push(i);
+  });
   const used = new Set<number>();
   const matched = envelope.to.map((recipient) => {
-    const index = delivery.results.findIndex((r, i) => !used.has(i) && sameMailbox(r.recipient, recipient));
-    if (index < 0) return { recipient, result: undefined };
+    const known = entries.get(recipient.address);
+    const index = known?.indexes[known.taken];
+    if (known === undefined || index === undefined) return { recipient, result: undefined };
+    known.taken += 1;
     used.add(index);
     return { recipient, result: delivery.results[index] };
   });

@@ -1,7 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_MAX_RECIPIENTS, parseEnvelope } from "./resources.ts";
+import {
+  DEFAULT_MAX_RECIPIENTS,
+  matchResults,
+  parseCapabilities,
+  parseDeliveryResult,
+  parseEnvelope,
+} from "./resources.ts";
 import type { EnvelopeOptions } from "./resources.ts";
+import { parseMediaType } from "./multipart.ts";
 
 // Issue 16: parseEnvelope compared every recipient with every other before it
 // looked at max_recipients, so one envelope of 100,000 recipients held a
@@ -115,5 +122,67 @@ describe("parseEnvelope: work bounded by the input (issue 16)", () => {
       }),
       runs,
     );
+  });
+});
+
+describe("the other checks across items are linear too (issue 16)", () => {
+  // Each of these compared every item with every other: minutes for 100,000 items, tens of seconds for 30,000.
+  it("CAP-2, PRB-6: unique versions are checked in a map; a repeat still names the item it repeats", () => {
+    const n = 100_000;
+    const versions = Array.from({ length: n }, (_, i) => `v${i + 1}`);
+    expect(parseCapabilities({ max_message_size: 26214400, versions }).ok).toBe(true);
+    const repeated = parseCapabilities({ max_message_size: 26214400, versions: [...versions, "v7"] });
+    expect(repeated.ok ? [] : repeated.violations.map((v) => `${v.path} ${v.rule} ${v.message}`)).toEqual([
+      `$.versions[${n}] CAP-2 "v7" repeats item 6; items must be unique`,
+    ]);
+  });
+
+  it("DLR-2, DLR-3, G25: 30,000 entries against 30,000 recipients, matched by address", () => {
+    const n = 30_000;
+    const to = Array.from({ length: n }, (_, i) => `user${i}@b.example`);
+    const envelope = parseEnvelope({ from: null, to }, { maxRecipients: n });
+    if (!envelope.ok) throw new Error("the envelope should parse");
+    // In reverse order, the last one missing and one stranger: every entry is out of place.
+    const entries = to
+      .slice(1)
+      .reverse()
+      .map((recipient) => ({ recipient, status: "accepted" }));
+    entries.push({ recipient: "stranger@b.example", status: "accepted" });
+    const parsed = parseDeliveryResult({ results: entries }, envelope.value);
+    if (!parsed.ok) throw new Error("the result should parse");
+    const notes = parsed.value.notes.map((v) => v.rule);
+    expect(notes.filter((r) => r === "DLR-3")).toHaveLength(n - 1);
+    expect(notes.filter((r) => r === "DLR-2")).toHaveLength(2);
+    const { matched, ignored } = matchResults(envelope.value, parsed.value);
+    expect(matched.filter((m) => m.result === undefined).map((m) => m.recipient.address)).toEqual(["user0@b.example"]);
+    expect(matched[1]?.result?.recipient.address).toBe("user1@b.example");
+    expect(ignored.map((r) => r.recipient.address)).toEqual(["stranger@b.example"]);
+  });
+});
+
+describe("media types with many parameters (issue 16)", () => {
+  const withParams = (names: readonly string[]): string =>
+    `application/json; ${names.map((n, i) => `${n}=${i}`).join("; ")}`;
+
+  it("POST-6, POST-8: 100,000 parameters are read in linear time; a repeated name is still refused", () => {
+    // A part's Content-Type is in the body, where no header limit applies; each name was compared with those before.
+    const names = Array.from({ length: 100_000 }, (_, i) => `p${i}`);
+    const parsed = parseMediaType(withParams(names), "body.part[0].Content-Type", "POST-8");
+    expect(parsed.ok ? Object.keys(parsed.value.params).length : 0).toBe(100_000);
+    const repeated = parseMediaType(withParams([...names, "p5"]), "body.part[0].Content-Type", "POST-8");
+    expect(repeated.ok ? "" : repeated.violations[0]?.message).toMatch(/^parameter p5 appears twice in /);
+  });
+
+  it("POST-6: a repeated parameter is refused, among few parameters and among many", () => {
+    for (const count of [2, 7, 8, 9, 20]) {
+      const names = Array.from({ length: count }, (_, i) => `p${i}`);
+      expect(parseMediaType(withParams(names), "h", "POST-6").ok).toBe(true);
+      for (const repeat of [names[0], names[count - 1]]) {
+        const parsed = parseMediaType(withParams([...names, repeat ?? ""]), "h", "POST-6");
+        expect(parsed.ok ? "" : parsed.violations[0]?.message).toMatch(
+          new RegExp(`^parameter ${repeat} appears twice`),
+        );
+      }
+    }
   });
 });
