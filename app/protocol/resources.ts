@@ -822,7 +822,7 @@ export function parseDeliveryResult(
 function cleanResultsProblems(
   json: unknown,
   options: ParseOptions | undefined,
-): { json: unknown; notesByEntry: readonly (readonly Violation[])[] } {
+): { json: unknown; notesByEntry: Violation[][] } {
   if (json === null || typeof json !== "object" || Array.isArray(json)) return { json, notesByEntry: [] };
   const body = json as Record<string, unknown>;
   const results = body["results"];
