@@ -8,7 +8,7 @@ import {
   parseEnvelope,
 } from "./resources.ts";
 import type { EnvelopeOptions } from "./resources.ts";
-import { parseMediaType } from "./multipart.ts";
+import { parseHeaderBlock, parseMediaType } from "./multipart.ts";
 import { createSignatureBase } from "./signature.ts";
 
 // Issue 16: parseEnvelope compared every recipient with every other before it
@@ -221,5 +221,13 @@ describe("signature bases over many components (issue 16)", () => {
     const lines = base.value.base.split("\n");
     expect(lines[7]).toBe(`"x-h7": v7, again`);
     expect(lines[n - 1]).toBe(`"x-h${n - 1}": v${n - 1}`);
+  });
+});
+
+describe("parsers with a violation per line never throw (issue 16)", () => {
+  it("G9: a header block of 300,000 broken lines gives 300,000 violations", () => {
+    const lines = Array.from({ length: 300_000 }, () => "not a header").join("\r\n");
+    const parsed = parseHeaderBlock(new TextEncoder().encode(lines), "body.part[0]", "POST-7");
+    expect(parsed.ok ? 0 : parsed.violations.length).toBe(300_000);
   });
 });

@@ -24,7 +24,7 @@
  */
 import { bytesToHex } from "./base64.ts";
 import { keptAnswers } from "./memo.ts";
-import { ProtocolError, fail, ok } from "./result.ts";
+import { ProtocolError, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 
 /** POST request header table: Content-Type is `multipart/mixed` (G9: with an RFC 2046 boundary). */
@@ -376,7 +376,7 @@ export function splitMultipart(body: Uint8Array, boundary: string, path: string,
         if (body[p] === CR && body[p + 1] === LF) epilogue = body.subarray(p + 2);
         else return fail({ path, rule, message: lineEndProblem(body, p, `the close delimiter --${boundary}--`) });
       }
-      if (violations.length > 0) return fail(...violations);
+      if (violations.length > 0) return failWith(violations);
       return ok({
         ...(preamble !== undefined ? { preamble } : {}),
         parts,
@@ -400,7 +400,7 @@ export function splitMultipart(body: Uint8Array, boundary: string, path: string,
     const part = readPart(body.subarray(start, next), partPath, rule);
     if (part.ok) parts.push(part.value);
     else {
-      violations.push(...part.violations);
+      for (const v of part.violations) violations.push(v);
       parts.push({ headers: [], content: body.subarray(start, next) });
     }
     at = next + 2;
@@ -446,7 +446,7 @@ export function parseHeaderBlock(bytes: Uint8Array, path: string, rule: string):
     current = { name, value: line.slice(colon + 1) };
   }
   flush();
-  if (violations.length > 0) return fail(...violations);
+  if (violations.length > 0) return failWith(violations);
   return ok(fields);
 }
 

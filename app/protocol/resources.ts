@@ -18,7 +18,7 @@
 import * as z from "zod";
 import { MAILBOX_PATTERN, parseMailbox, sameMailbox } from "./mailbox.ts";
 import type { Mailbox } from "./mailbox.ts";
-import { childPath, fail, ok } from "./result.ts";
+import { childPath, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
 import type { ProblemIdentifier } from "./errors.ts";
@@ -403,7 +403,7 @@ function describeIssue(i: z.core.$ZodIssue, root: unknown, location: Location): 
 
 function safeParse<T>(schema: z.ZodType<T>, json: unknown, base: string, table: ResourceTable): Parsed<T> {
   const result = schema.safeParse(json);
-  return result.success ? ok(result.data) : fail(...toViolations(result.error.issues, json, base, table));
+  return result.success ? ok(result.data) : failWith(toViolations(result.error.issues, json, base, table));
 }
 
 function mailboxOf(address: string): Mailbox {
@@ -416,7 +416,7 @@ function finish<T extends { readonly notes: readonly Violation[] }>(
   value: T,
   options: ParseOptions | undefined,
 ): Parsed<T> {
-  return options?.strict === true && value.notes.length > 0 ? fail(...value.notes) : ok(value);
+  return options?.strict === true && value.notes.length > 0 ? failWith(value.notes) : ok(value);
 }
 
 // ── JSON text ─────────────────────────────────────────────────────────────
@@ -480,7 +480,7 @@ export function parseEnvelope(json: unknown, options: EnvelopeOptions = {}): Par
       rule: "ENV-8",
       message: `"to" has ${items.length} recipients; this receiver takes at most ${max}`,
     });
-    return { ok: false, violations };
+    return failWith(violations);
   }
 
   // The shape (object, `from`, `to` an array of at least one item); the items are read below.
@@ -531,7 +531,7 @@ export function parseEnvelope(json: unknown, options: EnvelopeOptions = {}): Par
       });
     }
   });
-  if (!shape.ok || violations.length > 0) return { ok: false, violations };
+  if (!shape.ok || violations.length > 0) return failWith(violations);
   return ok({
     from: shape.value.from === null ? null : mailboxOf(shape.value.from),
     to: to.filter((m) => m !== undefined),

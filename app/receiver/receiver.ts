@@ -69,6 +69,8 @@ const KEY_CACHE_ENTRIES = 1024;
 /** Key TXT answers kept, by keyid, each for its TTL but at most this long. */
 const TXT_CACHE_ENTRIES = 1024;
 const TXT_CACHE_MAX_S = 3600;
+/** At most this many violations are spelled out in a problem's detail; the rest are counted. */
+const DETAIL_VIOLATIONS = 20;
 
 const TITLES: Readonly<Record<ProblemIdentifier, string>> = {
   invalid_request: "Invalid request",
@@ -180,7 +182,10 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
   }
 
   function violationsDetail(violations: readonly Violation[]): string {
-    return violations.map((v) => `${v.path}: ${v.message} [${v.rule}]`).join("; ");
+    // Bad input can hold a violation per line or per recipient: the answer spells out the first few.
+    const shown = violations.slice(0, DETAIL_VIOLATIONS).map((v) => `${v.path}: ${v.message} [${v.rule}]`);
+    const more = violations.length - shown.length;
+    return more > 0 ? `${shown.join("; ")}; and ${more} more` : shown.join("; ");
   }
 
   function toResponse(answer: Answer, method: string): Response {

@@ -65,3 +65,22 @@ describe("100,000 recipients cost no more than 100 (issue 16)", () => {
     expect(h.store.all()).toHaveLength(100);
   });
 });
+
+describe("bad input with a violation per line (issue 16)", () => {
+  it("POST-8, G9: a part header block of 200,000 broken lines is 400 with a short detail, not a 503", async () => {
+    // Spread into one call, that many violations overflowed the stack: the handler's catch made it a 503.
+    const h = await createReceiverHarness();
+    const lines = Array.from({ length: 200_000 }, () => "not a header").join("\r\n");
+    const envelope = JSON.stringify({ from: "alice@a.example", to: ["bob@b.example"] });
+    const body = new TextEncoder().encode(
+      `--b\r\nContent-Type: application/json\r\n${lines}\r\n\r\n${envelope}\r\n` +
+        `--b\r\nContent-Type: message/rfc822\r\n\r\nSubject: x\r\n\r\nx\r\n--b--\r\n`,
+    );
+    const answer = await readProblem(await h.deliver({ body, contentType: "multipart/mixed; boundary=b" }));
+    expect(answer.status).toBe(400);
+    expect(answer.identifier).toBe("invalid_request");
+    const detail = String(answer.json["detail"]);
+    expect(detail).toMatch(/; and 199980 more$/);
+    expect(detail.length).toBeLessThan(5000);
+  });
+});
