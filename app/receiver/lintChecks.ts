@@ -501,23 +501,33 @@ export async function lintChecks(request: LintedRequest, options: LintOptions): 
           }
         : { check: "envelope", step: "envelope", status: "pass", rule: "ENV-1", detail: envelopeSummary(envelopeJson) },
     );
+    // ENV-8 comes first, on the length of `to` alone: the recipients of a `to` that is too long are not read.
+    const tooMany = otherViolations.some((v) => v.rule === "ENV-8");
     add(
-      mailboxViolations.length > 0
+      tooMany
         ? {
             check: "mailboxes",
             step: "envelope",
-            status: "fail",
-            rule: mailboxViolations[0]?.rule ?? "MBX-1",
-            detail: pathText(mailboxViolations),
-            answer: ANSWER.badRequest,
-          }
-        : {
-            check: "mailboxes",
-            step: "envelope",
-            status: "pass",
+            status: "skip",
             rule: "MBX-1",
-            detail: "every mailbox is well-formed",
-          },
+            detail: `not checked: "to" has more than ${maxRecipients} recipients (ENV-8 comes first)`,
+          }
+        : mailboxViolations.length > 0
+          ? {
+              check: "mailboxes",
+              step: "envelope",
+              status: "fail",
+              rule: mailboxViolations[0]?.rule ?? "MBX-1",
+              detail: pathText(mailboxViolations),
+              answer: ANSWER.badRequest,
+            }
+          : {
+              check: "mailboxes",
+              step: "envelope",
+              status: "pass",
+              rule: "MBX-1",
+              detail: "every mailbox is well-formed",
+            },
     );
     const domain = envelope.ok ? envelope.value.to[0]?.domain : undefined;
     if (config === undefined) {

@@ -20,6 +20,7 @@ import type { KeyRecordLookup } from "../protocol/profile.ts";
 import { createProblem, parseEnvelope, parseJson, problemJson, PROBLEM_MEDIA_TYPE } from "../protocol/resources.ts";
 import type { Envelope, Problem } from "../protocol/resources.ts";
 import type { Violation } from "../protocol/result.ts";
+import type { WorkMeter } from "../protocol/work.ts";
 import { fromRequest, parseSignatureFields } from "../protocol/signature.ts";
 import type { ParsedSignatureFields } from "../protocol/signature.ts";
 import { parseVersionPath } from "../protocol/versions.ts";
@@ -52,6 +53,8 @@ export interface ReceiverPorts {
   readonly keyLookup?: (keyid: string) => Promise<KeyRecordLookup>;
   /** The receiver domain's own sending side, for DSNs after acceptance (G17). Without it no DSN is sent. */
   readonly outbound?: Outbound;
+  /** Counts the steps of work done per recipient (the envelope's, then one per recipient checked): tests bound it. */
+  readonly work?: WorkMeter;
 }
 
 /**
@@ -83,6 +86,8 @@ const KEY_CACHE_ENTRIES = 1024;
 /** Key TXT answers kept, by keyid, each for its TTL but at most this long. */
 const TXT_CACHE_ENTRIES = 1024;
 const TXT_CACHE_MAX_S = 3600;
+/** At most this many violations are spelled out in a problem's detail; the rest are counted. */
+const DETAIL_VIOLATIONS = 20;
 
 const TITLES: Readonly<Record<ProblemIdentifier, string>> = {
   invalid_request: "Invalid request",
@@ -194,7 +199,10 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
   }
 
   function violationsDetail(violations: readonly Violation[]): string {
-    return violations.map((v) => `${v.path}: ${v.message} [${v.rule}]`).join("; ");
+    // Bad input can hold a violation per line or per recipient: the answer spells out the first few.
+    const shown = violations.slice(0, DETAIL_VIOLATIONS).map((v) => `${v.path}: ${v.message} [${v.rule}]`);
+    const more = violations.length - shown.length;
+    return more > 0 ? `${shown.join("; ")}; and ${more} more` : shown.join("; ");
   }
 
   function toResponse(answer: Answer, method: string): Response {
@@ -379,8 +387,8 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         (sha256 ??= hashing !== undefined ? Promise.resolve(hashing.digest()) : digestBytes("sha-256", body));
 
       // digest and signature (401; a DNS failure of the key lookup is 503). The hashing and the verification
-      // run off this thread; the body is parsed meanwhile (it is needed next, and parsing has no effects),
-      // while the verdict still comes first.
+      // run off this thread. Nothing of the body is parsed until they have passed (issue 16): a request that
+      // is not authenticated costs no work per recipient, however many it names.
       const verifying = verifyDelivery(httpView, body, {
         nowS: Math.floor(clock.now() / 1000),
         toleranceS: cfg.readings.G3.toleranceS,
@@ -391,9 +399,6 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         ...(signatureFields !== undefined && { signatureFields }),
         ...(started !== undefined && { started }),
       });
-      // Handled here too: should parsing throw, the verdict is never awaited, and must not end up unhandled.
-      verifying.catch(() => {});
-      const parsed = parseBody(body, contentType);
       const verdict = await verifying;
       if (!verdict.ok) {
         const detail = `${verdict.check}: ${verdict.detail} [${verdict.rule}]`;
@@ -407,6 +412,8 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       const signingDomain = verdict.signingDomain;
       const key = wellFormedKey ?? "";
       traced.note({ signingDomain });
+      // Authenticated: the body is parsed now, max_recipients checked before anything per recipient.
+      const parsed = parseBody(body, contentType);
 
       // from-domain (401, or 403 under G19's other reading). Needs `from`, from the body parsed above.
       const claimedFrom = parsed.fromDomain;
@@ -528,8 +535,10 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     const recipients = envelope.to.map((m) => m.address);
     const outcomes = await locks.with(recipients, async () => {
       const list: Outcome[] = [];
-      for (const recipient of recipients)
+      for (const recipient of recipients) {
+        ports.work?.(1);
         list.push(await checkRecipient(recipient, from, signingDomain, message, deliveryId, traced, spooled));
+      }
       return list;
     });
 
@@ -782,7 +791,10 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     const json = parseJson(multipart.value.envelopeJson, "$", "POST-8");
     if (!json.ok) return { ok: false, violations: json.violations };
     const fromDomain = fromDomainOf(json.value);
-    const envelope = parseEnvelope(json.value, { maxRecipients: cfg.capabilities.max_recipients });
+    const envelope = parseEnvelope(json.value, {
+      maxRecipients: cfg.capabilities.max_recipients,
+      ...(ports.work !== undefined && { work: ports.work }),
+    });
     if (!envelope.ok)
       return { ok: false, violations: envelope.violations, ...(fromDomain !== undefined && { fromDomain }) };
     return {
