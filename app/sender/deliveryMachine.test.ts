@@ -587,6 +587,19 @@ describe("the schedule as the machine keeps it", () => {
     h.receiver.queue(() => problemAnswer("temporary_failure", 503));
     send(h);
     await h.run();
+    expect(h.trace.data("machine.started")).toEqual([
+      {
+        deliveryActor: "m1@a.example→b.example",
+        machine: "delivery",
+        state: "attemptingOverService.discovering",
+        messageId: "m1@a.example",
+        domain: "b.example",
+        recipients: ["bob@b.example", "carol@b.example"],
+      },
+    ]);
+    expect(h.trace.events.findIndex((e) => e.name === "machine.started")).toBeLessThan(
+      h.trace.events.findIndex((e) => e.name === "discovery.resolved"),
+    );
     expect(h.trace.data("machine.transition")).toEqual([
       expect.objectContaining({
         from: "attemptingOverService.discovering",
@@ -607,12 +620,12 @@ describe("the schedule as the machine keeps it", () => {
       }),
       expect.objectContaining({
         from: "retryScheduled",
-        to: "attemptingOverService",
+        to: "attemptingOverService.discovering",
         transition: "retrySameDelivery",
         rule: "POST-24",
       }),
-      expect.objectContaining({ to: "attemptingOverService.posting" }),
-      expect.objectContaining({ to: "attemptingOverService.judging" }),
+      expect.objectContaining({ from: "attemptingOverService.discovering", to: "attemptingOverService.posting" }),
+      expect.objectContaining({ from: "attemptingOverService.posting", to: "attemptingOverService.judging" }),
       expect.objectContaining({ to: "finished", transition: "finishAllAccepted" }),
     ]);
     expect(h.trace.data("timer.set")).toEqual([

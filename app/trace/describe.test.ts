@@ -231,6 +231,9 @@ describe("trace events in words, one wording for run's timeline and send's and s
       "← 200 (80 bytes) [fault slow-body]",
       undefined,
     ]);
+    expect(
+      lines(event("machine.started", { deliveryActor: "m1→b.example", state: "attemptingOverService.discovering" })),
+    ).toEqual([undefined, "m1→b.example: started in attemptingOverService.discovering", undefined]);
     expect(lines(event("invariant.checked", { id: "one-outcome", passed: true }))).toEqual([
       undefined,
       undefined,

@@ -242,6 +242,8 @@ function wire(name: string, d: Readonly<Record<string, unknown>>): string {
       return `receiver: ${String(d["method"])} ${String(d["path"])}`;
     case "receiver.response":
       return `receiver: ${String(d["status"])}${d["problem"] !== undefined ? ` ${String(d["problem"])}` : ""}`;
+    case "machine.started":
+      return `${String(d["deliveryActor"])}: started in ${String(d["state"])}`;
     case "machine.transition":
       return `${String(d["deliveryActor"])}: ${String(d["from"])} → ${String(d["to"])}${typeof d["transition"] === "string" ? ` (${d["transition"]})` : ""}${tags(d)}`;
     default:

@@ -22,7 +22,10 @@ export const traceEventNames = {
   "version.negotiated": "the version chosen (domain, version) or none in common (domain, ours, theirs)",
   // The delivery machine.
   "delivery.created": "a new delivery (messageId, domain, deliveryId, idempotencyKey, recipients)",
-  "machine.transition": "a state transition of a delivery actor (deliveryActor, from, to, event, rule)",
+  "machine.started":
+    "a delivery actor starts (deliveryActor, machine, state: its initial leaf state path, messageId, domain, recipients)",
+  "machine.transition":
+    "a state transition of a delivery actor (deliveryActor, from, to: leaf state paths from the root, event, rule)",
   "attempt.started": "an attempt over the service (deliveryId, attempt, url)",
   "attempt.ended": "how it ended (deliveryId, attempt, status?, problem?, failure?, class, fallbackEligible)",
   "recipient.result": "one recipient's result in a 200 answer (deliveryId, recipient, status, problem?, retryAfterS?)",
