@@ -326,8 +326,8 @@ export interface DeliveryMachineDeps {
   /** The sending domain (trace, DSN Reporting-MTA). */
   readonly senderDomain: string;
   readonly problemBase: string;
-  /** Discovery before each attempt ({@link discover} with the sender's ports). */
-  discover(domain: string): Promise<DiscoveryOutcome>;
+  /** Discovery before each attempt ({@link discover} with the sender's ports), on behalf of the actor `deliveryActor`. */
+  discover(domain: string, deliveryActor: string): Promise<DiscoveryOutcome>;
   /** One POST of one delivery ({@link attemptDelivery} with the sender's ports). */
   attempt(input: AttemptInput): Promise<AttemptOutcome>;
   /** The SMTP hand-off port. */
@@ -375,7 +375,9 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
       meta: {} as TransitionMeta,
     },
     actors: {
-      discover: fromPromise<DiscoveryOutcome, { domain: string }>(({ input }) => deps.discover(input.domain)),
+      discover: fromPromise<DiscoveryOutcome, { domain: string; deliveryActor: string }>(({ input }) =>
+        deps.discover(input.domain, input.deliveryActor),
+      ),
       post: fromPromise<AttemptOutcome[], Omit<AttemptInput, "delivery"> & { deliveries: readonly OpenDelivery[] }>(
         async ({ input }) => {
           const outcomes: AttemptOutcome[] = [];
@@ -669,7 +671,7 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
           discovering: {
             invoke: {
               src: "discover",
-              input: ({ context }) => ({ domain: context.domain }),
+              input: ({ context }) => ({ domain: context.domain, deliveryActor: actorId(context) }),
               onDone: [
                 {
                   guard: "endpointFound",

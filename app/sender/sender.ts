@@ -180,18 +180,22 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
     readings,
     senderDomain: config.domain,
     problemBase: config.problemBase,
-    discover: (domain) =>
-      discover(domain, {
-        resolver: ports.resolver,
-        fetch: ports.fetch,
-        clock: ports.clock,
-        cache,
-        trace,
-        readings,
-        versions,
-        problemBase: config.problemBase,
-        senderDomain: config.domain,
-      }),
+    discover: (domain, deliveryActor) =>
+      discover(
+        domain,
+        {
+          resolver: ports.resolver,
+          fetch: ports.fetch,
+          clock: ports.clock,
+          cache,
+          trace,
+          readings,
+          versions,
+          problemBase: config.problemBase,
+          senderDomain: config.domain,
+        },
+        deliveryActor,
+      ),
     attempt: (input) =>
       attemptDelivery(input, {
         fetch: ports.fetch,

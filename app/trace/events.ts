@@ -11,7 +11,7 @@ export const traceEventNames = {
   // DNS.
   "dns.query": "a DNS question (name, type: SVCB | TXT)",
   "dns.answer": "its answer (name, type, kind: answer | nxdomain | nodata | servfail | timeout, records, ttlS, fault?)",
-  // Discovery, capabilities and pin on the sender's side.
+  // Discovery, capabilities and pin on the sender's side; each names the delivery actor whose attempt asked (deliveryActor).
   "discovery.resolved": "the endpoint found for a domain (domain, origin) or none (domain, outcome)",
   "capabilities.fetched": "a capabilities document fetched and valid (domain, capabilities, maxAgeS)",
   "capabilities.cached": "a cached capabilities document reused (domain, ageS)",
