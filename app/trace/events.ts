@@ -26,10 +26,13 @@ export const traceEventNames = {
     "a delivery actor starts (deliveryActor, machine, state: its initial leaf state path, messageId, domain, recipients)",
   "machine.transition":
     "a state transition of a delivery actor (deliveryActor, from, to: leaf state paths from the root, event, rule)",
-  "attempt.started": "an attempt over the service (deliveryId, attempt, url)",
-  "attempt.ended": "how it ended (deliveryId, attempt, status?, problem?, failure?, class, fallbackEligible)",
+  "attempt.started": "one POST of an attempt over the service (deliveryId, attempt, url)",
+  "attempt.ended": "how that POST ended (deliveryId, attempt, status?, problem?, failure?, class, fallbackEligible)",
+  "attempt.judged":
+    "every attempt once, POST or not, when it is over (deliveryActor, attempt, startedAtMs, endedAtMs, stage: discovery | capabilities | version | post, class, posts, fallbackEligible, rule; on attempt 1 the fallback window and give-up time)",
   "recipient.result": "one recipient's result in a 200 answer (deliveryId, recipient, status, problem?, retryAfterS?)",
-  "timer.set": "a retry timer (deliveryActor, atMs, delayMs, reason, lowerBoundMs?)",
+  "timer.set":
+    "a retry timer (deliveryActor, retry, atMs, delayMs: time left, baseDelayMs, jitteredDelayMs, lowerBoundMs?, lowerBoundDelayMs?, decidedBy, reason)",
   "timer.fired": "a retry timer fired (deliveryActor)",
   "smtp.handoff": "a message handed to SMTP (messageId, recipients, reason: no-service | fallback | no-common-version)",
   "delivery.bounced": "give-up after 5 days (messageId, domain, recipients)",
