@@ -33,7 +33,11 @@
  * actions of a microstep before it reports the microstep to the inspector.
  *
  * An attempt is discovery (SVCB, pin, capabilities, version) followed by one
- * POST per open delivery (several when G12 splits). Timers go through the
+ * POST per open delivery (several when G12 splits). Every attempt ends in
+ * `judging`, whose entry emits attempt.judged (whether a POST was made or
+ * not: the stage reached, the class, fallback-eligibility, the rule; the
+ * first with the fallback window and give-up time), so the trace holds every
+ * attempt the table's conditions judged. Timers go through the
  * actor's `clock` (XState's `after`), jitter through the Random port; nothing
  * here reads the wall clock.
  */
