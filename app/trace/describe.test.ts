@@ -231,6 +231,37 @@ describe("trace events in words, one wording for run's timeline and send's and s
       "← 200 (80 bytes) [fault slow-body]",
       undefined,
     ]);
+    expect(
+      lines(event("machine.started", { deliveryActor: "m1→b.example", state: "attemptingOverService.discovering" })),
+    ).toEqual([undefined, "m1→b.example: started in attemptingOverService.discovering", undefined]);
+    const attempt = {
+      deliveryActor: "m1→b.example",
+      attempt: 7,
+      stage: "capabilities",
+      class: "temporary",
+      posts: 0,
+      fallbackEligible: true,
+      rule: "GET-9",
+    };
+    expect(lines(event("attempt.judged", attempt))).toEqual([
+      undefined,
+      "m1→b.example: attempt 7 over at capabilities (temporary, fallback-eligible, 0 POSTs) [GET-9]",
+      undefined,
+    ]);
+    const first = {
+      ...attempt,
+      attempt: 1,
+      stage: "post",
+      posts: 1,
+      fallbackEligible: false,
+      rule: "ERR-8",
+      fallbackWindowStartMs: 0,
+      fallbackWindowEndMs: 7_200_000,
+      giveUpAtMs: 432_000_000,
+    };
+    expect(lines(event("attempt.judged", first))[1]).toBe(
+      "m1→b.example: attempt 1 over at post (temporary, 1 POST); fallback window 2h, give-up after 120h [ERR-8]",
+    );
     expect(lines(event("invariant.checked", { id: "one-outcome", passed: true }))).toEqual([
       undefined,
       undefined,

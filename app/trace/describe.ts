@@ -94,6 +94,11 @@ export function shortDuration(ms: number): string {
   return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60) > 0 ? `${Math.floor((s % 3600) / 60)}m` : ""}`;
 }
 
+/** `1 POST`, `0 POSTs`; a count that is no number as it is. */
+function plural(value: unknown, one: string): string {
+  return `${String(value)} ${value === 1 ? one : `${one}s`}`;
+}
+
 function list(value: unknown): string {
   return Array.isArray(value) ? value.map(String).join(", ") : String(value);
 }
@@ -251,6 +256,16 @@ function wire(name: string, d: Readonly<Record<string, unknown>>): string {
       return `receiver: ${String(d["method"])} ${String(d["path"])}`;
     case "receiver.response":
       return `receiver: ${String(d["status"])}${d["problem"] !== undefined ? ` ${String(d["problem"])}` : ""}`;
+    case "attempt.judged": {
+      const eligible = d["fallbackEligible"] === true ? ", fallback-eligible" : "";
+      const window =
+        typeof d["fallbackWindowEndMs"] === "number" && typeof d["fallbackWindowStartMs"] === "number"
+          ? `; fallback window ${shortDuration(d["fallbackWindowEndMs"] - d["fallbackWindowStartMs"])}${typeof d["giveUpAtMs"] === "number" ? `, give-up after ${shortDuration(d["giveUpAtMs"] - d["fallbackWindowStartMs"])}` : ""}`
+          : "";
+      return `${String(d["deliveryActor"])}: attempt ${String(d["attempt"])} over at ${String(d["stage"])} (${String(d["class"])}${eligible}, ${plural(d["posts"], "POST")})${window}${tags(d)}`;
+    }
+    case "machine.started":
+      return `${String(d["deliveryActor"])}: started in ${String(d["state"])}`;
     case "machine.transition":
       return `${String(d["deliveryActor"])}: ${String(d["from"])} → ${String(d["to"])}${typeof d["transition"] === "string" ? ` (${d["transition"]})` : ""}${tags(d)}`;
     case "fault.window":

@@ -16,7 +16,7 @@ export const traceEventNames = {
   // DNS.
   "dns.query": "a DNS question (name, type: SVCB | TXT)",
   "dns.answer": "its answer (name, type, kind: answer | nxdomain | nodata | servfail | timeout, records, ttlS, fault?)",
-  // Discovery, capabilities and pin on the sender's side.
+  // Discovery, capabilities and pin on the sender's side; each names the delivery actor whose attempt asked (deliveryActor).
   "discovery.resolved": "the endpoint found for a domain (domain, origin) or none (domain, outcome)",
   "capabilities.fetched": "a capabilities document fetched and valid (domain, capabilities, maxAgeS)",
   "capabilities.cached": "a cached capabilities document reused (domain, ageS)",
@@ -27,11 +27,17 @@ export const traceEventNames = {
   "version.negotiated": "the version chosen (domain, version) or none in common (domain, ours, theirs)",
   // The delivery machine.
   "delivery.created": "a new delivery (messageId, domain, deliveryId, idempotencyKey, recipients)",
-  "machine.transition": "a state transition of a delivery actor (deliveryActor, from, to, event, rule)",
-  "attempt.started": "an attempt over the service (deliveryId, attempt, url)",
-  "attempt.ended": "how it ended (deliveryId, attempt, status?, problem?, failure?, class, fallbackEligible)",
+  "machine.started":
+    "a delivery actor starts (deliveryActor, machine, state: its initial leaf state path, messageId, domain, recipients)",
+  "machine.transition":
+    "a state transition of a delivery actor (deliveryActor, from, to: leaf state paths from the root, event, rule)",
+  "attempt.started": "one POST of an attempt over the service (deliveryId, attempt, url)",
+  "attempt.ended": "how that POST ended (deliveryId, attempt, status?, problem?, failure?, class, fallbackEligible)",
+  "attempt.judged":
+    "every attempt once, POST or not, when it is over (deliveryActor, attempt, startedAtMs, endedAtMs, stage: discovery | capabilities | version | post, class, posts, fallbackEligible, rule; on attempt 1 the fallback window and give-up time)",
   "recipient.result": "one recipient's result in a 200 answer (deliveryId, recipient, status, problem?, retryAfterS?)",
-  "timer.set": "a retry timer (deliveryActor, atMs, delayMs, reason, lowerBoundMs?)",
+  "timer.set":
+    "a retry timer (deliveryActor, retry, atMs, delayMs: time left, baseDelayMs, jitteredDelayMs, lowerBoundMs?, lowerBoundDelayMs?, decidedBy, reason)",
   "timer.fired": "a retry timer fired (deliveryActor)",
   "smtp.handoff": "a message handed to SMTP (messageId, recipients, reason: no-service | fallback | no-common-version)",
   "delivery.bounced": "give-up after 5 days (messageId, domain, recipients)",
