@@ -1,3 +1,4 @@
+/// <reference types="vite/client" />
 import { beforeAll, describe, expect, it } from "vitest";
 import { MIN_MAX_MESSAGE_SIZE } from "../protocol/resources.ts";
 import { runScenarioText } from "../sim/runScenario.ts";
@@ -7,13 +8,6 @@ import { receiverConfigSchema, type ReceiverConfig } from "./config.ts";
 import { lintAnswer, lintChecks, lintedRequestOfTraceEvent, type LintLine, type LintedRequest } from "./lintChecks.ts";
 import { combineKeys, keyRecordKeys, txtRecordKeys, type LintKeys } from "./lintKeys.ts";
 import { createTestSender, signedDelivery, testReceiverConfig, textMessage, type TestSender } from "./testing.ts";
-
-declare global {
-  interface ImportMeta {
-    /** Vite's glob import (the core's tests have no Node modules and no vite/client types). */
-    glob<T>(pattern: string, options: { query: "?raw"; import: "default"; eager: true }): Record<string, T>;
-  }
-}
 
 /** The library, read by Vite at build time: the core's tests may not import node:fs. */
 const library = import.meta.glob<string>("../../scenarios/*.yaml", { query: "?raw", import: "default", eager: true });

@@ -1,3 +1,4 @@
+/// <reference types="vite/client" />
 import type { AnyStateNode, AnyTransitionDefinition } from "xstate";
 import { describe, expect, it } from "vitest";
 import { runScenarioText } from "../sim/runScenario.ts";
@@ -157,13 +158,6 @@ describe("transitionsMatching", () => {
     );
   });
 });
-
-declare global {
-  interface ImportMeta {
-    /** Vite's glob import (the core's tests have no Node modules and no vite/client types). */
-    glob<T>(pattern: string, options: { query: "?raw"; import: "default"; eager: true }): Record<string, T>;
-  }
-}
 
 /** The library, read by Vite at build time: the core's tests may not import node:fs. */
 const library = import.meta.glob<string>("../../scenarios/*.yaml", { query: "?raw", import: "default", eager: true });

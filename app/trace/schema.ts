@@ -62,11 +62,9 @@ export const checkResultSchema = z
 export const traceSchema = z
   .object({
     format: z.literal(TRACE_FORMAT),
-    version: z
-      .literal(TRACE_VERSIONS_READ)
-      .meta({
-        description: `The trace format's version: ${TRACE_VERSION} as written now, 1 as read from older files.`,
-      }),
+    version: z.literal(TRACE_VERSIONS_READ).meta({
+      description: `The trace format's version: ${TRACE_VERSION} as written now, 1 as read from older files.`,
+    }),
     mailscope: z.string().min(1).meta({ description: "The Mailscope version that wrote the trace." }),
     scenario: z
       .object({
