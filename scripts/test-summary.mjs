@@ -132,7 +132,10 @@ function summarize(dir, steps, quick) {
     failed += c.failed;
     skipped += c.skipped;
     lines.push(`${step.padEnd(10)} ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped`);
-    if (step === "e2e" && c.skipped > 0) notes.push(`note: ${c.skipped} end-to-end tests were skipped`);
+    if (step === "e2e" && c.skipped > 0)
+      notes.push(
+        `note: ${c.skipped} end-to-end test${c.skipped === 1 ? " was" : "s were"} skipped (see the e2e lines above for why)`,
+      );
     if (step === "e2e" && c.passed + c.failed === 0) notes.push("note: no end-to-end test ran");
   }
 

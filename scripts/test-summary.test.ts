@@ -161,7 +161,7 @@ describe("scripts/test-summary.mjs", () => {
   it("skipped end-to-end tests are noted above the closing line", () => {
     const e2e = { stats: { expected: 2, flaky: 0, unexpected: 0, skipped: 3 } };
     const { code, lines } = run(reports(green({ "playwright.json": e2e })));
-    expect(lines.at(-2)).toBe("note: 3 end-to-end tests were skipped");
+    expect(lines.at(-2)).toBe("note: 3 end-to-end tests were skipped (see the e2e lines above for why)");
     expect(lines.at(-1)).toBe("17 passed, 0 failed, 4 skipped");
     expect(code).toBe(0);
   });
