@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { runScenarioText } from "../../../app/sim/runScenario.ts";
 import type { Trace } from "../../../app/trace/schema.ts";
@@ -8,9 +7,16 @@ import { filterLog, logFacets, logRows, rowAtTime } from "./log.ts";
 import { outcomeRows } from "./outcomes.ts";
 import { clockText, offset, parseOffset } from "./time.ts";
 
+const scenarioTexts = import.meta.glob<string>("../../../scenarios/*.yaml", {
+  query: "?raw",
+  import: "default",
+  eager: true,
+});
+
 async function trace(name: string, readings?: [string, string][]): Promise<Trace> {
   const file = `scenarios/${name}.yaml`;
-  const text = readFileSync(new URL(`../../../${file}`, import.meta.url), "utf8");
+  const text = scenarioTexts[`../../../${file}`];
+  if (text === undefined) throw new Error(`no ${file}`);
   const outcome = await runScenarioText(text, { file, ...(readings && { readings }) });
   if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join("\n"));
   return outcome.run.trace;
