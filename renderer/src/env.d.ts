@@ -5,4 +5,9 @@ declare const __MAILSCOPE_VERSION__: string;
  * worker guard (app/sim/mswGuard.ts) names it, and the renderer's tests
  * import the engine that loads it.
  */
-declare var WorkerGlobalScope: { new (): object; readonly prototype: object };
+declare const WorkerGlobalScope: { new (): object; readonly prototype: object };
+/** Also of the WebWorker lib: the part of a worker's scope app/sim/worker.ts uses. */
+interface DedicatedWorkerGlobalScope {
+  postMessage(message: unknown): void;
+  addEventListener(type: "message", listener: (event: MessageEvent) => void): void;
+}
