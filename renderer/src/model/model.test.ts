@@ -143,3 +143,30 @@ describe("the library", () => {
     expect(groupLibrary(entries, "", [{ file: "mine.yaml", name: "mine", description: "" }])[0]?.title).toBe("Opened");
   });
 });
+
+describe("the readings panel", () => {
+  it("has a control per switchable gap, the reading in force selected, and makes --set pairs", async () => {
+    const { readingControls, readingSetting, mergeSettings } = await import("./readings.ts");
+    const t = await trace("gap-G16-fallback-window-2h");
+    const controls = readingControls(t.readings);
+    const window = controls.find((c) => c.key === "G16 fallback-window");
+    expect(window).toMatchObject({ value: "2h", options: ["1h", "2h", "3h", "4h"] });
+    expect(controls.find((c) => c.key === "G16 jitter")?.value).toBe("off");
+    expect(controls.find((c) => c.key === "G7")).toMatchObject({ options: ["enforced", "ignored"] });
+    expect(controls.map((c) => c.gap)).toContain("G26");
+    const four = readingSetting(window!, "4h");
+    expect(four).toEqual(["G16", "fallback-window=4h"]);
+    expect(
+      mergeSettings(
+        [
+          ["G16", "fallback-window=3h"],
+          ["G7", "ignored"],
+        ],
+        four,
+      ),
+    ).toEqual([
+      ["G7", "ignored"],
+      ["G16", "fallback-window=4h"],
+    ]);
+  });
+});
