@@ -12,6 +12,10 @@ declare global {
 export interface Platform {
   info(): Promise<AppInfo>;
   listScenarios(): Promise<ScenarioSummary[]>;
+  /** The text of a bundled scenario file. */
+  readScenario(file: string): Promise<string>;
+  /** Saves an export: a download in the browser, the save dialog in Electron. */
+  saveFile(name: string, contents: string, type: string): Promise<void>;
 }
 
 // In the browser the scenario library is bundled at build time.
@@ -21,16 +25,44 @@ const bundledScenarios = import.meta.glob<string>("../../scenarios/*.{yaml,yml}"
   eager: true,
 });
 
+function bundledText(file: string): string {
+  const text = Object.entries(bundledScenarios).find(([path]) => path.endsWith(`/${file}`))?.[1];
+  if (text === undefined) throw new Error(`no bundled scenario ${file}`);
+  return text;
+}
+
+/** A download of `contents` as `name`. */
+export function download(name: string, contents: string, type: string): void {
+  const url = URL.createObjectURL(new Blob([contents], { type }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  a.style.display = "none";
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
 const browserPlatform: Platform = {
   info: async () => ({ name: "Mailscope", version: __MAILSCOPE_VERSION__, shell: "browser" }),
   listScenarios: async () =>
     Object.entries(bundledScenarios)
       .map(([path, text]) => summarizeScenario(path.slice(path.lastIndexOf("/") + 1), text))
       .sort((a, b) => a.file.localeCompare(b.file)),
+  readScenario: async (file) => bundledText(file),
+  saveFile: async (name, contents, type) => download(name, contents, type),
 };
 
 function electronPlatform(api: PreloadApi): Platform {
-  return { info: () => api.appInfo(), listScenarios: () => api.scenariosList() };
+  return {
+    info: () => api.appInfo(),
+    listScenarios: () => api.scenariosList(),
+    readScenario: async (file) => bundledText(file),
+    saveFile: async (name, contents) => {
+      await api.fileSave(name, contents);
+    },
+  };
 }
 
 /** The platform of this window: Electron when the preload ran, else the browser. */
