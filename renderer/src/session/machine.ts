@@ -75,6 +75,7 @@ export function commandFor(context: PlaybackContext, event: PlaybackEvent): Sess
   switch (event.type) {
     case "PLAY":
     case "TOGGLE":
+      // From ready; a toggle while playing pauses, from paused resumes (the machine's "pause" and "resume").
       return { type: "play", speed: context.speed };
     case "PAUSE":
       return { type: "pause" };
@@ -132,6 +133,7 @@ export const playbackMachine = setup({
       type: "COMMAND" as const,
       command: commandFor(context, event),
     })),
+    pause: sendTo("session", { type: "COMMAND" as const, command: { type: "pause" } as SessionCommand }),
     resume: sendTo("session", { type: "COMMAND" as const, command: { type: "resume" } as SessionCommand }),
     setSpeed: assign(({ event }) => (event.type === "SET_SPEED" ? { speed: event.speed } : {})),
   },
@@ -245,8 +247,8 @@ export const playbackMachine = setup({
         },
         playing: {
           on: {
-            PAUSE: { target: "paused", actions: "forward" },
-            TOGGLE: { target: "paused", actions: "forward" },
+            PAUSE: { target: "paused", actions: "pause" },
+            TOGGLE: { target: "paused", actions: "pause" },
             FINISH: { actions: "forward" },
             SESSION: [
               { guard: is("finished"), target: "finished", actions: "keep" },

@@ -177,6 +177,7 @@ describe("the machine speaks the session protocol", () => {
     actor.send({ type: "PAUSE" });
     actor.send({ type: "SET_SPEED", speed: "max" });
     actor.send({ type: "TOGGLE" });
+    actor.send({ type: "TOGGLE" });
     listener?.({ type: "paused", progress });
     actor.send({ type: "STEP" });
     actor.send({ type: "RUN_TO", timeMs: 5 });
@@ -187,6 +188,7 @@ describe("the machine speaks the session protocol", () => {
       { type: "pause" },
       { type: "setSpeed", speed: "max" },
       { type: "resume" },
+      { type: "pause" },
       { type: "step" },
       { type: "runTo", timeMs: 5 },
       { type: "finish" },

@@ -48,7 +48,11 @@ export function LogView({ rows, delivery, onClearDelivery, onRule, highlight }: 
       <div className="filters" role="group" aria-label="Log filters">
         <label>
           Domain{" "}
-          <select value={filter.domain ?? ""} onChange={(e) => set({ domain: e.target.value || undefined })}>
+          <select
+            aria-label="Filter by domain"
+            value={filter.domain ?? ""}
+            onChange={(e) => set({ domain: e.target.value || undefined })}
+          >
             <option value="">all</option>
             {facets.domains.map((d) => (
               <option key={d}>{d}</option>
@@ -57,7 +61,11 @@ export function LogView({ rows, delivery, onClearDelivery, onRule, highlight }: 
         </label>
         <label>
           Event{" "}
-          <select value={filter.kind ?? ""} onChange={(e) => set({ kind: e.target.value || undefined })}>
+          <select
+            aria-label="Filter by event"
+            value={filter.kind ?? ""}
+            onChange={(e) => set({ kind: e.target.value || undefined })}
+          >
             <option value="">all</option>
             {facets.kinds.map((k) => (
               <option key={k}>{k}</option>
@@ -66,7 +74,11 @@ export function LogView({ rows, delivery, onClearDelivery, onRule, highlight }: 
         </label>
         <label>
           Rule{" "}
-          <select value={filter.rule ?? ""} onChange={(e) => set({ rule: e.target.value || undefined })}>
+          <select
+            aria-label="Filter by rule"
+            value={filter.rule ?? ""}
+            onChange={(e) => set({ rule: e.target.value || undefined })}
+          >
             <option value="">all</option>
             {facets.rules.map((k) => (
               <option key={k}>{k}</option>

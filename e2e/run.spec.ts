@@ -1,0 +1,191 @@
+import AxeBuilder from "@axe-core/playwright";
+import { expect, test, type Page } from "@playwright/test";
+import { readFileSync } from "node:fs";
+
+/** The app runs scenarios (issue 12), through the browser build, with the engine in a Web Worker. */
+
+const SHOTS = "test-results/screenshots";
+
+async function noSeriousViolations(page: Page): Promise<void> {
+  const results = await new AxeBuilder({ page }).analyze();
+  const serious = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
+}
+
+async function open(page: Page, name: string): Promise<void> {
+  await page.goto("/");
+  await page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name }).click();
+  await expect(page.getByRole("heading", { level: 2, name })).toBeVisible();
+  await expect(page.getByTestId("phase")).toContainText("Ready");
+}
+
+const outcomes = (page: Page) => page.getByRole("table");
+const row = (page: Page, recipient: string) => outcomes(page).getByRole("row").filter({ hasText: recipient });
+
+test.describe("running scenarios in the browser", () => {
+  test("the library is grouped and searchable", async ({ page }) => {
+    await page.goto("/");
+    const library = page.getByRole("navigation", { name: "Scenarios" });
+    for (const group of ["Teaching", "State table", "Errors table", "Gaps", "Others"]) {
+      await expect(library.getByRole("heading", { level: 3, name: group })).toBeVisible();
+    }
+    await library.getByLabel("Search scenarios").fill("fallback window");
+    await expect(library.getByRole("button", { name: "gap-G16-fallback-window-2h" })).toBeVisible();
+    await expect(library.getByRole("button", { name: "happy-path" })).toHaveCount(0);
+    await page.screenshot({ path: `${SHOTS}/library.png` });
+    await noSeriousViolations(page);
+  });
+
+  test("happy-path runs to the end: accepted, and the checks pass", async ({ page }) => {
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await open(page, "happy-path");
+    await page.getByRole("button", { name: "Speed 3600×" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await expect(row(page, "bob@b.example").getByRole("cell").nth(2)).toHaveText("accepted");
+    await expect(page.getByTestId("checks-summary")).toHaveText(/^passed: all \d+ checks$/);
+    await expect(page.getByRole("log", { name: "Event log" })).toContainText("message m1@a.example from");
+    // The library remembers the result.
+    await expect(
+      page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name: "happy-path" }),
+    ).toContainText("passed");
+    await page.screenshot({ path: `${SHOTS}/run-happy-path.png`, fullPage: true });
+    await noSeriousViolations(page);
+    expect(errors).toEqual([]);
+  });
+
+  test("rate-limited-then-down as fast as possible: bounced at +120:00:00, and the DSN", async ({ page }) => {
+    await open(page, "rate-limited-then-down");
+    await page.getByRole("button", { name: "Speed max" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    const bob = row(page, "bob@b.example").getByRole("cell");
+    await expect(bob.nth(2)).toHaveText("bounced");
+    await expect(bob.nth(3)).toHaveText("+120:00:00");
+    await expect(bob.nth(4)).toHaveText("127");
+    await expect(bob.nth(5)).toHaveText("6");
+    await expect(bob.nth(6)).toHaveText("STATE-7");
+    const dsn = row(page, "alice@a.example").getByRole("cell");
+    await expect(dsn.nth(0)).toHaveText(/^DSN dsn\./);
+    await expect(dsn.nth(2)).toHaveText("accepted");
+    await expect(page.getByTestId("clock")).toHaveText("+120:00:00");
+    await expect(page.getByTestId("checks-summary")).toHaveText("passed: all 8 checks");
+    await page.screenshot({ path: `${SHOTS}/run-rate-limited-then-down.png`, fullPage: true });
+  });
+
+  test("pause mid-run and step three events: the log grows by those", async ({ page }) => {
+    await open(page, "rate-limited-then-down");
+    await page.getByRole("button", { name: "Speed 60×" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("log-row").first()).toBeVisible();
+    await page.getByRole("button", { name: "Pause", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Paused");
+    const count = async () => Number((await page.getByTestId("log-count").textContent())?.match(/^(\d+)/)?.[1]);
+    const before = await count();
+    const lines: string[] = [];
+    for (let i = 1; i <= 3; i++) {
+      await page.getByRole("button", { name: "Step", exact: true }).click();
+      await expect.poll(count).toBe(before + i);
+      lines.push((await page.getByTestId("log-row").last().textContent()) ?? "");
+    }
+    expect(new Set(lines).size).toBe(3);
+    // The keyboard steps too.
+    await page.getByRole("log", { name: "Event log" }).focus();
+    await page.keyboard.press("ArrowRight");
+    await expect.poll(count).toBe(before + 4);
+    await page.screenshot({ path: `${SHOTS}/run-paused.png`, fullPage: true });
+    await noSeriousViolations(page);
+  });
+
+  test("G16 at a 4 h window: the hand-off at +2:03:00 is gone, accepted at +3:03:00", async ({ page }) => {
+    await open(page, "gap-G16-fallback-window-2h");
+    await page.getByRole("button", { name: "Speed max" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    const bob = () => row(page, "bob@b.example").getByRole("cell");
+    await expect(bob().nth(2)).toHaveText("smtp (fallback)");
+    await expect(bob().nth(3)).toHaveText("+2:03:00");
+    await page.getByText("Readings of the spec's gaps").click();
+    await page.getByLabel("G16 fallback window").selectOption("4h");
+    await expect(page.getByTestId("phase")).toContainText("Ready");
+    await expect(page.getByLabel("G16 fallback window")).toHaveValue("4h");
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await expect(bob().nth(2)).toHaveText("accepted");
+    await expect(bob().nth(3)).toHaveText("+3:03:00");
+    await expect(page.getByTestId("checks-summary")).toHaveText(/^FAILED: /);
+    await page.screenshot({ path: `${SHOTS}/run-readings.png`, fullPage: true });
+    await noSeriousViolations(page);
+  });
+
+  test("a scenario file with errors shows the CLI's messages", async ({ page }) => {
+    await page.goto("/");
+    await page.getByLabel("Open scenario…").setInputFiles("e2e/fixtures/broken.yaml");
+    const alert = page.getByRole("alert");
+    await expect(alert).toContainText(
+      "broken.yaml:7:9: messages[0].to: b.example is not a domain of the scenario; declare it under domains",
+    );
+    await expect(alert).toContainText("broken.yaml:8:9: messages[0].at: a time is ms after the start");
+    // It is listed under "Opened".
+    await expect(page.getByRole("heading", { level: 3, name: "Opened" })).toBeVisible();
+    await page.screenshot({ path: `${SHOTS}/scenario-errors.png` });
+    await noSeriousViolations(page);
+  });
+
+  test("export the trace, open it: the same outcomes and checks, without running", async ({ page }, info) => {
+    await open(page, "rate-limited-then-down");
+    await page.getByRole("button", { name: "Speed max" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    const table = await outcomes(page).innerText();
+    const checks = await page.getByRole("region", { name: "Checks" }).innerText();
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Trace JSON" }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe("rate-limited-then-down.mailscope-trace.json");
+    const file = info.outputPath("trace.mailscope-trace.json");
+    await download.saveAs(file);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ format: "mailscope-trace", version: 1 });
+    for (const [name, suffix] of [
+      ["HAR", ".har"],
+      ["Report (Markdown)", ".md"],
+    ] as const) {
+      const [d] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name }).click()]);
+      expect(d.suggestedFilename()).toBe(`rate-limited-then-down${suffix}`);
+    }
+
+    await page.goto("/");
+    await page.getByLabel("Open trace…").setInputFiles(file);
+    await expect(page.getByText("opened trace")).toBeVisible();
+    await expect(page.getByTestId("phase")).toContainText("Finished");
+    expect(await outcomes(page).innerText()).toBe(table);
+    expect(await page.getByRole("region", { name: "Checks" }).innerText()).toBe(checks);
+    await expect(page.getByRole("button", { name: "Play", exact: true })).toBeDisabled();
+    await page.screenshot({ path: `${SHOTS}/opened-trace.png`, fullPage: true });
+    await noSeriousViolations(page);
+
+    // A file that is not a trace says why.
+    await page.getByLabel("Open trace…").setInputFiles({
+      name: "not-a-trace.json",
+      mimeType: "application/json",
+      buffer: Buffer.from('{"hello": 1}'),
+    });
+    await expect(page.getByRole("alert")).toContainText("not-a-trace.json cannot be opened as a trace");
+    await expect(page.getByRole("alert")).toContainText("not a Mailscope trace");
+  });
+
+  test("the rules view from a rule ID in the log", async ({ page }) => {
+    await open(page, "rate-limited-then-down");
+    await page.getByRole("button", { name: "Speed max" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await page.getByLabel("Filter by rule").selectOption("STATE-7");
+    await page.getByRole("log", { name: "Event log" }).getByRole("button", { name: "STATE-7" }).first().click();
+    await expect(page.getByLabel("Search rules")).toHaveValue("STATE-7");
+    await expect(page.getByRole("cell", { name: "STATE-7", exact: true })).toBeVisible();
+    await page.screenshot({ path: `${SHOTS}/rules.png` });
+    await noSeriousViolations(page);
+  });
+});
