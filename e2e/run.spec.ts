@@ -6,6 +6,8 @@ import { readFileSync } from "node:fs";
 
 const SHOTS = "test-results/screenshots";
 
+test.use({ viewport: { width: 1440, height: 1000 } });
+
 async function noSeriousViolations(page: Page): Promise<void> {
   const results = await new AxeBuilder({ page }).analyze();
   const serious = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");

@@ -27,6 +27,7 @@ export interface RunViewProps {
 export function RunView({ phase, context, title, description, send, onReading, onRule, onSave }: RunViewProps) {
   const [delivery, setDelivery] = useState<string | undefined>();
   const [evidence, setEvidence] = useState<ReadonlySet<number>>(new Set());
+  const [readingsOpen, setReadingsOpen] = useState(false);
   const startMs = context.summary?.startMs ?? context.events[0]?.timeMs ?? 0;
   const rows = useMemo(() => logRows(context.events, startMs), [context.events, startMs]);
   const labels = useMemo(
@@ -69,7 +70,7 @@ export function RunView({ phase, context, title, description, send, onReading, o
       ) : (
         <>
           <Controls
-            key={`${String(context.source?.kind === "scenario" ? context.source.start.seed : "")}`}
+            key={String(context.summary?.seed ?? "")}
             phase={phase}
             speed={context.speed}
             startMs={startMs}
@@ -84,12 +85,16 @@ export function RunView({ phase, context, title, description, send, onReading, o
             onRestart={(seed) => send({ type: "RESTART", ...(seed !== undefined && { seed }) })}
           />
           {live && context.summary && (
-            <Readings readings={context.summary.readings} disabled={phase === "loading"} onChange={onReading} />
+            <Readings
+              readings={context.summary.readings}
+              disabled={phase === "loading"}
+              onChange={onReading}
+              open={readingsOpen}
+              onToggle={setReadingsOpen}
+            />
           )}
-          <div className="run-grid">
-            <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} />
-            {context.result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
-          </div>
+          <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} />
+          {context.result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
           <LogView
             rows={rows}
             delivery={delivery}
