@@ -24,6 +24,7 @@ export const browserTestFiles = [
   "app/receiver/idempotency.test.ts",
   "app/sender/deliveryMachine.test.ts",
   "app/sim/determinism.test.ts",
+  "app/sim/sessionWorker.test.ts",
   "app/protocol/sha256.test.ts",
 ];
 

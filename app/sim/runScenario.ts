@@ -88,8 +88,38 @@ export async function runLoadedScenario(
   } catch (cause) {
     error = cause instanceof Error ? cause.message : String(cause);
   }
+  return checkScenarioRun(world, loaded, {
+    complete,
+    ...(error !== undefined && { error }),
+    ...(options.untilMs !== undefined && { untilMs: options.untilMs }),
+    ...(options.mailscope !== undefined && { mailscope: options.mailscope }),
+  });
+}
+
+/** How a run ended, as {@link checkScenarioRun} needs to know it. */
+export interface RunEnding {
+  /** No event was left when the run stopped (it ended before its horizon). */
+  readonly complete: boolean;
+  /** A failure inside the simulation (an event threw), if any. */
+  readonly error?: string;
+  /** Where the run was told to stop, when not at the world's horizon. */
+  readonly untilMs?: number;
+  /** The Mailscope version for the trace. */
+  readonly mailscope?: string;
+}
+
+/**
+ * The "check the run" step, shared by `mailscope run` / `mailscope check`
+ * ({@link runLoadedScenario}) and the app's live session (app/sim/session.ts),
+ * so that both check a run exactly the same way: the invariants and the
+ * expectations are checked over the events so far, written into the trace as
+ * `invariant.checked` / `expectation.checked` events at the end time, and the
+ * trace document is built with them. Call it once, after the world stopped.
+ */
+export function checkScenarioRun(world: World, loaded: LoadedScenario, ending: RunEnding): ScenarioRun {
+  const { complete, error } = ending;
   const events = world.recorder.events;
-  const stopMs = options.untilMs ?? world.horizonMs;
+  const stopMs = ending.untilMs ?? world.horizonMs;
   const endMs = complete ? (events.at(-1)?.timeMs ?? world.startMs) : Math.min(world.scheduler.now(), stopMs);
 
   const invariants: CheckResult[] = checkInvariants(events, { readings: world.readings, complete });
@@ -107,7 +137,7 @@ export async function runLoadedScenario(
     world.recorder.emit({ name: "expectation.checked", timeMs: endMs, data: { ...check } });
 
   const trace = world.trace({
-    mailscope: options.mailscope ?? UNKNOWN_VERSION,
+    mailscope: ending.mailscope ?? UNKNOWN_VERSION,
     ...(loaded.file !== undefined && { file: loaded.file }),
     source: loaded.source,
     invariants,
@@ -147,13 +177,13 @@ export async function runScenarioText(
     return { ok: true, run: await runLoadedScenario(load.loaded, options) };
   } catch (error) {
     if (!(error instanceof WorldError)) throw error;
-    return {
-      ok: false,
-      errors: [
-        { file: options.file ?? "scenario.yaml", line: 1, column: 1, field: "(scenario)", message: error.message },
-      ],
-    };
+    return { ok: false, errors: [worldErrorAt(error, options.file)] };
   }
+}
+
+/** A {@link WorldError} (a bad reading override, a message that cannot be built) as an error of the scenario's file, at 1:1. */
+export function worldErrorAt(error: WorldError, file = "scenario.yaml"): ScenarioError {
+  return { file, line: 1, column: 1, field: "(scenario)", message: error.message };
 }
 
 /** Every recipient of every message the run submitted (DSNs included), with its outcome. */

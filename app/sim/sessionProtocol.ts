@@ -15,6 +15,12 @@
  *     finish ──► runs what is left as fast as possible ──► "finished"
  *     cancel ──► "cancelled"; the session is gone
  *
+ * Whichever command takes the run to its end (no event left, or the horizon:
+ * where `mailscope run` stops), the session checks it and posts "finished"
+ * after that command's own messages. `resume` plays at the speed last given
+ * (play or setSpeed; real time before any). After "finished" or "cancelled",
+ * a new "start" may follow.
+ *
  * "finished" carries the invariants and expectations, checked exactly as
  * `mailscope run` checks them, and the trace hash. Any command that cannot be
  * obeyed in the current state is answered with an "error" that says why; the

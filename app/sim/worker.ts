@@ -1,18 +1,44 @@
 /**
- * A Web Worker entry that runs a scenario and posts back its trace hash
- * (ARCHITECTURE.md "Where things run": the desktop app and the browser run
- * simulations in a worker, off the UI thread).
+ * The Web Worker entry of the simulation (ARCHITECTURE.md "Where things run":
+ * the desktop app and the browser run simulations in a worker, off the UI
+ * thread). Start it with
+ * `new Worker(new URL("./worker.ts", import.meta.url), { type: "module" })`.
  *
- * Start it with `new Worker(new URL("./worker.ts", import.meta.url), { type: "module" })`,
- * post a {@link WorkerRequest}, and read one {@link WorkerReply} per request.
+ * It speaks two protocols:
+ *
+ * - The live session (app/sim/sessionProtocol.ts, app/sim/session.ts): the
+ *   app posts `start`, `play`, `pause`, `step`, `runTo`, `finish`, … and reads
+ *   `ready`, `events` batches, `paused`, `finished`, … One session per worker.
+ * - The one-shot {@link WorkerRequest} `{ type: "run" }`: runs a scenario to
+ *   its end and answers once with its trace hash (and the trace on request).
+ *
  * The hash is `traceHash` of the trace: the same scenario and seed give the
- * same hash here as in Node (`app/sim/determinism.test.ts` checks it).
+ * same hash here as in Node, whether the run went in one go or was paused,
+ * stepped and resumed (app/sim/determinism.test.ts, app/sim/sessionWorker.test.ts).
+ *
+ * Why one worker per run, and two workers for two runs side by side (two
+ * readings compared): a run is deterministic because its scheduler sees every
+ * WebCrypto operation the core starts while one of its events runs — through
+ * the observers of app/protocol/webCrypto.ts — and holds their results until
+ * all of them are done, releasing them in the order they started
+ * (scheduler.ts `#holdWebCrypto`). Those observers are a module-level set, one
+ * per realm (a page, a worker), not one per run. Two runs in one realm,
+ * interleaved on its event loop, would each observe, track and hold the other's
+ * crypto operations: each would wait for the other's work while settling, and
+ * the batches in which results are released — so the order in which their
+ * deliveries go on — would depend on how the two happened to interleave, that
+ * is on the machine's speed. A worker is a realm of its own (its own module
+ * instances, observers and crypto provider) on a thread of its own, so two
+ * workers keep two runs apart, and run them on two cores. For the same reason
+ * this worker never lets a one-shot run and a session run at the same time.
  */
 import "./mswGuard.ts"; // first: msw needs a localStorage stand-in in a worker
 import type { CheckResult, Trace } from "../trace/schema.ts";
 import { traceHash } from "../trace/exportJson.ts";
 import { formatScenarioError } from "./scenario.ts";
 import { runScenarioText } from "./runScenario.ts";
+import { createSimulationSession } from "./session.ts";
+import type { SessionCommand, SessionMessage } from "./sessionProtocol.ts";
 
 /** A request to the worker: run `text` as a scenario. */
 export interface WorkerRequest {
@@ -82,11 +108,39 @@ export async function handleWorkerRequest(request: WorkerRequest): Promise<Worke
 // Only inside a worker: importing this module elsewhere (a test) installs nothing.
 if (typeof WorkerGlobalScope !== "undefined" && globalThis instanceof WorkerGlobalScope) {
   const scope = globalThis as unknown as DedicatedWorkerGlobalScope;
-  // One run at a time, in the order asked: runs share nothing, but replies stay in order.
+  const session = createSimulationSession((message, transfer) => scope.postMessage(message, transfer ?? []));
+  // One-shot runs, one at a time, in the order asked: replies stay in order.
   let queue = Promise.resolve();
-  scope.addEventListener("message", (event: MessageEvent<WorkerRequest>) => {
-    queue = queue.then(async () => {
-      scope.postMessage(await handleWorkerRequest(event.data));
-    });
+  let oneShots = 0;
+  scope.addEventListener("message", (event: MessageEvent<unknown>) => {
+    const data = event.data;
+    if (typeof data === "object" && data !== null && (data as { type?: unknown }).type === "run") {
+      const request = data as WorkerRequest;
+      if (session.phase !== "empty" && session.phase !== "finished" && session.phase !== "cancelled") {
+        const id = request.id === undefined ? {} : { id: request.id };
+        const reply: WorkerReply = {
+          type: "error",
+          ...id,
+          message: `a session is ${session.phase} in this worker; a run goes in a worker of its own`,
+        };
+        scope.postMessage(reply);
+        return;
+      }
+      oneShots++;
+      queue = queue.then(async () => {
+        scope.postMessage(await handleWorkerRequest(request));
+        oneShots--;
+      });
+      return;
+    }
+    if (oneShots > 0) {
+      const reply: SessionMessage = {
+        type: "error",
+        message: "a one-shot run is in progress in this worker; a session goes in a worker of its own",
+      };
+      scope.postMessage(reply);
+      return;
+    }
+    void session.handle(data as SessionCommand);
   });
 }

@@ -1,0 +1,412 @@
+/**
+ * The live session (app/sim/session.ts) against `mailscope run`
+ * (`runScenarioText`): determinism under interruption, the event batches,
+ * the summary, and the answers to commands that cannot be obeyed. Nothing
+ * here depends on the machine's speed: mid-run pauses come after the first
+ * batch (with a wall clock that lets every progress report through) or at a
+ * virtual time (runTo).
+ */
+import { describe, expect, it } from "vitest";
+import rateLimitedThenDown from "../../scenarios/rate-limited-then-down.yaml?raw";
+import jitterOn from "../../scenarios/gap-G16-jitter-on.yaml?raw";
+import { traceHash } from "../trace/exportJson.ts";
+import type { RecordedEvent } from "../trace/schema.ts";
+import { runScenarioText } from "./runScenario.ts";
+import { createSimulationSession, type SimulationSessionOptions } from "./session.ts";
+import type { SessionCommand, SessionMessage, StartCommand } from "./sessionProtocol.ts";
+
+const MAILSCOPE = "session-test";
+const HOUR = 3_600_000;
+
+type MessageOf<T extends SessionMessage["type"]> = Extract<SessionMessage, { type: T }>;
+
+/** A session with the messages it posted, and a way to wait for one. */
+function connect(options: SimulationSessionOptions = {}) {
+  const messages: SessionMessage[] = [];
+  const waiting: { type: string; from: number; resolve: (m: SessionMessage) => void }[] = [];
+  const session = createSimulationSession((message) => {
+    messages.push(message);
+    for (const w of [...waiting]) {
+      if (w.type === message.type && messages.length - 1 >= w.from) {
+        waiting.splice(waiting.indexOf(w), 1);
+        w.resolve(message);
+      }
+    }
+  }, options);
+  return {
+    session,
+    messages,
+    send: (command: SessionCommand) => session.handle(command),
+    /** The first message of `type` posted at or after index `from` (now, by default). */
+    waitFor<T extends SessionMessage["type"]>(type: T, from = messages.length): Promise<MessageOf<T>> {
+      const found = messages.slice(from).find((m) => m.type === type);
+      if (found !== undefined) return Promise.resolve(found as MessageOf<T>);
+      return new Promise((resolve) => waiting.push({ type, from, resolve: resolve as (m: SessionMessage) => void }));
+    },
+    last(): SessionMessage | undefined {
+      return messages.at(-1);
+    },
+    /** Every trace event the batches carried, in order. */
+    events(): RecordedEvent[] {
+      return messages.flatMap((m) => (m.type === "events" ? m.events : []));
+    },
+    finished(): MessageOf<"finished"> {
+      const m = messages.find((x) => x.type === "finished");
+      if (m === undefined) throw new Error(`not finished: ${messages.map((x) => x.type).join(", ")}`);
+      return m as MessageOf<"finished">;
+    },
+  };
+}
+
+/** A wall clock that lets every progress report through as a message: batches of one event, pauses after the first. */
+function everyReport(): () => number {
+  let t = 0;
+  return () => (t += 1000);
+}
+
+async function reference(text: string, options: Parameters<typeof runScenarioText>[1] = {}) {
+  const outcome = await runScenarioText(text, { mailscope: MAILSCOPE, ...options });
+  if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join("; "));
+  return { run: outcome.run, hash: await traceHash(outcome.run.trace) };
+}
+
+/** The batches put together are the trace's events, seqs 0, 1, 2, … with no gap. */
+function expectBatchesAreTheTrace(events: readonly RecordedEvent[], trace: readonly RecordedEvent[]): void {
+  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
+  expect(events).toEqual(trace);
+}
+
+describe("a live session gives the trace of `mailscope run` (ARCHITECTURE.md Determinism)", () => {
+  it("STATE-7, ERR-23 (rate-limited-then-down): played, paused, stepped, run to 1h, resumed, paused, finished — the same trace hash", async () => {
+    const file = "scenarios/rate-limited-then-down.yaml";
+    const expected = await reference(rateLimitedThenDown, { file });
+    const c = connect({ wallClock: everyReport() });
+
+    await c.send({ type: "start", text: rateLimitedThenDown, file, mailscope: MAILSCOPE });
+    const ready = c.last();
+    expect(ready?.type).toBe("ready");
+    if (ready?.type !== "ready") return;
+    const { summary } = ready;
+    const startMs = summary.startMs;
+    expect(summary).toMatchObject({
+      name: "rate-limited-then-down",
+      file,
+      seed: 3,
+      horizonMs: startMs + 6 * 24 * HOUR,
+      domains: [
+        { name: "a.example", receiver: true },
+        { name: "b.example", receiver: true },
+      ],
+      messages: [
+        { id: "m1", messageId: "m1@a.example", atMs: startMs, from: "alice@a.example", to: ["bob@b.example"] },
+      ],
+      faults: [
+        {
+          id: "rate-limited-once",
+          kind: "rate-limited",
+          scope: "mx.b.example /v1/messages",
+          fromMs: startMs,
+          untilMs: startMs + 30_000,
+        },
+        { id: "b-down", kind: "connection-refused", scope: "mx.b.example", fromMs: startMs + 30_000 },
+      ],
+    });
+    expect(summary.faults[1]).not.toHaveProperty("untilMs");
+    expect(summary.readings["G16"]).toBe("jitter=on, fallback-window=2h");
+
+    // Play in real time; pause once the first batch is in.
+    let mark = c.messages.length;
+    const playing = c.send({ type: "play", speed: 1 });
+    await c.waitFor("events", mark);
+    await c.send({ type: "pause" });
+    await playing;
+    expect(c.last()?.type).toBe("paused");
+
+    // Three single events.
+    for (let i = 0; i < 3; i++) {
+      mark = c.messages.length;
+      await c.send({ type: "step" });
+      const stepped = await c.waitFor("stepped", mark);
+      expect(stepped.label).toEqual(expect.any(String));
+      expect(stepped.progress.events).toBe(c.events().length);
+    }
+
+    // Run to one hour: paused there, the clock on it.
+    await c.send({ type: "runTo", timeMs: startMs + HOUR });
+    const atHour = c.last();
+    expect(atHour?.type).toBe("paused");
+    if (atHour?.type === "paused") {
+      expect(atHour.progress.nowMs).toBe(startMs + HOUR);
+      expect(atHour.progress.nextEventAtMs).toBeGreaterThan(startMs + HOUR);
+    }
+
+    // Resume as fast as possible, pause after the first batch, then finish.
+    await c.send({ type: "setSpeed", speed: "max" });
+    mark = c.messages.length;
+    const resumed = c.send({ type: "resume" });
+    await c.waitFor("events", mark);
+    await c.send({ type: "pause" });
+    await resumed;
+    expect(c.last()?.type).toBe("paused");
+    await c.send({ type: "finish" });
+
+    const { result, progress } = c.finished();
+    expect(c.last()?.type).toBe("finished");
+    expect(result.hash).toBe(expected.hash);
+    expectBatchesAreTheTrace(c.events(), expected.run.trace.events);
+    expect(progress.events).toBe(expected.run.trace.events.length);
+    expect(result).toMatchObject({
+      passed: true,
+      complete: true,
+      endMs: expected.run.endMs,
+      invariants: expected.run.invariants,
+      expectations: expected.run.expectations,
+      reproduce: "mailscope run scenarios/rate-limited-then-down.yaml --seed 3",
+    });
+    const { events: _events, ...head } = expected.run.trace;
+    expect(result.trace).toEqual(head);
+    // At most one events or progress message per report, and never an empty batch.
+    expect(c.messages.filter((m) => m.type === "events" && m.events.length === 0)).toEqual([]);
+  });
+
+  it("RETRY-3, STATE-3 (gap-G16-jitter-on, another seed and a --set): stepped, run to, played at 60×, finished while playing — the same trace hash", async () => {
+    const file = "scenarios/gap-G16-jitter-on.yaml";
+    const options = { seed: 8, readings: [["G16", "jitter=on,fallback-window=3h"]] as [string, string][] };
+    const expected = await reference(jitterOn, { file, ...options });
+    const c = connect({ wallClock: everyReport() });
+    await c.send({ type: "start", text: jitterOn, file, mailscope: MAILSCOPE, ...options });
+    const ready = c.last();
+    if (ready?.type !== "ready") throw new Error(`not ready: ${JSON.stringify(ready)}`);
+    expect(ready.summary.readings["G16"]).toBe("jitter=on, fallback-window=3h");
+    expect(ready.summary.faults.map((f) => [f.id, f.kind, f.scope, f.untilMs! - f.fromMs])).toEqual([
+      ["b-down", "connection-refused", "mx.b.example", 3 * HOUR],
+      ["c-down", "connection-refused", "mx.c.example", 3 * HOUR],
+      ["d-down", "connection-refused", "mx.d.example", 3 * HOUR],
+    ]);
+    const startMs = ready.summary.startMs;
+
+    for (let i = 0; i < 5; i++) await c.send({ type: "step" });
+    await c.send({ type: "runTo", timeMs: startMs + 30 * 60_000 });
+    await c.send({ type: "runTo", timeMs: startMs + 30 * 60_000 }); // already there: nothing to run, paused again
+    expect(c.messages.filter((m) => m.type === "paused")).toHaveLength(2);
+
+    // At 60×, the next retry is seconds of wall time away: speed up in the middle of the wait, pause after its batch.
+    let mark = c.messages.length;
+    const playing = c.send({ type: "play", speed: 60 });
+    await c.waitFor("progress", mark);
+    await c.send({ type: "setSpeed", speed: 86_400_000 });
+    await c.waitFor("events", mark);
+    await c.send({ type: "pause" });
+    await playing;
+
+    mark = c.messages.length;
+    const again = c.send({ type: "play", speed: "max" });
+    await c.waitFor("events", mark);
+    await c.send({ type: "finish" }); // while running: the rest at full speed, then the checks
+    await again;
+
+    const { result } = c.finished();
+    expect(result.hash).toBe(expected.hash);
+    expect(result.passed).toBe(expected.run.passed);
+    expectBatchesAreTheTrace(c.events(), expected.run.trace.events);
+    expect(result.reproduce).toBe(expected.run.reproduce);
+  });
+
+  it("played uninterrupted as fast as possible, with the real wall clock: the same trace; batches carry every event once", async () => {
+    const file = "scenarios/rate-limited-then-down.yaml";
+    const expected = await reference(rateLimitedThenDown, { file });
+    const c = connect();
+    await c.send({ type: "start", text: rateLimitedThenDown, file, mailscope: MAILSCOPE });
+    await c.send({ type: "play", speed: "max" });
+    expect(c.finished().result.hash).toBe(expected.hash);
+    expectBatchesAreTheTrace(c.events(), expected.run.trace.events);
+  });
+
+  it("batches: no message before a frame of wall time has passed — with the wall clock stopped, a whole run is one batch at its end", async () => {
+    const file = "scenarios/rate-limited-then-down.yaml";
+    const expected = await reference(rateLimitedThenDown, { file });
+    const c = connect({ wallClock: () => 0 });
+    await c.send({ type: "start", text: rateLimitedThenDown, file, mailscope: MAILSCOPE });
+    await c.send({ type: "play", speed: "max" });
+    expect(c.messages.map((m) => m.type)).toEqual(["ready", "events", "finished"]);
+    expectBatchesAreTheTrace(c.events(), expected.run.trace.events);
+  });
+
+  it("a run cut short by its horizon ends there, incomplete, as `mailscope run` ends it", async () => {
+    const text = rateLimitedThenDown.replace("seed: 3", "seed: 3\nhorizon: 1h");
+    const expected = await reference(text);
+    const c = connect({ wallClock: everyReport() });
+    await c.send({ type: "start", text, mailscope: MAILSCOPE });
+    await c.send({ type: "play", speed: "max" });
+    const { result, progress } = c.finished();
+    expect(result).toMatchObject({ complete: false, passed: false, endMs: expected.run.endMs, hash: expected.hash });
+    expect(progress.nowMs).toBe(expected.run.endMs);
+    // Stepping to the end finishes the run as well.
+    const stepped = connect();
+    await stepped.send({ type: "start", text, mailscope: MAILSCOPE });
+    while (stepped.session.phase !== "finished") await stepped.send({ type: "step" });
+    expect(stepped.finished().result.hash).toBe(expected.hash);
+  });
+});
+
+describe("a session's answers to what it cannot do", () => {
+  const HAPPY = `name: happy
+seed: 11
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example: { mailboxes: [bob] }
+messages:
+  - { id: m1, from: alice@a.example, to: bob@b.example }
+network: { latency: 100 }
+expectations:
+  - { message: m1, recipient: bob@b.example, outcome: accepted, within: 10s }
+`;
+
+  it("commands invalid in the current state are answered with an error, and the session stays as it was", async () => {
+    const expected = await reference(HAPPY);
+    const c = connect();
+    const errorOf = async (command: SessionCommand): Promise<string> => {
+      const mark = c.messages.length;
+      await c.send(command);
+      const posted = c.messages.slice(mark);
+      expect(posted).toEqual([{ type: "error", message: expect.any(String) }]);
+      return (posted[0] as MessageOf<"error">).message;
+    };
+
+    expect(await errorOf({ type: "play", speed: 1 })).toBe("play: no run: start one first");
+    expect(await errorOf({ type: "cancel" })).toBe("cancel: no run: start one first");
+    expect(await errorOf({ type: "launch" } as unknown as SessionCommand)).toBe('unknown command "launch"');
+    expect(await errorOf(null as unknown as SessionCommand)).toMatch(/^a command is an object/);
+    expect(await errorOf({ type: "start" } as unknown as SessionCommand)).toBe(
+      "start: text is the scenario's YAML, a string",
+    );
+
+    await c.send({ type: "start", text: HAPPY, mailscope: MAILSCOPE });
+    expect(c.last()?.type).toBe("ready");
+    const startMs = c.messages.at(-1)?.type === "ready" ? (c.messages.at(-1) as MessageOf<"ready">).summary.startMs : 0;
+    expect(await errorOf({ type: "start", text: HAPPY })).toBe("start: a run is in progress (ready); cancel it first");
+    expect(await errorOf({ type: "pause" })).toBe("pause: nothing is running");
+    expect(await errorOf({ type: "play", speed: 0 })).toBe(
+      'play: a speed is a number > 0 (virtual ms per wall ms) or "max", not 0',
+    );
+    expect(await errorOf({ type: "setSpeed", speed: "fast" as unknown as number })).toMatch(/^setSpeed: a speed is/);
+    expect(await errorOf({ type: "runTo", timeMs: Number.NaN })).toMatch(/^runTo: timeMs is a virtual time/);
+    await c.send({ type: "runTo", timeMs: startMs + 5 });
+    expect(await errorOf({ type: "runTo", timeMs: startMs })).toBe(
+      "runTo: the run is at 2026-01-01T00:00:00.005Z already, past 2026-01-01T00:00:00.000Z; runTo goes forward",
+    );
+
+    // While playing (slowly: 100 ms of latency take 100 s of wall time): no step, no second play.
+    const mark = c.messages.length;
+    const playing = c.send({ type: "play", speed: 0.001 });
+    await Promise.resolve();
+    expect(c.session.phase).toBe("running");
+    expect(await errorOf({ type: "step" })).toBe(
+      "step: the run is running: pause it first (setSpeed changes its speed)",
+    );
+    expect(await errorOf({ type: "play", speed: 2 })).toMatch(/^play: the run is running/);
+    await c.send({ type: "finish" });
+    await playing;
+    expect(c.messages.slice(mark).some((m) => m.type === "finished")).toBe(true);
+    expect(c.finished().result.hash).toBe(expected.hash);
+
+    expect(await errorOf({ type: "step" })).toBe("step: the run is finished: start another");
+    await c.send({ type: "cancel" });
+    expect(c.last()).toEqual({ type: "cancelled" });
+    expect(await errorOf({ type: "resume" })).toBe("resume: the run was cancelled: start another");
+    // A new run may start after a cancel.
+    await c.send({ type: "start", text: HAPPY, mailscope: MAILSCOPE });
+    expect(c.last()?.type).toBe("ready");
+  });
+
+  it("cancel stops a running run: cancelled, and nothing after it", async () => {
+    const c = connect({ wallClock: everyReport() });
+    await c.send({ type: "start", text: rateLimitedThenDown, mailscope: MAILSCOPE });
+    const playing = c.send({ type: "play", speed: 1 });
+    await c.waitFor("events");
+    await c.send({ type: "cancel" });
+    await playing;
+    expect(c.last()).toEqual({ type: "cancelled" });
+    expect(c.messages.some((m) => m.type === "paused" || m.type === "finished")).toBe(false);
+    expect(c.session.phase).toBe("cancelled");
+  });
+
+  it("a bad scenario is answered with invalid: file:line:column: field: message, as the CLI prints it", async () => {
+    const c = connect();
+    await c.send({ type: "start", text: "name: x\ndomains: {}\nfoo: 1\n", file: "bad.yaml" });
+    expect(c.last()).toEqual({
+      type: "invalid",
+      errors: expect.arrayContaining([
+        'bad.yaml:3:1: foo: unknown field "foo" (the fields are name, description, seed, start, horizon, problemBase, readings, network, dns, domains, messages, faults, expectations)',
+      ]),
+    });
+    await c.send({ type: "start", text: HAPPY, file: "x.yaml", readings: [["G12", "sometimes"]] });
+    expect(c.last()).toEqual({
+      type: "invalid",
+      errors: ['x.yaml:1:1: (scenario): G12: G12 reads "split" or "send-whole", not "sometimes"'],
+    });
+    // Still startable.
+    await c.send({ type: "start", text: HAPPY });
+    expect(c.last()?.type).toBe("ready");
+  });
+});
+
+describe("what the app hands over and asks for", () => {
+  const EML_SCENARIO = `name: raw
+seed: 5
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example: { mailboxes: [bob] }
+messages:
+  - { id: m1, from: alice@a.example, to: bob@b.example, eml: mail/hello.eml }
+expectations:
+  - { message: m1, recipient: bob@b.example, outcome: accepted }
+`;
+  const EML = new TextEncoder().encode(
+    "From: <alice@a.example>\r\nTo: <bob@b.example>\r\nSubject: raw\r\nMessage-ID: <hello@a.example>\r\n\r\nHi Bob\r\n",
+  );
+
+  it("POST-9: an eml: scenario runs with the bytes the app gives, as `mailscope run` runs it from disk", async () => {
+    const expected = await reference(EML_SCENARIO, {
+      file: "raw.yaml",
+      readFile: (path: string) => (path === "mail/hello.eml" ? Promise.resolve(EML) : Promise.reject(new Error(path))),
+    });
+    const c = connect();
+    const start: StartCommand = {
+      type: "start",
+      text: EML_SCENARIO,
+      file: "raw.yaml",
+      mailscope: MAILSCOPE,
+      emls: { "mail/hello.eml": EML },
+    };
+    await c.send(start);
+    const ready = c.last();
+    expect(ready?.type === "ready" && ready.summary.messages[0]?.messageId).toBe("hello@a.example");
+    await c.send({ type: "finish" });
+    const { result } = c.finished();
+    expect(result.passed).toBe(true);
+    expect(result.hash).toBe(expected.hash);
+
+    const missing = connect();
+    await missing.send({ ...start, emls: {} });
+    expect(missing.last()).toEqual({
+      type: "invalid",
+      errors: [
+        "raw.yaml:7:62: messages[0].eml: cannot read mail/hello.eml: its bytes were not given with the scenario",
+      ],
+    });
+  });
+
+  it("recordBodies keeps whole HTTP bodies in the trace (the inspector shows them); without it, none", async () => {
+    const bodies = async (recordBodies: boolean) => {
+      const c = connect();
+      await c.send({ type: "start", text: EML_SCENARIO, emls: { "mail/hello.eml": EML }, recordBodies });
+      await c.send({ type: "play", speed: "max" });
+      return c.events().filter((e) => e.name === "http.request" && e.data?.["body"] !== undefined);
+    };
+    const kept = await bodies(true);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.some((e) => String(e.data?.["body"]).includes("Hi Bob"))).toBe(true);
+    expect(await bodies(false)).toEqual([]);
+  });
+});
