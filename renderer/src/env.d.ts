@@ -8,6 +8,6 @@ declare const __MAILSCOPE_VERSION__: string;
 declare const WorkerGlobalScope: { new (): object; readonly prototype: object };
 /** Also of the WebWorker lib: the part of a worker's scope app/sim/worker.ts uses. */
 interface DedicatedWorkerGlobalScope {
-  postMessage(message: unknown): void;
-  addEventListener(type: "message", listener: (event: MessageEvent) => void): void;
+  postMessage(message: unknown, transfer?: Transferable[]): void;
+  addEventListener(type: "message", listener: (event: MessageEvent<unknown>) => void): void;
 }

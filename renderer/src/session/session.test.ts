@@ -3,6 +3,7 @@ import { createActor, waitFor } from "xstate";
 import { handleWorkerRequest, type WorkerRequest } from "../../../app/sim/worker.ts";
 import type { SessionCommand, SessionMessage } from "../../../app/sim/sessionProtocol.ts";
 import { runScenarioText } from "../../../app/sim/runScenario.ts";
+import { createSimulationSession } from "../../../app/sim/session.ts";
 import { phaseOf, playbackMachine } from "./machine.ts";
 import { workerSessionPort, type SessionPort, type WorkerLike } from "./port.ts";
 
@@ -31,7 +32,28 @@ function oneShotWorker(): WorkerLike {
 
 const oneShot = (): SessionPort => workerSessionPort(oneShotWorker);
 
-function start(create: () => SessionPort = oneShot) {
+/** A worker that runs the live session (app/sim/session.ts), as app/sim/worker.ts does, in this thread. */
+function liveWorker(): WorkerLike {
+  const listeners: ((event: { data: unknown }) => void)[] = [];
+  const session = createSimulationSession((message) => {
+    for (const l of listeners) l({ data: structuredClone(message) });
+  });
+  return {
+    postMessage(message) {
+      void session.handle(message as SessionCommand);
+    },
+    addEventListener(type: string, listener: (event: never) => void) {
+      if (type === "message") listeners.push(listener as (event: { data: unknown }) => void);
+    },
+    terminate() {
+      void session.handle({ type: "cancel" });
+    },
+  } as WorkerLike;
+}
+
+const live = (): SessionPort => workerSessionPort(liveWorker);
+
+function startWith(create: () => SessionPort) {
   const actor = createActor(playbackMachine, { input: { create } });
   actor.start();
   return actor;
@@ -40,7 +62,12 @@ function start(create: () => SessionPort = oneShot) {
 const load = (name: string) =>
   ({ type: "LOAD", start: { type: "start", text: text(name), file: `scenarios/${name}.yaml` } }) as const;
 
-describe("the playback machine over a worker session", () => {
+describe.each([
+  ["the live session", live],
+  ["the one-shot run, played back", oneShot],
+])("the playback machine over %s", (_name, port) => {
+  const start = (create: () => SessionPort = port) => startWith(create);
+
   it("idle → loading → ready → playing → finished: rate-limited-then-down at full speed", async () => {
     const actor = start();
     expect(phaseOf(actor.getSnapshot())).toBe("idle");
@@ -65,7 +92,7 @@ describe("the playback machine over a worker session", () => {
     actor.stop();
   });
 
-  it("steps one log line at a time, and pauses mid-run", async () => {
+  it("steps, pauses mid-run, runs to a time and finishes", async () => {
     const actor = start();
     actor.send(load("rate-limited-then-down"));
     await waitFor(actor, (s) => phaseOf(s) === "ready", { timeout: 10_000 });
@@ -142,6 +169,7 @@ describe("the playback machine over a worker session", () => {
 });
 
 describe("the machine speaks the session protocol", () => {
+  const start = startWith;
   it("sends start, play at the chosen speed, pause, setSpeed, resume, step, runTo and finish", () => {
     const sent: SessionCommand[] = [];
     let listener: ((m: SessionMessage) => void) | undefined;

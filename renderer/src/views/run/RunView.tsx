@@ -43,7 +43,9 @@ export function RunView({ phase, context, title, description, send, onReading, o
   const trace: Trace | undefined = context.result
     ? { ...context.result.trace, events: [...context.events] }
     : undefined;
-  const playheadMs = context.progress?.playheadMs ?? startMs;
+  // At the end the clock says where the run ended, as `mailscope run` does (not the horizon it was allowed).
+  const playheadMs =
+    phase === "finished" && context.result ? context.result.endMs : (context.progress?.playheadMs ?? startMs);
   return (
     <section aria-labelledby="run-title" className="run">
       <header className="run-head">
