@@ -171,7 +171,9 @@ test.describe("running scenarios in the browser", () => {
     await expect(page.getByTestId("phase")).toContainText("Finished");
     expect(await outcomes(page).innerText()).toBe(table);
     expect(await page.getByRole("region", { name: "Checks" }).innerText()).toBe(checks);
-    await expect(page.getByRole("button", { name: "Play", exact: true })).toBeDisabled();
+    await expect(page.getByRole("button", { name: "Play", exact: true })).toHaveCount(0);
+    await expect(page.getByText("A recorded run: nothing runs")).toBeVisible();
+    await expect(page.getByText("429 rate_limited (Retry-After 120 s)")).toBeVisible();
     await page.screenshot({ path: `${SHOTS}/opened-trace.png`, fullPage: true });
     await noSeriousViolations(page);
 
@@ -195,6 +197,17 @@ test.describe("running scenarios in the browser", () => {
     await expect(page.getByLabel("Search rules")).toHaveValue("STATE-7");
     await expect(page.getByRole("cell", { name: "STATE-7", exact: true })).toBeVisible();
     await page.screenshot({ path: `${SHOTS}/rules.png` });
+    await noSeriousViolations(page);
+  });
+
+  test("dark theme, following the system: the run view reads well", async ({ page }) => {
+    await page.emulateMedia({ colorScheme: "dark" });
+    await open(page, "teach-mixed-recipient-results");
+    await page.getByRole("button", { name: "Speed max" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await page.getByText("Readings of the spec's gaps").click();
+    await page.screenshot({ path: `${SHOTS}/run-dark.png`, fullPage: true });
     await noSeriousViolations(page);
   });
 });

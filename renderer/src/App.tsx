@@ -92,9 +92,11 @@ export function App() {
     }
     setError(undefined);
     setResults(shownResults);
-    setCurrent({ file: name, name: parsed.value.scenario.name, description: "" });
+    const source = parsed.value.scenario.source;
+    const description = source !== undefined ? summarizeScenario(name, source).description : "";
+    setCurrent({ file: name, name: parsed.value.scenario.name, description });
     setView("run");
-    send({ type: "OPEN_TRACE", trace: parsed.value });
+    send({ type: "OPEN_TRACE", trace: parsed.value, description });
   };
 
   const openFile = async (file: File, as?: "scenario" | "trace") => {
