@@ -210,4 +210,31 @@ test.describe("running scenarios in the browser", () => {
     await page.screenshot({ path: `${SHOTS}/run-dark.png`, fullPage: true });
     await noSeriousViolations(page);
   });
+
+  test("a scenario dropped on the window runs; Space plays and pauses", async ({ page }) => {
+    await page.goto("/");
+    const text = readFileSync("scenarios/happy-path.yaml", "utf8").replace(
+      "name: happy-path",
+      "name: dropped-rate-limited",
+    );
+    await page.evaluate((yaml) => {
+      const data = new DataTransfer();
+      data.items.add(new File([yaml], "dropped.yaml", { type: "application/yaml" }));
+      document.querySelector(".app")?.dispatchEvent(new DragEvent("drop", { dataTransfer: data, bubbles: true }));
+    }, text);
+    await expect(page.getByRole("heading", { level: 2, name: "dropped-rate-limited" })).toBeVisible();
+    await expect(page.getByTestId("phase")).toContainText("Ready");
+    await expect(page.getByRole("heading", { level: 3, name: "Opened" })).toBeVisible();
+    await page.getByRole("button", { name: "Speed 1×" }).click();
+    await page.getByRole("heading", { level: 2, name: "dropped-rate-limited" }).click();
+    await page.keyboard.press("Space");
+    await expect(page.getByTestId("phase")).toContainText("Playing");
+    await page.keyboard.press("Space");
+    await expect(page.getByTestId("phase")).toContainText("Paused");
+    // Kept between visits (local storage), under "Opened".
+    await page.reload();
+    await expect(
+      page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name: "dropped-rate-limited" }),
+    ).toBeVisible();
+  });
 });
