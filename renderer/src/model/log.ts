@@ -133,3 +133,29 @@ export function rowAtTime(rows: readonly LogRow[], timeMs: number): number {
   }
   return found;
 }
+
+/**
+ * {@link logRows} for a log that grows: while the events only get longer
+ * (a live run appends batches), only the new ones are described. Any other
+ * change (another run, an opened trace) starts over. The answer is always
+ * what `logRows(events, startMs)` gives.
+ */
+export function createLogRowsCache(): (events: readonly RecordedEvent[], startMs: number) => readonly LogRow[] {
+  let seen: readonly RecordedEvent[] = [];
+  let seenStart = Number.NaN;
+  let rows: LogRow[] = [];
+  return (events, startMs) => {
+    const n = seen.length;
+    const extends_ =
+      startMs === seenStart &&
+      events.length >= n &&
+      (n === 0 || (events[n - 1] === seen[n - 1] && events[0] === seen[0]));
+    if (!extends_) rows = [];
+    const from = extends_ ? n : 0;
+    if (from === events.length && extends_) return rows;
+    rows = rows.concat(logRows(from === 0 ? events : events.slice(from), startMs));
+    seen = events;
+    seenStart = startMs;
+    return rows;
+  };
+}
