@@ -1,6 +1,6 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 
 /** The app runs scenarios (issue 12), through the browser build, with the engine in a Web Worker. */
 
@@ -74,6 +74,14 @@ test.describe("running scenarios in the browser", () => {
     await expect(page.getByTestId("clock")).toHaveText("+120:00:00");
     await expect(page.getByTestId("checks-summary")).toHaveText("passed: all 8 checks");
     await page.screenshot({ path: `${SHOTS}/run-rate-limited-then-down.png`, fullPage: true });
+    // A row selects its delivery: the log shows that delivery's lines only.
+    const all = await page.getByTestId("log-count").textContent();
+    await row(page, "alice@a.example").getByRole("button").click();
+    await expect(page.getByRole("button", { name: /Show every delivery/ })).toBeVisible();
+    await expect(page.getByTestId("log-count")).not.toHaveText(all ?? "");
+    await expect(page.getByRole("log", { name: "Event log" })).not.toContainText("retrying");
+    await page.getByRole("button", { name: /Show every delivery/ }).click();
+    await expect(page.getByTestId("log-count")).toHaveText(all ?? "");
   });
 
   test("pause mid-run and step three events: the log grows by those", async ({ page }) => {
@@ -236,5 +244,42 @@ test.describe("running scenarios in the browser", () => {
     await expect(
       page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name: "dropped-rate-limited" }),
     ).toBeVisible();
+  });
+
+  test("a 100,000-event trace opens, and its log scrolls to either end", async ({ page }, info) => {
+    test.setTimeout(90_000);
+    // A long trace: rate-limited-then-down's events repeated, a day apart each time.
+    await open(page, "rate-limited-then-down");
+    await page.getByRole("button", { name: "Speed max" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Trace JSON" }).click(),
+    ]);
+    const file = info.outputPath("one.json");
+    await download.saveAs(file);
+    const one = JSON.parse(readFileSync(file, "utf8")) as { events: { seq: number; timeMs: number }[] };
+    const events: unknown[] = [];
+    for (let round = 0; events.length < 100_000; round++) {
+      for (const e of one.events) events.push({ ...e, seq: events.length, timeMs: e.timeMs + round * 86_400_000 * 6 });
+    }
+    const big = info.outputPath("big.mailscope-trace.json");
+    writeFileSync(big, JSON.stringify({ ...one, events }));
+    await page.goto("/");
+    const started = Date.now();
+    await page.getByLabel("Open trace…").setInputFiles(big);
+    await expect(page.getByTestId("phase")).toContainText(`Finished · ${events.length} events`, { timeout: 60_000 });
+    await expect(page.getByTestId("log-row").last()).toBeVisible();
+    const openMs = Date.now() - started;
+    info.annotations.push({ type: "measure", description: `100k-event trace open until the log shows: ${openMs} ms` });
+    console.log(`100k-event trace: interactive after ${openMs} ms`);
+    const log = page.getByRole("log", { name: "Event log" });
+    await log.evaluate((el) => el.scrollTo({ top: 0 }));
+    await expect(log).toContainText("message m1@a.example from alice@a.example");
+    await log.evaluate((el) => el.scrollTo({ top: el.scrollHeight }));
+    await expect(log).toContainText("ACCEPTED");
+    await expect(page.getByTestId("log-row")).not.toHaveCount(0);
+    expect(await page.getByTestId("log-row").count()).toBeLessThan(200);
   });
 });

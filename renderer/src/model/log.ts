@@ -27,8 +27,24 @@ export interface LogRow {
   readonly detail: boolean;
 }
 
+/** Events `mailscope run` prints only with --full (the wire and the state machine): described once, as details. */
+const WIRE: ReadonlySet<string> = new Set([
+  "dns.query",
+  "dns.answer",
+  "http.request",
+  "http.response",
+  "http.failure",
+  "receiver.request",
+  "receiver.response",
+  "machine.transition",
+]);
+
 /** The text of an event in the log, and whether it is a detail (routine, wire, state machine). */
 function textOf(event: RecordedEvent): { text: string; detail: boolean } | undefined {
+  if (WIRE.has(event.name)) {
+    const full = describeEvent(event, { flavour: "timeline", full: true });
+    return full === undefined ? undefined : { text: full, detail: true };
+  }
   const plain = describeEvent(event, { flavour: "timeline", full: false });
   if (plain !== undefined) return { text: plain, detail: false };
   const full = describeEvent(event, { flavour: "timeline", full: true });
