@@ -112,6 +112,12 @@ test.describe("running scenarios in the browser", () => {
     await expect.poll(events).toBeGreaterThan(beforeKey);
     await expect.poll(lines).toBe(await events());
     await page.screenshot({ path: `${SHOTS}/run-paused.png`, fullPage: true });
+    // Jump to a virtual time: paused there, the log up to it.
+    await page.getByLabel("Jump to").fill("+2:00:00");
+    await page.getByRole("button", { name: "Go", exact: true }).click();
+    await expect(page.getByTestId("clock")).toHaveText("+2:00:00");
+    await expect(page.getByTestId("phase")).toContainText("Paused");
+    await expect(page.getByTestId("log-row").last()).toContainText("+1:03:11.061");
     await noSeriousViolations(page);
   });
 
