@@ -1,5 +1,6 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
+import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 
 /** The app runs scenarios (issue 12), through the browser build, with the engine in a Web Worker. */
@@ -57,11 +58,24 @@ test.describe("running scenarios in the browser", () => {
     expect(errors).toEqual([]);
   });
 
-  test("rate-limited-then-down as fast as possible: bounced at +120:00:00, and the DSN", async ({ page }) => {
+  test("rate-limited-then-down as fast as possible: bounced at +120:00:00, and the DSN", async ({ page }, info) => {
     await open(page, "rate-limited-then-down");
     await page.getByRole("button", { name: "Speed max" }).click();
+    const started = Date.now();
     await page.getByRole("button", { name: "Play", exact: true }).click();
     await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await expect(row(page, "bob@b.example")).toContainText("bounced");
+    const appMs = Date.now() - started;
+    // The CLI's own run of it, in Node, on this machine now ("in N s" of its summary line).
+    const cli = spawnSync(process.execPath, ["bin/mailscope.mjs", "run", "scenarios/rate-limited-then-down.yaml"], {
+      encoding: "utf8",
+    });
+    const cliMs = Number(/ in ([\d.]+) s$/m.exec(cli.stdout)?.[1]) * 1000;
+    info.annotations.push({
+      type: "measure",
+      description: `Play → last outcome ${appMs} ms; mailscope run ${cliMs} ms`,
+    });
+    console.log(`rate-limited-then-down at max: Play → last outcome on screen ${appMs} ms; mailscope run ${cliMs} ms`);
     const bob = row(page, "bob@b.example").getByRole("cell");
     await expect(bob.nth(2)).toHaveText("bounced");
     await expect(bob.nth(3)).toHaveText("+120:00:00");

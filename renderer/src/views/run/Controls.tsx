@@ -59,6 +59,7 @@ export function Controls(p: ControlsProps) {
         <span className="muted">{clock.days}</span>
         <span className="phase" data-testid="phase">
           {PHASE[p.phase]} · {p.events} events
+          {p.live && ` · ${SPEEDS.find((s) => s.speed === p.speed)?.label ?? String(p.speed)}`}
         </span>
       </div>
       {p.live ? (
