@@ -15,8 +15,9 @@ test.describe("the app shell in the browser", () => {
     // The scenario library is listed by name; choosing one shows its description, read as YAML.
     await page.getByRole("button", { name: "rate-limited-then-down" }).click();
     await expect(page.getByRole("heading", { level: 2, name: "rate-limited-then-down" })).toBeVisible();
-    await expect(page.getByRole("region", { name: "Scenario" })).toContainText("429 rate_limited");
-    await expect(page.getByRole("region", { name: "Scenario" })).not.toContainText(">-");
+    const run = page.getByRole("region", { name: "rate-limited-then-down" });
+    await expect(run).toContainText("429 rate_limited");
+    await expect(run).not.toContainText(">-");
     expect(errors).toEqual([]);
   });
 

@@ -1,5 +1,13 @@
 import { summarizeScenario } from "../../app/sim/scenarioSummary.ts";
-import type { AppInfo, PreloadApi, ScenarioSummary } from "../../main/channels.ts";
+import {
+  isAppCommand,
+  type AppCommand,
+  type AppInfo,
+  type FileKind,
+  type OpenedFile,
+  type PreloadApi,
+  type ScenarioSummary,
+} from "../../main/channels.ts";
 
 declare global {
   interface Window {
@@ -12,6 +20,16 @@ declare global {
 export interface Platform {
   info(): Promise<AppInfo>;
   listScenarios(): Promise<ScenarioSummary[]>;
+  /** The text of a bundled scenario file. */
+  readScenario(file: string): Promise<string>;
+  /** Saves an export: a download in the browser, the save dialog in Electron. */
+  saveFile(name: string, contents: string, type: string): Promise<void>;
+  /** The shell's open dialog (Electron); undefined where the page's file input serves. */
+  readonly openDialog?: (kind: FileKind) => Promise<OpenedFile | undefined>;
+  /** Files given on the command line or by the OS before the window was there. */
+  pendingFiles(): Promise<OpenedFile[]>;
+  /** Listens to the menus' commands (Electron); returns a function that stops listening. */
+  onCommand(listener: (command: AppCommand) => void): () => void;
 }
 
 // In the browser the scenario library is bundled at build time.
@@ -21,16 +39,53 @@ const bundledScenarios = import.meta.glob<string>("../../scenarios/*.{yaml,yml}"
   eager: true,
 });
 
+function bundledText(file: string): string {
+  const text = Object.entries(bundledScenarios).find(([path]) => path.endsWith(`/${file}`))?.[1];
+  if (text === undefined) throw new Error(`no bundled scenario ${file}`);
+  return text;
+}
+
+/** A download of `contents` as `name`. */
+export function download(name: string, contents: string, type: string): void {
+  const url = URL.createObjectURL(new Blob([contents], { type }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  a.style.display = "none";
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
 const browserPlatform: Platform = {
   info: async () => ({ name: "Mailscope", version: __MAILSCOPE_VERSION__, shell: "browser" }),
   listScenarios: async () =>
     Object.entries(bundledScenarios)
       .map(([path, text]) => summarizeScenario(path.slice(path.lastIndexOf("/") + 1), text))
       .sort((a, b) => a.file.localeCompare(b.file)),
+  readScenario: async (file) => bundledText(file),
+  saveFile: async (name, contents, type) => download(name, contents, type),
+  pendingFiles: async () => [],
+  onCommand: () => () => undefined,
 };
 
 function electronPlatform(api: PreloadApi): Platform {
-  return { info: () => api.appInfo(), listScenarios: () => api.scenariosList() };
+  return {
+    info: () => api.appInfo(),
+    listScenarios: () => api.scenariosList(),
+    readScenario: async (file) => bundledText(file),
+    saveFile: async (name, contents) => {
+      await api.fileSave(name, contents);
+    },
+    openDialog: async (kind) => {
+      const result = await api.fileOpen(kind);
+      return result.opened ? result.file : undefined;
+    },
+    pendingFiles: () => api.filesPending(),
+    // What main sends is checked before the window acts on it.
+    onCommand: (listener) => api.onAppCommand((command) => isAppCommand(command) && listener(command)),
+  };
 }
 
 /** The platform of this window: Electron when the preload ran, else the browser. */

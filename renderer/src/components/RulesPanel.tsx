@@ -3,8 +3,8 @@ import { rules } from "../../../app/protocol/rules.ts";
 import { filterRules } from "../rulesFilter.ts";
 
 /** The rules catalogue of SPEC.md, searchable by ID, section or words. */
-export function RulesPanel() {
-  const [query, setQuery] = useState("");
+export function RulesPanel({ initialQuery = "" }: { readonly initialQuery?: string }) {
+  const [query, setQuery] = useState(initialQuery);
   const shown = useMemo(() => filterRules(rules, query), [query]);
   return (
     <section aria-label="Rules" className="rules">

@@ -1,0 +1,305 @@
+import AxeBuilder from "@axe-core/playwright";
+import { expect, test, type Page } from "@playwright/test";
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+
+/** The app runs scenarios (issue 12), through the browser build, with the engine in a Web Worker. */
+
+const SHOTS = "test-results/screenshots";
+
+test.use({ viewport: { width: 1440, height: 1000 } });
+
+async function noSeriousViolations(page: Page): Promise<void> {
+  const results = await new AxeBuilder({ page }).analyze();
+  const serious = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
+}
+
+async function open(page: Page, name: string): Promise<void> {
+  await page.goto("/");
+  await page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name }).click();
+  await expect(page.getByRole("heading", { level: 2, name })).toBeVisible();
+  await expect(page.getByTestId("phase")).toContainText("Ready");
+}
+
+const outcomes = (page: Page) => page.getByRole("table");
+const row = (page: Page, recipient: string) => outcomes(page).getByRole("row").filter({ hasText: recipient });
+
+test.describe("running scenarios in the browser", () => {
+  test("the library is grouped and searchable", async ({ page }) => {
+    await page.goto("/");
+    const library = page.getByRole("navigation", { name: "Scenarios" });
+    for (const group of ["Teaching", "State table", "Errors table", "Gaps", "Others"]) {
+      await expect(library.getByRole("heading", { level: 3, name: group })).toBeVisible();
+    }
+    await library.getByLabel("Search scenarios").fill("fallback window");
+    await expect(library.getByRole("button", { name: "gap-G16-fallback-window-2h" })).toBeVisible();
+    await expect(library.getByRole("button", { name: "happy-path" })).toHaveCount(0);
+    await page.screenshot({ path: `${SHOTS}/library.png` });
+    await noSeriousViolations(page);
+  });
+
+  test("happy-path runs to the end: accepted, and the checks pass", async ({ page }) => {
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await open(page, "happy-path");
+    await page.getByRole("button", { name: "Speed 3600×" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await expect(row(page, "bob@b.example").getByRole("cell").nth(2)).toHaveText("accepted");
+    await expect(page.getByTestId("checks-summary")).toHaveText(/^passed: all \d+ checks$/);
+    await expect(page.getByRole("log", { name: "Event log" })).toContainText("message m1@a.example from");
+    // The library remembers the result.
+    await expect(
+      page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name: "happy-path" }),
+    ).toContainText("passed");
+    await page.screenshot({ path: `${SHOTS}/run-happy-path.png`, fullPage: true });
+    await noSeriousViolations(page);
+    expect(errors).toEqual([]);
+  });
+
+  test("rate-limited-then-down as fast as possible: bounced at +120:00:00, and the DSN", async ({ page }, info) => {
+    await open(page, "rate-limited-then-down");
+    await page.getByRole("button", { name: "Speed max" }).click();
+    const started = Date.now();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await expect(row(page, "bob@b.example")).toContainText("bounced");
+    const appMs = Date.now() - started;
+    // The CLI's own run of it, in Node, on this machine now ("in N s" of its summary line).
+    const cli = spawnSync(process.execPath, ["bin/mailscope.mjs", "run", "scenarios/rate-limited-then-down.yaml"], {
+      encoding: "utf8",
+    });
+    const cliMs = Number(/ in ([\d.]+) s$/m.exec(cli.stdout)?.[1]) * 1000;
+    info.annotations.push({
+      type: "measure",
+      description: `Play → last outcome ${appMs} ms; mailscope run ${cliMs} ms`,
+    });
+    console.log(`rate-limited-then-down at max: Play → last outcome on screen ${appMs} ms; mailscope run ${cliMs} ms`);
+    const bob = row(page, "bob@b.example").getByRole("cell");
+    await expect(bob.nth(2)).toHaveText("bounced");
+    await expect(bob.nth(3)).toHaveText("+120:00:00");
+    await expect(bob.nth(4)).toHaveText("127");
+    await expect(bob.nth(5)).toHaveText("6");
+    await expect(bob.nth(6)).toHaveText("STATE-7");
+    const dsn = row(page, "alice@a.example").getByRole("cell");
+    await expect(dsn.nth(0)).toHaveText(/^DSN dsn\./);
+    await expect(dsn.nth(2)).toHaveText("accepted");
+    await expect(page.getByTestId("clock")).toHaveText("+120:00:00");
+    await expect(page.getByTestId("checks-summary")).toHaveText("passed: all 8 checks");
+    await page.screenshot({ path: `${SHOTS}/run-rate-limited-then-down.png`, fullPage: true });
+    // A row selects its delivery: the log shows that delivery's lines only.
+    const all = await page.getByTestId("log-count").textContent();
+    await row(page, "alice@a.example").getByRole("button").click();
+    await expect(page.getByRole("button", { name: /Show every delivery/ })).toBeVisible();
+    await expect(page.getByTestId("log-count")).not.toHaveText(all ?? "");
+    await expect(page.getByRole("log", { name: "Event log" })).not.toContainText("retrying");
+    await page.getByRole("button", { name: /Show every delivery/ }).click();
+    await expect(page.getByTestId("log-count")).toHaveText(all ?? "");
+  });
+
+  test("pause mid-run and step three events: the log grows by those", async ({ page }) => {
+    await open(page, "rate-limited-then-down");
+    await page.getByRole("button", { name: "Speed 60×" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("log-row").first()).toBeVisible();
+    await page.getByRole("button", { name: "Pause", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Paused");
+    // With the wire and the state machine shown, the log has a line for every event of the run so far.
+    await page.getByLabel("Wire and state machine").check();
+    const lines = async () => Number((await page.getByTestId("log-count").textContent())?.match(/^(\d+)/)?.[1]);
+    const events = async () => Number((await page.getByTestId("phase").textContent())?.match(/(\d+) events/)?.[1]);
+    expect(await lines()).toBe(await events());
+    for (let i = 1; i <= 3; i++) {
+      const before = await events();
+      const linesBefore = await lines();
+      await page.getByRole("button", { name: "Step", exact: true }).click();
+      await expect.poll(events).toBeGreaterThan(before);
+      const stepped = (await events()) - before;
+      await expect.poll(lines).toBe(linesBefore + stepped);
+      await expect(page.getByTestId("phase")).toContainText("Paused");
+    }
+    // The keyboard steps too.
+    await page.getByRole("log", { name: "Event log" }).focus();
+    const beforeKey = await events();
+    await page.keyboard.press("ArrowRight");
+    await expect.poll(events).toBeGreaterThan(beforeKey);
+    await expect.poll(lines).toBe(await events());
+    await page.screenshot({ path: `${SHOTS}/run-paused.png`, fullPage: true });
+    // Jump to a virtual time: paused there, the log up to it.
+    await page.getByLabel("Jump to").fill("+2:00:00");
+    await page.getByRole("button", { name: "Go", exact: true }).click();
+    await expect(page.getByTestId("clock")).toHaveText("+2:00:00");
+    await expect(page.getByTestId("phase")).toContainText("Paused");
+    await expect(page.getByTestId("log-row").last()).toContainText("+1:03:11.061");
+    await noSeriousViolations(page);
+  });
+
+  test("G16 at a 4 h window: the hand-off at +2:03:00 is gone, accepted at +3:03:00", async ({ page }) => {
+    await open(page, "gap-G16-fallback-window-2h");
+    await page.getByRole("button", { name: "Speed max" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    const bob = () => row(page, "bob@b.example").getByRole("cell");
+    await expect(bob().nth(2)).toHaveText("smtp (fallback)");
+    await expect(bob().nth(3)).toHaveText("+2:03:00");
+    await page.getByText("Readings of the spec's gaps").click();
+    await page.getByLabel("G16 fallback window").selectOption("4h");
+    await expect(page.getByTestId("phase")).toContainText("Ready");
+    await expect(page.getByLabel("G16 fallback window")).toHaveValue("4h");
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await expect(bob().nth(2)).toHaveText("accepted");
+    await expect(bob().nth(3)).toHaveText("+3:03:00");
+    await expect(page.getByTestId("checks-summary")).toHaveText(/^FAILED: /);
+    await page.screenshot({ path: `${SHOTS}/run-readings.png`, fullPage: true });
+    await noSeriousViolations(page);
+  });
+
+  test("a scenario file with errors shows the CLI's messages", async ({ page }) => {
+    await page.goto("/");
+    await page.getByLabel("Open scenario…").setInputFiles("e2e/fixtures/broken.yaml");
+    const alert = page.getByRole("alert");
+    await expect(alert).toContainText(
+      "broken.yaml:7:9: messages[0].to: b.example is not a domain of the scenario; declare it under domains",
+    );
+    await expect(alert).toContainText("broken.yaml:8:9: messages[0].at: a time is ms after the start");
+    // It is listed under "Opened".
+    await expect(page.getByRole("heading", { level: 3, name: "Opened" })).toBeVisible();
+    await page.screenshot({ path: `${SHOTS}/scenario-errors.png` });
+    await noSeriousViolations(page);
+  });
+
+  test("export the trace, open it: the same outcomes and checks, without running", async ({ page }, info) => {
+    await open(page, "rate-limited-then-down");
+    await page.getByRole("button", { name: "Speed max" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    const table = await outcomes(page).innerText();
+    const checks = await page.getByRole("region", { name: "Checks" }).innerText();
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Trace JSON" }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe("rate-limited-then-down.mailscope-trace.json");
+    const file = info.outputPath("trace.mailscope-trace.json");
+    await download.saveAs(file);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ format: "mailscope-trace", version: 1 });
+    for (const [name, suffix] of [
+      ["HAR", ".har"],
+      ["Report (Markdown)", ".md"],
+    ] as const) {
+      const [d] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name }).click()]);
+      expect(d.suggestedFilename()).toBe(`rate-limited-then-down${suffix}`);
+    }
+
+    await page.goto("/");
+    await page.getByLabel("Open trace…").setInputFiles(file);
+    await expect(page.getByText("opened trace")).toBeVisible();
+    await expect(page.getByTestId("phase")).toContainText("Finished");
+    expect(await outcomes(page).innerText()).toBe(table);
+    expect(await page.getByRole("region", { name: "Checks" }).innerText()).toBe(checks);
+    await expect(page.getByRole("button", { name: "Play", exact: true })).toHaveCount(0);
+    await expect(page.getByText("A recorded run: nothing runs")).toBeVisible();
+    await expect(page.getByText("429 rate_limited (Retry-After 120 s)")).toBeVisible();
+    await page.screenshot({ path: `${SHOTS}/opened-trace.png`, fullPage: true });
+    await noSeriousViolations(page);
+
+    // A file that is not a trace says why.
+    await page.getByLabel("Open trace…").setInputFiles({
+      name: "not-a-trace.json",
+      mimeType: "application/json",
+      buffer: Buffer.from('{"hello": 1}'),
+    });
+    await expect(page.getByRole("alert")).toContainText("not-a-trace.json cannot be opened as a trace");
+    await expect(page.getByRole("alert")).toContainText("not a Mailscope trace");
+  });
+
+  test("the rules view from a rule ID in the log", async ({ page }) => {
+    await open(page, "rate-limited-then-down");
+    await page.getByRole("button", { name: "Speed max" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await page.getByLabel("Filter by rule").selectOption("STATE-7");
+    await page.getByRole("log", { name: "Event log" }).getByRole("button", { name: "STATE-7" }).first().click();
+    await expect(page.getByLabel("Search rules")).toHaveValue("STATE-7");
+    await expect(page.getByRole("cell", { name: "STATE-7", exact: true })).toBeVisible();
+    await page.screenshot({ path: `${SHOTS}/rules.png` });
+    await noSeriousViolations(page);
+  });
+
+  test("dark theme, following the system: the run view reads well", async ({ page }) => {
+    await page.emulateMedia({ colorScheme: "dark" });
+    await open(page, "teach-mixed-recipient-results");
+    await page.getByRole("button", { name: "Speed max" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await page.getByText("Readings of the spec's gaps").click();
+    await page.screenshot({ path: `${SHOTS}/run-dark.png`, fullPage: true });
+    await noSeriousViolations(page);
+  });
+
+  test("a scenario dropped on the window runs; Space plays and pauses", async ({ page }) => {
+    await page.goto("/");
+    const text = readFileSync("scenarios/rate-limited-then-down.yaml", "utf8").replace(
+      "name: rate-limited-then-down",
+      "name: dropped-rate-limited",
+    );
+    await page.evaluate((yaml) => {
+      const data = new DataTransfer();
+      data.items.add(new File([yaml], "dropped.yaml", { type: "application/yaml" }));
+      document.querySelector(".app")?.dispatchEvent(new DragEvent("drop", { dataTransfer: data, bubbles: true }));
+    }, text);
+    await expect(page.getByRole("heading", { level: 2, name: "dropped-rate-limited" })).toBeVisible();
+    await expect(page.getByTestId("phase")).toContainText("Ready");
+    await expect(page.getByRole("heading", { level: 3, name: "Opened" })).toBeVisible();
+    await page.getByRole("button", { name: "Speed 1×" }).click();
+    await page.getByRole("log", { name: "Event log" }).focus();
+    await page.keyboard.press("Space");
+    await expect(page.getByTestId("phase")).toContainText("Playing");
+    await page.keyboard.press("Space");
+    await expect(page.getByTestId("phase")).toContainText("Paused");
+    // Kept between visits (local storage), under "Opened".
+    await page.reload();
+    await expect(
+      page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name: "dropped-rate-limited" }),
+    ).toBeVisible();
+  });
+
+  test("a 100,000-event trace opens, and its log scrolls to either end", async ({ page }, info) => {
+    test.setTimeout(90_000);
+    // A long trace: rate-limited-then-down's events repeated, a day apart each time.
+    await open(page, "rate-limited-then-down");
+    await page.getByRole("button", { name: "Speed max" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Trace JSON" }).click(),
+    ]);
+    const file = info.outputPath("one.json");
+    await download.saveAs(file);
+    const one = JSON.parse(readFileSync(file, "utf8")) as { events: { seq: number; timeMs: number }[] };
+    const events: unknown[] = [];
+    for (let round = 0; events.length < 100_000; round++) {
+      for (const e of one.events) events.push({ ...e, seq: events.length, timeMs: e.timeMs + round * 86_400_000 * 6 });
+    }
+    const big = info.outputPath("big.mailscope-trace.json");
+    writeFileSync(big, JSON.stringify({ ...one, events }));
+    await page.goto("/");
+    const started = Date.now();
+    await page.getByLabel("Open trace…").setInputFiles(big);
+    await expect(page.getByTestId("phase")).toContainText(`Finished · ${events.length} events`, { timeout: 60_000 });
+    await expect(page.getByTestId("log-row").last()).toBeVisible();
+    const openMs = Date.now() - started;
+    info.annotations.push({ type: "measure", description: `100k-event trace open until the log shows: ${openMs} ms` });
+    console.log(`100k-event trace: interactive after ${openMs} ms`);
+    const log = page.getByRole("log", { name: "Event log" });
+    await log.evaluate((el) => el.scrollTo({ top: 0 }));
+    await expect(log).toContainText("message m1@a.example from alice@a.example");
+    await log.evaluate((el) => el.scrollTo({ top: el.scrollHeight }));
+    await expect(log).toContainText("ACCEPTED");
+    await expect(page.getByTestId("log-row")).not.toHaveCount(0);
+    expect(await page.getByTestId("log-row").count()).toBeLessThan(200);
+  });
+});

@@ -1,0 +1,177 @@
+/**
+ * The log: trace events as readable rows, in the words of `mailscope run`
+ * (app/trace/describe.ts, timeline flavour), with the virtual time as an
+ * offset, the domain and the rule IDs the event cites. Pure; the log view
+ * only draws these rows.
+ */
+import { describeEvent } from "../../../app/trace/describe.ts";
+import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import { offset } from "./time.ts";
+
+/** One row of the log. */
+export interface LogRow {
+  readonly seq: number;
+  readonly timeMs: number;
+  /** `+0:02:00`. */
+  readonly at: string;
+  readonly domain: string;
+  /** The event's name (`attempt.ended`): its kind. */
+  readonly kind: string;
+  /** The words, as `mailscope run` prints them (the wire and the state machine only in the full log). */
+  readonly text: string;
+  /** Rule and gap IDs the event cites, for links to the rules view. */
+  readonly rules: readonly string[];
+  /** The delivery the event belongs to (`m1@a.example→b.example#1` or the actor), if any. */
+  readonly delivery?: string;
+  /** A routine step, the wire or the state machine: shown only in the full log. */
+  readonly detail: boolean;
+}
+
+/** Events `mailscope run` prints only with --full (the wire and the state machine): described once, as details. */
+const WIRE: ReadonlySet<string> = new Set([
+  "dns.query",
+  "dns.answer",
+  "http.request",
+  "http.response",
+  "http.failure",
+  "receiver.request",
+  "receiver.response",
+  "machine.transition",
+]);
+
+/** The text of an event in the log, and whether it is a detail (routine, wire, state machine). */
+function textOf(event: RecordedEvent): { text: string; detail: boolean } | undefined {
+  if (WIRE.has(event.name)) {
+    const full = describeEvent(event, { flavour: "timeline", full: true });
+    return full === undefined ? undefined : { text: full, detail: true };
+  }
+  const plain = describeEvent(event, { flavour: "timeline", full: false });
+  if (plain !== undefined) return { text: plain, detail: false };
+  const full = describeEvent(event, { flavour: "timeline", full: true });
+  return full === undefined ? undefined : { text: full, detail: true };
+}
+
+function rulesOf(data: Readonly<Record<string, unknown>>): string[] {
+  const ids: string[] = [];
+  for (const key of ["rule", "gap"]) {
+    const v = data[key];
+    if (typeof v === "string" && v !== "") ids.push(v);
+  }
+  if (Array.isArray(data["violates"])) ids.push(...data["violates"].filter((v): v is string => typeof v === "string"));
+  return [...new Set(ids)];
+}
+
+/** The delivery an event belongs to: its deliveryId, or the delivery actor's. */
+export function deliveryOf(data: Readonly<Record<string, unknown>>): string | undefined {
+  const id = data["deliveryId"] ?? data["deliveryActor"];
+  if (typeof id !== "string" || id === "") return undefined;
+  return id.replace(/#\d+$/, "");
+}
+
+/** The rows of `events` (in order); the checks get none, as in the CLI's timeline. */
+export function logRows(events: readonly RecordedEvent[], startMs: number): LogRow[] {
+  const rows: LogRow[] = [];
+  for (const event of events) {
+    const described = textOf(event);
+    if (described === undefined) continue;
+    const data = event.data ?? {};
+    const delivery = deliveryOf(data);
+    rows.push({
+      seq: event.seq,
+      timeMs: event.timeMs,
+      at: offset(event.timeMs, startMs),
+      domain: event.domain ?? "",
+      kind: event.name,
+      text: described.text.trim(),
+      rules: rulesOf(data),
+      ...(delivery !== undefined && { delivery }),
+      detail: described.detail,
+    });
+  }
+  return rows;
+}
+
+/** What the log is filtered by; every field optional, all of them must hold. */
+export interface LogFilter {
+  /** Also the routine steps, the wire and the state machine. */
+  readonly full?: boolean;
+  readonly domain?: string;
+  readonly kind?: string;
+  readonly rule?: string;
+  readonly delivery?: string;
+  /** Words anywhere in the row, any case. */
+  readonly text?: string;
+}
+
+/** The rows that pass `filter`. */
+export function filterLog(rows: readonly LogRow[], filter: LogFilter): LogRow[] {
+  const text = filter.text?.trim().toLowerCase() ?? "";
+  return rows.filter(
+    (r) =>
+      (filter.full === true || !r.detail) &&
+      (!filter.domain || r.domain === filter.domain) &&
+      (!filter.kind || r.kind === filter.kind) &&
+      (!filter.rule || r.rules.includes(filter.rule)) &&
+      (!filter.delivery || r.delivery === filter.delivery) &&
+      (text === "" || `${r.at} ${r.domain} ${r.text}`.toLowerCase().includes(text)),
+  );
+}
+
+/** The choices of the log's filters: every domain, kind and rule that occurs, sorted. */
+export function logFacets(rows: readonly LogRow[]): {
+  readonly domains: string[];
+  readonly kinds: string[];
+  readonly rules: string[];
+} {
+  const domains = new Set<string>();
+  const kinds = new Set<string>();
+  const rules = new Set<string>();
+  for (const r of rows) {
+    if (r.domain !== "") domains.add(r.domain);
+    kinds.add(r.kind);
+    for (const id of r.rules) rules.add(id);
+  }
+  const sort = (s: Set<string>): string[] => [...s].sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
+  return { domains: sort(domains), kinds: sort(kinds), rules: sort(rules) };
+}
+
+/** The index of the last row at or before `timeMs` (the playhead), or -1. */
+export function rowAtTime(rows: readonly LogRow[], timeMs: number): number {
+  let lo = 0;
+  let hi = rows.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if ((rows[mid]?.timeMs ?? Infinity) <= timeMs) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
+}
+
+/**
+ * {@link logRows} for a log that grows: while the events only get longer
+ * (a live run appends batches), only the new ones are described. Any other
+ * change (another run, an opened trace) starts over. The answer is always
+ * what `logRows(events, startMs)` gives.
+ */
+export function createLogRowsCache(): (events: readonly RecordedEvent[], startMs: number) => readonly LogRow[] {
+  let seen: readonly RecordedEvent[] = [];
+  let seenStart = Number.NaN;
+  let rows: LogRow[] = [];
+  return (events, startMs) => {
+    const n = seen.length;
+    const extends_ =
+      startMs === seenStart &&
+      events.length >= n &&
+      (n === 0 || (events[n - 1] === seen[n - 1] && events[0] === seen[0]));
+    if (!extends_) rows = [];
+    const from = extends_ ? n : 0;
+    if (from === events.length && extends_) return rows;
+    rows = rows.concat(logRows(from === 0 ? events : events.slice(from), startMs));
+    seen = events;
+    seenStart = startMs;
+    return rows;
+  };
+}
