@@ -47,6 +47,7 @@ export interface SqliteIdempotencyStoreOptions {
 
 /** The durable store, with what `serve` and the tests need beyond the port. */
 export interface SqliteIdempotencyStore extends IdempotencyStore {
+  /** The file, as it was given. */
   readonly file: string;
   /** Deletes the records expired by `nowMs`, {@link PURGE_BATCH} at a time, yielding between batches; returns how many went. */
   purge(nowMs: number): Promise<number>;
@@ -198,7 +199,7 @@ export function openSqliteIdempotencyStore(
   }
 
   return {
-    file: path,
+    file,
 
     get(signingDomain, key, nowMs) {
       try {
