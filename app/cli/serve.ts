@@ -342,7 +342,7 @@ export function serveCommand(): Command {
         }
         throw error;
       }
-      for (const line of describeServe(running)) io.out(line);
+      // The handlers first: whoever waits for the banner to send a signal must find them in place.
       const hook = onShutdownSignals(running.close, running.server.forceClose, {
         onSignal: (signal, count) =>
           io.err(
@@ -351,6 +351,7 @@ export function serveCommand(): Command {
               : `${signal}: cutting every connection`,
           ),
       });
+      for (const line of describeServe(running)) io.out(line);
       await hook.done;
       io.err("stopped.");
     });
