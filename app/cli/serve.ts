@@ -166,6 +166,19 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
   }
 
   const store = createEmlStore(options.maildir ?? "mail", { fsync: options.fsync !== false });
+  // A crash leaves the temporary file of a message being written; no delivery runs yet, so every such file is a leftover.
+  const leftovers = await store.removeLeftovers().catch((error: unknown) => {
+    io.err(
+      `${new Date().toISOString()} mail store: cannot look for leftover temporary files: ${(error as Error).message}`,
+    );
+    return [];
+  });
+  if (leftovers.length > 0) {
+    const shown = leftovers.slice(0, 3).join(", ");
+    io.err(
+      `${new Date().toISOString()} mail store: removed ${leftovers.length} temporary file(s) an interrupted run left (not mail: a message is stored once linked to its .eml name): ${shown}${leftovers.length > 3 ? ", …" : ""}`,
+    );
+  }
   let idempotency: SqliteIdempotencyStore;
   try {
     idempotency = openSqliteIdempotencyStore(

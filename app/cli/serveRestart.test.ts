@@ -1,5 +1,6 @@
 import { fork } from "node:child_process";
-import { readFile, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import type { IncomingHttpHeaders } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
@@ -243,5 +244,25 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
       await running.close();
     }
     expect(serveCommand().options.map((o) => o.long)).toContain("--idempotency-db");
+  });
+
+  it("the temporary files an interrupted run left in the mail store are removed at start, with a log line; nothing else is", async () => {
+    const mail = join(dir, "leftovers", "mail");
+    const box = join(mail, "bob@b.example");
+    await mkdir(join(mail, ".spool"), { recursive: true });
+    await mkdir(box, { recursive: true });
+    const left = [join(box, ".0123456789abcdef.tmp"), join(mail, ".spool", ".fedcba9876543210.tmp")];
+    const kept = [join(box, "20260101T000000.000Z-a.eml"), join(box, "notes.tmp"), join(box, ".0123.tmp")];
+    for (const file of [...left, ...kept]) await writeFile(file, "x");
+    const { running, events } = await serveIn("leftovers");
+    try {
+      for (const file of left) expect(existsSync(file)).toBe(false);
+      for (const file of kept) expect(existsSync(file)).toBe(true);
+      const line = events.find((l) => l.includes("mail store: removed"));
+      expect(line).toMatch(/mail store: removed 2 temporary file\(s\) an interrupted run left \(not mail/);
+      expect(line).toContain(".0123456789abcdef.tmp");
+    } finally {
+      await running.close();
+    }
   });
 });
