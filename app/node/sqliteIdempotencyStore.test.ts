@@ -107,10 +107,24 @@ describe("the SQLite idempotency store (serve)", () => {
     expect(await store.get("a.example", "live", 1000)).toBeDefined();
   });
 
-  it("POST-12: puts made together all resolve (they share the WAL's flushes)", async () => {
-    const store = open();
+  it("POST-12: each put resolves after a flush of the WAL; puts made together share flushes (group commit)", async () => {
+    const flushes: number[] = [];
+    const store = open({ onWalFlush: (puts) => flushes.push(puts) });
+    await store.put("a.example", "alone", record("d", 0));
+    expect(flushes).toEqual([1]);
     await Promise.all(Array.from({ length: 50 }, (_, i) => store.put("a.example", `k${i}`, record(`d${i}`, 0))));
+    const together = flushes.slice(1);
+    expect(together.reduce((a, b) => a + b, 0)).toBe(50);
+    expect(together.length).toBeLessThan(50);
     for (let i = 0; i < 50; i++) expect((await store.get("a.example", `k${i}`, 1))?.contentDigest).toBe(`d${i}`);
+  });
+
+  it("--no-fsync: puts resolve without flushing the WAL", async () => {
+    const flushes: number[] = [];
+    const store = open({ fsync: false, onWalFlush: (puts) => flushes.push(puts) });
+    await store.put("a.example", "k", record("d", 0));
+    expect(flushes).toEqual([]);
+    expect((await store.get("a.example", "k", 1))?.contentDigest).toBe("d");
   });
 
   it("close waits for the flush under way and removes the WAL (checkpointed into the file)", async () => {

@@ -27,7 +27,7 @@
  * same file (another `serve` with the same `--state`) is refused at start
  * rather than sharing keys it cannot coordinate.
  */
-import { closeSync, fdatasync, mkdirSync, openSync } from "node:fs";
+import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from "../receiver/idempotencyStore.ts";
@@ -43,6 +43,8 @@ export interface SqliteIdempotencyStoreOptions {
   readonly fsync?: boolean;
   /** @internal Test seam: called once a `put` is durable, just before it resolves (the crash test kills the process here). */
   readonly afterPut?: (signingDomain: string, key: string) => void;
+  /** @internal Test seam: told of each fdatasync of the WAL just before it is issued, with how many puts it covers. */
+  readonly onWalFlush?: (puts: number) => void;
 }
 
 /** The durable store, with what `serve` and the tests need beyond the port. */
@@ -91,6 +93,7 @@ export function openSqliteIdempotencyStore(
   options: SqliteIdempotencyStoreOptions = {},
 ): SqliteIdempotencyStore {
   const path = resolve(file);
+  const walPath = `${path}-wal`;
   const sync = options.fsync ?? true;
   let db: DatabaseSync;
   try {
@@ -188,13 +191,19 @@ export function openSqliteIdempotencyStore(
     let fd: number;
     try {
       // The WAL exists from the first commit on and, while this connection is open, is only
-      // rewritten in place (never removed): the descriptor stays good for the store's life.
-      walFd ??= openSync(`${path}-wal`, "r");
+      // rewritten in place (never removed), so one descriptor serves the store's life; checked
+      // anyway (two stats), since flushing a file that is no longer the WAL would flush nothing.
+      if (walFd !== undefined && fstatSync(walFd).ino !== statSync(walPath, { throwIfNoEntry: false })?.ino) {
+        closeSync(walFd);
+        walFd = undefined;
+      }
+      walFd ??= openSync(walPath, "r");
       fd = walFd;
     } catch (error) {
       finish(error as Error);
       return;
     }
+    options.onWalFlush?.(batch.length);
     fdatasync(fd, finish);
   }
 
