@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openSqliteIdempotencyStore } from "../node/sqliteIdempotencyStore.ts";
 import { createTestSender, signedDelivery, textMessage, type TestSender } from "../receiver/testing.ts";
 import {
   describeServe,
@@ -261,6 +262,23 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
       const line = events.find((l) => l.includes("mail store: removed"));
       expect(line).toMatch(/mail store: removed 2 temporary file\(s\) an interrupted run left \(not mail/);
       expect(line).toContain(".0123456789abcdef.tmp");
+    } finally {
+      await running.close();
+    }
+  });
+
+  it("LIM-6: keys expired by the start are purged then, and the banner counts both", async () => {
+    const file = join(dir, "purge", "state", "idempotency.sqlite");
+    const store = openSqliteIdempotencyStore(file);
+    const response = { status: 200, headers: [] as [string, string][], body: new Uint8Array() };
+    const now = Date.now();
+    await store.put("a.example", "old", { contentDigest: "d", response, storedAtMs: 0, expiresAtMs: now - 1 });
+    await store.put("a.example", "live", { contentDigest: "d", response, storedAtMs: now, expiresAtMs: now + 60_000 });
+    await store.close();
+    const { running } = await serveIn("purge");
+    try {
+      expect(running.idempotencyAtStart).toEqual({ kept: 1, purged: 1 });
+      expect(describeServe(running).join("\n")).toContain("(1 key(s) kept from earlier runs, 1 expired purged;");
     } finally {
       await running.close();
     }
