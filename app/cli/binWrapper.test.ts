@@ -4,7 +4,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 
 /**
  * bin/mailscope.mjs under a Node too old to strip types re-runs the command
@@ -61,6 +61,10 @@ function run(args: readonly string[], options: { detached?: boolean } = {}): Run
     env: { ...process.env, ...(OLD_NODE === undefined && { MAILSCOPE_REEXEC: "1" }) },
     stdio: ["ignore", "pipe", "pipe"],
     detached: options.detached ?? false,
+  });
+  // A test that fails leaves nothing running: the wrapper passes SIGTERM on to the command.
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
   });
   let out = "";
   let err = "";

@@ -6,7 +6,7 @@ import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { openSqliteIdempotencyStore } from "../node/sqliteIdempotencyStore.ts";
 import { createTestSender, signedDelivery, textMessage, type TestSender } from "../receiver/testing.ts";
 import {
@@ -181,6 +181,10 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
       ],
       { stdio: ["ignore", "ignore", "pipe", "ipc"] },
     );
+    // Whatever fails below, the child does not outlive the test.
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    });
     let stderr = "";
     child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<NodeJS.Signals | null>((resolve) =>
@@ -197,9 +201,9 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
       (answer) => `answered ${answer.status}`,
       (error: NodeJS.ErrnoException) => error.code ?? error.message,
     );
+    expect(lost).toMatch(/ECONNRESET|socket hang up/);
     expect(await exited).toBe("SIGKILL");
     expect(stderr).toContain("idempotency record stored; SIGKILL before the answer");
-    expect(lost).toMatch(/ECONNRESET|socket hang up/);
 
     const restarted = await serveIn("crash");
     try {
