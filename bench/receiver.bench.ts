@@ -376,7 +376,8 @@ async function overHttps(sender: TestSender): Promise<BenchResult[]> {
       ...files,
       config,
       maildir: join(dir, "mail-nosync"),
-      state: join(dir, "state"),
+      // A state of its own: each serve holds its idempotency store's file exclusively.
+      state: join(dir, "state-nosync"),
       fsync: "false",
     });
     children.push(serveNoSync);

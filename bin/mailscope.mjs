@@ -3,8 +3,9 @@
 // one): it starts the TypeScript CLI (app/cli/main.ts) under a Node that can
 // strip types — this one when new enough, else the project's pinned Node from
 // tools/node, fetched on first use.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import { constants as osConstants } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -12,7 +13,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const entry = join(root, "app", "cli", "main.ts");
 const [major, minor] = process.versions.node.split(".").map(Number);
 // Type stripping is on by default from Node 22.18 and 23.6.
-const canStripTypes = major > 23 || (major === 23 && minor >= 6) || (major === 22 && minor >= 18);
+// MAILSCOPE_REEXEC=1 runs under the pinned Node even so (the tests of this wrapper use it).
+const canStripTypes =
+  process.env.MAILSCOPE_REEXEC !== "1" && (major > 23 || (major === 23 && minor >= 6) || (major === 22 && minor >= 18));
 
 if (canStripTypes) {
   const { main } = await import(pathToFileURL(entry).href);
@@ -31,6 +34,50 @@ if (canStripTypes) {
       process.exit(1);
     }
   }
-  const run = spawnSync(pinned, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: "inherit" });
-  process.exit(run.status ?? 1);
+  runUnder(pinned);
+}
+
+/**
+ * Runs this command again under `node` and becomes its stand-in: every signal
+ * sent to this process goes to the child, and this process exits as the child
+ * did (with its code, or killed by the same signal), so that `kill <pid>` or
+ * Ctrl-C stops `mailscope serve` and not only this wrapper.
+ *
+ * On POSIX the child gets a process group of its own (`detached`), so that a
+ * signal a terminal sends to the whole foreground group (Ctrl-C) reaches it
+ * once, through here, not twice (for `serve`, a second SIGINT cuts the
+ * connections in flight). Ctrl-Z stops both, and `fg` resumes both.
+ */
+function runUnder(node) {
+  const posix = process.platform !== "win32";
+  const env = { ...process.env };
+  delete env.MAILSCOPE_REEXEC;
+  const child = spawn(node, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: "inherit",
+    detached: posix,
+    env,
+  });
+  const forwarded = posix ? ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGWINCH"] : ["SIGINT", "SIGBREAK"];
+  const forward = (signal) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  };
+  for (const signal of forwarded) process.on(signal, forward);
+  if (posix) {
+    process.on("SIGTSTP", () => {
+      forward("SIGSTOP");
+      process.kill(process.pid, "SIGSTOP");
+    });
+    process.on("SIGCONT", () => forward("SIGCONT"));
+  }
+  child.on("error", (error) => {
+    console.error(`mailscope: cannot start ${node}: ${error.message}`);
+    process.exit(1);
+  });
+  child.on("exit", (code, signal) => {
+    if (signal === null) process.exit(code ?? 1);
+    // Killed by a signal: end the same way, so that the caller (a shell, a supervisor) sees it.
+    for (const name of [...forwarded, "SIGTSTP", "SIGCONT"]) process.removeAllListeners(name);
+    process.kill(process.pid, signal);
+    setTimeout(() => process.exit(128 + (osConstants.signals[signal] ?? 0)), 1000).unref();
+  });
 }

@@ -14,6 +14,11 @@
  * `<state>/outbox/` that a restart resubmits. `--resolve` and `--ca` work as
  * for `send`. There is no SMTP client: a hand-off to SMTP is logged, not
  * sent. Without the key a failure after acceptance is only logged.
+ *
+ * Idempotency keys are kept on disk, in `<state>/idempotency.sqlite`
+ * (`--idempotency-db`; app/node/sqliteIdempotencyStore.ts), so that a retry
+ * after a restart or a crash is replayed, not stored again (POST-12, POST-25).
+ * Expired keys are purged at start and every {@link PURGE_EVERY_MS}.
  */
 import { consoleIo, type CliIo } from "./io.ts";
 import { Command, CommanderError } from "commander";
@@ -33,6 +38,11 @@ import {
   type TlsIdentity,
 } from "../node/httpServer.ts";
 import { formatConfigError, loadReceiverConfigFile } from "../node/receiverConfigFile.ts";
+import {
+  IdempotencyStoreOpenError,
+  openSqliteIdempotencyStore,
+  type SqliteIdempotencyStore,
+} from "../node/sqliteIdempotencyStore.ts";
 import { createSystemClock } from "../node/systemPorts.ts";
 import { offlineResolver, UsageError } from "./senderPorts.ts";
 import { createServeOutbound, type ServeOutbound, type ServeOutboundOptions } from "./serveOutbound.ts";
@@ -56,13 +66,24 @@ export interface ServeOptions extends ServeOutboundOptions {
   readonly trace?: boolean;
   /** `--no-fsync`: do not flush each message to disk before answering (tests and benches only: a crash may lose accepted mail). */
   readonly fsync?: boolean;
+  /** The idempotency store's file; default `<state>/idempotency.sqlite`. */
+  readonly idempotencyDb?: string;
+  /** @internal Test seam, not an option of the command: see {@link SqliteIdempotencyStoreOptions.afterPut}. */
+  readonly afterIdempotencyPut?: (signingDomain: string, key: string) => void;
 }
+
+/** Expired idempotency keys are purged this often while serve runs (and once at start). */
+export const PURGE_EVERY_MS = 10 * 60 * 1000;
 
 /** A running `serve`. */
 export interface RunningServe {
   readonly server: RunningHttpsServer;
   readonly tls: TlsIdentity;
   readonly store: EmlStore;
+  /** The idempotency keys, on disk. */
+  readonly idempotency: SqliteIdempotencyStore;
+  /** What the start found in the idempotency store: keys kept, and expired ones purged. */
+  readonly idempotencyAtStart: { readonly kept: number; readonly purged: number };
   readonly config: ReceiverConfig;
   /** Whether each message is flushed to disk before the answer. */
   readonly fsync: boolean;
@@ -70,7 +91,8 @@ export interface RunningServe {
   readonly outbound: ServeOutbound;
   /**
    * Graceful stop: see {@link RunningHttpsServer.close}; then the outbound
-   * side stops, leaving the DSNs without a final outcome in the outbox.
+   * side stops, leaving the DSNs without a final outcome in the outbox, and
+   * the idempotency store is closed.
    */
   close(): Promise<void>;
 }
@@ -144,6 +166,35 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
   }
 
   const store = createEmlStore(options.maildir ?? "mail", { fsync: options.fsync !== false });
+  // A crash leaves the temporary file of a message being written; no delivery runs yet, so every such file is a leftover.
+  const leftovers = await store.removeLeftovers().catch((error: unknown) => {
+    io.err(
+      `${new Date().toISOString()} mail store: cannot look for leftover temporary files: ${(error as Error).message}`,
+    );
+    return [];
+  });
+  if (leftovers.length > 0) {
+    const shown = leftovers.slice(0, 3).join(", ");
+    io.err(
+      `${new Date().toISOString()} mail store: removed ${leftovers.length} temporary file(s) an interrupted run left (not mail: a message is stored once linked to its .eml name): ${shown}${leftovers.length > 3 ? ", …" : ""}`,
+    );
+  }
+  let idempotency: SqliteIdempotencyStore;
+  try {
+    idempotency = openSqliteIdempotencyStore(
+      options.idempotencyDb ?? join(options.state ?? ".mailscope", "idempotency.sqlite"),
+      {
+        fsync: options.fsync !== false,
+        ...(options.afterIdempotencyPut !== undefined && { afterPut: options.afterIdempotencyPut }),
+      },
+    );
+  } catch (error) {
+    await outbound.stop();
+    if (error instanceof IdempotencyStoreOpenError) throw new ServeUsageError(error.message);
+    throw error;
+  }
+  const purged = await idempotency.purge(Date.now());
+  const idempotencyAtStart = { kept: idempotency.count(), purged };
   const trace = {
     emit: (event: TraceEvent): void => {
       if (options.trace === true) io.err(JSON.stringify(event));
@@ -162,6 +213,7 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
     clock: createSystemClock({ unref: true }),
     resolver,
     mailStore: store,
+    idempotencyStore: idempotency,
     trace,
     ...(outbound.outbound !== undefined && { outbound: outbound.outbound }),
   });
@@ -178,6 +230,8 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
       onConnectionError: (error) => io.err(`${new Date().toISOString()} connection: ${error.message}`),
     });
   } catch (error) {
+    await outbound.stop();
+    await idempotency.close();
     const code = (error as NodeJS.ErrnoException).code;
     throw new ServeUsageError(
       code === "EADDRINUSE"
@@ -189,20 +243,30 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
   }
   // What an earlier run left in the outbox goes out again (or, without a key, is counted).
   await outbound.resume();
+  const purging = setInterval(() => {
+    idempotency.purge(Date.now()).catch((error: unknown) => {
+      io.err(`${new Date().toISOString()} idempotency store: purge failed: ${(error as Error).message}`);
+    });
+  }, PURGE_EVERY_MS);
+  purging.unref();
   return {
     server,
     tls,
     store,
+    idempotency,
+    idempotencyAtStart,
     config,
     fsync: options.fsync !== false,
     outbound,
     close: async () => {
+      clearInterval(purging);
       await server.close();
       const left = await outbound.stop();
       if (left > 0)
         io.err(
           `${new Date().toISOString()} outbound: ${left} DSN(s) without a final outcome stay in ${outbound.outbox.dir}/ for the next start`,
         );
+      await idempotency.close();
     },
   };
 }
@@ -215,6 +279,7 @@ export function describeServe(running: RunningServe): string[] {
     `mailscope serve: ${origin} for ${config.domains.join(", ")} (TLS 1.3 only)`,
     `  certificate: ${tls.certFile} (${tls.source === "generated" ? "generated now" : tls.source === "state" ? "kept from an earlier run" : "given"}; ${tls.altNames.join(", ")})`,
     `  mail store:  ${store.root}/<mailbox>/<time>-<delivery>.eml${running.fsync ? "" : " (no fsync: a crash may lose accepted mail)"}`,
+    `  idempotency: ${running.idempotency.file} (${running.idempotencyAtStart.kept} key(s) kept from earlier runs, ${running.idempotencyAtStart.purged} expired purged; retained ${config.idempotencyRetentionS} s)${running.fsync ? "" : " (no fsync)"}`,
     ...running.outbound.describe(),
     `  try:         curl --cacert ${tls.certFile} ${origin}/v1/capabilities`,
     "  Ctrl-C stops: no new connections, requests in flight finish first.",
@@ -245,13 +310,17 @@ export function serveCommand(): Command {
     .option("--maildir <dir>", "where mail is stored: <dir>/<mailbox>/<time>-<delivery>.eml", "mail")
     .option(
       "--state <dir>",
-      "where a generated certificate (<dir>/tls/) and the outbox of DSNs (<dir>/outbox/) are kept",
+      "where a generated certificate (<dir>/tls/), the outbox of DSNs (<dir>/outbox/) and the idempotency keys (<dir>/idempotency.sqlite) are kept",
       ".mailscope",
     )
     .option(
       "--hostname <name>",
       "another name for the generated certificate (e.g. the SVCB target); repeatable",
       collect,
+    )
+    .option(
+      "--idempotency-db <file>",
+      "the SQLite file where Idempotency-Keys and their answers are kept across restarts (default: <state>/idempotency.sqlite)",
     )
     .option("--nameserver <ip[:port]>", "DNS server for key records (default: the first of /etc/resolv.conf)")
     .option(
@@ -286,7 +355,7 @@ export function serveCommand(): Command {
         }
         throw error;
       }
-      for (const line of describeServe(running)) io.out(line);
+      // The handlers first: whoever waits for the banner to send a signal must find them in place.
       const hook = onShutdownSignals(running.close, running.server.forceClose, {
         onSignal: (signal, count) =>
           io.err(
@@ -295,6 +364,7 @@ export function serveCommand(): Command {
               : `${signal}: cutting every connection`,
           ),
       });
+      for (const line of describeServe(running)) io.out(line);
       await hook.done;
       io.err("stopped.");
     });

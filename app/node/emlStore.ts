@@ -76,7 +76,19 @@ export interface EmlStore extends MailStore {
   mailboxDir(mailbox: string): string;
   /** The .eml files of a mailbox, oldest first, as full paths. */
   list(mailbox: string): Promise<string[]>;
+  /**
+   * Removes the temporary files an interrupted run left (a crash while a
+   * message was written or spooled): this store's hidden `.<16 hex>.tmp`
+   * files in the mailbox folders and in `.spool/`. They are never mail: a
+   * message is published by linking its finished file to its `.eml` name.
+   * Call it before any delivery starts (at `serve` start): a delivery under
+   * way has such a file too. Returns the paths removed.
+   */
+  removeLeftovers(): Promise<string[]>;
 }
+
+/** The name of this store's temporary files (`deliver`'s and the spool's): a dot, 16 hex digits, `.tmp`. */
+const TEMPORARY_FILE = /^\.[0-9a-f]{16}\.tmp$/;
 
 /**
  * Messages up to this size are written with one synchronous call on the
@@ -588,7 +600,38 @@ export function createEmlStore(root: string, options: EmlStoreOptions = {}): Eml
     throw new Error(`no free file name for ${stem}.eml in ${dir}`);
   }
 
-  return { root, deliver, usage, mailboxDir, list, spool };
+  async function removeLeftovers(): Promise<string[]> {
+    let folders: string[];
+    try {
+      folders = (await readdir(root, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw error;
+    }
+    const removed: string[] = [];
+    for (const folder of folders) {
+      const dir = join(root, folder);
+      let names: string[];
+      try {
+        names = await readdir(dir);
+      } catch {
+        continue;
+      }
+      for (const name of names) {
+        if (!TEMPORARY_FILE.test(name)) continue;
+        const path = join(dir, name);
+        try {
+          changeFolder(dir, () => unlinkSync(path));
+          removed.push(path);
+        } catch {
+          // Gone meanwhile, or not ours to remove: left alone.
+        }
+      }
+    }
+    return removed;
+  }
+
+  return { root, deliver, usage, mailboxDir, list, spool, removeLeftovers };
 }
 
 function noop(): void {}

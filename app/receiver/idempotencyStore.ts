@@ -3,8 +3,11 @@
  * per (signing domain, key), the digest of the body that came with it (G11)
  * and the response it got, byte for byte, until the record expires.
  *
- * The interface is small on purpose, so that a persistent store (a file, a
- * database) can replace the in-memory one. Coordination of two identical
+ * The interface is small on purpose, so that a persistent store can replace
+ * the in-memory one: the simulator keeps the in-memory store below (its
+ * traces do not depend on a disk), `mailscope serve` a SQLite file
+ * (app/node/sqliteIdempotencyStore.ts, decision note 0013) that outlives a
+ * restart or a crash. Coordination of two identical
  * requests in flight at the same time is not the store's job: the handler
  * does it within its process (see `receiver.ts`).
  */
@@ -36,7 +39,12 @@ export interface IdempotencyStore {
    * another's (AUTH-6).
    */
   get(signingDomain: string, key: string, nowMs: number): Promise<IdempotencyRecord | undefined>;
-  /** Stores (or replaces) the record; may drop records that expired by `record.storedAtMs`. */
+  /**
+   * Stores (or replaces) the record; may drop records that expired by
+   * `record.storedAtMs`. Resolves once the record is kept as durably as the
+   * store keeps anything (a durable store: on disk, flushed); the receiver
+   * answers only after it settles.
+   */
   put(signingDomain: string, key: string, record: IdempotencyRecord): Promise<void>;
 }
 

@@ -9,7 +9,8 @@
  *
  * It answers on the IPC channel: `mark` (collect garbage, then sample its own
  * memory every few milliseconds from here), `peak` (the peak RSS and
- * ArrayBuffer memory since the mark; sampling stops), `stop`.
+ * ArrayBuffer memory since the mark; sampling stops), `rss` (its RSS and
+ * heap now, then the heap after a full collection), `stop`.
  */
 import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -28,7 +29,8 @@ interface ChildOptions {
   readonly store?: string;
 }
 
-type Inbound = { readonly type: "mark" } | { readonly type: "peak" } | { readonly type: "stop" };
+type Inbound =
+  { readonly type: "mark" } | { readonly type: "peak" } | { readonly type: "rss" } | { readonly type: "stop" };
 
 const [mode, optionsJson] = process.argv.slice(2);
 const options = JSON.parse(optionsJson ?? "{}") as ChildOptions;
@@ -178,6 +180,20 @@ process.on("message", (message: Inbound) => {
     peakAb = Math.max(peakAb, process.memoryUsage().arrayBuffers);
     stopSampling();
     send({ type: "peak", baselineRss, peakRss, baselineAb, peakAb });
+  } else if (message.type === "rss") {
+    const { rss, heapUsed } = process.memoryUsage();
+    // The heap again after a full collection: what is really kept (the RSS above is taken before it).
+    (globalThis as { gc?: () => void }).gc?.();
+    const after = process.memoryUsage();
+    send({
+      type: "rss",
+      rss,
+      heapUsed,
+      heapKept: after.heapUsed,
+      heapTotal: after.heapTotal,
+      external: after.external,
+      arrayBuffers: after.arrayBuffers,
+    });
   } else if (message.type === "stop") {
     stopSampling();
     void close().then(() => process.exit(0));

@@ -1,0 +1,290 @@
+import { fork } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import type { IncomingHttpHeaders } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { openSqliteIdempotencyStore } from "../node/sqliteIdempotencyStore.ts";
+import { createTestSender, signedDelivery, textMessage, type TestSender } from "../receiver/testing.ts";
+import {
+  describeServe,
+  serveCommand,
+  startServe,
+  ServeUsageError,
+  type RunningServe,
+  type ServeOptions,
+} from "./serve.ts";
+
+let dir: string;
+let config: string;
+let sender: TestSender;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "mailscope-serve-restart-"));
+  sender = await createTestSender("a.example");
+  config = join(dir, "receiver.yaml");
+  await writeFile(
+    config,
+    [
+      "domains: [b.example]",
+      "capabilities:",
+      "  max_message_size: 26214400",
+      "problem_base: https://b.example/problems",
+      "mailboxes:",
+      "  - address: bob@b.example",
+      "  - address: carol@b.example",
+      "keyRecords:",
+      `  ${sender.keyid}: "${sender.keyRecord}"`,
+      "",
+    ].join("\n"),
+  );
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+interface Answer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+/** One signed delivery to `port`, signed now (a retry re-signs: POST-24); the same key and message give the same body. */
+async function deliver(
+  port: number,
+  cert: string,
+  options: { key: string; to?: string[]; text?: string },
+): Promise<Answer> {
+  const to = options.to ?? ["bob@b.example"];
+  const request = await signedDelivery({
+    from: "alice@a.example",
+    to,
+    message: textMessage({
+      from: "alice@a.example",
+      to,
+      body: options.text ?? "Kept across restarts.",
+      messageId: "m1",
+    }),
+    key: sender.privateKey,
+    keyid: sender.keyid,
+    createdS: Math.floor(Date.now() / 1000),
+    idempotencyKey: options.key,
+    url: `https://localhost:${port}/v1/messages`,
+  });
+  const headers: Record<string, string> = {};
+  request.headers.forEach((v, n) => {
+    headers[n] = v;
+  });
+  const body = Buffer.from(await request.arrayBuffer());
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        servername: "localhost",
+        method: "POST",
+        path: "/v1/messages",
+        headers: { ...headers, host: `localhost:${port}`, "content-length": String(body.byteLength) },
+        ca: cert,
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** A serve in this process on `case`'s own state and mail folders, with every trace event kept. */
+async function serveIn(
+  name: string,
+  extra: Partial<ServeOptions> = {},
+): Promise<{ running: RunningServe; events: string[] }> {
+  const events: string[] = [];
+  const running = await startServe(
+    {
+      config,
+      port: "0",
+      host: "127.0.0.1",
+      maildir: join(dir, name, "mail"),
+      state: join(dir, name, "state"),
+      dns: false,
+      trace: true,
+      ...extra,
+    },
+    { out: () => {}, err: (line) => events.push(line) },
+  );
+  return { running, events };
+}
+
+const named = (events: readonly string[], name: string): number =>
+  events.filter((line) => line.startsWith("{") && (JSON.parse(line) as { name?: string }).name === name).length;
+
+describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-26)", () => {
+  it("POST-12, POST-25: after a restart the same key and content is replayed byte for byte; other content is 409; stored once", async () => {
+    const first = await serveIn("restart");
+    const cert = first.running.tls.cert;
+    const original = await deliver(first.running.server.port, cert, { key: "restart-1" });
+    expect(original.status).toBe(200);
+    await first.running.close();
+
+    const second = await serveIn("restart");
+    try {
+      expect(second.running.idempotencyAtStart).toEqual({ kept: 1, purged: 0 });
+      expect(describeServe(second.running).join("\n")).toContain(
+        `idempotency: ${join(dir, "restart", "state", "idempotency.sqlite")} (1 key(s) kept from earlier runs`,
+      );
+      const port = second.running.server.port;
+      const retry = await deliver(port, cert, { key: "restart-1" });
+      expect([retry.status, retry.headers["content-type"], retry.body]).toEqual([
+        original.status,
+        original.headers["content-type"],
+        original.body,
+      ]);
+      expect(named(second.events, "idempotency.replay")).toBe(1);
+      const other = await deliver(port, cert, { key: "restart-1", text: "Other content." });
+      expect(other.status).toBe(409);
+      expect(JSON.parse(other.body.toString())).toMatchObject({
+        type: "https://b.example/problems/idempotency_conflict",
+      });
+      expect(await second.running.store.list("bob@b.example")).toHaveLength(1);
+    } finally {
+      await second.running.close();
+    }
+  });
+
+  it("POST-12, SVC-8: killed (SIGKILL) after the key is stored and before the answer, the retry after the restart is replayed, not stored twice", async () => {
+    const state = join(dir, "crash", "state");
+    const maildir = join(dir, "crash", "mail");
+    const child = fork(
+      fileURLToPath(new URL("./fixtures/serveChild.ts", import.meta.url)),
+      [
+        JSON.stringify({
+          config,
+          port: "0",
+          host: "127.0.0.1",
+          maildir,
+          state,
+          dns: false,
+          crashAfterIdempotencyPut: true,
+        }),
+      ],
+      { stdio: ["ignore", "ignore", "pipe", "ipc"] },
+    );
+    // Whatever fails below, the child does not outlive the test.
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    });
+    let stderr = "";
+    child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.once("exit", (_code, signal) => resolve(signal)),
+    );
+    const ready = await new Promise<{ port: number; certFile: string }>((resolve, reject) => {
+      child.once("message", (m) => resolve(m as { port: number; certFile: string }));
+      child.once("exit", (code) => reject(new Error(`serveChild exited (${code}) before it was ready: ${stderr}`)));
+    });
+    const cert = await readFile(ready.certFile, "utf8");
+
+    // The first try gets no answer: the server dies between storing and answering.
+    const lost = await deliver(ready.port, cert, { key: "crash-1", to: ["bob@b.example", "carol@b.example"] }).then(
+      (answer) => `answered ${answer.status}`,
+      (error: NodeJS.ErrnoException) => error.code ?? error.message,
+    );
+    expect(lost).toMatch(/ECONNRESET|socket hang up/);
+    expect(await exited).toBe("SIGKILL");
+    expect(stderr).toContain("idempotency record stored; SIGKILL before the answer");
+
+    const restarted = await serveIn("crash");
+    try {
+      expect(restarted.running.idempotencyAtStart.kept).toBe(1);
+      const retry = await deliver(restarted.running.server.port, cert, {
+        key: "crash-1",
+        to: ["bob@b.example", "carol@b.example"],
+      });
+      expect(retry.status).toBe(200);
+      expect(JSON.parse(retry.body.toString())).toEqual({
+        results: [
+          { recipient: "bob@b.example", status: "accepted" },
+          { recipient: "carol@b.example", status: "accepted" },
+        ],
+      });
+      expect(named(restarted.events, "idempotency.replay")).toBe(1);
+      expect(named(restarted.events, "mailbox.delivered")).toBe(0);
+      // Stored once, before the crash: one file per recipient.
+      expect(await restarted.running.store.list("bob@b.example")).toHaveLength(1);
+      expect(await restarted.running.store.list("carol@b.example")).toHaveLength(1);
+    } finally {
+      await restarted.running.close();
+    }
+  });
+
+  it("a second serve on the same state is refused at start: the idempotency store is in use", async () => {
+    const first = await serveIn("twice");
+    try {
+      const error = await serveIn("twice").catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ServeUsageError);
+      expect((error as Error).message).toMatch(/idempotency store .*idempotency\.sqlite: in use by another process/);
+    } finally {
+      await first.running.close();
+    }
+  });
+
+  it("--idempotency-db chooses the file; the command declares it", async () => {
+    const file = join(dir, "elsewhere", "keys.sqlite");
+    const { running } = await serveIn("option", { idempotencyDb: file });
+    try {
+      expect(running.idempotency.file).toBe(file);
+    } finally {
+      await running.close();
+    }
+    expect(serveCommand().options.map((o) => o.long)).toContain("--idempotency-db");
+  });
+
+  it("the temporary files an interrupted run left in the mail store are removed at start, with a log line; nothing else is", async () => {
+    const mail = join(dir, "leftovers", "mail");
+    const box = join(mail, "bob@b.example");
+    await mkdir(join(mail, ".spool"), { recursive: true });
+    await mkdir(box, { recursive: true });
+    const left = [join(box, ".0123456789abcdef.tmp"), join(mail, ".spool", ".fedcba9876543210.tmp")];
+    const kept = [join(box, "20260101T000000.000Z-a.eml"), join(box, "notes.tmp"), join(box, ".0123.tmp")];
+    for (const file of [...left, ...kept]) await writeFile(file, "x");
+    const { running, events } = await serveIn("leftovers");
+    try {
+      for (const file of left) expect(existsSync(file)).toBe(false);
+      for (const file of kept) expect(existsSync(file)).toBe(true);
+      const line = events.find((l) => l.includes("mail store: removed"));
+      expect(line).toMatch(/mail store: removed 2 temporary file\(s\) an interrupted run left \(not mail/);
+      expect(line).toContain(".0123456789abcdef.tmp");
+    } finally {
+      await running.close();
+    }
+  });
+
+  it("LIM-6: keys expired by the start are purged then, and the banner counts both", async () => {
+    const file = join(dir, "purge", "state", "idempotency.sqlite");
+    const store = openSqliteIdempotencyStore(file);
+    const response = { status: 200, headers: [] as [string, string][], body: new Uint8Array() };
+    const now = Date.now();
+    await store.put("a.example", "old", { contentDigest: "d", response, storedAtMs: 0, expiresAtMs: now - 1 });
+    await store.put("a.example", "live", { contentDigest: "d", response, storedAtMs: now, expiresAtMs: now + 60_000 });
+    await store.close();
+    const { running } = await serveIn("purge");
+    try {
+      expect(running.idempotencyAtStart).toEqual({ kept: 1, purged: 1 });
+      expect(describeServe(running).join("\n")).toContain("(1 key(s) kept from earlier runs, 1 expired purged;");
+    } finally {
+      await running.close();
+    }
+  });
+});
