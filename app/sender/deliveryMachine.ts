@@ -356,6 +356,8 @@ export function summarizeDiscovery(
           detail: outcome.detail,
           ...(outcome.status !== undefined && { status: outcome.status }),
         },
+        // G47 `lower-bound`: the capabilities answer's Retry-After counts like a POST's (RETRY-7).
+        ...(outcome.lowerBoundMs !== undefined && { lowerBoundMs: outcome.lowerBoundMs }),
         rule: outcome.reading.rule,
         gaps: outcome.reading.gaps,
       };

@@ -18,7 +18,7 @@
  */
 import type { Document } from "yaml";
 import * as z from "zod";
-import { gapById } from "../protocol/gaps.ts";
+import { gapById, gaps } from "../protocol/gaps.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
 import { DEFAULT_TOLERANCE_S } from "../protocol/profile.ts";
 import { parseSvcbPresentation } from "../protocol/svcb.ts";
@@ -141,6 +141,10 @@ export interface ScenarioReadings {
   readonly G18: "accept" | "fail";
   readonly G19: "401" | "403";
   readonly G26: "permanent" | "retry";
+  /** G46: a 4xx answer to the capabilities request: fallback-eligible, or the endpoint is alive and never falls back. */
+  readonly G46: "fallback-eligible" | "alive";
+  /** G47: a Retry-After on a failed capabilities answer: ignored, or a lower bound. */
+  readonly G47: "ignored" | "lower-bound";
 }
 
 /** The default reading of every switchable gap, as docs/gaps.md gives it. */
@@ -154,10 +158,12 @@ export const defaultScenarioReadings: ScenarioReadings = {
   G18: "accept",
   G19: "401",
   G26: "permanent",
+  G46: "fallback-eligible",
+  G47: "ignored",
 };
 
 /** The IDs of the gaps a scenario or `--set` can switch, in order. */
-export const SWITCHABLE_GAPS = ["G3", "G7", "G8", "G12", "G13", "G16", "G18", "G19", "G26"] as const;
+export const SWITCHABLE_GAPS = ["G3", "G7", "G8", "G12", "G13", "G16", "G18", "G19", "G26", "G46", "G47"] as const;
 type SwitchableGap = (typeof SWITCHABLE_GAPS)[number];
 
 const ENUM_READINGS: Readonly<Record<string, readonly string[]>> = {
@@ -168,6 +174,8 @@ const ENUM_READINGS: Readonly<Record<string, readonly string[]>> = {
   G18: ["accept", "fail"],
   G19: ["401", "403"],
   G26: ["permanent", "retry"],
+  G46: ["fallback-eligible", "alive"],
+  G47: ["ignored", "lower-bound"],
 };
 
 /** The outcome of reading one setting. */
@@ -183,7 +191,8 @@ export type ReadingResult =
  */
 export function applyReading(base: ScenarioReadings, id: string, raw: string | number): ReadingResult {
   const gap = gapById(id);
-  if (gap === undefined) return { ok: false, message: `there is no gap ${id} (docs/gaps.md lists G1 to G32)` };
+  if (gap === undefined)
+    return { ok: false, message: `there is no gap ${id} (docs/gaps.md lists G1 to ${gaps.at(-1)?.id ?? "G1"})` };
   if (!gap.switchable || !(SWITCHABLE_GAPS as readonly string[]).includes(id)) {
     return {
       ok: false,
@@ -277,6 +286,8 @@ export function readingsNotation(readings: ScenarioReadings): Record<string, str
     G18: readings.G18,
     G19: readings.G19,
     G26: readings.G26,
+    G46: readings.G46,
+    G47: readings.G47,
   };
 }
 

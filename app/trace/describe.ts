@@ -75,6 +75,23 @@ export function capabilitiesFailure(d: Readonly<Record<string, unknown>>): strin
 }
 
 /**
+ * Which reading decided a failed capabilities answer, from a
+ * capabilities.invalid event: ` (G46 alive: …; G47 ignored: …)`; empty when
+ * no reading was involved.
+ */
+export function capabilitiesReadingNotes(d: Readonly<Record<string, unknown>>): string {
+  const notes: string[] = [];
+  if (d["G46"] === "alive")
+    notes.push("G46 alive: a 4xx shows the endpoint alive, so it is retried and never falls back to SMTP");
+  else if (d["G46"] === "fallback-eligible")
+    notes.push("G46 fallback-eligible: an unfetchable document, so SMTP after the fallback window");
+  if (d["G47"] === "ignored") notes.push(`G47 ignored: its Retry-After ${String(d["retryAfterS"])}s is ignored`);
+  else if (d["G47"] === "lower-bound")
+    notes.push(`G47 lower-bound: no retry before its Retry-After ${String(d["retryAfterS"])}s`);
+  return notes.length > 0 ? ` (${notes.join("; ")})` : "";
+}
+
+/**
  * How an attempt that got no per-recipient results ended, from an
  * attempt.ended event: `503 temporary_failure`, `no answer (tls)`, or
  * `not sent: message_too_large`.
@@ -176,7 +193,7 @@ function words(name: string, d: Readonly<Record<string, unknown>>, how: Describe
     case "capabilities.cached":
       return `capabilities of ${String(d["origin"])} from the cache (${String(d["ageS"])}s old)`;
     case "capabilities.invalid":
-      return `capabilities of ${String(d["origin"])} unusable: ${capabilitiesFailure(d)}${rule}`;
+      return `capabilities of ${String(d["origin"])} unusable: ${capabilitiesFailure(d)}${capabilitiesReadingNotes(d)}${rule}`;
     case "pin.set":
       return `discovery pin for ${String(d["domain"])} until ${time(d["expiresAtMs"])}`;
     case "pin.removed":
