@@ -22,7 +22,7 @@ import { readFile } from "node:fs/promises";
 import type { DnsAnswer, Fetch, Resolver, SmtpHandOff, SmtpRelay, SvcbRecord } from "../ports.ts";
 import { importSigningKeyJwk, signingDomainOfKeyid } from "../protocol/profile.ts";
 import type { DnsResolverEvent } from "../node/dnsResolver.ts";
-import { createTlsFetch, parseHostPort } from "../node/tlsFetch.ts";
+import { createTlsFetch, parseHostPort, withContentLength } from "../node/tlsFetch.ts";
 
 /** Bad input: one line naming the option or file, exit code 2. */
 export class UsageError extends Error {
@@ -192,7 +192,11 @@ export function createSenderNetwork(options: SenderNetworkOptions): SenderNetwor
   const stop = new AbortController();
   return {
     resolver: localResolver(options.resolve, options.fallback),
-    fetch: (request) => tlsFetch(new Request(request, { signal: AbortSignal.any([request.signal, stop.signal]) })),
+    // The sender's bodies are in memory: each POST goes out with its Content-Length, not chunked.
+    fetch: async (request) =>
+      tlsFetch(
+        await withContentLength(new Request(request, { signal: AbortSignal.any([request.signal, stop.signal]) })),
+      ),
     abort: () => stop.abort(new Error("the sender stopped")),
   };
 }

@@ -11,7 +11,9 @@
  *   address while SNI, the certificate check and `Host` keep the URL's name.
  * - Bodies stream both ways: the request body is written as it is read, with
  *   backpressure; the response resolves as soon as the head arrives and its
- *   body is a stream fed from the socket.
+ *   body is a stream fed from the socket. A request body goes out with the
+ *   request's Content-Length when it has one, else chunked:
+ *   {@link withContentLength} gives a body in hand its length first.
  * - Redirects are not followed (G30). Every failure without an HTTP answer is
  *   a {@link TransportError}; a failure while the body streams errors the
  *   body's stream with one.
@@ -109,6 +111,28 @@ export function transportErrorOf(error: unknown, phase: ConnectionPhase = "estab
     return make("tls", "the server broke off the TLS handshake");
   }
   return make("connection-reset", phase === "connecting" ? "the connection failed" : "the connection broke off");
+}
+
+/**
+ * The request with a Content-Length, when it has a body and none: the body is
+ * read first, so {@link createTlsFetch} sends it whole rather than with
+ * `Transfer-Encoding: chunked` (a front end that insists on a length answers
+ * 411, which the sender would take for a permanent 4xx). For bodies the caller
+ * holds in memory anyway, as the sender's are; a request that has a length,
+ * or no body, is returned as it is.
+ */
+export async function withContentLength(request: Request): Promise<Request> {
+  if (request.body === null || request.headers.has("content-length")) return request;
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  const headers = new Headers(request.headers);
+  headers.set("content-length", String(bytes.length));
+  return new Request(request.url, {
+    method: request.method,
+    headers,
+    body: bytes,
+    signal: request.signal,
+    redirect: request.redirect,
+  });
 }
 
 /** The HTTP statuses a Response must not have a body with. */
