@@ -198,6 +198,47 @@ describe("TLS 1.3 fetch (SVC-6, AUTH-8)", () => {
     expect(seen).toEqual(["546"]);
   });
 
+  it("send --nameserver: an endpoint's address from the same resolver as SVCB, the SVCB hints when it has none", async () => {
+    const port = await httpsServer((_req, res) => res.end("ok"));
+    const asked: string[] = [];
+    const fromDns = {
+      addresses: (name: string, family: 4 | 6) => {
+        asked.push(`${name} ${family}`);
+        return Promise.resolve(
+          name === "b.example" && family === 4
+            ? { kind: "answer" as const, records: ["127.0.0.1"], ttlS: 60 }
+            : { kind: "nodata" as const },
+        );
+      },
+    };
+    const svcb = {
+      svcb: () =>
+        Promise.resolve({
+          kind: "answer" as const,
+          records: [{ priority: 1, target: "hinted.b.example.", port, ipv4hint: ["127.0.0.1"] }],
+          ttlS: 60,
+        }),
+      txt: () => Promise.resolve({ kind: "nxdomain" as const }),
+    };
+    const network = createSenderNetwork({
+      resolve: [],
+      ca: Buffer.from(identity.cert),
+      fallback: svcb,
+      addresses: fromDns,
+    });
+    // A record through the resolver: no --resolve, no system DNS.
+    expect((await network.fetch(new Request(`https://b.example:${port}/v1/capabilities`))).status).toBe(200);
+    expect(asked).toEqual(["b.example 4", "b.example 6"]);
+    // No A/AAAA for the target: the ipv4hint of the SVCB record it was found by. (The certificate names b.example only.)
+    await network.resolver.svcb("_svc.b.example");
+    const hinted = await network.fetch(new Request(`https://hinted.b.example:${port}/`)).catch((e: unknown) => e);
+    expect(hinted).toBeInstanceOf(TransportError);
+    expect((hinted as TransportError).kind).toBe("tls");
+    // Neither: no address at all is a dns failure.
+    const none = await network.fetch(new Request(`https://none.b.example:${port}/`)).catch((e: unknown) => e);
+    expect((none as TransportError).kind).toBe("dns");
+  });
+
   it("answers 204 with an empty body", async () => {
     const port = await httpsServer((_req, res) => {
       res.writeHead(204);

@@ -20,7 +20,7 @@
  */
 import { request as httpsRequest } from "node:https";
 import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from "node:http";
-import { isIP, type Socket } from "node:net";
+import { isIP, type LookupFunction, type Socket } from "node:net";
 import { Readable, pipeline } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import { TransportError } from "../ports.ts";
@@ -46,6 +46,12 @@ export interface TlsFetchOptions {
   readonly resolve?: ReadonlyMap<string, string>;
   /** How long a socket may stay idle (connecting, handshaking, waiting, streaming). Default 30 s. */
   readonly timeoutMs?: number;
+  /**
+   * The addresses of a host name, instead of the system's resolver (`send
+   * --nameserver`): none found is a `dns` failure. Not asked for a `resolve`
+   * target or an address in the URL.
+   */
+  readonly lookup?: (hostname: string) => Promise<readonly { readonly address: string; readonly family: 4 | 6 }[]>;
 }
 
 /** `host:port`, `[v6]:port` → the parts; undefined when it is not of that form. */
@@ -135,6 +141,29 @@ export async function withContentLength(request: Request): Promise<Request> {
   });
 }
 
+/** A dns.lookup-shaped function over `find`, for net.connect: all addresses or the first, as asked. */
+function lookupWith(find: NonNullable<TlsFetchOptions["lookup"]>): LookupFunction {
+  return (hostname, options, callback) => {
+    find(hostname).then(
+      (found) => {
+        const wanted =
+          options.family === 4 || options.family === 6 ? found.filter((a) => a.family === options.family) : found;
+        const first = wanted[0];
+        if (first === undefined) {
+          const error = Object.assign(new Error(`no address for ${hostname}`), { code: "ENOTFOUND", hostname });
+          callback(error, "", 0);
+        } else if (options.all === true)
+          callback(
+            null,
+            wanted.map((a) => ({ address: a.address, family: a.family })),
+          );
+        else callback(null, first.address, first.family);
+      },
+      (error: unknown) => callback(Object.assign(new Error(String(error)), { code: "EAI_FAIL" }), "", 0),
+    );
+  };
+}
+
 /** The HTTP statuses a Response must not have a body with. */
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 
@@ -206,6 +235,7 @@ export function createTlsFetch(options: TlsFetchOptions = {}): Fetch {
         ...(ca === undefined ? {} : { ca }),
         minVersion: "TLSv1.3",
         agent: false,
+        ...(options.lookup !== undefined && { lookup: lookupWith(options.lookup) }),
         timeout: timeoutMs,
       });
       req.on("socket", (socket: Socket) => {
