@@ -20,6 +20,7 @@
  * need no new version.
  */
 import * as z from "zod";
+import { eventDataJsonSchema } from "./eventData.ts";
 
 /** The `format` member of every trace. */
 export const TRACE_FORMAT = "mailscope-trace";
@@ -62,11 +63,9 @@ export const checkResultSchema = z
 export const traceSchema = z
   .object({
     format: z.literal(TRACE_FORMAT),
-    version: z
-      .literal(TRACE_VERSIONS_READ)
-      .meta({
-        description: `The trace format's version: ${TRACE_VERSION} as written now, 1 as read from older files.`,
-      }),
+    version: z.literal(TRACE_VERSIONS_READ).meta({
+      description: `The trace format's version: ${TRACE_VERSION} as written now, 1 as read from older files.`,
+    }),
     mailscope: z.string().min(1).meta({ description: "The Mailscope version that wrote the trace." }),
     scenario: z
       .object({
@@ -106,5 +105,9 @@ export type Trace = z.output<typeof traceSchema>;
 /** The JSON Schema (draft 2020-12) of a trace, as written to schemas/trace.schema.json. */
 export function traceJsonSchema(): Record<string, unknown> {
   // Input mode: objects stay open (no additionalProperties: false), as the reader treats them.
-  return z.toJSONSchema(traceSchema, { target: "draft-2020-12", io: "input", unrepresentable: "any" });
+  const schema = z.toJSONSchema(traceSchema, { target: "draft-2020-12", io: "input", unrepresentable: "any" });
+  // Each event name's `data` as docs/trace-format.md gives it (the reader itself stays lenient).
+  const events = (schema as { properties?: { events?: { items?: Record<string, unknown> } } }).properties?.events;
+  if (events?.items !== undefined) events.items = { ...events.items, allOf: eventDataJsonSchema() };
+  return schema;
 }
