@@ -33,7 +33,20 @@ describe("mailscope run", () => {
   it("collapses alike attempts: five days of retries read in a few lines", async () => {
     const { io, out } = capture();
     expect(await runCommandAction("scenarios/rate-limited-then-down.yaml", {}, io)).toBe(0);
-    expect(out.some((l) => /… the same \d+ more times, the last ending at \+119:/.test(l))).toBe(true);
+    // The folded retries keep their schedule: when each started, in days past the first 24 hours.
+    expect(
+      out.some((l) =>
+        /… the same \d+ more times, at \+2:03:52, \+2:52:05, \+3:47:01 … \+4d 21:44:43, \+4d 22:35:32; the last ending at \+4d 22:35:32\.287$/.test(
+          l,
+        ),
+      ),
+    ).toBe(true);
+    expect(out).toContain(
+      "+4d 23:40:45.301  a.example  no retry 127: it would come in 51m35s, after the give-up in 19m15s [STATE-7]",
+    );
+    expect(out).toContain(
+      "     +5d 0:00:00  a.example  gave up on bob@b.example after 127 attempts: bounced [STATE-7]",
+    );
     expect(out.length).toBeLessThan(60);
     const full = capture();
     expect(await runCommandAction("scenarios/rate-limited-then-down.yaml", { full: true }, full.io)).toBe(0);
@@ -77,6 +90,19 @@ describe("mailscope run", () => {
     expect(summary).toMatchObject({ scenario: "happy-path", seed: 1, passed: true, complete: true });
     expect(summary["traceHash"]).toMatch(/^[0-9a-f]{64}$/);
     expect(summary["reproduce"]).toBe("mailscope run scenarios/happy-path.yaml --seed 1 --set G7=ignored");
+    const bounced = capture();
+    expect(await runCommandAction("scenarios/rate-limited-then-down.yaml", { json: true }, bounced.io)).toBe(0);
+    const outcomes = (JSON.parse(bounced.out.join("\n")) as { outcomes: Record<string, unknown>[] }).outcomes;
+    const bob = outcomes.find((o) => o["recipient"] === "bob@b.example");
+    expect(bob).toMatchObject({
+      outcome: "bounced",
+      at: "+5d 0:00:00",
+      problem: expect.stringMatching(/\/temporary_failure$/) as unknown,
+      attempts: 127,
+      posts: 6,
+      submittedAt: "+0:00:00",
+    });
+    expect((bob?.["attemptsAt"] as string[]).slice(0, 2)).toEqual(["+0:00:00", "+0:02:00"]);
   });
 
   it("a failed expectation: exit 1 and the reproduce command with the seed on stderr", async () => {
@@ -127,7 +153,9 @@ describe("mailscope run", () => {
   it("seeds and offsets", () => {
     expect(parseSeed("42")).toBe(42);
     expect(parseSeed("042x")).toBe("042x");
-    expect(offset(Date.UTC(2026, 0, 6, 1, 2, 3, 40), Date.UTC(2026, 0, 1))).toBe("+121:02:03.040");
+    expect(offset(Date.UTC(2026, 0, 6, 1, 2, 3, 40), Date.UTC(2026, 0, 1))).toBe("+5d 1:02:03.040");
+    expect(offset(Date.UTC(2027, 0, 1), Date.UTC(2026, 0, 1))).toBe("+365d 0:00:00");
+    expect(offset(Date.UTC(2026, 0, 1, 23, 59, 59), Date.UTC(2026, 0, 1))).toBe("+23:59:59");
     expect(offset(0, 60_000)).toBe("-0:01:00");
   });
 });

@@ -17,6 +17,7 @@ import { describeEvent } from "../trace/describe.ts";
 import { exportHar } from "../trace/exportHar.ts";
 import { exportJson, traceHash } from "../trace/exportJson.ts";
 import { exportMarkdown } from "../trace/exportMarkdown.ts";
+import { indexTrace } from "../sim/expectations.ts";
 import { runLoadedScenario, type ScenarioRun } from "../sim/runScenario.ts";
 import {
   defaultScenarioReadings,
@@ -125,10 +126,7 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
           wallMs: Math.round(wallMs),
           events: trace.events.length,
           traceHash: await traceHash(trace),
-          outcomes: run.outcomes.map((o) => ({
-            ...o,
-            ...(o.atMs !== undefined && { at: offset(o.atMs, run.world.startMs) }),
-          })),
+          outcomes: jsonOutcomes(run),
           invariants: run.invariants,
           expectations: run.expectations,
           ...(run.error !== undefined && { error: run.error }),
@@ -146,6 +144,37 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
   for (const w of written) io.out(`wrote ${w}`);
   if (!run.passed) io.err(`reproduce: ${run.reproduce}`);
   return run.passed ? RUN_EXIT.passed : RUN_EXIT.failed;
+}
+
+/**
+ * The outcomes for `--json`: each recipient's row with when it came (`at`),
+ * the problem that decided it, the attempts and POSTs of its delivery, and
+ * when the message was submitted and each attempt started, as offsets.
+ */
+export function jsonOutcomes(run: ScenarioRun): Record<string, unknown>[] {
+  const startMs = run.world.startMs;
+  const events = run.trace.events;
+  const facts = indexTrace(events);
+  const timeOf = new Map(events.map((e) => [e.seq, e.timeMs]));
+  const at = (seq: number | undefined): string | undefined => {
+    const t = seq === undefined ? undefined : timeOf.get(seq);
+    return t === undefined ? undefined : offset(t, startMs);
+  };
+  return run.outcomes.map((o) => {
+    const f = facts.facts(o.messageId, o.recipient);
+    const evidence = facts.evidence(o.messageId, o.recipient);
+    const submittedAt = at(evidence.submitted);
+    const attemptsAt = evidence.attempts.map(at).filter((x): x is string => x !== undefined);
+    return {
+      ...o,
+      ...(o.atMs !== undefined && { at: offset(o.atMs, startMs) }),
+      ...(f.outcome?.problem !== undefined && { problem: f.outcome.problem }),
+      attempts: f.attempts,
+      posts: f.posts,
+      ...(submittedAt !== undefined && { submittedAt }),
+      attemptsAt,
+    };
+  });
 }
 
 /** The printed report of a run: header, timeline, outcomes, checks, summary. */
@@ -189,13 +218,25 @@ export function report(run: ScenarioRun, file: string, wallMs: number, full: boo
 
 const DEFAULTS: Readonly<Record<string, string>> = readingsNotation(defaultScenarioReadings);
 
-/** `+h:mm:ss` (hours unbounded), with `.mmm` when there are milliseconds. */
+/** `+h:mm:ss`, from a day on `+Nd h:mm:ss` (`+365d 0:00:00`), with `.mmm` when there are milliseconds. */
 export function offset(timeMs: number, startMs: number): string {
   const total = Math.round(timeMs - startMs);
   const abs = Math.abs(total);
   const s = Math.floor(abs / 1000);
   const frac = abs % 1000;
-  return `${total < 0 ? "-" : "+"}${Math.floor(s / 3600)}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}${frac > 0 ? `.${String(frac).padStart(3, "0")}` : ""}`;
+  const days = Math.floor(s / 86_400);
+  return `${total < 0 ? "-" : "+"}${days > 0 ? `${days}d ` : ""}${Math.floor((s % 86_400) / 3600)}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}${frac > 0 ? `.${String(frac).padStart(3, "0")}` : ""}`;
+}
+
+/** An offset to the second, for lists: `+0:02:36`, `+5d 0:00:00`. */
+function briefOffset(at: string): string {
+  return at.replace(/\.\d{3}$/, "");
+}
+
+/** The start times of folded repeats: all when few, else the first three, `…` and the last two. */
+function foldedTimes(times: readonly string[]): string {
+  const brief = times.map(briefOffset);
+  return brief.length <= 6 ? brief.join(", ") : `${brief.slice(0, 3).join(", ")} … ${brief.slice(-2).join(", ")}`;
 }
 
 /**
@@ -205,18 +246,20 @@ export function offset(timeMs: number, startMs: number): string {
  */
 export function timeline(events: readonly RecordedEvent[], startMs: number, full: boolean): string[] {
   const width = Math.max(0, ...events.map((e) => (e.domain ?? "").length));
-  const lines: TimelineLine[] = [];
+  const described: { at: string; domain: string; text: string }[] = [];
   for (const event of events) {
     const text = describeEvent(event, { flavour: "timeline", full });
     if (text === undefined) continue;
-    const at = offset(event.timeMs, startMs);
-    lines.push({
-      text: `${at.padStart(14)}  ${(event.domain ?? "").padEnd(width)}  ${text}`,
-      shape: shapeOf(`${event.domain} ${text}`),
-      at,
-    });
+    described.push({ at: offset(event.timeMs, startMs), domain: event.domain ?? "", text });
   }
-  return full ? lines.map((l) => l.text) : collapse(lines);
+  // 14 columns hold +h:mm:ss.mmm; a run of days (+4d 23:40:45.301) widens the column for every line.
+  const column = Math.max(14, ...described.map((l) => l.at.length));
+  const lines: TimelineLine[] = described.map(({ at, domain, text }) => ({
+    text: `${at.padStart(column)}  ${domain.padEnd(width)}  ${text}`,
+    shape: shapeOf(`${domain} ${text}`),
+    at,
+  }));
+  return full ? lines.map((l) => l.text) : collapse(lines, column);
 }
 
 interface TimelineLine {
@@ -237,7 +280,7 @@ const MAX_PERIOD = 8;
 const MIN_REPEATS = 3;
 
 /** Finds blocks of 1…8 lines repeated at least three times in a row and prints the first once, then a count. */
-function collapse(lines: readonly TimelineLine[]): string[] {
+function collapse(lines: readonly TimelineLine[], column: number): string[] {
   const out: string[] = [];
   let i = 0;
   while (i < lines.length) {
@@ -261,8 +304,10 @@ function collapse(lines: readonly TimelineLine[]): string[] {
     }
     for (const line of lines.slice(i, i + best.period)) out.push(line.text);
     const last = lines[i + best.repeats * best.period - 1] as TimelineLine;
+    const period = best.period;
+    const starts = Array.from({ length: best.repeats - 1 }, (_, r) => (lines[i + (r + 1) * period] as TimelineLine).at);
     out.push(
-      `${"".padStart(14)}  … the same ${best.repeats - 1} more time${best.repeats - 1 === 1 ? "" : "s"}, the last ending at ${last.at}`,
+      `${"".padStart(column)}  … the same ${best.repeats - 1} more time${best.repeats - 1 === 1 ? "" : "s"}, at ${foldedTimes(starts)}; the last ending at ${last.at}`,
     );
     i += best.repeats * best.period;
   }

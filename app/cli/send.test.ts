@@ -195,10 +195,10 @@ describe("mailscope send, end to end over TLS 1.3 (SVC-5, SVC-6, POST-1, AUTH-1)
     const summary = await runSend(options(w), run.io, { resolver: noDns, interrupt: run.seen });
     expect(summary.exitCode).toBe(1);
     expect(summary.complete).toBe(false);
-    // The progress line says when on the wall clock, and that Retry-After decided it.
+    // The progress line says when on the wall clock, and that the recipient's retry_after decided it.
     expect(run.out).toContainEqual(
       expect.stringMatching(
-        /^\d\d:\d\d:\d\d retry 1 in \S+, at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(Retry-After\) \[RETRY-7\]$/,
+        /^\d\d:\d\d:\d\d retry 1 in \S+, at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(retry_after\) \[RETRY-7\]$/,
       ),
     );
     const [bob] = summary.recipients;

@@ -257,19 +257,21 @@ export async function runSend(options: SendOptions, io: CliIo, overrides: SendOv
   const clock = overrides.clock ?? systemClock;
   const stamp = (ms: number): string => isoSeconds(ms).slice(11, 19);
 
-  const fallback =
-    overrides.resolver ??
-    (options.dns === false
-      ? offlineResolver
-      : createDnsResolver({
+  const dns =
+    overrides.resolver === undefined && options.dns !== false
+      ? createDnsResolver({
           ...(options.nameserver !== undefined && { nameserver: options.nameserver }),
           onEvent: (event) => progress(`${stamp(clock.now())} ${describeDnsEvent(event)}`),
-        }));
+        })
+      : undefined;
+  const fallback = overrides.resolver ?? dns ?? offlineResolver;
   const { resolver, fetch } = createSenderNetwork({
     resolve: input.resolve,
     ...(input.ca !== undefined && { ca: input.ca }),
     timeoutMs: input.timeoutMs,
     fallback,
+    // --nameserver: the endpoint's A/AAAA through the same server as SVCB and TXT, the SVCB hints as fallback.
+    ...(options.nameserver !== undefined && dns !== undefined && { addresses: dns }),
   });
 
   const handOffs: SmtpHandOff[] = [];

@@ -21,8 +21,8 @@
 import { readFile } from "node:fs/promises";
 import type { DnsAnswer, Fetch, Resolver, SmtpHandOff, SmtpRelay, SvcbRecord } from "../ports.ts";
 import { importSigningKeyJwk, signingDomainOfKeyid } from "../protocol/profile.ts";
-import type { DnsResolverEvent } from "../node/dnsResolver.ts";
-import { createTlsFetch, parseHostPort } from "../node/tlsFetch.ts";
+import type { AddressResolver, DnsResolverEvent } from "../node/dnsResolver.ts";
+import { createTlsFetch, parseHostPort, withContentLength } from "../node/tlsFetch.ts";
 
 /** Bad input: one line naming the option or file, exit code 2. */
 export class UsageError extends Error {
@@ -173,6 +173,56 @@ export interface SenderNetworkOptions {
   readonly timeoutMs?: number;
   /** Answers what `resolve` does not: real DNS, or {@link offlineResolver} under `--no-dns`. */
   readonly fallback: Resolver;
+  /**
+   * Where an endpoint's address comes from (`send --nameserver`): its A and
+   * AAAA records through the same nameserver as SVCB and TXT, then the
+   * SVCB record's `ipv4hint` / `ipv6hint` when DNS has none. Without it the
+   * system's resolver is asked.
+   */
+  readonly addresses?: AddressResolver;
+}
+
+/** The `ipv4hint` / `ipv6hint` of the ServiceMode records a resolver answered, by target name. */
+type Hints = Map<string, { address: string; family: 4 | 6 }[]>;
+
+function canonicalHost(name: string): string {
+  return name.toLowerCase().replace(/\.$/, "");
+}
+
+/** `resolver`, noting the address hints of each ServiceMode record it answers (a target `.` is the name asked). */
+function notingHints(resolver: Resolver, hints: Hints): Resolver {
+  return {
+    async svcb(name) {
+      const answer = await resolver.svcb(name);
+      if (answer.kind === "answer") {
+        for (const r of answer.records) {
+          if (r.priority === 0) continue;
+          const found = [
+            ...(r.ipv4hint ?? []).map((address) => ({ address, family: 4 as const })),
+            ...(r.ipv6hint ?? []).map((address) => ({ address, family: 6 as const })),
+          ];
+          if (found.length > 0) hints.set(canonicalHost(r.target === "." || r.target === "" ? name : r.target), found);
+        }
+      }
+      return answer;
+    },
+    txt: (name) => resolver.txt(name),
+  };
+}
+
+/** A host's addresses: A and AAAA through `addresses`, else the SVCB hints noted for it. */
+export function addressLookup(
+  addresses: AddressResolver,
+  hints: ReadonlyMap<string, readonly { address: string; family: 4 | 6 }[]>,
+): (hostname: string) => Promise<{ address: string; family: 4 | 6 }[]> {
+  return async (hostname) => {
+    const [v4, v6] = await Promise.all([addresses.addresses(hostname, 4), addresses.addresses(hostname, 6)]);
+    const found = [
+      ...(v4.kind === "answer" ? v4.records.map((address) => ({ address, family: 4 as const })) : []),
+      ...(v6.kind === "answer" ? v6.records.map((address) => ({ address, family: 6 as const })) : []),
+    ];
+    return found.length > 0 ? found : [...(hints.get(canonicalHost(hostname)) ?? [])];
+  };
 }
 
 /** The sender's Resolver and Fetch ports for the real network. */
@@ -184,15 +234,22 @@ export interface SenderNetwork {
 }
 
 export function createSenderNetwork(options: SenderNetworkOptions): SenderNetwork {
+  const hints: Hints = new Map();
   const tlsFetch = createTlsFetch({
     ...(options.ca !== undefined && { ca: options.ca }),
     resolve: resolveMap(options.resolve),
     ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+    ...(options.addresses !== undefined && { lookup: addressLookup(options.addresses, hints) }),
   });
   const stop = new AbortController();
+  const resolver = localResolver(options.resolve, options.fallback);
   return {
-    resolver: localResolver(options.resolve, options.fallback),
-    fetch: (request) => tlsFetch(new Request(request, { signal: AbortSignal.any([request.signal, stop.signal]) })),
+    resolver: options.addresses === undefined ? resolver : notingHints(resolver, hints),
+    // The sender's bodies are in memory: each POST goes out with its Content-Length, not chunked.
+    fetch: async (request) =>
+      tlsFetch(
+        await withContentLength(new Request(request, { signal: AbortSignal.any([request.signal, stop.signal]) })),
+      ),
     abort: () => stop.abort(new Error("the sender stopped")),
   };
 }

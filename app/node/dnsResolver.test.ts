@@ -220,6 +220,25 @@ describe("TXT over real DNS (G4)", () => {
 });
 
 describe("DNS failures map to the answer kinds the sender reads (G6, G8)", () => {
+  it("A and AAAA through the same nameserver, for send --nameserver: the addresses, or nodata", async () => {
+    const dns = await startDns((q) =>
+      q.name === "mx.b.example" && q.type === "A"
+        ? { answers: [{ type: "A", name: q.name, ttl: 60, data: "192.0.2.7" }] }
+        : q.name === "mx.b.example" && q.type === "AAAA"
+          ? { answers: [{ type: "AAAA", name: q.name, ttl: 30, data: "2001:db8::7" }] }
+          : {},
+    );
+    const resolver = resolverFor(dns);
+    expect(await resolver.addresses("mx.b.example", 4)).toEqual({ kind: "answer", records: ["192.0.2.7"], ttlS: 60 });
+    expect(await resolver.addresses("mx.b.example", 6)).toEqual({ kind: "answer", records: ["2001:db8::7"], ttlS: 30 });
+    expect(await resolver.addresses("other.b.example", 4)).toEqual({ kind: "nodata" });
+    expect(dns.queries.map((q) => `${q.name} ${q.type}`)).toEqual([
+      "mx.b.example A",
+      "mx.b.example AAAA",
+      "other.b.example A",
+    ]);
+  });
+
   it("NXDOMAIN is nxdomain (G6)", async () => {
     const dns = await startDns(() => ({ flags: NXDOMAIN }));
     expect(await resolverFor(dns).svcb("_svc.none.example")).toEqual({ kind: "nxdomain" });

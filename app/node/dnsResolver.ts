@@ -1,7 +1,9 @@
 /**
  * The Resolver port over real DNS (ARCHITECTURE.md "Ports"): SVCB (type 64)
  * and TXT questions sent to one recursive nameserver, by default the first
- * `nameserver` of /etc/resolv.conf.
+ * `nameserver` of /etc/resolv.conf; and, for `send --nameserver`, the A and
+ * AAAA questions for an endpoint's address ({@link AddressResolver}), so a
+ * private zone can be tried end to end through the one server.
  *
  * - UDP first (RFC 1035 §4.2.1), with EDNS(0) offering a 1232-byte payload;
  *   an answer with the TC bit is asked again over TCP (RFC 7766 §5).
@@ -53,11 +55,11 @@ export type DnsResolverEvent =
   | {
       readonly kind: "retry";
       readonly name: string;
-      readonly type: "SVCB" | "TXT";
+      readonly type: QueryType;
       readonly attempt: number;
       readonly detail: string;
     }
-  | { readonly kind: "truncated"; readonly name: string; readonly type: "SVCB" | "TXT" }
+  | { readonly kind: "truncated"; readonly name: string; readonly type: QueryType }
   | { readonly kind: "malformed-svcb"; readonly name: string; readonly detail: string }
   | { readonly kind: "bad-name"; readonly name: string; readonly detail: string };
 
@@ -136,7 +138,18 @@ function badName(name: string): string | undefined {
   return undefined;
 }
 
-type QueryType = "SVCB" | "TXT";
+/** The questions this resolver asks. */
+export type QueryType = "SVCB" | "TXT" | "A" | "AAAA";
+
+/** The wire type of a question: SVCB is type 64, which dns-packet does not name. */
+function wireTypeOf(type: QueryType): RecordType {
+  return type === "SVCB" ? SVCB_TYPE_NAME : type;
+}
+
+/** Addresses of a host name through the resolver's own nameserver: A (`4`) or AAAA (`6`) records. */
+export interface AddressResolver {
+  addresses(name: string, family: 4 | 6): Promise<DnsAnswer<string>>;
+}
 
 /** The outcome of one question to the nameserver: its decoded answer, or none. */
 type Exchanged =
@@ -291,7 +304,7 @@ type Lookup =
  * reads resolv.conf once; nothing is sent until a question is asked. Never
  * throws from `svcb` or `txt`: every failure is one of the DnsAnswer kinds.
  */
-export function createDnsResolver(options: DnsResolverOptions = {}): Resolver {
+export function createDnsResolver(options: DnsResolverOptions = {}): Resolver & AddressResolver {
   const server =
     typeof options.nameserver === "object"
       ? options.nameserver
@@ -310,7 +323,7 @@ export function createDnsResolver(options: DnsResolverOptions = {}): Resolver {
 
   /** One question, over UDP and, when truncated, TCP; retried up to `attempts` times. */
   async function ask(name: string, type: QueryType): Promise<DecodedPacket | undefined> {
-    const wireType = type === "SVCB" ? SVCB_TYPE_NAME : "TXT";
+    const wireType = wireTypeOf(type);
     for (let attempt = 1; attempt <= attempts; attempt++) {
       const id = randomInt(0, 65536);
       const query = encode(buildQuery(id, name, wireType));
@@ -327,7 +340,7 @@ export function createDnsResolver(options: DnsResolverOptions = {}): Resolver {
   }
 
   async function lookup(name: string, type: QueryType): Promise<Lookup> {
-    const wireType = type === "SVCB" ? SVCB_TYPE_NAME : "TXT";
+    const wireType = wireTypeOf(type);
     const problem = badName(name);
     if (problem !== undefined) {
       emit({ kind: "bad-name", name, detail: problem });
@@ -401,6 +414,13 @@ export function createDnsResolver(options: DnsResolverOptions = {}): Resolver {
         return Buffer.concat(strings.map((s) => (typeof s === "string" ? Buffer.from(s, "utf8") : s))).toString("utf8");
       });
       return { kind: "answer", records, ttlS: found.ttlS };
+    },
+
+    async addresses(name: string, family: 4 | 6): Promise<DnsAnswer<string>> {
+      const found = await lookup(name, family === 4 ? "A" : "AAAA");
+      if (found.kind !== "records") return found;
+      const records = found.records.map((answer) => answer.data).filter((d): d is string => typeof d === "string");
+      return records.length > 0 ? { kind: "answer", records, ttlS: found.ttlS } : { kind: "nodata" };
     },
   };
 }

@@ -5,7 +5,8 @@ import type { TLSSocket } from "node:tls";
 import { generate } from "selfsigned";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { TransportError } from "../ports.ts";
-import { createTlsFetch, parseHostPort, transportErrorOf } from "./tlsFetch.ts";
+import { createSenderNetwork } from "../cli/senderPorts.ts";
+import { createTlsFetch, parseHostPort, transportErrorOf, withContentLength } from "./tlsFetch.ts";
 
 interface Identity {
   readonly cert: string;
@@ -143,6 +144,99 @@ describe("TLS 1.3 fetch (SVC-6, AUTH-8)", () => {
     expect(response.status).toBe(302);
     expect(response.headers.get("location")).toBe("https://elsewhere.example/");
     expect(await response.text()).toBe("GET");
+  });
+
+  it("a body in hand goes out with Content-Length, not chunked (withContentLength); a stream without one stays chunked", async () => {
+    const seen: { length?: string; chunked?: string; body: string }[] = [];
+    const port = await httpsServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      req.on("end", () => {
+        seen.push({
+          ...(req.headers["content-length"] !== undefined && { length: req.headers["content-length"] }),
+          ...(req.headers["transfer-encoding"] !== undefined && { chunked: req.headers["transfer-encoding"] }),
+          body,
+        });
+        res.end("ok");
+      });
+    });
+    const fetch = createTlsFetch({ ca: identity.cert });
+    const post = (): Request =>
+      new Request(`https://127.0.0.1:${port}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "text/plain" },
+        body: new TextEncoder().encode("hello"),
+      });
+    expect((await fetch(await withContentLength(post()))).status).toBe(200);
+    expect(seen.at(-1)).toEqual({ length: "5", body: "hello" });
+    const asIs = await withContentLength(
+      new Request(`https://127.0.0.1:${port}/`, { method: "POST", headers: { "content-length": "2" }, body: "hi" }),
+    );
+    expect(asIs.headers.get("content-length")).toBe("2");
+    const get = new Request(`https://127.0.0.1:${port}/`);
+    expect(await withContentLength(get)).toBe(get);
+    expect((await fetch(post())).status).toBe(200);
+    expect(seen.at(-1)).toEqual({ chunked: "chunked", body: "hello" });
+  });
+
+  it("send's and serve's sender network posts with Content-Length (createSenderNetwork)", async () => {
+    const seen: (string | undefined)[] = [];
+    const port = await httpsServer((req, res) => {
+      seen.push(req.headers["content-length"] ?? req.headers["transfer-encoding"]);
+      req.resume();
+      req.on("end", () => res.end("ok"));
+    });
+    const network = createSenderNetwork({
+      resolve: [{ domain: "b.example", host: "127.0.0.1", port }],
+      ca: Buffer.from(identity.cert),
+      fallback: { svcb: () => Promise.resolve({ kind: "nxdomain" }), txt: () => Promise.resolve({ kind: "nxdomain" }) },
+    });
+    const response = await network.fetch(
+      new Request(`https://b.example:${port}/v1/messages`, { method: "POST", body: new Uint8Array(546) }),
+    );
+    expect(response.status).toBe(200);
+    expect(seen).toEqual(["546"]);
+  });
+
+  it("send --nameserver: an endpoint's address from the same resolver as SVCB, the SVCB hints when it has none", async () => {
+    const port = await httpsServer((_req, res) => res.end("ok"));
+    const asked: string[] = [];
+    const fromDns = {
+      addresses: (name: string, family: 4 | 6) => {
+        asked.push(`${name} ${family}`);
+        return Promise.resolve(
+          name === "b.example" && family === 4
+            ? { kind: "answer" as const, records: ["127.0.0.1"], ttlS: 60 }
+            : { kind: "nodata" as const },
+        );
+      },
+    };
+    const svcb = {
+      svcb: () =>
+        Promise.resolve({
+          kind: "answer" as const,
+          records: [{ priority: 1, target: "hinted.b.example.", port, ipv4hint: ["127.0.0.1"] }],
+          ttlS: 60,
+        }),
+      txt: () => Promise.resolve({ kind: "nxdomain" as const }),
+    };
+    const network = createSenderNetwork({
+      resolve: [],
+      ca: Buffer.from(identity.cert),
+      fallback: svcb,
+      addresses: fromDns,
+    });
+    // A record through the resolver: no --resolve, no system DNS.
+    expect((await network.fetch(new Request(`https://b.example:${port}/v1/capabilities`))).status).toBe(200);
+    expect(asked).toEqual(["b.example 4", "b.example 6"]);
+    // No A/AAAA for the target: the ipv4hint of the SVCB record it was found by. (The certificate names b.example only.)
+    await network.resolver.svcb("_svc.b.example");
+    const hinted = await network.fetch(new Request(`https://hinted.b.example:${port}/`)).catch((e: unknown) => e);
+    expect(hinted).toBeInstanceOf(TransportError);
+    expect((hinted as TransportError).kind).toBe("tls");
+    // Neither: no address at all is a dns failure.
+    const none = await network.fetch(new Request(`https://none.b.example:${port}/`)).catch((e: unknown) => e);
+    expect((none as TransportError).kind).toBe("dns");
   });
 
   it("answers 204 with an empty body", async () => {

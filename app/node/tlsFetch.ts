@@ -11,14 +11,16 @@
  *   address while SNI, the certificate check and `Host` keep the URL's name.
  * - Bodies stream both ways: the request body is written as it is read, with
  *   backpressure; the response resolves as soon as the head arrives and its
- *   body is a stream fed from the socket.
+ *   body is a stream fed from the socket. A request body goes out with the
+ *   request's Content-Length when it has one, else chunked:
+ *   {@link withContentLength} gives a body in hand its length first.
  * - Redirects are not followed (G30). Every failure without an HTTP answer is
  *   a {@link TransportError}; a failure while the body streams errors the
  *   body's stream with one.
  */
 import { request as httpsRequest } from "node:https";
 import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from "node:http";
-import { isIP, type Socket } from "node:net";
+import { isIP, type LookupFunction, type Socket } from "node:net";
 import { Readable, pipeline } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import { TransportError } from "../ports.ts";
@@ -44,6 +46,12 @@ export interface TlsFetchOptions {
   readonly resolve?: ReadonlyMap<string, string>;
   /** How long a socket may stay idle (connecting, handshaking, waiting, streaming). Default 30 s. */
   readonly timeoutMs?: number;
+  /**
+   * The addresses of a host name, instead of the system's resolver (`send
+   * --nameserver`): none found is a `dns` failure. Not asked for a `resolve`
+   * target or an address in the URL.
+   */
+  readonly lookup?: (hostname: string) => Promise<readonly { readonly address: string; readonly family: 4 | 6 }[]>;
 }
 
 /** `host:port`, `[v6]:port` → the parts; undefined when it is not of that form. */
@@ -109,6 +117,51 @@ export function transportErrorOf(error: unknown, phase: ConnectionPhase = "estab
     return make("tls", "the server broke off the TLS handshake");
   }
   return make("connection-reset", phase === "connecting" ? "the connection failed" : "the connection broke off");
+}
+
+/**
+ * The request with a Content-Length, when it has a body and none: the body is
+ * read first, so {@link createTlsFetch} sends it whole rather than with
+ * `Transfer-Encoding: chunked` (a front end that insists on a length answers
+ * 411, which the sender would take for a permanent 4xx). For bodies the caller
+ * holds in memory anyway, as the sender's are; a request that has a length,
+ * or no body, is returned as it is.
+ */
+export async function withContentLength(request: Request): Promise<Request> {
+  if (request.body === null || request.headers.has("content-length")) return request;
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  const headers = new Headers(request.headers);
+  headers.set("content-length", String(bytes.length));
+  return new Request(request.url, {
+    method: request.method,
+    headers,
+    body: bytes,
+    signal: request.signal,
+    redirect: request.redirect,
+  });
+}
+
+/** A dns.lookup-shaped function over `find`, for net.connect: all addresses or the first, as asked. */
+function lookupWith(find: NonNullable<TlsFetchOptions["lookup"]>): LookupFunction {
+  return (hostname, options, callback) => {
+    find(hostname).then(
+      (found) => {
+        const wanted =
+          options.family === 4 || options.family === 6 ? found.filter((a) => a.family === options.family) : found;
+        const first = wanted[0];
+        if (first === undefined) {
+          const error = Object.assign(new Error(`no address for ${hostname}`), { code: "ENOTFOUND", hostname });
+          callback(error, "", 0);
+        } else if (options.all === true)
+          callback(
+            null,
+            wanted.map((a) => ({ address: a.address, family: a.family })),
+          );
+        else callback(null, first.address, first.family);
+      },
+      (error: unknown) => callback(Object.assign(new Error(String(error)), { code: "EAI_FAIL" }), "", 0),
+    );
+  };
 }
 
 /** The HTTP statuses a Response must not have a body with. */
@@ -182,6 +235,7 @@ export function createTlsFetch(options: TlsFetchOptions = {}): Fetch {
         ...(ca === undefined ? {} : { ca }),
         minVersion: "TLSv1.3",
         agent: false,
+        ...(options.lookup !== undefined && { lookup: lookupWith(options.lookup) }),
         timeout: timeoutMs,
       });
       req.on("socket", (socket: Socket) => {

@@ -8,9 +8,9 @@ describe("gaps table", () => {
     expect(gaps.map((g) => g.id)).toEqual(gaps.map((_, i) => `G${i + 1}`));
   });
 
-  it("pins the catalogue: 45 gaps, G1 to G45 (a gap added or dropped updates this list on purpose)", () => {
-    expect(gaps).toHaveLength(45);
-    expect(gaps.map((g) => g.id)).toEqual(Array.from({ length: 45 }, (_, i) => `G${i + 1}`));
+  it("pins the catalogue: 47 gaps, G1 to G47 (a gap added or dropped updates this list on purpose)", () => {
+    expect(gaps).toHaveLength(47);
+    expect(gaps.map((g) => g.id)).toEqual(Array.from({ length: 47 }, (_, i) => `G${i + 1}`));
   });
 
   it("pins the switchable gaps, their readings and defaults (the scenario files and the app offer exactly these)", () => {
@@ -25,6 +25,8 @@ describe("gaps table", () => {
       ["G18", ["accept", "fail"], "accept"],
       ["G19", ["401", "403"], "401"],
       ["G26", ["permanent", "retry"], "permanent"],
+      ["G46", ["fallback-eligible", "alive"], "fallback-eligible"],
+      ["G47", ["ignored", "lower-bound"], "ignored"],
     ]);
   });
 

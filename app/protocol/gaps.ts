@@ -6,7 +6,8 @@
  *
  * G1–G20 come from the design's gaps table; G21–G32 were found while
  * cataloguing the rules (`rules.ts`); G33 onward while building the receiver,
- * the sender and the protocol library. IDs are stable and never reused.
+ * the sender and the protocol library; G46 and G47 where the spec contradicts
+ * itself about the capabilities request (issue 17). IDs are stable and never reused.
  *
  * `rules` is derived from the catalogue: the IDs of every rule whose `gaps`
  * cites this gap, so the two cannot drift apart.
@@ -240,7 +241,7 @@ const rows: readonly GapRow[] = [
     id: "G28",
     title: "When the sender fetches capabilities",
     defaultReading:
-      "Before each POST unless a fresh cached document exists (G27); a stale document is fetched again, and a failed fetch is a request-level temporary failure, fallback-eligible (Errors rule 3), a 429 or 503 included: its Retry-After is ignored (GET-9).",
+      "Before each POST unless a fresh cached document exists (G27); a stale document is fetched again, and a failed fetch is a request-level temporary failure (Errors rule 3, GET-9); whether one answered with a 4xx is fallback-eligible is G46, whether its Retry-After counts is G47.",
     switchable: false,
   },
   {
@@ -362,6 +363,26 @@ const rows: readonly GapRow[] = [
     defaultReading:
       "`mailscope serve` keeps each DSN it sends (G17) in a durable outbox until every recipient has a final outcome, and resubmits what is left there when it starts again. The resubmission is a new delivery: a new Idempotency-Key, and the retry schedule, fallback window and 5-day give-up count from its own first attempt. A DSN accepted just before a stop or crash, whose answer was not yet recorded, can therefore arrive twice. A failure after acceptance still waiting for its `delayMs` when serve stops is not kept, and sends no DSN.",
     switchable: false,
+  },
+  // ── Found by checking the engine against the spec from outside (issue 17) ──
+  {
+    id: "G46",
+    title:
+      "A capabilities endpoint that answers 4xx (such as 429): an unfetchable document (fallback-eligible) or an alive endpoint (never falls back)",
+    defaultReading:
+      "An unfetchable document: a request-level `temporary_failure`, fallback-eligible (the GET Failure row, Errors rule 3), so after the fallback window the message is handed to SMTP. Switch to `alive` to read Errors rules 4–5 and the states table's row 4: a 4xx answer shows the endpoint alive, so the failure is still temporary and retried, but never falls back (a 5xx answer or no answer stays fallback-eligible under both readings).",
+    switchable: true,
+    readings: ["fallback-eligible", "alive"],
+    defaultValue: "fallback-eligible",
+  },
+  {
+    id: "G47",
+    title: "A Retry-After on a capabilities answer (a 503 or 429 to the GET)",
+    defaultReading:
+      "Ignored: the capabilities request is not a delivery request, and its failure is handled as an unfetchable document (GET-9), so the schedule alone decides the next attempt (the trace says the Retry-After was ignored). Switch to `lower-bound` to read RETRY-7's request-level Retry-After as covering it: the next attempt is no earlier than the Retry-After.",
+    switchable: true,
+    readings: ["ignored", "lower-bound"],
+    defaultValue: "ignored",
   },
 ];
 

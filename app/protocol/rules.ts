@@ -612,7 +612,7 @@ export const rules = [
     strength: "FACT",
     applies: ["sender"],
     text: "Attempting over the service, on a temporary answer that is not fallback-eligible (for example `rate_limited`) while the endpoint is alive: a retry is scheduled and the sender keeps retrying over the service.",
-    gaps: ["G16", "G40"],
+    gaps: ["G16", "G40", "G46"],
   },
   {
     id: "STATE-6",
@@ -702,7 +702,7 @@ export const rules = [
     strength: "FACT",
     applies: ["sender"],
     text: "`Retry-After` (request level) and `retry_after` (per recipient) are lower bounds: the next attempt happens at the later of the scheduled time and the requested time.",
-    gaps: ["G16", "G21"],
+    gaps: ["G16", "G21", "G47"],
   },
   {
     id: "RETRY-8",
@@ -994,7 +994,7 @@ export const rules = [
     strength: "FACT",
     applies: ["sender"],
     text: "A capabilities document that cannot be fetched or is invalid is handled as `temporary_failure`.",
-    gaps: ["G28"],
+    gaps: ["G28", "G46", "G47"],
   },
   {
     id: "GET-10",
@@ -1276,7 +1276,7 @@ export const rules = [
     strength: "FACT",
     applies: ["sender"],
     text: "A 5xx without a problem document, a connection failure, a TLS failure, and an unfetchable or invalid capabilities document are handled as `temporary_failure`.",
-    gaps: ["G8", "G15", "G30"],
+    gaps: ["G8", "G15", "G30", "G46"],
   },
   {
     id: "ERR-22",
@@ -1284,7 +1284,7 @@ export const rules = [
     strength: "FACT",
     applies: ["sender"],
     text: "SMTP fallback happens only when the endpoint is advertised but unreachable or answering 5xx at request level (connection failure, TLS failure, request-level 5xx), and only after retrying over the service for the fallback window.",
-    gaps: ["G6", "G7", "G8", "G16", "G18", "G43"],
+    gaps: ["G6", "G7", "G8", "G16", "G18", "G43", "G46"],
   },
   {
     id: "ERR-23",
@@ -1292,7 +1292,7 @@ export const rules = [
     strength: "FACT",
     applies: ["sender"],
     text: "Every other authenticated answer never falls back to SMTP: all 4xx problems (including `rate_limited`) and every per-recipient result (`rejected` or `deferred`, including `mailbox_full`).",
-    gaps: ["G32", "G40"],
+    gaps: ["G32", "G40", "G46"],
   },
   {
     id: "ERR-24",

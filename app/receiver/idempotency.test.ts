@@ -38,7 +38,7 @@ describe("idempotency (POST-12, POST-25, POST-26, G11)", () => {
     expect(first.status).toBe(200);
     expect(h.store.all()).toHaveLength(1);
     expect(h.trace.named("idempotency.replay").map((e) => e.data)).toEqual([
-      { signingDomain: "a.example", key: "retry-me" },
+      { signingDomain: "a.example", key: "retry-me", recipients: ["bob@b.example", "nobody@b.example"] },
     ]);
   });
 

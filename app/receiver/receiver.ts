@@ -434,7 +434,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         if (running === undefined) return undefined;
         if (running.digest !== contentDigest) return Promise.resolve(conflict(signingDomain, key, traced));
         return running.answer.then((first) => {
-          traced.emit("idempotency.replay", { signingDomain, key });
+          traced.emit("idempotency.replay", { signingDomain, key, ...replayedRecipients(parsed) });
           return first;
         });
       };
@@ -453,7 +453,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       if (raced !== undefined) return await raced;
       if (known !== undefined) {
         if (known.contentDigest !== contentDigest) return conflict(signingDomain, key, traced);
-        traced.emit("idempotency.replay", { signingDomain, key });
+        traced.emit("idempotency.replay", { signingDomain, key, ...replayedRecipients(parsed) });
         return { response: known.response };
       }
 
@@ -816,6 +816,11 @@ type SpooledStore = (
 function spoolerFor(contentType: string, spool: () => MailSpool): BodySpooler | undefined {
   const type = parseContentType(contentType);
   return type.ok ? createBodySpooler(type.value.boundary, spool()) : undefined;
+}
+
+/** The recipients of a replayed request, for idempotency.replay: its envelope's `to`, when the body parsed. */
+function replayedRecipients(parsed: ParsedBody): { recipients?: string[] } {
+  return parsed.ok ? { recipients: parsed.envelope.to.map((m) => m.address) } : {};
 }
 
 type ParsedBody =

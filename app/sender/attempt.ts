@@ -80,6 +80,8 @@ export type AttemptOutcome =
       readonly problem: ProblemSummary;
       /** Retry-After in seconds (RETRY-7), when the answer carried a usable one. */
       readonly retryAfterS?: number;
+      /** A Retry-After the answer carried but that does not count (a permanent answer, G26; unparsable, G21), as sent. */
+      readonly retryAfterIgnored?: string;
       /** Why there was no answer (connection, TLS, timeout), when there was none. */
       readonly failure?: string;
       /** False when G13's pre-check kept the body from being sent. */
@@ -264,6 +266,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
         problem: outcome.problem.type,
         ...(outcome.failure !== undefined && { failure: outcome.failure }),
         ...(outcome.retryAfterS !== undefined && { retryAfterS: outcome.retryAfterS }),
+        ...(outcome.retryAfterIgnored !== undefined && { retryAfterIgnored: outcome.retryAfterIgnored }),
         class: outcome.reading.class,
         fallbackEligible: outcome.reading.fallbackEligible,
         rule: outcome.reading.rule,
@@ -302,6 +305,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
       idempotencyKey: delivery.idempotencyKey,
       recipients: delivery.recipients,
       bodySize: body.length,
+      maxMessageSize: endpoint.capabilities.max_message_size,
       sent: false,
     });
     return ended({
@@ -372,7 +376,8 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   }
 
   const problem = problemInBody(answer.body, deps.problemBase);
-  const retryAfterS = parseRetryAfter(response.headers.get("retry-after"), deps.clock.now());
+  const retryAfterHeader = response.headers.get("retry-after");
+  const retryAfterS = parseRetryAfter(retryAfterHeader, deps.clock.now());
   const reading = withRetryAfterReadings(
     interpretRequestLevel(response.status, problem, deps.problemBase),
     response.status,
@@ -386,6 +391,8 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
     status: response.status,
     problem: summaryOf(reading, deps.problemBase, response.status, problem),
     ...(retryAfterS !== undefined && reading.retry && { retryAfterS }),
+    ...(retryAfterHeader !== null &&
+      (retryAfterS === undefined || !reading.retry) && { retryAfterIgnored: retryAfterHeader }),
     ...(problem?.versions !== undefined && { versions: problem.versions }),
     sent: true,
   });

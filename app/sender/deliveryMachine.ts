@@ -107,6 +107,8 @@ export interface AttemptSummary {
   readonly fallbackEligible: boolean;
   /** The latest Retry-After / `retry_after` time (RETRY-7). */
   readonly lowerBoundMs?: number;
+  /** Where that latest lower bound came from: a request-level `Retry-After` header or a recipient's `retry_after`. */
+  readonly lowerBoundFrom?: "Retry-After" | "retry_after";
   /** This attempt's last problem, if it had one. */
   readonly problem?: ProblemSummary;
   readonly rule: string;
@@ -222,6 +224,11 @@ export function applyPosting(
   const lastProblems: Record<string, ProblemSummary> = { ...context.lastProblems };
   const keep = new Set<string>();
   let lowerBoundMs: number | undefined;
+  let lowerBoundFrom: AttemptSummary["lowerBoundFrom"];
+  const bound = (atMs: number, from: NonNullable<AttemptSummary["lowerBoundFrom"]>): void => {
+    if (lowerBoundMs === undefined || atMs > lowerBoundMs) lowerBoundFrom = from;
+    lowerBoundMs = later(lowerBoundMs, atMs);
+  };
   let lastProblem = context.lastProblem;
   /** The last problem of this attempt alone (`lastProblem` goes back to earlier ones). */
   let attemptProblem: ProblemSummary | undefined;
@@ -238,7 +245,7 @@ export function applyPosting(
         }
         if (verdict.outcome === "deferred") {
           waiting.push({ address: verdict.recipient, deferred: true });
-          if (verdict.retryAfterS !== undefined) lowerBoundMs = later(lowerBoundMs, nowMs + verdict.retryAfterS * 1000);
+          if (verdict.retryAfterS !== undefined) bound(nowMs + verdict.retryAfterS * 1000, "retry_after");
         } else {
           newOutcomes.push({
             recipient: verdict.recipient,
@@ -274,7 +281,7 @@ export function applyPosting(
       }
     } else {
       keep.add(delivery.deliveryId);
-      if (outcome.retryAfterS !== undefined) lowerBoundMs = later(lowerBoundMs, nowMs + outcome.retryAfterS * 1000);
+      if (outcome.retryAfterS !== undefined) bound(nowMs + outcome.retryAfterS * 1000, "Retry-After");
     }
   }
   const fallbackEligible =
@@ -295,6 +302,7 @@ export function applyPosting(
     posts: outcomes.filter((o) => o.kind === "results" || o.sent).length,
     fallbackEligible,
     ...(lowerBoundMs !== undefined && { lowerBoundMs }),
+    ...(lowerBoundFrom !== undefined && { lowerBoundFrom }),
     ...(attemptProblem !== undefined && { problem: attemptProblem }),
     rule: decisive?.kind === "request-level" ? decisive.reading.rule : "POST-11",
     gaps: decisive?.kind === "request-level" ? decisive.reading.gaps : [],
@@ -356,6 +364,11 @@ export function summarizeDiscovery(
           detail: outcome.detail,
           ...(outcome.status !== undefined && { status: outcome.status }),
         },
+        // G47 `lower-bound`: the capabilities answer's Retry-After counts like a POST's (RETRY-7).
+        ...(outcome.lowerBoundMs !== undefined && {
+          lowerBoundMs: outcome.lowerBoundMs,
+          lowerBoundFrom: "Retry-After" as const,
+        }),
         rule: outcome.reading.rule,
         gaps: outcome.reading.gaps,
       };
@@ -675,6 +688,9 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
           ...(plan.lowerBoundMs !== undefined && {
             lowerBoundMs: plan.lowerBoundMs,
             lowerBoundDelayMs: plan.lowerBoundMs - plan.lastAttemptAtMs,
+            ...(context.lastAttempt?.lowerBoundFrom !== undefined && {
+              lowerBoundFrom: context.lastAttempt.lowerBoundFrom,
+            }),
           }),
           decidedBy: retryDecider(plan),
           giveUpAtMs: giveUpAt(context),

@@ -224,6 +224,54 @@ describe("discovery: record, pin, capabilities, version", () => {
     });
   });
 
+  it("G46 fallback-eligible (default): a 429 to the capabilities request is an unfetchable document, fallback-eligible", async () => {
+    const { zone, deps, receiver, trace } = setup();
+    publishService(zone, "b.example");
+    receiver.capabilities(() => problemAnswer("rate_limited", 429));
+    expect(await discover("b.example", deps)).toMatchObject({
+      kind: "temporary-failure",
+      status: 429,
+      reading: { fallbackEligible: true, smtpFallback: "after the fallback window", gaps: ["G28", "G46"] },
+    });
+    expect(trace.data("capabilities.invalid")[0]).toMatchObject({ status: 429, G46: "fallback-eligible" });
+  });
+
+  it("G46 alive: a 4xx to the capabilities request shows the endpoint alive: temporary, never falls back; a 5xx still does", async () => {
+    const { zone, deps, receiver, trace } = setup({ G46: "alive" });
+    publishService(zone, "b.example");
+    receiver.capabilities(() => problemAnswer("rate_limited", 429));
+    expect(await discover("b.example", deps)).toMatchObject({
+      kind: "temporary-failure",
+      status: 429,
+      reading: { class: "temporary", retry: true, fallbackEligible: false, smtpFallback: "never" },
+    });
+    expect(trace.data("capabilities.invalid")[0]).toMatchObject({ G46: "alive", fallbackEligible: false });
+    receiver.capabilities(() => problemAnswer("temporary_failure", 503));
+    expect(await discover("b.example", deps)).toMatchObject({ reading: { fallbackEligible: true } });
+  });
+
+  it("G47 ignored (default): a capabilities 503's Retry-After sets no lower bound, and the trace says it was ignored", async () => {
+    const { zone, deps, receiver, trace } = setup();
+    publishService(zone, "b.example");
+    receiver.capabilities(() => problemAnswer("temporary_failure", 503, { retryAfter: "600" }));
+    const outcome = await discover("b.example", deps);
+    expect(outcome).toMatchObject({ kind: "temporary-failure", status: 503 });
+    expect(outcome).not.toHaveProperty("lowerBoundMs");
+    expect(trace.data("capabilities.invalid")[0]).toMatchObject({
+      retryAfterS: 600,
+      G47: "ignored",
+      retryAfterIgnored: true,
+    });
+  });
+
+  it("G47 lower-bound, RETRY-7: a capabilities 503's Retry-After is a lower bound for the next attempt", async () => {
+    const { zone, deps, receiver, clock } = setup({ G47: "lower-bound" });
+    publishService(zone, "b.example");
+    receiver.capabilities(() => problemAnswer("temporary_failure", 503, { retryAfter: "600" }));
+    const outcome = await discover("b.example", deps);
+    expect(outcome).toMatchObject({ kind: "temporary-failure", lowerBoundMs: clock.now() + 600_000 });
+  });
+
   it("G5: an endpoint that gives no answer passes to the next one in priority order", async () => {
     const { zone, deps, trace } = setup();
     zone.setSvcb("_svc.b.example", [

@@ -14,12 +14,15 @@
  * - Capabilities: fetched unsigned from the first endpoint that answers, unless
  *   a fresh copy from one of the discovered endpoints is cached; a document that
  *   cannot be fetched or is invalid is a temporary failure (GET-9); each
- *   successful fetch sets, refreshes or removes the pin (GET-8).
+ *   successful fetch sets, refreshes or removes the pin (GET-8). Where the
+ *   spec pulls two ways, the readings decide: a 4xx answer is fallback-eligible
+ *   or shows the endpoint alive (G46), a Retry-After on a failed answer is
+ *   ignored or a lower bound (G47).
  * - Version: the highest common major version (VER-5), read from the document,
  *   never probed (VER-6); none in common is SMTP at once, pin or not (STATE-4).
  */
 import type { Clock, DnsAnswer, Fetch, Resolver, SvcbRecord, TraceSink } from "../ports.ts";
-import { noCommonVersion, transportFailure } from "../protocol/errors.ts";
+import { noCommonVersion, parseRetryAfter, transportFailure } from "../protocol/errors.ts";
 import type { RequestLevelReading } from "../protocol/errors.ts";
 import { parseCapabilities, parseJson, problemIdentifier } from "../protocol/resources.ts";
 import type { Capabilities } from "../protocol/resources.ts";
@@ -157,6 +160,8 @@ export type DiscoveryOutcome =
       readonly reading: RequestLevelReading;
       readonly detail: string;
       readonly status?: number;
+      /** G47 `lower-bound`: when the Retry-After of a failed capabilities answer ends (RETRY-7). */
+      readonly lowerBoundMs?: number;
     };
 
 export interface DiscoveryDeps {
@@ -165,7 +170,7 @@ export interface DiscoveryDeps {
   readonly clock: Pick<Clock, "now">;
   readonly cache: CapabilitiesCache;
   readonly trace: TraceSink;
-  readonly readings: Pick<SenderReadings, "G7" | "G8">;
+  readonly readings: Pick<SenderReadings, "G7" | "G8"> & Partial<Pick<SenderReadings, "G46" | "G47">>;
   /** The versions this sender speaks, e.g. `["v1"]`. */
   readonly versions: readonly string[];
   readonly problemBase: string;
@@ -183,7 +188,7 @@ type Fetched =
     }
   | { readonly kind: "unsupported-version"; readonly versions: readonly string[] }
   | { readonly kind: "invalid"; readonly violations: readonly Violation[] }
-  | { readonly kind: "refused"; readonly status: number }
+  | { readonly kind: "refused"; readonly status: number; readonly retryAfterS?: number }
   | { readonly kind: "no-answer"; readonly detail: string };
 
 async function fetchCapabilities(deps: DiscoveryDeps, origin: string, version: string): Promise<Fetched> {
@@ -206,13 +211,54 @@ async function fetchCapabilities(deps: DiscoveryDeps, origin: string, version: s
       return { kind: "unsupported-version", versions: problem.versions };
     }
   }
-  if (response.status !== 200) return { kind: "refused", status: response.status };
+  if (response.status !== 200) {
+    const retryAfterS = parseRetryAfter(response.headers.get("retry-after"), deps.clock.now());
+    return { kind: "refused", status: response.status, ...(retryAfterS !== undefined && { retryAfterS }) };
+  }
   const json = parseJson(body, "$", "GET-3");
   if (!json.ok) return { kind: "invalid", violations: json.violations };
   const parsed = parseCapabilities(json.value);
   if (!parsed.ok) return { kind: "invalid", violations: parsed.violations };
   const freshness = freshnessOf(response.headers.get("cache-control"));
   return { kind: "ok", capabilities: parsed.value, maxAgeS: freshness.maxAgeS, freshnessRule: freshness.rule };
+}
+
+/**
+ * What the readings make of a failed capabilities answer: G46 for a 4xx
+ * (fallback-eligible, or the endpoint alive and never falling back), G47 for
+ * its Retry-After (ignored, or a lower bound). `trace` names the gap and the
+ * reading that decided, for capabilities.invalid.
+ */
+export function capabilitiesReadings(
+  refused: { readonly status: number; readonly retryAfterS?: number } | undefined,
+  readings: Partial<Pick<SenderReadings, "G46" | "G47">>,
+): {
+  readonly fallbackEligible: boolean;
+  readonly retryAfterS?: number;
+  readonly gaps: readonly string[];
+  readonly trace: Record<string, unknown>;
+} {
+  if (refused === undefined) return { fallbackEligible: true, gaps: [], trace: {} };
+  const gaps: string[] = [];
+  const trace: Record<string, unknown> = {};
+  let fallbackEligible = true;
+  if (refused.status >= 400 && refused.status < 500) {
+    const g46 = readings.G46 ?? "fallback-eligible";
+    gaps.push("G46");
+    trace["G46"] = g46;
+    fallbackEligible = g46 === "fallback-eligible";
+    trace["fallbackEligible"] = fallbackEligible;
+  }
+  let retryAfterS: number | undefined;
+  if (refused.retryAfterS !== undefined) {
+    const g47 = readings.G47 ?? "ignored";
+    gaps.push("G47");
+    trace["G47"] = g47;
+    if (g47 === "lower-bound") retryAfterS = refused.retryAfterS;
+    else trace["retryAfterIgnored"] = true;
+  }
+  if (gaps.length > 0) trace["gaps"] = gaps;
+  return { fallbackEligible, ...(retryAfterS !== undefined && { retryAfterS }), gaps, trace };
 }
 
 function temporary(reading: RequestLevelReading, rule: string, gaps: readonly string[]): RequestLevelReading {
@@ -339,13 +385,29 @@ export async function discover(domain: string, deps: DiscoveryDeps, deliveryActo
             : fetched.kind === "refused"
               ? { failure: `HTTP ${fetched.status}` }
               : { failure: "unsupported_version twice" };
-      emit("capabilities.invalid", { origin: fetchedFrom, ...failure, rule: "GET-9" });
+      const refused = fetched?.kind === "refused" ? fetched : undefined;
+      const readings = capabilitiesReadings(refused, deps.readings);
+      emit("capabilities.invalid", {
+        origin: fetchedFrom,
+        ...failure,
+        ...(refused !== undefined && { status: refused.status }),
+        ...(refused?.retryAfterS !== undefined && { retryAfterS: refused.retryAfterS }),
+        ...readings.trace,
+        rule: "GET-9",
+      });
+      const base = transportFailure("capabilities");
       return {
         kind: "temporary-failure",
         stage: "capabilities",
-        reading: transportFailure("capabilities"),
+        reading: {
+          ...base,
+          fallbackEligible: base.fallbackEligible && readings.fallbackEligible,
+          ...(!readings.fallbackEligible && { smtpFallback: "never" as const }),
+          gaps: [...base.gaps, ...readings.gaps],
+        },
         detail: `the capabilities document of ${fetchedFrom} ${fetched?.kind === "invalid" ? "is invalid" : "could not be fetched"}`,
-        ...(fetched?.kind === "refused" && { status: fetched.status }),
+        ...(refused !== undefined && { status: refused.status }),
+        ...(readings.retryAfterS !== undefined && { lowerBoundMs: deps.clock.now() + readings.retryAfterS * 1000 }),
       };
     }
     origin = fetchedFrom;

@@ -19,6 +19,10 @@ export interface SenderReadings {
   readonly G16: { readonly jitter: boolean; readonly fallbackWindowS: number };
   /** G26: a request-level `policy_rejected` with Retry-After is permanent, or retried over the service at that time. */
   readonly G26: "permanent" | "retry";
+  /** G46: a 4xx answer to the capabilities request is an unfetchable document (fallback-eligible), or shows the endpoint alive (never falls back). */
+  readonly G46: "fallback-eligible" | "alive";
+  /** G47: a Retry-After on a failed capabilities answer is ignored, or a lower bound for the next attempt. */
+  readonly G47: "ignored" | "lower-bound";
 }
 
 /** The default reading of each gap, as docs/gaps.md gives it. */
@@ -29,6 +33,8 @@ export const defaultReadings: SenderReadings = {
   G13: "pre-check",
   G16: { jitter: true, fallbackWindowS: DEFAULT_FALLBACK_WINDOW_S },
   G26: "permanent",
+  G46: "fallback-eligible",
+  G47: "ignored",
 };
 
 /** The readings in the gaps table's own notation (`{ G16: "jitter=off, fallback-window=7200s" }`), for the trace. */
@@ -40,5 +46,7 @@ export function readingsForTrace(readings: SenderReadings): Record<string, strin
     G13: readings.G13,
     G16: `jitter=${readings.G16.jitter ? "on" : "off"}, fallback-window=${readings.G16.fallbackWindowS}s`,
     G26: readings.G26,
+    G46: readings.G46,
+    G47: readings.G47,
   };
 }

@@ -432,6 +432,8 @@ describe("the sender against the real receiver", () => {
       G13: "pre-check",
       G16: { jitter: true, fallbackWindowS: 7200 },
       G26: "permanent",
+      G46: "fallback-eligible",
+      G47: "ignored",
     });
   });
 
@@ -448,6 +450,8 @@ describe("the sender against the real receiver", () => {
       G13: "pre-check",
       G16: "jitter=off, fallback-window=3600s",
       G26: "permanent",
+      G46: "fallback-eligible",
+      G47: "ignored",
     });
   });
 

@@ -45,6 +45,11 @@ export function parseDurationMs(text: string): number | undefined {
 
 const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 
+/** {@link parseDurationMs}'s grammar without the surrounding space, for JSON Schema patterns. */
+export const DURATION_PATTERN_BODY = "(?:\\d+(?:\\.\\d+)?|(?:\\d+(?:\\.\\d+)?(?:ms|s|m|h|d|w))+)";
+/** A duration string as {@link parseDurationMs} reads it, as a JSON Schema pattern (editors flag what the parser refuses). */
+export const DURATION_PATTERN = `^\\s*${DURATION_PATTERN_BODY}\\s*$`;
+
 /** A point in virtual time: ms after the start, a duration string after the start, or an absolute ISO time. */
 export type TimeOffset = number | string;
 
@@ -52,9 +57,12 @@ export type TimeOffset = number | string;
 export const timeOffsetSchema = z
   .union([
     z.number().min(0),
-    z.string().refine((text) => parseDurationMs(text) !== undefined || ISO_WITH_ZONE.test(text), {
-      message: 'a time is ms after the start, a duration such as "90s", "1h30m", "2d", or an ISO time with a zone',
-    }),
+    z
+      .string()
+      .refine((text) => parseDurationMs(text) !== undefined || ISO_WITH_ZONE.test(text), {
+        message: 'a time is ms after the start, a duration such as "90s", "1h30m", "2d", or an ISO time with a zone',
+      })
+      .meta({ pattern: `${DURATION_PATTERN}|${ISO_WITH_ZONE.source}` }),
   ])
   .meta({ description: 'Ms after the start of the run, a duration after the start ("1h30m"), or an ISO time.' });
 

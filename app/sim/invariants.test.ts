@@ -248,6 +248,35 @@ describe("retry-schedule (RETRY-1, RETRY-2, RETRY-3, RETRY-7, G16)", () => {
     );
   });
 
+  it("G46: a hand-off after capabilities answered 429 is allowed under fallback-eligible, not under alive", async () => {
+    const { events, readings } = await trace(`readings: { G16: jitter=off }
+messages:
+  - { from: alice@a.example, to: bob@b.example }
+faults:
+  network:
+    - { kind: rate-limited, host: mx.b.example, path: /v1/capabilities, until: 4h }
+`);
+    expect(events.some((e) => e.name === "smtp.handoff")).toBe(true);
+    expect(verdict(events, "smtp-only-where-allowed", readings).passed).toBe(true);
+    expect(verdict(events, "smtp-only-where-allowed", { ...readings, G46: "alive" }).detail).toContain(
+      "though attempt 1 was not fallback-eligible (capabilities answered 429 (G46 alive)) [ERR-23]",
+    );
+  });
+
+  it("G47 lower-bound: the attempt after a capabilities 503 with Retry-After 600 s comes no earlier than 600 s", async () => {
+    const { events, readings } = await trace(`readings: { G47: lower-bound }
+messages:
+  - { from: alice@a.example, to: bob@b.example }
+faults:
+  network:
+    - { kind: unavailable, host: mx.b.example, path: /v1/capabilities, retryAfterS: 600, until: 9m }
+`);
+    const first = events.find((e) => e.name === "timer.fired") as CheckedEvent;
+    expect(first.timeMs - (events[0] as CheckedEvent).timeMs).toBe(600_000);
+    const early = events.map((e) => (e === first ? { ...e, timeMs: e.timeMs - 60_000 } : e));
+    expect(verdict(early, "retry-schedule", readings).detail).toContain("before the Retry-After of +0:10:00 [RETRY-7]");
+  });
+
   it("RETRY-7: the attempt after a 429 with Retry-After 120 s comes no earlier than 120 s", async () => {
     const { events, readings } = await trace(RATE_LIMITED_THEN_DOWN);
     const first = events.find((e) => e.name === "timer.fired") as CheckedEvent;

@@ -76,8 +76,8 @@ export const INVARIANTS: readonly InvariantInfo[] = [
 
 /** What the checkers need besides the events. */
 export interface InvariantOptions {
-  /** The readings in force: the fallback window and jitter (G16), and G26. */
-  readonly readings: Pick<ScenarioReadings, "G16" | "G26">;
+  /** The readings in force: the fallback window and jitter (G16), G26, and the capabilities answers' (G46, G47). */
+  readonly readings: Pick<ScenarioReadings, "G16" | "G26"> & Partial<Pick<ScenarioReadings, "G46" | "G47">>;
   /** Whether the run ended with no event left (false: it stopped at the horizon). */
   readonly complete: boolean;
 }
@@ -306,7 +306,10 @@ export function permanentEnding(
 /** What an attempt amounts to for the fallback rules. */
 type AttemptKind = "eligible" | "ineligible" | "no-service" | "no-common-version" | "unknown";
 
-function classify(attempt: Attempt): { kind: AttemptKind; why: string } {
+function classify(
+  attempt: Attempt,
+  readings: Partial<Pick<ScenarioReadings, "G46">> = {},
+): { kind: AttemptKind; why: string } {
   const results = attempt.events.filter((e) => e.name === "recipient.result");
   const ended = attempt.events.filter((e) => e.name === "attempt.ended");
   const unsupported = ended.find(
@@ -331,8 +334,19 @@ function classify(attempt: Attempt): { kind: AttemptKind; why: string } {
   if (version !== undefined) return { kind: "no-common-version", why: "no common version in the capabilities" };
   const resolved = attempt.events.filter((e) => e.name === "discovery.resolved");
   if (resolved.some((e) => e.data?.["outcome"] === "no-service")) return { kind: "no-service", why: "no SVCB record" };
+  const capabilities = attempt.events.find((e) => e.name === "capabilities.invalid");
+  const capabilitiesStatus = num(capabilities?.data?.["status"]);
   if (
-    attempt.events.some((e) => e.name === "capabilities.invalid") ||
+    readings.G46 === "alive" &&
+    capabilitiesStatus !== undefined &&
+    capabilitiesStatus >= 400 &&
+    capabilitiesStatus < 500
+  ) {
+    // G46 `alive`: a 4xx to the capabilities request shows the endpoint alive (ERR-22, ERR-23).
+    return { kind: "ineligible", why: `capabilities answered ${capabilitiesStatus} (G46 alive)` };
+  }
+  if (
+    capabilities !== undefined ||
     resolved.some((e) => e.data?.["outcome"] === "dns-failure" || e.data?.["gap"] === "G7")
   ) {
     return { kind: "eligible", why: "DNS or capabilities failure (ERR-21)" };
@@ -545,7 +559,7 @@ function smtpOnlyWhereAllowed(model: Model, options: InvariantOptions): Verdict 
       handOffs++;
       judged.push(event);
       const reason = str(event.data?.["reason"]);
-      const attempts = actor.attempts.slice(0, index).map((a) => ({ attempt: a, ...classify(a) }));
+      const attempts = actor.attempts.slice(0, index).map((a) => ({ attempt: a, ...classify(a, options.readings) }));
       const last = attempts.at(-1);
       const at = offset(event.timeMs, actor.startMs);
       const earlierBad = attempts.find((a) => a.kind === "ineligible" || a.kind === "unknown");
@@ -698,7 +712,10 @@ function retrySchedule(model: Model, options: InvariantOptions): Verdict {
       let lowerBoundMs: number | undefined;
       for (const e of previous.events) {
         const seconds =
-          e.name === "attempt.ended" || (e.name === "recipient.result" && e.data?.["status"] === "deferred")
+          e.name === "attempt.ended" ||
+          (e.name === "recipient.result" && e.data?.["status"] === "deferred") ||
+          // G47 `lower-bound`: a failed capabilities answer's Retry-After counts too.
+          (e.name === "capabilities.invalid" && options.readings.G47 === "lower-bound")
             ? num(e.data?.["retryAfterS"])
             : undefined;
         if (seconds !== undefined) lowerBoundMs = Math.max(lowerBoundMs ?? -Infinity, e.timeMs + seconds * 1000);

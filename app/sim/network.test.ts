@@ -330,6 +330,36 @@ describe("network: HTTP faults in front of the receiver", () => {
     });
   });
 
+  it("respond: any status, headers and body, scoped by path like the other faults", async () => {
+    const ctx = setup([
+      {
+        kind: "respond",
+        path: "/v1/messages",
+        status: 418,
+        headers: { "x-teapot": "yes", "retry-after": "30" },
+        body: { type: "https://mx.b.example/problems/teapot", status: 418 },
+      },
+    ]);
+    const outcome = await send(ctx, "a.example", postMessage());
+    expect(statusOf(outcome)).toBe(418);
+    if (!("response" in outcome)) throw new Error("no response");
+    expect(outcome.response.headers.get("x-teapot")).toBe("yes");
+    expect(outcome.response.headers.get("retry-after")).toBe("30");
+    expect(outcome.response.headers.get("content-type")).toBe("application/json");
+    expect(JSON.parse(outcome.body)).toEqual({ type: "https://mx.b.example/problems/teapot", status: 418 });
+    expect(ctx.b.handled).toEqual([]);
+    // Out of its path, the receiver answers.
+    expect(statusOf(await send(ctx, "a.example", getCapabilities()))).toBe(200);
+
+    const text = setup([
+      { kind: "respond", status: 200, headers: { "content-type": "application/json" }, body: "{not json" },
+    ]);
+    const verbatim = await send(text, "a.example", getCapabilities());
+    expect("body" in verbatim && verbatim.body).toBe("{not json");
+    const empty = setup([{ kind: "respond", status: 204 }]);
+    expect(statusOf(await send(empty, "a.example", postMessage()))).toBe(204);
+  });
+
   it("a slow body arrives in chunks over virtual time", async () => {
     const ctx = setup([{ kind: "slow-body", chunkBytes: 16, intervalMs: 500 }]);
     const outcome = await send(ctx, "a.example", getCapabilities(), 100);

@@ -133,6 +133,15 @@ export const networkFaultSchema = z.discriminatedUnion("kind", [
     body: z.string().default("Not Found"),
   }),
   z.strictObject({
+    kind: z.literal("respond"),
+    ...requestScope,
+    /** Any answer a receiver or a front end could give: the status, the headers and the body, as written. */
+    status: z.int().min(200).max(599),
+    headers: z.record(z.string(), z.string()).default({}),
+    /** A string verbatim, or an object or array as JSON (content-type application/json unless `headers` say). */
+    body: z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional(),
+  }),
+  z.strictObject({
     kind: z.literal("partition"),
     ...faultScopeShape,
     /** Two domains that cannot reach each other, either way. */
@@ -409,6 +418,10 @@ export function createNetwork(options: NetworkOptions): Network {
       case "capabilities-unfetchable":
         decided();
         return new Response(spec.body, { status: spec.status, headers: { "content-type": "text/plain" } });
+      case "respond": {
+        decided();
+        return crafted(spec.status, spec.headers, spec.body);
+      }
       case "slow-body":
         exchange.post.push(fault);
         return undefined;
@@ -570,6 +583,16 @@ export function createNetwork(options: NetworkOptions): Network {
 }
 
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/** The answer of a `respond` fault: the status, the headers as written, the body verbatim or as JSON. */
+function crafted(status: number, headers: Readonly<Record<string, string>>, body: unknown): Response {
+  const out = new Headers(headers);
+  const json = body !== undefined && typeof body !== "string";
+  if (body !== undefined && !out.has("content-type"))
+    out.set("content-type", json ? "application/json" : "text/plain; charset=utf-8");
+  const text = body === undefined ? "" : json ? JSON.stringify(body) : (body as string);
+  return new Response(NULL_BODY_STATUSES.has(status) || text === "" ? null : text, { status, headers: out });
+}
 
 const PROBLEM_TITLES: Readonly<Record<string, string>> = {
   temporary_failure: "Temporary failure",

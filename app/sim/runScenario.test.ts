@@ -61,6 +61,8 @@ describe("running a scenario", () => {
       G18: "accept",
       G19: "401",
       G26: "permanent",
+      G46: "fallback-eligible",
+      G47: "ignored",
     });
     expect(r.passed).toBe(true);
     expect(r.complete).toBe(true);

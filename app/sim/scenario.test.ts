@@ -204,8 +204,20 @@ describe("readings of the switchable gaps (docs/gaps.md notation)", () => {
       's.yaml:11:7: readings.G7: G7 reads "enforced" or "ignored", not "ignord"',
       `s.yaml:12:7: readings.G5: G5 (SVCB record format) is not switchable; its reading is fixed: ${gapById("G5")?.defaultReading ?? ""}`,
       "s.yaml:13:8: readings.G16: G16: fallback-window is 5h; it must be within 1h and 4h (RETRY-5)",
-      "s.yaml:14:8: readings.G99: there is no gap G99 (docs/gaps.md lists G1 to G32)",
+      "s.yaml:14:8: readings.G99: there is no gap G99 (docs/gaps.md lists G1 to G47)",
     ]);
+  });
+
+  it("G46, G47: the capabilities request's two contradictions are switchable, each with both readings", () => {
+    const alive = applyReading(defaultScenarioReadings, "G46", "alive");
+    expect(alive.ok && alive.readings.G46).toBe("alive");
+    const bound = applyReading(defaultScenarioReadings, "G47", "lower-bound");
+    expect(bound.ok && bound.readings.G47).toBe("lower-bound");
+    expect(applyReading(defaultScenarioReadings, "G46", "never")).toEqual({
+      ok: false,
+      message: 'G46 reads "fallback-eligible" or "alive", not "never"',
+    });
+    expect(readingsNotation(defaultScenarioReadings)).toMatchObject({ G46: "fallback-eligible", G47: "ignored" });
   });
 
   it("G16: parameters left out keep their value; jitter and window parse", () => {

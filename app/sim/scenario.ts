@@ -18,14 +18,20 @@
  */
 import type { Document } from "yaml";
 import * as z from "zod";
-import { gapById } from "../protocol/gaps.ts";
+import { gapById, gaps } from "../protocol/gaps.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
 import { DEFAULT_TOLERANCE_S } from "../protocol/profile.ts";
 import { parseSvcbPresentation } from "../protocol/svcb.ts";
 import { capabilitiesConfigSchema, mailboxConfigSchema, policyConfigSchema } from "../receiver/config.ts";
 import { DEFAULT_FALLBACK_WINDOW_S, MAX_FALLBACK_WINDOW_S, MIN_FALLBACK_WINDOW_S } from "../sender/retrySchedule.ts";
 import { dnsChangeSchema, dnsFaultSchema, dnsRecordSetSchema, svcbRecordSchema } from "./dnsZone.ts";
-import { latencySchema, parseDurationMs, timeOffsetSchema } from "./faultScope.ts";
+import {
+  DURATION_PATTERN,
+  DURATION_PATTERN_BODY,
+  latencySchema,
+  parseDurationMs,
+  timeOffsetSchema,
+} from "./faultScope.ts";
 import { networkFaultSchema } from "./network.ts";
 import {
   fieldName,
@@ -52,18 +58,34 @@ export function isDomainName(name: string): boolean {
   return parseMailbox(`x@${name.replace(/\.$/, "")}`).ok;
 }
 
+/** A host name in A-labels, as a JSON Schema pattern body: labels of letters, digits and inner hyphens (MBX-3, G41). */
+const DOMAIN_PATTERN_BODY =
+  "(?=.{1,253}\\.?$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*";
+/**
+ * A mailbox as a JSON Schema pattern: a local part (a quoted string, or no
+ * space, `@` or quote) and a domain in A-labels. Coarser than the parser
+ * (MBX-*), which has the last word; editors flag the plainly malformed.
+ */
+export const MAILBOX_PATTERN = `^(?:"(?:[^"\\\\]|\\\\.)*"|[^\\s@"]+)@${DOMAIN_PATTERN_BODY}$`;
+
 const domainName = z
   .string()
   .refine(isDomainName, { message: "not a host name in A-labels (letters, digits, hyphens, dots)" })
-  .meta({ description: "A domain name in A-labels, e.g. b.example." });
+  .meta({ description: "A domain name in A-labels, e.g. b.example.", pattern: `^${DOMAIN_PATTERN_BODY}\\.?$` });
+
+/** A mailbox string: the parser checks it (MBX-*); the JSON Schema has {@link MAILBOX_PATTERN}. */
+const mailboxString = z.string().min(1).meta({ pattern: MAILBOX_PATTERN, maxLength: 320 });
 
 /** A duration: ms as a number, or a string such as `90s`, `2h`, `5d1h`. */
 export const durationSchema = z
   .union([
     z.number().min(0),
-    z.string().refine((text) => parseDurationMs(text) !== undefined, {
-      message: 'a duration is a number of ms or a string such as "90s", "2h", "1h30m", "5d"',
-    }),
+    z
+      .string()
+      .refine((text) => parseDurationMs(text) !== undefined, {
+        message: 'a duration is a number of ms or a string such as "90s", "2h", "1h30m", "5d"',
+      })
+      .meta({ pattern: DURATION_PATTERN }),
   ])
   .meta({ description: 'Ms, or a duration string: "90s", "2h", "1h30m", "5d".' });
 
@@ -71,6 +93,9 @@ export const durationSchema = z
 export function durationMs(value: number | string): number {
   return typeof value === "number" ? value : (parseDurationMs(value) ?? 0);
 }
+
+/** {@link parseSizeBytes}'s grammar as a JSON Schema pattern. */
+const SIZE_PATTERN = "^\\s*\\d+(?:\\.\\d+)?\\s*(?:[Bb]|[KkMmGg][Ii]?[Bb])?\\s*$";
 
 const SIZE_UNITS: Readonly<Record<string, number>> = {
   b: 1,
@@ -95,9 +120,12 @@ export function parseSizeBytes(value: number | string): number | undefined {
 const sizeSchema = z
   .union([
     z.int().min(0),
-    z.string().refine((text) => parseSizeBytes(text) !== undefined, {
-      message: 'a size is a number of bytes or a string such as "2KB", "30MiB"',
-    }),
+    z
+      .string()
+      .refine((text) => parseSizeBytes(text) !== undefined, {
+        message: 'a size is a number of bytes or a string such as "2KB", "30MiB"',
+      })
+      .meta({ pattern: SIZE_PATTERN }),
   ])
   .meta({ description: 'Bytes, or a string with a unit: "512B", "2KB", "30MiB" (KB = 1000 bytes, KiB = 1024).' });
 
@@ -141,6 +169,10 @@ export interface ScenarioReadings {
   readonly G18: "accept" | "fail";
   readonly G19: "401" | "403";
   readonly G26: "permanent" | "retry";
+  /** G46: a 4xx answer to the capabilities request: fallback-eligible, or the endpoint is alive and never falls back. */
+  readonly G46: "fallback-eligible" | "alive";
+  /** G47: a Retry-After on a failed capabilities answer: ignored, or a lower bound. */
+  readonly G47: "ignored" | "lower-bound";
 }
 
 /** The default reading of every switchable gap, as docs/gaps.md gives it. */
@@ -154,10 +186,12 @@ export const defaultScenarioReadings: ScenarioReadings = {
   G18: "accept",
   G19: "401",
   G26: "permanent",
+  G46: "fallback-eligible",
+  G47: "ignored",
 };
 
 /** The IDs of the gaps a scenario or `--set` can switch, in order. */
-export const SWITCHABLE_GAPS = ["G3", "G7", "G8", "G12", "G13", "G16", "G18", "G19", "G26"] as const;
+export const SWITCHABLE_GAPS = ["G3", "G7", "G8", "G12", "G13", "G16", "G18", "G19", "G26", "G46", "G47"] as const;
 type SwitchableGap = (typeof SWITCHABLE_GAPS)[number];
 
 const ENUM_READINGS: Readonly<Record<string, readonly string[]>> = {
@@ -168,6 +202,8 @@ const ENUM_READINGS: Readonly<Record<string, readonly string[]>> = {
   G18: ["accept", "fail"],
   G19: ["401", "403"],
   G26: ["permanent", "retry"],
+  G46: ["fallback-eligible", "alive"],
+  G47: ["ignored", "lower-bound"],
 };
 
 /** The outcome of reading one setting. */
@@ -183,7 +219,8 @@ export type ReadingResult =
  */
 export function applyReading(base: ScenarioReadings, id: string, raw: string | number): ReadingResult {
   const gap = gapById(id);
-  if (gap === undefined) return { ok: false, message: `there is no gap ${id} (docs/gaps.md lists G1 to G32)` };
+  if (gap === undefined)
+    return { ok: false, message: `there is no gap ${id} (docs/gaps.md lists G1 to ${gaps.at(-1)?.id ?? "G1"})` };
   if (!gap.switchable || !(SWITCHABLE_GAPS as readonly string[]).includes(id)) {
     return {
       ok: false,
@@ -277,6 +314,8 @@ export function readingsNotation(readings: ScenarioReadings): Record<string, str
     G18: readings.G18,
     G19: readings.G19,
     G26: readings.G26,
+    G46: readings.G46,
+    G47: readings.G47,
   };
 }
 
@@ -409,9 +448,7 @@ export const messageSchema = z
       .optional()
       .meta({ description: "How expectations and the trace name the message; default m1, m2, … by position." }),
     at: timeOffsetSchema.default(0),
-    from: z
-      .string()
-      .min(1)
+    from: mailboxString
       .nullable()
       .meta({ description: "The envelope sender, or null for the null reverse-path (then give `sender`)." }),
     sender: domainName
@@ -421,7 +458,7 @@ export const messageSchema = z
       description:
         "A forwarder: the domain whose sender delivers and signs the message although `from` is in another domain (breaks AUTH-4 on purpose, G19). Not with `sender` or a null `from`.",
     }),
-    to: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+    to: z.union([mailboxString, z.array(mailboxString).min(1)]),
     subject: z.string().optional(),
     size: sizeSchema.optional(),
     eml: z
@@ -451,9 +488,7 @@ export const expectationSchema = z
       .string()
       .optional()
       .meta({ description: "A message id; default every message of the scenario (with this recipient)." }),
-    recipient: z
-      .string()
-      .min(1)
+    recipient: mailboxString
       .optional()
       .meta({ description: "A recipient; default every recipient of the message(s)." }),
     outcome: z.enum(EXPECTED_OUTCOMES).optional(),
@@ -493,6 +528,29 @@ export const expectationSchema = z
 
 const gapIdSchema = z.string().regex(/^G[1-9][0-9]*$/, "a gap ID such as G7");
 
+/**
+ * What JSON Schema can say of `readings` (the parser, {@link applyReading},
+ * has the last word): only switchable gaps, each with its reading names, G3 a
+ * number of seconds, G16 its parameters. The 1h–4h bounds of G16's window are
+ * the parser's alone.
+ */
+function readingsJsonSchema(): Record<string, unknown> {
+  const g16Part = `(?:jitter\\s*=\\s*(?:on|off)|fallback-window\\s*=\\s*${DURATION_PATTERN_BODY})`;
+  const properties: Record<string, unknown> = {
+    G3: {
+      anyOf: [
+        { type: "integer", minimum: 0 },
+        { type: "string", pattern: "^\\s*(?:tolerance-seconds\\s*=\\s*)?\\d+\\s*$" },
+      ],
+    },
+    G16: { type: "string", pattern: `^\\s*${g16Part}(?:\\s*,\\s*${g16Part})*\\s*,?\\s*$` },
+    G19: { enum: ["401", "403", 401, 403] },
+  };
+  for (const [id, names] of Object.entries(ENUM_READINGS))
+    if (id !== "G19") properties[id] = { type: "string", enum: names };
+  return { propertyNames: { enum: [...SWITCHABLE_GAPS] }, properties };
+}
+
 const scenarioObject = z.strictObject({
   name: z.string().min(1),
   description: z.string().default(""),
@@ -510,6 +568,7 @@ const scenarioObject = z.strictObject({
     .default({})
     .meta({
       description: 'Readings of switchable gaps in the notation of docs/gaps.md: { G7: ignored, G16: "jitter=off" }.',
+      ...readingsJsonSchema(),
     }),
   network: z
     .strictObject({ latency: latencySchema.default(0) })

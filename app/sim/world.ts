@@ -290,6 +290,8 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
           G13: readings.G13,
           G16: readings.G16,
           G26: readings.G26,
+          G46: readings.G46,
+          G47: readings.G47,
         },
         production: true,
         ...(domain.senderMisbehaviour !== undefined && { misbehaviour: domain.senderMisbehaviour }),

@@ -69,8 +69,54 @@ describe("trace events in words, one wording for run's timeline and send's and s
         "no common version with b.example (ours v1, theirs v2) [STATE-4]",
       ],
       [
-        event("attempt.started", { attempt: 1, url: "https://b.example/v1/messages", bodySize: 30000307, sent: false }),
-        "attempt 1: not sent (30000307 bytes over the limit)",
+        event("attempt.started", {
+          attempt: 1,
+          url: "https://b.example/v1/messages",
+          bodySize: 26214401,
+          maxMessageSize: 26214400,
+          sent: false,
+        }),
+        "attempt 1: not sent: size 26214401 > max_message_size 26214400 [G13]",
+      ],
+      [
+        event("attempt.ended", {
+          attempt: 1,
+          status: 403,
+          problem: "https://b.example/problems/policy_rejected",
+          retryAfterIgnored: "600",
+          class: "permanent",
+          fallbackEligible: false,
+          rule: "ERR-3",
+          gaps: ["G26"],
+        }),
+        'attempt 1: 403 policy_rejected (permanent, Retry-After "600" ignored (G26 permanent)) [ERR-3]',
+      ],
+      [
+        event("attempt.ended", {
+          attempt: 2,
+          status: 503,
+          problem: "https://b.example/problems/temporary_failure",
+          retryAfterIgnored: "soon",
+          class: "temporary",
+          fallbackEligible: true,
+          rule: "ERR-10",
+          gaps: ["G21"],
+        }),
+        'attempt 2: 503 temporary_failure (temporary, fallback-eligible, Retry-After "soon" ignored (G21: not a delay or a date)) [ERR-10]',
+      ],
+      [
+        event("capabilities.invalid", {
+          domain: "b.example",
+          origin: "https://mx.b.example",
+          failure: "HTTP 429",
+          status: 429,
+          retryAfterS: 60,
+          G46: "alive",
+          G47: "lower-bound",
+          fallbackEligible: false,
+          rule: "GET-9",
+        }),
+        "capabilities of https://mx.b.example unusable: HTTP 429 (G46 alive: a 4xx shows the endpoint alive, so it is retried and never falls back to SMTP; G47 lower-bound: no retry before its Retry-After 60s) [GET-9]",
       ],
       [
         event("attempt.ended", {
@@ -119,6 +165,10 @@ describe("trace events in words, one wording for run's timeline and send's and s
       [
         event("delivery.bounced", { recipients: ["bob@b.example"], attempts: 27, rule: "STATE-7" }),
         "gave up on bob@b.example after 27 attempts: bounced [STATE-7]",
+      ],
+      [
+        event("delivery.bounced", { recipients: ["bob@b.example"], attempts: 1, rule: "STATE-7" }),
+        "gave up on bob@b.example after 1 attempt: bounced [STATE-7]",
       ],
       [
         event("dsn.sent", {
@@ -178,6 +228,40 @@ describe("trace events in words, one wording for run's timeline and send's and s
       "retry 2 in 1h2m (Retry-After) [RETRY-7]",
       "retry 2 in 1h2m, at 2026-01-15T11:58:55Z (Retry-After) [RETRY-7]",
     ]);
+    const perRecipient = event("timer.set", {
+      atMs: AT + 600_000,
+      delayMs: 600_000,
+      reason: "retry-after",
+      lowerBoundFrom: "retry_after",
+      retry: 1,
+      rule: "RETRY-7",
+    });
+    expect(describeEvent(perRecipient, timeline)).toBe("retry 1 in 10m (retry_after) [RETRY-7]");
+    // A retry the give-up comes before is not announced as one (STATE-7 cancels it).
+    const cancelled = event("timer.set", {
+      atMs: AT + 144 * 3_600_000,
+      delayMs: 144 * 3_600_000,
+      giveUpAtMs: AT + 120 * 3_600_000,
+      reason: "retry-after",
+      retry: 1,
+      rule: "RETRY-7",
+    });
+    expect(describeEvent(cancelled, timeline)).toBe(
+      "no retry 1: it would come in 144h, after the give-up in 120h [STATE-7]",
+    );
+  });
+
+  it("an idempotent replay names the recipients of the request it answered", () => {
+    expect(
+      describeEvent(
+        event("idempotency.replay", {
+          signingDomain: "a.example",
+          key: "k1",
+          recipients: ["bob@b.example", "carol@b.example"],
+        }),
+        timeline,
+      ),
+    ).toBe("replayed the stored answer for key k1 to bob@b.example, carol@b.example [POST-12]");
   });
 
   it("a hand-off to SMTP: the simulated relay's answer in the timeline; not sent, for want of an SMTP client, in progress", () => {

@@ -75,6 +75,23 @@ export function capabilitiesFailure(d: Readonly<Record<string, unknown>>): strin
 }
 
 /**
+ * Which reading decided a failed capabilities answer, from a
+ * capabilities.invalid event: ` (G46 alive: …; G47 ignored: …)`; empty when
+ * no reading was involved.
+ */
+export function capabilitiesReadingNotes(d: Readonly<Record<string, unknown>>): string {
+  const notes: string[] = [];
+  if (d["G46"] === "alive")
+    notes.push("G46 alive: a 4xx shows the endpoint alive, so it is retried and never falls back to SMTP");
+  else if (d["G46"] === "fallback-eligible")
+    notes.push("G46 fallback-eligible: an unfetchable document, so SMTP after the fallback window");
+  if (d["G47"] === "ignored") notes.push(`G47 ignored: its Retry-After ${String(d["retryAfterS"])}s is ignored`);
+  else if (d["G47"] === "lower-bound")
+    notes.push(`G47 lower-bound: no retry before its Retry-After ${String(d["retryAfterS"])}s`);
+  return notes.length > 0 ? ` (${notes.join("; ")})` : "";
+}
+
+/**
  * How an attempt that got no per-recipient results ended, from an
  * attempt.ended event: `503 temporary_failure`, `no answer (tls)`, or
  * `not sent: message_too_large`.
@@ -84,6 +101,14 @@ export function attemptFailure(d: Readonly<Record<string, unknown>>): string {
   if (d["status"] !== undefined) return `${String(d["status"])} ${problem ?? ""}`.trim();
   if (d["failure"] !== undefined) return `no answer (${String(d["failure"])})`;
   return `not sent${problem !== undefined ? `: ${problem}` : ""}`;
+}
+
+/** Why a Retry-After was ignored: ` (G26: policy_rejected is permanent)`, ` (G21: unparsable)`, ` (permanent answer)`. */
+function ignoredBy(d: Readonly<Record<string, unknown>>): string {
+  const gaps = Array.isArray(d["gaps"]) ? d["gaps"] : [];
+  if (gaps.includes("G26")) return " (G26 permanent)";
+  if (d["class"] === "permanent") return " (a permanent answer)";
+  return " (G21: not a delay or a date)";
 }
 
 /** `57s`, `1m30s`, `2h5m`: compact, so that alike timeline lines keep one shape. */
@@ -176,7 +201,7 @@ function words(name: string, d: Readonly<Record<string, unknown>>, how: Describe
     case "capabilities.cached":
       return `capabilities of ${String(d["origin"])} from the cache (${String(d["ageS"])}s old)`;
     case "capabilities.invalid":
-      return `capabilities of ${String(d["origin"])} unusable: ${capabilitiesFailure(d)}${rule}`;
+      return `capabilities of ${String(d["origin"])} unusable: ${capabilitiesFailure(d)}${capabilitiesReadingNotes(d)}${rule}`;
     case "pin.set":
       return `discovery pin for ${String(d["domain"])} until ${time(d["expiresAtMs"])}`;
     case "pin.removed":
@@ -189,12 +214,17 @@ function words(name: string, d: Readonly<Record<string, unknown>>, how: Describe
       return `new delivery ${String(d["deliveryId"]).replace(/^.*#/, "#")} to ${list(d["recipients"])}${d["gap"] === "G12" ? ` (batch ${String(d["batch"])} of ${String(d["batches"])}, G12)` : ""}${misbehaviourNote(d)}${rule}`;
     case "attempt.started":
       return d["sent"] === false
-        ? `attempt ${String(d["attempt"])}: not sent (${String(d["bodySize"])} bytes over the limit)`
+        ? `attempt ${String(d["attempt"])}: not sent: size ${String(d["bodySize"])}${d["maxMessageSize"] !== undefined ? ` > max_message_size ${String(d["maxMessageSize"])}` : " is over max_message_size"} [G13]`
         : `attempt ${String(d["attempt"])}: POST ${String(d["url"])} (${String(d["bodySize"])} bytes)`;
     case "attempt.ended": {
       if (d["class"] === "results") return `attempt ${String(d["attempt"])}: ${String(d["status"])}`;
       const eligible = d["fallbackEligible"] === true ? ", fallback-eligible" : "";
-      const after = d["retryAfterS"] !== undefined ? `, Retry-After ${String(d["retryAfterS"])}s` : "";
+      const after =
+        d["retryAfterS"] !== undefined
+          ? `, Retry-After ${String(d["retryAfterS"])}s`
+          : d["retryAfterIgnored"] !== undefined
+            ? `, Retry-After ${JSON.stringify(d["retryAfterIgnored"])} ignored${ignoredBy(d)}`
+            : "";
       return `attempt ${String(d["attempt"])}: ${attemptFailure(d)} (${String(d["class"])}${eligible}${after})${rule}`;
     }
     case "recipient.result": {
@@ -203,7 +233,13 @@ function words(name: string, d: Readonly<Record<string, unknown>>, how: Describe
     }
     case "timer.set": {
       const at = how.flavour === "progress" ? `, at ${time(d["atMs"], true)}` : "";
-      return `retry ${String(d["retry"])} in ${shortDuration(Number(d["delayMs"]))}${at}${d["reason"] === "retry-after" ? " (Retry-After)" : ""}${rule}`;
+      if (typeof d["atMs"] === "number" && typeof d["giveUpAtMs"] === "number" && d["atMs"] >= d["giveUpAtMs"]) {
+        // The give-up comes first and cancels this retry (STATE-7): say so, not "retry n in …".
+        const toGiveUp = d["giveUpAtMs"] - (d["atMs"] - Number(d["delayMs"]));
+        return `no retry ${String(d["retry"])}: it would come in ${shortDuration(Number(d["delayMs"]))}, after the give-up in ${shortDuration(toGiveUp)} [STATE-7]`;
+      }
+      const from = d["lowerBoundFrom"] === "retry_after" ? "retry_after" : "Retry-After";
+      return `retry ${String(d["retry"])} in ${shortDuration(Number(d["delayMs"]))}${at}${d["reason"] === "retry-after" ? ` (${from})` : ""}${rule}`;
     }
     case "timer.fired":
       return typeof d["retry"] === "number" ? `retrying (attempt ${d["retry"] + 1})` : "retrying";
@@ -212,7 +248,7 @@ function words(name: string, d: Readonly<Record<string, unknown>>, how: Describe
         ? `would hand ${list(d["recipients"])} to SMTP (${String(d["reason"])}): ${noSmtpClient(how.command)}${rule}`
         : `handed ${list(d["recipients"])} to SMTP (${String(d["reason"])}); the relay ${d["accepted"] === true ? "accepted" : "refused"}${rule}`;
     case "delivery.bounced":
-      return `gave up on ${list(d["recipients"])} after ${String(d["attempts"])} attempts: bounced${rule}`;
+      return `gave up on ${list(d["recipients"])} after ${plural(d["attempts"], "attempt")}: bounced${rule}`;
     case "dsn.sent":
       return `DSN to ${String(d["to"])} about ${list(d["recipients"])} (${String(d["reason"])})${rule}`;
     case "mailbox.delivered":
@@ -222,7 +258,7 @@ function words(name: string, d: Readonly<Record<string, unknown>>, how: Describe
     case "recipient.outcome":
       return `${String(d["recipient"])} of ${String(d["messageId"])}: ${String(d["outcome"]).toUpperCase()}${rule}`;
     case "idempotency.replay":
-      return `replayed the stored answer for key ${String(d["key"])} [POST-12]`;
+      return `replayed the stored answer for key ${String(d["key"])}${d["recipients"] !== undefined ? ` to ${list(d["recipients"])}` : ""} [POST-12]`;
     case "idempotency.conflict":
       return `key ${String(d["key"])} reused with another body: 409 [POST-26]`;
     default:

@@ -85,6 +85,9 @@ describe("HAR 1.2 export", () => {
       _domain: "a.example",
     });
     expect(caps?.request).not.toHaveProperty("postData");
+    // The simulator, serve and send speak HTTP/1.1.
+    expect(caps?.request.httpVersion).toBe("HTTP/1.1");
+    expect(caps?.response.httpVersion).toBe("HTTP/1.1");
     expect(retry).toMatchObject({
       startedDateTime: new Date(START + 120 + 60_000).toISOString(),
       time: 540,
@@ -99,6 +102,19 @@ describe("HAR 1.2 export", () => {
       response: { status: 0, statusText: "", _error: "connection-reset", bodySize: -1, content: { size: 0 } },
       _fault: "0:connection-reset",
     });
+  });
+
+  it("a GET recorded with its (empty) body, as --full records it, carries no postData", () => {
+    const trace = sampleTrace();
+    const withBodies = {
+      ...trace,
+      events: trace.events.map((e) =>
+        e.name === "http.request" && e.data?.["method"] === "GET" ? { ...e, data: { ...e.data, body: "" } } : e,
+      ),
+    };
+    const [caps] = exportHar(withBodies).log.entries;
+    expect(caps?.request.method).toBe("GET");
+    expect(caps?.request).not.toHaveProperty("postData");
   });
 
   it("keeps an exchange with no recorded answer, marked as such", () => {

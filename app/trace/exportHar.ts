@@ -76,8 +76,16 @@ export interface Har {
   };
 }
 
-/** Our traces' HTTP is HTTP/2 over TLS 1.3 in spirit; the simulator does not model framing. */
-const HTTP_VERSION = "HTTP/2";
+/**
+ * The protocol version of an exchange: the event's own `httpVersion` when it
+ * has one, else HTTP/1.1, which is what the simulator's network, `serve` and
+ * `send` speak.
+ */
+const HTTP_VERSION = "HTTP/1.1";
+
+function httpVersionOf(event: RecordedEvent | undefined): string {
+  return stringField(event, "httpVersion") ?? HTTP_VERSION;
+}
 
 /** The HAR log of the trace's HTTP exchanges, in request order. */
 export function exportHar(trace: Trace): Har {
@@ -107,6 +115,7 @@ export function exportHar(trace: Trace): Har {
 function entry(request: RecordedEvent, id: string, answer: RecordedEvent | undefined): HarEntry {
   const data = request.data ?? {};
   const url = String(data["url"] ?? "");
+  const method = String(data["method"] ?? "GET").toUpperCase();
   const requestHeaders = headerList(data["headers"]);
   const requestBody = bodyOf(data);
   const requestSize = numberField(request, "bodySize") ?? 0;
@@ -126,13 +135,14 @@ function entry(request: RecordedEvent, id: string, answer: RecordedEvent | undef
     startedDateTime: new Date(request.timeMs).toISOString(),
     time: waitMs + receiveMs,
     request: {
-      method: String(data["method"] ?? "GET"),
+      method,
       url,
-      httpVersion: HTTP_VERSION,
+      httpVersion: httpVersionOf(request),
       cookies: [],
       headers: requestHeaders,
       queryString: queryOf(url),
-      ...(requestSize > 0 || requestBody !== undefined
+      // A GET or HEAD has no body to post; an empty body recorded with --full is none either.
+      ...(method !== "GET" && method !== "HEAD" && (requestSize > 0 || (requestBody?.text ?? "") !== "")
         ? { postData: { mimeType: contentType(requestHeaders), text: requestBody?.text ?? "" } }
         : {}),
       headersSize: -1,
@@ -141,7 +151,7 @@ function entry(request: RecordedEvent, id: string, answer: RecordedEvent | undef
     response: {
       status: failed ? 0 : (numberField(answer, "status") ?? 0),
       statusText: failed ? "" : (stringField(answer, "statusText") ?? ""),
-      httpVersion: failed ? "" : HTTP_VERSION,
+      httpVersion: failed ? "" : httpVersionOf(answer),
       cookies: [],
       headers: responseHeaders,
       content: {

@@ -20,6 +20,7 @@
  * need no new version.
  */
 import * as z from "zod";
+import { eventDataJsonSchema } from "./eventData.ts";
 
 /** The `format` member of every trace. */
 export const TRACE_FORMAT = "mailscope-trace";
@@ -104,5 +105,9 @@ export type Trace = z.output<typeof traceSchema>;
 /** The JSON Schema (draft 2020-12) of a trace, as written to schemas/trace.schema.json. */
 export function traceJsonSchema(): Record<string, unknown> {
   // Input mode: objects stay open (no additionalProperties: false), as the reader treats them.
-  return z.toJSONSchema(traceSchema, { target: "draft-2020-12", io: "input", unrepresentable: "any" });
+  const schema = z.toJSONSchema(traceSchema, { target: "draft-2020-12", io: "input", unrepresentable: "any" });
+  // Each event name's `data` as docs/trace-format.md gives it (the reader itself stays lenient).
+  const events = (schema as { properties?: { events?: { items?: Record<string, unknown> } } }).properties?.events;
+  if (events?.items !== undefined) events.items = { ...events.items, allOf: eventDataJsonSchema() };
+  return schema;
 }
