@@ -122,3 +122,39 @@ describe("the rules as evidence", async () => {
     expect(report.unknown).toEqual([]);
   });
 });
+
+describe("the statechart's drawing", () => {
+  it("draws every state and every transition of the machine, labelled with name and row, the same every time", async () => {
+    const { layoutStatechart } = await import("./statechartLayout.ts");
+    const graph = deliveryGraph();
+    const layout = await layoutStatechart(graph);
+    const drawn = new Set(layout.states.map((s) => s.id));
+    for (const s of graph.states) expect(drawn, s.id).toContain(s.id);
+    const edges = new Map(layout.edges.map((e) => [e.id, e]));
+    for (const tr of graph.transitions) {
+      const edge = edges.get(tr.id);
+      expect(edge, tr.id).toBeDefined();
+      expect(edge?.points.length).toBeGreaterThanOrEqual(2);
+      expect(edge?.lines[0]).toContain(tr.meta?.name ?? "");
+      if (tr.meta?.row !== undefined) expect(edge?.lines[0]).toContain(`row ${tr.meta.row}`);
+    }
+    expect(layout.edges.find((e) => e.transition?.meta?.name === "fallBackToSmtpAfterWindow")?.lines).toEqual([
+      "fallBackToSmtpAfterWindow · row 2",
+      "always [fallbackEligibleAfterWindow]",
+    ]);
+    const judging = layout.states.find((s) => s.id === "attemptingOverService.judging");
+    const parent = layout.states.find((s) => s.id === "attemptingOverService");
+    expect(parent?.compound).toBe(true);
+    expect(judging?.parent).toBe("attemptingOverService");
+    // Nested: the child lies inside its parent's box.
+    expect(judging!.x).toBeGreaterThanOrEqual(parent!.x);
+    expect(judging!.y + judging!.height).toBeLessThanOrEqual(parent!.y + parent!.height);
+    expect(
+      layout.states
+        .filter((s) => s.final)
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(["bounced", "finished", "handedToSmtp"]);
+    expect(await layoutStatechart(graph)).toEqual(layout);
+  });
+});
