@@ -135,12 +135,13 @@ describe("the statechart's drawing", () => {
       const edge = edges.get(tr.id);
       expect(edge, tr.id).toBeDefined();
       expect(edge?.points.length).toBeGreaterThanOrEqual(2);
-      expect(edge?.lines[0]).toContain(tr.meta?.name ?? "");
-      if (tr.meta?.row !== undefined) expect(edge?.lines[0]).toContain(`row ${tr.meta.row}`);
+      expect(edge?.lines[0]).toBe(tr.meta?.name);
+      expect(edge?.lines[1]).toBe(tr.meta?.row === undefined ? "" : `row ${tr.meta.row}`);
     }
     expect(layout.edges.find((e) => e.transition?.meta?.name === "fallBackToSmtpAfterWindow")?.lines).toEqual([
-      "fallBackToSmtpAfterWindow · row 2",
-      "always [fallbackEligibleAfterWindow]",
+      "fallBackToSmtpAfterWindow",
+      "row 2",
+      "if fallbackEligibleAfterWindow",
     ]);
     const judging = layout.states.find((s) => s.id === "attemptingOverService.judging");
     const parent = layout.states.find((s) => s.id === "attemptingOverService");

@@ -8,9 +8,9 @@
  * same drawing on every run.
  *
  * Uses elkjs's bundled build, which runs in the page (no worker, no eval:
- * the page's CSP allows neither) and in Node for the tests.
+ * the page's CSP allows neither) and in Node for the tests; it is loaded
+ * when first needed, in a chunk of its own (it is large).
  */
-import ELK from "elkjs/lib/elk.bundled.js";
 import type { ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api.js";
 import type { DeliveryGraph, DeliveryGraphTransition } from "./statechart.ts";
 
@@ -47,7 +47,7 @@ export interface LaidEdge {
   readonly points: readonly Point[];
   /** Where its label goes (absent for an initial marker's edge). */
   readonly label?: { readonly x: number; readonly y: number; readonly width: number; readonly height: number };
-  /** The label's lines: `fallBackToSmtpAfterWindow · row 2`, `always [fallbackEligibleAfterWindow]`. */
+  /** The label's lines: `fallBackToSmtpAfterWindow`, `row 2`, `if fallbackEligibleAfterWindow`. */
   readonly lines: readonly string[];
 }
 
@@ -58,25 +58,42 @@ export interface StatechartLayout {
   readonly edges: readonly LaidEdge[];
 }
 
-const CHAR_PX = 6.8;
-const LINE_PX = 15;
-/** Room kept on each label for the fire count the view appends (` ×126`). */
-const COUNT_PX = 44;
+const CHAR_PX = 7.6;
+const SMALL_CHAR_PX = 6.4;
+const LINE_PX = 14;
+/** Room kept on each label's second line for the fire count the view adds (` · fired ×126`). */
+const COUNT_PX = 84;
 const STATE_HEIGHT = 40;
 const MARKER = 14;
 const MARKER_SUFFIX = ".(initial)";
 
-/** The label's lines of a transition. */
+/**
+ * The label's lines of a transition: its name, its row of the table (empty
+ * for none; the view adds the fire count there), then what fires it —
+ * `if <guard>` / `otherwise` for judging's eventless transitions (tried in
+ * order), `after retryDelay, if <guard>`, `done: discover`.
+ */
 export function edgeLines(t: DeliveryGraphTransition): string[] {
   const name = t.meta?.name ?? t.label;
   const row = t.meta?.row;
-  return [
-    `${name}${row !== undefined ? ` · row ${row}` : ""}`,
-    `${t.label}${t.guard !== undefined ? ` [${t.guard}]` : ""}`,
-  ];
+  const when =
+    t.trigger === "always"
+      ? t.guard !== undefined
+        ? `if ${t.guard}`
+        : "otherwise"
+      : `${t.label}${t.guard !== undefined ? `, if ${t.guard}` : ""}`;
+  return [name, row !== undefined ? `row ${row}` : "", when];
 }
 
-const widthOf = (lines: readonly string[]): number => Math.ceil(Math.max(...lines.map((l) => l.length)) * CHAR_PX);
+/** The label's width: the name in bold, the row with room for the count, the trigger in smaller type. */
+const widthOf = (lines: readonly string[]): number =>
+  Math.ceil(
+    Math.max(
+      (lines[0] ?? "").length * CHAR_PX,
+      (lines[1] ?? "").length * SMALL_CHAR_PX + COUNT_PX,
+      (lines[2] ?? "").length * SMALL_CHAR_PX,
+    ),
+  );
 
 /** Lays the graph out (async: ELK's API is). */
 export async function layoutStatechart(graph: DeliveryGraph): Promise<StatechartLayout> {
@@ -116,7 +133,7 @@ export async function layoutStatechart(graph: DeliveryGraph): Promise<Statechart
           children: [],
           layoutOptions: { "elk.padding": "[top=34,left=16,bottom=16,right=16]" },
         }
-      : { id: s.id, width: Math.max(120, Math.ceil(s.key.length * 8.2) + 32), height: STATE_HEIGHT };
+      : { id: s.id, width: Math.max(120, Math.ceil(s.key.length * 9) + 32), height: STATE_HEIGHT };
     byId.set(s.id, node);
     byId.get(s.parent ?? "")?.children?.push(node);
   }
@@ -132,10 +149,11 @@ export async function layoutStatechart(graph: DeliveryGraph): Promise<Statechart
       id: t.id,
       sources: [t.source],
       targets: [target],
-      labels: [{ id: `${t.id}(label)`, text: lines.join("\n"), width: widthOf(lines) + COUNT_PX, height: LINE_PX * 2 }],
+      labels: [{ id: `${t.id}(label)`, text: lines.join("\n"), width: widthOf(lines), height: LINE_PX * 3 }],
     });
   }
 
+  const { default: ELK } = await import("elkjs/lib/elk.bundled.js");
   const laid = await new ELK().layout(root);
 
   // ELK gives each node relative to its parent, and each edge relative to its container.

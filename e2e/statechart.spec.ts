@@ -1,0 +1,95 @@
+import AxeBuilder from "@axe-core/playwright";
+import { expect, test, type Page } from "@playwright/test";
+
+/** The delivery machine, live (issue 14): the statechart, its history and why, the rules as evidence. */
+
+const SHOTS = "test-results/screenshots";
+
+test.use({ viewport: { width: 1600, height: 1100 } });
+
+async function noSeriousViolations(page: Page, include?: string): Promise<void> {
+  const builder = new AxeBuilder({ page });
+  const results = await (include ? builder.include(include) : builder).analyze();
+  const serious = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
+}
+
+async function open(page: Page, name: string): Promise<void> {
+  await page.goto("/");
+  await page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name }).click();
+  await expect(page.getByRole("heading", { level: 2, name })).toBeVisible();
+  await expect(page.getByTestId("phase")).toContainText("Ready");
+}
+
+async function jumpTo(page: Page, at: string): Promise<void> {
+  await page.getByRole("button", { name: "Speed max" }).click();
+  await page.getByLabel("Jump to").fill(at);
+  await page.getByRole("button", { name: "Go" }).click();
+  await expect(page.getByTestId("clock")).toHaveText(at, { timeout: 20_000 });
+}
+
+async function runToEnd(page: Page): Promise<void> {
+  await page.getByRole("button", { name: "Speed max" }).click();
+  const play = page.getByRole("button", { name: "Play", exact: true });
+  if (await play.isEnabled()) await play.click();
+  await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 30_000 });
+}
+
+const machine = (page: Page) => page.getByRole("region", { name: "Delivery machine" });
+const history = (page: Page) => page.getByRole("region", { name: "Transition history" });
+const historyItem = (page: Page, name: string) => history(page).getByRole("listitem").filter({ hasText: name });
+const edgeLabel = (page: Page, name: string) => machine(page).locator(`.sc-edge-label[data-transition="${name}"]`);
+
+test.describe("the statechart view", () => {
+  // rate-limited-then-down is 127 attempts over 5 virtual days: played at max speed, then checked.
+  test.setTimeout(90_000);
+  test("rate-limited-then-down: retryScheduled at +0:00:30 after the 429, the give-up into bounced at +120:00:00", async ({
+    page,
+  }) => {
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await open(page, "rate-limited-then-down");
+    await jumpTo(page, "+0:00:30");
+    await expect(page.getByTestId("active-state")).toHaveText("retryScheduled");
+    await expect(machine(page).locator('[data-state-id="retryScheduled"]')).toHaveAttribute("data-active", "true");
+    const limited = historyItem(page, "retryNotFallbackEligible").first();
+    await expect(limited).toContainText("(row 4)");
+    await expect(limited).toContainText("attempt 1 not fallback-eligible (429 rate_limited)");
+    await expect(edgeLabel(page, "retryNotFallbackEligible")).toHaveAttribute("data-last", "true");
+    await expect(edgeLabel(page, "retryNotFallbackEligible")).toHaveAttribute("data-count", "1");
+    await expect(edgeLabel(page, "fallBackToSmtpAfterWindow")).toHaveClass(/sc-dimmed/);
+    await page.screenshot({ path: `${SHOTS}/statechart-rate-limited-0030.png`, fullPage: true });
+
+    await runToEnd(page);
+    await expect(page.getByTestId("active-state")).toHaveText("bounced");
+    const giveUp = historyItem(page, "giveUpWhileRetrying");
+    await expect(giveUp).toContainText("+120:00:00");
+    await expect(giveUp).toContainText("(row 6)");
+    await expect(giveUp).toContainText("→ bounced");
+    await expect(edgeLabel(page, "giveUpWhileRetrying")).toHaveAttribute("data-last", "true");
+    await expect(edgeLabel(page, "retrySameDelivery")).toHaveAttribute("data-count", "126");
+    await machine(page).scrollIntoViewIfNeeded();
+    await machine(page).screenshot({ path: `${SHOTS}/statechart-rate-limited-end.png` });
+    await machine(page).screenshot({ path: "docs/screenshots/statechart.png" });
+
+    // A history row shows the machine right after it, and marks its event in the log.
+    await limited.getByRole("button", { name: /Show the machine after retryNotFallbackEligible/ }).click();
+    await expect(page.getByTestId("active-state")).toHaveText("retryScheduled");
+    await expect(page.getByTestId("statechart-status")).toContainText("pinned");
+    await page.getByRole("button", { name: "Follow the playhead" }).click();
+    await expect(page.getByTestId("active-state")).toHaveText("bounced");
+    await noSeriousViolations(page, ".statechart");
+    expect(errors).toEqual([]);
+  });
+
+  test("receiver-down-past-fallback-window: fallBackToSmtpAfterWindow (row 2) and why", async ({ page }) => {
+    await open(page, "receiver-down-past-fallback-window");
+    await runToEnd(page);
+    const fallback = historyItem(page, "fallBackToSmtpAfterWindow");
+    await expect(fallback).toContainText("(row 2)");
+    await expect(fallback).toContainText("attempt at +2:03:00 ≥ window end +2:00:00, every attempt eligible");
+    await expect(page.getByTestId("active-state")).toHaveText("handedToSmtp");
+    await machine(page).scrollIntoViewIfNeeded();
+    await machine(page).screenshot({ path: `${SHOTS}/statechart-fallback.png` });
+  });
+});
