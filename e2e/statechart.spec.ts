@@ -93,3 +93,28 @@ test.describe("the statechart view", () => {
     await machine(page).screenshot({ path: `${SHOTS}/statechart-fallback.png` });
   });
 });
+
+test.describe("the rules as evidence", () => {
+  test.setTimeout(90_000);
+
+  test("rate-limited-then-down: STATE-7 fired, and links to the bounce; fired in this run", async ({ page }) => {
+    await open(page, "rate-limited-then-down");
+    await runToEnd(page);
+    await page.getByRole("navigation", { name: "Views" }).getByRole("button", { name: "Rules" }).click();
+    await page.getByLabel("Search rules").fill("STATE-7");
+    await page.getByLabel(/^STATE-7: cited by \d+ events of this run$/).click();
+    const citing = page.getByRole("list", { name: "Events citing STATE-7" });
+    await expect(citing.locator('[data-event="delivery.bounced"]')).toContainText("+120:00:00");
+    await expect(citing.locator('[data-event="delivery.bounced"]')).toContainText(
+      "gave up on bob@b.example after 127 attempts: bounced",
+    );
+    await page.screenshot({ path: `${SHOTS}/rules-state-7.png` });
+    await page.getByLabel("Search rules").fill("");
+    await page.getByLabel(/Fired in this run/).check();
+    await expect(page.getByTestId("rule-count")).not.toHaveText(/^(\d+) of \1 rules$/);
+    await expect(page.getByRole("cell", { name: "STATE-3", exact: true })).toHaveCount(0);
+    await expect(page.getByRole("cell", { name: "STATE-5", exact: true })).toBeVisible();
+    await page.screenshot({ path: `${SHOTS}/rules-fired.png` });
+    await noSeriousViolations(page);
+  });
+});

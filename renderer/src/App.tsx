@@ -245,7 +245,12 @@ export function App() {
           </p>
         )}
         {view === "rules" ? (
-          <RulesPanel key={ruleQuery} initialQuery={ruleQuery} />
+          <RulesPanel
+            key={ruleQuery}
+            initialQuery={ruleQuery}
+            events={context.events}
+            startMs={context.summary?.startMs ?? context.events[0]?.timeMs ?? 0}
+          />
         ) : phase !== "idle" ? (
           <RunView
             phase={phase}

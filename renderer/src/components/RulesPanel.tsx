@@ -1,11 +1,27 @@
 import { useMemo, useState } from "react";
 import { rules } from "../../../app/protocol/rules.ts";
+import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import { firedRules } from "../model/ruleEvidence.ts";
 import { filterRules } from "../rulesFilter.ts";
+import { RuleFired } from "../views/rules/RuleFired.tsx";
 
-/** The rules catalogue of SPEC.md, searchable by ID, section or words. */
-export function RulesPanel({ initialQuery = "" }: { readonly initialQuery?: string }) {
+export interface RulesPanelProps {
+  readonly initialQuery?: string;
+  /** The current run's (or trace's) events, to say which rules fired; none before a run. */
+  readonly events?: readonly RecordedEvent[];
+  readonly startMs?: number;
+}
+
+/** The rules catalogue of SPEC.md, searchable by ID, section or words; with a run, which rules it exercised. */
+export function RulesPanel({ initialQuery = "", events = [], startMs = 0 }: RulesPanelProps) {
   const [query, setQuery] = useState(initialQuery);
-  const shown = useMemo(() => filterRules(rules, query), [query]);
+  const [firedOnly, setFiredOnly] = useState(false);
+  const fired = useMemo(() => firedRules(events, startMs), [events, startMs]);
+  const run = events.length > 0;
+  const shown = useMemo(
+    () => filterRules(rules, query).filter((r) => !firedOnly || fired.has(r.id)),
+    [query, firedOnly, fired],
+  );
   return (
     <section aria-label="Rules" className="rules">
       <h2>Rules of the specification</h2>
@@ -19,6 +35,12 @@ export function RulesPanel({ initialQuery = "" }: { readonly initialQuery?: stri
         value={query}
         onChange={(e) => setQuery(e.target.value)}
       />
+      {run && (
+        <label className="fired-filter">
+          <input type="checkbox" checked={firedOnly} onChange={(e) => setFiredOnly(e.target.checked)} /> Fired in this
+          run ({fired.size})
+        </label>
+      )}
       <p className="muted" data-testid="rule-count">
         {shown.length} of {rules.length} rules
       </p>
@@ -29,6 +51,7 @@ export function RulesPanel({ initialQuery = "" }: { readonly initialQuery?: stri
             <th>Strength</th>
             <th>Rule</th>
             <th>Section</th>
+            {run && <th>In this run</th>}
           </tr>
         </thead>
         <tbody>
@@ -40,6 +63,11 @@ export function RulesPanel({ initialQuery = "" }: { readonly initialQuery?: stri
               <td>{r.strength}</td>
               <td>{r.text}</td>
               <td className="muted">{r.section}</td>
+              {run && (
+                <td>
+                  <RuleFired fired={fired.get(r.id)} />
+                </td>
+              )}
             </tr>
           ))}
         </tbody>

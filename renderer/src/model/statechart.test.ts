@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { runScenarioText } from "../../../app/sim/runScenario.ts";
 import { ruleCoverage, ruleEvidence, rulesCited } from "../../../app/trace/ruleEvidence.ts";
 import type { Trace } from "../../../app/trace/schema.ts";
+import { firedRules } from "./ruleEvidence.ts";
 import {
   actorChart,
   activeStates,
@@ -120,6 +121,16 @@ describe("the rules as evidence", async () => {
     expect(report.rules.find((r) => r.id === "STATE-7")?.scenarios).toEqual(["rate-limited-then-down"]);
     expect(report.uncovered).toContain("STATE-3");
     expect(report.unknown).toEqual([]);
+  });
+
+  it("the Rules view's evidence: STATE-7 fired, its events in the log's words, the bounce among them", () => {
+    const fired = firedRules(t.events, t.startedAtMs);
+    const state7 = fired.get("STATE-7");
+    expect(state7?.count).toBe(state7?.events.length);
+    const bounce = state7?.events.find((e) => e.name === "delivery.bounced");
+    expect(bounce).toMatchObject({ at: "+120:00:00" });
+    expect(bounce?.text).toBe("gave up on bob@b.example after 127 attempts: bounced");
+    expect(fired.has("STATE-3")).toBe(false);
   });
 });
 
