@@ -9,7 +9,14 @@ import type { RecordedEvent } from "./schema.ts";
 
 const RULE_ID = /^[A-Z]+-\d+$/;
 
-/** The rule IDs an event's data cites, each once: `rule`, `rules` and `violates` (gap IDs left out). */
+/** A violation as a problem's `detail` spells it: `$.to: … at most 100 [ENV-8]` (receiver.ts, lintChecks.ts). */
+const DETAIL_CITATION = /\[([A-Z]+-\d+)\]/g;
+
+/**
+ * The rule IDs an event's data cites, each once: `rule`, `rules` and
+ * `violates`, and the violations a problem's `detail` names in brackets
+ * (the receiver's 400 answer, as the sender judged it). Gap IDs are left out.
+ */
 export function rulesCited(data: Readonly<Record<string, unknown>> | undefined): string[] {
   if (data === undefined) return [];
   const ids = new Set<string>();
@@ -17,6 +24,8 @@ export function rulesCited(data: Readonly<Record<string, unknown>> | undefined):
     const v = data[key];
     for (const id of Array.isArray(v) ? v : [v]) if (typeof id === "string" && RULE_ID.test(id)) ids.add(id);
   }
+  const detail = data["detail"];
+  if (typeof detail === "string") for (const [, id] of detail.matchAll(DETAIL_CITATION)) if (id) ids.add(id);
   return [...ids];
 }
 
@@ -64,19 +73,32 @@ export interface CoverageReport {
   readonly unknown: readonly string[];
 }
 
+/** How many events cite each rule in `events` (the checks' verdicts aside). */
+export function ruleCounts(events: readonly RecordedEvent[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [id, seqs] of ruleEvidence(events)) out[id] = seqs.length;
+  return out;
+}
+
 /**
  * How the runs cover the catalogue: per rule, the events and runs that cite
- * it; the rules none cites; the cited IDs the catalogue lacks.
+ * it; the rules none cites; the cited IDs the catalogue lacks. Each run gives
+ * its events, or the counts of {@link ruleCounts} when the events are gone.
  */
 export function ruleCoverage(
-  runs: readonly { readonly name: string; readonly events: readonly RecordedEvent[] }[],
+  runs: readonly (
+    | { readonly name: string; readonly events: readonly RecordedEvent[] }
+    | { readonly name: string; readonly counts: Readonly<Record<string, number>> }
+  )[],
   rules: readonly Rule[] = catalogue,
 ): CoverageReport {
   const counts = new Map<string, number>();
   const where = new Map<string, Set<string>>();
   for (const run of runs) {
-    for (const [id, seqs] of ruleEvidence(run.events)) {
-      counts.set(id, (counts.get(id) ?? 0) + seqs.length);
+    const cited = "counts" in run ? run.counts : ruleCounts(run.events);
+    for (const [id, n] of Object.entries(cited)) {
+      if (n <= 0) continue;
+      counts.set(id, (counts.get(id) ?? 0) + n);
       const set = where.get(id) ?? new Set<string>();
       set.add(run.name);
       where.set(id, set);

@@ -99,7 +99,12 @@ describe("the statechart of receiver-down-past-fallback-window", async () => {
 describe("the rules as evidence", async () => {
   const t = await trace("rate-limited-then-down");
 
-  it("reads rule, rules and violates, not gaps", () => {
+  it("reads rule, rules, violates and a detail's bracketed violations, not gaps", () => {
+    expect(rulesCited({ rule: "ERR-1", detail: "$.to: has 101 recipients; at most 100 [ENV-8]; x [AUTH-5]" })).toEqual([
+      "ERR-1",
+      "ENV-8",
+      "AUTH-5",
+    ]);
     expect(rulesCited({ rule: "STATE-7", rules: ["STATE-7", "RETRY-6"], gap: "G29", violates: ["POST-27"] })).toEqual([
       "STATE-7",
       "RETRY-6",
