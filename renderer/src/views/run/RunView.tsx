@@ -2,7 +2,7 @@ import { useMemo, useState } from "react";
 import type { PlaybackSpeed } from "../../../../app/sim/sessionProtocol.ts";
 import type { Trace } from "../../../../app/trace/schema.ts";
 import { checkRows } from "../../model/checks.ts";
-import { logRows } from "../../model/log.ts";
+import { createLogRowsCache } from "../../model/log.ts";
 import { outcomeRows } from "../../model/outcomes.ts";
 import type { PlaybackContext, PlaybackEvent, PlaybackPhase } from "../../session/machine.ts";
 import { LogView } from "../log/LogView.tsx";
@@ -24,13 +24,16 @@ export interface RunViewProps {
   readonly onSave: (name: string, contents: string, type: string) => void;
 }
 
+/** The log's rows of the run on screen, described once each as batches arrive. */
+const logRowsOf = createLogRowsCache();
+
 /** One run: controls and clock, the log, the outcomes, the checks, readings and export. */
 export function RunView({ phase, context, title, description, send, onReading, onRule, onSave }: RunViewProps) {
   const [delivery, setDelivery] = useState<string | undefined>();
   const [evidence, setEvidence] = useState<ReadonlySet<number>>(new Set());
   const [readingsOpen, setReadingsOpen] = useState(false);
   const startMs = context.summary?.startMs ?? context.events[0]?.timeMs ?? 0;
-  const rows = useMemo(() => logRows(context.events, startMs), [context.events, startMs]);
+  const rows = useMemo(() => logRowsOf(context.events, startMs), [context.events, startMs]);
   const labels = useMemo(
     () => new Map((context.summary?.messages ?? []).map((m) => [m.messageId, m.id])),
     [context.summary],
