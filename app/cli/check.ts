@@ -261,7 +261,7 @@ export function formatCoverage(coverage: CoverageReport): string[] {
       1,
     ),
   ];
-  const texts = new Map(catalogue.map((r) => [r.id, r.text]));
+  const texts = new Map<string, string>(catalogue.map((r) => [r.id, r.text]));
   const uncovered = coverage.rules.filter((r) => r.events === 0);
   out.push("", `rules no scenario exercises (${uncovered.length}):`);
   for (const r of uncovered) {

@@ -11,9 +11,10 @@ import {
   type EdgeProps,
   type Node,
   type NodeProps,
+  useReactFlow,
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
-import { useMemo } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import type { LaidEdge, LaidState, StatechartLayout } from "../../model/statechartLayout.ts";
 
 type StateData = {
@@ -29,6 +30,9 @@ type TransitionData = {
 };
 type StateNode = Node<StateData, "state"> | Node<Record<string, never>, "frame">;
 type TransitionEdge = Edge<TransitionData, "transition">;
+
+const MIN_HEIGHT = 420;
+const MAX_HEIGHT = 900;
 
 const hidden = { opacity: 0, pointerEvents: "none" as const };
 
@@ -99,6 +103,28 @@ function Frame() {
 const nodeTypes = { state: StateBox, frame: Frame };
 const edgeTypes = { transition: TransitionLine };
 
+const FIT = { padding: 0.03 };
+
+/**
+ * Fits the whole drawing to the canvas, and again whenever the canvas changes size (the window, the
+ * panel beside it). Computed here from the layout's size and the canvas's own: the library's fitView
+ * is queued behind its node measurements and, on a canvas that grows just after mounting, fitted the
+ * size it had first.
+ */
+function FitToCanvas(p: { readonly width: number; readonly height: number; readonly layout: StatechartLayout }) {
+  const { setViewport, viewportInitialized } = useReactFlow();
+  useEffect(() => {
+    if (!viewportInitialized || p.width === 0 || p.height === 0 || p.layout.width === 0) return;
+    const zoom = Math.min(p.width / p.layout.width, p.height / p.layout.height) * (1 - FIT.padding * 2);
+    void setViewport({
+      x: (p.width - p.layout.width * zoom) / 2,
+      y: (p.height - p.layout.height * zoom) / 2,
+      zoom,
+    });
+  }, [setViewport, viewportInitialized, p.width, p.height, p.layout]);
+  return null;
+}
+
 export interface StatechartCanvasProps {
   readonly layout: StatechartLayout;
   /** The active leaf and its ancestors. */
@@ -160,15 +186,31 @@ export function StatechartCanvas({ layout, active, counts, last }: StatechartCan
       }),
     [layout, counts, last],
   );
+  // The canvas takes the drawing's proportions at its width, within bounds, so the drawing fills it.
+  const box = useRef<HTMLDivElement>(null);
+  const [width, setWidth] = useState(0);
+  const [innerHeight, setInnerHeight] = useState(0);
+  useEffect(() => {
+    const el = box.current;
+    if (el === null) return;
+    const observer = new ResizeObserver(() => {
+      setWidth(el.clientWidth);
+      setInnerHeight(el.clientHeight);
+    });
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+  const height =
+    width === 0
+      ? MIN_HEIGHT
+      : Math.round(Math.min(MAX_HEIGHT, Math.max(MIN_HEIGHT, (width * layout.height) / layout.width)));
   return (
-    <div className="sc-canvas">
+    <div className="sc-canvas" ref={box} style={{ height }}>
       <ReactFlow
         nodes={nodes}
         edges={edges}
         nodeTypes={nodeTypes}
         edgeTypes={edgeTypes}
-        fitView
-        fitViewOptions={{ padding: 0.04 }}
         minZoom={0.2}
         maxZoom={2}
         nodesDraggable={false}
@@ -183,7 +225,8 @@ export function StatechartCanvas({ layout, active, counts, last }: StatechartCan
         proOptions={{ hideAttribution: true }}
       >
         <Background gap={24} size={1} />
-        <Controls showInteractive={false} position="top-right" />
+        <Controls showInteractive={false} position="top-right" fitViewOptions={FIT} />
+        <FitToCanvas width={width} height={innerHeight} layout={layout} />
       </ReactFlow>
     </div>
   );

@@ -14,15 +14,22 @@ export interface TransitionHistoryProps {
 /** The actor's transitions in order: when, which (from → to), the table's row, and why the guard chose it. */
 export function TransitionHistory({ rows, current, pinned, onPick, onRule }: TransitionHistoryProps) {
   const scroller = useRef<HTMLDivElement>(null);
-  // Keep the current row in sight while following the playhead (within the list only, not the page).
+  // Keep the current row in sight while following the playhead (within the list only, not the page),
+  // also when the list changes size (the window, the drawing beside it).
   useEffect(() => {
     const box = scroller.current;
     if (box === null || pinned) return;
-    const row = box.querySelector<HTMLElement>(`li[data-index="${current}"]`);
-    if (row === null) return;
-    const top = row.offsetTop;
-    if (top < box.scrollTop || top + row.offsetHeight > box.scrollTop + box.clientHeight)
-      box.scrollTop = Math.max(0, top - box.clientHeight + row.offsetHeight * 2);
+    const reveal = () => {
+      const row = box.querySelector<HTMLElement>(`li[data-index="${current}"]`);
+      if (row === null) return;
+      const top = row.offsetTop; // the list is the row's offset parent
+      if (top < box.scrollTop || top + row.offsetHeight > box.scrollTop + box.clientHeight)
+        box.scrollTop = Math.max(0, top - box.clientHeight + row.offsetHeight + 8);
+    };
+    reveal();
+    const observer = new ResizeObserver(reveal);
+    observer.observe(box);
+    return () => observer.disconnect();
   }, [current, pinned, rows.length]);
   return (
     <div className="sc-history" ref={scroller} tabIndex={0} role="region" aria-label="Transition history">
