@@ -116,6 +116,9 @@ test.describe("the rules as evidence", () => {
     await expect(citing.locator('[data-event="delivery.bounced"]')).toContainText(
       "gave up on bob@b.example after 127 attempts: bounced",
     );
+    // The readings in force, each with the events it decided.
+    const readings = page.getByRole("region", { name: "Readings in force in this run" });
+    await expect(readings.getByLabel(/^G16: cited by \d+ events of this run$/)).toBeVisible();
     await page.screenshot({ path: `${SHOTS}/rules-state-7.png` });
     await page.getByLabel("Search rules").fill("");
     await page.getByLabel(/Fired in this run/).check();

@@ -29,6 +29,27 @@ export function rulesCited(data: Readonly<Record<string, unknown>> | undefined):
   return [...ids];
 }
 
+const GAP_ID = /^G\d+$/;
+
+/** Each gap (G16 …) the events cite in `gap` or `gaps`: the `seq`s of the events whose outcome its reading decided. */
+export function gapEvidence(events: readonly RecordedEvent[]): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const e of events) {
+    if (VERDICTS.has(e.name) || e.data === undefined) continue;
+    const ids = new Set<string>();
+    for (const key of ["gap", "gaps"]) {
+      const v = e.data[key];
+      for (const id of Array.isArray(v) ? v : [v]) if (typeof id === "string" && GAP_ID.test(id)) ids.add(id);
+    }
+    for (const id of ids) {
+      const seqs = out.get(id);
+      if (seqs === undefined) out.set(id, [e.seq]);
+      else seqs.push(e.seq);
+    }
+  }
+  return out;
+}
+
 /**
  * The run's verdicts name the rules they check whether or not the run
  * exercised them (the give-up invariant cites STATE-7 in a run that never

@@ -254,6 +254,7 @@ export function App() {
               initialQuery={ruleQuery}
               events={context.events}
               startMs={context.summary?.startMs ?? context.events[0]?.timeMs ?? 0}
+              {...(context.summary && { readings: context.summary.readings })}
             />
           ) : phase !== "idle" ? (
             <RunView

@@ -1,8 +1,9 @@
 import { useMemo, useState } from "react";
 import { rules } from "../../../app/protocol/rules.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
-import { firedRules } from "../model/ruleEvidence.ts";
+import { firedRules, readingEvidence } from "../model/ruleEvidence.ts";
 import { filterRules } from "../rulesFilter.ts";
+import { ReadingsEvidence } from "../views/rules/ReadingsEvidence.tsx";
 import { RuleFired } from "../views/rules/RuleFired.tsx";
 
 export interface RulesPanelProps {
@@ -10,14 +11,20 @@ export interface RulesPanelProps {
   /** The current run's (or trace's) events, to say which rules fired; none before a run. */
   readonly events?: readonly RecordedEvent[];
   readonly startMs?: number;
+  /** The gap readings in force in that run. */
+  readonly readings?: Readonly<Record<string, string>>;
 }
 
 /** The rules catalogue of SPEC.md, searchable by ID, section or words; with a run, which rules it exercised. */
-export function RulesPanel({ initialQuery = "", events = [], startMs = 0 }: RulesPanelProps) {
+export function RulesPanel({ initialQuery = "", events = [], startMs = 0, readings }: RulesPanelProps) {
   const [query, setQuery] = useState(initialQuery);
   const [firedOnly, setFiredOnly] = useState(false);
   const fired = useMemo(() => firedRules(events, startMs), [events, startMs]);
   const run = events.length > 0;
+  const inForce = useMemo(
+    () => (run && readings ? readingEvidence(readings, events, startMs) : []),
+    [run, readings, events, startMs],
+  );
   const shown = useMemo(
     () => filterRules(rules, query).filter((r) => !firedOnly || fired.has(r.id)),
     [query, firedOnly, fired],
@@ -28,6 +35,7 @@ export function RulesPanel({ initialQuery = "", events = [], startMs = 0 }: Rule
       <p className="muted">
         Every normative rule of SPEC.md with its stable ID. Tests, traces and reports cite these IDs.
       </p>
+      <ReadingsEvidence readings={inForce} />
       <input
         type="search"
         placeholder="Search by ID, section or words (e.g. RETRY, fallback)"

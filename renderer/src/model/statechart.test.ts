@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { runScenarioText } from "../../../app/sim/runScenario.ts";
 import { ruleCoverage, ruleEvidence, rulesCited } from "../../../app/trace/ruleEvidence.ts";
 import type { Trace } from "../../../app/trace/schema.ts";
-import { firedRules } from "./ruleEvidence.ts";
+import { firedRules, readingEvidence } from "./ruleEvidence.ts";
 import {
   actorChart,
   activeStates,
@@ -136,6 +136,17 @@ describe("the rules as evidence", async () => {
     expect(bounce).toMatchObject({ at: "+120:00:00" });
     expect(bounce?.text).toBe("gave up on bob@b.example after 127 attempts: bounced");
     expect(fired.has("STATE-3")).toBe(false);
+  });
+
+  it("each reading in force with the events it decided: G16's retry plans, G7 nothing here", () => {
+    const readings = readingEvidence(t.readings, t.events, t.startedAtMs);
+    expect(readings.map((r) => r.gap)).toEqual(
+      Object.keys(t.readings).sort((a, b) => Number(a.slice(1)) - Number(b.slice(1))),
+    );
+    const g16 = readings.find((r) => r.gap === "G16");
+    expect(g16?.reading).toBe(t.readings["G16"]);
+    expect(g16?.events.some((e) => e.name === "timer.set")).toBe(true);
+    expect(readings.find((r) => r.gap === "G3")?.events).toEqual([]);
   });
 });
 
