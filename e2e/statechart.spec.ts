@@ -128,4 +128,25 @@ test.describe("the rules as evidence", () => {
     await page.screenshot({ path: `${SHOTS}/rules-fired.png` });
     await noSeriousViolations(page);
   });
+
+  test("coverage across the scenario library, computed in the app: the rules no scenario exercises", async ({
+    page,
+  }) => {
+    // Every bundled scenario runs once, in a worker.
+    test.setTimeout(240_000);
+    await page.goto("/");
+    await page.getByRole("navigation", { name: "Views" }).getByRole("button", { name: "Rules" }).click();
+    await page.getByRole("button", { name: "Run every scenario and count the rules they exercise" }).click();
+    await expect(page.getByTestId("library-coverage")).toContainText(
+      /\d+ of \d+ rules are cited by some scenario's events/,
+      {
+        timeout: 200_000,
+      },
+    );
+    await page.getByLabel("Exercised by no scenario").check();
+    await expect(page.getByRole("cell", { name: "SVC-1", exact: true })).toBeVisible();
+    await expect(page.getByRole("cell", { name: "STATE-7", exact: true })).toHaveCount(0);
+    await page.screenshot({ path: `${SHOTS}/rules-library-coverage.png` });
+    await noSeriousViolations(page);
+  });
 });

@@ -1,10 +1,15 @@
 import { useMemo, useState } from "react";
 import { rules } from "../../../app/protocol/rules.ts";
+import type { CoverageReport } from "../../../app/trace/ruleEvidence.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { firedRules, readingEvidence } from "../model/ruleEvidence.ts";
 import { filterRules } from "../rulesFilter.ts";
+import { LibraryCoverage } from "../views/rules/LibraryCoverage.tsx";
 import { ReadingsEvidence } from "../views/rules/ReadingsEvidence.tsx";
 import { RuleFired } from "../views/rules/RuleFired.tsx";
+
+/** The library's coverage once computed: the scenarios do not change while the app runs. */
+let libraryCoverage: CoverageReport | undefined;
 
 export interface RulesPanelProps {
   readonly initialQuery?: string;
@@ -19,6 +24,8 @@ export interface RulesPanelProps {
 export function RulesPanel({ initialQuery = "", events = [], startMs = 0, readings }: RulesPanelProps) {
   const [query, setQuery] = useState(initialQuery);
   const [firedOnly, setFiredOnly] = useState(false);
+  const [coverage, setCoverage] = useState<CoverageReport | undefined>(libraryCoverage);
+  const [uncoveredOnly, setUncoveredOnly] = useState(false);
   const fired = useMemo(() => firedRules(events, startMs), [events, startMs]);
   const run = events.length > 0;
   const inForce = useMemo(
@@ -26,8 +33,13 @@ export function RulesPanel({ initialQuery = "", events = [], startMs = 0, readin
     [run, readings, events, startMs],
   );
   const shown = useMemo(
-    () => filterRules(rules, query).filter((r) => !firedOnly || fired.has(r.id)),
-    [query, firedOnly, fired],
+    () =>
+      filterRules(rules, query).filter(
+        (r) =>
+          (!firedOnly || fired.has(r.id)) &&
+          (!uncoveredOnly || coverage === undefined || coverage.uncovered.includes(r.id)),
+      ),
+    [query, firedOnly, fired, uncoveredOnly, coverage],
   );
   return (
     <section aria-label="Rules" className="rules">
@@ -36,6 +48,15 @@ export function RulesPanel({ initialQuery = "", events = [], startMs = 0, readin
         Every normative rule of SPEC.md with its stable ID. Tests, traces and reports cite these IDs.
       </p>
       <ReadingsEvidence readings={inForce} />
+      <LibraryCoverage
+        coverage={coverage}
+        onCoverage={(c) => {
+          libraryCoverage = c;
+          setCoverage(c);
+        }}
+        uncoveredOnly={uncoveredOnly}
+        onUncoveredOnly={setUncoveredOnly}
+      />
       <input
         type="search"
         placeholder="Search by ID, section or words (e.g. RETRY, fallback)"
