@@ -241,8 +241,8 @@ test.describe("running scenarios in the browser", () => {
 
   test("a scenario dropped on the window runs; Space plays and pauses", async ({ page }) => {
     await page.goto("/");
-    const text = readFileSync("scenarios/happy-path.yaml", "utf8").replace(
-      "name: happy-path",
+    const text = readFileSync("scenarios/rate-limited-then-down.yaml", "utf8").replace(
+      "name: rate-limited-then-down",
       "name: dropped-rate-limited",
     );
     await page.evaluate((yaml) => {
@@ -254,7 +254,7 @@ test.describe("running scenarios in the browser", () => {
     await expect(page.getByTestId("phase")).toContainText("Ready");
     await expect(page.getByRole("heading", { level: 3, name: "Opened" })).toBeVisible();
     await page.getByRole("button", { name: "Speed 1×" }).click();
-    await page.getByRole("heading", { level: 2, name: "dropped-rate-limited" }).click();
+    await page.getByRole("log", { name: "Event log" }).focus();
     await page.keyboard.press("Space");
     await expect(page.getByTestId("phase")).toContainText("Playing");
     await page.keyboard.press("Space");

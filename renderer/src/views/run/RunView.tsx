@@ -1,4 +1,4 @@
-import { useMemo, useState } from "react";
+import { useDeferredValue, useMemo, useState } from "react";
 import type { PlaybackSpeed } from "../../../../app/sim/sessionProtocol.ts";
 import type { Trace } from "../../../../app/trace/schema.ts";
 import { checkRows } from "../../model/checks.ts";
@@ -33,20 +33,26 @@ export function RunView({ phase, context, title, description, send, onReading, o
   const [evidence, setEvidence] = useState<ReadonlySet<number>>(new Set());
   const [readingsOpen, setReadingsOpen] = useState(false);
   const startMs = context.summary?.startMs ?? context.events[0]?.timeMs ?? 0;
-  const rows = useMemo(() => logRowsOf(context.events, startMs), [context.events, startMs]);
+  // The log and the outcomes follow the events as fast as they can draw; while a batch is drawn,
+  // the next ones are taken in (and the clock moves) rather than queued behind it.
+  const events = useDeferredValue(context.events);
+  const rows = useMemo(() => logRowsOf(events, startMs), [events, startMs]);
   const labels = useMemo(
     () => new Map((context.summary?.messages ?? []).map((m) => [m.messageId, m.id])),
     [context.summary],
   );
-  const outcomes = useMemo(() => outcomeRows(context.events, startMs, labels), [context.events, startMs, labels]);
+  const outcomes = useMemo(() => outcomeRows(events, startMs, labels), [events, startMs, labels]);
   const checks = useMemo(
     () => (context.result ? checkRows(context.result.invariants, context.result.expectations) : []),
     [context.result],
   );
   const live = context.source?.kind === "scenario";
-  const trace: Trace | undefined = context.result
-    ? { ...context.result.trace, events: [...context.events] }
-    : undefined;
+  const result = context.result;
+  const allEvents = context.events;
+  const trace: Trace | undefined = useMemo(
+    () => (result ? { ...result.trace, events: [...allEvents] } : undefined),
+    [result, allEvents],
+  );
   // At the end the clock says where the run ended, as `mailscope run` does (not the horizon it was allowed).
   const playheadMs =
     phase === "finished" && context.result ? context.result.endMs : (context.progress?.playheadMs ?? startMs);
