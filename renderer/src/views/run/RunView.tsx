@@ -107,7 +107,7 @@ export function RunView({ phase, context, title, description, send, onReading, o
           )}
           <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} />
           <StatechartView
-            events={context.events}
+            events={events}
             startMs={startMs}
             playheadMs={playheadMs}
             delivery={delivery}
