@@ -4,6 +4,7 @@ import { ruleCoverage, ruleEvidence, rulesCited } from "../../../app/trace/ruleE
 import type { Trace } from "../../../app/trace/schema.ts";
 import { firedRules, readingEvidence } from "./ruleEvidence.ts";
 import {
+  explain,
   actorChart,
   activeStates,
   chartAt,
@@ -93,6 +94,20 @@ describe("the statechart of receiver-down-past-fallback-window", async () => {
     expect(within).toHaveLength(7);
     expect(within[1]?.why).toBe("attempt at +0:01:00 < window end +2:00:00, every attempt eligible");
     expect(chartAt(chart, t.startedAtMs + 3 * H).state).toBe("handedToSmtp");
+  });
+});
+
+describe("why a guard chose", () => {
+  it("counts the fallback window from the first attempt when that came after the run's start", () => {
+    const context = { attempt: 8, allAttemptsFallbackEligible: true, pending: [] };
+    const later = { ...context, firstAttemptAtMs: H, attemptAtMs: H + 7_380_000, fallbackWindowEndMs: 3 * H };
+    expect(explain("fallBackToSmtpAfterWindow", later, 0, later.attemptAtMs)).toBe(
+      "attempt at +3:03:00 (2:03:00 after the first attempt) ≥ window end +3:00:00, every attempt eligible",
+    );
+    const atStart = { ...context, firstAttemptAtMs: 0, attemptAtMs: 7_380_000, fallbackWindowEndMs: 2 * H };
+    expect(explain("fallBackToSmtpAfterWindow", atStart, 0, 7_380_000)).toBe(
+      "attempt at +2:03:00 ≥ window end +2:00:00, every attempt eligible",
+    );
   });
 });
 

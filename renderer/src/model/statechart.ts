@@ -256,6 +256,15 @@ function problemText(c: GuardContext): string | undefined {
   return c.status === undefined ? c.problem : `${c.status} ${c.problem}`;
 }
 
+/**
+ * ` (2:03:00 after the first attempt)` when the first attempt did not start with the run (a message
+ * submitted later): the window counts from the first attempt, the offsets from the run's start.
+ */
+function since(c: GuardContext, startMs: number): string {
+  if (c.attemptAtMs === undefined || c.firstAttemptAtMs === undefined || c.firstAttemptAtMs === startMs) return "";
+  return ` (${offset(c.attemptAtMs, c.firstAttemptAtMs).slice(1)} after the first attempt)`;
+}
+
 /** Why the transition's guard held, from the context it read, in the table's terms. */
 export function explain(name: string, c: GuardContext, startMs: number, atMs: number): string {
   const at = (ms: number | undefined) => (ms === undefined ? "?" : offset(ms, startMs));
@@ -265,9 +274,9 @@ export function explain(name: string, c: GuardContext, startMs: number, atMs: nu
   const pending = c.pending.length === 0 ? "nothing pending" : `pending: ${c.pending.join(", ")}`;
   switch (name) {
     case "fallBackToSmtpAfterWindow":
-      return `attempt at ${at(c.attemptAtMs)} ≥ window end ${at(c.fallbackWindowEndMs)}, ${every}`;
+      return `attempt at ${at(c.attemptAtMs)}${since(c, startMs)} ≥ window end ${at(c.fallbackWindowEndMs)}, ${every}`;
     case "retryWithinFallbackWindow":
-      return `attempt at ${at(c.attemptAtMs)} < window end ${at(c.fallbackWindowEndMs)}, ${every}`;
+      return `attempt at ${at(c.attemptAtMs)}${since(c, startMs)} < window end ${at(c.fallbackWindowEndMs)}, ${every}`;
     case "retryNotFallbackEligible": {
       const reason =
         c.fallbackEligible === false ? `${attempt} not fallback-eligible` : "an earlier attempt was not eligible";
