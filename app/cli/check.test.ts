@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { scenarioJsonSchema } from "../sim/scenario.ts";
 import { checkCommandAction, checkScenarios, formatCheckReport, junitXml } from "./check.ts";
+import { rules } from "../protocol/rules.ts";
 
 function capture() {
   const out: string[] = [];
@@ -72,6 +73,39 @@ describe("mailscope check", () => {
     const second = capture();
     expect(await checkCommandAction([empty], {}, second.io)).toBe(2);
     expect(second.err.at(-1)).toContain("no scenario files (*.yaml)");
+  });
+
+  it("--coverage: per section, and the rules no scenario exercises; --json has them too", async () => {
+    const files = ["scenarios/happy-path.yaml", "scenarios/rate-limited-then-down.yaml"];
+    const { io, out } = capture();
+    expect(await checkCommandAction(files, { coverage: true }, io)).toBe(0);
+    const text = out.join("\n");
+    expect(text).toMatch(/^rule coverage: \d+ of \d+ rules cited by some scenario's events \(\d+%\)$/m);
+    expect(text).toMatch(/^section\s+rules\s+exercised\s+not\s+coverage$/m);
+    expect(text).toMatch(/^States and transitions\s+\d+\s+\d+\s+\d+\s+\d+%$/m);
+    // Neither scenario falls back to SMTP (STATE-3); the give-up (STATE-7) is exercised.
+    expect(text).toMatch(/^rules no scenario exercises \(\d+\):$/m);
+    expect(text).toMatch(/^ {2}STATE-3 /m);
+    expect(text).not.toMatch(/^ {2}STATE-7 /m);
+
+    const json = capture();
+    expect(await checkCommandAction(files, { coverage: true, json: true }, json.io)).toBe(0);
+    const report = JSON.parse(json.out.join("\n")) as {
+      scenarios: { name: string; rulesCited: Record<string, number> }[];
+      coverage: {
+        covered: number;
+        total: number;
+        uncovered: string[];
+        unknown: string[];
+        rules: { id: string; events: number; scenarios: string[] }[];
+      };
+    };
+    expect(report.coverage.total).toBe(rules.length);
+    expect(report.coverage.covered + report.coverage.uncovered.length).toBe(rules.length);
+    expect(report.coverage.uncovered).toContain("STATE-3");
+    expect(report.coverage.unknown).toEqual([]);
+    expect(report.coverage.rules.find((r) => r.id === "STATE-7")?.scenarios).toEqual(["rate-limited-then-down"]);
+    expect(report.scenarios[1]?.rulesCited["STATE-7"]).toBe(3);
   });
 
   it("junitXml escapes what XML cannot hold", () => {

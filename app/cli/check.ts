@@ -4,10 +4,14 @@
  * table; a line per scenario goes to stderr as it runs. Exit 0 when every
  * scenario passed, 1 otherwise; each failure comes with the command that
  * reproduces it. `--junit out.xml` writes a JUnit report for CI, `--json` a
- * JSON one instead of the table.
+ * JSON one instead of the table. `--coverage` adds the rules catalogue's
+ * coverage by the scenarios: per section, how many rules some scenario's
+ * events cite, and the rules none does.
  */
 import { Command, CommanderError } from "commander";
 import { writeFile } from "node:fs/promises";
+import { rules as catalogue } from "../protocol/rules.ts";
+import { ruleCounts, ruleCoverage, type CoverageReport } from "../trace/ruleEvidence.ts";
 import type { CheckResult } from "../trace/schema.ts";
 import { findScenarioFiles, loadScenarioFile } from "../node/scenarioLoader.ts";
 import { runLoadedScenario } from "../sim/runScenario.ts";
@@ -31,6 +35,8 @@ export interface ScenarioCheck {
   readonly events: number;
   /** The command that reproduces the run (passed and failed scenarios). */
   readonly reproduce?: string;
+  /** With `coverage`: how many of the run's events cite each rule (`ruleCounts`). */
+  readonly rulesCited?: Readonly<Record<string, number>>;
 }
 
 /** The whole check. */
@@ -50,6 +56,8 @@ export interface CheckScenariosOptions {
     readonly result?: ScenarioCheck;
   }) => void;
   readonly mailscope?: string;
+  /** Keep each run's cited rules (`rulesCited`), for {@link coverageOf}. */
+  readonly coverage?: boolean;
 }
 
 /** Plays every scenario file under `paths` and checks it. Never throws for a bad scenario: it is `invalid`. */
@@ -62,7 +70,7 @@ export async function checkScenarios(
   const scenarios: ScenarioCheck[] = [];
   for (const [index, file] of files.entries()) {
     options.onProgress?.({ index, total: files.length, file });
-    const result = await checkOne(file, options.mailscope ?? mailscopeVersion());
+    const result = await checkOne(file, options.mailscope ?? mailscopeVersion(), options.coverage === true);
     scenarios.push(result);
     options.onProgress?.({ index, total: files.length, file, result });
   }
@@ -73,7 +81,7 @@ export async function checkScenarios(
   };
 }
 
-async function checkOne(file: string, mailscope: string): Promise<ScenarioCheck> {
+async function checkOne(file: string, mailscope: string, coverage: boolean): Promise<ScenarioCheck> {
   const started = performance.now();
   const load = await loadScenarioFile(file);
   if (!load.ok) {
@@ -103,6 +111,7 @@ async function checkOne(file: string, mailscope: string): Promise<ScenarioCheck>
       wallMs: performance.now() - started,
       events: run.trace.events.length,
       reproduce: run.reproduce,
+      ...(coverage && { rulesCited: ruleCounts(run.trace.events) }),
     };
   } catch (error) {
     return {
@@ -210,10 +219,64 @@ function xml(text: string): string {
     .replace(/"/g, "&quot;");
 }
 
+/** The catalogue's coverage by the scenarios that ran (those checked with `coverage`). */
+export function coverageOf(report: CheckReport): CoverageReport {
+  return ruleCoverage(
+    report.scenarios.flatMap((s) => (s.rulesCited === undefined ? [] : [{ name: s.name, counts: s.rulesCited }])),
+  );
+}
+
+/** The coverage as text: a table per section of the spec, then each rule no scenario exercises. */
+export function formatCoverage(coverage: CoverageReport): string[] {
+  const sections = new Map<string, { total: number; covered: number }>();
+  for (const r of coverage.rules) {
+    const s = sections.get(r.section) ?? { total: 0, covered: 0 };
+    s.total += 1;
+    if (r.events > 0) s.covered += 1;
+    sections.set(r.section, s);
+  }
+  const pct = (covered: number, total: number): string =>
+    total === 0 ? "-" : `${Math.round((100 * covered) / total)}%`;
+  const table = (header: readonly string[], rows: readonly (readonly string[])[], right: number): string[] => {
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+    const line = (cells: readonly string[]): string =>
+      cells
+        .map((c, i) => (i >= right ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0)))
+        .join("  ")
+        .trimEnd();
+    return [line(header), ...rows.map(line)];
+  };
+  const out = [
+    `rule coverage: ${coverage.covered} of ${coverage.total} rules cited by some scenario's events (${pct(coverage.covered, coverage.total)})`,
+    "",
+    ...table(
+      ["section", "rules", "exercised", "not", "coverage"],
+      [...sections].map(([section, s]) => [
+        section,
+        String(s.total),
+        String(s.covered),
+        String(s.total - s.covered),
+        pct(s.covered, s.total),
+      ]),
+      1,
+    ),
+  ];
+  const texts = new Map<string, string>(catalogue.map((r) => [r.id, r.text]));
+  const uncovered = coverage.rules.filter((r) => r.events === 0);
+  out.push("", `rules no scenario exercises (${uncovered.length}):`);
+  for (const r of uncovered) {
+    const text = texts.get(r.id) ?? "";
+    out.push(`  ${r.id.padEnd(10)} ${r.strength.padEnd(10)} ${text.length > 90 ? `${text.slice(0, 89)}…` : text}`);
+  }
+  if (coverage.unknown.length > 0) out.push("", `cited but not in the catalogue: ${coverage.unknown.join(", ")}`);
+  return out;
+}
+
 /** The options of `check`, as commander hands them over. */
 export interface CheckOptions {
   readonly json?: boolean;
   readonly junit?: string;
+  readonly coverage?: boolean;
 }
 
 /** Runs the check and prints it; resolves to the exit code (0 all passed, 1 otherwise, 2 when no scenario was found). */
@@ -226,6 +289,7 @@ export async function checkCommandAction(
   },
 ): Promise<number> {
   const report = await checkScenarios(paths.length > 0 ? paths : ["scenarios"], {
+    ...(options.coverage === true && { coverage: true }),
     onProgress: ({ index, total, file, result }) => {
       if (result === undefined) return;
       const what =
@@ -238,8 +302,14 @@ export async function checkCommandAction(
     },
   });
   if (options.junit !== undefined) await writeFile(options.junit, junitXml(report));
-  if (options.json === true) io.out(JSON.stringify(report, null, 2));
-  else for (const line of formatCheckReport(report)) io.out(line);
+  const coverage = options.coverage === true ? coverageOf(report) : undefined;
+  if (options.json === true) {
+    // The per-scenario counts stay in the JSON: they say which scenario exercises which rule.
+    io.out(JSON.stringify(coverage === undefined ? report : { ...report, coverage }, null, 2));
+  } else {
+    for (const line of formatCheckReport(report)) io.out(line);
+    if (coverage !== undefined) for (const line of ["", ...formatCoverage(coverage)]) io.out(line);
+  }
   if (report.scenarios.length === 0) {
     io.err(`mailscope check: no scenario files (*.yaml) under ${paths.length > 0 ? paths.join(", ") : "scenarios"}`);
     return 2;
@@ -247,13 +317,14 @@ export async function checkCommandAction(
   return report.passed ? 0 : 1;
 }
 
-/** `mailscope check [paths…] [--json] [--junit out.xml]`. */
+/** `mailscope check [paths…] [--json] [--junit out.xml] [--coverage]`. */
 export function checkCommand(): Command {
   return new Command("check")
     .description("play every scenario (default scenarios/) and check its expectations and the invariants")
     .argument("[paths...]", "scenario files or folders (searched recursively); default scenarios/")
     .option("--json", "print the report as JSON instead of the table")
     .option("--junit <out.xml>", "also write the report as JUnit XML")
+    .option("--coverage", "also report which rules of the catalogue no scenario's events cite")
     .action(async (paths: string[], options: CheckOptions) => {
       const code = await checkCommandAction(paths, options);
       if (code !== 0) throw new CommanderError(code, "mailscope.check.exit", "");

@@ -249,7 +249,13 @@ export function App() {
         )}
         <ErrorBoundary resetKey={`${view} ${current?.file ?? ""} ${String(context.source?.kind)}`}>
           {view === "rules" ? (
-            <RulesPanel key={ruleQuery} initialQuery={ruleQuery} />
+            <RulesPanel
+              key={ruleQuery}
+              initialQuery={ruleQuery}
+              events={context.events}
+              startMs={context.summary?.startMs ?? context.events[0]?.timeMs ?? 0}
+              {...(context.summary && { readings: context.summary.readings })}
+            />
           ) : phase !== "idle" ? (
             <RunView
               phase={phase}

@@ -6,6 +6,7 @@ import { createLogRowsCache } from "../../model/log.ts";
 import { outcomeRows } from "../../model/outcomes.ts";
 import type { PlaybackContext, PlaybackEvent, PlaybackPhase } from "../../session/machine.ts";
 import { LogView } from "../log/LogView.tsx";
+import { StatechartView } from "../statechart/StatechartView.tsx";
 import { Checks } from "./Checks.tsx";
 import { Controls } from "./Controls.tsx";
 import { ExportBar } from "./ExportBar.tsx";
@@ -105,6 +106,15 @@ export function RunView({ phase, context, title, description, send, onReading, o
             />
           )}
           <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} />
+          <StatechartView
+            events={events}
+            startMs={startMs}
+            playheadMs={playheadMs}
+            delivery={delivery}
+            onSelectDelivery={setDelivery}
+            onEvents={(seqs) => setEvidence(new Set(seqs))}
+            onRule={onRule}
+          />
           {context.result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
           <LogView
             rows={rows}

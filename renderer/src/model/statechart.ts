@@ -1,0 +1,375 @@
+/**
+ * The statechart of one delivery actor, read off the trace: the state it is
+ * in at any virtual time, the transition it just took, how often each
+ * transition of the machine fired and which never did, and the history of
+ * its transitions with the context that decided each guard.
+ *
+ * Everything comes from trace events (`machine.started`,
+ * `machine.transition`, `attempt.judged`, `timer.set`, `recipient.outcome`),
+ * matched to the machine's graph (`deliveryMachineGraph()`), so a live run
+ * and an imported trace give the same answers. Pure; the statechart view
+ * only draws what this computes.
+ */
+import {
+  deliveryMachineGraph,
+  transitionsMatching,
+  type DeliveryTransitionMeta,
+  type GraphTransition,
+  type MachineGraph,
+} from "../../../app/sender/machineGraph.ts";
+import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import { offset } from "./time.ts";
+
+export type DeliveryGraph = MachineGraph<DeliveryTransitionMeta>;
+export type DeliveryGraphTransition = GraphTransition<DeliveryTransitionMeta>;
+
+let cachedGraph: DeliveryGraph | undefined;
+
+/** The delivery machine's graph, built once. */
+export function deliveryGraph(): DeliveryGraph {
+  cachedGraph ??= deliveryMachineGraph();
+  return cachedGraph;
+}
+
+/** What the actor knew when a transition was taken: what its guards read. */
+export interface GuardContext {
+  /** The number of the attempt last judged (from 1). */
+  readonly attempt?: number;
+  /** When that attempt started; the fallback window compares this time (STATE-2, STATE-3). */
+  readonly attemptAtMs?: number;
+  /** When the first attempt started: the fallback window's start. */
+  readonly firstAttemptAtMs?: number;
+  readonly fallbackWindowEndMs?: number;
+  readonly giveUpAtMs?: number;
+  /** Whether the attempt last judged ended in a fallback-eligible failure. */
+  readonly fallbackEligible?: boolean;
+  /** Whether every attempt so far was fallback-eligible. */
+  readonly allAttemptsFallbackEligible?: boolean;
+  /** How the attempt last judged ended (`temporary`, `results` …). */
+  readonly attemptClass?: string;
+  /** The attempt's last problem: its identifier (`rate_limited`) and HTTP status. */
+  readonly problem?: string;
+  readonly status?: number;
+  /** Recipients of the actor with no final outcome yet. */
+  readonly pending: readonly string[];
+  /** For a retry: its number and when the timer was set to fire. */
+  readonly retry?: number;
+  readonly retryAtMs?: number;
+}
+
+/** One transition the actor took. */
+export interface HistoryRow {
+  /** Its place in the actor's history, from 0. */
+  readonly index: number;
+  /** The `machine.transition` event. */
+  readonly seq: number;
+  readonly timeMs: number;
+  /** `+0:02:00`. */
+  readonly at: string;
+  /** Leaf state paths. */
+  readonly from: string;
+  readonly to: string;
+  /** The graph's transition it followed (`attemptingOverService.judging#7`); absent if none matches. */
+  readonly transitionId?: string;
+  /** The transition's name (`retryNotFallbackEligible`). */
+  readonly name: string;
+  /** The row of SPEC.md's "States and transitions" table. */
+  readonly row?: number;
+  readonly rules: readonly string[];
+  readonly gaps: readonly string[];
+  /** The XState event being handled. */
+  readonly event: string;
+  /** The guard the transition passed, if any. */
+  readonly guard?: string;
+  readonly context: GuardContext;
+  /** Why the guard chose this transition, in words: `attempt at +2:03:00 ≥ window end +2:00:00, every attempt eligible`. */
+  readonly why: string;
+}
+
+/** The statechart of one actor over the events given (the whole trace, or as far as the playhead). */
+export interface ActorChart {
+  readonly actor: string;
+  /** When the actor started (its `machine.started`), and its initial leaf state. */
+  readonly startedAtMs?: number;
+  readonly startedSeq?: number;
+  readonly initial: string;
+  readonly history: readonly HistoryRow[];
+}
+
+/** The delivery actors of a trace (`m1@a.example→b.example`), in the order they started. */
+export function deliveryActors(events: readonly RecordedEvent[]): string[] {
+  const actors: string[] = [];
+  for (const e of events) {
+    if (e.name !== "machine.started") continue;
+    const actor = e.data?.["deliveryActor"];
+    if (typeof actor === "string" && !actors.includes(actor)) actors.push(actor);
+  }
+  return actors;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+const strings = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : typeof v === "string" ? [v] : [];
+
+/** `https://…/problems/rate_limited` → `rate_limited`. */
+function problemIdentifier(type: string): string {
+  const slash = type.lastIndexOf("/");
+  return slash < 0 ? type : type.slice(slash + 1);
+}
+
+function metaOf(t: DeliveryGraphTransition | undefined): Partial<DeliveryTransitionMeta> {
+  return t?.meta ?? {};
+}
+
+/**
+ * The history of `actor` in `events`: each `machine.transition` matched to
+ * the graph, with the context its guard read (the last `attempt.judged`, the
+ * first attempt's fallback window and give-up time, the last `timer.set`, the
+ * recipients still pending).
+ */
+export function actorChart(
+  events: readonly RecordedEvent[],
+  actor: string,
+  startMs: number,
+  graph: DeliveryGraph = deliveryGraph(),
+): ActorChart {
+  let startedAtMs: number | undefined;
+  let startedSeq: number | undefined;
+  let initial = graph.initial;
+  let messageId: string | undefined;
+  let recipients: string[] = [];
+  const done = new Set<string>();
+  /** Outcomes since the actor's last transition: the actions of the next one emit them before it is traced. */
+  let fresh: string[] = [];
+  let ctx: Omit<GuardContext, "pending"> = {};
+  const history: HistoryRow[] = [];
+  for (const e of events) {
+    const d = e.data ?? {};
+    if (e.name === "recipient.outcome") {
+      const r = str(d["recipient"]);
+      if (messageId !== undefined && d["messageId"] === messageId && r !== undefined) fresh.push(r.toLowerCase());
+      continue;
+    }
+    if (d["deliveryActor"] !== actor) continue;
+    switch (e.name) {
+      case "machine.started":
+        startedAtMs = e.timeMs;
+        startedSeq = e.seq;
+        initial = str(d["state"]) ?? graph.initial;
+        messageId = str(d["messageId"]);
+        recipients = strings(d["recipients"]);
+        break;
+      case "attempt.judged": {
+        const problem = str(d["problem"]);
+        const status = num(d["status"]);
+        const windowEnd = num(d["fallbackWindowEndMs"]);
+        const windowStart = num(d["fallbackWindowStartMs"]);
+        const giveUp = num(d["giveUpAtMs"]);
+        const attempt = num(d["attempt"]);
+        const attemptAt = num(d["startedAtMs"]);
+        const fallbackEligible = d["fallbackEligible"];
+        const all = d["allAttemptsFallbackEligible"];
+        const cls = str(d["class"]);
+        const { problem: _p, status: _s, ...kept } = ctx;
+        ctx = {
+          ...kept,
+          ...(attempt !== undefined && { attempt }),
+          ...(attemptAt !== undefined && { attemptAtMs: attemptAt }),
+          ...(windowStart !== undefined && { firstAttemptAtMs: windowStart }),
+          ...(windowEnd !== undefined && { fallbackWindowEndMs: windowEnd }),
+          ...(giveUp !== undefined && { giveUpAtMs: giveUp }),
+          ...(typeof fallbackEligible === "boolean" && { fallbackEligible }),
+          ...(typeof all === "boolean" && { allAttemptsFallbackEligible: all }),
+          ...(cls !== undefined && { attemptClass: cls }),
+          ...(problem !== undefined && { problem: problemIdentifier(problem) }),
+          ...(status !== undefined && { status }),
+        };
+        break;
+      }
+      case "timer.set": {
+        const retry = num(d["retry"]);
+        const at = num(d["atMs"]);
+        const giveUp = num(d["giveUpAtMs"]);
+        ctx = {
+          ...ctx,
+          ...(retry !== undefined && { retry }),
+          ...(at !== undefined && { retryAtMs: at }),
+          ...(giveUp !== undefined && ctx.giveUpAtMs === undefined && { giveUpAtMs: giveUp }),
+        };
+        break;
+      }
+      case "machine.transition": {
+        const from = str(d["from"]) ?? "";
+        const to = str(d["to"]) ?? "";
+        const event = str(d["event"]) ?? "";
+        const recorded = str(d["transition"]);
+        const matches = transitionsMatching(graph, {
+          from,
+          to,
+          event,
+          ...(recorded !== undefined && { transition: recorded }),
+        });
+        const t = matches[0];
+        const meta = metaOf(t);
+        // Pending as the guard saw it: before this transition's own actions and entry gave outcomes.
+        const pending = recipients.filter((r) => !done.has(r.toLowerCase()));
+        for (const r of fresh) done.add(r);
+        fresh = [];
+        const context: GuardContext = { ...ctx, pending };
+        const name = recorded ?? meta.name ?? (t?.label || "(unnamed)");
+        const row = num(d["row"]) ?? meta.row;
+        const rules = strings(d["rules"]).length > 0 ? strings(d["rules"]) : [...(meta.rules ?? [])];
+        history.push({
+          index: history.length,
+          seq: e.seq,
+          timeMs: e.timeMs,
+          at: offset(e.timeMs, startMs),
+          from,
+          to,
+          ...(t !== undefined && { transitionId: t.id }),
+          name,
+          ...(row !== undefined && { row }),
+          rules,
+          gaps: strings(d["gaps"]),
+          event,
+          ...(t?.guard !== undefined && { guard: t.guard }),
+          context,
+          why: explain(name, context, startMs, e.timeMs),
+        });
+        break;
+      }
+    }
+  }
+  return {
+    actor,
+    ...(startedAtMs !== undefined && { startedAtMs }),
+    ...(startedSeq !== undefined && { startedSeq }),
+    initial,
+    history,
+  };
+}
+
+/** `429 rate_limited`, `rate_limited`, or undefined. */
+function problemText(c: GuardContext): string | undefined {
+  if (c.problem === undefined) return c.status === undefined ? undefined : String(c.status);
+  return c.status === undefined ? c.problem : `${c.status} ${c.problem}`;
+}
+
+/**
+ * ` (2:03:00 after the first attempt)` when the first attempt did not start with the run (a message
+ * submitted later): the window counts from the first attempt, the offsets from the run's start.
+ */
+function since(c: GuardContext, startMs: number): string {
+  if (c.attemptAtMs === undefined || c.firstAttemptAtMs === undefined || c.firstAttemptAtMs === startMs) return "";
+  return ` (${offset(c.attemptAtMs, c.firstAttemptAtMs).slice(1)} after the first attempt)`;
+}
+
+/** Why the transition's guard held, from the context it read, in the table's terms. */
+export function explain(name: string, c: GuardContext, startMs: number, atMs: number): string {
+  const at = (ms: number | undefined) => (ms === undefined ? "?" : offset(ms, startMs));
+  const every = c.allAttemptsFallbackEligible === false ? "not every attempt eligible" : "every attempt eligible";
+  const problem = problemText(c);
+  const attempt = c.attempt === undefined ? "attempt" : `attempt ${c.attempt}`;
+  const pending = c.pending.length === 0 ? "nothing pending" : `pending: ${c.pending.join(", ")}`;
+  switch (name) {
+    case "fallBackToSmtpAfterWindow":
+      return `attempt at ${at(c.attemptAtMs)}${since(c, startMs)} ≥ window end ${at(c.fallbackWindowEndMs)}, ${every}`;
+    case "retryWithinFallbackWindow":
+      return `attempt at ${at(c.attemptAtMs)}${since(c, startMs)} < window end ${at(c.fallbackWindowEndMs)}, ${every}`;
+    case "retryNotFallbackEligible": {
+      const reason =
+        c.fallbackEligible === false ? `${attempt} not fallback-eligible` : "an earlier attempt was not eligible";
+      return `${reason}${problem !== undefined ? ` (${problem})` : ""}, ${pending}`;
+    }
+    case "giveUpAfterAttempt":
+    case "giveUpWhileRetrying":
+      return `${at(atMs)} ≥ give-up ${at(c.giveUpAtMs)} (5 days after the first attempt), ${pending}`;
+    case "finishAllAccepted":
+      return "every recipient accepted, nothing pending";
+    case "finishNothingPending":
+      return `every recipient has a final outcome${problem !== undefined ? ` (last: ${problem})` : ""}`;
+    case "handOffNoCommonVersion":
+      return "no protocol version in common: SMTP";
+    case "deliverByPlainSmtp":
+      return `no service record, ${every}: plain SMTP`;
+    case "retryDeferredAsNewDelivery":
+      return `retry ${c.retry ?? "?"} at ${at(c.retryAtMs)}: deferred recipients get a new delivery, ${pending}`;
+    case "retrySameDelivery":
+      return `retry ${c.retry ?? "?"} at ${at(c.retryAtMs)}, same delivery and key, ${pending}`;
+    case "postToEndpoint":
+      return `${attempt}: endpoint found`;
+    case "discoveryEnded":
+      return `${attempt}: discovery ended without an endpoint`;
+    case "answersRead":
+      return `${attempt}: answers read${problem !== undefined ? ` (${problem})` : ""}`;
+    case "senderFault":
+      return `${attempt}: the sender failed`;
+    case "handedOver":
+      return `handed to SMTP: ${pending}`;
+    default:
+      return pending;
+  }
+}
+
+/** Where the actor is at a point of its history. */
+export interface ChartAt {
+  /** The leaf state path, or undefined before the actor started. */
+  readonly state?: string;
+  /** The transition just taken (the last one up to that point). */
+  readonly last?: HistoryRow;
+  /** How many times each graph transition fired up to that point. */
+  readonly counts: ReadonlyMap<string, number>;
+}
+
+/** The index of the last history row at or before `timeMs` (-1 for none). */
+export function rowAtTime(chart: ActorChart, timeMs: number): number {
+  let lo = 0;
+  let hi = chart.history.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if ((chart.history[mid]?.timeMs ?? Infinity) <= timeMs) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
+}
+
+/** The actor after history row `index` (-1: before any transition). */
+export function chartAtRow(chart: ActorChart, index: number): ChartAt {
+  const counts = new Map<string, number>();
+  const upTo = Math.min(index, chart.history.length - 1);
+  for (let i = 0; i <= upTo; i++) {
+    const id = chart.history[i]?.transitionId;
+    if (id !== undefined) counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  const last = upTo >= 0 ? chart.history[upTo] : undefined;
+  const state = last !== undefined ? last.to : chart.startedAtMs !== undefined ? chart.initial : undefined;
+  return { ...(state !== undefined && { state }), ...(last !== undefined && { last }), counts };
+}
+
+/** The actor at virtual time `timeMs`: the state it is in, the transition just taken, the counts so far. */
+export function chartAt(chart: ActorChart, timeMs: number): ChartAt {
+  if (chart.startedAtMs === undefined || timeMs < chart.startedAtMs) return { counts: new Map() };
+  return chartAtRow(chart, rowAtTime(chart, timeMs));
+}
+
+/** Every transition fired per graph transition over the whole history. */
+export function fireCounts(chart: ActorChart): Map<string, number> {
+  return new Map(chartAtRow(chart, chart.history.length - 1).counts);
+}
+
+/** The graph's transitions the actor never took (in the events given). */
+export function neverTaken(chart: ActorChart, graph: DeliveryGraph = deliveryGraph()): string[] {
+  const counts = fireCounts(chart);
+  return graph.transitions.filter((t) => !counts.has(t.id)).map((t) => t.id);
+}
+
+/** The state's path and every ancestor's (`attemptingOverService.judging` → both), to highlight the active ones. */
+export function activeStates(leaf: string | undefined): string[] {
+  if (leaf === undefined) return [];
+  const parts = leaf.split(".");
+  return parts.map((_, i) => parts.slice(0, i + 1).join("."));
+}

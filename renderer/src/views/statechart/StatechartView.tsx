@@ -1,0 +1,145 @@
+import { useEffect, useMemo, useState } from "react";
+import type { RecordedEvent } from "../../../../app/trace/schema.ts";
+import {
+  activeStates,
+  actorChart,
+  chartAt,
+  chartAtRow,
+  deliveryActors,
+  deliveryGraph,
+  rowAtTime,
+  type HistoryRow,
+} from "../../model/statechart.ts";
+import { statechartLayout, type StatechartLayout } from "../../model/statechartLayout.ts";
+import { StatechartCanvas } from "./StatechartCanvas.tsx";
+import { TransitionHistory } from "./TransitionHistory.tsx";
+import "./statechart.css";
+
+export interface StatechartViewProps {
+  /** The run's events so far. */
+  readonly events: readonly RecordedEvent[];
+  readonly startMs: number;
+  readonly playheadMs: number;
+  /** The delivery actor selected elsewhere (the outcomes table), if any. */
+  readonly delivery: string | undefined;
+  readonly onSelectDelivery: (delivery: string | undefined) => void;
+  /** Marks events in the log (a history row's event). */
+  readonly onEvents: (seqs: readonly number[]) => void;
+  readonly onRule: (rule: string) => void;
+}
+
+/**
+ * The delivery machine of the selected delivery: the statechart with the
+ * active state at the playhead, the transition just taken, counts and the
+ * transitions not taken; beside it the history of transitions and why each
+ * guard chose what it chose. A history row shows the machine right after it.
+ */
+export function StatechartView(p: StatechartViewProps) {
+  const graph = deliveryGraph();
+  const [layout, setLayout] = useState<StatechartLayout | undefined>();
+  const [layoutError, setLayoutError] = useState<string | undefined>();
+  useEffect(() => {
+    let live = true;
+    statechartLayout(graph).then(
+      (l) => live && setLayout(l),
+      (e: unknown) => live && setLayoutError(String(e)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [graph]);
+
+  const actors = useMemo(() => deliveryActors(p.events), [p.events]);
+  const actor = p.delivery !== undefined && actors.includes(p.delivery) ? p.delivery : actors[0];
+  const chart = useMemo(
+    () => (actor === undefined ? undefined : actorChart(p.events, actor, p.startMs, graph)),
+    [p.events, actor, p.startMs, graph],
+  );
+  const [pinned, setPinned] = useState<{ readonly actor: string; readonly index: number } | undefined>();
+  const pin = pinned !== undefined && pinned.actor === actor ? pinned.index : undefined;
+  const atPlayhead = chart === undefined ? -1 : rowAtTime(chart, p.playheadMs);
+  const current = pin ?? atPlayhead;
+  const at =
+    chart === undefined ? undefined : pin !== undefined ? chartAtRow(chart, pin) : chartAt(chart, p.playheadMs);
+  const rows = useMemo(() => chart?.history.slice(0, atPlayhead + 1) ?? [], [chart, atPlayhead]);
+  const active = useMemo(() => activeStates(at?.state), [at?.state]);
+
+  const pick = (row: HistoryRow) => {
+    if (actor === undefined) return;
+    setPinned({ actor, index: row.index });
+    p.onEvents([row.seq]);
+  };
+
+  return (
+    <section aria-labelledby="statechart-heading" className="panel statechart">
+      <div className="panel-head">
+        <h3 id="statechart-heading">Delivery machine</h3>
+        {actors.length > 0 && (
+          <label>
+            Delivery{" "}
+            <select
+              aria-label="Delivery shown in the statechart"
+              value={actor ?? ""}
+              onChange={(e) => {
+                setPinned(undefined);
+                p.onSelectDelivery(e.target.value || undefined);
+              }}
+            >
+              {actors.map((a) => (
+                <option key={a} value={a}>
+                  {a}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+      </div>
+      {actor === undefined ? (
+        <p className="muted">No delivery has started yet.</p>
+      ) : (
+        <>
+          <p className="sc-status" role="status" data-testid="statechart-status">
+            <span>
+              State: <strong data-testid="active-state">{at?.state ?? "not started"}</strong>
+            </span>
+            {at?.last && (
+              <span>
+                {" "}
+                · last: <code>{at.last.name}</code>
+                {at.last.row !== undefined && ` (row ${at.last.row})`} at {at.last.at}
+              </span>
+            )}
+            {pin !== undefined ? (
+              <span>
+                {" "}
+                · pinned to a transition of the history{" "}
+                <button className="chip" onClick={() => setPinned(undefined)}>
+                  Follow the playhead
+                </button>
+              </span>
+            ) : null}
+          </p>
+          <div className="sc-grid">
+            {layout ? (
+              <StatechartCanvas
+                layout={layout}
+                active={active}
+                counts={at?.counts ?? new Map()}
+                last={at?.last?.transitionId}
+              />
+            ) : (
+              <p className="muted sc-canvas">{layoutError ?? "Laying out the machine…"}</p>
+            )}
+            <TransitionHistory
+              rows={rows}
+              current={current}
+              pinned={pin !== undefined}
+              onPick={pick}
+              onRule={p.onRule}
+            />
+          </div>
+        </>
+      )}
+    </section>
+  );
+}
