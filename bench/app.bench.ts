@@ -51,6 +51,8 @@ const FLEET_MESSAGES = 2_600;
 const FLEET_SEED = 20260105;
 const DEADLINE_MS = 10 * 60_000;
 const MiB = 1024 * 1024;
+/** `MAILSCOPE_APP_BENCH_PROFILE=<dir>`: write the renderer's CPU profiles (Chrome DevTools format) there. */
+const PROFILE = process.env["MAILSCOPE_APP_BENCH_PROFILE"];
 const CHROMIUM =
   process.env["MAILSCOPE_CHROMIUM"] ?? (existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined);
 /** playwright.config.ts's launch flags. */
@@ -69,6 +71,18 @@ const median = (values: readonly number[]): number => {
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 };
 const list = (values: readonly number[], digits = 0): string => values.map((v) => v.toFixed(digits)).join(", ");
+
+/** The little of the DOM the page functions below use (this file is typed for Node, without the DOM's types). */
+interface PageElement {
+  readonly textContent: string | null;
+  readonly innerText: string;
+  click(): void;
+}
+interface PageDocument {
+  querySelector(selector: string): PageElement | null;
+  querySelectorAll(selector: string): { readonly length: number };
+  addEventListener(type: string, listener: () => void, options: { readonly capture: boolean }): void;
+}
 
 // ── The server and the browser ───────────────────────────────────────
 
@@ -180,12 +194,13 @@ async function playUntil(page: Page, final: string | undefined): Promise<{ ms: n
   return page.evaluate(
     (final) =>
       new Promise<{ ms: number; table: string }>((resolve, reject) => {
-        const play = document.querySelector<HTMLButtonElement>(".controls button.primary");
+        const document = (globalThis as unknown as { document: PageDocument }).document;
+        const play = document.querySelector(".controls button.primary");
         if (play === null || play.textContent !== "Play") return reject(new Error("no Play button"));
         const started = performance.now();
         const give_up = started + 60_000;
         const frame = (): void => {
-          const table = document.querySelector<HTMLTableElement>("table.outcomes");
+          const table = document.querySelector("table.outcomes");
           const phase = document.querySelector('[data-testid="phase"]')?.textContent ?? "";
           const text = table?.innerText ?? "";
           const done = final === undefined ? phase.startsWith("Finished") : text === final;
@@ -221,17 +236,28 @@ async function playVersusCli(browser: Browser, url: string, rounds: number): Pro
     const page = await context.newPage();
     // Warm-up, and the final table as the app draws it.
     await openScenario(page, url, name);
-    const { table: final } = await playUntil(page, undefined);
-    await page.getByTestId("phase").filter({ hasText: "Finished" }).waitFor();
-    const finalTable = await page.locator("table.outcomes").innerText();
-    if (!/bounced/.test(final) || finalTable !== final) throw new Error(`unexpected final outcomes:\n${final}`);
+    await playUntil(page, undefined);
+    // The table follows the events a little behind the phase: its final text is the one that stays.
+    let final = "";
+    for (let last = "-"; final === "" || final !== last;) {
+      last = final;
+      await new Promise((r) => setTimeout(r, 300));
+      final = await page.locator("table.outcomes").innerText({ timeout: 10_000 });
+    }
+    if (!/bounced/.test(final) || !/DSN/.test(final)) throw new Error(`unexpected final outcomes:\n${final}`);
     await cliRun(text);
 
     const app: number[] = [];
     const cli: number[] = [];
     for (let round = 0; round < rounds; round++) {
       await openScenario(page, url, name);
+      const profiling = PROFILE !== undefined && round === rounds - 1 ? await context.newCDPSession(page) : undefined;
+      if (profiling !== undefined) await profiling.send("Profiler.enable").then(() => profiling.send("Profiler.start"));
       app.push((await playUntil(page, final)).ms);
+      if (profiling !== undefined) {
+        const { profile } = (await profiling.send("Profiler.stop")) as { profile: unknown };
+        await writeFile(join(PROFILE ?? "", "play.cpuprofile"), JSON.stringify(profile));
+      }
       cli.push(await cliRun(text));
     }
     const appMs = median(app);
@@ -298,12 +324,13 @@ async function openTrace(page: Page, file: string, events: number): Promise<Open
   const waiting = page.evaluate(
     (events) =>
       new Promise<Opened>((resolve, reject) => {
+        const document = (globalThis as unknown as { document: PageDocument }).document;
         let started: number | undefined;
         document.addEventListener("change", () => (started ??= performance.now()), { capture: true });
         const frame = (): void => {
           const phase = document.querySelector('[data-testid="phase"]')?.textContent ?? "";
           const logRows = document.querySelectorAll('[data-testid="log-row"]').length;
-          const outcomeRows = document.querySelectorAll("table.outcomes tbody tr").length;
+          const outcomeRows = document.querySelectorAll("table.outcomes tbody tr:not([aria-hidden])").length;
           if (
             started !== undefined &&
             phase.startsWith(`Finished · ${events} events`) &&
@@ -349,7 +376,12 @@ async function openBigTrace(browser: Browser, url: string, dir: string): Promise
     await cdp.send("HeapProfiler.collectGarbage");
     const baseline = pid === undefined ? undefined : memoryOf(pid).rss;
     const reset = pid !== undefined && resetPeak(pid);
+    if (PROFILE !== undefined) await cdp.send("Profiler.enable").then(() => cdp.send("Profiler.start"));
     const opened = await openTrace(page, trace.file, trace.events);
+    if (PROFILE !== undefined) {
+      const { profile } = (await cdp.send("Profiler.stop")) as { profile: unknown };
+      await writeFile(join(PROFILE, "open-trace.cpuprofile"), JSON.stringify(profile));
+    }
     const peak = pid !== undefined && reset ? memoryOf(pid).peak : Number.NaN;
     const metrics = (await cdp.send("Performance.getMetrics")) as { metrics: { name: string; value: number }[] };
     const heap = metrics.metrics.find((m) => m.name === "JSHeapUsedSize")?.value ?? Number.NaN;
