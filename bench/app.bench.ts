@@ -75,7 +75,6 @@ const list = (values: readonly number[], digits = 0): string => values.map((v) =
 /** The little of the DOM the page functions below use (this file is typed for Node, without the DOM's types). */
 interface PageElement {
   readonly textContent: string | null;
-  readonly innerText: string;
   click(): void;
 }
 interface PageDocument {
@@ -202,7 +201,8 @@ async function playUntil(page: Page, final: string | undefined): Promise<{ ms: n
         const frame = (): void => {
           const table = document.querySelector("table.outcomes");
           const phase = document.querySelector('[data-testid="phase"]')?.textContent ?? "";
-          const text = table?.innerText ?? "";
+          // textContent, not innerText: reading it each frame must not force a layout of its own.
+          const text = table?.textContent ?? "";
           const done = final === undefined ? phase.startsWith("Finished") : text === final;
           if (done) return resolve({ ms: performance.now() - started, table: text });
           if (performance.now() > give_up) return reject(new Error(`no final outcomes after 60 s (${phase})`));
@@ -242,7 +242,7 @@ async function playVersusCli(browser: Browser, url: string, rounds: number): Pro
     for (let last = "-"; final === "" || final !== last;) {
       last = final;
       await new Promise((r) => setTimeout(r, 300));
-      final = await page.locator("table.outcomes").innerText({ timeout: 10_000 });
+      final = (await page.locator("table.outcomes").textContent({ timeout: 10_000 })) ?? "";
     }
     if (!/bounced/.test(final) || !/DSN/.test(final)) throw new Error(`unexpected final outcomes:\n${final}`);
     await cliRun(text);

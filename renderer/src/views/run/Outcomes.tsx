@@ -24,7 +24,7 @@ export function Outcomes({ rows, selected, onSelect }: OutcomesProps) {
   // eslint-disable-next-line react-hooks/incompatible-library
   const virtual = useVirtualizer({
     count: windowed ? rows.length : 0,
-    getScrollElement: () => scroller.current,
+    getScrollElement: () => (windowed ? scroller.current : null),
     estimateSize: () => ROW_HEIGHT,
     overscan: 10,
   });
