@@ -16,4 +16,17 @@ describe("summarizeScenario", () => {
     expect(broken.name).toBe("bad.yaml");
     expect(broken.description).toMatch(/^cannot be read: /);
   });
+  it("reads a JSON scenario (JSON is YAML) and a YAML flow mapping alike", () => {
+    const json = JSON.stringify({ name: "gen", description: "made by a bench", seed: 1 });
+    expect(summarizeScenario("gen.json", ` ${json}`)).toEqual({
+      file: "gen.json",
+      name: "gen",
+      description: "made by a bench",
+    });
+    expect(summarizeScenario("flow.yaml", "{name: flow, description: not JSON}")).toEqual({
+      file: "flow.yaml",
+      name: "flow",
+      description: "not JSON",
+    });
+  });
 });

@@ -1,3 +1,5 @@
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { useRef } from "react";
 import type { OutcomeRow } from "../../model/outcomes.ts";
 
 export interface OutcomesProps {
@@ -6,59 +8,96 @@ export interface OutcomesProps {
   readonly onSelect: (delivery: string | undefined) => void;
 }
 
+/**
+ * Above this many rows the table scrolls in a box of its own and draws only
+ * the rows in view (a fleet's trace has thousands of recipients: laying out
+ * every row took about a second); below it, every row is drawn as before.
+ */
+export const WINDOWED_FROM = 200;
+const ROW_HEIGHT = 26;
+
 /** Per recipient: message, recipient, outcome, when, attempts, POSTs, rule. A row selects its delivery. */
 export function Outcomes({ rows, selected, onSelect }: OutcomesProps) {
+  const windowed = rows.length > WINDOWED_FROM;
+  const scroller = useRef<HTMLDivElement>(null);
+  // The virtualiser's functions are not memoisable; this component is not compiled, and needs not be.
+  // eslint-disable-next-line react-hooks/incompatible-library
+  const virtual = useVirtualizer({
+    count: windowed ? rows.length : 0,
+    getScrollElement: () => (windowed ? scroller.current : null),
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 10,
+  });
+  const items = windowed ? virtual.getVirtualItems() : undefined;
+  const drawn = items === undefined ? rows.map((r, index) => ({ r, index })) : [];
+  if (items !== undefined)
+    for (const item of items) drawn.push({ r: rows[item.index] as OutcomeRow, index: item.index });
+  const above = items?.[0]?.start ?? 0;
+  const below = items === undefined ? 0 : virtual.getTotalSize() - (items.at(-1)?.end ?? 0);
   return (
     <section aria-labelledby="outcomes-heading" className="panel">
       <h3 id="outcomes-heading">Outcomes</h3>
-      {rows.length === 0 ? (
-        <p className="muted">No message submitted yet.</p>
-      ) : (
-        <table className="outcomes">
-          <thead>
-            <tr>
-              <th scope="col">Message</th>
-              <th scope="col">Recipient</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">When</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">POSTs</th>
-              <th scope="col">Rule</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((r) => {
-              const isSelected = selected === r.delivery;
-              return (
-                <tr
-                  key={`${r.messageId} ${r.recipient}`}
-                  aria-selected={isSelected}
-                  className={isSelected ? "selected" : ""}
-                >
-                  <td>
-                    <button
-                      className="link"
-                      aria-pressed={isSelected}
-                      onClick={() => onSelect(isSelected ? undefined : r.delivery)}
-                      title={r.dsn ? "A delivery status notification" : r.messageId}
-                    >
-                      {r.dsn ? `DSN ${r.message}` : r.message}
-                    </button>
-                  </td>
-                  <td>{r.recipient}</td>
-                  <td>
-                    <span className={`outcome ${r.outcome}`}>{r.outcomeText}</span>
-                  </td>
-                  <td className="num">{r.when}</td>
-                  <td className="num">{r.attempts}</td>
-                  <td className="num">{r.posts}</td>
-                  <td>{r.rule ?? ""}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
+      <div
+        ref={scroller}
+        {...(windowed && {
+          className: "outcomes-scroll",
+          tabIndex: 0,
+          role: "region",
+          "aria-label": "Outcomes, scrolling",
+        })}
+      >
+        {rows.length === 0 ? (
+          <p className="muted">No message submitted yet.</p>
+        ) : (
+          <table className="outcomes" {...(windowed && { "aria-rowcount": rows.length + 1 })}>
+            <thead>
+              <tr>
+                <th scope="col">Message</th>
+                <th scope="col">Recipient</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">When</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">POSTs</th>
+                <th scope="col">Rule</th>
+              </tr>
+            </thead>
+            <tbody>
+              {above > 0 && <tr aria-hidden="true" style={{ height: above }} />}
+              {drawn.map(({ r, index }) => {
+                const isSelected = selected === r.delivery;
+                return (
+                  <tr
+                    key={`${r.messageId} ${r.recipient}`}
+                    {...(windowed && { "aria-rowindex": index + 2, "data-index": index, ref: virtual.measureElement })}
+                    aria-selected={isSelected}
+                    className={isSelected ? "selected" : ""}
+                  >
+                    <td>
+                      <button
+                        className="link"
+                        aria-pressed={isSelected}
+                        onClick={() => onSelect(isSelected ? undefined : r.delivery)}
+                        title={r.dsn ? "A delivery status notification" : r.messageId}
+                      >
+                        {r.dsn ? `DSN ${r.message}` : r.message}
+                      </button>
+                    </td>
+                    <td>{r.recipient}</td>
+                    <td>
+                      <span className={`outcome ${r.outcome}`}>{r.outcomeText}</span>
+                    </td>
+                    <td className="num">{r.when}</td>
+                    <td className="num">{r.attempts}</td>
+                    <td className="num">{r.posts}</td>
+                    <td>{r.rule ?? ""}</td>
+                  </tr>
+                );
+              })}
+              {below > 0 && <tr aria-hidden="true" style={{ height: below }} />}
+            </tbody>
+          </table>
+        )}
+      </div>
     </section>
   );
 }
