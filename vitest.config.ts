@@ -28,12 +28,22 @@ export const browserTestFiles = [
   "app/protocol/sha256.test.ts",
 ];
 
+/**
+ * A test's timeout is there to end a hang, not to time the machine: on a shared 2-core machine
+ * running the whole suite, a CPU-bound test (a property run, ESLint's first lint) takes several times
+ * what it takes alone, and the 5 s default turned such tests red with nothing wrong (issue 18).
+ * What a test checks never rests on how fast it runs; tests that are about time use the virtual clock.
+ */
+const TEST_TIMEOUT_MS = 60_000;
+
 export default defineConfig({
   test: {
     projects: [
       {
         test: {
           name: "node",
+          testTimeout: TEST_TIMEOUT_MS,
+          hookTimeout: TEST_TIMEOUT_MS,
           include: [
             "app/**/*.test.ts",
             "renderer/**/*.test.{ts,tsx}",
@@ -46,6 +56,8 @@ export default defineConfig({
       {
         test: {
           name: "chromium",
+          testTimeout: TEST_TIMEOUT_MS,
+          hookTimeout: TEST_TIMEOUT_MS,
           include: browserTestFiles,
           browser: {
             enabled: true,

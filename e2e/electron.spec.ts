@@ -14,6 +14,8 @@ function electronBinary(): string | undefined {
 }
 
 const binary = electronBinary();
+/** How long to wait for a window or a navigation that must not happen: far longer than either takes. */
+const WAIT_FOR_NOTHING_MS = 2_000;
 const noDisplay = process.platform === "linux" && !process.env["DISPLAY"] && !process.env["WAYLAND_DISPLAY"];
 
 test.describe("the desktop app (Electron)", () => {
@@ -36,12 +38,27 @@ test.describe("the desktop app (Electron)", () => {
       expect(
         await page.evaluate(() => Object.keys((globalThis as { mailscope?: object }).mailscope ?? {}).sort()),
       ).toEqual(["appInfo", "fileSave", "scenariosList"]);
-      // New windows are denied and navigation away is blocked.
-      await page.evaluate(() => globalThis.open("https://example.org/"));
+      // New windows are denied: open() returns null, and no window appears in the time one would
+      // take to open (waited for, not just counted at once, since a window opens asynchronously).
+      const ownUrl = page.url();
+      const windowOpened = app.waitForEvent("window", { timeout: WAIT_FOR_NOTHING_MS }).then(
+        () => true,
+        () => false,
+      );
+      expect(await page.evaluate(() => globalThis.open("https://example.org/") === null)).toBe(true);
+      expect(await windowOpened).toBe(false);
       expect(app.windows()).toHaveLength(1);
+      expect(await app.evaluate(({ BrowserWindow }) => BrowserWindow.getAllWindows().length)).toBe(1);
+      // Navigation away is blocked: no navigation happens in that time, and the page stays where it was.
+      const navigated = page.waitForEvent("framenavigated", { timeout: WAIT_FOR_NOTHING_MS }).then(
+        (frame) => frame.url(),
+        () => undefined,
+      );
       await page.evaluate(() => {
         globalThis.location.href = "https://example.org/";
       });
+      expect(await navigated).toBeUndefined();
+      expect(page.url()).toBe(ownUrl);
       await expect(page).toHaveTitle("Mailscope");
     } finally {
       await app.close();

@@ -1,54 +1,175 @@
 // Sums every suite of `npm test` into the one plain closing line CI reads:
 // `N passed, N failed, N skipped`. Typecheck, lint, format, generated files and build count as
-// one check each; Vitest and Playwright count their tests. A suite that
-// crashed before writing its report counts as one failure.
-import { existsSync, readFileSync } from "node:fs";
+// one check each; Vitest and Playwright count their tests.
+//
+//   node scripts/test-summary.mjs <reports dir> --steps typecheck,lint,…,unit[,e2e] [--quick]
+//
+// It fails closed: the expected steps come from scripts/test.sh (`--steps`, the one list of
+// steps), and each of them must have left a status file holding `pass` or `fail`. A step whose
+// status is missing or anything else, a status file of a step not in the list, a suite whose
+// report is missing, unreadable or not the shape its runner writes: each is a failure with a
+// line saying so. Notes (end-to-end tests not run under `--quick`, or skipped) go on lines
+// above the closing line, which is always printed and always last.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
-const dir = process.argv[2] ?? ".reports";
-const read = (name) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), "utf8") : undefined);
+/** Suites with a JSON report: how to count their tests, and what the note calls them. */
+const SUITES = {
+  unit: {
+    report: "vitest.json",
+    count: (r) => ({
+      passed: r.numPassedTests,
+      failed: r.numFailedTests,
+      skipped: (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0),
+    }),
+  },
+  e2e: {
+    report: "playwright.json",
+    count: (r) => ({
+      passed: r.stats?.expected + (r.stats?.flaky ?? 0),
+      failed: r.stats?.unexpected,
+      skipped: r.stats?.skipped,
+    }),
+  },
+};
+
+/**
+ * Reads the arguments; on a wrong one returns `{ error }` rather than throwing.
+ * @param {string[]} argv
+ */
+function parseArgs(argv) {
+  let dir;
+  let steps;
+  let quick = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--quick") quick = true;
+    else if (arg === "--steps") {
+      const value = argv[++i];
+      if (value === undefined) return { error: "--steps needs a comma-separated list of steps" };
+      steps = value.split(",").filter((s) => s !== "");
+    } else if (arg.startsWith("--")) return { error: `unknown option ${arg}` };
+    else if (dir === undefined) dir = arg;
+    else return { error: `unexpected argument ${arg}` };
+  }
+  if (steps === undefined || steps.length === 0) {
+    return { error: "no list of expected steps (--steps a,b,c): nothing can be checked" };
+  }
+  return { dir: dir ?? ".reports", steps, quick };
+}
+
+const isCount = (n) => Number.isInteger(n) && n >= 0;
+
+/**
+ * Sums the reports in `dir` for the expected `steps`.
+ * @returns {{ lines: string[], notes: string[], passed: number, failed: number, skipped: number }}
+ */
+function summarize(dir, steps, quick) {
+  let passed = 0;
+  let failed = 0;
+  let skipped = 0;
+  const lines = [];
+  const notes = [];
+  const fail = (name, why) => {
+    failed++;
+    lines.push(`${name.padEnd(10)} FAILED: ${why}`);
+  };
+  const read = (name) => {
+    const path = join(dir, name);
+    if (!existsSync(path)) return { missing: true };
+    try {
+      return { text: readFileSync(path, "utf8") };
+    } catch (error) {
+      return { error: error instanceof Error ? error.message : String(error) };
+    }
+  };
+
+  for (const step of steps) {
+    const file = read(`${step}.status`);
+    if (file.missing) {
+      fail(step, `no status (${step}.status missing): the step did not run or did not finish`);
+      continue;
+    }
+    if (file.error !== undefined) {
+      fail(step, `unreadable status: ${file.error}`);
+      continue;
+    }
+    const status = file.text.trim();
+    if (status !== "pass" && status !== "fail") {
+      fail(step, `unknown status ${JSON.stringify(status.slice(0, 40))} (expected pass or fail)`);
+      continue;
+    }
+    const suite = SUITES[step];
+    if (suite === undefined) {
+      if (status === "pass") passed++;
+      else failed++;
+      lines.push(`${step.padEnd(10)} ${status}`);
+      continue;
+    }
+    const report = read(suite.report);
+    if (report.missing || report.text === "") {
+      fail(step, `crashed before reporting (no ${suite.report})`);
+      continue;
+    }
+    if (report.error !== undefined) {
+      fail(step, `unreadable report ${suite.report}: ${report.error}`);
+      continue;
+    }
+    let parsed;
+    try {
+      parsed = JSON.parse(report.text);
+    } catch (error) {
+      fail(step, `malformed report ${suite.report}: ${error instanceof Error ? error.message : String(error)}`);
+      continue;
+    }
+    const c = parsed !== null && typeof parsed === "object" ? suite.count(parsed) : {};
+    if (!isCount(c.passed) || !isCount(c.failed) || !isCount(c.skipped)) {
+      fail(step, `report ${suite.report} holds no test counts`);
+      continue;
+    }
+    if (status === "fail" && c.failed === 0) c.failed = 1; // e.g. an error outside any test
+    passed += c.passed;
+    failed += c.failed;
+    skipped += c.skipped;
+    lines.push(`${step.padEnd(10)} ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped`);
+    if (step === "e2e" && c.skipped > 0) notes.push(`note: ${c.skipped} end-to-end tests were skipped`);
+    if (step === "e2e" && c.passed + c.failed === 0) notes.push("note: no end-to-end test ran");
+  }
+
+  let others = [];
+  try {
+    others = readdirSync(dir)
+      .filter((f) => f.endsWith(".status"))
+      .map((f) => f.slice(0, -".status".length))
+      .filter((name) => !steps.includes(name));
+  } catch {
+    // A missing directory: every expected step has already failed above.
+  }
+  for (const name of others.sort()) fail(name, "a status for a step not in the list of expected steps");
+
+  if (quick && !steps.includes("e2e")) notes.push("note: end-to-end tests did not run (--quick)");
+  return { lines, notes, passed, failed, skipped };
+}
+
 let passed = 0;
 let failed = 0;
 let skipped = 0;
-const lines = [];
-
-for (const check of ["typecheck", "lint", "format", "generated", "build"]) {
-  const status = read(`${check}.status`)?.trim();
-  if (status === "pass") passed++;
-  else if (status === "fail") failed++;
-  else continue;
-  lines.push(`${check.padEnd(10)} ${status}`);
-}
-
-function suite(name, reportFile, statusFile, count) {
-  const status = read(statusFile)?.trim();
-  if (status === undefined) return;
-  const report = read(reportFile);
-  if (!report) {
+const out = [];
+try {
+  const args = parseArgs(process.argv.slice(2));
+  if (args.error !== undefined) {
     failed++;
-    lines.push(`${name.padEnd(10)} crashed before reporting`);
-    return;
+    out.push(`summary    FAILED: ${args.error}`);
+  } else {
+    const s = summarize(args.dir, args.steps, args.quick);
+    ({ passed, failed, skipped } = s);
+    out.push(...s.lines, ...s.notes);
   }
-  const c = count(JSON.parse(report));
-  if (status === "fail" && c.failed === 0) c.failed = 1; // e.g. an error outside any test
-  passed += c.passed;
-  failed += c.failed;
-  skipped += c.skipped;
-  lines.push(`${name.padEnd(10)} ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped`);
+} catch (error) {
+  failed++;
+  out.push(`summary    FAILED: ${error instanceof Error ? error.message : String(error)}`);
 }
-
-suite("unit", "vitest.json", "unit.status", (r) => ({
-  passed: r.numPassedTests ?? 0,
-  failed: r.numFailedTests ?? 0,
-  skipped: (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0),
-}));
-suite("e2e", "playwright.json", "e2e.status", (r) => ({
-  passed: (r.stats?.expected ?? 0) + (r.stats?.flaky ?? 0),
-  failed: r.stats?.unexpected ?? 0,
-  skipped: r.stats?.skipped ?? 0,
-}));
-
 console.log("\n== summary ==");
-for (const line of lines) console.log(line);
+for (const line of out) console.log(line);
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exitCode = failed > 0 ? 1 : 0;

@@ -28,23 +28,33 @@ if [ -z "${MAILSCOPE_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 
-step() { # name, command...
-  local name="$1"
-  shift
-  printf '\n== %s ==\n' "$name"
-  if "$@"; then echo "pass" >"$reports/$name.status"; else echo "fail" >"$reports/$name.status"; fi
+# The one list of steps: each runs below, and the summarizer is handed the same list, so a step
+# that did not leave a status (or a status of a step not listed) counts as a failure.
+steps=(typecheck lint format generated build unit)
+[ "$quick" = 0 ] && steps+=(e2e)
+
+run_step() { # name
+  case "$1" in
+    typecheck) node scripts/typecheck.mjs ;;
+    lint) eslint --max-warnings 0 . ;;
+    format) prettier --check --log-level warn . ;;
+    # Generated files (JSON Schemas, docs/rules.md) must match their sources.
+    generated) bash -c 'status=0; for f in scripts/gen-*.ts; do node "$f" --check || status=1; done; exit $status' ;;
+    build) node scripts/build.mjs ;;
+    unit) vitest run --reporter=default --reporter=json --outputFile.json="$reports/vitest.json" ;;
+    e2e) PLAYWRIGHT_JSON_OUTPUT_NAME="$reports/playwright.json" playwright test --reporter=list,json ;;
+    *)
+      echo "no command for the step $1" >&2
+      return 1
+      ;;
+  esac
 }
 
-step typecheck node scripts/typecheck.mjs
-step lint eslint --max-warnings 0 .
-step format prettier --check --log-level warn .
-# Generated files (JSON Schemas, docs/rules.md) must match their sources.
-step generated bash -c 'status=0; for f in scripts/gen-*.ts; do node "$f" --check || status=1; done; exit $status'
+for name in "${steps[@]}"; do
+  printf '\n== %s ==\n' "$name"
+  if run_step "$name"; then echo "pass" >"$reports/$name.status"; else echo "fail" >"$reports/$name.status"; fi
+done
 
-step build node scripts/build.mjs
-step unit vitest run --reporter=default --reporter=json --outputFile.json="$reports/vitest.json"
-if [ "$quick" = 0 ]; then
-  PLAYWRIGHT_JSON_OUTPUT_NAME="$reports/playwright.json" step e2e playwright test --reporter=list,json
-fi
-
-node scripts/test-summary.mjs "$reports"
+summary_args=(--steps "$(IFS=,; echo "${steps[*]}")")
+[ "$quick" = 1 ] && summary_args+=(--quick)
+node scripts/test-summary.mjs "$reports" "${summary_args[@]}"

@@ -247,6 +247,30 @@ describe("lint-request on a good delivery", () => {
   });
 });
 
+describe("lint-request on too many recipients (issue 16)", () => {
+  it("ENV-8: a `to` over max_recipients fails on its length; its 100,000 recipients are not read", async () => {
+    const to = [...Array.from({ length: 99_999 }, (_, i) => `user${i}@b.example`), "bad@@x"];
+    const request = await signedDelivery({
+      from: "alice@a.example",
+      to,
+      message: "Subject: x\r\n\r\nx\r\n",
+      key: sender.privateKey,
+      keyid: sender.keyid,
+      createdS: nowS,
+      idempotencyKey: "k",
+    });
+    const file = join(dir, "many.http");
+    await writeFile(file, await serializeHttpRequest(request));
+    const { report: r } = await report(file, { config: RECEIVER, now: NOW });
+    expect(byCheck(r.checks, "envelope")).toMatchObject({
+      status: "fail",
+      rule: "ENV-8",
+      answer: { status: 400, problem: "invalid_request" },
+    });
+    expect(byCheck(r.checks, "mailboxes")).toMatchObject({ status: "skip", rule: "MBX-1" });
+  });
+});
+
 describe("lint-request exit codes", () => {
   it("LIM-2: 2 for a file that cannot be read, a malformed request, a bad --now, or a bad --keys", async () => {
     expect((await run(join(dir, "missing.http"))).code).toBe(2);

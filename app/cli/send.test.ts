@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { CommanderError } from "commander";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Resolver } from "../ports.ts";
-import { importSigningKeyJwk, parseKeyRecord } from "../protocol/profile.ts";
+import { importPublicKeyRaw, importSigningKeyJwk, parseKeyRecord } from "../protocol/profile.ts";
 import { startServe, type RunningServe } from "./serve.ts";
 import {
   UsageError,
@@ -351,8 +351,22 @@ describe("mailscope keygen (G1, G4)", () => {
     expect(key.keyid).toBe("s2024._svckey.a.example");
     expect(key.jwk).toMatchObject({ kty: "OKP", crv: "Ed25519", kid: "s2024._svckey.a.example" });
     const record = parseKeyRecord(key.record);
-    expect(record.ok).toBe(true);
-    await expect(importSigningKeyJwk(key.jwk)).resolves.toBeDefined();
+    if (!record.ok) throw new Error(JSON.stringify(record.violations));
+    // The private key, imported from the JWK, signs; the public key published in the record verifies.
+    const privateKey = await importSigningKeyJwk(key.jwk);
+    const published = await importPublicKeyRaw(record.value.publicKey);
+    const data = new TextEncoder().encode(
+      '"@method": POST\n"@signature-params": ("@method");keyid="s2024._svckey.a.example"',
+    );
+    const signature = await crypto.subtle.sign("Ed25519", privateKey, data);
+    expect(await crypto.subtle.verify("Ed25519", published, signature, data)).toBe(true);
+    // … and only that record: another key's record does not verify it, nor does the key verify other data.
+    const other = parseKeyRecord((await generateKey("a.example", "s2024")).record);
+    if (!other.ok) throw new Error(JSON.stringify(other.violations));
+    expect(
+      await crypto.subtle.verify("Ed25519", await importPublicKeyRaw(other.value.publicKey), signature, data),
+    ).toBe(false);
+    expect(await crypto.subtle.verify("Ed25519", published, signature, data.subarray(1))).toBe(false);
     expect(describeKey(key, "k.jwk")).toContain(`  s2024._svckey.a.example. IN TXT "${key.record}"`);
   });
 

@@ -49,6 +49,12 @@ export interface EmlStoreOptions {
   readonly fsync?: boolean;
   /** @internal Test seam: sees (and may hold back or fail) every fsync before it is issued. */
   readonly syncHooks?: EmlStoreSyncHooks;
+  /**
+   * @internal Test seam: a spooled message is flushed on the way after every
+   * this many bytes (default 8 MiB), so a test can see those flushes without
+   * writing and flushing megabytes, whose time depends on the disk.
+   */
+  readonly spoolSyncBytes?: number;
 }
 
 /** @internal What the tests may hook into: the syncs, which they cannot observe from outside. */
@@ -156,6 +162,7 @@ interface FolderSync {
  */
 export function createEmlStore(root: string, options: EmlStoreOptions = {}): EmlStore {
   const sync = options.fsync ?? true;
+  const spoolSyncBytes = options.spoolSyncBytes ?? SPOOL_SYNC_BYTES;
   const beforeSync = options.syncHooks?.beforeSync;
   const cache = new Map<string, KnownUsage>();
   /** Folders being counted by `usage`; deliveries leave such a folder alone until the count is taken. */
@@ -455,7 +462,7 @@ export function createEmlStore(root: string, options: EmlStoreOptions = {}): Eml
     };
     /** A flush on the way, one at a time, while the rest keeps arriving. */
     const syncOnTheWay = (file: number): void => {
-      if (!sync || syncing !== undefined || unsynced < SPOOL_SYNC_BYTES) return;
+      if (!sync || syncing !== undefined || unsynced < spoolSyncBytes) return;
       unsynced = 0;
       syncing = fileSynced(file, path).then(
         () => {

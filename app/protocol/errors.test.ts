@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   PROBLEM_IDENTIFIERS,
@@ -244,6 +245,103 @@ describe("interpretRequestLevel", () => {
       fallbackEligible: true,
       gaps: ["G15"],
     });
+  });
+});
+
+describe("interpretRequestLevel over the whole table (ERR-19, ERR-22, ERR-23, ERR-26)", () => {
+  // The spec's own reading, written out here rather than taken from errors.ts: the identifiers the
+  // table allows at request level (R or "R, P"), their class, and which of them may fall back.
+  const REQUEST_LEVEL: Readonly<Record<string, "permanent" | "temporary">> = {
+    invalid_request: "permanent",
+    invalid_signature: "permanent",
+    policy_rejected: "permanent",
+    unsupported_version: "permanent",
+    idempotency_conflict: "permanent",
+    message_too_large: "permanent",
+    rate_limited: "temporary",
+    temporary_failure: "temporary",
+  };
+  const STATUSES_4XX = Array.from({ length: 100 }, (_, i) => 400 + i);
+  const STATUSES_5XX = Array.from({ length: 100 }, (_, i) => 500 + i);
+
+  /** What the spec says of `status` with `identifier` (undefined: no problem document, or a type it does not list at R). */
+  function expected(status: number, identifier: string | undefined) {
+    const is5xx = status >= 500;
+    const tableClass = identifier === undefined ? undefined : REQUEST_LEVEL[identifier];
+    if (tableClass !== undefined) {
+      const smtpFallback =
+        identifier === "unsupported_version"
+          ? "immediately" // ERR-26
+          : identifier === "temporary_failure" && is5xx
+            ? "after the fallback window" // ERR-22: a request-level 5xx only
+            : "never"; // ERR-23: every 4xx problem, and every other identifier
+      return {
+        class: tableClass,
+        retry: tableClass === "temporary",
+        fallbackEligible: smtpFallback === "after the fallback window",
+        smtpFallback,
+      };
+    }
+    // ERR-19: an unknown problem type by its status class; ERR-21/ERR-22: a 5xx may fall back.
+    return {
+      class: is5xx ? "temporary" : "permanent",
+      retry: is5xx,
+      fallbackEligible: is5xx,
+      smtpFallback: is5xx ? "after the fallback window" : "never",
+    };
+  }
+
+  const pick = (r: ReturnType<typeof interpretRequestLevel>) => ({
+    class: r.class,
+    retry: r.retry,
+    fallbackEligible: r.fallbackEligible,
+    smtpFallback: r.smtpFallback,
+  });
+
+  it("every identifier the table allows at request level, with every 4xx and 5xx status", () => {
+    expect(Object.keys(REQUEST_LEVEL)).toEqual(PROBLEM_IDENTIFIERS.filter((id) => errorsTable[id].level !== "P"));
+    let cases = 0;
+    for (const identifier of Object.keys(REQUEST_LEVEL)) {
+      for (const status of [...STATUSES_4XX, ...STATUSES_5XX]) {
+        const got = pick(interpretRequestLevel(status, problem(identifier), BASE));
+        expect({ status, identifier, ...got }).toEqual({ status, identifier, ...expected(status, identifier) });
+        cases++;
+      }
+    }
+    expect(cases).toBe(8 * 200);
+  });
+
+  it("P-only identifiers and no problem document, with every 4xx and 5xx status, go by the status class", () => {
+    for (const status of [...STATUSES_4XX, ...STATUSES_5XX]) {
+      for (const identifier of ["recipient_not_found", "mailbox_full"]) {
+        const got = pick(interpretRequestLevel(status, problem(identifier), BASE));
+        expect({ status, identifier, ...got }).toEqual({ status, identifier, ...expected(status, undefined) });
+      }
+      const bare = pick(interpretRequestLevel(status, undefined, BASE));
+      expect({ status, ...bare }).toEqual({ status, ...expected(status, undefined) });
+    }
+  });
+
+  it("an unknown problem type at any 4xx or 5xx status goes by the status class (property)", () => {
+    const known = new Set<string>(PROBLEM_IDENTIFIERS);
+    const type = fc.oneof(
+      fc
+        .stringMatching(/^[a-z][a-z_]{0,30}$/)
+        .filter((name) => !known.has(name))
+        .map((name) => `${BASE}/${name}`),
+      fc.constantFrom("about:blank", "https://other.example/problems/temporary_failure", `${BASE}/`),
+      fc.webUrl(),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 400, max: 599 }), type, (status, t) => {
+        const parsed = parseProblem({ type: t, title: "x" });
+        if (!parsed.ok) throw new Error(`not a problem: ${t}`);
+        const reading = interpretRequestLevel(status, parsed.value, BASE);
+        expect(reading.known).toBe(false);
+        expect(pick(reading)).toEqual(expected(status, undefined));
+      }),
+      { numRuns: 500, seed: 18 },
+    );
   });
 });
 

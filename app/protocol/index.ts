@@ -8,7 +8,8 @@
  */
 
 // Results and violations.
-export { ok, fail, unwrap, childPath, ProtocolError, type Parsed, type Violation } from "./result.ts";
+export { ok, fail, failWith, unwrap, childPath, ProtocolError, type Parsed, type Violation } from "./result.ts";
+export { noWork, type WorkMeter } from "./work.ts";
 
 // The rules catalogue of SPEC.md and the readings of its gaps.
 export { rules, ruleById, rulesBySection, sections, type Rule, type RuleId, type RuleStrength } from "./rules.ts";

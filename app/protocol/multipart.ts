@@ -24,7 +24,7 @@
  */
 import { bytesToHex } from "./base64.ts";
 import { keptAnswers } from "./memo.ts";
-import { ProtocolError, fail, ok } from "./result.ts";
+import { ProtocolError, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 
 /** POST request header table: Content-Type is `multipart/mixed` (G9: with an RFC 2046 boundary). */
@@ -376,7 +376,7 @@ export function splitMultipart(body: Uint8Array, boundary: string, path: string,
         if (body[p] === CR && body[p + 1] === LF) epilogue = body.subarray(p + 2);
         else return fail({ path, rule, message: lineEndProblem(body, p, `the close delimiter --${boundary}--`) });
       }
-      if (violations.length > 0) return fail(...violations);
+      if (violations.length > 0) return failWith(violations);
       return ok({
         ...(preamble !== undefined ? { preamble } : {}),
         parts,
@@ -400,7 +400,7 @@ export function splitMultipart(body: Uint8Array, boundary: string, path: string,
     const part = readPart(body.subarray(start, next), partPath, rule);
     if (part.ok) parts.push(part.value);
     else {
-      violations.push(...part.violations);
+      for (const v of part.violations) violations.push(v);
       parts.push({ headers: [], content: body.subarray(start, next) });
     }
     at = next + 2;
@@ -446,7 +446,7 @@ export function parseHeaderBlock(bytes: Uint8Array, path: string, rule: string):
     current = { name, value: line.slice(colon + 1) };
   }
   flush();
-  if (violations.length > 0) return fail(...violations);
+  if (violations.length > 0) return failWith(violations);
   return ok(fields);
 }
 
@@ -642,6 +642,9 @@ const scanMediaTypeMemo = keptAnswers(
   1024,
 );
 
+/** Up to this many parameters, a repeated name is looked for by walking them. */
+const WALKED_PARAMETERS = 8;
+
 /** RFC 2045 §5.1 media type scanner; returns an error text when the value is malformed. */
 function scanMediaType(input: string): MediaType | string {
   // Headers reach us unfolded or folded; either way CRLF before whitespace is folding.
@@ -661,8 +664,10 @@ function scanMediaType(input: string): MediaType | string {
   i++;
   const subtype = readToken();
   if (subtype === "") return `not a media type: ${JSON.stringify(input)}`;
-  // Few enough to look for a repeated name by walking them.
+  // Usually few enough to look for a repeated name by walking them; past a handful, in a set, so that a
+  // header of many parameters costs linear time, not quadratic (issue 16).
   const params: [name: string, value: string][] = [];
+  let names: Set<string> | undefined;
   skipWsp();
   while (i < value.length) {
     if (value[i] !== ";") return `unexpected ${JSON.stringify(value[i])} in media type ${JSON.stringify(input)}`;
@@ -704,8 +709,11 @@ function scanMediaType(input: string): MediaType | string {
       parameter = readToken();
       if (parameter === "") return `parameter ${name} has an empty or malformed value in ${JSON.stringify(input)}`;
     }
-    if (params.some(([known]) => known === name)) return `parameter ${name} appears twice in ${JSON.stringify(input)}`;
+    const repeated = names !== undefined ? names.has(name) : params.some(([known]) => known === name);
+    if (repeated) return `parameter ${name} appears twice in ${JSON.stringify(input)}`;
     params.push([name, parameter]);
+    if (names !== undefined) names.add(name);
+    else if (params.length >= WALKED_PARAMETERS) names = new Set(params.map(([known]) => known));
     skipWsp();
   }
   // fromEntries defines each name as an own property, `__proto__` too.

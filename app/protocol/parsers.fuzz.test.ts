@@ -4,7 +4,11 @@ import { parseContentDigest } from "./digest.ts";
 import { parseDsn } from "./dsn.ts";
 import { gapById } from "./gaps.ts";
 import { parseMailbox } from "./mailbox.ts";
-import { parseContentType, parseMultipartBody } from "./multipart.ts";
+import dsnFixture from "./fixtures/rfc3464.json" with { type: "json" };
+import vectors9421 from "./fixtures/rfc9421-vectors.json" with { type: "json" };
+import problems9457 from "./fixtures/rfc9457-examples.json" with { type: "json" };
+import vectors9530 from "./fixtures/rfc9530-vectors.json" with { type: "json" };
+import { buildMultipartBody, parseContentType, parseMultipartBody } from "./multipart.ts";
 import { parseKeyRecord, signingDomainOfKeyid } from "./profile.ts";
 import {
   parseCapabilities,
@@ -105,5 +109,180 @@ describe("every parser: bad input gives violations with field and rule, never an
       }),
       { ...runs, numRuns: 100 },
     );
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Mutation fuzzing: random input stops at a parser's first check (for parseDsn every random input
+// did, for parseMultipartBody ~99 % stopped at the boundary parameter). Small breaks of valid
+// encodings — the published vectors and bodies built as a sender builds them — reach the later
+// checks. Each parser's inputs are sorted by the stage that stopped them (the first violation's
+// path, indices dropped) or `accepted`; the tests print the shares and require every stage listed
+// to be reached and a minimum share to get past the first check.
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** One small break of a text: a character changed, deleted or inserted; a line deleted, repeated or swapped; cut short. */
+function mutateText(text: string, op: number, where: number, char: string): string {
+  const at = where % (text.length + 1);
+  const lines = text.split("\r\n");
+  const line = where % lines.length;
+  switch (op % 7) {
+    case 0:
+      return text.slice(0, at) + char + text.slice(at + 1);
+    case 1:
+      return text.slice(0, at) + text.slice(at + 1);
+    case 2:
+      return text.slice(0, at) + char + text.slice(at);
+    case 3:
+      return lines.filter((_, i) => i !== line).join("\r\n");
+    case 4:
+      return [...lines.slice(0, line + 1), ...lines.slice(line)].join("\r\n");
+    case 5:
+      return [...lines.slice(0, line), lines[line + 1] ?? "", lines[line] ?? "", ...lines.slice(line + 2)].join("\r\n");
+    default:
+      return text.slice(0, at);
+  }
+}
+
+const mutationChars = fc.constantFrom(..." =:;,.\"'()-_@<>\\/aZ09\r\n\t", "\u00e9", "\u0000");
+
+/** `count` mutations of `seeds`, each one to three breaks deep. */
+const mutated = (seeds: readonly string[]) =>
+  fc
+    .tuple(
+      fc.constantFrom(...seeds),
+      fc.array(fc.tuple(fc.nat(), fc.nat(), mutationChars), { minLength: 1, maxLength: 3 }),
+    )
+    .map(([seed, ops]) => ops.reduce((text, [op, where, char]) => mutateText(text, op, where, char), seed));
+
+/** The stage an input reached: `accepted`, or the path of the check that stopped it. */
+function stage(parsed: Parsed<unknown>, withMessage = false): string {
+  if (parsed.ok) return "accepted";
+  const first = parsed.violations[0];
+  const path = (first?.path ?? "?").replace(/\[\d+\]/g, "[]");
+  // Where one path covers several checks, the first words of the message tell them apart.
+  const words = (/^[A-Za-z ]*/.exec(first?.message ?? "")?.[0] ?? "").trim().split(" ").slice(0, 3).join(" ");
+  return withMessage && path.startsWith("body") ? `${path} (${words})` : path;
+}
+
+function shares(stages: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const s of stages) counts.set(s, (counts.get(s) ?? 0) + 1);
+  return new Map([...counts].sort((a, b) => b[1] - a[1]).map(([s, n]) => [s, n / stages.length]));
+}
+
+function report(name: string, stages: readonly string[]): Map<string, number> {
+  const table = shares(stages);
+  const line = [...table].map(([s, share]) => `${s} ${(share * 100).toFixed(1)} %`).join(", ");
+  console.info(`${name} (${stages.length} mutated inputs): ${line}`);
+  return table;
+}
+
+const DSN_EML: string = dsnFixture.eml;
+const isExample = (e: unknown): e is { body_as_printed: string } =>
+  typeof e === "object" && e !== null && typeof (e as { body_as_printed?: unknown }).body_as_printed === "string";
+const SEED_ENVELOPE = { from: "alice@a.example", to: ["bob@b.example", "carol@b.example"] };
+const SEED_MESSAGE =
+  "From: alice@a.example\r\nTo: bob@b.example\r\nSubject: hi\r\nMessage-ID: <m1@a.example>\r\n\r\nHello\r\n";
+
+describe("mutation fuzzing from valid encodings: every stage reached, and the share reaching each reported", () => {
+  it("parseDsn on broken copies of RFC 3464's example DSN (EVT-4)", async () => {
+    const stages: string[] = [];
+    await fc.assert(
+      fc.asyncProperty(mutated([DSN_EML]), async (text) => {
+        const parsed = await parseDsn(encoder.encode(text));
+        expectWellFormed(parsed);
+        stages.push(stage(parsed));
+      }),
+      { ...runs, numRuns: 400 },
+    );
+    const table = report("parseDsn", stages);
+    expect(table.get("accepted") ?? 0).toBeGreaterThanOrEqual(0.2);
+    // Past the header block and its Content-Type: into the parts and the per-recipient fields.
+    const past = stages.filter((s) => s !== "dsn" && s !== "dsn.headers.Content-Type").length / stages.length;
+    expect(past).toBeGreaterThanOrEqual(0.5);
+    for (const reached of [
+      "dsn.headers.Content-Type",
+      "dsn.body.part[].Content-Type",
+      "dsn.delivery-status.per-message.Reporting-MTA",
+      "dsn.delivery-status.recipient[].Final-Recipient",
+      "dsn.delivery-status.recipient[].Action",
+      "dsn.delivery-status.recipient[].Status",
+    ]) {
+      expect(table.has(reached), reached).toBe(true);
+    }
+  });
+
+  it("parseMultipartBody on broken copies of request bodies built as a sender builds them (POST-7, G9)", () => {
+    const bodies = ["b1", "simple-boundary", "=_Part_0_1234.5678", "a'b(c)d+e_f,g-h.i/j:k=l?m n"].map((boundary) => {
+      const built = buildMultipartBody(SEED_ENVELOPE, encoder.encode(SEED_MESSAGE), boundary);
+      return { contentType: built.contentType, body: decoder.decode(built.body) };
+    });
+    const stages: string[] = [];
+    const ops = fc.array(fc.tuple(fc.nat(), fc.nat(), mutationChars), { minLength: 1, maxLength: 3 });
+    fc.assert(
+      fc.property(fc.constantFrom(...bodies), fc.boolean(), ops, ({ body, contentType }, breakHeader, breaks) => {
+        // Either the body or its Content-Type broken, never both: each check sees the other side intact.
+        const broken = (text: string) => breaks.reduce((t, [op, where, char]) => mutateText(t, op, where, char), text);
+        const parsed = breakHeader
+          ? parseMultipartBody(encoder.encode(body), broken(contentType))
+          : parseMultipartBody(encoder.encode(broken(body)), contentType);
+        expectWellFormed(parsed);
+        stages.push(stage(parsed, true));
+      }),
+      { ...runs, numRuns: 600 },
+    );
+    const table = report("parseMultipartBody", stages);
+    expect(table.get("accepted") ?? 0).toBeGreaterThanOrEqual(0.1);
+    // Past the Content-Type: the body's checks (delimiters, part headers, part types) see every body mutation.
+    const past = stages.filter((s) => !s.startsWith("headers.Content-Type")).length / stages.length;
+    expect(past).toBeGreaterThanOrEqual(0.4);
+    for (const reached of [
+      "body (the delimiter line)",
+      "body (the body has)",
+      "body.part[] (not a header)",
+      "body.part[].Content-Type (part)",
+    ]) {
+      expect(table.has(reached), reached).toBe(true);
+    }
+  });
+
+  const signatureVectors = vectors9421.examples;
+  const textSeeds: [string, (text: string) => Parsed<unknown>, readonly string[]][] = [
+    [
+      "parseJson",
+      (t) => parseJson(t),
+      Object.values(problems9457).flatMap((e) => (isExample(e) ? [e.body_as_printed] : [])),
+    ],
+    ["parseContentDigest", (t) => parseContentDigest(t), vectors9530.field_cases.map((c) => c.value_as_printed)],
+    ["parseSignatureInput", (t) => parseSignatureInput(t), signatureVectors.map((v) => v.signature_input_header_value)],
+    ["parseSignature", (t) => parseSignature(t), signatureVectors.map((v) => v.signature_header_value)],
+    [
+      "parseContentType",
+      (t) => parseContentType(t),
+      ['multipart/mixed; boundary="b1"', "multipart/mixed;boundary=simple"],
+    ],
+    ["parseKeyRecord", (t) => parseKeyRecord(t), [`v=svc1; k=ed25519; p=${"A".repeat(43)}=`]],
+    ["signingDomainOfKeyid", (t) => signingDomainOfKeyid(t), ["s1._svckey.a.example", "2026._svckey.mail.example.org"]],
+  ];
+
+  it.each(textSeeds)("%s on broken copies of published values", (name, parse, seeds) => {
+    // Only the published values this parser accepts: a published counter-example is no seed.
+    const valid = seeds.filter((seed) => parse(seed).ok);
+    expect(valid.length).toBeGreaterThan(0);
+    const stages: string[] = [];
+    fc.assert(
+      fc.property(mutated(valid), (text) => {
+        const parsed = parse(text);
+        expectWellFormed(parsed);
+        stages.push(stage(parsed));
+      }),
+      runs,
+    );
+    const table = report(name, stages);
+    expect(table.get("accepted") ?? 0).toBeGreaterThanOrEqual(0.02);
+    expect(1 - (table.get("accepted") ?? 0)).toBeGreaterThanOrEqual(0.2);
   });
 });

@@ -18,10 +18,12 @@
 import * as z from "zod";
 import { MAILBOX_PATTERN, parseMailbox, sameMailbox } from "./mailbox.ts";
 import type { Mailbox } from "./mailbox.ts";
-import { childPath, fail, ok } from "./result.ts";
+import { childPath, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
 import type { ProblemIdentifier } from "./errors.ts";
+import { noWork } from "./work.ts";
+import type { WorkMeter } from "./work.ts";
 
 // ── Values ────────────────────────────────────────────────────────────────
 
@@ -89,6 +91,8 @@ export interface EnvelopeOptions {
   readonly maxRecipients?: number;
   /** When given, a non-null `from` must be in this domain (ENV-2, AUTH-4). */
   readonly signingDomain?: string;
+  /** Counts the steps of work done on the input (tests bound them per byte). */
+  readonly work?: WorkMeter;
 }
 
 // ── Constants ─────────────────────────────────────────────────────────────
@@ -122,12 +126,14 @@ function integer() {
     .meta({ type: "integer" });
 }
 
+/** Each repeated item is an issue naming the item it repeats; found in a map, so linear in the items. */
 function uniqueItems(rule: RuleId) {
   return (ctx: { value: readonly string[]; issues: unknown[] }) => {
+    const firstIndex = new Map<string, number>();
     ctx.value.forEach((item, index) => {
-      const first = ctx.value.indexOf(item);
-      if (first !== index)
-        ctx.issues.push(issue(item, rule, `"${item}" repeats item ${first}; items must be unique`, [index]));
+      const first = firstIndex.get(item);
+      if (first === undefined) firstIndex.set(item, index);
+      else ctx.issues.push(issue(item, rule, `"${item}" repeats item ${first}; items must be unique`, [index]));
     });
   };
 }
@@ -397,7 +403,7 @@ function describeIssue(i: z.core.$ZodIssue, root: unknown, location: Location): 
 
 function safeParse<T>(schema: z.ZodType<T>, json: unknown, base: string, table: ResourceTable): Parsed<T> {
   const result = schema.safeParse(json);
-  return result.success ? ok(result.data) : fail(...toViolations(result.error.issues, json, base, table));
+  return result.success ? ok(result.data) : failWith(toViolations(result.error.issues, json, base, table));
 }
 
 function mailboxOf(address: string): Mailbox {
@@ -410,7 +416,7 @@ function finish<T extends { readonly notes: readonly Violation[] }>(
   value: T,
   options: ParseOptions | undefined,
 ): Parsed<T> {
-  return options?.strict === true && value.notes.length > 0 ? fail(...value.notes) : ok(value);
+  return options?.strict === true && value.notes.length > 0 ? failWith(value.notes) : ok(value);
 }
 
 // ── JSON text ─────────────────────────────────────────────────────────────
@@ -450,30 +456,67 @@ export function parseJson(text: string | Uint8Array, path = "$", rule: RuleId = 
  * domain. Items are the same when their domains match without case and their
  * local parts match exactly (G22): RFC 5321 §2.4 leaves local parts
  * case-sensitive, and minimal quoting (MBX-7) leaves one spelling per local part.
+ *
+ * The work is linear in the input, and bounded by `maxRecipients` before any
+ * of it is done per recipient: a `to` longer than that is refused on its
+ * length alone (ENV-8), with only `from` read besides, so a request of a
+ * million recipients costs no more than one of a hundred. Otherwise each item
+ * is read once, and repeats are found by the address in a map (issue 16: the
+ * comparison of every item with every other held a receiver for minutes).
+ * `options.work` counts the steps (see {@link WorkMeter}).
  */
 export function parseEnvelope(json: unknown, options: EnvelopeOptions = {}): Parsed<Envelope> {
-  const parsed = safeParse(envelopeSchema, json, "$", envelopeTable);
-  // The checks across items run on every item that is a valid mailbox, so one answer lists all that is wrong.
+  const count = options.work ?? noWork;
+  const max = options.maxRecipients ?? DEFAULT_MAX_RECIPIENTS;
   const raw = json !== null && typeof json === "object" ? (json as Record<string, unknown>) : {};
-  const from = validMailbox(raw["from"]);
-  const items = Array.isArray(raw["to"]) ? (raw["to"] as unknown[]) : [];
-  const to = items.map(validMailbox);
-  const violations: Violation[] = parsed.ok ? [] : [...parsed.violations];
-  if (from !== undefined && options.signingDomain !== undefined) {
-    const signing = normalizeDomain(options.signingDomain);
-    if (from.domain !== signing) {
-      violations.push({
-        path: "$.from",
-        rule: "ENV-2",
-        message: `the domain of "from" is ${from.domain}, but the message was signed for ${signing}`,
-      });
+  const items = Array.isArray(raw["to"]) ? (raw["to"] as unknown[]) : undefined;
+  count(1);
+  if (items !== undefined && items.length > max) {
+    const head = safeParse(envelopeFromSchema, json, "$", envelopeTable);
+    const violations: Violation[] = head.ok ? [] : [...head.violations];
+    violations.push(...fromDomainViolations(raw["from"], options.signingDomain, count));
+    violations.push({
+      path: "$.to",
+      rule: "ENV-8",
+      message: `"to" has ${items.length} recipients; this receiver takes at most ${max}`,
+    });
+    return failWith(violations);
+  }
+
+  // The shape (object, `from`, `to` an array of at least one item); the items are read below.
+  count(items?.length ?? 0);
+  const shape = safeParse(envelopeShapeSchema, json, "$", envelopeTable);
+  const violations: Violation[] = shape.ok ? [] : [...shape.violations];
+  const to: (Mailbox | undefined)[] = [];
+  for (const [index, item] of (items ?? []).entries()) {
+    const path = `$.to[${index}]`;
+    if (typeof item !== "string") {
+      count(1);
+      const { rule, what } = envelopeTable["to[]"] ?? envelopeTable[""];
+      violations.push({ path, rule, message: `${fieldName(["to", index])} must be ${what}, not ${kindOf(item)}` });
+      to.push(undefined);
+      continue;
+    }
+    count(item.length + 1);
+    const mailbox = parseMailbox(item);
+    if (mailbox.ok) to.push(mailbox.value);
+    else {
+      for (const v of mailbox.violations) violations.push({ path, rule: v.rule, message: v.message });
+      to.push(undefined);
     }
   }
-  const domain = to.find((m) => m !== undefined)?.domain;
+  violations.push(...fromDomainViolations(raw["from"], options.signingDomain, count));
+  // The checks across items run on every item that is a valid mailbox, so one answer lists all that is wrong.
+  const firstIndex = new Map<string, number>();
+  let domain: string | undefined;
   to.forEach((mailbox, index) => {
     if (mailbox === undefined) return;
-    const first = to.findIndex((other) => other !== undefined && sameMailbox(other, mailbox));
-    if (first !== index) {
+    count(2);
+    domain ??= mailbox.domain;
+    // `address` is the local part as written, `@`, the lowercased domain: equal exactly when sameMailbox is.
+    const first = firstIndex.get(mailbox.address);
+    if (first === undefined) firstIndex.set(mailbox.address, index);
+    else {
       violations.push({
         path: `$.to[${index}]`,
         rule: "ENV-6",
@@ -484,23 +527,37 @@ export function parseEnvelope(json: unknown, options: EnvelopeOptions = {}): Par
       violations.push({
         path: `$.to[${index}]`,
         rule: "ENV-7",
-        message: `${mailbox.address} is not in ${domain ?? "the first recipient's domain"}; all recipients of one POST share one domain`,
+        message: `${mailbox.address} is not in ${domain}; all recipients of one POST share one domain`,
       });
     }
   });
-  const max = options.maxRecipients ?? DEFAULT_MAX_RECIPIENTS;
-  if (items.length > max) {
-    violations.push({
-      path: "$.to",
-      rule: "ENV-8",
-      message: `"to" has ${items.length} recipients; this receiver takes at most ${max}`,
-    });
-  }
-  if (!parsed.ok || violations.length > 0) return fail(...violations);
+  if (!shape.ok || violations.length > 0) return failWith(violations);
   return ok({
-    from: parsed.value.from === null ? null : mailboxOf(parsed.value.from),
-    to: parsed.value.to.map(mailboxOf),
+    from: shape.value.from === null ? null : mailboxOf(shape.value.from),
+    to: to.filter((m) => m !== undefined),
   });
+}
+
+/** The envelope without its recipients: `from` alone, for an envelope refused on the length of `to`. */
+const envelopeFromSchema = envelopeSchema.pick({ from: true });
+/** The envelope with `to` only an array of at least one item: {@link parseEnvelope} reads the items itself. */
+const envelopeShapeSchema = envelopeSchema.extend({ to: z.array(z.unknown()).min(1) });
+
+/** ENV-2: a valid `from` outside the signing domain, when one is given. */
+function fromDomainViolations(value: unknown, signingDomain: string | undefined, count: WorkMeter): Violation[] {
+  if (signingDomain === undefined) return [];
+  const from = validMailbox(value);
+  if (typeof value === "string") count(value.length + 1);
+  if (from === undefined) return [];
+  const signing = normalizeDomain(signingDomain);
+  if (from.domain === signing) return [];
+  return [
+    {
+      path: "$.from",
+      rule: "ENV-2",
+      message: `the domain of "from" is ${from.domain}, but the message was signed for ${signing}`,
+    },
+  ];
 }
 
 function validMailbox(value: unknown): Mailbox | undefined {
@@ -753,33 +810,37 @@ export function parseDeliveryResult(
   const cleaned = cleanResultsProblems(json, options);
   const parsed = safeParse(deliveryResultSchema, cleaned.json, "$", deliveryTable);
   if (!parsed.ok) return parsed;
-  const results = parsed.value.results.map((wire, index) => {
-    const path = `$.results[${index}]`;
-    return recipientResultOf(
-      wire,
-      path,
-      cleaned.notes.filter((n) => n.path.startsWith(`${path}.`)),
-    );
-  });
+  const results = parsed.value.results.map((wire, index) =>
+    recipientResultOf(wire, `$.results[${index}]`, cleaned.notesByEntry[index] ?? []),
+  );
   const notes = results.flatMap((r) => r.notes);
-  if (envelope !== undefined) notes.push(...correspondenceNotes(results, envelope));
+  if (envelope !== undefined) for (const note of correspondenceNotes(results, envelope)) notes.push(note);
   return finish({ results, notes }, options);
 }
 
-function cleanResultsProblems(json: unknown, options: ParseOptions | undefined): { json: unknown; notes: Violation[] } {
-  if (json === null || typeof json !== "object" || Array.isArray(json)) return { json, notes: [] };
+/** The entries' problems without their mistyped members, and the notes of each entry, by its index. */
+function cleanResultsProblems(
+  json: unknown,
+  options: ParseOptions | undefined,
+): { json: unknown; notesByEntry: Violation[][] } {
+  if (json === null || typeof json !== "object" || Array.isArray(json)) return { json, notesByEntry: [] };
   const body = json as Record<string, unknown>;
   const results = body["results"];
-  if (!Array.isArray(results)) return { json, notes: [] };
-  const notes: Violation[] = [];
+  if (!Array.isArray(results)) return { json, notesByEntry: [] };
+  const notesByEntry: Violation[][] = [];
   const cleaned = results.map((entry: unknown, index) => {
     const c = cleanEntryProblem(entry, `$.results[${index}]`, options);
-    notes.push(...c.notes);
+    notesByEntry.push(c.notes);
     return c.json;
   });
-  return { json: { ...body, results: cleaned }, notes };
+  return { json: { ...body, results: cleaned }, notesByEntry };
 }
 
+/**
+ * DLR-2 and DLR-3 between the entries and `to`. Mailboxes are compared by
+ * `address`, which is the same exactly when {@link sameMailbox} says so, in
+ * sets: linear in the entries and recipients, however many a receiver sends.
+ */
 function correspondenceNotes(results: readonly RecipientResult[], envelope: Envelope): Violation[] {
   const notes: Violation[] = [];
   if (results.length !== envelope.to.length) {
@@ -789,8 +850,10 @@ function correspondenceNotes(results: readonly RecipientResult[], envelope: Enve
       message: `"results" has ${results.length} entries for ${envelope.to.length} envelope recipients; there must be one per recipient`,
     });
   }
+  const answered = new Set(results.map((r) => r.recipient.address));
+  const asked = new Set(envelope.to.map((m) => m.address));
   envelope.to.forEach((mailbox, index) => {
-    if (!results.some((r) => sameMailbox(r.recipient, mailbox))) {
+    if (!answered.has(mailbox.address)) {
       notes.push({
         path: "$.results",
         rule: "DLR-2",
@@ -800,18 +863,14 @@ function correspondenceNotes(results: readonly RecipientResult[], envelope: Enve
   });
   results.forEach((result, index) => {
     const expected = envelope.to[index];
-    if (
-      expected !== undefined &&
-      !sameMailbox(result.recipient, expected) &&
-      envelope.to.some((m) => sameMailbox(m, result.recipient))
-    ) {
+    if (expected !== undefined && !sameMailbox(result.recipient, expected) && asked.has(result.recipient.address)) {
       notes.push({
         path: `$.results[${index}].recipient`,
         rule: "DLR-3",
         message: `entry ${index} answers ${result.recipient.address}, but item ${index} of "to" is ${expected.address}; entries follow the order of "to"`,
       });
     }
-    if (!envelope.to.some((m) => sameMailbox(m, result.recipient))) {
+    if (!asked.has(result.recipient.address)) {
       notes.push({
         path: `$.results[${index}].recipient`,
         rule: "DLR-2",
@@ -849,10 +908,19 @@ export function matchResults(
   envelope: Envelope,
   delivery: DeliveryResult,
 ): { matched: readonly MatchedResult[]; ignored: readonly RecipientResult[] } {
+  // The entries of each address, in order, and how many of them are taken: a lookup per recipient, not a search.
+  const entries = new Map<string, { readonly indexes: number[]; taken: number }>();
+  delivery.results.forEach((r, i) => {
+    const known = entries.get(r.recipient.address);
+    if (known === undefined) entries.set(r.recipient.address, { indexes: [i], taken: 0 });
+    else known.indexes.push(i);
+  });
   const used = new Set<number>();
   const matched = envelope.to.map((recipient) => {
-    const index = delivery.results.findIndex((r, i) => !used.has(i) && sameMailbox(r.recipient, recipient));
-    if (index < 0) return { recipient, result: undefined };
+    const known = entries.get(recipient.address);
+    const index = known?.indexes[known.taken];
+    if (known === undefined || index === undefined) return { recipient, result: undefined };
+    known.taken += 1;
     used.add(index);
     return { recipient, result: delivery.results[index] };
   });

@@ -26,6 +26,15 @@ export function fail<T = never>(...violations: Violation[]): Parsed<T> {
   return { ok: false, violations };
 }
 
+/**
+ * {@link fail} with a list, however long: a list spread into `fail(...)` overflows the stack from
+ * about a hundred thousand items, and bad input can hold that many violations (a header block of
+ * that many broken lines, a result of that many broken entries).
+ */
+export function failWith<T = never>(violations: readonly Violation[]): Parsed<T> {
+  return { ok: false, violations };
+}
+
 /** Thrown only by the `…OrThrow` conveniences; carries the same violations. */
 export class ProtocolError extends Error {
   readonly violations: readonly Violation[];

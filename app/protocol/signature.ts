@@ -351,12 +351,9 @@ function derivedValue(
       ? { ok: true, value: message.url }
       : bad(`the target URI ${JSON.stringify(message.url)} is not an absolute URI`);
   }
-  let url: URL;
-  try {
-    url = new URL(message.url);
-  } catch {
-    return bad(`the target URI ${JSON.stringify(message.url)} is not an absolute URI`);
-  }
+  const target = targetOf(message);
+  if (target === undefined) return bad(`the target URI ${JSON.stringify(message.url)} is not an absolute URI`);
+  const url = target.url;
   switch (name) {
     case "@target-uri":
       return { ok: true, value: message.url };
@@ -375,15 +372,14 @@ function derivedValue(
     default: {
       const wanted = params["name"];
       if (typeof wanted !== "string") return bad("@query-param needs a name parameter (RFC 9421 §2.2.8)");
-      // RFC 9421 §2.2.8: parse as application/x-www-form-urlencoded, then percent-encode name and value again.
-      const matches = [...new URLSearchParams(url.search)].filter(([n]) => formEncode(n) === wanted);
+      const matches = queryParams(target).get(wanted) ?? [];
       if (matches.length === 0) return absent(`the query has no parameter named ${JSON.stringify(wanted)}`);
       if (matches.length > 1) {
         return bad(
           `the query parameter ${JSON.stringify(wanted)} occurs more than once and must not be signed this way (RFC 9421 §2.2.8)`,
         );
       }
-      return { ok: true, value: formEncode(matches[0]?.[1] ?? "") };
+      return { ok: true, value: formEncode(matches[0] ?? "") };
     }
   }
 }
@@ -906,12 +902,86 @@ export function headerValue(view: HttpMessageView, name: string): string | undef
  * The values of the field `lowerName` (lowercase) in `view`, in order, as the
  * lines have them. One pass over the lines, without copies of the list.
  */
-function fieldValues(view: HttpMessageView, lowerName: string): string[] {
+function fieldValues(view: HttpMessageView, lowerName: string): readonly string[] {
+  if (view.headers.length > FIELDS_WALKED) return fieldIndex(view).get(lowerName) ?? [];
   const out: string[] = [];
   for (const [name, value] of view.headers) {
     if (name.length === lowerName.length && (name === lowerName || name.toLowerCase() === lowerName)) out.push(value);
   }
   return out;
+}
+
+/**
+ * Up to this many header fields, a component's values are found by walking them; past it, in an index
+ * built once per message, so that many components over many fields cost linear time (issue 16).
+ */
+const FIELDS_WALKED = 16;
+
+/** What the components of one message share, computed once for all of them (issue 16): one signature may cover thousands. */
+interface MessageIndex {
+  /** The target URI parsed, or `null` when it is not an absolute URI. */
+  target?: Target | null;
+  fields?: ReadonlyMap<string, readonly string[]>;
+}
+
+interface Target {
+  readonly url: URL;
+  /** The query's parameters by form-encoded name (RFC 9421 §2.2.8), their values as decoded. */
+  query?: ReadonlyMap<string, readonly string[]>;
+}
+
+const messageIndexes = new WeakMap<HttpMessageView, MessageIndex>();
+
+function messageIndexOf(view: HttpMessageView): MessageIndex {
+  let index = messageIndexes.get(view);
+  if (index === undefined) {
+    index = {};
+    messageIndexes.set(view, index);
+  }
+  return index;
+}
+
+function fieldIndex(view: HttpMessageView): ReadonlyMap<string, readonly string[]> {
+  const index = messageIndexOf(view);
+  if (index.fields === undefined) {
+    const fields = new Map<string, string[]>();
+    for (const [name, value] of view.headers) {
+      const lower = name.toLowerCase();
+      const values = fields.get(lower);
+      if (values === undefined) fields.set(lower, [value]);
+      else values.push(value);
+    }
+    index.fields = fields;
+  }
+  return index.fields;
+}
+
+/** The message's target URI as a URL, parsed once; `undefined` when it is not an absolute URI. */
+function targetOf(view: HttpMessageView): Target | undefined {
+  const index = messageIndexOf(view);
+  if (index.target === undefined) {
+    try {
+      index.target = { url: new URL(view.url ?? "") };
+    } catch {
+      index.target = null;
+    }
+  }
+  return index.target ?? undefined;
+}
+
+/** RFC 9421 §2.2.8: the query parsed as application/x-www-form-urlencoded, by the name percent-encoded again. */
+function queryParams(target: Target): ReadonlyMap<string, readonly string[]> {
+  if (target.query === undefined) {
+    const query = new Map<string, string[]>();
+    for (const [name, value] of new URLSearchParams(target.url.search)) {
+      const key = formEncode(name);
+      const values = query.get(key);
+      if (values === undefined) query.set(key, [value]);
+      else values.push(value);
+    }
+    target.query = query;
+  }
+  return target.query;
 }
 
 /** A field value of visible ASCII, spaces and tabs only: nothing for RFC 9421 §2.1 to unfold or refuse. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import vectors from "./fixtures/rfc9460-examples.json" with { type: "json" };
 import type { SvcbRecord } from "../ports.ts";
-import { bytesToHex, hexToBytes } from "./base64.ts";
+import { bytesToBase64, bytesToHex, hexToBytes } from "./base64.ts";
 import { ProtocolError } from "./result.ts";
 import type { Parsed } from "./result.ts";
 import {
@@ -69,6 +69,78 @@ function expectParams(record: SvcbRecord, params: readonly VectorParam[]): void 
   expect(record.other ?? {}).toEqual(other);
   for (const key of ["port", "alpn", "ipv4hint", "ipv6hint"] as const) {
     if (!params.some((p) => p.key === key)) expect(record[key]).toBeUndefined();
+  }
+}
+
+// Valid records, in the form decoding gives them back, so that round trips can compare whole records.
+const label = fc.stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,10}[a-z0-9])?$/);
+const target = fc.oneof(
+  fc.constant("."),
+  fc.array(label, { minLength: 1, maxLength: 4 }).map((labels) => labels.join(".")),
+);
+const alpnId = fc.stringMatching(/^[a-z0-9][a-z0-9./-]{0,7}$/);
+const otherKey = fc.integer({ min: 16, max: 65534 }).map(svcParamKeyName);
+const validRecord: fc.Arbitrary<SvcbRecord> = fc
+  .record(
+    {
+      priority: fc.integer({ min: 0, max: 65535 }),
+      target,
+      port: fc.integer({ min: 0, max: 65535 }),
+      alpn: fc.uniqueArray(alpnId, { minLength: 1, maxLength: 3 }),
+      ipv4hint: fc.array(fc.ipV4(), { minLength: 1, maxLength: 3 }),
+      ipv6hint: fc.array(fc.uint8Array({ minLength: 16, maxLength: 16 }).map(formatIpv6), {
+        minLength: 1,
+        maxLength: 2,
+      }),
+      keys: fc.dictionary(otherKey, fc.uint8Array({ maxLength: 6 }).map(bytesToHex), { maxKeys: 2 }),
+      ech: fc.uint8Array({ minLength: 1, maxLength: 12 }).map(bytesToBase64),
+      noDefaultAlpn: fc.boolean(),
+      mandatory: fc.boolean(),
+    },
+    { requiredKeys: ["priority", "target", "keys", "noDefaultAlpn", "mandatory"] },
+  )
+  .map(({ keys, ech, noDefaultAlpn, mandatory, ...fields }) => {
+    const other: Record<string, string> = { ...keys };
+    if (ech !== undefined) other["ech"] = ech;
+    if (noDefaultAlpn && fields.alpn !== undefined) other["no-default-alpn"] = "";
+    const present = [
+      ...(["port", "alpn", "ipv4hint", "ipv6hint"] as const).filter((k) => fields[k] !== undefined),
+      ...Object.keys(other),
+    ];
+    if (mandatory && present.length > 0) {
+      other["mandatory"] = present
+        .sort((a, b) => (svcParamKeyNumber(a) ?? 0) - (svcParamKeyNumber(b) ?? 0))
+        .slice(0, 2)
+        .join(",");
+    }
+    return { ...fields, ...(Object.keys(other).length > 0 && { other }) };
+  });
+
+/** One small break of valid RDATA: a byte changed, the data cut short, a byte inserted, or a stretch repeated. */
+function mutateBytes(bytes: Uint8Array, op: number, where: number, byte: number): Uint8Array {
+  const at = where % (bytes.length + 1);
+  switch (op % 4) {
+    case 0:
+      return bytes.map((b, i) => (i === at % bytes.length ? byte : b));
+    case 1:
+      return bytes.slice(0, at);
+    case 2:
+      return new Uint8Array([...bytes.subarray(0, at), byte, ...bytes.subarray(at)]);
+    default:
+      return new Uint8Array([...bytes.subarray(0, at), ...bytes.subarray(at, at + 4), ...bytes.subarray(at)]);
+  }
+}
+
+/** One small break of presentation text: a character changed, deleted or inserted. */
+function mutateText(text: string, op: number, where: number, char: string): string {
+  const at = where % (text.length + 1);
+  switch (op % 3) {
+    case 0:
+      return text.slice(0, at) + char + text.slice(at + 1);
+    case 1:
+      return text.slice(0, at) + text.slice(at + 1);
+    default:
+      return text.slice(0, at) + char + text.slice(at);
   }
 }
 
@@ -233,6 +305,28 @@ describe("malformed RDATA is refused with a violation (RFC 9460 §2.2, G5)", () 
       }),
     );
   });
+
+  it("valid records broken one byte at a time: never throws, what it accepts re-encodes byte for byte, both sides reached (RFC 9460 §2.2)", () => {
+    let accepted = 0;
+    let refused = 0;
+    fc.assert(
+      fc.property(validRecord, fc.nat(), fc.nat(), fc.integer({ min: 0, max: 255 }), (record, op, where, byte) => {
+        const bytes = mutateBytes(encodeSvcbRdata(record), op, where, byte);
+        const parsed = decodeSvcbRdata(bytes);
+        if (parsed.ok) {
+          accepted++;
+          expect(bytesToHex(encodeSvcbRdata(parsed.value))).toBe(bytesToHex(bytes));
+        } else {
+          refused++;
+          expect(parsed.violations.length).toBeGreaterThan(0);
+        }
+      }),
+      { numRuns: 400, seed: 9460 },
+    );
+    // Neither side of the property may go quiet: a share of the broken records still decodes.
+    expect(accepted / (accepted + refused)).toBeGreaterThanOrEqual(0.1);
+    expect(refused / (accepted + refused)).toBeGreaterThanOrEqual(0.3);
+  });
 });
 
 describe("encoding records (RFC 9460 §2.2, G5)", () => {
@@ -361,6 +455,26 @@ describe("presentation format (RFC 9460 §2.1, Appendix A; G5)", () => {
       }),
     );
   });
+
+  it("valid records broken one character at a time: never throws, what it accepts formats and parses back to itself, both sides reached", () => {
+    let accepted = 0;
+    let refused = 0;
+    fc.assert(
+      fc.property(validRecord, fc.nat(), fc.nat(), fc.constantFrom(...' =,."\\a1:-'), (record, op, where, char) => {
+        const text = mutateText(formatSvcbPresentation(record), op, where, char);
+        const parsed = parseSvcbPresentation(text);
+        if (parsed.ok) {
+          accepted++;
+          expect(value(parseSvcbPresentation(formatSvcbPresentation(parsed.value)))).toEqual(parsed.value);
+        } else {
+          refused++;
+        }
+      }),
+      { numRuns: 400, seed: 9460 },
+    );
+    expect(accepted / (accepted + refused)).toBeGreaterThanOrEqual(0.1);
+    expect(refused / (accepted + refused)).toBeGreaterThanOrEqual(0.2);
+  });
 });
 
 describe("key names and addresses (RFC 9460 §2.1, §7.3; RFC 5952)", () => {
@@ -395,5 +509,48 @@ describe("key names and addresses (RFC 9460 §2.1, §7.3; RFC 5952)", () => {
         expect(bytesToHex(parseIpv6(formatIpv6(bytes)) ?? new Uint8Array())).toBe(bytesToHex(bytes));
       }),
     );
+  });
+});
+
+describe("round trips over generated valid records (RFC 9460 §2.1, §2.2)", () => {
+  it("every generated record encodes, decodes to itself, and re-encodes to the same bytes", () => {
+    let runs = 0;
+    fc.assert(
+      fc.property(validRecord, (record) => {
+        const bytes = encodeSvcbRdata(record);
+        expect(value(decodeSvcbRdata(bytes))).toEqual(record);
+        expect(bytesToHex(encodeSvcbRdata(value(decodeSvcbRdata(bytes))))).toBe(bytesToHex(bytes));
+        runs++;
+      }),
+      { numRuns: 300, seed: 9460 },
+    );
+    expect(runs).toBe(300);
+  });
+
+  it("every generated record formats to presentation text that parses back to it, with the same RDATA", () => {
+    let runs = 0;
+    fc.assert(
+      fc.property(validRecord, (record) => {
+        const parsed = value(parseSvcbPresentation(formatSvcbPresentation(record)));
+        expect(parsed).toEqual(record);
+        expect(bytesToHex(encodeSvcbRdata(parsed))).toBe(bytesToHex(encodeSvcbRdata(record)));
+        runs++;
+      }),
+      { numRuns: 300, seed: 9460 },
+    );
+    expect(runs).toBe(300);
+  });
+
+  it("the generator covers every kind of param", () => {
+    const sample = fc.sample(validRecord, { numRuns: 200, seed: 9460 });
+    for (const field of ["port", "alpn", "ipv4hint", "ipv6hint"] as const) {
+      expect(sample.filter((r) => r[field] !== undefined).length).toBeGreaterThan(40);
+    }
+    for (const key of ["mandatory", "ech", "no-default-alpn"]) {
+      expect(sample.filter((r) => r.other?.[key] !== undefined).length).toBeGreaterThan(20);
+    }
+    expect(
+      sample.filter((r) => r.priority === 0).length + sample.filter((r) => r.target === ".").length,
+    ).toBeGreaterThan(0);
   });
 });

@@ -3,6 +3,12 @@
  * data: the handler runs them in this order, the lint-request tool and the
  * docs show them from here. When several things are wrong with a request,
  * the first failing check decides the answer.
+ *
+ * The work follows the same order (issue 16): nothing of the body is parsed
+ * before `digest` and `signature` pass, so an unauthenticated request costs
+ * no work per recipient; `envelope` checks the length of `to` against
+ * max_recipients before it reads any recipient, and every check across
+ * recipients takes linear time.
  */
 import type { ProblemIdentifier } from "../protocol/errors.ts";
 import type { RuleId } from "../protocol/rules.ts";

@@ -1,9 +1,17 @@
 import { describe, expect, it } from "vitest";
 import type { MailStore } from "../ports.ts";
 import { createMemoryIdempotencyStore } from "./idempotencyStore.ts";
-import type { IdempotencyRecord } from "./idempotencyStore.ts";
+import type { IdempotencyRecord, IdempotencyStore } from "./idempotencyStore.ts";
 import { createMemoryMailStore } from "./memoryMailStore.ts";
-import { createReceiverHarness, createTestSender, readProblem, textMessage } from "./testing.ts";
+import { createReceiver } from "./receiver.ts";
+import {
+  createReceiverHarness,
+  createTestSender,
+  createTraceRecorder,
+  readProblem,
+  testReceiverConfig,
+  textMessage,
+} from "./testing.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -206,11 +214,86 @@ describe("idempotency (POST-12, POST-25, POST-26, G11)", () => {
     expect((await h.deliver({ idempotencyKey: "second", message })).status).toBe(200);
   });
 
-  it("POST-24, ERR-10: a 503 is not remembered: the retry with the same key is delivered", async () => {
-    const h = await createReceiverHarness((c) => ({ ...c, policy: { unavailable: { times: 1, retryAfterS: 5 } } }));
+  it("POST-24, ERR-10: a 503 answered after the idempotency step is not remembered: the retry with the same key is delivered", async () => {
+    // The receiver fails after the key was looked up (its trace sink throws once as the message is
+    // stored): the request-level 503 comes out of the steps after idempotency, not a switch before it.
+    const looked: string[] = [];
+    const stored: number[] = [];
+    const records = createMemoryIdempotencyStore();
+    const idempotencyStore: IdempotencyStore = {
+      get: (domain, key, nowMs) => {
+        looked.push(key);
+        return records.get(domain, key, nowMs);
+      },
+      put: (domain, key, record) => {
+        stored.push(record.response.status);
+        return records.put(domain, key, record);
+      },
+    };
+    let failures = 1;
+    const trace = createTraceRecorder();
+    const h = await createReceiverHarness((c) => c, {
+      idempotencyStore,
+      trace: {
+        emit: (event) => {
+          if (event.name === "mailbox.delivered" && failures-- > 0) throw new Error("disk full");
+          trace.emit(event);
+        },
+      },
+    });
     const message = textMessage({ from: "alice@a.example", to: ["bob@b.example"] });
-    expect((await h.deliver({ idempotencyKey: "k", message })).status).toBe(503);
+    const failed = await h.deliver({ idempotencyKey: "k", message });
+    expect(failed.status).toBe(503);
+    expect((await readProblem(failed)).identifier).toBe("temporary_failure");
+    expect(looked).toEqual(["k"]);
+    expect(stored).toEqual([]);
+    expect(records.size()).toBe(0);
+    await h.clock.advance(60_000);
     expect((await h.deliver({ idempotencyKey: "k", message })).status).toBe(200);
+    expect(trace.named("idempotency.replay")).toHaveLength(0);
+    expect(stored).toEqual([200]);
+  });
+
+  it("POST-24, ERR-27, G26: a 403 with Retry-After is not remembered: once the policy lifts, the retry with the same key is delivered", async () => {
+    const h = await createReceiverHarness((c) => ({
+      ...c,
+      policy: { refusedDomains: ["a.example"], refusedRetryAfterS: 900 },
+    }));
+    const message = textMessage({ from: "alice@a.example", to: ["bob@b.example"] });
+    const refused = await h.deliver({ idempotencyKey: "k", message });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("retry-after")).toBe("900");
+    expect(h.idempotency.size()).toBe(0);
+    // The policy lifts: the receiver runs on without the refusal, with the same key store.
+    const lifted = createReceiver(testReceiverConfig(), {
+      clock: h.clock,
+      resolver: h.resolver,
+      mailStore: h.store,
+      idempotencyStore: h.idempotency,
+      trace: h.trace,
+    });
+    await h.clock.advance(900_000);
+    const retry = await lifted(await h.request({ idempotencyKey: "k", message }));
+    expect(retry.status).toBe(200);
+    expect(h.trace.named("idempotency.replay")).toHaveLength(0);
+    expect(h.store.all().map((m) => m.mailbox)).toEqual(["bob@b.example"]);
+  });
+
+  it("POST-12, ERR-3: a 403 without Retry-After is final and remembered: the same key is answered the stored 403 after the policy lifts", async () => {
+    const h = await createReceiverHarness((c) => ({ ...c, policy: { refusedDomains: ["a.example"] } }));
+    const message = textMessage({ from: "alice@a.example", to: ["bob@b.example"] });
+    const refused = await snapshot(await h.deliver({ idempotencyKey: "k", message }));
+    expect(refused.status).toBe(403);
+    const lifted = createReceiver(testReceiverConfig(), {
+      clock: h.clock,
+      resolver: h.resolver,
+      mailStore: h.store,
+      idempotencyStore: h.idempotency,
+      trace: h.trace,
+    });
+    await h.clock.advance(900_000);
+    expect(await snapshot(await lifted(await h.request({ idempotencyKey: "k", message })))).toEqual(refused);
+    expect(h.store.all()).toEqual([]);
   });
 
   it("POST-12: a permanent 400 after the idempotency step is remembered and replayed byte for byte", async () => {

@@ -654,12 +654,12 @@ describe("trace", () => {
     expect(h.trace.events[0]?.data).toMatchObject({
       method: "POST",
       path: "/v1/messages",
-      signingDomain: "a.example",
       idempotencyKey: "key-1",
     });
     expect(h.trace.events[1]?.data).toMatchObject({ mailbox: "bob@b.example", messageId: "<m1@mailscope.test>" });
     expect(h.trace.events[2]?.data).toEqual({
       status: 200,
+      signingDomain: "a.example",
       recipients: [
         { recipient: "bob@b.example", status: "accepted" },
         { recipient: "nobody@b.example", status: "rejected", problem: "recipient_not_found" },
@@ -667,5 +667,25 @@ describe("trace", () => {
     });
     expect(h.trace.events[4]?.data).toEqual({ status: 400, problem: "invalid_request" });
     expect(h.trace.events.every((e) => e.domain === "b.example")).toBe(true);
+  });
+
+  it("puts the host's exchangeId on every event of the request, and traces the request on arrival, before the key lookup", async () => {
+    const h = await createReceiverHarness();
+    const first = await h.request();
+    const arrivalMs = h.clock.now();
+    expect((await h.receiver(first, { exchangeId: "x7" })).status).toBe(200);
+    // The same key with another body: a conflict (idempotency.conflict), under the second exchange.
+    expect((await h.receiver(await h.request({ idempotencyKey: "key-1" }), { exchangeId: "x8" })).status).toBe(409);
+    const events = h.trace.events;
+    expect(events.map((e) => [e.name, e.data?.["exchangeId"]])).toEqual([
+      ["receiver.request", "x7"],
+      ["mailbox.delivered", "x7"],
+      ["receiver.response", "x7"],
+      ["receiver.request", "x8"],
+      ["idempotency.conflict", "x8"],
+      ["receiver.response", "x8"],
+    ]);
+    expect(events[0]?.timeMs).toBe(arrivalMs);
+    expect(events[0]?.data).not.toHaveProperty("signingDomain");
   });
 });

@@ -20,6 +20,7 @@ import type { KeyRecordLookup } from "../protocol/profile.ts";
 import { createProblem, parseEnvelope, parseJson, problemJson, PROBLEM_MEDIA_TYPE } from "../protocol/resources.ts";
 import type { Envelope, Problem } from "../protocol/resources.ts";
 import type { Violation } from "../protocol/result.ts";
+import type { WorkMeter } from "../protocol/work.ts";
 import { fromRequest, parseSignatureFields } from "../protocol/signature.ts";
 import type { ParsedSignatureFields } from "../protocol/signature.ts";
 import { parseVersionPath } from "../protocol/versions.ts";
@@ -52,10 +53,29 @@ export interface ReceiverPorts {
   readonly keyLookup?: (keyid: string) => Promise<KeyRecordLookup>;
   /** The receiver domain's own sending side, for DSNs after acceptance (G17). Without it no DSN is sent. */
   readonly outbound?: Outbound;
+  /** Counts the steps of work done per recipient (the envelope's, then one per recipient checked): tests bound it. */
+  readonly work?: WorkMeter;
+}
+
+/**
+ * What the receiver's host may tell it about a request besides the request: the simulated network passes
+ * the id it gave the exchange, so that the receiver's events line up with the `http.request` and
+ * `http.response` of the same exchange. Nothing here changes the answer.
+ */
+export interface ReceiverRequestContext {
+  /** The host's id of the HTTP exchange (the simulated network's `exchangeId`), put on every event of the request. */
+  readonly exchangeId?: string;
 }
 
 /** The receiver's request handler. */
-export type ReceiverHandler = (request: Request) => Promise<Response>;
+export type ReceiverHandler = (request: Request, context?: ReceiverRequestContext) => Promise<Response>;
+
+/** The trace of one request's handling: each event carries the request's exchange. */
+interface RequestTrace {
+  emit(name: TraceEventName, data: Record<string, unknown>): void;
+  /** Facts learned on the way (the verified signing domain), for `receiver.response`. */
+  note(facts: Record<string, unknown>): void;
+}
 
 /** POST-2, LIM-5: 1 to 128 characters of A-Z a-z 0-9 . _ ~ - */
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._~-]{1,128}$/;
@@ -66,6 +86,8 @@ const KEY_CACHE_ENTRIES = 1024;
 /** Key TXT answers kept, by keyid, each for its TTL but at most this long. */
 const TXT_CACHE_ENTRIES = 1024;
 const TXT_CACHE_MAX_S = 3600;
+/** At most this many violations are spelled out in a problem's detail; the rest are counted. */
+const DETAIL_VIOLATIONS = 20;
 
 const TITLES: Readonly<Record<ProblemIdentifier, string>> = {
   invalid_request: "Invalid request",
@@ -138,11 +160,11 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     }),
   );
 
-  function emit(name: TraceEventName, data: Record<string, unknown>, timeMs?: number): void {
+  function emit(name: TraceEventName, data: Record<string, unknown>): void {
     if (!tracing) return;
     trace.emit({
       name,
-      timeMs: timeMs ?? clock.now(),
+      timeMs: clock.now(),
       ...(traceDomain !== undefined && { domain: traceDomain }),
       data,
     });
@@ -177,7 +199,10 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
   }
 
   function violationsDetail(violations: readonly Violation[]): string {
-    return violations.map((v) => `${v.path}: ${v.message} [${v.rule}]`).join("; ");
+    // Bad input can hold a violation per line or per recipient: the answer spells out the first few.
+    const shown = violations.slice(0, DETAIL_VIOLATIONS).map((v) => `${v.path}: ${v.message} [${v.rule}]`);
+    const more = violations.length - shown.length;
+    return more > 0 ? `${shown.join("; ")}; and ${more} more` : shown.join("; ");
   }
 
   function toResponse(answer: Answer, method: string): Response {
@@ -192,25 +217,28 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
 
   // ── Routing ─────────────────────────────────────────────────────────
 
-  return async (request: Request): Promise<Response> => {
+  return async (request: Request, context?: ReceiverRequestContext): Promise<Response> => {
     const arrivalMs = clock.now();
-    let announced = false;
-    const announce = (extra: Record<string, unknown> = {}): void => {
-      if (announced) return;
-      announced = true;
-      if (!tracing) return;
+    const exchangeId = context?.exchangeId;
+    const facts: Record<string, unknown> = {};
+    const traced: RequestTrace = {
+      emit: (name, data) => {
+        emit(name, exchangeId === undefined ? data : { exchangeId, ...data });
+      },
+      note: (more) => Object.assign(facts, more),
+    };
+    // Traced on arrival, before any work: what comes later (the key's DNS lookup) happens later in time.
+    if (tracing) {
       const key = request.headers.get("idempotency-key");
-      const data = {
+      traced.emit("receiver.request", {
         method: request.method,
         path: pathOf(request.url),
         ...(key !== null && IDEMPOTENCY_KEY.test(key) && { idempotencyKey: key }),
-        ...extra,
-      };
-      emit("receiver.request", data, arrivalMs);
-    };
+      });
+    }
     let answer: Answer;
     try {
-      answer = await route(request, announce, arrivalMs);
+      answer = await route(request, traced, arrivalMs);
     } catch (error) {
       discardBody(request.body);
       answer = problemAnswer(
@@ -220,20 +248,16 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         { retryAfterS: cfg.retryAfterS },
       );
     }
-    announce();
-    emit("receiver.response", {
+    traced.emit("receiver.response", {
       status: answer.response.status,
+      ...facts,
       ...(answer.problem !== undefined && { problem: answer.problem }),
       ...(answer.recipients !== undefined && { recipients: answer.recipients }),
     });
     return toResponse(answer, request.method);
   };
 
-  async function route(
-    request: Request,
-    announce: (extra?: Record<string, unknown>) => void,
-    arrivalMs: number,
-  ): Promise<Answer> {
+  async function route(request: Request, traced: RequestTrace, arrivalMs: number): Promise<Answer> {
     const path = pathOf(request.url);
     const version = parseVersionPath(path);
     if (!version.versioned) {
@@ -287,16 +311,12 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       discardBody(request.body);
       return problemAnswer("invalid_request", 405, `${request.method} is not allowed on ${path}`, { allow: "POST" });
     }
-    return deliver(request, announce, arrivalMs);
+    return deliver(request, traced, arrivalMs);
   }
 
   // ── POST /v1/messages ───────────────────────────────────────────────
 
-  async function deliver(
-    request: Request,
-    announce: (extra?: Record<string, unknown>) => void,
-    arrivalMs: number,
-  ): Promise<Answer> {
+  async function deliver(request: Request, traced: RequestTrace, arrivalMs: number): Promise<Answer> {
     const headers = request.headers;
     const idempotencyKey = headers.get("idempotency-key");
     const wellFormedKey = idempotencyKey !== null && IDEMPOTENCY_KEY.test(idempotencyKey) ? idempotencyKey : undefined;
@@ -367,8 +387,8 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         (sha256 ??= hashing !== undefined ? Promise.resolve(hashing.digest()) : digestBytes("sha-256", body));
 
       // digest and signature (401; a DNS failure of the key lookup is 503). The hashing and the verification
-      // run off this thread; the body is parsed meanwhile (it is needed next, and parsing has no effects),
-      // while the verdict still comes first.
+      // run off this thread. Nothing of the body is parsed until they have passed (issue 16): a request that
+      // is not authenticated costs no work per recipient, however many it names.
       const verifying = verifyDelivery(httpView, body, {
         nowS: Math.floor(clock.now() / 1000),
         toleranceS: cfg.readings.G3.toleranceS,
@@ -379,9 +399,6 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         ...(signatureFields !== undefined && { signatureFields }),
         ...(started !== undefined && { started }),
       });
-      // Handled here too: should parsing throw, the verdict is never awaited, and must not end up unhandled.
-      verifying.catch(() => {});
-      const parsed = parseBody(body, contentType);
       const verdict = await verifying;
       if (!verdict.ok) {
         const detail = `${verdict.check}: ${verdict.detail} [${verdict.rule}]`;
@@ -394,7 +411,9 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       }
       const signingDomain = verdict.signingDomain;
       const key = wellFormedKey ?? "";
-      announce({ signingDomain });
+      traced.note({ signingDomain });
+      // Authenticated: the body is parsed now, max_recipients checked before anything per recipient.
+      const parsed = parseBody(body, contentType);
 
       // from-domain (401, or 403 under G19's other reading). Needs `from`, from the body parsed above.
       const claimedFrom = parsed.fromDomain;
@@ -413,9 +432,9 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       const joinInFlight = (): Promise<Answer> | undefined => {
         const running = inFlight.get(scope);
         if (running === undefined) return undefined;
-        if (running.digest !== contentDigest) return Promise.resolve(conflict(signingDomain, key));
+        if (running.digest !== contentDigest) return Promise.resolve(conflict(signingDomain, key, traced));
         return running.answer.then((first) => {
-          emit("idempotency.replay", { signingDomain, key });
+          traced.emit("idempotency.replay", { signingDomain, key });
           return first;
         });
       };
@@ -433,13 +452,13 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       const raced = joinInFlight();
       if (raced !== undefined) return await raced;
       if (known !== undefined) {
-        if (known.contentDigest !== contentDigest) return conflict(signingDomain, key);
-        emit("idempotency.replay", { signingDomain, key });
+        if (known.contentDigest !== contentDigest) return conflict(signingDomain, key, traced);
+        traced.emit("idempotency.replay", { signingDomain, key });
         return { response: known.response };
       }
 
       const spooled = parsed.ok ? spooler?.storeFor(body, parsed.message) : undefined;
-      const answer = afterIdempotency(parsed, signingDomain, key, arrivalMs, spooled);
+      const answer = afterIdempotency(parsed, signingDomain, key, arrivalMs, traced, spooled);
       inFlight.set(scope, { digest: contentDigest, answer });
       try {
         const done = await answer;
@@ -464,8 +483,8 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     }
   }
 
-  function conflict(signingDomain: string, key: string): Answer {
-    emit("idempotency.conflict", { signingDomain, key });
+  function conflict(signingDomain: string, key: string, traced: RequestTrace): Answer {
+    traced.emit("idempotency.conflict", { signingDomain, key });
     return problemAnswer(
       "idempotency_conflict",
       409,
@@ -479,6 +498,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     signingDomain: string,
     key: string,
     arrivalMs: number,
+    traced: RequestTrace,
     spooled?: SpooledStore,
   ): Promise<Answer> {
     if (!parsed.ok) return problemAnswer("invalid_request", 400, violationsDetail(parsed.violations));
@@ -515,8 +535,10 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     const recipients = envelope.to.map((m) => m.address);
     const outcomes = await locks.with(recipients, async () => {
       const list: Outcome[] = [];
-      for (const recipient of recipients)
-        list.push(await checkRecipient(recipient, from, signingDomain, message, deliveryId, spooled));
+      for (const recipient of recipients) {
+        ports.work?.(1);
+        list.push(await checkRecipient(recipient, from, signingDomain, message, deliveryId, traced, spooled));
+      }
       return list;
     });
 
@@ -556,6 +578,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     signingDomain: string,
     message: Uint8Array,
     deliveryId: string,
+    traced: RequestTrace,
     spooled?: SpooledStore,
   ): Promise<Outcome> {
     const mailbox = mailboxes.get(recipient);
@@ -636,7 +659,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     policy.recordRecipientDelivery(recipient, nowMs);
     if (tracing) {
       const messageId = messageIdOf(message);
-      emit("mailbox.delivered", {
+      traced.emit("mailbox.delivered", {
         mailbox: recipient,
         ...(messageId !== undefined && { messageId }),
         size: message.length,
@@ -768,7 +791,10 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     const json = parseJson(multipart.value.envelopeJson, "$", "POST-8");
     if (!json.ok) return { ok: false, violations: json.violations };
     const fromDomain = fromDomainOf(json.value);
-    const envelope = parseEnvelope(json.value, { maxRecipients: cfg.capabilities.max_recipients });
+    const envelope = parseEnvelope(json.value, {
+      maxRecipients: cfg.capabilities.max_recipients,
+      ...(ports.work !== undefined && { work: ports.work }),
+    });
     if (!envelope.ok)
       return { ok: false, violations: envelope.violations, ...(fromDomain !== undefined && { fromDomain }) };
     return {

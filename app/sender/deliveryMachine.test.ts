@@ -587,6 +587,19 @@ describe("the schedule as the machine keeps it", () => {
     h.receiver.queue(() => problemAnswer("temporary_failure", 503));
     send(h);
     await h.run();
+    expect(h.trace.data("machine.started")).toEqual([
+      {
+        deliveryActor: "m1@a.example→b.example",
+        machine: "delivery",
+        state: "attemptingOverService.discovering",
+        messageId: "m1@a.example",
+        domain: "b.example",
+        recipients: ["bob@b.example", "carol@b.example"],
+      },
+    ]);
+    expect(h.trace.events.findIndex((e) => e.name === "machine.started")).toBeLessThan(
+      h.trace.events.findIndex((e) => e.name === "discovery.resolved"),
+    );
     expect(h.trace.data("machine.transition")).toEqual([
       expect.objectContaining({
         from: "attemptingOverService.discovering",
@@ -607,17 +620,151 @@ describe("the schedule as the machine keeps it", () => {
       }),
       expect.objectContaining({
         from: "retryScheduled",
-        to: "attemptingOverService",
+        to: "attemptingOverService.discovering",
         transition: "retrySameDelivery",
         rule: "POST-24",
       }),
-      expect.objectContaining({ to: "attemptingOverService.posting" }),
-      expect.objectContaining({ to: "attemptingOverService.judging" }),
+      expect.objectContaining({ from: "attemptingOverService.discovering", to: "attemptingOverService.posting" }),
+      expect.objectContaining({ from: "attemptingOverService.posting", to: "attemptingOverService.judging" }),
       expect.objectContaining({ to: "finished", transition: "finishAllAccepted" }),
     ]);
     expect(h.trace.data("timer.set")).toEqual([
       expect.objectContaining({ atMs: T0 + MIN, delayMs: MIN, reason: "schedule", rule: "RETRY-1", gap: "G16" }),
     ]);
     expect(h.trace.data("timer.fired")).toHaveLength(1);
+  });
+});
+
+describe("every attempt in the trace (attempt.judged), and each retry's plan (timer.set)", () => {
+  const judged = (h: SenderHarness) => h.trace.data("attempt.judged");
+
+  it("ERR-21, ERR-22, GET-9, RETRY-4, RETRY-6: attempts that end before any POST are events too, each with the stage it reached; the first gives the window and the give-up", async () => {
+    const h = await harness();
+    h.receiver.capabilities(() => capabilitiesAnswer({ max_message_size: 26214400 }, "max-age=0"));
+    h.receiver.queue(() => problemAnswer("temporary_failure", 503));
+    send(h);
+    await h.run(T0 + 30_000);
+    h.zone.setOutcome("_svc.b.example", "timeout");
+    await h.run(T0 + 2 * MIN);
+    h.zone.clear("_svc.b.example");
+    h.zone.setSvcb("_svc.b.example", [{ priority: 1, target: "mx.b.example" }]);
+    h.receiver.capabilities(() => new Response("{", { status: 200 }));
+    await h.run(T0 + 5 * MIN);
+    h.receiver.capabilities(() => capabilitiesAnswer({ max_message_size: 26214400 }, "max-age=0"));
+    await h.run();
+
+    expect(
+      judged(h).map((d) => [
+        d["attempt"],
+        ((d["startedAtMs"] as number) - T0) / MIN,
+        d["stage"],
+        d["class"],
+        d["posts"],
+        d["fallbackEligible"],
+        d["allAttemptsFallbackEligible"],
+      ]),
+    ).toEqual([
+      [1, 0, "post", "temporary", 1, true, true],
+      [2, 1, "discovery", "temporary", 0, true, true],
+      [3, 3, "capabilities", "temporary", 0, true, true],
+      [4, 7, "post", "results", 1, false, false],
+    ]);
+    expect(
+      judged(h)
+        .map((d) => d["rule"])
+        .slice(1),
+    ).toEqual(["ERR-21", "GET-9", "POST-11"]);
+    expect(judged(h).every((d) => d["deliveryActor"] === "m1@a.example→b.example")).toBe(true);
+    expect(judged(h).every((d) => d["endedAtMs"] === d["startedAtMs"])).toBe(true);
+    // The POSTs keep their own events, numbered by the attempt they belong to.
+    expect(h.trace.data("attempt.started").map((d) => d["attempt"])).toEqual([1, 4]);
+    expect(judged(h)[0]).toMatchObject({
+      fallbackWindowS: 7_200,
+      fallbackWindowStartMs: T0,
+      fallbackWindowEndMs: T0 + 120 * MIN,
+      giveUpAtMs: T0 + 5 * DAY,
+    });
+    expect(
+      judged(h)
+        .slice(1)
+        .some((d) => "fallbackWindowEndMs" in d || "giveUpAtMs" in d),
+    ).toBe(false);
+    // Each attempt's event comes before the retry it leads to.
+    const names = h.trace.events.map((e) => e.name).filter((n) => n === "attempt.judged" || n === "timer.set");
+    expect(names).toEqual([
+      "attempt.judged",
+      "timer.set",
+      "attempt.judged",
+      "timer.set",
+      "attempt.judged",
+      "timer.set",
+      "attempt.judged",
+    ]);
+  });
+
+  it("SVC-11, STATE-4: no SVCB record ends the attempt at discovery; no common version at the version step", async () => {
+    const none = await harness({ unpublished: true });
+    send(none);
+    await none.run();
+    expect(judged(none)).toEqual([
+      expect.objectContaining({ attempt: 1, stage: "discovery", class: "no-service", posts: 0, rule: "SVC-11" }),
+    ]);
+    const other = await harness();
+    other.receiver.capabilities(() => capabilitiesAnswer({ max_message_size: 26214400, versions: ["v2"] }));
+    send(other);
+    await other.run();
+    expect(judged(other)).toEqual([
+      expect.objectContaining({ stage: "version", class: "no-common-version", fallbackEligible: false }),
+    ]);
+  });
+
+  it("RETRY-1, RETRY-2, RETRY-7: each timer.set gives the base delay, the jittered one, the Retry-After bound, and which decided", async () => {
+    const h = await harness();
+    h.receiver.queue(
+      () => problemAnswer("rate_limited", 429, { retryAfter: "120" }),
+      () => problemAnswer("temporary_failure", 503),
+    );
+    send(h);
+    await h.run();
+    expect(h.trace.data("timer.set")).toEqual([
+      expect.objectContaining({
+        retry: 1,
+        attemptStartedAtMs: T0,
+        baseDelayMs: MIN,
+        jitter: false,
+        jitteredDelayMs: MIN,
+        scheduledAtMs: T0 + MIN,
+        lowerBoundMs: T0 + 2 * MIN,
+        lowerBoundDelayMs: 2 * MIN,
+        atMs: T0 + 2 * MIN,
+        decidedBy: "retry-after",
+        reason: "retry-after",
+        rule: "RETRY-7",
+      }),
+      expect.objectContaining({
+        retry: 2,
+        attemptStartedAtMs: T0 + 2 * MIN,
+        baseDelayMs: 2 * MIN,
+        jitteredDelayMs: 2 * MIN,
+        atMs: T0 + 4 * MIN,
+        decidedBy: "base-delay",
+        reason: "schedule",
+        rule: "RETRY-2",
+      }),
+    ]);
+    expect(h.trace.data("timer.set")[1]).not.toHaveProperty("lowerBoundMs");
+  });
+
+  it("RETRY-3: with jitter on, the jittered delay is the base one × 0.8 … 1.2, and it decides", async () => {
+    const h = await createSenderHarness({ seed: 5 });
+    h.receiver.queue(() => problemAnswer("temporary_failure", 503));
+    send(h);
+    await h.run();
+    const [plan] = h.trace.data("timer.set");
+    expect(plan).toMatchObject({ baseDelayMs: MIN, jitter: true, decidedBy: "jittered-delay" });
+    const jittered = plan?.["jitteredDelayMs"] as number;
+    expect(jittered).toBeGreaterThanOrEqual(0.8 * MIN);
+    expect(jittered).toBeLessThanOrEqual(1.2 * MIN);
+    expect(plan?.["atMs"]).toBe(T0 + jittered);
   });
 });

@@ -33,7 +33,11 @@
  * actions of a microstep before it reports the microstep to the inspector.
  *
  * An attempt is discovery (SVCB, pin, capabilities, version) followed by one
- * POST per open delivery (several when G12 splits). Timers go through the
+ * POST per open delivery (several when G12 splits). Every attempt ends in
+ * `judging`, whose entry emits attempt.judged (whether a POST was made or
+ * not: the stage reached, the class, fallback-eligibility, the rule; the
+ * first with the fallback window and give-up time), so the trace holds every
+ * attempt the table's conditions judged. Timers go through the
  * actor's `clock` (XState's `after`), jitter through the Random port; nothing
  * here reads the wall clock.
  */
@@ -42,12 +46,18 @@ import type { Clock, Random, SmtpHandOff, TraceSink } from "../ports.ts";
 import { bytesToBase64Url } from "../protocol/base64.ts";
 import { chooseBoundary } from "../protocol/multipart.ts";
 import type { AttemptInput, AttemptOutcome, OpenDelivery } from "./attempt.ts";
-import type { DiscoveryOutcome, Endpoint } from "./discovery.ts";
+import type { DiscoveryOutcome, DiscoveryStage, Endpoint } from "./discovery.ts";
 import type { FailedRecipient, FailureReport } from "./dsnReports.ts";
 import { problemType } from "./http.ts";
 import type { ProblemSummary } from "./http.ts";
 import type { SenderReadings } from "./readings.ts";
-import { giveUpAtMs, isAtOrAfterFallbackWindow, planRetry } from "./retrySchedule.ts";
+import {
+  fallbackWindowEndMs,
+  giveUpAtMs,
+  isAtOrAfterFallbackWindow,
+  planRetry,
+  retryDecider,
+} from "./retrySchedule.ts";
 import type { RetryPlan } from "./retrySchedule.ts";
 
 // ── Context ─────────────────────────────────────────────────────────────
@@ -71,16 +81,33 @@ export interface WaitingRecipient {
   readonly deferred: boolean;
 }
 
+/** How far an attempt got: a step of discovery ({@link DiscoveryStage}), or the POSTs. */
+export type AttemptStage = DiscoveryStage | "post";
+
+/**
+ * How an attempt ended, in one word: `results` (every POST answered with
+ * per-recipient results), `temporary` or `permanent` (a request-level answer,
+ * or a failure before any POST), `no-service` (no SVCB record: plain SMTP),
+ * `no-common-version` (STATE-4).
+ */
+export type AttemptClass = "results" | "temporary" | "permanent" | "no-service" | "no-common-version";
+
 /** How one attempt ended, as the table's conditions need it. */
 export interface AttemptSummary {
   readonly attempt: number;
   readonly atMs: number;
   /** posted: at least one POST answered or failed; the others end before any POST. */
   readonly kind: "posted" | "temporary-failure" | "no-service" | "no-common-version";
+  /** The step it reached. */
+  readonly stage: AttemptStage;
+  readonly class: AttemptClass;
+  /** POSTs sent (a body G13 kept back is not one). */
+  readonly posts: number;
   /** Every part of the attempt ended in a fallback-eligible failure (ERR-22): no answer, request-level 5xx, capabilities, DNS. */
   readonly fallbackEligible: boolean;
   /** The latest Retry-After / `retry_after` time (RETRY-7). */
   readonly lowerBoundMs?: number;
+  /** This attempt's last problem, if it had one. */
   readonly problem?: ProblemSummary;
   readonly rule: string;
   readonly gaps: readonly string[];
@@ -196,6 +223,8 @@ export function applyPosting(
   const keep = new Set<string>();
   let lowerBoundMs: number | undefined;
   let lastProblem = context.lastProblem;
+  /** The last problem of this attempt alone (`lastProblem` goes back to earlier ones). */
+  let attemptProblem: ProblemSummary | undefined;
   let noCommonVersion = false;
   for (const outcome of outcomes) {
     const delivery = context.deliveries.find((d) => d.deliveryId === outcome.deliveryId);
@@ -205,6 +234,7 @@ export function applyPosting(
         if (verdict.problem !== undefined) {
           lastProblems[verdict.recipient] = verdict.problem;
           lastProblem = verdict.problem;
+          attemptProblem = verdict.problem;
         }
         if (verdict.outcome === "deferred") {
           waiting.push({ address: verdict.recipient, deferred: true });
@@ -225,6 +255,7 @@ export function applyPosting(
     }
     const { reading } = outcome;
     lastProblem = outcome.problem;
+    attemptProblem = outcome.problem;
     for (const r of delivery.recipients) lastProblems[r] = outcome.problem;
     if (reading.smtpFallback === "immediately") {
       noCommonVersion = true;
@@ -255,9 +286,16 @@ export function applyPosting(
     attempt: context.attempts,
     atMs: context.attemptAtMs ?? nowMs,
     kind: noCommonVersion ? "no-common-version" : "posted",
+    stage: "post",
+    class: noCommonVersion
+      ? "no-common-version"
+      : decisive?.kind === "request-level"
+        ? decisive.reading.class
+        : "results",
+    posts: outcomes.filter((o) => o.kind === "results" || o.sent).length,
     fallbackEligible,
     ...(lowerBoundMs !== undefined && { lowerBoundMs }),
-    ...(lastProblem !== undefined && { problem: lastProblem }),
+    ...(attemptProblem !== undefined && { problem: attemptProblem }),
     rule: decisive?.kind === "request-level" ? decisive.reading.rule : "POST-11",
     gaps: decisive?.kind === "request-level" ? decisive.reading.gaps : [],
   };
@@ -280,15 +318,23 @@ export function summarizeDiscovery(
   outcome: Exclude<DiscoveryOutcome, { kind: "endpoint" }>,
   problemBase: string,
 ): AttemptSummary {
-  const base = { attempt: context.attempts, atMs: context.attemptAtMs ?? 0 };
+  const base = { attempt: context.attempts, atMs: context.attemptAtMs ?? 0, stage: outcome.stage, posts: 0 };
   switch (outcome.kind) {
     case "no-service":
       // Not a failure: "fallback-eligible" keeps the flag as it was, so plain SMTP stays possible only while nothing forbade it.
-      return { ...base, kind: "no-service", fallbackEligible: true, rule: outcome.rule, gaps: outcome.gaps };
+      return {
+        ...base,
+        kind: "no-service",
+        class: "no-service",
+        fallbackEligible: true,
+        rule: outcome.rule,
+        gaps: outcome.gaps,
+      };
     case "no-common-version":
       return {
         ...base,
         kind: "no-common-version",
+        class: "no-common-version",
         fallbackEligible: false,
         problem: {
           type: problemType(problemBase, "unsupported_version"),
@@ -302,6 +348,7 @@ export function summarizeDiscovery(
       return {
         ...base,
         kind: "temporary-failure",
+        class: outcome.reading.class,
         fallbackEligible: outcome.reading.fallbackEligible,
         problem: {
           type: problemType(problemBase, "temporary_failure"),
@@ -326,8 +373,8 @@ export interface DeliveryMachineDeps {
   /** The sending domain (trace, DSN Reporting-MTA). */
   readonly senderDomain: string;
   readonly problemBase: string;
-  /** Discovery before each attempt ({@link discover} with the sender's ports). */
-  discover(domain: string): Promise<DiscoveryOutcome>;
+  /** Discovery before each attempt ({@link discover} with the sender's ports), on behalf of the actor `deliveryActor`. */
+  discover(domain: string, deliveryActor: string): Promise<DiscoveryOutcome>;
   /** One POST of one delivery ({@link attemptDelivery} with the sender's ports). */
   attempt(input: AttemptInput): Promise<AttemptOutcome>;
   /** The SMTP hand-off port. */
@@ -375,7 +422,9 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
       meta: {} as TransitionMeta,
     },
     actors: {
-      discover: fromPromise<DiscoveryOutcome, { domain: string }>(({ input }) => deps.discover(input.domain)),
+      discover: fromPromise<DiscoveryOutcome, { domain: string; deliveryActor: string }>(({ input }) =>
+        deps.discover(input.domain, input.deliveryActor),
+      ),
       post: fromPromise<AttemptOutcome[], Omit<AttemptInput, "delivery"> & { deliveries: readonly OpenDelivery[] }>(
         async ({ input }) => {
           const outcomes: AttemptOutcome[] = [];
@@ -510,7 +559,7 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
               : context.allAttemptsFallbackEligible && summary.fallbackEligible,
         };
       }),
-      recordUnexpectedError: assign(({ context, event }) => {
+      recordUnexpectedError: assign(({ context, event }, params: { stage: AttemptStage }) => {
         const error = (event as unknown as { error: unknown }).error;
         const problem: ProblemSummary = {
           type: problemType(deps.problemBase, "temporary_failure"),
@@ -523,6 +572,9 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
             attempt: context.attempts,
             atMs: context.attemptAtMs ?? now(),
             kind: "temporary-failure" as const,
+            stage: params.stage,
+            class: "temporary" as const,
+            posts: 0,
             fallbackEligible: false,
             problem,
             rule: "ERR-24",
@@ -535,6 +587,41 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
       recordPosting: assign(({ context, event }) =>
         applyPosting(context, (event as DoneEvent<AttemptOutcome[]>).output, now()),
       ),
+      /**
+       * attempt.judged: every attempt once, whether it reached a POST or not, as the table's conditions read it; the
+       * first also gives the actor's fallback window and give-up time (G16, RETRY-4, RETRY-6).
+       */
+      traceAttempt: ({ context }) => {
+        const summary = context.lastAttempt;
+        if (summary === undefined) return;
+        const firstAtMs = context.firstAttemptAtMs ?? summary.atMs;
+        const windowS = deps.readings.G16.fallbackWindowS;
+        emit("attempt.judged", {
+          deliveryActor: actorId(context),
+          attempt: summary.attempt,
+          startedAtMs: summary.atMs,
+          endedAtMs: now(),
+          stage: summary.stage,
+          class: summary.class,
+          posts: summary.posts,
+          fallbackEligible: summary.fallbackEligible,
+          allAttemptsFallbackEligible: context.allAttemptsFallbackEligible,
+          ...(summary.problem !== undefined && {
+            problem: summary.problem.type,
+            ...(summary.problem.status !== undefined && { status: summary.problem.status }),
+            ...(summary.problem.detail !== undefined && { detail: summary.problem.detail }),
+          }),
+          ...(summary.lowerBoundMs !== undefined && { lowerBoundMs: summary.lowerBoundMs }),
+          rule: summary.rule,
+          ...(summary.gaps.length > 0 && { gaps: summary.gaps }),
+          ...(summary.attempt === 1 && {
+            fallbackWindowS: windowS,
+            fallbackWindowStartMs: firstAtMs,
+            fallbackWindowEndMs: fallbackWindowEndMs(firstAtMs, windowS),
+            giveUpAtMs: giveUpAtMs(firstAtMs),
+          }),
+        });
+      },
       traceNewOutcomes: ({ context }) => {
         for (const o of context.newOutcomes) {
           emit("recipient.outcome", {
@@ -580,8 +667,16 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
           delayMs: plan.atMs - now(),
           reason: plan.decidedBy,
           retry: plan.retry,
+          attemptStartedAtMs: plan.lastAttemptAtMs,
+          baseDelayMs: plan.baseDelayMs,
+          jitter: plan.jittered,
+          jitteredDelayMs: plan.delayMs,
           scheduledAtMs: plan.scheduledAtMs,
-          ...(plan.lowerBoundMs !== undefined && { lowerBoundMs: plan.lowerBoundMs }),
+          ...(plan.lowerBoundMs !== undefined && {
+            lowerBoundMs: plan.lowerBoundMs,
+            lowerBoundDelayMs: plan.lowerBoundMs - plan.lastAttemptAtMs,
+          }),
+          decidedBy: retryDecider(plan),
           giveUpAtMs: giveUpAt(context),
           rule: plan.decidedBy === "retry-after" ? "RETRY-7" : plan.retry === 1 ? "RETRY-1" : "RETRY-2",
           gap: "G16",
@@ -669,7 +764,7 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
           discovering: {
             invoke: {
               src: "discover",
-              input: ({ context }) => ({ domain: context.domain }),
+              input: ({ context }) => ({ domain: context.domain, deliveryActor: actorId(context) }),
               onDone: [
                 {
                   guard: "endpointFound",
@@ -685,7 +780,7 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
               ],
               onError: {
                 target: "judging",
-                actions: "recordUnexpectedError",
+                actions: { type: "recordUnexpectedError", params: { stage: "discovery" } },
                 meta: meta({ name: "senderFault", rules: ["ERR-24"] }),
               },
             },
@@ -708,13 +803,14 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
               },
               onError: {
                 target: "judging",
-                actions: "recordUnexpectedError",
+                actions: { type: "recordUnexpectedError", params: { stage: "post" } },
                 meta: meta({ name: "senderFault", rules: ["ERR-24"] }),
               },
             },
           },
           /** The table's conditions, in the order they take precedence. */
           judging: {
+            entry: "traceAttempt",
             always: [
               {
                 guard: "noCommonVersion",

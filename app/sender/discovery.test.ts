@@ -337,3 +337,31 @@ describe("discovery: record, pin, capabilities, version", () => {
     expect(receiver.capabilityFetches).toHaveLength(1);
   });
 });
+
+describe("discovery in the trace: the actor that asked, and the step it ended at", () => {
+  it("every discovery event names the delivery actor whose attempt asked, when one did", async () => {
+    const { zone, deps, trace, receiver } = setup();
+    publishService(zone, "b.example");
+    receiver.capabilities(() =>
+      capabilitiesAnswer({ max_message_size: 26214400, discovery_pin_max_age: 604800 }, "max-age=0"),
+    );
+    await discover("b.example", deps, "m1@a.example→b.example");
+    const names = trace.events.map((e) => e.name);
+    expect(names).toEqual(["discovery.resolved", "capabilities.fetched", "pin.set", "version.negotiated"]);
+    for (const e of trace.events) expect(e.data?.["deliveryActor"], e.name).toBe("m1@a.example→b.example");
+    await discover("b.example", deps);
+    expect(trace.events.slice(names.length).every((e) => e.data?.["deliveryActor"] === undefined)).toBe(true);
+  });
+
+  it("SVC-11, GET-9, STATE-4: an attempt that ends in discovery says where: the record, the capabilities, the version", async () => {
+    const { zone, deps, receiver } = setup();
+    expect(await discover("b.example", deps)).toMatchObject({ kind: "no-service", stage: "discovery" });
+    zone.setOutcome("_svc.b.example", "servfail");
+    expect(await discover("b.example", deps)).toMatchObject({ kind: "temporary-failure", stage: "discovery" });
+    publishService(zone, "b.example");
+    receiver.capabilities(() => problemAnswer("temporary_failure", 503));
+    expect(await discover("b.example", deps)).toMatchObject({ kind: "temporary-failure", stage: "capabilities" });
+    receiver.capabilities(() => capabilitiesAnswer({ max_message_size: 26214400, versions: ["v2"] }));
+    expect(await discover("b.example", deps)).toMatchObject({ kind: "no-common-version", stage: "version" });
+  });
+});

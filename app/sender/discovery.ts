@@ -124,14 +124,28 @@ export interface Endpoint {
   readonly capabilities: Capabilities;
 }
 
+/**
+ * The step of discovery where an attempt ended before any POST: the SVCB
+ * lookup and the pin (`discovery`), the capabilities document
+ * (`capabilities`), or the version (`version`).
+ */
+export type DiscoveryStage = "discovery" | "capabilities" | "version";
+
 /** The outcome of discovery for one attempt. */
 export type DiscoveryOutcome =
   | { readonly kind: "endpoint"; readonly endpoint: Endpoint }
   /** The domain does not offer the service (G6), or DNS failed and G8 reads `smtp`: plain SMTP. */
-  | { readonly kind: "no-service"; readonly rule: string; readonly gaps: readonly string[]; readonly detail: string }
+  | {
+      readonly kind: "no-service";
+      readonly stage: "discovery";
+      readonly rule: string;
+      readonly gaps: readonly string[];
+      readonly detail: string;
+    }
   /** No major version in common (STATE-4, ERR-26): SMTP at once, even with a valid pin. */
   | {
       readonly kind: "no-common-version";
+      readonly stage: "version";
       readonly reading: RequestLevelReading;
       readonly ours: readonly string[];
       readonly theirs: readonly string[];
@@ -139,6 +153,7 @@ export type DiscoveryOutcome =
   /** A request-level temporary failure before any POST: DNS with a pin or per G8, capabilities (GET-9). */
   | {
       readonly kind: "temporary-failure";
+      readonly stage: "discovery" | "capabilities";
       readonly reading: RequestLevelReading;
       readonly detail: string;
       readonly status?: number;
@@ -207,11 +222,18 @@ function temporary(reading: RequestLevelReading, rule: string, gaps: readonly st
 /**
  * Discovery for one attempt to `domain`: SVCB, pin, capabilities (cached or
  * fetched), version. Emits discovery.resolved, capabilities.*, pin.* and
- * version.negotiated. Never throws.
+ * version.negotiated, each naming `deliveryActor` when given: the actor whose
+ * attempt asked (several actors may discover the same domain at once).
+ * Never throws.
  */
-export async function discover(domain: string, deps: DiscoveryDeps): Promise<DiscoveryOutcome> {
+export async function discover(domain: string, deps: DiscoveryDeps, deliveryActor?: string): Promise<DiscoveryOutcome> {
   const emit = (name: string, data: Record<string, unknown>) =>
-    deps.trace.emit({ name, timeMs: deps.clock.now(), domain: deps.senderDomain, data: { domain, ...data } });
+    deps.trace.emit({
+      name,
+      timeMs: deps.clock.now(),
+      domain: deps.senderDomain,
+      data: { domain, ...(deliveryActor !== undefined && { deliveryActor }), ...data },
+    });
 
   const svcb = await lookupSvcb(deps.resolver, domain);
   if (svcb.kind !== "endpoints") {
@@ -229,6 +251,7 @@ export async function discover(domain: string, deps: DiscoveryDeps): Promise<Dis
       });
       return {
         kind: "temporary-failure",
+        stage: "discovery",
         reading: temporary(transportFailure("connection"), "ERR-25", ["G7"]),
         detail: `${dnsFailed ? "the SVCB lookup failed" : "no SVCB record"} for ${domain}, but a discovery pin is valid until ${pin.expiresAtMs}`,
       };
@@ -243,6 +266,7 @@ export async function discover(domain: string, deps: DiscoveryDeps): Promise<Dis
       });
       return {
         kind: "no-service",
+        stage: "discovery",
         rule: "SVC-11",
         gaps: pin === undefined ? ["G6"] : ["G6", "G7"],
         detail: `no SVCB record at ${SERVICE_LABEL}.${domain} (${svcb.answer})`,
@@ -252,6 +276,7 @@ export async function discover(domain: string, deps: DiscoveryDeps): Promise<Dis
       emit("discovery.resolved", { outcome: "no-service", answer: svcb.answer, gap: "G8", rule: "SVC-11" });
       return {
         kind: "no-service",
+        stage: "discovery",
         rule: "SVC-11",
         gaps: ["G8"],
         detail: `the SVCB lookup for ${domain} failed (${svcb.answer}); G8 reads smtp`,
@@ -260,6 +285,7 @@ export async function discover(domain: string, deps: DiscoveryDeps): Promise<Dis
     emit("discovery.resolved", { outcome: "dns-failure", answer: svcb.answer, gap: "G8", rule: "ERR-21" });
     return {
       kind: "temporary-failure",
+      stage: "discovery",
       reading: temporary(transportFailure("connection"), "ERR-21", ["G8"]),
       detail: `the SVCB lookup for ${domain} failed (${svcb.answer})`,
     };
@@ -294,7 +320,13 @@ export async function discover(domain: string, deps: DiscoveryDeps): Promise<Dis
       else {
         emit("discovery.resolved", { origin: fetchedFrom });
         emit("version.negotiated", { ours: deps.versions, theirs: fetched.versions, rule: "STATE-4", gap: "G32" });
-        return { kind: "no-common-version", reading: noCommonVersion(), ours: deps.versions, theirs: fetched.versions };
+        return {
+          kind: "no-common-version",
+          stage: "version",
+          reading: noCommonVersion(),
+          ours: deps.versions,
+          theirs: fetched.versions,
+        };
       }
     }
     emit("discovery.resolved", { origin: fetchedFrom, ...(unreachable.length > 0 && { unreachable }) });
@@ -310,6 +342,7 @@ export async function discover(domain: string, deps: DiscoveryDeps): Promise<Dis
       emit("capabilities.invalid", { origin: fetchedFrom, ...failure, rule: "GET-9" });
       return {
         kind: "temporary-failure",
+        stage: "capabilities",
         reading: transportFailure("capabilities"),
         detail: `the capabilities document of ${fetchedFrom} ${fetched?.kind === "invalid" ? "is invalid" : "could not be fetched"}`,
         ...(fetched?.kind === "refused" && { status: fetched.status }),
@@ -338,6 +371,7 @@ export async function discover(domain: string, deps: DiscoveryDeps): Promise<Dis
     emit("version.negotiated", { ours: deps.versions, theirs: capabilities.versions, rule: "STATE-4", gap: "G32" });
     return {
       kind: "no-common-version",
+      stage: "version",
       reading: noCommonVersion(),
       ours: deps.versions,
       theirs: capabilities.versions,

@@ -11,6 +11,7 @@ import {
   isAtOrAfterFallbackWindow,
   jitteredDelayMs,
   planRetry,
+  retryDecider,
 } from "./retrySchedule.ts";
 import { constantRandom, createSeededRandom } from "./testing.ts";
 
@@ -80,6 +81,26 @@ describe("the retry schedule (G16)", () => {
   it("G16: the delay counts from the start of the previous attempt, and a retry is never in the past", () => {
     expect(planRetry({ attempts: 3, lastAttemptAtMs: 3 * MIN, nowMs: 3 * MIN + 5_000 }).atMs).toBe(7 * MIN);
     expect(planRetry({ attempts: 1, lastAttemptAtMs: 0, nowMs: 5 * MIN }).atMs).toBe(5 * MIN);
+  });
+
+  it("RETRY-1, RETRY-2, RETRY-3, RETRY-7: a plan keeps the base delay, the jittered one, and says which time decided", () => {
+    const plain = planRetry({ attempts: 3, lastAttemptAtMs: 3 * MIN, nowMs: 3 * MIN });
+    expect(plain).toMatchObject({ lastAttemptAtMs: 3 * MIN, baseDelayMs: 4 * MIN, delayMs: 4 * MIN, jittered: false });
+    expect(retryDecider(plain)).toBe("base-delay");
+    const jittered = planRetry({ attempts: 3, lastAttemptAtMs: 0, nowMs: 0, jitter: createSeededRandom(7) });
+    expect(jittered).toMatchObject({ baseDelayMs: 4 * MIN, jittered: true });
+    expect(jittered.delayMs).not.toBe(4 * MIN);
+    expect(retryDecider(jittered)).toBe("jittered-delay");
+    expect(retryDecider(planRetry({ attempts: 1, lastAttemptAtMs: 0, nowMs: 0, lowerBoundMs: 120_000 }))).toBe(
+      "retry-after",
+    );
+    // At a tie the schedule decides; an attempt that ended after both decides by its end.
+    expect(retryDecider(planRetry({ attempts: 1, lastAttemptAtMs: 0, nowMs: 0, lowerBoundMs: MIN }))).toBe(
+      "base-delay",
+    );
+    expect(retryDecider(planRetry({ attempts: 1, lastAttemptAtMs: 0, nowMs: 5 * MIN, lowerBoundMs: 2 * MIN }))).toBe(
+      "attempt-end",
+    );
   });
 
   it("RETRY-4, STATE-2, STATE-3: the fallback window is 2 hours by default; an attempt at its end is at or after it", () => {

@@ -59,16 +59,38 @@ export function jitteredDelayMs(delayMs: number, random: Random | undefined): nu
 export interface RetryPlan {
   /** The retry's number (1 for the first retry), i.e. the number of attempts made so far. */
   readonly retry: number;
+  /** When the previous attempt started: the delays count from here. */
+  readonly lastAttemptAtMs: number;
+  /** The schedule's delay for this retry without jitter: min(60 s · 2^(retry−1), 3600 s) (RETRY-1, RETRY-2). */
+  readonly baseDelayMs: number;
+  /** Whether jitter was applied (G16 `jitter=on`, RETRY-3). */
+  readonly jittered: boolean;
   /** When the schedule alone would place it: previous attempt + (jittered) delay. */
   readonly scheduledAtMs: number;
-  /** The (jittered) delay the schedule used. */
+  /** The (jittered) delay the schedule used; `baseDelayMs` when jitter is off. */
   readonly delayMs: number;
   /** The latest Retry-After / `retry_after` lower bound, if any (RETRY-7). */
   readonly lowerBoundMs?: number;
   /** When the next attempt happens: the later of the scheduled time, the lower bound and now. */
   readonly atMs: number;
-  /** What decided `atMs`: the schedule, or a Retry-After / `retry_after` lower bound. */
+  /** What decided `atMs`: the schedule, or a Retry-After / `retry_after` lower bound later than it. */
   readonly decidedBy: "schedule" | "retry-after";
+}
+
+/**
+ * Which time a retry plan's `atMs` is, in full (for the trace): the schedule's
+ * delay (`base-delay` with jitter off, `jittered-delay` with it on), the
+ * Retry-After / `retry_after` lower bound, or, when the attempt ended after
+ * both, its end (`attempt-end`: a retry is never in the past). At a tie the
+ * schedule wins, then the lower bound.
+ */
+export type RetryDecider = "base-delay" | "jittered-delay" | "retry-after" | "attempt-end";
+
+/** What decided `plan.atMs` ({@link RetryDecider}). */
+export function retryDecider(plan: RetryPlan): RetryDecider {
+  if (plan.atMs === plan.scheduledAtMs) return plan.jittered ? "jittered-delay" : "base-delay";
+  if (plan.atMs === plan.lowerBoundMs) return "retry-after";
+  return "attempt-end";
 }
 
 export interface PlanRetryInput {
@@ -86,13 +108,17 @@ export interface PlanRetryInput {
 
 /** The next attempt after `attempts` attempts (G16, RETRY-1, RETRY-2, RETRY-3, RETRY-7). */
 export function planRetry(input: PlanRetryInput): RetryPlan {
-  const delayMs = jitteredDelayMs(baseRetryDelayMs(input.attempts), input.jitter);
+  const baseDelayMs = baseRetryDelayMs(input.attempts);
+  const delayMs = jitteredDelayMs(baseDelayMs, input.jitter);
   const scheduledAtMs = input.lastAttemptAtMs + delayMs;
   const bound = input.lowerBoundMs;
   const decidedBy = bound !== undefined && bound > scheduledAtMs ? "retry-after" : "schedule";
   const atMs = Math.max(scheduledAtMs, bound ?? scheduledAtMs, input.nowMs);
   return {
     retry: input.attempts,
+    lastAttemptAtMs: input.lastAttemptAtMs,
+    baseDelayMs,
+    jittered: input.jitter !== undefined,
     scheduledAtMs,
     delayMs,
     ...(bound !== undefined && { lowerBoundMs: bound }),

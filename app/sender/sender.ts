@@ -7,7 +7,7 @@
  * same sender, as normal messages with a null `from` (EVT-3, G14, G31).
  */
 import { createActor } from "xstate";
-import type { Actor, InspectionEvent } from "xstate";
+import type { Actor, AnyMachineSnapshot, InspectionEvent } from "xstate";
 import type { Clock, Fetch, Random, Resolver, SmtpRelay, TraceSink } from "../ports.ts";
 import { noTrace } from "../ports.ts";
 import { bytesToHex } from "../protocol/base64.ts";
@@ -24,6 +24,7 @@ import type { FailureReport } from "./dsnReports.ts";
 import { defaultReadings, readingsForTrace } from "./readings.ts";
 import type { SenderReadings } from "./readings.ts";
 import { checkFallbackWindowS } from "./retrySchedule.ts";
+import { initialStatePath, statePath } from "./statePath.ts";
 
 export interface SenderConfig {
   /** The sending (and signing) domain. */
@@ -179,18 +180,22 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
     readings,
     senderDomain: config.domain,
     problemBase: config.problemBase,
-    discover: (domain) =>
-      discover(domain, {
-        resolver: ports.resolver,
-        fetch: ports.fetch,
-        clock: ports.clock,
-        cache,
-        trace,
-        readings,
-        versions,
-        problemBase: config.problemBase,
-        senderDomain: config.domain,
-      }),
+    discover: (domain, deliveryActor) =>
+      discover(
+        domain,
+        {
+          resolver: ports.resolver,
+          fetch: ports.fetch,
+          clock: ports.clock,
+          cache,
+          trace,
+          readings,
+          versions,
+          problemBase: config.problemBase,
+          senderDomain: config.domain,
+        },
+        deliveryActor,
+      ),
     attempt: (input) =>
       attemptDelivery(input, {
         fetch: ports.fetch,
@@ -207,25 +212,37 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
     ...(config.misbehaviour !== undefined && { misbehaviour: config.misbehaviour }),
   });
 
-  const inspectorFor = (id: string) => (event: InspectionEvent) => {
-    if (event.type !== "@xstate.microstep") return;
-    for (const transition of event._transitions) {
-      if (transition.target === undefined || transition.target.length === 0) continue;
-      const meta = transition.meta as TransitionMeta | undefined;
-      emit("machine.transition", {
-        deliveryActor: id,
-        from: transition.source.path.join("."),
-        to: transition.target.map((t) => t.path.join(".")).join(","),
-        event: event.event.type,
-        ...(meta !== undefined && {
-          transition: meta.name,
-          ...(meta.row !== undefined && { row: meta.row }),
-          rule: meta.rules[0],
-          rules: meta.rules,
-          ...(meta.gaps !== undefined && { gaps: meta.gaps }),
-        }),
-      });
-    }
+  const initialState = initialStatePath(machine);
+  /**
+   * The actor's transitions, from XState's inspection: `from` and `to` are the
+   * leaf state paths before and after (statePath.ts), so a transition into
+   * `attemptingOverService` names the child it enters, and one out of a child
+   * the child it leaves.
+   */
+  const inspectorFor = (id: string) => {
+    let current = initialState;
+    return (event: InspectionEvent) => {
+      if (event.type !== "@xstate.microstep") return;
+      const to = statePath((event.snapshot as AnyMachineSnapshot).value);
+      for (const transition of event._transitions) {
+        if (transition.target === undefined || transition.target.length === 0) continue;
+        const meta = transition.meta as TransitionMeta | undefined;
+        emit("machine.transition", {
+          deliveryActor: id,
+          from: current,
+          to,
+          event: event.event.type,
+          ...(meta !== undefined && {
+            transition: meta.name,
+            ...(meta.row !== undefined && { row: meta.row }),
+            rule: meta.rules[0],
+            rules: meta.rules,
+            ...(meta.gaps !== undefined && { gaps: meta.gaps }),
+          }),
+        });
+      }
+      current = to;
+    };
   };
 
   const sender: Sender = {
@@ -288,6 +305,15 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
       const donePromises: Promise<readonly RecipientOutcome[]>[] = [];
       for (const [domain, recipients] of byDomain) {
         const id = deliveryActorId(messageId, domain);
+        // Before start(): starting runs the first attempt's discovery, whose events come after this one.
+        emit("machine.started", {
+          deliveryActor: id,
+          machine: machine.id,
+          state: initialState,
+          messageId,
+          domain,
+          recipients,
+        });
         const actor = createActor(machine, {
           id,
           input: { messageId, domain, from: submission.from, message: submission.message, recipients, submittedAtMs },

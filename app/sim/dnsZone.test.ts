@@ -201,3 +201,78 @@ describe("DNS zone: records that change over time", () => {
     expect(await at(3 * HOUR_MS)).toMatchObject({ records: [{ priority: 2, target: "mx3.b.example" }] });
   });
 });
+
+describe("DNS zone: faults and changes in the trace", () => {
+  it("traces each fault's window when it is added", () => {
+    const { events } = setup({
+      faults: [
+        { id: "svcb-down", kind: "servfail", name: "_svc.b.example", from: "1h", until: "2h" },
+        { kind: "timeout", type: "TXT", source: "b.example", probability: 0.25 },
+      ],
+      timeoutMs: 3000,
+    });
+    expect(events).toEqual([
+      {
+        name: "fault.window",
+        timeMs: 0,
+        data: {
+          id: "svcb-down",
+          layer: "dns",
+          kind: "servfail",
+          scope: { name: "_svc.b.example" },
+          fromMs: HOUR_MS,
+          untilMs: 2 * HOUR_MS,
+          probability: 1,
+          settings: {},
+        },
+      },
+      {
+        name: "fault.window",
+        timeMs: 0,
+        data: {
+          id: "1:timeout",
+          layer: "dns",
+          kind: "timeout",
+          scope: { type: "TXT", source: "b.example" },
+          fromMs: 0,
+          untilMs: null,
+          probability: 0.25,
+          settings: { afterMs: 3000 },
+        },
+      },
+    ]);
+  });
+
+  it("traces each scheduled change once, at its own time and in time order, and a change made with set at once", async () => {
+    const { scheduler, zone, events } = setup({
+      ...bRecords,
+      changes: [
+        { at: "2h", name: "_svc.b.example", records: { svcb: [{ priority: 1, target: "mx2.b.example" }] } },
+        { at: "1h", name: "_svc.B.example.", records: null },
+      ],
+    });
+    zone.traceChangesUntil(HOUR_MS - 1);
+    expect(events).toEqual([]);
+    zone.traceChangesUntil(3 * HOUR_MS);
+    zone.traceChangesUntil(3 * HOUR_MS);
+    expect(events.map((e) => [e.name, e.timeMs, e.data])).toEqual([
+      ["dns.changed", HOUR_MS, { name: "_svc.b.example", records: null, cause: "scheduled" }],
+      [
+        "dns.changed",
+        2 * HOUR_MS,
+        {
+          name: "_svc.b.example",
+          records: { svcb: [{ priority: 1, target: "mx2.b.example" }], txt: [], ttlS: 300 },
+          cause: "scheduled",
+        },
+      ],
+    ]);
+    await scheduler.runUntil(4 * HOUR_MS);
+    zone.set("only-txt.example", { txt: ["bye"], ttlS: 60 });
+    expect(events.at(-1)).toEqual({
+      name: "dns.changed",
+      timeMs: 4 * HOUR_MS,
+      data: { name: "only-txt.example", records: { svcb: [], txt: ["bye"], ttlS: 60 }, cause: "set" },
+    });
+  });
+});

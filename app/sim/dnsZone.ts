@@ -12,12 +12,21 @@
  * timeout (`{ kind: "timeout" }` after a virtual delay) — are scoped by a
  * name glob, the record type, the asking domain, a time window and a
  * probability drawn from the fault's own PRNG stream.
+ *
+ * The trace shows each fault's window (`fault.window`, when the fault is
+ * added) and each change of records (`dns.changed`, at the time it takes
+ * effect). A change is in force by its time alone, with no event of the
+ * scheduler (so a change after the last delivery does not keep a run going);
+ * its `dns.changed` is traced when the trace first reaches its time — the
+ * world calls {@link DnsZone.traceChangesUntil} before each trace event and
+ * at the end of a run.
  */
 import * as z from "zod";
 import { noTrace, type DnsAnswer, type Resolver, type SvcbRecord, type TraceSink } from "../ports.ts";
 import type { Parsed } from "../protocol/result.ts";
 import {
   faultScopeShape,
+  faultWindowData,
   inWindow,
   latencySchema,
   matchGlob,
@@ -126,11 +135,20 @@ export interface DnsZone {
   resolver(domain?: string): Resolver;
   /** What the zone holds at `timeMs` (default now), without faults or latency: for inspection and invariants. */
   lookup(name: string, type: DnsRecordType, timeMs?: number): DnsAnswer<SvcbRecord | string>;
-  /** Replaces the records at `name` from now on (`null` removes the name). */
+  /** Replaces the records at `name` from now on (`null` removes the name); traced as `dns.changed` at once. */
   set(name: string, records: DnsRecordSetInput | null): void;
+  /**
+   * Traces `dns.changed` for each of the zone's scheduled changes in force by
+   * `timeMs` that has not been traced yet, in time order, each at its own time
+   * (not before the start of the run).
+   */
+  traceChangesUntil(timeMs: number): void;
   /** Adds a fault after the others. */
   addFault(fault: DnsFaultInput): DnsFault;
 }
+
+/** The members of a DNS fault that say which queries it concerns (`fault.window`'s `scope`). */
+const DNS_SCOPE_KEYS = ["name", "type", "source"];
 
 interface CompiledFault {
   readonly spec: DnsFault;
@@ -170,7 +188,7 @@ export function createDnsZone(input: DnsZoneInput, options: DnsZoneOptions): Dns
     return { svcb, txt: set.txt ?? [], ttlS: set.ttlS ?? zone.defaultTtlS };
   }
 
-  function setAt(name: string, fromMs: number, set: DnsRecordSetInput | null): void {
+  function setAt(name: string, fromMs: number, set: DnsRecordSetInput | null): RecordSet | null {
     const key = normalizeName(name);
     const timeline = timelines.get(key) ?? [];
     const entry = { fromMs, set: set === null ? null : parseSet(key, set) };
@@ -179,10 +197,40 @@ export function createDnsZone(input: DnsZoneInput, options: DnsZoneOptions): Dns
     while (i > 0 && (timeline[i - 1]?.fromMs ?? 0) > fromMs) i--;
     timeline.splice(i, 0, entry);
     timelines.set(key, timeline);
+    return entry.set;
   }
 
   for (const [name, set] of Object.entries(zone.records)) setAt(name, Number.NEGATIVE_INFINITY, set);
-  for (const change of zone.changes) setAt(change.name, resolveTimeMs(change.at, scheduler.startMs), change.records);
+  /** The scheduled changes, in time order (stable), and how many of them the trace has shown. */
+  const changes = zone.changes
+    .map((change) => {
+      const fromMs = resolveTimeMs(change.at, scheduler.startMs);
+      return { name: normalizeName(change.name), fromMs, set: setAt(change.name, fromMs, change.records) };
+    })
+    .sort((a, b) => a.fromMs - b.fromMs);
+  let changesTraced = 0;
+
+  function traceChange(name: string, timeMs: number, set: RecordSet | null, cause: "scheduled" | "set"): void {
+    trace.emit({
+      name: "dns.changed",
+      timeMs,
+      data: {
+        name,
+        records: set === null ? null : { svcb: set.svcb, txt: set.txt, ttlS: set.ttlS },
+        cause,
+      },
+    });
+  }
+
+  function traceChangesUntil(timeMs: number): void {
+    while (changesTraced < changes.length) {
+      const change = changes[changesTraced];
+      if (change === undefined || change.fromMs > timeMs) return;
+      // Counted before it is traced: the trace sink calls back here.
+      changesTraced++;
+      traceChange(change.name, Math.max(change.fromMs, scheduler.startMs), change.set, "scheduled");
+    }
+  }
 
   function recordsAt(name: string, timeMs: number): RecordSet | null {
     let current: RecordSet | null = null;
@@ -203,11 +251,19 @@ export function createDnsZone(input: DnsZoneInput, options: DnsZoneOptions): Dns
   function addFault(input: DnsFaultInput): DnsFault {
     const spec = dnsFaultSchema.parse(input);
     const label = spec.id ?? `${faults.length}:${spec.kind}`;
-    faults.push({
-      spec,
-      label,
-      window: resolveWindow(spec, scheduler.startMs),
-      chance: options.random.fork(`fault:${label}`),
+    const window = resolveWindow(spec, scheduler.startMs);
+    faults.push({ spec, label, window, chance: options.random.fork(`fault:${label}`) });
+    trace.emit({
+      name: "fault.window",
+      timeMs: scheduler.now(),
+      data: faultWindowData(
+        "dns",
+        label,
+        spec.kind === "timeout" ? { ...spec, afterMs: spec.afterMs ?? zone.timeoutMs } : spec,
+        window,
+        scheduler.startMs,
+        DNS_SCOPE_KEYS,
+      ),
     });
     return spec;
   }
@@ -271,8 +327,9 @@ export function createDnsZone(input: DnsZoneInput, options: DnsZoneOptions): Dns
     },
     lookup,
     set(name, records) {
-      setAt(name, scheduler.now(), records);
+      traceChange(normalizeName(name), scheduler.now(), setAt(name, scheduler.now(), records), "set");
     },
+    traceChangesUntil,
     addFault,
   };
 }

@@ -106,3 +106,36 @@ describe("expectations", () => {
     ]);
   });
 });
+
+describe("expectations: evidence", () => {
+  it("names the outcome, the DSN and its arrival, the hand-off and the attempts it was judged on, by seq", async () => {
+    const outcome = await runScenarioText(`name: t
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example: { mailboxes: [bob] }
+messages:
+  - { id: m1, from: alice@a.example, to: bob@b.example }
+faults:
+  network:
+    - { kind: rate-limited, host: mx.b.example, path: /v1/messages, retryAfterS: 120, until: 30s }
+    - { kind: connection-refused, host: mx.b.example, from: 30s }
+expectations:
+  - { message: m1, outcome: bounced, never: [smtp] }
+  - { message: m1, outcome: dsn-received }
+  - { message: m1, attempts: 1 }
+`);
+    if (!outcome.ok) throw new Error("the scenario does not load");
+    const { trace, expectations } = outcome.run;
+    const seqOf = (name: string, pick: (d: Record<string, unknown>) => boolean = () => true): number[] =>
+      trace.events.filter((e) => e.name === name && pick(e.data ?? {})).map((e) => e.seq);
+    const bounced = seqOf("recipient.outcome", (d) => d["outcome"] === "bounced");
+    expect(bounced).toHaveLength(1);
+    expect(expectations[0]).toMatchObject({ passed: true, evidence: bounced });
+    const dsn = seqOf("dsn.sent");
+    const arrival = seqOf("recipient.outcome", (d) => d["recipient"] === "alice@a.example");
+    expect(expectations[1]).toMatchObject({ passed: true, evidence: [...dsn, ...arrival] });
+    // Failed: the attempts counted, from the submission on.
+    const attempts = [...seqOf("message.submitted").slice(0, 1), ...seqOf("timer.fired")];
+    expect(expectations[2]).toMatchObject({ passed: false, evidence: [...attempts, ...bounced].sort((a, b) => a - b) });
+  });
+});

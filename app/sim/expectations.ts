@@ -45,26 +45,55 @@ export interface RecipientFacts {
   readonly posts: number;
 }
 
+/** The seqs of the events behind a recipient's {@link RecipientFacts}. */
+export interface FactsEvidence {
+  /** `message.submitted`. */
+  readonly submitted?: number;
+  /** The `recipient.outcome`. */
+  readonly outcome?: number;
+  /** The `smtp.handoff`. */
+  readonly handOff?: number;
+  /** Each `dsn.sent` about the recipient, and the outcome of the DSN that reached the envelope sender. */
+  readonly dsn: readonly number[];
+  /** How the attempts started: the submission, then each `timer.fired`. */
+  readonly attempts: readonly number[];
+  /** Each `attempt.started` that sent the recipient. */
+  readonly posts: readonly number[];
+}
+
 /** An index over the trace for looking up {@link RecipientFacts}. */
 export interface TraceFacts {
   facts(messageId: string, recipient: string): RecipientFacts;
+  /** The events behind {@link facts}, by seq (events without a seq are left out). */
+  evidence(messageId: string, recipient: string): FactsEvidence;
 }
 
 /** Indexes `events` once for any number of lookups. */
 export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
   const key = (messageId: string, recipient: string): string => `${messageId}\n${normalizeAddress(recipient)}`;
-  const outcomes = new Map<string, { outcome: string; timeMs: number; rule?: string; problem?: string }>();
-  const handOffs = new Map<string, { reason: string; timeMs: number; accepted: boolean }>();
-  const dsns = new Map<string, { dsnMessageId: string; to: string }[]>();
+  const outcomes = new Map<
+    string,
+    { outcome: string; timeMs: number; rule?: string; problem?: string; seq: number | undefined }
+  >();
+  const handOffs = new Map<string, { reason: string; timeMs: number; accepted: boolean; seq: number | undefined }>();
+  const dsns = new Map<string, { dsnMessageId: string; to: string; seq: number | undefined }[]>();
   const fired = new Map<string, number>();
   const started = new Set<string>();
-  const posts = new Map<string, number>();
+  /** Per actor, the seqs of the events that started its attempts: the submission, then each timer.fired. */
+  const attemptStarts = new Map<string, (number | undefined)[]>();
+  const submittedAt = new Map<string, number | undefined>();
+  const posts = new Map<string, (number | undefined)[]>();
   for (const e of events) {
     const d = e.data ?? {};
     const messageId = typeof d["messageId"] === "string" ? d["messageId"] : "";
     switch (e.name) {
       case "message.submitted":
-        for (const to of list(d["to"])) started.add(`${messageId}→${domainOf(to)}`);
+        if (!submittedAt.has(messageId)) submittedAt.set(messageId, e.seq);
+        for (const to of list(d["to"])) {
+          const actor = `${messageId}→${domainOf(to)}`;
+          started.add(actor);
+          if (!attemptStarts.has(actor)) attemptStarts.set(actor, [e.seq]);
+        }
         break;
       case "recipient.outcome": {
         const k = key(messageId, String(d["recipient"] ?? ""));
@@ -74,6 +103,7 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
             timeMs: e.timeMs,
             ...(typeof d["rule"] === "string" && { rule: d["rule"] }),
             ...(typeof d["problem"] === "string" && { problem: d["problem"] }),
+            seq: e.seq,
           });
         }
         break;
@@ -84,18 +114,23 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
             reason: String(d["reason"]),
             timeMs: e.timeMs,
             accepted: d["accepted"] === true,
+            seq: e.seq,
           });
         }
         break;
       case "dsn.sent":
         for (const r of list(d["recipients"])) {
           const k = key(messageId, r);
-          dsns.set(k, [...(dsns.get(k) ?? []), { dsnMessageId: String(d["dsnMessageId"]), to: String(d["to"]) }]);
+          const dsn = { dsnMessageId: String(d["dsnMessageId"]), to: String(d["to"]), seq: e.seq };
+          const known = dsns.get(k);
+          if (known === undefined) dsns.set(k, [dsn]);
+          else known.push(dsn);
         }
         break;
       case "timer.fired": {
         const actor = String(d["deliveryActor"] ?? "");
         fired.set(actor, (fired.get(actor) ?? 0) + 1);
+        attemptStarts.get(actor)?.push(e.seq);
         break;
       }
       case "attempt.started": {
@@ -103,7 +138,9 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
         const actor = actorOfDelivery(String(d["deliveryId"] ?? ""));
         for (const r of list(d["recipients"])) {
           const k = `${actor}\n${normalizeAddress(r)}`;
-          posts.set(k, (posts.get(k) ?? 0) + 1);
+          const sent = posts.get(k);
+          if (sent === undefined) posts.set(k, [e.seq]);
+          else sent.push(e.seq);
         }
         break;
       }
@@ -111,27 +148,57 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
         break;
     }
   }
+  /** The DSNs about a recipient that reached the envelope sender: their dsn.sent and the arrival. */
+  const arrivedDsns = (k: string) =>
+    (dsns.get(k) ?? []).flatMap((dsn) => {
+      const arrival = outcomes.get(key(dsn.dsnMessageId, dsn.to));
+      return arrival !== undefined && (arrival.outcome === "accepted" || arrival.outcome === "smtp")
+        ? [{ dsn, arrival }]
+        : [];
+    });
+  const seqs = (list: readonly (number | undefined)[]): number[] => list.filter((s) => s !== undefined);
   return {
+    evidence(messageId, recipient) {
+      const k = key(messageId, recipient);
+      const actor = `${messageId}→${domainOf(recipient)}`;
+      const submitted = submittedAt.get(messageId);
+      const outcome = outcomes.get(k)?.seq;
+      const handOff = handOffs.get(k)?.seq;
+      return {
+        ...(submitted !== undefined && { submitted }),
+        ...(outcome !== undefined && { outcome }),
+        ...(handOff !== undefined && { handOff }),
+        dsn: seqs(arrivedDsns(k).flatMap(({ dsn, arrival }) => [dsn.seq, arrival.seq])),
+        attempts: seqs(attemptStarts.get(actor) ?? []),
+        posts: seqs(posts.get(`${actor}\n${normalizeAddress(recipient)}`) ?? []),
+      };
+    },
     facts(messageId, recipient) {
       const k = key(messageId, recipient);
       const actor = `${messageId}→${domainOf(recipient)}`;
       let dsnReceivedAtMs: number | undefined;
-      for (const dsn of dsns.get(k) ?? []) {
-        const arrival = outcomes.get(key(dsn.dsnMessageId, dsn.to));
-        if (arrival !== undefined && (arrival.outcome === "accepted" || arrival.outcome === "smtp")) {
-          dsnReceivedAtMs = Math.min(dsnReceivedAtMs ?? Infinity, arrival.timeMs);
-        }
-      }
-      const outcome = outcomes.get(k);
+      for (const { arrival } of arrivedDsns(k)) dsnReceivedAtMs = Math.min(dsnReceivedAtMs ?? Infinity, arrival.timeMs);
+      const found = outcomes.get(k);
       const handOff = handOffs.get(k);
+      const outcome =
+        found === undefined
+          ? undefined
+          : {
+              outcome: found.outcome,
+              timeMs: found.timeMs,
+              ...(found.rule !== undefined && { rule: found.rule }),
+              ...(found.problem !== undefined && { problem: found.problem }),
+            };
       return {
         messageId,
         recipient: normalizeAddress(recipient),
         ...(outcome !== undefined && { outcome }),
-        ...(handOff !== undefined && { handOff }),
+        ...(handOff !== undefined && {
+          handOff: { reason: handOff.reason, timeMs: handOff.timeMs, accepted: handOff.accepted },
+        }),
         ...(dsnReceivedAtMs !== undefined && { dsnReceivedAtMs }),
         attempts: started.has(actor) ? 1 + (fired.get(actor) ?? 0) : 0,
-        posts: posts.get(`${actor}\n${normalizeAddress(recipient)}`) ?? 0,
+        posts: posts.get(`${actor}\n${normalizeAddress(recipient)}`)?.length ?? 0,
       };
     },
   };
@@ -191,17 +258,41 @@ export function checkExpectations(
     if (targets.length === 0) return { id, passed: false, detail: "no message and recipient match this expectation" };
     const problems: string[] = [];
     const notes: string[] = [];
+    const evidence = new Set<number>();
     for (const { message, recipient } of targets) {
       const facts = trace.facts(message.messageId, recipient);
       const who = `${message.id} ${facts.recipient}`;
       const found = judge(e, facts, message.atMs);
       if (found.problems.length > 0) problems.push(`${who}: ${found.problems.join("; ")}`);
       else notes.push(`${who}: ${found.summary}`);
+      for (const seq of evidenceFor(e, trace.evidence(message.messageId, recipient))) evidence.add(seq);
     }
+    const seqs = evidence.size === 0 ? {} : { evidence: [...evidence].sort((a, b) => a - b) };
     return problems.length > 0
-      ? { id, passed: false, detail: problems.join(" | ") }
-      : { id, passed: true, detail: notes.join(" | ") };
+      ? { id, passed: false, detail: problems.join(" | "), ...seqs }
+      : { id, passed: true, detail: notes.join(" | "), ...seqs };
   });
+}
+
+/**
+ * The events an expectation is judged on, whether it holds or not: the
+ * outcome (the submission, when there is none) — for `dsn-received`, the DSN
+ * and its arrival when one arrived — the SMTP hand-off when the SMTP reason,
+ * the relay or `never: [smtp]` is checked, the DSNs for `never:
+ * [dsn-received]`, and the attempts' starts and the POSTs when their numbers are.
+ */
+function evidenceFor(e: ScenarioExpectation, evidence: FactsEvidence): number[] {
+  const out: number[] = [];
+  const add = (seq: number | undefined): void => {
+    if (seq !== undefined) out.push(seq);
+  };
+  if (e.outcome === "dsn-received" && evidence.dsn.length > 0) out.push(...evidence.dsn);
+  else add(evidence.outcome ?? evidence.submitted);
+  if (e.never?.includes("dsn-received") === true) out.push(...evidence.dsn);
+  if (e.reason !== undefined || e.relay !== undefined || e.never?.includes("smtp") === true) add(evidence.handOff);
+  if (e.attempts !== undefined) out.push(...evidence.attempts);
+  if (e.posts !== undefined) out.push(...evidence.posts);
+  return out;
 }
 
 function judge(

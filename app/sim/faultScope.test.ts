@@ -69,4 +69,24 @@ describe("fault scope: names and latency", () => {
     }
     expect(latencySchema.safeParse({ distribution: "uniform", minMs: 1 }).success).toBe(false);
   });
+
+  it("samples an exponential latency with its mean, its spread (standard deviation = mean) and its tail", () => {
+    const r = createRandom(20261125);
+    const meanMs = 1000;
+    const n = 20_000;
+    const xs = Array.from({ length: n }, () => sampleLatencyMs({ distribution: "exponential", meanMs }, r));
+    const mean = xs.reduce((a, x) => a + x, 0) / n;
+    const sd = Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (n - 1));
+    // Standard errors over 20 000 draws: about 0.7 % for the mean and 1 % for the deviation; the bounds are 4 to 5 of them.
+    expect(mean).toBeGreaterThan(970);
+    expect(mean).toBeLessThan(1030);
+    expect(sd).toBeGreaterThan(950);
+    expect(sd).toBeLessThan(1050);
+    // P(X > mean) = e^-1, P(X > 3 · mean) = e^-3, median = mean · ln 2.
+    const share = (pick: (x: number) => boolean) => xs.filter(pick).length / n;
+    expect(share((x) => x > meanMs)).toBeCloseTo(Math.exp(-1), 1);
+    expect(Math.abs(share((x) => x > 3 * meanMs) - Math.exp(-3))).toBeLessThan(0.01);
+    expect(Math.abs(share((x) => x <= meanMs * Math.LN2) - 0.5)).toBeLessThan(0.02);
+    expect(xs.every((x) => Number.isInteger(x) && x >= 0)).toBe(true);
+  });
 });

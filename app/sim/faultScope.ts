@@ -104,6 +104,43 @@ export function inWindow(window: TimeWindow, timeMs: number): boolean {
 }
 
 /**
+ * The data of a `fault.window` trace event: the fault's `id` (the label the
+ * trace's `fault` fields cite: its own id, else `<position>:<kind>`), its
+ * `layer` and `kind`, its `scope` (the members of `scopeKeys` it gives), its
+ * window in virtual ms (`fromMs`: the start of the run when it has no `from`;
+ * `untilMs`: null when it never ends), its `probability` (1 when it gives
+ * none), and its other `settings` (status, Retry-After, latency, …).
+ */
+export function faultWindowData(
+  layer: "network" | "dns",
+  id: string,
+  spec: { readonly kind: string } & Readonly<Record<string, unknown>>,
+  window: TimeWindow,
+  startMs: number,
+  scopeKeys: readonly string[],
+): Record<string, unknown> {
+  const scope: Record<string, unknown> = {};
+  const settings: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(spec)) {
+    if (value === undefined || WINDOW_KEYS.has(key)) continue;
+    if (scopeKeys.includes(key)) scope[key] = value;
+    else settings[key] = value;
+  }
+  return {
+    id,
+    layer,
+    kind: spec.kind,
+    scope,
+    fromMs: Number.isFinite(window.fromMs) ? window.fromMs : startMs,
+    untilMs: Number.isFinite(window.untilMs) ? window.untilMs : null,
+    probability: typeof spec["probability"] === "number" ? spec["probability"] : 1,
+    settings,
+  };
+}
+
+const WINDOW_KEYS = new Set(["id", "kind", "from", "until", "probability"]);
+
+/**
  * Whether `value` matches a glob where `*` stands for any run of characters
  * (`*.example.org`, `/v1/*`). Case-insensitive, for host names; paths in this
  * protocol are lowercase anyway.

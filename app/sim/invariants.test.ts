@@ -215,6 +215,28 @@ describe("retry-schedule (RETRY-1, RETRY-2, RETRY-3, RETRY-7, G16)", () => {
     );
   });
 
+  it("RETRY-2: the checker holds the spec's 1-hour cap, not the sender's: a retry 50 minutes after the 63-minute attempt fails", async () => {
+    const { events, readings } = await trace(DOWN_3H);
+    const fired = events.filter((e) => e.name === "timer.fired");
+    const start = (events[0] as CheckedEvent).timeMs;
+    expect(fired.map((e) => (e.timeMs - start) / 60_000)).toEqual([1, 3, 7, 15, 31, 63, 123]);
+    const seventh = fired[6] as CheckedEvent;
+    const capped = events.map((e) => (e === seventh ? { ...e, timeMs: start + 113 * 60_000 } : e));
+    expect(verdict(capped, "retry-schedule", readings).detail).toContain(
+      "attempt 8 at +1:53:00, earlier than the 3600-second delay after attempt 7 at +1:03:00 [RETRY-2, G16]",
+    );
+  });
+
+  it("RETRY-3: the checker holds the spec's ±20 %: a retry at 75 % of the delay fails", async () => {
+    const { events, readings } = await trace(RATE_LIMITED_THEN_DOWN);
+    const fired = events.filter((e) => e.name === "timer.fired");
+    const second = fired[1] as CheckedEvent;
+    const early = events.map((e) => (e === second ? { ...e, timeMs: (fired[0] as CheckedEvent).timeMs + 90_000 } : e));
+    expect(verdict(early, "retry-schedule", readings).detail).toContain(
+      "earlier than 80 % of the 120-second delay after attempt 2",
+    );
+  });
+
   it("G16 jitter=on: a retry at 125 % of the delay fails", async () => {
     const { events, readings } = await trace(RATE_LIMITED_THEN_DOWN);
     const fired = events.filter((e) => e.name === "timer.fired");
@@ -263,5 +285,42 @@ describe("give-up-at-5-days (STATE-7, RETRY-6)", () => {
     };
     const bent = [...events.slice(0, bounced), extra, ...events.slice(bounced)];
     expect(verdict(bent, "give-up-at-5-days").detail).toContain("at or after the give-up at 5 days [STATE-7]");
+  });
+});
+
+describe("evidence: each result names the events behind it, by seq", () => {
+  it("a passed invariant names the events it judged; a failed one those that show the failure", async () => {
+    const { events } = await trace(HAPPY);
+    const outcomes = events.filter((e) => e.name === "recipient.outcome").map((e) => e.seq);
+    expect(outcomes).toHaveLength(2);
+    expect(verdict(events, "terminal-outcome").evidence).toEqual(outcomes);
+
+    const delivered = events.find((e) => e.name === "mailbox.delivered") as CheckedEvent;
+    const copy = { ...delivered, seq: 10_000 };
+    expect(verdict([...events, copy], "no-duplicate-delivery")).toMatchObject({
+      passed: false,
+      evidence: [delivered.seq, 10_000],
+    });
+  });
+
+  it("a resend after a rejection: the rejection and the resend", async () => {
+    const { events } = await trace(
+      `${HAPPY.replace("carol@b.example", "nobody@b.example")}faults:\n  network:\n    - { kind: unavailable, host: mx.b.example, path: /v1/messages, from: 1s }\n`,
+    );
+    const rejected = events.find((e) => e.name === "recipient.result" && e.data?.["status"] === "rejected");
+    const started = events.find((e) => e.name === "attempt.started") as CheckedEvent;
+    const again: CheckedEvent = { ...started, seq: 10_000, timeMs: started.timeMs + 60_000 };
+    expect(verdict([...events, again], "no-retry-after-permanent").evidence).toEqual([rejected?.seq, 10_000]);
+  });
+
+  it("a violation given as text alone: the events of the attempt it names and of the one before", async () => {
+    const { events, readings } = await trace(DOWN_3H);
+    const third = events.filter((e) => e.name === "timer.fired")[2] as CheckedEvent;
+    const early = events.map((e) => (e === third ? { ...e, timeMs: e.timeMs - 1000 } : e));
+    const evidence = verdict(early, "retry-schedule", readings).evidence ?? [];
+    expect(evidence).toContain(third.seq);
+    const named = evidence.map((seq) => events.find((e) => e.seq === seq)?.name);
+    expect(named).toContain("timer.set");
+    expect(named.every((n) => n !== undefined && !n.startsWith("dns."))).toBe(true);
   });
 });

@@ -19,12 +19,13 @@
  * | give-up-at-5-days | the bounce exactly 5 days after the first attempt; no attempt after that |
  */
 import { parseMailbox } from "../protocol/mailbox.ts";
-import { baseRetryDelayMs, GIVE_UP_AFTER_MS, JITTER_FRACTION } from "../sender/retrySchedule.ts";
 import type { CheckResult } from "../trace/schema.ts";
 import type { ScenarioReadings } from "./scenario.ts";
 
 /** An event as the checkers read it: a recorded trace event. */
 export interface CheckedEvent {
+  /** Its place in the trace: what a result's `evidence` lists. Events without one are left out of it. */
+  readonly seq?: number;
   readonly name: string;
   readonly timeMs: number;
   readonly domain?: string;
@@ -350,15 +351,31 @@ export function checkInvariants(events: readonly CheckedEvent[], options: Invari
     result("no-duplicate-delivery", noDuplicateDelivery(events)),
     result("smtp-only-where-allowed", smtpOnlyWhereAllowed(model, options)),
     result("no-retry-after-permanent", noRetryAfterPermanent(model, options)),
-    result("retry-schedule", retrySchedule(model, options)),
+    result("retry-schedule", { evidence: retriesJudged(model), ...retrySchedule(model, options) }, model),
     result("give-up-at-5-days", giveUpAtFiveDays(model)),
   ];
 }
 
+/** A violation with the events that show it. */
+interface Finding {
+  readonly text: string;
+  readonly evidence: readonly CheckedEvent[];
+}
+
 interface Verdict {
-  readonly violations: readonly string[];
+  /** Each as text alone, or with its evidence. */
+  readonly violations: readonly (string | Finding)[];
   /** Said when there is no violation: what was checked. */
   readonly checked: string;
+  /** When there is no violation: the events judged. */
+  readonly evidence?: readonly CheckedEvent[];
+}
+
+function finding(text: string, ...evidence: (CheckedEvent | readonly CheckedEvent[] | undefined)[]): Finding {
+  return {
+    text,
+    evidence: evidence.flatMap((e) => (e === undefined ? [] : Array.isArray(e) ? e : [e as CheckedEvent])),
+  };
 }
 
 const MAX_LISTED = 5;
@@ -367,13 +384,67 @@ function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-function result(id: string, verdict: Verdict): CheckResult {
+/**
+ * The result of one invariant. Its `evidence` is the seqs of the events
+ * behind it: for a violation, those that show it; when none, those judged.
+ * A violation given as text alone gets, with `model`, the events of the
+ * delivery actor and the attempt(s) it names (see {@link namedEvidence}).
+ */
+function result(id: string, verdict: Verdict, model?: Model): CheckResult {
   const { violations } = verdict;
-  if (violations.length === 0) return { id, passed: true, detail: verdict.checked };
-  const listed = violations.slice(0, MAX_LISTED).join("; ");
+  if (violations.length === 0) return { id, passed: true, detail: verdict.checked, ...seqsOf(verdict.evidence ?? []) };
+  const texts = violations.map((v) => (typeof v === "string" ? v : v.text));
+  const listed = texts.slice(0, MAX_LISTED).join("; ");
   const more = violations.length > MAX_LISTED ? `; and ${violations.length - MAX_LISTED} more` : "";
-  return { id, passed: false, detail: `${listed}${more}` };
+  const evidence = violations.flatMap((v) =>
+    typeof v !== "string" ? v.evidence : model === undefined ? [] : namedEvidence(model, v),
+  );
+  return { id, passed: false, detail: `${listed}${more}`, ...seqsOf(evidence) };
 }
+
+/** `{ evidence }`: the events' seqs, ascending and once each; nothing when none has a seq. */
+function seqsOf(events: readonly CheckedEvent[]): { evidence?: number[] } {
+  const seqs = new Set<number>();
+  for (const e of events) if (e.seq !== undefined) seqs.add(e.seq);
+  return seqs.size === 0 ? {} : { evidence: [...seqs].sort((a, b) => a - b) };
+}
+
+/** The events a violation names in its text: `<actor>: … attempt N …` → the attempt's events and the one's before it. */
+function namedEvidence(model: Model, text: string): CheckedEvent[] {
+  const colon = text.indexOf(": ");
+  const actor = colon < 0 ? undefined : model.actors.get(text.slice(0, colon));
+  if (actor === undefined) return [];
+  const n = Number(/\battempt (\d+)\b/.exec(text.slice(colon))?.[1] ?? Number.NaN);
+  const attempts = Number.isInteger(n)
+    ? actor.attempts.filter((a) => a.index === n || a.index === n - 1)
+    : actor.attempts;
+  return attempts.flatMap((a) => a.events.filter((e) => EVIDENT.has(e.name)));
+}
+
+/** For each retry, the timer set after the attempt before it and the retry's first event: what the schedule is judged on. */
+function retriesJudged(model: Model): CheckedEvent[] {
+  const out: CheckedEvent[] = [];
+  for (const actor of model.actors.values()) {
+    for (let k = 1; k < actor.attempts.length; k++) {
+      const timer = actor.attempts[k - 1]?.events.findLast((e) => e.name === "timer.set");
+      const first = actor.attempts[k]?.events[0];
+      if (timer !== undefined) out.push(timer);
+      if (first !== undefined) out.push(first);
+    }
+  }
+  return out;
+}
+
+/** The events of an attempt that say what it did and when: what a reader jumps to. */
+const EVIDENT = new Set([
+  "timer.fired",
+  "attempt.started",
+  "attempt.ended",
+  "recipient.result",
+  "timer.set",
+  "smtp.handoff",
+  "delivery.bounced",
+]);
 
 function offset(ms: number, startMs: number): string {
   const total = Math.round(ms - startMs);
@@ -388,43 +459,52 @@ function offset(ms: number, startMs: number): string {
 }
 
 function terminalOutcome(events: readonly CheckedEvent[], model: Model, options: InvariantOptions): Verdict {
-  const counts = new Map<string, number>();
-  const violations: string[] = [];
+  const outcomes = new Map<string, CheckedEvent[]>();
+  const all: CheckedEvent[] = [];
+  const violations: Finding[] = [];
   for (const e of events) {
     if (e.name !== "recipient.outcome") continue;
+    all.push(e);
     const messageId = str(e.data?.["messageId"]) ?? "";
     const recipient = normalizeAddress(str(e.data?.["recipient"]) ?? "");
     const key = `${messageId}\n${recipient}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
+    const list = outcomes.get(key);
+    if (list === undefined) outcomes.set(key, [e]);
+    else list.push(e);
     if (!model.submitted.get(messageId)?.recipients.has(recipient)) {
-      violations.push(`${recipient} of ${messageId} has an outcome but was never submitted`);
+      violations.push(finding(`${recipient} of ${messageId} has an outcome but was never submitted`, e));
     }
   }
   let recipients = 0;
-  for (const [messageId, { recipients: list }] of model.submitted) {
+  for (const [messageId, { at, recipients: list }] of model.submitted) {
     for (const recipient of list) {
       recipients++;
-      const n = counts.get(`${messageId}\n${recipient}`) ?? 0;
-      if (n === 0) {
+      const found = outcomes.get(`${messageId}\n${recipient}`) ?? [];
+      if (found.length === 0) {
         violations.push(
-          options.complete
-            ? `${recipient} of ${messageId} has no outcome, yet nothing was left to run (a delivery is stuck)`
-            : `${recipient} of ${messageId} has no outcome when the run stopped at its horizon`,
+          finding(
+            options.complete
+              ? `${recipient} of ${messageId} has no outcome, yet nothing was left to run (a delivery is stuck)`
+              : `${recipient} of ${messageId} has no outcome when the run stopped at its horizon`,
+            at,
+          ),
         );
-      } else if (n > 1) {
-        violations.push(`${recipient} of ${messageId} has ${n} outcomes`);
+      } else if (found.length > 1) {
+        violations.push(finding(`${recipient} of ${messageId} has ${found.length} outcomes`, found));
       }
     }
   }
   return {
     violations,
     checked: `${plural(recipients, "recipient")} of ${plural(model.submitted.size, "message")}, each with exactly one outcome`,
+    evidence: all,
   };
 }
 
 function noDuplicateDelivery(events: readonly CheckedEvent[]): Verdict {
-  const seen = new Map<string, number>();
-  const violations: string[] = [];
+  const seen = new Map<string, CheckedEvent[]>();
+  const violations: Finding[] = [];
+  const judged: CheckedEvent[] = [];
   let checked = 0;
   let unidentified = 0;
   for (const e of events) {
@@ -436,74 +516,101 @@ function noDuplicateDelivery(events: readonly CheckedEvent[]): Verdict {
       continue;
     }
     checked++;
+    judged.push(e);
     const key = `${mailbox}\n${messageId}`;
-    const n = (seen.get(key) ?? 0) + 1;
-    seen.set(key, n);
-    if (n === 2) violations.push(`${mailbox} received <${messageId}> more than once`);
+    const deliveries = seen.get(key);
+    if (deliveries === undefined) {
+      seen.set(key, [e]);
+      continue;
+    }
+    // The finding holds the list: later copies join its evidence.
+    deliveries.push(e);
+    if (deliveries.length === 2)
+      violations.push({ text: `${mailbox} received <${messageId}> more than once`, evidence: deliveries });
   }
   return {
+    evidence: judged,
     violations,
     checked: `${plural(checked, "delivery", "deliveries")} to mailboxes, no message twice in one mailbox${unidentified > 0 ? ` (${unidentified} without a Message-ID not checked)` : ""}`,
   };
 }
 
 function smtpOnlyWhereAllowed(model: Model, options: InvariantOptions): Verdict {
-  const violations: string[] = [];
+  const violations: Finding[] = [];
   const windowMs = options.readings.G16.fallbackWindowS * 1000;
+  const judged: CheckedEvent[] = [];
   let handOffs = 0;
   for (const actor of model.actors.values()) {
     for (const { index, event } of actor.handOffs) {
       handOffs++;
+      judged.push(event);
       const reason = str(event.data?.["reason"]);
       const attempts = actor.attempts.slice(0, index).map((a) => ({ attempt: a, ...classify(a) }));
       const last = attempts.at(-1);
       const at = offset(event.timeMs, actor.startMs);
       const earlierBad = attempts.find((a) => a.kind === "ineligible" || a.kind === "unknown");
+      /** A violation shown by the hand-off and the attempt that does not allow it. */
+      const flag = (text: string, attempt: Attempt | undefined): void => {
+        violations.push(
+          finding(
+            text,
+            attempt?.events.filter((e) => EVIDENT.has(e.name)),
+            event,
+          ),
+        );
+      };
       if (reason === "fallback") {
         if (earlierBad !== undefined) {
-          violations.push(
+          flag(
             `${actor.id}: handed to SMTP (fallback) at ${at}, though attempt ${earlierBad.attempt.index} was not fallback-eligible (${earlierBad.why}) [ERR-23]`,
+            earlierBad.attempt,
           );
         } else if (last === undefined || last.kind !== "eligible") {
-          violations.push(
+          flag(
             `${actor.id}: handed to SMTP (fallback) at ${at} after an attempt that was not a fallback-eligible failure [STATE-3]`,
+            last?.attempt,
           );
         } else if (last.attempt.startMs < actor.startMs + windowMs) {
-          violations.push(
+          flag(
             `${actor.id}: handed to SMTP (fallback) at ${at}, after an attempt made at ${offset(last.attempt.startMs, actor.startMs)}, before the ${windowMs / 60000}-minute fallback window ended [STATE-3, ERR-22]`,
+            last.attempt,
           );
         }
       } else if (reason === "no-common-version") {
         if (last?.kind !== "no-common-version") {
-          violations.push(
+          flag(
             `${actor.id}: handed to SMTP for no common version at ${at}, but the last attempt showed none [STATE-4]`,
+            last?.attempt,
           );
         }
       } else if (reason === "no-service") {
         if (last?.kind !== "no-service") {
-          violations.push(
+          flag(
             `${actor.id}: handed to SMTP for no service at ${at}, but the last attempt found an endpoint [SVC-11]`,
+            last?.attempt,
           );
         } else if (earlierBad !== undefined) {
-          violations.push(
+          flag(
             `${actor.id}: handed to SMTP for no service at ${at}, though attempt ${earlierBad.attempt.index} had an answer that never falls back (${earlierBad.why}) [ERR-23]`,
+            earlierBad.attempt,
           );
         }
       } else {
-        violations.push(`${actor.id}: handed to SMTP at ${at} for an unknown reason ${JSON.stringify(reason)}`);
+        flag(`${actor.id}: handed to SMTP at ${at} for an unknown reason ${JSON.stringify(reason)}`, undefined);
       }
     }
   }
-  return { violations, checked: `${plural(handOffs, "hand-off")} to SMTP, each allowed` };
+  return { violations, checked: `${plural(handOffs, "hand-off")} to SMTP, each allowed`, evidence: judged };
 }
 
 function noRetryAfterPermanent(model: Model, options: InvariantOptions): Verdict {
-  const violations: string[] = [];
+  const violations: Finding[] = [];
+  const judged: CheckedEvent[] = [];
   let permanent = 0;
   for (const actor of model.actors.values()) {
-    /** Recipient → why it is final for the service. */
-    const finalFor = new Map<string, string>();
-    const deadDeliveries = new Map<string, string>();
+    /** Recipient → why it is final for the service, and the answer that made it so. */
+    const finalFor = new Map<string, { why: string; answer: CheckedEvent }>();
+    const deadDeliveries = new Map<string, { why: string; answer: CheckedEvent }>();
     for (const attempt of actor.attempts) {
       for (const e of attempt.events) {
         const d = e.data ?? {};
@@ -512,30 +619,69 @@ function noRetryAfterPermanent(model: Model, options: InvariantOptions): Verdict
           if (d["sent"] === false) continue;
           const dead = deadDeliveries.get(deliveryId);
           if (dead !== undefined) {
-            violations.push(`${deliveryId}: sent again at ${offset(e.timeMs, actor.startMs)} after ${dead}`);
+            violations.push(
+              finding(
+                `${deliveryId}: sent again at ${offset(e.timeMs, actor.startMs)} after ${dead.why}`,
+                dead.answer,
+                e,
+              ),
+            );
             continue;
           }
           for (const r of strings(d["recipients"]).map(normalizeAddress)) {
-            const why = finalFor.get(r);
-            if (why !== undefined)
-              violations.push(`${actor.id}: ${r} sent again at ${offset(e.timeMs, actor.startMs)} after ${why}`);
+            const final = finalFor.get(r);
+            if (final !== undefined)
+              violations.push(
+                finding(
+                  `${actor.id}: ${r} sent again at ${offset(e.timeMs, actor.startMs)} after ${final.why}`,
+                  final.answer,
+                  e,
+                ),
+              );
           }
         } else if (e.name === "recipient.result" && d["status"] === "rejected") {
           permanent++;
-          finalFor.set(
-            normalizeAddress(str(d["recipient"]) ?? ""),
-            `it was rejected at ${offset(e.timeMs, actor.startMs)} [RCP-7]`,
-          );
+          judged.push(e);
+          finalFor.set(normalizeAddress(str(d["recipient"]) ?? ""), {
+            why: `it was rejected at ${offset(e.timeMs, actor.startMs)} [RCP-7]`,
+            answer: e,
+          });
         } else if (e.name === "attempt.ended" && permanentEnding(d, options.readings)) {
           permanent++;
-          const why = `a permanent answer (${num(d["status"]) ?? "not sent"}) at ${offset(e.timeMs, actor.startMs)} [STATE-9]`;
-          deadDeliveries.set(deliveryId, why);
-          for (const r of model.deliveries.get(deliveryId) ?? []) finalFor.set(r, why);
+          judged.push(e);
+          const final = {
+            why: `a permanent answer (${num(d["status"]) ?? "not sent"}) at ${offset(e.timeMs, actor.startMs)} [STATE-9]`,
+            answer: e,
+          };
+          deadDeliveries.set(deliveryId, final);
+          for (const r of model.deliveries.get(deliveryId) ?? []) finalFor.set(r, final);
         }
       }
     }
   }
-  return { violations, checked: `${plural(permanent, "permanent answer")}, none retried over the service` };
+  return {
+    violations,
+    checked: `${plural(permanent, "permanent answer")}, none retried over the service`,
+    evidence: judged,
+  };
+}
+
+// The retry schedule in SPEC.md's own numbers ("Retry schedule", G16), written out here and not
+// imported from app/sender: a checker that shares the sender's constants passes whatever they say.
+/** RETRY-1: the first retry 1 minute after the first attempt. */
+const SPEC_FIRST_RETRY_MS = 60_000;
+/** RETRY-2: the delay doubles per attempt, capped at 1 hour. */
+const SPEC_RETRY_CAP_MS = 3_600_000;
+/** RETRY-3: each delay randomized by ±20 %. */
+const SPEC_JITTER = 0.2;
+/** RETRY-6: give up after 5 days. */
+const GIVE_UP_AFTER_MS = 5 * 24 * 3_600_000;
+
+/** The delay before retry `retry` (1 for the first) without jitter: min(1 min · 2^(retry−1), 1 h) (G16). */
+function specRetryDelayMs(retry: number): number {
+  let delayMs = SPEC_FIRST_RETRY_MS;
+  for (let n = 1; n < retry && delayMs < SPEC_RETRY_CAP_MS; n++) delayMs *= 2;
+  return Math.min(delayMs, SPEC_RETRY_CAP_MS);
 }
 
 function retrySchedule(model: Model, options: InvariantOptions): Verdict {
@@ -547,7 +693,7 @@ function retrySchedule(model: Model, options: InvariantOptions): Verdict {
       const previous = actor.attempts[k - 1] as Attempt;
       const attempt = actor.attempts[k] as Attempt;
       retries++;
-      const base = baseRetryDelayMs(k);
+      const base = specRetryDelayMs(k);
       const setAt = previous.events.filter((e) => e.name === "timer.set").at(-1)?.timeMs ?? previous.startMs;
       let lowerBoundMs: number | undefined;
       for (const e of previous.events) {
@@ -557,8 +703,8 @@ function retrySchedule(model: Model, options: InvariantOptions): Verdict {
             : undefined;
         if (seconds !== undefined) lowerBoundMs = Math.max(lowerBoundMs ?? -Infinity, e.timeMs + seconds * 1000);
       }
-      const lo = previous.startMs + (jitter ? Math.floor(base * (1 - JITTER_FRACTION)) - 1 : base);
-      const hi = previous.startMs + (jitter ? Math.ceil(base * (1 + JITTER_FRACTION)) + 1 : base);
+      const lo = previous.startMs + (jitter ? Math.floor(base * (1 - SPEC_JITTER)) - 1 : base);
+      const hi = previous.startMs + (jitter ? Math.ceil(base * (1 + SPEC_JITTER)) + 1 : base);
       const latest = Math.max(hi, lowerBoundMs ?? -Infinity, setAt);
       const t = attempt.startMs;
       const at = offset(t, actor.startMs);
@@ -584,31 +730,46 @@ function retrySchedule(model: Model, options: InvariantOptions): Verdict {
 }
 
 function giveUpAtFiveDays(model: Model): Verdict {
-  const violations: string[] = [];
+  const violations: Finding[] = [];
+  const judged: CheckedEvent[] = [];
   let bounces = 0;
   for (const actor of model.actors.values()) {
     const giveUpMs = actor.startMs + GIVE_UP_AFTER_MS;
     for (const attempt of actor.attempts) {
       if (attempt.startMs >= giveUpMs) {
         violations.push(
-          `${actor.id}: attempt ${attempt.index} at ${offset(attempt.startMs, actor.startMs)}, at or after the give-up at 5 days [STATE-7]`,
+          finding(
+            `${actor.id}: attempt ${attempt.index} at ${offset(attempt.startMs, actor.startMs)}, at or after the give-up at 5 days [STATE-7]`,
+            attempt.events.filter((e) => EVIDENT.has(e.name)),
+          ),
         );
       }
     }
     const bounce = actor.bounced;
     if (bounce === undefined) continue;
     bounces++;
+    judged.push(bounce);
     const at = offset(bounce.timeMs, actor.startMs);
+    const last = actor.attempts.at(-1);
     if (bounce.timeMs < giveUpMs) {
-      violations.push(`${actor.id}: bounced at ${at}, before 5 days had passed [STATE-7, RETRY-6]`);
+      violations.push(finding(`${actor.id}: bounced at ${at}, before 5 days had passed [STATE-7, RETRY-6]`, bounce));
     } else if (bounce.timeMs > giveUpMs) {
       // Late only when an attempt was under way at the 5-day mark and the bounce came as it ended.
-      const last = actor.attempts.at(-1);
       const timerBefore = last?.events.some((e) => e.name === "timer.set" && e.timeMs <= giveUpMs) === true;
       if (last === undefined || last.startMs >= giveUpMs || timerBefore) {
-        violations.push(`${actor.id}: bounced at ${at}, later than 5 days after the first attempt [STATE-7, RETRY-6]`);
+        violations.push(
+          finding(
+            `${actor.id}: bounced at ${at}, later than 5 days after the first attempt [STATE-7, RETRY-6]`,
+            last?.events.filter((e) => EVIDENT.has(e.name)),
+            bounce,
+          ),
+        );
       }
     }
   }
-  return { violations, checked: `${plural(bounces, "bounce")}, each at 5 days; no attempt after give-up` };
+  return {
+    violations,
+    checked: `${plural(bounces, "bounce")}, each at 5 days; no attempt after give-up`,
+    evidence: judged,
+  };
 }

@@ -121,6 +121,57 @@ describe("network: routing through msw handlers", () => {
     expect(response?.data).not.toHaveProperty("body");
   });
 
+  it("traces each fault's window when it is added: id, layer, kind, scope, from/until, probability, settings", () => {
+    const ctx = setup([
+      { id: "slow", kind: "latency", latency: 200, host: "mx.b.example", from: "1m", until: 120_000, probability: 0.5 },
+      { kind: "capabilities-invalid" },
+    ]);
+    expect(ctx.events.map((e) => [e.name, e.timeMs, e.data])).toEqual([
+      [
+        "fault.window",
+        0,
+        {
+          id: "slow",
+          layer: "network",
+          kind: "latency",
+          scope: { host: "mx.b.example" },
+          fromMs: 60_000,
+          untilMs: 120_000,
+          probability: 0.5,
+          settings: { latency: 200 },
+        },
+      ],
+      [
+        "fault.window",
+        0,
+        {
+          id: "1:capabilities-invalid",
+          layer: "network",
+          kind: "capabilities-invalid",
+          scope: { path: "/v1/capabilities", method: "GET" },
+          fromMs: 0,
+          untilMs: null,
+          probability: 1,
+          settings: { contentType: "application/json" },
+        },
+      ],
+    ]);
+  });
+
+  it("hands the receiver the exchange's id, called directly or behind faults", async () => {
+    for (const faults of [[], [{ kind: "latency", latency: 5 }]] as NetworkFaultInput[][]) {
+      const ctx = setup(faults);
+      const seen: unknown[] = [];
+      ctx.network.mount("https://mx.d.example", (request, context) => {
+        seen.push(context);
+        return Promise.resolve(new Response(null, { status: 204 }));
+      });
+      await send(ctx, "a.example", getCapabilities("https://mx.d.example"));
+      await send(ctx, "a.example", getCapabilities("https://mx.d.example"));
+      expect(seen).toEqual([{ exchangeId: "x1" }, { exchangeId: "x2" }]);
+    }
+  });
+
   it("puts whole bodies in the trace only when asked (recordBodies)", async () => {
     const ctx = setup([], { recordBodies: true });
     await send(ctx, "a.example", postMessage());
@@ -298,6 +349,7 @@ describe("network: latency, scope and probability", () => {
     const outcome = await send(ctx, "a.example", getCapabilities(), 1000);
     expect(outcome.atMs).toBe(1230);
     expect(ctx.events.map((e) => [e.name, e.timeMs])).toEqual([
+      ["fault.window", 0],
       ["http.request", 1000],
       ["http.response", 1230],
     ]);

@@ -26,11 +26,14 @@
  *
  * Every exchange is traced: `http.request` when sent, then `http.response` or
  * `http.failure`, with headers, body size and SHA-256 digest, and the whole
- * bodies when the recorder asks for them (`recordBodies`). Time only passes on
+ * bodies when the recorder asks for them (`recordBodies`); the receiver is
+ * handed the exchange's id with the request, and puts it on its own events.
+ * Time only passes on
  * the virtual clock; host work (body reads, digests) goes through
  * `scheduler.track`. Probabilities and latency samples come from PRNG streams
  * forked per fault (by `id`, else by position), so adding a fault at the end
- * leaves every other stream as it was.
+ * leaves every other stream as it was. Each fault is traced as a `fault.window`
+ * when it is added (when the world is built, for a scenario's faults).
  */
 import "./mswGuard.ts"; // before msw: msw needs localStorage when it loads in a Web Worker
 import { getResponse, http, type RequestHandler } from "msw";
@@ -38,6 +41,7 @@ import * as z from "zod";
 import { noTrace, TransportError, type Fetch, type TraceSink } from "../ports.ts";
 import {
   faultScopeShape,
+  faultWindowData,
   inWindow,
   latencySchema,
   matchGlob,
@@ -151,8 +155,16 @@ export type NetworkFault = z.output<typeof networkFaultSchema>;
 /** The kinds of network fault. */
 export type NetworkFaultKind = NetworkFault["kind"];
 
+/** What the network tells a receiver about a request: the exchange's id, which the receiver puts on its events. */
+export interface ExchangeContext {
+  readonly exchangeId: string;
+}
+
+/** The members of a network fault that say which exchanges it concerns (`fault.window`'s `scope`). */
+const NETWORK_SCOPE_KEYS = ["host", "path", "method", "source", "between"];
+
 /** A receiver: the handler `createReceiver` returns. */
-export type HttpHandlerFn = (request: Request) => Promise<Response>;
+export type HttpHandlerFn = (request: Request, context?: ExchangeContext) => Promise<Response>;
 
 /** What {@link createNetwork} needs. */
 export interface NetworkOptions {
@@ -258,7 +270,7 @@ export function createNetwork(options: NetworkOptions): Network {
       if (fault.spec.kind === "latency") mayWait = true;
     }
     const receiver = receivers.get(current.url.origin);
-    if (handlers.length === 0) return receiver?.handler(forwarded);
+    if (handlers.length === 0) return receiver?.handler(forwarded, { exchangeId: current.id });
     if (receiver !== undefined) handlers.push(receiver.msw);
     return getResponse(handlers, forwarded);
   }
@@ -425,6 +437,21 @@ export function createNetwork(options: NetworkOptions): Network {
     };
     faults.push(fault);
     scopes.clear();
+    trace.emit({
+      name: "fault.window",
+      timeMs: scheduler.now(),
+      data: faultWindowData(
+        "network",
+        label,
+        // A capabilities fault's scope is the capabilities request unless it says otherwise.
+        spec.kind === "capabilities-invalid" || spec.kind === "capabilities-unfetchable"
+          ? { ...spec, path: spec.path ?? CAPABILITIES_PATH, method: spec.method ?? "GET" }
+          : spec,
+        fault.window,
+        scheduler.startMs,
+        NETWORK_SCOPE_KEYS,
+      ),
+    });
     return spec;
   }
 
@@ -517,7 +544,11 @@ export function createNetwork(options: NetworkOptions): Network {
         // tracked work, and pass the receiver a body built in JavaScript again.
         msw: http.all(
           ({ request }) => new URL(request.url).origin === key,
-          async ({ request }) => handler(await settledRequest(request, scheduler)),
+          async ({ request }) => {
+            const exchange = exchanges.get(request);
+            const settled = await settledRequest(request, scheduler);
+            return exchange === undefined ? handler(settled) : handler(settled, { exchangeId: exchange.id });
+          },
         ),
       });
       hostDomains.set(parsed.hostname, normalizeName(mountOptions.domain ?? parsed.hostname));

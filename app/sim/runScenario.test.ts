@@ -45,7 +45,7 @@ describe("running a scenario", () => {
     expect(importTraceValue(trace).ok).toBe(true);
     expect(trace).toMatchObject({
       format: "mailscope-trace",
-      version: 1,
+      version: 2,
       mailscope: "9.9.9",
       scenario: { name: "happy", file: "scenarios/x.yaml", source: HAPPY },
       seed: 11,
@@ -127,6 +127,8 @@ describe("running a scenario", () => {
       id: "terminal-outcome",
       passed: false,
       detail: "bob@b.example of m1@a.example has no outcome when the run stopped at its horizon",
+      // The evidence: the submission that has no outcome.
+      evidence: r.trace.events.filter((e) => e.name === "message.submitted").map((e) => e.seq),
     });
     expect(r.outcomes[0]?.outcome).toBe("pending");
   });

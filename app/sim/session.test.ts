@@ -9,6 +9,7 @@
 import { describe, expect, it } from "vitest";
 import rateLimitedThenDown from "../../scenarios/rate-limited-then-down.yaml?raw";
 import jitterOn from "../../scenarios/gap-G16-jitter-on.yaml?raw";
+import g7Enforced from "../../scenarios/gap-G7-enforced.yaml?raw";
 import { traceHash } from "../trace/exportJson.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { runScenarioText } from "./runScenario.ts";
@@ -210,6 +211,22 @@ describe("a live session gives the trace of `mailscope run` (ARCHITECTURE.md Det
     expect(result.passed).toBe(expected.run.passed);
     expectBatchesAreTheTrace(c.events(), expected.run.trace.events);
     expect(result.reproduce).toBe(expected.run.reproduce);
+  });
+
+  it("G7 (gap-G7-enforced, DNS changes at +1h and +2h30m): stepped, run to +2h, finished — the same trace, dns.changed included", async () => {
+    const file = "scenarios/gap-G7-enforced.yaml";
+    const expected = await reference(g7Enforced, { file });
+    expect(expected.run.trace.events.filter((e) => e.name === "dns.changed").length).toBeGreaterThan(0);
+    const c = connect({ wallClock: everyReport() });
+    await c.send({ type: "start", text: g7Enforced, file, mailscope: MAILSCOPE });
+    const ready = c.last();
+    if (ready?.type !== "ready") throw new Error(`not ready: ${JSON.stringify(ready)}`);
+    for (let i = 0; i < 3; i++) await c.send({ type: "step" });
+    await c.send({ type: "runTo", timeMs: ready.summary.startMs + 2 * HOUR });
+    await c.send({ type: "finish" });
+    const { result } = c.finished();
+    expect(result.hash).toBe(expected.hash);
+    expectBatchesAreTheTrace(c.events(), expected.run.trace.events);
   });
 
   it("played uninterrupted as fast as possible, with the real wall clock: the same trace; batches carry every event once", async () => {

@@ -173,10 +173,11 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
     const load = await loadScenario(command.text, {
       ...(command.file !== undefined && { file: command.file }),
       readFile: (path) => {
-        const bytes = Object.hasOwn(emls, path) ? emls[path] : undefined;
-        return bytes instanceof Uint8Array
-          ? Promise.resolve(bytes)
-          : Promise.reject(new Error("its bytes were not given with the scenario"));
+        const bytes: unknown = Object.hasOwn(emls, path) ? emls[path] : undefined;
+        // A Uint8Array as the protocol says; a bare ArrayBuffer (a transferred file) is taken too.
+        if (bytes instanceof Uint8Array) return Promise.resolve(bytes);
+        if (bytes instanceof ArrayBuffer) return Promise.resolve(new Uint8Array(bytes));
+        return Promise.reject(new Error("its bytes were not given with the scenario"));
       },
     });
     if (!load.ok) return invalid(load.errors.map(formatScenarioError));
@@ -287,6 +288,8 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
       // As world.run(): the clock goes on to the horizon (no event is left before it, so none runs).
       try {
         await world.scheduler.run({ untilMs: world.horizonMs });
+        // The DNS changes the run has reached, as world.run() traces them at its end.
+        world.dns.traceChangesUntil(world.scheduler.now());
         complete = world.scheduler.pendingEvents === 0;
       } catch (cause) {
         error = describe(cause);

@@ -14,6 +14,10 @@
  * DSNs travel like any other message: a sender's DSN (bounce, rejection) is
  * submitted by that sender to itself, and a receiver's DSN after acceptance
  * (G17) is submitted to its own domain's sender through the Outbound port.
+ *
+ * The trace opens with a `fault.window` for each DNS and then each network
+ * fault, so a timeline can draw the fault bands from the trace alone; each
+ * scheduled DNS change shows as `dns.changed` at its time.
  */
 import type { Fetch, SmtpHandOff, SmtpRelay, TraceEvent, TraceSink } from "../ports.ts";
 import { buildKeyRecord, exportPublicKeyRaw, importSigningKeyFromSeed, keyidFor } from "../protocol/profile.ts";
@@ -197,9 +201,12 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
   const startMs = scenario.start !== undefined ? Date.parse(scenario.start) : DEFAULT_START_MS;
   const scheduler = createScheduler({ ...(options.scheduler ?? FAST_SETTLING), startMs });
   const recorder = createRecorder({ recordBodies: options.recordBodies ?? false });
+  /** The zone, once built: its record changes are traced as the trace reaches their times. */
+  const built: { zone?: DnsZone } = {};
   // Every trace event counts as activity, so the scheduler settles an event until nothing more happens.
   const trace: TraceSink = {
     emit(event: TraceEvent) {
+      built.zone?.traceChangesUntil(event.timeMs);
       recorder.emit(event);
       scheduler.touch();
     },
@@ -250,6 +257,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
   } catch (error) {
     throw new WorldError(`the DNS zone cannot be built: ${error instanceof Error ? error.message : String(error)}`);
   }
+  built.zone = dns;
   const network = createNetwork({
     scheduler,
     random: random.fork("network"),
@@ -404,6 +412,8 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
     submit,
     async run(untilMs = horizonMs) {
       const result = await scheduler.run({ untilMs });
+      // The DNS changes the run has reached, with nothing traced after them.
+      dns.traceChangesUntil(scheduler.now());
       return { ...result, complete: scheduler.pendingEvents === 0 };
     },
     trace(meta = { mailscope: "0.0.0-unknown" }) {

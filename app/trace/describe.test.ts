@@ -231,11 +231,71 @@ describe("trace events in words, one wording for run's timeline and send's and s
       "← 200 (80 bytes) [fault slow-body]",
       undefined,
     ]);
+    expect(
+      lines(event("machine.started", { deliveryActor: "m1→b.example", state: "attemptingOverService.discovering" })),
+    ).toEqual([undefined, "m1→b.example: started in attemptingOverService.discovering", undefined]);
+    const attempt = {
+      deliveryActor: "m1→b.example",
+      attempt: 7,
+      stage: "capabilities",
+      class: "temporary",
+      posts: 0,
+      fallbackEligible: true,
+      rule: "GET-9",
+    };
+    expect(lines(event("attempt.judged", attempt))).toEqual([
+      undefined,
+      "m1→b.example: attempt 7 over at capabilities (temporary, fallback-eligible, 0 POSTs) [GET-9]",
+      undefined,
+    ]);
+    const first = {
+      ...attempt,
+      attempt: 1,
+      stage: "post",
+      posts: 1,
+      fallbackEligible: false,
+      rule: "ERR-8",
+      fallbackWindowStartMs: 0,
+      fallbackWindowEndMs: 7_200_000,
+      giveUpAtMs: 432_000_000,
+    };
+    expect(lines(event("attempt.judged", first))[1]).toBe(
+      "m1→b.example: attempt 1 over at post (temporary, 1 POST); fallback window 2h, give-up after 120h [ERR-8]",
+    );
     expect(lines(event("invariant.checked", { id: "one-outcome", passed: true }))).toEqual([
       undefined,
       undefined,
       undefined,
     ]);
+  });
+
+  it("a fault's window and a DNS change, in the full timeline", () => {
+    const window = {
+      id: "b-down",
+      layer: "network",
+      kind: "connection-refused",
+      scope: { host: "mx.b.example" },
+      fromMs: Date.UTC(2026, 0, 1, 0, 0, 30),
+      untilMs: null,
+      probability: 1,
+      settings: {},
+    };
+    expect(lines(event("fault.window", window))).toEqual([
+      undefined,
+      "fault b-down: network connection-refused for host=mx.b.example, from 2026-01-01T00:00:30Z on",
+      undefined,
+    ]);
+    expect(
+      lines(event("fault.window", { ...window, scope: {}, untilMs: Date.UTC(2026, 0, 1, 1), probability: 0.5 }))[1],
+    ).toBe(
+      "fault b-down: network connection-refused, from 2026-01-01T00:00:30Z until 2026-01-01T01:00:00Z, probability 0.5",
+    );
+    expect(lines(event("dns.changed", { name: "_svc.b.example", records: null }))[1]).toBe(
+      "DNS _svc.b.example removed (NXDOMAIN from now on)",
+    );
+    expect(lines(event("dns.changed", { name: "_svc.b.example", records: { svcb: [{}], txt: [] } }))[1]).toBe(
+      "DNS _svc.b.example now holds 1 SVCB and 0 TXT records",
+    );
   });
 
   it("every event name has words of its own, none falls back to its raw data, and fields missing never throw", () => {

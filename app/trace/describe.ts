@@ -94,6 +94,11 @@ export function shortDuration(ms: number): string {
   return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60) > 0 ? `${Math.floor((s % 3600) / 60)}m` : ""}`;
 }
 
+/** `1 POST`, `0 POSTs`; a count that is no number as it is. */
+function plural(value: unknown, one: string): string {
+  return `${String(value)} ${value === 1 ? one : `${one}s`}`;
+}
+
 function list(value: unknown): string {
   return Array.isArray(value) ? value.map(String).join(", ") : String(value);
 }
@@ -225,6 +230,15 @@ function words(name: string, d: Readonly<Record<string, unknown>>, how: Describe
   }
 }
 
+/** ` for host=mx.b.example path=/v1/messages`: a fault's scope; empty when it concerns everything. */
+function faultScope(scope: unknown): string {
+  if (typeof scope !== "object" || scope === null) return "";
+  const parts = Object.entries(scope).map(
+    ([key, value]) => `${key}=${Array.isArray(value) ? value.join("↔") : String(value)}`,
+  );
+  return parts.length > 0 ? ` for ${parts.join(" ")}` : "";
+}
+
 /** The wire and the state machine, for the full timeline; any other event as its name and data. */
 function wire(name: string, d: Readonly<Record<string, unknown>>): string {
   switch (name) {
@@ -242,8 +256,25 @@ function wire(name: string, d: Readonly<Record<string, unknown>>): string {
       return `receiver: ${String(d["method"])} ${String(d["path"])}`;
     case "receiver.response":
       return `receiver: ${String(d["status"])}${d["problem"] !== undefined ? ` ${String(d["problem"])}` : ""}`;
+    case "attempt.judged": {
+      const eligible = d["fallbackEligible"] === true ? ", fallback-eligible" : "";
+      const window =
+        typeof d["fallbackWindowEndMs"] === "number" && typeof d["fallbackWindowStartMs"] === "number"
+          ? `; fallback window ${shortDuration(d["fallbackWindowEndMs"] - d["fallbackWindowStartMs"])}${typeof d["giveUpAtMs"] === "number" ? `, give-up after ${shortDuration(d["giveUpAtMs"] - d["fallbackWindowStartMs"])}` : ""}`
+          : "";
+      return `${String(d["deliveryActor"])}: attempt ${String(d["attempt"])} over at ${String(d["stage"])} (${String(d["class"])}${eligible}, ${plural(d["posts"], "POST")})${window}${tags(d)}`;
+    }
+    case "machine.started":
+      return `${String(d["deliveryActor"])}: started in ${String(d["state"])}`;
     case "machine.transition":
       return `${String(d["deliveryActor"])}: ${String(d["from"])} → ${String(d["to"])}${typeof d["transition"] === "string" ? ` (${d["transition"]})` : ""}${tags(d)}`;
+    case "fault.window":
+      return `fault ${String(d["id"])}: ${String(d["layer"])} ${String(d["kind"])}${faultScope(d["scope"])}, from ${time(d["fromMs"], true)}${typeof d["untilMs"] === "number" ? ` until ${time(d["untilMs"], true)}` : " on"}${typeof d["probability"] === "number" && d["probability"] < 1 ? `, probability ${d["probability"]}` : ""}`;
+    case "dns.changed": {
+      const records = d["records"] as { svcb?: unknown; txt?: unknown } | null | undefined;
+      const count = (value: unknown): number => (Array.isArray(value) ? value.length : 0);
+      return `DNS ${String(d["name"])} ${records === null || records === undefined ? "removed (NXDOMAIN from now on)" : `now holds ${count(records.svcb)} SVCB and ${count(records.txt)} TXT records`}`;
+    }
     default:
       return `${name} ${JSON.stringify(d)}`;
   }

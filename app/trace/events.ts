@@ -8,10 +8,15 @@ export const traceEventNames = {
   "message.submitted": "a message enters a domain's sender (messageId, from, to)",
   "recipient.outcome":
     "a recipient's final outcome (messageId, recipient, outcome: accepted | rejected | smtp | bounced, rule)",
+  // Faults and DNS changes of the simulated world.
+  "fault.window":
+    "a fault of the world, traced when it is added (id, layer: network | dns, kind, scope, fromMs, untilMs: number | null, probability, settings)",
+  "dns.changed":
+    "records at a name changed, traced at the time the change takes effect (name, records: { svcb, txt, ttlS } | null, cause: scheduled | set)",
   // DNS.
   "dns.query": "a DNS question (name, type: SVCB | TXT)",
   "dns.answer": "its answer (name, type, kind: answer | nxdomain | nodata | servfail | timeout, records, ttlS, fault?)",
-  // Discovery, capabilities and pin on the sender's side.
+  // Discovery, capabilities and pin on the sender's side; each names the delivery actor whose attempt asked (deliveryActor).
   "discovery.resolved": "the endpoint found for a domain (domain, origin) or none (domain, outcome)",
   "capabilities.fetched": "a capabilities document fetched and valid (domain, capabilities, maxAgeS)",
   "capabilities.cached": "a cached capabilities document reused (domain, ageS)",
@@ -22,11 +27,17 @@ export const traceEventNames = {
   "version.negotiated": "the version chosen (domain, version) or none in common (domain, ours, theirs)",
   // The delivery machine.
   "delivery.created": "a new delivery (messageId, domain, deliveryId, idempotencyKey, recipients)",
-  "machine.transition": "a state transition of a delivery actor (deliveryActor, from, to, event, rule)",
-  "attempt.started": "an attempt over the service (deliveryId, attempt, url)",
-  "attempt.ended": "how it ended (deliveryId, attempt, status?, problem?, failure?, class, fallbackEligible)",
+  "machine.started":
+    "a delivery actor starts (deliveryActor, machine, state: its initial leaf state path, messageId, domain, recipients)",
+  "machine.transition":
+    "a state transition of a delivery actor (deliveryActor, from, to: leaf state paths from the root, event, rule)",
+  "attempt.started": "one POST of an attempt over the service (deliveryId, attempt, url)",
+  "attempt.ended": "how that POST ended (deliveryId, attempt, status?, problem?, failure?, class, fallbackEligible)",
+  "attempt.judged":
+    "every attempt once, POST or not, when it is over (deliveryActor, attempt, startedAtMs, endedAtMs, stage: discovery | capabilities | version | post, class, posts, fallbackEligible, rule; on attempt 1 the fallback window and give-up time)",
   "recipient.result": "one recipient's result in a 200 answer (deliveryId, recipient, status, problem?, retryAfterS?)",
-  "timer.set": "a retry timer (deliveryActor, atMs, delayMs, reason, lowerBoundMs?)",
+  "timer.set":
+    "a retry timer (deliveryActor, retry, atMs, delayMs: time left, baseDelayMs, jitteredDelayMs, lowerBoundMs?, lowerBoundDelayMs?, decidedBy, reason)",
   "timer.fired": "a retry timer fired (deliveryActor)",
   "smtp.handoff": "a message handed to SMTP (messageId, recipients, reason: no-service | fallback | no-common-version)",
   "delivery.bounced": "give-up after 5 days (messageId, domain, recipients)",
@@ -39,15 +50,20 @@ export const traceEventNames = {
   "http.failure":
     "no answer (exchangeId, kind: connection-refused | connection-reset | tls | timeout | aborted | error, message, fault?)",
   // The receiver.
-  "receiver.request": "a request reached the receiver (method, path, signingDomain?, idempotencyKey?)",
-  "receiver.response": "the receiver's answer (status, problem?, recipients?)",
-  "idempotency.replay": "a known key with the same content: the stored answer replayed (signingDomain, key)",
-  "idempotency.conflict": "a known key with other content (signingDomain, key)",
-  "mailbox.delivered": "a message stored in a mailbox (mailbox, messageId?, size)",
+  // Each of these carries exchangeId?: the HTTP exchange (http.request) it answers, when the host gave one.
+  "receiver.request": "a request reached the receiver, traced on arrival (exchangeId?, method, path, idempotencyKey?)",
+  "receiver.response":
+    "the receiver's answer (exchangeId?, status, signingDomain? once verified, problem?, recipients?)",
+  "idempotency.replay":
+    "a known key with the same content: the stored answer replayed (exchangeId?, signingDomain, key)",
+  "idempotency.conflict": "a known key with other content (exchangeId?, signingDomain, key)",
+  "mailbox.delivered": "a message stored in a mailbox (exchangeId?, mailbox, messageId?, size)",
   "failure.after-acceptance": "an accepted message that later failed (mailbox, status), answered by a DSN",
   // Checks of a simulation run.
-  "invariant.checked": "an invariant over the whole run (id, passed, detail)",
-  "expectation.checked": "a scenario expectation (id, passed, detail)",
+  "invariant.checked":
+    "an invariant over the whole run (id, passed, detail, evidence?: the seqs of the events behind the verdict, rules)",
+  "expectation.checked":
+    "a scenario expectation (id, passed, detail, evidence?: the seqs of the events it was judged on)",
 } as const;
 
 export type TraceEventName = keyof typeof traceEventNames;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { exportJson } from "./exportJson.ts";
-import { importTrace } from "./importer.ts";
+import { importTrace, importTraceValue, MAX_VIOLATIONS } from "./importer.ts";
 import { sampleTrace } from "./sampleTrace.ts";
 
 function messages(text: string): string[] {
@@ -18,15 +18,21 @@ describe("trace importer", () => {
   });
 
   it("refuses a newer version with a message that says which version this Mailscope reads", () => {
-    const newer = { ...sampleTrace(), version: 2, mailscope: "9.0.0" };
+    const newer = { ...sampleTrace(), version: 3, mailscope: "9.0.0" };
     expect(messages(JSON.stringify(newer))).toEqual([
-      "$.version TRACE-VERSION: this trace is version 2, written by Mailscope 9.0.0; this Mailscope reads trace version 1 only. Open it with a newer Mailscope.",
+      "$.version TRACE-VERSION: this trace is version 3, written by Mailscope 9.0.0; this Mailscope reads trace versions 1 to 2. Open it with a newer Mailscope.",
     ]);
+  });
+
+  it("reads a version 1 trace as it is, and writes version 2", () => {
+    expect(sampleTrace().version).toBe(2);
+    const parsed = importTrace(JSON.stringify({ ...sampleTrace(), version: 1 }));
+    expect(parsed.ok && parsed.value.version).toBe(1);
   });
 
   it("refuses a version that is not a whole number from 1", () => {
     expect(messages(JSON.stringify({ ...sampleTrace(), version: "1" }))[0]).toMatch(
-      /^\$\.version TRACE-VERSION: the trace version is "1"; .*reads version 1/,
+      /^\$\.version TRACE-VERSION: the trace version is "1"; .*reads versions 1 to 2/,
     );
     expect(messages(JSON.stringify({ ...sampleTrace(), version: 0 }))[0]).toMatch(/TRACE-VERSION/);
   });
@@ -64,5 +70,37 @@ describe("trace importer", () => {
   it("ignores members it does not know (additive minor changes)", () => {
     const parsed = importTrace(JSON.stringify({ ...sampleTrace(), futureMember: { x: 1 } }));
     expect(parsed.ok).toBe(true);
+  });
+
+  it("reads a trace of 250 000 events in one linear pass, and lists the problems of a broken one without overflowing", () => {
+    const n = 250_000;
+    const events = Array.from({ length: n }, (_, i) => ({
+      seq: i,
+      timeMs: 1_767_225_600_000 + i,
+      name: "dns.query",
+      domain: "a.example",
+      data: { name: "_svc.b.example", type: "SVCB" },
+    }));
+    const trace = { ...sampleTrace(), events };
+    const parsed = importTraceValue(trace);
+    expect(parsed.ok && parsed.value.events.length).toBe(n);
+    // Every event goes back in time and has a wrong seq: the first problems are listed, the rest counted.
+    const broken = { ...trace, events: events.map((e, i) => ({ ...e, seq: i + 1, timeMs: -i })) };
+    const refused = importTraceValue(broken);
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.violations).toHaveLength(MAX_VIOLATIONS + 1);
+    expect(refused.violations.at(-1)?.message).toBe(`and ${2 * n - 1 - MAX_VIOLATIONS} more problems not listed`);
+  });
+
+  it("reports the document's problems and the events' together", () => {
+    const trace = sampleTrace();
+    const broken = { ...trace, seed: -1, events: trace.events.map((e, i) => (i === 2 ? { ...e, seq: "2" } : e)) };
+    const found = messages(JSON.stringify(broken));
+    expect(found.some((m) => m.startsWith("$.seed TRACE-SCHEMA"))).toBe(true);
+    expect(found).toContain('$.events[2].seq TRACE-SCHEMA: seq is a whole number from 0, not "2"');
+    expect(messages(JSON.stringify({ ...trace, events: undefined }))).toEqual([
+      "$.events TRACE-SCHEMA: events is missing or not a list",
+    ]);
   });
 });

@@ -75,7 +75,7 @@ describe("recorder", () => {
       startedAtMs: 0,
     });
     expect(r.recordBodies).toBe(true);
-    expect(trace).toMatchObject({ format: "mailscope-trace", version: 1, seed: 1, events: [{ seq: 0 }] });
+    expect(trace).toMatchObject({ format: "mailscope-trace", version: 2, seed: 1, events: [{ seq: 0 }] });
     expect(traceSchema.safeParse(trace).success).toBe(true);
   });
 });
