@@ -37,7 +37,7 @@ test.describe("the desktop app (Electron)", () => {
       // The preload's API, derived from the channel map, is all the page gets.
       expect(
         await page.evaluate(() => Object.keys((globalThis as { mailscope?: object }).mailscope ?? {}).sort()),
-      ).toEqual(["appInfo", "fileSave", "scenariosList"]);
+      ).toEqual(["appInfo", "fileOpen", "fileSave", "filesPending", "onAppCommand", "recentList", "scenariosList"]);
       // New windows are denied: open() returns null, and no window appears in the time one would
       // take to open (waited for, not just counted at once, since a window opens asynchronously).
       const ownUrl = page.url();
@@ -60,6 +60,25 @@ test.describe("the desktop app (Electron)", () => {
       expect(await navigated).toBeUndefined();
       expect(page.url()).toBe(ownUrl);
       await expect(page).toHaveTitle("Mailscope");
+    } finally {
+      await app.close();
+    }
+  });
+
+  test("opens a scenario given on the command line over app://, runs it in the worker and shows the outcome", async () => {
+    const app = await electron.launch({ executablePath: binary!, args: [".", "scenarios/happy-path.yaml"] });
+    try {
+      const page = await app.firstWindow();
+      expect(page.url()).toMatch(/^app:\/\/mailscope\//);
+      await expect(page.getByRole("heading", { level: 2, name: "happy-path" })).toBeVisible();
+      await expect(page.getByTestId("phase")).toContainText("Ready");
+      await page.getByRole("button", { name: "Speed max" }).click();
+      await page.getByRole("button", { name: "Play", exact: true }).click();
+      await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 30_000 });
+      await expect(page.getByRole("table").getByRole("row").filter({ hasText: "bob@b.example" })).toContainText(
+        "accepted",
+      );
+      await expect(page.getByTestId("checks-summary")).toHaveText(/^passed: /);
     } finally {
       await app.close();
     }

@@ -28,17 +28,70 @@ export interface ScenarioSummary {
 /** The outcome of saving an exported trace through the main process's save dialog. */
 export type SaveResult = { readonly saved: true; readonly path: string } | { readonly saved: false };
 
+/** What a user can open: a scenario (YAML) or a trace (`.mailscope-trace.json`). */
+export type FileKind = "scenario" | "trace";
+
+/** A file read for the renderer: from the open dialog, Open Recent, the command line or the OS. */
+export interface OpenedFile {
+  readonly kind: FileKind;
+  /** The file's name, for the library and for errors (`name:line:column`). */
+  readonly name: string;
+  readonly path: string;
+  readonly text: string;
+}
+
+/** The outcome of the open dialog. */
+export type OpenResult = { readonly opened: true; readonly file: OpenedFile } | { readonly opened: false };
+
+/** A recently opened file, as File ▸ Open Recent lists it. */
+export interface RecentFile {
+  readonly kind: FileKind;
+  readonly name: string;
+  readonly path: string;
+}
+
 /** Every channel: its arguments and its answer. Data only, no functions. */
 export interface Channels {
   "app:info": { args: []; result: AppInfo };
   "scenarios:list": { args: []; result: ScenarioSummary[] };
   "file:save": { args: [suggestedName: string, contents: string]; result: SaveResult };
+  "file:open": { args: [kind: FileKind]; result: OpenResult };
+  /** Files given on the command line or by the OS before the window could take them; each is given once. */
+  "files:pending": { args: []; result: OpenedFile[] };
+  "recent:list": { args: []; result: RecentFile[] };
 }
+
+/** A playback speed of the Run ▸ Speed menu (virtual ms per wall ms, or as fast as possible). */
+export type MenuSpeed = 1 | 60 | 3600 | "max";
+
+/**
+ * What the menus ask of the window: main → renderer, on the one event
+ * channel {@link APP_COMMAND}. The renderer checks the shape before acting.
+ */
+export type AppCommand =
+  | { readonly type: "toggle" }
+  | { readonly type: "step" }
+  | { readonly type: "restart" }
+  | { readonly type: "speed"; readonly speed: MenuSpeed }
+  | { readonly type: "export"; readonly what: "trace" | "har" | "report" }
+  | { readonly type: "open"; readonly file: OpenedFile }
+  | { readonly type: "view"; readonly view: "run" | "rules" }
+  | { readonly type: "close" };
+
+/** The one channel from main to the renderer. */
+export const APP_COMMAND = "app:command";
 
 export type ChannelName = keyof Channels;
 
 /** Runtime list of the channel names; `satisfies` keeps it in step with {@link Channels}. */
-export const channelNames = ["app:info", "scenarios:list", "file:save"] as const satisfies readonly ChannelName[];
+export const channelNames = [
+  "app:info",
+  "scenarios:list",
+  "file:save",
+  "file:open",
+  "files:pending",
+  "recent:list",
+] as const satisfies readonly ChannelName[];
 
 type AssertAllListed<T extends readonly ChannelName[]> = Exclude<ChannelName, T[number]> extends never ? true : never;
 export const allChannelsListed: AssertAllListed<typeof channelNames> = true;
@@ -54,7 +107,42 @@ export function methodName<C extends ChannelName>(channel: C): MethodName<C> {
   return channel.replace(/[:-](\w)/g, (_m, c: string) => c.toUpperCase()) as MethodName<C>;
 }
 
-/** The API the preload exposes on `window.mailscope`. */
+/** The API the preload exposes on `window.mailscope`: one method per channel, and the menus' commands. */
 export type PreloadApi = {
   readonly [C in ChannelName as MethodName<C>]: (...args: Channels[C]["args"]) => Promise<Channels[C]["result"]>;
+} & {
+  /** Listens to the menus' commands; returns a function that stops listening. */
+  readonly onAppCommand: (listener: (command: AppCommand) => void) => () => void;
 };
+
+/** Whether `value` is an {@link AppCommand} (the renderer checks what main sends). */
+export function isAppCommand(value: unknown): value is AppCommand {
+  if (typeof value !== "object" || value === null) return false;
+  const c = value as Record<string, unknown>;
+  switch (c["type"]) {
+    case "toggle":
+    case "step":
+    case "restart":
+    case "close":
+      return true;
+    case "speed":
+      return c["speed"] === 1 || c["speed"] === 60 || c["speed"] === 3600 || c["speed"] === "max";
+    case "export":
+      return c["what"] === "trace" || c["what"] === "har" || c["what"] === "report";
+    case "view":
+      return c["view"] === "run" || c["view"] === "rules";
+    case "open": {
+      const f = c["file"] as Record<string, unknown> | null;
+      return (
+        typeof f === "object" &&
+        f !== null &&
+        (f["kind"] === "scenario" || f["kind"] === "trace") &&
+        typeof f["name"] === "string" &&
+        typeof f["path"] === "string" &&
+        typeof f["text"] === "string"
+      );
+    }
+    default:
+      return false;
+  }
+}

@@ -1,9 +1,14 @@
-import { app, BrowserWindow, dialog, session, type WebContents } from "electron";
-import { writeFile } from "node:fs/promises";
+import { app, BrowserWindow, dialog, Menu, protocol, screen, session, type WebContents } from "electron";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { listScenarioFiles } from "../app/node/scenarioFiles.ts";
+import { APP_COMMAND, type AppCommand, type FileKind, type OpenedFile, type RecentFile } from "./channels.ts";
+import { addRecent, filesFromArgv, loadRecent, readOpenedFile, saveRecent } from "./files.ts";
+import { openWithDialog, PendingFiles, saveWithDialog, type Dialogs } from "./handlers.ts";
 import { handle } from "./ipc.ts";
+import { menuTemplate } from "./menu.ts";
+import { readingsText } from "./readings.ts";
+import { APP_INDEX, APP_ORIGIN, APP_SCHEME, APP_SCHEME_PRIVILEGES, serveAppRequest } from "./scheme.ts";
+import { loadWindowState, restoreBounds, saveWindowState } from "./windowState.ts";
 
 /** The Content-Security-Policy of every page: no eval, no remote code, no inline scripts. */
 export const CONTENT_SECURITY_POLICY =
@@ -11,12 +16,16 @@ export const CONTENT_SECURITY_POLICY =
   "font-src 'self'; connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; form-action 'none'";
 
 const appRoot = app.getAppPath();
-const rendererIndex = join(appRoot, "dist", "renderer", "index.html");
-const rendererUrl = pathToFileURL(rendererIndex).href;
+const rendererRoot = join(appRoot, "dist", "renderer");
 const scenariosDir = app.isPackaged ? join(process.resourcesPath, "scenarios") : join(appRoot, "scenarios");
+const statePath = () => join(app.getPath("userData"), "window-state.json");
+const recentPath = () => join(app.getPath("userData"), "recent-files.json");
+
+// Before ready: app:// is a standard, secure scheme, so the module worker and fetch work under it.
+protocol.registerSchemesAsPrivileged([APP_SCHEME_PRIVILEGES]);
 
 function isOwnPage(url: string): boolean {
-  return url === rendererUrl || url.startsWith(`${rendererUrl}#`) || url.startsWith(`${rendererUrl}?`);
+  return url.startsWith(`${APP_ORIGIN}/`);
 }
 
 /** No navigation away from the app, no new windows, no webviews. */
@@ -31,12 +40,85 @@ function lockDown(contents: WebContents): void {
 
 function setupSecurity(): void {
   app.on("web-contents-created", (_event, contents) => lockDown(contents));
-  session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
-    callback({
-      responseHeaders: { ...details.responseHeaders, "Content-Security-Policy": [CONTENT_SECURITY_POLICY] },
-    });
-  });
+  protocol.handle(APP_SCHEME, (request) => serveAppRequest(request.url, rendererRoot, CONTENT_SECURITY_POLICY));
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+}
+
+const dialogs: Dialogs = {
+  showOpenDialog: (window, options) =>
+    window ? dialog.showOpenDialog(window, options) : dialog.showOpenDialog(options),
+  showSaveDialog: (window, options) =>
+    window ? dialog.showSaveDialog(window, options) : dialog.showSaveDialog(options),
+};
+
+let mainWindow: BrowserWindow | undefined;
+let windowLoaded = false;
+let recent: RecentFile[] = [];
+const pending = new PendingFiles();
+
+function remember(file: RecentFile): void {
+  recent = addRecent(recent, file);
+  void saveRecent(recentPath(), recent).catch(() => undefined);
+  app.addRecentDocument(file.path);
+  buildMenu();
+}
+
+function send(command: AppCommand): void {
+  if (mainWindow && windowLoaded) mainWindow.webContents.send(APP_COMMAND, command);
+}
+
+/** A file for the window: sent now if it has loaded, else kept until it asks (files:pending). */
+function deliver(file: OpenedFile): void {
+  remember({ kind: file.kind, name: file.name, path: file.path });
+  if (mainWindow && windowLoaded) send({ type: "open", file });
+  else pending.push(file);
+}
+
+async function openPath(path: string, kind?: FileKind): Promise<void> {
+  try {
+    deliver(await readOpenedFile(path, kind));
+  } catch (error) {
+    dialog.showErrorBox("Mailscope", `${path} cannot be opened: ${(error as Error).message}`);
+  }
+}
+
+function buildMenu(): void {
+  const template = menuTemplate(
+    {
+      send,
+      openDialog: (kind) => {
+        void openWithDialog(dialogs, mainWindow, kind, remember).then((result) => {
+          if (result.opened) send({ type: "open", file: result.file });
+        });
+      },
+      openRecent: (file) => void openPath(file.path, file.kind),
+      clearRecent: () => {
+        recent = [];
+        void saveRecent(recentPath(), recent).catch(() => undefined);
+        app.clearRecentDocuments();
+        buildMenu();
+      },
+      showReadings: () => {
+        void dialog.showMessageBox({
+          type: "info",
+          title: "Spec readings",
+          message: "Where the spec leaves a choice open, a run reads it one way. Switch them in the Readings panel.",
+          detail: readingsText(),
+        });
+      },
+      showAbout: () => {
+        void dialog.showMessageBox({
+          type: "info",
+          title: "About Mailscope",
+          message: `Mailscope ${app.getVersion()}`,
+          detail: `A simulator and visualizer of the Inter-Domain Mail Delivery Service.\nElectron ${process.versions.electron}, Chrome ${process.versions.chrome}.`,
+        });
+      },
+    },
+    recent,
+    process.platform,
+  );
+  Menu.setApplicationMenu(Menu.buildFromTemplate(template));
 }
 
 function setupIpc(): void {
@@ -49,21 +131,28 @@ function setupIpc(): void {
     platform: process.platform,
   }));
   handle("scenarios:list", isOwnPage, () => listScenarioFiles(scenariosDir));
-  handle("file:save", isOwnPage, async (event, suggestedName, contents) => {
-    const owner = BrowserWindow.fromWebContents(event.sender);
-    const options = { defaultPath: suggestedName };
-    const choice = owner ? await dialog.showSaveDialog(owner, options) : await dialog.showSaveDialog(options);
-    if (choice.canceled || !choice.filePath) return { saved: false };
-    await writeFile(choice.filePath, contents, "utf8");
-    return { saved: true, path: choice.filePath };
-  });
+  handle("file:save", isOwnPage, (event, suggestedName, contents) =>
+    saveWithDialog(dialogs, BrowserWindow.fromWebContents(event.sender) ?? undefined, suggestedName, contents),
+  );
+  handle("file:open", isOwnPage, (event, kind) =>
+    openWithDialog(dialogs, BrowserWindow.fromWebContents(event.sender) ?? undefined, kind, remember),
+  );
+  handle("files:pending", isOwnPage, () => pending.take());
+  handle("recent:list", isOwnPage, () => recent);
 }
 
-function createWindow(): BrowserWindow {
+async function createWindow(): Promise<BrowserWindow> {
+  const saved = restoreBounds(
+    await loadWindowState(statePath()),
+    screen.getAllDisplays().map((d) => d.workArea),
+  );
   const window = new BrowserWindow({
     title: "Mailscope",
-    width: 1280,
-    height: 820,
+    ...(saved.x !== undefined && { x: saved.x, y: saved.y }),
+    width: saved.width,
+    height: saved.height,
+    minWidth: 640,
+    minHeight: 480,
     show: false,
     webPreferences: {
       preload: join(appRoot, "dist-electron", "preload.cjs"),
@@ -76,20 +165,56 @@ function createWindow(): BrowserWindow {
       webviewTag: false,
     },
   });
+  if (saved.maximized) window.maximize();
   window.once("ready-to-show", () => window.show());
-  void window.loadFile(rendererIndex);
+  window.webContents.on("did-finish-load", () => {
+    windowLoaded = true;
+  });
+  window.on("close", () => {
+    void saveWindowState(statePath(), { bounds: window.getNormalBounds(), maximized: window.isMaximized() }).catch(
+      () => undefined,
+    );
+  });
+  window.on("closed", () => {
+    if (mainWindow === window) {
+      mainWindow = undefined;
+      windowLoaded = false;
+    }
+  });
+  void window.loadURL(APP_INDEX);
+  mainWindow = window;
   return window;
 }
 
-void app.whenReady().then(() => {
-  setupSecurity();
-  setupIpc();
-  createWindow();
-  app.on("activate", () => {
-    if (BrowserWindow.getAllWindows().length === 0) createWindow();
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  app.on("second-instance", (_event, argv) => {
+    for (const path of filesFromArgv(argv)) void openPath(path);
+    if (mainWindow) {
+      if (mainWindow.isMinimized()) mainWindow.restore();
+      mainWindow.focus();
+    }
   });
-});
+  // macOS: files opened from the Finder or dropped on the Dock icon (file associations).
+  app.on("open-file", (event, path) => {
+    event.preventDefault();
+    void openPath(path);
+  });
 
-app.on("window-all-closed", () => {
-  if (process.platform !== "darwin") app.quit();
-});
+  void app.whenReady().then(async () => {
+    recent = await loadRecent(recentPath());
+    setupSecurity();
+    setupIpc();
+    buildMenu();
+    for (const path of filesFromArgv(process.argv)) await openPath(path);
+    await createWindow();
+    app.on("activate", () => {
+      if (BrowserWindow.getAllWindows().length === 0) void createWindow();
+    });
+  });
+
+  app.on("window-all-closed", () => {
+    if (process.platform !== "darwin") app.quit();
+  });
+}

@@ -16,4 +16,7 @@ export const channelValidators = {
       .regex(/^[^/\\]+$/, "a file name, not a path"),
     z.string().max(512 * 1024 * 1024),
   ]),
+  "file:open": z.tuple([z.enum(["scenario", "trace"])]),
+  "files:pending": z.tuple([]),
+  "recent:list": z.tuple([]),
 } satisfies Record<ChannelName, z.ZodType>;

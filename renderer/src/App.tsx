@@ -1,6 +1,6 @@
 import { useMachine } from "@xstate/react";
-import { useEffect, useState } from "react";
-import type { AppInfo, ScenarioSummary } from "../../main/channels.ts";
+import { useEffect, useEffectEvent, useState } from "react";
+import type { AppCommand, AppInfo, FileKind, OpenedFile as ShellFile, ScenarioSummary } from "../../main/channels.ts";
 import { importTrace } from "../../app/trace/importer.ts";
 import { summarizeScenario } from "../../app/sim/scenarioSummary.ts";
 import { RulesPanel } from "./components/RulesPanel.tsx";
@@ -11,6 +11,7 @@ import { loadOpened, rememberOpened, type OpenedFile } from "./recent.ts";
 import { phaseOf, playbackMachine, type SessionFactory } from "./session/machine.ts";
 import { createSimulationWorker, workerSessionPort } from "./session/port.ts";
 import { Library } from "./views/library/Library.tsx";
+import { exportFile } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
 
 type View = "run" | "rules";
@@ -103,6 +104,56 @@ export function App() {
     else openScenarioText(file.name, text);
   };
 
+  const openShellFile = (file: ShellFile) => {
+    if (file.kind === "trace") openTraceText(file.name, file.text);
+    else openScenarioText(file.name, file.text);
+  };
+
+  const save = (name: string, contents: string, type: string) => {
+    platform.saveFile(name, contents, type).catch((e: unknown) => setError(String(e)));
+  };
+
+  // The menus' commands (Electron), and the files given on the command line.
+  const onCommand = useEffectEvent((command: AppCommand) => {
+    switch (command.type) {
+      case "toggle":
+        return send({ type: "TOGGLE" });
+      case "step":
+        return send({ type: "STEP" });
+      case "restart":
+        return send({ type: "RESTART" });
+      case "speed":
+        return send({ type: "SET_SPEED", speed: command.speed });
+      case "view":
+        return setView(command.view);
+      case "open":
+        return openShellFile(command.file);
+      case "export": {
+        if (!context.result) return setError("Nothing to export yet: run a scenario to its end first.");
+        const f = exportFile({ ...context.result.trace, events: [...context.events] }, command.what);
+        return save(f.name, f.contents, f.type);
+      }
+      case "close":
+        return window.close();
+    }
+  });
+  const onPending = useEffectEvent((files: ShellFile[]) => files.forEach(openShellFile));
+  useEffect(() => {
+    platform.pendingFiles().then(onPending, (e: unknown) => setError(String(e)));
+    return platform.onCommand(onCommand);
+  }, []);
+
+  /** In Electron the open buttons show main's dialog (typed IPC); in the browser the file input does. */
+  const openWithShell = (e: React.MouseEvent, kind: FileKind) => {
+    const dialog = platform.openDialog;
+    if (!dialog) return;
+    e.preventDefault();
+    dialog(kind).then(
+      (file) => file && openShellFile(file),
+      (err: unknown) => setError(String(err)),
+    );
+  };
+
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.altKey || e.ctrlKey || e.metaKey || ownsKey(e.target, e.key)) return;
@@ -143,6 +194,7 @@ export function App() {
               type="file"
               className="visually-hidden"
               accept=".yaml,.yml"
+              onClick={(e) => openWithShell(e, "scenario")}
               onChange={(e) => {
                 const f = e.target.files?.[0];
                 if (f) void openFile(f, "scenario");
@@ -156,6 +208,7 @@ export function App() {
               type="file"
               className="visually-hidden"
               accept=".json"
+              onClick={(e) => openWithShell(e, "trace")}
               onChange={(e) => {
                 const f = e.target.files?.[0];
                 if (f) void openFile(f, "trace");
@@ -206,9 +259,7 @@ export function App() {
               send({ type: "RESTART", readings: next });
             }}
             onRule={showRule}
-            onSave={(name, contents, type) => {
-              platform.saveFile(name, contents, type).catch((e: unknown) => setError(String(e)));
-            }}
+            onSave={save}
           />
         ) : (
           <section aria-label="Welcome" className="welcome">

@@ -1,5 +1,13 @@
 import { summarizeScenario } from "../../app/sim/scenarioSummary.ts";
-import type { AppInfo, PreloadApi, ScenarioSummary } from "../../main/channels.ts";
+import {
+  isAppCommand,
+  type AppCommand,
+  type AppInfo,
+  type FileKind,
+  type OpenedFile,
+  type PreloadApi,
+  type ScenarioSummary,
+} from "../../main/channels.ts";
 
 declare global {
   interface Window {
@@ -16,6 +24,12 @@ export interface Platform {
   readScenario(file: string): Promise<string>;
   /** Saves an export: a download in the browser, the save dialog in Electron. */
   saveFile(name: string, contents: string, type: string): Promise<void>;
+  /** The shell's open dialog (Electron); undefined where the page's file input serves. */
+  readonly openDialog?: (kind: FileKind) => Promise<OpenedFile | undefined>;
+  /** Files given on the command line or by the OS before the window was there. */
+  pendingFiles(): Promise<OpenedFile[]>;
+  /** Listens to the menus' commands (Electron); returns a function that stops listening. */
+  onCommand(listener: (command: AppCommand) => void): () => void;
 }
 
 // In the browser the scenario library is bundled at build time.
@@ -52,6 +66,8 @@ const browserPlatform: Platform = {
       .sort((a, b) => a.file.localeCompare(b.file)),
   readScenario: async (file) => bundledText(file),
   saveFile: async (name, contents, type) => download(name, contents, type),
+  pendingFiles: async () => [],
+  onCommand: () => () => undefined,
 };
 
 function electronPlatform(api: PreloadApi): Platform {
@@ -62,6 +78,13 @@ function electronPlatform(api: PreloadApi): Platform {
     saveFile: async (name, contents) => {
       await api.fileSave(name, contents);
     },
+    openDialog: async (kind) => {
+      const result = await api.fileOpen(kind);
+      return result.opened ? result.file : undefined;
+    },
+    pendingFiles: () => api.filesPending(),
+    // What main sends is checked before the window acts on it.
+    onCommand: (listener) => api.onAppCommand((command) => isAppCommand(command) && listener(command)),
   };
 }
 

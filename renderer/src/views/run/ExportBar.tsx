@@ -14,32 +14,46 @@ export function exportName(trace: Trace, suffix: string): string {
   return `${trace.scenario.name.replace(/[^A-Za-z0-9._-]+/g, "-")}${suffix}`;
 }
 
+/** What an export writes: its file name, contents and media type. */
+export function exportFile(
+  trace: Trace,
+  what: "trace" | "har" | "report",
+  full = false,
+): { readonly name: string; readonly contents: string; readonly type: string } {
+  switch (what) {
+    case "trace":
+      return {
+        name: exportName(trace, ".mailscope-trace.json"),
+        contents: exportJson(trace, { full }),
+        type: "application/json",
+      };
+    case "har":
+      return {
+        name: exportName(trace, ".har"),
+        contents: `${JSON.stringify(exportHar(trace), null, 2)}\n`,
+        type: "application/json",
+      };
+    case "report":
+      return { name: exportName(trace, ".md"), contents: exportMarkdown(trace), type: "text/markdown" };
+  }
+}
+
 /** Export the run: trace JSON (redacted unless asked), HAR, the Markdown bug report. */
 export function ExportBar({ trace, onSave }: ExportBarProps) {
   const [full, setFull] = useState(false);
+  const save = (what: "trace" | "har" | "report") => {
+    const f = exportFile(trace, what, full);
+    onSave(f.name, f.contents, f.type);
+  };
   return (
     <div className="export" role="group" aria-label="Export">
       <span className="muted">Export</span>
-      <button
-        onClick={() =>
-          onSave(exportName(trace, ".mailscope-trace.json"), exportJson(trace, { full }), "application/json")
-        }
-      >
-        Trace JSON
-      </button>
+      <button onClick={() => save("trace")}>Trace JSON</button>
       <label>
         <input type="checkbox" checked={full} onChange={(e) => setFull(e.target.checked)} /> with message bodies
       </label>
-      <button
-        onClick={() =>
-          onSave(exportName(trace, ".har"), `${JSON.stringify(exportHar(trace), null, 2)}\n`, "application/json")
-        }
-      >
-        HAR
-      </button>
-      <button onClick={() => onSave(exportName(trace, ".md"), exportMarkdown(trace), "text/markdown")}>
-        Report (Markdown)
-      </button>
+      <button onClick={() => save("har")}>HAR</button>
+      <button onClick={() => save("report")}>Report (Markdown)</button>
     </div>
   );
 }

@@ -1,0 +1,63 @@
+/**
+ * Files the app opens — from the open dialog, File ▸ Open Recent, the command
+ * line and the OS (file associations) — and the recent-files list kept
+ * between launches in the user's data folder.
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import { basename } from "node:path";
+import type { FileKind, OpenedFile, RecentFile } from "./channels.ts";
+
+/** Scenarios are YAML; traces are `.mailscope-trace.json` (any `.json`, when opened as a trace). */
+export function kindOfPath(path: string): FileKind | undefined {
+  if (/\.ya?ml$/i.test(path)) return "scenario";
+  if (/\.json$/i.test(path)) return "trace";
+  return undefined;
+}
+
+/** The files named on a command line (`mailscope-app a.yaml b.mailscope-trace.json`): flags and the app's own path left out. */
+export function filesFromArgv(argv: readonly string[]): string[] {
+  return argv.slice(1).filter((a) => !a.startsWith("-") && a !== "." && kindOfPath(a) !== undefined);
+}
+
+/** The largest file the app reads (a 100k-event trace is ~60 MB). */
+export const MAX_FILE_BYTES = 256 * 1024 * 1024;
+
+/** Reads a file for the renderer. */
+export async function readOpenedFile(path: string, kind?: FileKind): Promise<OpenedFile> {
+  const text = await readFile(path, "utf8");
+  if (text.length > MAX_FILE_BYTES) throw new Error(`${basename(path)} is larger than the app opens`);
+  return { kind: kind ?? kindOfPath(path) ?? "scenario", name: basename(path), path, text };
+}
+
+/** At most this many recent files. */
+export const MAX_RECENT = 10;
+
+/** `recent` with `file` first, once, at most {@link MAX_RECENT}. */
+export function addRecent(recent: readonly RecentFile[], file: RecentFile): RecentFile[] {
+  return [file, ...recent.filter((r) => r.path !== file.path)].slice(0, MAX_RECENT);
+}
+
+function isRecentFile(value: unknown): value is RecentFile {
+  const r = value as Record<string, unknown> | null;
+  return (
+    typeof r === "object" &&
+    r !== null &&
+    (r["kind"] === "scenario" || r["kind"] === "trace") &&
+    typeof r["name"] === "string" &&
+    typeof r["path"] === "string"
+  );
+}
+
+/** The recent files saved at `path`; none when it is missing or unreadable. */
+export async function loadRecent(path: string): Promise<RecentFile[]> {
+  try {
+    const data: unknown = JSON.parse(await readFile(path, "utf8"));
+    return Array.isArray(data) ? data.filter(isRecentFile).slice(0, MAX_RECENT) : [];
+  } catch {
+    return [];
+  }
+}
+
+export async function saveRecent(path: string, recent: readonly RecentFile[]): Promise<void> {
+  await writeFile(path, `${JSON.stringify(recent, null, 2)}\n`, "utf8");
+}

@@ -1,0 +1,73 @@
+/**
+ * The handlers of the IPC channels, apart from their registration, so that
+ * tests call them with a stand-in for Electron's dialogs.
+ */
+import type { BrowserWindow, OpenDialogOptions, SaveDialogOptions } from "electron";
+import { writeFile } from "node:fs/promises";
+import type { OpenedFile, OpenResult, RecentFile, SaveResult, FileKind } from "./channels.ts";
+import { readOpenedFile } from "./files.ts";
+
+/** The part of Electron's dialog module the handlers use. */
+export interface Dialogs {
+  showOpenDialog(
+    window: BrowserWindow | undefined,
+    options: OpenDialogOptions,
+  ): Promise<{ canceled: boolean; filePaths: string[] }>;
+  showSaveDialog(
+    window: BrowserWindow | undefined,
+    options: SaveDialogOptions,
+  ): Promise<{ canceled: boolean; filePath?: string }>;
+}
+
+export const OPEN_FILTERS: Readonly<Record<FileKind, OpenDialogOptions["filters"]>> = {
+  scenario: [{ name: "Mailscope scenario", extensions: ["yaml", "yml"] }],
+  trace: [
+    { name: "Mailscope trace", extensions: ["mailscope-trace.json", "json"] },
+    { name: "All files", extensions: ["*"] },
+  ],
+};
+
+/** The open dialog for a kind of file; the chosen file read, and remembered. */
+export async function openWithDialog(
+  dialogs: Dialogs,
+  window: BrowserWindow | undefined,
+  kind: FileKind,
+  remember: (file: RecentFile) => void,
+): Promise<OpenResult> {
+  const choice = await dialogs.showOpenDialog(window, {
+    title: kind === "scenario" ? "Open Scenario" : "Open Trace",
+    properties: ["openFile"],
+    filters: OPEN_FILTERS[kind],
+  });
+  const path = choice.filePaths[0];
+  if (choice.canceled || path === undefined) return { opened: false };
+  const file = await readOpenedFile(path, kind);
+  remember({ kind, name: file.name, path });
+  return { opened: true, file };
+}
+
+/** The save dialog for an export, and the file written. */
+export async function saveWithDialog(
+  dialogs: Dialogs,
+  window: BrowserWindow | undefined,
+  suggestedName: string,
+  contents: string,
+): Promise<SaveResult> {
+  const choice = await dialogs.showSaveDialog(window, { defaultPath: suggestedName });
+  if (choice.canceled || !choice.filePath) return { saved: false };
+  await writeFile(choice.filePath, contents, "utf8");
+  return { saved: true, path: choice.filePath };
+}
+
+/** Files that arrived (command line, the OS) before the window asked; each handed out once. */
+export class PendingFiles {
+  private files: OpenedFile[] = [];
+  push(file: OpenedFile): void {
+    this.files.push(file);
+  }
+  take(): OpenedFile[] {
+    const taken = this.files;
+    this.files = [];
+    return taken;
+  }
+}

@@ -1,0 +1,292 @@
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+
+// Electron's binary is absent here: main's modules are tested against a stand-in for the `electron` module.
+const handlers = new Map<string, (event: unknown, ...args: unknown[]) => unknown>();
+vi.mock("electron", () => ({
+  ipcMain: {
+    handle: (channel: string, fn: (event: unknown, ...args: unknown[]) => unknown) => handlers.set(channel, fn),
+  },
+}));
+
+const { channelNames, isAppCommand, methodName } = await import("./channels.ts");
+const { channelValidators } = await import("./validators.ts");
+const { handle } = await import("./ipc.ts");
+const { APP_INDEX, contentType, resolveAppPath, serveAppRequest } = await import("./scheme.ts");
+const { addRecent, filesFromArgv, kindOfPath, loadRecent, saveRecent, MAX_RECENT } = await import("./files.ts");
+const { openWithDialog, saveWithDialog, PendingFiles } = await import("./handlers.ts");
+const { menuTemplate } = await import("./menu.ts");
+const { restoreBounds } = await import("./windowState.ts");
+const { readingsText } = await import("./readings.ts");
+
+type Item = {
+  label?: string;
+  role?: string;
+  accelerator?: string;
+  submenu?: Item[];
+  click?: () => void;
+  registerAccelerator?: boolean;
+};
+
+function find(items: readonly Item[], ...path: string[]): Item {
+  let level: readonly Item[] = items;
+  let found: Item | undefined;
+  for (const label of path) {
+    found = level.find((i) => i.label?.replace("&", "") === label);
+    if (found === undefined) throw new Error(`no menu item ${path.join(" ▸ ")}`);
+    level = found.submenu ?? [];
+  }
+  return found as Item;
+}
+
+describe("the channel map", () => {
+  it("has a validator per channel and a preload method name per channel", () => {
+    expect(Object.keys(channelValidators).sort()).toEqual([...channelNames].sort());
+    expect(channelNames.map(methodName)).toEqual([
+      "appInfo",
+      "scenariosList",
+      "fileSave",
+      "fileOpen",
+      "filesPending",
+      "recentList",
+    ]);
+    expect(channelValidators["file:open"].safeParse(["scenario"]).success).toBe(true);
+    expect(channelValidators["file:open"].safeParse(["/etc/passwd"]).success).toBe(false);
+    expect(channelValidators["file:save"].safeParse(["../x.json", "{}"]).success).toBe(false);
+  });
+
+  it("the renderer recognises the menus' commands and nothing else", () => {
+    expect(isAppCommand({ type: "toggle" })).toBe(true);
+    expect(isAppCommand({ type: "speed", speed: "max" })).toBe(true);
+    expect(isAppCommand({ type: "speed", speed: 7 })).toBe(false);
+    expect(isAppCommand({ type: "open", file: { kind: "trace", name: "a", path: "/a", text: "{}" } })).toBe(true);
+    expect(isAppCommand({ type: "open", file: { kind: "exe", name: "a", path: "/a", text: "" } })).toBe(false);
+    expect(isAppCommand({ type: "eval" })).toBe(false);
+    expect(isAppCommand(null)).toBe(false);
+  });
+});
+
+describe("ipc handle", () => {
+  beforeEach(() => handlers.clear());
+  const event = (url: string) => ({ senderFrame: { url } });
+  const trusted = (url: string) => url.startsWith("app://mailscope/");
+
+  it("validates arguments before the handler runs, and refuses other frames", async () => {
+    const seen: unknown[] = [];
+    handle("file:open", trusted, (_e, kind) => {
+      seen.push(kind);
+      return { opened: false };
+    });
+    const fn = handlers.get("file:open")!;
+    await expect(fn(event(APP_INDEX), "trace")).resolves.toEqual({ opened: false });
+    await expect(fn(event(APP_INDEX), "binary")).rejects.toThrow(/invalid arguments/);
+    await expect(fn(event("https://evil.example/"), "trace")).rejects.toThrow(/untrusted frame/);
+    expect(seen).toEqual(["trace"]);
+  });
+});
+
+describe("the app:// scheme", () => {
+  const root = "/opt/mailscope/dist/renderer";
+  it("maps app://mailscope/ paths onto dist/renderer and nothing outside it", () => {
+    expect(resolveAppPath("app://mailscope/", root)).toBe(`${root}/index.html`);
+    expect(resolveAppPath("app://mailscope/index.html", root)).toBe(`${root}/index.html`);
+    expect(resolveAppPath("app://mailscope/assets/worker-x.js?x=1", root)).toBe(`${root}/assets/worker-x.js`);
+    expect(resolveAppPath("app://mailscope/../../etc/passwd", root)).toBe(`${root}/etc/passwd`);
+    // The URL parser resolves `..` and `%2e%2e` within the URL: what is left stays under the root.
+    expect(resolveAppPath("app://mailscope/%2e%2e/%2e%2e/etc/passwd", root)).toBe(`${root}/etc/passwd`);
+    expect(resolveAppPath("app://mailscope/a/..%2f..%2f..%2fetc/passwd", root)).toBeUndefined();
+    expect(resolveAppPath("app://mailscope/a%00.js", root)).toBeUndefined();
+    expect(resolveAppPath("app://other/index.html", root)).toBeUndefined();
+    expect(resolveAppPath("file:///etc/passwd", root)).toBeUndefined();
+    expect(contentType("a/worker.js")).toBe("text/javascript; charset=utf-8");
+    expect(contentType("index.html")).toBe("text/html; charset=utf-8");
+  });
+
+  it("serves the files with their type and the page's policy, 404 otherwise", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mailscope-scheme-"));
+    await writeFile(join(dir, "index.html"), "<!doctype html><title>Mailscope</title>");
+    const ok = await serveAppRequest("app://mailscope/", dir, "default-src 'self'");
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(ok.headers.get("content-security-policy")).toBe("default-src 'self'");
+    expect(await ok.text()).toContain("<title>Mailscope</title>");
+    expect((await serveAppRequest("app://mailscope/missing.js", dir, "")).status).toBe(404);
+    expect((await serveAppRequest("app://elsewhere/index.html", dir, "")).status).toBe(404);
+  });
+});
+
+describe("files", () => {
+  it("takes scenarios and traces from the command line", () => {
+    expect(kindOfPath("a/b.yaml")).toBe("scenario");
+    expect(kindOfPath("run.mailscope-trace.json")).toBe("trace");
+    expect(kindOfPath("notes.txt")).toBeUndefined();
+    expect(filesFromArgv(["/usr/bin/electron", ".", "--inspect", "s.yml", "t.mailscope-trace.json", "x.txt"])).toEqual([
+      "s.yml",
+      "t.mailscope-trace.json",
+    ]);
+  });
+
+  it("keeps recent files, newest first, once each, at most ten, between launches", async () => {
+    let recent: { kind: "scenario" | "trace"; name: string; path: string }[] = [];
+    for (let i = 0; i < 12; i++)
+      recent = addRecent(recent, { kind: "scenario", name: `s${i}.yaml`, path: `/s${i}.yaml` });
+    recent = addRecent(recent, { kind: "scenario", name: "s5.yaml", path: "/s5.yaml" });
+    expect(recent).toHaveLength(MAX_RECENT);
+    expect(recent[0]?.path).toBe("/s5.yaml");
+    expect(recent.filter((r) => r.path === "/s5.yaml")).toHaveLength(1);
+    const dir = await mkdtemp(join(tmpdir(), "mailscope-recent-"));
+    await saveRecent(join(dir, "recent.json"), recent);
+    expect(await loadRecent(join(dir, "recent.json"))).toEqual(recent);
+    await writeFile(join(dir, "bad.json"), "{nope");
+    expect(await loadRecent(join(dir, "bad.json"))).toEqual([]);
+    expect(await loadRecent(join(dir, "missing.json"))).toEqual([]);
+  });
+});
+
+describe("dialogs", () => {
+  it("open: reads the chosen file and remembers it; a cancel opens nothing", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mailscope-open-"));
+    const path = join(dir, "mine.yaml");
+    await writeFile(path, "name: mine\n");
+    const remembered: unknown[] = [];
+    const options: unknown[] = [];
+    const dialogs = {
+      showOpenDialog: async (_w: unknown, o: unknown) => {
+        options.push(o);
+        return { canceled: false, filePaths: [path] };
+      },
+      showSaveDialog: async () => ({ canceled: true }),
+    };
+    const result = await openWithDialog(dialogs, undefined, "scenario", (f) => remembered.push(f));
+    expect(result).toEqual({ opened: true, file: { kind: "scenario", name: "mine.yaml", path, text: "name: mine\n" } });
+    expect(remembered).toEqual([{ kind: "scenario", name: "mine.yaml", path }]);
+    expect(options[0]).toMatchObject({ properties: ["openFile"], filters: [{ extensions: ["yaml", "yml"] }] });
+    const cancel = { ...dialogs, showOpenDialog: async () => ({ canceled: true, filePaths: [] }) };
+    expect(await openWithDialog(cancel, undefined, "trace", () => undefined)).toEqual({ opened: false });
+  });
+
+  it("save: writes the export where the user chose; a cancel writes nothing", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mailscope-save-"));
+    const target = join(dir, "run.har");
+    const dialogs = {
+      showOpenDialog: async () => ({ canceled: true, filePaths: [] }),
+      showSaveDialog: async (_w: unknown, o: { defaultPath?: string }) => {
+        expect(o.defaultPath).toBe("run.har");
+        return { canceled: false, filePath: target };
+      },
+    };
+    expect(await saveWithDialog(dialogs, undefined, "run.har", "{}")).toEqual({ saved: true, path: target });
+    expect(await readFile(target, "utf8")).toBe("{}");
+    const cancel = { ...dialogs, showSaveDialog: async () => ({ canceled: true }) };
+    expect(await saveWithDialog(cancel, undefined, "run.har", "{}")).toEqual({ saved: false });
+  });
+
+  it("files from the command line wait for the window, once", () => {
+    const pending = new PendingFiles();
+    pending.push({ kind: "scenario", name: "a.yaml", path: "/a.yaml", text: "" });
+    expect(pending.take()).toHaveLength(1);
+    expect(pending.take()).toHaveLength(0);
+  });
+});
+
+describe("the menu", () => {
+  const sent: unknown[] = [];
+  const calls: string[] = [];
+  const actions = {
+    send: (c: unknown) => sent.push(c),
+    openDialog: (k: string) => calls.push(`open ${k}`),
+    openRecent: (f: { path: string }) => calls.push(`recent ${f.path}`),
+    clearRecent: () => calls.push("clear"),
+    showReadings: () => calls.push("readings"),
+    showAbout: () => calls.push("about"),
+  };
+  const recent = [{ kind: "trace" as const, name: "run.mailscope-trace.json", path: "/t/run.mailscope-trace.json" }];
+
+  it("has File, Run, View and Help with their shortcuts", () => {
+    const menu = menuTemplate(actions, recent, "linux") as Item[];
+    expect(menu.map((m) => m.label ?? m.role)).toEqual(["&File", "editMenu", "&Run", "&View", "&Help"]);
+    expect(find(menu, "File", "Open Scenario…").accelerator).toBe("CmdOrCtrl+O");
+    expect(find(menu, "File", "Close").accelerator).toBe("CmdOrCtrl+W");
+    expect(find(menu, "Run", "Play/Pause")).toMatchObject({ accelerator: "Space", registerAccelerator: false });
+    expect(find(menu, "Run", "Step")).toMatchObject({ accelerator: "Right", registerAccelerator: false });
+    expect(find(menu, "Run", "Restart").accelerator).toBe("CmdOrCtrl+R");
+    expect(find(menu, "Run", "Speed").submenu?.map((s) => s.label)).toEqual([
+      "1× (real time)",
+      "60× (a minute a second)",
+      "3600× (an hour a second)",
+      "As fast as possible",
+    ]);
+    expect(find(menu, "File", "Export").submenu?.map((s) => s.label)).toEqual([
+      "Trace (JSON)…",
+      "HTTP Archive (HAR)…",
+      "Report (Markdown)…",
+    ]);
+    expect(
+      find(menu, "Help")
+        .submenu?.map((s) => s.label)
+        .filter(Boolean),
+    ).toEqual(["Rules", "Spec Readings", "About Mailscope"]);
+  });
+
+  it("its items send the window's commands, open dialogs and recent files", () => {
+    const menu = menuTemplate(actions, recent, "linux") as Item[];
+    find(menu, "Run", "Play/Pause").click?.();
+    find(menu, "Run", "Step").click?.();
+    find(menu, "Run", "Restart").click?.();
+    find(menu, "Run", "Speed", "As fast as possible").click?.();
+    find(menu, "File", "Export", "HTTP Archive (HAR)…").click?.();
+    find(menu, "Help", "Rules").click?.();
+    expect(sent).toEqual([
+      { type: "toggle" },
+      { type: "step" },
+      { type: "restart" },
+      { type: "speed", speed: "max" },
+      { type: "export", what: "har" },
+      { type: "view", view: "rules" },
+    ]);
+    find(menu, "File", "Open Trace…").click?.();
+    find(menu, "File", "Open Recent", "run.mailscope-trace.json (trace)").click?.();
+    find(menu, "Help", "Spec Readings").click?.();
+    expect(calls).toEqual(["open trace", "recent /t/run.mailscope-trace.json", "readings"]);
+    expect(find(menuTemplate(actions, [], "linux") as Item[], "File", "Open Recent").submenu?.[0]?.label).toBe(
+      "No recent files",
+    );
+    expect((menuTemplate(actions, [], "darwin") as Item[])[0]?.label).toBe("Mailscope");
+  });
+
+  it("Help ▸ Spec Readings lists the switchable gaps with their defaults", () => {
+    expect(readingsText()).toMatch(/^G3 \(.+\): default tolerance-seconds=\d+/);
+    expect(readingsText()).toContain("G16 (");
+    expect(readingsText()).toContain("fallback-window=2h");
+  });
+});
+
+describe("window bounds", () => {
+  const screenArea = { x: 0, y: 0, width: 1920, height: 1080 };
+  it("are restored when on a screen, dropped (centred) when not", () => {
+    expect(
+      restoreBounds({ bounds: { x: 100, y: 50, width: 1000, height: 700 }, maximized: false }, [screenArea]),
+    ).toEqual({
+      x: 100,
+      y: 50,
+      width: 1000,
+      height: 700,
+      maximized: false,
+    });
+    expect(restoreBounds({ bounds: { x: 4000, y: 50, width: 1000, height: 700 } }, [screenArea])).toEqual({
+      width: 1000,
+      height: 700,
+      maximized: false,
+    });
+    expect(
+      restoreBounds({ bounds: { x: 0, y: 0, width: 10, height: 10 }, maximized: true }, [screenArea]),
+    ).toMatchObject({
+      width: 640,
+      height: 480,
+      maximized: true,
+    });
+    expect(restoreBounds("garbage", [screenArea])).toEqual({ width: 1280, height: 820, maximized: false });
+  });
+});
