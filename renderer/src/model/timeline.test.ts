@@ -64,7 +64,7 @@ describe("the timeline of receiver-down-past-fallback-window (jitter off)", asyn
     const handoff = tl.marks.find((m) => m.kind === "handoff");
     expect(handoff && at(handoff.timeMs)).toBe(123);
     expect(handoff?.lane).toBe("m1@a.example→b.example");
-    expect(handoff?.summary).toBe("handed to SMTP at +2:03:00 (fallback) [STATE-3]");
+    expect(handoff?.summary).toBe("SMTP fallback: handed to SMTP at +2:03:00 [STATE-3]");
     expect(tl.lanes[0]?.giveUpAtMs && at(tl.lanes[0].giveUpAtMs)).toBe(5 * 24 * 60);
   });
 

@@ -432,7 +432,7 @@ export function buildTimeline(
           timeMs: e.timeMs,
           seq: e.seq,
           label: `SMTP ${reason}`,
-          summary: `handed to SMTP at ${offsetText(e.timeMs, startMs)} (${reason}${accepted ? "" : ", relay refused"})${rule ? ` [${rule}]` : ""}`,
+          summary: `SMTP ${reason}: handed to SMTP at ${offsetText(e.timeMs, startMs)}${accepted ? "" : " (relay refused)"}${rule ? ` [${rule}]` : ""}`,
           ...(rule !== undefined && { rule }),
           exchangeIds: [],
         });
@@ -508,7 +508,13 @@ export function buildTimeline(
           timeMs: e.timeMs,
           seq: e.seq,
           label:
-            e.name === "mailbox.delivered" ? "stored" : e.name === "failure.after-acceptance" ? "failed" : "replay",
+            e.name === "mailbox.delivered"
+              ? "stored"
+              : e.name === "failure.after-acceptance"
+                ? "failure"
+                : e.name === "idempotency.replay"
+                  ? "replay"
+                  : "conflict",
           summary: `${e.domain ?? "receiver"}: ${what} at ${offsetText(e.timeMs, startMs)}`,
           exchangeIds: x ? [x] : [],
         });

@@ -5,7 +5,9 @@ import { checkRows } from "../../model/checks.ts";
 import { logRows } from "../../model/log.ts";
 import { outcomeRows } from "../../model/outcomes.ts";
 import type { PlaybackContext, PlaybackEvent, PlaybackPhase } from "../../session/machine.ts";
+import type { Mark } from "../../model/timeline.ts";
 import { LogView } from "../log/LogView.tsx";
+import { TimelineView } from "../timeline/TimelineView.tsx";
 import { Checks } from "./Checks.tsx";
 import { Controls } from "./Controls.tsx";
 import { ExportBar } from "./ExportBar.tsx";
@@ -28,6 +30,7 @@ export function RunView({ phase, context, title, description, send, onReading, o
   const [delivery, setDelivery] = useState<string | undefined>();
   const [evidence, setEvidence] = useState<ReadonlySet<number>>(new Set());
   const [readingsOpen, setReadingsOpen] = useState(false);
+  const [mark, setMark] = useState<Mark | undefined>();
   const startMs = context.summary?.startMs ?? context.events[0]?.timeMs ?? 0;
   const rows = useMemo(() => logRows(context.events, startMs), [context.events, startMs]);
   const labels = useMemo(
@@ -96,6 +99,16 @@ export function RunView({ phase, context, title, description, send, onReading, o
             />
           )}
           <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} />
+          <TimelineView
+            events={context.events}
+            startMs={startMs}
+            labels={labels}
+            playheadMs={playheadMs}
+            delivery={delivery}
+            onDelivery={setDelivery}
+            selectedMark={mark}
+            onMark={setMark}
+          />
           {context.result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
           <LogView
             rows={rows}

@@ -1,0 +1,94 @@
+import { useMemo } from "react";
+import { Bar, BarChart, ReferenceArea, Tooltip, XAxis, YAxis } from "recharts";
+import {
+  ATTEMPT_OUTCOMES,
+  buckets,
+  OUTCOME_TEXT,
+  offsetText,
+  type ScaleKind,
+  type Timeline,
+} from "../../model/timeline.ts";
+import { OUTCOME_COLOUR } from "./colours.ts";
+
+const BUCKETS = 120;
+
+export interface OverviewProps {
+  readonly timeline: Timeline;
+  readonly width: number;
+  /** Where the lanes' plot starts and how wide it is, so that the bars line up with the lanes. */
+  readonly left: number;
+  readonly plotWidth: number;
+  readonly kind: ScaleKind;
+  readonly window: readonly [number, number];
+  readonly onZoom: (window: readonly [number, number] | undefined) => void;
+}
+
+/**
+ * The whole run as counts per time bucket (attempts by outcome, hand-offs,
+ * DSNs, deliveries in flight): a few hundred bars however big the trace, with
+ * the visible window marked. Clicking a bar zooms the lanes to it.
+ */
+export function Overview({ timeline, width, left, plotWidth, kind, window: [fromMs, toMs], onZoom }: OverviewProps) {
+  const rows = useMemo(
+    () =>
+      buckets(timeline, BUCKETS, kind).map((b, i) => ({
+        i,
+        fromMs: b.fromMs,
+        toMs: b.toMs,
+        ...b.attempts,
+        handoffs: b.handoffs,
+        dsns: b.dsns + b.bounces,
+        inFlight: b.inFlight,
+      })),
+    [timeline, kind],
+  );
+  const startMs = timeline.startMs;
+  const first = rows.findIndex((r) => r.toMs >= fromMs);
+  const lastIdx = rows.findLastIndex((r) => r.fromMs <= toMs);
+  const total = timeline.marks.filter((m) => m.kind === "attempt").length;
+  return (
+    <figure className="overview" aria-label={`Overview: ${total} attempts over the whole run, counts per time bucket`}>
+      <BarChart
+        width={width}
+        height={56}
+        data={rows}
+        margin={{ top: 4, right: Math.max(0, width - left - 4 - plotWidth), bottom: 0, left: left + 4 }}
+        barCategoryGap={0}
+        onClick={(state) => {
+          const i = Number(state.activeIndex);
+          const row = rows[i];
+          if (row) onZoom([row.fromMs, row.toMs]);
+        }}
+      >
+        <XAxis dataKey="i" hide />
+        <YAxis hide allowDecimals={false} />
+        {first >= 0 && lastIdx >= 0 && (fromMs > startMs || toMs < timeline.endMs) && (
+          <ReferenceArea x1={first} x2={lastIdx} className="overview-window" fill="#2f5fd0" fillOpacity={0.12} />
+        )}
+        {ATTEMPT_OUTCOMES.map((o) => (
+          <Bar
+            key={o}
+            dataKey={o}
+            stackId="a"
+            fill={OUTCOME_COLOUR[o]}
+            name={OUTCOME_TEXT[o]}
+            isAnimationActive={false}
+          />
+        ))}
+        <Bar dataKey="handoffs" stackId="a" fill="#1d2330" name="SMTP hand-offs" isAnimationActive={false} />
+        <Bar dataKey="dsns" stackId="a" fill="#b3261e" name="DSNs and bounces" isAnimationActive={false} />
+        <Tooltip
+          isAnimationActive={false}
+          itemStyle={{ color: "var(--fg)" }}
+          contentStyle={{ background: "var(--surface)", borderColor: "var(--line)" }}
+          labelFormatter={(_, payload) => {
+            const row = payload?.[0]?.payload as { fromMs: number; toMs: number; inFlight: number } | undefined;
+            return row
+              ? `${offsetText(row.fromMs, startMs).replace(/\.\d+$/, "")} – ${offsetText(row.toMs, startMs).replace(/\.\d+$/, "")}, ${row.inFlight} in flight`
+              : "";
+          }}
+        />
+      </BarChart>
+    </figure>
+  );
+}
