@@ -138,3 +138,71 @@ test.describe("the delivery timeline", () => {
     await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
   });
 });
+
+test.describe("the sequence diagram and the exchange inspector", () => {
+  test("teach-mixed-recipient-results: m1's POST answered with four per-recipient results; Mermaid export", async ({
+    page,
+  }) => {
+    await runToEnd(page, "teach-mixed-recipient-results");
+    const sequence = page.getByRole("region", { name: "Sequence diagram" });
+    await sequence.getByRole("combobox", { name: "Message" }).selectOption({ label: "m1" });
+    const first = sequence.locator("[data-kind=response]").filter({ hasText: "bob@b.example" }).first();
+    await expect(first).toHaveAttribute(
+      "aria-label",
+      /200 — bob@b\.example accepted, nobody@b\.example rejected, carol@b\.example deferred, dave@b\.example deferred$/,
+    );
+    await expect(first).toContainText("nobody@b.example rejected");
+    await expect(sequence.locator("[data-kind=gap]").first()).toContainText(/^… \d+ min …$/);
+    await expect(sequence.locator("[data-kind=dsn]").first()).toContainText("DSN (rejected) to alice@a.example");
+    await sequence.getByText("Mermaid text").click();
+    await expect(sequence.getByTestId("sequence-mermaid")).toContainText("sequenceDiagram");
+    await expect(sequence.getByTestId("sequence-mermaid")).toContainText("nobody@b.example rejected");
+    await sequence.scrollIntoViewIfNeeded();
+    await page.mouse.move(0, 0);
+    await sequence.screenshot({ path: `${SHOTS}/sequence-teach-mixed.png` });
+    await noSeriousViolations(page, "section[aria-labelledby=sequence-heading]");
+
+    // Clicking the response opens its exchange: the per-recipient results in the inspector.
+    await first.click();
+    const inspector = page.getByRole("region", { name: "Exchange inspector" });
+    await expect(inspector.getByRole("table", { name: "Per-recipient results" }).getByRole("row")).toHaveCount(5);
+    await expect(inspector.getByRole("row").filter({ hasText: "carol@b.example" })).toContainText("deferred");
+  });
+
+  test("rate-limited-then-down: clicking attempt 1 opens its exchange — verified signature and digest, the 429 problem", async ({
+    page,
+  }) => {
+    await runToEnd(page, "rate-limited-then-down");
+    const m1 = lane(page, "m1 → b.example");
+    await m1.locator("[data-kind=attempt][data-attempt='1']").click();
+    const inspector = page.getByRole("region", { name: "Exchange inspector" });
+    // Attempt 1 fetched the capabilities (x1) and POSTed (x2); the POST is shown first.
+    await expect(
+      inspector.getByRole("group", { name: "Exchanges of the selected attempt" }).getByRole("button"),
+    ).toHaveText(["x1", "x2"]);
+    await expect(inspector.getByTestId("exchange-title")).toContainText("POST /v1/messages HTTP/1.1");
+    await expect(inspector.getByTestId("signature-input")).toContainText("s1._svckey.a.example");
+    await expect(inspector.getByTestId("signature-input")).toContainText(
+      "@method @target-uri content-type content-digest idempotency-key",
+    );
+    await expect(inspector.getByTestId("envelope")).toContainText('"from": "alice@a.example"');
+    await expect(inspector.getByTestId("response-head")).toContainText("HTTP/1.1 429 (fault rate-limited-once)");
+    await expect(inspector.getByTestId("problem")).toContainText("problems/rate_limited");
+    const checks = inspector.getByTestId("receiver-checks").getByRole("listitem");
+    const check = (name: string) =>
+      checks.filter({ has: page.locator("strong", { hasText: new RegExp(`^${name}$`) }) });
+    await expect(check("signature")).toHaveAttribute("data-status", "pass");
+    await expect(check("digest")).toHaveAttribute("data-status", "pass");
+    await expect(inspector.getByTestId("receiver-checks").locator("[data-status=fail]")).toHaveCount(0);
+    await expect(inspector.getByRole("button", { name: "Copy as raw HTTP" })).toBeVisible();
+    await expect(inspector.getByRole("button", { name: "Copy problem JSON" })).toBeVisible();
+    await inspector.scrollIntoViewIfNeeded();
+    await page.mouse.move(0, 0);
+    await inspector.screenshot({ path: `${SHOTS}/inspector-rate-limited.png` });
+    await noSeriousViolations(page, "section[aria-labelledby=inspector-heading]");
+    // A refused attempt: the failure. Attempt 2 shares attempt 1's pixel at this zoom; → selects it.
+    await m1.locator("[data-kind=attempt][data-attempt='1']").click();
+    await page.keyboard.press("ArrowRight");
+    await expect(inspector.getByTestId("exchange-failure")).toHaveText(/^connection-refused: .* \(fault b-down\)$/);
+  });
+});

@@ -59,6 +59,9 @@ describe("the exchange inspector", () => {
     const x = exchangeView(t.events, "x2", t.startedAtMs);
     expect(x?.response).toMatchObject({ status: 429, fault: "rate-limited-once" });
     expect(JSON.parse(x?.problem ?? "{}")).toMatchObject({ type: "https://mailscope.example/problems/rate_limited" });
+    // The fault kept it from the receiver, so no key was looked up then: the key record answered later holds.
+    const checks = await exchangeChecks(t.events, "x2");
+    expect(checks?.find((c) => c.check === "signature")?.status).toBe("pass");
     const refused = exchangeView(t.events, "x3", t.startedAtMs);
     expect(refused?.failure).toMatchObject({ kind: "connection-refused", fault: "b-down" });
   });

@@ -189,21 +189,23 @@ export async function exchangeChecks(
   const arrived =
     events.find((e) => e.name === "receiver.request" && (e.data as Data)["exchangeId"] === exchangeId)?.timeMs ??
     request.timeMs;
-  const txt = new Map<string, string[]>();
+  // The key records the trace's DNS answered: the latest before the request arrived, else the first
+  // after (a request a fault kept from the receiver was never checked, so its key may be looked up later).
+  const before = new Map<string, string[]>();
+  const after = new Map<string, string[]>();
   for (const e of events) {
-    if (e.timeMs > arrived) break;
     const d = e.data as Data;
     if (e.name !== "dns.answer" || d["type"] !== "TXT" || !Array.isArray(d["records"])) continue;
     const name = str(d["name"]);
-    if (name)
-      txt.set(
-        name,
-        (d["records"] as unknown[]).filter((r): r is string => typeof r === "string"),
-      );
+    const records = (d["records"] as unknown[]).filter((r): r is string => typeof r === "string");
+    if (!name || records.length === 0) continue;
+    if (e.timeMs <= arrived) before.set(name, records);
+    else if (!after.has(name)) after.set(name, records);
   }
+  const txt = (keyid: string) => before.get(keyid) ?? after.get(keyid) ?? [];
   return lintChecks(linted, {
     nowS: Math.floor(arrived / 1000),
-    keys: txtRecordKeys((keyid) => txt.get(keyid) ?? [], "the trace's DNS answers"),
+    keys: txtRecordKeys(txt, "the trace's DNS answers"),
   });
 }
 

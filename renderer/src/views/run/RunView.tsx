@@ -7,6 +7,8 @@ import { outcomeRows } from "../../model/outcomes.ts";
 import type { PlaybackContext, PlaybackEvent, PlaybackPhase } from "../../session/machine.ts";
 import type { Mark } from "../../model/timeline.ts";
 import { LogView } from "../log/LogView.tsx";
+import { InspectorView } from "../exchange/InspectorView.tsx";
+import { SequenceView } from "../sequence/SequenceView.tsx";
 import { TimelineView } from "../timeline/TimelineView.tsx";
 import { Checks } from "./Checks.tsx";
 import { Controls } from "./Controls.tsx";
@@ -31,6 +33,8 @@ export function RunView({ phase, context, title, description, send, onReading, o
   const [evidence, setEvidence] = useState<ReadonlySet<number>>(new Set());
   const [readingsOpen, setReadingsOpen] = useState(false);
   const [mark, setMark] = useState<Mark | undefined>();
+  const [exchanges, setExchanges] = useState<readonly string[]>([]);
+  const [message, setMessage] = useState<string | undefined>();
   const startMs = context.summary?.startMs ?? context.events[0]?.timeMs ?? 0;
   const rows = useMemo(() => logRows(context.events, startMs), [context.events, startMs]);
   const labels = useMemo(
@@ -107,8 +111,22 @@ export function RunView({ phase, context, title, description, send, onReading, o
             delivery={delivery}
             onDelivery={setDelivery}
             selectedMark={mark}
-            onMark={setMark}
+            onMark={(m) => {
+              setMark(m);
+              if (m) setExchanges(m.exchangeIds);
+            }}
           />
+          <SequenceView
+            events={context.events}
+            startMs={startMs}
+            labels={labels}
+            messageId={message ?? delivery?.split("→")[0]}
+            onMessage={setMessage}
+            exchangeId={exchanges.at(-1)}
+            onExchange={(x) => setExchanges([x])}
+            onSave={onSave}
+          />
+          <InspectorView events={context.events} startMs={startMs} exchangeIds={exchanges} onRule={onRule} />
           {context.result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
           <LogView
             rows={rows}
