@@ -16,6 +16,11 @@ async function noSeriousViolations(page: Page, include?: string): Promise<void> 
   expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
 }
 
+/** Element screenshots without the sticky title bar over them. */
+async function unstick(page: Page): Promise<void> {
+  await page.addStyleTag({ content: ".titlebar { position: static !important; }" });
+}
+
 /** Opens a scenario and runs it to the end as fast as possible. */
 async function runToEnd(page: Page, name: string): Promise<void> {
   await page.goto("/");
@@ -130,6 +135,7 @@ test.describe("the delivery timeline", () => {
     await expect(retry.getByTestId("retry-cap")).toHaveText("Delays are capped at 1 h (RETRY-2).");
     await expect(retry.locator("svg").getByText("1 h cap", { exact: true })).toBeVisible();
     await expect(retry.getByTestId("retry-give-up")).toContainText("+120:00:00");
+    await unstick(page);
     await timeline(page).scrollIntoViewIfNeeded();
     await page.mouse.move(0, 0);
     await page.screenshot({ path: `${SHOTS}/timeline-rate-limited.png`, fullPage: true });
@@ -157,6 +163,7 @@ test.describe("the sequence diagram and the exchange inspector", () => {
     await sequence.getByText("Mermaid text").click();
     await expect(sequence.getByTestId("sequence-mermaid")).toContainText("sequenceDiagram");
     await expect(sequence.getByTestId("sequence-mermaid")).toContainText("nobody@b.example rejected");
+    await unstick(page);
     await sequence.scrollIntoViewIfNeeded();
     await page.mouse.move(0, 0);
     await sequence.screenshot({ path: `${SHOTS}/sequence-teach-mixed.png` });
@@ -196,6 +203,7 @@ test.describe("the sequence diagram and the exchange inspector", () => {
     await expect(inspector.getByTestId("receiver-checks").locator("[data-status=fail]")).toHaveCount(0);
     await expect(inspector.getByRole("button", { name: "Copy as raw HTTP" })).toBeVisible();
     await expect(inspector.getByRole("button", { name: "Copy problem JSON" })).toBeVisible();
+    await unstick(page);
     await inspector.scrollIntoViewIfNeeded();
     await page.mouse.move(0, 0);
     await inspector.screenshot({ path: `${SHOTS}/inspector-rate-limited.png` });

@@ -190,19 +190,14 @@ function Row({ row: r, y, cx, svgW, time, selected, onExchange }: RowProps) {
       </g>
     );
   if (r.from === r.to) {
-    const x = cx(r.from);
+    // A note starts at its lifeline, or ends there when it would run past the right edge.
+    const w = Math.max(60, text.length * 6.4 + 12);
+    const left = cx(r.from) + w > svgW - 4 ? Math.max(TIME_W, cx(r.from) - w + 4) : cx(r.from) - 4;
     return (
       <g {...common}>
         {timeText}
-        <rect
-          x={x - 4}
-          y={y + 6}
-          width={Math.max(60, text.length * 6.4 + 12)}
-          height={ROW - 8}
-          rx={3}
-          className="note"
-        />
-        <text x={x + 4} y={mid + 2} className="seq-label">
+        <rect x={left} y={y + 6} width={w} height={ROW - 8} rx={3} className="note" />
+        <text x={left + 8} y={mid + 2} className="seq-label">
           {text}
         </text>
       </g>

@@ -356,8 +356,10 @@ function LaneRow({
   const labelled = useMemo(() => {
     const ids = new Set<string>();
     let lastX = -Infinity;
+    // Nor beside a hand-off, bounce or DSN, whose own labels sit there.
+    const others = drawn.filter((d) => d.mark.kind !== "attempt").map((d) => d.x);
     for (const d of drawn)
-      if (d.mark.kind === "attempt" && d.x - lastX >= 16) {
+      if (d.mark.kind === "attempt" && d.x - lastX >= 16 && !others.some((o) => Math.abs(o - d.x) < 30 && o !== d.x)) {
         ids.add(d.mark.id);
         lastX = d.x;
       }
