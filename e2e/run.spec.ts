@@ -1,6 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 
 /** The app runs scenarios (issue 12), through the browser build, with the engine in a Web Worker. */
 
@@ -57,11 +58,24 @@ test.describe("running scenarios in the browser", () => {
     expect(errors).toEqual([]);
   });
 
-  test("rate-limited-then-down as fast as possible: bounced at +120:00:00, and the DSN", async ({ page }) => {
+  test("rate-limited-then-down as fast as possible: bounced at +120:00:00, and the DSN", async ({ page }, info) => {
     await open(page, "rate-limited-then-down");
     await page.getByRole("button", { name: "Speed max" }).click();
+    const started = Date.now();
     await page.getByRole("button", { name: "Play", exact: true }).click();
     await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await expect(row(page, "bob@b.example")).toContainText("bounced");
+    const appMs = Date.now() - started;
+    // The CLI's own run of it, in Node, on this machine now ("in N s" of its summary line).
+    const cli = spawnSync(process.execPath, ["bin/mailscope.mjs", "run", "scenarios/rate-limited-then-down.yaml"], {
+      encoding: "utf8",
+    });
+    const cliMs = Number(/ in ([\d.]+) s$/m.exec(cli.stdout)?.[1]) * 1000;
+    info.annotations.push({
+      type: "measure",
+      description: `Play → last outcome ${appMs} ms; mailscope run ${cliMs} ms`,
+    });
+    console.log(`rate-limited-then-down at max: Play → last outcome on screen ${appMs} ms; mailscope run ${cliMs} ms`);
     const bob = row(page, "bob@b.example").getByRole("cell");
     await expect(bob.nth(2)).toHaveText("bounced");
     await expect(bob.nth(3)).toHaveText("+120:00:00");
@@ -74,6 +88,14 @@ test.describe("running scenarios in the browser", () => {
     await expect(page.getByTestId("clock")).toHaveText("+120:00:00");
     await expect(page.getByTestId("checks-summary")).toHaveText("passed: all 8 checks");
     await page.screenshot({ path: `${SHOTS}/run-rate-limited-then-down.png`, fullPage: true });
+    // A row selects its delivery: the log shows that delivery's lines only.
+    const all = await page.getByTestId("log-count").textContent();
+    await row(page, "alice@a.example").getByRole("button").click();
+    await expect(page.getByRole("button", { name: /Show every delivery/ })).toBeVisible();
+    await expect(page.getByTestId("log-count")).not.toHaveText(all ?? "");
+    await expect(page.getByRole("log", { name: "Event log" })).not.toContainText("retrying");
+    await page.getByRole("button", { name: /Show every delivery/ }).click();
+    await expect(page.getByTestId("log-count")).toHaveText(all ?? "");
   });
 
   test("pause mid-run and step three events: the log grows by those", async ({ page }) => {
@@ -104,6 +126,12 @@ test.describe("running scenarios in the browser", () => {
     await expect.poll(events).toBeGreaterThan(beforeKey);
     await expect.poll(lines).toBe(await events());
     await page.screenshot({ path: `${SHOTS}/run-paused.png`, fullPage: true });
+    // Jump to a virtual time: paused there, the log up to it.
+    await page.getByLabel("Jump to").fill("+2:00:00");
+    await page.getByRole("button", { name: "Go", exact: true }).click();
+    await expect(page.getByTestId("clock")).toHaveText("+2:00:00");
+    await expect(page.getByTestId("phase")).toContainText("Paused");
+    await expect(page.getByTestId("log-row").last()).toContainText("+1:03:11.061");
     await noSeriousViolations(page);
   });
 
@@ -171,7 +199,9 @@ test.describe("running scenarios in the browser", () => {
     await expect(page.getByTestId("phase")).toContainText("Finished");
     expect(await outcomes(page).innerText()).toBe(table);
     expect(await page.getByRole("region", { name: "Checks" }).innerText()).toBe(checks);
-    await expect(page.getByRole("button", { name: "Play", exact: true })).toBeDisabled();
+    await expect(page.getByRole("button", { name: "Play", exact: true })).toHaveCount(0);
+    await expect(page.getByText("A recorded run: nothing runs")).toBeVisible();
+    await expect(page.getByText("429 rate_limited (Retry-After 120 s)")).toBeVisible();
     await page.screenshot({ path: `${SHOTS}/opened-trace.png`, fullPage: true });
     await noSeriousViolations(page);
 
@@ -196,5 +226,80 @@ test.describe("running scenarios in the browser", () => {
     await expect(page.getByRole("cell", { name: "STATE-7", exact: true })).toBeVisible();
     await page.screenshot({ path: `${SHOTS}/rules.png` });
     await noSeriousViolations(page);
+  });
+
+  test("dark theme, following the system: the run view reads well", async ({ page }) => {
+    await page.emulateMedia({ colorScheme: "dark" });
+    await open(page, "teach-mixed-recipient-results");
+    await page.getByRole("button", { name: "Speed max" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await page.getByText("Readings of the spec's gaps").click();
+    await page.screenshot({ path: `${SHOTS}/run-dark.png`, fullPage: true });
+    await noSeriousViolations(page);
+  });
+
+  test("a scenario dropped on the window runs; Space plays and pauses", async ({ page }) => {
+    await page.goto("/");
+    const text = readFileSync("scenarios/rate-limited-then-down.yaml", "utf8").replace(
+      "name: rate-limited-then-down",
+      "name: dropped-rate-limited",
+    );
+    await page.evaluate((yaml) => {
+      const data = new DataTransfer();
+      data.items.add(new File([yaml], "dropped.yaml", { type: "application/yaml" }));
+      document.querySelector(".app")?.dispatchEvent(new DragEvent("drop", { dataTransfer: data, bubbles: true }));
+    }, text);
+    await expect(page.getByRole("heading", { level: 2, name: "dropped-rate-limited" })).toBeVisible();
+    await expect(page.getByTestId("phase")).toContainText("Ready");
+    await expect(page.getByRole("heading", { level: 3, name: "Opened" })).toBeVisible();
+    await page.getByRole("button", { name: "Speed 1×" }).click();
+    await page.getByRole("log", { name: "Event log" }).focus();
+    await page.keyboard.press("Space");
+    await expect(page.getByTestId("phase")).toContainText("Playing");
+    await page.keyboard.press("Space");
+    await expect(page.getByTestId("phase")).toContainText("Paused");
+    // Kept between visits (local storage), under "Opened".
+    await page.reload();
+    await expect(
+      page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name: "dropped-rate-limited" }),
+    ).toBeVisible();
+  });
+
+  test("a 100,000-event trace opens, and its log scrolls to either end", async ({ page }, info) => {
+    test.setTimeout(90_000);
+    // A long trace: rate-limited-then-down's events repeated, a day apart each time.
+    await open(page, "rate-limited-then-down");
+    await page.getByRole("button", { name: "Speed max" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Trace JSON" }).click(),
+    ]);
+    const file = info.outputPath("one.json");
+    await download.saveAs(file);
+    const one = JSON.parse(readFileSync(file, "utf8")) as { events: { seq: number; timeMs: number }[] };
+    const events: unknown[] = [];
+    for (let round = 0; events.length < 100_000; round++) {
+      for (const e of one.events) events.push({ ...e, seq: events.length, timeMs: e.timeMs + round * 86_400_000 * 6 });
+    }
+    const big = info.outputPath("big.mailscope-trace.json");
+    writeFileSync(big, JSON.stringify({ ...one, events }));
+    await page.goto("/");
+    const started = Date.now();
+    await page.getByLabel("Open trace…").setInputFiles(big);
+    await expect(page.getByTestId("phase")).toContainText(`Finished · ${events.length} events`, { timeout: 60_000 });
+    await expect(page.getByTestId("log-row").last()).toBeVisible();
+    const openMs = Date.now() - started;
+    info.annotations.push({ type: "measure", description: `100k-event trace open until the log shows: ${openMs} ms` });
+    console.log(`100k-event trace: interactive after ${openMs} ms`);
+    const log = page.getByRole("log", { name: "Event log" });
+    await log.evaluate((el) => el.scrollTo({ top: 0 }));
+    await expect(log).toContainText("message m1@a.example from alice@a.example");
+    await log.evaluate((el) => el.scrollTo({ top: el.scrollHeight }));
+    await expect(log).toContainText("ACCEPTED");
+    await expect(page.getByTestId("log-row")).not.toHaveCount(0);
+    expect(await page.getByTestId("log-row").count()).toBeLessThan(200);
   });
 });

@@ -3,6 +3,7 @@ import { useEffect, useEffectEvent, useState } from "react";
 import type { AppCommand, AppInfo, FileKind, OpenedFile as ShellFile, ScenarioSummary } from "../../main/channels.ts";
 import { importTrace } from "../../app/trace/importer.ts";
 import { summarizeScenario } from "../../app/sim/scenarioSummary.ts";
+import { ErrorBoundary } from "./components/ErrorBoundary.tsx";
 import { RulesPanel } from "./components/RulesPanel.tsx";
 import type { LibraryEntry } from "./model/library.ts";
 import { mergeSettings } from "./model/readings.ts";
@@ -92,9 +93,11 @@ export function App() {
     }
     setError(undefined);
     setResults(shownResults);
-    setCurrent({ file: name, name: parsed.value.scenario.name, description: "" });
+    const source = parsed.value.scenario.source;
+    const description = source !== undefined ? summarizeScenario(name, source).description : "";
+    setCurrent({ file: name, name: parsed.value.scenario.name, description });
     setView("run");
-    send({ type: "OPEN_TRACE", trace: parsed.value });
+    send({ type: "OPEN_TRACE", trace: parsed.value, description });
   };
 
   const openFile = async (file: File, as?: "scenario" | "trace") => {
@@ -244,36 +247,38 @@ export function App() {
             {error}
           </p>
         )}
-        {view === "rules" ? (
-          <RulesPanel key={ruleQuery} initialQuery={ruleQuery} />
-        ) : phase !== "idle" ? (
-          <RunView
-            phase={phase}
-            context={context}
-            title={context.summary?.name ?? current?.name ?? ""}
-            description={context.summary?.description || current?.description || ""}
-            send={send}
-            onReading={(setting) => {
-              const next = mergeSettings(settings, setting);
-              setSettings(next);
-              send({ type: "RESTART", readings: next });
-            }}
-            onRule={showRule}
-            onSave={save}
-          />
-        ) : (
-          <section aria-label="Welcome" className="welcome">
-            <h2>Choose a scenario</h2>
-            <p>
-              Mailscope runs real senders and receivers of the protocol against a simulated DNS and network, on a
-              virtual clock, and shows every retry, SMTP fallback and DSN.
-            </p>
-            <p className="muted">
-              Pick one in the library, open a scenario file (YAML) or a trace, or drop one on the window. Space plays
-              and pauses, → steps.
-            </p>
-          </section>
-        )}
+        <ErrorBoundary resetKey={`${view} ${current?.file ?? ""} ${String(context.source?.kind)}`}>
+          {view === "rules" ? (
+            <RulesPanel key={ruleQuery} initialQuery={ruleQuery} />
+          ) : phase !== "idle" ? (
+            <RunView
+              phase={phase}
+              context={context}
+              title={context.summary?.name ?? current?.name ?? ""}
+              description={context.summary?.description || current?.description || ""}
+              send={send}
+              onReading={(setting) => {
+                const next = mergeSettings(settings, setting);
+                setSettings(next);
+                send({ type: "RESTART", readings: next });
+              }}
+              onRule={showRule}
+              onSave={save}
+            />
+          ) : (
+            <section aria-label="Welcome" className="welcome">
+              <h2>Choose a scenario</h2>
+              <p>
+                Mailscope runs real senders and receivers of the protocol against a simulated DNS and network, on a
+                virtual clock, and shows every retry, SMTP fallback and DSN.
+              </p>
+              <p className="muted">
+                Pick one in the library, open a scenario file (YAML) or a trace, or drop one on the window. Space plays
+                and pauses, → steps.
+              </p>
+            </section>
+          )}
+        </ErrorBoundary>
       </main>
     </div>
   );

@@ -27,8 +27,24 @@ export interface LogRow {
   readonly detail: boolean;
 }
 
+/** Events `mailscope run` prints only with --full (the wire and the state machine): described once, as details. */
+const WIRE: ReadonlySet<string> = new Set([
+  "dns.query",
+  "dns.answer",
+  "http.request",
+  "http.response",
+  "http.failure",
+  "receiver.request",
+  "receiver.response",
+  "machine.transition",
+]);
+
 /** The text of an event in the log, and whether it is a detail (routine, wire, state machine). */
 function textOf(event: RecordedEvent): { text: string; detail: boolean } | undefined {
+  if (WIRE.has(event.name)) {
+    const full = describeEvent(event, { flavour: "timeline", full: true });
+    return full === undefined ? undefined : { text: full, detail: true };
+  }
   const plain = describeEvent(event, { flavour: "timeline", full: false });
   if (plain !== undefined) return { text: plain, detail: false };
   const full = describeEvent(event, { flavour: "timeline", full: true });
@@ -132,4 +148,30 @@ export function rowAtTime(rows: readonly LogRow[], timeMs: number): number {
     } else hi = mid - 1;
   }
   return found;
+}
+
+/**
+ * {@link logRows} for a log that grows: while the events only get longer
+ * (a live run appends batches), only the new ones are described. Any other
+ * change (another run, an opened trace) starts over. The answer is always
+ * what `logRows(events, startMs)` gives.
+ */
+export function createLogRowsCache(): (events: readonly RecordedEvent[], startMs: number) => readonly LogRow[] {
+  let seen: readonly RecordedEvent[] = [];
+  let seenStart = Number.NaN;
+  let rows: LogRow[] = [];
+  return (events, startMs) => {
+    const n = seen.length;
+    const extends_ =
+      startMs === seenStart &&
+      events.length >= n &&
+      (n === 0 || (events[n - 1] === seen[n - 1] && events[0] === seen[0]));
+    if (!extends_) rows = [];
+    const from = extends_ ? n : 0;
+    if (from === events.length && extends_) return rows;
+    rows = rows.concat(logRows(from === 0 ? events : events.slice(from), startMs));
+    seen = events;
+    seenStart = startMs;
+    return rows;
+  };
 }

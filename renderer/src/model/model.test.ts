@@ -3,7 +3,7 @@ import { runScenarioText } from "../../../app/sim/runScenario.ts";
 import type { Trace } from "../../../app/trace/schema.ts";
 import { checkRows, checkSummary } from "./checks.ts";
 import { groupLibrary, groupOf } from "./library.ts";
-import { filterLog, logFacets, logRows, rowAtTime } from "./log.ts";
+import { createLogRowsCache, filterLog, logFacets, logRows, rowAtTime } from "./log.ts";
 import { outcomeRows } from "./outcomes.ts";
 import { clockText, offset, parseOffset } from "./time.ts";
 
@@ -59,6 +59,17 @@ describe("the log of rate-limited-then-down", async () => {
     expect(rows.some((r) => r.kind === "invariant.checked")).toBe(false);
     expect(rows.some((r) => r.kind === "http.request" && r.detail)).toBe(true);
     expect(filterLog(rows, { full: true }).length).toBe(rows.length);
+  });
+
+  it("grows with a live run: the cache describes only new events and equals logRows", () => {
+    const cached = createLogRowsCache();
+    let events: typeof t.events = [];
+    for (let i = 0; i < t.events.length; i += 97) {
+      events = events.concat(t.events.slice(i, i + 97));
+      expect(cached(events, t.startedAtMs)).toEqual(logRows(events, t.startedAtMs));
+    }
+    expect(cached(t.events.slice(0, 10), t.startedAtMs)).toEqual(logRows(t.events.slice(0, 10), t.startedAtMs));
+    expect(cached(t.events, t.startedAtMs + 1)[0]?.at).toBe("-0:00:00.001");
   });
 
   it("filters by domain, kind, rule, delivery and words; finds the playhead's row", () => {

@@ -47,7 +47,7 @@ const withValue = (options: readonly string[], value: string): string[] =>
 export function readingControls(readings: Readonly<Record<string, string>>): ReadingControl[] {
   const controls: ReadingControl[] = [];
   for (const gap of SWITCHABLE_GAPS) {
-    const title = gapById(gap)?.title ?? gap;
+    const title = (gapById(gap)?.title ?? gap).replace(/`/g, "");
     const current = readings[gap] ?? "";
     if (gap === "G16") {
       const p = readingParams(current);

@@ -120,7 +120,9 @@ export function LogView({ rows, delivery, onClearDelivery, onRule, highlight }: 
               >
                 <span className="at">{row.at}</span>
                 <span className="domain">{row.domain}</span>
-                <span className="text">{row.text.replace(/ \[[^\]]+\]$/, "")}</span>
+                <span className="text" title={row.text}>
+                  {row.text.replace(/ \[[^\]]+\]$/, "")}
+                </span>
                 {row.rules.map((r) => (
                   <button key={r} className="rule" onClick={() => onRule(r)} title={`Rule ${r}`}>
                     {r}

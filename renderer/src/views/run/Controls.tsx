@@ -59,58 +59,67 @@ export function Controls(p: ControlsProps) {
         <span className="muted">{clock.days}</span>
         <span className="phase" data-testid="phase">
           {PHASE[p.phase]} · {p.events} events
+          {p.live && ` · ${SPEEDS.find((s) => s.speed === p.speed)?.label ?? String(p.speed)}`}
         </span>
       </div>
-      <button className="primary" onClick={p.onToggle} disabled={!canPlay} aria-keyshortcuts="Space">
-        {p.phase === "playing" ? "Pause" : "Play"}
-      </button>
-      <button onClick={p.onStep} disabled={!canStep} aria-keyshortcuts="ArrowRight">
-        Step
-      </button>
-      <div role="group" aria-label="Speed" className="segmented">
-        {SPEEDS.map((s) => (
-          <button
-            key={String(s.speed)}
-            aria-pressed={p.speed === s.speed}
-            title={s.name}
-            aria-label={`Speed ${s.label}`}
-            onClick={() => p.onSpeed(s.speed)}
-          >
-            {s.label}
+      {p.live ? (
+        <>
+          <button className="primary" onClick={p.onToggle} disabled={!canPlay} aria-keyshortcuts="Space">
+            {p.phase === "playing" ? "Pause" : "Play"}
           </button>
-        ))}
-      </div>
-      <form onSubmit={submitJump} className="inline-form">
-        <label>
-          Jump to{" "}
-          <input
-            value={jump}
-            onChange={(e) => setJump(e.target.value)}
-            placeholder="+2:00:00"
-            size={9}
-            aria-invalid={jumpError !== undefined}
-          />
-        </label>
-        <button type="submit" disabled={!canStep && p.phase !== "playing"}>
-          Go
-        </button>
-        {jumpError && <span className="error">{jumpError}</span>}
-      </form>
-      <form
-        className="inline-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          const t = seed.trim();
-          p.onRestart(t === "" ? undefined : /^\d+$/.test(t) ? Number(t) : t);
-        }}
-      >
-        <label>
-          Seed <input value={seed} onChange={(e) => setSeed(e.target.value)} size={6} />
-        </label>
-        <button type="submit" disabled={!p.live}>
-          Restart
-        </button>
-      </form>
+          <button onClick={p.onStep} disabled={!canStep} aria-keyshortcuts="ArrowRight">
+            Step
+          </button>
+          <div role="group" aria-label="Speed" className="segmented">
+            {SPEEDS.map((s) => (
+              <button
+                key={String(s.speed)}
+                aria-pressed={p.speed === s.speed}
+                title={s.name}
+                aria-label={`Speed ${s.label}`}
+                onClick={() => p.onSpeed(s.speed)}
+              >
+                {s.label}
+              </button>
+            ))}
+          </div>
+          <form onSubmit={submitJump} className="inline-form">
+            <label>
+              Jump to{" "}
+              <input
+                value={jump}
+                onChange={(e) => setJump(e.target.value)}
+                placeholder="+2:00:00"
+                size={9}
+                aria-invalid={jumpError !== undefined}
+              />
+            </label>
+            <button type="submit" disabled={!canStep && p.phase !== "playing"}>
+              Go
+            </button>
+            {jumpError && <span className="error">{jumpError}</span>}
+          </form>
+          <form
+            className="inline-form"
+            onSubmit={(e) => {
+              e.preventDefault();
+              const t = seed.trim();
+              p.onRestart(t === "" ? undefined : /^\d+$/.test(t) ? Number(t) : t);
+            }}
+          >
+            <label>
+              Seed <input value={seed} onChange={(e) => setSeed(e.target.value)} size={6} />
+            </label>
+            <button type="submit" disabled={!p.live}>
+              Restart
+            </button>
+          </form>
+        </>
+      ) : (
+        <p className="muted">
+          A recorded run: nothing runs, the trace is shown as it ended. Open the scenario to run it again.
+        </p>
+      )}
     </div>
   );
 }

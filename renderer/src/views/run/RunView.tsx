@@ -1,8 +1,8 @@
-import { useMemo, useState } from "react";
+import { useDeferredValue, useMemo, useState } from "react";
 import type { PlaybackSpeed } from "../../../../app/sim/sessionProtocol.ts";
 import type { Trace } from "../../../../app/trace/schema.ts";
 import { checkRows } from "../../model/checks.ts";
-import { logRows } from "../../model/log.ts";
+import { createLogRowsCache } from "../../model/log.ts";
 import { outcomeRows } from "../../model/outcomes.ts";
 import type { PlaybackContext, PlaybackEvent, PlaybackPhase } from "../../session/machine.ts";
 import type { Mark } from "../../model/timeline.ts";
@@ -27,6 +27,9 @@ export interface RunViewProps {
   readonly onSave: (name: string, contents: string, type: string) => void;
 }
 
+/** The log's rows of the run on screen, described once each as batches arrive. */
+const logRowsOf = createLogRowsCache();
+
 /** One run: controls and clock, the log, the outcomes, the checks, readings and export. */
 export function RunView({ phase, context, title, description, send, onReading, onRule, onSave }: RunViewProps) {
   const [delivery, setDelivery] = useState<string | undefined>();
@@ -36,20 +39,26 @@ export function RunView({ phase, context, title, description, send, onReading, o
   const [exchanges, setExchanges] = useState<readonly string[]>([]);
   const [message, setMessage] = useState<string | undefined>();
   const startMs = context.summary?.startMs ?? context.events[0]?.timeMs ?? 0;
-  const rows = useMemo(() => logRows(context.events, startMs), [context.events, startMs]);
+  // The log and the outcomes follow the events as fast as they can draw; while a batch is drawn,
+  // the next ones are taken in (and the clock moves) rather than queued behind it.
+  const events = useDeferredValue(context.events);
+  const rows = useMemo(() => logRowsOf(events, startMs), [events, startMs]);
   const labels = useMemo(
     () => new Map((context.summary?.messages ?? []).map((m) => [m.messageId, m.id])),
     [context.summary],
   );
-  const outcomes = useMemo(() => outcomeRows(context.events, startMs, labels), [context.events, startMs, labels]);
+  const outcomes = useMemo(() => outcomeRows(events, startMs, labels), [events, startMs, labels]);
   const checks = useMemo(
     () => (context.result ? checkRows(context.result.invariants, context.result.expectations) : []),
     [context.result],
   );
   const live = context.source?.kind === "scenario";
-  const trace: Trace | undefined = context.result
-    ? { ...context.result.trace, events: [...context.events] }
-    : undefined;
+  const result = context.result;
+  const allEvents = context.events;
+  const trace: Trace | undefined = useMemo(
+    () => (result ? { ...result.trace, events: [...allEvents] } : undefined),
+    [result, allEvents],
+  );
   // At the end the clock says where the run ended, as `mailscope run` does (not the horizon it was allowed).
   const playheadMs =
     phase === "finished" && context.result ? context.result.endMs : (context.progress?.playheadMs ?? startMs);
