@@ -113,7 +113,7 @@ export function RunView({ phase, context, title, description, send, onReading, o
           )}
           <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} />
           <TimelineView
-            events={context.events}
+            events={events}
             startMs={startMs}
             labels={labels}
             playheadMs={playheadMs}
@@ -126,7 +126,7 @@ export function RunView({ phase, context, title, description, send, onReading, o
             }}
           />
           <SequenceView
-            events={context.events}
+            events={events}
             startMs={startMs}
             labels={labels}
             messageId={message ?? delivery?.split("→")[0]}
