@@ -184,7 +184,7 @@ test.describe("running scenarios in the browser", () => {
     expect(download.suggestedFilename()).toBe("rate-limited-then-down.mailscope-trace.json");
     const file = info.outputPath("trace.mailscope-trace.json");
     await download.saveAs(file);
-    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ format: "mailscope-trace", version: 1 });
+    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ format: "mailscope-trace", version: 2 });
     for (const [name, suffix] of [
       ["HAR", ".har"],
       ["Report (Markdown)", ".md"],
