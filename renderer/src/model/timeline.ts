@@ -592,22 +592,41 @@ export function buildTimeline(
         label: "fallback window",
       });
   }
+  // The lanes of each recipient domain, and the domains a name falls under (itself and its parents).
+  const lanesOfDomain = new Map<string, Lane[]>();
+  for (const lane of ordered) {
+    const list = lanesOfDomain.get(lane.domain);
+    if (list) list.push(lane);
+    else lanesOfDomain.set(lane.domain, [lane]);
+  }
+  const lanesUnder = (name: string): Lane[] => {
+    const out: Lane[] = [];
+    const labels = name.split(".");
+    for (let i = 0; i < labels.length; i++) out.push(...(lanesOfDomain.get(labels.slice(i).join(".")) ?? []));
+    return out;
+  };
   for (const f of faults) {
     const host = str(f.scope["host"])?.toLowerCase();
     const name = str(f.scope["name"])?.toLowerCase();
     const source = str(f.scope["source"])?.toLowerCase();
-    for (const lane of ordered) {
-      const hits =
-        f.layer === "dns"
-          ? name === undefined || name === lane.domain || name.endsWith(`.${lane.domain}`)
-          : host === undefined || hostDomain.get(host) === lane.domain || host.endsWith(`.${lane.domain}`);
-      if (!hits || (source !== undefined && source !== lane.senderDomain)) continue;
+    const hit =
+      f.layer === "dns"
+        ? name === undefined
+          ? ordered
+          : lanesUnder(name)
+        : host === undefined
+          ? ordered
+          : [...new Set([...(lanesOfDomain.get(hostDomain.get(host) ?? "") ?? []), ...lanesUnder(host)])];
+    for (const lane of hit) {
+      if (source !== undefined && source !== lane.senderDomain) continue;
       bands.push({ lane: lane.id, kind: "fault", fromMs: f.fromMs, untilMs: f.untilMs, label: `${f.id} (${f.kind})` });
     }
   }
   for (const c of dnsChanges) {
     const domain = c.name.replace(/^_svc\./, "");
-    const targets = ordered.filter((l) => l.domain === domain || hostDomain.get(c.name) === l.domain);
+    const targets = [
+      ...new Set([...(lanesOfDomain.get(domain) ?? []), ...(lanesOfDomain.get(hostDomain.get(c.name) ?? "") ?? [])]),
+    ];
     for (const lane of targets.length ? targets : [undefined])
       marks.push({
         id: `n:${c.seq}:${lane?.id ?? ""}`,

@@ -1,10 +1,11 @@
-import { useMemo } from "react";
-import { Bar, BarChart, ReferenceArea, Tooltip, XAxis, YAxis } from "recharts";
+import { memo, useMemo } from "react";
+import { Bar, BarChart, Tooltip, XAxis, YAxis } from "recharts";
 import {
   ATTEMPT_OUTCOMES,
   buckets,
   OUTCOME_TEXT,
   offsetText,
+  timeScale,
   type ScaleKind,
   type Timeline,
 } from "../../model/timeline.ts";
@@ -29,6 +30,37 @@ export interface OverviewProps {
  * the visible window marked. Clicking a bar zooms the lanes to it.
  */
 export function Overview({ timeline, width, left, plotWidth, kind, window: [fromMs, toMs], onZoom }: OverviewProps) {
+  const startMs = timeline.startMs;
+  // The visible window over the bars: a box of its own, so that zooming and panning redraw no bar.
+  const scale = timeScale(kind, startMs, Math.max(timeline.endMs, startMs + 1), plotWidth, startMs);
+  const zoomed = fromMs > startMs || toMs < timeline.endMs;
+  const x1 = Math.max(0, Math.min(plotWidth, scale.x(fromMs)));
+  const x2 = Math.max(0, Math.min(plotWidth, scale.x(toMs)));
+  return (
+    <div className="overview-wrap">
+      <OverviewChart timeline={timeline} width={width} left={left} plotWidth={plotWidth} kind={kind} onZoom={onZoom} />
+      {zoomed && (
+        <div
+          className="overview-window"
+          data-testid="overview-window"
+          aria-hidden="true"
+          style={{ left: left + 4 + x1, width: Math.max(2, x2 - x1) }}
+        />
+      )}
+    </div>
+  );
+}
+
+type OverviewChartProps = Omit<OverviewProps, "window">;
+
+const OverviewChart = memo(function OverviewChart({
+  timeline,
+  width,
+  left,
+  plotWidth,
+  kind,
+  onZoom,
+}: OverviewChartProps) {
   const rows = useMemo(
     () =>
       buckets(timeline, BUCKETS, kind).map((b, i) => ({
@@ -43,9 +75,7 @@ export function Overview({ timeline, width, left, plotWidth, kind, window: [from
     [timeline, kind],
   );
   const startMs = timeline.startMs;
-  const first = rows.findIndex((r) => r.toMs >= fromMs);
-  const lastIdx = rows.findLastIndex((r) => r.fromMs <= toMs);
-  const total = timeline.marks.filter((m) => m.kind === "attempt").length;
+  const total = useMemo(() => timeline.marks.filter((m) => m.kind === "attempt").length, [timeline]);
   return (
     <figure className="overview" aria-label={`Overview: ${total} attempts over the whole run, counts per time bucket`}>
       <BarChart
@@ -62,9 +92,6 @@ export function Overview({ timeline, width, left, plotWidth, kind, window: [from
       >
         <XAxis dataKey="i" hide />
         <YAxis hide allowDecimals={false} />
-        {first >= 0 && lastIdx >= 0 && (fromMs > startMs || toMs < timeline.endMs) && (
-          <ReferenceArea x1={first} x2={lastIdx} className="overview-window" fill="#2f5fd0" fillOpacity={0.12} />
-        )}
         {ATTEMPT_OUTCOMES.map((o) => (
           <Bar
             key={o}
@@ -91,4 +118,4 @@ export function Overview({ timeline, width, left, plotWidth, kind, window: [from
       </BarChart>
     </figure>
   );
-}
+});

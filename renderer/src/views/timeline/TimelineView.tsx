@@ -189,6 +189,24 @@ function Lanes({
   const { first, last } = visibleLaneRange(lanes.length, scrollTop, viewport, ROW);
   const shown = lanes.slice(first, last + 1);
   const axis = ticks(scale, startMs);
+  // Each lane's marks (with the marks of no lane), once per timeline: a lane draws from its own.
+  const { byLane, global } = useMemo(() => {
+    const global = timeline.marks.filter((m) => m.lane === undefined);
+    const byLane = new Map<string, Mark[]>();
+    for (const m of timeline.marks) {
+      if (m.lane === undefined) continue;
+      const list = byLane.get(m.lane);
+      if (list) list.push(m);
+      else byLane.set(m.lane, [m]);
+    }
+    if (global.length > 0)
+      for (const [id, list] of byLane)
+        byLane.set(
+          id,
+          [...list, ...global].sort((a, b) => a.timeMs - b.timeMs || a.seq - b.seq),
+        );
+    return { byLane, global };
+  }, [timeline.marks]);
 
   const select = (m: Mark) => {
     onMark(m);
@@ -261,6 +279,7 @@ function Lanes({
             <LaneRow
               key={lane.id}
               lane={lane}
+              laneMarks={byLane.get(lane.id) ?? global}
               top={(first + i) * ROW}
               timeline={timeline}
               scale={scale}
@@ -275,7 +294,11 @@ function Lanes({
               onBrushStart={(e) => {
                 if (e.button !== 0 || (e.target as Element).closest("[data-mark-id]")) return;
                 const x = plotX(e);
-                (e.currentTarget as Element).setPointerCapture(e.pointerId);
+                try {
+                  (e.currentTarget as Element).setPointerCapture(e.pointerId);
+                } catch {
+                  // a synthetic pointer (no capture): the brush still works while over the lane
+                }
                 setBrush({ from: x, to: x });
               }}
               onBrushMove={(e) => brush && setBrush({ ...brush, to: plotX(e) })}
@@ -306,6 +329,8 @@ function Lanes({
 
 interface LaneRowProps {
   readonly lane: Lane;
+  /** The lane's marks and those of no lane (DNS changes), by time. */
+  readonly laneMarks: readonly Mark[];
   readonly top: number;
   readonly timeline: Timeline;
   readonly scale: TimeScale;
@@ -327,6 +352,7 @@ const clampX = (x: number, w: number) => Math.min(w + 4, Math.max(-4, x));
 
 function LaneRow({
   lane,
+  laneMarks,
   top,
   timeline,
   scale,
@@ -346,7 +372,7 @@ function LaneRow({
   const w = scale.width;
   const mid = ROW / 2;
   const own = useMemo(() => new Set([lane.id]), [lane.id]);
-  const drawn = useMemo(() => drawnMarks(timeline.marks, scale, own), [timeline.marks, scale, own]);
+  const drawn = useMemo(() => drawnMarks(laneMarks, scale, own), [laneMarks, scale, own]);
   const bands = timeline.bands.filter((b) => b.lane === lane.id);
   const connectors = timeline.connectors.filter(
     (c) => c.lane === lane.id && c.happened && c.toMs >= scale.fromMs && c.fromMs <= scale.toMs,
