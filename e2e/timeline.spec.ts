@@ -192,6 +192,7 @@ test.describe("the sequence diagram and the exchange inspector", () => {
     await expect(inspector.getByTestId("signature-input")).toContainText(
       "@method @target-uri content-type content-digest idempotency-key",
     );
+    await expect(inspector.getByTestId("signature-base")).toContainText('"@signature-params": ("@method"');
     await expect(inspector.getByTestId("envelope")).toContainText('"from": "alice@a.example"');
     await expect(inspector.getByTestId("response-head")).toContainText("HTTP/1.1 429 (fault rate-limited-once)");
     await expect(inspector.getByTestId("problem")).toContainText("problems/rate_limited");

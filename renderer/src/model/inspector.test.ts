@@ -33,6 +33,14 @@ describe("the exchange inspector", () => {
       },
     ]);
     expect(x?.contentDigest).toMatch(/^sha-256=:/);
+    expect(x?.signatureBase?.split("\n")).toEqual([
+      '"@method": POST',
+      '"@target-uri": https://mx.b.example/v1/messages',
+      expect.stringMatching(/^"content-type": multipart\/mixed; boundary=/),
+      expect.stringMatching(/^"content-digest": sha-256=:/),
+      expect.stringMatching(/^"idempotency-key": /),
+      expect.stringMatching(/^"@signature-params": \("@method" .*;created=\d+;keyid="s1\._svckey\.a\.example"$/),
+    ]);
     expect(JSON.parse(x?.envelope ?? "{}")).toEqual({
       from: "alice@a.example",
       to: ["carol@b.example", "dave@b.example"],

@@ -9,7 +9,7 @@
  */
 import { lintChecks, lintedRequestOfTraceEvent, type LintLine } from "../../../app/receiver/lintChecks.ts";
 import { txtRecordKeys } from "../../../app/receiver/lintKeys.ts";
-import { parseSignatureInput } from "../../../app/protocol/signature.ts";
+import { createSignatureBase, parseSignatureInput } from "../../../app/protocol/signature.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { offsetText } from "./timeline.ts";
 
@@ -36,6 +36,8 @@ export interface ExchangeView {
   readonly bodySize: number | undefined;
   readonly signatureInput: readonly SignatureInputView[];
   readonly signatureInputError: string | undefined;
+  /** The signature base (RFC 9421 §2.5) of the first signature, rebuilt from the recorded request. */
+  readonly signatureBase: string | undefined;
   readonly contentDigest: string | undefined;
   /** The envelope (the body's JSON part), as JSON text. */
   readonly envelope: string | undefined;
@@ -90,8 +92,16 @@ export function exchangeView(
   const sigInput = get("signature-input");
   let signatureInput: SignatureInputView[] = [];
   let signatureInputError: string | undefined;
+  let signatureBase: string | undefined;
   if (sigInput !== undefined) {
     const parsed = parseSignatureInput(sigInput);
+    const member = parsed.ok ? [...parsed.value.values()][0] : undefined;
+    if (member) {
+      const base = createSignatureBase({ method, url, headers }, member.components, member.params);
+      signatureBase = base.ok
+        ? base.value.base
+        : `cannot be rebuilt: ${base.violations.map((v) => v.message).join("; ")}`;
+    }
     if (parsed.ok)
       signatureInput = [...parsed.value.values()].map((m) => ({
         label: m.label,
@@ -138,6 +148,7 @@ export function exchangeView(
     bodySize: num(d["bodySize"]),
     signatureInput,
     signatureInputError,
+    signatureBase,
     contentDigest: get("content-digest"),
     envelope,
     response: response

@@ -109,6 +109,14 @@ export function InspectorView({ events, startMs, exchangeIds, onRule }: Inspecto
                   </dl>
                 </>
               )}
+              {x.signatureBase && (
+                <>
+                  <h4>Signature base (rebuilt)</h4>
+                  <pre tabIndex={0} data-testid="signature-base">
+                    {x.signatureBase}
+                  </pre>
+                </>
+              )}
               {x.signatureInputError && <p className="fail-text">Signature-Input: {x.signatureInputError}</p>}
               {x.contentDigest && (
                 <p>
