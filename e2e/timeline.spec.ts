@@ -142,6 +142,10 @@ test.describe("the delivery timeline", () => {
     await timeline(page).screenshot({ path: "docs/screenshots/timeline.png" });
     await retry.screenshot({ path: `${SHOTS}/retry-chart-rate-limited.png` });
     await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
+    // The dark theme, following the system.
+    await page.emulateMedia({ colorScheme: "dark" });
+    await timeline(page).screenshot({ path: `${SHOTS}/timeline-rate-limited-dark.png` });
+    await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
   });
 });
 

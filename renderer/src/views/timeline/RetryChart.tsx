@@ -51,7 +51,7 @@ export function RetryChart({ lane, startMs, width }: RetryChartProps) {
       <h4 id="retry-heading">Retry delays of {lane.label}</h4>
       <figure aria-label="Delay before each attempt, in minutes">
         <ComposedChart width={width} height={240} data={data} margin={{ top: 16, right: 24, bottom: 8, left: 8 }}>
-          <CartesianGrid stroke="#d9dde5" strokeDasharray="2 4" />
+          <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
           <XAxis
             dataKey="attempt"
             type="number"
@@ -94,27 +94,27 @@ export function RetryChart({ lane, startMs, width }: RetryChartProps) {
           {chart.capMinutes !== undefined && (
             <ReferenceLine
               y={chart.capMinutes}
-              stroke="#b3261e"
+              stroke="var(--fail)"
               strokeDasharray="3 3"
-              label={{ value: "1 h cap", position: "insideBottomLeft", fill: "#b3261e" }}
+              label={{ value: "1 h cap", position: "insideBottomLeft", fill: "var(--fail)" }}
             />
           )}
           {chart.fallbackWindowEndAttempt !== undefined && (
             <ReferenceLine
               x={chart.fallbackWindowEndAttempt}
-              stroke="#1f7a3a"
+              stroke="var(--pass)"
               label={{
                 value: "fallback window ends",
                 position: chart.fallbackWindowEndAttempt > lastAttempt * 0.6 ? "insideTopRight" : "insideTopLeft",
-                fill: "#1f7a3a",
+                fill: "var(--pass)",
               }}
             />
           )}
           {chart.giveUpAfterAttempt !== undefined && (
             <ReferenceLine
               x={chart.giveUpAfterAttempt}
-              stroke="#1d2330"
-              label={{ value: "give-up", position: "insideTopRight", fill: "#1d2330" }}
+              stroke="var(--fg)"
+              label={{ value: "give-up", position: "insideTopRight", fill: "var(--fg)" }}
             />
           )}
           <Tooltip
