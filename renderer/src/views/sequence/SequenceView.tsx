@@ -175,6 +175,10 @@ function Row({ row: r, y, cx, svgW, time, selected, onExchange }: RowProps) {
       },
     }),
   };
+  // Hover: the exchange in words (a native tooltip), and where a click takes it.
+  const hover = (
+    <title>{`${time || "same time"}: ${text}${clickable ? ` — ${r.exchangeId}, click to inspect` : ""}`}</title>
+  );
   const timeText = (
     <text x={4} y={mid + 4} className="seq-time">
       {time}
@@ -195,6 +199,7 @@ function Row({ row: r, y, cx, svgW, time, selected, onExchange }: RowProps) {
     const left = cx(r.from) + w > svgW - 4 ? Math.max(TIME_W, cx(r.from) - w + 4) : cx(r.from) - 4;
     return (
       <g {...common}>
+        {hover}
         {timeText}
         <rect x={left} y={y + 6} width={w} height={ROW - 8} rx={3} className="note" />
         <text x={left + 8} y={mid + 2} className="seq-label">
@@ -210,6 +215,7 @@ function Row({ row: r, y, cx, svgW, time, selected, onExchange }: RowProps) {
   const dashed = r.kind === "response" || r.kind === "dns-answer" || r.kind === "failure";
   return (
     <g {...common}>
+      {hover}
       {timeText}
       <line x1={x1} x2={end} y1={mid} y2={mid} className={`arrow${dashed ? " dashed" : ""}`} />
       {r.broken ? (
