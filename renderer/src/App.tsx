@@ -62,7 +62,7 @@ export function App() {
     setError(undefined);
     send({
       type: "LOAD",
-      start: { type: "start", text, file, mailscope: info?.version ?? __MAILSCOPE_VERSION__ },
+      start: { type: "start", text, file, mailscope: info?.version ?? __MAILSCOPE_VERSION__, recordBodies: true },
       description: entry.description,
     });
   };

@@ -5,8 +5,12 @@ import { checkRows } from "../../model/checks.ts";
 import { createLogRowsCache } from "../../model/log.ts";
 import { outcomeRows } from "../../model/outcomes.ts";
 import type { PlaybackContext, PlaybackEvent, PlaybackPhase } from "../../session/machine.ts";
+import type { Mark } from "../../model/timeline.ts";
 import { LogView } from "../log/LogView.tsx";
+import { InspectorView } from "../exchange/InspectorView.tsx";
+import { SequenceView } from "../sequence/SequenceView.tsx";
 import { StatechartView } from "../statechart/StatechartView.tsx";
+import { TimelineView } from "../timeline/TimelineView.tsx";
 import { Checks } from "./Checks.tsx";
 import { Controls } from "./Controls.tsx";
 import { ExportBar } from "./ExportBar.tsx";
@@ -32,6 +36,9 @@ export function RunView({ phase, context, title, description, send, onReading, o
   const [delivery, setDelivery] = useState<string | undefined>();
   const [evidence, setEvidence] = useState<ReadonlySet<number>>(new Set());
   const [readingsOpen, setReadingsOpen] = useState(false);
+  const [mark, setMark] = useState<Mark | undefined>();
+  const [exchanges, setExchanges] = useState<readonly string[]>([]);
+  const [message, setMessage] = useState<string | undefined>();
   const startMs = context.summary?.startMs ?? context.events[0]?.timeMs ?? 0;
   // The log and the outcomes follow the events as fast as they can draw; while a batch is drawn,
   // the next ones are taken in (and the clock moves) rather than queued behind it.
@@ -106,6 +113,30 @@ export function RunView({ phase, context, title, description, send, onReading, o
             />
           )}
           <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} />
+          <TimelineView
+            events={events}
+            startMs={startMs}
+            labels={labels}
+            playheadMs={playheadMs}
+            delivery={delivery}
+            onDelivery={setDelivery}
+            selectedMark={mark}
+            onMark={(m) => {
+              setMark(m);
+              if (m) setExchanges(m.exchangeIds);
+            }}
+          />
+          <SequenceView
+            events={events}
+            startMs={startMs}
+            labels={labels}
+            messageId={message ?? delivery?.split("→")[0]}
+            onMessage={setMessage}
+            exchangeId={exchanges.at(-1)}
+            onExchange={(x) => setExchanges([x])}
+            onSave={onSave}
+          />
+          <InspectorView events={context.events} startMs={startMs} exchangeIds={exchanges} onRule={onRule} />
           <StatechartView
             events={events}
             startMs={startMs}

@@ -1,0 +1,221 @@
+import AxeBuilder from "@axe-core/playwright";
+import { expect, test, type Locator, type Page } from "@playwright/test";
+
+/** The delivery timeline and the retry-delay chart (issue 13), through the browser build. */
+
+const SHOTS = "test-results/screenshots";
+const MIN = 60_000;
+
+test.use({ viewport: { width: 1440, height: 1000 } });
+
+async function noSeriousViolations(page: Page, include?: string): Promise<void> {
+  const builder = new AxeBuilder({ page });
+  if (include) builder.include(include);
+  const results = await builder.analyze();
+  const serious = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
+}
+
+/** Element screenshots without the sticky title bar over them. */
+async function unstick(page: Page): Promise<void> {
+  await page.addStyleTag({ content: ".titlebar { position: static !important; }" });
+}
+
+/** Opens a scenario and runs it to the end as fast as possible. */
+async function runToEnd(page: Page, name: string): Promise<void> {
+  await page.goto("/");
+  await page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name }).click();
+  await expect(page.getByRole("heading", { level: 2, name })).toBeVisible();
+  await expect(page.getByTestId("phase")).toContainText("Ready");
+  await page.getByRole("button", { name: "Speed max" }).click();
+  await page.getByRole("button", { name: "Play", exact: true }).click();
+  await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 30_000 });
+}
+
+const timeline = (page: Page) => page.getByRole("region", { name: "Delivery timeline" });
+const lane = (page: Page, label: string) => timeline(page).locator(`.lane`).filter({ hasText: label });
+
+async function numbers(marks: Locator, attr: string): Promise<number[]> {
+  return (await marks.evaluateAll((els, a) => els.map((e) => Number(e.getAttribute(a))), attr)) as number[];
+}
+
+test.describe("the delivery timeline", () => {
+  test("receiver-down-past-fallback-window: attempts at 0, 1, 3 … 123 min, the window to +2:00:00, SMTP at +2:03:00", async ({
+    page,
+  }) => {
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await runToEnd(page, "receiver-down-past-fallback-window");
+    const m1 = lane(page, "m1 → b.example");
+    await expect(m1).toHaveCount(1);
+    const attempts = m1.locator("[data-kind=attempt]");
+    await expect(attempts).toHaveCount(8);
+    expect(await numbers(attempts, "data-attempt")).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    const times = await numbers(attempts, "data-time-ms");
+    expect(times.map((t) => t / MIN)).toEqual([0, 1, 3, 7, 15, 31, 63, 123]);
+    expect(new Set(await attempts.evaluateAll((els) => els.map((e) => e.getAttribute("data-outcome"))))).toEqual(
+      new Set(["temporary-eligible"]),
+    );
+    // Positions on a linear axis: x grows with time, in proportion (the first attempt at the axis' origin).
+    const xs = await numbers(attempts, "data-x");
+    const perMin = (xs[7]! - xs[0]!) / 123;
+    xs.forEach((x, i) => expect(Math.abs(x - xs[0]! - (times[i]! / MIN) * perMin)).toBeLessThan(1));
+    // The same on screen: the marks' boxes sit where their data says.
+    const boxes = await attempts.evaluateAll((els) =>
+      els.map((e) => e.getBoundingClientRect().x + e.getBoundingClientRect().width / 2),
+    );
+    boxes.forEach((b, i) => expect(Math.abs(b - boxes[0]! - (xs[i]! - xs[0]!))).toBeLessThan(1.5));
+
+    const band = m1.locator("[data-band=fallback-window]");
+    await expect(band).toHaveAttribute("data-from-ms", "0");
+    await expect(band).toHaveAttribute("data-until-ms", String(120 * MIN));
+    const fault = m1.locator("[data-band=fault]");
+    await expect(fault).toHaveAttribute("data-until-ms", String(180 * MIN));
+    const handoff = m1.locator("[data-kind=handoff]");
+    await expect(handoff).toHaveAttribute("data-time-ms", String(123 * MIN));
+    await expect(handoff).toHaveAttribute("aria-label", "SMTP fallback: handed to SMTP at +2:03:00 [STATE-3]");
+    expect(Math.abs(Number(await handoff.getAttribute("data-x")) - xs[7]!)).toBeLessThan(0.5);
+
+    // Hover: the summary. Click: selected, and the lane's retry chart opens.
+    await attempts.nth(2).hover();
+    await expect(page.getByRole("tooltip")).toHaveText(
+      /^attempt 3 at \+0:03:00: temporary failure, fallback-eligible .*\[GET-9\]$/,
+    );
+    await attempts.nth(2).click();
+    await expect(attempts.nth(2)).toHaveAttribute("aria-pressed", "true");
+    const retry = page.getByRole("region", { name: "Retry delays of m1 → b.example" });
+    await expect(retry).toBeVisible();
+    await expect(retry.getByTestId("retry-window-end")).toContainText("Attempt 8 is the first at or after");
+    // Keyboard: → moves to attempt 4.
+    await page.keyboard.press("ArrowRight");
+    await expect(attempts.nth(3)).toHaveAttribute("aria-pressed", "true");
+    await expect(attempts.nth(3)).toBeFocused();
+    await page.screenshot({ path: `${SHOTS}/timeline-receiver-down.png`, fullPage: true });
+    await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
+
+    // Brush to zoom onto the first 10 minutes; double-click to reset.
+    const plot = m1.locator("svg.lane-plot");
+    const box = (await plot.boundingBox())!;
+    const x0 = box.x + 4 + xs[0]!;
+    await page.mouse.move(box.x + 1, box.y + 5);
+    await page.mouse.down();
+    await page.mouse.move(x0 + perMin * 10, box.y + 5, { steps: 5 });
+    await page.mouse.up();
+    await expect(page.getByTestId("timeline-window")).toContainText("(zoomed)");
+    await expect(attempts).toHaveCount(4);
+    const zoomedXs = await numbers(attempts, "data-x");
+    expect(zoomedXs[3]! - zoomedXs[0]!).toBeGreaterThan(6 * perMin * 7);
+    await plot.dblclick({ position: { x: box.width - 10, y: 5 } });
+    await expect(page.getByTestId("timeline-window")).not.toContainText("(zoomed)");
+    await expect(attempts).toHaveCount(8);
+    // Log scale: the 1-minute retry sits far from the first attempt.
+    await timeline(page).getByRole("button", { name: "Log" }).click();
+    const logXs = await numbers(attempts, "data-x");
+    expect(logXs[1]! - logXs[0]!).toBeGreaterThan(100);
+    expect(errors).toEqual([]);
+  });
+
+  test("rate-limited-then-down: the first retry waited for Retry-After; 5 days of an outage reach the 1 h cap", async ({
+    page,
+  }) => {
+    await runToEnd(page, "rate-limited-then-down");
+    const m1 = lane(page, "m1 → b.example");
+    await expect(lane(page, "DSN of m1 → a.example")).toHaveCount(1);
+    const first = m1.locator("[data-kind=attempt][data-attempt='1']");
+    await expect(first).toHaveAttribute("data-outcome", "temporary");
+    await expect(first).toHaveAttribute("aria-label", /429 rate_limited/);
+    await expect(m1.locator("[data-kind=bounce]")).toHaveAttribute("data-time-ms", String(5 * 24 * 60 * MIN));
+    await expect(m1.locator("[data-kind=give-up]")).toHaveAttribute("data-time-ms", String(5 * 24 * 60 * MIN));
+    await m1.getByRole("button", { name: "m1 → b.example" }).click();
+    const retry = page.getByRole("region", { name: "Retry delays of m1 → b.example" });
+    const firstRetry = retry.locator("tr[data-attempt='2']");
+    await expect(firstRetry).toHaveAttribute("data-decided-by", "retry-after");
+    await expect(firstRetry.getByRole("cell").nth(5)).toHaveText("Retry-After lower bound");
+    await expect(firstRetry.getByRole("cell").nth(3)).toHaveText("2 min");
+    await expect(retry.getByTestId("retry-cap")).toHaveText("Delays are capped at 1 h (RETRY-2).");
+    await expect(retry.locator("svg").getByText("1 h cap", { exact: true })).toBeVisible();
+    await expect(retry.getByTestId("retry-give-up")).toContainText("+120:00:00");
+    await unstick(page);
+    await timeline(page).scrollIntoViewIfNeeded();
+    await page.mouse.move(0, 0);
+    await page.screenshot({ path: `${SHOTS}/timeline-rate-limited.png`, fullPage: true });
+    await timeline(page).screenshot({ path: "docs/screenshots/timeline.png" });
+    await retry.screenshot({ path: `${SHOTS}/retry-chart-rate-limited.png` });
+    await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
+    // The dark theme, following the system.
+    await page.emulateMedia({ colorScheme: "dark" });
+    await timeline(page).screenshot({ path: `${SHOTS}/timeline-rate-limited-dark.png` });
+    await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
+  });
+});
+
+test.describe("the sequence diagram and the exchange inspector", () => {
+  test("teach-mixed-recipient-results: m1's POST answered with four per-recipient results; Mermaid export", async ({
+    page,
+  }) => {
+    await runToEnd(page, "teach-mixed-recipient-results");
+    const sequence = page.getByRole("region", { name: "Sequence diagram" });
+    await sequence.getByRole("combobox", { name: "Message" }).selectOption({ label: "m1" });
+    const first = sequence.locator("[data-kind=response]").filter({ hasText: "bob@b.example" }).first();
+    await expect(first).toHaveAttribute(
+      "aria-label",
+      /200 — bob@b\.example accepted, nobody@b\.example rejected, carol@b\.example deferred, dave@b\.example deferred$/,
+    );
+    await expect(first).toContainText("nobody@b.example rejected");
+    await expect(sequence.locator("[data-kind=gap]").first()).toContainText(/^… \d+ min …$/);
+    await expect(sequence.locator("[data-kind=dsn]").first()).toContainText("DSN (rejected) to alice@a.example");
+    await sequence.getByText("Mermaid text").click();
+    await expect(sequence.getByTestId("sequence-mermaid")).toContainText("sequenceDiagram");
+    await expect(sequence.getByTestId("sequence-mermaid")).toContainText("nobody@b.example rejected");
+    await unstick(page);
+    await sequence.scrollIntoViewIfNeeded();
+    await page.mouse.move(0, 0);
+    await sequence.screenshot({ path: `${SHOTS}/sequence-teach-mixed.png` });
+    await noSeriousViolations(page, "section[aria-labelledby=sequence-heading]");
+
+    // Clicking the response opens its exchange: the per-recipient results in the inspector.
+    await first.click();
+    const inspector = page.getByRole("region", { name: "Exchange inspector" });
+    await expect(inspector.getByRole("table", { name: "Per-recipient results" }).getByRole("row")).toHaveCount(5);
+    await expect(inspector.getByRole("row").filter({ hasText: "carol@b.example" })).toContainText("deferred");
+  });
+
+  test("rate-limited-then-down: clicking attempt 1 opens its exchange — verified signature and digest, the 429 problem", async ({
+    page,
+  }) => {
+    await runToEnd(page, "rate-limited-then-down");
+    const m1 = lane(page, "m1 → b.example");
+    await m1.locator("[data-kind=attempt][data-attempt='1']").click();
+    const inspector = page.getByRole("region", { name: "Exchange inspector" });
+    // Attempt 1 fetched the capabilities (x1) and POSTed (x2); the POST is shown first.
+    await expect(
+      inspector.getByRole("group", { name: "Exchanges of the selected attempt" }).getByRole("button"),
+    ).toHaveText(["x1", "x2"]);
+    await expect(inspector.getByTestId("exchange-title")).toContainText("POST /v1/messages HTTP/1.1");
+    await expect(inspector.getByTestId("signature-input")).toContainText("s1._svckey.a.example");
+    await expect(inspector.getByTestId("signature-input")).toContainText(
+      "@method @target-uri content-type content-digest idempotency-key",
+    );
+    await expect(inspector.getByTestId("signature-base")).toContainText('"@signature-params": ("@method"');
+    await expect(inspector.getByTestId("envelope")).toContainText('"from": "alice@a.example"');
+    await expect(inspector.getByTestId("response-head")).toContainText("HTTP/1.1 429 (fault rate-limited-once)");
+    await expect(inspector.getByTestId("problem")).toContainText("problems/rate_limited");
+    const checks = inspector.getByTestId("receiver-checks").getByRole("listitem");
+    const check = (name: string) =>
+      checks.filter({ has: page.locator("strong", { hasText: new RegExp(`^${name}$`) }) });
+    await expect(check("signature")).toHaveAttribute("data-status", "pass");
+    await expect(check("digest")).toHaveAttribute("data-status", "pass");
+    await expect(inspector.getByTestId("receiver-checks").locator("[data-status=fail]")).toHaveCount(0);
+    await expect(inspector.getByRole("button", { name: "Copy as raw HTTP" })).toBeVisible();
+    await expect(inspector.getByRole("button", { name: "Copy problem JSON" })).toBeVisible();
+    await unstick(page);
+    await inspector.scrollIntoViewIfNeeded();
+    await page.mouse.move(0, 0);
+    await inspector.screenshot({ path: `${SHOTS}/inspector-rate-limited.png` });
+    await noSeriousViolations(page, "section[aria-labelledby=inspector-heading]");
+    // A refused attempt: the failure. Attempt 2 shares attempt 1's pixel at this zoom; → selects it.
+    await m1.locator("[data-kind=attempt][data-attempt='1']").click();
+    await page.keyboard.press("ArrowRight");
+    await expect(inspector.getByTestId("exchange-failure")).toHaveText(/^connection-refused: .* \(fault b-down\)$/);
+  });
+});

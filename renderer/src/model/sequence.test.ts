@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { runScenarioText } from "../../../app/sim/runScenario.ts";
+import type { Trace } from "../../../app/trace/schema.ts";
+import { messagesOf, sequenceMermaid, sequenceOf } from "./sequence.ts";
+
+const scenarioTexts = import.meta.glob<string>("../../../scenarios/*.yaml", {
+  query: "?raw",
+  import: "default",
+  eager: true,
+});
+
+async function trace(name: string): Promise<Trace> {
+  const file = `scenarios/${name}.yaml`;
+  const text = scenarioTexts[`../../../${file}`];
+  if (text === undefined) throw new Error(`no ${file}`);
+  const outcome = await runScenarioText(text, { file });
+  if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join("\n"));
+  return outcome.run.trace;
+}
+
+describe("the sequence diagram", () => {
+  it("teach-mixed-recipient-results: the POST's response carries each recipient's result", async () => {
+    const t = await trace("teach-mixed-recipient-results");
+    const messages = messagesOf(t.events);
+    expect(messages[0]).toBe("m0@a.example");
+    const d = sequenceOf(t.events, "m0@a.example", t.startedAtMs);
+    expect(d.participants).toEqual(["sender a.example", "DNS", "mx.b.example"]);
+    expect(d.rows.map((r) => [r.kind, r.label])).toEqual([
+      ["dns-query", "SVCB _svc.b.example?"],
+      ["dns-answer", "_svc.b.example: mx.b.example"],
+      ["request", "GET /v1/capabilities"],
+      ["response", "200"],
+      ["request", "POST /v1/messages"],
+      ["note", "stored in carol@b.example"],
+      ["note", "stored in dave@b.example"],
+      ["response", "200"],
+    ]);
+    expect(d.rows.at(-1)?.results).toEqual(["carol@b.example accepted", "dave@b.example accepted"]);
+    const mixed = messages.map((m) => sequenceOf(t.events, m, t.startedAtMs)).flatMap((x) => x.rows);
+    const results = new Set(mixed.flatMap((r) => r.results.map((s) => s.split(" ")[1])));
+    expect(results).toEqual(new Set(["accepted", "rejected", "deferred"]));
+  });
+
+  it("receiver-down-past-fallback-window: refused connections are broken arrows, quiet spans compressed, SMTP at the end", async () => {
+    const t = await trace("receiver-down-past-fallback-window");
+    const d = sequenceOf(t.events, "m1@a.example", t.startedAtMs);
+    expect(d.participants).toEqual(["sender a.example", "DNS", "mx.b.example", "SMTP relay"]);
+    const failures = d.rows.filter((r) => r.kind === "failure");
+    expect(failures).toHaveLength(8);
+    expect(failures.every((r) => r.broken && r.label === "connection-refused (fault b-down)")).toBe(true);
+    expect(d.rows.filter((r) => r.kind === "gap").map((r) => r.label)).toEqual([
+      "… 2 min …",
+      "… 4 min …",
+      "… 8 min …",
+      "… 16 min …",
+      "… 32 min …",
+      "… 1 h …",
+    ]);
+    expect(d.rows.at(-1)).toMatchObject({ kind: "handoff", label: "SMTP hand-off (fallback): bob@b.example" });
+    const mermaid = sequenceMermaid(d, t.startedAtMs);
+    expect(mermaid.split("\n").slice(0, 5)).toEqual([
+      "sequenceDiagram",
+      "  participant P1 as sender a.example",
+      "  participant P2 as DNS",
+      "  participant P3 as mx.b.example",
+      "  participant P4 as SMTP relay",
+    ]);
+    expect(mermaid).toContain("  P3--xP1: +0:00:00 connection-refused (fault b-down)");
+    expect(mermaid).toContain("  Note over P1,P4: … 1 h …");
+  });
+});

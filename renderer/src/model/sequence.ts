@@ -1,0 +1,273 @@
+/**
+ * The sequence diagram of one message, from trace events alone: the sending
+ * domain's sender, DNS, each receiver host and the SMTP relay as
+ * participants; DNS queries and answers, capabilities GETs, POSTs and their
+ * responses (with the per-recipient results), faults as broken arrows,
+ * hand-offs, bounces and DSNs as arrows and notes, in trace order; long quiet
+ * spans compressed to one labelled row (`… 58 min …`). Also as Mermaid text.
+ */
+import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import { durationText, offsetText } from "./timeline.ts";
+
+export type SequenceRowKind =
+  "dns-query" | "dns-answer" | "request" | "response" | "failure" | "handoff" | "dsn" | "note" | "gap";
+
+export interface SequenceRow {
+  readonly kind: SequenceRowKind;
+  readonly timeMs: number;
+  readonly seq: number;
+  /** Participant indexes; a note sits over `from`. */
+  readonly from: number;
+  readonly to: number;
+  readonly label: string;
+  /** The per-recipient results of a response: `carol@b.example accepted`. */
+  readonly results: readonly string[];
+  readonly exchangeId?: string;
+  /** A fault or failure: drawn as a broken arrow. */
+  readonly broken: boolean;
+}
+
+export interface SequenceDiagram {
+  readonly participants: readonly string[];
+  readonly rows: readonly SequenceRow[];
+}
+
+type Data = Readonly<Record<string, unknown>>;
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+const strs = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+const actorOf = (deliveryId: string | undefined) => deliveryId?.replace(/#\d+$/, "");
+
+/** The messages a trace delivers (by Message-ID), in the order submitted. */
+export function messagesOf(events: readonly RecordedEvent[]): string[] {
+  const out: string[] = [];
+  for (const e of events) {
+    if (e.name !== "message.submitted") continue;
+    const id = str((e.data as Data)["messageId"]);
+    if (id && !out.includes(id)) out.push(id);
+  }
+  return out;
+}
+
+/**
+ * The diagram of `messageId`'s deliveries. Quiet spans longer than
+ * `quietMs` (default 1 minute) between two rows become one gap row.
+ */
+export function sequenceOf(
+  events: readonly RecordedEvent[],
+  messageId: string,
+  startMs: number,
+  quietMs = 60_000,
+): SequenceDiagram {
+  const participants: string[] = [];
+  const index = (name: string) => {
+    let i = participants.indexOf(name);
+    if (i < 0) {
+      participants.push(name);
+      i = participants.length - 1;
+    }
+    return i;
+  };
+  const ownActor = (actor: string | undefined) => actor !== undefined && actor.startsWith(`${messageId}→`);
+  const currentActor = new Map<string, string>();
+  const exchanges = new Map<string, { from: number; to: number; actor: string | undefined; post: boolean }>();
+  const lastPost = new Map<string, number>();
+  const rows: { -readonly [K in keyof SequenceRow]: SequenceRow[K] }[] = [];
+  let sender: number | undefined;
+  const senderIndex = (domain: string | undefined) => (sender ??= index(`sender ${domain ?? "?"}`));
+
+  for (const e of events) {
+    const d = e.data as Data;
+    const actor = str(d["deliveryActor"]) ?? actorOf(str(d["deliveryId"]));
+    if (actor && e.domain && e.name !== "recipient.result" && e.name !== "recipient.outcome")
+      currentActor.set(e.domain, actor);
+    const mine = e.domain !== undefined && ownActor(currentActor.get(e.domain));
+    const row = (r: Omit<SequenceRow, "seq" | "timeMs" | "results" | "broken"> & Partial<SequenceRow>) =>
+      rows.push({ results: [], broken: false, seq: e.seq, timeMs: e.timeMs, ...r });
+    switch (e.name) {
+      case "dns.query":
+        if (mine)
+          row({
+            kind: "dns-query",
+            from: senderIndex(e.domain),
+            to: index("DNS"),
+            label: `${str(d["type"])} ${str(d["name"])}?`,
+          });
+        break;
+      case "dns.answer": {
+        if (!mine) break;
+        const kind = str(d["kind"]) ?? "answer";
+        const records = Array.isArray(d["records"]) ? (d["records"] as Data[]) : [];
+        const what =
+          kind === "answer"
+            ? records.map((r) => str(r["target"]) ?? str(r["value"]) ?? JSON.stringify(r)).join(", ") || "answer"
+            : kind;
+        const fault = str(d["fault"]);
+        row({
+          kind: "dns-answer",
+          from: index("DNS"),
+          to: senderIndex(e.domain),
+          label: `${str(d["name"])}: ${what}${fault ? ` (fault ${fault})` : ""}`,
+          broken: kind === "servfail" || kind === "timeout",
+        });
+        break;
+      }
+      case "http.request": {
+        if (!mine) break;
+        const url = str(d["url"]) ?? "";
+        const parsed = URL.canParse(url) ? new URL(url) : undefined;
+        const from = senderIndex(e.domain);
+        const to = index(parsed?.host ?? "receiver");
+        const x = str(d["exchangeId"]);
+        const method = str(d["method"]) ?? "";
+        if (x)
+          exchanges.set(x, {
+            from,
+            to,
+            actor: e.domain ? currentActor.get(e.domain) : undefined,
+            post: method === "POST",
+          });
+        row({ kind: "request", from, to, label: `${method} ${parsed?.pathname ?? url}`, ...(x && { exchangeId: x }) });
+        break;
+      }
+      case "http.response":
+      case "http.failure": {
+        const x = str(d["exchangeId"]);
+        const ex = x ? exchanges.get(x) : undefined;
+        if (!ex || !x) break;
+        const fault = str(d["fault"]);
+        if (e.name === "http.response") {
+          const problem = str(d["body"]) !== undefined ? problemType(str(d["body"]) ?? "") : undefined;
+          if (ex.post && ex.actor) lastPost.set(ex.actor, rows.length);
+          row({
+            kind: "response",
+            from: ex.to,
+            to: ex.from,
+            label: `${String(d["status"] ?? "")}${problem ? ` ${problem}` : ""}${fault ? ` (fault ${fault})` : ""}`,
+            exchangeId: x,
+            broken: fault !== undefined,
+          });
+        } else
+          row({
+            kind: "failure",
+            from: ex.to,
+            to: ex.from,
+            label: `${str(d["kind"]) ?? "failure"}${fault ? ` (fault ${fault})` : ""}`,
+            exchangeId: x,
+            broken: true,
+          });
+        break;
+      }
+      case "recipient.result": {
+        const a = actorOf(str(d["deliveryId"]));
+        if (!ownActor(a) || !a) break;
+        const at = lastPost.get(a);
+        const target = at !== undefined ? rows[at] : undefined;
+        if (target && target.kind === "response")
+          target.results = [...target.results, `${str(d["recipient"])} ${str(d["status"])}`];
+        break;
+      }
+      case "smtp.handoff":
+        if (str(d["messageId"]) !== messageId) break;
+        row({
+          kind: "handoff",
+          from: senderIndex(e.domain),
+          to: index("SMTP relay"),
+          label: `SMTP hand-off (${str(d["reason"])}): ${strs(d["recipients"]).join(", ")}${d["accepted"] === false ? " — refused" : ""}`,
+          broken: d["accepted"] === false,
+        });
+        break;
+      case "delivery.bounced":
+        if (str(d["messageId"]) !== messageId) break;
+        row({
+          kind: "note",
+          from: senderIndex(e.domain),
+          to: senderIndex(e.domain),
+          label: `bounced: ${strs(d["recipients"]).join(", ")}`,
+        });
+        break;
+      case "dsn.sent":
+        if (str(d["messageId"]) !== messageId) break;
+        row({
+          kind: "dsn",
+          from: senderIndex(e.domain),
+          to: senderIndex(e.domain),
+          label: `DSN (${str(d["reason"])}) to ${str(d["to"])}`,
+        });
+        break;
+      case "mailbox.delivered":
+      case "failure.after-acceptance": {
+        const x = str(d["exchangeId"]);
+        const ex = x ? exchanges.get(x) : undefined;
+        if (!ex) break;
+        row({
+          kind: "note",
+          from: ex.to,
+          to: ex.to,
+          label:
+            e.name === "mailbox.delivered"
+              ? `stored in ${str(d["mailbox"])}`
+              : `failure after acceptance: ${str(d["mailbox"])}`,
+        });
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  // Quiet spans: one gap row where nothing happened for longer than quietMs.
+  const out: SequenceRow[] = [];
+  let prev: SequenceRow | undefined;
+  for (const r of rows) {
+    if (prev && r.timeMs - prev.timeMs > quietMs)
+      out.push({
+        kind: "gap",
+        timeMs: prev.timeMs,
+        seq: prev.seq,
+        from: 0,
+        to: Math.max(0, participants.length - 1),
+        label: `… ${durationText(r.timeMs - prev.timeMs)} …`,
+        results: [],
+        broken: false,
+      });
+    out.push(r);
+    prev = r;
+  }
+  void startMs;
+  return { participants, rows: out };
+}
+
+/** The problem type's last segment, from a problem document's JSON. */
+function problemType(body: string): string | undefined {
+  try {
+    const doc = JSON.parse(body) as Data;
+    const type = str(doc["type"]);
+    return type ? type.replace(/^.*\//, "") : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Mermaid text of the diagram: what the Markdown report draws, for this message. */
+export function sequenceMermaid(diagram: SequenceDiagram, startMs: number): string {
+  const clean = (t: string) =>
+    t
+      .replace(/[;#\n]/g, " ")
+      .replace(/\s+/g, " ")
+      .trim();
+  const alias = (i: number) => `P${i + 1}`;
+  const lines = ["sequenceDiagram"];
+  diagram.participants.forEach((p, i) => lines.push(`  participant ${alias(i)} as ${clean(p)}`));
+  for (const r of diagram.rows) {
+    const at = offsetText(r.timeMs, startMs);
+    const label = clean(`${at} ${r.label}${r.results.length ? ` — ${r.results.join(", ")}` : ""}`);
+    if (r.kind === "gap") lines.push(`  Note over ${alias(r.from)},${alias(r.to)}: ${clean(r.label)}`);
+    else if (r.kind === "note" || r.kind === "dsn" || r.from === r.to)
+      lines.push(`  Note over ${alias(r.from)}: ${label}`);
+    else {
+      const arrow = r.broken ? "--x" : r.kind === "response" || r.kind === "dns-answer" ? "-->>" : "->>";
+      lines.push(`  ${alias(r.from)}${arrow}${alias(r.to)}: ${label}`);
+    }
+  }
+  return lines.join("\n");
+}

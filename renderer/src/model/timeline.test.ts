@@ -1,0 +1,173 @@
+import { describe, expect, it } from "vitest";
+import { runScenarioText } from "../../../app/sim/runScenario.ts";
+import type { Trace } from "../../../app/trace/schema.ts";
+import {
+  buckets,
+  buildTimeline,
+  drawnMarks,
+  marksInWindow,
+  neighbourMark,
+  retryChart,
+  tickLabel,
+  ticks,
+  timeScale,
+  visibleLaneRange,
+} from "./timeline.ts";
+
+const scenarioTexts = import.meta.glob<string>("../../../scenarios/*.yaml", {
+  query: "?raw",
+  import: "default",
+  eager: true,
+});
+
+async function trace(name: string): Promise<Trace> {
+  const file = `scenarios/${name}.yaml`;
+  const text = scenarioTexts[`../../../${file}`];
+  if (text === undefined) throw new Error(`no ${file}`);
+  const outcome = await runScenarioText(text, { file });
+  if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join("\n"));
+  return outcome.run.trace;
+}
+
+const MIN = 60_000;
+const labels = new Map([["m1@a.example", "m1"]]);
+
+describe("the timeline of receiver-down-past-fallback-window (jitter off)", async () => {
+  const t = await trace("receiver-down-past-fallback-window");
+  const tl = buildTimeline(t.events, t.startedAtMs, labels);
+  const at = (ms: number) => (ms - t.startedAtMs) / MIN;
+
+  it("has one lane, m1 → b.example, with eight attempts at 0, 1, 3, 7, 15, 31, 63 and 123 minutes", () => {
+    expect(tl.lanes.map((l) => l.label)).toEqual(["m1 → b.example"]);
+    const attempts = tl.marks.filter((m) => m.kind === "attempt");
+    expect(attempts.map((m) => at(m.timeMs))).toEqual([0, 1, 3, 7, 15, 31, 63, 123]);
+    expect(attempts.map((m) => m.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(new Set(attempts.map((m) => m.outcome))).toEqual(new Set(["temporary-eligible"]));
+    expect(attempts[0]?.summary).toMatch(/^attempt 1 at \+0:00:00: temporary failure, fallback-eligible .*\[GET-9\]$/);
+    // Each attempt's capabilities GET is its own exchange.
+    expect(attempts.map((m) => m.exchangeIds)).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => [`x${n}`]));
+  });
+
+  it("draws the fallback window to +2:00:00, seven retries and the hand-off at +2:03:00", () => {
+    const band = tl.bands.find((b) => b.kind === "fallback-window");
+    expect(band && at(band.fromMs)).toBe(0);
+    expect(band?.untilMs !== undefined && at(band.untilMs)).toBe(120);
+    expect(tl.connectors.map((c) => [at(c.fromMs), at(c.toMs), c.decidedBy])).toEqual([
+      [0, 1, "base-delay"],
+      [1, 3, "base-delay"],
+      [3, 7, "base-delay"],
+      [7, 15, "base-delay"],
+      [15, 31, "base-delay"],
+      [31, 63, "base-delay"],
+      [63, 123, "base-delay"],
+    ]);
+    const handoff = tl.marks.find((m) => m.kind === "handoff");
+    expect(handoff && at(handoff.timeMs)).toBe(123);
+    expect(handoff?.lane).toBe("m1@a.example→b.example");
+    expect(handoff?.summary).toBe("SMTP fallback: handed to SMTP at +2:03:00 [STATE-3]");
+    expect(tl.lanes[0]?.giveUpAtMs && at(tl.lanes[0].giveUpAtMs)).toBe(5 * 24 * 60);
+  });
+
+  it("shades the receiver's fault on the lane of its host, for three hours", () => {
+    const fault = tl.bands.find((b) => b.kind === "fault");
+    expect(fault).toMatchObject({ lane: "m1@a.example→b.example", label: "b-down (connection-refused)" });
+    expect(fault?.untilMs !== undefined && at(fault.untilMs)).toBe(180);
+  });
+
+  it("retry chart: base delays doubling from 1 minute, the window's end at attempt 8", () => {
+    const lane = tl.lanes[0];
+    if (!lane) throw new Error("no lane");
+    const chart = retryChart(lane);
+    expect(chart.rows.map((r) => r.base)).toEqual([1, 2, 4, 8, 16, 32, 60]);
+    expect(chart.rows.map((r) => r.actual)).toEqual([1, 2, 4, 8, 16, 32, 60]);
+    expect(chart.rows.every((r) => r.band === undefined)).toBe(true);
+    expect(chart.fallbackWindowEndAttempt).toBe(8);
+    expect(chart.capMinutes).toBe(60);
+  });
+});
+
+describe("the timeline of rate-limited-then-down", async () => {
+  const t = await trace("rate-limited-then-down");
+  const tl = buildTimeline(t.events, t.startedAtMs, labels);
+
+  it("has the message's lane and the DSN's lane linked to it", () => {
+    expect(tl.lanes.map((l) => [l.kind, l.label.replace(/dsn\.[0-9a-f]+/, "dsn.…")])).toEqual([
+      ["message", "m1 → b.example"],
+      ["dsn", "DSN of m1 → a.example"],
+    ]);
+    expect(tl.lanes[1]?.parent).toBe(tl.lanes[0]?.id);
+    expect(tl.marks.filter((m) => m.kind === "bounce").map((m) => m.summary)).toEqual([
+      "bounced at +120:00:00 after 127 attempts [STATE-7]",
+    ]);
+    expect(tl.marks.filter((m) => m.kind === "dsn").map((m) => m.lane)).toEqual([tl.lanes[0]?.id]);
+    const stored = tl.marks.find((m) => m.kind === "receiver" && m.label === "stored");
+    expect(stored?.lane).toBe(tl.lanes[1]?.id);
+    const dsnAttempt = tl.marks.find((m) => m.kind === "attempt" && m.lane === tl.lanes[1]?.id);
+    expect(dsnAttempt?.outcome).toBe("accepted");
+  });
+
+  it("the first attempt was rate limited (not fallback-eligible); its retry waited for Retry-After", () => {
+    const first = tl.marks.find((m) => m.kind === "attempt");
+    expect(first).toMatchObject({ attempt: 1, outcome: "temporary" });
+    expect(first?.summary).toContain("429 rate_limited");
+    const lane = tl.lanes[0];
+    if (!lane) throw new Error("no lane");
+    const chart = retryChart(lane);
+    expect(chart.rows[0]).toMatchObject({ attempt: 2, base: 1, lowerBound: 2, actual: 2, decidedBy: "retry-after" });
+    expect(chart.rows[0]?.band).toEqual([0.8, 1.2]);
+    // Five days of an outage: the delays reach the 1 h cap and stay there; the give-up ends it.
+    expect(chart.capMinutes).toBe(60);
+    expect(Math.max(...chart.rows.map((r) => r.base))).toBe(60);
+    expect(chart.giveUpAfterAttempt).toBe(127);
+    expect(chart.rows.filter((r) => !r.happened)).toHaveLength(1);
+  });
+
+  it("overview buckets count every attempt once; the window and the drawn marks stay small", () => {
+    const rows = buckets(tl, 50);
+    const total = rows.reduce((n, b) => n + Object.values(b.attempts).reduce((a, c) => a + c, 0), 0);
+    expect(total).toBe(tl.marks.filter((m) => m.kind === "attempt").length);
+    expect(rows[0]?.inFlight).toBe(1);
+    expect(rows.reduce((n, b) => n + b.bounces, 0)).toBe(1);
+    const firstHour = marksInWindow(tl.marks, t.startedAtMs, t.startedAtMs + 60 * MIN);
+    // Jitter is on: six attempts in the first hour (the seventh comes at about +1:03), in order.
+    expect(firstHour.map((m) => m.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
+    // 300 px for 5 days: at most one mark per lane, kind and 2-px column, each counting what it stands for.
+    const scale = timeScale("linear", tl.startMs, tl.endMs, 300, tl.startMs);
+    const drawn = drawnMarks(tl.marks, scale, new Set(tl.lanes.map((l) => l.id)));
+    expect(drawn.length).toBeLessThan(tl.marks.length);
+    expect(drawn.reduce((n, d) => n + d.count, 0)).toBe(tl.marks.length);
+  });
+
+  it("keyboard navigation walks a lane's marks and moves between lanes", () => {
+    const first = neighbourMark(tl.marks, undefined, "next", tl.lanes);
+    expect(first?.attempt).toBe(1);
+    const second = neighbourMark(tl.marks, first?.id, "next", tl.lanes);
+    expect(second?.attempt).toBe(2);
+    expect(neighbourMark(tl.marks, second?.id, "previous", tl.lanes)?.id).toBe(first?.id);
+    const down = neighbourMark(tl.marks, second?.id, "down", tl.lanes);
+    expect(down?.lane).toBe(tl.lanes[1]?.id);
+  });
+});
+
+describe("the time axis", () => {
+  it("labels read at any zoom", () => {
+    expect(tickLabel(60_000, 60_000)).toBe("+0:01:00");
+    expect(tickLabel(123 * MIN, 60_000)).toBe("+2:03:00");
+    expect(tickLabel(5 * 86_400_000, 86_400_000)).toBe("+5d");
+    expect(tickLabel(1500, 100)).toBe("+0:00:01.500");
+    const five = timeScale("linear", 0, 5 * 86_400_000, 600, 0);
+    expect(ticks(five, 0).map((t) => t.label)).toEqual(["+0d", "+1d", "+2d", "+3d", "+4d", "+5d"]);
+    const twoHours = timeScale("linear", 0, 2 * 3_600_000, 800, 0);
+    expect(ticks(twoHours, 0).map((t) => t.label)).toContain("+1:00:00");
+    const log = timeScale("log", 0, 5 * 86_400_000, 800, 0);
+    expect(log.x(0)).toBe(0);
+    expect(log.x(MIN)).toBeGreaterThan(200);
+    expect(Math.round(log.timeAt(log.x(7 * MIN)))).toBe(7 * MIN);
+    expect(ticks(log, 0).map((t) => t.label)).toContain("+5d");
+  });
+
+  it("virtualises lanes: only those in the viewport and a few more", () => {
+    expect(visibleLaneRange(10_000, 2800, 280, 28)).toEqual({ first: 98, last: 112 });
+    expect(visibleLaneRange(3, 0, 280, 28)).toEqual({ first: 0, last: 2 });
+  });
+});

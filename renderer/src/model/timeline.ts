@@ -1,0 +1,983 @@
+/**
+ * The delivery timeline's data, from trace events alone (a live run and an
+ * imported trace draw the same picture): one lane per delivery actor
+ * (message → recipient domain, DSN deliveries as lanes of their own linked to
+ * the message they report on), the marks on them (attempts coloured by how
+ * they ended, SMTP hand-offs, bounces, DSNs, receiver-side events), retry
+ * connectors, the fallback window band and the give-up line, fault bands on
+ * the lanes of the hosts they hit, DNS changes; the time axis (linear or log)
+ * with labels readable at any zoom; and what the view needs to stay fast on a
+ * big trace — the marks in the visible window only, thinned to one per pixel
+ * column, and counts per time bucket for the overview.
+ */
+import type { RecordedEvent } from "../../../app/trace/schema.ts";
+
+/** How an attempt ended, as the timeline colours it. */
+export type AttemptOutcome =
+  | "accepted"
+  | "rejected"
+  | "deferred"
+  | "temporary-eligible"
+  | "temporary"
+  | "permanent"
+  | "no-service"
+  | "no-common-version";
+
+export const ATTEMPT_OUTCOMES: readonly AttemptOutcome[] = [
+  "accepted",
+  "rejected",
+  "deferred",
+  "temporary-eligible",
+  "temporary",
+  "permanent",
+  "no-service",
+  "no-common-version",
+];
+
+/** Words for the legend and the summaries. */
+export const OUTCOME_TEXT: Readonly<Record<AttemptOutcome, string>> = {
+  accepted: "accepted",
+  rejected: "rejected",
+  deferred: "deferred",
+  "temporary-eligible": "temporary failure, fallback-eligible",
+  temporary: "temporary, not fallback-eligible",
+  permanent: "permanent failure",
+  "no-service": "no service (SMTP)",
+  "no-common-version": "no common version",
+};
+
+export type MarkKind = "attempt" | "handoff" | "bounce" | "dsn" | "receiver" | "dns";
+
+/** One thing drawn at one time on one lane (or, for a DNS change, across the lanes of its domain). */
+export interface Mark {
+  /** Unique in the timeline: `a:<lane>:<n>`, `h:<seq>` … */
+  readonly id: string;
+  readonly kind: MarkKind;
+  /** The lane it sits on; undefined for a DNS change of a name no lane delivers to. */
+  readonly lane: string | undefined;
+  readonly timeMs: number;
+  /** The seq of the event it is drawn from. */
+  readonly seq: number;
+  /** Attempts: the attempt's number, its outcome, its start (timeMs is when it started). */
+  readonly attempt?: number;
+  readonly outcome?: AttemptOutcome;
+  readonly endMs?: number;
+  /** Short text on or under the mark (`3`, `SMTP fallback`, `DSN`). */
+  readonly label: string;
+  /** The hover summary: attempt, time, answer, rule. */
+  readonly summary: string;
+  readonly rule?: string;
+  /** The HTTP exchanges it made or answered (`x3`), for the inspector. */
+  readonly exchangeIds: readonly string[];
+}
+
+/** The wait between two attempts: from the start of one to the start of the next. */
+export interface RetryConnector {
+  readonly lane: string;
+  readonly retry: number;
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly decidedBy: string;
+  /** False when the give-up came first and the retry never happened. */
+  readonly happened: boolean;
+  readonly seq: number;
+}
+
+export interface Band {
+  readonly lane: string;
+  readonly fromMs: number;
+  /** Undefined: never ends. */
+  readonly untilMs: number | undefined;
+  readonly label: string;
+  readonly kind: "fallback-window" | "fault";
+}
+
+/** The retry plan of one retry (`timer.set`), delays from the start of the attempt before it. */
+export interface RetryPlan {
+  readonly retry: number;
+  /** The attempt it starts: retry + 1. */
+  readonly attempt: number;
+  readonly attemptStartedAtMs: number;
+  readonly baseDelayMs: number;
+  readonly jitteredDelayMs: number;
+  readonly jitter: boolean;
+  readonly lowerBoundDelayMs: number | undefined;
+  /** `base-delay`, `jittered-delay`, `retry-after`, `attempt-end`. */
+  readonly decidedBy: string;
+  /** The delay actually waited, start to start. */
+  readonly delayMs: number;
+  readonly atMs: number;
+  readonly happened: boolean;
+  readonly seq: number;
+}
+
+export interface Lane {
+  /** The delivery actor: `<messageId>→<domain>`. */
+  readonly id: string;
+  readonly messageId: string;
+  readonly domain: string;
+  readonly senderDomain: string;
+  readonly recipients: readonly string[];
+  readonly kind: "message" | "dsn";
+  /** For a DSN's lane: the lane of the message it reports on. */
+  readonly parent?: string;
+  /** `m1 → b.example`, `DSN of m1 → a.example`. */
+  readonly label: string;
+  readonly startMs: number;
+  /** When it reached an outcome (hand-off, results, bounce), else undefined (still going). */
+  readonly endMs: number | undefined;
+  readonly fallbackWindowEndMs?: number;
+  readonly giveUpAtMs?: number;
+  readonly retries: readonly RetryPlan[];
+}
+
+export interface Timeline {
+  readonly startMs: number;
+  /** The last event's time. */
+  readonly endMs: number;
+  readonly lanes: readonly Lane[];
+  /** All marks, by time. */
+  readonly marks: readonly Mark[];
+  readonly connectors: readonly RetryConnector[];
+  readonly bands: readonly Band[];
+}
+
+type Data = Readonly<Record<string, unknown>>;
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+const strs = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+
+/** `m1@a.example` → `m1`, when the label map has it. */
+function shortId(messageId: string, labels: ReadonlyMap<string, string>): string {
+  return labels.get(messageId) ?? messageId;
+}
+
+function domainOf(address: string): string {
+  const at = address.lastIndexOf("@");
+  return (at < 0 ? address : address.slice(at + 1)).toLowerCase();
+}
+
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/** `+h:mm:ss`, as the CLI prints an offset, with the ms when there are any. */
+export function offsetText(timeMs: number, startMs: number): string {
+  const total = Math.round(timeMs - startMs);
+  const abs = Math.abs(total);
+  const s = Math.floor(abs / 1000);
+  const frac = abs % 1000;
+  return `${total < 0 ? "-" : "+"}${Math.floor(s / 3600)}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}${frac > 0 ? `.${String(frac).padStart(3, "0")}` : ""}`;
+}
+
+/** A duration in words: `58 s`, `2 min`, `1 h 3 min`, `5 d`. */
+export function durationText(ms: number): string {
+  const abs = Math.abs(ms);
+  if (abs < 1000) return `${Math.round(abs)} ms`;
+  if (abs < 60_000) return `${+(abs / 1000).toFixed(abs < 10_000 ? 1 : 0)} s`;
+  if (abs < 3_600_000) {
+    const m = Math.floor(abs / 60_000);
+    const s = Math.round((abs % 60_000) / 1000);
+    return s ? `${m} min ${s} s` : `${m} min`;
+  }
+  if (abs < 86_400_000) {
+    const h = Math.floor(abs / 3_600_000);
+    const m = Math.round((abs % 3_600_000) / 60_000);
+    return m ? `${h} h ${m} min` : `${h} h`;
+  }
+  const d = Math.floor(abs / 86_400_000);
+  const h = Math.round((abs % 86_400_000) / 3_600_000);
+  return h ? `${d} d ${h} h` : `${d} d`;
+}
+
+function attemptOutcome(cls: string | undefined, eligible: boolean, statuses: readonly string[]): AttemptOutcome {
+  switch (cls) {
+    case "results":
+      if (statuses.includes("deferred")) return "deferred";
+      if (statuses.length > 0 && statuses.every((s) => s === "rejected")) return "rejected";
+      return "accepted";
+    case "permanent":
+      return "permanent";
+    case "no-service":
+      return "no-service";
+    case "no-common-version":
+      return "no-common-version";
+    default:
+      return eligible ? "temporary-eligible" : "temporary";
+  }
+}
+
+interface LaneBuilder {
+  id: string;
+  messageId: string;
+  domain: string;
+  senderDomain: string;
+  recipients: string[];
+  startMs: number;
+  endMs: number | undefined;
+  fallbackWindowStartMs?: number;
+  fallbackWindowEndMs?: number;
+  giveUpAtMs?: number;
+  retries: RetryPlan[];
+  /** Exchanges since its current attempt began, and per-recipient statuses. */
+  pendingExchanges: string[];
+  pendingStatuses: string[];
+  attemptMarks: number[];
+}
+
+/**
+ * The timeline of a trace's events. `labels` maps Message-IDs to the
+ * scenario's message ids (`m1@a.example` → `m1`) for the lane labels.
+ */
+export function buildTimeline(
+  events: readonly RecordedEvent[],
+  startMs: number,
+  labels: ReadonlyMap<string, string> = new Map(),
+): Timeline {
+  const lanes = new Map<string, LaneBuilder>();
+  const marks: Mark[] = [];
+  const connectors: RetryConnector[] = [];
+  const faults: {
+    id: string;
+    layer: string;
+    scope: Data;
+    fromMs: number;
+    untilMs: number | undefined;
+    kind: string;
+  }[] = [];
+  const dnsChanges: { name: string; seq: number; timeMs: number; gone: boolean }[] = [];
+  /** The actor last active in each sending domain: exchanges it starts are its own. */
+  const currentActor = new Map<string, string>();
+  const exchangeActor = new Map<string, string>();
+  const hostDomain = new Map<string, string>();
+  /** dsnMessageId → the lane of the message it reports on. */
+  const dsnParent = new Map<string, string>();
+  const dsnOfMessage = new Map<string, { messageId: string; reason: string }>();
+  let endMs = startMs;
+
+  const laneFor = (messageId: string, recipients: readonly string[]): LaneBuilder | undefined => {
+    for (const r of recipients) {
+      const lane = lanes.get(`${messageId}→${domainOf(r)}`);
+      if (lane) return lane;
+    }
+    return undefined;
+  };
+  const laneOfMailbox = (mailbox: string, messageId?: string): LaneBuilder | undefined => {
+    if (messageId) {
+      const id = messageId.replace(/^<|>$/g, "");
+      const own = lanes.get(`${id}→${domainOf(mailbox)}`);
+      if (own) return own;
+    }
+    let found: LaneBuilder | undefined;
+    for (const lane of lanes.values()) if (lane.recipients.includes(mailbox.toLowerCase())) found = lane;
+    return found;
+  };
+
+  for (const e of events) {
+    const d = e.data as Data;
+    endMs = Math.max(endMs, e.timeMs);
+    const actorId = str(d["deliveryActor"]);
+    if (actorId && e.domain) currentActor.set(e.domain, actorId);
+    switch (e.name) {
+      case "machine.started": {
+        if (!actorId) break;
+        const messageId = str(d["messageId"]) ?? actorId.split("→")[0] ?? actorId;
+        lanes.set(actorId, {
+          id: actorId,
+          messageId,
+          domain: str(d["domain"]) ?? actorId.split("→")[1] ?? "",
+          senderDomain: e.domain ?? "",
+          recipients: strs(d["recipients"]).map((r) => r.toLowerCase()),
+          startMs: e.timeMs,
+          endMs: undefined,
+          retries: [],
+          pendingExchanges: [],
+          pendingStatuses: [],
+          attemptMarks: [],
+        });
+        break;
+      }
+      case "attempt.started": {
+        const deliveryId = str(d["deliveryId"]);
+        const actor = deliveryId?.replace(/#\d+$/, "");
+        if (actor && e.domain) currentActor.set(e.domain, actor);
+        break;
+      }
+      case "dns.answer": {
+        const name = str(d["name"]);
+        if (name && d["kind"] === "answer" && Array.isArray(d["records"])) {
+          const domain = name.replace(/^_svc\./, "").toLowerCase();
+          for (const r of d["records"] as Data[]) {
+            const target = str(r["target"]);
+            if (target && target !== ".") hostDomain.set(target.toLowerCase(), domain);
+          }
+        }
+        break;
+      }
+      case "discovery.resolved": {
+        const origin = str(d["origin"]);
+        const domain = str(d["domain"]);
+        const host = origin ? hostOf(origin) : undefined;
+        if (host && domain) hostDomain.set(host, domain.toLowerCase());
+        break;
+      }
+      case "http.request": {
+        const x = str(d["exchangeId"]);
+        const actor = e.domain ? currentActor.get(e.domain) : undefined;
+        if (x && actor) {
+          exchangeActor.set(x, actor);
+          lanes.get(actor)?.pendingExchanges.push(x);
+        }
+        break;
+      }
+      case "recipient.result": {
+        const actor = str(d["deliveryId"])?.replace(/#\d+$/, "");
+        const status = str(d["status"]);
+        if (actor && status) lanes.get(actor)?.pendingStatuses.push(status);
+        break;
+      }
+      case "attempt.judged": {
+        const lane = actorId ? lanes.get(actorId) : undefined;
+        if (!lane) break;
+        const n = num(d["attempt"]) ?? lane.attemptMarks.length + 1;
+        const started = num(d["startedAtMs"]) ?? e.timeMs;
+        const ended = num(d["endedAtMs"]) ?? e.timeMs;
+        if (n === 1) {
+          const ws = num(d["fallbackWindowStartMs"]);
+          const we = num(d["fallbackWindowEndMs"]);
+          const g = num(d["giveUpAtMs"]);
+          if (ws !== undefined) lane.fallbackWindowStartMs = ws;
+          if (we !== undefined) lane.fallbackWindowEndMs = we;
+          if (g !== undefined) lane.giveUpAtMs = g;
+        }
+        const cls = str(d["class"]);
+        const eligible = d["fallbackEligible"] === true;
+        const outcome = attemptOutcome(cls, eligible, lane.pendingStatuses);
+        const rule = str(d["rule"]);
+        const status = num(d["status"]);
+        const problem = str(d["problem"])?.replace(/^.*\//, "");
+        const answer =
+          cls === "results"
+            ? `results: ${lane.pendingStatuses.join(", ") || "none"}`
+            : [status, problem, str(d["detail"])].filter((x) => x !== undefined).join(" ");
+        const summary = `attempt ${n} at ${offsetText(started, startMs)}: ${OUTCOME_TEXT[outcome]}${answer ? ` — ${answer}` : ""}${rule ? ` [${rule}]` : ""}`;
+        lane.attemptMarks.push(marks.length);
+        marks.push({
+          id: `a:${lane.id}:${n}`,
+          kind: "attempt",
+          lane: lane.id,
+          timeMs: started,
+          endMs: ended,
+          seq: e.seq,
+          attempt: n,
+          outcome,
+          label: String(n),
+          summary,
+          ...(rule !== undefined && { rule }),
+          exchangeIds: lane.pendingExchanges,
+        });
+        lane.pendingExchanges = [];
+        lane.pendingStatuses = [];
+        break;
+      }
+      case "timer.set": {
+        const lane = actorId ? lanes.get(actorId) : undefined;
+        if (!lane) break;
+        const retry = num(d["retry"]) ?? lane.retries.length + 1;
+        const from = num(d["attemptStartedAtMs"]) ?? e.timeMs;
+        const at = num(d["atMs"]) ?? e.timeMs;
+        const giveUp = num(d["giveUpAtMs"]) ?? lane.giveUpAtMs;
+        const base = num(d["baseDelayMs"]) ?? 0;
+        const lower = num(d["lowerBoundDelayMs"]);
+        lane.retries.push({
+          retry,
+          attempt: retry + 1,
+          attemptStartedAtMs: from,
+          baseDelayMs: base,
+          jitteredDelayMs: num(d["jitteredDelayMs"]) ?? base,
+          jitter: d["jitter"] === true,
+          lowerBoundDelayMs: lower,
+          decidedBy: str(d["decidedBy"]) ?? (d["reason"] === "retry-after" ? "retry-after" : "base-delay"),
+          delayMs: at - from,
+          atMs: at,
+          happened: giveUp === undefined || at < giveUp,
+          seq: e.seq,
+        });
+        connectors.push({
+          lane: lane.id,
+          retry,
+          fromMs: from,
+          toMs: at,
+          decidedBy: str(d["decidedBy"]) ?? "base-delay",
+          happened: giveUp === undefined || at < giveUp,
+          seq: e.seq,
+        });
+        break;
+      }
+      case "smtp.handoff": {
+        const messageId = str(d["messageId"]) ?? "";
+        const lane = laneFor(messageId, strs(d["recipients"]));
+        const reason = str(d["reason"]) ?? "";
+        const accepted = d["accepted"] !== false;
+        const rule = str(d["rule"]);
+        if (lane) lane.endMs = e.timeMs;
+        marks.push({
+          id: `h:${e.seq}`,
+          kind: "handoff",
+          lane: lane?.id,
+          timeMs: e.timeMs,
+          seq: e.seq,
+          label: `SMTP ${reason}`,
+          summary: `SMTP ${reason}: handed to SMTP at ${offsetText(e.timeMs, startMs)}${accepted ? "" : " (relay refused)"}${rule ? ` [${rule}]` : ""}`,
+          ...(rule !== undefined && { rule }),
+          exchangeIds: [],
+        });
+        break;
+      }
+      case "delivery.bounced": {
+        const messageId = str(d["messageId"]) ?? "";
+        const lane = laneFor(messageId, strs(d["recipients"]));
+        const rule = str(d["rule"]);
+        if (lane) lane.endMs = e.timeMs;
+        marks.push({
+          id: `b:${e.seq}`,
+          kind: "bounce",
+          lane: lane?.id,
+          timeMs: e.timeMs,
+          seq: e.seq,
+          label: "bounced",
+          summary: `bounced at ${offsetText(e.timeMs, startMs)} after ${num(d["attempts"]) ?? "?"} attempts${rule ? ` [${rule}]` : ""}`,
+          ...(rule !== undefined && { rule }),
+          exchangeIds: [],
+        });
+        break;
+      }
+      case "recipient.outcome": {
+        const messageId = str(d["messageId"]) ?? "";
+        const recipient = str(d["recipient"]) ?? "";
+        const lane = lanes.get(`${messageId}→${domainOf(recipient)}`);
+        if (lane && lane.endMs === undefined) lane.endMs = e.timeMs;
+        break;
+      }
+      case "dsn.sent": {
+        const messageId = str(d["messageId"]) ?? "";
+        const dsnId = str(d["dsnMessageId"]);
+        const reason = str(d["reason"]) ?? "";
+        const recipients = strs(d["recipients"]);
+        const lane = laneFor(messageId, recipients) ?? laneOfMailbox(recipients[0] ?? "", messageId);
+        if (dsnId && lane) dsnParent.set(dsnId, lane.id);
+        if (dsnId) dsnOfMessage.set(dsnId, { messageId, reason });
+        const rule = str(d["rule"]);
+        marks.push({
+          id: `d:${e.seq}`,
+          kind: "dsn",
+          lane: lane?.id,
+          timeMs: e.timeMs,
+          seq: e.seq,
+          label: "DSN",
+          summary: `DSN (${reason}) sent to ${str(d["to"]) ?? "?"} at ${offsetText(e.timeMs, startMs)}${rule ? ` [${rule}]` : ""}`,
+          ...(rule !== undefined && { rule }),
+          exchangeIds: [],
+        });
+        break;
+      }
+      case "mailbox.delivered":
+      case "failure.after-acceptance":
+      case "idempotency.replay":
+      case "idempotency.conflict": {
+        const x = str(d["exchangeId"]);
+        const mailbox = str(d["mailbox"]) ?? "";
+        const actor = x ? exchangeActor.get(x) : undefined;
+        const lane = (actor ? lanes.get(actor) : undefined) ?? laneOfMailbox(mailbox, str(d["messageId"]));
+        const what =
+          e.name === "mailbox.delivered"
+            ? `stored in ${mailbox}`
+            : e.name === "failure.after-acceptance"
+              ? `failure after acceptance at ${mailbox} (${str(d["status"]) ?? ""})`
+              : e.name === "idempotency.replay"
+                ? "idempotent replay of a stored response"
+                : "idempotency key conflict";
+        marks.push({
+          id: `r:${e.seq}`,
+          kind: "receiver",
+          lane: lane?.id,
+          timeMs: e.timeMs,
+          seq: e.seq,
+          label:
+            e.name === "mailbox.delivered"
+              ? "stored"
+              : e.name === "failure.after-acceptance"
+                ? "failure"
+                : e.name === "idempotency.replay"
+                  ? "replay"
+                  : "conflict",
+          summary: `${e.domain ?? "receiver"}: ${what} at ${offsetText(e.timeMs, startMs)}`,
+          exchangeIds: x ? [x] : [],
+        });
+        break;
+      }
+      case "fault.window": {
+        faults.push({
+          id: str(d["id"]) ?? String(e.seq),
+          layer: str(d["layer"]) ?? "network",
+          kind: str(d["kind"]) ?? "fault",
+          scope: (d["scope"] as Data | undefined) ?? {},
+          fromMs: num(d["fromMs"]) ?? e.timeMs,
+          untilMs: num(d["untilMs"]),
+        });
+        break;
+      }
+      case "dns.changed": {
+        const name = str(d["name"]) ?? "";
+        dnsChanges.push({ name, seq: e.seq, timeMs: e.timeMs, gone: d["records"] === null });
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  // Lanes in the order the actors started, each message's DSN lanes right after it.
+  const built = [...lanes.values()];
+  const laneOut = (b: LaneBuilder): Lane => {
+    const dsn = dsnOfMessage.get(b.messageId);
+    const parent = dsnParent.get(b.messageId);
+    const label = dsn
+      ? `DSN of ${shortId(dsn.messageId, labels)} → ${b.domain}`
+      : `${shortId(b.messageId, labels)} → ${b.domain}`;
+    return {
+      id: b.id,
+      messageId: b.messageId,
+      domain: b.domain,
+      senderDomain: b.senderDomain,
+      recipients: b.recipients,
+      kind: dsn ? "dsn" : "message",
+      ...(parent !== undefined && { parent }),
+      label,
+      startMs: b.startMs,
+      endMs: b.endMs,
+      ...(b.fallbackWindowEndMs !== undefined && { fallbackWindowEndMs: b.fallbackWindowEndMs }),
+      ...(b.giveUpAtMs !== undefined && { giveUpAtMs: b.giveUpAtMs }),
+      retries: b.retries,
+    };
+  };
+  const ordered: Lane[] = [];
+  const placed = new Set<string>();
+  const children = new Map<string, LaneBuilder[]>();
+  for (const b of built) {
+    const parent = dsnParent.get(b.messageId);
+    if (parent && lanes.has(parent)) children.set(parent, [...(children.get(parent) ?? []), b]);
+  }
+  const place = (b: LaneBuilder) => {
+    if (placed.has(b.id)) return;
+    placed.add(b.id);
+    ordered.push(laneOut(b));
+    for (const c of children.get(b.id) ?? []) place(c);
+  };
+  for (const b of built) if (!dsnParent.has(b.messageId) || !lanes.has(dsnParent.get(b.messageId) ?? "")) place(b);
+  for (const b of built) place(b);
+
+  const bands: Band[] = [];
+  for (const lane of lanes.values()) {
+    if (lane.fallbackWindowEndMs !== undefined)
+      bands.push({
+        lane: lane.id,
+        kind: "fallback-window",
+        fromMs: lane.fallbackWindowStartMs ?? lane.startMs,
+        untilMs: lane.fallbackWindowEndMs,
+        label: "fallback window",
+      });
+  }
+  // The lanes of each recipient domain, and the domains a name falls under (itself and its parents).
+  const lanesOfDomain = new Map<string, Lane[]>();
+  for (const lane of ordered) {
+    const list = lanesOfDomain.get(lane.domain);
+    if (list) list.push(lane);
+    else lanesOfDomain.set(lane.domain, [lane]);
+  }
+  const lanesUnder = (name: string): Lane[] => {
+    const out: Lane[] = [];
+    const labels = name.split(".");
+    for (let i = 0; i < labels.length; i++) out.push(...(lanesOfDomain.get(labels.slice(i).join(".")) ?? []));
+    return out;
+  };
+  for (const f of faults) {
+    const host = str(f.scope["host"])?.toLowerCase();
+    const name = str(f.scope["name"])?.toLowerCase();
+    const source = str(f.scope["source"])?.toLowerCase();
+    const hit =
+      f.layer === "dns"
+        ? name === undefined
+          ? ordered
+          : lanesUnder(name)
+        : host === undefined
+          ? ordered
+          : [...new Set([...(lanesOfDomain.get(hostDomain.get(host) ?? "") ?? []), ...lanesUnder(host)])];
+    for (const lane of hit) {
+      if (source !== undefined && source !== lane.senderDomain) continue;
+      bands.push({ lane: lane.id, kind: "fault", fromMs: f.fromMs, untilMs: f.untilMs, label: `${f.id} (${f.kind})` });
+    }
+  }
+  for (const c of dnsChanges) {
+    const domain = c.name.replace(/^_svc\./, "");
+    const targets = [
+      ...new Set([...(lanesOfDomain.get(domain) ?? []), ...(lanesOfDomain.get(hostDomain.get(c.name) ?? "") ?? [])]),
+    ];
+    for (const lane of targets.length ? targets : [undefined])
+      marks.push({
+        id: `n:${c.seq}:${lane?.id ?? ""}`,
+        kind: "dns",
+        lane: lane?.id,
+        timeMs: c.timeMs,
+        seq: c.seq,
+        label: "DNS",
+        summary: `DNS: ${c.name} ${c.gone ? "removed" : "changed"} at ${offsetText(c.timeMs, startMs)}`,
+        exchangeIds: [],
+      });
+  }
+  marks.sort((a, b) => a.timeMs - b.timeMs || a.seq - b.seq);
+  return { startMs, endMs, lanes: ordered, marks, connectors, bands };
+}
+
+// ---------------------------------------------------------------- scales and the axis
+
+export type ScaleKind = "linear" | "log";
+
+/** Maps virtual time to x and back, over a window of the run. */
+export interface TimeScale {
+  readonly kind: ScaleKind;
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly width: number;
+  x(timeMs: number): number;
+  timeAt(x: number): number;
+}
+
+/** Log scale unit: time from the start in seconds, +1 so that the start maps to 0. */
+const logOf = (ms: number) => Math.log10(1 + Math.max(0, ms) / 1000);
+const unlog = (v: number) => (10 ** v - 1) * 1000;
+
+/**
+ * A scale from [fromMs, toMs] to [0, width]. Log measures time since
+ * `startMs` (a 1-minute retry and a 5-day give-up visible together).
+ */
+export function timeScale(kind: ScaleKind, fromMs: number, toMs: number, width: number, startMs: number): TimeScale {
+  const span = Math.max(1, toMs - fromMs);
+  if (kind === "linear")
+    return {
+      kind,
+      fromMs,
+      toMs,
+      width,
+      x: (t) => ((t - fromMs) / span) * width,
+      timeAt: (x) => fromMs + (x / width) * span,
+    };
+  const a = logOf(fromMs - startMs);
+  const b = Math.max(a + 1e-9, logOf(toMs - startMs));
+  return {
+    kind,
+    fromMs,
+    toMs,
+    width,
+    x: (t) => ((logOf(t - startMs) - a) / (b - a)) * width,
+    timeAt: (x) => startMs + unlog(a + (x / width) * (b - a)),
+  };
+}
+
+const SECOND = 1000;
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+const STEPS = [
+  1,
+  10,
+  100,
+  SECOND,
+  5 * SECOND,
+  10 * SECOND,
+  30 * SECOND,
+  MINUTE,
+  2 * MINUTE,
+  5 * MINUTE,
+  10 * MINUTE,
+  15 * MINUTE,
+  30 * MINUTE,
+  HOUR,
+  2 * HOUR,
+  3 * HOUR,
+  6 * HOUR,
+  12 * HOUR,
+  DAY,
+  2 * DAY,
+  5 * DAY,
+  10 * DAY,
+  30 * DAY,
+];
+
+/** An axis label: `+5d` on whole days when the step is days, `+2:03:00`, `+0:00:01.500` below a second. */
+export function tickLabel(offsetMs: number, stepMs: number): string {
+  if (stepMs >= DAY && offsetMs % DAY === 0) return `+${offsetMs / DAY}d`;
+  const text = offsetText(offsetMs, 0);
+  return stepMs >= SECOND ? text.replace(/\.\d{3}$/, "") : text;
+}
+
+export interface Tick {
+  readonly timeMs: number;
+  readonly x: number;
+  readonly label: string;
+}
+
+/** Ticks at least `minGapPx` apart, labelled as offsets from `startMs`. */
+export function ticks(scale: TimeScale, startMs: number, minGapPx = 90): Tick[] {
+  const out: Tick[] = [];
+  if (scale.kind === "log") {
+    const candidates = [0, SECOND, 10 * SECOND, MINUTE, 10 * MINUTE, HOUR, 6 * HOUR, DAY, 5 * DAY, 30 * DAY];
+    let lastX = -Infinity;
+    for (const c of candidates) {
+      const t = startMs + c;
+      if (t < scale.fromMs || t > scale.toMs) continue;
+      const x = scale.x(t);
+      if (x - lastX < minGapPx) continue;
+      lastX = x;
+      out.push({ timeMs: t, x, label: c >= DAY ? `+${c / DAY}d` : tickLabel(c, c || SECOND) });
+    }
+    return out;
+  }
+  const span = scale.toMs - scale.fromMs;
+  const wanted = span / Math.max(1, scale.width / minGapPx);
+  const step = STEPS.find((s) => s >= wanted) ?? Math.ceil(wanted / (30 * DAY)) * 30 * DAY;
+  const first = Math.ceil((scale.fromMs - startMs) / step) * step;
+  for (let o = first; startMs + o <= scale.toMs; o += step) {
+    const t = startMs + o;
+    out.push({ timeMs: t, x: scale.x(t), label: tickLabel(o, step) });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- what is drawn
+
+/** The first index in `marks` (sorted by time) at or after `timeMs`. */
+function lowerBound(marks: readonly Mark[], timeMs: number): number {
+  let lo = 0;
+  let hi = marks.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((marks[mid]?.timeMs ?? 0) < timeMs) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The marks in [fromMs, toMs], found by binary search (the marks are sorted by time). */
+export function marksInWindow(marks: readonly Mark[], fromMs: number, toMs: number): Mark[] {
+  const out: Mark[] = [];
+  for (let i = lowerBound(marks, fromMs); i < marks.length; i++) {
+    const m = marks[i];
+    if (!m || m.timeMs > toMs) break;
+    out.push(m);
+  }
+  return out;
+}
+
+/** A mark drawn for several that fall in one pixel column of one lane: the first, and how many. */
+export interface DrawnMark {
+  readonly mark: Mark;
+  readonly x: number;
+  readonly count: number;
+}
+
+/**
+ * The marks of the visible lanes in the visible window, at most one per lane,
+ * kind and `columnPx` column: what the view draws, however big the trace.
+ */
+export function drawnMarks(
+  marks: readonly Mark[],
+  scale: TimeScale,
+  lanes: ReadonlySet<string>,
+  columnPx = 2,
+): DrawnMark[] {
+  const out: DrawnMark[] = [];
+  const last = new Map<string, { col: number; index: number }>();
+  for (const m of marksInWindow(marks, scale.fromMs, scale.toMs)) {
+    if (m.lane === undefined ? false : !lanes.has(m.lane)) continue;
+    const x = scale.x(m.timeMs);
+    const col = Math.floor(x / columnPx);
+    const key = `${m.lane ?? ""}|${m.kind}`;
+    const prev = last.get(key);
+    if (prev && prev.col === col) {
+      const d = out[prev.index];
+      if (d) out[prev.index] = { ...d, count: d.count + 1 };
+      continue;
+    }
+    last.set(key, { col, index: out.length });
+    out.push({ mark: m, x, count: 1 });
+  }
+  return out;
+}
+
+/** Counts in one time bucket of the overview. */
+export interface Bucket {
+  readonly fromMs: number;
+  readonly toMs: number;
+  /** Attempts by outcome. */
+  readonly attempts: Readonly<Record<AttemptOutcome, number>>;
+  readonly handoffs: number;
+  readonly dsns: number;
+  readonly bounces: number;
+  /** Lanes started and not yet ended in the bucket. */
+  readonly inFlight: number;
+}
+
+const zeroOutcomes = (): Record<AttemptOutcome, number> => ({
+  accepted: 0,
+  rejected: 0,
+  deferred: 0,
+  "temporary-eligible": 0,
+  temporary: 0,
+  permanent: 0,
+  "no-service": 0,
+  "no-common-version": 0,
+});
+
+/** The whole run as `count` buckets of equal time (linear) or equal log-width: the overview chart's bars. */
+export function buckets(timeline: Timeline, count: number, kind: ScaleKind = "linear"): Bucket[] {
+  const n = Math.max(1, Math.floor(count));
+  const scale = timeScale(kind, timeline.startMs, Math.max(timeline.endMs, timeline.startMs + 1), n, timeline.startMs);
+  const edges = Array.from({ length: n + 1 }, (_, i) => scale.timeAt(i));
+  const rows = Array.from({ length: n }, (_, i) => ({
+    fromMs: edges[i] ?? 0,
+    toMs: edges[i + 1] ?? 0,
+    attempts: zeroOutcomes(),
+    handoffs: 0,
+    dsns: 0,
+    bounces: 0,
+    inFlight: 0,
+  }));
+  const indexOf = (t: number) => Math.min(n - 1, Math.max(0, Math.floor(scale.x(t))));
+  for (const m of timeline.marks) {
+    const row = rows[indexOf(m.timeMs)];
+    if (!row) continue;
+    if (m.kind === "attempt" && m.outcome) row.attempts[m.outcome] += 1;
+    else if (m.kind === "handoff") row.handoffs += 1;
+    else if (m.kind === "dsn") row.dsns += 1;
+    else if (m.kind === "bounce") row.bounces += 1;
+  }
+  // In flight: +1 where a lane starts, −1 after the bucket where it ends; a running sum.
+  const delta = new Array<number>(n + 1).fill(0);
+  for (const lane of timeline.lanes) {
+    delta[indexOf(lane.startMs)] = (delta[indexOf(lane.startMs)] ?? 0) + 1;
+    if (lane.endMs !== undefined) delta[indexOf(lane.endMs) + 1] = (delta[indexOf(lane.endMs) + 1] ?? 0) - 1;
+  }
+  let running = 0;
+  for (let i = 0; i < n; i++) {
+    running += delta[i] ?? 0;
+    const row = rows[i];
+    if (row) row.inFlight = running;
+  }
+  return rows;
+}
+
+/** The lanes to draw: those in the scrolled viewport, and `overscan` more on each side. */
+export function visibleLaneRange(
+  laneCount: number,
+  scrollTop: number,
+  viewportHeight: number,
+  rowHeight: number,
+  overscan = 2,
+): { readonly first: number; readonly last: number } {
+  const first = Math.max(0, Math.floor(scrollTop / rowHeight) - overscan);
+  const last = Math.min(laneCount - 1, Math.ceil((scrollTop + viewportHeight) / rowHeight) + overscan);
+  return { first, last };
+}
+
+/** The next mark from `current` in a direction, over the lanes' marks in time order (keyboard navigation). */
+export function neighbourMark(
+  marks: readonly Mark[],
+  current: string | undefined,
+  direction: "next" | "previous" | "up" | "down",
+  lanes: readonly Lane[],
+): Mark | undefined {
+  const attempts = marks.filter((m) => m.lane !== undefined);
+  if (attempts.length === 0) return undefined;
+  const at = attempts.findIndex((m) => m.id === current);
+  const here = attempts[at];
+  if (!here) return direction === "previous" ? attempts[attempts.length - 1] : attempts[0];
+  if (direction === "next" || direction === "previous") {
+    const own = attempts.filter((m) => m.lane === here.lane);
+    const i = own.indexOf(here);
+    return own[direction === "next" ? i + 1 : i - 1] ?? here;
+  }
+  const li = lanes.findIndex((l) => l.id === here.lane);
+  const target = lanes[direction === "down" ? li + 1 : li - 1];
+  if (!target) return here;
+  const own = attempts.filter((m) => m.lane === target.id);
+  let best: Mark | undefined;
+  for (const m of own) if (!best || Math.abs(m.timeMs - here.timeMs) < Math.abs(best.timeMs - here.timeMs)) best = m;
+  return best ?? here;
+}
+
+// ---------------------------------------------------------------- the retry-delay chart
+
+export interface RetryChartRow {
+  /** The attempt the delay comes before. */
+  readonly attempt: number;
+  /** Minutes, for the chart. */
+  readonly base: number;
+  readonly jittered: number;
+  /** The ±20 % band around the base delay, when jitter is on: [low, high]. */
+  readonly band: readonly [number, number] | undefined;
+  readonly lowerBound: number | undefined;
+  /** The delay actually waited, start to start. */
+  readonly actual: number;
+  readonly decidedBy: string;
+  readonly happened: boolean;
+  readonly atMs: number;
+}
+
+export interface RetryChart {
+  readonly rows: readonly RetryChartRow[];
+  /** The first attempt made at or after the fallback window's end. */
+  readonly fallbackWindowEndAttempt: number | undefined;
+  /** The last attempt before the give-up, when the actor gave up. */
+  readonly giveUpAfterAttempt: number | undefined;
+  /** The cap of the schedule, in minutes (60), when some retry reached it. */
+  readonly capMinutes: number | undefined;
+}
+
+/** The retry-delay chart of one lane: attempt number against the delay before it, in minutes. */
+export function retryChart(lane: Lane): RetryChart {
+  const min = (ms: number) => ms / MINUTE;
+  const rows = lane.retries.map((r): RetryChartRow => ({
+    attempt: r.attempt,
+    base: min(r.baseDelayMs),
+    jittered: min(r.jitteredDelayMs),
+    band: r.jitter ? [min(r.baseDelayMs * 0.8), min(r.baseDelayMs * 1.2)] : undefined,
+    lowerBound: r.lowerBoundDelayMs !== undefined ? min(r.lowerBoundDelayMs) : undefined,
+    actual: min(r.delayMs),
+    decidedBy: r.decidedBy,
+    happened: r.happened,
+    atMs: r.atMs,
+  }));
+  const end = lane.fallbackWindowEndMs;
+  const after = end === undefined ? undefined : rows.find((r) => r.happened && r.atMs >= end);
+  const missed = rows.find((r) => !r.happened);
+  const capped = lane.retries.some((r) => r.baseDelayMs >= HOUR);
+  return {
+    rows,
+    fallbackWindowEndAttempt: after?.attempt,
+    giveUpAfterAttempt: missed ? missed.attempt - 1 : undefined,
+    capMinutes: capped ? 60 : undefined,
+  };
+}
+
+/** Words for a decider. */
+export const DECIDER_TEXT: Readonly<Record<string, string>> = {
+  "base-delay": "schedule (base delay)",
+  "jittered-delay": "schedule (jittered)",
+  "retry-after": "Retry-After lower bound",
+  "attempt-end": "the attempt's end",
+};

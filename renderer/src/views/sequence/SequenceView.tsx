@@ -1,0 +1,234 @@
+import { useMemo, useRef, useState, type KeyboardEvent } from "react";
+import type { RecordedEvent } from "../../../../app/trace/schema.ts";
+import { messagesOf, sequenceMermaid, sequenceOf, type SequenceRow } from "../../model/sequence.ts";
+import { offsetText } from "../../model/timeline.ts";
+import { useWidth } from "../timeline/TimelineView.tsx";
+import "./sequence.css";
+
+const ROW = 30;
+const HEAD = 34;
+const TIME_W = 96;
+const VIEW_H = 460;
+
+export interface SequenceViewProps {
+  readonly events: readonly RecordedEvent[];
+  readonly startMs: number;
+  readonly labels: ReadonlyMap<string, string>;
+  /** The message of the selected delivery, if any. */
+  readonly messageId: string | undefined;
+  readonly onMessage: (messageId: string) => void;
+  readonly exchangeId: string | undefined;
+  readonly onExchange: (exchangeId: string) => void;
+  readonly onSave: (name: string, contents: string, type: string) => void;
+}
+
+/** The sequence diagram of one message: participants across, virtual time down, quiet spans compressed. */
+export function SequenceView({
+  events,
+  startMs,
+  labels,
+  messageId,
+  onMessage,
+  exchangeId,
+  onExchange,
+  onSave,
+}: SequenceViewProps) {
+  const messages = useMemo(() => messagesOf(events), [events]);
+  const shown = messageId && messages.includes(messageId) ? messageId : messages[0];
+  const diagram = useMemo(
+    () => (shown ? sequenceOf(events, shown, startMs) : { participants: [], rows: [] }),
+    [events, shown, startMs],
+  );
+  const mermaid = useMemo(() => sequenceMermaid(diagram, startMs), [diagram, startMs]);
+  const [boxRef, width] = useWidth(900);
+  const [scrollTop, setScrollTop] = useState(0);
+  const scroller = useRef<HTMLDivElement>(null);
+  const n = Math.max(1, diagram.participants.length);
+  const colW = Math.max(140, (width - TIME_W - 16) / n);
+  const cx = (i: number) => TIME_W + colW * (i + 0.5);
+  const svgW = TIME_W + colW * n;
+  const first = Math.max(0, Math.floor(scrollTop / ROW) - 4);
+  const last = Math.min(diagram.rows.length, Math.ceil((scrollTop + VIEW_H) / ROW) + 4);
+  const name = (id: string) => labels.get(id) ?? id;
+
+  return (
+    <section aria-labelledby="sequence-heading" className="panel sequence-panel" ref={boxRef}>
+      <div className="timeline-head">
+        <h3 id="sequence-heading">Sequence diagram</h3>
+        <label>
+          Message{" "}
+          <select value={shown ?? ""} onChange={(e) => onMessage(e.target.value)}>
+            {messages.map((m) => (
+              <option key={m} value={m}>
+                {name(m)}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button
+          onClick={() => onSave(`${name(shown ?? "sequence")}.mmd`, `${mermaid}\n`, "text/plain")}
+          disabled={!shown}
+        >
+          Export Mermaid
+        </button>
+        <button
+          onClick={() => {
+            const svg = scroller.current?.parentElement?.querySelector("svg.sequence-svg");
+            if (svg) onSave(`${name(shown ?? "sequence")}.svg`, svg.outerHTML, "image/svg+xml");
+          }}
+          disabled={!shown}
+        >
+          Export SVG
+        </button>
+        <span className="muted">{diagram.rows.length} rows</span>
+      </div>
+      {diagram.rows.length === 0 ? (
+        <p className="muted">Nothing went over the wire for this message yet.</p>
+      ) : (
+        <>
+          <svg width={svgW} height={HEAD} className="sequence-head" aria-hidden="true">
+            {diagram.participants.map((p, i) => (
+              <g key={p} transform={`translate(${cx(i)},0)`}>
+                <rect x={-colW / 2 + 8} y={2} width={colW - 16} height={HEAD - 6} rx={4} className="participant" />
+                <text y={HEAD / 2 + 4} textAnchor="middle" className="participant-name">
+                  {p}
+                </text>
+              </g>
+            ))}
+          </svg>
+          <div
+            className="sequence-scroll"
+            ref={scroller}
+            style={{ maxHeight: VIEW_H }}
+            onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}
+          >
+            <svg
+              width={svgW}
+              height={diagram.rows.length * ROW + 8}
+              className="sequence-svg"
+              role="group"
+              aria-label={`Sequence of ${name(shown ?? "")}`}
+              xmlns="http://www.w3.org/2000/svg"
+            >
+              {diagram.participants.map((p, i) => (
+                <line key={p} x1={cx(i)} x2={cx(i)} y1={0} y2={diagram.rows.length * ROW + 8} className="lifeline" />
+              ))}
+              {diagram.rows.slice(first, last).map((r, k) => (
+                <Row
+                  key={`${r.seq}-${r.kind}-${first + k}`}
+                  row={r}
+                  y={(first + k) * ROW}
+                  cx={cx}
+                  svgW={svgW}
+                  time={
+                    first + k === 0 || diagram.rows[first + k - 1]?.timeMs !== r.timeMs
+                      ? offsetText(r.timeMs, startMs)
+                      : ""
+                  }
+                  selected={r.exchangeId !== undefined && r.exchangeId === exchangeId}
+                  onExchange={onExchange}
+                />
+              ))}
+            </svg>
+          </div>
+          <details className="mermaid-text">
+            <summary>Mermaid text</summary>
+            <pre tabIndex={0} data-testid="sequence-mermaid">
+              {mermaid}
+            </pre>
+          </details>
+        </>
+      )}
+    </section>
+  );
+}
+
+interface RowProps {
+  readonly row: SequenceRow;
+  readonly y: number;
+  readonly cx: (i: number) => number;
+  readonly svgW: number;
+  readonly time: string;
+  readonly selected: boolean;
+  readonly onExchange: (exchangeId: string) => void;
+}
+
+function Row({ row: r, y, cx, svgW, time, selected, onExchange }: RowProps) {
+  const mid = y + ROW / 2 + 6;
+  const text = `${r.label}${r.results.length ? ` — ${r.results.join(", ")}` : ""}`;
+  const clickable = r.exchangeId !== undefined;
+  const common = {
+    role: r.exchangeId !== undefined ? "button" : "img",
+    "data-kind": r.kind,
+    "data-seq": r.seq,
+    ...(r.exchangeId !== undefined && { "data-exchange": r.exchangeId }),
+    "aria-label": `${time || "same time"}: ${text}`,
+    className: `seq-row ${r.kind}${r.broken ? " broken" : ""}${selected ? " selected" : ""}${clickable ? " clickable" : ""}`,
+    ...(clickable && {
+      tabIndex: 0,
+      onClick: () => onExchange(r.exchangeId ?? ""),
+      onKeyDown: (e: KeyboardEvent) => {
+        if (e.key === "Enter" || e.key === " ") {
+          e.preventDefault();
+          onExchange(r.exchangeId ?? "");
+        }
+      },
+    }),
+  };
+  // Hover: the exchange in words (a native tooltip), and where a click takes it.
+  const hover = (
+    <title>{`${time || "same time"}: ${text}${clickable ? ` — ${r.exchangeId}, click to inspect` : ""}`}</title>
+  );
+  const timeText = (
+    <text x={4} y={mid + 4} className="seq-time">
+      {time}
+    </text>
+  );
+  if (r.kind === "gap")
+    return (
+      <g {...common}>
+        <rect x={0} y={y + 4} width={svgW} height={ROW - 4} className="gap-band" />
+        <text x={svgW / 2} y={mid + 2} textAnchor="middle" className="seq-label gap-label">
+          {r.label}
+        </text>
+      </g>
+    );
+  if (r.from === r.to) {
+    // A note starts at its lifeline, or ends there when it would run past the right edge.
+    const w = Math.max(60, text.length * 6.4 + 12);
+    const left = cx(r.from) + w > svgW - 4 ? Math.max(TIME_W, cx(r.from) - w + 4) : cx(r.from) - 4;
+    return (
+      <g {...common}>
+        {hover}
+        {timeText}
+        <rect x={left} y={y + 6} width={w} height={ROW - 8} rx={3} className="note" />
+        <text x={left + 8} y={mid + 2} className="seq-label">
+          {text}
+        </text>
+      </g>
+    );
+  }
+  const x1 = cx(r.from);
+  const x2 = cx(r.to);
+  const dir = x2 > x1 ? 1 : -1;
+  const end = r.broken ? x1 + (x2 - x1) * 0.7 : x2 - dir * 2;
+  const dashed = r.kind === "response" || r.kind === "dns-answer" || r.kind === "failure";
+  return (
+    <g {...common}>
+      {hover}
+      {timeText}
+      <line x1={x1} x2={end} y1={mid} y2={mid} className={`arrow${dashed ? " dashed" : ""}`} />
+      {r.broken ? (
+        <path
+          d={`M${end - 5},${mid - 5} L${end + 5},${mid + 5} M${end + 5},${mid - 5} L${end - 5},${mid + 5}`}
+          className="break"
+        />
+      ) : (
+        <path d={`M${end},${mid} l${-dir * 7},-4 l0,8 z`} className="head" />
+      )}
+      <text x={Math.min(x1, x2) + 8} y={mid - 5} className="seq-label">
+        {text}
+      </text>
+    </g>
+  );
+}

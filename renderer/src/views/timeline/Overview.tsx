@@ -1,0 +1,121 @@
+import { memo, useMemo } from "react";
+import { Bar, BarChart, Tooltip, XAxis, YAxis } from "recharts";
+import {
+  ATTEMPT_OUTCOMES,
+  buckets,
+  OUTCOME_TEXT,
+  offsetText,
+  timeScale,
+  type ScaleKind,
+  type Timeline,
+} from "../../model/timeline.ts";
+import { OUTCOME_COLOUR } from "./colours.ts";
+
+const BUCKETS = 120;
+
+export interface OverviewProps {
+  readonly timeline: Timeline;
+  readonly width: number;
+  /** Where the lanes' plot starts and how wide it is, so that the bars line up with the lanes. */
+  readonly left: number;
+  readonly plotWidth: number;
+  readonly kind: ScaleKind;
+  readonly window: readonly [number, number];
+  readonly onZoom: (window: readonly [number, number] | undefined) => void;
+}
+
+/**
+ * The whole run as counts per time bucket (attempts by outcome, hand-offs,
+ * DSNs, deliveries in flight): a few hundred bars however big the trace, with
+ * the visible window marked. Clicking a bar zooms the lanes to it.
+ */
+export function Overview({ timeline, width, left, plotWidth, kind, window: [fromMs, toMs], onZoom }: OverviewProps) {
+  const startMs = timeline.startMs;
+  // The visible window over the bars: a box of its own, so that zooming and panning redraw no bar.
+  const scale = timeScale(kind, startMs, Math.max(timeline.endMs, startMs + 1), plotWidth, startMs);
+  const zoomed = fromMs > startMs || toMs < timeline.endMs;
+  const x1 = Math.max(0, Math.min(plotWidth, scale.x(fromMs)));
+  const x2 = Math.max(0, Math.min(plotWidth, scale.x(toMs)));
+  return (
+    <div className="overview-wrap">
+      <OverviewChart timeline={timeline} width={width} left={left} plotWidth={plotWidth} kind={kind} onZoom={onZoom} />
+      {zoomed && (
+        <div
+          className="overview-window"
+          data-testid="overview-window"
+          aria-hidden="true"
+          style={{ left: left + 4 + x1, width: Math.max(2, x2 - x1) }}
+        />
+      )}
+    </div>
+  );
+}
+
+type OverviewChartProps = Omit<OverviewProps, "window">;
+
+const OverviewChart = memo(function OverviewChart({
+  timeline,
+  width,
+  left,
+  plotWidth,
+  kind,
+  onZoom,
+}: OverviewChartProps) {
+  const rows = useMemo(
+    () =>
+      buckets(timeline, BUCKETS, kind).map((b, i) => ({
+        i,
+        fromMs: b.fromMs,
+        toMs: b.toMs,
+        ...b.attempts,
+        handoffs: b.handoffs,
+        dsns: b.dsns + b.bounces,
+        inFlight: b.inFlight,
+      })),
+    [timeline, kind],
+  );
+  const startMs = timeline.startMs;
+  const total = useMemo(() => timeline.marks.filter((m) => m.kind === "attempt").length, [timeline]);
+  return (
+    <figure className="overview" aria-label={`Overview: ${total} attempts over the whole run, counts per time bucket`}>
+      <BarChart
+        width={width}
+        height={56}
+        data={rows}
+        margin={{ top: 4, right: Math.max(0, width - left - 4 - plotWidth), bottom: 0, left: left + 4 }}
+        barCategoryGap={0}
+        onClick={(state) => {
+          const i = Number(state.activeIndex);
+          const row = rows[i];
+          if (row) onZoom([row.fromMs, row.toMs]);
+        }}
+      >
+        <XAxis dataKey="i" hide />
+        <YAxis hide allowDecimals={false} />
+        {ATTEMPT_OUTCOMES.map((o) => (
+          <Bar
+            key={o}
+            dataKey={o}
+            stackId="a"
+            fill={OUTCOME_COLOUR[o]}
+            name={OUTCOME_TEXT[o]}
+            isAnimationActive={false}
+          />
+        ))}
+        <Bar dataKey="handoffs" stackId="a" fill="#1d2330" name="SMTP hand-offs" isAnimationActive={false} />
+        <Bar dataKey="dsns" stackId="a" fill="#b3261e" name="DSNs and bounces" isAnimationActive={false} />
+        <Tooltip
+          isAnimationActive={false}
+          itemStyle={{ color: "var(--fg)" }}
+          contentStyle={{ background: "var(--surface)", borderColor: "var(--line)" }}
+          labelFormatter={(_, payload) => {
+            const row = payload?.[0]?.payload as { fromMs: number; toMs: number; inFlight: number } | undefined;
+            return row
+              ? `${offsetText(row.fromMs, startMs).replace(/\.\d+$/, "")} – ${offsetText(row.toMs, startMs).replace(/\.\d+$/, "")}, ${row.inFlight} in flight`
+              : "";
+          }}
+        />
+      </BarChart>
+    </figure>
+  );
+});

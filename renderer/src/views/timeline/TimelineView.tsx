@@ -1,0 +1,587 @@
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type MouseEvent, type PointerEvent } from "react";
+import type { RecordedEvent } from "../../../../app/trace/schema.ts";
+import {
+  ATTEMPT_OUTCOMES,
+  buildTimeline,
+  drawnMarks,
+  neighbourMark,
+  OUTCOME_TEXT,
+  offsetText,
+  ticks,
+  timeScale,
+  visibleLaneRange,
+  type Lane,
+  type Mark,
+  type ScaleKind,
+  type Timeline,
+  type TimeScale,
+} from "../../model/timeline.ts";
+import { Overview } from "./Overview.tsx";
+import { RetryChart } from "./RetryChart.tsx";
+import { OUTCOME_COLOUR } from "./colours.ts";
+import "./timeline.css";
+
+const ROW = 56;
+const LABEL_W = 230;
+const VIEWPORT_ROWS = 8;
+
+/** The width of an element, kept up to date. */
+export function useWidth(fallback: number) {
+  const ref = useRef<HTMLDivElement>(null);
+  const [width, setWidth] = useState(fallback);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const update = () => setWidth(Math.max(200, Math.floor(el.clientWidth)));
+    update();
+    const ro = new ResizeObserver(update);
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
+  return [ref, width] as const;
+}
+
+export interface TimelineViewProps {
+  readonly events: readonly RecordedEvent[];
+  readonly startMs: number;
+  readonly labels: ReadonlyMap<string, string>;
+  readonly playheadMs: number;
+  /** The selected delivery actor (shared with the outcomes table). */
+  readonly delivery: string | undefined;
+  readonly onDelivery: (delivery: string | undefined) => void;
+  readonly selectedMark: Mark | undefined;
+  readonly onMark: (mark: Mark | undefined) => void;
+}
+
+/** The delivery timeline: overview, axis, one lane per delivery actor, the retry chart of the selected one. */
+export function TimelineView({
+  events,
+  startMs,
+  labels,
+  playheadMs,
+  delivery,
+  onDelivery,
+  selectedMark,
+  onMark,
+}: TimelineViewProps) {
+  const timeline = useMemo(() => buildTimeline(events, startMs, labels), [events, startMs, labels]);
+  const [kind, setKind] = useState<ScaleKind>("linear");
+  const [zoom, setZoom] = useState<readonly [number, number] | undefined>();
+  const [boxRef, boxWidth] = useWidth(900);
+  const plotWidth = Math.max(200, boxWidth - LABEL_W - 16);
+  // Follows the playhead unless zoomed: the whole run so far, and the playhead at the right.
+  const fullTo = Math.max(timeline.endMs, playheadMs, startMs + 60_000);
+  const [fromMs, toMs] = zoom ?? [startMs, fullTo + (fullTo - startMs) * 0.04];
+  const scale = useMemo(
+    () => timeScale(kind, fromMs, toMs, plotWidth, startMs),
+    [kind, fromMs, toMs, plotWidth, startMs],
+  );
+  const lane = timeline.lanes.find((l) => l.id === delivery);
+
+  return (
+    <section aria-labelledby="timeline-heading" className="panel timeline-panel" ref={boxRef}>
+      <div className="timeline-head">
+        <h3 id="timeline-heading">Delivery timeline</h3>
+        <div className="timeline-tools" role="group" aria-label="Timeline scale">
+          <button aria-pressed={kind === "linear"} onClick={() => setKind("linear")}>
+            Linear
+          </button>
+          <button aria-pressed={kind === "log"} onClick={() => setKind("log")}>
+            Log
+          </button>
+          <button onClick={() => setZoom(undefined)} disabled={!zoom}>
+            Reset zoom
+          </button>
+          <span className="muted" data-testid="timeline-window">
+            {offsetText(fromMs, startMs).replace(/\.\d+$/, "")} – {offsetText(toMs, startMs).replace(/\.\d+$/, "")}
+            {zoom ? " (zoomed)" : ""}
+          </span>
+        </div>
+      </div>
+      {timeline.lanes.length === 0 ? (
+        <p className="muted">No delivery yet.</p>
+      ) : (
+        <>
+          <Overview
+            timeline={timeline}
+            width={boxWidth}
+            left={LABEL_W}
+            plotWidth={plotWidth}
+            kind={kind}
+            window={[fromMs, toMs]}
+            onZoom={setZoom}
+          />
+          <Legend />
+          <Lanes
+            timeline={timeline}
+            scale={scale}
+            startMs={startMs}
+            playheadMs={playheadMs}
+            delivery={delivery}
+            onDelivery={onDelivery}
+            selectedMark={selectedMark}
+            onMark={onMark}
+            onZoom={setZoom}
+          />
+          {lane && <RetryChart lane={lane} startMs={startMs} width={boxWidth} />}
+        </>
+      )}
+    </section>
+  );
+}
+
+function Legend() {
+  return (
+    <ul className="timeline-legend" aria-label="Legend">
+      {ATTEMPT_OUTCOMES.map((o) => (
+        <li key={o}>
+          <svg width="12" height="12" aria-hidden="true">
+            <circle cx="6" cy="6" r="5" fill={OUTCOME_COLOUR[o]} />
+          </svg>
+          {OUTCOME_TEXT[o]}
+        </li>
+      ))}
+      <li>
+        <span className="swatch band-window" aria-hidden="true" /> fallback window
+      </li>
+      <li>
+        <span className="swatch band-fault" aria-hidden="true" /> fault
+      </li>
+      <li>
+        <span className="diamond" aria-hidden="true">
+          ◆
+        </span>{" "}
+        SMTP hand-off
+      </li>
+    </ul>
+  );
+}
+
+interface LanesProps {
+  readonly timeline: Timeline;
+  readonly scale: TimeScale;
+  readonly startMs: number;
+  readonly playheadMs: number;
+  readonly delivery: string | undefined;
+  readonly onDelivery: (delivery: string | undefined) => void;
+  readonly selectedMark: Mark | undefined;
+  readonly onMark: (mark: Mark | undefined) => void;
+  readonly onZoom: (window: readonly [number, number] | undefined) => void;
+}
+
+function Lanes({
+  timeline,
+  scale,
+  startMs,
+  playheadMs,
+  delivery,
+  onDelivery,
+  selectedMark,
+  onMark,
+  onZoom,
+}: LanesProps) {
+  const [scrollTop, setScrollTop] = useState(0);
+  const [hover, setHover] = useState<{ mark: Mark; x: number; y: number } | undefined>();
+  const [brush, setBrush] = useState<{ from: number; to: number } | undefined>();
+  const scroller = useRef<HTMLDivElement>(null);
+  const lanes = timeline.lanes;
+  const viewport = Math.min(lanes.length, VIEWPORT_ROWS) * ROW;
+  const { first, last } = visibleLaneRange(lanes.length, scrollTop, viewport, ROW);
+  const shown = lanes.slice(first, last + 1);
+  const axis = ticks(scale, startMs);
+  // Each lane's marks (with the marks of no lane), once per timeline: a lane draws from its own.
+  const { byLane, global } = useMemo(() => {
+    const global = timeline.marks.filter((m) => m.lane === undefined);
+    const byLane = new Map<string, Mark[]>();
+    for (const m of timeline.marks) {
+      if (m.lane === undefined) continue;
+      const list = byLane.get(m.lane);
+      if (list) list.push(m);
+      else byLane.set(m.lane, [m]);
+    }
+    if (global.length > 0)
+      for (const [id, list] of byLane)
+        byLane.set(
+          id,
+          [...list, ...global].sort((a, b) => a.timeMs - b.timeMs || a.seq - b.seq),
+        );
+    return { byLane, global };
+  }, [timeline.marks]);
+
+  const select = (m: Mark) => {
+    onMark(m);
+    if (m.lane) onDelivery(m.lane);
+  };
+
+  // Keep the selected mark in view and focused when the keyboard moved it.
+  const focusMark = (m: Mark) => {
+    select(m);
+    const li = lanes.findIndex((l) => l.id === m.lane);
+    const el = scroller.current;
+    if (el && li >= 0 && (li * ROW < el.scrollTop || (li + 1) * ROW > el.scrollTop + viewport)) el.scrollTop = li * ROW;
+    requestAnimationFrame(() =>
+      scroller.current?.querySelector<SVGGElement>(`[data-mark-id="${CSS.escape(m.id)}"]`)?.focus(),
+    );
+  };
+
+  const onKey = (e: KeyboardEvent<HTMLDivElement>) => {
+    const dir =
+      e.key === "ArrowRight"
+        ? "next"
+        : e.key === "ArrowLeft"
+          ? "previous"
+          : e.key === "ArrowDown"
+            ? "down"
+            : e.key === "ArrowUp"
+              ? "up"
+              : undefined;
+    if (!dir) {
+      if (e.key === "Escape") onMark(undefined);
+      return;
+    }
+    e.preventDefault();
+    e.stopPropagation();
+    const next = neighbourMark(timeline.marks, selectedMark?.id, dir, lanes);
+    if (next) focusMark(next);
+  };
+
+  const plotX = (e: PointerEvent | MouseEvent) => {
+    const rect = (e.currentTarget as Element).getBoundingClientRect();
+    // The plot is drawn 4 px in from the svg's left edge.
+    return Math.min(scale.width, Math.max(0, e.clientX - rect.left - 4));
+  };
+
+  return (
+    <div className="lanes-wrap">
+      <svg className="axis" width={LABEL_W + scale.width + 8} height={22} aria-hidden="true">
+        <g transform={`translate(${LABEL_W},0)`}>
+          {axis.map((t) => (
+            <g key={t.timeMs} transform={`translate(${t.x},0)`}>
+              <line y1={16} y2={22} stroke="currentColor" />
+              <text y={12} textAnchor={t.x < 30 ? "start" : "middle"} className="tick">
+                {t.label}
+              </text>
+            </g>
+          ))}
+        </g>
+      </svg>
+      <div
+        className="lanes"
+        ref={scroller}
+        style={{ height: viewport }}
+        onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}
+        onKeyDown={onKey}
+        role="group"
+        aria-label="Delivery lanes: arrow keys move between marks, Enter selects"
+      >
+        <div style={{ height: lanes.length * ROW, position: "relative" }}>
+          {shown.map((lane, i) => (
+            <LaneRow
+              key={lane.id}
+              lane={lane}
+              laneMarks={byLane.get(lane.id) ?? global}
+              top={(first + i) * ROW}
+              timeline={timeline}
+              scale={scale}
+              startMs={startMs}
+              playheadMs={playheadMs}
+              selected={delivery === lane.id}
+              selectedMark={selectedMark}
+              onLane={() => onDelivery(delivery === lane.id ? undefined : lane.id)}
+              onMark={select}
+              onHover={setHover}
+              brush={brush}
+              onBrushStart={(e) => {
+                if (e.button !== 0 || (e.target as Element).closest("[data-mark-id]")) return;
+                const x = plotX(e);
+                try {
+                  (e.currentTarget as Element).setPointerCapture(e.pointerId);
+                } catch {
+                  // a synthetic pointer (no capture): the brush still works while over the lane
+                }
+                setBrush({ from: x, to: x });
+              }}
+              onBrushMove={(e) => brush && setBrush({ ...brush, to: plotX(e) })}
+              onBrushEnd={() => {
+                if (brush && Math.abs(brush.to - brush.from) > 6) {
+                  const a = scale.timeAt(Math.min(brush.from, brush.to));
+                  const b = scale.timeAt(Math.max(brush.from, brush.to));
+                  onZoom([a, b]);
+                }
+                setBrush(undefined);
+              }}
+              onReset={() => onZoom(undefined)}
+            />
+          ))}
+        </div>
+      </div>
+      {hover && (
+        <div role="tooltip" className="mark-tip" style={{ left: hover.x, top: hover.y }}>
+          {hover.mark.summary}
+        </div>
+      )}
+      <p className="muted hint">
+        Drag across a lane to zoom, double-click to reset; click a mark for its exchange; arrow keys move between marks.
+      </p>
+    </div>
+  );
+}
+
+interface LaneRowProps {
+  readonly lane: Lane;
+  /** The lane's marks and those of no lane (DNS changes), by time. */
+  readonly laneMarks: readonly Mark[];
+  readonly top: number;
+  readonly timeline: Timeline;
+  readonly scale: TimeScale;
+  readonly startMs: number;
+  readonly playheadMs: number;
+  readonly selected: boolean;
+  readonly selectedMark: Mark | undefined;
+  readonly onLane: () => void;
+  readonly onMark: (m: Mark) => void;
+  readonly onHover: (h: { mark: Mark; x: number; y: number } | undefined) => void;
+  readonly brush: { from: number; to: number } | undefined;
+  readonly onBrushStart: (e: PointerEvent<SVGSVGElement>) => void;
+  readonly onBrushMove: (e: PointerEvent<SVGSVGElement>) => void;
+  readonly onBrushEnd: () => void;
+  readonly onReset: () => void;
+}
+
+const clampX = (x: number, w: number) => Math.min(w + 4, Math.max(-4, x));
+
+function LaneRow({
+  lane,
+  laneMarks,
+  top,
+  timeline,
+  scale,
+  startMs,
+  playheadMs,
+  selected,
+  selectedMark,
+  onLane,
+  onMark,
+  onHover,
+  brush,
+  onBrushStart,
+  onBrushMove,
+  onBrushEnd,
+  onReset,
+}: LaneRowProps) {
+  const w = scale.width;
+  const mid = ROW / 2;
+  const own = useMemo(() => new Set([lane.id]), [lane.id]);
+  const drawn = useMemo(() => drawnMarks(laneMarks, scale, own), [laneMarks, scale, own]);
+  const bands = timeline.bands.filter((b) => b.lane === lane.id);
+  const connectors = timeline.connectors.filter(
+    (c) => c.lane === lane.id && c.happened && c.toMs >= scale.fromMs && c.fromMs <= scale.toMs,
+  );
+  const giveUp = lane.giveUpAtMs;
+  // Attempt numbers where there is room for them (16 px from the last one shown).
+  const labelled = useMemo(() => {
+    const ids = new Set<string>();
+    let lastX = -Infinity;
+    // Nor beside a hand-off, bounce or DSN, whose own labels sit there.
+    const others = drawn.filter((d) => d.mark.kind !== "attempt").map((d) => d.x);
+    for (const d of drawn)
+      if (d.mark.kind === "attempt" && d.x - lastX >= 16 && !others.some((o) => Math.abs(o - d.x) < 30 && o !== d.x)) {
+        ids.add(d.mark.id);
+        lastX = d.x;
+      }
+    return ids;
+  }, [drawn]);
+  /** Text beside a mark: to its right, or to its left near the plot's right edge. */
+  const side = (x: number, gap: number) =>
+    x > w - 90 ? ({ x: -gap, textAnchor: "end" } as const) : ({ x: gap, textAnchor: "start" } as const);
+  return (
+    <div
+      className={`lane${selected ? " selected" : ""}${lane.kind === "dsn" ? " dsn" : ""}`}
+      style={{ top, height: ROW }}
+      data-lane={lane.id}
+    >
+      <button
+        className="lane-label"
+        style={{ width: LABEL_W - 8 }}
+        aria-pressed={selected}
+        onClick={onLane}
+        title={lane.recipients.join(", ")}
+      >
+        {lane.kind === "dsn" && <span aria-hidden="true">↳ </span>}
+        {lane.label}
+      </button>
+      <svg
+        width={w + 8}
+        height={ROW}
+        className="lane-plot"
+        onPointerDown={onBrushStart}
+        onPointerMove={onBrushMove}
+        onPointerUp={onBrushEnd}
+        onDoubleClick={onReset}
+        aria-label={`${lane.label}: ${lane.recipients.join(", ")}`}
+        role="group"
+      >
+        <g transform="translate(4,0)">
+          {bands.map((b) => {
+            const x1 = clampX(scale.x(b.fromMs), w);
+            const x2 = clampX(scale.x(b.untilMs ?? scale.toMs), w);
+            if (x2 <= 0 || x1 >= w) return null;
+            return (
+              <rect
+                key={`${b.kind}${b.label}${b.fromMs}`}
+                className={`band ${b.kind}`}
+                data-band={b.kind}
+                data-from-ms={b.fromMs - startMs}
+                data-until-ms={b.untilMs === undefined ? "" : b.untilMs - startMs}
+                data-x1={x1.toFixed(1)}
+                data-x2={x2.toFixed(1)}
+                x={x1}
+                width={Math.max(1, x2 - x1)}
+                y={b.kind === "fault" ? ROW - 5 : 3}
+                height={b.kind === "fault" ? 4 : ROW - 9}
+              >
+                <title>{`${b.label}: ${offsetText(b.fromMs, startMs)} – ${b.untilMs === undefined ? "never ends" : offsetText(b.untilMs, startMs)}`}</title>
+              </rect>
+            );
+          })}
+          <line x1={0} x2={w} y1={mid} y2={mid} className="lane-axis" />
+          {connectors.map((c) => {
+            const x1 = clampX(scale.x(c.fromMs), w);
+            const x2 = clampX(scale.x(c.toMs), w);
+            if (x2 - x1 < 3) return null;
+            return (
+              <path
+                key={c.retry}
+                className={`connector ${c.decidedBy}`}
+                d={`M${x1},${mid - 8} Q${(x1 + x2) / 2},${mid - 20} ${x2},${mid - 8}`}
+              />
+            );
+          })}
+          {giveUp !== undefined && giveUp >= scale.fromMs && giveUp <= scale.toMs && (
+            <g data-kind="give-up" data-time-ms={giveUp - startMs}>
+              <line x1={scale.x(giveUp)} x2={scale.x(giveUp)} y1={2} y2={ROW - 2} className="give-up" />
+              {!timeline.marks.some((m) => m.kind === "bounce" && m.lane === lane.id) && (
+                <text x={scale.x(giveUp) - 4} y={11} textAnchor="end" className="mark-label">
+                  give-up
+                </text>
+              )}
+            </g>
+          )}
+          {playheadMs >= scale.fromMs && playheadMs <= scale.toMs && (
+            <line
+              x1={scale.x(playheadMs)}
+              x2={scale.x(playheadMs)}
+              y1={0}
+              y2={ROW}
+              className="playhead"
+              data-testid="playhead"
+            />
+          )}
+          {drawn.map(({ mark: m, x, count }) => {
+            const isSel = selectedMark?.id === m.id;
+            const showLabel = labelled.has(m.id);
+            const common = {
+              "data-mark-id": m.id,
+              "data-kind": m.kind,
+              "data-time-ms": m.timeMs - startMs,
+              "data-x": x.toFixed(2),
+              "data-seq": m.seq,
+              "data-count": count,
+              tabIndex: isSel || (!selectedMark && m === drawn[0]?.mark) ? 0 : -1,
+              role: "button",
+              "aria-label": count > 1 ? `${m.summary} (and ${count - 1} more here)` : m.summary,
+              "aria-pressed": isSel,
+              className: `mark ${m.kind}${isSel ? " selected" : ""}`,
+              onClick: (e: MouseEvent) => {
+                e.stopPropagation();
+                onMark(m);
+              },
+              onKeyDown: (e: KeyboardEvent) => {
+                if (e.key === "Enter" || e.key === " ") {
+                  e.preventDefault();
+                  e.stopPropagation();
+                  onMark(m);
+                }
+              },
+              onPointerEnter: (e: PointerEvent) => {
+                const box = (e.currentTarget as Element).closest(".lanes-wrap")?.getBoundingClientRect();
+                onHover({ mark: m, x: e.clientX - (box?.left ?? 0) + 12, y: e.clientY - (box?.top ?? 0) + 12 });
+              },
+              onPointerLeave: () => onHover(undefined),
+            };
+            if (m.kind === "attempt")
+              return (
+                <g
+                  key={m.id}
+                  {...common}
+                  data-attempt={m.attempt}
+                  data-outcome={m.outcome}
+                  transform={`translate(${x},${mid})`}
+                >
+                  <circle r={isSel ? 7 : 5.5} fill={OUTCOME_COLOUR[m.outcome ?? ""] ?? "gray"} />
+                  {showLabel && (
+                    <text y={18} textAnchor="middle" className="mark-label">
+                      {count > 1 ? `${m.label}+` : m.label}
+                    </text>
+                  )}
+                </g>
+              );
+            if (m.kind === "handoff")
+              return (
+                <g key={m.id} {...common} data-outcome="smtp" transform={`translate(${x},${mid})`}>
+                  <path d="M0,-8 L8,0 L0,8 L-8,0 Z" className="handoff-shape" />
+                  <text {...side(x, 10)} y={-12} className="mark-label">
+                    {m.label}
+                  </text>
+                </g>
+              );
+            if (m.kind === "bounce")
+              return (
+                <g key={m.id} {...common} data-outcome="bounced" transform={`translate(${x},${mid})`}>
+                  <path d="M-6,-6 L6,6 M6,-6 L-6,6" className="bounce-shape" />
+                  <text {...side(x, 10)} y={-12} className="mark-label">
+                    bounced
+                  </text>
+                </g>
+              );
+            if (m.kind === "dsn")
+              return (
+                <g key={m.id} {...common} transform={`translate(${x},${mid + 17})`}>
+                  <rect x={-7} y={-4} width={14} height={9} rx={2} className="dsn-shape" />
+                  <text {...side(x, 10)} y={4} className="mark-label">
+                    DSN
+                  </text>
+                </g>
+              );
+            if (m.kind === "dns")
+              return (
+                <g key={m.id} {...common} transform={`translate(${x},0)`}>
+                  <line y1={2} y2={ROW - 2} className="dns-line" />
+                  <text x={3} y={10} className="mark-label">
+                    DNS
+                  </text>
+                </g>
+              );
+            return (
+              <g key={m.id} {...common} transform={`translate(${x},${mid - 12})`}>
+                <path d="M-5,-4 L5,-4 L0,4 Z" className="receiver-shape" />
+                <text {...side(x, 7)} y={3} className="mark-label">
+                  {m.label}
+                </text>
+              </g>
+            );
+          })}
+          {brush && (
+            <rect
+              className="brush"
+              x={Math.min(brush.from, brush.to)}
+              width={Math.abs(brush.to - brush.from)}
+              y={0}
+              height={ROW}
+            />
+          )}
+        </g>
+      </svg>
+    </div>
+  );
+}
