@@ -13,7 +13,9 @@ const port = Number(process.env["MAILSCOPE_E2E_PORT"] ?? 4179);
 
 export default defineConfig({
   testDir: "e2e",
-  timeout: 30_000,
+  // Time limits end hangs; they do not time the machine (a shared 2-core machine can be slow for minutes).
+  timeout: 180_000,
+  expect: { timeout: 30_000 },
   retries: 0,
   workers: 2,
   reporter: "list",

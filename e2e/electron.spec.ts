@@ -74,7 +74,7 @@ test.describe("the desktop app (Electron)", () => {
       await expect(page.getByTestId("phase")).toContainText("Ready");
       await page.getByRole("button", { name: "Speed max" }).click();
       await page.getByRole("button", { name: "Play", exact: true }).click();
-      await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 30_000 });
+      await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 60_000 });
       await expect(page.getByRole("table").getByRole("row").filter({ hasText: "bob@b.example" })).toContainText(
         "accepted",
       );

@@ -45,7 +45,7 @@ test.describe("running scenarios in the browser", () => {
     await open(page, "happy-path");
     await page.getByRole("button", { name: "Speed 3600×" }).click();
     await page.getByRole("button", { name: "Play", exact: true }).click();
-    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 60_000 });
     await expect(row(page, "bob@b.example").getByRole("cell").nth(2)).toHaveText("accepted");
     await expect(page.getByTestId("checks-summary")).toHaveText(/^passed: all \d+ checks$/);
     await expect(page.getByRole("log", { name: "Event log" })).toContainText("message m1@a.example from");
@@ -63,7 +63,7 @@ test.describe("running scenarios in the browser", () => {
     await page.getByRole("button", { name: "Speed max" }).click();
     const started = Date.now();
     await page.getByRole("button", { name: "Play", exact: true }).click();
-    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 60_000 });
     await expect(row(page, "bob@b.example")).toContainText("bounced");
     const appMs = Date.now() - started;
     // The CLI's own run of it, in Node, on this machine now ("in N s" of its summary line).
@@ -139,7 +139,7 @@ test.describe("running scenarios in the browser", () => {
     await open(page, "gap-G16-fallback-window-2h");
     await page.getByRole("button", { name: "Speed max" }).click();
     await page.getByRole("button", { name: "Play", exact: true }).click();
-    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 60_000 });
     const bob = () => row(page, "bob@b.example").getByRole("cell");
     await expect(bob().nth(2)).toHaveText("smtp (fallback)");
     await expect(bob().nth(3)).toHaveText("+2:03:00");
@@ -148,7 +148,7 @@ test.describe("running scenarios in the browser", () => {
     await expect(page.getByTestId("phase")).toContainText("Ready");
     await expect(page.getByLabel("G16 fallback window")).toHaveValue("4h");
     await page.getByRole("button", { name: "Play", exact: true }).click();
-    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 60_000 });
     await expect(bob().nth(2)).toHaveText("accepted");
     await expect(bob().nth(3)).toHaveText("+3:03:00");
     await expect(page.getByTestId("checks-summary")).toHaveText(/^FAILED: /);
@@ -174,7 +174,7 @@ test.describe("running scenarios in the browser", () => {
     await open(page, "rate-limited-then-down");
     await page.getByRole("button", { name: "Speed max" }).click();
     await page.getByRole("button", { name: "Play", exact: true }).click();
-    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 60_000 });
     const table = await outcomes(page).innerText();
     const checks = await page.getByRole("region", { name: "Checks" }).innerText();
     const [download] = await Promise.all([
@@ -219,7 +219,7 @@ test.describe("running scenarios in the browser", () => {
     await open(page, "rate-limited-then-down");
     await page.getByRole("button", { name: "Speed max" }).click();
     await page.getByRole("button", { name: "Play", exact: true }).click();
-    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 60_000 });
     await page.getByLabel("Filter by rule").selectOption("STATE-7");
     await page.getByRole("log", { name: "Event log" }).getByRole("button", { name: "STATE-7" }).first().click();
     await expect(page.getByLabel("Search rules")).toHaveValue("STATE-7");
@@ -233,7 +233,7 @@ test.describe("running scenarios in the browser", () => {
     await open(page, "teach-mixed-recipient-results");
     await page.getByRole("button", { name: "Speed max" }).click();
     await page.getByRole("button", { name: "Play", exact: true }).click();
-    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 60_000 });
     await page.getByText("Readings of the spec's gaps").click();
     await page.screenshot({ path: `${SHOTS}/run-dark.png`, fullPage: true });
     await noSeriousViolations(page);
@@ -267,12 +267,12 @@ test.describe("running scenarios in the browser", () => {
   });
 
   test("a 100,000-event trace opens, and its log scrolls to either end", async ({ page }, info) => {
-    test.setTimeout(90_000);
+    test.setTimeout(240_000);
     // A long trace: rate-limited-then-down's events repeated, a day apart each time.
     await open(page, "rate-limited-then-down");
     await page.getByRole("button", { name: "Speed max" }).click();
     await page.getByRole("button", { name: "Play", exact: true }).click();
-    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 20_000 });
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 60_000 });
     const [download] = await Promise.all([
       page.waitForEvent("download"),
       page.getByRole("button", { name: "Trace JSON" }).click(),

@@ -25,14 +25,14 @@ async function jumpTo(page: Page, at: string): Promise<void> {
   await page.getByRole("button", { name: "Speed max" }).click();
   await page.getByLabel("Jump to").fill(at);
   await page.getByRole("button", { name: "Go" }).click();
-  await expect(page.getByTestId("clock")).toHaveText(at, { timeout: 20_000 });
+  await expect(page.getByTestId("clock")).toHaveText(at, { timeout: 60_000 });
 }
 
 async function runToEnd(page: Page): Promise<void> {
   await page.getByRole("button", { name: "Speed max" }).click();
   const play = page.getByRole("button", { name: "Play", exact: true });
   if (await play.isEnabled()) await play.click();
-  await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 30_000 });
+  await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 60_000 });
 }
 
 const machine = (page: Page) => page.getByRole("region", { name: "Delivery machine" });
@@ -42,7 +42,7 @@ const edgeLabel = (page: Page, name: string) => machine(page).locator(`.sc-edge-
 
 test.describe("the statechart view", () => {
   // rate-limited-then-down is 127 attempts over 5 virtual days: played at max speed, then checked.
-  test.setTimeout(90_000);
+  test.setTimeout(300_000);
   test("rate-limited-then-down: retryScheduled at +0:00:30 after the 429, the give-up into bounced at +120:00:00", async ({
     page,
   }) => {
@@ -103,7 +103,7 @@ test.describe("the statechart view", () => {
 });
 
 test.describe("the rules as evidence", () => {
-  test.setTimeout(90_000);
+  test.setTimeout(300_000);
 
   test("rate-limited-then-down: STATE-7 fired, and links to the bounce; fired in this run", async ({ page }) => {
     await open(page, "rate-limited-then-down");
@@ -133,7 +133,7 @@ test.describe("the rules as evidence", () => {
     page,
   }) => {
     // Every bundled scenario runs once, in a worker.
-    test.setTimeout(240_000);
+    test.setTimeout(300_000);
     await page.goto("/");
     await page.getByRole("navigation", { name: "Views" }).getByRole("button", { name: "Rules" }).click();
     await page.getByRole("button", { name: "Run every scenario and count the rules they exercise" }).click();

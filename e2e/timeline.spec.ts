@@ -29,7 +29,7 @@ async function runToEnd(page: Page, name: string): Promise<void> {
   await expect(page.getByTestId("phase")).toContainText("Ready");
   await page.getByRole("button", { name: "Speed max" }).click();
   await page.getByRole("button", { name: "Play", exact: true }).click();
-  await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 30_000 });
+  await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 60_000 });
 }
 
 const timeline = (page: Page) => page.getByRole("region", { name: "Delivery timeline" });
