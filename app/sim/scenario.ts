@@ -194,7 +194,8 @@ export const defaultScenarioReadings: ScenarioReadings = {
 export const SWITCHABLE_GAPS = ["G3", "G7", "G8", "G12", "G13", "G16", "G18", "G19", "G26", "G46", "G47"] as const;
 type SwitchableGap = (typeof SWITCHABLE_GAPS)[number];
 
-const ENUM_READINGS: Readonly<Record<string, readonly string[]>> = {
+/** The named readings of each switchable gap that has a list of them (G3 and G16 take parameters). */
+export const ENUM_READINGS: Readonly<Record<string, readonly string[]>> = {
   G7: ["enforced", "ignored"],
   G8: ["temporary-failure", "smtp"],
   G12: ["split", "send-whole"],

@@ -1,22 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { runScenarioText } from "../../../app/sim/runScenario.ts";
 import type { Trace } from "../../../app/trace/schema.ts";
+import { scenarioTrace } from "./testing.ts";
 import { curlOf, exchangeChecks, exchangeView, rawHttpOf } from "./inspector.ts";
 
-const scenarioTexts = import.meta.glob<string>("../../../scenarios/*.yaml", {
-  query: "?raw",
-  import: "default",
-  eager: true,
-});
-
-async function trace(name: string): Promise<Trace> {
-  const file = `scenarios/${name}.yaml`;
-  const text = scenarioTexts[`../../../${file}`];
-  if (text === undefined) throw new Error(`no ${file}`);
-  const outcome = await runScenarioText(text, { file, recordBodies: true });
-  if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join("\n"));
-  return outcome.run.trace;
-}
+const trace = (name: string): Promise<Trace> => scenarioTrace(name, { recordBodies: true });
 
 describe("the exchange inspector", () => {
   it("a POST of teach-mixed-recipient-results: request, signature input, digest, envelope, results, checks that pass", async () => {

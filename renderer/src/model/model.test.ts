@@ -165,6 +165,9 @@ describe("the readings panel", () => {
     expect(controls.find((c) => c.key === "G16 jitter")?.value).toBe("off");
     expect(controls.find((c) => c.key === "G7")).toMatchObject({ options: ["enforced", "ignored"] });
     expect(controls.map((c) => c.gap)).toContain("G26");
+    // G46 and G47 (the spec's two contradictions) offer both readings, as the engine names them.
+    expect(controls.find((c) => c.key === "G46")).toMatchObject({ options: ["fallback-eligible", "alive"] });
+    expect(controls.find((c) => c.key === "G47")).toMatchObject({ options: ["ignored", "lower-bound"] });
     const four = readingSetting(window!, "4h");
     expect(four).toEqual(["G16", "fallback-window=4h"]);
     expect(

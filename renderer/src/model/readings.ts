@@ -5,7 +5,7 @@
  * `--set` pair a change makes.
  */
 import { gapById } from "../../../app/protocol/gaps.ts";
-import { SWITCHABLE_GAPS } from "../../../app/sim/scenario.ts";
+import { ENUM_READINGS, SWITCHABLE_GAPS } from "../../../app/sim/scenario.ts";
 
 /** One control of the panel. */
 export interface ReadingControl {
@@ -19,16 +19,6 @@ export interface ReadingControl {
   readonly options: readonly string[];
   readonly value: string;
 }
-
-const ENUMS: Readonly<Record<string, readonly string[]>> = {
-  G7: ["enforced", "ignored"],
-  G8: ["temporary-failure", "smtp"],
-  G12: ["split", "send-whole"],
-  G13: ["pre-check", "send"],
-  G18: ["accept", "fail"],
-  G19: ["401", "403"],
-  G26: ["permanent", "retry"],
-};
 
 /** `jitter=on, fallback-window=2h` → { jitter: "on", "fallback-window": "2h" }. */
 export function readingParams(reading: string | undefined): Record<string, string> {
@@ -82,7 +72,7 @@ export function readingControls(readings: Readonly<Record<string, string>>): Rea
         gap,
         label: gap,
         title,
-        options: withValue(ENUMS[gap] ?? [], current),
+        options: withValue(ENUM_READINGS[gap] ?? [], current),
         value: current,
       });
     }

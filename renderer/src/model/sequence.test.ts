@@ -1,22 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { runScenarioText } from "../../../app/sim/runScenario.ts";
 import type { Trace } from "../../../app/trace/schema.ts";
+import { scenarioTrace } from "./testing.ts";
 import { messagesOf, sequenceMermaid, sequenceOf } from "./sequence.ts";
 
-const scenarioTexts = import.meta.glob<string>("../../../scenarios/*.yaml", {
-  query: "?raw",
-  import: "default",
-  eager: true,
-});
-
-async function trace(name: string): Promise<Trace> {
-  const file = `scenarios/${name}.yaml`;
-  const text = scenarioTexts[`../../../${file}`];
-  if (text === undefined) throw new Error(`no ${file}`);
-  const outcome = await runScenarioText(text, { file });
-  if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join("\n"));
-  return outcome.run.trace;
-}
+const trace = (name: string): Promise<Trace> => scenarioTrace(name);
 
 describe("the sequence diagram", () => {
   it("teach-mixed-recipient-results: the POST's response carries each recipient's result", async () => {

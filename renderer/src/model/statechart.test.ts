@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { runScenarioText } from "../../../app/sim/runScenario.ts";
 import { ruleCoverage, ruleEvidence, rulesCited } from "../../../app/trace/ruleEvidence.ts";
 import type { Trace } from "../../../app/trace/schema.ts";
+import { scenarioTrace } from "./testing.ts";
 import { firedRules, readingEvidence } from "./ruleEvidence.ts";
 import {
   explain,
@@ -15,20 +15,7 @@ import {
   neverTaken,
 } from "./statechart.ts";
 
-const scenarioTexts = import.meta.glob<string>("../../../scenarios/*.yaml", {
-  query: "?raw",
-  import: "default",
-  eager: true,
-});
-
-async function trace(name: string): Promise<Trace> {
-  const file = `scenarios/${name}.yaml`;
-  const text = scenarioTexts[`../../../${file}`];
-  if (text === undefined) throw new Error(`no ${file}`);
-  const outcome = await runScenarioText(text, { file });
-  if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join("\n"));
-  return outcome.run.trace;
-}
+const trace = (name: string): Promise<Trace> => scenarioTrace(name);
 
 const ACTOR = "m1@a.example→b.example";
 const H = 3_600_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { runScenarioText } from "../../../app/sim/runScenario.ts";
 import type { Trace } from "../../../app/trace/schema.ts";
+import { scenarioTrace } from "./testing.ts";
 import {
   buckets,
   buildTimeline,
@@ -14,20 +14,7 @@ import {
   visibleLaneRange,
 } from "./timeline.ts";
 
-const scenarioTexts = import.meta.glob<string>("../../../scenarios/*.yaml", {
-  query: "?raw",
-  import: "default",
-  eager: true,
-});
-
-async function trace(name: string): Promise<Trace> {
-  const file = `scenarios/${name}.yaml`;
-  const text = scenarioTexts[`../../../${file}`];
-  if (text === undefined) throw new Error(`no ${file}`);
-  const outcome = await runScenarioText(text, { file });
-  if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join("\n"));
-  return outcome.run.trace;
-}
+const trace = (name: string): Promise<Trace> => scenarioTrace(name);
 
 const MIN = 60_000;
 const labels = new Map([["m1@a.example", "m1"]]);
