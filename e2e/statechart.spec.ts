@@ -84,6 +84,14 @@ test.describe("the statechart view", () => {
     await limited.getByRole("button", { name: /Show the machine after retryNotFallbackEligible/ }).click();
     await expect(page.getByTestId("active-state")).toHaveText("retryScheduled");
     await expect(page.getByTestId("statechart-status")).toContainText("pinned");
+    // … and selects the attempt it belongs to in the timeline, with its exchanges in the inspector (attempt 1: x1, x2).
+    await expect(page.locator("[data-kind=attempt][data-attempt='1'][aria-pressed=true]")).toHaveCount(1);
+    await expect(
+      page
+        .getByRole("region", { name: "Exchange inspector" })
+        .getByRole("group", { name: "Exchanges of the selected attempt" })
+        .getByRole("button"),
+    ).toHaveText(["x1", "x2"]);
     await page.getByRole("button", { name: "Follow the playhead" }).click();
     await expect(page.getByTestId("active-state")).toHaveText("bounced");
     await noSeriousViolations(page, ".statechart");

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Trace } from "../../../app/trace/schema.ts";
 import { scenarioTrace } from "./testing.ts";
 import {
+  attemptMarkAt,
   buckets,
   buildTimeline,
   drawnMarks,
@@ -33,6 +34,17 @@ describe("the timeline of receiver-down-past-fallback-window (jitter off)", asyn
     expect(attempts[0]?.summary).toMatch(/^attempt 1 at \+0:00:00: temporary failure, fallback-eligible .*\[GET-9\]$/);
     // Each attempt's capabilities GET is its own exchange.
     expect(attempts.map((m) => m.exchangeIds)).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => [`x${n}`]));
+  });
+
+  it("STATE-2: the fallback transition at +2:03:00 belongs to attempt 8; a moment before attempt 1 to none", () => {
+    const fallback = t.events.find(
+      (e) => e.name === "machine.transition" && e.data?.["transition"] === "fallBackToSmtpAfterWindow",
+    );
+    const actor = String(fallback?.data?.["deliveryActor"]);
+    expect(attemptMarkAt(tl, actor, fallback!.timeMs)?.attempt).toBe(8);
+    expect(attemptMarkAt(tl, actor, t.startedAtMs + 2 * MIN)?.attempt).toBe(2);
+    expect(attemptMarkAt(tl, actor, t.startedAtMs - 1)).toBeUndefined();
+    expect(attemptMarkAt(tl, "no such actor", fallback!.timeMs)).toBeUndefined();
   });
 
   it("draws the fallback window to +2:00:00, seven retries and the hand-off at +2:03:00", () => {

@@ -981,3 +981,16 @@ export const DECIDER_TEXT: Readonly<Record<string, string>> = {
   "retry-after": "Retry-After lower bound",
   "attempt-end": "the attempt's end",
 };
+
+/**
+ * The attempt a moment of a delivery actor belongs to: the last attempt mark on the actor's lane that
+ * started at or before `timeMs` (a transition of the statechart's history selects it in the timeline).
+ */
+export function attemptMarkAt(timeline: Timeline, lane: string, timeMs: number): Mark | undefined {
+  let found: Mark | undefined;
+  for (const mark of timeline.marks) {
+    if (mark.timeMs > timeMs) break;
+    if (mark.kind === "attempt" && mark.lane === lane) found = mark;
+  }
+  return found;
+}

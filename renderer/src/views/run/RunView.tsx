@@ -5,7 +5,7 @@ import { checkRows } from "../../model/checks.ts";
 import { createLogRowsCache } from "../../model/log.ts";
 import { outcomeRows } from "../../model/outcomes.ts";
 import type { PlaybackContext, PlaybackEvent, PlaybackPhase } from "../../session/machine.ts";
-import type { Mark } from "../../model/timeline.ts";
+import { attemptMarkAt, buildTimeline, type Mark } from "../../model/timeline.ts";
 import { LogView } from "../log/LogView.tsx";
 import { InspectorView } from "../exchange/InspectorView.tsx";
 import { SequenceView } from "../sequence/SequenceView.tsx";
@@ -143,7 +143,17 @@ export function RunView({ phase, context, title, description, send, onReading, o
             playheadMs={playheadMs}
             delivery={delivery}
             onSelectDelivery={setDelivery}
-            onEvents={(seqs) => setEvidence(new Set(seqs))}
+            onEvents={(seqs) => {
+              setEvidence(new Set(seqs));
+              // A transition of the history selects the attempt it belongs to in the timeline and the inspector.
+              const event = seqs.length === 1 ? events.find((e) => e.seq === seqs[0]) : undefined;
+              const actor = event?.data?.["deliveryActor"];
+              if (event === undefined || typeof actor !== "string") return;
+              const attempt = attemptMarkAt(buildTimeline(events, startMs, labels), actor, event.timeMs);
+              if (attempt === undefined) return;
+              setMark(attempt);
+              setExchanges(attempt.exchangeIds);
+            }}
             onRule={onRule}
           />
           {context.result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
