@@ -88,6 +88,14 @@ test.describe("running scenarios in the browser", () => {
     await expect(page.getByTestId("clock")).toHaveText("+120:00:00");
     await expect(page.getByTestId("checks-summary")).toHaveText("passed: all 8 checks");
     await page.screenshot({ path: `${SHOTS}/run-rate-limited-then-down.png`, fullPage: true });
+    // A check links to its evidence: the give-up's events are marked in the log and brought into view.
+    const giveUp = page
+      .getByRole("region", { name: "Checks" })
+      .getByRole("listitem")
+      .filter({ hasText: "give-up-at-5-days" });
+    await giveUp.getByRole("button", { name: /^evidence \(\d+\)$/ }).click();
+    await expect(page.locator("[data-testid=log-row][data-evidence=true]").first()).toBeInViewport();
+    await expect(page.locator("[data-testid=log-row][data-evidence=true]").first()).toContainText("+120:00:00");
     // A row selects its delivery: the log shows that delivery's lines only.
     const all = await page.getByTestId("log-count").textContent();
     await row(page, "alice@a.example").getByRole("button").click();

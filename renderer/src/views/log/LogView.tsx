@@ -35,6 +35,16 @@ export function LogView({ rows, delivery, onClearDelivery, onRule, highlight }: 
   useEffect(() => {
     if (follow && shown.length > 0) virtual.scrollToIndex(shown.length - 1, { align: "end" });
   }, [follow, shown.length, virtual]);
+  // A check's evidence (or a history row's event): stop following and bring its first line into view.
+  useEffect(() => {
+    if (highlight.size === 0) return;
+    const index = shown.findIndex((r) => highlight.has(r.seq));
+    if (index < 0) return;
+    setFollow(false);
+    virtual.scrollToIndex(index, { align: "center" });
+    // Only a new highlight moves the view; later batches and filters leave the reader where they are.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [highlight]);
 
   const set = (patch: Partial<LogFilter>) => setFilter((f) => ({ ...f, ...patch }));
   return (
@@ -115,6 +125,7 @@ export function LogView({ rows, delivery, onClearDelivery, onRule, highlight }: 
                 key={row.seq}
                 className={`log-row${row.detail ? " detail" : ""}${highlight.has(row.seq) ? " evidence" : ""}`}
                 data-seq={row.seq}
+                data-evidence={highlight.has(row.seq) || undefined}
                 data-testid="log-row"
                 style={{ transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
               >
