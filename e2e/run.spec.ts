@@ -275,7 +275,9 @@ test.describe("running scenarios in the browser", () => {
   });
 
   test("a 100,000-event trace opens, and its log scrolls to either end", async ({ page }, info) => {
-    test.setTimeout(240_000);
+    // Opening takes ~10 s on a quiet machine since the timeline and statechart views joined the run view, and
+    // minutes on a loaded one: the limits end a hang, the speed is `npm run bench app`'s to judge.
+    test.setTimeout(900_000);
     // A long trace: rate-limited-then-down's events repeated, a day apart each time.
     await open(page, "rate-limited-then-down");
     await page.getByRole("button", { name: "Speed max" }).click();
@@ -297,7 +299,7 @@ test.describe("running scenarios in the browser", () => {
     await page.goto("/");
     const started = Date.now();
     await page.getByLabel("Open trace…").setInputFiles(big);
-    await expect(page.getByTestId("phase")).toContainText(`Finished · ${events.length} events`, { timeout: 60_000 });
+    await expect(page.getByTestId("phase")).toContainText(`Finished · ${events.length} events`, { timeout: 600_000 });
     await expect(page.getByTestId("log-row").last()).toBeVisible();
     const openMs = Date.now() - started;
     info.annotations.push({ type: "measure", description: `100k-event trace open until the log shows: ${openMs} ms` });
