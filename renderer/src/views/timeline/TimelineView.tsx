@@ -382,13 +382,23 @@ function LaneRow({
   const labelled = useMemo(() => {
     const ids = new Set<string>();
     let lastX = -Infinity;
+    let lastChars = 0;
     // Nor beside a hand-off, bounce or DSN, whose own labels sit there.
     const others = drawn.filter((d) => d.mark.kind !== "attempt").map((d) => d.x);
-    for (const d of drawn)
-      if (d.mark.kind === "attempt" && d.x - lastX >= 16 && !others.some((o) => Math.abs(o - d.x) < 30 && o !== d.x)) {
+    for (const d of drawn) {
+      // Two centred labels need half of each one's width apart: about 7 px a character, and a gap.
+      const chars = d.mark.label.length + 1;
+      const room = Math.max(16, 4 + 3.5 * (chars + lastChars));
+      if (
+        d.mark.kind === "attempt" &&
+        d.x - lastX >= room &&
+        !others.some((o) => Math.abs(o - d.x) < 30 && o !== d.x)
+      ) {
         ids.add(d.mark.id);
         lastX = d.x;
+        lastChars = chars;
       }
+    }
     return ids;
   }, [drawn]);
   /** Text beside a mark: to its right, or to its left near the plot's right edge. */
