@@ -183,6 +183,9 @@ test.describe("running scenarios in the browser", () => {
     await page.getByRole("button", { name: "Speed max" }).click();
     await page.getByRole("button", { name: "Play", exact: true }).click();
     await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 60_000 });
+    // The outcomes are drawn from the events a moment after the phase says Finished: wait for the last of them.
+    await expect(row(page, "bob@b.example").getByRole("cell").nth(2)).toHaveText("bounced", { timeout: 30_000 });
+    await expect(outcomes(page).getByRole("row").filter({ hasText: "DSN" })).toHaveCount(1);
     const table = await outcomes(page).innerText();
     const checks = await page.getByRole("region", { name: "Checks" }).innerText();
     const [download] = await Promise.all([
