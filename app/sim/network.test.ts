@@ -179,6 +179,15 @@ describe("network: routing through msw handlers", () => {
     expect(ctx.events[1]?.data).toMatchObject({ body: expect.stringContaining('"accepted"') as unknown });
   });
 
+  it("keeps a recorded body's bytes exactly: a leading byte order mark stays in the text (recordBodies)", async () => {
+    const ctx = setup([], { recordBodies: true });
+    const bom = "\uFEFFSubject: hi\r\n\r\nhello\r\n";
+    await send(ctx, "a.example", () => new Request(`${B_ORIGIN}/v1/messages`, { method: "POST", body: bom }));
+    const recorded = ctx.events[0]?.data?.["body"];
+    expect(recorded).toBe(bom);
+    expect(new TextEncoder().encode(String(recorded))).toEqual(new TextEncoder().encode(bom));
+  });
+
   it("refuses a request nothing listens for (wrong port, unknown host): connection-refused (ERR-21)", async () => {
     const ctx = setup();
     expect(transportKind(await send(ctx, "a.example", getCapabilities("https://mx.b.example")))).toBe(

@@ -656,7 +656,8 @@ function digestField(digest: Uint8Array): string {
 /** A body for the trace: UTF-8 text as `body`, anything else as `bodyBase64`. */
 function bodyFields(bytes: Uint8Array): { body: string } | { bodyBase64: string } {
   try {
-    return { body: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+    // ignoreBOM keeps a leading byte order mark in the text, so the recorded body encodes back to its bytes.
+    return { body: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes) };
   } catch {
     let binary = "";
     for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
