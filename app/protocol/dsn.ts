@@ -34,7 +34,7 @@ import {
   splitMultipart,
 } from "./multipart.ts";
 import type { HeaderField } from "./multipart.ts";
-import { ProtocolError, fail, ok } from "./result.ts";
+import { ProtocolError, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 
 /** Events: "DSN contents follow RFC 3464" — every DSN violation cites it. */
@@ -411,7 +411,7 @@ export async function parseDsn(message: Uint8Array): Promise<Parsed<ParsedDsn>> 
   }
   const problem = boundary === undefined ? "multipart/report without a boundary" : boundaryProblem(boundary);
   if (problem !== undefined) typeViolations.push({ path: "dsn.headers.Content-Type", rule: RULE, message: problem });
-  if (typeViolations.length > 0 || boundary === undefined) return fail(...typeViolations);
+  if (typeViolations.length > 0 || boundary === undefined) return failWith(typeViolations);
 
   const split = splitMultipart(message.subarray(blank + 4), boundary, "dsn.body", RULE);
   if (!split.ok) return split;
@@ -441,7 +441,7 @@ export async function parseDsn(message: Uint8Array): Promise<Parsed<ParsedDsn>> 
       message: `part 2 is ${statusType}; it must be message/delivery-status`,
     });
   }
-  if (violations.length > 0) return fail(...violations);
+  if (violations.length > 0) return failWith(violations);
 
   // Then postal-mime for the decoded content.
   let email: Email;
@@ -561,7 +561,7 @@ export function parseDeliveryStatus(text: string, path = "delivery-status"): Par
       fields: block,
     });
   });
-  if (violations.length > 0 || reportingMta === undefined) return fail(...violations);
+  if (violations.length > 0 || reportingMta === undefined) return failWith(violations);
   return ok({
     reportingMta,
     ...(originalEnvelopeId !== undefined ? { originalEnvelopeId } : {}),
@@ -751,7 +751,7 @@ function readBlocks(text: string, path: string): Parsed<HeaderField[][]> {
     current = { name, value: line.slice(colon + 1) };
   }
   flushBlock();
-  if (violations.length > 0) return fail(...violations);
+  if (violations.length > 0) return failWith(violations);
   return ok(blocks);
 }
 

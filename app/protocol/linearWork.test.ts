@@ -9,6 +9,7 @@ import {
 } from "./resources.ts";
 import type { EnvelopeOptions } from "./resources.ts";
 import { parseHeaderBlock, parseMediaType } from "./multipart.ts";
+import { parseDeliveryStatus } from "./dsn.ts";
 import { createSignatureBase } from "./signature.ts";
 
 // Issue 16: parseEnvelope compared every recipient with every other before it
@@ -229,5 +230,14 @@ describe("parsers with a violation per line never throw (issue 16)", () => {
     const lines = Array.from({ length: 300_000 }, () => "not a header").join("\r\n");
     const parsed = parseHeaderBlock(new TextEncoder().encode(lines), "body.part[0]", "POST-7");
     expect(parsed.ok ? 0 : parsed.violations.length).toBe(300_000);
+  });
+});
+
+describe("long lists of violations are returned, not spread (issue 16)", () => {
+  it("EVT-4: a delivery-status part of 200,000 broken lines answers with 200,000 violations", () => {
+    // `fail(...violations)` overflowed the stack from about a hundred thousand items.
+    const text = "Reporting-MTA: dns; a.example\r\n\r\n" + "no colon here\r\n".repeat(200_000);
+    const parsed = parseDeliveryStatus(text);
+    expect(parsed.ok ? 0 : parsed.violations.length).toBe(200_000);
   });
 });

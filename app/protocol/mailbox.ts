@@ -22,7 +22,7 @@
  * - "Characters" in the 320 limit are Unicode code points; the 64 limit is in
  *   UTF-8 octets, as the spec says.
  */
-import { fail, ok } from "./result.ts";
+import { fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
 
@@ -125,7 +125,7 @@ function parseMailboxUncached(input: unknown, path: string): Parsed<Mailbox> {
       rule: RULE.form,
       message: "the mailbox contains a lone UTF-16 surrogate, which has no UTF-8 form",
     });
-    return fail(...violations);
+    return failWith(violations);
   }
   const at = input.lastIndexOf("@");
   if (at < 0) {
@@ -134,13 +134,13 @@ function parseMailboxUncached(input: unknown, path: string): Parsed<Mailbox> {
       rule: RULE.form,
       message: 'a mailbox has the form <local-part>@<domain>; there is no "@"',
     });
-    return fail(...violations);
+    return failWith(violations);
   }
   const localPart = input.slice(0, at);
   const domain = input.slice(at + 1);
   for (const message of localPartProblems(localPart)) violations.push({ path, ...message });
   for (const message of domainProblems(domain)) violations.push({ path, rule: RULE.domain, message });
-  if (violations.length > 0) return fail(...violations);
+  if (violations.length > 0) return failWith(violations);
   const lower = domain.toLowerCase();
   return ok({ localPart, domain: lower, address: `${localPart}@${lower}` });
 }

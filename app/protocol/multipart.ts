@@ -306,7 +306,7 @@ export function parseMultipartBody(body: Uint8Array, contentType: string): Parse
       }
     }
   }
-  if (violations.length > 0 || envelopePart === undefined || messagePart === undefined) return fail(...violations);
+  if (violations.length > 0 || envelopePart === undefined || messagePart === undefined) return failWith(violations);
 
   // Views, not copies: a 25 MiB message part would otherwise cost its size a second time.
   return ok({

@@ -15,7 +15,7 @@ import { asBufferSource, base64ToBytes, base64UrlToBytes, bytesToBase64, fromArr
 import { checkContentDigest, parseContentDigest } from "./digest.ts";
 import { keptAnswers } from "./memo.ts";
 import type { BodyDigests } from "./digest.ts";
-import { ProtocolError, fail, ok } from "./result.ts";
+import { ProtocolError, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
 import { fromRequest, headerValue, signatureFieldsFor, signRequest, verifyRequestSignature } from "./signature.ts";
@@ -155,7 +155,7 @@ export function parseKeyRecord(txt: string): Parsed<KeyRecord> {
       else if (publicKey.length !== 32) bad("p", `p= holds ${publicKey.length} bytes; an Ed25519 public key has 32`);
     }
   }
-  if (problems.length > 0 || publicKey === undefined) return fail(...problems);
+  if (problems.length > 0 || publicKey === undefined) return failWith(problems);
   return ok({ version: "svc1", keyType: "ed25519", publicKey });
 }
 

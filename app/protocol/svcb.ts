@@ -21,7 +21,7 @@
  */
 import type { SvcbRecord } from "../ports.ts";
 import { base64ToBytes, bytesToBase64, bytesToHex, hexToBytes } from "./base64.ts";
-import { ProtocolError, childPath, fail, ok } from "./result.ts";
+import { ProtocolError, childPath, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 
 /** The RR type number of SVCB (RFC 9460 §2, §14.1). */
@@ -276,7 +276,7 @@ export function decodeSvcbRdata(bytes: Uint8Array): Parsed<SvcbRecord> {
   const framed = frame(bytes);
   if (!framed.ok) return framed;
   const { fields, violations } = interpret(framed.value.params);
-  if (violations.length > 0) return fail(...violations);
+  if (violations.length > 0) return failWith(violations);
   return ok({ priority: framed.value.priority, target: labelsToName(framed.value.labels), ...fields });
 }
 
@@ -644,7 +644,7 @@ export function parseSvcbPresentation(text: string, options: SvcbPresentationOpt
     const value = presentationValue(key, decoded, path, violations);
     if (value !== undefined) params.set(key, value);
   }
-  if (violations.length > 0) return fail(...violations);
+  if (violations.length > 0) return failWith(violations);
   return decodeSvcbRdata(assemble(priority, labels, params));
 }
 
