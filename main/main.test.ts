@@ -1,7 +1,9 @@
+import { Ajv } from "ajv";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
+import { parse as parseYaml } from "yaml";
 
 // Electron's binary is absent here: main's modules are tested against a stand-in for the `electron` module.
 const handlers = new Map<string, (event: unknown, ...args: unknown[]) => unknown>();
@@ -20,6 +22,8 @@ const { openWithDialog, saveWithDialog, PendingFiles } = await import("./handler
 const { menuTemplate } = await import("./menu.ts");
 const { restoreBounds } = await import("./windowState.ts");
 const { readingsText } = await import("./readings.ts");
+const { CONTENT_SECURITY_POLICY, grantsPermission, isOwnPage, lockDownContents, lockDownSession } =
+  await import("./security.ts");
 
 type Item = {
   label?: string;
@@ -289,4 +293,183 @@ describe("window bounds", () => {
     });
     expect(restoreBounds("garbage", [screenArea])).toEqual({ width: 1280, height: 820, maximized: false });
   });
+});
+
+/** A stand-in for Electron's emitters: the listeners by event name, and a way to fire one. */
+function emitter() {
+  const listeners = new Map<string, (...args: unknown[]) => unknown>();
+  return {
+    listeners,
+    on(name: string, fn: (...args: unknown[]) => unknown) {
+      listeners.set(name, fn);
+      return this;
+    },
+    fire(name: string, ...args: unknown[]): unknown {
+      const fn = listeners.get(name);
+      if (!fn) throw new Error(`no listener for ${name}`);
+      return fn(...args);
+    },
+  };
+}
+
+/** An event whose default the handler may prevent. */
+function cancellable<T extends object>(fields: T = {} as T) {
+  const event = { ...fields, prevented: false, preventDefault: () => void (event.prevented = true) };
+  return event;
+}
+
+describe("issue 16: the window may do nothing beyond drawing the app", () => {
+  const own = "app://mailscope/index.html";
+
+  function contents() {
+    const e = emitter();
+    let openHandler: ((details: { url: string }) => { action: string }) | undefined;
+    const stand = {
+      ...e,
+      setWindowOpenHandler: (fn: typeof openHandler) => void (openHandler = fn),
+      getURL: () => own,
+    };
+    lockDownContents(stand as unknown as Parameters<typeof lockDownContents>[0]);
+    return { ...stand, open: (url: string) => openHandler?.({ url }) };
+  }
+
+  function session() {
+    const e = emitter();
+    const handlers: Record<string, (...args: unknown[]) => unknown> = {};
+    const stand = {
+      ...e,
+      setPermissionRequestHandler: (fn: (...args: unknown[]) => unknown) => void (handlers["request"] = fn),
+      setPermissionCheckHandler: (fn: (...args: unknown[]) => unknown) => void (handlers["check"] = fn),
+      setDevicePermissionHandler: (fn: (...args: unknown[]) => unknown) => void (handlers["device"] = fn),
+    };
+    lockDownSession(stand as unknown as Parameters<typeof lockDownSession>[0]);
+    return { ...stand, handlers };
+  }
+
+  it("will-navigate: stays on the app's pages", () => {
+    const c = contents();
+    const away = cancellable();
+    c.fire("will-navigate", away, "https://evil.example/");
+    expect(away.prevented).toBe(true);
+    const home = cancellable();
+    c.fire("will-navigate", home, own);
+    expect(home.prevented).toBe(false);
+    const file = cancellable();
+    c.fire("will-navigate", file, "file:///etc/passwd");
+    expect(file.prevented).toBe(true);
+  });
+
+  it("will-frame-navigate: no frame goes elsewhere either", () => {
+    const c = contents();
+    for (const [url, isMainFrame] of [
+      ["https://evil.example/", false],
+      ["https://evil.example/", true],
+      ["data:text/html,<script>1</script>", false],
+      ["app://mailscope.evil.example/", false],
+    ] as const) {
+      const event = cancellable({ url, isMainFrame, isSameDocument: false, frame: null });
+      c.fire("will-frame-navigate", event);
+      expect(event.prevented, url).toBe(true);
+    }
+    const home = cancellable({ url: own, isMainFrame: false, isSameDocument: false, frame: null });
+    c.fire("will-frame-navigate", home);
+    expect(home.prevented).toBe(false);
+  });
+
+  it("no redirects, no webviews, no new windows, no Bluetooth device", () => {
+    const c = contents();
+    const redirect = cancellable();
+    c.fire("will-redirect", redirect, own);
+    expect(redirect.prevented).toBe(true);
+    const webview = cancellable();
+    c.fire("will-attach-webview", webview, {}, { src: own });
+    expect(webview.prevented).toBe(true);
+    expect(c.open("https://evil.example/")).toEqual({ action: "deny" });
+    expect(c.open(own)).toEqual({ action: "deny" });
+    const chosen: unknown[] = [];
+    const bluetooth = cancellable();
+    c.fire("select-bluetooth-device", bluetooth, [{ deviceId: "d1", deviceName: "pen" }], (id: string) =>
+      chosen.push(id),
+    );
+    expect(bluetooth.prevented).toBe(true);
+    expect(chosen).toEqual([""]);
+  });
+
+  it("permission requests and checks are denied, bar writing text to the clipboard from the app", async () => {
+    const s = session();
+    const asked = (permission: string, requestingUrl: string) =>
+      new Promise<boolean>((resolve) =>
+        s.handlers["request"]?.({ getURL: () => requestingUrl }, permission, resolve, { requestingUrl }),
+      );
+    for (const permission of ["media", "geolocation", "notifications", "openExternal", "fileSystem", "hid", "usb"])
+      expect(await asked(permission, own), permission).toBe(false);
+    expect(await asked("clipboard-sanitized-write", own)).toBe(true);
+    expect(await asked("clipboard-sanitized-write", "https://evil.example/")).toBe(false);
+    expect(await asked("clipboard-read", own)).toBe(false);
+    const check = (permission: string, origin: string) => s.handlers["check"]?.(null, permission, origin, {});
+    expect(check("media", "app://mailscope")).toBe(false);
+    expect(check("serial", "app://mailscope")).toBe(false);
+    expect(check("clipboard-sanitized-write", "app://mailscope")).toBe(true);
+    expect(check("clipboard-sanitized-write", "https://evil.example")).toBe(false);
+    expect(grantsPermission("clipboard-sanitized-write", "app://mailscope.evil.example")).toBe(false);
+  });
+
+  it("device permissions are denied and device choosers choose nothing (HID, serial, USB)", () => {
+    const s = session();
+    expect(s.handlers["device"]?.({ deviceType: "hid", origin: "app://mailscope", device: {} })).toBe(false);
+    expect(s.handlers["device"]?.({ deviceType: "usb", origin: "app://mailscope", device: {} })).toBe(false);
+    expect(s.handlers["device"]?.({ deviceType: "serial", origin: "app://mailscope", device: {} })).toBe(false);
+    const answers: unknown[][] = [];
+    const hid = cancellable();
+    s.fire("select-hid-device", hid, { deviceList: [{ deviceId: "h1" }], frame: null }, (...a: unknown[]) =>
+      answers.push(["hid", ...a]),
+    );
+    const serial = cancellable();
+    s.fire("select-serial-port", serial, [{ portId: "p1" }], {}, (...a: unknown[]) => answers.push(["serial", ...a]));
+    const usb = cancellable();
+    s.fire("select-usb-device", usb, { deviceList: [{ deviceId: "u1" }], frame: null }, (...a: unknown[]) =>
+      answers.push(["usb", ...a]),
+    );
+    expect([hid.prevented, serial.prevented, usb.prevented]).toEqual([true, true, true]);
+    // Electron: no argument (HID, USB) or "" (serial) cancels the request.
+    expect(answers).toEqual([["hid"], ["serial", ""], ["usb"]]);
+  });
+
+  it("own pages are app://mailscope/ only; the page's policy allows no remote or inline code", () => {
+    expect(isOwnPage(own)).toBe(true);
+    expect(isOwnPage("app://mailscope.evil.example/")).toBe(false);
+    expect(isOwnPage("app://mailscope")).toBe(false);
+    expect(CONTENT_SECURITY_POLICY).toContain("script-src 'self';");
+    expect(CONTENT_SECURITY_POLICY).toContain("object-src 'none'");
+    expect(CONTENT_SECURITY_POLICY).not.toMatch(/unsafe-eval|script-src[^;]*unsafe-inline|https?:|\*/);
+  });
+});
+
+describe("issue 16: packaging (electron-builder.yml)", () => {
+  const root = new URL("../", import.meta.url);
+  const load = async () => parseYaml(await readFile(new URL("electron-builder.yml", root), "utf8")) as unknown;
+
+  it("flips Electron's fuses: no Node runtime, no NODE_OPTIONS or --inspect, asar only and checked, cookies encrypted", async () => {
+    const config = (await load()) as { electronFuses?: Record<string, boolean>; asar?: boolean };
+    expect(config.asar).toBe(true);
+    expect(config.electronFuses).toMatchObject({
+      runAsNode: false,
+      enableCookieEncryption: true,
+      enableNodeOptionsEnvironmentVariable: false,
+      enableNodeCliInspectArguments: false,
+      enableEmbeddedAsarIntegrityValidation: true,
+      onlyLoadAppFromAsar: true,
+      grantFileProtocolExtraPrivileges: false,
+    });
+  });
+
+  it("is valid for the pinned electron-builder (its own JSON Schema), so no key is silently ignored", async () => {
+    const schema = JSON.parse(
+      await readFile(new URL("node_modules/app-builder-lib/scheme.json", root), "utf8"),
+    ) as object;
+    const validate = new Ajv({ strict: false, allErrors: true }).compile(schema);
+    const ok = validate(await load());
+    expect(validate.errors ?? [], JSON.stringify(validate.errors)).toEqual([]);
+    expect(ok).toBe(true);
+  }, 60_000); // compiling electron-builder's large schema is slow on a busy machine; this is a ceiling, not a target
 });

@@ -1,4 +1,4 @@
-import { app, BrowserWindow, dialog, Menu, protocol, screen, session, type WebContents } from "electron";
+import { app, BrowserWindow, dialog, Menu, protocol, screen, session } from "electron";
 import { join } from "node:path";
 import { listScenarioFiles } from "../app/node/scenarioFiles.ts";
 import { APP_COMMAND, type AppCommand, type FileKind, type OpenedFile, type RecentFile } from "./channels.ts";
@@ -7,13 +7,9 @@ import { openWithDialog, PendingFiles, saveWithDialog, type Dialogs } from "./ha
 import { handle } from "./ipc.ts";
 import { menuTemplate } from "./menu.ts";
 import { readingsText } from "./readings.ts";
-import { APP_INDEX, APP_ORIGIN, APP_SCHEME, APP_SCHEME_PRIVILEGES, serveAppRequest } from "./scheme.ts";
+import { CONTENT_SECURITY_POLICY, isOwnPage, lockDownContents, lockDownSession } from "./security.ts";
+import { APP_INDEX, APP_SCHEME, APP_SCHEME_PRIVILEGES, serveAppRequest } from "./scheme.ts";
 import { loadWindowState, restoreBounds, saveWindowState } from "./windowState.ts";
-
-/** The Content-Security-Policy of every page: no eval, no remote code, no inline scripts. */
-export const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
-  "font-src 'self'; connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; form-action 'none'";
 
 const appRoot = app.getAppPath();
 const rendererRoot = join(appRoot, "dist", "renderer");
@@ -24,24 +20,10 @@ const recentPath = () => join(app.getPath("userData"), "recent-files.json");
 // Before ready: app:// is a standard, secure scheme, so the module worker and fetch work under it.
 protocol.registerSchemesAsPrivileged([APP_SCHEME_PRIVILEGES]);
 
-function isOwnPage(url: string): boolean {
-  return url.startsWith(`${APP_ORIGIN}/`);
-}
-
-/** No navigation away from the app, no new windows, no webviews. */
-function lockDown(contents: WebContents): void {
-  contents.on("will-navigate", (event, url) => {
-    if (!isOwnPage(url)) event.preventDefault();
-  });
-  contents.on("will-redirect", (event) => event.preventDefault());
-  contents.on("will-attach-webview", (event) => event.preventDefault());
-  contents.setWindowOpenHandler(() => ({ action: "deny" }));
-}
-
 function setupSecurity(): void {
-  app.on("web-contents-created", (_event, contents) => lockDown(contents));
+  app.on("web-contents-created", (_event, contents) => lockDownContents(contents));
   protocol.handle(APP_SCHEME, (request) => serveAppRequest(request.url, rendererRoot, CONTENT_SECURITY_POLICY));
-  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+  lockDownSession(session.defaultSession);
 }
 
 const dialogs: Dialogs = {
