@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { parse as parseYaml } from "yaml";
+import type { OpenedFile, RecentFile } from "./channels.ts";
 
 // Electron's binary is absent here: main's modules are tested against a stand-in for the `electron` module.
 const handlers = new Map<string, (event: unknown, ...args: unknown[]) => unknown>();
@@ -17,13 +18,15 @@ const { channelNames, isAppCommand, methodName } = await import("./channels.ts")
 const { channelValidators } = await import("./validators.ts");
 const { handle } = await import("./ipc.ts");
 const { APP_INDEX, contentType, resolveAppPath, serveAppRequest } = await import("./scheme.ts");
-const { addRecent, filesFromArgv, kindOfPath, loadRecent, saveRecent, MAX_RECENT } = await import("./files.ts");
-const { openWithDialog, saveWithDialog, PendingFiles } = await import("./handlers.ts");
+const { addRecent, filesFromArgv, kindOfPath, loadRecent, recentOf, saveRecent, MAX_RECENT } =
+  await import("./files.ts");
+const { openDropped, openRecent, openWithDialog, saveWithDialog, PendingFiles } = await import("./handlers.ts");
 const { menuTemplate } = await import("./menu.ts");
 const { restoreBounds } = await import("./windowState.ts");
 const { readingsText } = await import("./readings.ts");
 const { CONTENT_SECURITY_POLICY, grantsPermission, isOwnPage, lockDownContents, lockDownSession } =
   await import("./security.ts");
+
 
 type Item = {
   label?: string;
@@ -55,7 +58,11 @@ describe("the channel map", () => {
       "fileOpen",
       "filesPending",
       "recentList",
+      "recentOpen",
+      "fileDropped",
     ]);
+    expect(channelValidators["file:dropped"].safeParse(["/home/a/s.yaml"]).success).toBe(true);
+    expect(channelValidators["file:dropped"].safeParse(["/home/a/.ssh/id_rsa"]).success).toBe(false);
     expect(channelValidators["file:open"].safeParse(["scenario"]).success).toBe(true);
     expect(channelValidators["file:open"].safeParse(["/etc/passwd"]).success).toBe(false);
     expect(channelValidators["file:save"].safeParse(["../x.json", "{}"]).success).toBe(false);
@@ -69,6 +76,8 @@ describe("the channel map", () => {
     expect(isAppCommand({ type: "open", file: { kind: "exe", name: "a", path: "/a", text: "" } })).toBe(false);
     expect(isAppCommand({ type: "eval" })).toBe(false);
     expect(isAppCommand(null)).toBe(false);
+    expect(isAppCommand({ type: "recent", files: [{ kind: "scenario", name: "a.yaml", path: "/a.yaml" }] })).toBe(true);
+    expect(isAppCommand({ type: "recent", files: [{ kind: "scenario", name: "a.yaml" }] })).toBe(false);
   });
 });
 
@@ -149,6 +158,62 @@ describe("files", () => {
   });
 });
 
+describe("issue 12: one recent list (File ▸ Open Recent and the library's Opened), kept between launches", () => {
+  it("a file read is listed with its scenario's name and description; a trace by its file name", () => {
+    expect(
+      recentOf({ kind: "scenario", name: "a.yaml", path: "/x/a.yaml", text: "name: alpha\ndescription: first\n" }),
+    ).toEqual({ kind: "scenario", name: "a.yaml", path: "/x/a.yaml", title: "alpha", description: "first" });
+    expect(recentOf({ kind: "trace", name: "t.json", path: "/x/t.json", text: "{}" })).toMatchObject({
+      kind: "trace",
+      title: "t.json",
+    });
+  });
+
+  it("a listed file opens again and moves to the top; a path not on the list is refused", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mailscope-recent-open-"));
+    const a = join(dir, "a.yaml");
+    const b = join(dir, "b.mailscope-trace.json");
+    await writeFile(a, "name: alpha\n");
+    await writeFile(b, "{}");
+    let recent: RecentFile[] = [];
+    const remember = (f: OpenedFile) => void (recent = addRecent(recent, recentOf(f)));
+    await openDropped(a, remember);
+    await openDropped(b, remember);
+    expect(recent.map((r) => r.path)).toEqual([b, a]);
+    // Saved and read back, as at the next launch; the menu lists the same files.
+    await saveRecent(join(dir, "recent.json"), recent);
+    recent = await loadRecent(join(dir, "recent.json"));
+    const menu = menuTemplate(
+      {
+        send: () => undefined,
+        openDialog: () => undefined,
+        openRecent: () => undefined,
+        clearRecent: () => undefined,
+        showReadings: () => undefined,
+        showAbout: () => undefined,
+      },
+      recent,
+      "linux",
+    ) as Item[];
+    expect(find(menu, "File", "Open Recent").submenu?.map((i) => i.label)).toEqual([
+      "b.mailscope-trace.json (trace)",
+      "a.yaml",
+      undefined,
+      "Clear Recent",
+    ]);
+    expect(await openRecent(recent, a, remember)).toEqual({
+      kind: "scenario",
+      name: "a.yaml",
+      path: a,
+      text: "name: alpha\n",
+    });
+    expect(recent.map((r) => r.path)).toEqual([a, b]);
+    await expect(openRecent(recent, "/etc/passwd", remember)).rejects.toThrow(/not on the recent list/);
+    await expect(openDropped("relative.yaml", remember)).rejects.toThrow(/not a scenario/);
+    await expect(openDropped("/etc/passwd", remember)).rejects.toThrow(/not a scenario/);
+  });
+});
+
 describe("dialogs", () => {
   it("open: reads the chosen file and remembers it; a cancel opens nothing", async () => {
     const dir = await mkdtemp(join(tmpdir(), "mailscope-open-"));
@@ -165,7 +230,7 @@ describe("dialogs", () => {
     };
     const result = await openWithDialog(dialogs, undefined, "scenario", (f) => remembered.push(f));
     expect(result).toEqual({ opened: true, file: { kind: "scenario", name: "mine.yaml", path, text: "name: mine\n" } });
-    expect(remembered).toEqual([{ kind: "scenario", name: "mine.yaml", path }]);
+    expect(remembered).toEqual([{ kind: "scenario", name: "mine.yaml", path, text: "name: mine\n" }]);
     expect(options[0]).toMatchObject({ properties: ["openFile"], filters: [{ extensions: ["yaml", "yml"] }] });
     const cancel = { ...dialogs, showOpenDialog: async () => ({ canceled: true, filePaths: [] }) };
     expect(await openWithDialog(cancel, undefined, "trace", () => undefined)).toEqual({ opened: false });

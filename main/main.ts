@@ -2,8 +2,8 @@ import { app, BrowserWindow, dialog, Menu, protocol, screen, session } from "ele
 import { join } from "node:path";
 import { listScenarioFiles } from "../app/node/scenarioFiles.ts";
 import { APP_COMMAND, type AppCommand, type FileKind, type OpenedFile, type RecentFile } from "./channels.ts";
-import { addRecent, filesFromArgv, loadRecent, readOpenedFile, saveRecent } from "./files.ts";
-import { openWithDialog, PendingFiles, saveWithDialog, type Dialogs } from "./handlers.ts";
+import { addRecent, filesFromArgv, loadRecent, readOpenedFile, recentOf, saveRecent } from "./files.ts";
+import { openDropped, openRecent, openWithDialog, PendingFiles, saveWithDialog, type Dialogs } from "./handlers.ts";
 import { handle } from "./ipc.ts";
 import { menuTemplate } from "./menu.ts";
 import { readingsText } from "./readings.ts";
@@ -38,11 +38,17 @@ let windowLoaded = false;
 let recent: RecentFile[] = [];
 const pending = new PendingFiles();
 
-function remember(file: RecentFile): void {
-  recent = addRecent(recent, file);
+/** The one recent list (File ▸ Open Recent and the library's "Opened"): saved, and shown in both. */
+function setRecent(next: RecentFile[]): void {
+  recent = next;
   void saveRecent(recentPath(), recent).catch(() => undefined);
-  app.addRecentDocument(file.path);
   buildMenu();
+  send({ type: "recent", files: recent });
+}
+
+function remember(file: OpenedFile): void {
+  setRecent(addRecent(recent, recentOf(file)));
+  app.addRecentDocument(file.path);
 }
 
 function send(command: AppCommand): void {
@@ -51,7 +57,7 @@ function send(command: AppCommand): void {
 
 /** A file for the window: sent now if it has loaded, else kept until it asks (files:pending). */
 function deliver(file: OpenedFile): void {
-  remember({ kind: file.kind, name: file.name, path: file.path });
+  remember(file);
   if (mainWindow && windowLoaded) send({ type: "open", file });
   else pending.push(file);
 }
@@ -75,10 +81,8 @@ function buildMenu(): void {
       },
       openRecent: (file) => void openPath(file.path, file.kind),
       clearRecent: () => {
-        recent = [];
-        void saveRecent(recentPath(), recent).catch(() => undefined);
+        setRecent([]);
         app.clearRecentDocuments();
-        buildMenu();
       },
       showReadings: () => {
         void dialog.showMessageBox({
@@ -121,6 +125,8 @@ function setupIpc(): void {
   );
   handle("files:pending", isOwnPage, () => pending.take());
   handle("recent:list", isOwnPage, () => recent);
+  handle("recent:open", isOwnPage, (_event, path) => openRecent(recent, path, remember));
+  handle("file:dropped", isOwnPage, (_event, path) => openDropped(path, remember));
 }
 
 async function createWindow(): Promise<BrowserWindow> {
