@@ -27,7 +27,6 @@ const { readingsText } = await import("./readings.ts");
 const { CONTENT_SECURITY_POLICY, grantsPermission, isOwnPage, lockDownContents, lockDownSession } =
   await import("./security.ts");
 
-
 type Item = {
   label?: string;
   role?: string;

@@ -71,7 +71,8 @@ export function App() {
   };
 
   const select = (entry: LibraryEntry) => {
-    const own = opened.find((f) => f.file === entry.file);
+    // An entry of "Opened" (the same object), not a bundled scenario of the same file name.
+    const own = opened.find((f) => f === entry);
     if (own) {
       platform.recent.open(own).then(openShellFile, (e: unknown) => setError(String(e)));
       return;
