@@ -128,8 +128,11 @@ export function App() {
 
   /** A dropped file: read by main in Electron (so it joins the recent list), by the page in the browser. */
   const dropFile = (file: File) => {
-    if (platform.openDropped) platform.openDropped(file).then(openShellFile, (e: unknown) => setError(String(e)));
-    else void openFile(file);
+    if (!platform.openDropped) return void openFile(file);
+    platform.openDropped(file).then(
+      (read) => (read ? openShellFile(read) : void openFile(file)),
+      (e: unknown) => setError(String(e)),
+    );
   };
 
   const save = (name: string, contents: string, type: string) => {

@@ -32,8 +32,11 @@ export interface Platform {
   pendingFiles(): Promise<OpenedFile[]>;
   /** Listens to the menus' commands (Electron); returns a function that stops listening. */
   onCommand(listener: (command: AppCommand) => void): () => void;
-  /** Electron: a dropped file, read by main so that it joins the recent list; absent where the page reads it. */
-  readonly openDropped?: (file: File) => Promise<OpenedFile>;
+  /**
+   * Electron: a dropped file, read by main so that it joins the recent list; undefined for a file
+   * with no path on disk (made by a page), which the page reads. Absent in the browser.
+   */
+  readonly openDropped?: (file: File) => Promise<OpenedFile | undefined>;
   /** The files the user opened (the library's "Opened"; Electron's File ▸ Open Recent is the same list). */
   readonly recent: RecentFiles;
 }
@@ -126,8 +129,7 @@ function electronPlatform(api: PreloadApi): Platform {
       api.onAppCommand((command) => isAppCommand(command) && command.type !== "recent" && listener(command)),
     openDropped: async (file) => {
       const path = api.pathForFile(file);
-      if (path === "") throw new Error(`${file.name} has no path to open it from`);
-      return api.fileDropped(path);
+      return path === "" ? undefined : api.fileDropped(path);
     },
     // Main keeps the list (also File ▸ Open Recent) and remembers each file it reads.
     recent: {
