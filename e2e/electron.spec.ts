@@ -1,6 +1,7 @@
 import { _electron as electron, expect, test } from "@playwright/test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
 // Where Electron's binary is: node_modules/electron/dist/<path.txt>, present only
@@ -37,7 +38,18 @@ test.describe("the desktop app (Electron)", () => {
       // The preload's API, derived from the channel map, is all the page gets.
       expect(
         await page.evaluate(() => Object.keys((globalThis as { mailscope?: object }).mailscope ?? {}).sort()),
-      ).toEqual(["appInfo", "fileOpen", "fileSave", "filesPending", "onAppCommand", "recentList", "scenariosList"]);
+      ).toEqual([
+        "appInfo",
+        "fileDropped",
+        "fileOpen",
+        "fileSave",
+        "filesPending",
+        "onAppCommand",
+        "pathForFile",
+        "recentList",
+        "recentOpen",
+        "scenariosList",
+      ]);
       // New windows are denied: open() returns null, and no window appears in the time one would
       // take to open (waited for, not just counted at once, since a window opens asynchronously).
       const ownUrl = page.url();
@@ -81,6 +93,43 @@ test.describe("the desktop app (Electron)", () => {
       await expect(page.getByTestId("checks-summary")).toHaveText(/^passed: /);
     } finally {
       await app.close();
+    }
+  });
+
+  test("File ▸ Open Recent and the library's Opened are one list, kept between launches (issue 12)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mailscope-recent-e2e-"));
+    const file = join(dir, "recent-check.yaml");
+    writeFileSync(
+      file,
+      readFileSync("scenarios/happy-path.yaml", "utf8").replace("name: happy-path", "name: recent-check"),
+    );
+    const recentMenu = (app: Awaited<ReturnType<typeof electron.launch>>) =>
+      app.evaluate(({ Menu }) =>
+        Menu.getApplicationMenu()
+          ?.items.find((i) => i.label.replace("&", "") === "File")
+          ?.submenu?.items.find((i) => i.label === "Open Recent")
+          ?.submenu?.items.map((i) => i.label),
+      );
+    const first = await electron.launch({ executablePath: binary!, args: [".", file] });
+    try {
+      const page = await first.firstWindow();
+      await expect(page.getByRole("heading", { level: 2, name: "recent-check" })).toBeVisible();
+      const library = page.getByRole("navigation", { name: "Scenarios" });
+      await expect(library.getByRole("heading", { level: 3, name: "Opened" })).toBeVisible();
+      await expect(library.getByRole("button", { name: "recent-check" })).toBeVisible();
+      expect((await recentMenu(first))?.[0]).toBe("recent-check.yaml");
+    } finally {
+      await first.close();
+    }
+    const second = await electron.launch({ executablePath: binary!, args: ["."] });
+    try {
+      const page = await second.firstWindow();
+      expect(await recentMenu(second)).toContain("recent-check.yaml");
+      await page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name: "recent-check" }).click();
+      await expect(page.getByRole("heading", { level: 2, name: "recent-check" })).toBeVisible();
+      await expect(page.getByTestId("phase")).toContainText("Ready");
+    } finally {
+      await second.close();
     }
   });
 });

@@ -43,11 +43,18 @@ export interface OpenedFile {
 /** The outcome of the open dialog. */
 export type OpenResult = { readonly opened: true; readonly file: OpenedFile } | { readonly opened: false };
 
-/** A recently opened file, as File ▸ Open Recent lists it. */
+/**
+ * A recently opened file: the one list that File ▸ Open Recent and the
+ * library's "Opened" group both show, kept by main between launches.
+ */
 export interface RecentFile {
   readonly kind: FileKind;
+  /** The file's name. */
   readonly name: string;
   readonly path: string;
+  /** The scenario's own name, for the library (a trace: its file name). */
+  readonly title?: string;
+  readonly description?: string;
 }
 
 /** Every channel: its arguments and its answer. Data only, no functions. */
@@ -59,6 +66,10 @@ export interface Channels {
   /** Files given on the command line or by the OS before the window could take them; each is given once. */
   "files:pending": { args: []; result: OpenedFile[] };
   "recent:list": { args: []; result: RecentFile[] };
+  /** A file of the recent list, read again (and moved to the top); only paths on the list. */
+  "recent:open": { args: [path: string]; result: OpenedFile };
+  /** A file dropped on the window, read by main so that it joins the recent list. */
+  "file:dropped": { args: [path: string]; result: OpenedFile };
 }
 
 /** A playback speed of the Run ▸ Speed menu (virtual ms per wall ms, or as fast as possible). */
@@ -76,6 +87,8 @@ export type AppCommand =
   | { readonly type: "export"; readonly what: "trace" | "har" | "report" }
   | { readonly type: "open"; readonly file: OpenedFile }
   | { readonly type: "view"; readonly view: "run" | "rules" }
+  /** The recent list changed (a file opened, the list cleared). */
+  | { readonly type: "recent"; readonly files: readonly RecentFile[] }
   | { readonly type: "close" };
 
 /** The one channel from main to the renderer. */
@@ -91,6 +104,8 @@ export const channelNames = [
   "file:open",
   "files:pending",
   "recent:list",
+  "recent:open",
+  "file:dropped",
 ] as const satisfies readonly ChannelName[];
 
 type AssertAllListed<T extends readonly ChannelName[]> = Exclude<ChannelName, T[number]> extends never ? true : never;
@@ -113,7 +128,22 @@ export type PreloadApi = {
 } & {
   /** Listens to the menus' commands; returns a function that stops listening. */
   readonly onAppCommand: (listener: (command: AppCommand) => void) => () => void;
+  /** The path of a file dropped on the window (Electron's webUtils.getPathForFile); "" when it has none. */
+  readonly pathForFile: (file: File) => string;
 };
+
+/** Whether `value` is a {@link RecentFile}. */
+export function isRecentFile(value: unknown): value is RecentFile {
+  if (typeof value !== "object" || value === null) return false;
+  const r = value as Record<string, unknown>;
+  return (
+    (r["kind"] === "scenario" || r["kind"] === "trace") &&
+    typeof r["name"] === "string" &&
+    typeof r["path"] === "string" &&
+    (r["title"] === undefined || typeof r["title"] === "string") &&
+    (r["description"] === undefined || typeof r["description"] === "string")
+  );
+}
 
 /** Whether `value` is an {@link AppCommand} (the renderer checks what main sends). */
 export function isAppCommand(value: unknown): value is AppCommand {
@@ -131,6 +161,8 @@ export function isAppCommand(value: unknown): value is AppCommand {
       return c["what"] === "trace" || c["what"] === "har" || c["what"] === "report";
     case "view":
       return c["view"] === "run" || c["view"] === "rules";
+    case "recent":
+      return Array.isArray(c["files"]) && c["files"].every(isRecentFile);
     case "open": {
       const f = c["file"] as Record<string, unknown> | null;
       return (

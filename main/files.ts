@@ -5,7 +5,8 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { basename } from "node:path";
-import type { FileKind, OpenedFile, RecentFile } from "./channels.ts";
+import { summarizeScenario } from "../app/sim/scenarioSummary.ts";
+import { isRecentFile, type FileKind, type OpenedFile, type RecentFile } from "./channels.ts";
 
 /** Scenarios are YAML; traces are `.mailscope-trace.json` (any `.json`, when opened as a trace). */
 export function kindOfPath(path: string): FileKind | undefined {
@@ -37,15 +38,12 @@ export function addRecent(recent: readonly RecentFile[], file: RecentFile): Rece
   return [file, ...recent.filter((r) => r.path !== file.path)].slice(0, MAX_RECENT);
 }
 
-function isRecentFile(value: unknown): value is RecentFile {
-  const r = value as Record<string, unknown> | null;
-  return (
-    typeof r === "object" &&
-    r !== null &&
-    (r["kind"] === "scenario" || r["kind"] === "trace") &&
-    typeof r["name"] === "string" &&
-    typeof r["path"] === "string"
-  );
+/** A file read, as the recent list keeps it: a scenario with its own name and description. */
+export function recentOf(file: OpenedFile): RecentFile {
+  if (file.kind === "trace")
+    return { kind: "trace", name: file.name, path: file.path, title: file.name, description: "A recorded run (trace)" };
+  const summary = summarizeScenario(file.name, file.text);
+  return { kind: "scenario", name: file.name, path: file.path, title: summary.name, description: summary.description };
 }
 
 /** The recent files saved at `path`; none when it is missing or unreadable. */

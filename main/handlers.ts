@@ -4,8 +4,9 @@
  */
 import type { BrowserWindow, OpenDialogOptions, SaveDialogOptions } from "electron";
 import { writeFile } from "node:fs/promises";
+import { isAbsolute } from "node:path";
 import type { OpenedFile, OpenResult, RecentFile, SaveResult, FileKind } from "./channels.ts";
-import { readOpenedFile } from "./files.ts";
+import { kindOfPath, readOpenedFile } from "./files.ts";
 
 /** The part of Electron's dialog module the handlers use. */
 export interface Dialogs {
@@ -32,7 +33,7 @@ export async function openWithDialog(
   dialogs: Dialogs,
   window: BrowserWindow | undefined,
   kind: FileKind,
-  remember: (file: RecentFile) => void,
+  remember: (file: OpenedFile) => void,
 ): Promise<OpenResult> {
   const choice = await dialogs.showOpenDialog(window, {
     title: kind === "scenario" ? "Open Scenario" : "Open Trace",
@@ -42,8 +43,30 @@ export async function openWithDialog(
   const path = choice.filePaths[0];
   if (choice.canceled || path === undefined) return { opened: false };
   const file = await readOpenedFile(path, kind);
-  remember({ kind, name: file.name, path });
+  remember(file);
   return { opened: true, file };
+}
+
+/** A file of the recent list read again, and remembered (it moves to the top); no other path. */
+export async function openRecent(
+  recent: readonly RecentFile[],
+  path: string,
+  remember: (file: OpenedFile) => void,
+): Promise<OpenedFile> {
+  const entry = recent.find((r) => r.path === path);
+  if (entry === undefined) throw new Error(`${path} is not on the recent list`);
+  const file = await readOpenedFile(path, entry.kind);
+  remember(file);
+  return file;
+}
+
+/** A file dropped on the window (its path from the preload), read and remembered: scenarios and traces only. */
+export async function openDropped(path: string, remember: (file: OpenedFile) => void): Promise<OpenedFile> {
+  const kind = kindOfPath(path);
+  if (!isAbsolute(path) || kind === undefined) throw new Error(`${path}: not a scenario (.yaml) or a trace (.json)`);
+  const file = await readOpenedFile(path, kind);
+  remember(file);
+  return file;
 }
 
 /** The save dialog for an export, and the file written. */

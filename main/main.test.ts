@@ -1,7 +1,10 @@
+import { Ajv } from "ajv";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
+import { parse as parseYaml } from "yaml";
+import type { OpenedFile, RecentFile } from "./channels.ts";
 
 // Electron's binary is absent here: main's modules are tested against a stand-in for the `electron` module.
 const handlers = new Map<string, (event: unknown, ...args: unknown[]) => unknown>();
@@ -15,11 +18,14 @@ const { channelNames, isAppCommand, methodName } = await import("./channels.ts")
 const { channelValidators } = await import("./validators.ts");
 const { handle } = await import("./ipc.ts");
 const { APP_INDEX, contentType, resolveAppPath, serveAppRequest } = await import("./scheme.ts");
-const { addRecent, filesFromArgv, kindOfPath, loadRecent, saveRecent, MAX_RECENT } = await import("./files.ts");
-const { openWithDialog, saveWithDialog, PendingFiles } = await import("./handlers.ts");
+const { addRecent, filesFromArgv, kindOfPath, loadRecent, recentOf, saveRecent, MAX_RECENT } =
+  await import("./files.ts");
+const { openDropped, openRecent, openWithDialog, saveWithDialog, PendingFiles } = await import("./handlers.ts");
 const { menuTemplate } = await import("./menu.ts");
 const { restoreBounds } = await import("./windowState.ts");
 const { readingsText } = await import("./readings.ts");
+const { CONTENT_SECURITY_POLICY, grantsPermission, isOwnPage, lockDownContents, lockDownSession } =
+  await import("./security.ts");
 
 type Item = {
   label?: string;
@@ -51,7 +57,11 @@ describe("the channel map", () => {
       "fileOpen",
       "filesPending",
       "recentList",
+      "recentOpen",
+      "fileDropped",
     ]);
+    expect(channelValidators["file:dropped"].safeParse(["/home/a/s.yaml"]).success).toBe(true);
+    expect(channelValidators["file:dropped"].safeParse(["/home/a/.ssh/id_rsa"]).success).toBe(false);
     expect(channelValidators["file:open"].safeParse(["scenario"]).success).toBe(true);
     expect(channelValidators["file:open"].safeParse(["/etc/passwd"]).success).toBe(false);
     expect(channelValidators["file:save"].safeParse(["../x.json", "{}"]).success).toBe(false);
@@ -65,6 +75,8 @@ describe("the channel map", () => {
     expect(isAppCommand({ type: "open", file: { kind: "exe", name: "a", path: "/a", text: "" } })).toBe(false);
     expect(isAppCommand({ type: "eval" })).toBe(false);
     expect(isAppCommand(null)).toBe(false);
+    expect(isAppCommand({ type: "recent", files: [{ kind: "scenario", name: "a.yaml", path: "/a.yaml" }] })).toBe(true);
+    expect(isAppCommand({ type: "recent", files: [{ kind: "scenario", name: "a.yaml" }] })).toBe(false);
   });
 });
 
@@ -145,6 +157,62 @@ describe("files", () => {
   });
 });
 
+describe("issue 12: one recent list (File ▸ Open Recent and the library's Opened), kept between launches", () => {
+  it("a file read is listed with its scenario's name and description; a trace by its file name", () => {
+    expect(
+      recentOf({ kind: "scenario", name: "a.yaml", path: "/x/a.yaml", text: "name: alpha\ndescription: first\n" }),
+    ).toEqual({ kind: "scenario", name: "a.yaml", path: "/x/a.yaml", title: "alpha", description: "first" });
+    expect(recentOf({ kind: "trace", name: "t.json", path: "/x/t.json", text: "{}" })).toMatchObject({
+      kind: "trace",
+      title: "t.json",
+    });
+  });
+
+  it("a listed file opens again and moves to the top; a path not on the list is refused", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mailscope-recent-open-"));
+    const a = join(dir, "a.yaml");
+    const b = join(dir, "b.mailscope-trace.json");
+    await writeFile(a, "name: alpha\n");
+    await writeFile(b, "{}");
+    let recent: RecentFile[] = [];
+    const remember = (f: OpenedFile) => void (recent = addRecent(recent, recentOf(f)));
+    await openDropped(a, remember);
+    await openDropped(b, remember);
+    expect(recent.map((r) => r.path)).toEqual([b, a]);
+    // Saved and read back, as at the next launch; the menu lists the same files.
+    await saveRecent(join(dir, "recent.json"), recent);
+    recent = await loadRecent(join(dir, "recent.json"));
+    const menu = menuTemplate(
+      {
+        send: () => undefined,
+        openDialog: () => undefined,
+        openRecent: () => undefined,
+        clearRecent: () => undefined,
+        showReadings: () => undefined,
+        showAbout: () => undefined,
+      },
+      recent,
+      "linux",
+    ) as Item[];
+    expect(find(menu, "File", "Open Recent").submenu?.map((i) => i.label)).toEqual([
+      "b.mailscope-trace.json (trace)",
+      "a.yaml",
+      undefined,
+      "Clear Recent",
+    ]);
+    expect(await openRecent(recent, a, remember)).toEqual({
+      kind: "scenario",
+      name: "a.yaml",
+      path: a,
+      text: "name: alpha\n",
+    });
+    expect(recent.map((r) => r.path)).toEqual([a, b]);
+    await expect(openRecent(recent, "/etc/passwd", remember)).rejects.toThrow(/not on the recent list/);
+    await expect(openDropped("relative.yaml", remember)).rejects.toThrow(/not a scenario/);
+    await expect(openDropped("/etc/passwd", remember)).rejects.toThrow(/not a scenario/);
+  });
+});
+
 describe("dialogs", () => {
   it("open: reads the chosen file and remembers it; a cancel opens nothing", async () => {
     const dir = await mkdtemp(join(tmpdir(), "mailscope-open-"));
@@ -161,7 +229,7 @@ describe("dialogs", () => {
     };
     const result = await openWithDialog(dialogs, undefined, "scenario", (f) => remembered.push(f));
     expect(result).toEqual({ opened: true, file: { kind: "scenario", name: "mine.yaml", path, text: "name: mine\n" } });
-    expect(remembered).toEqual([{ kind: "scenario", name: "mine.yaml", path }]);
+    expect(remembered).toEqual([{ kind: "scenario", name: "mine.yaml", path, text: "name: mine\n" }]);
     expect(options[0]).toMatchObject({ properties: ["openFile"], filters: [{ extensions: ["yaml", "yml"] }] });
     const cancel = { ...dialogs, showOpenDialog: async () => ({ canceled: true, filePaths: [] }) };
     expect(await openWithDialog(cancel, undefined, "trace", () => undefined)).toEqual({ opened: false });
@@ -289,4 +357,183 @@ describe("window bounds", () => {
     });
     expect(restoreBounds("garbage", [screenArea])).toEqual({ width: 1280, height: 820, maximized: false });
   });
+});
+
+/** A stand-in for Electron's emitters: the listeners by event name, and a way to fire one. */
+function emitter() {
+  const listeners = new Map<string, (...args: unknown[]) => unknown>();
+  return {
+    listeners,
+    on(name: string, fn: (...args: unknown[]) => unknown) {
+      listeners.set(name, fn);
+      return this;
+    },
+    fire(name: string, ...args: unknown[]): unknown {
+      const fn = listeners.get(name);
+      if (!fn) throw new Error(`no listener for ${name}`);
+      return fn(...args);
+    },
+  };
+}
+
+/** An event whose default the handler may prevent. */
+function cancellable<T extends object>(fields: T = {} as T) {
+  const event = { ...fields, prevented: false, preventDefault: () => void (event.prevented = true) };
+  return event;
+}
+
+describe("issue 16: the window may do nothing beyond drawing the app", () => {
+  const own = "app://mailscope/index.html";
+
+  function contents() {
+    const e = emitter();
+    let openHandler: ((details: { url: string }) => { action: string }) | undefined;
+    const stand = {
+      ...e,
+      setWindowOpenHandler: (fn: typeof openHandler) => void (openHandler = fn),
+      getURL: () => own,
+    };
+    lockDownContents(stand as unknown as Parameters<typeof lockDownContents>[0]);
+    return { ...stand, open: (url: string) => openHandler?.({ url }) };
+  }
+
+  function session() {
+    const e = emitter();
+    const handlers: Record<string, (...args: unknown[]) => unknown> = {};
+    const stand = {
+      ...e,
+      setPermissionRequestHandler: (fn: (...args: unknown[]) => unknown) => void (handlers["request"] = fn),
+      setPermissionCheckHandler: (fn: (...args: unknown[]) => unknown) => void (handlers["check"] = fn),
+      setDevicePermissionHandler: (fn: (...args: unknown[]) => unknown) => void (handlers["device"] = fn),
+    };
+    lockDownSession(stand as unknown as Parameters<typeof lockDownSession>[0]);
+    return { ...stand, handlers };
+  }
+
+  it("will-navigate: stays on the app's pages", () => {
+    const c = contents();
+    const away = cancellable();
+    c.fire("will-navigate", away, "https://evil.example/");
+    expect(away.prevented).toBe(true);
+    const home = cancellable();
+    c.fire("will-navigate", home, own);
+    expect(home.prevented).toBe(false);
+    const file = cancellable();
+    c.fire("will-navigate", file, "file:///etc/passwd");
+    expect(file.prevented).toBe(true);
+  });
+
+  it("will-frame-navigate: no frame goes elsewhere either", () => {
+    const c = contents();
+    for (const [url, isMainFrame] of [
+      ["https://evil.example/", false],
+      ["https://evil.example/", true],
+      ["data:text/html,<script>1</script>", false],
+      ["app://mailscope.evil.example/", false],
+    ] as const) {
+      const event = cancellable({ url, isMainFrame, isSameDocument: false, frame: null });
+      c.fire("will-frame-navigate", event);
+      expect(event.prevented, url).toBe(true);
+    }
+    const home = cancellable({ url: own, isMainFrame: false, isSameDocument: false, frame: null });
+    c.fire("will-frame-navigate", home);
+    expect(home.prevented).toBe(false);
+  });
+
+  it("no redirects, no webviews, no new windows, no Bluetooth device", () => {
+    const c = contents();
+    const redirect = cancellable();
+    c.fire("will-redirect", redirect, own);
+    expect(redirect.prevented).toBe(true);
+    const webview = cancellable();
+    c.fire("will-attach-webview", webview, {}, { src: own });
+    expect(webview.prevented).toBe(true);
+    expect(c.open("https://evil.example/")).toEqual({ action: "deny" });
+    expect(c.open(own)).toEqual({ action: "deny" });
+    const chosen: unknown[] = [];
+    const bluetooth = cancellable();
+    c.fire("select-bluetooth-device", bluetooth, [{ deviceId: "d1", deviceName: "pen" }], (id: string) =>
+      chosen.push(id),
+    );
+    expect(bluetooth.prevented).toBe(true);
+    expect(chosen).toEqual([""]);
+  });
+
+  it("permission requests and checks are denied, bar writing text to the clipboard from the app", async () => {
+    const s = session();
+    const asked = (permission: string, requestingUrl: string) =>
+      new Promise<boolean>((resolve) =>
+        s.handlers["request"]?.({ getURL: () => requestingUrl }, permission, resolve, { requestingUrl }),
+      );
+    for (const permission of ["media", "geolocation", "notifications", "openExternal", "fileSystem", "hid", "usb"])
+      expect(await asked(permission, own), permission).toBe(false);
+    expect(await asked("clipboard-sanitized-write", own)).toBe(true);
+    expect(await asked("clipboard-sanitized-write", "https://evil.example/")).toBe(false);
+    expect(await asked("clipboard-read", own)).toBe(false);
+    const check = (permission: string, origin: string) => s.handlers["check"]?.(null, permission, origin, {});
+    expect(check("media", "app://mailscope")).toBe(false);
+    expect(check("serial", "app://mailscope")).toBe(false);
+    expect(check("clipboard-sanitized-write", "app://mailscope")).toBe(true);
+    expect(check("clipboard-sanitized-write", "https://evil.example")).toBe(false);
+    expect(grantsPermission("clipboard-sanitized-write", "app://mailscope.evil.example")).toBe(false);
+  });
+
+  it("device permissions are denied and device choosers choose nothing (HID, serial, USB)", () => {
+    const s = session();
+    expect(s.handlers["device"]?.({ deviceType: "hid", origin: "app://mailscope", device: {} })).toBe(false);
+    expect(s.handlers["device"]?.({ deviceType: "usb", origin: "app://mailscope", device: {} })).toBe(false);
+    expect(s.handlers["device"]?.({ deviceType: "serial", origin: "app://mailscope", device: {} })).toBe(false);
+    const answers: unknown[][] = [];
+    const hid = cancellable();
+    s.fire("select-hid-device", hid, { deviceList: [{ deviceId: "h1" }], frame: null }, (...a: unknown[]) =>
+      answers.push(["hid", ...a]),
+    );
+    const serial = cancellable();
+    s.fire("select-serial-port", serial, [{ portId: "p1" }], {}, (...a: unknown[]) => answers.push(["serial", ...a]));
+    const usb = cancellable();
+    s.fire("select-usb-device", usb, { deviceList: [{ deviceId: "u1" }], frame: null }, (...a: unknown[]) =>
+      answers.push(["usb", ...a]),
+    );
+    expect([hid.prevented, serial.prevented, usb.prevented]).toEqual([true, true, true]);
+    // Electron: no argument (HID, USB) or "" (serial) cancels the request.
+    expect(answers).toEqual([["hid"], ["serial", ""], ["usb"]]);
+  });
+
+  it("own pages are app://mailscope/ only; the page's policy allows no remote or inline code", () => {
+    expect(isOwnPage(own)).toBe(true);
+    expect(isOwnPage("app://mailscope.evil.example/")).toBe(false);
+    expect(isOwnPage("app://mailscope")).toBe(false);
+    expect(CONTENT_SECURITY_POLICY).toContain("script-src 'self';");
+    expect(CONTENT_SECURITY_POLICY).toContain("object-src 'none'");
+    expect(CONTENT_SECURITY_POLICY).not.toMatch(/unsafe-eval|script-src[^;]*unsafe-inline|https?:|\*/);
+  });
+});
+
+describe("issue 16: packaging (electron-builder.yml)", () => {
+  const root = new URL("../", import.meta.url);
+  const load = async () => parseYaml(await readFile(new URL("electron-builder.yml", root), "utf8")) as unknown;
+
+  it("flips Electron's fuses: no Node runtime, no NODE_OPTIONS or --inspect, asar only and checked, cookies encrypted", async () => {
+    const config = (await load()) as { electronFuses?: Record<string, boolean>; asar?: boolean };
+    expect(config.asar).toBe(true);
+    expect(config.electronFuses).toMatchObject({
+      runAsNode: false,
+      enableCookieEncryption: true,
+      enableNodeOptionsEnvironmentVariable: false,
+      enableNodeCliInspectArguments: false,
+      enableEmbeddedAsarIntegrityValidation: true,
+      onlyLoadAppFromAsar: true,
+      grantFileProtocolExtraPrivileges: false,
+    });
+  });
+
+  it("is valid for the pinned electron-builder (its own JSON Schema), so no key is silently ignored", async () => {
+    const schema = JSON.parse(
+      await readFile(new URL("node_modules/app-builder-lib/scheme.json", root), "utf8"),
+    ) as object;
+    const validate = new Ajv({ strict: false, allErrors: true }).compile(schema);
+    const ok = validate(await load());
+    expect(validate.errors ?? [], JSON.stringify(validate.errors)).toEqual([]);
+    expect(ok).toBe(true);
+  }, 60_000); // compiling electron-builder's large schema is slow on a busy machine; this is a ceiling, not a target
 });

@@ -1,19 +1,15 @@
-import { app, BrowserWindow, dialog, Menu, protocol, screen, session, type WebContents } from "electron";
+import { app, BrowserWindow, dialog, Menu, protocol, screen, session } from "electron";
 import { join } from "node:path";
 import { listScenarioFiles } from "../app/node/scenarioFiles.ts";
 import { APP_COMMAND, type AppCommand, type FileKind, type OpenedFile, type RecentFile } from "./channels.ts";
-import { addRecent, filesFromArgv, loadRecent, readOpenedFile, saveRecent } from "./files.ts";
-import { openWithDialog, PendingFiles, saveWithDialog, type Dialogs } from "./handlers.ts";
+import { addRecent, filesFromArgv, loadRecent, readOpenedFile, recentOf, saveRecent } from "./files.ts";
+import { openDropped, openRecent, openWithDialog, PendingFiles, saveWithDialog, type Dialogs } from "./handlers.ts";
 import { handle } from "./ipc.ts";
 import { menuTemplate } from "./menu.ts";
 import { readingsText } from "./readings.ts";
-import { APP_INDEX, APP_ORIGIN, APP_SCHEME, APP_SCHEME_PRIVILEGES, serveAppRequest } from "./scheme.ts";
+import { CONTENT_SECURITY_POLICY, isOwnPage, lockDownContents, lockDownSession } from "./security.ts";
+import { APP_INDEX, APP_SCHEME, APP_SCHEME_PRIVILEGES, serveAppRequest } from "./scheme.ts";
 import { loadWindowState, restoreBounds, saveWindowState } from "./windowState.ts";
-
-/** The Content-Security-Policy of every page: no eval, no remote code, no inline scripts. */
-export const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
-  "font-src 'self'; connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; form-action 'none'";
 
 const appRoot = app.getAppPath();
 const rendererRoot = join(appRoot, "dist", "renderer");
@@ -24,24 +20,10 @@ const recentPath = () => join(app.getPath("userData"), "recent-files.json");
 // Before ready: app:// is a standard, secure scheme, so the module worker and fetch work under it.
 protocol.registerSchemesAsPrivileged([APP_SCHEME_PRIVILEGES]);
 
-function isOwnPage(url: string): boolean {
-  return url.startsWith(`${APP_ORIGIN}/`);
-}
-
-/** No navigation away from the app, no new windows, no webviews. */
-function lockDown(contents: WebContents): void {
-  contents.on("will-navigate", (event, url) => {
-    if (!isOwnPage(url)) event.preventDefault();
-  });
-  contents.on("will-redirect", (event) => event.preventDefault());
-  contents.on("will-attach-webview", (event) => event.preventDefault());
-  contents.setWindowOpenHandler(() => ({ action: "deny" }));
-}
-
 function setupSecurity(): void {
-  app.on("web-contents-created", (_event, contents) => lockDown(contents));
+  app.on("web-contents-created", (_event, contents) => lockDownContents(contents));
   protocol.handle(APP_SCHEME, (request) => serveAppRequest(request.url, rendererRoot, CONTENT_SECURITY_POLICY));
-  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+  lockDownSession(session.defaultSession);
 }
 
 const dialogs: Dialogs = {
@@ -56,11 +38,17 @@ let windowLoaded = false;
 let recent: RecentFile[] = [];
 const pending = new PendingFiles();
 
-function remember(file: RecentFile): void {
-  recent = addRecent(recent, file);
+/** The one recent list (File ▸ Open Recent and the library's "Opened"): saved, and shown in both. */
+function setRecent(next: RecentFile[]): void {
+  recent = next;
   void saveRecent(recentPath(), recent).catch(() => undefined);
-  app.addRecentDocument(file.path);
   buildMenu();
+  send({ type: "recent", files: recent });
+}
+
+function remember(file: OpenedFile): void {
+  setRecent(addRecent(recent, recentOf(file)));
+  app.addRecentDocument(file.path);
 }
 
 function send(command: AppCommand): void {
@@ -69,7 +57,7 @@ function send(command: AppCommand): void {
 
 /** A file for the window: sent now if it has loaded, else kept until it asks (files:pending). */
 function deliver(file: OpenedFile): void {
-  remember({ kind: file.kind, name: file.name, path: file.path });
+  remember(file);
   if (mainWindow && windowLoaded) send({ type: "open", file });
   else pending.push(file);
 }
@@ -93,10 +81,8 @@ function buildMenu(): void {
       },
       openRecent: (file) => void openPath(file.path, file.kind),
       clearRecent: () => {
-        recent = [];
-        void saveRecent(recentPath(), recent).catch(() => undefined);
+        setRecent([]);
         app.clearRecentDocuments();
-        buildMenu();
       },
       showReadings: () => {
         void dialog.showMessageBox({
@@ -139,6 +125,8 @@ function setupIpc(): void {
   );
   handle("files:pending", isOwnPage, () => pending.take());
   handle("recent:list", isOwnPage, () => recent);
+  handle("recent:open", isOwnPage, (_event, path) => openRecent(recent, path, remember));
+  handle("file:dropped", isOwnPage, (_event, path) => openDropped(path, remember));
 }
 
 async function createWindow(): Promise<BrowserWindow> {

@@ -1,4 +1,4 @@
-import { contextBridge, ipcRenderer } from "electron";
+import { contextBridge, ipcRenderer, webUtils } from "electron";
 import { APP_COMMAND, channelNames, methodName, type AppCommand, type PreloadApi } from "./channels.ts";
 
 // The whole API is derived from the channel map: one invoke per channel, data only,
@@ -11,6 +11,10 @@ const api = {
     const wrapped = (_event: unknown, command: AppCommand) => listener(command);
     ipcRenderer.on(APP_COMMAND, wrapped);
     return () => ipcRenderer.removeListener(APP_COMMAND, wrapped);
+  },
+  // A dropped file's path, so that main reads it and it joins the recent list (File.path is gone since Electron 32).
+  pathForFile(file: File): string {
+    return webUtils.getPathForFile(file);
   },
 } as unknown as PreloadApi;
 

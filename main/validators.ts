@@ -19,4 +19,12 @@ export const channelValidators = {
   "file:open": z.tuple([z.enum(["scenario", "trace"])]),
   "files:pending": z.tuple([]),
   "recent:list": z.tuple([]),
+  "recent:open": z.tuple([z.string().min(1).max(4096)]),
+  "file:dropped": z.tuple([
+    z
+      .string()
+      .min(1)
+      .max(4096)
+      .regex(/\.(ya?ml|json)$/i, "a scenario (.yaml, .yml) or a trace (.json)"),
+  ]),
 } satisfies Record<ChannelName, z.ZodType>;

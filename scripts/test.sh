@@ -36,7 +36,8 @@ steps=(typecheck lint format generated build unit)
 run_step() { # name
   case "$1" in
     typecheck) node scripts/typecheck.mjs ;;
-    lint) eslint --max-warnings 0 . ;;
+    # ESLint, then Electron's security checks (electronegativity; exceptions explained in electronegativity.json).
+    lint) eslint --max-warnings 0 . && node scripts/electronegativity.mjs ;;
     format) prettier --check --log-level warn . ;;
     # Generated files (JSON Schemas, docs/rules.md) must match their sources.
     generated) bash -c 'status=0; for f in scripts/gen-*.ts; do node "$f" --check || status=1; done; exit $status' ;;

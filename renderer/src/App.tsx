@@ -8,7 +8,7 @@ import { RulesPanel } from "./components/RulesPanel.tsx";
 import type { LibraryEntry } from "./model/library.ts";
 import { mergeSettings } from "./model/readings.ts";
 import { platform } from "./platform.ts";
-import { loadOpened, rememberOpened, type OpenedFile } from "./recent.ts";
+import { entryOf, type OpenedEntry } from "./recent.ts";
 import { phaseOf, playbackMachine, type SessionFactory } from "./session/machine.ts";
 import { createSimulationWorker, workerSessionPort } from "./session/port.ts";
 import { Library } from "./views/library/Library.tsx";
@@ -32,7 +32,7 @@ function ownsKey(target: EventTarget | null, key: string): boolean {
 export function App() {
   const [info, setInfo] = useState<AppInfo | undefined>();
   const [scenarios, setScenarios] = useState<ScenarioSummary[] | undefined>();
-  const [opened, setOpened] = useState<OpenedFile[]>(() => loadOpened());
+  const [opened, setOpened] = useState<OpenedEntry[]>([]);
   const [current, setCurrent] = useState<LibraryEntry | undefined>();
   const [view, setView] = useState<View>("run");
   const [ruleQuery, setRuleQuery] = useState("");
@@ -46,6 +46,9 @@ export function App() {
   useEffect(() => {
     platform.info().then(setInfo, (e: unknown) => setError(String(e)));
     platform.listScenarios().then(setScenarios, (e: unknown) => setError(String(e)));
+    // The files opened before (kept between launches; in Electron also File ▸ Open Recent).
+    platform.recent.list().then(setOpened, (e: unknown) => setError(String(e)));
+    return platform.recent.onChange(setOpened);
   }, []);
 
   // The last check result of each scenario run in this window: the runs before, and the one shown.
@@ -68,22 +71,32 @@ export function App() {
   };
 
   const select = (entry: LibraryEntry) => {
-    const own = opened.find((f) => f.file === entry.file);
-    if (own) return run(own, own.text, own.file);
+    // An entry of "Opened" (the same object), not a bundled scenario of the same file name.
+    const own = opened.find((f) => f === entry);
+    if (own) {
+      platform.recent.open(own).then(openShellFile, (e: unknown) => setError(String(e)));
+      return;
+    }
     platform.readScenario(entry.file).then(
       (text) => run(entry, text, `scenarios/${entry.file}`),
       (e: unknown) => setError(String(e)),
     );
   };
 
-  const openScenarioText = (name: string, text: string) => {
-    const summary = summarizeScenario(name, text);
-    const file: OpenedFile = { ...summary, name: summary.name === name ? name : summary.name, text };
-    setOpened((list) => rememberOpened(list, file));
-    run(file, text, name);
+  /** Lists a file under "Opened" (the browser keeps it; Electron's main has, and says so). */
+  const remember = (entry: OpenedEntry) => {
+    const list = platform.recent.remember(entry);
+    if (list) setOpened(list);
   };
 
-  const openTraceText = (name: string, text: string) => {
+  /** `path` is the file's key in the "Opened" list: its path in Electron, its name in the browser. */
+  const openScenarioText = (name: string, text: string, path = name) => {
+    const entry = entryOf({ kind: "scenario", name, path, text });
+    remember(entry);
+    run(entry, text, name);
+  };
+
+  const openTraceText = (name: string, text: string, path = name) => {
     const parsed = importTrace(text);
     if (!parsed.ok) {
       setError(
@@ -93,9 +106,10 @@ export function App() {
     }
     setError(undefined);
     setResults(shownResults);
+    remember(entryOf({ kind: "trace", name, path, text }));
     const source = parsed.value.scenario.source;
     const description = source !== undefined ? summarizeScenario(name, source).description : "";
-    setCurrent({ file: name, name: parsed.value.scenario.name, description });
+    setCurrent({ file: path, name: parsed.value.scenario.name, description });
     setView("run");
     send({ type: "OPEN_TRACE", trace: parsed.value, description });
   };
@@ -108,8 +122,17 @@ export function App() {
   };
 
   const openShellFile = (file: ShellFile) => {
-    if (file.kind === "trace") openTraceText(file.name, file.text);
-    else openScenarioText(file.name, file.text);
+    if (file.kind === "trace") openTraceText(file.name, file.text, file.path);
+    else openScenarioText(file.name, file.text, file.path);
+  };
+
+  /** A dropped file: read by main in Electron (so it joins the recent list), by the page in the browser. */
+  const dropFile = (file: File) => {
+    if (!platform.openDropped) return void openFile(file);
+    platform.openDropped(file).then(
+      (read) => (read ? openShellFile(read) : void openFile(file)),
+      (e: unknown) => setError(String(e)),
+    );
   };
 
   const save = (name: string, contents: string, type: string) => {
@@ -146,7 +169,10 @@ export function App() {
     return platform.onCommand(onCommand);
   }, []);
 
-  /** In Electron the open buttons show main's dialog (typed IPC); in the browser the file input does. */
+  /**
+   * The open buttons show the shell's dialog: main's in Electron (typed IPC), the File System Access
+   * API's picker in a browser that has it; elsewhere the file input does.
+   */
   const openWithShell = (e: React.MouseEvent, kind: FileKind) => {
     const dialog = platform.openDialog;
     if (!dialog) return;
@@ -184,7 +210,7 @@ export function App() {
       onDrop={(e) => {
         e.preventDefault();
         const file = e.dataTransfer.files[0];
-        if (file) void openFile(file);
+        if (file) dropFile(file);
       }}
     >
       <header className="titlebar">

@@ -8,6 +8,8 @@ import {
   type PreloadApi,
   type ScenarioSummary,
 } from "../../main/channels.ts";
+import { filePicker, type FilePickerWindow } from "./filePicker.ts";
+import { entriesOfRecent, loadOpened, rememberOpened, type OpenedEntry } from "./recent.ts";
 
 declare global {
   interface Window {
@@ -24,12 +26,33 @@ export interface Platform {
   readScenario(file: string): Promise<string>;
   /** Saves an export: a download in the browser, the save dialog in Electron. */
   saveFile(name: string, contents: string, type: string): Promise<void>;
-  /** The shell's open dialog (Electron); undefined where the page's file input serves. */
+  /** The open dialog: main's (Electron) or the File System Access API's; undefined where the page's file input serves. */
   readonly openDialog?: (kind: FileKind) => Promise<OpenedFile | undefined>;
   /** Files given on the command line or by the OS before the window was there. */
   pendingFiles(): Promise<OpenedFile[]>;
   /** Listens to the menus' commands (Electron); returns a function that stops listening. */
   onCommand(listener: (command: AppCommand) => void): () => void;
+  /**
+   * Electron: a dropped file, read by main so that it joins the recent list; undefined for a file
+   * with no path on disk (made by a page), which the page reads. Absent in the browser.
+   */
+  readonly openDropped?: (file: File) => Promise<OpenedFile | undefined>;
+  /** The files the user opened (the library's "Opened"; Electron's File ▸ Open Recent is the same list). */
+  readonly recent: RecentFiles;
+}
+
+/** The one list of files the user opened, kept between launches (see recent.ts). */
+export interface RecentFiles {
+  list(): Promise<OpenedEntry[]>;
+  /**
+   * Remembers a file the page opened. The browser keeps it and answers the
+   * new list; Electron's main has remembered it already and tells {@link onChange}.
+   */
+  remember(entry: OpenedEntry): OpenedEntry[] | undefined;
+  /** A listed file, read again. */
+  open(entry: OpenedEntry): Promise<OpenedFile>;
+  /** Listens to changes made outside the page (Electron's menus); returns a function that stops listening. */
+  onChange(listener: (entries: OpenedEntry[]) => void): () => void;
 }
 
 // In the browser the scenario library is bundled at build time.
@@ -58,6 +81,22 @@ export function download(name: string, contents: string, type: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** The browser's list: in local storage, with the texts. */
+function storedRecentFiles(): RecentFiles {
+  let entries = loadOpened();
+  return {
+    list: async () => entries,
+    remember: (entry) => (entries = rememberOpened(entries, entry)),
+    open: async (entry) => {
+      if (entry.text === undefined) throw new Error(`${entry.fileName} is no longer kept: open it again`);
+      return { kind: entry.kind, name: entry.fileName, path: entry.file, text: entry.text };
+    },
+    onChange: () => () => undefined,
+  };
+}
+
+const pickFile = filePicker(window as FilePickerWindow);
+
 const browserPlatform: Platform = {
   info: async () => ({ name: "Mailscope", version: __MAILSCOPE_VERSION__, shell: "browser" }),
   listScenarios: async () =>
@@ -68,6 +107,8 @@ const browserPlatform: Platform = {
   saveFile: async (name, contents, type) => download(name, contents, type),
   pendingFiles: async () => [],
   onCommand: () => () => undefined,
+  ...(pickFile && { openDialog: pickFile }),
+  recent: storedRecentFiles(),
 };
 
 function electronPlatform(api: PreloadApi): Platform {
@@ -84,7 +125,22 @@ function electronPlatform(api: PreloadApi): Platform {
     },
     pendingFiles: () => api.filesPending(),
     // What main sends is checked before the window acts on it.
-    onCommand: (listener) => api.onAppCommand((command) => isAppCommand(command) && listener(command)),
+    onCommand: (listener) =>
+      api.onAppCommand((command) => isAppCommand(command) && command.type !== "recent" && listener(command)),
+    openDropped: async (file) => {
+      const path = api.pathForFile(file);
+      return path === "" ? undefined : api.fileDropped(path);
+    },
+    // Main keeps the list (also File ▸ Open Recent) and remembers each file it reads.
+    recent: {
+      list: async () => entriesOfRecent(await api.recentList()),
+      remember: () => undefined,
+      open: (entry) => api.recentOpen(entry.file),
+      onChange: (listener) =>
+        api.onAppCommand(
+          (command) => isAppCommand(command) && command.type === "recent" && listener(entriesOfRecent(command.files)),
+        ),
+    },
   };
 }
 
