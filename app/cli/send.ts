@@ -197,7 +197,7 @@ async function prepare(options: SendOptions): Promise<Prepared> {
   }
   if (to.length === 0) usage("--to: give at least one recipient");
 
-  const message = await readInput(options.message, "--message");
+  const message = await readInput(options.message, "--message", "messages");
   if (message.length === 0) usage(`--message ${options.message}: the file is empty`);
 
   const signing = await readSigningKey(options.key, {

@@ -89,3 +89,17 @@ export async function readBounded(file: string, kind: ReadKind | string, limit?:
 export async function readBoundedText(file: string, kind: ReadKind | string, limit?: number): Promise<string> {
   return (await readBounded(file, kind, limit)).toString("utf8");
 }
+
+/**
+ * Why a read failed, in words, without the file's name: `no such file`, `it
+ * is a folder`, `larger than 65536 bytes (the limit for keys)`, else the
+ * system's message.
+ */
+export function readErrorReason(error: unknown): string {
+  if (error instanceof FileTooLargeError) return `larger than ${error.limit} bytes (the limit for ${error.kind})`;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "ENOENT") return "no such file";
+  if (code === "EISDIR") return "it is a folder";
+  if (code === "EACCES") return "permission denied";
+  return error instanceof Error ? error.message : String(error);
+}
