@@ -13,6 +13,7 @@ import { writeFile } from "node:fs/promises";
 import { rules as catalogue } from "../protocol/rules.ts";
 import { ruleCounts, ruleCoverage, type CoverageReport } from "../trace/ruleEvidence.ts";
 import type { CheckResult } from "../trace/schema.ts";
+import { checkOutputPaths } from "../node/outputPaths.ts";
 import { findScenarioFiles, loadScenarioFile } from "../node/scenarioLoader.ts";
 import { runLoadedScenario } from "../sim/runScenario.ts";
 import { formatScenarioError } from "../sim/scenario.ts";
@@ -288,6 +289,11 @@ export async function checkCommandAction(
     err: (line) => console.error(line),
   },
 ): Promise<number> {
+  const unwritable = await checkOutputPaths([["--junit", options.junit]]);
+  if (unwritable !== undefined) {
+    io.err(`mailscope check: ${unwritable}`);
+    return 2;
+  }
   const report = await checkScenarios(paths.length > 0 ? paths : ["scenarios"], {
     ...(options.coverage === true && { coverage: true }),
     onProgress: ({ index, total, file, result }) => {

@@ -11,6 +11,7 @@ import { consoleIo, type CliIo } from "./io.ts";
 import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
+import { checkOutputPaths } from "../node/outputPaths.ts";
 import { loadScenarioFile } from "../node/scenarioLoader.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { describeEvent } from "../trace/describe.ts";
@@ -54,6 +55,9 @@ export interface RunOptions {
   readonly json?: boolean;
 }
 
+/** The options of `run` that name a file to write: each is checked before the run starts. */
+export const RUN_OUTPUTS = ["trace", "har", "report"] as const;
+
 /** `--seed 42` is the number 42; anything else is a string seed. */
 export function parseSeed(text: string): number | string {
   return /^\d+$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : text;
@@ -75,6 +79,12 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
   const check = resolveReadings(overrides);
   if (!check.ok) {
     io.err(`mailscope run: --set ${check.id}: ${check.message}`);
+    return RUN_EXIT.badInput;
+  }
+  // Every output path is checked before the run, not found unwritable after it.
+  const unwritable = await checkOutputPaths(RUN_OUTPUTS.map((o) => [`--${o}`, options[o]] as const));
+  if (unwritable !== undefined) {
+    io.err(`mailscope run: ${unwritable}`);
     return RUN_EXIT.badInput;
   }
   const load = await loadScenarioFile(file);
