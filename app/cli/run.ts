@@ -8,6 +8,7 @@
  * is printed, seed and all), 2 for bad input.
  */
 import { consoleIo, type CliIo } from "./io.ts";
+import { progressPrinter, progressWanted } from "./progress.ts";
 import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
@@ -53,6 +54,8 @@ export interface RunOptions {
   readonly report?: string;
   readonly full?: boolean;
   readonly json?: boolean;
+  /** Progress lines on stderr: true, false, or (undefined) when stderr is a terminal. */
+  readonly progress?: boolean;
 }
 
 /** The options of `run` that name a file to write: each is checked before the run starts. */
@@ -100,6 +103,7 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
       readings: overrides,
       recordBodies: options.full === true,
       mailscope: mailscopeVersion(),
+      ...(progressWanted(options.progress, io) && { onProgress: progressPrinter(io) }),
     });
   } catch (error) {
     if (!(error instanceof WorldError)) throw error;
@@ -340,6 +344,8 @@ export function runCommand(): Command {
     .option("--report <out.md>", "write a Markdown bug report with a sequence diagram")
     .option("--full", "print every event, and keep message bodies in the trace")
     .option("--json", "print a JSON summary instead of the timeline")
+    .option("--progress", "print progress to stderr about once a second (default when stderr is a terminal)")
+    .option("--no-progress", "print no progress")
     .action(async (file: string, options: RunOptions) => {
       const code = await runCommandAction(file, options);
       if (code !== 0) throw new CommanderError(code, "mailscope.run.exit", "");
