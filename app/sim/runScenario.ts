@@ -33,7 +33,7 @@ export interface RunScenarioOptions extends WorldOptions {
    * same with or without it.
    */
   readonly onProgress?: (progress: RunProgress) => void;
-  /** Events between two {@link onProgress} calls. Default 2000. */
+  /** Events between two {@link onProgress} calls. Default 100. */
   readonly progressEvents?: number;
 }
 
@@ -129,7 +129,7 @@ async function runInSlices(
   world: World,
   untilMs: number,
   onProgress: (progress: RunProgress) => void,
-  sliceEvents = 2000,
+  sliceEvents = 100,
 ): Promise<void> {
   // Messages done: every recipient of a scenario message has its recipient.outcome.
   const waiting = new Map<string, Set<string>>();
