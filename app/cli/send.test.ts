@@ -298,6 +298,9 @@ describe("bad input is refused before anything is sent (exit code 2)", () => {
       /--resolve b\.example:8443: expected domain=host:port/,
     ],
     ["a bad --max-wait", () => ({ maxWait: "soon" }), /--max-wait soon: not a duration/],
+    // Issue 16: a duration past Node's timer range would fire at once.
+    ["a --max-wait over a week", () => ({ maxWait: "30d" }), /^--max-wait 30d: at most 7d/],
+    ["a --timeout over an hour", () => ({ timeout: "99999999999" }), /^--timeout 99999999999: at most 1h$/],
     ["a --ca file without a certificate", (w) => ({ ca: w.messageFile }), /--ca .*: no PEM certificate/],
     [
       "a --nameserver that is not an address",
