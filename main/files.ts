@@ -5,6 +5,7 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { basename } from "node:path";
+import { FileTooLargeError, READ_LIMITS, readBoundedText } from "../app/node/boundedRead.ts";
 import { summarizeScenario } from "../app/sim/scenarioSummary.ts";
 import { isRecentFile, type FileKind, type OpenedFile, type RecentFile } from "./channels.ts";
 
@@ -20,14 +21,24 @@ export function filesFromArgv(argv: readonly string[]): string[] {
   return argv.slice(1).filter((a) => !a.startsWith("-") && a !== "." && kindOfPath(a) !== undefined);
 }
 
-/** The largest file the app reads (a 100k-event trace is ~60 MB). */
-export const MAX_FILE_BYTES = 256 * 1024 * 1024;
+/** The largest file the app reads (a 100k-event trace is ~60 MB): the limit for traces (app/node/boundedRead.ts). */
+export const MAX_FILE_BYTES = READ_LIMITS.traces;
 
-/** Reads a file for the renderer. */
+/** Reads a file for the renderer, at most its kind's limit (a trace 256 MiB, a scenario 32 MiB); never past it. */
 export async function readOpenedFile(path: string, kind?: FileKind): Promise<OpenedFile> {
-  const text = await readFile(path, "utf8");
-  if (text.length > MAX_FILE_BYTES) throw new Error(`${basename(path)} is larger than the app opens`);
-  return { kind: kind ?? kindOfPath(path) ?? "scenario", name: basename(path), path, text };
+  const opened = kind ?? kindOfPath(path) ?? "scenario";
+  let text: string;
+  try {
+    text = await readBoundedText(path, opened === "trace" ? "traces" : "scenarios");
+  } catch (error) {
+    if (error instanceof FileTooLargeError)
+      throw new Error(
+        `${basename(path)} is larger than the app opens (${error.limit} bytes, the limit for ${error.kind})`,
+        { cause: error },
+      );
+    throw error;
+  }
+  return { kind: opened, name: basename(path), path, text };
 }
 
 /** At most this many recent files. */

@@ -18,8 +18,17 @@ const { channelNames, isAppCommand, methodName } = await import("./channels.ts")
 const { channelValidators } = await import("./validators.ts");
 const { handle } = await import("./ipc.ts");
 const { APP_INDEX, contentType, resolveAppPath, serveAppRequest } = await import("./scheme.ts");
-const { addRecent, filesFromArgv, kindOfPath, loadRecent, recentOf, saveRecent, MAX_RECENT } =
-  await import("./files.ts");
+const {
+  addRecent,
+  filesFromArgv,
+  kindOfPath,
+  loadRecent,
+  readOpenedFile,
+  recentOf,
+  saveRecent,
+  MAX_FILE_BYTES,
+  MAX_RECENT,
+} = await import("./files.ts");
 const { openDropped, openRecent, openWithDialog, saveWithDialog, PendingFiles } = await import("./handlers.ts");
 const { menuTemplate } = await import("./menu.ts");
 const { restoreBounds } = await import("./windowState.ts");
@@ -138,6 +147,13 @@ describe("files", () => {
       "s.yml",
       "t.mailscope-trace.json",
     ]);
+  });
+
+  it("issue 16: an endless file (/dev/zero) is refused at its kind's limit, not read to the end", async () => {
+    await expect(readOpenedFile("/dev/zero", "scenario")).rejects.toThrow(
+      "zero is larger than the app opens (33554432 bytes, the limit for scenarios)",
+    );
+    expect(MAX_FILE_BYTES).toBe(256 * 1024 * 1024);
   });
 
   it("keeps recent files, newest first, once each, at most ten, between launches", async () => {

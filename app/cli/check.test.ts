@@ -108,6 +108,24 @@ describe("mailscope check", () => {
     expect(report.scenarios[1]?.rulesCited["STATE-7"]).toBe(3);
   });
 
+  it("issue 16: a --junit path in a missing folder is exit 2 before any scenario runs", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mailscope-check-"));
+    const out: string[] = [];
+    const err: string[] = [];
+    const junit = join(dir, "no", "out.xml");
+    expect(
+      await checkCommandAction(
+        ["scenarios/happy-path.yaml"],
+        { junit },
+        { out: (l) => out.push(l), err: (l) => err.push(l) },
+      ),
+    ).toBe(2);
+    expect(err).toEqual([
+      `mailscope check: --junit ${junit}: cannot be written: the folder ${join(dir, "no")} does not exist`,
+    ]);
+    expect(out).toEqual([]);
+  });
+
   it("junitXml escapes what XML cannot hold", () => {
     const xml = junitXml({
       passed: false,

@@ -13,10 +13,14 @@ import { writeFile } from "node:fs/promises";
 import { rules as catalogue } from "../protocol/rules.ts";
 import { ruleCounts, ruleCoverage, type CoverageReport } from "../trace/ruleEvidence.ts";
 import type { CheckResult } from "../trace/schema.ts";
+import { checkOutputPaths } from "../node/outputPaths.ts";
 import { findScenarioFiles, loadScenarioFile } from "../node/scenarioLoader.ts";
 import { runLoadedScenario } from "../sim/runScenario.ts";
 import { formatScenarioError } from "../sim/scenario.ts";
+import { consoleIo, type CliIo } from "./io.ts";
+import { progressPrinter, progressWanted } from "./progress.ts";
 import { mailscopeVersion, offset } from "./run.ts";
+import type { RunProgress } from "../sim/runScenario.ts";
 
 /** How one scenario fared. */
 export interface ScenarioCheck {
@@ -58,6 +62,8 @@ export interface CheckScenariosOptions {
   readonly mailscope?: string;
   /** Keep each run's cited rules (`rulesCited`), for {@link coverageOf}. */
   readonly coverage?: boolean;
+  /** Where a long run stands, as `runLoadedScenario` reports it: a callback per scenario file. */
+  readonly runProgress?: (file: string) => (progress: RunProgress) => void;
 }
 
 /** Plays every scenario file under `paths` and checks it. Never throws for a bad scenario: it is `invalid`. */
@@ -70,7 +76,12 @@ export async function checkScenarios(
   const scenarios: ScenarioCheck[] = [];
   for (const [index, file] of files.entries()) {
     options.onProgress?.({ index, total: files.length, file });
-    const result = await checkOne(file, options.mailscope ?? mailscopeVersion(), options.coverage === true);
+    const result = await checkOne(
+      file,
+      options.mailscope ?? mailscopeVersion(),
+      options.coverage === true,
+      options.runProgress?.(file),
+    );
     scenarios.push(result);
     options.onProgress?.({ index, total: files.length, file, result });
   }
@@ -81,7 +92,12 @@ export async function checkScenarios(
   };
 }
 
-async function checkOne(file: string, mailscope: string, coverage: boolean): Promise<ScenarioCheck> {
+async function checkOne(
+  file: string,
+  mailscope: string,
+  coverage: boolean,
+  onProgress: ((progress: RunProgress) => void) | undefined,
+): Promise<ScenarioCheck> {
   const started = performance.now();
   const load = await loadScenarioFile(file);
   if (!load.ok) {
@@ -98,7 +114,7 @@ async function checkOne(file: string, mailscope: string, coverage: boolean): Pro
   }
   const { scenario } = load.loaded;
   try {
-    const run = await runLoadedScenario(load.loaded, { mailscope });
+    const run = await runLoadedScenario(load.loaded, { mailscope, ...(onProgress !== undefined && { onProgress }) });
     const checks = [...run.invariants, ...run.expectations];
     return {
       file,
@@ -277,19 +293,24 @@ export interface CheckOptions {
   readonly json?: boolean;
   readonly junit?: string;
   readonly coverage?: boolean;
+  /** Progress lines of long runs on stderr: true, false, or (undefined) when stderr is a terminal. */
+  readonly progress?: boolean;
 }
 
 /** Runs the check and prints it; resolves to the exit code (0 all passed, 1 otherwise, 2 when no scenario was found). */
 export async function checkCommandAction(
   paths: readonly string[],
   options: CheckOptions,
-  io: { readonly out: (line: string) => void; readonly err: (line: string) => void } = {
-    out: (line) => console.log(line),
-    err: (line) => console.error(line),
-  },
+  io: CliIo = consoleIo,
 ): Promise<number> {
+  const unwritable = await checkOutputPaths([["--junit", options.junit]]);
+  if (unwritable !== undefined) {
+    io.err(`mailscope check: ${unwritable}`);
+    return 2;
+  }
   const report = await checkScenarios(paths.length > 0 ? paths : ["scenarios"], {
     ...(options.coverage === true && { coverage: true }),
+    ...(progressWanted(options.progress, io) && { runProgress: (file: string) => progressPrinter(io, file) }),
     onProgress: ({ index, total, file, result }) => {
       if (result === undefined) return;
       const what =
@@ -325,6 +346,8 @@ export function checkCommand(): Command {
     .option("--json", "print the report as JSON instead of the table")
     .option("--junit <out.xml>", "also write the report as JUnit XML")
     .option("--coverage", "also report which rules of the catalogue no scenario's events cite")
+    .option("--progress", "print the progress of long runs to stderr about once a second (default on a terminal)")
+    .option("--no-progress", "print no progress of long runs")
     .action(async (paths: string[], options: CheckOptions) => {
       const code = await checkCommandAction(paths, options);
       if (code !== 0) throw new CommanderError(code, "mailscope.check.exit", "");

@@ -289,8 +289,24 @@ describe("lint-request exit codes", () => {
     });
     expect(await run(B26, { keys: join(dir, "none.json") })).toMatchObject({
       code: 2,
-      err: expect.stringContaining("cannot be read (ENOENT)"),
+      err: expect.stringContaining("none.json: cannot be read (no such file)"),
     });
+  });
+
+  it("issue 16: /dev/zero as the request, the keys or the configuration is refused at its limit, not read to the end", async () => {
+    expect(await run("/dev/zero")).toMatchObject({
+      code: 2,
+      err: "mailscope lint-request: /dev/zero: larger than 105906176 bytes (the limit for requests)",
+    });
+    expect(await run(B26, { keys: "/dev/zero" })).toMatchObject({
+      code: 2,
+      err: "mailscope lint-request: /dev/zero: larger than 65536 bytes (the limit for keys)",
+    });
+    const config = await run(B26, { config: "/dev/zero" });
+    expect(config.code).toBe(2);
+    expect(config.err).toContain(
+      "/dev/zero:1:1: (file): cannot be read: larger than 4194304 bytes (the limit for configurations)",
+    );
   });
 
   it("G10: the command itself exits 1 on a failing check and prints the report", async () => {

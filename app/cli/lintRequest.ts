@@ -10,7 +10,6 @@
  */
 import { type CliIo } from "./io.ts";
 import { Command, CommanderError } from "commander";
-import { readFile } from "node:fs/promises";
 import type { ProblemIdentifier } from "../protocol/errors.ts";
 import type { ReceiverConfig } from "../receiver/config.ts";
 import { lintAnswer, lintChecks, NOT_LINTED, type LintLine, type LintStatus } from "../receiver/lintChecks.ts";
@@ -22,6 +21,7 @@ import {
   type RawHttpRequest,
 } from "../node/rawHttp.ts";
 import { formatConfigError, loadReceiverConfigFile } from "../node/receiverConfigFile.ts";
+import { FileTooLargeError, readBounded, readBoundedText, readErrorReason } from "../node/boundedRead.ts";
 
 export type { LintLine, LintStatus } from "../receiver/lintChecks.ts";
 
@@ -129,17 +129,21 @@ export async function runLintRequest(file: string, options: CommandOptions, io: 
   }
   let bytes: Uint8Array;
   try {
-    bytes = new Uint8Array(await readFile(file));
+    bytes = new Uint8Array(await readBounded(file, "requests"));
   } catch (error) {
-    return unreadable(`${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    if (error instanceof FileTooLargeError) return unreadable(error.message);
+    return unreadable(`${file}: cannot be read (${readErrorReason(error)})`);
   }
   const keySets: LintKeys[] = [];
   if (options.keys !== undefined) {
     try {
-      keySets.push(jwksKeys(await readFile(options.keys, "utf8"), options.keys));
+      keySets.push(jwksKeys(await readBoundedText(options.keys, "keys"), options.keys));
     } catch (error) {
+      if (error instanceof FileTooLargeError) return unreadable(error.message);
       const code = (error as NodeJS.ErrnoException).code;
-      return unreadable(code !== undefined ? `${options.keys}: cannot be read (${code})` : (error as Error).message);
+      return unreadable(
+        code !== undefined ? `${options.keys}: cannot be read (${readErrorReason(error)})` : (error as Error).message,
+      );
     }
   }
   let config: ReceiverConfig | undefined;

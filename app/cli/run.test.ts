@@ -135,6 +135,30 @@ describe("mailscope run", () => {
     expect(third.err[0]).toBe(`${join(dir, "none.yaml")}:1:1: (file): cannot be read: no such file`);
   });
 
+  it("issue 16: an output path that cannot be written is exit 2 before the scenario is even read, not after the run", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mailscope-run-"));
+    const missing = join(dir, "missing", "t.json");
+    const first = capture();
+    // The scenario does not exist either: the output paths are checked first, so nothing is read or run.
+    expect(await runCommandAction(join(dir, "none.yaml"), { trace: missing }, first.io)).toBe(2);
+    expect(first.err).toEqual([
+      `mailscope run: --trace ${missing}: cannot be written: the folder ${join(dir, "missing")} does not exist`,
+    ]);
+    expect(first.out).toEqual([]);
+    const second = capture();
+    expect(
+      await runCommandAction("scenarios/happy-path.yaml", { trace: join(dir, "t.json"), har: dir }, second.io),
+    ).toBe(2);
+    expect(second.err).toEqual([`mailscope run: --har ${dir}: cannot be written: it is a folder`]);
+    const third = capture();
+    const file = join(dir, "a-file");
+    writeFileSync(file, "");
+    expect(await runCommandAction("scenarios/happy-path.yaml", { report: join(file, "r.md") }, third.io)).toBe(2);
+    expect(third.err).toEqual([
+      `mailscope run: --report ${join(file, "r.md")}: cannot be written: ${file} is not a folder`,
+    ]);
+  });
+
   it("is registered in the mailscope command: `run` and `check` exit with their codes", async () => {
     const log = console.log;
     const error = console.error;

@@ -8,9 +8,11 @@
  * is printed, seed and all), 2 for bad input.
  */
 import { consoleIo, type CliIo } from "./io.ts";
+import { progressPrinter, progressWanted } from "./progress.ts";
 import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
+import { checkOutputPaths } from "../node/outputPaths.ts";
 import { loadScenarioFile } from "../node/scenarioLoader.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { describeEvent } from "../trace/describe.ts";
@@ -52,7 +54,12 @@ export interface RunOptions {
   readonly report?: string;
   readonly full?: boolean;
   readonly json?: boolean;
+  /** Progress lines on stderr: true, false, or (undefined) when stderr is a terminal. */
+  readonly progress?: boolean;
 }
+
+/** The options of `run` that name a file to write: each is checked before the run starts. */
+export const RUN_OUTPUTS = ["trace", "har", "report"] as const;
 
 /** `--seed 42` is the number 42; anything else is a string seed. */
 export function parseSeed(text: string): number | string {
@@ -77,6 +84,12 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
     io.err(`mailscope run: --set ${check.id}: ${check.message}`);
     return RUN_EXIT.badInput;
   }
+  // Every output path is checked before the run, not found unwritable after it.
+  const unwritable = await checkOutputPaths(RUN_OUTPUTS.map((o) => [`--${o}`, options[o]] as const));
+  if (unwritable !== undefined) {
+    io.err(`mailscope run: ${unwritable}`);
+    return RUN_EXIT.badInput;
+  }
   const load = await loadScenarioFile(file);
   if (!load.ok) {
     for (const error of load.errors) io.err(formatScenarioError(error));
@@ -90,6 +103,7 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
       readings: overrides,
       recordBodies: options.full === true,
       mailscope: mailscopeVersion(),
+      ...(progressWanted(options.progress, io) && { onProgress: progressPrinter(io) }),
     });
   } catch (error) {
     if (!(error instanceof WorldError)) throw error;
@@ -330,6 +344,8 @@ export function runCommand(): Command {
     .option("--report <out.md>", "write a Markdown bug report with a sequence diagram")
     .option("--full", "print every event, and keep message bodies in the trace")
     .option("--json", "print a JSON summary instead of the timeline")
+    .option("--progress", "print progress to stderr about once a second (default when stderr is a terminal)")
+    .option("--no-progress", "print no progress")
     .action(async (file: string, options: RunOptions) => {
       const code = await runCommandAction(file, options);
       if (code !== 0) throw new CommanderError(code, "mailscope.run.exit", "");

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { parseScenarioText } from "../sim/scenario.ts";
+import { formatScenarioError, parseScenarioText } from "../sim/scenario.ts";
 
 const schema = JSON.parse(readFileSync("schemas/scenario.schema.json", "utf8")) as Record<string, unknown>;
 const validate = new Ajv2020({ strict: false, allErrors: true }).compile(schema);
@@ -41,6 +41,20 @@ const REFUSED: Readonly<Record<string, string>> = {
   "a recipient with a space": `${DOMAINS}${message('from: alice@a.example, to: "bob smith@b.example"')}`,
   "a domain that is no host name": `domains:\n  a_example:\n    mailboxes: [alice]\n${OK}`,
   "an expectation's malformed recipient": `${DOMAINS}${OK}expectations:\n  - { recipient: bob, outcome: accepted }\n`,
+  // Issue 16: absurd numbers are refused with a bound, not run (a size that fails to allocate, a time that prints as 2.7e293 hours).
+  "a size of 1e15 bytes": `${DOMAINS}${message("from: alice@a.example, to: bob@b.example, size: 1e15")}`,
+  "a size of 2GiB": `${DOMAINS}${message("from: alice@a.example, to: bob@b.example, size: 2GiB")}`,
+  "a time 1e300 ms after the start": `${DOMAINS}${message("at: 1e300, from: alice@a.example, to: bob@b.example")}`,
+  "a duration string of twelve digits": `${DOMAINS}${message('at: "100000000000s", from: alice@a.example, to: bob@b.example')}`,
+  "a latency of 1e308 ms": `network: { latency: 1e308 }\n${DOMAINS}${OK}`,
+  "a sampled latency over an hour": `dns: { latency: { distribution: uniform, minMs: 0, maxMs: 1e9 } }\n${DOMAINS}${OK}`,
+  "a horizon over a year, in ms": `horizon: 1e12\n${DOMAINS}${OK}`,
+  "a DNS timeout over an hour": `dns: { timeoutMs: 1e7 }\n${DOMAINS}${OK}`,
+  "a TTL over 2^31 - 1": `dns: { defaultTtlS: 1e10 }\n${DOMAINS}${OK}`,
+  "a Retry-After over a year": `${DOMAINS}${OK}faults:\n  network:\n    - { kind: rate-limited, retryAfterS: 1000000000000 }\n`,
+  "a timeout fault over an hour": `${DOMAINS}${OK}faults:\n  network:\n    - { kind: timeout, afterMs: 1e9 }\n`,
+  "a receiver's Retry-After over a year": `domains:\n  a.example:\n    mailboxes: [alice]\n  b.example:\n    mailboxes: [bob]\n    policy: { unavailable: { retryAfterS: 1e12 } }\n${OK}`,
+  "a message with 10,001 recipients": `${DOMAINS}messages:\n  - from: alice@a.example\n    to: [${Array.from({ length: 10_001 }, () => "bob@b.example").join(", ")}]\n`,
   // Only the parser: the checks across fields, and ranges inside a reading's text.
   "a recipient of an undeclared domain": `${DOMAINS}${message("from: alice@a.example, to: bob@c.example")}`,
   "a sender of an undeclared domain": `${DOMAINS}${message("from: carol@c.example, to: bob@b.example")}`,
@@ -49,6 +63,9 @@ const REFUSED: Readonly<Record<string, string>> = {
   "an expectation of an unknown message": `${DOMAINS}${OK}expectations:\n  - { message: m9, outcome: accepted }\n`,
   "reason without outcome smtp": `${DOMAINS}${OK}expectations:\n  - { outcome: accepted, reason: fallback }\n`,
   "a local part the mailbox syntax refuses": `${DOMAINS}${message('from: alice@a.example, to: "bob..smith@b.example"')}`,
+  "a horizon string over a year": `horizon: 400d\n${DOMAINS}${OK}`,
+  "a size with a unit just over 100 MiB": `${DOMAINS}${message("from: alice@a.example, to: bob@b.example, size: 101MiB")}`,
+  "an ISO time more than a year after the start": `${DOMAINS}${message('at: "2030-01-01T00:00:00Z", from: alice@a.example, to: bob@b.example')}`,
 };
 
 /** The refusals JSON Schema cannot state: what the parser alone catches. */
@@ -60,6 +77,10 @@ const PARSER_ONLY = [
   "an expectation of an unknown message",
   "reason without outcome smtp",
   "a local part the mailbox syntax refuses",
+  // The patterns bound the digits of a duration or a size; the exact bounds (365d, 100 MiB) are the parser's.
+  "a horizon string over a year",
+  "a size with a unit just over 100 MiB",
+  "an ISO time more than a year after the start",
 ];
 
 describe("schemas/scenario.schema.json refuses what the parser refuses, where JSON Schema can say it", () => {
@@ -88,5 +109,30 @@ describe("schemas/scenario.schema.json refuses what the parser refuses, where JS
     const text = `name: t\n${readings}${DOMAINS}${message("from: '\"al ice\"@a.example', to: bob@b.example")}`;
     expect(parseScenarioText(text).ok).toBe(true);
     expect(validate(parse(text)), JSON.stringify(validate.errors)).toBe(true);
+  });
+
+  it("an absurd number is refused where it is, with its bound (issue 16)", () => {
+    const errors = (what: string): string[] => {
+      const result = parseScenarioText(`name: t\n${REFUSED[what] ?? ""}`, "s.yaml");
+      return result.ok ? [] : result.errors.map(formatScenarioError);
+    };
+    expect(errors("a size of 1e15 bytes")).toEqual([
+      "s.yaml:8:55: messages[0].size: is 1000000000000000 bytes; a message is at most 104857600 bytes (100 MiB)",
+    ]);
+    expect(errors("a size of 2GiB")).toEqual([
+      "s.yaml:8:55: messages[0].size: is 2GiB; a message is at most 104857600 bytes (100 MiB)",
+    ]);
+    expect(errors("a time 1e300 ms after the start")).toEqual([
+      "s.yaml:8:11: messages[0].at: is 1e+300 ms; a time after the start is at most 365d (31536000000 ms)",
+    ]);
+    expect(errors("a latency of 1e308 ms")).toEqual([
+      "s.yaml:2:21: network.latency: is 1e+308 ms; a latency is at most 1h (3600000 ms)",
+    ]);
+    expect(errors("a horizon string over a year")).toEqual([
+      "s.yaml:2:10: horizon: is 400d; a duration is at most 365d",
+    ]);
+    expect(errors("an ISO time more than a year after the start")).toEqual([
+      "s.yaml:8:11: messages[0].at: 2030-01-01T00:00:00Z is more than 365d after the start of the run",
+    ]);
   });
 });

@@ -71,6 +71,11 @@ export function parseDuration(text: string): number | undefined {
   return Math.round(Number(match[1]) * (DURATION_UNITS_MS[match[2] ?? "s"] ?? 1_000));
 }
 
+/** The longest `--max-wait`: a week (retries give up after 5 days); Node's timers also end at 24.8 days. */
+export const MAX_WAIT_MS = 7 * 86_400_000;
+/** The longest `--timeout` of a connection: an hour. */
+export const MAX_TIMEOUT_MS = 3_600_000;
+
 /** What `send` is told (the command's options). */
 export interface SendOptions {
   readonly from: string;
@@ -197,7 +202,7 @@ async function prepare(options: SendOptions): Promise<Prepared> {
   }
   if (to.length === 0) usage("--to: give at least one recipient");
 
-  const message = await readInput(options.message, "--message");
+  const message = await readInput(options.message, "--message", "messages");
   if (message.length === 0) usage(`--message ${options.message}: the file is empty`);
 
   const signing = await readSigningKey(options.key, {
@@ -219,9 +224,11 @@ async function prepare(options: SendOptions): Promise<Prepared> {
   if (options.maxWait !== undefined) {
     maxWaitMs = parseDuration(options.maxWait);
     if (maxWaitMs === undefined) usage(`--max-wait ${options.maxWait}: not a duration (e.g. 90s, 10m, 2h)`);
+    if (maxWaitMs > MAX_WAIT_MS) usage(`--max-wait ${options.maxWait}: at most 7d (retries give up after 5 days)`);
   }
   const timeoutMs = options.timeout === undefined ? DEFAULT_TLS_FETCH_TIMEOUT_MS : parseDuration(options.timeout);
   if (timeoutMs === undefined || timeoutMs <= 0) usage(`--timeout ${options.timeout ?? ""}: not a duration (e.g. 30s)`);
+  if (timeoutMs > MAX_TIMEOUT_MS) usage(`--timeout ${options.timeout ?? ""}: at most 1h`);
   if (options.nameserver !== undefined && parseNameserver(options.nameserver) === undefined) {
     usage(`--nameserver ${options.nameserver}: not an IP address with an optional port`);
   }

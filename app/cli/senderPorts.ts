@@ -18,9 +18,9 @@
  * Bad input throws a {@link UsageError} of one line naming the option and the
  * file: the commands print it and exit 2.
  */
-import { readFile } from "node:fs/promises";
 import type { DnsAnswer, Fetch, Resolver, SmtpHandOff, SmtpRelay, SvcbRecord } from "../ports.ts";
 import { importSigningKeyJwk, signingDomainOfKeyid } from "../protocol/profile.ts";
+import { FileTooLargeError, readBounded, type ReadKind } from "../node/boundedRead.ts";
 import type { AddressResolver, DnsResolverEvent } from "../node/dnsResolver.ts";
 import { createTlsFetch, parseHostPort, withContentLength } from "../node/tlsFetch.ts";
 
@@ -36,11 +36,16 @@ export function usage(message: string): never {
   throw new UsageError(message);
 }
 
-/** The bytes of a file an option names. @throws UsageError naming the option and the file. */
-export async function readInput(file: string, option: string): Promise<Buffer> {
+/**
+ * The bytes of a file an option names, at most the limit of its kind (a
+ * message, a key, certificates: `app/node/boundedRead.ts`).
+ * @throws UsageError naming the option and the file.
+ */
+export async function readInput(file: string, option: string, kind: ReadKind): Promise<Buffer> {
   try {
-    return await readFile(file);
+    return await readBounded(file, kind);
   } catch (error) {
+    if (error instanceof FileTooLargeError) usage(`${option} ${error.message}`);
     const code = (error as { code?: string }).code;
     if (code === "ENOENT") usage(`${option} ${file}: no such file`);
     if (code === "EISDIR") usage(`${option} ${file}: is a directory`);
@@ -99,7 +104,7 @@ export interface SigningKeyOptions {
  */
 export async function readSigningKey(file: string, options: SigningKeyOptions): Promise<SigningIdentity> {
   const { keyOption, keyidOption } = options;
-  const keyText = (await readInput(file, keyOption)).toString("utf8");
+  const keyText = (await readInput(file, keyOption, "keys")).toString("utf8");
   let jwk: Jwk;
   try {
     jwk = JSON.parse(keyText) as Jwk;
@@ -124,7 +129,7 @@ export async function readSigningKey(file: string, options: SigningKeyOptions): 
 
 /** The PEM certificates of a `--ca` file. @throws UsageError when the file holds none. */
 export async function readCa(file: string, option = "--ca"): Promise<Buffer> {
-  const ca = await readInput(file, option);
+  const ca = await readInput(file, option, "certificates");
   if (!ca.toString("utf8").includes("-----BEGIN CERTIFICATE-----"))
     usage(`${option} ${file}: no PEM certificate in the file`);
   return ca;

@@ -6,7 +6,6 @@
  * the parser, schema errors from zod with each issue's path looked up in the
  * YAML document's nodes.
  */
-import { readFile } from "node:fs/promises";
 import type { Document } from "yaml";
 import type * as z from "zod";
 import { receiverConfigSchema, type ReceiverConfig } from "../receiver/config.ts";
@@ -19,6 +18,7 @@ import {
   type FileError,
   type OffsetToPosition,
 } from "../sim/yamlPosition.ts";
+import { readBoundedText, readErrorReason } from "./boundedRead.ts";
 
 export { fieldName };
 
@@ -77,14 +77,9 @@ export function validateYamlText<S extends z.ZodType>(
 export async function loadReceiverConfigFile(file: string): Promise<ConfigFileResult<ReceiverConfig>> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = await readBoundedText(file, "configurations");
   } catch (error) {
-    const reason =
-      (error as NodeJS.ErrnoException).code === "ENOENT"
-        ? "no such file"
-        : error instanceof Error
-          ? error.message
-          : String(error);
+    const reason = readErrorReason(error);
     return {
       ok: false,
       file,

@@ -1,6 +1,7 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { summarizeScenario, type ScenarioSummary } from "../sim/scenarioSummary.ts";
+import { readBoundedText, readErrorReason } from "./boundedRead.ts";
 
 /**
  * The scenario files (`*.yaml`, `*.yml`) of a folder with their name and
@@ -13,5 +14,13 @@ export async function listScenarioFiles(dir: string): Promise<ScenarioSummary[]>
   } catch {
     return [];
   }
-  return Promise.all(names.map(async (file) => summarizeScenario(file, await readFile(join(dir, file), "utf8"))));
+  return Promise.all(
+    names.map(async (file) => {
+      try {
+        return summarizeScenario(file, await readBoundedText(join(dir, file), "scenarios"));
+      } catch (error) {
+        return { file, name: file, description: `cannot be read: ${readErrorReason(error)}` };
+      }
+    }),
+  );
 }

@@ -42,6 +42,33 @@ describe("scenario files on disk", () => {
     ]);
   });
 
+  it("issue 16: eml: /dev/zero, and /dev/zero as the scenario, are refused at their limits, not read to the end", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mailscope-zero-"));
+    const file = join(dir, "s.yaml");
+    writeFileSync(
+      file,
+      "name: s\ndomains:\n  a.example: { mailboxes: [alice] }\nmessages:\n  - { from: alice@a.example, to: alice@a.example, eml: /dev/zero }\n",
+    );
+    const result = await loadScenarioFile(file);
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.errors).toEqual([
+        {
+          file,
+          line: 5,
+          column: 56,
+          field: "messages[0].eml",
+          message: "cannot read /dev/zero: larger than 104857600 bytes (the limit for messages)",
+        },
+      ]);
+    }
+    const zero = await loadScenarioFile("/dev/zero");
+    expect(zero.ok).toBe(false);
+    if (!zero.ok) {
+      expect(zero.errors[0]?.message).toBe("cannot be read: larger than 33554432 bytes (the limit for scenarios)");
+    }
+  });
+
   it("a folder given as a scenario is one error", async () => {
     const dir = mkdtempSync(join(tmpdir(), "mailscope-dir-"));
     const result = await loadScenarioFile(dir);

@@ -4,9 +4,10 @@
  * folders (`mailscope check scenarios/`). Validation and everything else is
  * the core's (`app/sim/scenario.ts`).
  */
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { loadScenario, type ScenarioLoad } from "../sim/scenario.ts";
+import { readBounded, readBoundedText, readErrorReason } from "./boundedRead.ts";
 
 /**
  * Loads `file`: its text, validated, and the .eml files it names. Never
@@ -16,10 +17,9 @@ import { loadScenario, type ScenarioLoad } from "../sim/scenario.ts";
 export async function loadScenarioFile(file: string): Promise<ScenarioLoad> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = await readBoundedText(file, "scenarios");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a folder" : (error as Error).message;
+    const reason = readErrorReason(error);
     return { ok: false, errors: [{ file, line: 1, column: 1, field: "(file)", message: `cannot be read: ${reason}` }] };
   }
   const base = dirname(resolve(file));
@@ -27,10 +27,10 @@ export async function loadScenarioFile(file: string): Promise<ScenarioLoad> {
     file,
     readFile: async (path) => {
       try {
-        return new Uint8Array(await readFile(resolve(base, path)));
+        return new Uint8Array(await readBounded(resolve(base, path), "messages"));
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
-        throw new Error(code === "ENOENT" ? `no such file (${resolve(base, path)})` : (error as Error).message, {
+        throw new Error(code === "ENOENT" ? `no such file (${resolve(base, path)})` : readErrorReason(error), {
           cause: error,
         });
       }

@@ -70,6 +70,10 @@ const senderPattern = z
 
 const count = z.int().min(1);
 const seconds = z.int().min(0);
+/** The longest Retry-After, rate-limit window and delay: a year, in seconds (bad input must not schedule past it). */
+export const MAX_POLICY_SECONDS = 365 * 86_400;
+const policySeconds = seconds.max(MAX_POLICY_SECONDS, { error: `at most ${MAX_POLICY_SECONDS} seconds (365 days)` });
+const windowSeconds = count.max(MAX_POLICY_SECONDS, { error: `at most ${MAX_POLICY_SECONDS} seconds (365 days)` });
 
 export const capabilitiesConfigSchema = z.strictObject({
   versions: z
@@ -113,28 +117,30 @@ export const policyConfigSchema = z.strictObject({
   /** Request-level 403 `policy_rejected` when the signing domain is one of these. */
   refusedDomains: z.array(domainName).default([]),
   /** A Retry-After on those 403 answers (ERR-27; the sender's reading is G26). */
-  refusedRetryAfterS: seconds.optional(),
+  refusedRetryAfterS: policySeconds.optional(),
   /** Request-level 429 `rate_limited`: at most `max` deliveries per `windowS` per signing domain (`*`: each domain). */
   rateLimits: z
     .array(
       z.strictObject({
         signingDomain: z.union([z.literal("*"), domainName]),
         max: count,
-        windowS: count,
+        windowS: windowSeconds,
       }),
     )
     .default([]),
   /** Request-level 503 `temporary_failure` for the first `times` deliveries (all of them when absent). */
-  unavailable: z.strictObject({ times: count.optional(), retryAfterS: seconds.default(60) }).optional(),
+  unavailable: z.strictObject({ times: count.optional(), retryAfterS: policySeconds.default(60) }).optional(),
   /** Per-recipient `policy_rejected` (rejected): the mailbox refuses these senders, or everyone when `senders` is absent. */
   recipientRefusals: z
     .array(z.strictObject({ mailbox: mailboxAddress, senders: z.array(senderPattern).optional() }))
     .default([]),
   /** Per-recipient `rate_limited` (deferred, with `retry_after`): at most `max` accepted deliveries per `windowS`. */
-  recipientRateLimits: z.array(z.strictObject({ mailbox: mailboxAddress, max: count, windowS: count })).default([]),
+  recipientRateLimits: z
+    .array(z.strictObject({ mailbox: mailboxAddress, max: count, windowS: windowSeconds }))
+    .default([]),
   /** Per-recipient `temporary_failure` (deferred) for the first `times` deliveries (all when absent). */
   temporaryFailures: z
-    .array(z.strictObject({ mailbox: mailboxAddress, times: count.optional(), retryAfterS: seconds.optional() }))
+    .array(z.strictObject({ mailbox: mailboxAddress, times: count.optional(), retryAfterS: policySeconds.optional() }))
     .default([]),
   /**
    * Failure after acceptance (G17, STATE-8): after the 200, a DSN with this
@@ -151,7 +157,11 @@ export const policyConfigSchema = z.strictObject({
           .string()
           .min(1)
           .refine((text) => !/[\r\n]/.test(text), "one line"),
-        delayMs: z.int().min(0).default(0),
+        delayMs: z
+          .int()
+          .min(0)
+          .max(MAX_POLICY_SECONDS * 1000, { error: `at most ${MAX_POLICY_SECONDS * 1000} ms (365 days)` })
+          .default(0),
       }),
     )
     .default([]),

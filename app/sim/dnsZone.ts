@@ -25,11 +25,13 @@ import * as z from "zod";
 import { noTrace, type DnsAnswer, type Resolver, type SvcbRecord, type TraceSink } from "../ports.ts";
 import type { Parsed } from "../protocol/result.ts";
 import {
+  boundedMs,
   faultScopeShape,
   faultWindowData,
   inWindow,
   latencySchema,
   matchGlob,
+  MAX_LATENCY_MS,
   normalizeName,
   resolveTimeMs,
   resolveWindow,
@@ -62,13 +64,18 @@ export const svcbRecordSchema = z.strictObject({
   other: z.record(z.string(), z.string()).optional(),
 });
 
+/** The longest TTL, seconds: 2^31 - 1 (RFC 2181 section 8). */
+export const MAX_TTL_S = 2_147_483_647;
+/** The error of a TTL over {@link MAX_TTL_S}. */
+export const TTL_TOO_LONG = `a TTL is at most ${MAX_TTL_S} seconds (RFC 2181)`;
+
 /** Zod schema of the records at one name. */
 export const dnsRecordSetSchema = z.strictObject({
   /** SVCB records, as data or as presentation strings (`1 mx.b.example. alpn=h2 port=8443`). */
   svcb: z.array(z.union([z.string(), svcbRecordSchema])).optional(),
   /** TXT records, each one string (the record's strings joined). */
   txt: z.array(z.string()).optional(),
-  ttlS: z.int().min(0).optional(),
+  ttlS: z.int().min(0).max(MAX_TTL_S, { error: TTL_TOO_LONG }).optional(),
 });
 
 /** Zod schema of a DNS fault. */
@@ -81,7 +88,7 @@ export const dnsFaultSchema = z.strictObject({
   /** Only queries asked by this domain's resolver. */
   source: z.string().optional(),
   /** For `timeout`: when the resolver gives up, virtual ms. Default: the zone's `timeoutMs`. */
-  afterMs: z.number().min(0).optional(),
+  afterMs: boundedMs(MAX_LATENCY_MS, "a DNS timeout").optional(),
 });
 
 /** Zod schema of a change: from `at` on, `name` holds `records` (`null`: the name is gone). */
@@ -99,9 +106,9 @@ export const dnsZoneSchema = z.strictObject({
   /** How long an answer takes, virtual ms. */
   latency: latencySchema.default(0),
   /** When a timed-out query gives up, virtual ms. */
-  timeoutMs: z.number().min(0).default(5000),
+  timeoutMs: boundedMs(MAX_LATENCY_MS, "a DNS timeout").default(5000),
   /** TTL of a record set that does not give one. */
-  defaultTtlS: z.int().min(0).default(300),
+  defaultTtlS: z.int().min(0).max(MAX_TTL_S, { error: TTL_TOO_LONG }).default(300),
 });
 
 export type DnsRecordSetInput = z.input<typeof dnsRecordSetSchema>;

@@ -45,10 +45,53 @@ export function parseDurationMs(text: string): number | undefined {
 
 const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 
-/** {@link parseDurationMs}'s grammar without the surrounding space, for JSON Schema patterns. */
-export const DURATION_PATTERN_BODY = "(?:\\d+(?:\\.\\d+)?|(?:\\d+(?:\\.\\d+)?(?:ms|s|m|h|d|w))+)";
+/**
+ * {@link parseDurationMs}'s grammar without the surrounding space, for JSON
+ * Schema patterns. Numbers have at most 11 digits before the point: no bounded
+ * field takes more (365 days are 31536000000 ms), so an editor flags the
+ * absurd; the exact bounds are the parser's.
+ */
+export const DURATION_PATTERN_BODY = "(?:\\d{1,11}(?:\\.\\d+)?|(?:\\d{1,11}(?:\\.\\d+)?(?:ms|s|m|h|d|w))+)";
 /** A duration string as {@link parseDurationMs} reads it, as a JSON Schema pattern (editors flag what the parser refuses). */
 export const DURATION_PATTERN = `^\\s*${DURATION_PATTERN_BODY}\\s*$`;
+
+/**
+ * The latest virtual time a scenario names, after its start: every time
+ * (`at`, `from`, `until`), the horizon, and the durations of expectations
+ * (`within`, `after`). A year: retries give up after 5 days (G16).
+ */
+export const MAX_VIRTUAL_MS = 365 * 86_400_000;
+/** The longest latency or timeout of the network or DNS, ms: an hour (a sender's attempt times out long before). */
+export const MAX_LATENCY_MS = 3_600_000;
+
+/** A duration in the words of scenario errors: `365d`, `1h`, `90s`, else ms. */
+export function formatBoundMs(ms: number): string {
+  for (const [unit, size] of [
+    ["d", 86_400_000],
+    ["h", 3_600_000],
+    ["m", 60_000],
+    ["s", 1000],
+  ] as const) {
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
+/** A number of ms at most `max`: the error names the bound in words and in ms. */
+export function boundedMs(max: number, what: string): z.ZodNumber {
+  return z
+    .number()
+    .min(0)
+    .max(max, {
+      error: (issue) => `is ${String(issue.input)} ms; ${what} is at most ${formatBoundMs(max)} (${max} ms)`,
+    });
+}
+
+/** Whether a duration string is at most `max` ms (strings that are not durations pass: another check names them). */
+export function durationAtMost(text: string, max: number): boolean {
+  const ms = parseDurationMs(text);
+  return ms === undefined || ms <= max;
+}
 
 /** A point in virtual time: ms after the start, a duration string after the start, or an absolute ISO time. */
 export type TimeOffset = number | string;
@@ -56,11 +99,15 @@ export type TimeOffset = number | string;
 /** Zod schema of a {@link TimeOffset}. */
 export const timeOffsetSchema = z
   .union([
-    z.number().min(0),
+    boundedMs(MAX_VIRTUAL_MS, "a time after the start"),
     z
       .string()
       .refine((text) => parseDurationMs(text) !== undefined || ISO_WITH_ZONE.test(text), {
         message: 'a time is ms after the start, a duration such as "90s", "1h30m", "2d", or an ISO time with a zone',
+      })
+      .refine((text) => durationAtMost(text, MAX_VIRTUAL_MS), {
+        error: (issue) =>
+          `is ${String(issue.input)}; a time after the start is at most ${formatBoundMs(MAX_VIRTUAL_MS)}`,
       })
       .meta({ pattern: `${DURATION_PATTERN}|${ISO_WITH_ZONE.source}` }),
   ])
@@ -178,7 +225,7 @@ export function normalizeName(name: string): string {
 // ---------------------------------------------------------------------------
 // Latency
 
-const ms = z.number().min(0);
+const ms = boundedMs(MAX_LATENCY_MS, "a latency");
 
 /** Zod schema of a latency: a fixed number of ms, or a distribution. */
 export const latencySchema = z
@@ -189,7 +236,10 @@ export const latencySchema = z
     z.strictObject({ distribution: z.literal("normal"), meanMs: ms, stddevMs: ms, minMs: ms.optional() }),
     z.strictObject({ distribution: z.literal("exponential"), meanMs: ms }),
   ])
-  .meta({ description: "Virtual ms: fixed, or sampled from uniform, normal or exponential with the seeded PRNG." });
+  .meta({
+    description:
+      "Virtual ms (at most an hour): fixed, or sampled from uniform, normal or exponential with the seeded PRNG.",
+  });
 
 /** A latency as {@link latencySchema} reads it. */
 export type LatencySpec = z.output<typeof latencySchema>;

@@ -40,11 +40,14 @@ import { getResponse, http, type RequestHandler } from "msw";
 import * as z from "zod";
 import { noTrace, TransportError, type Fetch, type TraceSink } from "../ports.ts";
 import {
+  boundedMs,
   faultScopeShape,
   faultWindowData,
   inWindow,
   latencySchema,
   matchGlob,
+  MAX_LATENCY_MS,
+  MAX_VIRTUAL_MS,
   normalizeName,
   resolveWindow,
   sampleLatencyMs,
@@ -72,9 +75,17 @@ const requestScope = {
   source: z.string().optional(),
 };
 
+/** A Retry-After in seconds: at most a year ({@link MAX_VIRTUAL_MS}). */
+const retryAfterSeconds = z
+  .int()
+  .min(0)
+  .max(MAX_VIRTUAL_MS / 1000, { error: `a Retry-After is at most ${MAX_VIRTUAL_MS / 1000} seconds (365 days)` });
+/** A timeout: at most an hour. */
+const timeoutMs = boundedMs(MAX_LATENCY_MS, "a timeout");
+
 const retryAfterShape = {
   /** A Retry-After header in seconds. */
-  retryAfterS: z.int().min(0).optional(),
+  retryAfterS: retryAfterSeconds.optional(),
   /** A Retry-After header verbatim (an HTTP-date, or something malformed, for G21). Wins over `retryAfterS`. */
   retryAfter: z.string().optional(),
 };
@@ -94,7 +105,7 @@ export const networkFaultSchema = z.discriminatedUnion("kind", [
   z.strictObject({
     kind: z.literal("timeout"),
     ...requestScope,
-    afterMs: z.number().min(0).default(DEFAULT_TIMEOUT_MS),
+    afterMs: timeoutMs.default(DEFAULT_TIMEOUT_MS),
   }),
   z.strictObject({ kind: z.literal("latency"), ...requestScope, latency: latencySchema }),
   z.strictObject({
@@ -114,7 +125,7 @@ export const networkFaultSchema = z.discriminatedUnion("kind", [
   z.strictObject({
     kind: z.literal("rate-limited"),
     ...requestScope,
-    retryAfterS: z.int().min(0).default(60),
+    retryAfterS: retryAfterSeconds.default(60),
     retryAfter: retryAfterShape.retryAfter,
     problemBase,
   }),
@@ -147,13 +158,13 @@ export const networkFaultSchema = z.discriminatedUnion("kind", [
     /** Two domains that cannot reach each other, either way. */
     between: z.tuple([z.string(), z.string()]),
     failure: z.enum(["timeout", "connection-refused"]).default("timeout"),
-    afterMs: z.number().min(0).default(DEFAULT_TIMEOUT_MS),
+    afterMs: timeoutMs.default(DEFAULT_TIMEOUT_MS),
   }),
   z.strictObject({
     kind: z.literal("slow-body"),
     ...requestScope,
     chunkBytes: z.int().min(1).default(1024),
-    intervalMs: z.number().min(0).default(1000),
+    intervalMs: boundedMs(MAX_LATENCY_MS, "an interval").default(1000),
   }),
 ]);
 

@@ -174,3 +174,37 @@ describe("the worker's request handler", () => {
     });
   });
 });
+
+describe("progress of long runs (issue 16)", () => {
+  const MANY = `name: many
+seed: 5
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example: { mailboxes: [bob, carol] }
+messages:
+${Array.from({ length: 30 }, (_, i) => `  - { from: alice@a.example, to: [bob@b.example, carol@b.example], at: ${i * 60_000} }`).join("\n")}
+`;
+
+  it("reports virtual time, events and messages done every few events; the trace is the same as without", async () => {
+    const plain = await runScenarioText(MANY);
+    const seen: { virtualMs: number; events: number; messagesDone: number; messages: number; horizonMs: number }[] = [];
+    const reported = await runScenarioText(MANY, { onProgress: (p) => seen.push(p), progressEvents: 2 });
+    if (!plain.ok || !reported.ok) throw new Error("the scenario should load");
+    expect(await traceHash(reported.run.trace)).toBe(await traceHash(plain.run.trace));
+    expect(seen.length).toBeGreaterThan(5);
+    for (const [i, p] of seen.entries()) {
+      expect(p.messages).toBe(30);
+      expect(p.horizonMs).toBe(plain.run.world.horizonMs - plain.run.world.startMs);
+      if (i > 0) {
+        const before = seen[i - 1] as (typeof seen)[number];
+        expect(p.virtualMs).toBeGreaterThanOrEqual(before.virtualMs);
+        expect(p.events).toBeGreaterThanOrEqual(before.events);
+        expect(p.messagesDone).toBeGreaterThanOrEqual(before.messagesDone);
+      }
+    }
+    expect(seen.some((p) => p.messagesDone > 0 && p.messagesDone < 30)).toBe(true);
+    expect(seen.at(-1)?.messagesDone).toBe(30);
+    // The checks' events (invariant.checked, expectation.checked) come after the run.
+    expect(seen.at(-1)?.events).toBeLessThan(plain.run.trace.events.length);
+  });
+});

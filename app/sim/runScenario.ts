@@ -27,6 +27,28 @@ export interface RunScenarioOptions extends WorldOptions {
   readonly mailscope?: string;
   /** Stop at this virtual time (ms since the epoch) instead of the scenario's horizon. */
   readonly untilMs?: number;
+  /**
+   * Called every {@link progressEvents} events of the run with where it
+   * stands (the CLI prints it on long runs). The run and its trace are the
+   * same with or without it.
+   */
+  readonly onProgress?: (progress: RunProgress) => void;
+  /** Events between two {@link onProgress} calls. Default 100. */
+  readonly progressEvents?: number;
+}
+
+/** Where a run stands, for progress lines. */
+export interface RunProgress {
+  /** Virtual time since the start, ms. */
+  readonly virtualMs: number;
+  /** Where the run stops at the latest, ms after the start. */
+  readonly horizonMs: number;
+  /** Trace events so far. */
+  readonly events: number;
+  /** Messages of the scenario whose every recipient has its final outcome. */
+  readonly messagesDone: number;
+  /** Messages of the scenario. */
+  readonly messages: number;
 }
 
 /** One recipient of one message at the end of the run. */
@@ -84,6 +106,8 @@ export async function runLoadedScenario(
   let complete = false;
   let error: string | undefined;
   try {
+    if (options.onProgress !== undefined)
+      await runInSlices(world, options.untilMs ?? world.horizonMs, options.onProgress, options.progressEvents);
     complete = (await world.run(options.untilMs)).complete;
   } catch (cause) {
     error = cause instanceof Error ? cause.message : String(cause);
@@ -94,6 +118,52 @@ export async function runLoadedScenario(
     ...(options.untilMs !== undefined && { untilMs: options.untilMs }),
     ...(options.mailscope !== undefined && { mailscope: options.mailscope }),
   });
+}
+
+/**
+ * Runs `world` up to `untilMs` a slice of events at a time, reporting
+ * progress after each; the caller's `world.run` then finishes (nothing is
+ * left to run but the end of the clock and the DNS changes reached).
+ */
+async function runInSlices(
+  world: World,
+  untilMs: number,
+  onProgress: (progress: RunProgress) => void,
+  sliceEvents = 100,
+): Promise<void> {
+  // Messages done: every recipient of a scenario message has its recipient.outcome.
+  const waiting = new Map<string, Set<string>>();
+  for (const m of world.messages) {
+    const left = waiting.get(m.messageId) ?? new Set<string>();
+    for (const to of m.to) left.add(normalizeAddress(to));
+    waiting.set(m.messageId, left);
+  }
+  let done = [...waiting.values()].filter((left) => left.size === 0).length;
+  const unsubscribe = world.recorder.subscribe((event) => {
+    if (event.name !== "recipient.outcome") return;
+    const data = event.data as { messageId?: unknown; recipient?: unknown } | undefined;
+    const left = typeof data?.messageId === "string" ? waiting.get(data.messageId) : undefined;
+    if (left === undefined || left.size === 0 || typeof data?.recipient !== "string") return;
+    left.delete(normalizeAddress(data.recipient));
+    if (left.size === 0) done++;
+  });
+  const report = (): void =>
+    onProgress({
+      virtualMs: world.scheduler.now() - world.startMs,
+      horizonMs: untilMs - world.startMs,
+      events: world.recorder.events.length,
+      messagesDone: done,
+      messages: waiting.size,
+    });
+  try {
+    for (;;) {
+      const result = await world.scheduler.run({ untilMs, maxEvents: Math.max(1, sliceEvents) });
+      report();
+      if (result.reason !== "limit") return;
+    }
+  } finally {
+    unsubscribe();
+  }
 }
 
 /** How a run ended, as {@link checkScenarioRun} needs to know it. */

@@ -24,14 +24,28 @@ import { DEFAULT_TOLERANCE_S } from "../protocol/profile.ts";
 import { parseSvcbPresentation } from "../protocol/svcb.ts";
 import { capabilitiesConfigSchema, mailboxConfigSchema, policyConfigSchema } from "../receiver/config.ts";
 import { DEFAULT_FALLBACK_WINDOW_S, MAX_FALLBACK_WINDOW_S, MIN_FALLBACK_WINDOW_S } from "../sender/retrySchedule.ts";
-import { dnsChangeSchema, dnsFaultSchema, dnsRecordSetSchema, svcbRecordSchema } from "./dnsZone.ts";
 import {
+  dnsChangeSchema,
+  dnsFaultSchema,
+  dnsRecordSetSchema,
+  MAX_TTL_S,
+  svcbRecordSchema,
+  TTL_TOO_LONG,
+} from "./dnsZone.ts";
+import {
+  boundedMs,
+  durationAtMost,
   DURATION_PATTERN,
   DURATION_PATTERN_BODY,
+  formatBoundMs,
   latencySchema,
+  MAX_LATENCY_MS,
+  MAX_VIRTUAL_MS,
   parseDurationMs,
+  resolveTimeMs,
   timeOffsetSchema,
 } from "./faultScope.ts";
+import { DEFAULT_START_MS } from "./scheduler.ts";
 import { networkFaultSchema } from "./network.ts";
 import {
   fieldName,
@@ -47,6 +61,21 @@ import {
 export const DEFAULT_MAX_MESSAGE_SIZE = 26_214_400;
 /** The `{problem_base}` of every receiver, sender and fault of a run unless the scenario gives one. */
 export const DEFAULT_PROBLEM_BASE = "https://mailscope.example/problems";
+/**
+ * The largest message a scenario makes (`size`) or reads (`eml`), and that
+ * `mailscope send` sends: 100 MiB, four times the smallest `max_message_size`
+ * (CAP-7), so that a scenario can go over any usual limit.
+ */
+export const MAX_MESSAGE_BYTES = 104_857_600;
+/** The most messages a scenario submits. */
+export const MAX_MESSAGES = 100_000;
+/** The most recipients of one message of a scenario (a receiver's max_recipients is at least 100). */
+export const MAX_RECIPIENTS_PER_MESSAGE = 10_000;
+/** The most mailboxes a domain of a scenario lists. */
+export const MAX_MAILBOXES = 100_000;
+/** The longest time in seconds a scenario gives (max-age, Retry-After): {@link MAX_VIRTUAL_MS}. */
+export const MAX_SECONDS = MAX_VIRTUAL_MS / 1000;
+
 /** How long a run lasts at most after the last message is submitted, unless the scenario says: give-up (5 days) and a day to spare. */
 export const DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS = 6 * 86_400_000;
 
@@ -79,23 +108,32 @@ const mailboxString = z.string().min(1).meta({ pattern: MAILBOX_PATTERN, maxLeng
 /** A duration: ms as a number, or a string such as `90s`, `2h`, `5d1h`. */
 export const durationSchema = z
   .union([
-    z.number().min(0),
+    boundedMs(MAX_VIRTUAL_MS, "a duration"),
     z
       .string()
       .refine((text) => parseDurationMs(text) !== undefined, {
         message: 'a duration is a number of ms or a string such as "90s", "2h", "1h30m", "5d"',
       })
+      .refine((text) => durationAtMost(text, MAX_VIRTUAL_MS), {
+        error: (issue) => `is ${String(issue.input)}; a duration is at most ${formatBoundMs(MAX_VIRTUAL_MS)}`,
+      })
       .meta({ pattern: DURATION_PATTERN }),
   ])
-  .meta({ description: 'Ms, or a duration string: "90s", "2h", "1h30m", "5d".' });
+  .meta({ description: 'Ms, or a duration string: "90s", "2h", "1h30m", "5d"; at most 365d.' });
 
 /** The ms of a value {@link durationSchema} accepted. */
 export function durationMs(value: number | string): number {
   return typeof value === "number" ? value : (parseDurationMs(value) ?? 0);
 }
 
-/** {@link parseSizeBytes}'s grammar as a JSON Schema pattern. */
-const SIZE_PATTERN = "^\\s*\\d+(?:\\.\\d+)?\\s*(?:[Bb]|[KkMmGg][Ii]?[Bb])?\\s*$";
+/**
+ * {@link parseSizeBytes}'s grammar as a JSON Schema pattern, with the digits
+ * each unit may have under {@link MAX_MESSAGE_BYTES} (at most 9 digits of
+ * bytes, 6 of KB, 3 of MB, under 1 GB): an editor flags `2GiB`; the exact
+ * bound is the parser's.
+ */
+const SIZE_PATTERN =
+  "^\\s*(?:\\d{1,9}(?:\\.\\d+)?\\s*[Bb]?|\\d{1,6}(?:\\.\\d+)?\\s*[Kk][Ii]?[Bb]|\\d{1,3}(?:\\.\\d+)?\\s*[Mm][Ii]?[Bb]|0?\\.\\d+\\s*[Gg][Ii]?[Bb])\\s*$";
 
 const SIZE_UNITS: Readonly<Record<string, number>> = {
   b: 1,
@@ -117,17 +155,28 @@ export function parseSizeBytes(value: number | string): number | undefined {
   return Math.round(Number(match[1]) * unit);
 }
 
+const sizeTooLarge = `a message is at most ${MAX_MESSAGE_BYTES} bytes (100 MiB)`;
+
 const sizeSchema = z
   .union([
-    z.int().min(0),
+    z
+      .int()
+      .min(0)
+      .max(MAX_MESSAGE_BYTES, { error: (issue) => `is ${String(issue.input)} bytes; ${sizeTooLarge}` }),
     z
       .string()
       .refine((text) => parseSizeBytes(text) !== undefined, {
         message: 'a size is a number of bytes or a string such as "2KB", "30MiB"',
       })
+      .refine((text) => (parseSizeBytes(text) ?? 0) <= MAX_MESSAGE_BYTES, {
+        error: (issue) => `is ${String(issue.input)}; ${sizeTooLarge}`,
+      })
       .meta({ pattern: SIZE_PATTERN }),
   ])
-  .meta({ description: 'Bytes, or a string with a unit: "512B", "2KB", "30MiB" (KB = 1000 bytes, KiB = 1024).' });
+  .meta({
+    description:
+      'Bytes, or a string with a unit: "512B", "2KB", "30MiB" (KB = 1000 bytes, KiB = 1024); at most 100 MiB.',
+  });
 
 /** A seed: a safe non-negative integer, or any string (the number 7 and the string "7" are different seeds). */
 export const seedSchema = z
@@ -396,9 +445,13 @@ export const domainSchema = z
     capabilitiesMaxAgeS: z
       .int()
       .min(0)
+      .max(MAX_SECONDS, { error: `max-age is at most ${MAX_SECONDS} seconds (365 days)` })
       .optional()
       .meta({ description: "The capabilities' Cache-Control max-age (GET-5); default 3600." }),
-    mailboxes: z.array(mailboxEntrySchema).default([]),
+    mailboxes: z
+      .array(mailboxEntrySchema)
+      .max(MAX_MAILBOXES, { error: `a domain lists at most ${MAX_MAILBOXES} mailboxes` })
+      .default([]),
     catchAll: z.boolean().optional().meta({ description: "Every local part of the domain exists." }),
     policy: policyConfigSchema
       .optional()
@@ -459,7 +512,15 @@ export const messageSchema = z
       description:
         "A forwarder: the domain whose sender delivers and signs the message although `from` is in another domain (breaks AUTH-4 on purpose, G19). Not with `sender` or a null `from`.",
     }),
-    to: z.union([mailboxString, z.array(mailboxString).min(1)]),
+    to: z.union([
+      mailboxString,
+      z
+        .array(mailboxString)
+        .min(1)
+        .max(MAX_RECIPIENTS_PER_MESSAGE, {
+          error: `a message has at most ${MAX_RECIPIENTS_PER_MESSAGE} recipients in a scenario`,
+        }),
+    ]),
     subject: z.string().optional(),
     size: sizeSchema.optional(),
     eml: z
@@ -578,8 +639,8 @@ const scenarioObject = z.strictObject({
   dns: z
     .strictObject({
       latency: latencySchema.default(0),
-      timeoutMs: z.number().min(0).default(5000),
-      defaultTtlS: z.int().min(0).default(300),
+      timeoutMs: boundedMs(MAX_LATENCY_MS, "a DNS timeout").default(5000),
+      defaultTtlS: z.int().min(0).max(MAX_TTL_S, { error: TTL_TOO_LONG }).default(300),
       records: z
         .record(z.string(), dnsRecordSetSchema)
         .default({})
@@ -589,7 +650,10 @@ const scenarioObject = z.strictObject({
   domains: z
     .record(domainName, domainSchema)
     .refine((domains) => Object.keys(domains).length > 0, { message: "a scenario has at least one domain" }),
-  messages: z.array(messageSchema).default([]),
+  messages: z
+    .array(messageSchema)
+    .max(MAX_MESSAGES, { error: `a scenario submits at most ${MAX_MESSAGES} messages` })
+    .default([]),
   faults: z
     .strictObject({
       network: z.array(networkFaultSchema).default([]),
@@ -706,6 +770,29 @@ function checkScenario(s: z.output<typeof scenarioObject>, ctx: z.RefinementCtx)
     if (host !== undefined && host !== "" && !isDomainName(host))
       add(["domains", name, "endpoint"], `"${host}" is not a host name`);
   }
+
+  // An ISO time is bounded by its distance from the start, as offsets are (MAX_VIRTUAL_MS).
+  const startMs = s.start !== undefined ? Date.parse(s.start) : DEFAULT_START_MS;
+  const checkTime = (path: (string | number)[], value: number | string | undefined): void => {
+    if (typeof value !== "string" || parseDurationMs(value) !== undefined || !Number.isFinite(startMs)) return;
+    let afterStart: number;
+    try {
+      afterStart = resolveTimeMs(value, startMs) - startMs;
+    } catch {
+      return; // not a time at all: the field's own check says so
+    }
+    if (!Number.isFinite(afterStart)) add(path, `${value} is not a time`);
+    else if (afterStart > MAX_VIRTUAL_MS)
+      add(path, `${value} is more than ${formatBoundMs(MAX_VIRTUAL_MS)} after the start of the run`);
+  };
+  s.messages.forEach((m, i) => checkTime(["messages", i, "at"], m.at));
+  for (const layer of ["network", "dns"] as const) {
+    s.faults[layer].forEach((f, i) => {
+      checkTime(["faults", layer, i, "from"], f.from);
+      checkTime(["faults", layer, i, "until"], f.until);
+    });
+  }
+  s.faults.dnsChanges.forEach((c, i) => checkTime(["faults", "dnsChanges", i, "at"], c.at));
 
   for (const [name, set] of Object.entries(s.dns.records)) {
     (set.svcb ?? []).forEach((record, i) => {
