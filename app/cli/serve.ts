@@ -82,6 +82,8 @@ export interface ServeOptions extends ServeOutboundOptions {
   readonly maxUnauthenticatedBodies?: string;
   /** @internal Test seam, not an option of the command: see {@link SqliteIdempotencyStoreOptions.afterPut}. */
   readonly afterIdempotencyPut?: (signingDomain: string, key: string) => void;
+  /** @internal Test seam: see {@link SqliteIdempotencyStoreOptions.beforePut} (the mail is stored, the key not yet). */
+  readonly beforeIdempotencyPut?: (signingDomain: string, key: string) => void;
 }
 
 /** Expired idempotency keys are purged this often while serve runs (and once at start). */
@@ -95,7 +97,12 @@ export interface RunningServe {
   /** The idempotency keys, on disk. */
   readonly idempotency: SqliteIdempotencyStore;
   /** What the start found in the idempotency store: keys kept, and expired ones purged. */
-  readonly idempotencyAtStart: { readonly kept: number; readonly purged: number };
+  readonly idempotencyAtStart: {
+    readonly kept: number;
+    readonly purged: number;
+    /** Deliveries a crash cut off between storing mail and answering: their retries resume them (issue 16). */
+    readonly cutOff: number;
+  };
   readonly config: ReceiverConfig;
   /** Whether each message is flushed to disk before the answer. */
   readonly fsync: boolean;
@@ -239,6 +246,7 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
       {
         fsync: options.fsync !== false,
         ...(options.afterIdempotencyPut !== undefined && { afterPut: options.afterIdempotencyPut }),
+        ...(options.beforeIdempotencyPut !== undefined && { beforePut: options.beforeIdempotencyPut }),
       },
     );
   } catch (error) {
@@ -247,7 +255,7 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
     throw error;
   }
   const purged = await idempotency.purge(Date.now());
-  const idempotencyAtStart = { kept: idempotency.count(), purged };
+  const idempotencyAtStart = { kept: idempotency.count(), purged, cutOff: idempotency.countIntents() };
   const trace = {
     emit: (event: TraceEvent): void => {
       if (options.trace === true) io.err(JSON.stringify(event));
@@ -269,6 +277,7 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
     idempotencyStore: idempotency,
     trace,
     maxUnauthenticatedBodies: limits.maxUnauthenticatedBodies,
+    holdsDelivery: (mailbox, deliveryId) => store.holds(mailbox, deliveryId),
     // G48: the names of the certificate (the served domains, --hostname, localhost, the address).
     hostnames: tls.altNames.map((name) => name.replace(/^(DNS|IP Address):/, "")),
     ...(outbound.outbound !== undefined && { outbound: outbound.outbound }),
@@ -340,7 +349,7 @@ export function describeServe(running: RunningServe): string[] {
     `  certificate: ${tls.certFile} (${tls.source === "generated" ? "generated now" : tls.source === "state" ? "kept from an earlier run" : "given"}; ${tls.altNames.join(", ")})`,
     `  mail store:  ${store.root}/<mailbox>/<time>-<delivery>.eml${running.fsync ? "" : " (no fsync: a crash may lose accepted mail)"}`,
     `  limits:      ${running.limits.maxConnections} connections, ${running.limits.maxUnauthenticatedBodies} bodies before authentication, 408 after ${running.limits.headersTimeoutMs} ms for the head or ${running.limits.bodyTimeoutMs} ms without body bytes`,
-    `  idempotency: ${running.idempotency.file} (${running.idempotencyAtStart.kept} key(s) kept from earlier runs, ${running.idempotencyAtStart.purged} expired purged; retained ${config.idempotencyRetentionS} s)${running.fsync ? "" : " (no fsync)"}`,
+    `  idempotency: ${running.idempotency.file} (${running.idempotencyAtStart.kept} key(s) kept from earlier runs, ${running.idempotencyAtStart.purged} expired purged; retained ${config.idempotencyRetentionS} s${running.idempotencyAtStart.cutOff > 0 ? `; ${running.idempotencyAtStart.cutOff} delivery(ies) cut off by a crash after storing mail, resumed by their retries without storing twice` : ""})${running.fsync ? "" : " (no fsync)"}`,
     ...running.outbound.describe(),
     `  try:         curl --cacert ${tls.certFile} ${origin}/v1/capabilities`,
     "  Ctrl-C stops: no new connections, requests in flight finish first.",

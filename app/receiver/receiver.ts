@@ -35,7 +35,7 @@ import { receiverConfigSchema } from "./config.ts";
 import { createBodySpooler, SPOOL_MIN_BYTES, type BodySpooler } from "./spool.ts";
 import type { FailAfterAcceptanceRule, ReceiverConfig, ReceiverConfigInput } from "./config.ts";
 import { createMemoryIdempotencyStore } from "./idempotencyStore.ts";
-import type { IdempotencyStore, StoredResponse } from "./idempotencyStore.ts";
+import type { DeliveryIntent, IdempotencyStore, StoredResponse } from "./idempotencyStore.ts";
 import { createPolicyState } from "./policy.ts";
 
 export type { Outbound, OutboundSubmission } from "./afterAcceptance.ts";
@@ -69,6 +69,11 @@ export interface ReceiverPorts {
    * simulator, whose network routes a request only to the receiver at its host).
    */
   readonly hostnames?: readonly string[];
+  /**
+   * Whether `mailbox` already holds the message of `deliveryId` (the .eml store: its file name says so).
+   * Asked only for a delivery resumed after a crash (see {@link DeliveryIntent}), so none is stored twice.
+   */
+  readonly holdsDelivery?: (mailbox: string, deliveryId: string) => Promise<boolean>;
 }
 
 /**
@@ -496,8 +501,13 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       const joined = joinInFlight();
       if (joined !== undefined) return await joined;
       let known;
+      /** A delivery with this key and no record yet that a crash cut off after it began storing mail (issue 16). */
+      let resumed: DeliveryIntent | undefined;
       try {
         known = await idempotency.get(signingDomain, key, clock.now());
+        if (known === undefined && idempotency.intent !== undefined) {
+          resumed = await idempotency.intent(signingDomain, key, clock.now());
+        }
       } catch (error) {
         return problemAnswer("temporary_failure", 503, `the idempotency store failed: ${describe(error)}`, {
           retryAfterS: cfg.retryAfterS,
@@ -511,9 +521,33 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         traced.emit("idempotency.replay", { signingDomain, key, ...replayedRecipients(parsed) });
         return { response: known.response };
       }
+      if (resumed !== undefined && resumed.contentDigest !== contentDigest) return conflict(signingDomain, key, traced);
 
       const spooled = parsed.ok ? spooler?.storeFor(body, parsed.message) : undefined;
-      const answer = afterIdempotency(parsed, signingDomain, key, arrivalMs, traced, spooled);
+      // A durable store is told before the first message is stored, so that a crash between storing and
+      // answering leaves a trace the retry finds (then resumed: no mailbox gets the message twice).
+      const begin = idempotency.begin?.bind(idempotency);
+      let begun: Promise<void> | undefined;
+      const nowMs = clock.now();
+      const deliveryId = resumed?.deliveryId ?? `${signingDomain}/${key}@${arrivalMs}`;
+      const recovery: Recovery = {
+        deliveryId,
+        beforeStore:
+          resumed !== undefined || begin === undefined
+            ? undefined
+            : () =>
+                (begun ??= begin(signingDomain, key, {
+                  contentDigest,
+                  deliveryId,
+                  startedAtMs: nowMs,
+                  expiresAtMs: nowMs + cfg.idempotencyRetentionS * 1000,
+                })),
+        ...(resumed !== undefined &&
+          ports.holdsDelivery !== undefined && {
+            storedBefore: (mailbox: string) => ports.holdsDelivery?.(mailbox, deliveryId) ?? Promise.resolve(false),
+          }),
+      };
+      const answer = afterIdempotency(parsed, signingDomain, key, arrivalMs, traced, spooled, recovery);
       inFlight.set(scope, { digest: contentDigest, answer });
       try {
         const done = await answer;
@@ -556,6 +590,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     arrivalMs: number,
     traced: RequestTrace,
     spooled?: SpooledStore,
+    recovery?: Recovery,
   ): Promise<Answer> {
     if (!parsed.ok) return problemAnswer("invalid_request", 400, violationsDetail(parsed.violations));
     const { envelope, message } = parsed;
@@ -587,13 +622,13 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       );
     }
 
-    const deliveryId = `${signingDomain}/${key}@${arrivalMs}`;
+    const deliveryId = recovery?.deliveryId ?? `${signingDomain}/${key}@${arrivalMs}`;
     const recipients = envelope.to.map((m) => m.address);
     const outcomes = await locks.with(recipients, async () => {
       const list: Outcome[] = [];
       for (const recipient of recipients) {
         ports.work?.(1);
-        list.push(await checkRecipient(recipient, from, signingDomain, message, deliveryId, traced, spooled));
+        list.push(await checkRecipient(recipient, from, signingDomain, message, deliveryId, traced, spooled, recovery));
       }
       return list;
     });
@@ -636,7 +671,21 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     deliveryId: string,
     traced: RequestTrace,
     spooled?: SpooledStore,
+    recovery?: Recovery,
   ): Promise<Outcome> {
+    // Resumed after a crash: a mailbox the cut-off delivery stored the message in was accepted then.
+    try {
+      if (recovery?.storedBefore !== undefined && (await recovery.storedBefore(recipient))) {
+        return { recipient, status: "accepted" };
+      }
+    } catch (error) {
+      return {
+        recipient,
+        status: "deferred",
+        problem: "temporary_failure",
+        detail: `the mail store failed: ${describe(error)}`,
+      };
+    }
     const mailbox = mailboxes.get(recipient);
     if (mailbox === undefined && !cfg.catchAll) {
       return {
@@ -702,6 +751,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     }
     try {
       const meta = { deliveryId, receivedAtMs: nowMs };
+      await recovery?.beforeStore?.();
       // The spooled copy when there is one that is ready; from memory when there is none or it could not be finished.
       if (spooled === undefined || !(await spooled(recipient, meta))) await mailStore.deliver(recipient, message, meta);
     } catch (error) {
@@ -867,6 +917,15 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       ...(fromDomain !== undefined && { fromDomain }),
     };
   }
+}
+
+/** What a delivery needs to survive a crash between storing and answering (issue 16). */
+interface Recovery {
+  readonly deliveryId: string;
+  /** Before the first message is stored: the intent made durable (once; later calls share it). */
+  readonly beforeStore?: () => Promise<void>;
+  /** For a delivery resumed after a crash: whether the mailbox already holds its message. */
+  readonly storedBefore?: (mailbox: string) => Promise<boolean>;
 }
 
 /** Stores the spooled message for one mailbox: true when done, false when the spool could not be finished (store from memory). */
