@@ -131,7 +131,13 @@ async function serveIn(
 async function serveChild(
   name: string,
   extra: Record<string, unknown>,
-): Promise<{ port: number; cert: string; exited: Promise<NodeJS.Signals | null>; stderr: () => string }> {
+): Promise<{
+  port: number;
+  cert: string;
+  exited: Promise<NodeJS.Signals | null>;
+  stderr: () => string;
+  kill: () => void;
+}> {
   const child = fork(
     fileURLToPath(new URL("./fixtures/serveChild.ts", import.meta.url)),
     [
@@ -159,7 +165,13 @@ async function serveChild(
     child.once("message", (m) => resolve(m as { port: number; certFile: string }));
     child.once("exit", (code) => reject(new Error(`serveChild exited (${code}) before it was ready: ${stderr}`)));
   });
-  return { port: ready.port, cert: await readFile(ready.certFile, "utf8"), exited, stderr: () => stderr };
+  return {
+    port: ready.port,
+    cert: await readFile(ready.certFile, "utf8"),
+    exited,
+    stderr: () => stderr,
+    kill: () => child.kill("SIGKILL"),
+  };
 }
 
 const named = (events: readonly string[], name: string): number =>
@@ -373,4 +385,66 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
       await running.close();
     }
   });
+
+  it("issue 16: across three SIGKILLs (after a key is written, between mail and key, between requests), no accepted message is lost and none is stored twice", async () => {
+    const keys = Array.from({ length: 8 }, (_, i) => `kill-${i + 1}`);
+    const to = ["bob@b.example", "carol@b.example"];
+    /** Keys answered 200, and the answers, as the sender saw them. */
+    const accepted = new Map<string, string>();
+    let next = 0;
+    /** Sends keys in order from `next` (a key whose answer was lost is sent again) until the server dies or `stopAfter` are accepted. */
+    const sendUntilDown = async (port: number, cert: string, stopAfter = keys.length): Promise<void> => {
+      let taken = 0;
+      while (next < keys.length && taken < stopAfter) {
+        const key = keys[next] ?? "";
+        const answer = await deliver(port, cert, { key, to, text: `Message ${key}.` }).catch(() => undefined);
+        if (answer === undefined) return;
+        expect(answer.status).toBe(200);
+        accepted.set(key, answer.body.toString());
+        next += 1;
+        taken += 1;
+      }
+    };
+    const rounds = [
+      { crashAfterIdempotencyPut: true, crashAtPut: 2 },
+      { crashBeforeIdempotencyPut: true, crashAtPut: 2 },
+      { killAfter: 2 },
+    ];
+    for (const round of rounds) {
+      const child = await serveChild("kills", round);
+      await sendUntilDown(child.port, child.cert, "killAfter" in round ? round.killAfter : keys.length);
+      if ("killAfter" in round) child.kill();
+      expect(await child.exited).toBe("SIGKILL");
+    }
+    expect(next).toBeLessThan(keys.length);
+
+    // The last start: every key is sent again (a sender that never saw an answer retries; one that did may too).
+    const last = await serveIn("kills");
+    try {
+      for (const key of keys) {
+        const answer = await deliver(last.running.server.port, await readFile(last.running.tls.certFile, "utf8"), {
+          key,
+          to,
+          text: `Message ${key}.`,
+        });
+        expect(answer.status, key).toBe(200);
+        expect(JSON.parse(answer.body.toString()), key).toEqual({
+          results: to.map((recipient) => ({ recipient, status: "accepted" })),
+        });
+        // An answer given before a crash is the answer given after it, byte for byte.
+        if (accepted.has(key)) expect(answer.body.toString(), key).toBe(accepted.get(key));
+      }
+      // Each key's message once in each mailbox: nothing lost, nothing twice.
+      for (const mailbox of to) {
+        const files = await last.running.store.list(mailbox);
+        const texts = await Promise.all(files.map((f) => readFile(f, "utf8")));
+        for (const key of keys) {
+          expect(texts.filter((t) => t.includes(`Message ${key}.`)).length, `${mailbox} ${key}`).toBe(1);
+        }
+        expect(files).toHaveLength(keys.length);
+      }
+    } finally {
+      await last.running.close();
+    }
+  }, 120_000);
 });
