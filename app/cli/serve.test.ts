@@ -377,6 +377,82 @@ describe("mailscope serve, bad input", () => {
     await expect(startServe({ ...options, bodyTimeout: "1s" }, io)).rejects.toThrow(/--body-timeout "1s"/);
   });
 
+  it("issue 16: --headers-timeout and --body-timeout reach the server: 408 for a stalled head, and for a signed delivery whose body stalls", async () => {
+    const config = join(dir, "limits.yaml");
+    await writeFile(
+      config,
+      `domains: [b.example]\ncapabilities:\n  max_message_size: 26214400\nproblem_base: https://b.example/p\nmailboxes:\n  - address: bob@b.example\nkeyRecords:\n  ${sender.keyid}: "${sender.keyRecord}"\n`,
+    );
+    const limited = await startServe(
+      {
+        config,
+        port: "0",
+        state: join(dir, "state-limits"),
+        maildir: join(dir, "mail-limits"),
+        dns: false,
+        headersTimeout: "200",
+        bodyTimeout: "200",
+        maxConnections: "4",
+      },
+      { out: () => {}, err: () => {} },
+    );
+    try {
+      expect(limited.limits).toEqual({
+        headersTimeoutMs: 200,
+        bodyTimeoutMs: 200,
+        maxConnections: 4,
+        maxUnauthenticatedBodies: 16,
+      });
+      const stalled = async (first: string): Promise<string> => {
+        const socket = connect({
+          host: "127.0.0.1",
+          port: limited.server.port,
+          ca: limited.tls.cert,
+          servername: "localhost",
+        });
+        await new Promise<void>((resolve, reject) => {
+          socket.once("secureConnect", () => resolve());
+          socket.once("error", reject);
+        });
+        return new Promise<string>((resolve) => {
+          let text = "";
+          socket.on("data", (d: Buffer) => (text += d.toString("latin1")));
+          socket.on("error", () => {});
+          socket.once("close", () => resolve(text));
+          socket.write(first);
+        });
+      };
+      expect(await stalled("POST /v1/messages HTTP/1.1\r\nHost: localhost\r\n")).toMatch(/^HTTP\/1\.1 408 /);
+      // A signed delivery whose body stops halfway: the signature verifies, the body read waits, 408.
+      const request = await signedDelivery({
+        from: "alice@a.example",
+        to: ["bob@b.example"],
+        message: "Subject: x\r\n\r\nx\r\n",
+        key: sender.privateKey,
+        keyid: sender.keyid,
+        createdS: Math.floor(Date.now() / 1000),
+        idempotencyKey: "limits-1",
+        url: `https://localhost:${limited.server.port}/v1/messages`,
+      });
+      const body = Buffer.from(await request.arrayBuffer());
+      const head = [
+        "POST /v1/messages HTTP/1.1",
+        `Host: localhost:${limited.server.port}`,
+        ...Object.entries(headersOf(request)).map(([n, v]) => `${n}: ${v}`),
+        `Content-Length: ${body.byteLength}`,
+        "",
+        "",
+      ].join("\r\n");
+      const half = body.subarray(0, body.byteLength >> 1).toString("latin1");
+      const answer = await stalled(head + half);
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(answer).toContain("sent no more of the body for 200 ms");
+      expect(await limited.store.list("bob@b.example")).toHaveLength(0);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it("POST-1: the command declares its options", () => {
     const command = serveCommand();
     expect(command.name()).toBe("serve");
