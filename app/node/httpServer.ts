@@ -130,7 +130,8 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
     key: toPem(options.key),
     minVersion: "TLSv1.3",
     ALPNProtocols: ["http/1.1"],
-    requestTimeout: options.requestTimeoutMs ?? 300_000,
+    // Node refuses a headers timeout longer than the request timeout: a long --headers-timeout lengthens both.
+    requestTimeout: Math.max(options.requestTimeoutMs ?? 300_000, headersTimeoutMs),
     headersTimeout: headersTimeoutMs,
     // Node looks for connections past their headers or request timeout this often (default 30 s).
     connectionsCheckingInterval: Math.max(5, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
