@@ -204,6 +204,42 @@ describe("mailscope serve, end to end over HTTPS", () => {
     expect(await running.store.list("bob@b.example")).toHaveLength(before);
   });
 
+  it("G48, issue 16: a delivery signed for https://mx.other.example/v1/messages and sent with that Host is 401; for a served name it is taken", async () => {
+    const signedFor = async (authority: string, key: string): Promise<Answer> => {
+      const request = await signedDelivery({
+        from: "alice@a.example",
+        to: ["bob@b.example"],
+        message: "Subject: x\r\n\r\nx\r\n",
+        key: sender.privateKey,
+        keyid: sender.keyid,
+        createdS: Math.floor(Date.now() / 1000),
+        idempotencyKey: key,
+        url: `https://${authority}/v1/messages`,
+      });
+      return send({
+        method: "POST",
+        path: "/v1/messages",
+        headers: { ...headersOf(request), host: authority },
+        body: new Uint8Array(await request.arrayBuffer()),
+      });
+    };
+    const before = (await running.store.list("bob@b.example")).length;
+    const other = await signedFor("mx.other.example", "g48-1");
+    expect(other.status).toBe(401);
+    expect(JSON.parse(other.body.toString())).toMatchObject({ type: `${PROBLEMS}/invalid_signature` });
+    expect(JSON.parse(other.body.toString()).detail).toContain(
+      "mx.other.example, which is not a name of this receiver",
+    );
+    expect(await running.store.list("bob@b.example")).toHaveLength(before);
+    expect((await signedFor("MX.B.EXAMPLE", "g48-2")).status).toBe(200);
+  });
+
+  it("issue 16: the banner states the limits on slow and many clients", () => {
+    expect(describeServe(running).join("\n")).toContain(
+      "limits:      512 connections, 16 bodies before authentication, 408 after 30000 ms for the head or 30000 ms without body bytes",
+    );
+  });
+
   it("GET-10 VER-7 ERR-15: GET /v2/x is 404 unsupported_version with the versions served", async () => {
     const answer = await send({ path: "/v2/x" });
     expect(answer.status).toBe(404);
@@ -303,11 +339,138 @@ describe("mailscope serve, bad input", () => {
     );
   });
 
+  it("G4, issue 16: a keyRecords value that is not a key record is refused at start, with its position", async () => {
+    const config = join(dir, "badkey.yaml");
+    await writeFile(
+      config,
+      "domains: [b.example]\ncapabilities:\n  max_message_size: 26214400\nproblem_base: https://b.example/p\nkeyRecords:\n  s1._svckey.a.example: not-a-record\n",
+    );
+    const error = await startServe(
+      { config, port: "0", state: join(dir, "state-badkey"), maildir: join(dir, "mail-badkey"), dns: false },
+      { out: () => {}, err: () => {} },
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServeUsageError);
+    expect((error as Error).message).toMatch(
+      new RegExp(
+        `^${config.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:6:25: keyRecords\\["s1\\._svckey\\.a\\.example"\\]: not a key record \\(G4\\)`,
+      ),
+    );
+  });
+
+  it("issue 16: a --maildir that is a file is refused at start, before anything listens", async () => {
+    const config = join(dir, "ok2.yaml");
+    await writeFile(
+      config,
+      "domains: [b.example]\ncapabilities:\n  max_message_size: 26214400\nproblem_base: https://b.example/p\n",
+    );
+    const file = join(dir, "a-file");
+    await writeFile(file, "x");
+    const io = { out: () => {}, err: () => {} };
+    const options = { config, port: "0", state: join(dir, "state-file"), dns: false };
+    await expect(startServe({ ...options, maildir: file }, io)).rejects.toThrow(
+      `--maildir ${file}: is a file (or under one), not a folder`,
+    );
+    await expect(startServe({ ...options, maildir: join(file, "mail") }, io)).rejects.toThrow(/is a file/);
+    await expect(startServe({ ...options, maxConnections: "0" }, io)).rejects.toThrow(
+      '--max-connections "0": a whole number above 0',
+    );
+    await expect(startServe({ ...options, bodyTimeout: "1s" }, io)).rejects.toThrow(/--body-timeout "1s"/);
+  });
+
+  it("issue 16: --headers-timeout and --body-timeout reach the server: 408 for a stalled head, and for a signed delivery whose body stalls", async () => {
+    const config = join(dir, "limits.yaml");
+    await writeFile(
+      config,
+      `domains: [b.example]\ncapabilities:\n  max_message_size: 26214400\nproblem_base: https://b.example/p\nmailboxes:\n  - address: bob@b.example\nkeyRecords:\n  ${sender.keyid}: "${sender.keyRecord}"\n`,
+    );
+    const limited = await startServe(
+      {
+        config,
+        port: "0",
+        state: join(dir, "state-limits"),
+        maildir: join(dir, "mail-limits"),
+        dns: false,
+        headersTimeout: "200",
+        bodyTimeout: "200",
+        maxConnections: "4",
+      },
+      { out: () => {}, err: () => {} },
+    );
+    try {
+      expect(limited.limits).toEqual({
+        headersTimeoutMs: 200,
+        bodyTimeoutMs: 200,
+        maxConnections: 4,
+        maxUnauthenticatedBodies: 16,
+      });
+      const stalled = async (first: string): Promise<string> => {
+        const socket = connect({
+          host: "127.0.0.1",
+          port: limited.server.port,
+          ca: limited.tls.cert,
+          servername: "localhost",
+        });
+        await new Promise<void>((resolve, reject) => {
+          socket.once("secureConnect", () => resolve());
+          socket.once("error", reject);
+        });
+        return new Promise<string>((resolve) => {
+          let text = "";
+          socket.on("data", (d: Buffer) => (text += d.toString("latin1")));
+          socket.on("error", () => {});
+          socket.once("close", () => resolve(text));
+          socket.write(first);
+        });
+      };
+      expect(await stalled("POST /v1/messages HTTP/1.1\r\nHost: localhost\r\n")).toMatch(/^HTTP\/1\.1 408 /);
+      // A signed delivery whose body stops halfway: the signature verifies, the body read waits, 408.
+      const request = await signedDelivery({
+        from: "alice@a.example",
+        to: ["bob@b.example"],
+        message: "Subject: x\r\n\r\nx\r\n",
+        key: sender.privateKey,
+        keyid: sender.keyid,
+        createdS: Math.floor(Date.now() / 1000),
+        idempotencyKey: "limits-1",
+        url: `https://localhost:${limited.server.port}/v1/messages`,
+      });
+      const body = Buffer.from(await request.arrayBuffer());
+      const head = [
+        "POST /v1/messages HTTP/1.1",
+        `Host: localhost:${limited.server.port}`,
+        ...Object.entries(headersOf(request)).map(([n, v]) => `${n}: ${v}`),
+        `Content-Length: ${body.byteLength}`,
+        "",
+        "",
+      ].join("\r\n");
+      const half = body.subarray(0, body.byteLength >> 1).toString("latin1");
+      const answer = await stalled(head + half);
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(answer).toContain("sent no more of the body for 200 ms");
+      expect(await limited.store.list("bob@b.example")).toHaveLength(0);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it("POST-1: the command declares its options", () => {
     const command = serveCommand();
     expect(command.name()).toBe("serve");
     expect(command.options.map((o) => o.long)).toEqual(
-      expect.arrayContaining(["--config", "--cert", "--key", "--port", "--host", "--maildir", "--state", "--no-dns"]),
+      expect.arrayContaining([
+        "--config",
+        "--cert",
+        "--key",
+        "--port",
+        "--host",
+        "--maildir",
+        "--state",
+        "--no-dns",
+        "--headers-timeout",
+        "--body-timeout",
+        "--max-connections",
+        "--max-unauthenticated-bodies",
+      ]),
     );
   });
 });

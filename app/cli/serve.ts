@@ -22,6 +22,7 @@
  */
 import { consoleIo, type CliIo } from "./io.ts";
 import { Command, CommanderError } from "commander";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Resolver, TraceEvent } from "../ports.ts";
 import type { ReceiverConfig } from "../receiver/config.ts";
@@ -29,6 +30,9 @@ import { createReceiver } from "../receiver/receiver.ts";
 import { createDnsResolver, parseNameserver } from "../node/dnsResolver.ts";
 import { createEmlStore, type EmlStore } from "../node/emlStore.ts";
 import {
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
   formatLogLine,
   loadOrCreateCertificate,
   onShutdownSignals,
@@ -68,8 +72,18 @@ export interface ServeOptions extends ServeOutboundOptions {
   readonly fsync?: boolean;
   /** The idempotency store's file; default `<state>/idempotency.sqlite`. */
   readonly idempotencyDb?: string;
+  /** `--headers-timeout`: ms a client has to send a whole request head (then 408). */
+  readonly headersTimeout?: string;
+  /** `--body-timeout`: ms a client may pause in the middle of a body (then 408). */
+  readonly bodyTimeout?: string;
+  /** `--max-connections`: connections at once. */
+  readonly maxConnections?: string;
+  /** `--max-unauthenticated-bodies`: request bodies read at once before their digest is checked. */
+  readonly maxUnauthenticatedBodies?: string;
   /** @internal Test seam, not an option of the command: see {@link SqliteIdempotencyStoreOptions.afterPut}. */
   readonly afterIdempotencyPut?: (signingDomain: string, key: string) => void;
+  /** @internal Test seam: see {@link SqliteIdempotencyStoreOptions.beforePut} (the mail is stored, the key not yet). */
+  readonly beforeIdempotencyPut?: (signingDomain: string, key: string) => void;
 }
 
 /** Expired idempotency keys are purged this often while serve runs (and once at start). */
@@ -83,10 +97,17 @@ export interface RunningServe {
   /** The idempotency keys, on disk. */
   readonly idempotency: SqliteIdempotencyStore;
   /** What the start found in the idempotency store: keys kept, and expired ones purged. */
-  readonly idempotencyAtStart: { readonly kept: number; readonly purged: number };
+  readonly idempotencyAtStart: {
+    readonly kept: number;
+    readonly purged: number;
+    /** Deliveries a crash cut off between storing mail and answering: their retries resume them (issue 16). */
+    readonly cutOff: number;
+  };
   readonly config: ReceiverConfig;
   /** Whether each message is flushed to disk before the answer. */
   readonly fsync: boolean;
+  /** The limits on slow and many clients, as in force (issue 16). */
+  readonly limits: ServeLimits;
   /** The outbound side: DSNs of failures after acceptance, and their outbox. */
   readonly outbound: ServeOutbound;
   /**
@@ -95,6 +116,26 @@ export interface RunningServe {
    * the idempotency store is closed.
    */
   close(): Promise<void>;
+}
+
+/** What bounds the work and memory a client can make serve spend before it is authenticated (issue 16). */
+export interface ServeLimits {
+  readonly headersTimeoutMs: number;
+  readonly bodyTimeoutMs: number;
+  readonly maxConnections: number;
+  readonly maxUnauthenticatedBodies: number;
+}
+
+/** Request bodies read at once before their Content-Digest is checked: at most this many × max_message_size in memory. */
+export const DEFAULT_MAX_UNAUTHENTICATED_BODIES = 16;
+
+/** A positive whole number option, or its default; a usage error names the option. */
+function positive(value: string | undefined, option: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^[1-9]\d{0,9}$/.test(value)) {
+    throw new ServeUsageError(`${option} ${JSON.stringify(value)}: a whole number above 0`);
+  }
+  return Number(value);
 }
 
 /** Bad input to `serve` (a file, an option): printed as is, exit code 2. */
@@ -122,6 +163,25 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
     throw new ServeUsageError(`--port ${JSON.stringify(options.port)}: a port is a number from 0 to 65535`);
   }
   const host = options.host ?? "127.0.0.1";
+  const limits = {
+    headersTimeoutMs: positive(options.headersTimeout, "--headers-timeout", DEFAULT_HEADERS_TIMEOUT_MS),
+    bodyTimeoutMs: positive(options.bodyTimeout, "--body-timeout", DEFAULT_BODY_TIMEOUT_MS),
+    maxConnections: positive(options.maxConnections, "--max-connections", DEFAULT_MAX_CONNECTIONS),
+    maxUnauthenticatedBodies: positive(
+      options.maxUnauthenticatedBodies,
+      "--max-unauthenticated-bodies",
+      DEFAULT_MAX_UNAUTHENTICATED_BODIES,
+    ),
+  };
+  const maildir = options.maildir ?? "mail";
+  try {
+    await mkdir(maildir, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ServeUsageError(
+      `--maildir ${maildir}: ${code === "EEXIST" || code === "ENOTDIR" ? "is a file (or under one), not a folder" : `cannot be made: ${(error as Error).message}`}`,
+    );
+  }
 
   let tls: TlsIdentity;
   try {
@@ -165,7 +225,7 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
     throw error;
   }
 
-  const store = createEmlStore(options.maildir ?? "mail", { fsync: options.fsync !== false });
+  const store = createEmlStore(maildir, { fsync: options.fsync !== false });
   // A crash leaves the temporary file of a message being written; no delivery runs yet, so every such file is a leftover.
   const leftovers = await store.removeLeftovers().catch((error: unknown) => {
     io.err(
@@ -186,6 +246,7 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
       {
         fsync: options.fsync !== false,
         ...(options.afterIdempotencyPut !== undefined && { afterPut: options.afterIdempotencyPut }),
+        ...(options.beforeIdempotencyPut !== undefined && { beforePut: options.beforeIdempotencyPut }),
       },
     );
   } catch (error) {
@@ -194,7 +255,7 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
     throw error;
   }
   const purged = await idempotency.purge(Date.now());
-  const idempotencyAtStart = { kept: idempotency.count(), purged };
+  const idempotencyAtStart = { kept: idempotency.count(), purged, cutOff: idempotency.countIntents() };
   const trace = {
     emit: (event: TraceEvent): void => {
       if (options.trace === true) io.err(JSON.stringify(event));
@@ -215,6 +276,10 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
     mailStore: store,
     idempotencyStore: idempotency,
     trace,
+    maxUnauthenticatedBodies: limits.maxUnauthenticatedBodies,
+    holdsDelivery: (mailbox, deliveryId) => store.holds(mailbox, deliveryId),
+    // G48: the names of the certificate (the served domains, --hostname, localhost, the address).
+    hostnames: tls.altNames.map((name) => name.replace(/^(DNS|IP Address):/, "")),
     ...(outbound.outbound !== undefined && { outbound: outbound.outbound }),
   });
 
@@ -228,6 +293,9 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
       port,
       onRequest: (entry: RequestLogEntry) => io.out(formatLogLine(entry)),
       onConnectionError: (error) => io.err(`${new Date().toISOString()} connection: ${error.message}`),
+      headersTimeoutMs: limits.headersTimeoutMs,
+      bodyTimeoutMs: limits.bodyTimeoutMs,
+      maxConnections: limits.maxConnections,
     });
   } catch (error) {
     await outbound.stop();
@@ -257,6 +325,7 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
     idempotencyAtStart,
     config,
     fsync: options.fsync !== false,
+    limits,
     outbound,
     close: async () => {
       clearInterval(purging);
@@ -279,7 +348,8 @@ export function describeServe(running: RunningServe): string[] {
     `mailscope serve: ${origin} for ${config.domains.join(", ")} (TLS 1.3 only)`,
     `  certificate: ${tls.certFile} (${tls.source === "generated" ? "generated now" : tls.source === "state" ? "kept from an earlier run" : "given"}; ${tls.altNames.join(", ")})`,
     `  mail store:  ${store.root}/<mailbox>/<time>-<delivery>.eml${running.fsync ? "" : " (no fsync: a crash may lose accepted mail)"}`,
-    `  idempotency: ${running.idempotency.file} (${running.idempotencyAtStart.kept} key(s) kept from earlier runs, ${running.idempotencyAtStart.purged} expired purged; retained ${config.idempotencyRetentionS} s)${running.fsync ? "" : " (no fsync)"}`,
+    `  limits:      ${running.limits.maxConnections} connections, ${running.limits.maxUnauthenticatedBodies} bodies before authentication, 408 after ${running.limits.headersTimeoutMs} ms for the head or ${running.limits.bodyTimeoutMs} ms without body bytes`,
+    `  idempotency: ${running.idempotency.file} (${running.idempotencyAtStart.kept} key(s) kept from earlier runs, ${running.idempotencyAtStart.purged} expired purged; retained ${config.idempotencyRetentionS} s${running.idempotencyAtStart.cutOff > 0 ? `; ${running.idempotencyAtStart.cutOff} delivery(ies) cut off by a crash after storing mail, resumed by their retries without storing twice` : ""})${running.fsync ? "" : " (no fsync)"}`,
     ...running.outbound.describe(),
     `  try:         curl --cacert ${tls.certFile} ${origin}/v1/capabilities`,
     "  Ctrl-C stops: no new connections, requests in flight finish first.",
@@ -321,6 +391,26 @@ export function serveCommand(): Command {
     .option(
       "--idempotency-db <file>",
       "the SQLite file where Idempotency-Keys and their answers are kept across restarts (default: <state>/idempotency.sqlite)",
+    )
+    .option(
+      "--headers-timeout <ms>",
+      "a client that has not sent a whole request head this long after connecting is answered 408 and disconnected",
+      String(DEFAULT_HEADERS_TIMEOUT_MS),
+    )
+    .option(
+      "--body-timeout <ms>",
+      "a client that sends no body bytes this long while serve waits for them is answered 408 and disconnected",
+      String(DEFAULT_BODY_TIMEOUT_MS),
+    )
+    .option(
+      "--max-connections <n>",
+      "connections at once (TLS handshakes included); more are closed as they come",
+      String(DEFAULT_MAX_CONNECTIONS),
+    )
+    .option(
+      "--max-unauthenticated-bodies <n>",
+      "request bodies read at once before their Content-Digest is checked (the signature is checked before any is read); more are answered 503 with Retry-After",
+      String(DEFAULT_MAX_UNAUTHENTICATED_BODIES),
     )
     .option("--nameserver <ip[:port]>", "DNS server for key records (default: the first of /etc/resolv.conf)")
     .option(

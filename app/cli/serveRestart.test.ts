@@ -127,6 +127,53 @@ async function serveIn(
   return { running, events };
 }
 
+/** A serve in a child process on `name`'s folders (app/cli/fixtures/serveChild.ts), killed with the test at the latest. */
+async function serveChild(
+  name: string,
+  extra: Record<string, unknown>,
+): Promise<{
+  port: number;
+  cert: string;
+  exited: Promise<NodeJS.Signals | null>;
+  stderr: () => string;
+  kill: () => void;
+}> {
+  const child = fork(
+    fileURLToPath(new URL("./fixtures/serveChild.ts", import.meta.url)),
+    [
+      JSON.stringify({
+        config,
+        port: "0",
+        host: "127.0.0.1",
+        maildir: join(dir, name, "mail"),
+        state: join(dir, name, "state"),
+        dns: false,
+        ...extra,
+      }),
+    ],
+    { stdio: ["ignore", "ignore", "pipe", "ipc"] },
+  );
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+    child.once("exit", (_code, signal) => resolve(signal)),
+  );
+  const ready = await new Promise<{ port: number; certFile: string }>((resolve, reject) => {
+    child.once("message", (m) => resolve(m as { port: number; certFile: string }));
+    child.once("exit", (code) => reject(new Error(`serveChild exited (${code}) before it was ready: ${stderr}`)));
+  });
+  return {
+    port: ready.port,
+    cert: await readFile(ready.certFile, "utf8"),
+    exited,
+    stderr: () => stderr,
+    kill: () => child.kill("SIGKILL"),
+  };
+}
+
 const named = (events: readonly string[], name: string): number =>
   events.filter((line) => line.startsWith("{") && (JSON.parse(line) as { name?: string }).name === name).length;
 
@@ -140,7 +187,7 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
 
     const second = await serveIn("restart");
     try {
-      expect(second.running.idempotencyAtStart).toEqual({ kept: 1, purged: 0 });
+      expect(second.running.idempotencyAtStart).toEqual({ kept: 1, purged: 0, cutOff: 0 });
       expect(describeServe(second.running).join("\n")).toContain(
         `idempotency: ${join(dir, "restart", "state", "idempotency.sqlite")} (1 key(s) kept from earlier runs`,
       );
@@ -229,6 +276,57 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
     }
   });
 
+  it("POST-12, SVC-8, issue 16: killed (SIGKILL) after the mail is stored and before the key is written, the retry after the restart stores nothing twice", async () => {
+    const child = await serveChild("window", { crashBeforeIdempotencyPut: true });
+    const lost = await deliver(child.port, child.cert, {
+      key: "window-1",
+      to: ["bob@b.example", "carol@b.example"],
+    }).then(
+      (answer) => `answered ${answer.status}`,
+      (error: NodeJS.ErrnoException) => error.code ?? error.message,
+    );
+    expect(lost).toMatch(/ECONNRESET|socket hang up/);
+    expect(await child.exited).toBe("SIGKILL");
+    expect(child.stderr()).toContain("mail stored, idempotency record not yet; SIGKILL");
+
+    const restarted = await serveIn("window");
+    try {
+      expect(restarted.running.idempotencyAtStart).toEqual({ kept: 0, purged: 0, cutOff: 1 });
+      expect(await restarted.running.store.list("bob@b.example")).toHaveLength(1);
+      // Another body with the same key is a conflict, as it would have been had the first been answered.
+      const other = await deliver(restarted.running.server.port, child.cert, {
+        key: "window-1",
+        to: ["bob@b.example", "carol@b.example"],
+        text: "Something else.",
+      });
+      expect(other.status).toBe(409);
+      const retry = await deliver(restarted.running.server.port, child.cert, {
+        key: "window-1",
+        to: ["bob@b.example", "carol@b.example"],
+      });
+      expect(retry.status).toBe(200);
+      expect(JSON.parse(retry.body.toString())).toEqual({
+        results: [
+          { recipient: "bob@b.example", status: "accepted" },
+          { recipient: "carol@b.example", status: "accepted" },
+        ],
+      });
+      expect(named(restarted.events, "mailbox.delivered")).toBe(0);
+      expect(await restarted.running.store.list("bob@b.example")).toHaveLength(1);
+      expect(await restarted.running.store.list("carol@b.example")).toHaveLength(1);
+      // Now answered, the key is a record: the next retry is a replay.
+      expect(restarted.running.idempotency.countIntents()).toBe(0);
+      const again = await deliver(restarted.running.server.port, child.cert, {
+        key: "window-1",
+        to: ["bob@b.example", "carol@b.example"],
+      });
+      expect(again.body.equals(retry.body)).toBe(true);
+      expect(named(restarted.events, "idempotency.replay")).toBe(1);
+    } finally {
+      await restarted.running.close();
+    }
+  });
+
   it("a second serve on the same state is refused at start: the idempotency store is in use", async () => {
     const first = await serveIn("twice");
     try {
@@ -281,10 +379,72 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
     await store.close();
     const { running } = await serveIn("purge");
     try {
-      expect(running.idempotencyAtStart).toEqual({ kept: 1, purged: 1 });
+      expect(running.idempotencyAtStart).toEqual({ kept: 1, purged: 1, cutOff: 0 });
       expect(describeServe(running).join("\n")).toContain("(1 key(s) kept from earlier runs, 1 expired purged;");
     } finally {
       await running.close();
     }
   });
+
+  it("issue 16: across three SIGKILLs (after a key is written, between mail and key, between requests), no accepted message is lost and none is stored twice", async () => {
+    const keys = Array.from({ length: 8 }, (_, i) => `kill-${i + 1}`);
+    const to = ["bob@b.example", "carol@b.example"];
+    /** Keys answered 200, and the answers, as the sender saw them. */
+    const accepted = new Map<string, string>();
+    let next = 0;
+    /** Sends keys in order from `next` (a key whose answer was lost is sent again) until the server dies or `stopAfter` are accepted. */
+    const sendUntilDown = async (port: number, cert: string, stopAfter = keys.length): Promise<void> => {
+      let taken = 0;
+      while (next < keys.length && taken < stopAfter) {
+        const key = keys[next] ?? "";
+        const answer = await deliver(port, cert, { key, to, text: `Message ${key}.` }).catch(() => undefined);
+        if (answer === undefined) return;
+        expect(answer.status).toBe(200);
+        accepted.set(key, answer.body.toString());
+        next += 1;
+        taken += 1;
+      }
+    };
+    const rounds = [
+      { crashAfterIdempotencyPut: true, crashAtPut: 2 },
+      { crashBeforeIdempotencyPut: true, crashAtPut: 2 },
+      { killAfter: 2 },
+    ];
+    for (const round of rounds) {
+      const child = await serveChild("kills", round);
+      await sendUntilDown(child.port, child.cert, "killAfter" in round ? round.killAfter : keys.length);
+      if ("killAfter" in round) child.kill();
+      expect(await child.exited).toBe("SIGKILL");
+    }
+    expect(next).toBeLessThan(keys.length);
+
+    // The last start: every key is sent again (a sender that never saw an answer retries; one that did may too).
+    const last = await serveIn("kills");
+    try {
+      for (const key of keys) {
+        const answer = await deliver(last.running.server.port, await readFile(last.running.tls.certFile, "utf8"), {
+          key,
+          to,
+          text: `Message ${key}.`,
+        });
+        expect(answer.status, key).toBe(200);
+        expect(JSON.parse(answer.body.toString()), key).toEqual({
+          results: to.map((recipient) => ({ recipient, status: "accepted" })),
+        });
+        // An answer given before a crash is the answer given after it, byte for byte.
+        if (accepted.has(key)) expect(answer.body.toString(), key).toBe(accepted.get(key));
+      }
+      // Each key's message once in each mailbox: nothing lost, nothing twice.
+      for (const mailbox of to) {
+        const files = await last.running.store.list(mailbox);
+        const texts = await Promise.all(files.map((f) => readFile(f, "utf8")));
+        for (const key of keys) {
+          expect(texts.filter((t) => t.includes(`Message ${key}.`)).length, `${mailbox} ${key}`).toBe(1);
+        }
+        expect(files).toHaveLength(keys.length);
+      }
+    } finally {
+      await last.running.close();
+    }
+  }, 120_000);
 });

@@ -414,3 +414,21 @@ describe("createEmlStore: spool (a large message written while it arrives)", () 
     spool.close();
   });
 });
+
+describe("holds (issue 16: whether a delivery cut off by a crash stored its message)", () => {
+  it("POST-12: a mailbox holds a delivery's message whatever its time, and only that delivery's", async () => {
+    const root = await mkdtemp(join(tmpdir(), "mailscope-holds-"));
+    try {
+      const store = createEmlStore(root, { fsync: false });
+      const message = new TextEncoder().encode("Subject: x\r\n\r\nx\r\n");
+      await store.deliver("bob@b.example", message, { deliveryId: "a.example/k.1@1000", receivedAtMs: 1000 });
+      await store.deliver("bob@b.example", message, { deliveryId: "a.example/k.1@1000", receivedAtMs: 1000 });
+      expect(await store.holds("bob@b.example", "a.example/k.1@1000")).toBe(true);
+      expect(await store.holds("bob@b.example", "a.example/k.1@100")).toBe(false);
+      expect(await store.holds("bob@b.example", "a.example/kx1@1000")).toBe(false);
+      expect(await store.holds("carol@b.example", "a.example/k.1@1000")).toBe(false);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});

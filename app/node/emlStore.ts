@@ -85,6 +85,12 @@ export interface EmlStore extends MailStore {
    * way has such a file too. Returns the paths removed.
    */
   removeLeftovers(): Promise<string[]>;
+  /**
+   * Whether the mailbox holds a message of `deliveryId` (its `<time>-<delivery>[-n].eml` name says so),
+   * whatever its time: after a crash, whether a delivery cut off stored it here before it was answered.
+   * Reads the mailbox's folder: for that rare case, not for every delivery.
+   */
+  holds(mailbox: string, deliveryId: string): Promise<boolean>;
 }
 
 /** The name of this store's temporary files (`deliver`'s and the spool's): a dot, 16 hex digits, `.tmp`. */
@@ -631,7 +637,17 @@ export function createEmlStore(root: string, options: EmlStoreOptions = {}): Eml
     return removed;
   }
 
-  return { root, deliver, usage, mailboxDir, list, spool, removeLeftovers };
+  async function holds(mailbox: string, deliveryId: string): Promise<boolean> {
+    const id = safeId(deliveryId);
+    const named = new RegExp(`^\\d{8}T\\d{6}\\.\\d{3}Z-${id.replace(/[.]/g, "\\.")}(?:-\\d+)?\\.eml$`);
+    try {
+      return (await readdir(mailboxDir(mailbox))).some((name) => named.test(name));
+    } catch {
+      return false;
+    }
+  }
+
+  return { root, deliver, usage, mailboxDir, list, spool, removeLeftovers, holds };
 }
 
 function noop(): void {}

@@ -4,7 +4,7 @@ import { Agent, request as httpsRequest } from "node:https";
 import type { IncomingHttpHeaders } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connect } from "node:tls";
+import { connect, type TLSSocket } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   formatLogLine,
@@ -80,7 +80,7 @@ function send(
 async function withServer(
   handler: FetchHandler,
   run: (server: RunningHttpsServer, log: RequestLogEntry[]) => Promise<void>,
-  extra: { drainLimitBytes?: number } = {},
+  extra: { drainLimitBytes?: number; headersTimeoutMs?: number; bodyTimeoutMs?: number; maxConnections?: number } = {},
 ): Promise<void> {
   const log: RequestLogEntry[] = [];
   const server = await startHttpsServer({
@@ -457,5 +457,110 @@ describe("Certificate (AUTH-8)", () => {
       /given-key\.pem: no PEM block "CERTIFICATE"/,
     );
     await expect(loadOrCreateCertificate({ certFile })).rejects.toThrow(/--cert and --key go together/);
+  });
+});
+
+describe("Slow and many clients (issue 16: limits on what an unauthenticated client can hold)", () => {
+  /** A TLS connection to the server that has finished its handshake. */
+  function open(server: RunningHttpsServer): Promise<TLSSocket> {
+    return new Promise((resolve, reject) => {
+      const socket = connect({ host: "127.0.0.1", port: server.port, ca: tls.cert, servername: "localhost" });
+      socket.once("secureConnect", () => resolve(socket));
+      socket.once("error", reject);
+    });
+  }
+
+  /** Everything the server sends until it closes the connection. */
+  function readToClose(socket: TLSSocket): Promise<string> {
+    return new Promise((resolve) => {
+      let text = "";
+      socket.on("data", (d: Buffer) => (text += d.toString("latin1")));
+      socket.on("error", () => {});
+      socket.once("close", () => resolve(text));
+    });
+  }
+
+  it("a client that sends half a request head and then nothing is answered 408 and disconnected (headersTimeoutMs)", async () => {
+    let called = 0;
+    const handler: FetchHandler = () => {
+      called += 1;
+      return Promise.resolve(new Response("ok"));
+    };
+    await withServer(
+      handler,
+      async (server) => {
+        const socket = await open(server);
+        const answer = readToClose(socket);
+        socket.write("POST /v1/messages HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\n");
+        // …and never the rest: the server must end it.
+        expect(await answer).toMatch(/^HTTP\/1\.1 408 /);
+        expect(called).toBe(0);
+      },
+      { headersTimeoutMs: 200 },
+    );
+  });
+
+  it("a client that stalls in the middle of the body is answered 408 and disconnected (bodyTimeoutMs); the log says so", async () => {
+    await withServer(
+      echo,
+      async (server, log) => {
+        const socket = await open(server);
+        const answer = readToClose(socket);
+        socket.write("POST /v1/messages HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\n0123456789");
+        const text = await answer;
+        expect(text).toMatch(/^HTTP\/1\.1 408 /);
+        expect(text).toMatch(/connection: close/i);
+        expect(text).toContain("sent no more of the body for 100 ms");
+        expect(log[0]).toMatchObject({ status: 408, bodyBytes: 10, error: "body timeout: nothing for 100 ms" });
+      },
+      { bodyTimeoutMs: 100 },
+    );
+  });
+
+  it("a body that keeps coming is not cut by bodyTimeoutMs, however long the whole takes", async () => {
+    await withServer(
+      echo,
+      async (server) => {
+        const socket = await open(server);
+        const answer = readToClose(socket);
+        socket.write("POST /x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: 4\r\n\r\n");
+        // One byte at a time, each sent only after the server has taken the one before (no clock involved).
+        for (const byte of "abcd") {
+          await new Promise<void>((done) => socket.write(byte, () => done()));
+        }
+        expect(await answer).toMatch(/^HTTP\/1\.1 200 /);
+      },
+      { bodyTimeoutMs: 60_000 },
+    );
+  });
+
+  it("at most maxConnections connections at once: one more is closed at once; a freed place is taken again", async () => {
+    await withServer(
+      echo,
+      async (server) => {
+        const held = [await open(server), await open(server)];
+        const refused = await new Promise<string>((resolve) => {
+          const socket = connect({ host: "127.0.0.1", port: server.port, ca: tls.cert, servername: "localhost" });
+          socket.once("secureConnect", () => {
+            socket.destroy();
+            resolve("connected");
+          });
+          socket.once("error", (e: NodeJS.ErrnoException) => resolve(`refused ${e.code ?? e.message}`));
+          socket.once("close", () => resolve("refused (closed)"));
+        });
+        expect(refused).toMatch(/^refused/);
+        const gone = new Promise((done) => held[0]?.once("close", done));
+        held[0]?.destroy();
+        await gone;
+        // The server sees the close after the client: try until it has (the count, not a clock, decides).
+        let answer: ClientAnswer | undefined;
+        while (answer === undefined) {
+          answer = await send(server, { path: "/again" }).catch(() => undefined);
+        }
+        expect(answer.status).toBe(200);
+        held[1]?.destroy();
+      },
+      { maxConnections: 2 },
+    );
   });
 });

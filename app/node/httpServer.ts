@@ -72,8 +72,20 @@ export interface HttpsServerOptions {
   readonly drainTimeoutMs?: number;
   /** How long {@link RunningHttpsServer.close} waits for requests in flight before cutting them. Default 30 s. */
   readonly shutdownGraceMs?: number;
-  /** Node's `requestTimeout` (whole request, body included). Default 300 s. */
+  /** Node's `requestTimeout` (whole request, body included): past it, 408 and the connection closes. Default 300 s. */
   readonly requestTimeoutMs?: number;
+  /**
+   * Node's `headersTimeout`: a connection that has not sent a whole request head this long after it
+   * began (a slow or silent client) is answered 408 and closed. Default 30 s.
+   */
+  readonly headersTimeoutMs?: number;
+  /**
+   * While the handler waits for more of the body, the client must send some within this long; else the
+   * answer is 408 and the connection closes (a client that stalls mid-body holds nothing longer). Default 30 s.
+   */
+  readonly bodyTimeoutMs?: number;
+  /** At most this many connections at once (TLS handshakes included); more are closed as they come. Default 512. */
+  readonly maxConnections?: number;
   /** The clock of the log; default `Date.now`. */
   readonly now?: () => number;
 }
@@ -98,6 +110,10 @@ export interface RunningHttpsServer {
 }
 
 const MiB = 1024 * 1024;
+/** Defaults of the limits on slow and many clients (issue 16); `serve` has an option for each. */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 30_000;
+export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
+export const DEFAULT_MAX_CONNECTIONS = 512;
 
 /** Starts an HTTPS server on `host:port` that accepts TLS 1.3 only and serves `handler`. */
 export async function startHttpsServer(options: HttpsServerOptions): Promise<RunningHttpsServer> {
@@ -106,14 +122,21 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
   const drainTimeoutMs = options.drainTimeoutMs ?? 30_000;
   const graceMs = options.shutdownGraceMs ?? 30_000;
   const host = options.host ?? "127.0.0.1";
+  const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
 
   const server = createServer({
     cert: toPem(options.cert),
     key: toPem(options.key),
     minVersion: "TLSv1.3",
     ALPNProtocols: ["http/1.1"],
-    requestTimeout: options.requestTimeoutMs ?? 300_000,
+    // Node refuses a headers timeout longer than the request timeout: a long --headers-timeout lengthens both.
+    requestTimeout: Math.max(options.requestTimeoutMs ?? 300_000, headersTimeoutMs),
+    headersTimeout: headersTimeoutMs,
+    // Node looks for connections past their headers or request timeout this often (default 30 s).
+    connectionsCheckingInterval: Math.max(5, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
   });
+  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
 
   const sockets = new Set<Socket>();
   let active = 0;
@@ -134,7 +157,9 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
   server.on("clientError", (error: Error & { code?: string }, socket: Socket) => {
     // TLS failures were reported by tlsClientError already.
     if (!error.code?.startsWith("ERR_SSL")) options.onConnectionError?.(error);
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    // Node's headers or request timeout (a client too slow to send its request): 408, as RFC 9110 §15.5.9 has it.
+    const status = error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? "408 Request Timeout" : "400 Bad Request";
+    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     else socket.destroy();
   });
 
@@ -147,6 +172,7 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
       now,
       drainLimitBytes,
       drainTimeoutMs,
+      bodyTimeoutMs,
       closing: () => closing !== undefined,
     })
       .then((entry) => {
@@ -215,6 +241,7 @@ interface ServeContext {
   readonly now: () => number;
   readonly drainLimitBytes: number;
   readonly drainTimeoutMs: number;
+  readonly bodyTimeoutMs: number;
   readonly closing: () => boolean;
 }
 
@@ -228,7 +255,7 @@ async function serveOne(req: IncomingMessage, res: ServerResponse, context: Serv
       remote: `${req.socket.remoteAddress}:${req.socket.remotePort ?? 0}`,
     }),
   };
-  const body = new BodyState(req);
+  const body = new BodyState(req, context.bodyTimeoutMs);
   const abort = new AbortController();
   res.once("close", () => {
     if (!res.writableFinished) abort.abort(new Error("the client closed the connection before the answer was sent"));
@@ -252,6 +279,28 @@ async function serveOne(req: IncomingMessage, res: ServerResponse, context: Serv
       error = `the handler failed: ${messageOf(cause)}`;
       response = plainProblem(500, "Internal Server Error", "the receiver failed while handling the request");
     }
+  }
+
+  if (body.timedOut) {
+    // The client stalled mid-body: whatever the handler made of the cut body, the answer is 408 and the
+    // connection closes once it is out.
+    response = plainProblem(
+      408,
+      "Request Timeout",
+      `the client sent no more of the body for ${context.bodyTimeoutMs} ms`,
+    );
+    error = `body timeout: nothing for ${context.bodyTimeoutMs} ms`;
+    const facts = await writeWebResponse(res, response, { close: true }).catch(() => ({}));
+    req.socket.destroySoon();
+    return {
+      ...base,
+      status: res.statusCode,
+      ...extra,
+      ...facts,
+      bodyBytes: body.bytesRead,
+      durationMs: context.now() - started,
+      error,
+    };
   }
 
   let facts: ResponseFacts = {};
@@ -295,11 +344,17 @@ async function serveOne(req: IncomingMessage, res: ServerResponse, context: Serv
 class BodyState {
   bytesRead = 0;
   ended = false;
+  /** Set when the client sent nothing for `timeoutMs` while the handler waited for the body. */
+  timedOut = false;
   private abandoned = false;
   private readonly req: IncomingMessage;
+  private readonly timeoutMs: number;
+  private idle: ReturnType<typeof setTimeout> | undefined;
+  private onTimeout: (() => void) | undefined;
 
-  constructor(req: IncomingMessage) {
+  constructor(req: IncomingMessage, timeoutMs = DEFAULT_BODY_TIMEOUT_MS) {
     this.req = req;
+    this.timeoutMs = timeoutMs;
     // Paused first, so that data flows only when a reader pulls (or the rest is discarded).
     req.pause();
     req.on("data", (chunk: Buffer) => {
@@ -307,7 +362,25 @@ class BodyState {
     });
     req.once("end", () => {
       this.ended = true;
+      this.disarm();
     });
+    req.once("close", () => this.disarm());
+  }
+
+  /** The handler waits for body bytes: the client has `timeoutMs` to send some. */
+  private arm(): void {
+    if (this.ended || this.abandoned || this.timedOut) return;
+    clearTimeout(this.idle);
+    this.idle = setTimeout(() => {
+      this.timedOut = true;
+      this.onTimeout?.();
+    }, this.timeoutMs);
+    this.idle.unref();
+  }
+
+  private disarm(): void {
+    clearTimeout(this.idle);
+    this.idle = undefined;
   }
 
   /** Whether the request carries a body at all (RFC 9112 §6.3: Content-Length or Transfer-Encoding). */
@@ -332,8 +405,14 @@ class BodyState {
     req.on("data", (chunk: Buffer) => {
       if (done || this.abandoned || controller === undefined) return;
       controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-      if ((controller.desiredSize ?? 0) <= 0) req.pause();
+      if ((controller.desiredSize ?? 0) <= 0) {
+        // Full: the wait is ours now, not the client's.
+        this.disarm();
+        req.pause();
+      } else this.arm();
     });
+    this.onTimeout = () =>
+      finish(() => controller?.error(new Error(`the client sent no more of the body for ${this.timeoutMs} ms`)));
     req.once("end", () => finish(() => controller?.close()));
     req.once("error", (error: Error) => finish(() => controller?.error(error)));
     req.once("close", () => {
@@ -346,10 +425,12 @@ class BodyState {
           controller = c;
         },
         pull: () => {
+          this.arm();
           req.resume();
         },
         cancel: () => {
           done = true;
+          this.disarm();
           req.pause();
         },
       },
@@ -365,6 +446,7 @@ class BodyState {
    */
   discardRest(limitBytes: number, timeoutMs: number): Promise<boolean> {
     this.abandoned = true;
+    this.disarm();
     const req = this.req;
     if (this.ended) return Promise.resolve(true);
     const start = this.bytesRead;

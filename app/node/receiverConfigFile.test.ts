@@ -103,6 +103,26 @@ describe("receiver.yaml", () => {
     expect(errors[0]).toMatchObject({ line: 8, column: 25, field: 'keyRecords["s1._svckey.a.example"]' });
   });
 
+  it("G4, issue 16: a keyRecords entry that is not a key record, or whose keyid is not one, is refused where it is", () => {
+    const errors = errorsOf(
+      `${good}keyRecords:\n  s1._svckey.a.example: "v=svc1; k=rsa; p=AAAA"\n  nokeyid.a.example: "v=svc1; k=ed25519; p=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="\n`,
+    );
+    expect(errors.map((e) => `${e.line}:${e.column} ${e.field}`)).toEqual([
+      '8:25 keyRecords["s1._svckey.a.example"]',
+      '9:22 keyRecords["nokeyid.a.example"]',
+    ]);
+    expect(errors[0]?.message).toMatch(/not a key record \(G4\).*ed25519/);
+    expect(errors[1]?.message).toMatch(/_svckey/);
+  });
+
+  it("G4, issue 16: two keyRecords keyids that differ only in case are refused (DNS names compare without case)", () => {
+    const errors = errorsOf(
+      `${good}keyRecords:\n  s1._svckey.a.example: "v=svc1; k=ed25519; p=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="\n  s1._svckey.A.EXAMPLE: "v=svc1; k=ed25519; p=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="\n`,
+    );
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.field).toBe('keyRecords["s1._svckey.A.EXAMPLE"]');
+  });
+
   it("G10: YAML syntax errors come with their position", () => {
     const errors = errorsOf("domains: [b.example\ncapabilities: {\n");
     expect(errors.length).toBeGreaterThan(0);

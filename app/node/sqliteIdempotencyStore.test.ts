@@ -178,3 +178,29 @@ describe("the receiver over the SQLite store", () => {
     expect(h.trace.named("idempotency.replay")).toHaveLength(1);
   });
 });
+
+describe("intents (issue 16: a crash between storing mail and writing the key)", () => {
+  const intent = { contentDigest: "sha-256:ab", deliveryId: "a.example/k@1", startedAtMs: 1000, expiresAtMs: 5000 };
+
+  it("POST-12: an intent begun and never followed by its record is still there after a reopen; the record's put ends it", async () => {
+    const first = openSqliteIdempotencyStore(file);
+    await first.begin("a.example", "k", intent);
+    await first.close();
+    const store = open();
+    expect(store.countIntents()).toBe(1);
+    expect(await store.intent("a.example", "k", 2000)).toEqual(intent);
+    expect(await store.intent("b.example", "k", 2000)).toBeUndefined();
+    await store.put("a.example", "k", record("sha-256:ab", 2000));
+    expect(store.countIntents()).toBe(0);
+    expect(await store.intent("a.example", "k", 2000)).toBeUndefined();
+    expect(store.count()).toBe(1);
+  });
+
+  it("LIM-6: an intent expires with the retention, and the purge removes it", async () => {
+    const store = open();
+    await store.begin("a.example", "k", intent);
+    expect(await store.intent("a.example", "k", 5000)).toBeUndefined();
+    await store.purge(5000);
+    expect(store.countIntents()).toBe(0);
+  });
+});

@@ -8,7 +8,10 @@
  * One SQLite file (`node:sqlite`, built into Node), one table keyed by
  * (signing domain, key), holding the body's digest (G11), the response as it
  * was sent (status, header fields in order, body bytes) and the store and
- * expiry times. Nothing per key is held in memory: SQLite's page cache is
+ * expiry times. A second table holds the intents (issue 16): a delivery
+ * writes one, durably, before it stores its first message, and its record
+ * replaces it in one transaction; an intent left over is a delivery a crash
+ * cut off between storing and answering, which its retry resumes. Nothing per key is held in memory: SQLite's page cache is
  * bounded (a few MiB), so memory stays flat however many keys are stored.
  *
  * Durability. `node:sqlite` is synchronous: with `synchronous=FULL` each
@@ -30,10 +33,15 @@
 import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from "../receiver/idempotencyStore.ts";
+import type {
+  DeliveryIntent,
+  IdempotencyRecord,
+  IdempotencyStore,
+  StoredResponse,
+} from "../receiver/idempotencyStore.ts";
 
 /** The schema this code writes; a file with a newer one is refused. */
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 /** Expired records are deleted this many at a time, so that a purge never holds the event loop long. */
 const PURGE_BATCH = 500;
 
@@ -43,6 +51,8 @@ export interface SqliteIdempotencyStoreOptions {
   readonly fsync?: boolean;
   /** @internal Test seam: called once a `put` is durable, just before it resolves (the crash test kills the process here). */
   readonly afterPut?: (signingDomain: string, key: string) => void;
+  /** @internal Test seam: called as a `put` begins, before anything is written (after the mail is stored: a crash test kills here). */
+  readonly beforePut?: (signingDomain: string, key: string) => void;
   /** @internal Test seam: told of each fdatasync of the WAL just before it is issued, with how many puts it covers. */
   readonly onWalFlush?: (puts: number) => void;
 }
@@ -55,6 +65,10 @@ export interface SqliteIdempotencyStore extends IdempotencyStore {
   purge(nowMs: number): Promise<number>;
   /** How many records the file holds, expired ones not yet purged included. */
   count(): number;
+  /** How many deliveries were cut off after they began storing mail and before their record (a crash): their retries resume them. */
+  countIntents(): number;
+  begin(signingDomain: string, key: string, intent: DeliveryIntent): Promise<void>;
+  intent(signingDomain: string, key: string, nowMs: number): Promise<DeliveryIntent | undefined>;
   /** Waits for the flushes under way, then closes the database. Later calls do nothing. */
   close(): Promise<void>;
 }
@@ -125,6 +139,15 @@ export function openSqliteIdempotencyStore(
         PRIMARY KEY (signing_domain, key)
       ) WITHOUT ROWID;
       CREATE INDEX IF NOT EXISTS idempotency_expiry ON idempotency (expires_at_ms);
+      CREATE TABLE IF NOT EXISTS intent (
+        signing_domain TEXT NOT NULL,
+        key            TEXT NOT NULL,
+        content_digest TEXT NOT NULL,
+        delivery_id    TEXT NOT NULL,
+        started_at_ms  INTEGER NOT NULL,
+        expires_at_ms  INTEGER NOT NULL,
+        PRIMARY KEY (signing_domain, key)
+      ) WITHOUT ROWID;
       PRAGMA user_version = ${SCHEMA_VERSION};
     `);
   } catch (error) {
@@ -156,6 +179,19 @@ export function openSqliteIdempotencyStore(
        (SELECT signing_domain, key FROM idempotency WHERE expires_at_ms <= ? LIMIT ${PURGE_BATCH})`,
   );
   const countAll: StatementSync = db.prepare("SELECT count(*) AS n FROM idempotency");
+  const countIntents: StatementSync = db.prepare("SELECT count(*) AS n FROM intent");
+  const selectIntent: StatementSync = db.prepare(
+    "SELECT content_digest, delivery_id, started_at_ms, expires_at_ms FROM intent WHERE signing_domain = ? AND key = ?",
+  );
+  const upsertIntent: StatementSync = db.prepare(
+    `INSERT INTO intent (signing_domain, key, content_digest, delivery_id, started_at_ms, expires_at_ms)
+     VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (signing_domain, key) DO UPDATE SET
+       content_digest = excluded.content_digest, delivery_id = excluded.delivery_id,
+       started_at_ms = excluded.started_at_ms, expires_at_ms = excluded.expires_at_ms`,
+  );
+  const deleteIntent: StatementSync = db.prepare("DELETE FROM intent WHERE signing_domain = ? AND key = ?");
+  const purgeIntents: StatementSync = db.prepare("DELETE FROM intent WHERE expires_at_ms <= ?");
 
   let walFd: number | undefined;
   let walSync: WalSync | undefined;
@@ -222,23 +258,63 @@ export function openSqliteIdempotencyStore(
 
     async put(signingDomain, key, record) {
       if (closed) throw new Error("the idempotency store is closed");
+      options.beforePut?.(signingDomain, key);
       const { response } = record;
-      upsert.run(
-        signingDomain,
-        key,
-        record.contentDigest,
-        response.status,
-        JSON.stringify(response.headers),
-        response.body,
-        record.storedAtMs,
-        record.expiresAtMs,
-      );
+      // The record and the end of the intent in one transaction: never both, never neither.
+      db.exec("BEGIN");
+      try {
+        deleteIntent.run(signingDomain, key);
+        upsert.run(
+          signingDomain,
+          key,
+          record.contentDigest,
+          response.status,
+          JSON.stringify(response.headers),
+          response.body,
+          record.storedAtMs,
+          record.expiresAtMs,
+        );
+        db.exec("COMMIT");
+      } catch (error) {
+        db.exec("ROLLBACK");
+        throw error;
+      }
       if (sync) await walFlushed();
       options.afterPut?.(signingDomain, key);
     },
 
+    async begin(signingDomain, key, intent) {
+      if (closed) throw new Error("the idempotency store is closed");
+      upsertIntent.run(
+        signingDomain,
+        key,
+        intent.contentDigest,
+        intent.deliveryId,
+        intent.startedAtMs,
+        intent.expiresAtMs,
+      );
+      if (sync) await walFlushed();
+    },
+
+    intent(signingDomain, key, nowMs) {
+      try {
+        const row = selectIntent.get(signingDomain, key) as
+          { content_digest: string; delivery_id: string; started_at_ms: number; expires_at_ms: number } | undefined;
+        if (row === undefined || Number(row.expires_at_ms) <= nowMs) return Promise.resolve(undefined);
+        return Promise.resolve({
+          contentDigest: row.content_digest,
+          deliveryId: row.delivery_id,
+          startedAtMs: Number(row.started_at_ms),
+          expiresAtMs: Number(row.expires_at_ms),
+        });
+      } catch (error) {
+        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      }
+    },
+
     async purge(nowMs) {
       let purged = 0;
+      if (!closed) purgeIntents.run(nowMs);
       for (;;) {
         if (closed) return purged;
         const { changes } = purgeBatch.run(nowMs);
@@ -249,6 +325,7 @@ export function openSqliteIdempotencyStore(
     },
 
     count: () => Number((countAll.get() as { n: number }).n),
+    countIntents: () => Number((countIntents.get() as { n: number }).n),
 
     async close() {
       if (closed) return;

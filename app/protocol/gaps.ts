@@ -107,7 +107,7 @@ const rows: readonly GapRow[] = [
     id: "G10",
     title: "Order of the receiver's checks",
     defaultReading:
-      "Version path (404; other paths and methods: G33) → availability (a receiver configured as unavailable: 503, before the header check) → headers present and well-formed (400) → size (413) → digest matches body (else 401) → signature (401) → `from` domain equals signing domain (else 401) → idempotency (replay / 409) → envelope (400) → recipients not of a served domain (400) → rate limit (429) → policy (403) → per-recipient checks → 200.",
+      "Version path (404; other paths and methods: G33) → availability (a receiver configured as unavailable: 503, before the header check) → headers present and well-formed (400) → size (413) → target host (401, G48) → signature, from the headers alone, before the body is read (401) → digest matches body (else 401) → `from` domain equals signing domain (else 401) → idempotency (replay / 409) → envelope (400) → recipients not of a served domain (400) → rate limit (429) → policy (403) → per-recipient checks → 200.",
     switchable: false,
   },
   {
@@ -383,6 +383,14 @@ const rows: readonly GapRow[] = [
     switchable: true,
     readings: ["ignored", "lower-bound"],
     defaultValue: "ignored",
+  },
+  // ── Found by trying `serve` as an attacker (issue 16) ──
+  {
+    id: "G48",
+    title: "A delivery signed for another receiver's URI: whether the receiver checks the signed target host",
+    defaultReading:
+      "Checked: the spec has the target URI signed (`@target-uri`, G2) but never says the receiver compares it with itself, so a delivery signed for `https://mx.other.example/v1/messages` could be replayed to any receiver. `mailscope serve` answers 401 `invalid_signature` to a POST whose target host (the Host it was sent with, which the signed `@target-uri` holds) is none of its names: the served domains and their subdomains, and the names of its certificate. It checks this before the signature, and before reading the body. The simulator does not check: its network delivers a request only to the receiver at its host.",
+    switchable: false,
   },
 ];
 

@@ -1044,7 +1044,7 @@ export const rules = [
     strength: "FACT",
     applies: ["receiver"],
     text: "A failed signature check yields 401 `invalid_signature`.",
-    gaps: ["G2", "G3", "G10", "G36", "G37"],
+    gaps: ["G2", "G3", "G10", "G36", "G37", "G48"],
   },
   {
     id: "AUTH-6",

@@ -16,7 +16,7 @@
 import * as z from "zod";
 import { STATUS_PATTERN } from "../protocol/dsn.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
-import { DEFAULT_TOLERANCE_S } from "../protocol/profile.ts";
+import { DEFAULT_TOLERANCE_S, parseKeyRecord, signingDomainOfKeyid } from "../protocol/profile.ts";
 import { DEFAULT_MAX_RECIPIENTS, MIN_MAX_MESSAGE_SIZE, MIN_MAX_RECIPIENTS } from "../protocol/resources.ts";
 import { VERSION_PATTERN } from "../protocol/versions.ts";
 
@@ -198,10 +198,35 @@ export const receiverConfigSchema = z
     retryAfterS: seconds.default(60),
     /** GET-5: the capabilities' `Cache-Control: max-age`. */
     capabilitiesMaxAgeS: seconds.default(RECOMMENDED_CAPABILITIES_MAX_AGE_S),
-    /** Key records by keyid, consulted before DNS (G4): for `serve` without a DNS zone. */
+    /**
+     * Key records by keyid, consulted before DNS (G4): for `serve` without a DNS zone. Each keyid is
+     * `<selector>._svckey.<domain>` and each record a valid `v=svc1; k=ed25519; p=…` (checked at start);
+     * a keyid is a DNS name, so it matches a request's keyid whatever the case (issue 16).
+     */
     keyRecords: z.record(z.string(), z.string()).default({}),
   })
   .superRefine((config, ctx) => {
+    const keyids = new Map<string, string>();
+    for (const [keyid, record] of Object.entries(config.keyRecords)) {
+      const domain = signingDomainOfKeyid(keyid);
+      if (!domain.ok) {
+        ctx.addIssue({ code: "custom", path: ["keyRecords", keyid], message: domain.violations[0]?.message ?? "" });
+      }
+      const parsed = parseKeyRecord(record);
+      if (!parsed.ok) {
+        const reasons = parsed.violations.map((v) => v.message).join("; ");
+        ctx.addIssue({ code: "custom", path: ["keyRecords", keyid], message: `not a key record (G4): ${reasons}` });
+      }
+      const same = keyids.get(keyid.toLowerCase());
+      if (same !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["keyRecords", keyid],
+          message: `${keyid} is ${same} again (DNS names compare without case)`,
+        });
+      }
+      keyids.set(keyid.toLowerCase(), keyid);
+    }
     const served = new Set(config.domains);
     const mailboxes = config.mailboxes.map((m) => m.address);
     config.mailboxes.forEach((m, index) => {

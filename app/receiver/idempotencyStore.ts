@@ -31,6 +31,23 @@ export interface IdempotencyRecord {
   readonly expiresAtMs: number;
 }
 
+/**
+ * A delivery that is about to store mail under a key (issue 16): kept by a durable store before the first
+ * message is stored, and replaced by the record when the answer is known. One left without a record
+ * after a restart belongs to a delivery a crash cut off between storing and answering: its retry resumes
+ * it under the same delivery id, and a mailbox that already holds that delivery's message is not given
+ * it again.
+ */
+export interface DeliveryIntent {
+  /** G11: `sha-256:<hex>` of the whole request body. */
+  readonly contentDigest: string;
+  /** The delivery id its messages were stored under. */
+  readonly deliveryId: string;
+  readonly startedAtMs: number;
+  /** Forgotten from then on, as a record would be. */
+  readonly expiresAtMs: number;
+}
+
 /** The receiver's memory of idempotency keys. */
 export interface IdempotencyStore {
   /**
@@ -46,6 +63,13 @@ export interface IdempotencyStore {
    * answers only after it settles.
    */
   put(signingDomain: string, key: string, record: IdempotencyRecord): Promise<void>;
+  /**
+   * Optional (a store that outlives a crash): keeps `intent` as durably as `put` keeps a record, before
+   * the delivery stores its first message; the `put` of the same key removes it.
+   */
+  begin?(signingDomain: string, key: string, intent: DeliveryIntent): Promise<void>;
+  /** Optional, with `begin`: the intent left for this key without a record (a delivery cut off), unless expired by `nowMs`. */
+  intent?(signingDomain: string, key: string, nowMs: number): Promise<DeliveryIntent | undefined>;
 }
 
 /** The in-memory store, with a way to look inside for tests and the simulator's inspector. */

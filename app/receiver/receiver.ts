@@ -10,12 +10,12 @@
  * connection.
  */
 import { asBufferSource, bytesToHex } from "../protocol/base64.ts";
-import { digestBytes, parseContentDigest } from "../protocol/digest.ts";
+import { checkContentDigest, digestBytes, parseContentDigest } from "../protocol/digest.ts";
 import type { DigestAlgorithm } from "../protocol/digest.ts";
 import type { ProblemIdentifier } from "../protocol/errors.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
 import { parseContentType, parseMultipartBody } from "../protocol/multipart.ts";
-import { importPublicKeyRaw, startSignatureCheck, verifyDelivery } from "../protocol/profile.ts";
+import { importPublicKeyRaw, verifyDelivery } from "../protocol/profile.ts";
 import type { KeyRecordLookup } from "../protocol/profile.ts";
 import { createProblem, parseEnvelope, parseJson, problemJson, PROBLEM_MEDIA_TYPE } from "../protocol/resources.ts";
 import type { Envelope, Problem } from "../protocol/resources.ts";
@@ -35,7 +35,7 @@ import { receiverConfigSchema } from "./config.ts";
 import { createBodySpooler, SPOOL_MIN_BYTES, type BodySpooler } from "./spool.ts";
 import type { FailAfterAcceptanceRule, ReceiverConfig, ReceiverConfigInput } from "./config.ts";
 import { createMemoryIdempotencyStore } from "./idempotencyStore.ts";
-import type { IdempotencyStore, StoredResponse } from "./idempotencyStore.ts";
+import type { DeliveryIntent, IdempotencyStore, StoredResponse } from "./idempotencyStore.ts";
 import { createPolicyState } from "./policy.ts";
 
 export type { Outbound, OutboundSubmission } from "./afterAcceptance.ts";
@@ -55,6 +55,25 @@ export interface ReceiverPorts {
   readonly outbound?: Outbound;
   /** Counts the steps of work done per recipient (the envelope's, then one per recipient checked): tests bound it. */
   readonly work?: WorkMeter;
+  /**
+   * At most this many request bodies are read at once before they are authenticated (their signature
+   * verified from the headers, their Content-Digest not yet checked); a request past it is answered 503
+   * with Retry-After, its body unread (issue 16). Default: no limit (the simulator); `serve` sets one.
+   */
+  readonly maxUnauthenticatedBodies?: number;
+  /**
+   * G48: the host names this receiver answers at (its certificate's names: `serve` passes them). A POST
+   * whose target URI (signed as `@target-uri`, and the Host it was sent with) names another host is
+   * answered 401 before its signature is even checked: it was signed for another receiver. The served
+   * domains and their subdomains are always names of the receiver. Without this, any host is taken (the
+   * simulator, whose network routes a request only to the receiver at its host).
+   */
+  readonly hostnames?: readonly string[];
+  /**
+   * Whether `mailbox` already holds the message of `deliveryId` (the .eml store: its file name says so).
+   * Asked only for a delivery resumed after a crash (see {@link DeliveryIntent}), so none is stored twice.
+   */
+  readonly holdsDelivery?: (mailbox: string, deliveryId: string) => Promise<boolean>;
 }
 
 /**
@@ -141,7 +160,13 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
   /** Deliveries past the idempotency step and not yet answered, by `[signingDomain, key]` as JSON (no two pairs spell the same). */
   const inFlight = new Map<string, { digest: string; answer: Promise<Answer> }>();
   const locks = createLocks();
+  const maxUnauthenticatedBodies = ports.maxUnauthenticatedBodies ?? Number.POSITIVE_INFINITY;
+  /** Bodies being read whose Content-Digest is not checked yet. */
+  let unauthenticatedBodies = 0;
+  const hostnames = ports.hostnames === undefined ? undefined : new Set(ports.hostnames.map(normalizeHost));
   /** Public keys imported before, by the key record that published them: a key is imported once, not per delivery. */
+  /** The configured key records by keyid in lower case: a keyid is a DNS name, matched whatever its case (issue 16). */
+  const keyRecords = new Map(Object.entries(cfg.keyRecords).map(([keyid, record]) => [keyid.toLowerCase(), record]));
   const importedKeys = createLru<string, CryptoKey | Promise<CryptoKey>>(KEY_CACHE_ENTRIES);
   /** The resolver's TXT answers at keyids, until their TTL runs out on the clock. */
   const keyAnswers = createLru<string, { readonly txt: readonly string[]; readonly untilMs: number }>(
@@ -344,29 +369,76 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       discardBody(request.body);
       return problemAnswer("message_too_large", 413, `Content-Length ${declared} is over max_message_size ${maxSize}`);
     }
-    // A large body is written to the store as it arrives (when the store can), so the disk keeps pace
-    // with the network; used only if the parsed message turns out to be exactly the spooled bytes.
-    // Likewise hashed as it arrives, when the crypto in use can hash in pieces.
-    const large = declared !== undefined && declared >= SPOOL_MIN_BYTES;
-    const spooler =
-      large && mailStore.spool !== undefined ? spoolerFor(contentType, mailStore.spool.bind(mailStore)) : undefined;
-    const hashing = large ? startSha256() : undefined;
-    const onBytes =
-      spooler === undefined && hashing === undefined
-        ? undefined
-        : (bytes: Uint8Array, offset: number): void => {
-            hashing?.update(bytes);
-            spooler?.onBytes(bytes, offset);
-          };
+    // target host (401, G48): a request signed for another receiver's URI is not for this one.
+    if (hostnames !== undefined) {
+      const host = hostOf(request.url);
+      if (!servesHost(host)) {
+        discardBody(request.body);
+        return problemAnswer(
+          "invalid_signature",
+          401,
+          `target: the request is for ${host}, which is not a name of this receiver (served: ${cfg.domains.join(", ")}); its @target-uri was signed for another receiver [AUTH-5] (G48)`,
+        );
+      }
+    }
+    let spooler: BodySpooler | undefined;
+    let reading = false;
     try {
-      // The signature needs only the headers: with its key at hand, its verification starts now, off this
-      // thread, while the body arrives. The verdict below still reports the checks in G10's order.
+      // digest and signature (401; a DNS failure of the key lookup is 503), in two steps (issue 16). The
+      // signature's inputs are the headers, Content-Digest among them, so it is verified first, key lookup
+      // included, before a byte of the body is read: a request whose signature fails is answered without
+      // its body being read or held. Only then is the body read and checked against its Content-Digest.
+      // Both failures are 401 invalid_signature; G10's order decides only which reason is reported, and
+      // the reason of a request wrong in both ways is now the signature's (docs/gaps.md, G10).
       const httpView = fromRequest(request);
-      const started = startSignatureCheck(httpView, {
+      const claimedDigests = claimedDigestsOf(headers);
+      const verdict = await verifyDelivery(httpView, EMPTY_BODY, {
+        nowS: Math.floor(clock.now() / 1000),
+        toleranceS: cfg.readings.G3.toleranceS,
+        resolveKey,
         knownKey,
         importKey,
+        // The digest step compares the header with itself here: the body is checked below, once read.
+        bodyDigest: (algorithm: DigestAlgorithm) => Promise.resolve(claimedDigests.get(algorithm) ?? EMPTY_BODY),
         ...(signatureFields !== undefined && { signatureFields }),
       });
+      if (!verdict.ok) {
+        discardBody(request.body);
+        const detail = `${verdict.check}: ${verdict.detail} [${verdict.rule}]`;
+        if (verdict.problem === "temporary_failure") {
+          return problemAnswer("temporary_failure", 503, detail, { retryAfterS: cfg.retryAfterS });
+        }
+        return verdict.problem === "invalid_request"
+          ? problemAnswer("invalid_request", 400, detail)
+          : problemAnswer("invalid_signature", 401, detail);
+      }
+      // A body read before its digest is checked is not yet authenticated (a signature's headers can be
+      // replayed with another body): at most `maxUnauthenticatedBodies` are read at once (issue 16).
+      if (unauthenticatedBodies >= maxUnauthenticatedBodies) {
+        discardBody(request.body);
+        return problemAnswer(
+          "temporary_failure",
+          503,
+          `${unauthenticatedBodies} request bodies are being read and checked already; try again later`,
+          { retryAfterS: cfg.retryAfterS },
+        );
+      }
+      unauthenticatedBodies += 1;
+      reading = true;
+      // A large body is written to the store as it arrives (when the store can), so the disk keeps pace
+      // with the network; used only if the parsed message turns out to be exactly the spooled bytes.
+      // Likewise hashed as it arrives, when the crypto in use can hash in pieces.
+      const large = declared !== undefined && declared >= SPOOL_MIN_BYTES;
+      spooler =
+        large && mailStore.spool !== undefined ? spoolerFor(contentType, mailStore.spool.bind(mailStore)) : undefined;
+      const hashing = large ? startSha256() : undefined;
+      const onBytes =
+        spooler === undefined && hashing === undefined
+          ? undefined
+          : (bytes: Uint8Array, offset: number): void => {
+              hashing?.update(bytes);
+              spooler?.onBytes(bytes, offset);
+            };
       const read = await readBodyWithLimit(request.body, maxSize, {
         ...(declared !== undefined && { expectedLength: declared }),
         ...(onBytes !== undefined && { onBytes }),
@@ -385,29 +457,17 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       let sha256: Promise<Uint8Array> | undefined;
       const bodySha256 = (): Promise<Uint8Array> =>
         (sha256 ??= hashing !== undefined ? Promise.resolve(hashing.digest()) : digestBytes("sha-256", body));
-
-      // digest and signature (401; a DNS failure of the key lookup is 503). The hashing and the verification
-      // run off this thread. Nothing of the body is parsed until they have passed (issue 16): a request that
-      // is not authenticated costs no work per recipient, however many it names.
-      const verifying = verifyDelivery(httpView, body, {
-        nowS: Math.floor(clock.now() / 1000),
-        toleranceS: cfg.readings.G3.toleranceS,
-        resolveKey,
-        knownKey,
-        importKey,
-        bodyDigest: (algorithm: DigestAlgorithm) => (algorithm === "sha-256" ? bodySha256() : undefined),
-        ...(signatureFields !== undefined && { signatureFields }),
-        ...(started !== undefined && { started }),
-      });
-      const verdict = await verifying;
-      if (!verdict.ok) {
-        const detail = `${verdict.check}: ${verdict.detail} [${verdict.rule}]`;
-        if (verdict.problem === "temporary_failure") {
-          return problemAnswer("temporary_failure", 503, detail, { retryAfterS: cfg.retryAfterS });
-        }
-        return verdict.problem === "invalid_request"
-          ? problemAnswer("invalid_request", 400, detail)
-          : problemAnswer("invalid_signature", 401, detail);
+      const digest = await checkContentDigest(claimedDigests, body, (algorithm: DigestAlgorithm) =>
+        algorithm === "sha-256" ? bodySha256() : undefined,
+      );
+      unauthenticatedBodies -= 1;
+      reading = false;
+      if (!digest.ok) {
+        return problemAnswer(
+          "invalid_signature",
+          401,
+          `digest: ${digest.violation.message} [${digest.violation.rule}]`,
+        );
       }
       const signingDomain = verdict.signingDomain;
       const key = wellFormedKey ?? "";
@@ -441,8 +501,13 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       const joined = joinInFlight();
       if (joined !== undefined) return await joined;
       let known;
+      /** A delivery with this key and no record yet that a crash cut off after it began storing mail (issue 16). */
+      let resumed: DeliveryIntent | undefined;
       try {
         known = await idempotency.get(signingDomain, key, clock.now());
+        if (known === undefined && idempotency.intent !== undefined) {
+          resumed = await idempotency.intent(signingDomain, key, clock.now());
+        }
       } catch (error) {
         return problemAnswer("temporary_failure", 503, `the idempotency store failed: ${describe(error)}`, {
           retryAfterS: cfg.retryAfterS,
@@ -456,9 +521,33 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         traced.emit("idempotency.replay", { signingDomain, key, ...replayedRecipients(parsed) });
         return { response: known.response };
       }
+      if (resumed !== undefined && resumed.contentDigest !== contentDigest) return conflict(signingDomain, key, traced);
 
       const spooled = parsed.ok ? spooler?.storeFor(body, parsed.message) : undefined;
-      const answer = afterIdempotency(parsed, signingDomain, key, arrivalMs, traced, spooled);
+      // A durable store is told before the first message is stored, so that a crash between storing and
+      // answering leaves a trace the retry finds (then resumed: no mailbox gets the message twice).
+      const begin = idempotency.begin?.bind(idempotency);
+      let begun: Promise<void> | undefined;
+      const nowMs = clock.now();
+      const deliveryId = resumed?.deliveryId ?? `${signingDomain}/${key}@${arrivalMs}`;
+      const recovery: Recovery = {
+        deliveryId,
+        beforeStore:
+          resumed !== undefined || begin === undefined
+            ? undefined
+            : () =>
+                (begun ??= begin(signingDomain, key, {
+                  contentDigest,
+                  deliveryId,
+                  startedAtMs: nowMs,
+                  expiresAtMs: nowMs + cfg.idempotencyRetentionS * 1000,
+                })),
+        ...(resumed !== undefined &&
+          ports.holdsDelivery !== undefined && {
+            storedBefore: (mailbox: string) => ports.holdsDelivery?.(mailbox, deliveryId) ?? Promise.resolve(false),
+          }),
+      };
+      const answer = afterIdempotency(parsed, signingDomain, key, arrivalMs, traced, spooled, recovery);
       inFlight.set(scope, { digest: contentDigest, answer });
       try {
         const done = await answer;
@@ -479,6 +568,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         inFlight.delete(scope);
       }
     } finally {
+      if (reading) unauthenticatedBodies -= 1;
       spooler?.close();
     }
   }
@@ -500,6 +590,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     arrivalMs: number,
     traced: RequestTrace,
     spooled?: SpooledStore,
+    recovery?: Recovery,
   ): Promise<Answer> {
     if (!parsed.ok) return problemAnswer("invalid_request", 400, violationsDetail(parsed.violations));
     const { envelope, message } = parsed;
@@ -531,13 +622,13 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       );
     }
 
-    const deliveryId = `${signingDomain}/${key}@${arrivalMs}`;
+    const deliveryId = recovery?.deliveryId ?? `${signingDomain}/${key}@${arrivalMs}`;
     const recipients = envelope.to.map((m) => m.address);
     const outcomes = await locks.with(recipients, async () => {
       const list: Outcome[] = [];
       for (const recipient of recipients) {
         ports.work?.(1);
-        list.push(await checkRecipient(recipient, from, signingDomain, message, deliveryId, traced, spooled));
+        list.push(await checkRecipient(recipient, from, signingDomain, message, deliveryId, traced, spooled, recovery));
       }
       return list;
     });
@@ -580,7 +671,21 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     deliveryId: string,
     traced: RequestTrace,
     spooled?: SpooledStore,
+    recovery?: Recovery,
   ): Promise<Outcome> {
+    // Resumed after a crash: a mailbox the cut-off delivery stored the message in was accepted then.
+    try {
+      if (recovery?.storedBefore !== undefined && (await recovery.storedBefore(recipient))) {
+        return { recipient, status: "accepted" };
+      }
+    } catch (error) {
+      return {
+        recipient,
+        status: "deferred",
+        problem: "temporary_failure",
+        detail: `the mail store failed: ${describe(error)}`,
+      };
+    }
     const mailbox = mailboxes.get(recipient);
     if (mailbox === undefined && !cfg.catchAll) {
       return {
@@ -646,6 +751,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     }
     try {
       const meta = { deliveryId, receivedAtMs: nowMs };
+      await recovery?.beforeStore?.();
       // The spooled copy when there is one that is ready; from memory when there is none or it could not be finished.
       if (spooled === undefined || !(await spooled(recipient, meta))) await mailStore.deliver(recipient, message, meta);
     } catch (error) {
@@ -732,6 +838,12 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
 
   // ── Helpers that need the configuration ─────────────────────────────
 
+  /** G48: a served domain, a subdomain of one, or one of the configured host names. */
+  function servesHost(host: string): boolean {
+    if (hostnames === undefined || hostnames.has(host)) return true;
+    return cfg.domains.some((domain) => host === domain || host.endsWith(`.${domain}`));
+  }
+
   async function resolveKey(keyid: string): Promise<KeyRecordLookup> {
     if (ports.keyLookup !== undefined) return ports.keyLookup(keyid);
     const known = knownKey(keyid);
@@ -740,7 +852,8 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     switch (answer.kind) {
       case "answer": {
         const keepS = Math.min(answer.ttlS, TXT_CACHE_MAX_S);
-        if (keepS > 0) keyAnswers.set(keyid, { txt: answer.records, untilMs: clock.now() + keepS * 1000 });
+        if (keepS > 0)
+          keyAnswers.set(keyid.toLowerCase(), { txt: answer.records, untilMs: clock.now() + keepS * 1000 });
         return { kind: "records", txt: answer.records };
       }
       case "nxdomain":
@@ -758,12 +871,12 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
    */
   function knownKey(keyid: string): KeyRecordLookup | undefined {
     if (ports.keyLookup !== undefined) return undefined;
-    const fixed = cfg.keyRecords[keyid];
+    const fixed = keyRecords.get(keyid.toLowerCase());
     if (fixed !== undefined) return { kind: "records", txt: [fixed] };
-    const kept = keyAnswers.get(keyid);
+    const kept = keyAnswers.get(keyid.toLowerCase());
     if (kept === undefined) return undefined;
     if (clock.now() < kept.untilMs) return { kind: "records", txt: kept.txt };
-    keyAnswers.delete(keyid);
+    keyAnswers.delete(keyid.toLowerCase());
     return undefined;
   }
 
@@ -806,6 +919,15 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
   }
 }
 
+/** What a delivery needs to survive a crash between storing and answering (issue 16). */
+interface Recovery {
+  readonly deliveryId: string;
+  /** Before the first message is stored: the intent made durable (once; later calls share it). */
+  readonly beforeStore?: () => Promise<void>;
+  /** For a delivery resumed after a crash: whether the mailbox already holds its message. */
+  readonly storedBefore?: (mailbox: string) => Promise<boolean>;
+}
+
 /** Stores the spooled message for one mailbox: true when done, false when the spool could not be finished (store from memory). */
 type SpooledStore = (
   mailbox: string,
@@ -816,6 +938,31 @@ type SpooledStore = (
 function spoolerFor(contentType: string, spool: () => MailSpool): BodySpooler | undefined {
   const type = parseContentType(contentType);
   return type.ok ? createBodySpooler(type.value.boundary, spool()) : undefined;
+}
+
+const EMPTY_BODY = new Uint8Array(0);
+
+/** A host name as compared (G48, G22): lower case, without a trailing dot or an IPv6 literal's brackets. */
+function normalizeHost(host: string): string {
+  return host
+    .toLowerCase()
+    .replace(/\.$/, "")
+    .replace(/^\[(.*)\]$/, "$1");
+}
+
+/** The normalized host of a request URL; "" when it has none. */
+function hostOf(url: string): string {
+  try {
+    return normalizeHost(new URL(url).hostname);
+  } catch {
+    return "";
+  }
+}
+
+/** The Content-Digest's digests by algorithm; the header step has checked that it parses. */
+function claimedDigestsOf(headers: Headers): ReadonlyMap<string, Uint8Array> {
+  const parsed = parseContentDigest(headers.get("content-digest") ?? "");
+  return parsed.ok ? parsed.value : new Map();
 }
 
 /** The recipients of a replayed request, for idempotency.replay: its envelope's `to`, when the body parsed. */

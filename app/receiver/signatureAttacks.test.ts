@@ -225,6 +225,42 @@ describe("signature attacks", () => {
     expect((await h.deliver()).status).toBe(200);
   });
 
+  it("G4, issue 16: a keyid matches keyRecords without regard to case (s1._svckey.A.EXAMPLE, both ways)", async () => {
+    const sender = await createTestSender("a.example");
+    const upper = sender.keyid.replace("a.example", "A.EXAMPLE");
+    const h = await createReceiverHarness((c) => ({ ...c, keyRecords: { [sender.keyid]: sender.keyRecord } }));
+    h.resolver.setOutcome(sender.keyid, "nxdomain");
+    h.resolver.setOutcome(upper, "nxdomain");
+    expect((await h.deliver({ keyid: upper })).status).toBe(200);
+    const h2 = await createReceiverHarness((c) => ({ ...c, keyRecords: { [upper]: sender.keyRecord } }));
+    h2.resolver.setOutcome(sender.keyid, "nxdomain");
+    expect((await h2.deliver()).status).toBe(200);
+  });
+
+  it("G48, AUTH-5, issue 16: a delivery signed for another receiver's URI (mx.other.example) is 401; the receiver's own names pass", async () => {
+    const h = await createReceiverHarness((c) => c, { hostnames: ["localhost", "127.0.0.1", "::1"] });
+    const other = await readProblem(await h.deliver({ url: "https://mx.other.example/v1/messages" }));
+    expect(other).toMatchObject({ status: 401, identifier: "invalid_signature" });
+    expect(other.json["detail"]).toMatch(/mx\.other\.example, which is not a name of this receiver.*\(G48\)/);
+    expect(h.store.all()).toHaveLength(0);
+    for (const url of [
+      "https://mx.b.example/v1/messages",
+      "https://MX.B.Example./v1/messages",
+      "https://b.example/v1/messages",
+      "https://localhost:8443/v1/messages",
+      "https://[::1]:8443/v1/messages",
+    ]) {
+      expect((await h.deliver({ url })).status, url).toBe(200);
+    }
+    // A look-alike is not a subdomain.
+    expect((await h.deliver({ url: "https://mx.notb.example/v1/messages" })).status).toBe(401);
+  });
+
+  it("G48: without the receiver's names (the simulator), the target host is not checked", async () => {
+    const h = await createReceiverHarness();
+    expect((await h.deliver({ url: "https://mx.other.example/v1/messages" })).status).toBe(200);
+  });
+
   it("AUTH-1: an injected keyLookup replaces DNS entirely", async () => {
     const sender = await createTestSender("a.example");
     const asked: string[] = [];

@@ -204,7 +204,7 @@ describe("readings of the switchable gaps (docs/gaps.md notation)", () => {
       's.yaml:11:7: readings.G7: G7 reads "enforced" or "ignored", not "ignord"',
       `s.yaml:12:7: readings.G5: G5 (SVCB record format) is not switchable; its reading is fixed: ${gapById("G5")?.defaultReading ?? ""}`,
       "s.yaml:13:8: readings.G16: G16: fallback-window is 5h; it must be within 1h and 4h (RETRY-5)",
-      "s.yaml:14:8: readings.G99: there is no gap G99 (docs/gaps.md lists G1 to G47)",
+      "s.yaml:14:8: readings.G99: there is no gap G99 (docs/gaps.md lists G1 to G48)",
     ]);
   });
 

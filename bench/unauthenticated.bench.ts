@@ -1,0 +1,188 @@
+/**
+ * What unauthenticated clients can make `serve` hold (issue 16, item 4):
+ * {@link CLIENTS} clients at once each POST a {@link BODY_MIB} MiB body
+ * (under max_message_size, declared in Content-Length), to a `serve` in a
+ * child process (bench/lib/httpsChild.ts) whose peak RSS is sampled from a
+ * mark after a collection.
+ *
+ * 1. A fake signature: the signature is verified from the headers before
+ *    the body is read, so no body is held (it is read and dropped by the
+ *    HTTP layer after the 401, bounded by its drain limit).
+ * 2. A real signature replayed with another body (the digest does not
+ *    match): the bodies are read before the digest can be checked, at most
+ *    `--max-unauthenticated-bodies` at once (default 16); the rest are 503.
+ *
+ * Printed, not asserted: the peak RSS above the mark in MiB, and as a share
+ * of what holding every body would take ({@link CLIENTS} × {@link BODY_MIB}
+ * MiB; the issue measured 988 MiB for 32 × 25 MiB before the change).
+ */
+import { fork } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { Agent, request as httpsRequest } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadOrCreateCertificate } from "../app/node/httpServer.ts";
+import { nodeCryptoProvider } from "../app/node/nodeCrypto.ts";
+import { useCryptoProvider } from "../app/protocol/webCrypto.ts";
+import { createTestSender, signedDelivery, textMessage } from "../app/receiver/testing.ts";
+import type { Bench, BenchResult } from "./types.ts";
+
+const MiB = 1024 * 1024;
+const CLIENTS = 32;
+const BODY_MIB = 16;
+
+interface Peak {
+  readonly baselineRss: number;
+  readonly peakRss: number;
+}
+
+function post(
+  agent: Agent,
+  cert: string,
+  port: number,
+  headers: Record<string, string>,
+  body: Buffer,
+): Promise<number> {
+  return new Promise((resolve) => {
+    const req = httpsRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        servername: "localhost",
+        path: "/v1/messages",
+        method: "POST",
+        headers: { ...headers, host: `localhost:${port}`, "content-length": String(body.byteLength) },
+        agent,
+        ca: cert,
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (d: Buffer) => (text += d.toString()));
+        res.on("end", () => {
+          if (process.env["MAILSCOPE_BENCH_DEBUG"] === "1") console.error(res.statusCode, text.slice(0, 300));
+          resolve(res.statusCode ?? 0);
+        });
+      },
+    );
+    // A server that cuts the connection after its answer is an answer too (counted as 0).
+    req.on("error", () => resolve(0));
+    req.end(body);
+  });
+}
+
+async function run(): Promise<BenchResult[]> {
+  const restore = useCryptoProvider(nodeCryptoProvider());
+  const dir = await mkdtemp(join(tmpdir(), "mailscope-bench-unauth-"));
+  try {
+    const sender = await createTestSender("a.example");
+    const tls = await loadOrCreateCertificate({ stateDir: join(dir, "tls") });
+    const config = join(dir, "receiver.yaml");
+    await writeFile(
+      config,
+      [
+        "domains: [b.example]",
+        "capabilities:",
+        "  max_message_size: 26214400",
+        "problem_base: https://b.example/problems",
+        "catchAll: true",
+        "keyRecords:",
+        `  ${sender.keyid}: "${sender.keyRecord}"`,
+        "",
+      ].join("\n"),
+    );
+    const child = fork(
+      fileURLToPath(new URL("./lib/httpsChild.ts", import.meta.url)),
+      [
+        "serve",
+        JSON.stringify({
+          certFile: tls.certFile,
+          keyFile: tls.keyFile,
+          config,
+          maildir: join(dir, "mail"),
+          state: join(dir, "state"),
+          fsync: "false",
+        }),
+      ],
+      { execArgv: ["--expose-gc"], stdio: ["ignore", "ignore", "inherit", "ipc"] },
+    );
+    const next = <T>(type: string): Promise<T> =>
+      new Promise<T>((resolve) => {
+        const on = (m: { type?: string }): void => {
+          if (m.type !== type) return;
+          child.off("message", on);
+          resolve(m as T);
+        };
+        child.on("message", on);
+      });
+    const { port } = await next<{ port: number }>("ready");
+    const agent = new Agent({ keepAlive: false, maxSockets: CLIENTS });
+    const results: BenchResult[] = [];
+    try {
+      const message = textMessage({ from: "alice@a.example", to: ["bob@b.example"], body: "x".repeat(BODY_MIB * MiB) });
+      const round = async (label: string, fake: boolean): Promise<void> => {
+        const requests = await Promise.all(
+          Array.from({ length: CLIENTS }, async (_, i) => {
+            const request = await signedDelivery({
+              from: "alice@a.example",
+              to: ["bob@b.example"],
+              message,
+              key: sender.privateKey,
+              keyid: sender.keyid,
+              createdS: Math.floor(Date.now() / 1000),
+              idempotencyKey: `${label.replace(/[^a-z]+/g, "-")}-${i}`,
+              url: `https://localhost:${port}/v1/messages`,
+              ...(fake && { headers: { signature: "sig1=:AAAA:" } }),
+            });
+            const headers: Record<string, string> = {};
+            request.headers.forEach((v, n) => (headers[n] = v));
+            const body = Buffer.from(await request.arrayBuffer());
+            // A replayed signature with another body: one byte changed, the digest no longer matches.
+            if (!fake) body[body.length - 10] = 0x79;
+            return { headers, body };
+          }),
+        );
+        child.send({ type: "mark" });
+        await next("marked");
+        const statuses = await Promise.all(requests.map((r) => post(agent, tls.cert, port, r.headers, r.body)));
+        child.send({ type: "peak" });
+        const peak = await next<Peak>("peak");
+        const held = (peak.peakRss - peak.baselineRss) / MiB;
+        const counts = new Map<number, number>();
+        for (const s of statuses) counts.set(s, (counts.get(s) ?? 0) + 1);
+        results.push({
+          name: `serve peak RSS, ${CLIENTS} × ${BODY_MIB} MiB bodies, ${label}`,
+          value: held,
+          unit: "MiB over the mark",
+          note: `${((100 * held) / (CLIENTS * BODY_MIB)).toFixed(0)} % of holding every body (${CLIENTS * BODY_MIB} MiB); answers ${[...counts].map(([s, n]) => `${n}×${s}`).join(", ")}`,
+        });
+      };
+      await round("fake signature", true);
+      await round("real signature, other body", false);
+    } finally {
+      agent.destroy();
+      await new Promise<void>((resolve) => {
+        child.once("exit", () => resolve());
+        child.send({ type: "stop" });
+        setTimeout(() => child.kill(), 10_000).unref();
+      });
+    }
+    return results;
+  } finally {
+    restore();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export const bench: Bench = {
+  name: "unauthenticated",
+  description:
+    "serve's peak RSS while 32 clients send large bodies that never authenticate (fake or replayed signatures)",
+  run,
+};
+
+/** `node bench/unauthenticated.bench.ts`: this bench alone, printed as `npm run bench` prints it. */
+if (import.meta.main) {
+  const { formatTable } = await import("./run.ts");
+  console.log(formatTable((await run()).map((result) => ({ bench: "unauthenticated", result }))));
+}
