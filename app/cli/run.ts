@@ -10,7 +10,9 @@
 import { consoleIo, type CliIo } from "./io.ts";
 import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
+import { stat, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { BUNDLE_SUFFIX, bundleText, createBundle } from "../trace/bundle.ts";
 import { loadScenarioFile } from "../node/scenarioLoader.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { describeEvent } from "../trace/describe.ts";
@@ -50,6 +52,7 @@ export interface RunOptions {
   readonly trace?: string;
   readonly har?: string;
   readonly report?: string;
+  readonly bundle?: string;
   readonly full?: boolean;
   readonly json?: boolean;
 }
@@ -76,6 +79,13 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
   if (!check.ok) {
     io.err(`mailscope run: --set ${check.id}: ${check.message}`);
     return RUN_EXIT.badInput;
+  }
+  if (options.bundle !== undefined) {
+    const problem = await bundlePathProblem(options.bundle);
+    if (problem !== undefined) {
+      io.err(`mailscope run: --bundle ${options.bundle}: ${problem}`);
+      return RUN_EXIT.badInput;
+    }
   }
   const load = await loadScenarioFile(file);
   if (!load.ok) {
@@ -111,6 +121,16 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
     await writeFile(options.report, exportMarkdown(trace, { file }));
     written.push(`report ${options.report}`);
   }
+  if (options.bundle !== undefined) {
+    const bundle = await createBundle(trace, {
+      recordBodies: options.full === true,
+      full: options.full === true,
+      file,
+      passed: run.passed,
+    });
+    await writeFile(options.bundle, bundleText(bundle));
+    written.push(`bug bundle ${options.bundle}`);
+  }
 
   if (options.json === true) {
     io.out(
@@ -144,6 +164,21 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
   for (const w of written) io.out(`wrote ${w}`);
   if (!run.passed) io.err(`reproduce: ${run.reproduce}`);
   return run.passed ? RUN_EXIT.passed : RUN_EXIT.failed;
+}
+
+/**
+ * Why `--bundle <path>` cannot be written, checked before the run: a bundle is
+ * one JSON file (`*.json`, e.g. `out.mailscope-bundle.json`) in a folder that exists.
+ */
+export async function bundlePathProblem(path: string): Promise<string | undefined> {
+  if (!/\.json$/i.test(path)) return `a bug bundle is one JSON file: name it *.json (e.g. out${BUNDLE_SUFFIX})`;
+  const folder = dirname(path);
+  const dir = await stat(folder).catch(() => undefined);
+  if (dir === undefined) return `the folder ${folder} does not exist`;
+  if (!dir.isDirectory()) return `${folder} is not a folder`;
+  const existing = await stat(path).catch(() => undefined);
+  if (existing?.isDirectory() === true) return "that is a folder, not a file";
+  return undefined;
 }
 
 /**
@@ -318,7 +353,7 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/** `mailscope run <scenario> [--seed N] [--set G7=ignored]… [--trace out.json] [--har out.har] [--report out.md] [--full] [--json]`. */
+/** `mailscope run <scenario> [--seed N] [--set G7=ignored]… [--trace out.json] [--har out.har] [--report out.md] [--bundle out.mailscope-bundle.json] [--full] [--json]`. */
 export function runCommand(): Command {
   return new Command("run")
     .description("play a scenario at full speed: timeline, outcomes, invariants and expectations")
@@ -328,6 +363,10 @@ export function runCommand(): Command {
     .option("--trace <out.json>", "write the trace (JSON)")
     .option("--har <out.har>", "write the HTTP exchanges as HAR 1.2")
     .option("--report <out.md>", "write a Markdown bug report with a sequence diagram")
+    .option(
+      "--bundle <out.json>",
+      "write a bug bundle: scenario, seed, readings, version, trace and report in one JSON file (mailscope replay checks it)",
+    )
     .option("--full", "print every event, and keep message bodies in the trace")
     .option("--json", "print a JSON summary instead of the timeline")
     .action(async (file: string, options: RunOptions) => {
