@@ -222,9 +222,16 @@ test.describe("images of the views", () => {
       expect(png.readUInt32BE(16)).toBe(Math.ceil(parsed.width * 2));
       expect(png.readUInt32BE(20)).toBe(Math.ceil(parsed.height * 2));
     }
-    await page
-      .getByRole("region", { name: "Delivery machine" })
-      .screenshot({ path: `${SHOTS}/statechart-export-buttons.png` });
+    // The buttons, where each view has them.
+    for (const [region, view] of [
+      ["Delivery timeline", "timeline"],
+      ["Sequence diagram", "sequence"],
+      ["Delivery machine", "statechart"],
+    ] as const) {
+      const head = page.getByRole("region", { name: region }).getByRole("group", { name: /as an image$/ });
+      await head.scrollIntoViewIfNeeded();
+      await head.locator("xpath=..").screenshot({ path: `${SHOTS}/export-buttons-${view}.png` });
+    }
     await noSeriousViolations(page);
   });
 });
