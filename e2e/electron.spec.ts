@@ -37,7 +37,16 @@ test.describe("the desktop app (Electron)", () => {
       // The preload's API, derived from the channel map, is all the page gets.
       expect(
         await page.evaluate(() => Object.keys((globalThis as { mailscope?: object }).mailscope ?? {}).sort()),
-      ).toEqual(["appInfo", "fileOpen", "fileSave", "filesPending", "onAppCommand", "recentList", "scenariosList"]);
+      ).toEqual([
+        "appInfo",
+        "fileOpen",
+        "fileSave",
+        "fileSaveBytes",
+        "filesPending",
+        "onAppCommand",
+        "recentList",
+        "scenariosList",
+      ]);
       // New windows are denied: open() returns null, and no window appears in the time one would
       // take to open (waited for, not just counted at once, since a window opens asynchronously).
       const ownUrl = page.url();
