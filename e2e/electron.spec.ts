@@ -43,6 +43,7 @@ test.describe("the desktop app (Electron)", () => {
         "fileDropped",
         "fileOpen",
         "fileSave",
+        "fileSaveBytes",
         "filesPending",
         "onAppCommand",
         "pathForFile",

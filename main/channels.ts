@@ -62,6 +62,8 @@ export interface Channels {
   "app:info": { args: []; result: AppInfo };
   "scenarios:list": { args: []; result: ScenarioSummary[] };
   "file:save": { args: [suggestedName: string, contents: string]; result: SaveResult };
+  /** As file:save, for bytes (a PNG image of a view). */
+  "file:save-bytes": { args: [suggestedName: string, contents: Uint8Array]; result: SaveResult };
   "file:open": { args: [kind: FileKind]; result: OpenResult };
   /** Files given on the command line or by the OS before the window could take them; each is given once. */
   "files:pending": { args: []; result: OpenedFile[] };
@@ -84,7 +86,7 @@ export type AppCommand =
   | { readonly type: "step" }
   | { readonly type: "restart" }
   | { readonly type: "speed"; readonly speed: MenuSpeed }
-  | { readonly type: "export"; readonly what: "trace" | "har" | "report" }
+  | { readonly type: "export"; readonly what: "trace" | "har" | "report" | "bundle" }
   | { readonly type: "open"; readonly file: OpenedFile }
   | { readonly type: "view"; readonly view: "run" | "rules" }
   /** The recent list changed (a file opened, the list cleared). */
@@ -101,6 +103,7 @@ export const channelNames = [
   "app:info",
   "scenarios:list",
   "file:save",
+  "file:save-bytes",
   "file:open",
   "files:pending",
   "recent:list",
@@ -158,7 +161,7 @@ export function isAppCommand(value: unknown): value is AppCommand {
     case "speed":
       return c["speed"] === 1 || c["speed"] === 60 || c["speed"] === 3600 || c["speed"] === "max";
     case "export":
-      return c["what"] === "trace" || c["what"] === "har" || c["what"] === "report";
+      return c["what"] === "trace" || c["what"] === "har" || c["what"] === "report" || c["what"] === "bundle";
     case "view":
       return c["view"] === "run" || c["view"] === "rules";
     case "recent":

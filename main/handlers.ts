@@ -74,11 +74,13 @@ export async function saveWithDialog(
   dialogs: Dialogs,
   window: BrowserWindow | undefined,
   suggestedName: string,
-  contents: string,
+  contents: string | Uint8Array,
 ): Promise<SaveResult> {
   const choice = await dialogs.showSaveDialog(window, { defaultPath: suggestedName });
   if (choice.canceled || !choice.filePath) return { saved: false };
-  await writeFile(choice.filePath, contents, "utf8");
+  await (typeof contents === "string"
+    ? writeFile(choice.filePath, contents, "utf8")
+    : writeFile(choice.filePath, contents));
   return { saved: true, path: choice.filePath };
 }
 

@@ -63,6 +63,7 @@ describe("the channel map", () => {
       "appInfo",
       "scenariosList",
       "fileSave",
+      "fileSaveBytes",
       "fileOpen",
       "filesPending",
       "recentList",
@@ -74,6 +75,12 @@ describe("the channel map", () => {
     expect(channelValidators["file:open"].safeParse(["scenario"]).success).toBe(true);
     expect(channelValidators["file:open"].safeParse(["/etc/passwd"]).success).toBe(false);
     expect(channelValidators["file:save"].safeParse(["../x.json", "{}"]).success).toBe(false);
+    // Issue 15: PNG images of the views are saved as bytes; a name, never a path, and bytes, not text.
+    expect(channelValidators["file:save-bytes"].safeParse(["timeline.png", new Uint8Array([137, 80])]).success).toBe(
+      true,
+    );
+    expect(channelValidators["file:save-bytes"].safeParse(["../x.png", new Uint8Array([1])]).success).toBe(false);
+    expect(channelValidators["file:save-bytes"].safeParse(["x.png", "text"]).success).toBe(false);
   });
 
   it("the renderer recognises the menus' commands and nothing else", () => {
@@ -82,6 +89,8 @@ describe("the channel map", () => {
     expect(isAppCommand({ type: "speed", speed: 7 })).toBe(false);
     expect(isAppCommand({ type: "open", file: { kind: "trace", name: "a", path: "/a", text: "{}" } })).toBe(true);
     expect(isAppCommand({ type: "open", file: { kind: "exe", name: "a", path: "/a", text: "" } })).toBe(false);
+    expect(isAppCommand({ type: "export", what: "bundle" })).toBe(true);
+    expect(isAppCommand({ type: "export", what: "zip" })).toBe(false);
     expect(isAppCommand({ type: "eval" })).toBe(false);
     expect(isAppCommand(null)).toBe(false);
     expect(isAppCommand({ type: "recent", files: [{ kind: "scenario", name: "a.yaml", path: "/a.yaml" }] })).toBe(true);
@@ -306,6 +315,7 @@ describe("the menu", () => {
       "Trace (JSON)…",
       "HTTP Archive (HAR)…",
       "Report (Markdown)…",
+      "Bug Bundle…",
     ]);
     expect(
       find(menu, "Help")
@@ -321,6 +331,7 @@ describe("the menu", () => {
     find(menu, "Run", "Restart").click?.();
     find(menu, "Run", "Speed", "As fast as possible").click?.();
     find(menu, "File", "Export", "HTTP Archive (HAR)…").click?.();
+    find(menu, "File", "Export", "Bug Bundle…").click?.();
     find(menu, "Help", "Rules").click?.();
     expect(sent).toEqual([
       { type: "toggle" },
@@ -328,6 +339,7 @@ describe("the menu", () => {
       { type: "restart" },
       { type: "speed", speed: "max" },
       { type: "export", what: "har" },
+      { type: "export", what: "bundle" },
       { type: "view", view: "rules" },
     ]);
     find(menu, "File", "Open Trace…").click?.();

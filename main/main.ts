@@ -120,6 +120,9 @@ function setupIpc(): void {
   handle("file:save", isOwnPage, (event, suggestedName, contents) =>
     saveWithDialog(dialogs, BrowserWindow.fromWebContents(event.sender) ?? undefined, suggestedName, contents),
   );
+  handle("file:save-bytes", isOwnPage, (event, suggestedName, contents) =>
+    saveWithDialog(dialogs, BrowserWindow.fromWebContents(event.sender) ?? undefined, suggestedName, contents),
+  );
   handle("file:open", isOwnPage, (event, kind) =>
     openWithDialog(dialogs, BrowserWindow.fromWebContents(event.sender) ?? undefined, kind, remember),
   );

@@ -69,6 +69,7 @@ export function menuTemplate(
           },
           { label: "HTTP Archive (HAR)…", click: () => actions.send({ type: "export", what: "har" }) },
           { label: "Report (Markdown)…", click: () => actions.send({ type: "export", what: "report" }) },
+          { label: "Bug Bundle…", click: () => actions.send({ type: "export", what: "bundle" }) },
         ],
       },
       { type: "separator" },

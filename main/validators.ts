@@ -16,6 +16,14 @@ export const channelValidators = {
       .regex(/^[^/\\]+$/, "a file name, not a path"),
     z.string().max(512 * 1024 * 1024),
   ]),
+  "file:save-bytes": z.tuple([
+    z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[^/\\]+$/, "a file name, not a path"),
+    z.instanceof(Uint8Array).refine((b) => b.byteLength <= 256 * 1024 * 1024, "at most 256 MB"),
+  ]),
   "file:open": z.tuple([z.enum(["scenario", "trace"])]),
   "files:pending": z.tuple([]),
   "recent:list": z.tuple([]),

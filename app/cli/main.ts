@@ -5,6 +5,7 @@ import { useCryptoProvider } from "../protocol/webCrypto.ts";
 import { checkCommand } from "./check.ts";
 import { lintRequestCommand } from "./lintRequest.ts";
 import { rulesCommand } from "./rules.ts";
+import { replayCommand } from "./replay.ts";
 import { runCommand } from "./run.ts";
 import { keygenCommand, sendCommand } from "./send.ts";
 import { serveCommand } from "./serve.ts";
@@ -38,6 +39,7 @@ export function createProgram(): Command {
     sendCommand(),
     keygenCommand(),
     runCommand(),
+    replayCommand(),
     checkCommand(),
   ]) {
     // Settings such as exitOverride are not inherited through addCommand: each command gets them itself.

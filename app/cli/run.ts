@@ -13,6 +13,7 @@ import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { checkOutputPaths } from "../node/outputPaths.ts";
+import { BUNDLE_SUFFIX, bundleText, createBundle } from "../trace/bundle.ts";
 import { loadScenarioFile } from "../node/scenarioLoader.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { describeEvent } from "../trace/describe.ts";
@@ -52,6 +53,7 @@ export interface RunOptions {
   readonly trace?: string;
   readonly har?: string;
   readonly report?: string;
+  readonly bundle?: string;
   readonly full?: boolean;
   readonly json?: boolean;
   /** Progress lines on stderr: true, false, or (undefined) when stderr is a terminal. */
@@ -59,7 +61,7 @@ export interface RunOptions {
 }
 
 /** The options of `run` that name a file to write: each is checked before the run starts. */
-export const RUN_OUTPUTS = ["trace", "har", "report"] as const;
+export const RUN_OUTPUTS = ["trace", "har", "report", "bundle"] as const;
 
 /** `--seed 42` is the number 42; anything else is a string seed. */
 export function parseSeed(text: string): number | string {
@@ -82,6 +84,12 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
   const check = resolveReadings(overrides);
   if (!check.ok) {
     io.err(`mailscope run: --set ${check.id}: ${check.message}`);
+    return RUN_EXIT.badInput;
+  }
+  if (options.bundle !== undefined && !/\.json$/i.test(options.bundle)) {
+    io.err(
+      `mailscope run: --bundle ${options.bundle}: a bug bundle is one JSON file: name it *.json (e.g. out${BUNDLE_SUFFIX})`,
+    );
     return RUN_EXIT.badInput;
   }
   // Every output path is checked before the run, not found unwritable after it.
@@ -124,6 +132,16 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
   if (options.report !== undefined) {
     await writeFile(options.report, exportMarkdown(trace, { file }));
     written.push(`report ${options.report}`);
+  }
+  if (options.bundle !== undefined) {
+    const bundle = await createBundle(trace, {
+      recordBodies: options.full === true,
+      full: options.full === true,
+      file,
+      passed: run.passed,
+    });
+    await writeFile(options.bundle, bundleText(bundle));
+    written.push(`bug bundle ${options.bundle}`);
   }
 
   if (options.json === true) {
@@ -332,7 +350,7 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/** `mailscope run <scenario> [--seed N] [--set G7=ignored]… [--trace out.json] [--har out.har] [--report out.md] [--full] [--json]`. */
+/** `mailscope run <scenario> [--seed N] [--set G7=ignored]… [--trace out.json] [--har out.har] [--report out.md] [--bundle out.mailscope-bundle.json] [--full] [--json]`. */
 export function runCommand(): Command {
   return new Command("run")
     .description("play a scenario at full speed: timeline, outcomes, invariants and expectations")
@@ -342,6 +360,10 @@ export function runCommand(): Command {
     .option("--trace <out.json>", "write the trace (JSON)")
     .option("--har <out.har>", "write the HTTP exchanges as HAR 1.2")
     .option("--report <out.md>", "write a Markdown bug report with a sequence diagram")
+    .option(
+      "--bundle <out.json>",
+      "write a bug bundle: scenario, seed, readings, version, trace and report in one JSON file (mailscope replay checks it)",
+    )
     .option("--full", "print every event, and keep message bodies in the trace")
     .option("--json", "print a JSON summary instead of the timeline")
     .option("--progress", "print progress to stderr about once a second (default when stderr is a terminal)")

@@ -1,7 +1,9 @@
 import { useMachine } from "@xstate/react";
 import { useEffect, useEffectEvent, useState } from "react";
 import type { AppCommand, AppInfo, FileKind, OpenedFile as ShellFile, ScenarioSummary } from "../../main/channels.ts";
-import { importTrace } from "../../app/trace/importer.ts";
+import { isBundleValue, readBundleValue, type Bundle } from "../../app/trace/bundle.ts";
+import { importTrace, importTraceValue } from "../../app/trace/importer.ts";
+import type { Trace } from "../../app/trace/schema.ts";
 import { summarizeScenario } from "../../app/sim/scenarioSummary.ts";
 import { ErrorBoundary } from "./components/ErrorBoundary.tsx";
 import { RulesPanel } from "./components/RulesPanel.tsx";
@@ -11,8 +13,10 @@ import { platform } from "./platform.ts";
 import { entryOf, type OpenedEntry } from "./recent.ts";
 import { phaseOf, playbackMachine, type SessionFactory } from "./session/machine.ts";
 import { createSimulationWorker, workerSessionPort } from "./session/port.ts";
+import { rerunBundle } from "./session/rerun.ts";
+import { BundlePanel } from "./views/run/BundlePanel.tsx";
 import { Library } from "./views/library/Library.tsx";
-import { exportFile } from "./views/run/ExportBar.tsx";
+import { bundleFile, exportFile } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
 
 type View = "run" | "rules";
@@ -39,6 +43,8 @@ export function App() {
   const [results, setResults] = useState<Record<string, boolean>>({});
   const [settings, setSettings] = useState<[string, string][]>([]);
   const [error, setError] = useState<string | undefined>();
+  // An opened bug bundle, shown above its run (issue 15).
+  const [bundle, setBundle] = useState<{ readonly bundle: Bundle; readonly file: string } | undefined>();
   const [snapshot, send] = useMachine(playbackMachine, { input: { create: createSession } });
   const phase = phaseOf(snapshot);
   const { context } = snapshot;
@@ -60,6 +66,7 @@ export function App() {
   const run = (entry: LibraryEntry, text: string, file: string) => {
     setResults(shownResults);
     setCurrent(entry);
+    setBundle(undefined);
     setSettings([]);
     setView("run");
     setError(undefined);
@@ -96,33 +103,58 @@ export function App() {
     run(entry, text, name);
   };
 
-  const openTraceText = (name: string, text: string, path = name) => {
-    const parsed = importTrace(text);
+  const openTraceText = async (name: string, text: string, path = name) => {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    // A bug bundle (its format says so) opens as its trace, with the bundle's panel above it.
+    if (isBundleValue(json)) {
+      const read = await readBundleValue(json);
+      if (!read.ok) {
+        setError(
+          `${name} cannot be opened as a bug bundle: ${read.violations.map((v) => `${v.path}: ${v.message}`).join("; ")}`,
+        );
+        return;
+      }
+      remember(entryOf({ kind: "trace", name, path, text }));
+      showTrace(name, read.value.trace, path);
+      setBundle({ bundle: read.value, file: name });
+      return;
+    }
+    const parsed = json === undefined ? importTrace(text) : importTraceValue(json);
     if (!parsed.ok) {
       setError(
         `${name} cannot be opened as a trace: ${parsed.violations.map((v) => `${v.path}: ${v.message}`).join("; ")}`,
       );
       return;
     }
+    remember(entryOf({ kind: "trace", name, path, text }));
+    showTrace(name, parsed.value, path);
+  };
+
+  const showTrace = (name: string, trace: Trace, path = name) => {
+    setBundle(undefined);
     setError(undefined);
     setResults(shownResults);
-    remember(entryOf({ kind: "trace", name, path, text }));
-    const source = parsed.value.scenario.source;
+    const source = trace.scenario.source;
     const description = source !== undefined ? summarizeScenario(name, source).description : "";
-    setCurrent({ file: path, name: parsed.value.scenario.name, description });
+    setCurrent({ file: path, name: trace.scenario.name, description });
     setView("run");
-    send({ type: "OPEN_TRACE", trace: parsed.value, description });
+    send({ type: "OPEN_TRACE", trace, description });
   };
 
   const openFile = async (file: File, as?: "scenario" | "trace") => {
     const text = await file.text();
     const kind = as ?? (/\.json$/i.test(file.name) ? "trace" : "scenario");
-    if (kind === "trace") openTraceText(file.name, text);
+    if (kind === "trace") await openTraceText(file.name, text);
     else openScenarioText(file.name, text);
   };
 
   const openShellFile = (file: ShellFile) => {
-    if (file.kind === "trace") openTraceText(file.name, file.text, file.path);
+    if (file.kind === "trace") void openTraceText(file.name, file.text, file.path);
     else openScenarioText(file.name, file.text, file.path);
   };
 
@@ -156,7 +188,15 @@ export function App() {
         return openShellFile(command.file);
       case "export": {
         if (!context.result) return setError("Nothing to export yet: run a scenario to its end first.");
-        const f = exportFile({ ...context.result.trace, events: [...context.events] }, command.what);
+        const trace = { ...context.result.trace, events: [...context.events] };
+        if (command.what === "bundle") {
+          bundleFile(trace).then(
+            (f) => save(f.name, f.contents, f.type),
+            (e: unknown) => setError(`Could not make the bug bundle: ${e instanceof Error ? e.message : String(e)}`),
+          );
+          return;
+        }
+        const f = exportFile(trace, command.what);
         return save(f.name, f.contents, f.type);
       }
       case "close":
@@ -231,7 +271,7 @@ export function App() {
               }}
             />
           </label>
-          <label className="button">
+          <label className="button" title="A trace (.mailscope-trace.json) or a bug bundle (.mailscope-bundle.json)">
             Open trace…
             <input
               type="file"
@@ -283,20 +323,32 @@ export function App() {
               {...(context.summary && { readings: context.summary.readings })}
             />
           ) : phase !== "idle" ? (
-            <RunView
-              phase={phase}
-              context={context}
-              title={context.summary?.name ?? current?.name ?? ""}
-              description={context.summary?.description || current?.description || ""}
-              send={send}
-              onReading={(setting) => {
-                const next = mergeSettings(settings, setting);
-                setSettings(next);
-                send({ type: "RESTART", readings: next });
-              }}
-              onRule={showRule}
-              onSave={save}
-            />
+            <>
+              {bundle && context.source?.kind === "trace" && (
+                <BundlePanel
+                  key={bundle.file}
+                  bundle={bundle.bundle}
+                  file={bundle.file}
+                  rerun={(b) =>
+                    rerunBundle(b, info?.version ?? __MAILSCOPE_VERSION__, (start) => createSession(start, undefined))
+                  }
+                />
+              )}
+              <RunView
+                phase={phase}
+                context={context}
+                title={context.summary?.name ?? current?.name ?? ""}
+                description={context.summary?.description || current?.description || ""}
+                send={send}
+                onReading={(setting) => {
+                  const next = mergeSettings(settings, setting);
+                  setSettings(next);
+                  send({ type: "RESTART", readings: next });
+                }}
+                onRule={showRule}
+                onSave={save}
+              />
+            </>
           ) : (
             <section aria-label="Welcome" className="welcome">
               <h2>Choose a scenario</h2>

@@ -26,6 +26,8 @@ export interface Platform {
   readScenario(file: string): Promise<string>;
   /** Saves an export: a download in the browser, the save dialog in Electron. */
   saveFile(name: string, contents: string, type: string): Promise<void>;
+  /** As saveFile, for bytes (a PNG image of a view). */
+  saveBytes(name: string, contents: Uint8Array, type: string): Promise<void>;
   /** The open dialog: main's (Electron) or the File System Access API's; undefined where the page's file input serves. */
   readonly openDialog?: (kind: FileKind) => Promise<OpenedFile | undefined>;
   /** Files given on the command line or by the OS before the window was there. */
@@ -69,7 +71,7 @@ function bundledText(file: string): string {
 }
 
 /** A download of `contents` as `name`. */
-export function download(name: string, contents: string, type: string): void {
+export function download(name: string, contents: string | Uint8Array<ArrayBuffer>, type: string): void {
   const url = URL.createObjectURL(new Blob([contents], { type }));
   const a = document.createElement("a");
   a.href = url;
@@ -105,6 +107,7 @@ const browserPlatform: Platform = {
       .sort((a, b) => a.file.localeCompare(b.file)),
   readScenario: async (file) => bundledText(file),
   saveFile: async (name, contents, type) => download(name, contents, type),
+  saveBytes: async (name, contents, type) => download(name, new Uint8Array(contents), type),
   pendingFiles: async () => [],
   onCommand: () => () => undefined,
   ...(pickFile && { openDialog: pickFile }),
@@ -118,6 +121,9 @@ function electronPlatform(api: PreloadApi): Platform {
     readScenario: async (file) => bundledText(file),
     saveFile: async (name, contents) => {
       await api.fileSave(name, contents);
+    },
+    saveBytes: async (name, contents) => {
+      await api.fileSaveBytes(name, contents);
     },
     openDialog: async (kind) => {
       const result = await api.fileOpen(kind);

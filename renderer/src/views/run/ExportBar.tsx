@@ -1,4 +1,5 @@
 import { useState } from "react";
+import { BUNDLE_SUFFIX, bundleText, createBundle, recordedBodies } from "../../../../app/trace/bundle.ts";
 import { exportHar } from "../../../../app/trace/exportHar.ts";
 import { exportJson } from "../../../../app/trace/exportJson.ts";
 import { exportMarkdown } from "../../../../app/trace/exportMarkdown.ts";
@@ -38,9 +39,22 @@ export function exportFile(
   }
 }
 
+/**
+ * The run's bug bundle (issue 15): scenario, seed, readings, version, trace and report in one JSON
+ * file. Bodies stay out unless `full` (and the run recorded them).
+ */
+export async function bundleFile(
+  trace: Trace,
+  full = false,
+): Promise<{ readonly name: string; readonly contents: string; readonly type: string }> {
+  const bundle = await createBundle(trace, { recordBodies: recordedBodies(trace), full });
+  return { name: exportName(trace, BUNDLE_SUFFIX), contents: bundleText(bundle), type: "application/json" };
+}
+
 /** Export the run: trace JSON (redacted unless asked), HAR, the Markdown bug report. */
 export function ExportBar({ trace, onSave }: ExportBarProps) {
   const [full, setFull] = useState(false);
+  const [error, setError] = useState<string | undefined>();
   const save = (what: "trace" | "har" | "report") => {
     const f = exportFile(trace, what, full);
     onSave(f.name, f.contents, f.type);
@@ -54,6 +68,23 @@ export function ExportBar({ trace, onSave }: ExportBarProps) {
       </label>
       <button onClick={() => save("har")}>HAR</button>
       <button onClick={() => save("report")}>Report (Markdown)</button>
+      <button
+        onClick={() => {
+          setError(undefined);
+          bundleFile(trace, full).then(
+            (f) => onSave(f.name, f.contents, f.type),
+            (e: unknown) => setError(e instanceof Error ? e.message : String(e)),
+          );
+        }}
+        title="Scenario, seed, readings, Mailscope version, trace and report in one file that re-runs"
+      >
+        Bug bundle
+      </button>
+      {error && (
+        <span role="alert" className="error">
+          Could not make the bundle: {error}
+        </span>
+      )}
     </div>
   );
 }

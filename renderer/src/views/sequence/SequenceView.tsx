@@ -1,4 +1,7 @@
 import { useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { flushSync } from "react-dom";
+import { composeSvg } from "../imageExport.ts";
+import { ImageExportButtons } from "../ImageExportButtons.tsx";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import { messagesOf, sequenceMermaid, sequenceOf, type SequenceRow } from "../../model/sequence.ts";
 import { offsetText } from "../../model/timeline.ts";
@@ -47,8 +50,10 @@ export function SequenceView({
   const colW = Math.max(140, (width - TIME_W - 16) / n);
   const cx = (i: number) => TIME_W + colW * (i + 0.5);
   const svgW = TIME_W + colW * n;
-  const first = Math.max(0, Math.floor(scrollTop / ROW) - 4);
-  const last = Math.min(diagram.rows.length, Math.ceil((scrollTop + VIEW_H) / ROW) + 4);
+  // While an image is made every row is drawn, not only those scrolled into view.
+  const [allRows, setAllRows] = useState(false);
+  const first = allRows ? 0 : Math.max(0, Math.floor(scrollTop / ROW) - 4);
+  const last = allRows ? diagram.rows.length : Math.min(diagram.rows.length, Math.ceil((scrollTop + VIEW_H) / ROW) + 4);
   const name = (id: string) => labels.get(id) ?? id;
 
   return (
@@ -71,15 +76,25 @@ export function SequenceView({
         >
           Export Mermaid
         </button>
-        <button
-          onClick={() => {
-            const svg = scroller.current?.parentElement?.querySelector("svg.sequence-svg");
-            if (svg) onSave(`${name(shown ?? "sequence")}.svg`, svg.outerHTML, "image/svg+xml");
+        <ImageExportButtons
+          view="sequence"
+          label="the sequence diagram"
+          detail={name(shown ?? "")}
+          disabled={!shown || diagram.rows.length === 0}
+          image={(panel) => {
+            flushSync(() => setAllRows(true));
+            try {
+              return composeSvg(panel, {
+                view: "sequence",
+                svgs: "svg.sequence-head, svg.sequence-svg",
+                stack: true,
+                title: `Sequence diagram · ${name(shown ?? "")}`,
+              });
+            } finally {
+              setAllRows(false);
+            }
           }}
-          disabled={!shown}
-        >
-          Export SVG
-        </button>
+        />
         <span className="muted">{diagram.rows.length} rows</span>
       </div>
       {diagram.rows.length === 0 ? (

@@ -11,6 +11,8 @@ import {
   type HistoryRow,
 } from "../../model/statechart.ts";
 import { statechartLayout, type StatechartLayout } from "../../model/statechartLayout.ts";
+import { LIGHT_PALETTE, statechartSvg, type StatechartPalette } from "../../model/statechartSvg.ts";
+import { ImageExportButtons } from "../ImageExportButtons.tsx";
 import { StatechartCanvas } from "./StatechartCanvas.tsx";
 import { TransitionHistory } from "./TransitionHistory.tsx";
 import "./statechart.css";
@@ -93,6 +95,22 @@ export function StatechartView(p: StatechartViewProps) {
             </select>
           </label>
         )}
+        <ImageExportButtons
+          view="statechart"
+          label="the delivery machine"
+          {...(actor !== undefined && { detail: actor })}
+          disabled={layout === undefined}
+          image={() => {
+            if (layout === undefined) throw new Error("the machine is still being laid out");
+            return statechartSvg(layout, {
+              active,
+              counts: at?.counts ?? new Map(),
+              last: at?.last?.transitionId,
+              title: `Delivery machine${actor !== undefined ? ` · ${actor}` : ""}${at?.state !== undefined ? ` · ${at.state}` : ""}`,
+              palette: pagePalette(),
+            });
+          }}
+        />
       </div>
       {actor === undefined ? (
         <p className="muted">No delivery has started yet.</p>
@@ -142,4 +160,19 @@ export function StatechartView(p: StatechartViewProps) {
       )}
     </section>
   );
+}
+
+/** The page's theme colours, for the exported drawing. */
+function pagePalette(): StatechartPalette {
+  const css = getComputedStyle(document.documentElement);
+  const v = (name: string, fallback: string) => css.getPropertyValue(name).trim() || fallback;
+  return {
+    fg: v("--fg", LIGHT_PALETTE.fg),
+    muted: v("--muted", LIGHT_PALETTE.muted),
+    bg: v("--bg", LIGHT_PALETTE.bg),
+    surface: v("--surface", LIGHT_PALETTE.surface),
+    accent: v("--accent", LIGHT_PALETTE.accent),
+    accentFg: v("--accent-fg", LIGHT_PALETTE.accentFg),
+    accentSoft: v("--accent-soft", LIGHT_PALETTE.accentSoft),
+  };
 }

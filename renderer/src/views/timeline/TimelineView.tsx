@@ -16,6 +16,8 @@ import {
   type Timeline,
   type TimeScale,
 } from "../../model/timeline.ts";
+import { composeSvg } from "../imageExport.ts";
+import { ImageExportButtons } from "../ImageExportButtons.tsx";
 import { Overview } from "./Overview.tsx";
 import { RetryChart } from "./RetryChart.tsx";
 import { OUTCOME_COLOUR } from "./colours.ts";
@@ -92,6 +94,19 @@ export function TimelineView({
           <button onClick={() => setZoom(undefined)} disabled={!zoom}>
             Reset zoom
           </button>
+          <ImageExportButtons
+            view="timeline"
+            label="the delivery timeline"
+            disabled={timeline.lanes.length === 0}
+            image={(panel) =>
+              composeSvg(panel.querySelector(".lanes-wrap") ?? panel, {
+                view: "timeline",
+                clip: panel.querySelector(".lanes-wrap") ?? panel,
+                texts: ".lane-label",
+                title: `Delivery timeline · ${offsetText(fromMs, startMs).replace(/\.\d+$/, "")} – ${offsetText(toMs, startMs).replace(/\.\d+$/, "")}`,
+              })
+            }
+          />
           <span className="muted" data-testid="timeline-window">
             {offsetText(fromMs, startMs).replace(/\.\d+$/, "")} – {offsetText(toMs, startMs).replace(/\.\d+$/, "")}
             {zoom ? " (zoomed)" : ""}

@@ -1,0 +1,375 @@
+/**
+ * A bug bundle: one JSON file that holds everything needed to see a run and
+ * to reproduce it — the scenario's text and name, the seed, the readings in
+ * force, the Mailscope version, the trace (as `exportJson` writes it) and the
+ * Markdown report (`exportMarkdown`). docs/bundle-format.md describes it;
+ * docs/decisions/0018-bug-bundle-as-json.md says why one JSON file, not a zip.
+ *
+ * `traceHash` is the SHA-256 of the bundled trace's canonical JSON (the trace
+ * as the bundle holds it: redacted as exported). Reading a bundle checks it,
+ * so a trace changed after the export is caught; replaying one re-runs the
+ * scenario with the same seed, readings and body recording, exports the new
+ * trace the same way and compares the hashes, and when they differ finds the
+ * first event (or member) that does.
+ *
+ * Pure: web-standard APIs only (runs in Node, a Worker, the page). Violations
+ * name Mailscope's own rules `BUNDLE-FORMAT`, `BUNDLE-VERSION`,
+ * `BUNDLE-SCHEMA`, `BUNDLE-HASH` (a problem of the trace inside keeps its
+ * `TRACE-*` rule, with its path under `$.trace`).
+ */
+import * as z from "zod";
+import { childPath, fail, failWith, ok, type Parsed, type Violation } from "../protocol/result.ts";
+import { describeEvent } from "./describe.ts";
+import { canonicalJson, exportJson, traceHash } from "./exportJson.ts";
+import { exportMarkdown } from "./exportMarkdown.ts";
+import { importTraceValue } from "./importer.ts";
+import type { RecordedEvent, Trace } from "./schema.ts";
+
+/** The `format` member of every bundle. */
+export const BUNDLE_FORMAT = "mailscope-bundle";
+/** The bundle version this Mailscope writes and reads. */
+export const BUNDLE_VERSION = 1;
+/** The file name ending the app and the docs suggest. */
+export const BUNDLE_SUFFIX = ".mailscope-bundle.json";
+
+/** Zod schema of a bundle's members besides the trace (checked by the trace importer). */
+export const bundleHeadSchema = z.object({
+  format: z.literal(BUNDLE_FORMAT),
+  version: z.literal(BUNDLE_VERSION),
+  mailscope: z.string().min(1),
+  scenario: z.object({
+    name: z.string().min(1),
+    file: z.string().optional(),
+    text: z.string().min(1),
+  }),
+  seed: z.union([z.int().min(0).max(Number.MAX_SAFE_INTEGER), z.string()]),
+  readings: z.record(z.string(), z.string()),
+  recordBodies: z.boolean(),
+  traceHash: z.string().regex(/^[0-9a-f]{64}$/, "a SHA-256 in lowercase hex (64 characters)"),
+  passed: z.boolean().optional(),
+  report: z.string(),
+});
+
+/** A bug bundle, as read and as written. */
+export interface Bundle extends z.output<typeof bundleHeadSchema> {
+  readonly trace: Trace;
+}
+
+/** Options of {@link createBundle}. */
+export interface CreateBundleOptions {
+  /** Whether the run recorded whole HTTP bodies (a replay records them alike). */
+  readonly recordBodies: boolean;
+  /** Keep the bodies in the bundled trace (only when recorded). Default false. */
+  readonly full?: boolean;
+  /** The scenario file, when the trace does not name one (for the report's command). */
+  readonly file?: string;
+  /** Whether every check passed; default: read off the trace's checks. */
+  readonly passed?: boolean;
+}
+
+/** Why a trace cannot be bundled (it has no scenario text). */
+export class BundleError extends Error {
+  override readonly name = "BundleError";
+}
+
+/**
+ * The bundle of a run's trace. The trace must carry its scenario's text (every
+ * run does; a trace from an older file may not).
+ *
+ * @throws BundleError when the trace has no scenario text.
+ */
+export async function createBundle(trace: Trace, options: CreateBundleOptions): Promise<Bundle> {
+  const text = trace.scenario.source;
+  if (text === undefined || text === "") {
+    throw new BundleError(
+      `the trace of ${trace.scenario.name} does not hold its scenario's text, so a bundle could not re-run it`,
+    );
+  }
+  const full = options.full === true && options.recordBodies;
+  const exported = JSON.parse(exportJson(trace, { full })) as Trace;
+  const checks = [...(trace.invariants ?? []), ...(trace.expectations ?? [])];
+  return {
+    format: BUNDLE_FORMAT,
+    version: BUNDLE_VERSION,
+    mailscope: trace.mailscope,
+    scenario: {
+      name: trace.scenario.name,
+      ...(trace.scenario.file !== undefined && { file: trace.scenario.file }),
+      // The text as the trace exports it (private keys, if any, redacted), so that bundle and trace agree.
+      text: exported.scenario.source ?? text,
+    },
+    seed: trace.seed,
+    readings: exported.readings,
+    recordBodies: options.recordBodies,
+    traceHash: await traceHash(exported),
+    passed: options.passed ?? checks.every((c) => c.passed),
+    report: exportMarkdown(trace, options.file !== undefined ? { file: options.file } : {}),
+    trace: exported,
+  };
+}
+
+/**
+ * Whether the run of a trace recorded whole HTTP bodies: an HTTP event holds
+ * one, or says an export left it out. (A run without HTTP events gives the
+ * same trace either way.)
+ */
+export function recordedBodies(trace: Trace): boolean {
+  return trace.events.some((e) => {
+    if (!e.name.startsWith("http.") || e.data === undefined) return false;
+    return "body" in e.data || "bodyBase64" in e.data || e.data["bodyRedacted"] === true;
+  });
+}
+
+/** The bundle as its file's text: members in a fixed order, the trace last. */
+export function bundleText(bundle: Bundle): string {
+  const { trace, ...head } = bundle;
+  const ordered = {
+    format: head.format,
+    version: head.version,
+    mailscope: head.mailscope,
+    scenario: head.scenario,
+    seed: head.seed,
+    readings: head.readings,
+    recordBodies: head.recordBodies,
+    ...(head.passed !== undefined && { passed: head.passed }),
+    traceHash: head.traceHash,
+    report: head.report,
+    // exportJson's key order, kept: the parsed export went in.
+    trace,
+  };
+  return `${JSON.stringify(ordered, null, 2)}\n`;
+}
+
+/** Whether parsed JSON looks like a bundle (its `format` says so): the open paths tell bundles from traces by it. */
+export function isBundleValue(json: unknown): boolean {
+  return typeof json === "object" && json !== null && (json as Record<string, unknown>)["format"] === BUNDLE_FORMAT;
+}
+
+/** Parses and validates a bundle from its text, its trace's hash included. Never throws. */
+export async function readBundle(text: string): Promise<Parsed<Bundle>> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return fail({
+      path: "$",
+      rule: "BUNDLE-FORMAT",
+      message: `the file is not JSON (${(error as Error).message}), so it is not a Mailscope bug bundle`,
+    });
+  }
+  return readBundleValue(json);
+}
+
+/** As {@link readBundle}, for a value already parsed from JSON. */
+export async function readBundleValue(json: unknown): Promise<Parsed<Bundle>> {
+  const parsed = checkBundleValue(json);
+  if (!parsed.ok) return parsed;
+  const bundle = parsed.value;
+  const hash = await traceHash(bundle.trace);
+  if (hash !== bundle.traceHash) {
+    return fail({
+      path: "$.traceHash",
+      rule: "BUNDLE-HASH",
+      message: `the bundled trace hashes to ${hash.slice(0, 12)}…, not the ${bundle.traceHash.slice(0, 12)}… recorded: the trace was changed after the bundle was written`,
+    });
+  }
+  return ok(bundle);
+}
+
+/** The synchronous checks of {@link readBundleValue}: format, version, members, the trace, and that they agree. */
+export function checkBundleValue(json: unknown): Parsed<Bundle> {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    return fail({ path: "$", rule: "BUNDLE-FORMAT", message: "a Mailscope bug bundle is a JSON object" });
+  }
+  const doc = json as Record<string, unknown>;
+  if (doc["format"] !== BUNDLE_FORMAT) {
+    const found =
+      doc["format"] === "mailscope-trace"
+        ? 'it is a trace ("mailscope-trace"), not a bundle: open it as a trace'
+        : doc["format"] === undefined
+          ? "it has no format member"
+          : `its format is ${JSON.stringify(doc["format"])}`;
+    return fail({
+      path: "$.format",
+      rule: "BUNDLE-FORMAT",
+      message: `not a Mailscope bug bundle: ${found}, expected "${BUNDLE_FORMAT}"`,
+    });
+  }
+  const version = doc["version"];
+  if (version !== BUNDLE_VERSION) {
+    const writer = typeof doc["mailscope"] === "string" ? `, written by Mailscope ${doc["mailscope"]}` : "";
+    const newer = typeof version === "number" && Number.isInteger(version) && version > BUNDLE_VERSION;
+    return fail({
+      path: "$.version",
+      rule: "BUNDLE-VERSION",
+      message: newer
+        ? `this bundle is version ${version}${writer}; this Mailscope reads bundle version ${BUNDLE_VERSION}. Open it with a newer Mailscope.`
+        : `the bundle version is ${JSON.stringify(version) ?? "missing"}; this Mailscope reads bundle version ${BUNDLE_VERSION}`,
+    });
+  }
+  const violations: Violation[] = [];
+  const head = bundleHeadSchema.safeParse(doc);
+  if (!head.success) {
+    for (const issue of head.error.issues) {
+      let path = "$";
+      for (const key of issue.path) path = childPath(path, typeof key === "number" ? key : String(key));
+      violations.push({ path, rule: "BUNDLE-SCHEMA", message: issue.message });
+    }
+  }
+  if (!("trace" in doc)) {
+    violations.push({ path: "$.trace", rule: "BUNDLE-SCHEMA", message: "the trace is missing" });
+    return failWith(violations);
+  }
+  const trace = importTraceValue(doc["trace"]);
+  if (!trace.ok) {
+    for (const v of trace.violations) violations.push({ ...v, path: `$.trace${v.path.slice(1)}` });
+  }
+  if (!head.success || !trace.ok) return failWith(violations);
+  // The trace as it came (its members in the file's order, and any a later minor version added): the hash covers it all.
+  const bundle: Bundle = { ...head.data, trace: doc["trace"] as Trace };
+  // What the bundle says at its top must be what its trace recorded.
+  const agree: [string, unknown, unknown][] = [
+    ["$.scenario.name", bundle.scenario.name, bundle.trace.scenario.name],
+    ["$.seed", bundle.seed, bundle.trace.seed],
+    ["$.readings", canonicalJson(bundle.readings), canonicalJson(bundle.trace.readings)],
+    ["$.mailscope", bundle.mailscope, bundle.trace.mailscope],
+    ["$.scenario.text", bundle.scenario.text, bundle.trace.scenario.source ?? bundle.scenario.text],
+  ];
+  for (const [path, top, inTrace] of agree) {
+    if (top !== inTrace) {
+      violations.push({
+        path,
+        rule: "BUNDLE-SCHEMA",
+        message: `the bundle says ${clip(top)} but its trace recorded ${clip(inTrace)}`,
+      });
+    }
+  }
+  return violations.length > 0 ? failWith(violations) : ok(bundle);
+}
+
+/** The re-run's settings: what a replay passes to the simulation. */
+export interface ReplaySettings {
+  readonly text: string;
+  readonly file: string;
+  readonly seed: number | string;
+  /** Every reading in force, as `--set` pairs (they override the scenario's, to the same values). */
+  readonly readings: readonly (readonly [string, string])[];
+  readonly recordBodies: boolean;
+}
+
+/** How to re-run a bundle. */
+export function replaySettings(bundle: Bundle): ReplaySettings {
+  return {
+    text: bundle.scenario.text,
+    file: bundle.scenario.file ?? `${bundle.scenario.name}.yaml`,
+    seed: bundle.seed,
+    readings: Object.entries(bundle.readings),
+    recordBodies: bundle.recordBodies,
+  };
+}
+
+/** Where a re-run first departs from the bundle. */
+export interface ReplayDifference {
+  /** JSONPath in the trace: `$.events[12]`, `$.mailscope`, `$.events` (a count). */
+  readonly path: string;
+  /** The event's seq, when it is an event. */
+  readonly seq?: number;
+  /** What the bundle has there, and what the re-run has, in words. */
+  readonly bundled: string;
+  readonly rerun: string;
+}
+
+/** The verdict of a replay. */
+export type ReplayComparison =
+  | { readonly reproduced: true; readonly hash: string }
+  | {
+      readonly reproduced: false;
+      readonly hash: string;
+      readonly expectedHash: string;
+      readonly difference: ReplayDifference;
+    };
+
+/**
+ * Compares a re-run's trace (as recorded) with the bundle: exports it as the
+ * bundle's trace was exported (with or without bodies), hashes it, and when
+ * the hash differs finds the first event, or else the first member, that differs.
+ */
+export async function compareReplay(bundle: Bundle, rerun: Trace): Promise<ReplayComparison> {
+  const full = !(bundle.trace.redactions ?? []).includes("bodies");
+  const exported = JSON.parse(exportJson(rerun, { full })) as Trace;
+  const hash = await traceHash(exported);
+  if (hash === bundle.traceHash) return { reproduced: true, hash };
+  return {
+    reproduced: false,
+    hash,
+    expectedHash: bundle.traceHash,
+    difference: firstDifference(bundle.trace, exported),
+  };
+}
+
+/** The first place two traces differ: an event (by position), the number of events, or a member. */
+export function firstDifference(bundled: Trace, rerun: Trace): ReplayDifference {
+  const a = bundled.events;
+  const b = rerun.events;
+  const startMs = bundled.startedAtMs;
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const x = a[i] as RecordedEvent;
+    const y = b[i] as RecordedEvent;
+    if (canonicalJson(x) !== canonicalJson(y)) {
+      return { path: `$.events[${i}]`, seq: i, bundled: eventWords(x, startMs), rerun: eventWords(y, startMs) };
+    }
+  }
+  if (a.length !== b.length) {
+    const extra = a.length > b.length ? a[b.length] : b[a.length];
+    const what = extra !== undefined ? `; the first extra one is ${eventWords(extra, startMs)}` : "";
+    return {
+      path: "$.events",
+      seq: Math.min(a.length, b.length),
+      bundled: `${a.length} events${a.length > b.length ? what : ""}`,
+      rerun: `${b.length} events${b.length > a.length ? what : ""}`,
+    };
+  }
+  const x = bundled as unknown as Record<string, unknown>;
+  const y = rerun as unknown as Record<string, unknown>;
+  for (const key of [...new Set([...Object.keys(x), ...Object.keys(y)])].sort()) {
+    if (key === "events") continue;
+    if (canonicalJson(x[key]) !== canonicalJson(y[key])) {
+      return { path: childPath("$", key), bundled: clip(x[key]), rerun: clip(y[key]) };
+    }
+  }
+  return { path: "$", bundled: "(the same)", rerun: "(the same)" };
+}
+
+/** `#12 +0:02:36 a.example attempt.started: attempt 2 of m1 …`. */
+export function eventWords(event: RecordedEvent, startMs: number): string {
+  const words = describeEvent(event, { flavour: "timeline", full: true });
+  return `#${event.seq} ${offset(event.timeMs - startMs)}${event.domain !== undefined ? ` ${event.domain}` : ""} ${event.name}${words !== undefined ? `: ${words}` : ""}`;
+}
+
+/** The one-line summary of a replay verdict, as the CLI prints it and the app shows it. */
+export function replaySummary(comparison: ReplayComparison): string[] {
+  if (comparison.reproduced) return [`reproduced: the re-run's trace hash is the bundle's (${comparison.hash})`];
+  const d = comparison.difference;
+  return [
+    `not reproduced: the re-run's trace hash ${comparison.hash.slice(0, 12)}… is not the bundle's ${comparison.expectedHash.slice(0, 12)}…`,
+    d.seq !== undefined && d.path !== "$.events"
+      ? `first differing event: ${d.path}`
+      : `first difference: ${d.path}${d.seq !== undefined ? ` (from event ${d.seq})` : ""}`,
+    `  bundle: ${d.bundled}`,
+    `  re-run: ${d.rerun}`,
+  ];
+}
+
+function offset(ms: number): string {
+  const total = Math.round(ms);
+  const abs = Math.abs(total);
+  const s = Math.floor(abs / 1000);
+  const h = Math.floor(s / 3600);
+  const frac = abs % 1000;
+  return `${total < 0 ? "-" : "+"}${h}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}${frac > 0 ? `.${String(frac).padStart(3, "0")}` : ""}`;
+}
+
+function clip(value: unknown): string {
+  const text = typeof value === "string" ? value : (JSON.stringify(value) ?? "nothing");
+  return text.length > 160 ? `${text.slice(0, 157)}…` : text;
+}
