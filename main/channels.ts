@@ -59,6 +59,10 @@ export interface Channels {
   /** Files given on the command line or by the OS before the window could take them; each is given once. */
   "files:pending": { args: []; result: OpenedFile[] };
   "recent:list": { args: []; result: RecentFile[] };
+  /** The scenario editor's Save: writes a scenario file this window opened or saved before (main keeps the list). */
+  "scenario:save": { args: [path: string, contents: string]; result: SaveResult };
+  /** The scenario editor's Save As: the save dialog for a scenario (YAML); the file written may be saved again. */
+  "scenario:save-as": { args: [suggestedName: string, contents: string]; result: SaveResult };
 }
 
 /** A playback speed of the Run ▸ Speed menu (virtual ms per wall ms, or as fast as possible). */
@@ -91,6 +95,8 @@ export const channelNames = [
   "file:open",
   "files:pending",
   "recent:list",
+  "scenario:save",
+  "scenario:save-as",
 ] as const satisfies readonly ChannelName[];
 
 type AssertAllListed<T extends readonly ChannelName[]> = Exclude<ChannelName, T[number]> extends never ? true : never;

@@ -51,6 +51,8 @@ describe("the channel map", () => {
       "fileOpen",
       "filesPending",
       "recentList",
+      "scenarioSave",
+      "scenarioSaveAs",
     ]);
     expect(channelValidators["file:open"].safeParse(["scenario"]).success).toBe(true);
     expect(channelValidators["file:open"].safeParse(["/etc/passwd"]).success).toBe(false);

@@ -3,7 +3,15 @@ import { join } from "node:path";
 import { listScenarioFiles } from "../app/node/scenarioFiles.ts";
 import { APP_COMMAND, type AppCommand, type FileKind, type OpenedFile, type RecentFile } from "./channels.ts";
 import { addRecent, filesFromArgv, loadRecent, readOpenedFile, saveRecent } from "./files.ts";
-import { openWithDialog, PendingFiles, saveWithDialog, type Dialogs } from "./handlers.ts";
+import {
+  openWithDialog,
+  PendingFiles,
+  saveScenario,
+  saveScenarioAs,
+  saveWithDialog,
+  WritableScenarios,
+  type Dialogs,
+} from "./handlers.ts";
 import { handle } from "./ipc.ts";
 import { menuTemplate } from "./menu.ts";
 import { readingsText } from "./readings.ts";
@@ -55,8 +63,10 @@ let mainWindow: BrowserWindow | undefined;
 let windowLoaded = false;
 let recent: RecentFile[] = [];
 const pending = new PendingFiles();
+const writable = new WritableScenarios();
 
 function remember(file: RecentFile): void {
+  if (file.kind === "scenario") writable.grant(file.path);
   recent = addRecent(recent, file);
   void saveRecent(recentPath(), recent).catch(() => undefined);
   app.addRecentDocument(file.path);
@@ -139,6 +149,17 @@ function setupIpc(): void {
   );
   handle("files:pending", isOwnPage, () => pending.take());
   handle("recent:list", isOwnPage, () => recent);
+  handle("scenario:save", isOwnPage, (_event, path, contents) => saveScenario(path, contents, writable));
+  handle("scenario:save-as", isOwnPage, (event, suggestedName, contents) =>
+    saveScenarioAs(
+      dialogs,
+      BrowserWindow.fromWebContents(event.sender) ?? undefined,
+      suggestedName,
+      contents,
+      writable,
+      remember,
+    ),
+  );
 }
 
 async function createWindow(): Promise<BrowserWindow> {
@@ -167,6 +188,18 @@ async function createWindow(): Promise<BrowserWindow> {
   });
   if (saved.maximized) window.maximize();
   window.once("ready-to-show", () => window.show());
+  // The scenario editor holds unsaved changes (the page's beforeunload): ask before the window closes.
+  window.webContents.on("will-prevent-unload", (event) => {
+    const choice = dialog.showMessageBoxSync(window, {
+      type: "question",
+      buttons: ["Close Without Saving", "Cancel"],
+      defaultId: 1,
+      cancelId: 1,
+      message: "The scenario in the editor has unsaved changes.",
+      detail: "Close the window and lose them?",
+    });
+    if (choice === 0) event.preventDefault();
+  });
   window.webContents.on("did-finish-load", () => {
     windowLoaded = true;
   });

@@ -5,17 +5,21 @@ import { importTrace } from "../../app/trace/importer.ts";
 import { summarizeScenario } from "../../app/sim/scenarioSummary.ts";
 import { ErrorBoundary } from "./components/ErrorBoundary.tsx";
 import { RulesPanel } from "./components/RulesPanel.tsx";
+import { duplicateDoc, fileDoc, newDoc } from "./model/editorDoc.ts";
 import type { LibraryEntry } from "./model/library.ts";
 import { mergeSettings } from "./model/readings.ts";
 import { platform } from "./platform.ts";
 import { loadOpened, rememberOpened, type OpenedFile } from "./recent.ts";
 import { phaseOf, playbackMachine, type SessionFactory } from "./session/machine.ts";
 import { createSimulationWorker, workerSessionPort } from "./session/port.ts";
+import { EditorStart } from "./views/editor/EditorStart.tsx";
+import { ScenarioEditor } from "./views/editor/ScenarioEditor.tsx";
+import { useScenarioEditor } from "./views/editor/useScenarioEditor.tsx";
 import { Library } from "./views/library/Library.tsx";
 import { exportFile } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
 
-type View = "run" | "rules";
+type View = "run" | "rules" | "editor";
 
 const createSession: SessionFactory = (_start, description) =>
   workerSessionPort(createSimulationWorker, description !== undefined ? { description } : {});
@@ -42,6 +46,7 @@ export function App() {
   const [snapshot, send] = useMachine(playbackMachine, { input: { create: createSession } });
   const phase = phaseOf(snapshot);
   const { context } = snapshot;
+  const editor = useScenarioEditor(info?.shell, setError);
 
   useEffect(() => {
     platform.info().then(setInfo, (e: unknown) => setError(String(e)));
@@ -76,9 +81,14 @@ export function App() {
     );
   };
 
-  const openScenarioText = (name: string, text: string) => {
+  const openScenarioText = (name: string, text: string, path?: string) => {
     const summary = summarizeScenario(name, text);
-    const file: OpenedFile = { ...summary, name: summary.name === name ? name : summary.name, text };
+    const file: OpenedFile = {
+      ...summary,
+      name: summary.name === name ? name : summary.name,
+      text,
+      ...(path !== undefined && { path }),
+    };
     setOpened((list) => rememberOpened(list, file));
     run(file, text, name);
   };
@@ -109,7 +119,34 @@ export function App() {
 
   const openShellFile = (file: ShellFile) => {
     if (file.kind === "trace") openTraceText(file.name, file.text);
-    else openScenarioText(file.name, file.text);
+    else openScenarioText(file.name, file.text, file.path);
+  };
+
+  // The scenario editor (issue 15): a new scenario, a copy of a teaching one, an opened file; Run plays its text.
+  const editNew = () => {
+    editor.open(newDoc());
+    setView("editor");
+  };
+  const editCopy = (entry: LibraryEntry) => {
+    platform.readScenario(entry.file).then(
+      (text) => {
+        editor.open(duplicateDoc(entry.file, text));
+        setView("editor");
+      },
+      (e: unknown) => setError(String(e)),
+    );
+  };
+  const editOpened = (entry: LibraryEntry) => {
+    const own = opened.find((f) => f.file === entry.file);
+    if (!own) return;
+    editor.open(fileDoc(own.file, own.text, own.path));
+    setView("editor");
+  };
+  const runEdited = (text: string) => {
+    const doc = editor.current?.doc;
+    if (!doc) return;
+    const summary = summarizeScenario(doc.name, text);
+    run({ file: doc.name, name: summary.name, description: summary.description }, text, doc.name);
   };
 
   const save = (name: string, contents: string, type: string) => {
@@ -227,6 +264,9 @@ export function App() {
           <button aria-pressed={view === "rules"} onClick={() => setView("rules")}>
             Rules
           </button>
+          <button aria-pressed={view === "editor"} onClick={() => setView("editor")}>
+            Editor
+          </button>
         </nav>
         <span className="shell" data-testid="shell">
           {info ? `${info.shell}${info.electron ? ` ${info.electron}` : ""} · v${info.version}` : "…"}
@@ -239,6 +279,9 @@ export function App() {
           selected={current?.file}
           results={shownResults}
           onSelect={select}
+          onNew={editNew}
+          onDuplicate={editCopy}
+          onEdit={editOpened}
         />
       </aside>
       <main className="content">
@@ -247,8 +290,27 @@ export function App() {
             {error}
           </p>
         )}
+        {/* The editor stays while other views show, with its text and its undo history. */}
+        <div hidden={view !== "editor"}>
+          <ErrorBoundary resetKey={String(editor.current?.id)}>
+            {editor.current ? (
+              <ScenarioEditor
+                key={editor.current.id}
+                doc={editor.current.doc}
+                dirty={editor.dirty}
+                onText={editor.onText}
+                onSave={editor.save}
+                onRun={runEdited}
+                onClose={editor.close}
+              />
+            ) : (
+              <EditorStart scenarios={scenarios} onNew={editNew} onDuplicate={editCopy} />
+            )}
+          </ErrorBoundary>
+        </div>
+        {editor.dialogs}
         <ErrorBoundary resetKey={`${view} ${current?.file ?? ""} ${String(context.source?.kind)}`}>
-          {view === "rules" ? (
+          {view === "editor" ? null : view === "rules" ? (
             <RulesPanel
               key={ruleQuery}
               initialQuery={ruleQuery}

@@ -24,6 +24,15 @@ export interface Platform {
   readScenario(file: string): Promise<string>;
   /** Saves an export: a download in the browser, the save dialog in Electron. */
   saveFile(name: string, contents: string, type: string): Promise<void>;
+  /**
+   * Saves the editor's scenario: in Electron over its file (`path`) or, for Save As and new files, through
+   * the save dialog; in the browser as a download named `name`. Undefined when the user cancelled.
+   */
+  saveScenario(
+    file: { readonly name: string; readonly path?: string | undefined },
+    contents: string,
+    as: boolean,
+  ): Promise<{ readonly name: string; readonly path?: string } | undefined>;
   /** The shell's open dialog (Electron); undefined where the page's file input serves. */
   readonly openDialog?: (kind: FileKind) => Promise<OpenedFile | undefined>;
   /** Files given on the command line or by the OS before the window was there. */
@@ -66,6 +75,10 @@ const browserPlatform: Platform = {
       .sort((a, b) => a.file.localeCompare(b.file)),
   readScenario: async (file) => bundledText(file),
   saveFile: async (name, contents, type) => download(name, contents, type),
+  saveScenario: async ({ name }, contents) => {
+    download(name, contents, "application/yaml");
+    return { name };
+  },
   pendingFiles: async () => [],
   onCommand: () => () => undefined,
 };
@@ -77,6 +90,18 @@ function electronPlatform(api: PreloadApi): Platform {
     readScenario: async (file) => bundledText(file),
     saveFile: async (name, contents) => {
       await api.fileSave(name, contents);
+    },
+    saveScenario: async ({ name, path }, contents, as) => {
+      // Save writes over the file main gave this window; one it did not give (opened before a restart) asks where.
+      const result =
+        !as && path !== undefined
+          ? await api.scenarioSave(path, contents).catch(() => api.scenarioSaveAs(name, contents))
+          : await api.scenarioSaveAs(name, contents);
+      if (!result.saved) return undefined;
+      return {
+        name: result.path.slice(Math.max(result.path.lastIndexOf("/"), result.path.lastIndexOf("\\")) + 1),
+        path: result.path,
+      };
     },
     openDialog: async (kind) => {
       const result = await api.fileOpen(kind);

@@ -7,6 +7,8 @@ import type { LibraryEntry } from "./model/library.ts";
 
 export interface OpenedFile extends LibraryEntry {
   readonly text: string;
+  /** Where it is on disk (Electron), for the editor's Save. */
+  readonly path?: string;
 }
 
 const KEY = "mailscope.opened";

@@ -83,7 +83,13 @@ describe("completion from the scenario schema", () => {
     expect(labels("readings:\n  G7: |\n")).toEqual(["enforced", "ignored"]);
     expect(labels("readings:\n  G19: |\n")).toEqual(["401", "403"]);
     expect(labels("domains:\n  b.example:\n    catchAll: |\n")).toEqual(["true", "false"]);
-    expect(labels("expectations:\n  - outcome: |\n")).toEqual(["accepted", "rejected", "smtp", "bounced", "dsn-received"]);
+    expect(labels("expectations:\n  - outcome: |\n")).toEqual([
+      "accepted",
+      "rejected",
+      "smtp",
+      "bounced",
+      "dsn-received",
+    ]);
     expect(labels("readings:\n  |\n")).toEqual(expect.arrayContaining(["G3", "G7", "G16", "G47"]));
   });
 
@@ -117,12 +123,11 @@ describe("completion from the scenario schema", () => {
 describe("hover docs from the scenario schema", () => {
   it("gives the path, the type and the description of the key under the pointer", () => {
     const text = scenario("rate-limited-then-down.yaml");
-    const offset = text.indexOf("probability");
-    if (offset >= 0) {
-      const h = hoverAt(schema, text, offset + 2)!;
-      expect(h.title).toMatch(/^faults\.network\[\]\.probability$/);
-      expect(h.description).toMatch(/Chance/);
-    }
+    const fault = "faults:\n  network:\n    - kind: timeout\n      probability: 0.5\n";
+    const p = hoverAt(schema, fault, fault.indexOf("probability") + 2)!;
+    expect(p.title).toBe("faults.network[].probability");
+    expect(p.type).toBe("number in [0, 1]");
+    expect(p.description).toMatch(/^Chance in \[0, 1\]/);
     const seed = hoverAt(schema, text, text.indexOf("seed:") + 1)!;
     expect(seed).toMatchObject({ title: "seed", required: false, type: "integer ≥ 0 or string" });
     expect(seed.description).toMatch(/--seed overrides it/);
@@ -170,7 +175,9 @@ faults:
     expect(ds).toHaveLength(1);
     const d = ds[0]!;
     expect(d).toMatchObject({ line: 14, column: 13, field: "faults.network[0].kind" });
-    expect(d.text).toMatch(/^mine\.yaml:14:13: faults\.network\[0\]\.kind: unknown kind "conection-refused"; the kinds are /);
+    expect(d.text).toMatch(
+      /^mine\.yaml:14:13: faults\.network\[0\]\.kind: unknown kind "conection-refused"; the kinds are /,
+    );
     // The same text as the parser gives the CLI.
     const parsed = parseScenarioText(text, "mine.yaml");
     expect(parsed.ok ? [] : parsed.errors.map(formatScenarioError)).toEqual([d.text]);

@@ -79,7 +79,7 @@ export function fileDoc(name: string, text: string, path?: string): EditorDoc {
  */
 export function saveAsName(input: string): string | undefined {
   const base = input.trim().split(/[/\\]/).pop()?.trim() ?? "";
-  const clean = base.replace(/[\u0000-\u001f<>:"|?*]/g, "");
+  const clean = [...base].filter((c) => c.charCodeAt(0) >= 0x20 && !'<>:"|?*'.includes(c)).join("");
   if (clean === "" || /^\.+$/.test(clean)) return undefined;
   return /\.ya?ml$/i.test(clean) ? clean : `${clean}.yaml`;
 }
