@@ -3,12 +3,7 @@
  * (app/sim/scenario.ts, the one `mailscope run` and `check` use) run on the
  * text as typed, each error placed at its line and column.
  */
-import { z } from "zod";
 import { formatScenarioError, parseScenarioText, type ScenarioError } from "../../../app/sim/scenario.ts";
-
-// The page's Content-Security-Policy allows no eval: zod must not probe `new Function` (the probe,
-// even caught, is reported as a CSP violation), so it validates without compiling.
-z.config({ jitless: true });
 
 /** One problem of the text, where the editor marks it. */
 export interface EditorDiagnostic extends ScenarioError {

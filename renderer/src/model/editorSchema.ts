@@ -340,7 +340,7 @@ export function completeAt(root: SchemaNode, text: string, offset: number): Sche
         label: v,
         apply: v,
         kind: "value" as const,
-        detail: field ? typeSummary(field) : "",
+        detail: "",
         ...(field?.description !== undefined && { info: field.description }),
         boost: 0,
       })),
@@ -367,7 +367,7 @@ export function completeAt(root: SchemaNode, text: string, offset: number): Sche
       from,
       to,
       path,
-      options: values.map((v) => ({ label: v, apply: v, kind: "value", detail: typeSummary(node), boost: 0 })),
+      options: values.map((v) => ({ label: v, apply: v, kind: "value", detail: "", boost: 0 })),
     };
   }
   const required = requiredOf(node, present);

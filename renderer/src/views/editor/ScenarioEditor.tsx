@@ -126,7 +126,7 @@ export function ScenarioEditor({ doc, dirty, onText, onSave, onRun, onClose }: S
         <h3 aria-live="polite">
           {problems === undefined ? "Checking…" : problemCount(problems.length)}
           {runRefused && problems && problems.length > 0 && (
-            <span className="run-refused"> — fix them to run the scenario</span>
+            <span className="run-refused"> — fix {problems.length === 1 ? "it" : "them"} to run the scenario</span>
           )}
         </h3>
         {problems && problems.length > 0 && (
