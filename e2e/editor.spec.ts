@@ -153,6 +153,10 @@ test.describe("the scenario editor", () => {
     await expect(hover).toContainText("integer ≥ 0 or string");
     await expect(hover).toContainText("--seed overrides it");
     await page.screenshot({ path: `${SHOTS}/editor-hover.png` });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.screenshot({ path: `${SHOTS}/editor-dark.png` });
+    await noSeriousViolations(page);
+    await page.emulateMedia({ colorScheme: "light" });
 
     // An edit, then New scenario: asked first; Cancel keeps the copy, Don't save replaces it.
     await line(page, "seed: 22").click();

@@ -229,7 +229,8 @@ export function editorState(text: string, host: EditorHost): EditorState {
         ...lintKeymap,
         indentWithTab,
       ]),
-      EditorView.contentAttributes.of({ "aria-label": "Scenario text (YAML)" }),
+      // The text is one tab stop (tabindex says so to checkers that do not count contenteditable).
+      EditorView.contentAttributes.of({ "aria-label": "Scenario text (YAML)", tabindex: "0" }),
       EditorView.lineWrapping,
     ],
   });
