@@ -1,5 +1,5 @@
 import { useMachine } from "@xstate/react";
-import { useEffect, useEffectEvent, useState } from "react";
+import { lazy, Suspense, useEffect, useEffectEvent, useState } from "react";
 import type { AppCommand, AppInfo, FileKind, OpenedFile as ShellFile, ScenarioSummary } from "../../main/channels.ts";
 import { importTrace } from "../../app/trace/importer.ts";
 import { summarizeScenario } from "../../app/sim/scenarioSummary.ts";
@@ -13,13 +13,17 @@ import { loadOpened, rememberOpened, type OpenedFile } from "./recent.ts";
 import { phaseOf, playbackMachine, type SessionFactory } from "./session/machine.ts";
 import { createSimulationWorker, workerSessionPort } from "./session/port.ts";
 import { EditorStart } from "./views/editor/EditorStart.tsx";
-import { ScenarioEditor } from "./views/editor/ScenarioEditor.tsx";
 import { useScenarioEditor } from "./views/editor/useScenarioEditor.tsx";
 import { Library } from "./views/library/Library.tsx";
 import { exportFile } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
 
 type View = "run" | "rules" | "editor";
+
+// The editor (CodeMirror and the scenario parser) loads on first use, in a chunk of its own.
+const ScenarioEditor = lazy(() =>
+  import("./views/editor/ScenarioEditor.tsx").then((m) => ({ default: m.ScenarioEditor })),
+);
 
 const createSession: SessionFactory = (_start, description) =>
   workerSessionPort(createSimulationWorker, description !== undefined ? { description } : {});
@@ -294,15 +298,17 @@ export function App() {
         <div hidden={view !== "editor"}>
           <ErrorBoundary resetKey={String(editor.current?.id)}>
             {editor.current ? (
-              <ScenarioEditor
-                key={editor.current.id}
-                doc={editor.current.doc}
-                dirty={editor.dirty}
-                onText={editor.onText}
-                onSave={editor.save}
-                onRun={runEdited}
-                onClose={editor.close}
-              />
+              <Suspense fallback={<p className="muted">Loading the editor…</p>}>
+                <ScenarioEditor
+                  key={editor.current.id}
+                  doc={editor.current.doc}
+                  dirty={editor.dirty}
+                  onText={editor.onText}
+                  onSave={editor.save}
+                  onRun={runEdited}
+                  onClose={editor.close}
+                />
+              </Suspense>
             ) : (
               <EditorStart scenarios={scenarios} onNew={editNew} onDuplicate={editCopy} />
             )}

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState, type ReactNode } from "react";
 import { isDirty, saveAsName, savedDoc, type EditorDoc } from "../../model/editorDoc.ts";
 import { platform } from "../../platform.ts";
+import "./editorShell.css";
 
 /** A modal dialog (the platform's <dialog>: focus stays in it, Esc cancels). */
 function Modal({ label, onCancel, children }: { label: string; onCancel: () => void; children: ReactNode }) {
