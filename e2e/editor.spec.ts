@@ -195,6 +195,19 @@ test.describe("the scenario editor", () => {
     await expect(page.getByRole("region", { name: "New scenario" })).toBeVisible();
     await expect(page.getByRole("button", { name: "Duplicate teach-no-common-version into the editor" })).toBeVisible();
     await noSeriousViolations(page);
+
+    // A file the user opened is edited in place: the editor has its name and its text, nothing unsaved.
+    await page.getByLabel("Open scenario…").setInputFiles({
+      name: "mine.yaml",
+      mimeType: "application/yaml",
+      buffer: Buffer.from(readFileSync("scenarios/happy-path.yaml", "utf8").replace("name: happy-path", "name: mine")),
+    });
+    await expect(page.getByRole("heading", { level: 2, name: "mine" })).toBeVisible();
+    const opened = library(page).getByRole("listitem").filter({ hasText: "mine" });
+    await opened.getByRole("button", { name: "Edit" }).click();
+    await expect(page.getByTestId("editor-file")).toHaveText("mine.yaml");
+    await expect(line(page, "name: mine")).toBeVisible();
+    await expect(page.getByTestId("unsaved")).toHaveCount(0);
     expect(await watched.csp()).toEqual([]);
     expect(watched.errors).toEqual([]);
   });
