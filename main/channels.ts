@@ -72,6 +72,10 @@ export interface Channels {
   "recent:open": { args: [path: string]; result: OpenedFile };
   /** A file dropped on the window, read by main so that it joins the recent list. */
   "file:dropped": { args: [path: string]; result: OpenedFile };
+  /** The scenario editor's Save: writes a scenario file this window opened or saved before (main keeps the list). */
+  "scenario:save": { args: [path: string, contents: string]; result: SaveResult };
+  /** The scenario editor's Save As: the save dialog for a scenario (YAML); the file written may be saved again. */
+  "scenario:save-as": { args: [suggestedName: string, contents: string]; result: SaveResult };
 }
 
 /** A playback speed of the Run ▸ Speed menu (virtual ms per wall ms, or as fast as possible). */
@@ -109,6 +113,8 @@ export const channelNames = [
   "recent:list",
   "recent:open",
   "file:dropped",
+  "scenario:save",
+  "scenario:save-as",
 ] as const satisfies readonly ChannelName[];
 
 type AssertAllListed<T extends readonly ChannelName[]> = Exclude<ChannelName, T[number]> extends never ? true : never;

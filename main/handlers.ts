@@ -5,6 +5,7 @@
 import type { BrowserWindow, OpenDialogOptions, SaveDialogOptions } from "electron";
 import { writeFile } from "node:fs/promises";
 import { isAbsolute } from "node:path";
+import { basename } from "node:path";
 import type { OpenedFile, OpenResult, RecentFile, SaveResult, FileKind } from "./channels.ts";
 import { kindOfPath, readOpenedFile } from "./files.ts";
 
@@ -95,4 +96,47 @@ export class PendingFiles {
     this.files = [];
     return taken;
   }
+}
+
+/**
+ * The scenario files the renderer may write with Save: only those this
+ * window was given (open dialog, Open Recent, the command line, the OS) or
+ * saved through the Save As dialog. A path the renderer makes up is refused.
+ */
+export class WritableScenarios {
+  private readonly paths = new Set<string>();
+  grant(path: string): void {
+    this.paths.add(path);
+  }
+  has(path: string): boolean {
+    return this.paths.has(path);
+  }
+}
+
+/** The save dialog for a scenario from the editor; the file written, and granted for later saves. */
+export async function saveScenarioAs(
+  dialogs: Dialogs,
+  window: BrowserWindow | undefined,
+  suggestedName: string,
+  contents: string,
+  writable: WritableScenarios,
+  remember: (file: OpenedFile) => void,
+): Promise<SaveResult> {
+  const choice = await dialogs.showSaveDialog(window, {
+    title: "Save Scenario",
+    defaultPath: suggestedName,
+    filters: OPEN_FILTERS.scenario,
+  });
+  if (choice.canceled || !choice.filePath) return { saved: false };
+  await writeFile(choice.filePath, contents, "utf8");
+  writable.grant(choice.filePath);
+  remember({ kind: "scenario", name: basename(choice.filePath), path: choice.filePath, text: contents });
+  return { saved: true, path: choice.filePath };
+}
+
+/** Save: `contents` written over a scenario file this window opened or saved; any other path is refused. */
+export async function saveScenario(path: string, contents: string, writable: WritableScenarios): Promise<SaveResult> {
+  if (!writable.has(path)) throw new Error(`${basename(path)} was not opened or saved in this window: use Save As`);
+  await writeFile(path, contents, "utf8");
+  return { saved: true, path };
 }

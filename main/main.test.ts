@@ -69,6 +69,8 @@ describe("the channel map", () => {
       "recentList",
       "recentOpen",
       "fileDropped",
+      "scenarioSave",
+      "scenarioSaveAs",
     ]);
     expect(channelValidators["file:dropped"].safeParse(["/home/a/s.yaml"]).success).toBe(true);
     expect(channelValidators["file:dropped"].safeParse(["/home/a/.ssh/id_rsa"]).success).toBe(false);

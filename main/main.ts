@@ -3,7 +3,17 @@ import { join } from "node:path";
 import { listScenarioFiles } from "../app/node/scenarioFiles.ts";
 import { APP_COMMAND, type AppCommand, type FileKind, type OpenedFile, type RecentFile } from "./channels.ts";
 import { addRecent, filesFromArgv, loadRecent, readOpenedFile, recentOf, saveRecent } from "./files.ts";
-import { openDropped, openRecent, openWithDialog, PendingFiles, saveWithDialog, type Dialogs } from "./handlers.ts";
+import {
+  openDropped,
+  openRecent,
+  openWithDialog,
+  PendingFiles,
+  saveScenario,
+  saveScenarioAs,
+  saveWithDialog,
+  WritableScenarios,
+  type Dialogs,
+} from "./handlers.ts";
 import { handle } from "./ipc.ts";
 import { menuTemplate } from "./menu.ts";
 import { readingsText } from "./readings.ts";
@@ -37,6 +47,7 @@ let mainWindow: BrowserWindow | undefined;
 let windowLoaded = false;
 let recent: RecentFile[] = [];
 const pending = new PendingFiles();
+const writable = new WritableScenarios();
 
 /** The one recent list (File ▸ Open Recent and the library's "Opened"): saved, and shown in both. */
 function setRecent(next: RecentFile[]): void {
@@ -46,7 +57,9 @@ function setRecent(next: RecentFile[]): void {
   send({ type: "recent", files: recent });
 }
 
+/** A file read or saved: at the top of the recent list; a scenario may be saved again by the editor. */
 function remember(file: OpenedFile): void {
+  if (file.kind === "scenario") writable.grant(file.path);
   setRecent(addRecent(recent, recentOf(file)));
   app.addRecentDocument(file.path);
 }
@@ -130,6 +143,17 @@ function setupIpc(): void {
   handle("recent:list", isOwnPage, () => recent);
   handle("recent:open", isOwnPage, (_event, path) => openRecent(recent, path, remember));
   handle("file:dropped", isOwnPage, (_event, path) => openDropped(path, remember));
+  handle("scenario:save", isOwnPage, (_event, path, contents) => saveScenario(path, contents, writable));
+  handle("scenario:save-as", isOwnPage, (event, suggestedName, contents) =>
+    saveScenarioAs(
+      dialogs,
+      BrowserWindow.fromWebContents(event.sender) ?? undefined,
+      suggestedName,
+      contents,
+      writable,
+      remember,
+    ),
+  );
 }
 
 async function createWindow(): Promise<BrowserWindow> {
@@ -158,6 +182,18 @@ async function createWindow(): Promise<BrowserWindow> {
   });
   if (saved.maximized) window.maximize();
   window.once("ready-to-show", () => window.show());
+  // The scenario editor holds unsaved changes (the page's beforeunload): ask before the window closes.
+  window.webContents.on("will-prevent-unload", (event) => {
+    const choice = dialog.showMessageBoxSync(window, {
+      type: "question",
+      buttons: ["Close Without Saving", "Cancel"],
+      defaultId: 1,
+      cancelId: 1,
+      message: "The scenario in the editor has unsaved changes.",
+      detail: "Close the window and lose them?",
+    });
+    if (choice === 0) event.preventDefault();
+  });
   window.webContents.on("did-finish-load", () => {
     windowLoaded = true;
   });

@@ -5,6 +5,15 @@ import type { ChannelName } from "./channels.ts";
  * Argument schemas per channel. Main validates every payload before a handler
  * sees it: the renderer is treated as untrusted.
  */
+const fileName = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^/\\]+$/, "a file name, not a path");
+
+/** The largest scenario the editor saves. */
+export const MAX_SCENARIO_CHARS = 16 * 1024 * 1024;
+
 export const channelValidators = {
   "app:info": z.tuple([]),
   "scenarios:list": z.tuple([]),
@@ -35,4 +44,13 @@ export const channelValidators = {
       .max(4096)
       .regex(/\.(ya?ml|json)$/i, "a scenario (.yaml, .yml) or a trace (.json)"),
   ]),
+  "scenario:save": z.tuple([
+    z
+      .string()
+      .min(1)
+      .max(4096)
+      .regex(/\.ya?ml$/i, "a scenario file (.yaml)"),
+    z.string().max(MAX_SCENARIO_CHARS),
+  ]),
+  "scenario:save-as": z.tuple([fileName, z.string().max(MAX_SCENARIO_CHARS)]),
 } satisfies Record<ChannelName, z.ZodType>;

@@ -1,5 +1,5 @@
 import { useMachine } from "@xstate/react";
-import { useEffect, useEffectEvent, useState } from "react";
+import { lazy, Suspense, useEffect, useEffectEvent, useState } from "react";
 import type { AppCommand, AppInfo, FileKind, OpenedFile as ShellFile, ScenarioSummary } from "../../main/channels.ts";
 import { isBundleValue, readBundleValue, type Bundle } from "../../app/trace/bundle.ts";
 import { importTrace, importTraceValue } from "../../app/trace/importer.ts";
@@ -7,6 +7,7 @@ import type { Trace } from "../../app/trace/schema.ts";
 import { summarizeScenario } from "../../app/sim/scenarioSummary.ts";
 import { ErrorBoundary } from "./components/ErrorBoundary.tsx";
 import { RulesPanel } from "./components/RulesPanel.tsx";
+import { duplicateDoc, fileDoc, newDoc } from "./model/editorDoc.ts";
 import type { LibraryEntry } from "./model/library.ts";
 import { mergeSettings } from "./model/readings.ts";
 import { platform } from "./platform.ts";
@@ -15,11 +16,18 @@ import { phaseOf, playbackMachine, type SessionFactory } from "./session/machine
 import { createSimulationWorker, workerSessionPort } from "./session/port.ts";
 import { rerunBundle } from "./session/rerun.ts";
 import { BundlePanel } from "./views/run/BundlePanel.tsx";
+import { EditorStart } from "./views/editor/EditorStart.tsx";
+import { useScenarioEditor } from "./views/editor/useScenarioEditor.tsx";
 import { Library } from "./views/library/Library.tsx";
 import { bundleFile, exportFile } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
 
-type View = "run" | "rules";
+type View = "run" | "rules" | "editor";
+
+// The editor (CodeMirror and the scenario parser) loads on first use, in a chunk of its own.
+const ScenarioEditor = lazy(() =>
+  import("./views/editor/ScenarioEditor.tsx").then((m) => ({ default: m.ScenarioEditor })),
+);
 
 const createSession: SessionFactory = (_start, description) =>
   workerSessionPort(createSimulationWorker, description !== undefined ? { description } : {});
@@ -48,6 +56,7 @@ export function App() {
   const [snapshot, send] = useMachine(playbackMachine, { input: { create: createSession } });
   const phase = phaseOf(snapshot);
   const { context } = snapshot;
+  const editor = useScenarioEditor(info?.shell, setError);
 
   useEffect(() => {
     platform.info().then(setInfo, (e: unknown) => setError(String(e)));
@@ -165,6 +174,39 @@ export function App() {
       (read) => (read ? openShellFile(read) : void openFile(file)),
       (e: unknown) => setError(String(e)),
     );
+  };
+
+  // The scenario editor (issue 15): a new scenario, a copy of a teaching one, an opened file; Run plays its text.
+  const editNew = () => {
+    editor.open(newDoc());
+    setView("editor");
+  };
+  const editCopy = (entry: LibraryEntry) => {
+    platform.readScenario(entry.file).then(
+      (text) => {
+        editor.open(duplicateDoc(entry.file, text));
+        setView("editor");
+      },
+      (e: unknown) => setError(String(e)),
+    );
+  };
+  const editOpened = (entry: LibraryEntry) => {
+    const own = opened.find((f) => f.file === entry.file);
+    if (!own || own.kind !== "scenario") return;
+    // Read again (Electron keeps paths, not texts); main then lets the editor save over it.
+    platform.recent.open(own).then(
+      (file) => {
+        editor.open(fileDoc(file.name, file.text, file.path));
+        setView("editor");
+      },
+      (e: unknown) => setError(String(e)),
+    );
+  };
+  const runEdited = (text: string) => {
+    const doc = editor.current?.doc;
+    if (!doc) return;
+    const summary = summarizeScenario(doc.name, text);
+    run({ file: doc.name, name: summary.name, description: summary.description }, text, doc.name);
   };
 
   const save = (name: string, contents: string, type: string) => {
@@ -293,6 +335,9 @@ export function App() {
           <button aria-pressed={view === "rules"} onClick={() => setView("rules")}>
             Rules
           </button>
+          <button aria-pressed={view === "editor"} onClick={() => setView("editor")}>
+            Editor
+          </button>
         </nav>
         <span className="shell" data-testid="shell">
           {info ? `${info.shell}${info.electron ? ` ${info.electron}` : ""} · v${info.version}` : "…"}
@@ -305,6 +350,9 @@ export function App() {
           selected={current?.file}
           results={shownResults}
           onSelect={select}
+          onNew={editNew}
+          onDuplicate={editCopy}
+          onEdit={editOpened}
         />
       </aside>
       <main className="content">
@@ -313,8 +361,29 @@ export function App() {
             {error}
           </p>
         )}
+        {/* The editor stays while other views show, with its text and its undo history. */}
+        <div hidden={view !== "editor"}>
+          <ErrorBoundary resetKey={String(editor.current?.id)}>
+            {editor.current ? (
+              <Suspense fallback={<p className="muted">Loading the editor…</p>}>
+                <ScenarioEditor
+                  key={editor.current.id}
+                  doc={editor.current.doc}
+                  dirty={editor.dirty}
+                  onText={editor.onText}
+                  onSave={editor.save}
+                  onRun={runEdited}
+                  onClose={editor.close}
+                />
+              </Suspense>
+            ) : (
+              <EditorStart scenarios={scenarios} onNew={editNew} onDuplicate={editCopy} />
+            )}
+          </ErrorBoundary>
+        </div>
+        {editor.dialogs}
         <ErrorBoundary resetKey={`${view} ${current?.file ?? ""} ${String(context.source?.kind)}`}>
-          {view === "rules" ? (
+          {view === "editor" ? null : view === "rules" ? (
             <RulesPanel
               key={ruleQuery}
               initialQuery={ruleQuery}

@@ -28,6 +28,15 @@ export interface Platform {
   saveFile(name: string, contents: string, type: string): Promise<void>;
   /** As saveFile, for bytes (a PNG image of a view). */
   saveBytes(name: string, contents: Uint8Array, type: string): Promise<void>;
+  /**
+   * Saves the editor's scenario: in Electron over its file (`path`) or, for Save As and new files, through
+   * the save dialog; in the browser as a download named `name`. Undefined when the user cancelled.
+   */
+  saveScenario(
+    file: { readonly name: string; readonly path?: string | undefined },
+    contents: string,
+    as: boolean,
+  ): Promise<{ readonly name: string; readonly path?: string } | undefined>;
   /** The open dialog: main's (Electron) or the File System Access API's; undefined where the page's file input serves. */
   readonly openDialog?: (kind: FileKind) => Promise<OpenedFile | undefined>;
   /** Files given on the command line or by the OS before the window was there. */
@@ -108,6 +117,10 @@ const browserPlatform: Platform = {
   readScenario: async (file) => bundledText(file),
   saveFile: async (name, contents, type) => download(name, contents, type),
   saveBytes: async (name, contents, type) => download(name, new Uint8Array(contents), type),
+  saveScenario: async ({ name }, contents) => {
+    download(name, contents, "application/yaml");
+    return { name };
+  },
   pendingFiles: async () => [],
   onCommand: () => () => undefined,
   ...(pickFile && { openDialog: pickFile }),
@@ -124,6 +137,18 @@ function electronPlatform(api: PreloadApi): Platform {
     },
     saveBytes: async (name, contents) => {
       await api.fileSaveBytes(name, contents);
+    },
+    saveScenario: async ({ name, path }, contents, as) => {
+      // Save writes over the file main gave this window; one it did not give (opened before a restart) asks where.
+      const result =
+        !as && path !== undefined
+          ? await api.scenarioSave(path, contents).catch(() => api.scenarioSaveAs(name, contents))
+          : await api.scenarioSaveAs(name, contents);
+      if (!result.saved) return undefined;
+      return {
+        name: result.path.slice(Math.max(result.path.lastIndexOf("/"), result.path.lastIndexOf("\\")) + 1),
+        path: result.path,
+      };
     },
     openDialog: async (kind) => {
       const result = await api.fileOpen(kind);

@@ -8,10 +8,14 @@ export interface LibraryProps {
   /** The last check result of each file run in this window: true passed, false failed. */
   readonly results: Readonly<Record<string, boolean>>;
   readonly onSelect: (entry: LibraryEntry) => void;
+  /** The scenario editor: a new scenario, a copy of a teaching scenario, an opened file edited in place. */
+  readonly onNew?: () => void;
+  readonly onDuplicate?: (entry: LibraryEntry) => void;
+  readonly onEdit?: (entry: LibraryEntry) => void;
 }
 
 /** The scenario library: grouped (opened files, teaching, state table, errors table, gaps, others), searchable. */
-export function Library({ scenarios, opened, selected, results, onSelect }: LibraryProps) {
+export function Library({ scenarios, opened, selected, results, onSelect, onNew, onDuplicate, onEdit }: LibraryProps) {
   const [query, setQuery] = useState("");
   const groups = useMemo(() => groupLibrary(scenarios ?? [], query, opened), [scenarios, query, opened]);
   return (
@@ -25,6 +29,11 @@ export function Library({ scenarios, opened, selected, results, onSelect }: Libr
         value={query}
         onChange={(e) => setQuery(e.target.value)}
       />
+      {onNew && (
+        <button className="new-scenario" onClick={onNew}>
+          New scenario…
+        </button>
+      )}
       {scenarios === undefined ? (
         <p className="muted">Loading…</p>
       ) : scenarios.length === 0 && opened.length === 0 ? (
@@ -41,13 +50,35 @@ export function Library({ scenarios, opened, selected, results, onSelect }: Libr
               {g.entries.map((s) => {
                 const result = results[s.file];
                 return (
-                  <li key={`${g.id}:${s.file}`}>
+                  <li key={`${g.id}:${s.file}`} className="entry-row">
                     <button aria-current={s.file === selected} title={s.description} onClick={() => onSelect(s)}>
-                      <span className="entry-name">{s.name}</span>
+                      <span className="entry-name" id={`entry-${g.id}-${s.file}`}>
+                        {s.name}
+                      </span>
                       {result !== undefined && (
                         <span className={result ? "badge pass" : "badge fail"}>{result ? "passed" : "failed"}</span>
                       )}
                     </button>
+                    {g.id === "teaching" && onDuplicate && (
+                      <button
+                        className="entry-action"
+                        aria-describedby={`entry-${g.id}-${s.file}`}
+                        title="Duplicate into the editor"
+                        onClick={() => onDuplicate(s)}
+                      >
+                        Duplicate
+                      </button>
+                    )}
+                    {g.id === "opened" && onEdit && (
+                      <button
+                        className="entry-action"
+                        aria-describedby={`entry-${g.id}-${s.file}`}
+                        title="Edit in the editor"
+                        onClick={() => onEdit(s)}
+                      >
+                        Edit
+                      </button>
+                    )}
                   </li>
                 );
               })}
