@@ -5,14 +5,9 @@
  * jump to a time.
  */
 
-/** `+h:mm:ss` (hours unbounded), with `.mmm` when there are milliseconds; as `mailscope run` prints it. */
-export function offset(timeMs: number, startMs: number): string {
-  const total = Math.round(timeMs - startMs);
-  const abs = Math.abs(total);
-  const s = Math.floor(abs / 1000);
-  const frac = abs % 1000;
-  return `${total < 0 ? "-" : "+"}${Math.floor(s / 3600)}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}${frac > 0 ? `.${String(frac).padStart(3, "0")}` : ""}`;
-}
+import { offset } from "../../../app/trace/offset.ts";
+
+export { offset };
 
 /** The clock's reading: `+120:00:00` and, past a day, `day 5, 00:00:00` beside it. */
 export function clockText(timeMs: number, startMs: number): { readonly offset: string; readonly days: string } {
