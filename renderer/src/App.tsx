@@ -11,11 +11,13 @@ import { platform } from "./platform.ts";
 import { loadOpened, rememberOpened, type OpenedFile } from "./recent.ts";
 import { phaseOf, playbackMachine, type SessionFactory } from "./session/machine.ts";
 import { createSimulationWorker, workerSessionPort } from "./session/port.ts";
+import type { CompareBase } from "./model/compare.ts";
+import { CompareView } from "./views/compare/CompareView.tsx";
 import { Library } from "./views/library/Library.tsx";
 import { exportFile } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
 
-type View = "run" | "rules";
+type View = "run" | "rules" | "compare";
 
 const createSession: SessionFactory = (_start, description) =>
   workerSessionPort(createSimulationWorker, description !== undefined ? { description } : {});
@@ -39,6 +41,7 @@ export function App() {
   const [results, setResults] = useState<Record<string, boolean>>({});
   const [settings, setSettings] = useState<[string, string][]>([]);
   const [error, setError] = useState<string | undefined>();
+  const [compareBase, setCompareBase] = useState<CompareBase | undefined>();
   const [snapshot, send] = useMachine(playbackMachine, { input: { create: createSession } });
   const phase = phaseOf(snapshot);
   const { context } = snapshot;
@@ -172,6 +175,23 @@ export function App() {
     return () => window.removeEventListener("keydown", onKey);
   }, [send]);
 
+  const openCompare = (playheadMs: number) => {
+    const { summary, source } = context;
+    if (!summary || source?.kind !== "scenario") return;
+    send({ type: "PAUSE" });
+    setCompareBase({
+      name: summary.name,
+      text: source.start.text,
+      file: source.start.file ?? "scenario.yaml",
+      seed: summary.seed,
+      settings,
+      readings: summary.readings,
+      startMs: summary.startMs,
+      playheadOffsetMs: Math.max(0, playheadMs - summary.startMs),
+    });
+    setView("compare");
+  };
+
   const showRule = (rule: string) => {
     setRuleQuery(rule);
     setView("rules");
@@ -248,7 +268,15 @@ export function App() {
           </p>
         )}
         <ErrorBoundary resetKey={`${view} ${current?.file ?? ""} ${String(context.source?.kind)}`}>
-          {view === "rules" ? (
+          {view === "compare" && compareBase ? (
+            <CompareView
+              base={compareBase}
+              mailscope={info?.version ?? __MAILSCOPE_VERSION__}
+              createWorker={createSimulationWorker}
+              onBack={() => setView("run")}
+              onSave={save}
+            />
+          ) : view === "rules" ? (
             <RulesPanel
               key={ruleQuery}
               initialQuery={ruleQuery}
@@ -270,6 +298,7 @@ export function App() {
               }}
               onRule={showRule}
               onSave={save}
+              onCompare={openCompare}
             />
           ) : (
             <section aria-label="Welcome" className="welcome">
