@@ -83,6 +83,27 @@ describe("mailscope compare", () => {
     expect(await main(["run", saved])).toBe(0);
   });
 
+  it("with --fork-at, every --set is a reading of both runs: G16 at 4h, the fork ending the outage at +1:00:00 delivers sooner", async () => {
+    const { io, out } = capture();
+    const code = await compareCommandAction(
+      G16_DEFAULT,
+      { forkAt: "1h", endFault: "b-down", set: ["G16=fallback-window=4h"], json: true },
+      io,
+    );
+    expect(code).toBe(1);
+    const json = JSON.parse(out.join("\n")) as {
+      runs: { readings: Record<string, string> }[];
+      lines: { verdict: string }[];
+      prefix: { identical: boolean };
+    };
+    expect(json.runs.map((r) => r.readings["G16"])).toEqual([
+      "jitter=off, fallback-window=4h",
+      "jitter=off, fallback-window=4h",
+    ]);
+    expect(json.lines[0]?.verdict).toBe("accepted at +3:03:00 vs accepted at +1:03:00");
+    expect(json.prefix.identical).toBe(true);
+  });
+
   it("bad input is exit 2 with a clear, located message", async () => {
     const cases: [Parameters<typeof compareCommandAction>[1], string | RegExp][] = [
       [{}, /^mailscope compare: compare needs two runs: --set A --set B/],

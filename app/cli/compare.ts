@@ -170,13 +170,15 @@ export async function compareCommandAction(
   let forkAtMs: number | undefined;
   try {
     const sets = options.set ?? [];
-    if (sets.length > 2)
+    change = forkChange(options);
+    // A fork compares the scenario with itself changed: every --set is a reading of both runs.
+    const forking = options.forkAt !== undefined;
+    if (!forking && sets.length > 2)
       throw new BadInput(
         `--set given ${sets.length} times: compare takes two, run A's then run B's (join several readings of one run with ";")`,
       );
-    if (sets.length === 1)
+    if (!forking && sets.length === 1)
       throw new BadInput("--set given once: compare takes two, run A's then run B's (--set A --set B)");
-    change = forkChange(options);
     if (options.forkAt !== undefined) {
       forkAtMs = parseOffset(options.forkAt);
       if (forkAtMs === undefined)
@@ -188,7 +190,9 @@ export async function compareCommandAction(
     };
     const seedA = seedOf(options.seedA);
     const seedB = seedOf(options.seedB);
-    const [a, b] = [sideReadings(sets[0]), sideReadings(sets[1])];
+    const [a, b] = forking
+      ? [sideReadings(sets.join(";")), sideReadings(sets.join(";"))]
+      : [sideReadings(sets[0]), sideReadings(sets[1])];
     const words = (readings: [string, string][], seed: number | string | undefined): string =>
       [
         readings.map(([g, v]) => `${g}=${v}`).join("; "),
@@ -385,7 +389,7 @@ export function compareCommand(): Command {
     .argument("<scenario>", "a scenario file (YAML)")
     .option(
       "--set <gap=reading>",
-      "run A's reading, then run B's (given twice); several for one run joined by \";\"",
+      "run A's reading, then run B's (given twice; several for one run joined by \";\"); with --fork-at, readings of both",
       collect,
     )
     .option("--seed <n>", "the seed of both runs; default the scenario's")
