@@ -386,6 +386,7 @@ function SideTimeline({
         labels={NO_LABELS}
         playheadMs={playheadMs}
         axisEndMs={axisEndMs}
+        headingId={`timeline-heading-${side.label.toLowerCase()}`}
         delivery={delivery}
         onDelivery={setDelivery}
         selectedMark={mark}

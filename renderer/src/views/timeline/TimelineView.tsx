@@ -1,13 +1,4 @@
-import {
-  useEffect,
-  useId,
-  useMemo,
-  useRef,
-  useState,
-  type KeyboardEvent,
-  type MouseEvent,
-  type PointerEvent,
-} from "react";
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type MouseEvent, type PointerEvent } from "react";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import {
   ATTEMPT_OUTCOMES,
@@ -62,6 +53,8 @@ export interface TimelineViewProps {
   readonly onMark: (mark: Mark | undefined) => void;
   /** Where the axis ends at the least: two timelines stacked in the Compare view share one axis. */
   readonly axisEndMs?: number;
+  /** The heading's id (default `timeline-heading`): each of two stacked timelines needs its own. */
+  readonly headingId?: string;
 }
 
 /** The delivery timeline: overview, axis, one lane per delivery actor, the retry chart of the selected one. */
@@ -75,8 +68,8 @@ export function TimelineView({
   selectedMark,
   onMark,
   axisEndMs,
+  headingId = "timeline-heading",
 }: TimelineViewProps) {
-  const headingId = useId();
   const timeline = useMemo(() => buildTimeline(events, startMs, labels), [events, startMs, labels]);
   const [kind, setKind] = useState<ScaleKind>("linear");
   const [zoom, setZoom] = useState<readonly [number, number] | undefined>();
