@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { nodeCryptoProvider } from "../node/nodeCrypto.ts";
 import { useCryptoProvider } from "../protocol/webCrypto.ts";
 import { checkCommand } from "./check.ts";
+import { compareCommand } from "./compare.ts";
 import { lintRequestCommand } from "./lintRequest.ts";
 import { rulesCommand } from "./rules.ts";
 import { replayCommand } from "./replay.ts";
@@ -41,6 +42,7 @@ export function createProgram(): Command {
     runCommand(),
     replayCommand(),
     checkCommand(),
+    compareCommand(),
   ]) {
     // Settings such as exitOverride are not inherited through addCommand: each command gets them itself.
     program.addCommand(command.exitOverride(usageExit).showHelpAfterError(`(run mailscope ${command.name()} --help)`));

@@ -18,11 +18,13 @@ import { rerunBundle } from "./session/rerun.ts";
 import { BundlePanel } from "./views/run/BundlePanel.tsx";
 import { EditorStart } from "./views/editor/EditorStart.tsx";
 import { useScenarioEditor } from "./views/editor/useScenarioEditor.tsx";
+import type { CompareBase } from "./model/compare.ts";
+import { CompareView } from "./views/compare/CompareView.tsx";
 import { Library } from "./views/library/Library.tsx";
 import { bundleFile, exportFile } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
 
-type View = "run" | "rules" | "editor";
+type View = "run" | "rules" | "editor" | "compare";
 
 // The editor (CodeMirror and the scenario parser) loads on first use, in a chunk of its own.
 const ScenarioEditor = lazy(() =>
@@ -53,6 +55,7 @@ export function App() {
   const [error, setError] = useState<string | undefined>();
   // An opened bug bundle, shown above its run (issue 15).
   const [bundle, setBundle] = useState<{ readonly bundle: Bundle; readonly file: string } | undefined>();
+  const [compareBase, setCompareBase] = useState<CompareBase | undefined>();
   const [snapshot, send] = useMachine(playbackMachine, { input: { create: createSession } });
   const phase = phaseOf(snapshot);
   const { context } = snapshot;
@@ -280,6 +283,23 @@ export function App() {
     return () => window.removeEventListener("keydown", onKey);
   }, [send]);
 
+  const openCompare = (playheadMs: number) => {
+    const { summary, source } = context;
+    if (!summary || source?.kind !== "scenario") return;
+    send({ type: "PAUSE" });
+    setCompareBase({
+      name: summary.name,
+      text: source.start.text,
+      file: source.start.file ?? "scenario.yaml",
+      seed: summary.seed,
+      settings,
+      readings: summary.readings,
+      startMs: summary.startMs,
+      playheadOffsetMs: Math.max(0, playheadMs - summary.startMs),
+    });
+    setView("compare");
+  };
+
   const showRule = (rule: string) => {
     setRuleQuery(rule);
     setView("rules");
@@ -383,7 +403,15 @@ export function App() {
         </div>
         {editor.dialogs}
         <ErrorBoundary resetKey={`${view} ${current?.file ?? ""} ${String(context.source?.kind)}`}>
-          {view === "editor" ? null : view === "rules" ? (
+          {view === "editor" ? null : view === "compare" && compareBase ? (
+            <CompareView
+              base={compareBase}
+              mailscope={info?.version ?? __MAILSCOPE_VERSION__}
+              createWorker={createSimulationWorker}
+              onBack={() => setView("run")}
+              onSave={save}
+            />
+          ) : view === "rules" ? (
             <RulesPanel
               key={ruleQuery}
               initialQuery={ruleQuery}
@@ -416,6 +444,7 @@ export function App() {
                 }}
                 onRule={showRule}
                 onSave={save}
+                onCompare={openCompare}
               />
             </>
           ) : (

@@ -26,13 +26,25 @@ export interface RunViewProps {
   readonly onReading: (setting: [string, string]) => void;
   readonly onRule: (rule: string) => void;
   readonly onSave: (name: string, contents: string, type: string) => void;
+  /** Opens the Compare view from this run, its playhead the fork time (issue 15). */
+  readonly onCompare?: (playheadMs: number) => void;
 }
 
 /** The log's rows of the run on screen, described once each as batches arrive. */
 const logRowsOf = createLogRowsCache();
 
 /** One run: controls and clock, the log, the outcomes, the checks, readings and export. */
-export function RunView({ phase, context, title, description, send, onReading, onRule, onSave }: RunViewProps) {
+export function RunView({
+  phase,
+  context,
+  title,
+  description,
+  send,
+  onReading,
+  onRule,
+  onSave,
+  onCompare,
+}: RunViewProps) {
   const [delivery, setDelivery] = useState<string | undefined>();
   const [evidence, setEvidence] = useState<ReadonlySet<number>>(new Set());
   const [readingsOpen, setReadingsOpen] = useState(false);
@@ -68,6 +80,9 @@ export function RunView({ phase, context, title, description, send, onReading, o
       <header className="run-head">
         <h2 id="run-title">{title}</h2>
         {!live && phase === "finished" && <span className="badge">opened trace</span>}
+        {live && onCompare && context.summary && phase !== "loading" && (
+          <button onClick={() => onCompare(playheadMs)}>Compare…</button>
+        )}
         {description && <p className="description">{description}</p>}
       </header>
       {context.notice && (

@@ -53,6 +53,10 @@ export interface TimelineViewProps {
   readonly onDelivery: (delivery: string | undefined) => void;
   readonly selectedMark: Mark | undefined;
   readonly onMark: (mark: Mark | undefined) => void;
+  /** Where the axis ends at the least: two timelines stacked in the Compare view share one axis. */
+  readonly axisEndMs?: number;
+  /** The heading's id (default `timeline-heading`): each of two stacked timelines needs its own. */
+  readonly headingId?: string;
 }
 
 /** The delivery timeline: overview, axis, one lane per delivery actor, the retry chart of the selected one. */
@@ -65,6 +69,8 @@ export function TimelineView({
   onDelivery,
   selectedMark,
   onMark,
+  axisEndMs,
+  headingId = "timeline-heading",
 }: TimelineViewProps) {
   const timeline = useMemo(() => buildTimeline(events, startMs, labels), [events, startMs, labels]);
   const [kind, setKind] = useState<ScaleKind>("linear");
@@ -72,7 +78,7 @@ export function TimelineView({
   const [boxRef, boxWidth] = useWidth(900);
   const plotWidth = Math.max(200, boxWidth - LABEL_W - 16);
   // Follows the playhead unless zoomed: the whole run so far, and the playhead at the right.
-  const fullTo = Math.max(timeline.endMs, playheadMs, startMs + 60_000);
+  const fullTo = Math.max(timeline.endMs, playheadMs, axisEndMs ?? startMs, startMs + 60_000);
   const [fromMs, toMs] = zoom ?? [startMs, fullTo + (fullTo - startMs) * 0.04];
   const scale = useMemo(
     () => timeScale(kind, fromMs, toMs, plotWidth, startMs),
@@ -81,9 +87,9 @@ export function TimelineView({
   const lane = timeline.lanes.find((l) => l.id === delivery);
 
   return (
-    <section aria-labelledby="timeline-heading" className="panel timeline-panel" ref={boxRef}>
+    <section aria-labelledby={headingId} className="panel timeline-panel" ref={boxRef}>
       <div className="timeline-head">
-        <h3 id="timeline-heading">Delivery timeline</h3>
+        <h3 id={headingId}>Delivery timeline</h3>
         <div className="timeline-tools" role="group" aria-label="Timeline scale">
           <button aria-pressed={kind === "linear"} onClick={() => setKind("linear")}>
             Linear
