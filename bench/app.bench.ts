@@ -26,7 +26,8 @@
  * Bounded: everything stops after {@link DEADLINE_MS}; the preview server and
  * the browser are stopped whatever happens.
  *
- * `node bench/app.bench.ts [rounds]` runs it alone.
+ * `node bench/app.bench.ts [rounds]` runs it alone; `MAILSCOPE_APP_BENCH_ONLY=play` or `=open` runs one
+ * part, and `MAILSCOPE_APP_BENCH_PROFILE=<dir>` writes the renderer's CPU profiles there.
  */
 import { chromium, type Browser, type Page } from "@playwright/test";
 import { spawn, type ChildProcess } from "node:child_process";
@@ -56,6 +57,8 @@ const DEADLINE_MS = 10 * 60_000;
 const MiB = 1024 * 1024;
 /** `MAILSCOPE_APP_BENCH_PROFILE=<dir>`: write the renderer's CPU profiles (Chrome DevTools format) there. */
 const PROFILE = process.env["MAILSCOPE_APP_BENCH_PROFILE"];
+/** `MAILSCOPE_APP_BENCH_ONLY=play|open`: measure only that part (while profiling one of them). */
+const ONLY = process.env["MAILSCOPE_APP_BENCH_ONLY"];
 const CHROMIUM =
   process.env["MAILSCOPE_CHROMIUM"] ?? (existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined);
 /** playwright.config.ts's launch flags. */
@@ -463,8 +466,8 @@ export async function app(rounds = ROUNDS): Promise<BenchResult[]> {
     const { url, child } = await preview();
     server = child;
     browser = await chromium.launch({ ...(CHROMIUM ? { executablePath: CHROMIUM } : {}), args: CHROMIUM_ARGS });
-    const play = await playVersusCli(browser, url, rounds);
-    const open = await openBigTrace(browser, url, dir);
+    const play = ONLY === "open" ? [] : await playVersusCli(browser, url, rounds);
+    const open = ONLY === "play" ? [] : await openBigTrace(browser, url, dir);
     return [...play, ...open];
   };
   try {

@@ -8,6 +8,7 @@
 import { indexTrace } from "../../../app/sim/expectations.ts";
 import { actorOfDelivery, normalizeAddress } from "../../../app/sim/invariants.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import { messageIdsOf, outcomeEventCount, outcomeEvents, runCache, runIndexOf } from "./runIndex.ts";
 import { offset } from "./time.ts";
 
 /** One recipient of one message. */
@@ -40,59 +41,48 @@ export function messageLabel(messageId: string, scenarioIds: ReadonlySet<string>
   return scenarioIds.has(local) ? local : messageId;
 }
 
-/** The scenario's message ids read off its submissions: the first part of each non-DSN Message-ID. */
-function submittedIds(events: readonly RecordedEvent[]): Set<string> {
-  const ids = new Set<string>();
-  for (const e of events) {
-    if (e.name !== "message.submitted" || e.data?.["from"] === null) continue;
-    const id = String(e.data?.["messageId"] ?? "");
-    if (id.includes("@")) ids.add(id.slice(0, id.indexOf("@")));
-  }
-  return ids;
+/** The rows of one message (all but the `message` label), and where each recipient was first submitted. */
+interface MessageRows {
+  readonly messageId: string;
+  readonly facts: number;
+  readonly startMs: number;
+  /** Submitted by a sender (not a DSN): its local part is a scenario message id. */
+  readonly scenario: boolean;
+  readonly rows: readonly { readonly at: number; readonly row: Omit<OutcomeRow, "message"> }[];
 }
 
-/**
- * The outcomes table of `events` (the whole trace, or as far as the playhead).
- * `labels` maps a Message-ID to the scenario's id; without it the id is read
- * off the Message-ID's local part.
- */
-export function outcomeRows(
-  events: readonly RecordedEvent[],
-  startMs: number,
-  labels?: ReadonlyMap<string, string>,
-): OutcomeRow[] {
-  const ids = submittedIds(events);
-  const facts = indexTrace(events);
+/** The rows of the recipients of `messageId`, from `events`: the events its outcomes read (runIndex.ts). */
+function messageRows(events: readonly RecordedEvent[], messageId: string, startMs: number, facts: number): MessageRows {
+  const index = indexTrace(events);
   const seqs = new Map<string, number>();
-  const order: { messageId: string; recipient: string; dsn: boolean }[] = [];
+  const order: { at: number; recipient: string; dsn: boolean }[] = [];
   const seen = new Set<string>();
+  let scenario = false;
   for (const e of events) {
     const d = e.data ?? {};
-    const messageId = typeof d["messageId"] === "string" ? d["messageId"] : "";
     if (e.name === "message.submitted") {
+      if (d["from"] !== null) scenario = true;
       for (const r of Array.isArray(d["to"]) ? d["to"].map(String) : []) {
         const recipient = normalizeAddress(r);
-        const key = `${messageId}\n${recipient}`;
-        if (seen.has(key)) continue;
-        seen.add(key);
-        order.push({ messageId, recipient, dsn: d["from"] === null });
+        if (seen.has(recipient)) continue;
+        seen.add(recipient);
+        order.push({ at: e.seq, recipient, dsn: d["from"] === null });
       }
     } else if (e.name === "recipient.outcome") {
-      const key = `${messageId}\n${normalizeAddress(String(d["recipient"] ?? ""))}`;
+      const key = normalizeAddress(String(d["recipient"] ?? ""));
       if (!seqs.has(key)) seqs.set(key, e.seq);
     }
   }
-  return order.map(({ messageId, recipient, dsn }) => {
-    const f = facts.facts(messageId, recipient);
+  const rows = order.map(({ at, recipient, dsn }) => {
+    const f = index.facts(messageId, recipient);
     const o = f.outcome;
     const smtp =
       f.handOff !== undefined && o?.outcome === "smtp"
         ? ` (${f.handOff.reason}${f.handOff.accepted ? "" : ", relay refused"})`
         : "";
-    const seq = seqs.get(`${messageId}\n${recipient}`);
+    const seq = seqs.get(recipient);
     const domain = recipient.slice(recipient.lastIndexOf("@") + 1).toLowerCase();
-    return {
-      message: labels?.get(messageId) ?? messageLabel(messageId, ids),
+    const row: Omit<OutcomeRow, "message"> = {
       messageId,
       recipient,
       outcome: o?.outcome ?? "pending",
@@ -106,5 +96,44 @@ export function outcomeRows(
       delivery: actorOfDelivery(`${messageId}→${domain}`),
       ...(seq !== undefined && { outcomeSeq: seq }),
     };
+    return { at, row };
   });
+  return { messageId, facts, startMs, scenario, rows };
+}
+
+/**
+ * The outcomes table of `events` (the whole trace, or as far as the playhead).
+ * `labels` maps a Message-ID to the scenario's id; without it the id is read
+ * off the Message-ID's local part.
+ *
+ * Each message's rows read only that message's events, found by the run's
+ * index, and are kept until a batch brings it new ones: a live run's batch
+ * recomputes the rows of the messages it concerns.
+ */
+export function outcomeRows(
+  events: readonly RecordedEvent[],
+  startMs: number,
+  labels?: ReadonlyMap<string, string>,
+): OutcomeRow[] {
+  const index = runIndexOf(events);
+  const cache = runCache<MessageRows>(index, "outcomes");
+  const messages = messageIdsOf(index).map((messageId) => {
+    const facts = outcomeEventCount(index, messageId);
+    let rows = cache.get(messageId);
+    if (rows === undefined || rows.facts !== facts || rows.startMs !== startMs) {
+      rows = messageRows(outcomeEvents(index, messageId), messageId, startMs, facts);
+      // An older version of the events (a deferred render) computes, but keeps nothing.
+      if (index.count === index.lists.events.length) cache.set(messageId, rows);
+    }
+    return rows;
+  });
+  // The scenario's message ids read off its submissions: the first part of each non-DSN Message-ID.
+  const ids = new Set<string>();
+  for (const m of messages) {
+    if (m.scenario && m.messageId.includes("@")) ids.add(m.messageId.slice(0, m.messageId.indexOf("@")));
+  }
+  const all = messages.flatMap((m) => m.rows);
+  // In the order the recipients were submitted (a message submitted again later adds its rows there).
+  if (all.some((r, i) => i > 0 && r.at < (all[i - 1]?.at ?? 0))) all.sort((a, b) => a.at - b.at);
+  return all.map(({ row }) => ({ message: labels?.get(row.messageId) ?? messageLabel(row.messageId, ids), ...row }));
 }
