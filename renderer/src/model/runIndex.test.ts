@@ -14,6 +14,7 @@ import { messageLabel, outcomeRows, type OutcomeRow } from "./outcomes.ts";
 import { actorEvents, exchangeEvents, runIndexOf } from "./runIndex.ts";
 import { messagesOf, sequenceOf, sequenceOfEvents } from "./sequence.ts";
 import { actorChart, actorChartOfEvents, deliveryActors } from "./statechart.ts";
+import { buildTimeline } from "./timeline.ts";
 import { offset } from "./time.ts";
 import { scenarioTrace } from "./testing.ts";
 
@@ -140,5 +141,29 @@ describe("the run's index", () => {
     const other = t.events.filter((e) => e.name !== "machine.transition");
     expect(runIndexOf(other).lists).not.toBe(whole.lists);
     expectSameAsWholeRun(other, t.startedAtMs);
+  });
+});
+
+describe("the timeline of a live run (issue 12: a batch's work in proportion to the batch)", () => {
+  it.each([
+    "rate-limited-then-down",
+    "state-7-failure-after-acceptance-dsn",
+    "teach-pin-vanished-svcb",
+    "gap-G12-split",
+  ])("%s: built batch by batch, reading only each batch, it is the timeline built from scratch", async (name) => {
+    const t = await scenarioTrace(name);
+    const labels = new Map([["m1@a.example", "m1"]]);
+    const batches: (readonly RecordedEvent[])[] = [];
+    let events: readonly RecordedEvent[] = [];
+    for (let at = 0; at < t.events.length; at += 61)
+      batches.push((events = events.concat(t.events.slice(at, at + 61))));
+    const grown = batches.map((b) => buildTimeline(b, t.startedAtMs, labels));
+    const fresh = batches.map((b) => {
+      buildTimeline([], t.startedAtMs); // forget the run: the next build starts from nothing
+      return buildTimeline(b, t.startedAtMs, labels);
+    });
+    // Later batches leave the timelines given before as they were.
+    expect(grown).toEqual(fresh);
+    expect(grown.at(-1)?.marks.length).toBeGreaterThan(0);
   });
 });
