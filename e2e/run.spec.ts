@@ -311,8 +311,8 @@ test.describe("running scenarios in the browser", () => {
   });
 
   test("a 100,000-event trace opens, and its log scrolls to either end", async ({ page }, info) => {
-    // Opening takes ~10 s on a quiet machine since the timeline and statechart views joined the run view, and
-    // minutes on a loaded one: the limits end a hang, the speed is `npm run bench app`'s to judge.
+    // Opening takes seconds on a quiet machine and minutes on a loaded one: the limits end a hang, the speed
+    // is `npm run bench app`'s to judge (docs/decisions/0015).
     test.setTimeout(900_000);
     // A long trace: rate-limited-then-down's events repeated, a day apart each time.
     await open(page, "rate-limited-then-down");
