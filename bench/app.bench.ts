@@ -59,6 +59,8 @@ const DEADLINE_MS = 10 * 60_000;
 const MiB = 1024 * 1024;
 /** `MAILSCOPE_APP_BENCH_PROFILE=<dir>`: write the renderer's CPU profiles (Chrome DevTools format) there. */
 const PROFILE = process.env["MAILSCOPE_APP_BENCH_PROFILE"];
+/** `MAILSCOPE_APP_BENCH_TRACE=<file>`: open that trace rather than the fleet's (e2e/run.spec.ts's 100k trace, say). */
+const TRACE_FILE = process.env["MAILSCOPE_APP_BENCH_TRACE"];
 /** `MAILSCOPE_APP_BENCH_ONLY=play|open`: measure only that part (while profiling one of them). */
 const ONLY = process.env["MAILSCOPE_APP_BENCH_ONLY"];
 const CHROMIUM =
@@ -358,6 +360,12 @@ async function fleetTraceFile(dir: string): Promise<{ file: string; events: numb
   }
 }
 
+/** A trace file given to the bench: its events counted. */
+function givenTrace(file: string): { file: string; events: number; bytes: number; messages: number } {
+  const trace = JSON.parse(readFileSync(file, "utf8")) as { events: unknown[] };
+  return { file, events: trace.events.length, bytes: statSync(file).size, messages: Number.NaN };
+}
+
 interface Opened {
   /** change → finished, log and outcomes drawn, a posted task answered. */
   readonly ms: number;
@@ -446,7 +454,7 @@ async function openOnce(
 
 /** Opens the 100k-event trace {@link OPEN_ROUNDS} times, each in a fresh page; the medians count. */
 async function openBigTrace(browser: Browser, url: string, dir: string): Promise<BenchResult[]> {
-  const trace = await fleetTraceFile(dir);
+  const trace = TRACE_FILE === undefined ? await fleetTraceFile(dir) : givenTrace(TRACE_FILE);
   const rounds: Awaited<ReturnType<typeof openOnce>>[] = [];
   for (let round = 0; round < OPEN_ROUNDS; round++) {
     rounds.push(await openOnce(browser, url, trace, PROFILE !== undefined && round === OPEN_ROUNDS - 1));
