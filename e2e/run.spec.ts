@@ -347,5 +347,14 @@ test.describe("running scenarios in the browser", () => {
     await expect(log).toContainText("ACCEPTED");
     await expect(page.getByTestId("log-row")).not.toHaveCount(0);
     expect(await page.getByTestId("log-row").count()).toBeLessThan(200);
+    // One delivery's tens of thousands of transitions: the history draws the last 1,000, and says so.
+    const history = page.getByRole("region", { name: "Transition history" });
+    await expect(history).toContainText(/… \d+ earlier transitions/);
+    expect(await history.getByRole("listitem").count()).toBeLessThanOrEqual(1001);
+    await history.scrollIntoViewIfNeeded();
+    await page.locator(".statechart").screenshot({
+      path: `${SHOTS}/statechart-100k-history.png`,
+      style: ".titlebar { position: static !important; }",
+    });
   });
 });
