@@ -42,49 +42,45 @@ export function messageLabel(messageId: string, scenarioIds: ReadonlySet<string>
   return scenarioIds.has(local) ? local : messageId;
 }
 
-/** The scenario's message ids read off its submissions: the first part of each non-DSN Message-ID. */
-function submittedIds(events: readonly RecordedEvent[]): Set<string> {
-  const ids = new Set<string>();
-  for (const e of events) {
-    if (e.name !== "message.submitted" || e.data?.["from"] === null) continue;
-    const id = String(e.data?.["messageId"] ?? "");
-    if (id.includes("@")) ids.add(id.slice(0, id.indexOf("@")));
-  }
-  return ids;
+/** A recipient's row before its message is labelled, with the seq of the submission that listed it first. */
+export interface RecipientRow {
+  readonly at: number;
+  readonly row: Omit<OutcomeRow, "message">;
 }
 
 /**
- * The outcomes table of `events` (the whole trace, or as far as the playhead).
- * `labels` maps a Message-ID to the scenario's id; without it the id is read
- * off the Message-ID's local part.
+ * The rows of `events`, in the order the recipients were submitted, and the
+ * scenario's message ids (the first part of each non-DSN Message-ID
+ * submitted). The app reads each message's rows from that message's events
+ * alone (renderer/src/model/outcomes.ts) and labels them across messages.
  */
-export function outcomeRows(
+export function recipientRows(
   events: readonly RecordedEvent[],
   startMs: number,
-  labels?: ReadonlyMap<string, string>,
-): OutcomeRow[] {
-  const ids = submittedIds(events);
+): { readonly rows: RecipientRow[]; readonly scenarioIds: Set<string> } {
+  const scenarioIds = new Set<string>();
   const facts = indexTrace(events);
   const seqs = new Map<string, number>();
-  const order: { messageId: string; recipient: string; dsn: boolean }[] = [];
+  const order: { at: number; messageId: string; recipient: string; dsn: boolean }[] = [];
   const seen = new Set<string>();
   for (const e of events) {
     const d = e.data ?? {};
     const messageId = typeof d["messageId"] === "string" ? d["messageId"] : "";
     if (e.name === "message.submitted") {
+      if (d["from"] !== null && messageId.includes("@")) scenarioIds.add(messageId.slice(0, messageId.indexOf("@")));
       for (const r of Array.isArray(d["to"]) ? d["to"].map(String) : []) {
         const recipient = normalizeAddress(r);
         const key = `${messageId}\n${recipient}`;
         if (seen.has(key)) continue;
         seen.add(key);
-        order.push({ messageId, recipient, dsn: d["from"] === null });
+        order.push({ at: e.seq, messageId, recipient, dsn: d["from"] === null });
       }
     } else if (e.name === "recipient.outcome") {
       const key = `${messageId}\n${normalizeAddress(String(d["recipient"] ?? ""))}`;
       if (!seqs.has(key)) seqs.set(key, e.seq);
     }
   }
-  return order.map(({ messageId, recipient, dsn }) => {
+  const rows = order.map(({ at, messageId, recipient, dsn }) => {
     const f = facts.facts(messageId, recipient);
     const o = f.outcome;
     const smtp =
@@ -93,8 +89,7 @@ export function outcomeRows(
         : "";
     const seq = seqs.get(`${messageId}\n${recipient}`);
     const domain = recipient.slice(recipient.lastIndexOf("@") + 1).toLowerCase();
-    return {
-      message: labels?.get(messageId) ?? messageLabel(messageId, ids),
+    const row: Omit<OutcomeRow, "message"> = {
       messageId,
       recipient,
       outcome: o?.outcome ?? "pending",
@@ -108,5 +103,24 @@ export function outcomeRows(
       delivery: actorOfDelivery(`${messageId}→${domain}`),
       ...(seq !== undefined && { outcomeSeq: seq }),
     };
+    return { at, row };
   });
+  return { rows, scenarioIds };
+}
+
+/**
+ * The outcomes table of `events` (the whole trace, or as far as the playhead).
+ * `labels` maps a Message-ID to the scenario's id; without it the id is read
+ * off the Message-ID's local part.
+ */
+export function outcomeRows(
+  events: readonly RecordedEvent[],
+  startMs: number,
+  labels?: ReadonlyMap<string, string>,
+): OutcomeRow[] {
+  const { rows, scenarioIds } = recipientRows(events, startMs);
+  return rows.map(({ row }) => ({
+    message: labels?.get(row.messageId) ?? messageLabel(row.messageId, scenarioIds),
+    ...row,
+  }));
 }

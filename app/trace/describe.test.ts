@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { TraceEvent } from "../ports.ts";
-import { attemptFailure, describeEvent, shortDuration, type DescribeFlavour } from "./describe.ts";
+import { attemptFailure, describeEvent, shortDuration, timelineLevel, type DescribeFlavour } from "./describe.ts";
 import { traceEventNames, type TraceEventName } from "./events.ts";
 
 const AT = Date.UTC(2026, 0, 15, 10, 56, 55);
@@ -408,5 +408,25 @@ describe("trace events in words, one wording for run's timeline and send's and s
       "2h",
       "2h5m",
     ]);
+  });
+});
+
+describe("timelineLevel: whether run's timeline has a line, without writing it (the app's log, issue 12)", () => {
+  it("is plain, full or none exactly as describeEvent gives text, for every event name", () => {
+    const variants: Readonly<Record<string, unknown>>[] = [
+      {},
+      { origin: "https://mx.b.example" },
+      { version: "v1" },
+      { from: null, messageId: "d1@a.example" },
+    ];
+    for (const name of Object.keys(traceEventNames) as TraceEventName[]) {
+      for (const data of variants) {
+        const e: TraceEvent = { name, timeMs: 0, data };
+        const plain = describeEvent(e, { flavour: "timeline", full: false });
+        const full = describeEvent(e, { flavour: "timeline", full: true });
+        const expected = plain !== undefined ? "plain" : full !== undefined ? "full" : undefined;
+        expect(timelineLevel(e), `${name} ${JSON.stringify(data)}`).toBe(expected);
+      }
+    }
   });
 });

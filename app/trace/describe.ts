@@ -165,6 +165,44 @@ export function describeEvent(event: TraceEvent, how: DescribeFlavour): string |
   return words(event.name, d, how) ?? (how.full ? wire(event.name, d) : undefined);
 }
 
+/**
+ * Whether run's timeline has a line for `event`, without writing it: `plain`
+ * (the timeline as printed), `full` (only with `full`: a routine step, the
+ * wire, the state machine) or undefined (never: the checks). Exactly when
+ * `describeEvent(event, { flavour: "timeline", full })` gives text; the
+ * app's log decides its rows with it and writes only the rows it shows.
+ */
+export function timelineLevel(event: TraceEvent): "plain" | "full" | undefined {
+  if (CHECKS.has(event.name)) return undefined;
+  return WORDS.has(event.name) && !routine(event.name, event.data ?? {}) ? "plain" : "full";
+}
+
+/** The events {@link words} has words for (its cases). */
+const WORDS: ReadonlySet<string> = new Set<TraceEventName>([
+  "message.submitted",
+  "discovery.resolved",
+  "capabilities.fetched",
+  "capabilities.cached",
+  "capabilities.invalid",
+  "pin.set",
+  "pin.removed",
+  "version.negotiated",
+  "delivery.created",
+  "attempt.started",
+  "attempt.ended",
+  "recipient.result",
+  "timer.set",
+  "timer.fired",
+  "smtp.handoff",
+  "delivery.bounced",
+  "dsn.sent",
+  "mailbox.delivered",
+  "failure.after-acceptance",
+  "recipient.outcome",
+  "idempotency.replay",
+  "idempotency.conflict",
+]);
+
 /** The steps of a discovery that went well, which the timeline shows only with `full` (as it does the wire). */
 function routine(name: string, d: Readonly<Record<string, unknown>>): boolean {
   switch (name) {

@@ -11,6 +11,7 @@ import { lintChecks, lintedRequestOfTraceEvent, type LintLine } from "../../../a
 import { txtRecordKeys } from "../../../app/receiver/lintKeys.ts";
 import { createSignatureBase, parseSignatureInput } from "../../../app/protocol/signature.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import { exchangeEvents, runIndexOf } from "./runIndex.ts";
 import { offsetText } from "./timeline.ts";
 
 type Data = Readonly<Record<string, unknown>>;
@@ -73,7 +74,8 @@ export function exchangeView(
   let response: RecordedEvent | undefined;
   let failure: RecordedEvent | undefined;
   const seqs: number[] = [];
-  for (const e of events) {
+  // Only the exchange's events (the run's index finds them).
+  for (const e of exchangeEvents(runIndexOf(events), exchangeId)) {
     const d = e.data as Data;
     if (d["exchangeId"] !== exchangeId) continue;
     seqs.push(e.seq);

@@ -4,7 +4,7 @@
  * offset, the domain and the rule IDs the event cites. Pure; the log view
  * only draws these rows.
  */
-import { describeEvent } from "../../../app/trace/describe.ts";
+import { describeEvent, timelineLevel } from "../../../app/trace/describe.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { offset } from "./time.ts";
 
@@ -27,38 +27,78 @@ export interface LogRow {
   readonly detail: boolean;
 }
 
-/** Events `mailscope run` prints only with --full (the wire and the state machine): described once, as details. */
-const WIRE: ReadonlySet<string> = new Set([
-  "dns.query",
-  "dns.answer",
-  "http.request",
-  "http.response",
-  "http.failure",
-  "receiver.request",
-  "receiver.response",
-  "machine.transition",
-]);
+/**
+ * A row whose words and offset are written when first read: a 100k-event
+ * trace has 100k rows, of which the log draws the few in view (filters by
+ * domain, kind, delivery and rule read neither).
+ */
+class Row implements LogRow {
+  readonly seq: number;
+  readonly timeMs: number;
+  readonly domain: string;
+  readonly kind: string;
+  readonly rules: readonly string[];
+  readonly delivery?: string;
+  readonly detail: boolean;
+  #event: RecordedEvent | undefined;
+  #text: string | undefined;
+  #startMs: number;
+  #at: string | undefined;
 
-/** The text of an event in the log, and whether it is a detail (routine, wire, state machine). */
-function textOf(event: RecordedEvent): { text: string; detail: boolean } | undefined {
-  if (WIRE.has(event.name)) {
-    const full = describeEvent(event, { flavour: "timeline", full: true });
-    return full === undefined ? undefined : { text: full, detail: true };
+  constructor(event: RecordedEvent, startMs: number, detail: boolean, delivery: string | undefined) {
+    const data = event.data ?? {};
+    this.seq = event.seq;
+    this.timeMs = event.timeMs;
+    this.domain = event.domain ?? "";
+    this.kind = event.name;
+    this.rules = rulesOf(data);
+    if (delivery !== undefined) this.delivery = delivery;
+    this.detail = detail;
+    this.#event = event;
+    this.#startMs = startMs;
   }
-  const plain = describeEvent(event, { flavour: "timeline", full: false });
-  if (plain !== undefined) return { text: plain, detail: false };
-  const full = describeEvent(event, { flavour: "timeline", full: true });
-  return full === undefined ? undefined : { text: full, detail: true };
+
+  get at(): string {
+    return (this.#at ??= offset(this.timeMs, this.#startMs));
+  }
+
+  get text(): string {
+    if (this.#text === undefined) {
+      // The full wording is the plain one for a plain row (the flag only leaves lines out).
+      const event = this.#event as RecordedEvent;
+      this.#text = (describeEvent(event, { flavour: "timeline", full: true }) ?? "").trim();
+      this.#event = undefined;
+    }
+    return this.#text;
+  }
+
+  /** As a plain object (what a test compares, and JSON). */
+  toJSON(): LogRow {
+    return {
+      seq: this.seq,
+      timeMs: this.timeMs,
+      at: this.at,
+      domain: this.domain,
+      kind: this.kind,
+      text: this.text,
+      rules: this.rules,
+      ...(this.delivery !== undefined && { delivery: this.delivery }),
+      detail: this.detail,
+    };
+  }
 }
 
-function rulesOf(data: Readonly<Record<string, unknown>>): string[] {
+const NO_RULES: readonly string[] = Object.freeze([]);
+
+function rulesOf(data: Readonly<Record<string, unknown>>): readonly string[] {
+  const rule = data["rule"];
+  const gap = data["gap"];
+  const violates = data["violates"];
+  if (rule === undefined && gap === undefined && violates === undefined) return NO_RULES;
   const ids: string[] = [];
-  for (const key of ["rule", "gap"]) {
-    const v = data[key];
-    if (typeof v === "string" && v !== "") ids.push(v);
-  }
-  if (Array.isArray(data["violates"])) ids.push(...data["violates"].filter((v): v is string => typeof v === "string"));
-  return [...new Set(ids)];
+  for (const v of [rule, gap]) if (typeof v === "string" && v !== "") ids.push(v);
+  if (Array.isArray(violates)) ids.push(...violates.filter((v): v is string => typeof v === "string"));
+  return ids.length === 0 ? NO_RULES : [...new Set(ids)];
 }
 
 /** The delivery an event belongs to: its deliveryId, or the delivery actor's. */
@@ -68,25 +108,18 @@ export function deliveryOf(data: Readonly<Record<string, unknown>>): string | un
   return id.replace(/#\d+$/, "");
 }
 
-/** The rows of `events` (in order); the checks get none, as in the CLI's timeline. */
+/**
+ * The rows of `events` (in order); the checks get none, as in the CLI's
+ * timeline. The routine steps, the wire (DNS, HTTP, the receiver's requests)
+ * and the state machine are details, shown only in the full log. Each row's
+ * words are written when first read.
+ */
 export function logRows(events: readonly RecordedEvent[], startMs: number): LogRow[] {
   const rows: LogRow[] = [];
   for (const event of events) {
-    const described = textOf(event);
-    if (described === undefined) continue;
-    const data = event.data ?? {};
-    const delivery = deliveryOf(data);
-    rows.push({
-      seq: event.seq,
-      timeMs: event.timeMs,
-      at: offset(event.timeMs, startMs),
-      domain: event.domain ?? "",
-      kind: event.name,
-      text: described.text.trim(),
-      rules: rulesOf(data),
-      ...(delivery !== undefined && { delivery }),
-      detail: described.detail,
-    });
+    const level = timelineLevel(event);
+    if (level === undefined) continue;
+    rows.push(new Row(event, startMs, level === "full", deliveryOf(event.data ?? {})));
   }
   return rows;
 }

@@ -3,7 +3,8 @@ import { runScenarioText } from "../../../app/sim/runScenario.ts";
 import type { Trace } from "../../../app/trace/schema.ts";
 import { checkRows, checkSummary } from "./checks.ts";
 import { groupLibrary, groupOf } from "./library.ts";
-import { createLogRowsCache, filterLog, logFacets, logRows, rowAtTime } from "./log.ts";
+import { describeEvent } from "../../../app/trace/describe.ts";
+import { createLogRowsCache, deliveryOf, filterLog, logFacets, logRows, rowAtTime } from "./log.ts";
 import { outcomeRows } from "./outcomes.ts";
 import { clockText, offset, parseOffset } from "./time.ts";
 
@@ -59,6 +60,36 @@ describe("the log of rate-limited-then-down", async () => {
     expect(rows.some((r) => r.kind === "invariant.checked")).toBe(false);
     expect(rows.some((r) => r.kind === "http.request" && r.detail)).toBe(true);
     expect(filterLog(rows, { full: true }).length).toBe(rows.length);
+  });
+
+  it("rows written when read (issue 12: a 100k-event log writes only what it shows) are the CLI's lines", () => {
+    const expected = t.events.flatMap((e) => {
+      const plain = describeEvent(e, { flavour: "timeline", full: false });
+      const full = describeEvent(e, { flavour: "timeline", full: true });
+      if (full === undefined) return [];
+      const delivery = deliveryOf(e.data ?? {});
+      return [
+        {
+          seq: e.seq,
+          timeMs: e.timeMs,
+          at: offset(e.timeMs, t.startedAtMs),
+          domain: e.domain ?? "",
+          kind: e.name,
+          text: (plain ?? full).trim(),
+          detail: plain === undefined,
+          ...(delivery !== undefined && { delivery }),
+        },
+      ];
+    });
+    expect(JSON.parse(JSON.stringify(logRows(t.events, t.startedAtMs)))).toEqual(
+      expected.map((r, i) => ({ ...r, rules: rows[i]?.rules })),
+    );
+    expect(rows.map((r) => r.rules)).toEqual(
+      t.events
+        .filter((e) => e.name !== "invariant.checked" && e.name !== "expectation.checked")
+        .map((e) => [...new Set([e.data?.["rule"], e.data?.["gap"], ...((e.data?.["violates"] as unknown[]) ?? [])])])
+        .map((ids) => ids.filter((id): id is string => typeof id === "string" && id !== "")),
+    );
   });
 
   it("grows with a live run: the cache describes only new events and equals logRows", () => {

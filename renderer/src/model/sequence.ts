@@ -7,6 +7,7 @@
  * spans compressed to one labelled row (`… 58 min …`). Also as Mermaid text.
  */
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import { messageIdsOf, runIndexOf, sequenceEvents } from "./runIndex.ts";
 import { durationText, offsetText } from "./timeline.ts";
 
 export type SequenceRowKind =
@@ -39,13 +40,7 @@ const actorOf = (deliveryId: string | undefined) => deliveryId?.replace(/#\d+$/,
 
 /** The messages a trace delivers (by Message-ID), in the order submitted. */
 export function messagesOf(events: readonly RecordedEvent[]): string[] {
-  const out: string[] = [];
-  for (const e of events) {
-    if (e.name !== "message.submitted") continue;
-    const id = str((e.data as Data)["messageId"]);
-    if (id && !out.includes(id)) out.push(id);
-  }
-  return out;
+  return messageIdsOf(runIndexOf(events)).filter((id) => id !== "");
 }
 
 /**
@@ -53,6 +48,17 @@ export function messagesOf(events: readonly RecordedEvent[]): string[] {
  * `quietMs` (default 1 minute) between two rows become one gap row.
  */
 export function sequenceOf(
+  events: readonly RecordedEvent[],
+  messageId: string,
+  startMs: number,
+  quietMs = 60_000,
+): SequenceDiagram {
+  // Only the events the message's diagram reads, which the run's index finds (the same diagram).
+  return sequenceOfEvents(sequenceEvents(runIndexOf(events), messageId), messageId, startMs, quietMs);
+}
+
+/** {@link sequenceOf} read off `events` as they are given: every event of a run, or those of the message. */
+export function sequenceOfEvents(
   events: readonly RecordedEvent[],
   messageId: string,
   startMs: number,

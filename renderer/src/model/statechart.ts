@@ -18,6 +18,7 @@ import {
   type MachineGraph,
 } from "../../../app/sender/machineGraph.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import { actorEvents, actorsOf, runIndexOf } from "./runIndex.ts";
 import { offset } from "./time.ts";
 
 export type DeliveryGraph = MachineGraph<DeliveryTransitionMeta>;
@@ -98,13 +99,7 @@ export interface ActorChart {
 
 /** The delivery actors of a trace (`m1@a.example→b.example`), in the order they started. */
 export function deliveryActors(events: readonly RecordedEvent[]): string[] {
-  const actors: string[] = [];
-  for (const e of events) {
-    if (e.name !== "machine.started") continue;
-    const actor = e.data?.["deliveryActor"];
-    if (typeof actor === "string" && !actors.includes(actor)) actors.push(actor);
-  }
-  return actors;
+  return actorsOf(runIndexOf(events));
 }
 
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
@@ -129,6 +124,17 @@ function metaOf(t: DeliveryGraphTransition | undefined): Partial<DeliveryTransit
  * recipients still pending).
  */
 export function actorChart(
+  events: readonly RecordedEvent[],
+  actor: string,
+  startMs: number,
+  graph: DeliveryGraph = deliveryGraph(),
+): ActorChart {
+  // Only the actor's own events and its message's outcomes, which the run's index finds (the same chart).
+  return actorChartOfEvents(actorEvents(runIndexOf(events), actor), actor, startMs, graph);
+}
+
+/** {@link actorChart} read off `events` as they are given: every event of a run, or those of the actor. */
+export function actorChartOfEvents(
   events: readonly RecordedEvent[],
   actor: string,
   startMs: number,

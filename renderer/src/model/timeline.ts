@@ -229,35 +229,78 @@ interface LaneBuilder {
   attemptMarks: number[];
 }
 
-/**
- * The timeline of a trace's events. `labels` maps Message-IDs to the
- * scenario's message ids (`m1@a.example` → `m1`) for the lane labels.
- */
-export function buildTimeline(
-  events: readonly RecordedEvent[],
-  startMs: number,
-  labels: ReadonlyMap<string, string> = new Map(),
-): Timeline {
-  const lanes = new Map<string, LaneBuilder>();
-  const marks: Mark[] = [];
-  const connectors: RetryConnector[] = [];
-  const faults: {
+/** What the timeline keeps of the events read so far: a live run's next batch adds to it. */
+interface TimelineState {
+  readonly lanes: Map<string, LaneBuilder>;
+  readonly marks: Mark[];
+  readonly connectors: RetryConnector[];
+  readonly faults: {
     id: string;
     layer: string;
     scope: Data;
     fromMs: number;
     untilMs: number | undefined;
     kind: string;
-  }[] = [];
-  const dnsChanges: { name: string; seq: number; timeMs: number; gone: boolean }[] = [];
+  }[];
+  readonly dnsChanges: { name: string; seq: number; timeMs: number; gone: boolean }[];
   /** The actor last active in each sending domain: exchanges it starts are its own. */
-  const currentActor = new Map<string, string>();
-  const exchangeActor = new Map<string, string>();
-  const hostDomain = new Map<string, string>();
+  readonly currentActor: Map<string, string>;
+  readonly exchangeActor: Map<string, string>;
+  readonly hostDomain: Map<string, string>;
   /** dsnMessageId → the lane of the message it reports on. */
-  const dsnParent = new Map<string, string>();
-  const dsnOfMessage = new Map<string, { messageId: string; reason: string }>();
-  let endMs = startMs;
+  readonly dsnParent: Map<string, string>;
+  readonly dsnOfMessage: Map<string, { messageId: string; reason: string }>;
+  endMs: number;
+}
+
+const newTimelineState = (startMs: number): TimelineState => ({
+  lanes: new Map(),
+  marks: [],
+  connectors: [],
+  faults: [],
+  dnsChanges: [],
+  currentActor: new Map(),
+  exchangeActor: new Map(),
+  hostDomain: new Map(),
+  dsnParent: new Map(),
+  dsnOfMessage: new Map(),
+  endMs: startMs,
+});
+
+/** The events last built and what was read of them: the next call, one batch longer, reads only the batch. */
+let kept: { events: readonly RecordedEvent[]; startMs: number; state: TimelineState } | undefined;
+
+/** Whether `events` starts with every event of `before` (the same objects): a later batch of the same run. */
+function continues(events: readonly RecordedEvent[], before: readonly RecordedEvent[]): boolean {
+  if (events.length < before.length) return false;
+  for (let i = before.length - 1; i >= 0; i--) if (events[i] !== before[i]) return false;
+  return true;
+}
+
+/**
+ * The timeline of a trace's events. `labels` maps Message-IDs to the
+ * scenario's message ids (`m1@a.example` → `m1`) for the lane labels.
+ *
+ * Called again with the same events and more (a live run's next batch), it
+ * reads only the events added (issue 12: a batch's work in proportion to the
+ * batch), and gives what a build from scratch gives.
+ */
+export function buildTimeline(
+  events: readonly RecordedEvent[],
+  startMs: number,
+  labels: ReadonlyMap<string, string> = new Map(),
+): Timeline {
+  const before = kept !== undefined && kept.startMs === startMs && continues(events, kept.events) ? kept : undefined;
+  const state = before?.state ?? newTimelineState(startMs);
+  readTimelineEvents(state, before === undefined ? events : events.slice(before.events.length), startMs);
+  kept = { events, startMs, state };
+  return timelineOf(state, startMs, labels);
+}
+
+/** Reads `events` into `state`: lanes, marks, connectors, faults and DNS changes so far. */
+function readTimelineEvents(state: TimelineState, events: readonly RecordedEvent[], startMs: number): void {
+  const { lanes, marks, connectors, faults, dnsChanges, currentActor, exchangeActor, hostDomain } = state;
+  const { dsnParent, dsnOfMessage } = state;
 
   const laneFor = (messageId: string, recipients: readonly string[]): LaneBuilder | undefined => {
     for (const r of recipients) {
@@ -279,7 +322,7 @@ export function buildTimeline(
 
   for (const e of events) {
     const d = e.data as Data;
-    endMs = Math.max(endMs, e.timeMs);
+    state.endMs = Math.max(state.endMs, e.timeMs);
     const actorId = str(d["deliveryActor"]);
     if (actorId && e.domain) currentActor.set(e.domain, actorId);
     switch (e.name) {
@@ -540,7 +583,13 @@ export function buildTimeline(
         break;
     }
   }
+}
 
+/** The timeline of what `state` read: lanes in order, bands, DNS marks, everything sorted. */
+function timelineOf(state: TimelineState, startMs: number, labels: ReadonlyMap<string, string>): Timeline {
+  const { lanes, connectors, faults, dnsChanges, hostDomain, dsnParent, dsnOfMessage, endMs } = state;
+  // The marks so far, and the DNS changes' added below: the state's own list goes on growing.
+  const marks = [...state.marks];
   // Lanes in the order the actors started, each message's DSN lanes right after it.
   const built = [...lanes.values()];
   const laneOut = (b: LaneBuilder): Lane => {
@@ -562,7 +611,7 @@ export function buildTimeline(
       endMs: b.endMs,
       ...(b.fallbackWindowEndMs !== undefined && { fallbackWindowEndMs: b.fallbackWindowEndMs }),
       ...(b.giveUpAtMs !== undefined && { giveUpAtMs: b.giveUpAtMs }),
-      retries: b.retries,
+      retries: [...b.retries],
     };
   };
   const ordered: Lane[] = [];
@@ -640,7 +689,7 @@ export function buildTimeline(
       });
   }
   marks.sort((a, b) => a.timeMs - b.timeMs || a.seq - b.seq);
-  return { startMs, endMs, lanes: ordered, marks, connectors, bands };
+  return { startMs, endMs, lanes: ordered, marks, connectors: [...connectors], bands };
 }
 
 // ---------------------------------------------------------------- scales and the axis

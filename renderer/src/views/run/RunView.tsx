@@ -1,4 +1,4 @@
-import { useDeferredValue, useMemo, useState } from "react";
+import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
 import type { PlaybackSpeed } from "../../../../app/sim/sessionProtocol.ts";
 import type { Trace } from "../../../../app/trace/schema.ts";
 import { checkRows } from "../../model/checks.ts";
@@ -33,6 +33,42 @@ export interface RunViewProps {
 /** The log's rows of the run on screen, described once each as batches arrive. */
 const logRowsOf = createLogRowsCache();
 
+/** Wall ms between two drawings of the timeline, sequence, inspector and statechart while a run plays. */
+export const HEAVY_VIEWS_EVERY_MS = 250;
+
+/**
+ * `value`, but while `throttle` holds, a new value at most every `ms` of wall
+ * time: the views that draw the whole run follow a playing run a few times a
+ * second rather than at every batch. Without `throttle`, `value` at once.
+ */
+function useThrottled<T>(value: T, throttle: boolean, ms: number): T {
+  const [shown, setShown] = useState(value);
+  const since = useRef(0);
+  // Not throttled: the value at once (state adjusted while rendering, so no frame shows the old one).
+  if (!throttle && shown !== value) setShown(value);
+  useEffect(() => {
+    if (!throttle || shown === value) return;
+    const id = setTimeout(
+      () => {
+        since.current = performance.now();
+        setShown(value);
+      },
+      Math.max(0, since.current + ms - performance.now()),
+    );
+    return () => clearTimeout(id);
+  }, [throttle, shown, value, ms]);
+  return throttle ? shown : value;
+}
+
+/** A function that calls the latest `fn`: the same across renders, so that memoised views keep it. */
+function useLatest<A extends unknown[]>(fn: (...args: A) => void): (...args: A) => void {
+  const ref = useRef(fn);
+  useEffect(() => {
+    ref.current = fn;
+  });
+  return useCallback((...args: A) => ref.current(...args), []);
+}
+
 /** One run: controls and clock, the log, the outcomes, the checks, readings and export. */
 export function RunView({
   phase,
@@ -55,6 +91,12 @@ export function RunView({
   // The log and the outcomes follow the events as fast as they can draw; while a batch is drawn,
   // the next ones are taken in (and the clock moves) rather than queued behind it.
   const events = useDeferredValue(context.events);
+  // What is on screen is one moment of the run: until the views have drawn the last events, the phase
+  // says where they are (never "Finished" beside outcomes that are not), and the checks wait.
+  const drawnAll = events === context.events;
+  const live = context.source?.kind === "scenario";
+  const shownPhase: PlaybackPhase = phase === "finished" && !drawnAll ? (live ? "playing" : "loading") : phase;
+  const finished = shownPhase === "finished";
   const rows = useMemo(() => logRowsOf(events, startMs), [events, startMs]);
   const labels = useMemo(
     () => new Map((context.summary?.messages ?? []).map((m) => [m.messageId, m.id])),
@@ -65,21 +107,84 @@ export function RunView({
     () => (context.result ? checkRows(context.result.invariants, context.result.expectations) : []),
     [context.result],
   );
-  const live = context.source?.kind === "scenario";
-  const result = context.result;
+  const result = finished ? context.result : undefined;
   const allEvents = context.events;
   const trace: Trace | undefined = useMemo(
     () => (result ? { ...result.trace, events: [...allEvents] } : undefined),
     [result, allEvents],
   );
   // At the end the clock says where the run ended, as `mailscope run` does (not the horizon it was allowed).
-  const playheadMs =
-    phase === "finished" && context.result ? context.result.endMs : (context.progress?.playheadMs ?? startMs);
+  const playheadMs = finished && result ? result.endMs : (context.progress?.playheadMs ?? startMs);
+  // The views that draw the whole run (timeline, sequence, inspector, statechart) follow a playing run
+  // a few times a second; paused, stepped or finished, they draw the same events as the log at once.
+  const heavy = useThrottled(
+    useMemo(() => ({ events, playheadMs }), [events, playheadMs]),
+    shownPhase === "playing",
+    HEAVY_VIEWS_EVERY_MS,
+  );
+  const rule = useLatest(onRule);
+  const save = useLatest(onSave);
+  const onMark = useCallback((m: Mark | undefined) => {
+    setMark(m);
+    if (m) setExchanges(m.exchangeIds);
+  }, []);
+  const onHistory = useCallback(
+    (seqs: readonly number[]) => {
+      setEvidence(new Set(seqs));
+      // A transition of the history selects the attempt it belongs to in the timeline and the inspector.
+      const event = seqs.length === 1 ? heavy.events.find((e) => e.seq === seqs[0]) : undefined;
+      const actor = event?.data?.["deliveryActor"];
+      if (event === undefined || typeof actor !== "string") return;
+      const attempt = attemptMarkAt(buildTimeline(heavy.events, startMs, labels), actor, event.timeMs);
+      if (attempt === undefined) return;
+      setMark(attempt);
+      setExchanges(attempt.exchangeIds);
+    },
+    [heavy.events, startMs, labels],
+  );
+  // Drawn again only when what they draw changes (not at every batch of a playing run, nor every tick).
+  const wholeRunViews = useMemo(
+    () => (
+      <>
+        <TimelineView
+          events={heavy.events}
+          startMs={startMs}
+          labels={labels}
+          playheadMs={heavy.playheadMs}
+          delivery={delivery}
+          onDelivery={setDelivery}
+          selectedMark={mark}
+          onMark={onMark}
+        />
+        <SequenceView
+          events={heavy.events}
+          startMs={startMs}
+          labels={labels}
+          messageId={message ?? delivery?.split("→")[0]}
+          onMessage={setMessage}
+          exchangeId={exchanges.at(-1)}
+          onExchange={(x) => setExchanges([x])}
+          onSave={save}
+        />
+        <InspectorView events={heavy.events} startMs={startMs} exchangeIds={exchanges} onRule={rule} />
+        <StatechartView
+          events={heavy.events}
+          startMs={startMs}
+          playheadMs={heavy.playheadMs}
+          delivery={delivery}
+          onSelectDelivery={setDelivery}
+          onEvents={onHistory}
+          onRule={rule}
+        />
+      </>
+    ),
+    [heavy, startMs, labels, delivery, mark, onMark, message, exchanges, save, rule, onHistory],
+  );
   return (
     <section aria-labelledby="run-title" className="run">
       <header className="run-head">
         <h2 id="run-title">{title}</h2>
-        {!live && phase === "finished" && <span className="badge">opened trace</span>}
+        {!live && finished && <span className="badge">opened trace</span>}
         {live && onCompare && context.summary && phase !== "loading" && (
           <button onClick={() => onCompare(playheadMs)}>Compare…</button>
         )}
@@ -105,11 +210,11 @@ export function RunView({
         <>
           <Controls
             key={String(context.summary?.seed ?? "")}
-            phase={phase}
+            phase={shownPhase}
             speed={context.speed}
             startMs={startMs}
             playheadMs={playheadMs}
-            events={context.events.length}
+            events={events.length}
             seed={context.summary?.seed}
             live={live}
             onToggle={() => send({ type: "TOGGLE" })}
@@ -128,50 +233,8 @@ export function RunView({
             />
           )}
           <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} />
-          <TimelineView
-            events={events}
-            startMs={startMs}
-            labels={labels}
-            playheadMs={playheadMs}
-            delivery={delivery}
-            onDelivery={setDelivery}
-            selectedMark={mark}
-            onMark={(m) => {
-              setMark(m);
-              if (m) setExchanges(m.exchangeIds);
-            }}
-          />
-          <SequenceView
-            events={events}
-            startMs={startMs}
-            labels={labels}
-            messageId={message ?? delivery?.split("→")[0]}
-            onMessage={setMessage}
-            exchangeId={exchanges.at(-1)}
-            onExchange={(x) => setExchanges([x])}
-            onSave={onSave}
-          />
-          <InspectorView events={context.events} startMs={startMs} exchangeIds={exchanges} onRule={onRule} />
-          <StatechartView
-            events={events}
-            startMs={startMs}
-            playheadMs={playheadMs}
-            delivery={delivery}
-            onSelectDelivery={setDelivery}
-            onEvents={(seqs) => {
-              setEvidence(new Set(seqs));
-              // A transition of the history selects the attempt it belongs to in the timeline and the inspector.
-              const event = seqs.length === 1 ? events.find((e) => e.seq === seqs[0]) : undefined;
-              const actor = event?.data?.["deliveryActor"];
-              if (event === undefined || typeof actor !== "string") return;
-              const attempt = attemptMarkAt(buildTimeline(events, startMs, labels), actor, event.timeMs);
-              if (attempt === undefined) return;
-              setMark(attempt);
-              setExchanges(attempt.exchangeIds);
-            }}
-            onRule={onRule}
-          />
-          {context.result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
+          {wholeRunViews}
+          {result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
           <LogView
             rows={rows}
             delivery={delivery}

@@ -11,8 +11,18 @@ export interface TransitionHistoryProps {
   readonly onRule: (rule: string) => void;
 }
 
+/**
+ * Transitions drawn at most: those around the one shown. A long run's actor takes tens of thousands (a
+ * 100k-event trace of one delivery), and laying out every one took seconds (issue 12 "Measure").
+ */
+export const HISTORY_WINDOW = 1000;
+
 /** The actor's transitions in order: when, which (from → to), the table's row, and why the guard chose it. */
-export function TransitionHistory({ rows, current, pinned, onPick, onRule }: TransitionHistoryProps) {
+export function TransitionHistory({ rows: all, current, pinned, onPick, onRule }: TransitionHistoryProps) {
+  const from = Math.max(0, Math.min(current - HISTORY_WINDOW / 2, all.length - HISTORY_WINDOW));
+  const rows = all.length > HISTORY_WINDOW ? all.slice(from, from + HISTORY_WINDOW) : all;
+  const before = all.length > HISTORY_WINDOW ? from : 0;
+  const after = all.length - before - rows.length;
   const scroller = useRef<HTMLDivElement>(null);
   // Keep the current row in sight while following the playhead (within the list only, not the page),
   // also when the list changes size (the window, the drawing beside it).
@@ -30,7 +40,7 @@ export function TransitionHistory({ rows, current, pinned, onPick, onRule }: Tra
     const observer = new ResizeObserver(reveal);
     observer.observe(box);
     return () => observer.disconnect();
-  }, [current, pinned, rows.length]);
+  }, [current, pinned, all.length]);
   return (
     <div className="sc-history" ref={scroller} tabIndex={0} role="region" aria-label="Transition history">
       {rows.length === 0 ? (
@@ -38,6 +48,11 @@ export function TransitionHistory({ rows, current, pinned, onPick, onRule }: Tra
       ) : (
         // A list, not a table: one transition per item, read in order.
         <ol className="sc-rows">
+          {before > 0 && (
+            <li className="muted sc-more" aria-hidden="true">
+              … {before} earlier transitions
+            </li>
+          )}
           {rows.map((r) => {
             const isCurrent = r.index === current;
             return (
@@ -75,6 +90,11 @@ export function TransitionHistory({ rows, current, pinned, onPick, onRule }: Tra
               </li>
             );
           })}
+          {after > 0 && (
+            <li className="muted sc-more" aria-hidden="true">
+              … {after} later transitions
+            </li>
+          )}
         </ol>
       )}
     </div>

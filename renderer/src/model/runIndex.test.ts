@@ -1,0 +1,169 @@
+/**
+ * The run's index (issue 12 "Measure": each model reads only the events of
+ * its delivery, message or exchange, and a batch adds only its own events to
+ * the index). What a model computes from the events the index finds is what
+ * it computes from the whole run, on every bundled scenario, whole and as it
+ * grows batch by batch.
+ */
+import { describe, expect, it } from "vitest";
+import { indexTrace } from "../../../app/sim/expectations.ts";
+import { actorOfDelivery, normalizeAddress } from "../../../app/sim/invariants.ts";
+import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import { exchangeView } from "./inspector.ts";
+import { messageLabel, outcomeRows, type OutcomeRow } from "./outcomes.ts";
+import { actorEvents, exchangeEvents, runIndexOf } from "./runIndex.ts";
+import { messagesOf, sequenceOf, sequenceOfEvents } from "./sequence.ts";
+import { actorChart, actorChartOfEvents, deliveryActors } from "./statechart.ts";
+import { buildTimeline } from "./timeline.ts";
+import { offset } from "./time.ts";
+import { scenarioTrace } from "./testing.ts";
+
+const scenarioFiles = import.meta.glob<string>("../../../scenarios/*.yaml", { query: "?raw", import: "default" });
+const SCENARIOS = Object.keys(scenarioFiles).map((f) => f.replace(/^.*\/(.*)\.yaml$/, "$1"));
+
+/** The outcomes table read off every event of the run, as outcomes.ts did before the index. */
+function wholeRunOutcomeRows(
+  events: readonly RecordedEvent[],
+  startMs: number,
+  labels?: ReadonlyMap<string, string>,
+): OutcomeRow[] {
+  const ids = new Set<string>();
+  for (const e of events) {
+    if (e.name !== "message.submitted" || e.data?.["from"] === null) continue;
+    const id = String(e.data?.["messageId"] ?? "");
+    if (id.includes("@")) ids.add(id.slice(0, id.indexOf("@")));
+  }
+  const facts = indexTrace(events);
+  const seqs = new Map<string, number>();
+  const order: { messageId: string; recipient: string; dsn: boolean }[] = [];
+  const seen = new Set<string>();
+  for (const e of events) {
+    const d = e.data ?? {};
+    const messageId = typeof d["messageId"] === "string" ? d["messageId"] : "";
+    if (e.name === "message.submitted") {
+      for (const r of Array.isArray(d["to"]) ? d["to"].map(String) : []) {
+        const recipient = normalizeAddress(r);
+        const key = `${messageId}\n${recipient}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        order.push({ messageId, recipient, dsn: d["from"] === null });
+      }
+    } else if (e.name === "recipient.outcome") {
+      const key = `${messageId}\n${normalizeAddress(String(d["recipient"] ?? ""))}`;
+      if (!seqs.has(key)) seqs.set(key, e.seq);
+    }
+  }
+  return order.map(({ messageId, recipient, dsn }) => {
+    const f = facts.facts(messageId, recipient);
+    const o = f.outcome;
+    const smtp =
+      f.handOff !== undefined && o?.outcome === "smtp"
+        ? ` (${f.handOff.reason}${f.handOff.accepted ? "" : ", relay refused"})`
+        : "";
+    const seq = seqs.get(`${messageId}\n${recipient}`);
+    const domain = recipient.slice(recipient.lastIndexOf("@") + 1).toLowerCase();
+    return {
+      message: labels?.get(messageId) ?? messageLabel(messageId, ids),
+      messageId,
+      recipient,
+      outcome: o?.outcome ?? "pending",
+      outcomeText: o === undefined ? "pending" : `${o.outcome}${smtp}`,
+      dsn,
+      ...(o !== undefined && { atMs: o.timeMs }),
+      when: o === undefined ? "" : offset(o.timeMs, startMs),
+      attempts: f.attempts,
+      posts: f.posts,
+      ...(o?.rule !== undefined && { rule: o.rule }),
+      delivery: actorOfDelivery(`${messageId}→${domain}`),
+      ...(seq !== undefined && { outcomeSeq: seq }),
+    };
+  });
+}
+
+/** Every model that reads the index against the same model over every event of `events`. */
+function expectSameAsWholeRun(events: readonly RecordedEvent[], startMs: number): void {
+  const actors: string[] = [];
+  const messages: string[] = [];
+  const exchanges = new Set<string>();
+  for (const e of events) {
+    const d = e.data ?? {};
+    if (e.name === "machine.started" && typeof d["deliveryActor"] === "string" && !actors.includes(d["deliveryActor"]))
+      actors.push(d["deliveryActor"]);
+    if (e.name === "message.submitted" && typeof d["messageId"] === "string" && d["messageId"] !== "")
+      if (!messages.includes(d["messageId"])) messages.push(d["messageId"]);
+    if (typeof d["exchangeId"] === "string") exchanges.add(d["exchangeId"]);
+  }
+  expect(deliveryActors(events)).toEqual(actors);
+  expect(messagesOf(events)).toEqual(messages);
+  for (const actor of actors) {
+    expect(actorChart(events, actor, startMs), actor).toEqual(actorChartOfEvents(events, actor, startMs));
+  }
+  for (const m of messages) {
+    expect(sequenceOf(events, m, startMs), m).toEqual(sequenceOfEvents(events, m, startMs));
+  }
+  const index = runIndexOf(events);
+  for (const x of exchanges) {
+    expect(exchangeEvents(index, x)).toEqual(events.filter((e) => e.data?.["exchangeId"] === x));
+    expect(exchangeView(events, x, startMs)).toBeDefined();
+  }
+  expect(outcomeRows(events, startMs)).toEqual(wholeRunOutcomeRows(events, startMs));
+}
+
+describe("the run's index", () => {
+  it.each(SCENARIOS)("%s: every model reads the same off the index as off the whole run", async (name) => {
+    const t = await scenarioTrace(name);
+    expectSameAsWholeRun(t.events, t.startedAtMs);
+  });
+
+  it("a live run, batch by batch: each batch extends the index; an older batch still answers for its events", async () => {
+    const t = await scenarioTrace("rate-limited-then-down");
+    const batches: (readonly RecordedEvent[])[] = [];
+    let events: readonly RecordedEvent[] = [];
+    for (let at = 0; at < t.events.length; at += 97) {
+      events = events.concat(t.events.slice(at, at + 97)); // as the playback machine appends a batch
+      batches.push(events);
+      const index = runIndexOf(events);
+      expect(index.count).toBe(events.length);
+      // The lists are the first batch's, extended: no batch reads the events before it again.
+      expect(index.lists).toBe(runIndexOf(batches[0] ?? []).lists);
+      expectSameAsWholeRun(events, t.startedAtMs);
+    }
+    // A deferred render of an older batch, after the newest: its own events' answers.
+    const older = batches[Math.floor(batches.length / 2)] ?? [];
+    expectSameAsWholeRun(older, t.startedAtMs);
+    const actor = deliveryActors(older)[0] ?? "";
+    expect(actorEvents(runIndexOf(older), actor).every((e) => older.includes(e))).toBe(true);
+  });
+
+  it("an array that does not continue the last one gets an index of its own", async () => {
+    const t = await scenarioTrace("happy-path");
+    const whole = runIndexOf(t.events);
+    const other = t.events.filter((e) => e.name !== "machine.transition");
+    expect(runIndexOf(other).lists).not.toBe(whole.lists);
+    expectSameAsWholeRun(other, t.startedAtMs);
+  });
+});
+
+describe("the timeline of a live run (issue 12: a batch's work in proportion to the batch)", () => {
+  it.each([
+    "rate-limited-then-down",
+    "state-7-failure-after-acceptance-dsn",
+    "teach-pin-vanished-svcb",
+    "gap-G12-split",
+  ])("%s: built batch by batch, reading only each batch, it is the timeline built from scratch", async (name) => {
+    const t = await scenarioTrace(name);
+    const labels = new Map([["m1@a.example", "m1"]]);
+    const batches: (readonly RecordedEvent[])[] = [];
+    let events: readonly RecordedEvent[] = [];
+    for (let at = 0; at < t.events.length; at += 61)
+      batches.push((events = events.concat(t.events.slice(at, at + 61))));
+    const grown = batches.map((b) => buildTimeline(b, t.startedAtMs, labels));
+    const fresh = batches.map((b) => {
+      buildTimeline([], t.startedAtMs); // forget the run: the next build starts from nothing
+      return buildTimeline(b, t.startedAtMs, labels);
+    });
+    // Later batches leave the timelines given before as they were.
+    expect(grown).toEqual(fresh);
+    expect(grown.at(-1)?.marks.length).toBeGreaterThan(0);
+  });
+});
