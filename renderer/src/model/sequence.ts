@@ -48,16 +48,28 @@ export function messagesOf(events: readonly RecordedEvent[]): string[] {
   return out;
 }
 
+/** A time range of a run: every message's exchanges in it. */
+export interface SequenceRange {
+  readonly fromMs: number;
+  readonly toMs: number;
+}
+
 /**
- * The diagram of `messageId`'s deliveries. Quiet spans longer than
- * `quietMs` (default 1 minute) between two rows become one gap row.
+ * The diagram of `selection`: one message's deliveries (its Message-ID), or
+ * everything that went over the wire in a time range (every sending
+ * domain's sender a participant, each request marked with its message via
+ * `labels`). Quiet spans longer than `quietMs` (default 1 minute) between
+ * two rows become one gap row.
  */
 export function sequenceOf(
   events: readonly RecordedEvent[],
-  messageId: string,
+  selection: string | SequenceRange,
   startMs: number,
   quietMs = 60_000,
+  labels: ReadonlyMap<string, string> = new Map(),
 ): SequenceDiagram {
+  const messageId = typeof selection === "string" ? selection : undefined;
+  const range = typeof selection === "string" ? undefined : selection;
   const participants: string[] = [];
   const index = (name: string) => {
     let i = participants.indexOf(name);
@@ -67,13 +79,23 @@ export function sequenceOf(
     }
     return i;
   };
-  const ownActor = (actor: string | undefined) => actor !== undefined && actor.startsWith(`${messageId}→`);
+  const ownActor = (actor: string | undefined) =>
+    actor !== undefined && (messageId === undefined || actor.startsWith(`${messageId}→`));
+  const ownMessage = (id: string | undefined) => messageId === undefined || id === messageId;
+  /** In a range, each request says whose it is: ` [m1]`. */
+  const whose = (actor: string | undefined) => {
+    if (range === undefined || actor === undefined) return "";
+    const id = actor.split("→")[0] ?? actor;
+    return ` [${labels.get(id) ?? id}]`;
+  };
   const currentActor = new Map<string, string>();
   const exchanges = new Map<string, { from: number; to: number; actor: string | undefined; post: boolean }>();
   const lastPost = new Map<string, number>();
   const rows: { -readonly [K in keyof SequenceRow]: SequenceRow[K] }[] = [];
   let sender: number | undefined;
-  const senderIndex = (domain: string | undefined) => (sender ??= index(`sender ${domain ?? "?"}`));
+  // One message has one sender; a range has one per sending domain.
+  const senderIndex = (domain: string | undefined) =>
+    range ? index(`sender ${domain ?? "?"}`) : (sender ??= index(`sender ${domain ?? "?"}`));
 
   for (const e of events) {
     const d = e.data as Data;
@@ -81,8 +103,10 @@ export function sequenceOf(
     if (actor && e.domain && e.name !== "recipient.result" && e.name !== "recipient.outcome")
       currentActor.set(e.domain, actor);
     const mine = e.domain !== undefined && ownActor(currentActor.get(e.domain));
-    const row = (r: Omit<SequenceRow, "seq" | "timeMs" | "results" | "broken"> & Partial<SequenceRow>) =>
-      rows.push({ results: [], broken: false, seq: e.seq, timeMs: e.timeMs, ...r });
+    const inRange = range === undefined || (e.timeMs >= range.fromMs && e.timeMs <= range.toMs);
+    const row = (r: Omit<SequenceRow, "seq" | "timeMs" | "results" | "broken"> & Partial<SequenceRow>) => {
+      if (inRange) rows.push({ results: [], broken: false, seq: e.seq, timeMs: e.timeMs, ...r });
+    };
     switch (e.name) {
       case "dns.query":
         if (mine)
@@ -119,14 +143,15 @@ export function sequenceOf(
         const to = index(parsed?.host ?? "receiver");
         const x = str(d["exchangeId"]);
         const method = str(d["method"]) ?? "";
-        if (x)
-          exchanges.set(x, {
-            from,
-            to,
-            actor: e.domain ? currentActor.get(e.domain) : undefined,
-            post: method === "POST",
-          });
-        row({ kind: "request", from, to, label: `${method} ${parsed?.pathname ?? url}`, ...(x && { exchangeId: x }) });
+        const owner = e.domain ? currentActor.get(e.domain) : undefined;
+        if (x) exchanges.set(x, { from, to, actor: owner, post: method === "POST" });
+        row({
+          kind: "request",
+          from,
+          to,
+          label: `${method} ${parsed?.pathname ?? url}${whose(owner)}`,
+          ...(x && { exchangeId: x }),
+        });
         break;
       }
       case "http.response":
@@ -137,7 +162,7 @@ export function sequenceOf(
         const fault = str(d["fault"]);
         if (e.name === "http.response") {
           const problem = str(d["body"]) !== undefined ? problemType(str(d["body"]) ?? "") : undefined;
-          if (ex.post && ex.actor) lastPost.set(ex.actor, rows.length);
+          if (ex.post && ex.actor) lastPost.set(ex.actor, inRange ? rows.length : -1);
           row({
             kind: "response",
             from: ex.to,
@@ -167,31 +192,31 @@ export function sequenceOf(
         break;
       }
       case "smtp.handoff":
-        if (str(d["messageId"]) !== messageId) break;
+        if (!ownMessage(str(d["messageId"]))) break;
         row({
           kind: "handoff",
           from: senderIndex(e.domain),
           to: index("SMTP relay"),
-          label: `SMTP hand-off (${str(d["reason"])}): ${strs(d["recipients"]).join(", ")}${d["accepted"] === false ? " — refused" : ""}`,
+          label: `SMTP hand-off (${str(d["reason"])}): ${strs(d["recipients"]).join(", ")}${d["accepted"] === false ? " — refused" : ""}${whose(str(d["messageId"]))}`,
           broken: d["accepted"] === false,
         });
         break;
       case "delivery.bounced":
-        if (str(d["messageId"]) !== messageId) break;
+        if (!ownMessage(str(d["messageId"]))) break;
         row({
           kind: "note",
           from: senderIndex(e.domain),
           to: senderIndex(e.domain),
-          label: `bounced: ${strs(d["recipients"]).join(", ")}`,
+          label: `bounced: ${strs(d["recipients"]).join(", ")}${whose(str(d["messageId"]))}`,
         });
         break;
       case "dsn.sent":
-        if (str(d["messageId"]) !== messageId) break;
+        if (!ownMessage(str(d["messageId"]))) break;
         row({
           kind: "dsn",
           from: senderIndex(e.domain),
           to: senderIndex(e.domain),
-          label: `DSN (${str(d["reason"])}) to ${str(d["to"])}`,
+          label: `DSN (${str(d["reason"])}) to ${str(d["to"])}${whose(str(d["messageId"]))}`,
         });
         break;
       case "mailbox.delivered":

@@ -190,7 +190,11 @@ describe("issue 13: per-recipient sub-lanes of teach-mixed-recipient-results", a
     const of = (r: string) => m1?.recipientLanes.find((x) => x.recipient === r);
     expect(of("bob@b.example")?.results.map((r) => [r.attempt, r.status])).toEqual([[1, "accepted"]]);
     expect(of("bob@b.example")?.outcome?.outcome).toBe("accepted");
-    expect(of("nobody@b.example")?.results[0]).toMatchObject({ attempt: 1, status: "rejected", problem: "recipient_not_found" });
+    expect(of("nobody@b.example")?.results[0]).toMatchObject({
+      attempt: 1,
+      status: "rejected",
+      problem: "recipient_not_found",
+    });
     expect(of("nobody@b.example")?.outcome?.outcome).toBe("rejected");
     expect(of("carol@b.example")?.results.map((r) => [r.attempt, r.status])).toEqual([
       [1, "deferred"],

@@ -251,7 +251,13 @@ interface LaneBuilder {
   pendingStatuses: string[];
   attemptMarks: number[];
   /** Per-recipient results of the attempt under way (numbered and timed when it is judged). */
-  pendingResults: { recipient: string; status: string; problem: string | undefined; rule: string | undefined; seq: number }[];
+  pendingResults: {
+    recipient: string;
+    status: string;
+    problem: string | undefined;
+    rule: string | undefined;
+    seq: number;
+  }[];
   recipientResults: Map<string, RecipientResult[]>;
   recipientOutcomes: Map<string, { outcome: string; timeMs: number; rule: string | undefined; seq: number }>;
 }

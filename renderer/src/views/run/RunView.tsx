@@ -39,6 +39,7 @@ export function RunView({ phase, context, title, description, send, onReading, o
   const [mark, setMark] = useState<Mark | undefined>();
   const [exchanges, setExchanges] = useState<readonly string[]>([]);
   const [message, setMessage] = useState<string | undefined>();
+  const [range, setRange] = useState<readonly [number, number] | undefined>();
   const startMs = context.summary?.startMs ?? context.events[0]?.timeMs ?? 0;
   // The log and the outcomes follow the events as fast as they can draw; while a batch is drawn,
   // the next ones are taken in (and the clock moves) rather than queued behind it.
@@ -125,13 +126,20 @@ export function RunView({ phase, context, title, description, send, onReading, o
               setMark(m);
               if (m) setExchanges(m.exchangeIds);
             }}
+            onRange={setRange}
+            onSave={onSave}
           />
           <SequenceView
             events={events}
             startMs={startMs}
             labels={labels}
             messageId={message ?? delivery?.split("→")[0]}
-            onMessage={setMessage}
+            onMessage={(m) => {
+              setMessage(m);
+              setRange(undefined);
+            }}
+            range={range}
+            onRange={setRange}
             exchangeId={exchanges.at(-1)}
             onExchange={(x) => setExchanges([x])}
             onSave={onSave}
