@@ -183,16 +183,22 @@ export async function timelineBench(messages = MESSAGES): Promise<BenchResult[]>
       const box = plot().getBoundingClientRect();
       const fire = (type, x, shift) =>
         plot().dispatchEvent(new PointerEvent(type, { bubbles: true, clientX: x, clientY: box.top + 5, button: 0, pointerId: 1, shiftKey: !!shift }));
-      fire("pointerdown", box.left + box.width * 0.4, true);
-      fire("pointermove", box.left + box.width * 0.6, true);
-      await yieldOnce();
-      const before = windowText();
-      fire("pointerup", box.left + box.width * 0.6, true);
-      await until(() => windowText() !== before);
-      if (!windowText().includes("zoomed")) throw new Error("the brush did not zoom");
+      // Each event's update is committed before the next one is sent (a person's events come frames apart).
+      const frames = async () => {
+        await new Promise((r) => requestAnimationFrame(() => r(undefined)));
+        await new Promise((r) => requestAnimationFrame(() => r(undefined)));
+      };
+      fire("pointerdown", box.left + box.width * 0.3, true);
+      await frames();
+      fire("pointermove", box.left + box.width * 0.7, true);
+      await frames();
+      fire("pointerup", box.left + box.width * 0.7, true);
+      await frames();
+      if (!windowText().includes("zoomed")) throw new Error("the brush did not zoom: " + windowText());
       const times = [];
       let x = box.left + box.width * 0.8;
       fire("pointerdown", x);
+      await frames();
       for (let i = 0; i < ${PAN_STEPS}; i++) {
         const was = windowText();
         x -= 12;
