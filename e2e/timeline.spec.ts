@@ -1,4 +1,5 @@
 import AxeBuilder from "@axe-core/playwright";
+import { readFileSync } from "node:fs";
 import { expect, test, type Locator, type Page } from "@playwright/test";
 
 /** The delivery timeline and the retry-delay chart (issue 13), through the browser build. */
@@ -105,6 +106,30 @@ test.describe("the delivery timeline", () => {
     await expect(attempts).toHaveCount(4);
     const zoomedXs = await numbers(attempts, "data-x");
     expect(zoomedXs[3]! - zoomedXs[0]!).toBeGreaterThan(6 * perMin * 7);
+    // Issue 13: once zoomed, a drag pans: 100 px to the left shows later times, the marks move 100 px left.
+    const windowText = async () => (await page.getByTestId("timeline-window").textContent()) ?? "";
+    const zoomedWindow = await windowText();
+    const a4 = m1.locator("[data-kind=attempt][data-attempt='4']");
+    const a4x = Number(await a4.getAttribute("data-x"));
+    await page.mouse.move(box.x + box.width / 2, box.y + 5);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width / 2 - 100, box.y + 5, { steps: 4 });
+    await page.mouse.up();
+    await expect.poll(windowText).not.toBe(zoomedWindow);
+    expect(Math.abs(Number(await a4.getAttribute("data-x")) - (a4x - 100))).toBeLessThan(1);
+    // Shift+wheel pans on (later times), and Shift+← pans back by a tenth of the view.
+    const panned = await windowText();
+    await page.mouse.move(box.x + box.width / 2, box.y + 5);
+    await page.keyboard.down("Shift");
+    await page.mouse.wheel(0, 120);
+    await page.keyboard.up("Shift");
+    await expect.poll(windowText).not.toBe(panned);
+    const wheeled = Number(await a4.getAttribute("data-x"));
+    expect(wheeled).toBeLessThan(a4x - 100 - 60);
+    await a4.focus();
+    await page.keyboard.press("Shift+ArrowLeft");
+    await expect.poll(async () => Number(await a4.getAttribute("data-x"))).toBeGreaterThan(wheeled + 50);
+    await expect(page.getByTestId("timeline-window")).toContainText("(zoomed)");
     await plot.dblclick({ position: { x: box.width - 10, y: 5 } });
     await expect(page.getByTestId("timeline-window")).not.toContainText("(zoomed)");
     await expect(attempts).toHaveCount(8);
@@ -118,6 +143,8 @@ test.describe("the delivery timeline", () => {
   test("rate-limited-then-down: the first retry waited for Retry-After; 5 days of an outage reach the 1 h cap", async ({
     page,
   }) => {
+    // Three accessibility scans of 128 attempts' marks: slow when the shared machine is busy.
+    test.setTimeout(360_000);
     await runToEnd(page, "rate-limited-then-down");
     const m1 = lane(page, "m1 → b.example");
     await expect(lane(page, "DSN of m1 → a.example")).toHaveCount(1);
@@ -126,7 +153,13 @@ test.describe("the delivery timeline", () => {
     await expect(first).toHaveAttribute("aria-label", /429 rate_limited/);
     await expect(m1.locator("[data-kind=bounce]")).toHaveAttribute("data-time-ms", String(5 * 24 * 60 * MIN));
     await expect(m1.locator("[data-kind=give-up]")).toHaveAttribute("data-time-ms", String(5 * 24 * 60 * MIN));
-    await m1.getByRole("button", { name: "m1 → b.example" }).click();
+    // Issue 13: the first attempt's number ("1+": attempt 2 shares its pixel) sits inside the plot, not clipped.
+    const plotBox = (await m1.locator("svg.lane-plot").boundingBox())!;
+    const number = first.getByTestId("attempt-number");
+    await expect(number).toHaveText("1+");
+    const numberBox = (await number.boundingBox())!;
+    expect(numberBox.x).toBeGreaterThanOrEqual(plotBox.x);
+    await m1.getByRole("button", { name: "m1 → b.example", exact: true }).click();
     const retry = page.getByRole("region", { name: "Retry delays of m1 → b.example" });
     const firstRetry = retry.locator("tr[data-attempt='2']");
     await expect(firstRetry).toHaveAttribute("data-decided-by", "retry-after");
@@ -146,6 +179,132 @@ test.describe("the delivery timeline", () => {
     await page.emulateMedia({ colorScheme: "dark" });
     await timeline(page).screenshot({ path: `${SHOTS}/timeline-rate-limited-dark.png` });
     await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
+  });
+});
+
+test.describe("issue 13: following the playhead, sub-lanes, ranges, export", () => {
+  test("receiver-down-past-fallback-window, run live: the view follows the playhead until the user zooms", async ({
+    page,
+  }) => {
+    await page.goto("/");
+    const name = "receiver-down-past-fallback-window";
+    await page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name }).click();
+    await expect(page.getByTestId("phase")).toContainText("Ready");
+    const jump = async (to: string) => {
+      await page.getByLabel("Jump to").fill(to);
+      await page.getByRole("button", { name: "Go", exact: true }).click();
+      await expect(page.getByTestId("clock")).toHaveText(to);
+    };
+    const windowText = page.getByTestId("timeline-window");
+    const playhead = lane(page, "m1 → b.example").getByTestId("playhead");
+    const plotWidth = async () =>
+      (await lane(page, "m1 → b.example").locator("svg.lane-plot").boundingBox())!.width - 8;
+    await jump("+0:30:00");
+    // The whole run so far, the playhead near the right edge.
+    await expect(windowText).toHaveText(/^\+0:00:00 – \+0:31:12$/);
+    expect(Number(await playhead.getAttribute("data-x"))).toBeGreaterThan((await plotWidth()) * 0.9);
+    await jump("+1:00:00");
+    await expect(windowText).toHaveText(/^\+0:00:00 – \+1:02:24$/);
+    expect(Number(await playhead.getAttribute("data-x"))).toBeGreaterThan((await plotWidth()) * 0.9);
+    // The user zooms (keyboard: + zooms around the middle): the window stays put while the run goes on.
+    await lane(page, "m1 → b.example").locator("[data-kind=attempt]").first().focus();
+    await page.keyboard.press("+");
+    await expect(windowText).toContainText("(zoomed)");
+    const zoomed = await windowText.textContent();
+    await jump("+1:30:00");
+    await expect(windowText).toHaveText(zoomed ?? "");
+    await expect(playhead).toHaveCount(0);
+    // Reset: following again.
+    await page.getByRole("button", { name: "Reset zoom" }).click();
+    await expect(windowText).toHaveText(/^\+0:00:00 – \+1:33:36$/);
+    expect(Number(await playhead.getAttribute("data-x"))).toBeGreaterThan((await plotWidth()) * 0.9);
+  });
+
+  test("teach-mixed-recipient-results: recipients' sub-lanes, the sequence of the timeline's window, the message and what was in force; SVG export", async ({
+    page,
+  }) => {
+    await runToEnd(page, "teach-mixed-recipient-results");
+    const m1 = lane(page, "m1 → b.example");
+    const fold = m1.getByRole("button", { name: "Recipients of m1 → b.example" });
+    // Several recipients, few lanes: unfolded at first; each recipient's result at each attempt, and its outcome.
+    await expect(fold).toHaveAttribute("aria-expanded", "true");
+    const sub = (r: string) => m1.locator(`.sub-lane[data-recipient="${r}"]`);
+    await expect(m1.locator(".sub-lane")).toHaveCount(4);
+    await expect(sub("nobody@b.example")).toHaveAttribute("data-outcome", "rejected");
+    await expect(sub("nobody@b.example").locator("[data-kind=recipient-result]")).toHaveAttribute(
+      "data-status",
+      "rejected",
+    );
+    const carol = sub("carol@b.example").locator("[data-kind=recipient-result]");
+    expect(await carol.evaluateAll((els) => els.map((e) => e.getAttribute("data-status")))).toEqual([
+      "deferred",
+      "accepted",
+    ]);
+    // Each result sits under its attempt's mark.
+    const attemptXs = await numbers(m1.locator("[data-kind=attempt]"), "data-x");
+    const carolXs = await numbers(carol, "data-x");
+    expect(Math.abs(carolXs[0]! - attemptXs[0]!)).toBeLessThan(0.5);
+    await expect(sub("carol@b.example")).toContainText("accepted");
+    await unstick(page);
+    await timeline(page).scrollIntoViewIfNeeded();
+    await page.mouse.move(0, 0);
+    await timeline(page).screenshot({ path: `${SHOTS}/timeline-teach-mixed.png` });
+    await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
+    // The keyboard folds it.
+    await fold.focus();
+    await page.keyboard.press("Enter");
+    await expect(fold).toHaveAttribute("aria-expanded", "false");
+    await expect(m1.locator(".sub-lane")).toHaveCount(0);
+    await page.keyboard.press("Space");
+    await expect(m1.locator(".sub-lane")).toHaveCount(4);
+
+    // The overview shows the deliveries in flight.
+    await expect(timeline(page).locator("figure.overview")).toHaveAttribute(
+      "aria-label",
+      /at most [1-9]\d* deliveries in flight/,
+    );
+    await expect(timeline(page).locator("figure.overview .in-flight")).toHaveCount(1);
+
+    // Export as SVG: the file is an SVG with the marks.
+    const download = page.waitForEvent("download");
+    await timeline(page).getByRole("button", { name: "Export SVG" }).click();
+    const file = await (await download).path();
+    const svg = readFileSync(file, "utf8");
+    expect(svg).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    expect(svg.match(/data-kind="attempt"/g)?.length).toBe(await timeline(page).locator("[data-kind=attempt]").count());
+    expect(svg).toContain('data-kind="recipient-result"');
+    expect(svg).toContain("m1 → b.example");
+    expect(svg).toContain("nobody@b.example");
+
+    // The sequence of the timeline's window: every message's exchanges, each request marked with its message.
+    await timeline(page).getByRole("button", { name: "Sequence of this window" }).click();
+    const sequence = page.getByRole("region", { name: "Sequence diagram" });
+    await expect(sequence.getByRole("combobox", { name: "Message" })).toHaveValue("\u0000range");
+    await expect(sequence.getByTestId("sequence-count")).toContainText(" in +0:00:00 – ");
+    await expect(sequence.locator("[data-kind=request]").filter({ hasText: "[m0]" }).first()).toBeVisible();
+    const m1Post = sequence.locator("[data-kind=request]").filter({ hasText: "POST /v1/messages [m1]" }).first();
+    await expect(m1Post).toBeVisible();
+    await sequence.scrollIntoViewIfNeeded();
+    await page.mouse.move(0, 0);
+    await sequence.screenshot({ path: `${SHOTS}/sequence-range-teach-mixed.png` });
+    await noSeriousViolations(page, "section[aria-labelledby=sequence-heading]");
+    // A request opens in the inspector: the message it carried, the DNS answers and capabilities in force.
+    // (The arrow's group has no fill of its own: the click goes to it directly.)
+    await m1Post.dispatchEvent("click");
+    const inspector = page.getByRole("region", { name: "Exchange inspector" });
+    await expect(inspector.getByTestId("message")).toContainText("Message m1");
+    await expect(inspector.getByTestId("message-preview")).toHaveText("This is message m1, generated by Mailscope.");
+    const dns = inspector.getByTestId("in-force");
+    await expect(dns.locator("tr[data-name='_svc.b.example']")).toContainText("1 mx.b.example:443");
+    await expect(dns.locator("tr[data-name='s1._svckey.a.example']")).toContainText("v=svc1; k=ed25519");
+    await expect(inspector.getByTestId("capabilities-in-force")).toContainText("Capabilities of https://mx.b.example");
+    await inspector.scrollIntoViewIfNeeded();
+    await page.mouse.move(0, 0);
+    await inspector.screenshot({ path: `${SHOTS}/inspector-teach-mixed.png` });
+    await noSeriousViolations(page, "section[aria-labelledby=inspector-heading]");
+    // Back to one message.
+    await sequence.getByRole("button", { name: "Clear range" }).click();
+    await expect(sequence.getByTestId("sequence-count")).not.toContainText(" in ");
   });
 });
 
@@ -177,7 +336,12 @@ test.describe("the sequence diagram and the exchange inspector", () => {
     await first.click();
     const inspector = page.getByRole("region", { name: "Exchange inspector" });
     await expect(inspector.getByRole("table", { name: "Per-recipient results" }).getByRole("row")).toHaveCount(5);
-    await expect(inspector.getByRole("row").filter({ hasText: "carol@b.example" })).toContainText("deferred");
+    await expect(
+      inspector
+        .getByRole("table", { name: "Per-recipient results" })
+        .getByRole("row")
+        .filter({ hasText: "carol@b.example" }),
+    ).toContainText("deferred");
   });
 
   test("rate-limited-then-down: clicking attempt 1 opens its exchange — verified signature and digest, the 429 problem", async ({

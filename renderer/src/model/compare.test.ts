@@ -72,7 +72,11 @@ describe("compare model", () => {
       "Submit a message from alice@a.example to bob@b.example now",
     ]);
     // After the outage there is no fault to end.
-    expect(forkChoices(g16Default, 3 * 3_600_000).map((c) => c.change.kind)).toEqual(["start-fault", "start-fault", "submit"]);
+    expect(forkChoices(g16Default, 3 * 3_600_000).map((c) => c.change.kind)).toEqual([
+      "start-fault",
+      "start-fault",
+      "submit",
+    ]);
   });
 
   it("G16 1h vs 4h: the table says smtp at +1:03:00 vs accepted at +3:03:00; the axis ends at the later run's end", async () => {

@@ -11,7 +11,6 @@ import { lintChecks, lintedRequestOfTraceEvent, type LintLine } from "../../../a
 import { txtRecordKeys } from "../../../app/receiver/lintKeys.ts";
 import { createSignatureBase, parseSignatureInput } from "../../../app/protocol/signature.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
-import { exchangeEvents, runIndexOf } from "./runIndex.ts";
 import { offsetText } from "./timeline.ts";
 
 type Data = Readonly<Record<string, unknown>>;
@@ -57,6 +56,47 @@ export interface ExchangeView {
   readonly results: readonly { readonly recipient: string; readonly status: string; readonly detail: string }[];
   /** Seqs of the exchange's events, for the log. */
   readonly seqs: readonly number[];
+  /** The message the POST carried (its message/rfc822 part), when the run kept bodies. */
+  readonly message: MessageView | undefined;
+  /** The DNS answers in force when the request was made: the service record of its host, the signing key. */
+  readonly dns: readonly DnsInForce[];
+  /** The capabilities the sender held for the request's origin when it was made. */
+  readonly capabilities: CapabilitiesInForce | undefined;
+}
+
+export interface MessageView {
+  readonly headers: readonly (readonly [string, string])[];
+  /** The text of the body, its first lines. */
+  readonly preview: string;
+  /** Lines left out of the preview. */
+  readonly moreLines: number;
+  /** The whole message as sent. */
+  readonly raw: string;
+}
+
+export interface DnsInForce {
+  readonly name: string;
+  readonly type: string;
+  /** `answer`, `nxdomain`, `nodata`, `servfail`, `timeout`. */
+  readonly kind: string;
+  /** The records as text: `1 mx.b.example:443`, a TXT string. */
+  readonly records: readonly string[];
+  readonly ttlS: number | undefined;
+  /** When it was answered. */
+  readonly at: string;
+  readonly seq: number;
+}
+
+export interface CapabilitiesInForce {
+  readonly origin: string;
+  /** `fetched` at `at`, or `cached` (age at `at`). */
+  readonly how: "fetched" | "cached";
+  readonly at: string;
+  readonly maxAgeS: number | undefined;
+  readonly ageS: number | undefined;
+  /** The document, pretty-printed (a cached one is the last fetched). */
+  readonly document: string | undefined;
+  readonly seq: number;
 }
 
 const headerList = (v: unknown): [string, string][] =>
@@ -74,9 +114,25 @@ export function exchangeView(
   let response: RecordedEvent | undefined;
   let failure: RecordedEvent | undefined;
   const seqs: number[] = [];
-  // Only the exchange's events (the run's index finds them).
-  for (const e of exchangeEvents(runIndexOf(events), exchangeId)) {
+  // What was in force before the request: the last DNS answer of each name, the last capabilities of each
+  // origin; and the first answers after it (a key looked up when the request arrived).
+  const answers = new Map<string, RecordedEvent>();
+  const later = new Map<string, RecordedEvent>();
+  const fetched = new Map<string, RecordedEvent>();
+  const held = new Map<string, RecordedEvent>();
+  // The DNS answers and capabilities in force are read off the run up to the request; the exchange's own
+  // events are found on the way (one pass, made when an exchange is selected).
+  for (const e of events) {
     const d = e.data as Data;
+    if (e.name === "dns.answer") {
+      const key = `${str(d["name"])}|${str(d["type"])}`;
+      if (!request) answers.set(key, e);
+      else if (!later.has(key)) later.set(key, e);
+    } else if (!request && (e.name === "capabilities.fetched" || e.name === "capabilities.cached")) {
+      const origin = str(d["origin"]) ?? "";
+      held.set(origin, e);
+      if (e.name === "capabilities.fetched") fetched.set(origin, e);
+    }
     if (d["exchangeId"] !== exchangeId) continue;
     seqs.push(e.seq);
     if (e.name === "http.request") request = e;
@@ -139,6 +195,25 @@ export function exchangeView(
       }))
     : [];
   const fd = failure?.data as Data | undefined;
+  // The DNS in force: the service record that named the request's host, and the signing key's TXT.
+  const host = target?.hostname.toLowerCase();
+  const dns: DnsInForce[] = [];
+  for (const e of answers.values()) {
+    const ad = e.data as Data;
+    const records = Array.isArray(ad["records"]) ? (ad["records"] as unknown[]) : [];
+    const names = records.some(
+      (r) => typeof r === "object" && r !== null && str((r as Data)["target"])?.toLowerCase() === host,
+    );
+    if (ad["type"] === "SVCB" && (names || str(ad["name"]) === `_svc.${host?.replace(/^[^.]+\./, "")}`))
+      dns.push(dnsInForce(e, startMs));
+  }
+  const keyid = sigInput !== undefined ? signatureInput[0]?.keyid : undefined;
+  const key = keyid ? (answers.get(`${keyid}|TXT`) ?? later.get(`${keyid}|TXT`)) : undefined;
+  if (key) dns.push(dnsInForce(key, startMs));
+  const origin = target?.origin;
+  const caps = origin ? held.get(origin) : undefined;
+  const capsDoc = origin ? (fetched.get(origin)?.data as Data | undefined)?.["capabilities"] : undefined;
+  const cd = caps?.data as Data | undefined;
   return {
     exchangeId,
     at: offsetText(request.timeMs, startMs),
@@ -167,6 +242,72 @@ export function exchangeView(
     problem,
     results,
     seqs,
+    message: body ? messageOf(body) : undefined,
+    dns,
+    capabilities:
+      caps && origin
+        ? {
+            origin,
+            how: caps.name === "capabilities.cached" ? "cached" : "fetched",
+            at: offsetText(caps.timeMs, startMs),
+            maxAgeS: num(cd?.["maxAgeS"]),
+            ageS: num(cd?.["ageS"]),
+            document: capsDoc !== undefined ? JSON.stringify(capsDoc, null, 2) : undefined,
+            seq: caps.seq,
+          }
+        : undefined,
+  };
+}
+
+function dnsInForce(e: RecordedEvent, startMs: number): DnsInForce {
+  const d = e.data as Data;
+  const records = Array.isArray(d["records"]) ? (d["records"] as unknown[]) : [];
+  return {
+    name: str(d["name"]) ?? "?",
+    type: str(d["type"]) ?? "?",
+    kind: str(d["kind"]) ?? "answer",
+    records: records.map((r) => {
+      if (typeof r === "string") return r;
+      const o = (r ?? {}) as Data;
+      const target = str(o["target"]);
+      return target !== undefined
+        ? `${num(o["priority"]) ?? ""} ${target}${num(o["port"]) !== undefined ? `:${num(o["port"])}` : ""}`.trim()
+        : JSON.stringify(r);
+    }),
+    ttlS: num(d["ttlS"]),
+    at: offsetText(e.timeMs, startMs),
+    seq: e.seq,
+  };
+}
+
+const PREVIEW_LINES = 20;
+
+/** The message/rfc822 part of a POST's multipart body: its headers (unfolded) and its text's first lines. */
+export function messageOf(body: string): MessageView | undefined {
+  const m = /content-type:\s*message\/rfc822[^\r\n]*\r?\n\r?\n/i.exec(body);
+  if (!m) return undefined;
+  const rest = body.slice(m.index + m[0].length);
+  // The part ends at the next boundary line.
+  const end = rest.search(/\r?\n--[^\r\n]+(--)?\r?\n?$|\r?\n--mailscope-[^\r\n]*/);
+  const raw = end < 0 ? rest : rest.slice(0, end);
+  const split = raw.search(/\r?\n\r?\n/);
+  const head = split < 0 ? raw : raw.slice(0, split);
+  const text = split < 0 ? "" : raw.slice(split).replace(/^\r?\n\r?\n/, "");
+  const headers: [string, string][] = [];
+  for (const line of head.split(/\r?\n/)) {
+    const last = headers[headers.length - 1];
+    if (/^[ \t]/.test(line) && last) last[1] += ` ${line.trim()}`;
+    else {
+      const colon = line.indexOf(":");
+      if (colon > 0) headers.push([line.slice(0, colon), line.slice(colon + 1).trim()]);
+    }
+  }
+  const lines = text.replace(/\r\n/g, "\n").replace(/\n+$/, "").split("\n");
+  return {
+    headers,
+    preview: lines.slice(0, PREVIEW_LINES).join("\n"),
+    moreLines: Math.max(0, lines.length - PREVIEW_LINES),
+    raw: raw.replace(/\r\n/g, "\n"),
   };
 }
 

@@ -55,4 +55,38 @@ describe("the sequence diagram", () => {
     expect(mermaid).toContain("  P3--xP1: +0:00:00 connection-refused (fault b-down)");
     expect(mermaid).toContain("  Note over P1,P4: … 1 h …");
   });
+
+  it("issue 13: a time range shows every message's exchanges in it, each request marked with its message", async () => {
+    const t = await trace("teach-mixed-recipient-results");
+    const labels = new Map([
+      ["m0@a.example", "m0"],
+      ["m1@a.example", "m1"],
+    ]);
+    const minute = t.startedAtMs + 60_000;
+    const d = sequenceOf(t.events, { fromMs: minute, toMs: minute }, t.startedAtMs, 60_000, labels);
+    expect(d.rows.every((r) => r.timeMs === minute)).toBe(true);
+    // m1's POST and its four per-recipient results; the DSN it caused, to a.example's own receiver.
+    const posts = d.rows.filter((r) => r.kind === "request" && r.label.startsWith("POST"));
+    expect(posts.map((r) => r.label)).toEqual([
+      "POST /v1/messages [m1]",
+      expect.stringMatching(/^POST \/v1\/messages \[dsn\./),
+    ]);
+    const m1 = d.rows.find((r) => r.kind === "response" && r.results.length === 4);
+    expect(m1?.results).toEqual([
+      "bob@b.example accepted",
+      "nobody@b.example rejected",
+      "carol@b.example deferred",
+      "dave@b.example deferred",
+    ]);
+    expect(d.participants).toEqual(expect.arrayContaining(["sender a.example", "DNS", "mx.b.example", "mx.a.example"]));
+    expect(d.rows.some((r) => r.kind === "dsn" && r.label === "DSN (rejected) to alice@a.example [m1]")).toBe(true);
+    // Nothing of m0 (at +0:00:00) nor of the retry at +0:10:00.
+    expect(d.rows.some((r) => r.label.includes("[m0]"))).toBe(false);
+    // The whole run as a range holds every message's rows.
+    const all = sequenceOf(t.events, { fromMs: t.startedAtMs, toMs: Infinity }, t.startedAtMs, 60_000, labels);
+    const one = sequenceOf(t.events, "m1@a.example", t.startedAtMs);
+    expect(all.rows.filter((r) => r.kind === "request").length).toBeGreaterThan(
+      one.rows.filter((r) => r.kind === "request").length,
+    );
+  });
 });

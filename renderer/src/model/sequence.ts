@@ -43,27 +43,41 @@ export function messagesOf(events: readonly RecordedEvent[]): string[] {
   return messageIdsOf(runIndexOf(events)).filter((id) => id !== "");
 }
 
+/** A time range of a run: every message's exchanges in it. */
+export interface SequenceRange {
+  readonly fromMs: number;
+  readonly toMs: number;
+}
+
 /**
- * The diagram of `messageId`'s deliveries. Quiet spans longer than
- * `quietMs` (default 1 minute) between two rows become one gap row.
+ * The diagram of `selection`: one message's deliveries (its Message-ID), or
+ * everything that went over the wire in a time range (every sending
+ * domain's sender a participant, each request marked with its message via
+ * `labels`). Quiet spans longer than `quietMs` (default 1 minute) between
+ * two rows become one gap row.
  */
 export function sequenceOf(
   events: readonly RecordedEvent[],
-  messageId: string,
+  selection: string | SequenceRange,
   startMs: number,
   quietMs = 60_000,
+  labels: ReadonlyMap<string, string> = new Map(),
 ): SequenceDiagram {
-  // Only the events the message's diagram reads, which the run's index finds (the same diagram).
-  return sequenceOfEvents(sequenceEvents(runIndexOf(events), messageId), messageId, startMs, quietMs);
+  // A message's diagram reads only its events, which the run's index finds (the same diagram); a range the run's.
+  const read = typeof selection === "string" ? sequenceEvents(runIndexOf(events), selection) : events;
+  return sequenceOfEvents(read, selection, startMs, quietMs, labels);
 }
 
 /** {@link sequenceOf} read off `events` as they are given: every event of a run, or those of the message. */
 export function sequenceOfEvents(
   events: readonly RecordedEvent[],
-  messageId: string,
+  selection: string | SequenceRange,
   startMs: number,
   quietMs = 60_000,
+  labels: ReadonlyMap<string, string> = new Map(),
 ): SequenceDiagram {
+  const messageId = typeof selection === "string" ? selection : undefined;
+  const range = typeof selection === "string" ? undefined : selection;
   const participants: string[] = [];
   const index = (name: string) => {
     let i = participants.indexOf(name);
@@ -73,13 +87,23 @@ export function sequenceOfEvents(
     }
     return i;
   };
-  const ownActor = (actor: string | undefined) => actor !== undefined && actor.startsWith(`${messageId}→`);
+  const ownActor = (actor: string | undefined) =>
+    actor !== undefined && (messageId === undefined || actor.startsWith(`${messageId}→`));
+  const ownMessage = (id: string | undefined) => messageId === undefined || id === messageId;
+  /** In a range, each request says whose it is: ` [m1]`. */
+  const whose = (actor: string | undefined) => {
+    if (range === undefined || actor === undefined) return "";
+    const id = actor.split("→")[0] ?? actor;
+    return ` [${labels.get(id) ?? id}]`;
+  };
   const currentActor = new Map<string, string>();
   const exchanges = new Map<string, { from: number; to: number; actor: string | undefined; post: boolean }>();
   const lastPost = new Map<string, number>();
   const rows: { -readonly [K in keyof SequenceRow]: SequenceRow[K] }[] = [];
   let sender: number | undefined;
-  const senderIndex = (domain: string | undefined) => (sender ??= index(`sender ${domain ?? "?"}`));
+  // One message has one sender; a range has one per sending domain.
+  const senderIndex = (domain: string | undefined) =>
+    range ? index(`sender ${domain ?? "?"}`) : (sender ??= index(`sender ${domain ?? "?"}`));
 
   for (const e of events) {
     const d = e.data as Data;
@@ -87,8 +111,10 @@ export function sequenceOfEvents(
     if (actor && e.domain && e.name !== "recipient.result" && e.name !== "recipient.outcome")
       currentActor.set(e.domain, actor);
     const mine = e.domain !== undefined && ownActor(currentActor.get(e.domain));
-    const row = (r: Omit<SequenceRow, "seq" | "timeMs" | "results" | "broken"> & Partial<SequenceRow>) =>
-      rows.push({ results: [], broken: false, seq: e.seq, timeMs: e.timeMs, ...r });
+    const inRange = range === undefined || (e.timeMs >= range.fromMs && e.timeMs <= range.toMs);
+    const row = (r: Omit<SequenceRow, "seq" | "timeMs" | "results" | "broken"> & Partial<SequenceRow>) => {
+      if (inRange) rows.push({ results: [], broken: false, seq: e.seq, timeMs: e.timeMs, ...r });
+    };
     switch (e.name) {
       case "dns.query":
         if (mine)
@@ -125,14 +151,15 @@ export function sequenceOfEvents(
         const to = index(parsed?.host ?? "receiver");
         const x = str(d["exchangeId"]);
         const method = str(d["method"]) ?? "";
-        if (x)
-          exchanges.set(x, {
-            from,
-            to,
-            actor: e.domain ? currentActor.get(e.domain) : undefined,
-            post: method === "POST",
-          });
-        row({ kind: "request", from, to, label: `${method} ${parsed?.pathname ?? url}`, ...(x && { exchangeId: x }) });
+        const owner = e.domain ? currentActor.get(e.domain) : undefined;
+        if (x) exchanges.set(x, { from, to, actor: owner, post: method === "POST" });
+        row({
+          kind: "request",
+          from,
+          to,
+          label: `${method} ${parsed?.pathname ?? url}${whose(owner)}`,
+          ...(x && { exchangeId: x }),
+        });
         break;
       }
       case "http.response":
@@ -143,7 +170,7 @@ export function sequenceOfEvents(
         const fault = str(d["fault"]);
         if (e.name === "http.response") {
           const problem = str(d["body"]) !== undefined ? problemType(str(d["body"]) ?? "") : undefined;
-          if (ex.post && ex.actor) lastPost.set(ex.actor, rows.length);
+          if (ex.post && ex.actor) lastPost.set(ex.actor, inRange ? rows.length : -1);
           row({
             kind: "response",
             from: ex.to,
@@ -173,31 +200,31 @@ export function sequenceOfEvents(
         break;
       }
       case "smtp.handoff":
-        if (str(d["messageId"]) !== messageId) break;
+        if (!ownMessage(str(d["messageId"]))) break;
         row({
           kind: "handoff",
           from: senderIndex(e.domain),
           to: index("SMTP relay"),
-          label: `SMTP hand-off (${str(d["reason"])}): ${strs(d["recipients"]).join(", ")}${d["accepted"] === false ? " — refused" : ""}`,
+          label: `SMTP hand-off (${str(d["reason"])}): ${strs(d["recipients"]).join(", ")}${d["accepted"] === false ? " — refused" : ""}${whose(str(d["messageId"]))}`,
           broken: d["accepted"] === false,
         });
         break;
       case "delivery.bounced":
-        if (str(d["messageId"]) !== messageId) break;
+        if (!ownMessage(str(d["messageId"]))) break;
         row({
           kind: "note",
           from: senderIndex(e.domain),
           to: senderIndex(e.domain),
-          label: `bounced: ${strs(d["recipients"]).join(", ")}`,
+          label: `bounced: ${strs(d["recipients"]).join(", ")}${whose(str(d["messageId"]))}`,
         });
         break;
       case "dsn.sent":
-        if (str(d["messageId"]) !== messageId) break;
+        if (!ownMessage(str(d["messageId"]))) break;
         row({
           kind: "dsn",
           from: senderIndex(e.domain),
           to: senderIndex(e.domain),
-          label: `DSN (${str(d["reason"])}) to ${str(d["to"])}`,
+          label: `DSN (${str(d["reason"])}) to ${str(d["to"])}${whose(str(d["messageId"]))}`,
         });
         break;
       case "mailbox.delivered":

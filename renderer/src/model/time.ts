@@ -17,4 +17,3 @@ export function clockText(timeMs: number, startMs: number): { readonly offset: s
   const hms = `${String(Math.floor(rest / 3600)).padStart(2, "0")}:${String(Math.floor((rest % 3600) / 60)).padStart(2, "0")}:${String(rest % 60).padStart(2, "0")}`;
   return { offset: offset(Math.floor(timeMs), startMs).replace(/\.\d{3}$/, ""), days: `day ${day + 1}, ${hms}` };
 }
-

@@ -12,7 +12,11 @@ import {
   tickLabel,
   ticks,
   timeScale,
+  laneLayout,
+  panWindow,
   visibleLaneRange,
+  visibleLaneRangeOf,
+  zoomWindow,
 } from "./timeline.ts";
 
 const trace = (name: string): Promise<Trace> => scenarioTrace(name);
@@ -168,5 +172,75 @@ describe("the time axis", () => {
   it("virtualises lanes: only those in the viewport and a few more", () => {
     expect(visibleLaneRange(10_000, 2800, 280, 28)).toEqual({ first: 98, last: 112 });
     expect(visibleLaneRange(3, 0, 280, 28)).toEqual({ first: 0, last: 2 });
+  });
+});
+
+describe("issue 13: per-recipient sub-lanes of teach-mixed-recipient-results", async () => {
+  const t = await trace("teach-mixed-recipient-results");
+  const tl = buildTimeline(t.events, t.startedAtMs, labels);
+  const m1 = tl.lanes.find((l) => l.label === "m1 → b.example");
+
+  it("m1's lane has a sub-lane per recipient with its result at each attempt that answered it (RCP-2, ERR-17, ERR-18)", () => {
+    expect(m1?.recipientLanes.map((r) => r.recipient)).toEqual([
+      "bob@b.example",
+      "nobody@b.example",
+      "carol@b.example",
+      "dave@b.example",
+    ]);
+    const of = (r: string) => m1?.recipientLanes.find((x) => x.recipient === r);
+    expect(of("bob@b.example")?.results.map((r) => [r.attempt, r.status])).toEqual([[1, "accepted"]]);
+    expect(of("bob@b.example")?.outcome?.outcome).toBe("accepted");
+    expect(of("nobody@b.example")?.results[0]).toMatchObject({
+      attempt: 1,
+      status: "rejected",
+      problem: "recipient_not_found",
+    });
+    expect(of("nobody@b.example")?.outcome?.outcome).toBe("rejected");
+    expect(of("carol@b.example")?.results.map((r) => [r.attempt, r.status])).toEqual([
+      [1, "deferred"],
+      [2, "accepted"],
+    ]);
+    // Each result sits under its attempt's mark.
+    const attempt2 = tl.marks.find((m) => m.lane === m1?.id && m.attempt === 2);
+    expect(of("carol@b.example")?.results[1]?.timeMs).toBe(attempt2?.timeMs);
+  });
+
+  it("an unfolded lane is taller by its sub-lanes; the visible range follows the layout", () => {
+    const layout = laneLayout(tl.lanes, new Set([m1?.id ?? ""]), 56, 22);
+    const i = tl.lanes.findIndex((l) => l.id === m1?.id);
+    expect((layout.tops[i + 1] ?? 0) - (layout.tops[i] ?? 0)).toBe(56 + 4 * 22);
+    expect(layout.height).toBe(tl.lanes.length * 56 + 4 * 22);
+    const many = Array.from({ length: 1000 }, (_, k) => ({ ...(m1 ?? tl.lanes[0]!), id: `l${k}` }));
+    const folded = laneLayout(many, new Set(), 28, 22);
+    expect(visibleLaneRangeOf(folded, 2800, 280)).toEqual(visibleLaneRange(1000, 2800, 280, 28));
+  });
+});
+
+describe("issue 13: panning and zooming the window", () => {
+  const H = 3_600_000;
+  it("a drag to the right shows earlier times, by the pixels' worth of time, and stops at the run's start", () => {
+    const scale = timeScale("linear", 2 * H, 4 * H, 200, 0);
+    expect(panWindow(scale, 50, 0, 10 * H)).toEqual([1.5 * H, 3.5 * H]);
+    expect(panWindow(scale, -50, 0, 10 * H)).toEqual([2.5 * H, 4.5 * H]);
+    expect(panWindow(scale, 10_000, 0, 10 * H)).toEqual([0, 2 * H]);
+    expect(panWindow(scale, -10_000, 0, 10 * H)).toEqual([8 * H, 10 * H]);
+    // The whole run shown: nowhere to go.
+    const all = timeScale("linear", 0, 10 * H, 200, 0);
+    expect(panWindow(all, 30, 0, 10 * H)).toEqual([0, 10 * H]);
+  });
+
+  it("pans on a log scale in the scale's own units", () => {
+    const scale = timeScale("log", H, 2 * H, 300, 0);
+    const [from, to] = panWindow(scale, -30, 0, 100 * H);
+    expect(from).toBeGreaterThan(H);
+    expect(Math.round(scale.x(from))).toBe(30);
+    expect(Math.round(timeScale("log", from, to, 300, 0).x(2 * H))).toBe(270);
+  });
+
+  it("zooms around a pixel; zooming out to the whole run is no zoom", () => {
+    const scale = timeScale("linear", 0, 8 * H, 800, 0);
+    expect(zoomWindow(scale, 0.5, 400, 0, 8 * H)).toEqual([2 * H, 6 * H]);
+    expect(zoomWindow(scale, 0.5, 0, 0, 8 * H)).toEqual([0, 4 * H]);
+    expect(zoomWindow(timeScale("linear", 2 * H, 6 * H, 800, 0), 2, 400, 0, 8 * H)).toBeUndefined();
   });
 });

@@ -129,6 +129,29 @@ export interface Lane {
   readonly fallbackWindowEndMs?: number;
   readonly giveUpAtMs?: number;
   readonly retries: readonly RetryPlan[];
+  /** One sub-lane per recipient: its result at each attempt that answered it, and how it ended. */
+  readonly recipientLanes: readonly RecipientLane[];
+}
+
+/** One recipient's result in one attempt's answer (`recipient.result`). */
+export interface RecipientResult {
+  readonly attempt: number;
+  /** When the attempt started (the result is drawn under the attempt's mark). */
+  readonly timeMs: number;
+  /** `accepted`, `rejected`, `deferred`. */
+  readonly status: string;
+  readonly problem: string | undefined;
+  readonly rule: string | undefined;
+  readonly seq: number;
+}
+
+/** A recipient of a delivery: its results, attempt by attempt, and its outcome (`recipient.outcome`). */
+export interface RecipientLane {
+  readonly recipient: string;
+  readonly results: readonly RecipientResult[];
+  readonly outcome:
+    | { readonly outcome: string; readonly timeMs: number; readonly rule: string | undefined; readonly seq: number }
+    | undefined;
 }
 
 export interface Timeline {
@@ -227,6 +250,16 @@ interface LaneBuilder {
   pendingExchanges: string[];
   pendingStatuses: string[];
   attemptMarks: number[];
+  /** Per-recipient results of the attempt under way (numbered and timed when it is judged). */
+  pendingResults: {
+    recipient: string;
+    status: string;
+    problem: string | undefined;
+    rule: string | undefined;
+    seq: number;
+  }[];
+  recipientResults: Map<string, RecipientResult[]>;
+  recipientOutcomes: Map<string, { outcome: string; timeMs: number; rule: string | undefined; seq: number }>;
 }
 
 /** What the timeline keeps of the events read so far: a live run's next batch adds to it. */
@@ -341,6 +374,9 @@ function readTimelineEvents(state: TimelineState, events: readonly RecordedEvent
           pendingExchanges: [],
           pendingStatuses: [],
           attemptMarks: [],
+          pendingResults: [],
+          recipientResults: new Map(),
+          recipientOutcomes: new Map(),
         });
         break;
       }
@@ -380,7 +416,17 @@ function readTimelineEvents(state: TimelineState, events: readonly RecordedEvent
       case "recipient.result": {
         const actor = str(d["deliveryId"])?.replace(/#\d+$/, "");
         const status = str(d["status"]);
-        if (actor && status) lanes.get(actor)?.pendingStatuses.push(status);
+        const lane = actor ? lanes.get(actor) : undefined;
+        if (lane && status) {
+          lane.pendingStatuses.push(status);
+          lane.pendingResults.push({
+            recipient: (str(d["recipient"]) ?? "?").toLowerCase(),
+            status,
+            problem: str(d["problem"])?.replace(/^.*\//, ""),
+            rule: str(d["rule"]),
+            seq: e.seq,
+          });
+        }
         break;
       }
       case "attempt.judged": {
@@ -425,6 +471,13 @@ function readTimelineEvents(state: TimelineState, events: readonly RecordedEvent
         });
         lane.pendingExchanges = [];
         lane.pendingStatuses = [];
+        for (const r of lane.pendingResults) {
+          const list = lane.recipientResults.get(r.recipient);
+          const result = { ...r, attempt: n, timeMs: started };
+          if (list) list.push(result);
+          else lane.recipientResults.set(r.recipient, [result]);
+        }
+        lane.pendingResults = [];
         break;
       }
       case "timer.set": {
@@ -504,6 +557,13 @@ function readTimelineEvents(state: TimelineState, events: readonly RecordedEvent
         const recipient = str(d["recipient"]) ?? "";
         const lane = lanes.get(`${messageId}→${domainOf(recipient)}`);
         if (lane && lane.endMs === undefined) lane.endMs = e.timeMs;
+        if (lane)
+          lane.recipientOutcomes.set(recipient.toLowerCase(), {
+            outcome: str(d["outcome"]) ?? "?",
+            timeMs: e.timeMs,
+            rule: str(d["rule"]),
+            seq: e.seq,
+          });
         break;
       }
       case "dsn.sent": {
@@ -612,6 +672,13 @@ function timelineOf(state: TimelineState, startMs: number, labels: ReadonlyMap<s
       ...(b.fallbackWindowEndMs !== undefined && { fallbackWindowEndMs: b.fallbackWindowEndMs }),
       ...(b.giveUpAtMs !== undefined && { giveUpAtMs: b.giveUpAtMs }),
       retries: [...b.retries],
+      recipientLanes: [...new Set([...b.recipients, ...b.recipientResults.keys(), ...b.recipientOutcomes.keys()])].map(
+        (recipient) => ({
+          recipient,
+          results: [...(b.recipientResults.get(recipient) ?? [])],
+          outcome: b.recipientOutcomes.get(recipient),
+        }),
+      ),
     };
   };
   const ordered: Lane[] = [];
@@ -941,6 +1008,86 @@ export function visibleLaneRange(
   const first = Math.max(0, Math.floor(scrollTop / rowHeight) - overscan);
   const last = Math.min(laneCount - 1, Math.ceil((scrollTop + viewportHeight) / rowHeight) + overscan);
   return { first, last };
+}
+
+/** Where each lane row sits when some lanes show their recipients' sub-lanes. */
+export interface LaneLayout {
+  /** The top of each lane, by index, and after the last one the total height. */
+  readonly tops: readonly number[];
+  readonly height: number;
+}
+
+/** The rows' tops: a lane is `rowHeight` tall, plus `subHeight` per recipient when it is unfolded. */
+export function laneLayout(
+  lanes: readonly Lane[],
+  unfolded: ReadonlySet<string>,
+  rowHeight: number,
+  subHeight: number,
+): LaneLayout {
+  const tops: number[] = [];
+  let y = 0;
+  for (const lane of lanes) {
+    tops.push(y);
+    y += rowHeight + (unfolded.has(lane.id) ? lane.recipientLanes.length * subHeight : 0);
+  }
+  tops.push(y);
+  return { tops, height: y };
+}
+
+/** The lanes (with their sub-lanes) in the scrolled viewport of a layout, and `overscan` more each side. */
+export function visibleLaneRangeOf(
+  layout: LaneLayout,
+  scrollTop: number,
+  viewportHeight: number,
+  overscan = 2,
+): { readonly first: number; readonly last: number } {
+  const count = layout.tops.length - 1;
+  // The last lane whose top is at or above y.
+  const at = (y: number) => {
+    let lo = 0;
+    let hi = count - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((layout.tops[mid] ?? 0) <= y) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  if (count <= 0) return { first: 0, last: -1 };
+  return {
+    first: Math.max(0, at(scrollTop) - overscan),
+    last: Math.min(count - 1, at(scrollTop + viewportHeight) + overscan),
+  };
+}
+
+/**
+ * The window moved by `dxPx` pixels of `scale` (a drag to the right shows
+ * earlier times), kept within [minMs, maxMs]: on a log scale too, since the
+ * move is made in the scale's own units.
+ */
+export function panWindow(scale: TimeScale, dxPx: number, minMs: number, maxMs: number): readonly [number, number] {
+  // How far each way the window can go before an end leaves the run.
+  const room = dxPx > 0 ? -scale.x(minMs) : scale.width - scale.x(maxMs);
+  const dx = dxPx > 0 ? Math.min(dxPx, Math.max(0, room)) : Math.max(dxPx, Math.min(0, room));
+  if (dx === 0) return [scale.fromMs, scale.toMs];
+  return [Math.max(minMs, scale.timeAt(-dx)), Math.min(maxMs, scale.timeAt(scale.width - dx))];
+}
+
+/**
+ * The window zoomed by `factor` (< 1 zooms in) around the pixel `atPx`, kept
+ * within [minMs, maxMs]; undefined when it would show the whole run (no zoom).
+ */
+export function zoomWindow(
+  scale: TimeScale,
+  factor: number,
+  atPx: number,
+  minMs: number,
+  maxMs: number,
+): readonly [number, number] | undefined {
+  const from = Math.max(minMs, scale.timeAt(atPx - atPx * factor));
+  const to = Math.min(maxMs, scale.timeAt(atPx + (scale.width - atPx) * factor));
+  if (from <= minMs && to >= maxMs) return undefined;
+  return to - from < 1 ? [scale.fromMs, scale.toMs] : [from, to];
 }
 
 /** The next mark from `current` in a direction, over the lanes' marks in time order (keyboard navigation). */

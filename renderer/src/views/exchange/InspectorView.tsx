@@ -131,8 +131,34 @@ export function InspectorView({ events, startMs, exchangeIds, onRule }: Inspecto
                   </pre>
                 </>
               )}
+              {x.message && (
+                <section aria-label="Message" data-testid="message">
+                  <h4>Message</h4>
+                  <table className="message-headers">
+                    <caption className="visually-hidden">Message headers</caption>
+                    <tbody>
+                      {x.message.headers.map(([k, v], i) => (
+                        <tr key={`${k}-${i}`}>
+                          <th scope="row">{k}</th>
+                          <td>{v}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                  <pre tabIndex={0} className="body" data-testid="message-preview" aria-label="Text preview">
+                    {x.message.preview}
+                    {x.message.moreLines > 0 ? `\n… ${x.message.moreLines} more lines` : ""}
+                  </pre>
+                  <details>
+                    <summary>The whole message as sent</summary>
+                    <pre tabIndex={0} className="body">
+                      {x.message.raw}
+                    </pre>
+                  </details>
+                </section>
+              )}
               {x.body === undefined && x.method === "POST" && (
-                <p className="muted">The run did not keep bodies: the checks need the body.</p>
+                <p className="muted">The run did not keep bodies: no message to show, and the checks need the body.</p>
               )}
             </section>
             <section aria-label="Response">
@@ -190,6 +216,52 @@ export function InspectorView({ events, startMs, exchangeIds, onRule }: Inspecto
               )}
             </section>
           </div>
+          <section aria-labelledby="in-force-heading" data-testid="in-force">
+            <h4 id="in-force-heading">In force when it was sent</h4>
+            {x.dns.length === 0 ? (
+              <p className="muted">No DNS answer for this request's host in the trace.</p>
+            ) : (
+              <table className="dns-in-force">
+                <caption className="visually-hidden">DNS answers in force</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Answer</th>
+                    <th scope="col">TTL</th>
+                    <th scope="col">Answered</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {x.dns.map((a) => (
+                    <tr key={a.seq} data-name={a.name}>
+                      <td>{a.name}</td>
+                      <td>{a.type}</td>
+                      <td className="records">{a.kind === "answer" ? a.records.join("; ") : a.kind}</td>
+                      <td>{a.ttlS !== undefined ? `${a.ttlS} s` : "—"}</td>
+                      <td>{a.at}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            {x.capabilities ? (
+              <>
+                <p data-testid="capabilities-in-force">
+                  Capabilities of {x.capabilities.origin}: {x.capabilities.how} at {x.capabilities.at}
+                  {x.capabilities.ageS !== undefined ? `, ${x.capabilities.ageS} s old` : ""}
+                  {x.capabilities.maxAgeS !== undefined ? `, kept for ${x.capabilities.maxAgeS} s` : ""}
+                </p>
+                {x.capabilities.document && (
+                  <pre tabIndex={0} aria-label="Capabilities document">
+                    {x.capabilities.document}
+                  </pre>
+                )}
+              </>
+            ) : (
+              <p className="muted">No capabilities held for this origin yet.</p>
+            )}
+          </section>
           {x.method === "POST" && (
             <section aria-labelledby="checks-heading-x">
               <h4 id="checks-heading-x">The receiver's checks, in order</h4>

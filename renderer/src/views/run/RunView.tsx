@@ -87,6 +87,7 @@ export function RunView({
   const [mark, setMark] = useState<Mark | undefined>();
   const [exchanges, setExchanges] = useState<readonly string[]>([]);
   const [message, setMessage] = useState<string | undefined>();
+  const [range, setRange] = useState<readonly [number, number] | undefined>();
   const startMs = context.summary?.startMs ?? context.events[0]?.timeMs ?? 0;
   // The log and the outcomes follow the events as fast as they can draw; while a batch is drawn,
   // the next ones are taken in (and the clock moves) rather than queued behind it.
@@ -155,13 +156,19 @@ export function RunView({
           onDelivery={setDelivery}
           selectedMark={mark}
           onMark={onMark}
+          onRange={setRange}
         />
         <SequenceView
           events={heavy.events}
           startMs={startMs}
           labels={labels}
           messageId={message ?? delivery?.split("→")[0]}
-          onMessage={setMessage}
+          onMessage={(m) => {
+            setMessage(m);
+            setRange(undefined);
+          }}
+          range={range}
+          onRange={setRange}
           exchangeId={exchanges.at(-1)}
           onExchange={(x) => setExchanges([x])}
           onSave={save}
@@ -178,7 +185,7 @@ export function RunView({
         />
       </>
     ),
-    [heavy, startMs, labels, delivery, mark, onMark, message, exchanges, save, rule, onHistory],
+    [heavy, startMs, labels, delivery, mark, onMark, message, range, exchanges, save, rule, onHistory],
   );
   return (
     <section aria-labelledby="run-title" className="run">

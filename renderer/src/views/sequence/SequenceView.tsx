@@ -12,6 +12,8 @@ const ROW = 30;
 const HEAD = 34;
 const TIME_W = 96;
 const VIEW_H = 460;
+/** The select's value for the time range. */
+const RANGE = "\u0000range";
 
 export interface SequenceViewProps {
   readonly events: readonly RecordedEvent[];
@@ -20,6 +22,9 @@ export interface SequenceViewProps {
   /** The message of the selected delivery, if any. */
   readonly messageId: string | undefined;
   readonly onMessage: (messageId: string) => void;
+  /** A time range to show instead (the timeline's window): every message's exchanges in it. */
+  readonly range?: readonly [number, number] | undefined;
+  readonly onRange?: (range: readonly [number, number] | undefined) => void;
   readonly exchangeId: string | undefined;
   readonly onExchange: (exchangeId: string) => void;
   readonly onSave: (name: string, contents: string, type: string) => void;
@@ -32,17 +37,39 @@ export function SequenceView({
   labels,
   messageId,
   onMessage,
+  range,
+  onRange,
   exchangeId,
   onExchange,
   onSave,
 }: SequenceViewProps) {
+  const name = (id: string) => labels.get(id) ?? id;
   const messages = useMemo(() => messagesOf(events), [events]);
   const shown = messageId && messages.includes(messageId) ? messageId : messages[0];
+  const from = range?.[0];
+  const to = range?.[1];
   const diagram = useMemo(
-    () => (shown ? sequenceOf(events, shown, startMs) : { participants: [], rows: [] }),
-    [events, shown, startMs],
+    () =>
+      from !== undefined && to !== undefined
+        ? sequenceOf(events, { fromMs: from, toMs: to }, startMs, 60_000, labels)
+        : shown
+          ? sequenceOf(events, shown, startMs)
+          : { participants: [], rows: [] },
+    [events, shown, startMs, from, to, labels],
   );
-  const mermaid = useMemo(() => sequenceMermaid(diagram, startMs), [diagram, startMs]);
+  const [mermaidOpen, setMermaidOpen] = useState(false);
+  // The Mermaid text is made when it is shown or exported (a range can hold a big run's every exchange).
+  const mermaid = useMemo(
+    () => (mermaidOpen ? sequenceMermaid(diagram, startMs) : ""),
+    [mermaidOpen, diagram, startMs],
+  );
+  const rangeText =
+    from !== undefined && to !== undefined
+      ? `${offsetText(from, startMs).replace(/\.\d+$/, "")} – ${offsetText(to, startMs).replace(/\.\d+$/, "")}`
+      : undefined;
+  const fileName = rangeText
+    ? `sequence ${rangeText.replace(/[ :+–]+/g, "-").replace(/^-|-$/g, "")}`
+    : name(shown ?? "sequence");
   const [boxRef, width] = useWidth(900);
   const [scrollTop, setScrollTop] = useState(0);
   const scroller = useRef<HTMLDivElement>(null);
@@ -54,7 +81,6 @@ export function SequenceView({
   const [allRows, setAllRows] = useState(false);
   const first = allRows ? 0 : Math.max(0, Math.floor(scrollTop / ROW) - 4);
   const last = allRows ? diagram.rows.length : Math.min(diagram.rows.length, Math.ceil((scrollTop + VIEW_H) / ROW) + 4);
-  const name = (id: string) => labels.get(id) ?? id;
 
   return (
     <section aria-labelledby="sequence-heading" className="panel sequence-panel" ref={boxRef}>
@@ -62,7 +88,11 @@ export function SequenceView({
         <h3 id="sequence-heading">Sequence diagram</h3>
         <label>
           Message{" "}
-          <select value={shown ?? ""} onChange={(e) => onMessage(e.target.value)}>
+          <select
+            value={rangeText ? RANGE : (shown ?? "")}
+            onChange={(e) => (e.target.value === RANGE ? undefined : onMessage(e.target.value))}
+          >
+            {rangeText && <option value={RANGE}>time range {rangeText}</option>}
             {messages.map((m) => (
               <option key={m} value={m}>
                 {name(m)}
@@ -70,17 +100,22 @@ export function SequenceView({
             ))}
           </select>
         </label>
+        {rangeText && onRange && (
+          <button onClick={() => onRange(undefined)} title="Back to one message">
+            Clear range
+          </button>
+        )}
         <button
-          onClick={() => onSave(`${name(shown ?? "sequence")}.mmd`, `${mermaid}\n`, "text/plain")}
-          disabled={!shown}
+          onClick={() => onSave(`${fileName}.mmd`, `${sequenceMermaid(diagram, startMs)}\n`, "text/plain")}
+          disabled={diagram.rows.length === 0}
         >
           Export Mermaid
         </button>
         <ImageExportButtons
           view="sequence"
           label="the sequence diagram"
-          detail={name(shown ?? "")}
-          disabled={!shown || diagram.rows.length === 0}
+          detail={rangeText ?? name(shown ?? "")}
+          disabled={diagram.rows.length === 0}
           image={(panel) => {
             flushSync(() => setAllRows(true));
             try {
@@ -88,17 +123,23 @@ export function SequenceView({
                 view: "sequence",
                 svgs: "svg.sequence-head, svg.sequence-svg",
                 stack: true,
-                title: `Sequence diagram · ${name(shown ?? "")}`,
+                title: `Sequence diagram · ${rangeText ?? name(shown ?? "")}`,
               });
             } finally {
               setAllRows(false);
             }
           }}
         />
-        <span className="muted">{diagram.rows.length} rows</span>
+        <span className="muted" data-testid="sequence-count">
+          {diagram.rows.length} rows{rangeText ? ` in ${rangeText}` : ""}
+        </span>
       </div>
       {diagram.rows.length === 0 ? (
-        <p className="muted">Nothing went over the wire for this message yet.</p>
+        <p className="muted">
+          {rangeText
+            ? `Nothing went over the wire in ${rangeText}.`
+            : "Nothing went over the wire for this message yet."}
+        </p>
       ) : (
         <>
           <svg width={svgW} height={HEAD} className="sequence-head" aria-hidden="true">
@@ -122,7 +163,7 @@ export function SequenceView({
               height={diagram.rows.length * ROW + 8}
               className="sequence-svg"
               role="group"
-              aria-label={`Sequence of ${name(shown ?? "")}`}
+              aria-label={rangeText ? `Sequence of ${rangeText}` : `Sequence of ${name(shown ?? "")}`}
               xmlns="http://www.w3.org/2000/svg"
             >
               {diagram.participants.map((p, i) => (
@@ -146,7 +187,7 @@ export function SequenceView({
               ))}
             </svg>
           </div>
-          <details className="mermaid-text">
+          <details className="mermaid-text" onToggle={(e) => setMermaidOpen(e.currentTarget.open)}>
             <summary>Mermaid text</summary>
             <pre tabIndex={0} data-testid="sequence-mermaid">
               {mermaid}

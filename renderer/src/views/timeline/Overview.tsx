@@ -1,5 +1,5 @@
 import { memo, useMemo } from "react";
-import { Bar, BarChart, Tooltip, XAxis, YAxis } from "recharts";
+import { Bar, ComposedChart, Line, Tooltip, XAxis, YAxis } from "recharts";
 import {
   ATTEMPT_OUTCOMES,
   buckets,
@@ -12,6 +12,8 @@ import {
 import { OUTCOME_COLOUR } from "./colours.ts";
 
 const BUCKETS = 120;
+/** The in-flight line's colour (legend too). */
+export const IN_FLIGHT_COLOUR = "#2f5fd0";
 
 export interface OverviewProps {
   readonly timeline: Timeline;
@@ -76,9 +78,14 @@ const OverviewChart = memo(function OverviewChart({
   );
   const startMs = timeline.startMs;
   const total = useMemo(() => timeline.marks.filter((m) => m.kind === "attempt").length, [timeline]);
+  const peak = useMemo(() => rows.reduce((n, r) => Math.max(n, r.inFlight), 0), [rows]);
   return (
-    <figure className="overview" aria-label={`Overview: ${total} attempts over the whole run, counts per time bucket`}>
-      <BarChart
+    <figure
+      className="overview"
+      aria-label={`Overview: ${total} attempts over the whole run, counts per time bucket; at most ${peak} deliveries in flight`}
+      data-peak-in-flight={peak}
+    >
+      <ComposedChart
         width={width}
         height={56}
         data={rows}
@@ -91,31 +98,59 @@ const OverviewChart = memo(function OverviewChart({
         }}
       >
         <XAxis dataKey="i" hide />
-        <YAxis hide allowDecimals={false} />
+        <YAxis yAxisId="count" hide allowDecimals={false} />
+        <YAxis yAxisId="flight" hide allowDecimals={false} orientation="right" />
         {ATTEMPT_OUTCOMES.map((o) => (
           <Bar
             key={o}
             dataKey={o}
             stackId="a"
+            yAxisId="count"
             fill={OUTCOME_COLOUR[o]}
             name={OUTCOME_TEXT[o]}
             isAnimationActive={false}
           />
         ))}
-        <Bar dataKey="handoffs" stackId="a" fill="#1d2330" name="SMTP hand-offs" isAnimationActive={false} />
-        <Bar dataKey="dsns" stackId="a" fill="#b3261e" name="DSNs and bounces" isAnimationActive={false} />
+        <Bar
+          dataKey="handoffs"
+          stackId="a"
+          yAxisId="count"
+          fill="#1d2330"
+          name="SMTP hand-offs"
+          isAnimationActive={false}
+        />
+        <Bar
+          dataKey="dsns"
+          stackId="a"
+          yAxisId="count"
+          fill="#b3261e"
+          name="DSNs and bounces"
+          isAnimationActive={false}
+        />
+        {/* Deliveries in flight: a line on a scale of its own, over the bars. */}
+        <Line
+          dataKey="inFlight"
+          yAxisId="flight"
+          type="stepAfter"
+          stroke={IN_FLIGHT_COLOUR}
+          strokeWidth={1.5}
+          dot={false}
+          name="deliveries in flight"
+          isAnimationActive={false}
+          className="in-flight"
+        />
         <Tooltip
           isAnimationActive={false}
           itemStyle={{ color: "var(--fg)" }}
           contentStyle={{ background: "var(--surface)", borderColor: "var(--line)" }}
           labelFormatter={(_, payload) => {
-            const row = payload?.[0]?.payload as { fromMs: number; toMs: number; inFlight: number } | undefined;
+            const row = payload?.[0]?.payload as { fromMs: number; toMs: number } | undefined;
             return row
-              ? `${offsetText(row.fromMs, startMs).replace(/\.\d+$/, "")} – ${offsetText(row.toMs, startMs).replace(/\.\d+$/, "")}, ${row.inFlight} in flight`
+              ? `${offsetText(row.fromMs, startMs).replace(/\.\d+$/, "")} – ${offsetText(row.toMs, startMs).replace(/\.\d+$/, "")}`
               : "";
           }}
         />
-      </BarChart>
+      </ComposedChart>
     </figure>
   );
 });

@@ -1,15 +1,27 @@
-import { useEffect, useMemo, useRef, useState, type KeyboardEvent, type MouseEvent, type PointerEvent } from "react";
+import {
+  useEffect,
+  useEffectEvent,
+  useMemo,
+  useRef,
+  useState,
+  type KeyboardEvent,
+  type MouseEvent,
+  type PointerEvent,
+} from "react";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import {
   ATTEMPT_OUTCOMES,
   buildTimeline,
   drawnMarks,
+  laneLayout,
   neighbourMark,
   OUTCOME_TEXT,
   offsetText,
   ticks,
+  panWindow,
   timeScale,
-  visibleLaneRange,
+  visibleLaneRangeOf,
+  zoomWindow,
   type Lane,
   type Mark,
   type ScaleKind,
@@ -18,14 +30,21 @@ import {
 } from "../../model/timeline.ts";
 import { composeSvg } from "../imageExport.ts";
 import { ImageExportButtons } from "../ImageExportButtons.tsx";
-import { Overview } from "./Overview.tsx";
+import { IN_FLIGHT_COLOUR, Overview } from "./Overview.tsx";
 import { RetryChart } from "./RetryChart.tsx";
 import { OUTCOME_COLOUR } from "./colours.ts";
 import "./timeline.css";
 
 const ROW = 56;
+/** A recipient's sub-lane under an unfolded lane. */
+const SUB = 24;
 const LABEL_W = 230;
+/** The fold button before a lane's label. */
+const FOLD_W = 22;
 const VIEWPORT_ROWS = 8;
+/** Lanes with several recipients start unfolded when there are at most this many lanes. */
+const UNFOLD_UP_TO = 8;
+type Window = readonly [number, number];
 
 /** The width of an element, kept up to date. */
 export function useWidth(fallback: number) {
@@ -57,6 +76,8 @@ export interface TimelineViewProps {
   readonly axisEndMs?: number;
   /** The heading's id (default `timeline-heading`): each of two stacked timelines needs its own. */
   readonly headingId?: string;
+  /** Show the sequence diagram of a time range (the visible window). */
+  readonly onRange?: (range: Window) => void;
 }
 
 /** The delivery timeline: overview, axis, one lane per delivery actor, the retry chart of the selected one. */
@@ -71,15 +92,17 @@ export function TimelineView({
   onMark,
   axisEndMs,
   headingId = "timeline-heading",
+  onRange,
 }: TimelineViewProps) {
   const timeline = useMemo(() => buildTimeline(events, startMs, labels), [events, startMs, labels]);
   const [kind, setKind] = useState<ScaleKind>("linear");
-  const [zoom, setZoom] = useState<readonly [number, number] | undefined>();
+  const [zoom, setZoom] = useState<Window | undefined>();
   const [boxRef, boxWidth] = useWidth(900);
   const plotWidth = Math.max(200, boxWidth - LABEL_W - 16);
   // Follows the playhead unless zoomed: the whole run so far, and the playhead at the right.
   const fullTo = Math.max(timeline.endMs, playheadMs, axisEndMs ?? startMs, startMs + 60_000);
-  const [fromMs, toMs] = zoom ?? [startMs, fullTo + (fullTo - startMs) * 0.04];
+  const full: Window = [startMs, fullTo + (fullTo - startMs) * 0.04];
+  const [fromMs, toMs] = zoom ?? full;
   const scale = useMemo(
     () => timeScale(kind, fromMs, toMs, plotWidth, startMs),
     [kind, fromMs, toMs, plotWidth, startMs],
@@ -108,7 +131,7 @@ export function TimelineView({
               composeSvg(panel.querySelector(".lanes-wrap") ?? panel, {
                 view: "timeline",
                 clip: panel.querySelector(".lanes-wrap") ?? panel,
-                texts: ".lane-label",
+                texts: ".lane-label, .sub-label",
                 title: `Delivery timeline · ${offsetText(fromMs, startMs).replace(/\.\d+$/, "")} – ${offsetText(toMs, startMs).replace(/\.\d+$/, "")}`,
               })
             }
@@ -117,6 +140,11 @@ export function TimelineView({
             {offsetText(fromMs, startMs).replace(/\.\d+$/, "")} – {offsetText(toMs, startMs).replace(/\.\d+$/, "")}
             {zoom ? " (zoomed)" : ""}
           </span>
+          {onRange && (
+            <button onClick={() => onRange([fromMs, toMs])} disabled={timeline.lanes.length === 0}>
+              Sequence of this window
+            </button>
+          )}
         </div>
       </div>
       {timeline.lanes.length === 0 ? (
@@ -142,6 +170,8 @@ export function TimelineView({
             onDelivery={onDelivery}
             selectedMark={selectedMark}
             onMark={onMark}
+            zoomed={zoom !== undefined}
+            full={full}
             onZoom={setZoom}
           />
           {lane && <RetryChart lane={lane} startMs={startMs} width={boxWidth} />}
@@ -174,6 +204,12 @@ function Legend() {
         </span>{" "}
         SMTP hand-off
       </li>
+      <li>
+        <svg width="16" height="10" aria-hidden="true">
+          <path d="M0,8 H6 V2 H16" fill="none" stroke={IN_FLIGHT_COLOUR} strokeWidth="1.5" />
+        </svg>
+        deliveries in flight (overview)
+      </li>
     </ul>
   );
 }
@@ -187,8 +223,14 @@ interface LanesProps {
   readonly onDelivery: (delivery: string | undefined) => void;
   readonly selectedMark: Mark | undefined;
   readonly onMark: (mark: Mark | undefined) => void;
-  readonly onZoom: (window: readonly [number, number] | undefined) => void;
+  /** The user zoomed or panned: a drag pans (Shift+drag still brushes). */
+  readonly zoomed: boolean;
+  /** The whole run: how far a pan can go. */
+  readonly full: Window;
+  readonly onZoom: (window: Window | undefined) => void;
 }
+
+type Drag = { mode: "brush"; from: number; to: number } | { mode: "pan"; x0: number; scale: TimeScale };
 
 function Lanes({
   timeline,
@@ -199,15 +241,26 @@ function Lanes({
   onDelivery,
   selectedMark,
   onMark,
+  zoomed,
+  full,
   onZoom,
 }: LanesProps) {
   const [scrollTop, setScrollTop] = useState(0);
   const [hover, setHover] = useState<{ mark: Mark; x: number; y: number } | undefined>();
-  const [brush, setBrush] = useState<{ from: number; to: number } | undefined>();
+  const [drag, setDrag] = useState<Drag | undefined>();
+  /** Lanes the user folded (false) or unfolded (true); the others as the default has them. */
+  const [folds, setFolds] = useState<ReadonlyMap<string, boolean>>(new Map());
   const scroller = useRef<HTMLDivElement>(null);
   const lanes = timeline.lanes;
-  const viewport = Math.min(lanes.length, VIEWPORT_ROWS) * ROW;
-  const { first, last } = visibleLaneRange(lanes.length, scrollTop, viewport, ROW);
+  const openByDefault = lanes.length <= UNFOLD_UP_TO;
+  const unfolded = useMemo(
+    () =>
+      new Set(lanes.filter((l) => folds.get(l.id) ?? (openByDefault && l.recipientLanes.length > 1)).map((l) => l.id)),
+    [lanes, folds, openByDefault],
+  );
+  const layout = useMemo(() => laneLayout(lanes, unfolded, ROW, SUB), [lanes, unfolded]);
+  const viewport = Math.min(layout.height, VIEWPORT_ROWS * ROW);
+  const { first, last } = visibleLaneRangeOf(layout, scrollTop, viewport);
   const shown = lanes.slice(first, last + 1);
   const axis = ticks(scale, startMs);
   // Each lane's marks (with the marks of no lane), once per timeline: a lane draws from its own.
@@ -229,6 +282,25 @@ function Lanes({
     return { byLane, global };
   }, [timeline.marks]);
 
+  /** A new window: none when it shows the whole run (the view follows the playhead again). */
+  const show = (w: Window | undefined) =>
+    onZoom(w === undefined || (w[0] <= full[0] && w[1] >= full[1]) ? undefined : w);
+  // Shift+wheel pans: a native listener, since React's wheel listeners cannot prevent the default.
+  const wheelPan = useEffectEvent((d: number) => show(panWindow(scale, -d, full[0], full[1])));
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const onWheel = (e: WheelEvent) => {
+      if (!e.shiftKey) return;
+      const d = e.deltaX || e.deltaY;
+      if (!d) return;
+      e.preventDefault();
+      wheelPan(d);
+    };
+    el.addEventListener("wheel", onWheel, { passive: false });
+    return () => el.removeEventListener("wheel", onWheel);
+  }, []);
+
   const select = (m: Mark) => {
     onMark(m);
     if (m.lane) onDelivery(m.lane);
@@ -239,13 +311,27 @@ function Lanes({
     select(m);
     const li = lanes.findIndex((l) => l.id === m.lane);
     const el = scroller.current;
-    if (el && li >= 0 && (li * ROW < el.scrollTop || (li + 1) * ROW > el.scrollTop + viewport)) el.scrollTop = li * ROW;
+    const top = layout.tops[li] ?? 0;
+    if (el && li >= 0 && (top < el.scrollTop || top + ROW > el.scrollTop + viewport)) el.scrollTop = top;
     requestAnimationFrame(() =>
       scroller.current?.querySelector<SVGGElement>(`[data-mark-id="${CSS.escape(m.id)}"]`)?.focus(),
     );
   };
 
   const onKey = (e: KeyboardEvent<HTMLDivElement>) => {
+    // Shift+←/→ pan by a tenth of the view, + and − zoom around its middle, 0 shows the whole run.
+    if (e.shiftKey && (e.key === "ArrowLeft" || e.key === "ArrowRight")) {
+      e.preventDefault();
+      e.stopPropagation();
+      show(panWindow(scale, (e.key === "ArrowLeft" ? 1 : -1) * scale.width * 0.1, full[0], full[1]));
+      return;
+    }
+    if (e.key === "+" || e.key === "=" || e.key === "-" || e.key === "0") {
+      e.preventDefault();
+      e.stopPropagation();
+      show(e.key === "0" ? undefined : zoomWindow(scale, e.key === "-" ? 2 : 0.5, scale.width / 2, full[0], full[1]));
+      return;
+    }
     const dir =
       e.key === "ArrowRight"
         ? "next"
@@ -271,6 +357,35 @@ function Lanes({
     // The plot is drawn 4 px in from the svg's left edge.
     return Math.min(scale.width, Math.max(0, e.clientX - rect.left - 4));
   };
+  const dragHandlers = {
+    onPointerDown: (e: PointerEvent<SVGSVGElement>) => {
+      if (e.button !== 0 || (e.target as Element).closest("[data-mark-id]")) return;
+      try {
+        e.currentTarget.setPointerCapture(e.pointerId);
+      } catch {
+        // a synthetic pointer (no capture): the drag still works while over the lane
+      }
+      if (zoomed && !e.shiftKey) setDrag({ mode: "pan", x0: e.clientX, scale });
+      else {
+        const x = plotX(e);
+        setDrag({ mode: "brush", from: x, to: x });
+      }
+    },
+    onPointerMove: (e: PointerEvent<SVGSVGElement>) => {
+      if (!drag) return;
+      if (drag.mode === "brush") setDrag({ ...drag, to: plotX(e) });
+      else show(panWindow(drag.scale, e.clientX - drag.x0, full[0], full[1]));
+    },
+    onPointerUp: () => {
+      if (drag?.mode === "brush" && Math.abs(drag.to - drag.from) > 6) {
+        const a = scale.timeAt(Math.min(drag.from, drag.to));
+        const b = scale.timeAt(Math.max(drag.from, drag.to));
+        onZoom([a, b]);
+      }
+      setDrag(undefined);
+    },
+    onDoubleClick: () => onZoom(undefined),
+  };
 
   return (
     <div className="lanes-wrap">
@@ -287,21 +402,23 @@ function Lanes({
         </g>
       </svg>
       <div
-        className="lanes"
+        className={`lanes${zoomed ? " pannable" : ""}${drag?.mode === "pan" ? " panning" : ""}`}
         ref={scroller}
         style={{ height: viewport }}
         onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}
         onKeyDown={onKey}
         role="group"
-        aria-label="Delivery lanes: arrow keys move between marks, Enter selects"
+        aria-label="Delivery lanes: arrow keys move between marks, Enter selects, Shift+arrows pan, + and − zoom, 0 resets"
       >
-        <div style={{ height: lanes.length * ROW, position: "relative" }}>
+        <div style={{ height: layout.height, position: "relative" }}>
           {shown.map((lane, i) => (
             <LaneRow
               key={lane.id}
               lane={lane}
               laneMarks={byLane.get(lane.id) ?? global}
-              top={(first + i) * ROW}
+              top={layout.tops[first + i] ?? 0}
+              unfolded={unfolded.has(lane.id)}
+              onFold={() => setFolds(new Map(folds).set(lane.id, !unfolded.has(lane.id)))}
               timeline={timeline}
               scale={scale}
               startMs={startMs}
@@ -311,27 +428,8 @@ function Lanes({
               onLane={() => onDelivery(delivery === lane.id ? undefined : lane.id)}
               onMark={select}
               onHover={setHover}
-              brush={brush}
-              onBrushStart={(e) => {
-                if (e.button !== 0 || (e.target as Element).closest("[data-mark-id]")) return;
-                const x = plotX(e);
-                try {
-                  (e.currentTarget as Element).setPointerCapture(e.pointerId);
-                } catch {
-                  // a synthetic pointer (no capture): the brush still works while over the lane
-                }
-                setBrush({ from: x, to: x });
-              }}
-              onBrushMove={(e) => brush && setBrush({ ...brush, to: plotX(e) })}
-              onBrushEnd={() => {
-                if (brush && Math.abs(brush.to - brush.from) > 6) {
-                  const a = scale.timeAt(Math.min(brush.from, brush.to));
-                  const b = scale.timeAt(Math.max(brush.from, brush.to));
-                  onZoom([a, b]);
-                }
-                setBrush(undefined);
-              }}
-              onReset={() => onZoom(undefined)}
+              brush={drag?.mode === "brush" ? drag : undefined}
+              drag={dragHandlers}
             />
           ))}
         </div>
@@ -342,10 +440,19 @@ function Lanes({
         </div>
       )}
       <p className="muted hint">
-        Drag across a lane to zoom, double-click to reset; click a mark for its exchange; arrow keys move between marks.
+        Drag across a lane to zoom; once zoomed, drag (or Shift+wheel, Shift+←/→) to pan and Shift+drag to zoom again;
+        double-click or 0 resets. Click a mark for its exchange; arrow keys move between marks; ▸ unfolds a lane's
+        recipients.
       </p>
     </div>
   );
+}
+
+interface DragHandlers {
+  readonly onPointerDown: (e: PointerEvent<SVGSVGElement>) => void;
+  readonly onPointerMove: (e: PointerEvent<SVGSVGElement>) => void;
+  readonly onPointerUp: () => void;
+  readonly onDoubleClick: () => void;
 }
 
 interface LaneRowProps {
@@ -353,6 +460,8 @@ interface LaneRowProps {
   /** The lane's marks and those of no lane (DNS changes), by time. */
   readonly laneMarks: readonly Mark[];
   readonly top: number;
+  readonly unfolded: boolean;
+  readonly onFold: () => void;
   readonly timeline: Timeline;
   readonly scale: TimeScale;
   readonly startMs: number;
@@ -363,18 +472,32 @@ interface LaneRowProps {
   readonly onMark: (m: Mark) => void;
   readonly onHover: (h: { mark: Mark; x: number; y: number } | undefined) => void;
   readonly brush: { from: number; to: number } | undefined;
-  readonly onBrushStart: (e: PointerEvent<SVGSVGElement>) => void;
-  readonly onBrushMove: (e: PointerEvent<SVGSVGElement>) => void;
-  readonly onBrushEnd: () => void;
-  readonly onReset: () => void;
+  readonly drag: DragHandlers;
 }
 
 const clampX = (x: number, w: number) => Math.min(w + 4, Math.max(-4, x));
+
+/** An attempt's number under its mark: centred, or kept inside the plot at its edges. */
+const numberAt = (x: number, w: number) =>
+  x < 8
+    ? ({ x: -4, textAnchor: "start" } as const)
+    : x > w - 8
+      ? ({ x: 4, textAnchor: "end" } as const)
+      : ({ x: 0, textAnchor: "middle" } as const);
+
+const RECIPIENT_OUTCOME_TEXT: Readonly<Record<string, string>> = {
+  accepted: "accepted",
+  rejected: "rejected",
+  smtp: "SMTP",
+  bounced: "bounced",
+};
 
 function LaneRow({
   lane,
   laneMarks,
   top,
+  unfolded,
+  onFold,
   timeline,
   scale,
   startMs,
@@ -385,10 +508,7 @@ function LaneRow({
   onMark,
   onHover,
   brush,
-  onBrushStart,
-  onBrushMove,
-  onBrushEnd,
-  onReset,
+  drag,
 }: LaneRowProps) {
   const w = scale.width;
   const mid = ROW / 2;
@@ -422,195 +542,297 @@ function LaneRow({
     }
     return ids;
   }, [drawn]);
+  const attemptXs = useMemo(() => drawn.filter((d) => d.mark.kind === "attempt").map((d) => d.x), [drawn]);
   /** Text beside a mark: to its right, or to its left near the plot's right edge. */
   const side = (x: number, gap: number) =>
     x > w - 90 ? ({ x: -gap, textAnchor: "end" } as const) : ({ x: gap, textAnchor: "start" } as const);
+  const subs = unfolded ? lane.recipientLanes : [];
   return (
     <div
       className={`lane${selected ? " selected" : ""}${lane.kind === "dsn" ? " dsn" : ""}`}
-      style={{ top, height: ROW }}
+      style={{ top, height: ROW + subs.length * SUB }}
       data-lane={lane.id}
     >
-      <button
-        className="lane-label"
-        style={{ width: LABEL_W - 8 }}
-        aria-pressed={selected}
-        onClick={onLane}
-        title={lane.recipients.join(", ")}
-      >
-        {lane.kind === "dsn" && <span aria-hidden="true">↳ </span>}
-        {lane.label}
-      </button>
-      <svg
-        width={w + 8}
-        height={ROW}
-        className="lane-plot"
-        onPointerDown={onBrushStart}
-        onPointerMove={onBrushMove}
-        onPointerUp={onBrushEnd}
-        onDoubleClick={onReset}
-        aria-label={`${lane.label}: ${lane.recipients.join(", ")}`}
-        role="group"
-      >
-        <g transform="translate(4,0)">
-          {bands.map((b) => {
-            const x1 = clampX(scale.x(b.fromMs), w);
-            const x2 = clampX(scale.x(b.untilMs ?? scale.toMs), w);
-            if (x2 <= 0 || x1 >= w) return null;
-            return (
-              <rect
-                key={`${b.kind}${b.label}${b.fromMs}`}
-                className={`band ${b.kind}`}
-                data-band={b.kind}
-                data-from-ms={b.fromMs - startMs}
-                data-until-ms={b.untilMs === undefined ? "" : b.untilMs - startMs}
-                data-x1={x1.toFixed(1)}
-                data-x2={x2.toFixed(1)}
-                x={x1}
-                width={Math.max(1, x2 - x1)}
-                y={b.kind === "fault" ? ROW - 5 : 3}
-                height={b.kind === "fault" ? 4 : ROW - 9}
-              >
-                <title>{`${b.label}: ${offsetText(b.fromMs, startMs)} – ${b.untilMs === undefined ? "never ends" : offsetText(b.untilMs, startMs)}`}</title>
-              </rect>
-            );
-          })}
-          <line x1={0} x2={w} y1={mid} y2={mid} className="lane-axis" />
-          {connectors.map((c) => {
-            const x1 = clampX(scale.x(c.fromMs), w);
-            const x2 = clampX(scale.x(c.toMs), w);
-            if (x2 - x1 < 3) return null;
-            return (
-              <path
-                key={c.retry}
-                className={`connector ${c.decidedBy}`}
-                d={`M${x1},${mid - 8} Q${(x1 + x2) / 2},${mid - 20} ${x2},${mid - 8}`}
+      <div className="lane-row" style={{ height: ROW }}>
+        <button
+          className="fold"
+          aria-expanded={unfolded}
+          aria-label={`Recipients of ${lane.label}`}
+          title={unfolded ? "Fold the recipients" : "Unfold the recipients"}
+          onClick={onFold}
+          disabled={lane.recipientLanes.length === 0}
+        >
+          <span aria-hidden="true">{unfolded ? "▾" : "▸"}</span>
+        </button>
+        <button
+          className="lane-label"
+          style={{ width: LABEL_W - 8 - FOLD_W }}
+          aria-pressed={selected}
+          onClick={onLane}
+          title={lane.recipients.join(", ")}
+        >
+          {lane.kind === "dsn" && <span aria-hidden="true">↳ </span>}
+          {lane.label}
+        </button>
+        <svg
+          width={w + 8}
+          height={ROW}
+          className="lane-plot"
+          {...drag}
+          aria-label={`${lane.label}: ${lane.recipients.join(", ")}`}
+          role="group"
+        >
+          <g transform="translate(4,0)">
+            {bands.map((b) => {
+              const x1 = clampX(scale.x(b.fromMs), w);
+              const x2 = clampX(scale.x(b.untilMs ?? scale.toMs), w);
+              if (x2 <= 0 || x1 >= w) return null;
+              return (
+                <rect
+                  key={`${b.kind}${b.label}${b.fromMs}`}
+                  className={`band ${b.kind}`}
+                  data-band={b.kind}
+                  data-from-ms={b.fromMs - startMs}
+                  data-until-ms={b.untilMs === undefined ? "" : b.untilMs - startMs}
+                  data-x1={x1.toFixed(1)}
+                  data-x2={x2.toFixed(1)}
+                  x={x1}
+                  width={Math.max(1, x2 - x1)}
+                  y={b.kind === "fault" ? ROW - 5 : 3}
+                  height={b.kind === "fault" ? 4 : ROW - 9}
+                >
+                  <title>{`${b.label}: ${offsetText(b.fromMs, startMs)} – ${b.untilMs === undefined ? "never ends" : offsetText(b.untilMs, startMs)}`}</title>
+                </rect>
+              );
+            })}
+            <line x1={0} x2={w} y1={mid} y2={mid} className="lane-axis" />
+            {connectors.map((c) => {
+              const x1 = clampX(scale.x(c.fromMs), w);
+              const x2 = clampX(scale.x(c.toMs), w);
+              if (x2 - x1 < 3) return null;
+              return (
+                <path
+                  key={c.retry}
+                  className={`connector ${c.decidedBy}`}
+                  d={`M${x1},${mid - 8} Q${(x1 + x2) / 2},${mid - 20} ${x2},${mid - 8}`}
+                />
+              );
+            })}
+            {giveUp !== undefined && giveUp >= scale.fromMs && giveUp <= scale.toMs && (
+              <g data-kind="give-up" data-time-ms={giveUp - startMs}>
+                <line x1={scale.x(giveUp)} x2={scale.x(giveUp)} y1={2} y2={ROW - 2} className="give-up" />
+                {!timeline.marks.some((m) => m.kind === "bounce" && m.lane === lane.id) && (
+                  <text x={scale.x(giveUp) - 4} y={11} textAnchor="end" className="mark-label">
+                    give-up
+                  </text>
+                )}
+              </g>
+            )}
+            {playheadMs >= scale.fromMs && playheadMs <= scale.toMs && (
+              <line
+                x1={scale.x(playheadMs)}
+                x2={scale.x(playheadMs)}
+                y1={0}
+                y2={ROW}
+                className="playhead"
+                data-testid="playhead"
+                data-x={scale.x(playheadMs).toFixed(1)}
               />
-            );
-          })}
-          {giveUp !== undefined && giveUp >= scale.fromMs && giveUp <= scale.toMs && (
-            <g data-kind="give-up" data-time-ms={giveUp - startMs}>
-              <line x1={scale.x(giveUp)} x2={scale.x(giveUp)} y1={2} y2={ROW - 2} className="give-up" />
-              {!timeline.marks.some((m) => m.kind === "bounce" && m.lane === lane.id) && (
-                <text x={scale.x(giveUp) - 4} y={11} textAnchor="end" className="mark-label">
-                  give-up
-                </text>
-              )}
-            </g>
-          )}
-          {playheadMs >= scale.fromMs && playheadMs <= scale.toMs && (
-            <line
-              x1={scale.x(playheadMs)}
-              x2={scale.x(playheadMs)}
-              y1={0}
-              y2={ROW}
-              className="playhead"
-              data-testid="playhead"
-            />
-          )}
-          {drawn.map(({ mark: m, x, count }) => {
-            const isSel = selectedMark?.id === m.id;
-            const showLabel = labelled.has(m.id);
-            const common = {
-              "data-mark-id": m.id,
-              "data-kind": m.kind,
-              "data-time-ms": m.timeMs - startMs,
-              "data-x": x.toFixed(2),
-              "data-seq": m.seq,
-              "data-count": count,
-              tabIndex: isSel || (!selectedMark && m === drawn[0]?.mark) ? 0 : -1,
-              role: "button",
-              "aria-label": count > 1 ? `${m.summary} (and ${count - 1} more here)` : m.summary,
-              "aria-pressed": isSel,
-              className: `mark ${m.kind}${isSel ? " selected" : ""}`,
-              onClick: (e: MouseEvent) => {
-                e.stopPropagation();
-                onMark(m);
-              },
-              onKeyDown: (e: KeyboardEvent) => {
-                if (e.key === "Enter" || e.key === " ") {
-                  e.preventDefault();
+            )}
+            {drawn.map(({ mark: m, x, count }) => {
+              const isSel = selectedMark?.id === m.id;
+              const showLabel = labelled.has(m.id);
+              const common = {
+                "data-mark-id": m.id,
+                "data-kind": m.kind,
+                "data-time-ms": m.timeMs - startMs,
+                "data-x": x.toFixed(2),
+                "data-seq": m.seq,
+                "data-count": count,
+                tabIndex: isSel || (!selectedMark && m === drawn[0]?.mark) ? 0 : -1,
+                role: "button",
+                "aria-label": count > 1 ? `${m.summary} (and ${count - 1} more here)` : m.summary,
+                "aria-pressed": isSel,
+                className: `mark ${m.kind}${isSel ? " selected" : ""}`,
+                onClick: (e: MouseEvent) => {
                   e.stopPropagation();
                   onMark(m);
-                }
-              },
-              onPointerEnter: (e: PointerEvent) => {
-                const box = (e.currentTarget as Element).closest(".lanes-wrap")?.getBoundingClientRect();
-                onHover({ mark: m, x: e.clientX - (box?.left ?? 0) + 12, y: e.clientY - (box?.top ?? 0) + 12 });
-              },
-              onPointerLeave: () => onHover(undefined),
-            };
-            if (m.kind === "attempt")
-              return (
-                <g
-                  key={m.id}
-                  {...common}
-                  data-attempt={m.attempt}
-                  data-outcome={m.outcome}
-                  transform={`translate(${x},${mid})`}
-                >
-                  <circle r={isSel ? 7 : 5.5} fill={OUTCOME_COLOUR[m.outcome ?? ""] ?? "gray"} />
-                  {showLabel && (
-                    <text y={18} textAnchor="middle" className="mark-label">
-                      {count > 1 ? `${m.label}+` : m.label}
+                },
+                onKeyDown: (e: KeyboardEvent) => {
+                  if (e.key === "Enter" || e.key === " ") {
+                    e.preventDefault();
+                    e.stopPropagation();
+                    onMark(m);
+                  }
+                },
+                onPointerEnter: (e: PointerEvent) => {
+                  const box = (e.currentTarget as Element).closest(".lanes-wrap")?.getBoundingClientRect();
+                  onHover({ mark: m, x: e.clientX - (box?.left ?? 0) + 12, y: e.clientY - (box?.top ?? 0) + 12 });
+                },
+                onPointerLeave: () => onHover(undefined),
+              };
+              if (m.kind === "attempt")
+                return (
+                  <g
+                    key={m.id}
+                    {...common}
+                    data-attempt={m.attempt}
+                    data-outcome={m.outcome}
+                    transform={`translate(${x},${mid})`}
+                  >
+                    <circle r={isSel ? 7 : 5.5} fill={OUTCOME_COLOUR[m.outcome ?? ""] ?? "gray"} />
+                    {showLabel && (
+                      <text y={18} {...numberAt(x, w)} className="mark-label" data-testid="attempt-number">
+                        {count > 1 ? `${m.label}+` : m.label}
+                      </text>
+                    )}
+                  </g>
+                );
+              if (m.kind === "handoff")
+                return (
+                  <g key={m.id} {...common} data-outcome="smtp" transform={`translate(${x},${mid})`}>
+                    <path d="M0,-8 L8,0 L0,8 L-8,0 Z" className="handoff-shape" />
+                    <text {...side(x, 10)} y={-12} className="mark-label">
+                      {m.label}
                     </text>
-                  )}
-                </g>
-              );
-            if (m.kind === "handoff")
+                  </g>
+                );
+              if (m.kind === "bounce")
+                return (
+                  <g key={m.id} {...common} data-outcome="bounced" transform={`translate(${x},${mid})`}>
+                    <path d="M-6,-6 L6,6 M6,-6 L-6,6" className="bounce-shape" />
+                    <text {...side(x, 10)} y={-12} className="mark-label">
+                      bounced
+                    </text>
+                  </g>
+                );
+              if (m.kind === "dsn")
+                return (
+                  <g key={m.id} {...common} transform={`translate(${x},${mid + 17})`}>
+                    <rect x={-7} y={-4} width={14} height={9} rx={2} className="dsn-shape" />
+                    <text {...side(x, 10)} y={4} className="mark-label">
+                      DSN
+                    </text>
+                  </g>
+                );
+              if (m.kind === "dns")
+                return (
+                  <g key={m.id} {...common} transform={`translate(${x},0)`}>
+                    <line y1={2} y2={ROW - 2} className="dns-line" />
+                    <text x={3} y={10} className="mark-label">
+                      DNS
+                    </text>
+                  </g>
+                );
               return (
-                <g key={m.id} {...common} data-outcome="smtp" transform={`translate(${x},${mid})`}>
-                  <path d="M0,-8 L8,0 L0,8 L-8,0 Z" className="handoff-shape" />
-                  <text {...side(x, 10)} y={-12} className="mark-label">
+                <g key={m.id} {...common} transform={`translate(${x},${mid - 12})`}>
+                  <path d="M-5,-4 L5,-4 L0,4 Z" className="receiver-shape" />
+                  <text {...side(x, 7)} y={3} className="mark-label">
                     {m.label}
                   </text>
                 </g>
               );
-            if (m.kind === "bounce")
-              return (
-                <g key={m.id} {...common} data-outcome="bounced" transform={`translate(${x},${mid})`}>
-                  <path d="M-6,-6 L6,6 M6,-6 L-6,6" className="bounce-shape" />
-                  <text {...side(x, 10)} y={-12} className="mark-label">
-                    bounced
-                  </text>
-                </g>
-              );
-            if (m.kind === "dsn")
-              return (
-                <g key={m.id} {...common} transform={`translate(${x},${mid + 17})`}>
-                  <rect x={-7} y={-4} width={14} height={9} rx={2} className="dsn-shape" />
-                  <text {...side(x, 10)} y={4} className="mark-label">
-                    DSN
-                  </text>
-                </g>
-              );
-            if (m.kind === "dns")
-              return (
-                <g key={m.id} {...common} transform={`translate(${x},0)`}>
-                  <line y1={2} y2={ROW - 2} className="dns-line" />
-                  <text x={3} y={10} className="mark-label">
-                    DNS
-                  </text>
-                </g>
-              );
+            })}
+            {brush && (
+              <rect
+                className="brush"
+                x={Math.min(brush.from, brush.to)}
+                width={Math.abs(brush.to - brush.from)}
+                y={0}
+                height={ROW}
+              />
+            )}
+          </g>
+        </svg>
+      </div>
+      {subs.map((r) => (
+        <RecipientRow
+          key={r.recipient}
+          recipient={r}
+          scale={scale}
+          startMs={startMs}
+          attemptXs={attemptXs}
+          drag={drag}
+        />
+      ))}
+    </div>
+  );
+}
+
+interface RecipientRowProps {
+  readonly recipient: Lane["recipientLanes"][number];
+  readonly scale: TimeScale;
+  readonly startMs: number;
+  /** Where the lane's attempts are drawn: a faint tick on each sub-lane links a result to its attempt. */
+  readonly attemptXs: readonly number[];
+  readonly drag: DragHandlers;
+}
+
+/** One recipient's sub-lane: its result at each attempt that answered it, and how it ended. */
+function RecipientRow({ recipient: r, scale, startMs, attemptXs, drag }: RecipientRowProps) {
+  const w = scale.width;
+  const mid = SUB / 2;
+  const outcome = r.outcome;
+  const word = outcome ? (RECIPIENT_OUTCOME_TEXT[outcome.outcome] ?? outcome.outcome) : "pending";
+  const results = r.results.filter((x) => x.timeMs >= scale.fromMs && x.timeMs <= scale.toMs);
+  const summary = [
+    ...r.results.map(
+      (x) =>
+        `attempt ${x.attempt} at ${offsetText(x.timeMs, startMs)}: ${x.status}${x.problem ? ` (${x.problem})` : ""}${x.rule ? ` [${x.rule}]` : ""}`,
+    ),
+    outcome
+      ? `${word} at ${offsetText(outcome.timeMs, startMs)}${outcome.rule ? ` [${outcome.rule}]` : ""}`
+      : "no outcome yet",
+  ].join("; ");
+  return (
+    <div
+      className="sub-lane"
+      style={{ height: SUB }}
+      data-recipient={r.recipient}
+      data-outcome={outcome?.outcome ?? ""}
+    >
+      <span className="sub-label" style={{ width: LABEL_W - 8 }} title={summary}>
+        <span className="sub-address">{r.recipient}</span>{" "}
+        <span className={`sub-outcome ${outcome?.outcome ?? "pending"}`}>{word}</span>
+      </span>
+      <svg
+        width={w + 8}
+        height={SUB}
+        className="sub-plot"
+        {...drag}
+        role="group"
+        aria-label={`${r.recipient}: ${summary}`}
+      >
+        <g transform="translate(4,0)">
+          <line x1={0} x2={w} y1={mid} y2={mid} className="sub-axis" />
+          {attemptXs.map((x, i) => (
+            <line key={i} x1={x} x2={x} y1={3} y2={SUB - 3} className="attempt-tick" />
+          ))}
+          {results.map((x, i) => {
+            const px = scale.x(x.timeMs);
+            const next = results[i + 1];
+            const text = `${x.status}${x.problem ? ` (${x.problem})` : ""}`;
+            const room = (next ? scale.x(next.timeMs) : w + 4) - px;
             return (
-              <g key={m.id} {...common} transform={`translate(${x},${mid - 12})`}>
-                <path d="M-5,-4 L5,-4 L0,4 Z" className="receiver-shape" />
-                <text {...side(x, 7)} y={3} className="mark-label">
-                  {m.label}
-                </text>
+              <g
+                key={x.seq}
+                data-kind="recipient-result"
+                data-attempt={x.attempt}
+                data-status={x.status}
+                data-time-ms={x.timeMs - startMs}
+                data-x={px.toFixed(2)}
+                transform={`translate(${px},${mid})`}
+              >
+                <title>{`${r.recipient}: attempt ${x.attempt} ${text}${x.rule ? ` [${x.rule}]` : ""}`}</title>
+                <rect x={-4} y={-4} width={8} height={8} rx={1} fill={OUTCOME_COLOUR[x.status] ?? "gray"} />
+                {room > text.length * 6 + 12 && (
+                  <text x={7} y={4} className="mark-label">
+                    {text}
+                  </text>
+                )}
               </g>
             );
           })}
-          {brush && (
-            <rect
-              className="brush"
-              x={Math.min(brush.from, brush.to)}
-              width={Math.abs(brush.to - brush.from)}
-              y={0}
-              height={ROW}
-            />
-          )}
         </g>
       </svg>
     </div>
