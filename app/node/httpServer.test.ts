@@ -458,6 +458,17 @@ describe("Certificate (AUTH-8)", () => {
     );
     await expect(loadOrCreateCertificate({ certFile })).rejects.toThrow(/--cert and --key go together/);
   });
+
+  it("issue 16: an endless --cert or --key (/dev/zero) is refused at its limit, not read to the end", async () => {
+    const certFile = join(dir, "given-cert.pem");
+    await writeFile(certFile, tls.cert);
+    await expect(loadOrCreateCertificate({ certFile: "/dev/zero", keyFile: certFile })).rejects.toThrow(
+      "/dev/zero: larger than 1048576 bytes (the limit for certificates)",
+    );
+    await expect(loadOrCreateCertificate({ certFile, keyFile: "/dev/zero" })).rejects.toThrow(
+      "/dev/zero: larger than 65536 bytes (the limit for keys)",
+    );
+  });
 });
 
 describe("Slow and many clients (issue 16: limits on what an unauthenticated client can hold)", () => {

@@ -16,7 +16,8 @@
  * connections, and only after a grace period cut whatever is left.
  */
 import { X509Certificate } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
+import { FileTooLargeError, readBoundedText } from "./boundedRead.ts";
 import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
@@ -806,7 +807,10 @@ export async function loadOrCreateCertificate(options: CertificateOptions): Prom
   const keyFile = join(dir, "key.pem");
   const names = certificateNames(options.hostnames ?? []);
   try {
-    const [cert, key] = await Promise.all([readFile(certFile, "utf8"), readFile(keyFile, "utf8")]);
+    const [cert, key] = await Promise.all([
+      readBoundedText(certFile, "certificates"),
+      readBoundedText(keyFile, "keys"),
+    ]);
     const x509 = new X509Certificate(cert);
     const have = new Set(altNamesOf(cert, certFile));
     const fresh = Date.parse(x509.validTo) > Date.now() + 24 * 3600 * 1000;
@@ -877,8 +881,10 @@ function normalizeIp(ip: string): string {
 async function readPem(file: string, label: string): Promise<string> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    // A private key is a few hundred bytes, a certificate chain a few kB: read no more than their limits.
+    text = await readBoundedText(file, label === "CERTIFICATE" ? "certificates" : "keys");
   } catch (error) {
+    if (error instanceof FileTooLargeError) throw error;
     throw new Error(`${file}: cannot be read (${messageOf(error)})`, { cause: error });
   }
   if (!new RegExp(`-----BEGIN [A-Z ]*${label}-----`).test(text)) {
