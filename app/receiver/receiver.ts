@@ -434,11 +434,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       // Not yet authenticated, a large body is not held in memory when the spool can give it back and
       // its digest is hashed as it arrives (sha-256 alone): the spool holds all but its first bytes until
       // the digest matches; a body whose digest does not match is never read back (issue 16).
-      const holding =
-        hashing !== undefined &&
-        !claimedDigests.has("sha-512") &&
-        mailStore.spool !== undefined &&
-        (declared === undefined || declared >= SPOOL_MIN_BYTES);
+      const holding = hashing !== undefined && !claimedDigests.has("sha-512") && mailStore.spool !== undefined;
       spooler =
         large && mailStore.spool !== undefined && (declared !== undefined || holding)
           ? spoolerFor(contentType, mailStore.spool.bind(mailStore), holding)
