@@ -114,6 +114,13 @@ export interface MailSpool {
   finish(size: number): Promise<void>;
   /** Stores the finished message for one mailbox, as `deliver` would have. Rejects when storage failed. */
   deliver(mailbox: string, meta: { readonly deliveryId: string; readonly receivedAtMs: number }): Promise<void>;
+  /**
+   * Optional: reads back, into `target`, the bytes written at `[0, target.length)`, once the writes
+   * queued before it are done; rejects when storage failed or fewer were written. Before `finish`. With
+   * it, the receiver keeps a large body in the spool, not in memory, until its digest is checked
+   * (issue 16), and reads it back only once it is authenticated.
+   */
+  read?(target: Uint8Array): Promise<void>;
   /** Lets the spooled bytes go (after the last `deliver`, or when the message is not stored). Never throws; may be called again. */
   close(): void;
 }

@@ -413,6 +413,24 @@ describe("createEmlStore: spool (a large message written while it arrives)", () 
     await expect(spool.finish(100)).rejects.toThrow("fewer than");
     spool.close();
   });
+
+  it("issue 16: read gives back the bytes written, once the writes queued before it are done; fewer bytes than asked for → rejects", async () => {
+    const store = createEmlStore(root, { fsync: false });
+    const spool = store.spool();
+    const bytes = new Uint8Array(randomBytes(3 * 1024 * 1024 + 11));
+    writeBackwards(spool, bytes, 256 * 1024);
+    const back = new Uint8Array(bytes.length);
+    await spool.read?.(back);
+    expect(Buffer.compare(back, bytes)).toBe(0);
+    await expect(spool.read?.(new Uint8Array(bytes.length + 1))).rejects.toThrow("fewer than");
+    // Still a spool like any other: finished and stored after being read.
+    await spool.finish(bytes.length);
+    await spool.deliver("bob@example.net", { deliveryId: "read-back", receivedAtMs: 0 });
+    spool.close();
+    const [file] = await store.list("bob@example.net");
+    expect(Buffer.compare(await readFile(file ?? ""), bytes)).toBe(0);
+    await vi.waitFor(async () => expect(await namesIn(spoolDir())).toEqual([]));
+  });
 });
 
 describe("holds (issue 16: whether a delivery cut off by a crash stored its message)", () => {

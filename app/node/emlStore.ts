@@ -33,6 +33,7 @@ import {
   linkSync,
   mkdirSync,
   openSync,
+  read as readFrom,
   renameSync,
   statSync,
   unlinkSync,
@@ -110,6 +111,8 @@ const WRITE_CHUNK = 1024 * 1024;
 const SPOOL_SYNC_BYTES = 8 * 1024 * 1024;
 /** A new temporary file: write only, created here, failing if the (random) name is somehow taken. */
 const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+/** The spool's file: as {@link CREATE_NEW}, and read back too (a body kept there before it is authenticated). */
+const CREATE_NEW_READABLE = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL;
 /** `usage` stats this many files of a folder being counted, then lets the event loop run. */
 const COUNT_SLICE = 256;
 
@@ -470,11 +473,11 @@ export function createEmlStore(root: string, options: EmlStoreOptions = {}): Eml
     const open = (): number => {
       if (fd !== undefined) return fd;
       try {
-        fd = openSync(path, CREATE_NEW, 0o600);
+        fd = openSync(path, CREATE_NEW_READABLE, 0o600);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
         mkdirSync(folder, { recursive: true });
-        fd = openSync(path, CREATE_NEW, 0o600);
+        fd = openSync(path, CREATE_NEW_READABLE, 0o600);
       }
       return fd;
     };
@@ -515,6 +518,25 @@ export function createEmlStore(root: string, options: EmlStoreOptions = {}): Eml
           writeAt(open(), bytes, position);
         } catch (error) {
           fail(error);
+        }
+      },
+
+      async read(target) {
+        if (closed || finished) throw new Error("the spool is closed or already finished");
+        await untilIdle();
+        if (failure !== undefined) throw failure;
+        if (target.byteLength === 0) return;
+        const file = open();
+        let done = 0;
+        while (done < target.byteLength) {
+          const n = await new Promise<number>((resolve, reject) => {
+            readFrom(file, target, done, target.byteLength - done, done, (error, bytesRead) => {
+              if (error !== null) reject(error);
+              else resolve(bytesRead);
+            });
+          });
+          if (n === 0) throw new Error(`the spool holds fewer than the ${target.byteLength} bytes asked for`);
+          done += n;
         }
       },
 

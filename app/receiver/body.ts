@@ -28,6 +28,12 @@ export interface ReadBodyOptions {
    * too large, past the point it did.
    */
   readonly onBytes?: (bytes: Uint8Array, offset: number) => void;
+  /**
+   * False: the bytes are only handed to `onBytes` (each chunk as it came),
+   * not kept; the body handed back is empty (issue 16: a large body not yet
+   * authenticated goes to a spool, not to memory). Default true.
+   */
+  readonly keep?: boolean;
 }
 
 /** The smallest buffer a body of several chunks starts with when its length is not known. */
@@ -76,6 +82,10 @@ export async function readBodyWithLimit(
         return { kind: "too-large", bytesRead: total };
       }
       if (value.length === 0) continue;
+      if (options.keep === false) {
+        options.onBytes?.(value, at);
+        continue;
+      }
       if (buffer === undefined && first === undefined) {
         first = value;
         options.onBytes?.(value, at);

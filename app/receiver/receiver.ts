@@ -381,7 +381,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         );
       }
     }
-    let spooler: BodySpooler | undefined;
+    let spooler: ReturnType<typeof spoolerFor>;
     let reading = false;
     try {
       // digest and signature (401; a DNS failure of the key lookup is 503), in two steps (issue 16). The
@@ -427,21 +427,32 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       reading = true;
       // A large body is written to the store as it arrives (when the store can), so the disk keeps pace
       // with the network; used only if the parsed message turns out to be exactly the spooled bytes.
-      // Likewise hashed as it arrives, when the crypto in use can hash in pieces.
-      const large = declared !== undefined && declared >= SPOOL_MIN_BYTES;
-      spooler =
-        large && mailStore.spool !== undefined ? spoolerFor(contentType, mailStore.spool.bind(mailStore)) : undefined;
+      // Likewise hashed as it arrives, when the crypto in use can hash in pieces. A body of unknown
+      // length (chunked) counts as large.
+      const large = declared === undefined || declared >= SPOOL_MIN_BYTES;
       const hashing = large ? startSha256() : undefined;
+      // Not yet authenticated, a large body is not held in memory when the spool can give it back and
+      // its digest is hashed as it arrives (sha-256 alone): the spool holds all but its first bytes until
+      // the digest matches; a body whose digest does not match is never read back (issue 16).
+      const holding = hashing !== undefined && !claimedDigests.has("sha-512") && mailStore.spool !== undefined;
+      spooler =
+        large && mailStore.spool !== undefined && (declared !== undefined || holding)
+          ? spoolerFor(contentType, mailStore.spool.bind(mailStore), holding)
+          : undefined;
+      const holdsBody = spooler?.holdsBody === true;
+      let received = 0;
       const onBytes =
         spooler === undefined && hashing === undefined
           ? undefined
           : (bytes: Uint8Array, offset: number): void => {
+              received = offset + bytes.length;
               hashing?.update(bytes);
               spooler?.onBytes(bytes, offset);
             };
       const read = await readBodyWithLimit(request.body, maxSize, {
         ...(declared !== undefined && { expectedLength: declared }),
         ...(onBytes !== undefined && { onBytes }),
+        ...(holdsBody && { keep: false }),
       });
       if (read.kind === "too-large") {
         return problemAnswer(
@@ -451,7 +462,8 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         );
       }
       if (read.kind === "error") return problemAnswer("invalid_request", 400, read.detail);
-      const body = read.body;
+      /** The body in memory; while it is held in the spool, empty until its digest matches. */
+      let body = read.body;
 
       // The body is hashed once: its SHA-256 serves the digest check and the idempotency record alike.
       let sha256: Promise<Uint8Array> | undefined;
@@ -463,11 +475,22 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       unauthenticatedBodies -= 1;
       reading = false;
       if (!digest.ok) {
+        // A body held in the spool is let go unread (the spool file is removed in `finally`).
         return problemAnswer(
           "invalid_signature",
           401,
           `digest: ${digest.violation.message} [${digest.violation.rule}]`,
         );
+      }
+      if (holdsBody && spooler !== undefined) {
+        // Authenticated: read back once, into one buffer; the spool then stores the message, as for any large one.
+        try {
+          body = await spooler.body(received);
+        } catch (error) {
+          return problemAnswer("temporary_failure", 503, `the body's spool failed: ${describe(error)}`, {
+            retryAfterS: cfg.retryAfterS,
+          });
+        }
       }
       const signingDomain = verdict.signingDomain;
       const key = wellFormedKey ?? "";
@@ -934,10 +957,20 @@ type SpooledStore = (
   meta: { readonly deliveryId: string; readonly receivedAtMs: number },
 ) => Promise<boolean>;
 
-/** A spooler for a body of `contentType` (already checked by the header step), or none when its boundary cannot be read. */
-function spoolerFor(contentType: string, spool: () => MailSpool): BodySpooler | undefined {
+/**
+ * A spooler for a body of `contentType` (already checked by the header step), or none when its boundary
+ * cannot be read. With `holding`, it holds the body (not its reader) when the store's spool can be read back.
+ */
+function spoolerFor(
+  contentType: string,
+  spool: () => MailSpool,
+  holding: boolean,
+): (BodySpooler & { readonly holdsBody: boolean }) | undefined {
   const type = parseContentType(contentType);
-  return type.ok ? createBodySpooler(type.value.boundary, spool()) : undefined;
+  if (!type.ok) return undefined;
+  const made = spool();
+  const holdsBody = holding && made.read !== undefined;
+  return { ...createBodySpooler(type.value.boundary, made, { holdsBody }), holdsBody };
 }
 
 const EMPTY_BODY = new Uint8Array(0);

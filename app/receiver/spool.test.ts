@@ -12,6 +12,8 @@ const BOUNDARY = "mailscope-test-boundary-0f3c9a";
 interface SpoolRecord {
   bytes: Uint8Array;
   writes: number;
+  /** How often the spool was read back (only a spool made `readable`). */
+  reads: number;
   finishedAt?: number;
   closed: boolean;
   delivered: string[];
@@ -20,9 +22,9 @@ interface SpoolRecord {
 /** A MailSpool that keeps the bytes in memory and records every call. */
 function recordingSpool(
   onDeliver: (mailbox: string, bytes: Uint8Array, meta: { deliveryId: string; receivedAtMs: number }) => Promise<void>,
-  fail: { finish?: boolean; deliver?: boolean } = {},
+  fail: { finish?: boolean; deliver?: boolean; readable?: boolean } = {},
 ): { spool: MailSpool; record: SpoolRecord } {
-  const record: SpoolRecord = { bytes: new Uint8Array(0), writes: 0, closed: false, delivered: [] };
+  const record: SpoolRecord = { bytes: new Uint8Array(0), writes: 0, reads: 0, closed: false, delivered: [] };
   const spool: MailSpool = {
     write(bytes, position) {
       record.writes += 1;
@@ -48,12 +50,20 @@ function recordingSpool(
     close() {
       record.closed = true;
     },
+    ...(fail.readable === true && {
+      read(target: Uint8Array) {
+        record.reads += 1;
+        if (record.bytes.length < target.length) return Promise.reject(new Error("short"));
+        target.set(record.bytes.subarray(0, target.length));
+        return Promise.resolve();
+      },
+    }),
   };
   return { spool, record };
 }
 
 /** A memory store that also spools (as the .eml store does), keeping a record of each spool. */
-function spoolingStore(fail: { finish?: boolean; deliver?: boolean } = {}): {
+function spoolingStore(fail: { finish?: boolean; deliver?: boolean; readable?: boolean } = {}): {
   store: MailStore & Pick<MemoryMailStore, "all" | "messages">;
   spools: SpoolRecord[];
 } {
@@ -309,3 +319,39 @@ describe("the receiver with a spooling store (large bodies)", () => {
     expect(store.all()).toHaveLength(1);
   });
 });
+
+describe("issue 16: a spooler that holds the body (app/node/bodySpool.test.ts runs it in the receiver)", () => {
+  it("property, POST-9: whatever the chunking, and with no message start in the first 256 KiB, the spooler gives the body back byte for byte", async () => {
+    const request = await (await createReceiverHarness()).request({ message: largeMessage(300_000) });
+    const withPart = new Uint8Array(await request.arrayBuffer());
+    const noStart = new Uint8Array(300_000).fill(0x61);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(withPart, noStart),
+        fc.array(fc.integer({ min: 1, max: 70_000 }), { minLength: 1, maxLength: 8 }),
+        async (body, sizes) => {
+          const { spool, record } = recordingSpool(() => Promise.resolve(), { readable: true });
+          const spooler = createBodySpooler(BOUNDARY, spool, { holdsBody: true });
+          let at = 0;
+          let i = 0;
+          while (at < body.length) {
+            const size = sizes[i++ % sizes.length] ?? 1;
+            // Each chunk its own buffer, as the reader hands them over when it keeps nothing.
+            spooler.onBytes(body.slice(at, at + size), at);
+            at += size;
+          }
+          expect(sameBytes(await spooler.body(body.length), body)).toBe(true);
+          expect(record.reads).toBe(1);
+          spooler.close();
+        },
+      ),
+      { numRuns: 10 },
+    );
+  });
+});
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

@@ -44,15 +44,35 @@ export interface BodySpooler {
   ):
     | ((mailbox: string, meta: { readonly deliveryId: string; readonly receivedAtMs: number }) => Promise<boolean>)
     | undefined;
+  /**
+   * For a spooler made with `holdsBody` (issue 16): the whole body, `size`
+   * bytes, once the read is done: its first bytes from memory, the rest read
+   * back from the spool. Rejects when the spool failed (the body is lost:
+   * a temporary failure).
+   */
+  body(size: number): Promise<Uint8Array>;
   /** Lets the spool go; safe to call more than once. */
   close(): void;
+}
+
+/** What {@link createBodySpooler} may be told. */
+export interface BodySpoolerOptions {
+  /**
+   * The body is not kept in memory by its reader (it is not authenticated
+   * yet, issue 16): the spool holds every byte after the first few (up to
+   * the message's start, or the first {@link PREFIX_MAX} bytes when no start
+   * is found there), copied as they come into writes of 1 MiB, and
+   * {@link BodySpooler.body} gives the body back. Needs the spool's `read`.
+   */
+  readonly holdsBody?: boolean;
 }
 
 /**
  * A spooler for a `multipart/mixed` body with `boundary` (POST-2: the
  * envelope part, then the message part), writing into `spool`.
  */
-export function createBodySpooler(boundary: string, spool: MailSpool): BodySpooler {
+export function createBodySpooler(boundary: string, spool: MailSpool, options: BodySpoolerOptions = {}): BodySpooler {
+  const holdsBody = options.holdsBody === true;
   const delimiter = new TextEncoder().encode(`\r\n--${boundary}`);
   const dash = delimiter.subarray(2);
   /** The body's first bytes, copied, until the message's start is found in them. */
@@ -64,16 +84,42 @@ export function createBodySpooler(boundary: string, spool: MailSpool): BodySpool
   /** Whether the spool was finished (true) or could not be (false), once the first store step asked. */
   let finishing: Promise<boolean> | undefined;
   let closed = false;
+  /** With `holdsBody`: the body's bytes before `start`, kept in memory. */
+  let head = new Uint8Array(0);
+  /** With `holdsBody`: bytes copied for the next write, and the body offset of the first. */
+  let stage: { bytes: Uint8Array; length: number; offset: number } | undefined;
 
   const flush = (): void => {
-    if (pending === undefined || start === undefined || start < 0) return;
+    if (start === undefined || start < 0) return;
+    if (stage !== undefined && stage.length > 0) {
+      spool.write(stage.bytes.subarray(0, stage.length), stage.offset - start);
+      stage = undefined;
+    }
+    if (pending === undefined) return;
     spool.write(pending.bytes, pending.offset - start);
     pending = undefined;
+  };
+
+  /** With `holdsBody`: the bytes at body offset `offset` copied into writes of {@link WRITE_BYTES} (chunks are small and apart). */
+  const stageBytes = (bytes: Uint8Array, offset: number): void => {
+    let from = 0;
+    while (from < bytes.length) {
+      stage ??= { bytes: new Uint8Array(WRITE_BYTES), length: 0, offset: offset + from };
+      const n = Math.min(bytes.length - from, WRITE_BYTES - stage.length);
+      stage.bytes.set(bytes.subarray(from, from + n), stage.length);
+      stage.length += n;
+      from += n;
+      if (stage.length === WRITE_BYTES) flush();
+    }
   };
 
   /** Hands the bytes at body offset `offset` (all at or after `start`) on, merged with what is pending when contiguous. */
   const gather = (bytes: Uint8Array, offset: number): void => {
     if (bytes.length === 0) return;
+    if (holdsBody) {
+      stageBytes(bytes, offset);
+      return;
+    }
     const last = pending;
     if (
       last !== undefined &&
@@ -112,12 +158,17 @@ export function createBodySpooler(boundary: string, spool: MailSpool): BodySpool
       const found = messageStart(prefix, dash, delimiter);
       if (found === undefined) {
         if (prefix.length > PREFIX_MAX) {
-          start = -1;
+          if (holdsBody) {
+            // No message start in sight: the spool holds the rest anyway (the parse will not find the message there).
+            start = prefix.length;
+            head = prefix;
+          } else start = -1;
           prefix = new Uint8Array(0);
         }
         return;
       }
       start = found;
+      if (holdsBody) head = prefix.slice(0, found);
       // The message's first bytes are in the prefix (a copy of ours, never changed again).
       gather(prefix.subarray(found), found);
       prefix = new Uint8Array(0);
@@ -141,10 +192,25 @@ export function createBodySpooler(boundary: string, spool: MailSpool): BodySpool
       };
     },
 
+    async body(size) {
+      if (closed || !holdsBody || start === -1) throw new Error("the body was not spooled whole");
+      // The body ended before its message's start was found: all of it is in the prefix.
+      if (start === undefined) return prefix;
+      flush();
+      const read = spool.read?.bind(spool);
+      if (read === undefined) throw new Error("the spool cannot be read back");
+      const whole = new Uint8Array(size);
+      whole.set(head);
+      await read(whole.subarray(head.length));
+      return whole;
+    },
+
     close() {
       if (closed) return;
       closed = true;
       pending = undefined;
+      stage = undefined;
+      head = new Uint8Array(0);
       prefix = new Uint8Array(0);
       spool.close();
     },

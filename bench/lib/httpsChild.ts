@@ -27,6 +27,12 @@ interface ChildOptions {
   readonly fsync?: string;
   /** floor only: "none" leaves out the .eml write (verification and digest only) */
   readonly store?: string;
+  /**
+   * serve only: "true" leaves the incremental SHA-256 out of the crypto provider, so a large body is
+   * hashed after it is read and therefore held in memory before its digest is checked, as before the
+   * spool before authentication (issue 16): the bench's side-by-side "before".
+   */
+  readonly bodiesInMemory?: string;
 }
 
 type Inbound =
@@ -92,7 +98,10 @@ if (mode === "serve") {
   // As `mailscope serve` runs (app/cli/main.ts installs it for every command).
   const { nodeCryptoProvider } = await import("../../app/node/nodeCrypto.ts");
   const { useCryptoProvider } = await import("../../app/protocol/webCrypto.ts");
-  useCryptoProvider(nodeCryptoProvider());
+  const { sha256Incremental, ...withoutIncremental } = nodeCryptoProvider();
+  useCryptoProvider(
+    options.bodiesInMemory === "true" ? withoutIncremental : { ...withoutIncremental, sha256Incremental },
+  );
   const running = await startServe(
     {
       config: options.config ?? "",
