@@ -125,6 +125,7 @@ export function RunView({
   );
   const rule = useLatest(onRule);
   const save = useLatest(onSave);
+  const clearDelivery = useCallback(() => setDelivery(undefined), []);
   const onMark = useCallback((m: Mark | undefined) => {
     setMark(m);
     if (m) setExchanges(m.exchangeIds);
@@ -242,13 +243,7 @@ export function RunView({
           <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} />
           {wholeRunViews}
           {result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
-          <LogView
-            rows={rows}
-            delivery={delivery}
-            onClearDelivery={() => setDelivery(undefined)}
-            onRule={onRule}
-            highlight={evidence}
-          />
+          <LogView rows={rows} delivery={delivery} onClearDelivery={clearDelivery} onRule={rule} highlight={evidence} />
           {trace && <ExportBar trace={trace} onSave={onSave} />}
         </>
       )}
