@@ -61,6 +61,11 @@ const MiB = 1024 * 1024;
 const PROFILE = process.env["MAILSCOPE_APP_BENCH_PROFILE"];
 /** `MAILSCOPE_APP_BENCH_CHROME_TRACE=<file>`: write a Chromium performance trace (JSON) of the last played round there. */
 const CHROME_TRACE = process.env["MAILSCOPE_APP_BENCH_CHROME_TRACE"];
+/**
+ * `MAILSCOPE_APP_BENCH_BASE=<dir>`: another build's dist/renderer (say, of the main branch), played in
+ * the same rounds, alternating with this one, so that a change is measured side by side on a noisy machine.
+ */
+const BASE = process.env["MAILSCOPE_APP_BENCH_BASE"];
 /** `MAILSCOPE_APP_BENCH_TRACE=<file>`: open that trace rather than the fleet's (e2e/run.spec.ts's 100k trace, say). */
 const TRACE_FILE = process.env["MAILSCOPE_APP_BENCH_TRACE"];
 /** `MAILSCOPE_APP_BENCH_ONLY=play|open`: measure only that part (while profiling one of them). */
@@ -110,12 +115,23 @@ async function freePort(): Promise<number> {
 }
 
 /** `vite preview` of dist/renderer on a free loopback port; resolves once it answers. */
-async function preview(): Promise<{ url: string; child: ChildProcess }> {
+async function preview(outDir?: string): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   const vite = join(root, "node_modules/vite/bin/vite.js");
   const child = spawn(
     process.execPath,
-    [vite, "preview", "--config", "vite.config.ts", "--host", "127.0.0.1", "--port", String(port), "--strictPort"],
+    [
+      vite,
+      "preview",
+      "--config",
+      "vite.config.ts",
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--strictPort",
+      ...(outDir !== undefined ? ["--outDir", outDir] : []),
+    ],
     { cwd: root, stdio: ["ignore", "ignore", "pipe"], detached: true },
   );
   let stderr = "";
@@ -355,7 +371,7 @@ async function cliChild(): Promise<{ wallMs: number; processMs: number }> {
   return { wallMs: report.wallMs, processMs };
 }
 
-async function playVersusCli(browser: Browser, url: string, rounds: number): Promise<BenchResult[]> {
+async function playVersusCli(browser: Browser, url: string, rounds: number, baseUrl?: string): Promise<BenchResult[]> {
   const text = readFileSync(join(root, SCENARIO), "utf8");
   const name = "rate-limited-then-down";
   const context = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
@@ -383,6 +399,15 @@ async function playVersusCli(browser: Browser, url: string, rounds: number): Pro
     const batches: number[] = [];
     const headless: number[] = [];
     const headlessBatches: number[] = [];
+    const base: number[] = [];
+    let basePage: Page | undefined;
+    if (baseUrl !== undefined) {
+      const baseContext = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+      await baseContext.addInitScript(WATCH_WORKERS);
+      basePage = await baseContext.newPage();
+      await openScenario(basePage, baseUrl, name);
+      await playUntil(basePage, undefined);
+    }
     for (let round = 0; round < rounds; round++) {
       await openScenario(page, url, name);
       const profiling = PROFILE !== undefined && round === rounds - 1 ? await context.newCDPSession(page) : undefined;
@@ -407,6 +432,10 @@ async function playVersusCli(browser: Browser, url: string, rounds: number): Pro
       child.push(ran.wallMs);
       childProcess.push(ran.processMs);
       cli.push(await cliRun(text));
+      if (basePage !== undefined && baseUrl !== undefined) {
+        await openScenario(basePage, baseUrl, name);
+        base.push((await playUntil(basePage, final)).ms);
+      }
       const alone = await headlessSession(page, text);
       headless.push(alone.ms);
       headlessBatches.push(alone.batches);
@@ -435,6 +464,19 @@ async function playVersusCli(browser: Browser, url: string, rounds: number): Pro
         target: { op: "<=", value: 2, label: "≤ 2" },
         note: "median app time / median CLI run time: each a fresh realm (the app's worker, the CLI's process)",
       },
+      ...(base.length === 0
+        ? []
+        : [
+            {
+              name: "rate-limited-then-down: the base build (MAILSCOPE_APP_BENCH_BASE)",
+              value: median(base),
+              unit: "ms",
+              note: `${BASE}, played in the same rounds (${list(base)} ms); this build / base per round: ${list(
+                app.map((a, i) => a / (base[i] ?? Number.NaN)),
+                2,
+              )}; base vs mailscope run ${(median(base) / childMs).toFixed(2)}×`,
+            },
+          ]),
       {
         name: "rate-limited-then-down: the app's worker says finished",
         value: median(finished),
@@ -616,13 +658,16 @@ export async function app(rounds = ROUNDS): Promise<BenchResult[]> {
   }
   const dir = await mkdtemp(join(tmpdir(), "mailscope-app-bench-"));
   let server: ChildProcess | undefined;
+  let extra: ChildProcess | undefined;
   let browser: Browser | undefined;
   let timer: NodeJS.Timeout | undefined;
   const work = async (): Promise<BenchResult[]> => {
     const { url, child } = await preview();
     server = child;
+    const baseServer = BASE === undefined ? undefined : await preview(BASE);
+    extra = baseServer?.child;
     browser = await chromium.launch({ ...(CHROMIUM ? { executablePath: CHROMIUM } : {}), args: CHROMIUM_ARGS });
-    const play = ONLY === "open" ? [] : await playVersusCli(browser, url, rounds);
+    const play = ONLY === "open" ? [] : await playVersusCli(browser, url, rounds, baseServer?.url);
     const open = ONLY === "play" ? [] : await openBigTrace(browser, url, dir);
     return [...play, ...open];
   };
@@ -637,6 +682,7 @@ export async function app(rounds = ROUNDS): Promise<BenchResult[]> {
     clearTimeout(timer);
     await (browser as Browser | undefined)?.close().catch(() => undefined);
     if (server !== undefined) stopProcess(server);
+    if (extra !== undefined) stopProcess(extra);
     await rm(dir, { recursive: true, force: true });
   }
 }
