@@ -28,7 +28,6 @@ export const LogView = memo(function LogView({ rows, delivery, onClearDelivery, 
   );
   const scroller = useRef<HTMLDivElement>(null);
   // The virtualiser's functions are not memoisable; this component is not compiled, and needs not be.
-  // eslint-disable-next-line react-hooks/incompatible-library
   const virtual = useVirtualizer({
     count: shown.length,
     getScrollElement: () => scroller.current,

@@ -24,7 +24,6 @@ export const Outcomes = memo(function Outcomes({ rows, selected, onSelect }: Out
   const windowed = rows.length > WINDOWED_FROM;
   const scroller = useRef<HTMLDivElement>(null);
   // The virtualiser's functions are not memoisable; this component is not compiled, and needs not be.
-  // eslint-disable-next-line react-hooks/incompatible-library
   const virtual = useVirtualizer({
     count: windowed ? rows.length : 0,
     getScrollElement: () => (windowed ? scroller.current : null),
