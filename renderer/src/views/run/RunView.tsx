@@ -35,6 +35,11 @@ const logRowsOf = createLogRowsCache();
 
 /** Wall ms between two drawings of the timeline, sequence, inspector and statechart while a run plays. */
 export const HEAVY_VIEWS_EVERY_MS = 250;
+/**
+ * The same at speed max: a run there is over in a second or so, and drawing those views while it runs took
+ * the CPU the simulation worker needed (issue 12 "Measure"); they draw its end right after the log.
+ */
+export const HEAVY_VIEWS_AT_MAX_EVERY_MS = 1000;
 
 /**
  * `value`, but while `throttle` holds, a new value at most every `ms` of wall
@@ -123,7 +128,7 @@ export function RunView({
   const heavy = useThrottled(
     useMemo(() => ({ events, playheadMs }), [events, playheadMs]),
     shownPhase === "playing",
-    HEAVY_VIEWS_EVERY_MS,
+    context.speed === "max" ? HEAVY_VIEWS_AT_MAX_EVERY_MS : HEAVY_VIEWS_EVERY_MS,
   );
   const rule = useLatest(onRule);
   const save = useLatest(onSave);
