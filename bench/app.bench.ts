@@ -59,6 +59,13 @@ const DEADLINE_MS = 10 * 60_000;
 const MiB = 1024 * 1024;
 /** `MAILSCOPE_APP_BENCH_PROFILE=<dir>`: write the renderer's CPU profiles (Chrome DevTools format) there. */
 const PROFILE = process.env["MAILSCOPE_APP_BENCH_PROFILE"];
+/** `MAILSCOPE_APP_BENCH_CHROME_TRACE=<file>`: write a Chromium performance trace (JSON) of the last played round there. */
+const CHROME_TRACE = process.env["MAILSCOPE_APP_BENCH_CHROME_TRACE"];
+/**
+ * `MAILSCOPE_APP_BENCH_BASE=<dir>`: another build's dist/renderer (say, of the main branch), played in
+ * the same rounds, alternating with this one, so that a change is measured side by side on a noisy machine.
+ */
+const BASE = process.env["MAILSCOPE_APP_BENCH_BASE"];
 /** `MAILSCOPE_APP_BENCH_TRACE=<file>`: open that trace rather than the fleet's (e2e/run.spec.ts's 100k trace, say). */
 const TRACE_FILE = process.env["MAILSCOPE_APP_BENCH_TRACE"];
 /** `MAILSCOPE_APP_BENCH_ONLY=play|open`: measure only that part (while profiling one of them). */
@@ -108,12 +115,23 @@ async function freePort(): Promise<number> {
 }
 
 /** `vite preview` of dist/renderer on a free loopback port; resolves once it answers. */
-async function preview(): Promise<{ url: string; child: ChildProcess }> {
+async function preview(outDir?: string): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   const vite = join(root, "node_modules/vite/bin/vite.js");
   const child = spawn(
     process.execPath,
-    [vite, "preview", "--config", "vite.config.ts", "--host", "127.0.0.1", "--port", String(port), "--strictPort"],
+    [
+      vite,
+      "preview",
+      "--config",
+      "vite.config.ts",
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--strictPort",
+      ...(outDir !== undefined ? ["--outDir", outDir] : []),
+    ],
     { cwd: root, stdio: ["ignore", "ignore", "pipe"], detached: true },
   );
   let stderr = "";
@@ -187,6 +205,83 @@ function resetPeak(pid: number): boolean {
 
 // ── 1. Play → last outcome, against the CLI's run ────────────────────
 
+/**
+ * Installed in the page before its scripts: every Worker the page starts is
+ * watched (its URL kept, its session messages counted), so a round can say
+ * when the simulation worker's `finished` reached the page and how many
+ * batches it sent; and {@link headlessSession} can start the same worker.
+ */
+const WATCH_WORKERS = `(() => {
+  const Native = globalThis.Worker;
+  const watched = (globalThis.__benchWorkers = []);
+  globalThis.Worker = class extends Native {
+    constructor(url, options) {
+      super(url, options);
+      const record = { url: String(url), batches: 0, events: 0, finishedAt: undefined };
+      watched.push(record);
+      this.addEventListener("message", (event) => {
+        const data = event.data;
+        if (data?.type === "events") {
+          record.batches++;
+          record.events += data.events.length;
+        } else if (data?.type === "finished") record.finishedAt = performance.now();
+      });
+    }
+  };
+})();`;
+
+interface WorkerRecord {
+  readonly url: string;
+  batches: number;
+  events: number;
+  finishedAt: number | undefined;
+}
+
+/**
+ * The engine in the worker alone: a fresh simulation worker of the page's
+ * (the same module URL) runs a session of `text` at speed max with nothing
+ * drawn; the wall ms from `play` to `finished` (build excluded, as in the
+ * app's round: the page plays a scenario that is ready), and the batches.
+ */
+async function headlessSession(page: Page, text: string): Promise<{ ms: number; batches: number }> {
+  return page.evaluate(
+    ({ text, file }) =>
+      new Promise<{ ms: number; batches: number }>((resolve, reject) => {
+        const scope = globalThis as unknown as {
+          __benchWorkers: WorkerRecord[];
+          Worker: new (
+            url: string,
+            options: object,
+          ) => {
+            postMessage(m: unknown): void;
+            terminate(): void;
+            addEventListener(t: string, l: (e: { data: { type: string; message?: string } }) => void): void;
+          };
+        };
+        const url = scope.__benchWorkers.find((w) => w.url.includes("worker"))?.url;
+        if (url === undefined) return reject(new Error("the page started no simulation worker"));
+        const worker = new scope.Worker(url, { type: "module" });
+        let started = 0;
+        let batches = 0;
+        worker.addEventListener("message", ({ data }) => {
+          if (data.type === "ready") {
+            started = performance.now();
+            worker.postMessage({ type: "play", speed: "max" });
+          } else if (data.type === "events") batches++;
+          else if (data.type === "finished") {
+            worker.terminate();
+            resolve({ ms: performance.now() - started, batches });
+          } else if (data.type === "error" || data.type === "invalid") {
+            worker.terminate();
+            reject(new Error(JSON.stringify(data)));
+          }
+        });
+        worker.postMessage({ type: "start", text, file });
+      }),
+    { text, file: SCENARIO },
+  );
+}
+
 /** Opens the scenario in the library, at speed max, ready to play. */
 async function openScenario(page: Page, url: string, name: string): Promise<void> {
   await page.goto(url);
@@ -199,11 +294,24 @@ async function openScenario(page: Page, url: string, name: string): Promise<void
  * Clicks Play in the page and resolves with the wall ms until the outcomes
  * table reads `final` (checked on each animation frame: the frame it is drawn in).
  */
-async function playUntil(page: Page, final: string | undefined): Promise<{ ms: number; table: string }> {
+interface Played {
+  readonly ms: number;
+  readonly table: string;
+  /** Play → the worker's `finished` message handled in the page. */
+  readonly finishedMs: number;
+  /** `events` messages the worker sent. */
+  readonly batches: number;
+}
+
+async function playUntil(page: Page, final: string | undefined): Promise<Played> {
   return page.evaluate(
     (final) =>
-      new Promise<{ ms: number; table: string }>((resolve, reject) => {
+      new Promise<Played>((resolve, reject) => {
         const document = (globalThis as unknown as { document: PageDocument }).document;
+        const worker = (globalThis as unknown as { __benchWorkers: WorkerRecord[] }).__benchWorkers.at(-1);
+        if (worker === undefined) return reject(new Error("no simulation worker"));
+        worker.batches = 0;
+        worker.finishedAt = undefined;
         const play = document.querySelector(".controls button.primary");
         if (play === null || play.textContent !== "Play") return reject(new Error("no Play button"));
         const started = performance.now();
@@ -214,7 +322,10 @@ async function playUntil(page: Page, final: string | undefined): Promise<{ ms: n
           // textContent, not innerText: reading it each frame must not force a layout of its own.
           const text = table?.textContent ?? "";
           const done = final === undefined ? phase.startsWith("Finished") : text === final;
-          if (done) return resolve({ ms: performance.now() - started, table: text });
+          if (done && worker.finishedAt !== undefined) {
+            const ms = performance.now() - started;
+            return resolve({ ms, table: text, finishedMs: worker.finishedAt - started, batches: worker.batches });
+          }
           if (performance.now() > give_up) return reject(new Error(`no final outcomes after 60 s (${phase})`));
           requestAnimationFrame(frame);
         };
@@ -260,11 +371,12 @@ async function cliChild(): Promise<{ wallMs: number; processMs: number }> {
   return { wallMs: report.wallMs, processMs };
 }
 
-async function playVersusCli(browser: Browser, url: string, rounds: number): Promise<BenchResult[]> {
+async function playVersusCli(browser: Browser, url: string, rounds: number, baseUrl?: string): Promise<BenchResult[]> {
   const text = readFileSync(join(root, SCENARIO), "utf8");
   const name = "rate-limited-then-down";
   const context = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
   try {
+    await context.addInitScript(WATCH_WORKERS);
     const page = await context.newPage();
     // Warm-up, and the final table as the app draws it.
     await openScenario(page, url, name);
@@ -283,11 +395,35 @@ async function playVersusCli(browser: Browser, url: string, rounds: number): Pro
     const cli: number[] = [];
     const child: number[] = [];
     const childProcess: number[] = [];
+    const finished: number[] = [];
+    const batches: number[] = [];
+    const headless: number[] = [];
+    const headlessBatches: number[] = [];
+    const base: number[] = [];
+    let basePage: Page | undefined;
+    if (baseUrl !== undefined) {
+      const baseContext = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+      await baseContext.addInitScript(WATCH_WORKERS);
+      basePage = await baseContext.newPage();
+      await openScenario(basePage, baseUrl, name);
+      await playUntil(basePage, undefined);
+    }
     for (let round = 0; round < rounds; round++) {
       await openScenario(page, url, name);
       const profiling = PROFILE !== undefined && round === rounds - 1 ? await context.newCDPSession(page) : undefined;
       if (profiling !== undefined) await profiling.send("Profiler.enable").then(() => profiling.send("Profiler.start"));
-      app.push((await playUntil(page, final)).ms);
+      const tracing = CHROME_TRACE !== undefined && round === rounds - 1;
+      if (tracing) {
+        await browser.startTracing(page, {
+          path: CHROME_TRACE,
+          categories: ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute", "blink.user_timing"],
+        });
+      }
+      const played = await playUntil(page, final);
+      if (tracing) await browser.stopTracing();
+      app.push(played.ms);
+      finished.push(played.finishedMs);
+      batches.push(played.batches);
       if (profiling !== undefined) {
         const { profile } = (await profiling.send("Profiler.stop")) as { profile: unknown };
         await writeFile(join(PROFILE ?? "", "play.cpuprofile"), JSON.stringify(profile));
@@ -296,10 +432,18 @@ async function playVersusCli(browser: Browser, url: string, rounds: number): Pro
       child.push(ran.wallMs);
       childProcess.push(ran.processMs);
       cli.push(await cliRun(text));
+      if (basePage !== undefined && baseUrl !== undefined) {
+        await openScenario(basePage, baseUrl, name);
+        base.push((await playUntil(basePage, final)).ms);
+      }
+      const alone = await headlessSession(page, text);
+      headless.push(alone.ms);
+      headlessBatches.push(alone.batches);
     }
     const appMs = median(app);
     const cliMs = median(cli);
     const childMs = median(child);
+    const headlessMs = median(headless);
     return [
       {
         name: "rate-limited-then-down at max: Play → last outcome on screen",
@@ -319,6 +463,31 @@ async function playVersusCli(browser: Browser, url: string, rounds: number): Pro
         unit: "ratio",
         target: { op: "<=", value: 2, label: "≤ 2" },
         note: "median app time / median CLI run time: each a fresh realm (the app's worker, the CLI's process)",
+      },
+      ...(base.length === 0
+        ? []
+        : [
+            {
+              name: "rate-limited-then-down: the base build (MAILSCOPE_APP_BENCH_BASE)",
+              value: median(base),
+              unit: "ms",
+              note: `${BASE}, played in the same rounds (${list(base)} ms); this build / base per round: ${list(
+                app.map((a, i) => a / (base[i] ?? Number.NaN)),
+                2,
+              )}; base vs mailscope run ${(median(base) / childMs).toFixed(2)}×`,
+            },
+          ]),
+      {
+        name: "rate-limited-then-down: the app's worker says finished",
+        value: median(finished),
+        unit: "ms",
+        note: `Play → the worker's \`finished\` handled in the page, in the same rounds (${list(finished)} ms); ${list(batches)} batches`,
+      },
+      {
+        name: "rate-limited-then-down: the engine in a worker, nothing drawn",
+        value: headlessMs,
+        unit: "ms",
+        note: `a fresh simulation worker in the same page, play at max → finished, no view (${list(headless)} ms; ${list(headlessBatches)} batches); vs mailscope run ${(headlessMs / childMs).toFixed(2)}×, the app's drawing ${(median(app) - headlessMs).toFixed(0)} ms beyond it`,
       },
       {
         name: "rate-limited-then-down: runScenarioText in this process (warm)",
@@ -489,13 +658,16 @@ export async function app(rounds = ROUNDS): Promise<BenchResult[]> {
   }
   const dir = await mkdtemp(join(tmpdir(), "mailscope-app-bench-"));
   let server: ChildProcess | undefined;
+  let extra: ChildProcess | undefined;
   let browser: Browser | undefined;
   let timer: NodeJS.Timeout | undefined;
   const work = async (): Promise<BenchResult[]> => {
     const { url, child } = await preview();
     server = child;
+    const baseServer = BASE === undefined ? undefined : await preview(BASE);
+    extra = baseServer?.child;
     browser = await chromium.launch({ ...(CHROMIUM ? { executablePath: CHROMIUM } : {}), args: CHROMIUM_ARGS });
-    const play = ONLY === "open" ? [] : await playVersusCli(browser, url, rounds);
+    const play = ONLY === "open" ? [] : await playVersusCli(browser, url, rounds, baseServer?.url);
     const open = ONLY === "play" ? [] : await openBigTrace(browser, url, dir);
     return [...play, ...open];
   };
@@ -510,6 +682,7 @@ export async function app(rounds = ROUNDS): Promise<BenchResult[]> {
     clearTimeout(timer);
     await (browser as Browser | undefined)?.close().catch(() => undefined);
     if (server !== undefined) stopProcess(server);
+    if (extra !== undefined) stopProcess(extra);
     await rm(dir, { recursive: true, force: true });
   }
 }

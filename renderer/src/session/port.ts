@@ -11,6 +11,7 @@
 import type { SessionCommand, SessionMessage, StartCommand } from "../../../app/sim/sessionProtocol.ts";
 import type { RecordedEvent, Trace } from "../../../app/trace/schema.ts";
 import { describeEvent } from "../../../app/trace/describe.ts";
+import { coalesceMessages, nextFrame, type FrameScheduler } from "./coalesce.ts";
 import { realTicker, resultFromTrace, summaryFromTrace, TracePlayer, type Ticker } from "./replay.ts";
 
 /** The one-shot request of app/sim/worker.ts (its WorkerRequest; not imported, as that module is typed for a worker scope). */
@@ -67,13 +68,19 @@ function isOneShotRefusal(data: unknown): boolean {
 /** A port over the worker `make` creates; `description` is the scenario's, for a played-back summary. */
 export function workerSessionPort(
   make: () => WorkerLike,
-  options: { readonly description?: string; readonly ticker?: Ticker } = {},
+  options: {
+    readonly description?: string;
+    readonly ticker?: Ticker;
+    /** When the live session's batches that came meanwhile are handed on as one (default: the next frame). */
+    readonly frames?: FrameScheduler;
+  } = {},
 ): SessionPort {
   const worker = make();
   const listeners = new Set<(message: SessionMessage) => void>();
   const emit = (message: SessionMessage): void => {
     for (const l of listeners) l(message);
   };
+  const live = coalesceMessages(emit, options.frames ?? nextFrame);
   let start: StartCommand | undefined;
   let mode: "session" | "asking" | "replay" = "session";
   let player: TracePlayer | undefined;
@@ -107,11 +114,11 @@ export function workerSessionPort(
       player = new TracePlayer(trace, result, emit, options.ticker ?? realTicker, isLogLine);
       return emit({ type: "ready", summary: summaryFromTrace(trace, options.description) });
     }
-    emit(data as SessionMessage);
+    live.take(data as SessionMessage);
   });
   worker.addEventListener("error", (event) => {
     if (!disposed)
-      emit({ type: "error", message: `the simulation worker failed: ${event.message ?? "unknown error"}` });
+      live.take({ type: "error", message: `the simulation worker failed: ${event.message ?? "unknown error"}` });
   });
 
   return {
@@ -129,6 +136,7 @@ export function workerSessionPort(
     dispose() {
       if (disposed) return;
       disposed = true;
+      live.dispose();
       if (player !== undefined) player.handle({ type: "cancel" });
       worker.terminate();
       listeners.clear();

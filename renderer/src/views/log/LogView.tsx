@@ -1,5 +1,5 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { useEffect, useMemo, useRef, useState } from "react";
+import { memo, useEffect, useMemo, useRef, useState } from "react";
 import { filterLog, logFacets, type LogFilter, type LogRow } from "../../model/log.ts";
 
 export interface LogViewProps {
@@ -14,8 +14,11 @@ export interface LogViewProps {
 
 const ROW_HEIGHT = 24;
 
-/** The log: virtualised rows in the CLI's words, filterable, following the playhead. */
-export function LogView({ rows, delivery, onClearDelivery, onRule, highlight }: LogViewProps) {
+/**
+ * The log: virtualised rows in the CLI's words, filterable, following the playhead.
+ * Drawn again only when its props change (not when the clock alone moves).
+ */
+export const LogView = memo(function LogView({ rows, delivery, onClearDelivery, onRule, highlight }: LogViewProps) {
   const [filter, setFilter] = useState<LogFilter>({});
   const [follow, setFollow] = useState(true);
   const facets = useMemo(() => logFacets(rows), [rows]);
@@ -25,7 +28,6 @@ export function LogView({ rows, delivery, onClearDelivery, onRule, highlight }: 
   );
   const scroller = useRef<HTMLDivElement>(null);
   // The virtualiser's functions are not memoisable; this component is not compiled, and needs not be.
-  // eslint-disable-next-line react-hooks/incompatible-library
   const virtual = useVirtualizer({
     count: shown.length,
     getScrollElement: () => scroller.current,
@@ -146,4 +148,4 @@ export function LogView({ rows, delivery, onClearDelivery, onRule, highlight }: 
       </div>
     </section>
   );
-}
+});

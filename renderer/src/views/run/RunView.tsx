@@ -1,4 +1,4 @@
-import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
+import { startTransition, useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
 import type { PlaybackSpeed } from "../../../../app/sim/sessionProtocol.ts";
 import type { Trace } from "../../../../app/trace/schema.ts";
 import { checkRows } from "../../model/checks.ts";
@@ -35,29 +35,36 @@ const logRowsOf = createLogRowsCache();
 
 /** Wall ms between two drawings of the timeline, sequence, inspector and statechart while a run plays. */
 export const HEAVY_VIEWS_EVERY_MS = 250;
+/**
+ * The same at speed max: a run there is over in a second or so, and drawing those views while it runs took
+ * the CPU the simulation worker needed (issue 12 "Measure"); they draw its end right after the log.
+ */
+export const HEAVY_VIEWS_AT_MAX_EVERY_MS = 1000;
 
 /**
  * `value`, but while `throttle` holds, a new value at most every `ms` of wall
  * time: the views that draw the whole run follow a playing run a few times a
- * second rather than at every batch. Without `throttle`, `value` at once.
+ * second rather than at every batch. Without `throttle`, `value` right after
+ * the commit that brought it. Either way the new value is drawn in a
+ * transition, after the log, outcomes and clock of the same moment are on
+ * screen: React may interrupt it for the next batch, and a run's last
+ * outcome is not held back by the timeline, sequence and statechart being
+ * drawn (issue 12 "Measure").
  */
 function useThrottled<T>(value: T, throttle: boolean, ms: number): T {
   const [shown, setShown] = useState(value);
   const since = useRef(0);
-  // Not throttled: the value at once (state adjusted while rendering, so no frame shows the old one).
-  if (!throttle && shown !== value) setShown(value);
   useEffect(() => {
-    if (!throttle || shown === value) return;
-    const id = setTimeout(
-      () => {
-        since.current = performance.now();
-        setShown(value);
-      },
-      Math.max(0, since.current + ms - performance.now()),
-    );
+    if (shown === value) return;
+    const show = (): void => {
+      since.current = performance.now();
+      startTransition(() => setShown(value));
+    };
+    if (!throttle) return show();
+    const id = setTimeout(show, Math.max(0, since.current + ms - performance.now()));
     return () => clearTimeout(id);
   }, [throttle, shown, value, ms]);
-  return throttle ? shown : value;
+  return shown;
 }
 
 /** A function that calls the latest `fn`: the same across renders, so that memoised views keep it. */
@@ -117,14 +124,15 @@ export function RunView({
   // At the end the clock says where the run ended, as `mailscope run` does (not the horizon it was allowed).
   const playheadMs = finished && result ? result.endMs : (context.progress?.playheadMs ?? startMs);
   // The views that draw the whole run (timeline, sequence, inspector, statechart) follow a playing run
-  // a few times a second; paused, stepped or finished, they draw the same events as the log at once.
+  // a few times a second; paused, stepped or finished, they draw the same events as the log right after it.
   const heavy = useThrottled(
     useMemo(() => ({ events, playheadMs }), [events, playheadMs]),
     shownPhase === "playing",
-    HEAVY_VIEWS_EVERY_MS,
+    context.speed === "max" ? HEAVY_VIEWS_AT_MAX_EVERY_MS : HEAVY_VIEWS_EVERY_MS,
   );
   const rule = useLatest(onRule);
   const save = useLatest(onSave);
+  const clearDelivery = useCallback(() => setDelivery(undefined), []);
   const onMark = useCallback((m: Mark | undefined) => {
     setMark(m);
     if (m) setExchanges(m.exchangeIds);
@@ -242,13 +250,7 @@ export function RunView({
           <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} />
           {wholeRunViews}
           {result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
-          <LogView
-            rows={rows}
-            delivery={delivery}
-            onClearDelivery={() => setDelivery(undefined)}
-            onRule={onRule}
-            highlight={evidence}
-          />
+          <LogView rows={rows} delivery={delivery} onClearDelivery={clearDelivery} onRule={rule} highlight={evidence} />
           {trace && <ExportBar trace={trace} onSave={onSave} />}
         </>
       )}
