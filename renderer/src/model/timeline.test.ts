@@ -5,6 +5,9 @@ import {
   attemptMarkAt,
   buckets,
   buildTimeline,
+  connectorsInWindow,
+  itemsByLane,
+  laneItems,
   drawnMarks,
   marksInWindow,
   neighbourMark,
@@ -242,5 +245,28 @@ describe("issue 13: panning and zooming the window", () => {
     expect(zoomWindow(scale, 0.5, 400, 0, 8 * H)).toEqual([2 * H, 6 * H]);
     expect(zoomWindow(scale, 0.5, 0, 0, 8 * H)).toEqual([0, 4 * H]);
     expect(zoomWindow(timeScale("linear", 2 * H, 6 * H, 800, 0), 2, 400, 0, 8 * H)).toBeUndefined();
+  });
+});
+
+describe("issue 13: each lane's own items, so that a pan or zoom redraws a lane from its own", async () => {
+  const tl = buildTimeline((await trace("receiver-down-past-fallback-window")).events, 0, labels);
+  const items = itemsByLane(tl);
+  it("gives every lane its marks, bands and happened connectors, and nothing of another lane", () => {
+    for (const lane of tl.lanes) {
+      const own = laneItems(items, lane.id);
+      expect(own.marks).toEqual(tl.marks.filter((m) => m.lane === lane.id || m.lane === undefined));
+      expect(own.bands).toEqual(tl.bands.filter((b) => b.lane === lane.id));
+      expect(own.connectors).toEqual(tl.connectors.filter((c) => c.lane === lane.id && c.happened));
+      expect(own.bounced).toBe(tl.marks.some((m) => m.kind === "bounce" && m.lane === lane.id));
+    }
+    expect(laneItems(items, "nowhere").marks).toEqual([]);
+  });
+  it("keeps the connectors that reach into a window", () => {
+    const lane = tl.lanes[0]!;
+    const all = laneItems(items, lane.id).connectors;
+    expect(all.length).toBeGreaterThan(2);
+    const c = all[2]!;
+    expect(connectorsInWindow(all, c.fromMs + 1, c.fromMs + 2)).toContainEqual(c);
+    expect(connectorsInWindow(all, c.toMs + 1e12, c.toMs + 2e12)).toEqual([]);
   });
 });

@@ -1,6 +1,9 @@
 import {
+  memo,
+  useCallback,
   useEffect,
   useEffectEvent,
+  useLayoutEffect,
   useMemo,
   useRef,
   useState,
@@ -12,7 +15,10 @@ import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import {
   ATTEMPT_OUTCOMES,
   buildTimeline,
+  connectorsInWindow,
   drawnMarks,
+  itemsByLane,
+  laneItems,
   laneLayout,
   neighbourMark,
   OUTCOME_TEXT,
@@ -23,6 +29,7 @@ import {
   visibleLaneRangeOf,
   zoomWindow,
   type Lane,
+  type LaneItems,
   type Mark,
   type ScaleKind,
   type Timeline,
@@ -45,6 +52,15 @@ const VIEWPORT_ROWS = 8;
 /** Lanes with several recipients start unfolded when there are at most this many lanes. */
 const UNFOLD_UP_TO = 8;
 type Window = readonly [number, number];
+
+/** A function that calls the latest `fn`: the same across renders, so that memoised rows keep it. */
+function useStable<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
+  const ref = useRef(fn);
+  useLayoutEffect(() => {
+    ref.current = fn;
+  });
+  return useCallback((...args: A) => ref.current(...args), []);
+}
 
 /** The width of an element, kept up to date. */
 export function useWidth(fallback: number) {
@@ -107,7 +123,10 @@ export function TimelineView({
     () => timeScale(kind, fromMs, toMs, plotWidth, startMs),
     [kind, fromMs, toMs, plotWidth, startMs],
   );
-  const lane = timeline.lanes.find((l) => l.id === delivery);
+  const lane = useMemo(
+    () => (delivery === undefined ? undefined : timeline.lanes.find((l) => l.id === delivery)),
+    [timeline, delivery],
+  );
 
   return (
     <section aria-labelledby={headingId} className="panel timeline-panel" ref={boxRef}>
@@ -181,7 +200,7 @@ export function TimelineView({
   );
 }
 
-function Legend() {
+const Legend = memo(function Legend() {
   return (
     <ul className="timeline-legend" aria-label="Legend">
       {ATTEMPT_OUTCOMES.map((o) => (
@@ -212,7 +231,7 @@ function Legend() {
       </li>
     </ul>
   );
-}
+});
 
 interface LanesProps {
   readonly timeline: Timeline;
@@ -230,7 +249,13 @@ interface LanesProps {
   readonly onZoom: (window: Window | undefined) => void;
 }
 
-type Drag = { mode: "brush"; from: number; to: number } | { mode: "pan"; x0: number; scale: TimeScale };
+/**
+ * A brush is drawn once over all the lanes (not in each lane, which would redraw every lane at each
+ * move): `left` and `top` place the plot's x = 0 and the lanes' top in the lanes' box.
+ */
+type Drag =
+  | { mode: "brush"; from: number; to: number; left: number; top: number; height: number }
+  | { mode: "pan"; x0: number; scale: TimeScale };
 
 function Lanes({
   timeline,
@@ -263,24 +288,8 @@ function Lanes({
   const { first, last } = visibleLaneRangeOf(layout, scrollTop, viewport);
   const shown = lanes.slice(first, last + 1);
   const axis = ticks(scale, startMs);
-  // Each lane's marks (with the marks of no lane), once per timeline: a lane draws from its own.
-  const { byLane, global } = useMemo(() => {
-    const global = timeline.marks.filter((m) => m.lane === undefined);
-    const byLane = new Map<string, Mark[]>();
-    for (const m of timeline.marks) {
-      if (m.lane === undefined) continue;
-      const list = byLane.get(m.lane);
-      if (list) list.push(m);
-      else byLane.set(m.lane, [m]);
-    }
-    if (global.length > 0)
-      for (const [id, list] of byLane)
-        byLane.set(
-          id,
-          [...list, ...global].sort((a, b) => a.timeMs - b.timeMs || a.seq - b.seq),
-        );
-    return { byLane, global };
-  }, [timeline.marks]);
+  // Each lane's marks, bands and connectors, once per timeline: a lane draws from its own.
+  const items = useMemo(() => itemsByLane(timeline), [timeline]);
 
   /** A new window: none when it shows the whole run (the view follows the playhead again). */
   const show = (w: Window | undefined) =>
@@ -301,10 +310,12 @@ function Lanes({
     return () => el.removeEventListener("wheel", onWheel);
   }, []);
 
-  const select = (m: Mark) => {
+  const select = useStable((m: Mark) => {
     onMark(m);
     if (m.lane) onDelivery(m.lane);
-  };
+  });
+  const fold = useCallback((id: string, open: boolean) => setFolds((f) => new Map(f).set(id, open)), []);
+  const pickLane = useStable((id: string, selected: boolean) => onDelivery(selected ? undefined : id));
 
   // Keep the selected mark in view and focused when the keyboard moved it.
   const focusMark = (m: Mark) => {
@@ -357,35 +368,48 @@ function Lanes({
     // The plot is drawn 4 px in from the svg's left edge.
     return Math.min(scale.width, Math.max(0, e.clientX - rect.left - 4));
   };
-  const dragHandlers = {
-    onPointerDown: (e: PointerEvent<SVGSVGElement>) => {
-      if (e.button !== 0 || (e.target as Element).closest("[data-mark-id]")) return;
-      try {
-        e.currentTarget.setPointerCapture(e.pointerId);
-      } catch {
-        // a synthetic pointer (no capture): the drag still works while over the lane
-      }
-      if (zoomed && !e.shiftKey) setDrag({ mode: "pan", x0: e.clientX, scale });
-      else {
-        const x = plotX(e);
-        setDrag({ mode: "brush", from: x, to: x });
-      }
-    },
-    onPointerMove: (e: PointerEvent<SVGSVGElement>) => {
-      if (!drag) return;
-      if (drag.mode === "brush") setDrag({ ...drag, to: plotX(e) });
-      else show(panWindow(drag.scale, e.clientX - drag.x0, full[0], full[1]));
-    },
-    onPointerUp: () => {
-      if (drag?.mode === "brush" && Math.abs(drag.to - drag.from) > 6) {
-        const a = scale.timeAt(Math.min(drag.from, drag.to));
-        const b = scale.timeAt(Math.max(drag.from, drag.to));
-        onZoom([a, b]);
-      }
-      setDrag(undefined);
-    },
-    onDoubleClick: () => onZoom(undefined),
-  };
+  const onPointerDown = useStable((e: PointerEvent<SVGSVGElement>) => {
+    if (e.button !== 0 || (e.target as Element).closest("[data-mark-id]")) return;
+    try {
+      e.currentTarget.setPointerCapture(e.pointerId);
+    } catch {
+      // a synthetic pointer (no capture): the drag still works while over the lane
+    }
+    if (zoomed && !e.shiftKey) setDrag({ mode: "pan", x0: e.clientX, scale });
+    else {
+      const x = plotX(e);
+      const plot = e.currentTarget.getBoundingClientRect();
+      const wrap = scroller.current?.parentElement?.getBoundingClientRect();
+      const lanesBox = scroller.current?.getBoundingClientRect();
+      setDrag({
+        mode: "brush",
+        from: x,
+        to: x,
+        left: plot.left - (wrap?.left ?? 0) + 4,
+        top: (lanesBox?.top ?? 0) - (wrap?.top ?? 0),
+        height: lanesBox?.height ?? ROW,
+      });
+    }
+  });
+  const onPointerMove = useStable((e: PointerEvent<SVGSVGElement>) => {
+    if (!drag) return;
+    if (drag.mode === "brush") setDrag({ ...drag, to: plotX(e) });
+    else show(panWindow(drag.scale, e.clientX - drag.x0, full[0], full[1]));
+  });
+  const onPointerUp = useStable(() => {
+    if (drag?.mode === "brush" && Math.abs(drag.to - drag.from) > 6) {
+      const a = scale.timeAt(Math.min(drag.from, drag.to));
+      const b = scale.timeAt(Math.max(drag.from, drag.to));
+      onZoom([a, b]);
+    }
+    setDrag(undefined);
+  });
+  const onDoubleClick = useStable(() => onZoom(undefined));
+  // One set of handlers for every lane, the same across renders: a lane is drawn again only when it changes.
+  const dragHandlers = useMemo(
+    () => ({ onPointerDown, onPointerMove, onPointerUp, onDoubleClick }),
+    [onPointerDown, onPointerMove, onPointerUp, onDoubleClick],
+  );
 
   return (
     <div className="lanes-wrap">
@@ -415,25 +439,35 @@ function Lanes({
             <LaneRow
               key={lane.id}
               lane={lane}
-              laneMarks={byLane.get(lane.id) ?? global}
+              items={laneItems(items, lane.id)}
               top={layout.tops[first + i] ?? 0}
               unfolded={unfolded.has(lane.id)}
-              onFold={() => setFolds(new Map(folds).set(lane.id, !unfolded.has(lane.id)))}
-              timeline={timeline}
+              onFold={fold}
               scale={scale}
               startMs={startMs}
               playheadMs={playheadMs}
               selected={delivery === lane.id}
               selectedMark={selectedMark}
-              onLane={() => onDelivery(delivery === lane.id ? undefined : lane.id)}
+              onLane={pickLane}
               onMark={select}
               onHover={setHover}
-              brush={drag?.mode === "brush" ? drag : undefined}
               drag={dragHandlers}
             />
           ))}
         </div>
       </div>
+      {drag?.mode === "brush" && (
+        <div
+          className="brush"
+          aria-hidden="true"
+          style={{
+            left: drag.left + Math.min(drag.from, drag.to),
+            width: Math.abs(drag.to - drag.from),
+            top: drag.top,
+            height: drag.height,
+          }}
+        />
+      )}
       {hover && (
         <div role="tooltip" className="mark-tip" style={{ left: hover.x, top: hover.y }}>
           {hover.mark.summary}
@@ -457,21 +491,19 @@ interface DragHandlers {
 
 interface LaneRowProps {
   readonly lane: Lane;
-  /** The lane's marks and those of no lane (DNS changes), by time. */
-  readonly laneMarks: readonly Mark[];
+  /** The lane's marks (with those of no lane, DNS changes, by time), bands and connectors. */
+  readonly items: LaneItems;
   readonly top: number;
   readonly unfolded: boolean;
-  readonly onFold: () => void;
-  readonly timeline: Timeline;
+  readonly onFold: (lane: string, open: boolean) => void;
   readonly scale: TimeScale;
   readonly startMs: number;
   readonly playheadMs: number;
   readonly selected: boolean;
   readonly selectedMark: Mark | undefined;
-  readonly onLane: () => void;
+  readonly onLane: (lane: string, selected: boolean) => void;
   readonly onMark: (m: Mark) => void;
   readonly onHover: (h: { mark: Mark; x: number; y: number } | undefined) => void;
-  readonly brush: { from: number; to: number } | undefined;
   readonly drag: DragHandlers;
 }
 
@@ -492,13 +524,13 @@ const RECIPIENT_OUTCOME_TEXT: Readonly<Record<string, string>> = {
   bounced: "bounced",
 };
 
-function LaneRow({
+/** One lane: drawn again only when its own props change (a pan or zoom, its selection, its folding). */
+const LaneRow = memo(function LaneRow({
   lane,
-  laneMarks,
+  items,
   top,
   unfolded,
   onFold,
-  timeline,
   scale,
   startMs,
   playheadMs,
@@ -507,17 +539,14 @@ function LaneRow({
   onLane,
   onMark,
   onHover,
-  brush,
   drag,
 }: LaneRowProps) {
   const w = scale.width;
   const mid = ROW / 2;
   const own = useMemo(() => new Set([lane.id]), [lane.id]);
-  const drawn = useMemo(() => drawnMarks(laneMarks, scale, own), [laneMarks, scale, own]);
-  const bands = timeline.bands.filter((b) => b.lane === lane.id);
-  const connectors = timeline.connectors.filter(
-    (c) => c.lane === lane.id && c.happened && c.toMs >= scale.fromMs && c.fromMs <= scale.toMs,
-  );
+  const drawn = useMemo(() => drawnMarks(items.marks, scale, own), [items.marks, scale, own]);
+  const bands = items.bands;
+  const connectors = connectorsInWindow(items.connectors, scale.fromMs, scale.toMs);
   const giveUp = lane.giveUpAtMs;
   // Attempt numbers where there is room for them (16 px from the last one shown).
   const labelled = useMemo(() => {
@@ -559,7 +588,7 @@ function LaneRow({
           aria-expanded={unfolded}
           aria-label={`Recipients of ${lane.label}`}
           title={unfolded ? "Fold the recipients" : "Unfold the recipients"}
-          onClick={onFold}
+          onClick={() => onFold(lane.id, !unfolded)}
           disabled={lane.recipientLanes.length === 0}
         >
           <span aria-hidden="true">{unfolded ? "▾" : "▸"}</span>
@@ -568,7 +597,7 @@ function LaneRow({
           className="lane-label"
           style={{ width: LABEL_W - 8 - FOLD_W }}
           aria-pressed={selected}
-          onClick={onLane}
+          onClick={() => onLane(lane.id, selected)}
           title={lane.recipients.join(", ")}
         >
           {lane.kind === "dsn" && <span aria-hidden="true">↳ </span>}
@@ -621,7 +650,7 @@ function LaneRow({
             {giveUp !== undefined && giveUp >= scale.fromMs && giveUp <= scale.toMs && (
               <g data-kind="give-up" data-time-ms={giveUp - startMs}>
                 <line x1={scale.x(giveUp)} x2={scale.x(giveUp)} y1={2} y2={ROW - 2} className="give-up" />
-                {!timeline.marks.some((m) => m.kind === "bounce" && m.lane === lane.id) && (
+                {!items.bounced && (
                   <text x={scale.x(giveUp) - 4} y={11} textAnchor="end" className="mark-label">
                     give-up
                   </text>
@@ -733,15 +762,6 @@ function LaneRow({
                 </g>
               );
             })}
-            {brush && (
-              <rect
-                className="brush"
-                x={Math.min(brush.from, brush.to)}
-                width={Math.abs(brush.to - brush.from)}
-                y={0}
-                height={ROW}
-              />
-            )}
           </g>
         </svg>
       </div>
@@ -757,7 +777,7 @@ function LaneRow({
       ))}
     </div>
   );
-}
+});
 
 interface RecipientRowProps {
   readonly recipient: Lane["recipientLanes"][number];
@@ -769,7 +789,7 @@ interface RecipientRowProps {
 }
 
 /** One recipient's sub-lane: its result at each attempt that answered it, and how it ended. */
-function RecipientRow({ recipient: r, scale, startMs, attemptXs, drag }: RecipientRowProps) {
+const RecipientRow = memo(function RecipientRow({ recipient: r, scale, startMs, attemptXs, drag }: RecipientRowProps) {
   const w = scale.width;
   const mid = SUB / 2;
   const outcome = r.outcome;
@@ -837,4 +857,4 @@ function RecipientRow({ recipient: r, scale, startMs, attemptXs, drag }: Recipie
       </svg>
     </div>
   );
-}
+});
