@@ -6,79 +6,19 @@
  * grows batch by batch.
  */
 import { describe, expect, it } from "vitest";
-import { indexTrace } from "../../../app/sim/expectations.ts";
-import { actorOfDelivery, normalizeAddress } from "../../../app/sim/invariants.ts";
+// The outcomes table read off every event of the run (what `mailscope run` and compare read).
+import { outcomeRows as wholeRunOutcomeRows } from "../../../app/sim/outcomeRows.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { exchangeView } from "./inspector.ts";
-import { messageLabel, outcomeRows, type OutcomeRow } from "./outcomes.ts";
+import { outcomeRows } from "./outcomes.ts";
 import { actorEvents, exchangeEvents, runIndexOf } from "./runIndex.ts";
 import { messagesOf, sequenceOf, sequenceOfEvents } from "./sequence.ts";
 import { actorChart, actorChartOfEvents, deliveryActors } from "./statechart.ts";
 import { buildTimeline } from "./timeline.ts";
-import { offset } from "./time.ts";
 import { scenarioTrace } from "./testing.ts";
 
 const scenarioFiles = import.meta.glob<string>("../../../scenarios/*.yaml", { query: "?raw", import: "default" });
 const SCENARIOS = Object.keys(scenarioFiles).map((f) => f.replace(/^.*\/(.*)\.yaml$/, "$1"));
-
-/** The outcomes table read off every event of the run, as outcomes.ts did before the index. */
-function wholeRunOutcomeRows(
-  events: readonly RecordedEvent[],
-  startMs: number,
-  labels?: ReadonlyMap<string, string>,
-): OutcomeRow[] {
-  const ids = new Set<string>();
-  for (const e of events) {
-    if (e.name !== "message.submitted" || e.data?.["from"] === null) continue;
-    const id = String(e.data?.["messageId"] ?? "");
-    if (id.includes("@")) ids.add(id.slice(0, id.indexOf("@")));
-  }
-  const facts = indexTrace(events);
-  const seqs = new Map<string, number>();
-  const order: { messageId: string; recipient: string; dsn: boolean }[] = [];
-  const seen = new Set<string>();
-  for (const e of events) {
-    const d = e.data ?? {};
-    const messageId = typeof d["messageId"] === "string" ? d["messageId"] : "";
-    if (e.name === "message.submitted") {
-      for (const r of Array.isArray(d["to"]) ? d["to"].map(String) : []) {
-        const recipient = normalizeAddress(r);
-        const key = `${messageId}\n${recipient}`;
-        if (seen.has(key)) continue;
-        seen.add(key);
-        order.push({ messageId, recipient, dsn: d["from"] === null });
-      }
-    } else if (e.name === "recipient.outcome") {
-      const key = `${messageId}\n${normalizeAddress(String(d["recipient"] ?? ""))}`;
-      if (!seqs.has(key)) seqs.set(key, e.seq);
-    }
-  }
-  return order.map(({ messageId, recipient, dsn }) => {
-    const f = facts.facts(messageId, recipient);
-    const o = f.outcome;
-    const smtp =
-      f.handOff !== undefined && o?.outcome === "smtp"
-        ? ` (${f.handOff.reason}${f.handOff.accepted ? "" : ", relay refused"})`
-        : "";
-    const seq = seqs.get(`${messageId}\n${recipient}`);
-    const domain = recipient.slice(recipient.lastIndexOf("@") + 1).toLowerCase();
-    return {
-      message: labels?.get(messageId) ?? messageLabel(messageId, ids),
-      messageId,
-      recipient,
-      outcome: o?.outcome ?? "pending",
-      outcomeText: o === undefined ? "pending" : `${o.outcome}${smtp}`,
-      dsn,
-      ...(o !== undefined && { atMs: o.timeMs }),
-      when: o === undefined ? "" : offset(o.timeMs, startMs),
-      attempts: f.attempts,
-      posts: f.posts,
-      ...(o?.rule !== undefined && { rule: o.rule }),
-      delivery: actorOfDelivery(`${messageId}→${domain}`),
-      ...(seq !== undefined && { outcomeSeq: seq }),
-    };
-  });
-}
 
 /** Every model that reads the index against the same model over every event of `events`. */
 function expectSameAsWholeRun(events: readonly RecordedEvent[], startMs: number): void {

@@ -1,29 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { createSimulationSession } from "../../../app/sim/session.ts";
-import type { SessionCommand } from "../../../app/sim/sessionProtocol.ts";
 import { compareReplay, createBundle, recordedBodies, type Bundle } from "../../../app/trace/bundle.ts";
-import { workerSessionPort, type WorkerLike } from "./port.ts";
+import { workerSessionPort } from "./port.ts";
+import { liveWorker } from "./testing.ts";
 import { rerunBundle } from "./rerun.ts";
 import { scenarioTrace } from "../model/testing.ts";
-
-/** A worker running the live session (app/sim/session.ts) in this thread, as app/sim/worker.ts does in its own. */
-function liveWorker(): WorkerLike {
-  const listeners: ((event: { data: unknown }) => void)[] = [];
-  const session = createSimulationSession((message) => {
-    for (const l of listeners) l({ data: structuredClone(message) });
-  });
-  return {
-    postMessage(message) {
-      void session.handle(message as SessionCommand);
-    },
-    addEventListener(type: string, listener: (event: never) => void) {
-      if (type === "message") listeners.push(listener as (event: { data: unknown }) => void);
-    },
-    terminate() {
-      void session.handle({ type: "cancel" });
-    },
-  } as WorkerLike;
-}
 
 describe("Re-run and compare (issue 15: an opened bundle re-run in a session of its own)", () => {
   it("a bundle of the app's run (bodies recorded) re-runs in a live session to the same hash: reproduced", async () => {

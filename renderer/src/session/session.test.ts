@@ -3,9 +3,9 @@ import { createActor, waitFor } from "xstate";
 import { handleWorkerRequest, type WorkerRequest } from "../../../app/sim/worker.ts";
 import type { SessionCommand, SessionMessage } from "../../../app/sim/sessionProtocol.ts";
 import { runScenarioText } from "../../../app/sim/runScenario.ts";
-import { createSimulationSession } from "../../../app/sim/session.ts";
 import { phaseOf, playbackMachine } from "./machine.ts";
 import { workerSessionPort, type SessionPort, type WorkerLike } from "./port.ts";
+import { liveWorker } from "./testing.ts";
 
 const scenarios = import.meta.glob<string>("../../../scenarios/*.yaml", {
   query: "?raw",
@@ -31,25 +31,6 @@ function oneShotWorker(): WorkerLike {
 }
 
 const oneShot = (): SessionPort => workerSessionPort(oneShotWorker);
-
-/** A worker that runs the live session (app/sim/session.ts), as app/sim/worker.ts does, in this thread. */
-function liveWorker(): WorkerLike {
-  const listeners: ((event: { data: unknown }) => void)[] = [];
-  const session = createSimulationSession((message) => {
-    for (const l of listeners) l({ data: structuredClone(message) });
-  });
-  return {
-    postMessage(message) {
-      void session.handle(message as SessionCommand);
-    },
-    addEventListener(type: string, listener: (event: never) => void) {
-      if (type === "message") listeners.push(listener as (event: { data: unknown }) => void);
-    },
-    terminate() {
-      void session.handle({ type: "cancel" });
-    },
-  } as WorkerLike;
-}
 
 const live = (): SessionPort => workerSessionPort(liveWorker);
 

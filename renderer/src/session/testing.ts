@@ -1,0 +1,23 @@
+/** For tests: a worker that runs the live session in this thread. */
+import { createSimulationSession } from "../../../app/sim/session.ts";
+import type { SessionCommand } from "../../../app/sim/sessionProtocol.ts";
+import type { WorkerLike } from "./port.ts";
+
+/** A worker running the live session (app/sim/session.ts) in this thread, as app/sim/worker.ts does in its own. */
+export function liveWorker(): WorkerLike {
+  const listeners: ((event: { data: unknown }) => void)[] = [];
+  const session = createSimulationSession((message) => {
+    for (const l of listeners) l({ data: structuredClone(message) });
+  });
+  return {
+    postMessage(message) {
+      void session.handle(message as SessionCommand);
+    },
+    addEventListener(type: string, listener: (event: never) => void) {
+      if (type === "message") listeners.push(listener as (event: { data: unknown }) => void);
+    },
+    terminate() {
+      void session.handle({ type: "cancel" });
+    },
+  } as WorkerLike;
+}
