@@ -46,7 +46,13 @@ import { useCryptoProvider } from "../app/protocol/webCrypto.ts";
 import { createMemoryIdempotencyStore, type IdempotencyStore } from "../app/receiver/idempotencyStore.ts";
 import { createMemoryMailStore } from "../app/receiver/memoryMailStore.ts";
 import { createReceiver } from "../app/receiver/receiver.ts";
-import { createTestSender, signedDelivery, textMessage, type TestSender } from "../app/receiver/testing.ts";
+import {
+  createTestSender,
+  receiverConfigYaml,
+  signedDelivery,
+  textMessage,
+  type TestSender,
+} from "../app/receiver/testing.ts";
 import type { Bench, BenchResult } from "./types.ts";
 
 const MiB = 1024 * 1024;
@@ -323,19 +329,7 @@ function post(
 async function serveMemory(sender: TestSender, dir: string): Promise<BenchResult[]> {
   const tls = await loadOrCreateCertificate({ stateDir: join(dir, "tls") });
   const config = join(dir, "receiver.yaml");
-  await writeFile(
-    config,
-    [
-      "domains: [b.example]",
-      "capabilities:",
-      "  max_message_size: 26214400",
-      "problem_base: https://b.example/problems",
-      "catchAll: true",
-      "keyRecords:",
-      `  ${sender.keyid}: "${sender.keyRecord}"`,
-      "",
-    ].join("\n"),
-  );
+  await writeFile(config, receiverConfigYaml(sender, "catchAll"));
   const state = join(dir, "serve-state");
   const child = await startServeChild({
     certFile: tls.certFile,

@@ -30,7 +30,7 @@ import { fileURLToPath } from "node:url";
 import { loadOrCreateCertificate } from "../app/node/httpServer.ts";
 import { nodeCryptoProvider } from "../app/node/nodeCrypto.ts";
 import { useCryptoProvider } from "../app/protocol/webCrypto.ts";
-import { createTestSender, signedDelivery, textMessage } from "../app/receiver/testing.ts";
+import { createTestSender, receiverConfigYaml, signedDelivery, textMessage } from "../app/receiver/testing.ts";
 import type { Bench, BenchResult } from "./types.ts";
 
 const MiB = 1024 * 1024;
@@ -83,19 +83,7 @@ async function run(): Promise<BenchResult[]> {
     const sender = await createTestSender("a.example");
     const tls = await loadOrCreateCertificate({ stateDir: join(dir, "tls") });
     const config = join(dir, "receiver.yaml");
-    await writeFile(
-      config,
-      [
-        "domains: [b.example]",
-        "capabilities:",
-        "  max_message_size: 26214400",
-        "problem_base: https://b.example/problems",
-        "catchAll: true",
-        "keyRecords:",
-        `  ${sender.keyid}: "${sender.keyRecord}"`,
-        "",
-      ].join("\n"),
-    );
+    await writeFile(config, receiverConfigYaml(sender, "catchAll"));
     /** A `serve` child; `bodiesInMemory`: without the incremental SHA-256, so bodies are held as before the spool. */
     const startChild = async (bodiesInMemory: boolean) => {
       const tag = bodiesInMemory ? "memory" : "spool";

@@ -5,7 +5,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createTestSender, signedDelivery, textMessage, type TestSender } from "../receiver/testing.ts";
+import {
+  createTestSender,
+  receiverConfigYaml,
+  signedDelivery,
+  textMessage,
+  type TestSender,
+} from "../receiver/testing.ts";
 import { describeServe, serveCommand, startServe, ServeUsageError, type RunningServe } from "./serve.ts";
 
 let dir: string;
@@ -20,20 +26,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "mailscope-serve-"));
   sender = await createTestSender("a.example");
   const config = join(dir, "receiver.yaml");
-  await writeFile(
-    config,
-    [
-      "domains: [b.example]",
-      "capabilities:",
-      "  max_message_size: 26214400",
-      `problem_base: ${PROBLEMS}`,
-      "mailboxes:",
-      "  - address: bob@b.example",
-      "keyRecords:",
-      `  ${sender.keyid}: "${sender.keyRecord}"`,
-      "",
-    ].join("\n"),
-  );
+  await writeFile(config, receiverConfigYaml(sender, ["bob@b.example"], PROBLEMS));
   running = await startServe(
     { config, port: "0", host: "127.0.0.1", maildir: join(dir, "mail"), state: join(dir, "state"), dns: false },
     { out: (l) => logs.push(l), err: (l) => errs.push(l) },

@@ -8,7 +8,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { openSqliteIdempotencyStore } from "../node/sqliteIdempotencyStore.ts";
-import { createTestSender, signedDelivery, textMessage, type TestSender } from "../receiver/testing.ts";
+import {
+  createTestSender,
+  receiverConfigYaml,
+  signedDelivery,
+  textMessage,
+  type TestSender,
+} from "../receiver/testing.ts";
 import {
   describeServe,
   serveCommand,
@@ -26,21 +32,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "mailscope-serve-restart-"));
   sender = await createTestSender("a.example");
   config = join(dir, "receiver.yaml");
-  await writeFile(
-    config,
-    [
-      "domains: [b.example]",
-      "capabilities:",
-      "  max_message_size: 26214400",
-      "problem_base: https://b.example/problems",
-      "mailboxes:",
-      "  - address: bob@b.example",
-      "  - address: carol@b.example",
-      "keyRecords:",
-      `  ${sender.keyid}: "${sender.keyRecord}"`,
-      "",
-    ].join("\n"),
-  );
+  await writeFile(config, receiverConfigYaml(sender, ["bob@b.example", "carol@b.example"]));
 });
 
 afterAll(async () => {

@@ -14,7 +14,13 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { nodeCryptoProvider } from "../node/nodeCrypto.ts";
 import { useCryptoProvider } from "../protocol/webCrypto.ts";
-import { createTestSender, signedDelivery, textMessage, type TestSender } from "../receiver/testing.ts";
+import {
+  createTestSender,
+  receiverConfigYaml,
+  signedDelivery,
+  textMessage,
+  type TestSender,
+} from "../receiver/testing.ts";
 import { startServe, type RunningServe } from "./serve.ts";
 
 let dir: string;
@@ -27,20 +33,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "mailscope-serve-spool-"));
   sender = await createTestSender("a.example");
   const config = join(dir, "receiver.yaml");
-  await writeFile(
-    config,
-    [
-      "domains: [b.example]",
-      "capabilities:",
-      "  max_message_size: 26214400",
-      "problem_base: https://b.example/problems",
-      "mailboxes:",
-      "  - address: bob@b.example",
-      "keyRecords:",
-      `  ${sender.keyid}: "${sender.keyRecord}"`,
-      "",
-    ].join("\n"),
-  );
+  await writeFile(config, receiverConfigYaml(sender, ["bob@b.example"]));
   running = await startServe(
     { config, port: "0", host: "127.0.0.1", maildir: join(dir, "mail"), state: join(dir, "state"), dns: false },
     { out: () => {}, err: () => {} },

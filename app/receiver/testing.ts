@@ -381,3 +381,24 @@ export async function readProblem(response: Response, problemBase = TEST_PROBLEM
     json,
   };
 }
+
+/**
+ * A receiver config (YAML, as `mailscope serve --config` reads it) for b.example that trusts
+ * `sender`'s key: the mailboxes listed, or every address (`catchAll`).
+ */
+export function receiverConfigYaml(
+  sender: TestSender,
+  mailboxes: readonly string[] | "catchAll",
+  problemBase = "https://b.example/problems",
+): string {
+  return [
+    "domains: [b.example]",
+    "capabilities:",
+    "  max_message_size: 26214400",
+    `problem_base: ${problemBase}`,
+    ...(mailboxes === "catchAll" ? ["catchAll: true"] : ["mailboxes:", ...mailboxes.map((m) => `  - address: ${m}`)]),
+    "keyRecords:",
+    `  ${sender.keyid}: "${sender.keyRecord}"`,
+    "",
+  ].join("\n");
+}
