@@ -33,6 +33,9 @@ export interface RunViewProps {
 /** The log's rows of the run on screen, described once each as batches arrive. */
 const logRowsOf = createLogRowsCache();
 
+const NO_EVENTS: PlaybackContext["events"] = [];
+const NO_HEAVY = { events: NO_EVENTS, playheadMs: 0 };
+
 /** Wall ms between two drawings of the timeline, sequence, inspector and statechart while a run plays. */
 export const HEAVY_VIEWS_EVERY_MS = 250;
 /**
@@ -97,8 +100,12 @@ export function RunView({
   const [range, setRange] = useState<readonly [number, number] | undefined>();
   const startMs = context.summary?.startMs ?? context.events[0]?.timeMs ?? 0;
   // The log and the outcomes follow the events as fast as they can draw; while a batch is drawn,
-  // the next ones are taken in (and the clock moves) rather than queued behind it.
-  const events = useDeferredValue(context.events);
+  // the next ones are taken in (and the clock moves) rather than queued behind it. Mounted with a whole
+  // run (an opened trace), they start empty and take it right after the timeline's first draw.
+  const events = useDeferredValue(context.events, NO_EVENTS);
+  // The whole-run views take a later batch after the log (below), but a whole run at mount at once: the
+  // timeline is the first picture of an opened trace (issue 13: drawn in < 1 s).
+  const wholeRunEvents = useDeferredValue(context.events);
   // What is on screen is one moment of the run: until the views have drawn the last events, the phase
   // says where they are (never "Finished" beside outcomes that are not), and the checks wait.
   const drawnAll = events === context.events;
@@ -126,10 +133,13 @@ export function RunView({
   // The views that draw the whole run (timeline, sequence, inspector, statechart) follow a playing run
   // a few times a second; paused, stepped or finished, they draw the same events as the log right after it.
   const heavy = useThrottled(
-    useMemo(() => ({ events, playheadMs }), [events, playheadMs]),
+    useMemo(() => ({ events: wholeRunEvents, playheadMs }), [wholeRunEvents, playheadMs]),
     shownPhase === "playing",
     context.speed === "max" ? HEAVY_VIEWS_AT_MAX_EVERY_MS : HEAVY_VIEWS_EVERY_MS,
   );
+  // Mounted with a whole run, the sequence diagram, inspector and statechart come right after the
+  // timeline's first draw; later their events change with the timeline's, in the same transition.
+  const below = useDeferredValue(heavy, NO_HEAVY);
   const rule = useLatest(onRule);
   const save = useLatest(onSave);
   const clearDelivery = useCallback(() => setDelivery(undefined), []);
@@ -167,7 +177,7 @@ export function RunView({
           onRange={setRange}
         />
         <SequenceView
-          events={heavy.events}
+          events={below.events}
           startMs={startMs}
           labels={labels}
           messageId={message ?? delivery?.split("→")[0]}
@@ -181,11 +191,11 @@ export function RunView({
           onExchange={(x) => setExchanges([x])}
           onSave={save}
         />
-        <InspectorView events={heavy.events} startMs={startMs} exchangeIds={exchanges} onRule={rule} />
+        <InspectorView events={below.events} startMs={startMs} exchangeIds={exchanges} onRule={rule} />
         <StatechartView
-          events={heavy.events}
+          events={below.events}
           startMs={startMs}
-          playheadMs={heavy.playheadMs}
+          playheadMs={below.playheadMs}
           delivery={delivery}
           onSelectDelivery={setDelivery}
           onEvents={onHistory}
@@ -193,7 +203,7 @@ export function RunView({
         />
       </>
     ),
-    [heavy, startMs, labels, delivery, mark, onMark, message, range, exchanges, save, rule, onHistory],
+    [heavy, below, startMs, labels, delivery, mark, onMark, message, range, exchanges, save, rule, onHistory],
   );
   return (
     <section aria-labelledby="run-title" className="run">

@@ -1,4 +1,4 @@
-import { memo, useMemo } from "react";
+import { memo, useDeferredValue, useMemo } from "react";
 import { Bar, ComposedChart, Line, Tooltip, XAxis, YAxis } from "recharts";
 import {
   ATTEMPT_OUTCOMES,
@@ -12,6 +12,7 @@ import {
 import { OUTCOME_COLOUR } from "./colours.ts";
 
 const BUCKETS = 120;
+const OVERVIEW_HEIGHT = 56;
 /** The in-flight line's colour (legend too). */
 export const IN_FLIGHT_COLOUR = "#2f5fd0";
 
@@ -38,9 +39,23 @@ export function Overview({ timeline, width, left, plotWidth, kind, window: [from
   const zoomed = fromMs > startMs || toMs < timeline.endMs;
   const x1 = Math.max(0, Math.min(plotWidth, scale.x(fromMs)));
   const x2 = Math.max(0, Math.min(plotWidth, scale.x(toMs)));
+  // Mounted with a whole run, the chart comes right after the lanes' first draw: Recharts lays a chart out
+  // in several passes, and the lanes are what an opened trace shows first (issue 13: drawn in < 1 s).
+  const chartTimeline = useDeferredValue<Timeline | null>(timeline, null);
   return (
     <div className="overview-wrap">
-      <OverviewChart timeline={timeline} width={width} left={left} plotWidth={plotWidth} kind={kind} onZoom={onZoom} />
+      {chartTimeline ? (
+        <OverviewChart
+          timeline={chartTimeline}
+          width={width}
+          left={left}
+          plotWidth={plotWidth}
+          kind={kind}
+          onZoom={onZoom}
+        />
+      ) : (
+        <div className="overview" style={{ height: OVERVIEW_HEIGHT }} aria-hidden="true" />
+      )}
       {zoomed && (
         <div
           className="overview-window"
@@ -87,7 +102,7 @@ const OverviewChart = memo(function OverviewChart({
     >
       <ComposedChart
         width={width}
-        height={56}
+        height={OVERVIEW_HEIGHT}
         data={rows}
         margin={{ top: 4, right: Math.max(0, width - left - 4 - plotWidth), bottom: 0, left: left + 4 }}
         barCategoryGap={0}
