@@ -193,7 +193,8 @@ export function TimelineView({
             full={full}
             onZoom={setZoom}
           />
-          {lane && <RetryChart lane={lane} startMs={startMs} width={boxWidth} />}
+          {/* The panel's padding (0.75rem each side) is inside boxWidth: the chart fits within it. */}
+          {lane && <RetryChart lane={lane} startMs={startMs} width={Math.max(200, boxWidth - 24)} />}
         </>
       )}
     </section>
