@@ -4,10 +4,12 @@
  * jitter off) under a 1-hour and a 4-hour fallback window, each in a worker
  * of its own, and shows "smtp at +1:03:00" against "accepted at +3:03:00";
  * a fork at +0:30:00 that ends the outage delivers while the original goes to
- * SMTP, and the two runs are identical before the fork.
+ * SMTP, and the two runs are identical before the fork. The two timelines
+ * share one axis: each overview's bars sit over its lanes' times, and a zoom,
+ * pan or reset of either timeline is of both.
  */
 import AxeBuilder from "@axe-core/playwright";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Locator, type Page } from "@playwright/test";
 
 const SHOTS = "test-results/screenshots";
 
@@ -22,6 +24,26 @@ async function open(page: Page, name: string): Promise<void> {
   await page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name }).click();
   await expect(page.getByRole("heading", { level: 2, name })).toBeVisible();
   await expect(page.getByTestId("phase")).toContainText("Ready");
+}
+
+/** The axis labels of a timeline, left to right. */
+const tickLabels = (run: Locator): Promise<string[]> => run.locator("svg.axis text.tick").allTextContents();
+
+/** The middle x (page pixels) of each of an overview's bars, left to right. */
+async function barXs(run: Locator): Promise<number[]> {
+  const xs: number[] = [];
+  for (const bar of await run.locator("figure.overview .recharts-bar-rectangle").all()) {
+    const box = await bar.boundingBox();
+    if (box) xs.push(box.x + box.width / 2);
+  }
+  return xs.sort((a, b) => a - b);
+}
+
+/** Where a mark is drawn (page pixels): its lane's plot, 4 px in, and its x there. */
+async function markX(run: Locator, selector: string): Promise<number> {
+  const mark = run.locator(selector);
+  const plot = (await run.locator("svg.lane-plot").first().boundingBox())!;
+  return plot.x + 4 + Number(await mark.getAttribute("data-x"));
 }
 
 test.describe("compare and fork", () => {
@@ -62,7 +84,39 @@ test.describe("compare and fork", () => {
     const windowA = await runA.getByTestId("timeline-window").textContent();
     expect(windowA).toMatch(/^\+0:00:00 – \+3:\d\d:\d\d$/);
     await expect(runB.getByTestId("timeline-window")).toHaveText(windowA ?? "");
+    expect(await tickLabels(runB)).toEqual(await tickLabels(runA));
+    // RETRY-5: B accepted at +3:03:00 inside its 4-hour window; its band ends there, not at +4:00:00.
+    await expect(runB.locator('[data-band="fallback-window"]')).toHaveAttribute("data-until-ms", String(183 * 60_000));
+    await expect(runA.locator('[data-band="fallback-window"]')).toHaveAttribute("data-until-ms", String(60 * 60_000));
     await page.screenshot({ path: `${SHOTS}/compare-g16-1h-vs-4h.png`, fullPage: true });
+
+    // One view window for both: zooming A (keyboard +) zooms B alike, a pan of B pans A, a reset of A resets B.
+    const wholeTicks = await tickLabels(runA);
+    await runA.locator("[data-kind=attempt]").first().focus();
+    await page.keyboard.press("+");
+    await expect(runA.getByTestId("timeline-window")).toContainText("(zoomed)");
+    const zoomedA = await runA.getByTestId("timeline-window").textContent();
+    await expect(runB.getByTestId("timeline-window")).toHaveText(zoomedA ?? "");
+    expect(await tickLabels(runA)).not.toEqual(wholeTicks);
+    expect(await tickLabels(runB)).toEqual(await tickLabels(runA));
+    await runB.locator("[data-kind=attempt]").first().focus();
+    await page.keyboard.press("Shift+ArrowRight");
+    await expect(runB.getByTestId("timeline-window")).not.toHaveText(zoomedA ?? "");
+    const pannedB = await runB.getByTestId("timeline-window").textContent();
+    await expect(runA.getByTestId("timeline-window")).toHaveText(pannedB ?? "");
+    expect(await tickLabels(runA)).toEqual(await tickLabels(runB));
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: `${SHOTS}/compare-g16-zoomed-together.png`, fullPage: true });
+    // Log scale is shared too.
+    await runB.getByRole("button", { name: "Log" }).click();
+    await expect(runA.getByRole("button", { name: "Log" })).toHaveAttribute("aria-pressed", "true");
+    expect(await tickLabels(runA)).toEqual(await tickLabels(runB));
+    await runA.getByRole("button", { name: "Linear" }).click();
+    await runA.getByRole("button", { name: "Reset zoom" }).click();
+    await expect(runA.getByTestId("timeline-window")).toHaveText(windowA ?? "");
+    await expect(runB.getByTestId("timeline-window")).toHaveText(windowA ?? "");
+    await expect(runB.getByRole("button", { name: "Reset zoom" })).toBeDisabled();
+    expect(await tickLabels(runB)).toEqual(wholeTicks);
     await noSeriousViolations(page);
     expect(errors).toEqual([]);
   });
@@ -90,8 +144,24 @@ test.describe("compare and fork", () => {
     await expect(page.getByTestId("prefix-check")).toHaveText(
       /^Before the fork: identical before \+0:30:00 \(\d+ events, prefix hash [0-9a-f]{12}\)$/,
     );
-    await expect(page.getByRole("region", { name: "Run A: original" })).toBeVisible();
-    await expect(page.getByRole("region", { name: "Run B: fork at +0:30:00: ended fault b-down" })).toBeVisible();
+    const runA = page.getByRole("region", { name: "Run A: original" });
+    const runB = page.getByRole("region", { name: "Run B: fork at +0:30:00: ended fault b-down" });
+    await expect(runA).toBeVisible();
+    await expect(runB).toBeVisible();
+
+    // Both overviews draw their bars on the lanes' shared axis: B's accepted attempt at +0:31:00 sits under its
+    // last bar (a bucket is about 8 px wide), not stretched out to the right edge over the original's +2:03:00.
+    await expect(runA.locator("figure.overview .recharts-bar-rectangle")).not.toHaveCount(0);
+    await expect(runB.locator("figure.overview .recharts-bar-rectangle")).not.toHaveCount(0);
+    const lastBarB = (await barXs(runB)).at(-1)!;
+    expect(Math.abs(lastBarB - (await markX(runB, "[data-kind=attempt][data-outcome=accepted]")))).toBeLessThan(10);
+    const lastBarA = (await barXs(runA)).at(-1)!;
+    expect(Math.abs(lastBarA - (await markX(runA, "[data-kind=handoff]")))).toBeLessThan(10);
+
+    // RETRY-5: the fork's message was accepted at +0:31:00, so its fallback window band ends there, while the
+    // original's runs its whole two hours (it was handed to SMTP at +2:03:00, after the window).
+    await expect(runB.locator('[data-band="fallback-window"]')).toHaveAttribute("data-until-ms", String(31 * 60_000));
+    await expect(runA.locator('[data-band="fallback-window"]')).toHaveAttribute("data-until-ms", String(120 * 60_000));
 
     // The fork saves as a scenario file (a download in the browser).
     const download = page.waitForEvent("download");

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Trace } from "../../../app/trace/schema.ts";
-import { scenarioTrace } from "./testing.ts";
+import { forkScenario } from "../../../app/sim/fork.ts";
+import { scenarioText, scenarioTrace, textTrace } from "./testing.ts";
 import {
   attemptMarkAt,
   buckets,
@@ -89,6 +90,64 @@ describe("the timeline of receiver-down-past-fallback-window (jitter off)", asyn
     expect(chart.rows.every((r) => r.band === undefined)).toBe(true);
     expect(chart.fallbackWindowEndAttempt).toBe(8);
     expect(chart.capMinutes).toBe(60);
+  });
+});
+
+describe("RETRY-5, STATE-2: the fallback window band ends where the delivery ended inside the window", async () => {
+  // gap-G16-fallback-window-2h forked at +0:30:00 with b-down ended (the Compare view's fork): accepted at +0:31:00.
+  const text = scenarioText("gap-G16-fallback-window-2h");
+  const fork = forkScenario(text, 30 * MIN, { kind: "end-fault", fault: "b-down" });
+  if (!fork.ok) throw new Error("the fork failed");
+  const forked = await textTrace(fork.text, `${fork.name}.yaml`);
+  // gap-G16-fallback-window-4h in the run view: accepted at +3:03:00, inside its 4-hour window.
+  const fourHours = await trace("gap-G16-fallback-window-4h");
+  const at = (ms: number | undefined, startMs: number) => (ms === undefined ? undefined : (ms - startMs) / MIN);
+  const windowOf = (tl: ReturnType<typeof buildTimeline>) => tl.bands.find((b) => b.kind === "fallback-window");
+
+  it("the fork delivered at +0:31:00: its band is +0:00:00 to +0:31:00, the 2-hour window's end kept aside", () => {
+    const tl = buildTimeline(forked.events, forked.startedAtMs, labels);
+    const band = windowOf(tl);
+    expect(at(band?.fromMs, tl.startMs)).toBe(0);
+    expect(at(band?.untilMs, tl.startMs)).toBe(31);
+    expect(at(band?.windowEndMs, tl.startMs)).toBe(120);
+    expect(band?.label).toBe("fallback window (to +2:00:00, cut where the delivery ended)");
+    // The retry chart still reads the window's own end.
+    expect(at(tl.lanes[0]?.fallbackWindowEndMs, tl.startMs)).toBe(120);
+  });
+
+  it("the run view too: accepted at +3:03:00 inside a 4-hour window, the band ends at +3:03:00", () => {
+    const tl = buildTimeline(fourHours.events, fourHours.startedAtMs, labels);
+    const band = windowOf(tl);
+    expect(at(band?.untilMs, tl.startMs)).toBe(183);
+    expect(at(band?.windowEndMs, tl.startMs)).toBe(240);
+  });
+
+  it("a delivery handed to SMTP after the window keeps the whole window (receiver-down-past-fallback-window)", async () => {
+    const t = await trace("receiver-down-past-fallback-window");
+    const band = windowOf(buildTimeline(t.events, t.startedAtMs, labels));
+    expect(at(band?.untilMs, t.startedAtMs)).toBe(120);
+    expect(band?.windowEndMs).toBeUndefined();
+    expect(band?.label).toBe("fallback window");
+  });
+
+  it("a live run cut before the delivery ended draws the whole window", () => {
+    const cut = forked.events.filter((e) => e.timeMs < forked.startedAtMs + 31 * MIN);
+    const band = windowOf(buildTimeline(cut, forked.startedAtMs, labels));
+    expect(at(band?.untilMs, forked.startedAtMs)).toBe(120);
+  });
+
+  it("the overview's buckets cover the lanes' whole window: the accepted attempt sits in the bucket over +0:31:00", () => {
+    const tl = buildTimeline(forked.events, forked.startedAtMs, labels);
+    // The Compare view's shared axis ends after the original's hand-off at +2:03:00.
+    const toMs = tl.startMs + 128 * MIN;
+    const rows = buckets(tl, 128, "linear", toMs);
+    expect(rows[0]?.fromMs).toBe(tl.startMs);
+    expect(rows.at(-1)?.toMs).toBe(toMs);
+    const accepted = rows.findIndex((r) => r.attempts.accepted > 0);
+    expect(accepted).toBe(31);
+    expect(rows.reduce((n, r) => n + Object.values(r.attempts).reduce((a, c) => a + c, 0), 0)).toBe(6);
+    // Nothing after the delivery: the buckets past +0:32:00 are empty and none is in flight.
+    expect(rows.slice(32).every((r) => r.inFlight === 0 && Object.values(r.attempts).every((c) => c === 0))).toBe(true);
   });
 });
 

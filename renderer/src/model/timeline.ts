@@ -90,6 +90,12 @@ export interface Band {
   readonly untilMs: number | undefined;
   readonly label: string;
   readonly kind: "fallback-window" | "fault";
+  /**
+   * A fallback window the delivery ended inside (accepted, handed to SMTP,
+   * bounced): the window's own end, later than `untilMs`, which is the
+   * delivery's end.
+   */
+  readonly windowEndMs?: number;
 }
 
 /** The retry plan of one retry (`timer.set`), delays from the start of the attempt before it. */
@@ -245,6 +251,8 @@ interface LaneBuilder {
   fallbackWindowStartMs?: number;
   fallbackWindowEndMs?: number;
   giveUpAtMs?: number;
+  /** When the delivery actor reached a final state (finished, handed to SMTP, bounced). */
+  deliveryEndMs?: number;
   retries: RetryPlan[];
   /** Exchanges since its current attempt began, and per-recipient statuses. */
   pendingExchanges: string[];
@@ -299,6 +307,9 @@ const newTimelineState = (startMs: number): TimelineState => ({
   dsnOfMessage: new Map(),
   endMs: startMs,
 });
+
+/** The delivery machine's final states (app/sender/deliveryMachine.ts): the delivery is over. */
+const FINAL_STATES: ReadonlySet<string> = new Set(["finished", "handedToSmtp", "bounced"]);
 
 /** The events last built and what was read of them: the next call, one batch longer, reads only the batch. */
 let kept: { events: readonly RecordedEvent[]; startMs: number; state: TimelineState } | undefined;
@@ -378,6 +389,12 @@ function readTimelineEvents(state: TimelineState, events: readonly RecordedEvent
           recipientResults: new Map(),
           recipientOutcomes: new Map(),
         });
+        break;
+      }
+      case "machine.transition": {
+        const lane = actorId ? lanes.get(actorId) : undefined;
+        const to = str(d["to"]);
+        if (lane && to !== undefined && FINAL_STATES.has(to)) lane.deliveryEndMs ??= e.timeMs;
         break;
       }
       case "attempt.started": {
@@ -520,7 +537,10 @@ function readTimelineEvents(state: TimelineState, events: readonly RecordedEvent
         const reason = str(d["reason"]) ?? "";
         const accepted = d["accepted"] !== false;
         const rule = str(d["rule"]);
-        if (lane) lane.endMs = e.timeMs;
+        if (lane) {
+          lane.endMs = e.timeMs;
+          lane.deliveryEndMs ??= e.timeMs;
+        }
         marks.push({
           id: `h:${e.seq}`,
           kind: "handoff",
@@ -538,7 +558,10 @@ function readTimelineEvents(state: TimelineState, events: readonly RecordedEvent
         const messageId = str(d["messageId"]) ?? "";
         const lane = laneFor(messageId, strs(d["recipients"]));
         const rule = str(d["rule"]);
-        if (lane) lane.endMs = e.timeMs;
+        if (lane) {
+          lane.endMs = e.timeMs;
+          lane.deliveryEndMs ??= e.timeMs;
+        }
         marks.push({
           id: `b:${e.seq}`,
           kind: "bounce",
@@ -699,14 +722,24 @@ function timelineOf(state: TimelineState, startMs: number, labels: ReadonlyMap<s
 
   const bands: Band[] = [];
   for (const lane of lanes.values()) {
-    if (lane.fallbackWindowEndMs !== undefined)
-      bands.push({
-        lane: lane.id,
-        kind: "fallback-window",
-        fromMs: lane.fallbackWindowStartMs ?? lane.startMs,
-        untilMs: lane.fallbackWindowEndMs,
-        label: "fallback window",
-      });
+    const windowEnd = lane.fallbackWindowEndMs;
+    if (windowEnd === undefined) continue;
+    const fromMs = lane.fallbackWindowStartMs ?? lane.startMs;
+    // The window matters while the delivery goes on: one that ended inside it (accepted, handed to SMTP,
+    // bounced) has its band end there, not run on to a window end the sender never reached.
+    const ended = lane.deliveryEndMs;
+    bands.push(
+      ended !== undefined && ended < windowEnd
+        ? {
+            lane: lane.id,
+            kind: "fallback-window",
+            fromMs,
+            untilMs: Math.max(fromMs, ended),
+            windowEndMs: windowEnd,
+            label: `fallback window (to ${offsetText(windowEnd, startMs)}, cut where the delivery ended)`,
+          }
+        : { lane: lane.id, kind: "fallback-window", fromMs, untilMs: windowEnd, label: "fallback window" },
+    );
   }
   // The lanes of each recipient domain, and the domains a name falls under (itself and its parents).
   const lanesOfDomain = new Map<string, Lane[]>();
@@ -1021,10 +1054,20 @@ const zeroOutcomes = (): Record<AttemptOutcome, number> => ({
   "no-common-version": 0,
 });
 
-/** The whole run as `count` buckets of equal time (linear) or equal log-width: the overview chart's bars. */
-export function buckets(timeline: Timeline, count: number, kind: ScaleKind = "linear"): Bucket[] {
+/**
+ * The whole run as `count` buckets of equal time (linear) or equal log-width:
+ * the overview chart's bars. They cover the start to `toMs` (default the last
+ * event): the lanes' whole window, so that each bar sits over the lanes' time
+ * it counts, and two stacked timelines on one axis (Compare) bucket alike.
+ */
+export function buckets(
+  timeline: Timeline,
+  count: number,
+  kind: ScaleKind = "linear",
+  toMs: number = timeline.endMs,
+): Bucket[] {
   const n = Math.max(1, Math.floor(count));
-  const scale = timeScale(kind, timeline.startMs, Math.max(timeline.endMs, timeline.startMs + 1), n, timeline.startMs);
+  const scale = timeScale(kind, timeline.startMs, Math.max(toMs, timeline.startMs + 1), n, timeline.startMs);
   const edges = Array.from({ length: n + 1 }, (_, i) => scale.timeAt(i));
   const rows = Array.from({ length: n }, (_, i) => ({
     fromMs: edges[i] ?? 0,

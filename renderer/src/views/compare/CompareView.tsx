@@ -15,7 +15,7 @@ import { readingControls } from "../../model/readings.ts";
 import { offset, parseOffset } from "../../model/time.ts";
 import type { Mark } from "../../model/timeline.ts";
 import type { WorkerLike } from "../../session/port.ts";
-import { TimelineView } from "../timeline/TimelineView.tsx";
+import { TimelineView, type TimelineWindow } from "../timeline/TimelineView.tsx";
 import { runSide } from "./runSide.ts";
 import "./compare.css";
 
@@ -55,7 +55,8 @@ const NO_LABELS: ReadonlyMap<string, string> = new Map();
  * Compare: the run on screen under two readings of a gap, two seeds, or
  * against a fork of it at a time; each side runs in a worker of its own,
  * then the verdicts, the outcomes with the differences highlighted, and the
- * two delivery timelines stacked on one time axis.
+ * two delivery timelines stacked on one time axis, with one scale and zoom
+ * (a zoom, pan or reset of either is of both).
  */
 export function CompareView({ base, mailscope, createWorker, onBack, onSave }: CompareViewProps) {
   const controls = useMemo(() => readingControls(base.readings), [base.readings]);
@@ -265,6 +266,8 @@ function Result({
 }) {
   const { sides, comparison, prefix, fork, events } = status;
   const { table } = comparison;
+  // One scale and zoom for both timelines: they share one axis, so a zoom, pan or reset of one is of both.
+  const [view, setView] = useState<TimelineWindow>({ kind: "linear", zoom: undefined });
   return (
     <>
       <section aria-labelledby="verdicts-heading" className="panel">
@@ -354,6 +357,8 @@ function Result({
           startMs={startMs}
           playheadMs={fork ? startMs + fork.atMs : (events[i]?.at(-1)?.timeMs ?? startMs)}
           axisEndMs={comparison.axisEndMs}
+          view={view}
+          onView={setView}
         />
       ))}
     </>
@@ -366,12 +371,16 @@ function SideTimeline({
   startMs,
   playheadMs,
   axisEndMs,
+  view,
+  onView,
 }: {
   readonly side: CompareSide;
   readonly events: readonly RecordedEvent[];
   readonly startMs: number;
   readonly playheadMs: number;
   readonly axisEndMs: number;
+  readonly view: TimelineWindow;
+  readonly onView: (view: TimelineWindow) => void;
 }) {
   const [mark, setMark] = useState<Mark | undefined>();
   const [delivery, setDelivery] = useState<string | undefined>();
@@ -391,6 +400,8 @@ function SideTimeline({
         onDelivery={setDelivery}
         selectedMark={mark}
         onMark={setMark}
+        view={view}
+        onView={onView}
       />
     </section>
   );

@@ -23,6 +23,8 @@ export interface OverviewProps {
   readonly left: number;
   readonly plotWidth: number;
   readonly kind: ScaleKind;
+  /** The lanes' whole window (from the start): the bars' time axis, the same as the lanes'. */
+  readonly domain: readonly [number, number];
   readonly window: readonly [number, number];
   readonly onZoom: (window: readonly [number, number] | undefined) => void;
 }
@@ -32,11 +34,20 @@ export interface OverviewProps {
  * DSNs, deliveries in flight): a few hundred bars however big the trace, with
  * the visible window marked. Clicking a bar zooms the lanes to it.
  */
-export function Overview({ timeline, width, left, plotWidth, kind, window: [fromMs, toMs], onZoom }: OverviewProps) {
+export function Overview({
+  timeline,
+  width,
+  left,
+  plotWidth,
+  kind,
+  domain,
+  window: [fromMs, toMs],
+  onZoom,
+}: OverviewProps) {
   const startMs = timeline.startMs;
   // The visible window over the bars: a box of its own, so that zooming and panning redraw no bar.
-  const scale = timeScale(kind, startMs, Math.max(timeline.endMs, startMs + 1), plotWidth, startMs);
-  const zoomed = fromMs > startMs || toMs < timeline.endMs;
+  const scale = timeScale(kind, domain[0], domain[1], plotWidth, startMs);
+  const zoomed = fromMs > domain[0] || toMs < domain[1];
   const x1 = Math.max(0, Math.min(plotWidth, scale.x(fromMs)));
   const x2 = Math.max(0, Math.min(plotWidth, scale.x(toMs)));
   // Mounted with a whole run, the chart comes right after the lanes' first draw: Recharts lays a chart out
@@ -51,6 +62,7 @@ export function Overview({ timeline, width, left, plotWidth, kind, window: [from
           left={left}
           plotWidth={plotWidth}
           kind={kind}
+          toMs={domain[1]}
           onZoom={onZoom}
         />
       ) : (
@@ -68,7 +80,7 @@ export function Overview({ timeline, width, left, plotWidth, kind, window: [from
   );
 }
 
-type OverviewChartProps = Omit<OverviewProps, "window">;
+type OverviewChartProps = Omit<OverviewProps, "window" | "domain"> & { readonly toMs: number };
 
 const OverviewChart = memo(function OverviewChart({
   timeline,
@@ -76,11 +88,12 @@ const OverviewChart = memo(function OverviewChart({
   left,
   plotWidth,
   kind,
+  toMs,
   onZoom,
 }: OverviewChartProps) {
   const rows = useMemo(
     () =>
-      buckets(timeline, BUCKETS, kind).map((b, i) => ({
+      buckets(timeline, BUCKETS, kind, toMs).map((b, i) => ({
         i,
         fromMs: b.fromMs,
         toMs: b.toMs,
@@ -89,7 +102,7 @@ const OverviewChart = memo(function OverviewChart({
         dsns: b.dsns + b.bounces,
         inFlight: b.inFlight,
       })),
-    [timeline, kind],
+    [timeline, kind, toMs],
   );
   const startMs = timeline.startMs;
   const total = useMemo(() => timeline.marks.filter((m) => m.kind === "attempt").length, [timeline]);

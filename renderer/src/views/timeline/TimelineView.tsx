@@ -94,6 +94,19 @@ export interface TimelineViewProps {
   readonly headingId?: string;
   /** Show the sequence diagram of a time range (the visible window). */
   readonly onRange?: (range: Window) => void;
+  /**
+   * The scale and zoom, when the parent keeps them: the Compare view's two
+   * stacked timelines share one, so that a zoom, pan or reset of either
+   * applies to both. Without it the timeline keeps its own.
+   */
+  readonly view?: TimelineWindow;
+  readonly onView?: (view: TimelineWindow) => void;
+}
+
+/** A timeline's scale and zoomed window (undefined: the whole run). */
+export interface TimelineWindow {
+  readonly kind: ScaleKind;
+  readonly zoom: Window | undefined;
 }
 
 /** The delivery timeline: overview, axis, one lane per delivery actor, the retry chart of the selected one. */
@@ -109,10 +122,16 @@ export function TimelineView({
   axisEndMs,
   headingId = "timeline-heading",
   onRange,
+  view,
+  onView,
 }: TimelineViewProps) {
   const timeline = useMemo(() => buildTimeline(events, startMs, labels), [events, startMs, labels]);
-  const [kind, setKind] = useState<ScaleKind>("linear");
-  const [zoom, setZoom] = useState<Window | undefined>();
+  const [own, setOwn] = useState<TimelineWindow>({ kind: "linear", zoom: undefined });
+  const { kind, zoom } = view ?? own;
+  // The same functions across renders (the overview's bars are memoised on them).
+  const setView = useStable((next: TimelineWindow) => (onView ? onView(next) : setOwn(next)));
+  const setKind = useStable((k: ScaleKind) => setView({ kind: k, zoom }));
+  const setZoom = useStable((w: Window | undefined) => setView({ kind, zoom: w }));
   const [boxRef, boxWidth] = useWidth(900);
   const plotWidth = Math.max(200, boxWidth - LABEL_W - 16);
   // Follows the playhead unless zoomed: the whole run so far, and the playhead at the right.
@@ -176,6 +195,7 @@ export function TimelineView({
             left={LABEL_W}
             plotWidth={plotWidth}
             kind={kind}
+            domain={full}
             window={[fromMs, toMs]}
             onZoom={setZoom}
           />
