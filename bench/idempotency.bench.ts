@@ -31,7 +31,7 @@
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { Agent, request as httpsRequest } from "node:https";
+import { Agent } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -46,13 +46,8 @@ import { useCryptoProvider } from "../app/protocol/webCrypto.ts";
 import { createMemoryIdempotencyStore, type IdempotencyStore } from "../app/receiver/idempotencyStore.ts";
 import { createMemoryMailStore } from "../app/receiver/memoryMailStore.ts";
 import { createReceiver } from "../app/receiver/receiver.ts";
-import {
-  createTestSender,
-  receiverConfigYaml,
-  signedDelivery,
-  textMessage,
-  type TestSender,
-} from "../app/receiver/testing.ts";
+import { createTestSender, receiverConfigYaml, signedDelivery, type TestSender } from "../app/receiver/testing.ts";
+import { messageOf, noDns, postHttps, receiverConfig } from "./lib/harness.ts";
 import type { Bench, BenchResult } from "./types.ts";
 
 const MiB = 1024 * 1024;
@@ -148,29 +143,8 @@ async function storeAlone(dir: string): Promise<BenchResult[]> {
 
 // ── 2. The receiver over each store ───────────────────────────────────
 
-function receiverConfig(sender: TestSender) {
-  return {
-    domains: ["b.example"],
-    capabilities: { max_message_size: 26214400 },
-    problem_base: "https://b.example/problems",
-    mailboxes: [{ address: "bob@b.example" }],
-    keyRecords: { [sender.keyid]: sender.keyRecord },
-  };
-}
-
-function messageOf(size: number): Uint8Array {
-  const head = textMessage({ from: "alice@a.example", to: ["bob@b.example"], body: "" });
-  const line = `${"0123456789abcdef".repeat(4)}\r\n`;
-  const body = line.repeat(Math.max(0, Math.floor((size - head.length) / line.length)));
-  return new TextEncoder().encode(new TextDecoder().decode(head) + body);
-}
-
 async function receiverOver(sender: TestSender, dir: string): Promise<BenchResult[]> {
   const clock = createSystemClock({ unref: true });
-  const noDns = {
-    svcb: () => Promise.resolve({ kind: "nxdomain" as const }),
-    txt: () => Promise.resolve({ kind: "nxdomain" as const }),
-  };
   const durable = openSqliteIdempotencyStore(join(dir, "receiver.sqlite"));
   const receivers = {
     memory: createReceiver(receiverConfig(sender), {
@@ -297,35 +271,6 @@ async function startServeChild(options: Record<string, string>): Promise<Child> 
   };
 }
 
-function post(
-  agent: Agent,
-  cert: string,
-  port: number,
-  headers: Record<string, string>,
-  body: Buffer,
-): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      {
-        host: "127.0.0.1",
-        port,
-        servername: "localhost",
-        path: "/v1/messages",
-        method: "POST",
-        headers: { ...headers, host: `localhost:${port}`, "content-length": String(body.byteLength) },
-        agent,
-        ca: cert,
-      },
-      (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
 async function serveMemory(sender: TestSender, dir: string): Promise<BenchResult[]> {
   const tls = await loadOrCreateCertificate({ stateDir: join(dir, "tls") });
   const config = join(dir, "receiver.yaml");
@@ -373,7 +318,13 @@ async function serveMemory(sender: TestSender, dir: string): Promise<BenchResult
         request.headers.forEach((v, k) => {
           headers[k] = v;
         });
-        const status = await post(agent, tls.cert, child.port, headers, Buffer.from(await request.arrayBuffer()));
+        const status = await postHttps(
+          agent,
+          tls.cert,
+          child.port,
+          headers,
+          new Uint8Array(await request.arrayBuffer()),
+        );
         if (status !== 200) notOk += 1;
       }
     }),

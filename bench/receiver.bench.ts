@@ -21,7 +21,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { hash, KeyObject, verify as verifyInPlace } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { Agent, request as httpsRequest } from "node:https";
+import { Agent } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -38,8 +38,9 @@ import { chooseBoundary } from "../app/protocol/multipart.ts";
 import { useCryptoProvider } from "../app/protocol/webCrypto.ts";
 import { createMemoryMailStore } from "../app/receiver/memoryMailStore.ts";
 import { createReceiver } from "../app/receiver/receiver.ts";
-import { createTestSender, signedDelivery, textMessage, type TestSender } from "../app/receiver/testing.ts";
+import { createTestSender, signedDelivery, type TestSender } from "../app/receiver/testing.ts";
 import { fileCreationProbe } from "./lib/fileProbe.ts";
+import { messageOf, noDns, postHttps, receiverConfig } from "./lib/harness.ts";
 import type { Bench, BenchResult } from "./types.ts";
 
 const MiB = 1024 * 1024;
@@ -59,32 +60,6 @@ const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 };
-
-const noDns = {
-  svcb: () => Promise.resolve({ kind: "nxdomain" as const }),
-  txt: () => Promise.resolve({ kind: "nxdomain" as const }),
-};
-
-function receiverConfig(sender: TestSender) {
-  return {
-    domains: ["b.example"],
-    capabilities: { max_message_size: MAX_MESSAGE_SIZE },
-    problem_base: "https://b.example/problems",
-    mailboxes: [{ address: "bob@b.example" }],
-    keyRecords: { [sender.keyid]: sender.keyRecord },
-  };
-}
-
-/** A message of about `size` bytes: headers, then lines of text. */
-function messageOf(size: number): Uint8Array {
-  const head = textMessage({ from: "alice@a.example", to: ["bob@b.example"], body: "" });
-  const line = `${"0123456789abcdef".repeat(4)}\r\n`;
-  const body = line.repeat(Math.max(0, Math.floor((size - head.length) / line.length)));
-  const bytes = new Uint8Array(head.length + body.length);
-  bytes.set(head);
-  for (let i = 0; i < body.length; i++) bytes[head.length + i] = body.charCodeAt(i);
-  return bytes;
-}
 
 /** A boundary of its own for each request, as a sender chooses one (so nothing a receiver keeps from one body serves the next). */
 function freshBoundary(message: Uint8Array): string {
@@ -117,7 +92,7 @@ async function inProcess(sender: TestSender, mode: "webcrypto" | "node"): Promis
 async function inProcessWith(sender: TestSender, mode: "webcrypto" | "node"): Promise<BenchResult[]> {
   const message = messageOf(10 * 1024);
   const clock = createSystemClock({ unref: true });
-  const receiver = createReceiver(receiverConfig(sender), {
+  const receiver = createReceiver(receiverConfig(sender, MAX_MESSAGE_SIZE), {
     clock,
     resolver: noDns,
     mailStore: createMemoryMailStore(),
@@ -293,29 +268,6 @@ async function wireRequests(
   return out;
 }
 
-function post(agent: Agent, cert: string, port: number, wire: Wire): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      {
-        host: "127.0.0.1",
-        port,
-        servername: "localhost",
-        path: "/v1/messages",
-        method: "POST",
-        headers: { ...wire.headers, host: `localhost:${port}` },
-        agent,
-        ca: cert,
-      },
-      (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on("error", reject);
-    req.end(wire.body);
-  });
-}
-
 async function throughput(
   agent: Agent,
   cert: string,
@@ -330,7 +282,7 @@ async function throughput(
     Array.from({ length: concurrency }, async () => {
       while (next < wires.length) {
         const wire = wires[next++] as Wire;
-        if ((await post(agent, cert, port, wire)) === 200) ok += 1;
+        if ((await postHttps(agent, cert, port, wire.headers, wire.body)) === 200) ok += 1;
       }
     }),
   );
@@ -495,7 +447,7 @@ async function overHttps(sender: TestSender): Promise<BenchResult[]> {
         for (const wire of wires) {
           await child.request({ type: "mark" }, "marked");
           const started = performance.now();
-          const status = await post(agent, tls.cert, child.port, wire);
+          const status = await postHttps(agent, tls.cert, child.port, wire.headers, wire.body);
           seconds += (performance.now() - started) / 1000;
           if (status !== 200) throw new Error(`a 25 MiB request was answered ${status}`);
           const peak = await child.request<Peak>({ type: "peak" }, "peak");

@@ -23,7 +23,7 @@
  */
 import { fork } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { Agent, request as httpsRequest } from "node:https";
+import { Agent } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -31,6 +31,7 @@ import { loadOrCreateCertificate } from "../app/node/httpServer.ts";
 import { nodeCryptoProvider } from "../app/node/nodeCrypto.ts";
 import { useCryptoProvider } from "../app/protocol/webCrypto.ts";
 import { createTestSender, receiverConfigYaml, signedDelivery, textMessage } from "../app/receiver/testing.ts";
+import { postHttps } from "./lib/harness.ts";
 import type { Bench, BenchResult } from "./types.ts";
 
 const MiB = 1024 * 1024;
@@ -40,40 +41,6 @@ const BODY_MIB = 16;
 interface Peak {
   readonly baselineRss: number;
   readonly peakRss: number;
-}
-
-function post(
-  agent: Agent,
-  cert: string,
-  port: number,
-  headers: Record<string, string>,
-  body: Buffer,
-): Promise<number> {
-  return new Promise((resolve) => {
-    const req = httpsRequest(
-      {
-        host: "127.0.0.1",
-        port,
-        servername: "localhost",
-        path: "/v1/messages",
-        method: "POST",
-        headers: { ...headers, host: `localhost:${port}`, "content-length": String(body.byteLength) },
-        agent,
-        ca: cert,
-      },
-      (res) => {
-        let text = "";
-        res.on("data", (d: Buffer) => (text += d.toString()));
-        res.on("end", () => {
-          if (process.env["MAILSCOPE_BENCH_DEBUG"] === "1") console.error(res.statusCode, text.slice(0, 300));
-          resolve(res.statusCode ?? 0);
-        });
-      },
-    );
-    // A server that cuts the connection after its answer is an answer too (counted as 0).
-    req.on("error", () => resolve(0));
-    req.end(body);
-  });
 }
 
 async function run(): Promise<BenchResult[]> {
@@ -154,7 +121,16 @@ async function run(): Promise<BenchResult[]> {
         );
         child.send({ type: "mark" });
         await next("marked");
-        const statuses = await Promise.all(requests.map((r) => post(agent, tls.cert, port, r.headers, r.body)));
+        const statuses = await Promise.all(
+          requests.map((r) =>
+            postHttps(agent, tls.cert, port, r.headers, r.body, {
+              errorAsZero: true,
+              onBody: (status, text) => {
+                if (process.env["MAILSCOPE_BENCH_DEBUG"] === "1") console.error(status, text.slice(0, 300));
+              },
+            }),
+          ),
+        );
         child.send({ type: "peak" });
         const peak = await next<Peak>("peak");
         const held = (peak.peakRss - peak.baselineRss) / MiB;
