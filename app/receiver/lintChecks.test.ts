@@ -1,11 +1,19 @@
 /// <reference types="vite/client" />
 import { beforeAll, describe, expect, it } from "vitest";
-import { MIN_MAX_MESSAGE_SIZE } from "../protocol/resources.ts";
+import { scenarioReceivers } from "../sim/receivers.ts";
 import { runScenarioText } from "../sim/runScenario.ts";
 import type { World } from "../sim/world.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { receiverConfigSchema, type ReceiverConfig } from "./config.ts";
-import { lintAnswer, lintChecks, lintedRequestOfTraceEvent, type LintLine, type LintedRequest } from "./lintChecks.ts";
+import {
+  lintAnswer,
+  lintChecks,
+  lintedRequestOfTraceEvent,
+  lintReceiverConfig,
+  type LintLine,
+  type LintReceiverConfig,
+  type LintedRequest,
+} from "./lintChecks.ts";
 import { combineKeys, keyRecordKeys, txtRecordKeys, type LintKeys } from "./lintKeys.ts";
 import {
   createReceiverHarness,
@@ -212,20 +220,11 @@ function worldKeys(world: World, atMs: number): LintKeys {
   }, "the simulated DNS");
 }
 
-/** The receiving domain's configuration, as the world builds it from the scenario (the fields the checks read). */
-function worldConfig(world: World, url: string): ReceiverConfig | undefined {
+/** The configuration of the world's receiver at the request's origin, as the world built it (the fields the checks read). */
+function worldConfig(world: World, url: string): LintReceiverConfig | undefined {
   const origin = new URL(url).origin;
-  const entry = [...world.domains.values()].find((d) => d.origin === origin);
-  const domain = entry === undefined ? undefined : world.scenario.domains[entry.name];
-  if (entry === undefined || domain === undefined) return undefined;
-  return receiverConfigSchema.parse({
-    domains: [entry.name],
-    capabilities: domain.capabilities ?? { max_message_size: MIN_MAX_MESSAGE_SIZE },
-    problem_base: world.problemBase,
-    mailboxes: [],
-    catchAll: true,
-    readings: { G3: { toleranceS: world.readings.G3.toleranceS }, G19: world.readings.G19 },
-  });
+  const receiver = scenarioReceivers(world.scenario, world.readings).find((r) => r.origin === origin);
+  return receiver === undefined ? undefined : lintReceiverConfig(receiver.config);
 }
 
 interface RecordedPost {

@@ -42,7 +42,7 @@ import {
 } from "../protocol/signature.ts";
 import { parseVersionPath } from "../protocol/versions.ts";
 import type { ReceiverCheckId } from "./checks.ts";
-import type { ReceiverConfig } from "./config.ts";
+import { lintReceiverConfigSchema, type ReceiverConfig, type ReceiverConfigInput } from "./config.ts";
 import type { LintKeys } from "./lintKeys.ts";
 
 /** pass, fail, or not run (an earlier failure or missing input left nothing to check). */
@@ -77,6 +77,14 @@ export interface LintedRequest {
   readonly body: Uint8Array;
 }
 
+/** What of a receiver's configuration the checks read: its served domains, its capabilities (versions, limits), its readings (G3, G19). */
+export type LintReceiverConfig = Pick<ReceiverConfig, "domains" | "capabilities" | "readings">;
+
+/** The part of a receiver's configuration the checks read, with its defaults filled in (small enough to pass around). */
+export function lintReceiverConfig(config: ReceiverConfigInput | ReceiverConfig): LintReceiverConfig {
+  return lintReceiverConfigSchema.parse(config);
+}
+
 /** What {@link lintChecks} needs. */
 export interface LintOptions {
   /**
@@ -87,7 +95,7 @@ export interface LintOptions {
   readonly nowS: number;
   readonly keys?: LintKeys;
   /** A receiver's configuration: its versions, limits, served domains, G3 tolerance and key records. */
-  readonly config?: ReceiverConfig;
+  readonly config?: LintReceiverConfig;
   /** What the lines say when something is missing, for the tool that shows them. */
   readonly hints?: {
     /** Appended to the signature line when no key has the keyid. */

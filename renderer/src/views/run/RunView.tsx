@@ -111,6 +111,10 @@ export function RunView({
     [context.summary],
   );
   const outcomes = useMemo(() => outcomeRows(events, startMs, labels), [events, startMs, labels]);
+  const receivers = useMemo(
+    () => (context.summary?.domains ?? []).flatMap((d) => (d.receiverAt !== undefined ? [d.receiverAt] : [])),
+    [context.summary],
+  );
   const checks = useMemo(
     () => (context.result ? checkRows(context.result.invariants, context.result.expectations) : []),
     [context.result],
@@ -181,7 +185,13 @@ export function RunView({
           onExchange={(x) => setExchanges([x])}
           onSave={save}
         />
-        <InspectorView events={heavy.events} startMs={startMs} exchangeIds={exchanges} onRule={rule} />
+        <InspectorView
+          events={heavy.events}
+          startMs={startMs}
+          exchangeIds={exchanges}
+          receivers={receivers}
+          onRule={rule}
+        />
         <StatechartView
           events={heavy.events}
           startMs={startMs}
@@ -193,7 +203,7 @@ export function RunView({
         />
       </>
     ),
-    [heavy, startMs, labels, delivery, mark, onMark, message, range, exchanges, save, rule, onHistory],
+    [heavy, startMs, labels, delivery, mark, onMark, message, range, exchanges, receivers, save, rule, onHistory],
   );
   return (
     <section aria-labelledby="run-title" className="run">
