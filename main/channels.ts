@@ -91,6 +91,8 @@ export type AppCommand =
   | { readonly type: "restart" }
   | { readonly type: "speed"; readonly speed: MenuSpeed }
   | { readonly type: "export"; readonly what: "trace" | "har" | "report" | "bundle" }
+  /** File ▸ New Scenario (the editor's template), Save and Save As (the scenario in the editor). */
+  | { readonly type: "scenario"; readonly what: "new" | "save" | "save-as" }
   | { readonly type: "open"; readonly file: OpenedFile }
   | { readonly type: "view"; readonly view: "run" | "rules" }
   /** The recent list changed (a file opened, the list cleared). */
@@ -168,6 +170,8 @@ export function isAppCommand(value: unknown): value is AppCommand {
       return c["speed"] === 1 || c["speed"] === 60 || c["speed"] === 3600 || c["speed"] === "max";
     case "export":
       return c["what"] === "trace" || c["what"] === "har" || c["what"] === "report" || c["what"] === "bundle";
+    case "scenario":
+      return c["what"] === "new" || c["what"] === "save" || c["what"] === "save-as";
     case "view":
       return c["view"] === "run" || c["view"] === "rules";
     case "recent":

@@ -39,6 +39,7 @@ const { CONTENT_SECURITY_POLICY, grantsPermission, isOwnPage, lockDownContents, 
 type Item = {
   label?: string;
   role?: string;
+  type?: string;
   accelerator?: string;
   submenu?: Item[];
   click?: () => void;
@@ -93,6 +94,8 @@ describe("the channel map", () => {
     expect(isAppCommand({ type: "open", file: { kind: "exe", name: "a", path: "/a", text: "" } })).toBe(false);
     expect(isAppCommand({ type: "export", what: "bundle" })).toBe(true);
     expect(isAppCommand({ type: "export", what: "zip" })).toBe(false);
+    expect(isAppCommand({ type: "scenario", what: "save-as" })).toBe(true);
+    expect(isAppCommand({ type: "scenario", what: "delete" })).toBe(false);
     expect(isAppCommand({ type: "eval" })).toBe(false);
     expect(isAppCommand(null)).toBe(false);
     expect(isAppCommand({ type: "recent", files: [{ kind: "scenario", name: "a.yaml", path: "/a.yaml" }] })).toBe(true);
@@ -302,6 +305,22 @@ describe("the menu", () => {
   it("has File, Run, View and Help with their shortcuts", () => {
     const menu = menuTemplate(actions, recent, "linux") as Item[];
     expect(menu.map((m) => m.label ?? m.role)).toEqual(["&File", "editMenu", "&Run", "&View", "&Help"]);
+    expect(find(menu, "File").submenu?.map((i) => i.label ?? i.role ?? i.type)).toEqual([
+      "New Scenario",
+      "Open Scenario…",
+      "Open Trace…",
+      "Open Recent",
+      "separator",
+      "Save",
+      "Save As…",
+      "separator",
+      "Export",
+      "separator",
+      "Close",
+      "quit",
+    ]);
+    expect(find(menu, "File", "New Scenario").accelerator).toBe("CmdOrCtrl+N");
+    expect(find(menu, "File", "Save").accelerator).toBe("CmdOrCtrl+S");
     expect(find(menu, "File", "Open Scenario…").accelerator).toBe("CmdOrCtrl+O");
     expect(find(menu, "File", "Close").accelerator).toBe("CmdOrCtrl+W");
     expect(find(menu, "Run", "Play/Pause")).toMatchObject({ accelerator: "Space", registerAccelerator: false });
@@ -335,6 +354,10 @@ describe("the menu", () => {
     find(menu, "File", "Export", "HTTP Archive (HAR)…").click?.();
     find(menu, "File", "Export", "Bug Bundle…").click?.();
     find(menu, "Help", "Rules").click?.();
+    find(menu, "File", "New Scenario").click?.();
+    find(menu, "File", "Save").click?.();
+    find(menu, "File", "Save As…").click?.();
+    expect(sent.every(isAppCommand)).toBe(true);
     expect(sent).toEqual([
       { type: "toggle" },
       { type: "step" },
@@ -343,6 +366,9 @@ describe("the menu", () => {
       { type: "export", what: "har" },
       { type: "export", what: "bundle" },
       { type: "view", view: "rules" },
+      { type: "scenario", what: "new" },
+      { type: "scenario", what: "save" },
+      { type: "scenario", what: "save-as" },
     ]);
     find(menu, "File", "Open Trace…").click?.();
     find(menu, "File", "Open Recent", "run.mailscope-trace.json (trace)").click?.();
@@ -352,6 +378,20 @@ describe("the menu", () => {
       "No recent files",
     );
     expect((menuTemplate(actions, [], "darwin") as Item[])[0]?.label).toBe("Mailscope");
+  });
+
+  it("no two items share a shortcut (one key, one action)", () => {
+    for (const platform of ["linux", "darwin"] as const) {
+      const accelerators: string[] = [];
+      const walk = (items: readonly Item[]): void =>
+        items.forEach((i) => {
+          if (i.accelerator !== undefined) accelerators.push(i.accelerator);
+          walk(i.submenu ?? []);
+        });
+      walk(menuTemplate(actions, recent, platform) as Item[]);
+      expect(accelerators.length).toBeGreaterThan(10);
+      expect(new Set(accelerators).size, accelerators.join(" ")).toBe(accelerators.length);
+    }
   });
 
   it("Help ▸ Spec Readings lists the switchable gaps with their defaults", () => {

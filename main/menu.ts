@@ -1,6 +1,8 @@
 /**
  * The application menu, as data: File, Run, View, Help, with their
- * shortcuts. Built from what the menu may do ({@link MenuActions}), so that
+ * shortcuts. Items that act in the window (Run, Export, the scenario editor's
+ * New, Save and Save As) send it an {@link AppCommand}; main does not know
+ * what the window holds. Built from what the menu may do ({@link MenuActions}), so that
  * tests read it without Electron.
  *
  * Space and → are shown but not registered with the system: the window
@@ -41,6 +43,11 @@ export function menuTemplate(
   const file: MenuItemConstructorOptions = {
     label: "&File",
     submenu: [
+      {
+        label: "New Scenario",
+        accelerator: "CmdOrCtrl+N",
+        click: () => actions.send({ type: "scenario", what: "new" }),
+      },
       { label: "Open Scenario…", accelerator: "CmdOrCtrl+O", click: () => actions.openDialog("scenario") },
       { label: "Open Trace…", accelerator: "CmdOrCtrl+Shift+O", click: () => actions.openDialog("trace") },
       {
@@ -58,6 +65,10 @@ export function menuTemplate(
                 { label: "Clear Recent", click: () => actions.clearRecent() },
               ],
       },
+      { type: "separator" },
+      // The scenario in the editor. Save As has no shortcut here: Ctrl+Shift+S is View ▸ Scenario's.
+      { label: "Save", accelerator: "CmdOrCtrl+S", click: () => actions.send({ type: "scenario", what: "save" }) },
+      { label: "Save As…", click: () => actions.send({ type: "scenario", what: "save-as" }) },
       { type: "separator" },
       {
         label: "Export",

@@ -10,7 +10,14 @@ import { readdirSync, readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { formatScenarioError, parseScenarioText } from "../sim/scenario.ts";
+import { MAX_CHUNK_BYTES } from "../sim/network.ts";
+import {
+  formatScenarioError,
+  MAX_MESSAGE_BYTES,
+  MAX_RECIPIENTS,
+  MAX_RECIPIENTS_PER_MESSAGE,
+  parseScenarioText,
+} from "../sim/scenario.ts";
 
 const schema = JSON.parse(readFileSync("schemas/scenario.schema.json", "utf8")) as Record<string, unknown>;
 const validate = new Ajv2020({ strict: false, allErrors: true }).compile(schema);
@@ -23,6 +30,8 @@ const DOMAINS = `domains:
 `;
 const message = (fields: string): string => `messages:\n  - { ${fields} }\n`;
 const OK = message("from: alice@a.example, to: bob@b.example");
+/** Ten messages of 10,000 recipients each: the most a scenario may have in all (MAX_RECIPIENTS), on lines 8 to 17. */
+const TEN_FULL_MESSAGES = `messages:\n${`  - { from: alice@a.example, to: [${Array.from({ length: 10_000 }, () => "bob@b.example").join(", ")}] }\n`.repeat(10)}`;
 
 /** Scenario texts the parser refuses, by what is wrong with them. */
 const REFUSED: Readonly<Record<string, string>> = {
@@ -55,6 +64,7 @@ const REFUSED: Readonly<Record<string, string>> = {
   "a timeout fault over an hour": `${DOMAINS}${OK}faults:\n  network:\n    - { kind: timeout, afterMs: 1e9 }\n`,
   "a receiver's Retry-After over a year": `domains:\n  a.example:\n    mailboxes: [alice]\n  b.example:\n    mailboxes: [bob]\n    policy: { unavailable: { retryAfterS: 1e12 } }\n${OK}`,
   "a message with 10,001 recipients": `${DOMAINS}messages:\n  - from: alice@a.example\n    to: [${Array.from({ length: 10_001 }, () => "bob@b.example").join(", ")}]\n`,
+  "a slow-body chunk over 100 MiB": `${DOMAINS}${OK}faults:\n  network:\n    - { kind: slow-body, chunkBytes: 1e9 }\n`,
   // Only the parser: the checks across fields, and ranges inside a reading's text.
   "a recipient of an undeclared domain": `${DOMAINS}${message("from: alice@a.example, to: bob@c.example")}`,
   "a sender of an undeclared domain": `${DOMAINS}${message("from: carol@c.example, to: bob@b.example")}`,
@@ -66,6 +76,7 @@ const REFUSED: Readonly<Record<string, string>> = {
   "a horizon string over a year": `horizon: 400d\n${DOMAINS}${OK}`,
   "a size with a unit just over 100 MiB": `${DOMAINS}${message("from: alice@a.example, to: bob@b.example, size: 101MiB")}`,
   "an ISO time more than a year after the start": `${DOMAINS}${message('at: "2030-01-01T00:00:00Z", from: alice@a.example, to: bob@b.example')}`,
+  "100,001 recipients in all, no message over 10,000": `${DOMAINS}${TEN_FULL_MESSAGES}  - { from: alice@a.example, to: bob@b.example }\n`,
 };
 
 /** The refusals JSON Schema cannot state: what the parser alone catches. */
@@ -81,6 +92,8 @@ const PARSER_ONLY = [
   "a horizon string over a year",
   "a size with a unit just over 100 MiB",
   "an ISO time more than a year after the start",
+  // A sum over the messages.
+  "100,001 recipients in all, no message over 10,000",
 ];
 
 describe("schemas/scenario.schema.json refuses what the parser refuses, where JSON Schema can say it", () => {
@@ -134,5 +147,20 @@ describe("schemas/scenario.schema.json refuses what the parser refuses, where JS
     expect(errors("an ISO time more than a year after the start")).toEqual([
       "s.yaml:8:11: messages[0].at: 2030-01-01T00:00:00Z is more than 365d after the start of the run",
     ]);
+    expect(errors("a slow-body chunk over 100 MiB")).toEqual([
+      "s.yaml:11:38: faults.network[0].chunkBytes: is 1000000000 bytes; a chunk is at most 104857600 bytes (100 MiB)",
+    ]);
+    expect(errors("100,001 recipients in all, no message over 10,000")).toEqual([
+      "s.yaml:18:34: messages[10].to: brings the recipients to 100001; a scenario has at most 100000 recipients, all messages together",
+    ]);
+  });
+
+  it("the bounds at their edge are taken: a 100 MiB chunk, 100,000 recipients in all", () => {
+    const chunk = `name: t\n${DOMAINS}${OK}faults:\n  network:\n    - { kind: slow-body, chunkBytes: 104857600 }\n`;
+    expect(parseScenarioText(chunk).ok).toBe(true);
+    expect(validate(parse(chunk)), JSON.stringify(validate.errors)).toBe(true);
+    expect(parseScenarioText(`name: t\n${DOMAINS}${TEN_FULL_MESSAGES}`).ok).toBe(true);
+    expect(MAX_CHUNK_BYTES).toBe(MAX_MESSAGE_BYTES);
+    expect(MAX_RECIPIENTS).toBe(10 * MAX_RECIPIENTS_PER_MESSAGE);
   });
 });

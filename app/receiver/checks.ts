@@ -4,9 +4,16 @@
  * docs show them from here. When several things are wrong with a request,
  * the first failing check decides the answer.
  *
- * The work follows the same order (issue 16): nothing of the body is parsed
- * before `digest` and `signature` pass, so an unauthenticated request costs
- * no work per recipient; `envelope` checks the length of `to` against
+ * The spec gives no order of checks (G10 is that silence; the only order it
+ * states is SVC-7's list of per-recipient checks). The signature comes before
+ * the digest because the signature covers the Content-Digest header (AUTH-2):
+ * it is verified from the headers alone, before a byte of the body is read
+ * (decision 0017), and both failures are 401 `invalid_signature` (AUTH-5), so
+ * the order decides only which reason a request wrong in both is given.
+ *
+ * The work follows the same order (issue 16): nothing of the body is read
+ * before `signature` passes nor parsed before `digest` does, so an
+ * unauthenticated request costs no work per recipient; `envelope` checks the length of `to` against
  * max_recipients before it reads any recipient, and every check across
  * recipients takes linear time.
  */
@@ -19,8 +26,9 @@ export type ReceiverCheckId =
   | "availability"
   | "headers"
   | "size"
-  | "digest"
+  | "target-host"
   | "signature"
+  | "digest"
   | "from-domain"
   | "idempotency"
   | "envelope"
@@ -91,7 +99,8 @@ export const receiverChecks: readonly ReceiverCheck[] = [
   },
   {
     id: "size",
-    title: "the request body is at most max_message_size: Content-Length first, then the bytes as they arrive",
+    title:
+      "the request body is at most max_message_size: Content-Length here, the bytes as they arrive once the signature passes",
     level: "R",
     problem: "message_too_large",
     status: 413,
@@ -99,24 +108,35 @@ export const receiverChecks: readonly ReceiverCheck[] = [
     gaps: ["G10", "G24"],
   },
   {
-    id: "digest",
-    title: "the Content-Digest is the digest of the body",
+    id: "target-host",
+    title:
+      "the request's target host is a name of this receiver (a served domain, a subdomain of one, or a name of its certificate)",
     level: "R",
     problem: "invalid_signature",
     status: 401,
-    rules: ["POST-5", "AUTH-2", "AUTH-5", "POST-14"],
-    gaps: ["G10"],
+    rules: ["AUTH-5"],
+    gaps: ["G48", "G10"],
+    note: "Checked by `mailscope serve` only: the simulator's network delivers a request to the receiver at its host, and lint-request does not know the certificate's names.",
   },
   {
     id: "signature",
     title:
-      "the signature: profile components, created and keyid present, alg ed25519, created within tolerance, keyid form, published key, Ed25519 verification",
+      "the signature, from the headers alone (the body unread): profile components, created and keyid present, alg ed25519, created within tolerance, keyid form, published key, Ed25519 verification",
     level: "R",
     problem: "invalid_signature",
     status: 401,
     rules: ["AUTH-1", "AUTH-3", "AUTH-5", "AUTH-9", "POST-3", "POST-4", "POST-14"],
     gaps: ["G1", "G2", "G3", "G4", "G10"],
     note: "A key lookup that fails in DNS (SERVFAIL, timeout) is 503 temporary_failure: the key may exist.",
+  },
+  {
+    id: "digest",
+    title: "the Content-Digest is the digest of the body, read once the signature passes",
+    level: "R",
+    problem: "invalid_signature",
+    status: 401,
+    rules: ["POST-5", "AUTH-2", "AUTH-5", "POST-14"],
+    gaps: ["G10"],
   },
   {
     id: "from-domain",

@@ -174,6 +174,17 @@ export const readingsConfigSchema = z.strictObject({
   G19: z.enum(["401", "403"]).default("401"),
 });
 
+/**
+ * The part of a configuration the offline checks read (`lintChecks`): the
+ * served domains, the capabilities and the readings. Other members are
+ * dropped unread, so a configuration of many mailboxes costs nothing here.
+ */
+export const lintReceiverConfigSchema = z.object({
+  domains: z.array(domainName).min(1),
+  capabilities: capabilitiesConfigSchema,
+  readings: readingsConfigSchema.default(() => readingsConfigSchema.parse({})),
+});
+
 /** The receiver's configuration (input form: defaults may be left out). */
 export const receiverConfigSchema = z
   .strictObject({

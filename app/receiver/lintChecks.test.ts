@@ -1,13 +1,29 @@
 /// <reference types="vite/client" />
 import { beforeAll, describe, expect, it } from "vitest";
-import { MIN_MAX_MESSAGE_SIZE } from "../protocol/resources.ts";
+import { scenarioReceivers } from "../sim/receivers.ts";
 import { runScenarioText } from "../sim/runScenario.ts";
 import type { World } from "../sim/world.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { receiverConfigSchema, type ReceiverConfig } from "./config.ts";
-import { lintAnswer, lintChecks, lintedRequestOfTraceEvent, type LintLine, type LintedRequest } from "./lintChecks.ts";
+import {
+  lintAnswer,
+  lintChecks,
+  lintedRequestOfTraceEvent,
+  lintReceiverConfig,
+  type LintLine,
+  type LintReceiverConfig,
+  type LintedRequest,
+} from "./lintChecks.ts";
 import { combineKeys, keyRecordKeys, txtRecordKeys, type LintKeys } from "./lintKeys.ts";
-import { createTestSender, signedDelivery, testReceiverConfig, textMessage, type TestSender } from "./testing.ts";
+import {
+  createReceiverHarness,
+  createTestSender,
+  readProblem,
+  signedDelivery,
+  testReceiverConfig,
+  textMessage,
+  type TestSender,
+} from "./testing.ts";
 
 /** The library, read by Vite at build time: the core's tests may not import node:fs. */
 const library = import.meta.glob<string>("../../scenarios/*.yaml", { query: "?raw", import: "default", eager: true });
@@ -66,12 +82,12 @@ describe("lintChecks on a request given as data", () => {
       "pass header content-digest",
       "pass header content-type",
       "pass size",
-      "pass digest",
-      "pass signature",
       "pass components",
       "pass algorithm",
       "pass created",
       "pass keyid",
+      "pass signature",
+      "pass digest",
       "pass from-domain",
       "pass body",
       "pass envelope",
@@ -147,6 +163,53 @@ describe("lintChecks on a request given as data", () => {
   });
 });
 
+// ── The order of reasons, as the receiver gives them ────────────────
+
+describe("lintChecks gives its reasons in the receiver's order (G10, decision 0017)", () => {
+  /** The receiver's answer to the request, and the lint's first failure on the same bytes. */
+  async function both(
+    options: Partial<Parameters<typeof signedDelivery>[0]>,
+  ): Promise<{ detail: string; lint: ReturnType<typeof lintAnswer>; lines: LintLine[] }> {
+    const h = await createReceiverHarness();
+    const request = await h.request(options);
+    const lines = await lintChecks(await recorded(request.clone()), {
+      nowS: h.clock.nowS(),
+      keys: keyRecordKeys({ [h.sender.keyid]: h.sender.keyRecord }, "the test zone"),
+      config,
+    });
+    const answer = await readProblem(await h.receiver(request));
+    expect(answer.status).toBe(401);
+    return { detail: String(answer.json["detail"]), lint: lintAnswer(lines), lines };
+  }
+
+  it("G10 AUTH-2 AUTH-5: a body changed after signing, under an unpublished key, is refused for the key, not the digest, by both", async () => {
+    const { detail, lint, lines } = await both({
+      keyid: "s9._svckey.a.example",
+      bodyAfterSigning: new TextEncoder().encode("not the signed body"),
+    });
+    expect(detail).toMatch(/^key: /);
+    expect(lint).toEqual({ status: 401, problem: "invalid_signature", check: "signature" });
+    // The digest is still checked and still fails; it is just not the first reason.
+    expect(byCheck(lines, "digest")).toMatchObject({ status: "fail", rule: "POST-5" });
+    expect(lines.findIndex((l) => l.check === "signature")).toBeLessThan(lines.findIndex((l) => l.check === "digest"));
+  });
+
+  it("G10 G2 AUTH-5: a signature that leaves out content-digest, under an unpublished key, is refused for its components by both", async () => {
+    const { detail, lint } = await both({
+      keyid: "s9._svckey.a.example",
+      components: ["@method", "@target-uri", "content-type", "idempotency-key"],
+    });
+    expect(detail).toMatch(/^components: /);
+    expect(lint).toEqual({ status: 401, problem: "invalid_signature", check: "components" });
+  });
+
+  it("G10 POST-5: a body changed after a good signature is refused for the digest by both", async () => {
+    const { detail, lint } = await both({ bodyAfterSigning: new TextEncoder().encode("not the signed body") });
+    expect(detail).toMatch(/^digest: /);
+    expect(lint).toEqual({ status: 401, problem: "invalid_signature", check: "digest" });
+  });
+});
+
 // ── Requests recorded in a simulated run ─────────────────────────────
 
 /** The keys the world's DNS gives at a time: what the simulated receiver itself looks up. */
@@ -157,20 +220,11 @@ function worldKeys(world: World, atMs: number): LintKeys {
   }, "the simulated DNS");
 }
 
-/** The receiving domain's configuration, as the world builds it from the scenario (the fields the checks read). */
-function worldConfig(world: World, url: string): ReceiverConfig | undefined {
+/** The configuration of the world's receiver at the request's origin, as the world built it (the fields the checks read). */
+function worldConfig(world: World, url: string): LintReceiverConfig | undefined {
   const origin = new URL(url).origin;
-  const entry = [...world.domains.values()].find((d) => d.origin === origin);
-  const domain = entry === undefined ? undefined : world.scenario.domains[entry.name];
-  if (entry === undefined || domain === undefined) return undefined;
-  return receiverConfigSchema.parse({
-    domains: [entry.name],
-    capabilities: domain.capabilities ?? { max_message_size: MIN_MAX_MESSAGE_SIZE },
-    problem_base: world.problemBase,
-    mailboxes: [],
-    catchAll: true,
-    readings: { G3: { toleranceS: world.readings.G3.toleranceS }, G19: world.readings.G19 },
-  });
+  const receiver = scenarioReceivers(world.scenario, world.readings).find((r) => r.origin === origin);
+  return receiver === undefined ? undefined : lintReceiverConfig(receiver.config);
 }
 
 interface RecordedPost {

@@ -6,11 +6,13 @@
  * inspector shows them for a request recorded in a trace
  * ({@link lintedRequestOfTraceEvent}).
  *
- * The signature is checked twice over: once as RFC 9421 alone, whatever
- * components it covers and whatever algorithm its key has (so the RFC's own
- * examples can be checked, with keys from a JWKS), and then against
- * Mailscope's profile (G1–G4: required components, ed25519, `created` within
- * the tolerance, the keyid's form). Checks that need the receiver's memory
+ * The signature is checked twice over: against Mailscope's profile (G1–G4:
+ * required components, ed25519, `created` within the tolerance, the keyid's
+ * form), and as RFC 9421 alone, whatever components it covers and whatever
+ * algorithm its key has (so the RFC's own examples can be checked, with keys
+ * from a JWKS). The lines come in `serve`'s order, so the first failure is
+ * the reason it would give: the profile's claims, then the key and the
+ * verification, then the Content-Digest against the body (decision 0017). Checks that need the receiver's memory
  * (idempotency, rate limits) or its mailboxes are not run.
  *
  * Web APIs only: no Node module, so it runs in the app as in the terminal.
@@ -40,7 +42,7 @@ import {
 } from "../protocol/signature.ts";
 import { parseVersionPath } from "../protocol/versions.ts";
 import type { ReceiverCheckId } from "./checks.ts";
-import type { ReceiverConfig } from "./config.ts";
+import { lintReceiverConfigSchema, type ReceiverConfig, type ReceiverConfigInput } from "./config.ts";
 import type { LintKeys } from "./lintKeys.ts";
 
 /** pass, fail, or not run (an earlier failure or missing input left nothing to check). */
@@ -75,6 +77,14 @@ export interface LintedRequest {
   readonly body: Uint8Array;
 }
 
+/** What of a receiver's configuration the checks read: its served domains, its capabilities (versions, limits), its readings (G3, G19). */
+export type LintReceiverConfig = Pick<ReceiverConfig, "domains" | "capabilities" | "readings">;
+
+/** The part of a receiver's configuration the checks read, with its defaults filled in (small enough to pass around). */
+export function lintReceiverConfig(config: ReceiverConfigInput | ReceiverConfig): LintReceiverConfig {
+  return lintReceiverConfigSchema.parse(config);
+}
+
 /** What {@link lintChecks} needs. */
 export interface LintOptions {
   /**
@@ -85,7 +95,7 @@ export interface LintOptions {
   readonly nowS: number;
   readonly keys?: LintKeys;
   /** A receiver's configuration: its versions, limits, served domains, G3 tolerance and key records. */
-  readonly config?: ReceiverConfig;
+  readonly config?: LintReceiverConfig;
   /** What the lines say when something is missing, for the tool that shows them. */
   readonly hints?: {
     /** Appended to the signature line when no key has the keyid. */
@@ -269,7 +279,92 @@ export async function lintChecks(request: LintedRequest, options: LintOptions): 
       : { check: "size", step: "size", status: "pass", rule: "LIM-2", detail: `${size} bytes, at most ${maxSize}` },
   );
 
-  // ── digest (401) ─────────────────────────────────────────────────
+  // ── signature (401): RFC 9421 as such, any components, any algorithm ──
+  // Verified here, reported after the profile's lines: serve checks what the Signature-Input claims
+  // before it looks the key up, so a request wrong in both is refused for its claims (G10).
+  let verifiedAlgorithm: string | undefined;
+  let signatureLine: LintLine;
+  if (member === undefined || signatureHeader === undefined) {
+    signatureLine = {
+      check: "signature",
+      step: "signature",
+      status: "skip",
+      rule: "AUTH-5",
+      detail: "not checked: no usable Signature-Input and Signature",
+    };
+  } else {
+    let source: string | undefined;
+    const keys = options.keys;
+    const result = await verifyRequestSignature(view, {
+      label: member.label,
+      nowS: options.nowS,
+      keyLookup: async (keyid, alg) => {
+        const found = await keys?.lookup(keyid, alg);
+        source = found?.source;
+        return found?.key as CryptoKey | undefined;
+      },
+    });
+    const covered = member.components
+      .map(
+        (c) =>
+          `"${c.name}"${Object.entries(c.params ?? {})
+            .map(([k, v]) => (v === true ? `;${k}` : `;${k}=${JSON.stringify(v)}`))
+            .join("")}`,
+      )
+      .join(" ");
+    if (result.ok) {
+      verifiedAlgorithm = result.algorithm;
+      signatureLine = {
+        check: "signature",
+        step: "signature",
+        status: "pass",
+        rule: "AUTH-5",
+        detail: `${result.algorithm} signature ${result.label} over (${covered}) verifies with ${source ?? "the key"}`,
+      };
+    } else {
+      const hint = result.reason === "unknown-key" ? (options.hints?.unknownKey ?? "") : "";
+      signatureLine = {
+        check: "signature",
+        step: "signature",
+        status: "fail",
+        rule: "AUTH-5",
+        detail: `${result.reason}: ${text(result.violations)}${hint}`,
+        answer: ANSWER.badSignature,
+      };
+    }
+  }
+
+  // ── the profile (G1–G4, 401), then the signature ────────────────
+  if (member === undefined) {
+    for (const [check, rule] of [
+      ["components", "G2"],
+      ["algorithm", "G1"],
+      ["created", "G3"],
+      ["keyid", "G4"],
+    ] as const) {
+      add({ check, step: "signature", status: "skip", rule, detail: "not checked: no usable Signature-Input" });
+    }
+  } else {
+    add(profileLine(checkComponents(member)));
+    const algorithm = checkAlgorithm(member);
+    if (algorithm.pass && verifiedAlgorithm !== undefined && verifiedAlgorithm !== PROFILE_ALGORITHM) {
+      add({
+        check: "algorithm",
+        step: "signature",
+        status: "fail",
+        rule: "G1",
+        detail: `the key is ${verifiedAlgorithm}; the profile signs with ${PROFILE_ALGORITHM} only`,
+        answer: ANSWER.badSignature,
+      });
+    } else {
+      add(profileLine(algorithm));
+    }
+    add(profileLine(checkCreated(member, options.nowS, toleranceS)));
+    add(profileLine(checkKeyid(member)));
+  }
+  add(signatureLine);
+
+  // ── digest (401): after the signature, as serve reads the body only once it verifies ──
   if (digestHeader === undefined || !digestUsable) {
     add({
       check: "digest",
@@ -300,86 +395,6 @@ export async function lintChecks(request: LintedRequest, options: LintOptions): 
     );
   }
 
-  // ── signature (401): RFC 9421 as such, any components, any algorithm ──
-  let verifiedAlgorithm: string | undefined;
-  if (member === undefined || signatureHeader === undefined) {
-    add({
-      check: "signature",
-      step: "signature",
-      status: "skip",
-      rule: "AUTH-5",
-      detail: "not checked: no usable Signature-Input and Signature",
-    });
-  } else {
-    let source: string | undefined;
-    const keys = options.keys;
-    const result = await verifyRequestSignature(view, {
-      label: member.label,
-      nowS: options.nowS,
-      keyLookup: async (keyid, alg) => {
-        const found = await keys?.lookup(keyid, alg);
-        source = found?.source;
-        return found?.key as CryptoKey | undefined;
-      },
-    });
-    const covered = member.components
-      .map(
-        (c) =>
-          `"${c.name}"${Object.entries(c.params ?? {})
-            .map(([k, v]) => (v === true ? `;${k}` : `;${k}=${JSON.stringify(v)}`))
-            .join("")}`,
-      )
-      .join(" ");
-    if (result.ok) {
-      verifiedAlgorithm = result.algorithm;
-      add({
-        check: "signature",
-        step: "signature",
-        status: "pass",
-        rule: "AUTH-5",
-        detail: `${result.algorithm} signature ${result.label} over (${covered}) verifies with ${source ?? "the key"}`,
-      });
-    } else {
-      const hint = result.reason === "unknown-key" ? (options.hints?.unknownKey ?? "") : "";
-      add({
-        check: "signature",
-        step: "signature",
-        status: "fail",
-        rule: "AUTH-5",
-        detail: `${result.reason}: ${text(result.violations)}${hint}`,
-        answer: ANSWER.badSignature,
-      });
-    }
-  }
-
-  // ── the profile (G1–G4, 401) ─────────────────────────────────────
-  if (member === undefined) {
-    for (const [check, rule] of [
-      ["components", "G2"],
-      ["algorithm", "G1"],
-      ["created", "G3"],
-      ["keyid", "G4"],
-    ] as const) {
-      add({ check, step: "signature", status: "skip", rule, detail: "not checked: no usable Signature-Input" });
-    }
-  } else {
-    add(profileLine(checkComponents(member)));
-    const algorithm = checkAlgorithm(member);
-    if (algorithm.pass && verifiedAlgorithm !== undefined && verifiedAlgorithm !== PROFILE_ALGORITHM) {
-      add({
-        check: "algorithm",
-        step: "signature",
-        status: "fail",
-        rule: "G1",
-        detail: `the key is ${verifiedAlgorithm}; the profile signs with ${PROFILE_ALGORITHM} only`,
-        answer: ANSWER.badSignature,
-      });
-    } else {
-      add(profileLine(algorithm));
-    }
-    add(profileLine(checkCreated(member, options.nowS, toleranceS)));
-    add(profileLine(checkKeyid(member)));
-  }
   const keyid = member?.params.keyid;
   const signingDomain = keyid === undefined ? undefined : signingDomainOfKeyid(keyid);
 

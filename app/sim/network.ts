@@ -83,6 +83,13 @@ const retryAfterSeconds = z
 /** A timeout: at most an hour. */
 const timeoutMs = boundedMs(MAX_LATENCY_MS, "a timeout");
 
+/**
+ * The largest chunk of a slow-body fault, bytes: 100 MiB, the largest body a
+ * scenario makes (scenario.ts's `MAX_MESSAGE_BYTES`); a chunk as large as the
+ * answer's body delivers it in one piece, so a larger one means nothing.
+ */
+export const MAX_CHUNK_BYTES = 104_857_600;
+
 const retryAfterShape = {
   /** A Retry-After header in seconds. */
   retryAfterS: retryAfterSeconds.optional(),
@@ -163,7 +170,13 @@ export const networkFaultSchema = z.discriminatedUnion("kind", [
   z.strictObject({
     kind: z.literal("slow-body"),
     ...requestScope,
-    chunkBytes: z.int().min(1).default(1024),
+    chunkBytes: z
+      .int()
+      .min(1)
+      .max(MAX_CHUNK_BYTES, {
+        error: (issue) => `is ${String(issue.input)} bytes; a chunk is at most ${MAX_CHUNK_BYTES} bytes (100 MiB)`,
+      })
+      .default(1024),
     intervalMs: boundedMs(MAX_LATENCY_MS, "an interval").default(1000),
   }),
 ]);

@@ -71,6 +71,14 @@ export const MAX_MESSAGE_BYTES = 104_857_600;
 export const MAX_MESSAGES = 100_000;
 /** The most recipients of one message of a scenario (a receiver's max_recipients is at least 100). */
 export const MAX_RECIPIENTS_PER_MESSAGE = 10_000;
+/**
+ * The most recipients of a scenario, all messages together: as many as
+ * {@link MAX_MESSAGES}, so a scenario may have the most messages of one
+ * recipient each, or ten of the most recipients each. Each recipient costs
+ * an outcome, events and perhaps a DSN; JSON Schema cannot state a sum, so
+ * only the parser checks it.
+ */
+export const MAX_RECIPIENTS = 100_000;
 /** The most mailboxes a domain of a scenario lists. */
 export const MAX_MAILBOXES = 100_000;
 /** The longest time in seconds a scenario gives (max-age, Retry-After): {@link MAX_VIRTUAL_MS}. */
@@ -786,6 +794,18 @@ function checkScenario(s: z.output<typeof scenarioObject>, ctx: z.RefinementCtx)
       add(path, `${value} is more than ${formatBoundMs(MAX_VIRTUAL_MS)} after the start of the run`);
   };
   s.messages.forEach((m, i) => checkTime(["messages", i, "at"], m.at));
+  // The recipients of all messages together, reported once, at the message that passes the bound.
+  let recipients = 0;
+  for (const [i, m] of s.messages.entries()) {
+    recipients += typeof m.to === "string" ? 1 : m.to.length;
+    if (recipients > MAX_RECIPIENTS) {
+      add(
+        ["messages", i, "to"],
+        `brings the recipients to ${recipients}; a scenario has at most ${MAX_RECIPIENTS} recipients, all messages together`,
+      );
+      break;
+    }
+  }
   for (const layer of ["network", "dns"] as const) {
     s.faults[layer].forEach((f, i) => {
       checkTime(["faults", layer, i, "from"], f.from);

@@ -113,6 +113,11 @@ describe("a live session gives the trace of `mailscope run` (ARCHITECTURE.md Det
       ],
     });
     expect(summary.faults[1]).not.toHaveProperty("untilMs");
+    // POST-22: each receiver's origin and what its checks read, for the exchange inspector.
+    expect(summary.domains[1]?.receiverAt).toMatchObject({
+      origin: "https://mx.b.example",
+      config: { domains: ["b.example"], capabilities: { max_recipients: 100 }, readings: { G19: "401" } },
+    });
     expect(summary.readings["G16"]).toBe("jitter=on, fallback-window=2h");
 
     // Play in real time; pause once the first batch is in.

@@ -31,6 +31,7 @@ import type {
   SessionSummary,
   StartCommand,
 } from "./sessionProtocol.ts";
+import { receiversOfRun } from "./receivers.ts";
 import { createWorld, WorldError, type World, type WorldOptions } from "./world.ts";
 
 /** Posts a message to the app (in a worker: `postMessage`). */
@@ -455,6 +456,7 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
  */
 export function summarize(world: World, loaded: LoadedScenario): SessionSummary {
   const { scenario, startMs } = world;
+  const receivers = receiversOfRun(scenario, world.readings);
   return {
     name: scenario.name,
     description: scenario.description,
@@ -463,7 +465,10 @@ export function summarize(world: World, loaded: LoadedScenario): SessionSummary 
     readings: readingsNotation(world.readings),
     startMs,
     horizonMs: world.horizonMs,
-    domains: [...world.domains.values()].map((d) => ({ name: d.name, receiver: d.receiver !== undefined })),
+    domains: [...world.domains.values()].map((d) => {
+      const receiverAt = receivers.get(d.name);
+      return { name: d.name, receiver: d.receiver !== undefined, ...(receiverAt !== undefined && { receiverAt }) };
+    }),
     messages: world.messages.map((m) => ({
       id: m.id,
       messageId: m.messageId,

@@ -32,6 +32,7 @@
  * UI appends them; the concatenation of every batch is the trace's `events`.
  */
 import type { CheckResult, RecordedEvent, Trace } from "../trace/schema.ts";
+import type { LintReceiverConfig } from "../receiver/lintChecks.ts";
 
 /** Playback speed: virtual ms per wall ms (1 = real time, 60 = a minute a second), or "max" for as fast as possible. */
 export type PlaybackSpeed = number | "max";
@@ -76,6 +77,12 @@ export interface FaultSummary {
   readonly probability?: number;
 }
 
+/** A receiver of a run: its origin and what of its configuration the receiver's checks read. */
+export interface ReceiverOfRun {
+  readonly origin: string;
+  readonly config: LintReceiverConfig;
+}
+
 /** What a started session reports before anything runs. */
 export interface SessionSummary {
   readonly name: string;
@@ -87,7 +94,15 @@ export interface SessionSummary {
   readonly startMs: number;
   /** Where the run stops at the latest. */
   readonly horizonMs: number;
-  readonly domains: readonly { readonly name: string; readonly receiver: boolean }[];
+  readonly domains: readonly {
+    readonly name: string;
+    readonly receiver: boolean;
+    /**
+     * Where its receiver listens and what of its configuration the receiver's checks read (served
+     * domains, capabilities, G3 and G19): the exchange inspector lints a recorded request with it.
+     */
+    readonly receiverAt?: ReceiverOfRun;
+  }[];
   readonly messages: readonly {
     readonly id: string;
     readonly messageId: string;

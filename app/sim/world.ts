@@ -22,7 +22,6 @@
 import type { Fetch, SmtpHandOff, SmtpRelay, TraceEvent, TraceSink } from "../ports.ts";
 import { buildKeyRecord, exportPublicKeyRaw, importSigningKeyFromSeed, keyidFor } from "../protocol/profile.ts";
 import { parseSvcbPresentation } from "../protocol/svcb.ts";
-import type { ReceiverConfigInput } from "../receiver/config.ts";
 import { createMemoryMailStore, type MemoryMailStore } from "../receiver/memoryMailStore.ts";
 import { createReceiver, type ReceiverHandler } from "../receiver/receiver.ts";
 import { createSender, type Sender, type SubmissionHandle } from "../sender/sender.ts";
@@ -32,14 +31,12 @@ import { createDnsZone, svcbOwner, type DnsRecordSetInput, type DnsZone } from "
 import { normalizeName, resolveTimeMs } from "./faultScope.ts";
 import { createNetwork, type Network } from "./network.ts";
 import { createRandom, type Seed, type SeededRandom } from "./random.ts";
+import { endpointOf, problemBaseOf, scenarioReceivers } from "./receivers.ts";
 import {
   DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS,
-  DEFAULT_MAX_MESSAGE_SIZE,
-  DEFAULT_PROBLEM_BASE,
   durationMs,
   headerMessageId,
   headerText,
-  mailboxAddressOf,
   messageIdOf,
   parseSizeBytes,
   readingsNotation,
@@ -47,7 +44,6 @@ import {
   resolveReadings,
   senderDomainOf,
   type Scenario,
-  type ScenarioDomain,
   type ScenarioMessage,
   type ScenarioReadings,
 } from "./scenario.ts";
@@ -211,7 +207,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
       scheduler.touch();
     },
   };
-  const problemBase = (scenario.problemBase ?? DEFAULT_PROBLEM_BASE).replace(/\/+$/, "");
+  const problemBase = problemBaseOf(scenario);
 
   // Keys first: they go into the zone.
   const keys = new Map<string, { keyid: string; keyRecord: string; privateKey: CryptoKey }>();
@@ -270,6 +266,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
 
   const domains = new Map<string, WorldDomain>();
   const senders = new Map<string, Sender>();
+  const receiverConfigs = new Map(scenarioReceivers(scenario, readings).map((r) => [r.domain, r.config]));
   for (const [rawName, domain] of Object.entries(scenario.domains)) {
     const name = normalizeName(rawName);
     const key = keys.get(name);
@@ -308,9 +305,10 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
     senders.set(name, sender);
     const mailStore = createMemoryMailStore();
     const endpoint = endpoints.get(name);
+    const config = receiverConfigs.get(name);
     let receiver: ReceiverHandler | undefined;
-    if (endpoint !== undefined) {
-      receiver = createReceiver(receiverConfig(name, domain, readings, problemBase), {
+    if (endpoint !== undefined && config !== undefined) {
+      receiver = createReceiver(config, {
         clock: scheduler.clock,
         resolver: dns.resolver(name),
         mailStore,
@@ -433,45 +431,6 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
         ...(meta.expectations !== undefined && { expectations: meta.expectations }),
       });
     },
-  };
-}
-
-/** The receiver's host, port and origin: `endpoint`, else `mx.<domain>` on 443. */
-function endpointOf(name: string, domain: ScenarioDomain): { host: string; port: number; origin: string } {
-  let host = `mx.${name}`;
-  let port = 443;
-  if (typeof domain.endpoint === "string") {
-    const [h, p] = domain.endpoint.split(":");
-    if (h !== undefined && h !== "") host = h;
-    if (p !== undefined && p !== "") port = Number(p);
-  } else if (domain.endpoint !== undefined) {
-    host = domain.endpoint.host ?? host;
-    port = domain.endpoint.port ?? port;
-  }
-  host = normalizeName(host);
-  return { host, port, origin: port === 443 ? `https://${host}` : `https://${host}:${port}` };
-}
-
-/** The receiver configuration of a domain, as `receiver/config.ts` reads it. */
-function receiverConfig(
-  name: string,
-  domain: ScenarioDomain,
-  readings: ScenarioReadings,
-  problemBase: string,
-): ReceiverConfigInput {
-  return {
-    domains: [name],
-    capabilities: domain.capabilities ?? { max_message_size: DEFAULT_MAX_MESSAGE_SIZE },
-    problem_base: problemBase,
-    mailboxes: domain.mailboxes.map((entry) =>
-      typeof entry === "string"
-        ? { address: mailboxAddressOf(entry, name) }
-        : { address: mailboxAddressOf(entry.address, name), ...(entry.quota !== undefined && { quota: entry.quota }) },
-    ),
-    catchAll: domain.catchAll ?? false,
-    ...(domain.policy !== undefined && { policy: domain.policy }),
-    readings: { G3: { toleranceS: readings.G3.toleranceS }, G19: readings.G19 },
-    ...(domain.capabilitiesMaxAgeS !== undefined && { capabilitiesMaxAgeS: domain.capabilitiesMaxAgeS }),
   };
 }
 

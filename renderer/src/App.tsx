@@ -214,6 +214,19 @@ export function App() {
     run({ file: doc.name, name: summary.name, description: summary.description }, text, doc.name);
   };
 
+  /** File ▸ New Scenario, Save and Save As: the editor's own New, Save and Save as, shown. */
+  const scenarioCommand = (what: "new" | "save" | "save-as") => {
+    if (what === "new") return editNew();
+    if (!editor.current) {
+      setError(
+        "There is no scenario in the editor to save: start one with File ▸ New Scenario, or Duplicate or Edit one in the library.",
+      );
+      return;
+    }
+    setView("editor");
+    editor.save(what === "save-as");
+  };
+
   const save = (name: string, contents: string, type: string) => {
     platform.saveFile(name, contents, type).catch((e: unknown) => setError(String(e)));
   };
@@ -231,6 +244,8 @@ export function App() {
         return send({ type: "SET_SPEED", speed: command.speed });
       case "view":
         return setView(command.view);
+      case "scenario":
+        return scenarioCommand(command.what);
       case "open":
         return openShellFile(command.file);
       case "export": {

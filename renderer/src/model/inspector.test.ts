@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { lintAnswer } from "../../../app/receiver/lintChecks.ts";
+import { runScenarioText } from "../../../app/sim/runScenario.ts";
+import type { ReceiverOfRun } from "../../../app/sim/sessionProtocol.ts";
 import type { Trace } from "../../../app/trace/schema.ts";
+import { summaryFromTrace } from "../session/replay.ts";
 import { scenarioTrace } from "./testing.ts";
 import { curlOf, exchangeChecks, exchangeView, rawHttpOf } from "./inspector.ts";
 
@@ -87,4 +91,61 @@ describe("the exchange inspector", () => {
     const bare = await scenarioTrace("teach-mixed-recipient-results");
     expect(exchangeView(bare.events, "x3", bare.startedAtMs)?.message).toBeUndefined();
   });
+
+  it("POST-22: the recipient-domain check runs with the run's receiver at the request's origin, and passes for a served domain", async () => {
+    const t = await trace("teach-mixed-recipient-results");
+    const line = (checks: Awaited<ReturnType<typeof exchangeChecks>>) =>
+      checks?.find((c) => c.check === "recipient-domain");
+    expect(line(await exchangeChecks(t.events, "x2", receiversOf(t)))).toMatchObject({
+      status: "pass",
+      detail: "b.example is served here",
+    });
+    // Without the run's receivers (a trace without its scenario's text), the check is not run, and says why.
+    expect(line(await exchangeChecks(t.events, "x2"))).toMatchObject({
+      status: "skip",
+      detail:
+        "not checked: which domains are served? (the run's receivers are not known: the trace carries no scenario text)",
+    });
+  });
+
+  it("POST-22 ERR-16: c.example's service record names b.example's receiver, which does not serve c.example: the check fails with the receiver's own 400", async () => {
+    const outcome = await runScenarioText(UNSERVED, { file: "unserved.yaml", recordBodies: true });
+    if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join("; "));
+    const t = outcome.run.trace;
+    const post = t.events.find((e) => e.name === "http.request" && e.data?.["method"] === "POST");
+    const exchangeId = String(post?.data?.["exchangeId"]);
+    const x = exchangeView(t.events, exchangeId, t.startedAtMs);
+    expect(x?.url).toBe("https://mx.b.example/v1/messages");
+    expect(x?.response?.status).toBe(400);
+    const checks = await exchangeChecks(t.events, exchangeId, receiversOf(t));
+    expect(checks?.find((c) => c.check === "recipient-domain")).toMatchObject({
+      status: "fail",
+      rule: "POST-22",
+      detail: "c.example is not served here (served: b.example)",
+    });
+    expect(lintAnswer(checks ?? [])).toEqual({ status: 400, problem: "invalid_request", check: "recipient-domain" });
+    expect(JSON.parse(x?.problem ?? "{}")).toMatchObject({
+      type: "https://mailscope.example/problems/invalid_request",
+    });
+  });
 });
+
+/** The run's receivers as the app has them: from the session's summary of the trace. */
+function receiversOf(t: Trace): ReceiverOfRun[] {
+  return summaryFromTrace(t).domains.flatMap((d) => (d.receiverAt !== undefined ? [d.receiverAt] : []));
+}
+
+/** c.example has no receiver of its own: its SVCB record sends senders to b.example's. */
+const UNSERVED = `name: unserved
+domains:
+  a.example:
+    mailboxes: [alice]
+  b.example:
+    mailboxes: [bob]
+  c.example:
+    receiver: none
+    svcb: ["1 mx.b.example. port=443"]
+messages:
+  - { from: alice@a.example, to: carol@c.example }
+horizon: 1h
+`;

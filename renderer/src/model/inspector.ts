@@ -10,6 +10,7 @@
 import { lintChecks, lintedRequestOfTraceEvent, type LintLine } from "../../../app/receiver/lintChecks.ts";
 import { txtRecordKeys } from "../../../app/receiver/lintKeys.ts";
 import { createSignatureBase, parseSignatureInput } from "../../../app/protocol/signature.ts";
+import type { ReceiverOfRun } from "../../../app/sim/sessionProtocol.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { offsetText } from "./timeline.ts";
 
@@ -329,12 +330,16 @@ function envelopeOf(body: string): string | undefined {
 
 /**
  * The receiver's checks of the recorded request, in order, with the key
- * records the trace's DNS answered (TXT at the keyid) and the receiver's
- * clock at the request's arrival. Undefined when the body was not kept.
+ * records the trace's DNS answered (TXT at the keyid), the receiver's clock
+ * at the request's arrival, and the configuration of the run's receiver at
+ * the request's origin (`receivers`, from the session's summary: its served
+ * domains, limits and readings), without which the recipient-domain check is
+ * not run. Undefined when the body was not kept.
  */
 export async function exchangeChecks(
   events: readonly RecordedEvent[],
   exchangeId: string,
+  receivers: readonly ReceiverOfRun[] = [],
 ): Promise<readonly LintLine[] | undefined> {
   const request = events.find((e) => e.name === "http.request" && (e.data as Data)["exchangeId"] === exchangeId);
   if (!request) return undefined;
@@ -357,9 +362,18 @@ export async function exchangeChecks(
     else if (!after.has(name)) after.set(name, records);
   }
   const txt = (keyid: string) => before.get(keyid) ?? after.get(keyid) ?? [];
+  const origin = URL.canParse(linted.url) ? new URL(linted.url).origin : undefined;
+  const config = receivers.find((r) => r.origin === origin)?.config;
   return lintChecks(linted, {
     nowS: Math.floor(arrived / 1000),
     keys: txtRecordKeys(txt, "the trace's DNS answers"),
+    ...(config !== undefined && { config }),
+    hints: {
+      noConfig:
+        receivers.length === 0
+          ? " (the run's receivers are not known: the trace carries no scenario text)"
+          : ` (no receiver of this run listens at ${origin ?? linted.url})`,
+    },
   });
 }
 

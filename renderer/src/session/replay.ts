@@ -8,8 +8,11 @@
  */
 import { reproduceCommand } from "../../../app/trace/exportMarkdown.ts";
 import type { RecordedEvent, Trace } from "../../../app/trace/schema.ts";
+import { parseScenarioText, resolveReadings } from "../../../app/sim/scenario.ts";
+import { receiversOfRun } from "../../../app/sim/receivers.ts";
 import type {
   PlaybackSpeed,
+  ReceiverOfRun,
   SessionMessage,
   SessionProgress,
   SessionResult,
@@ -57,6 +60,7 @@ export function summaryFromTrace(trace: Trace, description = ""): SessionSummary
     }
   }
   const last = trace.events.at(-1)?.timeMs ?? trace.startedAtMs;
+  const receivers = receiversOfTrace(trace);
   return {
     name: trace.scenario.name,
     description,
@@ -65,10 +69,25 @@ export function summaryFromTrace(trace: Trace, description = ""): SessionSummary
     readings: trace.readings,
     startMs: trace.startedAtMs,
     horizonMs: last,
-    domains: [...domains].map(([name, receiver]) => ({ name, receiver })),
+    domains: [...domains].map(([name, receiver]) => {
+      const receiverAt = receivers.get(name);
+      return { name, receiver, ...(receiverAt !== undefined && { receiverAt }) };
+    }),
     messages,
     faults: [],
   };
+}
+
+/**
+ * The receivers of the run, from the scenario's text the trace carries and the readings it ran under
+ * (built as the world built them); none when the trace has no text, or the text no longer parses.
+ */
+function receiversOfTrace(trace: Trace): ReadonlyMap<string, ReceiverOfRun> {
+  const source = trace.scenario.source;
+  if (source === undefined) return new Map();
+  const parsed = parseScenarioText(source, trace.scenario.file);
+  const readings = resolveReadings(Object.entries(trace.readings));
+  return parsed.ok && readings.ok ? receiversOfRun(parsed.scenario, readings.readings) : new Map();
 }
 
 /** The result a finished session reports, for a whole trace and its run's verdict. */

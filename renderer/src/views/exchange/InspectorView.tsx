@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from "react";
 import type { LintLine } from "../../../../app/receiver/lintChecks.ts";
+import type { ReceiverOfRun } from "../../../../app/sim/sessionProtocol.ts";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import { curlOf, exchangeChecks, exchangeView, rawHttpOf } from "../../model/inspector.ts";
 import "./inspector.css";
@@ -9,6 +10,8 @@ export interface InspectorViewProps {
   readonly startMs: number;
   /** The exchanges of the selected mark (`x3`); the last is shown first. */
   readonly exchangeIds: readonly string[];
+  /** The run's receivers (the session's summary), whose configurations the checks read. */
+  readonly receivers: readonly ReceiverOfRun[];
   readonly onRule: (rule: string) => void;
 }
 
@@ -22,7 +25,7 @@ async function copy(text: string, setNote: (note: string) => void, what: string)
 }
 
 /** One HTTP exchange: request, signature, digest, envelope, response, the receiver's checks; copies. */
-export function InspectorView({ events, startMs, exchangeIds, onRule }: InspectorViewProps) {
+export function InspectorView({ events, startMs, exchangeIds, receivers, onRule }: InspectorViewProps) {
   const [chosen, setChosen] = useState<string | undefined>();
   const exchangeId = chosen !== undefined && exchangeIds.includes(chosen) ? chosen : exchangeIds.at(-1);
   const x = useMemo(
@@ -35,14 +38,14 @@ export function InspectorView({ events, startMs, exchangeIds, onRule }: Inspecto
   useEffect(() => {
     if (!exchangeId || !x || x.method !== "POST") return;
     let live = true;
-    exchangeChecks(events, exchangeId).then(
+    exchangeChecks(events, exchangeId, receivers).then(
       (lines) => live && setChecks({ id: exchangeId, lines }),
       (e: unknown) => live && setChecks({ id: exchangeId, lines: undefined, error: String(e) }),
     );
     return () => {
       live = false;
     };
-  }, [events, exchangeId, x]);
+  }, [events, exchangeId, x, receivers]);
 
   return (
     <section aria-labelledby="inspector-heading" className="panel inspector">

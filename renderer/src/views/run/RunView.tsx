@@ -118,6 +118,10 @@ export function RunView({
     [context.summary],
   );
   const outcomes = useMemo(() => outcomeRows(events, startMs, labels), [events, startMs, labels]);
+  const receivers = useMemo(
+    () => (context.summary?.domains ?? []).flatMap((d) => (d.receiverAt !== undefined ? [d.receiverAt] : [])),
+    [context.summary],
+  );
   const checks = useMemo(
     () => (context.result ? checkRows(context.result.invariants, context.result.expectations) : []),
     [context.result],
@@ -191,7 +195,13 @@ export function RunView({
           onExchange={(x) => setExchanges([x])}
           onSave={save}
         />
-        <InspectorView events={below.events} startMs={startMs} exchangeIds={exchanges} onRule={rule} />
+        <InspectorView
+          events={below.events}
+          startMs={startMs}
+          exchangeIds={exchanges}
+          receivers={receivers}
+          onRule={rule}
+        />
         <StatechartView
           events={below.events}
           startMs={startMs}
@@ -203,7 +213,22 @@ export function RunView({
         />
       </>
     ),
-    [heavy, below, startMs, labels, delivery, mark, onMark, message, range, exchanges, save, rule, onHistory],
+    [
+      heavy,
+      below,
+      startMs,
+      labels,
+      delivery,
+      mark,
+      onMark,
+      message,
+      range,
+      exchanges,
+      receivers,
+      save,
+      rule,
+      onHistory,
+    ],
   );
   return (
     <section aria-labelledby="run-title" className="run">
