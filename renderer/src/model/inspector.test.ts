@@ -3,7 +3,7 @@ import { lintAnswer } from "../../../app/receiver/lintChecks.ts";
 import { runScenarioText } from "../../../app/sim/runScenario.ts";
 import type { ReceiverOfRun } from "../../../app/sim/sessionProtocol.ts";
 import type { Trace } from "../../../app/trace/schema.ts";
-import { summaryFromTrace } from "../session/replay.ts";
+import { receiversOfTrace } from "../session/replay.ts";
 import { scenarioTrace } from "./testing.ts";
 import { curlOf, exchangeChecks, exchangeView, rawHttpOf } from "./inspector.ts";
 
@@ -130,9 +130,9 @@ describe("the exchange inspector", () => {
   });
 });
 
-/** The run's receivers as the app has them: from the session's summary of the trace. */
+/** The run's receivers as the app has them for an opened trace: read from its scenario's text. */
 function receiversOf(t: Trace): ReceiverOfRun[] {
-  return summaryFromTrace(t).domains.flatMap((d) => (d.receiverAt !== undefined ? [d.receiverAt] : []));
+  return [...receiversOfTrace(t).values()];
 }
 
 /** c.example has no receiver of its own: its SVCB record sends senders to b.example's. */

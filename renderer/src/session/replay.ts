@@ -60,7 +60,6 @@ export function summaryFromTrace(trace: Trace, description = ""): SessionSummary
     }
   }
   const last = trace.events.at(-1)?.timeMs ?? trace.startedAtMs;
-  const receivers = receiversOfTrace(trace);
   return {
     name: trace.scenario.name,
     description,
@@ -69,10 +68,9 @@ export function summaryFromTrace(trace: Trace, description = ""): SessionSummary
     readings: trace.readings,
     startMs: trace.startedAtMs,
     horizonMs: last,
-    domains: [...domains].map(([name, receiver]) => {
-      const receiverAt = receivers.get(name);
-      return { name, receiver, ...(receiverAt !== undefined && { receiverAt }) };
-    }),
+    // Without `receiverAt`: the receivers of a trace are read from its scenario's text only when an
+    // exchange is inspected (`receiversOfTrace`), not while the trace opens.
+    domains: [...domains].map(([name, receiver]) => ({ name, receiver })),
     messages,
     faults: [],
   };
@@ -82,7 +80,7 @@ export function summaryFromTrace(trace: Trace, description = ""): SessionSummary
  * The receivers of the run, from the scenario's text the trace carries and the readings it ran under
  * (built as the world built them); none when the trace has no text, or the text no longer parses.
  */
-function receiversOfTrace(trace: Trace): ReadonlyMap<string, ReceiverOfRun> {
+export function receiversOfTrace(trace: Pick<Trace, "scenario" | "readings">): ReadonlyMap<string, ReceiverOfRun> {
   const source = trace.scenario.source;
   if (source === undefined) return new Map();
   const parsed = parseScenarioText(source, trace.scenario.file);

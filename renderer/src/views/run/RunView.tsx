@@ -1,10 +1,11 @@
 import { startTransition, useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
-import type { PlaybackSpeed } from "../../../../app/sim/sessionProtocol.ts";
+import type { PlaybackSpeed, ReceiverOfRun } from "../../../../app/sim/sessionProtocol.ts";
 import type { Trace } from "../../../../app/trace/schema.ts";
 import { checkRows } from "../../model/checks.ts";
 import { createLogRowsCache } from "../../model/log.ts";
 import { outcomeRows } from "../../model/outcomes.ts";
 import type { PlaybackContext, PlaybackEvent, PlaybackPhase } from "../../session/machine.ts";
+import { receiversOfTrace } from "../../session/replay.ts";
 import { attemptMarkAt, buildTimeline, type Mark } from "../../model/timeline.ts";
 import { LogView } from "../log/LogView.tsx";
 import { InspectorView } from "../exchange/InspectorView.tsx";
@@ -35,6 +36,7 @@ const logRowsOf = createLogRowsCache();
 
 const NO_EVENTS: PlaybackContext["events"] = [];
 const NO_HEAVY = { events: NO_EVENTS, playheadMs: 0 };
+const NO_RECEIVERS: readonly ReceiverOfRun[] = [];
 
 /** Wall ms between two drawings of the timeline, sequence, inspector and statechart while a run plays. */
 export const HEAVY_VIEWS_EVERY_MS = 250;
@@ -118,10 +120,15 @@ export function RunView({
     [context.summary],
   );
   const outcomes = useMemo(() => outcomeRows(events, startMs, labels), [events, startMs, labels]);
-  const receivers = useMemo(
-    () => (context.summary?.domains ?? []).flatMap((d) => (d.receiverAt !== undefined ? [d.receiverAt] : [])),
-    [context.summary],
-  );
+  // The run's receivers, for the inspector's checks: a live run's summary has them; an opened trace's are
+  // read from its scenario's text, once an exchange is inspected (not while the trace opens).
+  const inspecting = exchanges.length > 0;
+  const receivers = useMemo(() => {
+    if (!inspecting) return NO_RECEIVERS;
+    const live = (context.summary?.domains ?? []).flatMap((d) => (d.receiverAt !== undefined ? [d.receiverAt] : []));
+    if (live.length > 0 || context.source?.kind !== "trace" || context.result === undefined) return live;
+    return [...receiversOfTrace(context.result.trace).values()];
+  }, [inspecting, context.summary, context.source, context.result]);
   const checks = useMemo(
     () => (context.result ? checkRows(context.result.invariants, context.result.expectations) : []),
     [context.result],
