@@ -7,12 +7,13 @@
  * stored), a match stores the spooled message byte for byte. Nothing here
  * depends on speed: the spool's removal is awaited, not timed.
  */
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { nodeCryptoProvider } from "../node/nodeCrypto.ts";
+import type { DigestAlgorithm } from "../protocol/digest.ts";
 import { useCryptoProvider } from "../protocol/webCrypto.ts";
 import {
   createTestSender,
@@ -22,6 +23,8 @@ import {
   type TestSender,
 } from "../receiver/testing.ts";
 import { startServe, type RunningServe } from "./serve.ts";
+
+const MiB = 1024 * 1024;
 
 let dir: string;
 let sender: TestSender;
@@ -46,12 +49,16 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** POSTs `body` with `headers` over a real HTTPS connection; a stream is sent chunked (no Content-Length). */
+/**
+ * POSTs `body` with `headers` over a real HTTPS connection; `chunked`: sent chunked (no Content-Length).
+ * `pause`: the bytes after the first `at` are sent once `until` has settled.
+ */
 function post(
   headers: Record<string, string>,
   body: Uint8Array,
-  chunked = false,
+  options: { chunked?: boolean; pause?: { at: number; until: () => Promise<unknown> } } = {},
 ): Promise<{ status: number; text: string }> {
+  const chunked = options.chunked === true;
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
       {
@@ -75,14 +82,19 @@ function post(
       },
     );
     req.on("error", reject);
-    if (!chunked) {
+    const pause = options.pause;
+    if (!chunked && pause === undefined) {
       req.end(Buffer.from(body));
       return;
     }
     void (async () => {
-      for (let at = 0; at < body.length; at += 256 * 1024) {
-        if (!req.write(Buffer.from(body.subarray(at, at + 256 * 1024)))) {
-          await new Promise((r) => req.once("drain", r));
+      const pieces = pause === undefined ? [body] : [body.subarray(0, pause.at), body.subarray(pause.at)];
+      for (const [i, piece] of pieces.entries()) {
+        if (i > 0) await pause?.until();
+        for (let at = 0; at < piece.length; at += 256 * 1024) {
+          if (!req.write(Buffer.from(piece.subarray(at, at + 256 * 1024)))) {
+            await new Promise((r) => req.once("drain", r));
+          }
         }
       }
       req.end();
@@ -103,8 +115,10 @@ function largeMessage(size: number): Uint8Array {
 async function signed(
   message: Uint8Array,
   key: string,
+  digestAlgorithms?: readonly DigestAlgorithm[],
 ): Promise<{ headers: Record<string, string>; body: Uint8Array }> {
   const request = await signedDelivery({
+    ...(digestAlgorithms !== undefined && { digestAlgorithms }),
     from: "alice@a.example",
     to: ["bob@b.example"],
     message,
@@ -121,6 +135,11 @@ async function signed(
 
 const spoolDir = (): string => join(dir, "mail", ".spool");
 const spoolFiles = async (): Promise<string[]> => readdir(spoolDir()).catch(() => []);
+/** The bytes in the one spool file there is (0 when there is none). */
+const spooledBytes = async (): Promise<number> => {
+  const files = await spoolFiles();
+  return files.length === 1 ? (await stat(join(spoolDir(), files[0] ?? ""))).size : 0;
+};
 
 describe("issue 16: a large body is spooled, not buffered, before its digest is checked", () => {
   it("AUTH-5 POST-5: a valid signature replayed with another 4 MiB body → 401 invalid_signature (digest), nothing stored, no spool file left", async () => {
@@ -155,14 +174,55 @@ describe("issue 16: a large body is spooled, not buffered, before its digest is 
     const { headers, body } = await signed(message, "spool-chunked");
     const other = body.slice();
     other[other.length - 100] = 0x79;
-    expect((await post(headers, other, true)).status).toBe(401);
+    expect((await post(headers, other, { chunked: true })).status).toBe(401);
     await vi.waitFor(async () => expect(await spoolFiles()).toEqual([]));
     const before = (await running.store.list("bob@b.example")).length;
-    expect((await post(headers, body, true)).status).toBe(200);
+    expect((await post(headers, body, { chunked: true })).status).toBe(200);
     const files = await running.store.list("bob@b.example");
     expect(files).toHaveLength(before + 1);
     const stored = await Promise.all(files.map((f) => readFile(f)));
     expect(stored.filter((bytes) => Buffer.compare(bytes, Buffer.from(message)) === 0)).toHaveLength(1);
     await vi.waitFor(async () => expect(await spoolFiles()).toEqual([]));
   });
+
+  it.each([
+    ["with its Content-Length", false],
+    ["chunked", true],
+  ] as const)(
+    "AUTH-5 POST-5: a valid signature whose Content-Digest is sha-512 alone, replayed with another 4 MiB body %s: the body goes to the spool in whole MiB, not to memory, and is refused 401 (digest) unread; nothing stored, no spool file left",
+    async (_how, chunked) => {
+      const { headers, body } = await signed(largeMessage(4 * 1024 * 1024), `spool-sha512-${String(chunked)}`, [
+        "sha-512",
+      ]);
+      expect(headers["content-digest"]).toMatch(/^sha-512=:[^,]+:$/);
+      const other = body.slice();
+      other[other.length - 100] = 0x79;
+      const before = (await running.store.list("bob@b.example")).length;
+      // Halfway, the body's bytes so far are in the spool file in writes of 1 MiB (a body held in memory
+      // is spooled, if at all, as its chunks arrive: see app/receiver/spool.ts) before the rest is sent.
+      let halfway = -1;
+      const answer = await post(headers, other, {
+        chunked,
+        pause: {
+          at: 2 * MiB + 12_345,
+          until: () =>
+            vi.waitFor(
+              async () => {
+                halfway = await spooledBytes();
+                expect(halfway).toBeGreaterThanOrEqual(2 * MiB);
+              },
+              { timeout: 20_000 },
+            ),
+        },
+      });
+      expect(halfway).toBe(2 * MiB);
+      expect(answer.status).toBe(401);
+      expect(JSON.parse(answer.text)).toMatchObject({
+        type: "https://b.example/problems/invalid_signature",
+        detail: expect.stringMatching(/^digest: sha-512 digest does not match the body/),
+      });
+      expect(await running.store.list("bob@b.example")).toHaveLength(before);
+      await vi.waitFor(async () => expect(await spoolFiles()).toEqual([]));
+    },
+  );
 });
