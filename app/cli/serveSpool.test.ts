@@ -7,22 +7,25 @@
  * stored), a match stores the spooled message byte for byte. Nothing here
  * depends on speed: the spool's removal is awaited, not timed.
  */
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { request as httpsRequest } from "node:https";
-import { tmpdir } from "node:os";
+import { readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { nodeCryptoProvider } from "../node/nodeCrypto.ts";
 import type { DigestAlgorithm } from "../protocol/digest.ts";
 import { useCryptoProvider } from "../protocol/webCrypto.ts";
-import {
-  createTestSender,
-  receiverConfigYaml,
-  signedDelivery,
-  textMessage,
-  type TestSender,
-} from "../receiver/testing.ts";
+import type { TestSender } from "../receiver/testing.ts";
 import { startServe, type RunningServe } from "./serve.ts";
+import {
+  addressOf,
+  createServeFolder,
+  headersOf,
+  httpsSend,
+  largeMessage,
+  piecesOf,
+  serveOptions,
+  signedForServe,
+  type HttpsAnswer,
+} from "./testing.ts";
 
 const MiB = 1024 * 1024;
 
@@ -33,14 +36,9 @@ let restore: () => void;
 
 beforeAll(async () => {
   restore = useCryptoProvider(nodeCryptoProvider());
-  dir = await mkdtemp(join(tmpdir(), "mailscope-serve-spool-"));
-  sender = await createTestSender("a.example");
-  const config = join(dir, "receiver.yaml");
-  await writeFile(config, receiverConfigYaml(sender, ["bob@b.example"]));
-  running = await startServe(
-    { config, port: "0", host: "127.0.0.1", maildir: join(dir, "mail"), state: join(dir, "state"), dns: false },
-    { out: () => {}, err: () => {} },
-  );
+  let config: string;
+  ({ dir, config, sender } = await createServeFolder("mailscope-serve-spool-", ["bob@b.example"]));
+  running = await startServe(serveOptions(config, dir), { out: () => {}, err: () => {} });
 });
 
 afterAll(async () => {
@@ -50,65 +48,29 @@ afterAll(async () => {
 });
 
 /**
- * POSTs `body` with `headers` over a real HTTPS connection; `chunked`: sent chunked (no Content-Length).
- * `pause`: the bytes after the first `at` are sent once `until` has settled.
+ * POSTs `body` with `headers`; `chunked`: sent chunked (no Content-Length). `pause`: the bytes after
+ * the first `at` are sent once `until` has settled.
  */
 function post(
   headers: Record<string, string>,
   body: Uint8Array,
   options: { chunked?: boolean; pause?: { at: number; until: () => Promise<unknown> } } = {},
-): Promise<{ status: number; text: string }> {
-  const chunked = options.chunked === true;
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      {
-        host: "127.0.0.1",
-        port: running.server.port,
-        servername: "localhost",
-        method: "POST",
-        path: "/v1/messages",
-        headers: {
-          ...headers,
-          host: `localhost:${running.server.port}`,
-          ...(chunked ? { "transfer-encoding": "chunked" } : { "content-length": String(body.byteLength) }),
-        },
-        ca: running.tls.cert,
-        agent: false,
-      },
-      (res) => {
-        let text = "";
-        res.on("data", (d: Buffer) => (text += d.toString()));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on("error", reject);
-    const pause = options.pause;
-    if (!chunked && pause === undefined) {
-      req.end(Buffer.from(body));
-      return;
-    }
-    void (async () => {
-      const pieces = pause === undefined ? [body] : [body.subarray(0, pause.at), body.subarray(pause.at)];
-      for (const [i, piece] of pieces.entries()) {
-        if (i > 0) await pause?.until();
-        for (let at = 0; at < piece.length; at += 256 * 1024) {
-          if (!req.write(Buffer.from(piece.subarray(at, at + 256 * 1024)))) {
-            await new Promise((r) => req.once("drain", r));
-          }
-        }
-      }
-      req.end();
-    })().catch(reject);
+): Promise<HttpsAnswer> {
+  const { chunked = false, pause } = options;
+  async function* paused(at: number, until: () => Promise<unknown>): AsyncGenerator<Uint8Array> {
+    yield* piecesOf(body.subarray(0, at));
+    await until();
+    yield* piecesOf(body.subarray(at));
+  }
+  return httpsSend(addressOf(running), {
+    method: "POST",
+    path: "/v1/messages",
+    headers: {
+      ...headers,
+      ...(chunked ? { "transfer-encoding": "chunked" } : { "content-length": String(body.byteLength) }),
+    },
+    body: pause !== undefined ? paused(pause.at, pause.until) : chunked ? piecesOf(body) : body,
   });
-}
-
-/** A message of `size` bytes: headers, then lines of text. */
-function largeMessage(size: number): Uint8Array {
-  const head = textMessage({ from: "alice@a.example", to: ["bob@b.example"], body: "" });
-  const message = new Uint8Array(size);
-  message.set(head);
-  for (let i = head.length; i < size; i++) message[i] = i % 76 === 75 ? 10 : 0x30 + (i % 43);
-  return message;
 }
 
 /** A signed delivery of `message`: its headers and its body's bytes. */
@@ -117,20 +79,12 @@ async function signed(
   key: string,
   digestAlgorithms?: readonly DigestAlgorithm[],
 ): Promise<{ headers: Record<string, string>; body: Uint8Array }> {
-  const request = await signedDelivery({
-    ...(digestAlgorithms !== undefined && { digestAlgorithms }),
-    from: "alice@a.example",
-    to: ["bob@b.example"],
+  const request = await signedForServe(sender, running.server.port, {
     message,
-    key: sender.privateKey,
-    keyid: sender.keyid,
-    createdS: Math.floor(Date.now() / 1000),
     idempotencyKey: key,
-    url: `https://localhost:${running.server.port}/v1/messages`,
+    ...(digestAlgorithms !== undefined && { digestAlgorithms }),
   });
-  const headers: Record<string, string> = {};
-  request.headers.forEach((v, n) => (headers[n] = v));
-  return { headers, body: new Uint8Array(await request.arrayBuffer()) };
+  return { headers: headersOf(request), body: new Uint8Array(await request.arrayBuffer()) };
 }
 
 const spoolDir = (): string => join(dir, "mail", ".spool");
@@ -149,7 +103,7 @@ describe("issue 16: a large body is spooled, not buffered, before its digest is 
     const before = (await running.store.list("bob@b.example")).length;
     const answer = await post(headers, other);
     expect(answer.status).toBe(401);
-    expect(JSON.parse(answer.text)).toMatchObject({
+    expect(JSON.parse(answer.body.toString())).toMatchObject({
       type: "https://b.example/problems/invalid_signature",
       detail: expect.stringMatching(/^digest: sha-256 digest does not match the body/),
     });
@@ -217,7 +171,7 @@ describe("issue 16: a large body is spooled, not buffered, before its digest is 
       });
       expect(halfway).toBe(2 * MiB);
       expect(answer.status).toBe(401);
-      expect(JSON.parse(answer.text)).toMatchObject({
+      expect(JSON.parse(answer.body.toString())).toMatchObject({
         type: "https://b.example/problems/invalid_signature",
         detail: expect.stringMatching(/^digest: sha-512 digest does not match the body/),
       });
