@@ -14,7 +14,7 @@
  *    Each body goes to a spool file while it is hashed, not to memory
  *    (issue 16), and is deleted on the mismatch. Side by side, the same
  *    round against a `serve` that holds the bodies in memory as before (its
- *    crypto without the incremental SHA-256, which the spool needs), and
+ *    crypto without the incremental digests, which the spool needs), and
  *    the ratio of the two peaks.
  *
  * Printed, not asserted: the peak RSS above the mark in MiB, and as a share
@@ -51,7 +51,7 @@ async function run(): Promise<BenchResult[]> {
     const tls = await loadOrCreateCertificate({ stateDir: join(dir, "tls") });
     const config = join(dir, "receiver.yaml");
     await writeFile(config, receiverConfigYaml(sender, "catchAll"));
-    /** A `serve` child; `bodiesInMemory`: without the incremental SHA-256, so bodies are held as before the spool. */
+    /** A `serve` child; `bodiesInMemory`: without the incremental digests, so bodies are held as before the spool. */
     const startChild = async (bodiesInMemory: boolean) => {
       const tag = bodiesInMemory ? "memory" : "spool";
       const child = fork(

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Resolver } from "../ports.ts";
 import { importPublicKeyRaw, importSigningKeyJwk, parseKeyRecord } from "../protocol/profile.ts";
 import { startServe, type RunningServe } from "./serve.ts";
+import { serveOptions } from "./testing.ts";
 import {
   UsageError,
   describeKey,
@@ -69,17 +70,10 @@ async function world(policy: Record<string, unknown> = {}): Promise<World> {
   const configFile = join(dir, "receiver.yaml");
   writeFileSync(configFile, JSON.stringify(config, null, 2));
   const log: string[] = [];
-  const serve = await startServe(
-    {
-      config: configFile,
-      port: "0",
-      host: "127.0.0.1",
-      maildir: join(dir, "mail"),
-      state: join(dir, "state"),
-      dns: false,
-    },
-    { out: (line) => log.push(line), err: (line) => log.push(line) },
-  );
+  const serve = await startServe(serveOptions(configFile, dir), {
+    out: (line) => log.push(line),
+    err: (line) => log.push(line),
+  });
   running.push(serve);
   return {
     dir,

@@ -1,18 +1,20 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { request as httpsRequest } from "node:https";
-import type { IncomingHttpHeaders } from "node:http";
-import { tmpdir } from "node:os";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { connect } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import {
-  createTestSender,
-  receiverConfigYaml,
-  signedDelivery,
-  textMessage,
-  type TestSender,
-} from "../receiver/testing.ts";
+import { receiverConfigYaml, textMessage, type TestSender } from "../receiver/testing.ts";
 import { describeServe, serveCommand, startServe, ServeUsageError, type RunningServe } from "./serve.ts";
+import {
+  addressOf,
+  createServeFolder,
+  headersOf,
+  httpsSend,
+  largeMessage,
+  sendRequest,
+  serveOptions,
+  signedForServe,
+  type HttpsAnswer,
+} from "./testing.ts";
 
 let dir: string;
 let sender: TestSender;
@@ -23,14 +25,12 @@ const errs: string[] = [];
 const PROBLEMS = "https://b.example/problems";
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "mailscope-serve-"));
-  sender = await createTestSender("a.example");
-  const config = join(dir, "receiver.yaml");
-  await writeFile(config, receiverConfigYaml(sender, ["bob@b.example"], PROBLEMS));
-  running = await startServe(
-    { config, port: "0", host: "127.0.0.1", maildir: join(dir, "mail"), state: join(dir, "state"), dns: false },
-    { out: (l) => logs.push(l), err: (l) => errs.push(l) },
-  );
+  let config: string;
+  ({ dir, config, sender } = await createServeFolder("mailscope-serve-", ["bob@b.example"], PROBLEMS));
+  running = await startServe(serveOptions(config, dir), {
+    out: (l) => logs.push(l),
+    err: (l) => errs.push(l),
+  });
 });
 
 afterAll(async () => {
@@ -38,64 +38,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-interface Answer {
-  readonly status: number;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: Buffer;
-}
-
 /** A real HTTPS client that trusts only the server's self-signed certificate. */
-function send(options: {
-  method?: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: Uint8Array | ReadableStream<Uint8Array>;
-}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      {
-        host: "127.0.0.1",
-        port: running.server.port,
-        servername: "localhost",
-        method: options.method ?? "GET",
-        path: options.path,
-        headers: { host: `localhost:${running.server.port}`, ...options.headers },
-        ca: running.tls.cert,
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
-        );
-      },
-    );
-    req.on("error", reject);
-    const body = options.body;
-    if (body instanceof ReadableStream) {
-      void (async () => {
-        for await (const chunk of body) if (!req.write(chunk)) await new Promise((r) => req.once("drain", r));
-        req.end();
-      })().catch(reject);
-    } else req.end(body === undefined ? undefined : Buffer.from(body));
-  });
-}
-
-/** Sends a web Request (as the sender builds it) over the real connection. */
-async function sendRequest(request: Request): Promise<Answer> {
-  const url = new URL(request.url);
-  const headers: Record<string, string> = {};
-  request.headers.forEach((v, n) => {
-    headers[n] = v;
-  });
-  return send({
-    method: request.method,
-    path: url.pathname + url.search,
-    headers,
-    body: new Uint8Array(await request.arrayBuffer()),
-  });
-}
+const send = (options: Parameters<typeof httpsSend>[1]): Promise<HttpsAnswer> => httpsSend(addressOf(running), options);
 
 describe("mailscope serve, end to end over HTTPS", () => {
   it("GET-1 GET-3 GET-5: GET /v1/capabilities answers 200 with the configured document", async () => {
@@ -117,17 +61,8 @@ describe("mailscope serve, end to end over HTTPS", () => {
       to: ["bob@b.example"],
       body: "Over the real network.\r\nDKIM survives.",
     });
-    const request = await signedDelivery({
-      from: "alice@a.example",
-      to: ["bob@b.example"],
-      message,
-      key: sender.privateKey,
-      keyid: sender.keyid,
-      createdS: Math.floor(Date.now() / 1000),
-      idempotencyKey: "e2e-1",
-      url: `https://localhost:${running.server.port}/v1/messages`,
-    });
-    const answer = await sendRequest(request);
+    const request = await signedForServe(sender, running.server.port, { message, idempotencyKey: "e2e-1" });
+    const answer = await sendRequest(addressOf(running), request);
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body.toString())).toEqual({
       results: [{ recipient: "bob@b.example", status: "accepted" }],
@@ -143,22 +78,10 @@ describe("mailscope serve, end to end over HTTPS", () => {
   });
 
   it("POST-9 SVC-8: a 3 MiB delivery, written to the store while it arrives, is stored byte for byte; the spool is emptied", async () => {
-    const head = textMessage({ from: "alice@a.example", to: ["bob@b.example"], body: "" });
-    const message = new Uint8Array(3 * 1024 * 1024);
-    message.set(head);
-    for (let i = head.length; i < message.length; i++) message[i] = i % 76 === 75 ? 10 : 0x30 + (i % 43);
-    const request = await signedDelivery({
-      from: "alice@a.example",
-      to: ["bob@b.example"],
-      message,
-      key: sender.privateKey,
-      keyid: sender.keyid,
-      createdS: Math.floor(Date.now() / 1000),
-      idempotencyKey: "e2e-large",
-      url: `https://localhost:${running.server.port}/v1/messages`,
-    });
+    const message = largeMessage(3 * 1024 * 1024);
+    const request = await signedForServe(sender, running.server.port, { message, idempotencyKey: "e2e-large" });
     const before = (await running.store.list("bob@b.example")).length;
-    const answer = await sendRequest(request);
+    const answer = await sendRequest(addressOf(running), request);
     expect(answer.status).toBe(200);
     const files = await running.store.list("bob@b.example");
     expect(files).toHaveLength(before + 1);
@@ -169,52 +92,25 @@ describe("mailscope serve, end to end over HTTPS", () => {
   });
 
   it("AUTH-5: a request whose signature does not verify is 401 and stores nothing", async () => {
-    const request = await signedDelivery({
-      from: "alice@a.example",
-      to: ["bob@b.example"],
-      message: "Subject: x\r\n\r\nx\r\n",
-      key: sender.privateKey,
-      keyid: sender.keyid,
-      createdS: Math.floor(Date.now() / 1000),
+    const request = await signedForServe(sender, running.server.port, {
       idempotencyKey: "e2e-2",
       // Signed for another origin than the one it reaches: @target-uri differs.
       url: `https://localhost:1/v1/messages`,
     });
     const before = (await running.store.list("bob@b.example")).length;
-    const url = new URL(request.url);
-    const headers: Record<string, string> = {};
-    request.headers.forEach((v, n) => {
-      headers[n] = v;
-    });
-    const answer = await send({
-      method: "POST",
-      path: url.pathname,
-      headers,
-      body: new Uint8Array(await request.arrayBuffer()),
-    });
+    const answer = await sendRequest(addressOf(running), request);
     expect(answer.status).toBe(401);
     expect(JSON.parse(answer.body.toString())).toMatchObject({ type: `${PROBLEMS}/invalid_signature` });
     expect(await running.store.list("bob@b.example")).toHaveLength(before);
   });
 
   it("G48, issue 16: a delivery signed for https://mx.other.example/v1/messages and sent with that Host is 401; for a served name it is taken", async () => {
-    const signedFor = async (authority: string, key: string): Promise<Answer> => {
-      const request = await signedDelivery({
-        from: "alice@a.example",
-        to: ["bob@b.example"],
-        message: "Subject: x\r\n\r\nx\r\n",
-        key: sender.privateKey,
-        keyid: sender.keyid,
-        createdS: Math.floor(Date.now() / 1000),
+    const signedFor = async (authority: string, key: string): Promise<HttpsAnswer> => {
+      const request = await signedForServe(sender, running.server.port, {
         idempotencyKey: key,
         url: `https://${authority}/v1/messages`,
       });
-      return send({
-        method: "POST",
-        path: "/v1/messages",
-        headers: { ...headersOf(request), host: authority },
-        body: new Uint8Array(await request.arrayBuffer()),
-      });
+      return sendRequest(addressOf(running), request, { host: authority });
     };
     const before = (await running.store.list("bob@b.example")).length;
     const other = await signedFor("mx.other.example", "g48-1");
@@ -248,7 +144,7 @@ describe("mailscope serve, end to end over HTTPS", () => {
     const answer = await send({
       method: "POST",
       path: "/v1/messages",
-      headers: headersOf(await smallSigned("big-1")),
+      headers: headersOf(await signedForServe(sender, running.server.port, { idempotencyKey: "big-1" })),
       body: new Uint8Array(26214400 + 1024),
     });
     expect(answer.status).toBe(413);
@@ -266,7 +162,7 @@ describe("mailscope serve, end to end over HTTPS", () => {
         if (sent >= total) controller.close();
       },
     });
-    const headers = headersOf(await smallSigned("big-2"));
+    const headers = headersOf(await signedForServe(sender, running.server.port, { idempotencyKey: "big-2" }));
     delete headers["content-length"];
     const answer = await send({ method: "POST", path: "/v1/messages", headers, body: stream });
     expect(answer.status).toBe(413);
@@ -372,21 +268,9 @@ describe("mailscope serve, bad input", () => {
 
   it("issue 16: --headers-timeout and --body-timeout reach the server: 408 for a stalled head, and for a signed delivery whose body stalls", async () => {
     const config = join(dir, "limits.yaml");
-    await writeFile(
-      config,
-      `domains: [b.example]\ncapabilities:\n  max_message_size: 26214400\nproblem_base: https://b.example/p\nmailboxes:\n  - address: bob@b.example\nkeyRecords:\n  ${sender.keyid}: "${sender.keyRecord}"\n`,
-    );
+    await writeFile(config, receiverConfigYaml(sender, ["bob@b.example"], "https://b.example/p"));
     const limited = await startServe(
-      {
-        config,
-        port: "0",
-        state: join(dir, "state-limits"),
-        maildir: join(dir, "mail-limits"),
-        dns: false,
-        headersTimeout: "200",
-        bodyTimeout: "200",
-        maxConnections: "4",
-      },
+      serveOptions(config, join(dir, "limits"), { headersTimeout: "200", bodyTimeout: "200", maxConnections: "4" }),
       { out: () => {}, err: () => {} },
     );
     try {
@@ -417,16 +301,7 @@ describe("mailscope serve, bad input", () => {
       };
       expect(await stalled("POST /v1/messages HTTP/1.1\r\nHost: localhost\r\n")).toMatch(/^HTTP\/1\.1 408 /);
       // A signed delivery whose body stops halfway: the signature verifies, the body read waits, 408.
-      const request = await signedDelivery({
-        from: "alice@a.example",
-        to: ["bob@b.example"],
-        message: "Subject: x\r\n\r\nx\r\n",
-        key: sender.privateKey,
-        keyid: sender.keyid,
-        createdS: Math.floor(Date.now() / 1000),
-        idempotencyKey: "limits-1",
-        url: `https://localhost:${limited.server.port}/v1/messages`,
-      });
+      const request = await signedForServe(sender, limited.server.port, { idempotencyKey: "limits-1" });
       const body = Buffer.from(await request.arrayBuffer());
       const head = [
         "POST /v1/messages HTTP/1.1",
@@ -467,24 +342,3 @@ describe("mailscope serve, bad input", () => {
     );
   });
 });
-
-async function smallSigned(key: string): Promise<Request> {
-  return signedDelivery({
-    from: "alice@a.example",
-    to: ["bob@b.example"],
-    message: "Subject: x\r\n\r\nx\r\n",
-    key: sender.privateKey,
-    keyid: sender.keyid,
-    createdS: Math.floor(Date.now() / 1000),
-    idempotencyKey: key,
-    url: `https://localhost:${running.server.port}/v1/messages`,
-  });
-}
-
-function headersOf(request: Request): Record<string, string> {
-  const out: Record<string, string> = {};
-  request.headers.forEach((v, n) => {
-    out[n] = v;
-  });
-  return out;
-}

@@ -7,6 +7,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { parseDsn } from "../protocol/dsn.ts";
 import { generateKey, runSend, type KeygenResult } from "./send.ts";
 import { serveCommand, startServe, ServeUsageError, type RunningServe, type ServeOptions } from "./serve.ts";
+import { serveOptions } from "./testing.ts";
 
 const MESSAGE =
   "From: alice@a.example\r\nTo: bob@b.example\r\nSubject: quarterly report\r\nMessage-ID: <q1@a.example>\r\n\r\nHello Bob.\r\n";
@@ -76,20 +77,12 @@ async function serveDomain(
     }),
   );
   const log: string[] = [];
-  const { policy: _policy, ...serveOptions } = options;
+  const { policy: _policy, ...extra } = options;
   const state = join(dir, "state");
-  const serve = await startServe(
-    {
-      config: configFile,
-      port: "0",
-      host: "127.0.0.1",
-      maildir: join(dir, "mail"),
-      state,
-      dns: false,
-      ...serveOptions,
-    },
-    { out: (line) => log.push(line), err: (line) => log.push(line) },
-  );
+  const serve = await startServe(serveOptions(configFile, dir, extra), {
+    out: (line) => log.push(line),
+    err: (line) => log.push(line),
+  });
   running.push(serve);
   return { serve, log, state };
 }

@@ -1,20 +1,11 @@
 import { fork } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import type { IncomingHttpHeaders } from "node:http";
-import { request as httpsRequest } from "node:https";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { openSqliteIdempotencyStore } from "../node/sqliteIdempotencyStore.ts";
-import {
-  createTestSender,
-  receiverConfigYaml,
-  signedDelivery,
-  textMessage,
-  type TestSender,
-} from "../receiver/testing.ts";
+import { textMessage, type TestSender } from "../receiver/testing.ts";
 import {
   describeServe,
   serveCommand,
@@ -23,37 +14,34 @@ import {
   type RunningServe,
   type ServeOptions,
 } from "./serve.ts";
+import {
+  createServeFolder,
+  sendRequest,
+  serveOptions,
+  signedForServe,
+  type HttpsAnswer,
+  type ServeAddress,
+} from "./testing.ts";
 
 let dir: string;
 let config: string;
 let sender: TestSender;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "mailscope-serve-restart-"));
-  sender = await createTestSender("a.example");
-  config = join(dir, "receiver.yaml");
-  await writeFile(config, receiverConfigYaml(sender, ["bob@b.example", "carol@b.example"]));
+  ({ dir, config, sender } = await createServeFolder("mailscope-serve-restart-", ["bob@b.example", "carol@b.example"]));
 });
 
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-interface Answer {
-  readonly status: number;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: Buffer;
-}
-
-/** One signed delivery to `port`, signed now (a retry re-signs: POST-24); the same key and message give the same body. */
+/** One signed delivery to `server`, signed now (a retry re-signs: POST-24); the same key and message give the same body. */
 async function deliver(
-  port: number,
-  cert: string,
+  server: ServeAddress,
   options: { key: string; to?: string[]; text?: string },
-): Promise<Answer> {
+): Promise<HttpsAnswer> {
   const to = options.to ?? ["bob@b.example"];
-  const request = await signedDelivery({
-    from: "alice@a.example",
+  const request = await signedForServe(sender, server.port, {
     to,
     message: textMessage({
       from: "alice@a.example",
@@ -61,40 +49,9 @@ async function deliver(
       body: options.text ?? "Kept across restarts.",
       messageId: "m1",
     }),
-    key: sender.privateKey,
-    keyid: sender.keyid,
-    createdS: Math.floor(Date.now() / 1000),
     idempotencyKey: options.key,
-    url: `https://localhost:${port}/v1/messages`,
   });
-  const headers: Record<string, string> = {};
-  request.headers.forEach((v, n) => {
-    headers[n] = v;
-  });
-  const body = Buffer.from(await request.arrayBuffer());
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      {
-        host: "127.0.0.1",
-        port,
-        servername: "localhost",
-        method: "POST",
-        path: "/v1/messages",
-        headers: { ...headers, host: `localhost:${port}`, "content-length": String(body.byteLength) },
-        ca: cert,
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
-        );
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
+  return sendRequest(server, request);
 }
 
 /** A serve in this process on `case`'s own state and mail folders, with every trace event kept. */
@@ -103,19 +60,10 @@ async function serveIn(
   extra: Partial<ServeOptions> = {},
 ): Promise<{ running: RunningServe; events: string[] }> {
   const events: string[] = [];
-  const running = await startServe(
-    {
-      config,
-      port: "0",
-      host: "127.0.0.1",
-      maildir: join(dir, name, "mail"),
-      state: join(dir, name, "state"),
-      dns: false,
-      trace: true,
-      ...extra,
-    },
-    { out: () => {}, err: (line) => events.push(line) },
-  );
+  const running = await startServe(serveOptions(config, join(dir, name), { trace: true, ...extra }), {
+    out: () => {},
+    err: (line) => events.push(line),
+  });
   return { running, events };
 }
 
@@ -123,28 +71,19 @@ async function serveIn(
 async function serveChild(
   name: string,
   extra: Record<string, unknown>,
-): Promise<{
-  port: number;
-  cert: string;
-  exited: Promise<NodeJS.Signals | null>;
-  stderr: () => string;
-  kill: () => void;
-}> {
+): Promise<
+  ServeAddress & {
+    exited: Promise<NodeJS.Signals | null>;
+    stderr: () => string;
+    kill: () => void;
+  }
+> {
   const child = fork(
     fileURLToPath(new URL("./fixtures/serveChild.ts", import.meta.url)),
-    [
-      JSON.stringify({
-        config,
-        port: "0",
-        host: "127.0.0.1",
-        maildir: join(dir, name, "mail"),
-        state: join(dir, name, "state"),
-        dns: false,
-        ...extra,
-      }),
-    ],
+    [JSON.stringify({ ...serveOptions(config, join(dir, name)), ...extra })],
     { stdio: ["ignore", "ignore", "pipe", "ipc"] },
   );
+  // Whatever fails in the test, the child does not outlive it.
   onTestFinished(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   });
@@ -173,7 +112,7 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
   it("POST-12, POST-25: after a restart the same key and content is replayed byte for byte; other content is 409; stored once", async () => {
     const first = await serveIn("restart");
     const cert = first.running.tls.cert;
-    const original = await deliver(first.running.server.port, cert, { key: "restart-1" });
+    const original = await deliver({ port: first.running.server.port, cert }, { key: "restart-1" });
     expect(original.status).toBe(200);
     await first.running.close();
 
@@ -184,14 +123,14 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
         `idempotency: ${join(dir, "restart", "state", "idempotency.sqlite")} (1 key(s) kept from earlier runs`,
       );
       const port = second.running.server.port;
-      const retry = await deliver(port, cert, { key: "restart-1" });
+      const retry = await deliver({ port, cert }, { key: "restart-1" });
       expect([retry.status, retry.headers["content-type"], retry.body]).toEqual([
         original.status,
         original.headers["content-type"],
         original.body,
       ]);
       expect(named(second.events, "idempotency.replay")).toBe(1);
-      const other = await deliver(port, cert, { key: "restart-1", text: "Other content." });
+      const other = await deliver({ port, cert }, { key: "restart-1", text: "Other content." });
       expect(other.status).toBe(409);
       expect(JSON.parse(other.body.toString())).toMatchObject({
         type: "https://b.example/problems/idempotency_conflict",
@@ -203,54 +142,25 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
   });
 
   it("POST-12, SVC-8: killed (SIGKILL) after the key is stored and before the answer, the retry after the restart is replayed, not stored twice", async () => {
-    const state = join(dir, "crash", "state");
-    const maildir = join(dir, "crash", "mail");
-    const child = fork(
-      fileURLToPath(new URL("./fixtures/serveChild.ts", import.meta.url)),
-      [
-        JSON.stringify({
-          config,
-          port: "0",
-          host: "127.0.0.1",
-          maildir,
-          state,
-          dns: false,
-          crashAfterIdempotencyPut: true,
-        }),
-      ],
-      { stdio: ["ignore", "ignore", "pipe", "ipc"] },
-    );
-    // Whatever fails below, the child does not outlive the test.
-    onTestFinished(() => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    });
-    let stderr = "";
-    child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-      child.once("exit", (_code, signal) => resolve(signal)),
-    );
-    const ready = await new Promise<{ port: number; certFile: string }>((resolve, reject) => {
-      child.once("message", (m) => resolve(m as { port: number; certFile: string }));
-      child.once("exit", (code) => reject(new Error(`serveChild exited (${code}) before it was ready: ${stderr}`)));
-    });
-    const cert = await readFile(ready.certFile, "utf8");
+    const child = await serveChild("crash", { crashAfterIdempotencyPut: true });
 
     // The first try gets no answer: the server dies between storing and answering.
-    const lost = await deliver(ready.port, cert, { key: "crash-1", to: ["bob@b.example", "carol@b.example"] }).then(
+    const lost = await deliver(child, { key: "crash-1", to: ["bob@b.example", "carol@b.example"] }).then(
       (answer) => `answered ${answer.status}`,
       (error: NodeJS.ErrnoException) => error.code ?? error.message,
     );
     expect(lost).toMatch(/ECONNRESET|socket hang up/);
-    expect(await exited).toBe("SIGKILL");
-    expect(stderr).toContain("idempotency record stored; SIGKILL before the answer");
+    expect(await child.exited).toBe("SIGKILL");
+    expect(child.stderr()).toContain("idempotency record stored; SIGKILL before the answer");
 
     const restarted = await serveIn("crash");
     try {
       expect(restarted.running.idempotencyAtStart.kept).toBe(1);
-      const retry = await deliver(restarted.running.server.port, cert, {
-        key: "crash-1",
-        to: ["bob@b.example", "carol@b.example"],
-      });
+      // The retry trusts the certificate it saw before the crash: the restarted serve keeps it.
+      const retry = await deliver(
+        { port: restarted.running.server.port, cert: child.cert },
+        { key: "crash-1", to: ["bob@b.example", "carol@b.example"] },
+      );
       expect(retry.status).toBe(200);
       expect(JSON.parse(retry.body.toString())).toEqual({
         results: [
@@ -269,11 +179,9 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
   });
 
   it("POST-12, SVC-8, issue 16: killed (SIGKILL) after the mail is stored and before the key is written, the retry after the restart stores nothing twice", async () => {
+    const to = ["bob@b.example", "carol@b.example"];
     const child = await serveChild("window", { crashBeforeIdempotencyPut: true });
-    const lost = await deliver(child.port, child.cert, {
-      key: "window-1",
-      to: ["bob@b.example", "carol@b.example"],
-    }).then(
+    const lost = await deliver(child, { key: "window-1", to }).then(
       (answer) => `answered ${answer.status}`,
       (error: NodeJS.ErrnoException) => error.code ?? error.message,
     );
@@ -286,16 +194,10 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
       expect(restarted.running.idempotencyAtStart).toEqual({ kept: 0, purged: 0, cutOff: 1 });
       expect(await restarted.running.store.list("bob@b.example")).toHaveLength(1);
       // Another body with the same key is a conflict, as it would have been had the first been answered.
-      const other = await deliver(restarted.running.server.port, child.cert, {
-        key: "window-1",
-        to: ["bob@b.example", "carol@b.example"],
-        text: "Something else.",
-      });
+      const server = { port: restarted.running.server.port, cert: child.cert };
+      const other = await deliver(server, { key: "window-1", to, text: "Something else." });
       expect(other.status).toBe(409);
-      const retry = await deliver(restarted.running.server.port, child.cert, {
-        key: "window-1",
-        to: ["bob@b.example", "carol@b.example"],
-      });
+      const retry = await deliver(server, { key: "window-1", to });
       expect(retry.status).toBe(200);
       expect(JSON.parse(retry.body.toString())).toEqual({
         results: [
@@ -308,10 +210,7 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
       expect(await restarted.running.store.list("carol@b.example")).toHaveLength(1);
       // Now answered, the key is a record: the next retry is a replay.
       expect(restarted.running.idempotency.countIntents()).toBe(0);
-      const again = await deliver(restarted.running.server.port, child.cert, {
-        key: "window-1",
-        to: ["bob@b.example", "carol@b.example"],
-      });
+      const again = await deliver(server, { key: "window-1", to });
       expect(again.body.equals(retry.body)).toBe(true);
       expect(named(restarted.events, "idempotency.replay")).toBe(1);
     } finally {
@@ -385,11 +284,11 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
     const accepted = new Map<string, string>();
     let next = 0;
     /** Sends keys in order from `next` (a key whose answer was lost is sent again) until the server dies or `stopAfter` are accepted. */
-    const sendUntilDown = async (port: number, cert: string, stopAfter = keys.length): Promise<void> => {
+    const sendUntilDown = async (server: ServeAddress, stopAfter = keys.length): Promise<void> => {
       let taken = 0;
       while (next < keys.length && taken < stopAfter) {
         const key = keys[next] ?? "";
-        const answer = await deliver(port, cert, { key, to, text: `Message ${key}.` }).catch(() => undefined);
+        const answer = await deliver(server, { key, to, text: `Message ${key}.` }).catch(() => undefined);
         if (answer === undefined) return;
         expect(answer.status).toBe(200);
         accepted.set(key, answer.body.toString());
@@ -404,7 +303,7 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
     ];
     for (const round of rounds) {
       const child = await serveChild("kills", round);
-      await sendUntilDown(child.port, child.cert, "killAfter" in round ? round.killAfter : keys.length);
+      await sendUntilDown(child, "killAfter" in round ? round.killAfter : keys.length);
       if ("killAfter" in round) child.kill();
       expect(await child.exited).toBe("SIGKILL");
     }
@@ -413,12 +312,9 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
     // The last start: every key is sent again (a sender that never saw an answer retries; one that did may too).
     const last = await serveIn("kills");
     try {
+      const server = { port: last.running.server.port, cert: await readFile(last.running.tls.certFile, "utf8") };
       for (const key of keys) {
-        const answer = await deliver(last.running.server.port, await readFile(last.running.tls.certFile, "utf8"), {
-          key,
-          to,
-          text: `Message ${key}.`,
-        });
+        const answer = await deliver(server, { key, to, text: `Message ${key}.` });
         expect(answer.status, key).toBe(200);
         expect(JSON.parse(answer.body.toString()), key).toEqual({
           results: to.map((recipient) => ({ recipient, status: "accepted" })),

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import type { MailSpool, MailStore } from "../ports.ts";
+import type { DigestAlgorithm } from "../protocol/digest.ts";
 import { parseMultipartBody } from "../protocol/multipart.ts";
 import { useCryptoProvider } from "../protocol/webCrypto.ts";
 import { createReceiverHarness, readProblem, textMessage } from "../receiver/testing.ts";
@@ -105,43 +106,53 @@ async function arriving(request: Request, body?: Uint8Array): Promise<Request> {
 const spoolFiles = (): Promise<string[]> => readdir(join(root, ".spool")).catch(() => []);
 
 describe("issue 16: a large body is held in the spool, not in memory, until its digest is checked", () => {
-  it("AUTH-5 POST-5: a valid signature replayed with another 3 MiB body → 401; the body went to the spool, was never read back, and no spool file is left", async () => {
-    const { store, spools } = watchedStore();
-    const h = await createReceiverHarness((c) => c, { mailStore: store });
-    const request = await h.request({ message: largeMessage(3 * MiB) });
-    const body = new Uint8Array(await request.clone().arrayBuffer());
-    body[body.length - 100] = 0x79;
-    const answer = await readProblem(await h.receiver(await arriving(request, body)));
-    expect([answer.status, answer.identifier]).toEqual([401, "invalid_signature"]);
-    expect(answer.json["detail"]).toMatch(/^digest: sha-256 digest does not match/);
-    const parsed = parseMultipartBody(body, `multipart/mixed; boundary="${BOUNDARY}"`);
-    if (!parsed.ok) throw new Error("not a delivery body");
-    const start = parsed.value.message.byteOffset;
-    expect(start).toBeLessThan(4096);
-    // Every byte from the message's start on went to the spool, in writes of 1 MiB, but the last MiB
-    // gathered for a write (never written: the digest failed first).
-    expect(spools).toHaveLength(1);
-    expect(spools[0]?.written).toBe(Math.floor((body.length - start) / MiB) * MiB);
-    expect(spools[0]?.writes).toBe(Math.floor((body.length - start) / MiB));
-    expect(spools[0]?.reads).toBe(0);
-    expect(spools[0]?.closed).toBe(true);
-    expect(await store.list("bob@b.example")).toEqual([]);
-    await vi.waitFor(async () => expect(await spoolFiles()).toEqual([]));
-  });
+  // Whatever algorithms the Content-Digest has (the Node provider hashes sha-256 and sha-512 in pieces).
+  const digestSets: (readonly DigestAlgorithm[])[] = [["sha-256"], ["sha-512"], ["sha-512", "sha-256"]];
 
-  it("POST-9 POST-10: a matching 3 MiB body is read back once and stored from the spool, byte for byte; no spool file is left", async () => {
-    const { store, spools } = watchedStore();
-    const h = await createReceiverHarness((c) => c, { mailStore: store });
-    const message = largeMessage(3 * MiB + 5);
-    const to = ["bob@b.example", "carol@b.example"];
-    expect((await h.receiver(await arriving(await h.request({ to, message })))).status).toBe(200);
-    expect(spools).toHaveLength(1);
-    expect(spools[0]?.reads).toBe(1);
-    for (const mailbox of to) {
-      const files = await store.list(mailbox);
-      expect(files).toHaveLength(1);
-      expect(new Uint8Array(await readFile(files[0] ?? ""))).toEqual(message);
-    }
-    await vi.waitFor(async () => expect(await spoolFiles()).toEqual([]));
-  });
+  it.each(digestSets.map((algorithms) => [algorithms.join(" and "), algorithms] as const))(
+    "AUTH-5 POST-5: a valid signature (Content-Digest %s) replayed with another 3 MiB body → 401; the body went to the spool, was never read back, and no spool file is left",
+    async (_name, digestAlgorithms) => {
+      const { store, spools } = watchedStore();
+      const h = await createReceiverHarness((c) => c, { mailStore: store });
+      const request = await h.request({ message: largeMessage(3 * MiB), digestAlgorithms });
+      const body = new Uint8Array(await request.clone().arrayBuffer());
+      body[body.length - 100] = 0x79;
+      const answer = await readProblem(await h.receiver(await arriving(request, body)));
+      expect([answer.status, answer.identifier]).toEqual([401, "invalid_signature"]);
+      // The strongest algorithm is checked first (RFC 9530's preference, app/protocol/digest.ts).
+      expect(answer.json["detail"]).toMatch(new RegExp(`^digest: ${digestAlgorithms[0]} digest does not match`));
+      const parsed = parseMultipartBody(body, `multipart/mixed; boundary="${BOUNDARY}"`);
+      if (!parsed.ok) throw new Error("not a delivery body");
+      const start = parsed.value.message.byteOffset;
+      expect(start).toBeLessThan(4096);
+      // Every byte from the message's start on went to the spool, in writes of 1 MiB, but the last MiB
+      // gathered for a write (never written: the digest failed first).
+      expect(spools).toHaveLength(1);
+      expect(spools[0]?.written).toBe(Math.floor((body.length - start) / MiB) * MiB);
+      expect(spools[0]?.writes).toBe(Math.floor((body.length - start) / MiB));
+      expect(spools[0]?.reads).toBe(0);
+      expect(spools[0]?.closed).toBe(true);
+      expect(await store.list("bob@b.example")).toEqual([]);
+      await vi.waitFor(async () => expect(await spoolFiles()).toEqual([]));
+    },
+  );
+
+  it.each(digestSets.map((algorithms) => [algorithms.join(" and "), algorithms] as const))(
+    "POST-9 POST-10: a matching 3 MiB body (Content-Digest %s) is read back once and stored from the spool, byte for byte; no spool file is left",
+    async (_name, digestAlgorithms) => {
+      const { store, spools } = watchedStore();
+      const h = await createReceiverHarness((c) => c, { mailStore: store });
+      const message = largeMessage(3 * MiB + 5);
+      const to = ["bob@b.example", "carol@b.example"];
+      expect((await h.receiver(await arriving(await h.request({ to, message, digestAlgorithms })))).status).toBe(200);
+      expect(spools).toHaveLength(1);
+      expect(spools[0]?.reads).toBe(1);
+      for (const mailbox of to) {
+        const files = await store.list(mailbox);
+        expect(files).toHaveLength(1);
+        expect(new Uint8Array(await readFile(files[0] ?? ""))).toEqual(message);
+      }
+      await vi.waitFor(async () => expect(await spoolFiles()).toEqual([]));
+    },
+  );
 });

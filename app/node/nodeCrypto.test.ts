@@ -7,7 +7,11 @@
  */
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { startSha256, subtle as observedSubtle, useCryptoProvider } from "../protocol/webCrypto.ts";
+import { createDigester, incrementalDigester } from "../protocol/digest.ts";
+import type { DigestAlgorithm } from "../protocol/digest.ts";
+import vectors from "../protocol/fixtures/rfc9530-vectors.json" with { type: "json" };
+import { startDigest, subtle as observedSubtle, useCryptoProvider } from "../protocol/webCrypto.ts";
+import type { IncrementalAlgorithm } from "../protocol/webCrypto.ts";
 import fixture from "../sim/fixtures/determinism.json" with { type: "json" };
 import { SCENARIO } from "../sim/fixtures/determinismScenario.ts";
 import { runLoadedScenario, runScenarioText } from "../sim/runScenario.ts";
@@ -91,13 +95,14 @@ describe("nodeCryptoProvider: WebCrypto's answers, computed in place (SIG-* Ed25
     }
   });
 
-  it("DIG-1: its SHA-256 fed in pieces (a body hashed as it arrives) equals WebCrypto's digest of the whole", async () => {
+  it("POST-5: its SHA-256 and SHA-512 fed in pieces (a body hashed as it arrives) equal WebCrypto's digest of the whole", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.uint8Array({ minLength: 0, maxLength: 5000 }),
         fc.array(fc.nat({ max: 5000 }), { maxLength: 6 }),
-        async (data, cuts) => {
-          const running = provider.sha256Incremental?.();
+        fc.constantFrom<IncrementalAlgorithm>("SHA-256", "SHA-512"),
+        async (data, cuts, algorithm) => {
+          const running = provider.incrementalDigest?.(algorithm);
           if (running === undefined) throw new Error("the Node provider hashes in pieces");
           let at = 0;
           for (const cut of [...cuts].sort((a, b) => a - b)) {
@@ -107,17 +112,20 @@ describe("nodeCryptoProvider: WebCrypto's answers, computed in place (SIG-* Ed25
             at = end;
           }
           running.update(data.subarray(at));
-          expect(Buffer.from(running.digest()).toString("hex")).toBe(hex(await web.digest("SHA-256", data)));
+          expect(Buffer.from(running.digest()).toString("hex")).toBe(hex(await web.digest(algorithm, data)));
         },
       ),
       { numRuns: 100 },
     );
   });
 
-  it("startSha256: WebCrypto alone offers no SHA-256 in pieces (the core hashes the whole body); the provider does", () => {
-    expect(startSha256()).toBeUndefined();
+  it("startDigest: WebCrypto alone offers no digest in pieces (the core hashes the whole body); the provider offers SHA-256 and SHA-512", () => {
+    expect(startDigest("SHA-256")).toBeUndefined();
+    expect(startDigest("SHA-512")).toBeUndefined();
     restore = useCryptoProvider(provider);
-    expect(startSha256()).toBeDefined();
+    expect(startDigest("SHA-256")).toBeDefined();
+    expect(startDigest("SHA-512")).toBeDefined();
+    expect(startDigest("SHA-384" as IncrementalAlgorithm)).toBeUndefined();
   });
 
   it("hands back a fresh ArrayBuffer of exactly the result's length (not a pooled slab)", async () => {
@@ -169,6 +177,47 @@ describe("nodeCryptoProvider: WebCrypto's answers, computed in place (SIG-* Ed25
     await Promise.resolve();
     await Promise.resolve();
     expect(settled).toBe(true);
+  });
+});
+
+describe("the core's digesters with the Node provider installed (POST-5, serve hashing a body as it arrives: decision 0017)", () => {
+  const bodies = vectors.bodies as Record<string, { hex: string; "sha-256"?: string; "sha-512"?: string }>;
+
+  it("POST-5: incrementalDigester gives sha-256 and sha-512 that hold nothing, equal to WebCrypto's digest of the whole for any body split anywhere", async () => {
+    restore = useCryptoProvider(provider);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uint8Array({ maxLength: 20_000 }),
+        fc.array(fc.nat({ max: 20_000 }), { maxLength: 8 }),
+        fc.constantFrom<DigestAlgorithm>("sha-256", "sha-512"),
+        async (bytes, cuts, algorithm) => {
+          const digester = incrementalDigester(algorithm);
+          if (digester === undefined) throw new Error(`the Node provider hashes ${algorithm} in pieces`);
+          const points = [...new Set(cuts.map((c) => Math.min(c, bytes.length)))].sort((a, b) => a - b);
+          let from = 0;
+          for (const to of [...points, bytes.length]) {
+            digester.update(bytes.subarray(from, to));
+            from = to;
+          }
+          expect(await digester.finish()).toEqual(new Uint8Array(await web.digest(algorithm.toUpperCase(), bytes)));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("POST-5, RFC 9530 §2: createDigester's sha-256 and sha-512 give the published values of every body of the fixture", async () => {
+    restore = useCryptoProvider(provider);
+    for (const algorithm of ["sha-256", "sha-512"] as const) {
+      for (const [name, entry] of Object.entries(bodies)) {
+        const bytes = Buffer.from(entry.hex, "hex");
+        const digester = createDigester(algorithm);
+        for (let i = 0; i < bytes.length; i += 7) digester.update(bytes.subarray(i, i + 7));
+        const digest = Buffer.from(await digester.finish()).toString("base64");
+        if (entry[algorithm] !== undefined) expect(digest, `${algorithm} of ${name}`).toBe(entry[algorithm]);
+        expect(digest).toBe(Buffer.from(await web.digest(algorithm.toUpperCase(), bytes)).toString("base64"));
+      }
+    }
   });
 });
 

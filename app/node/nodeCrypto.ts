@@ -14,18 +14,24 @@
  * promise is already settled when the core awaits it.
  *
  * Large digests (over {@link SYNC_DIGEST_LIMIT}) stay on the thread pool so a
- * server does not stop answering while it hashes a 25 MiB body. Anything this
+ * server does not stop answering while it hashes a 25 MiB body. SHA-256 and
+ * SHA-512 are also offered fed in pieces (`incrementalDigest`), which
+ * WebCrypto has no form of: `serve` hashes a body chunk by chunk as it
+ * arrives, so it need not hold it to hash it (docs/decisions/0017). Anything this
  * provider does not recognize exactly — another algorithm, a key whose type or
  * usages do not allow the operation — goes to WebCrypto, which then gives its
  * own answer or its own error.
  */
 import { createHash, hash, KeyObject, sign as signOneShot, verify as verifyOneShot } from "node:crypto";
-import type { CryptoProvider } from "../protocol/webCrypto.ts";
+import type { CryptoProvider, IncrementalAlgorithm, IncrementalDigest } from "../protocol/webCrypto.ts";
 
 /** Digests of inputs up to this size are computed in place; larger ones on the thread pool. */
 export const SYNC_DIGEST_LIMIT = 1024 * 1024;
 
 const ED25519_SIGNATURE_LENGTH = 64;
+
+/** node:crypto's names of the digests the provider hashes in pieces; any other is left to the core's fallback. */
+const NODE_HASH: Readonly<Record<string, string>> = { "SHA-256": "sha256", "SHA-512": "sha512" };
 
 /** The KeyObject of each CryptoKey seen, made once (KeyObject.from costs a few µs). */
 const keyObjects = new WeakMap<CryptoKey, KeyObject>();
@@ -132,8 +138,10 @@ export function nodeCryptoProvider(): CryptoProvider {
       return webCrypto().verify(algorithm, key, signature, data);
     },
 
-    sha256Incremental() {
-      const running = createHash("sha256");
+    incrementalDigest(algorithm: IncrementalAlgorithm): IncrementalDigest | undefined {
+      const name = NODE_HASH[algorithm];
+      if (name === undefined) return undefined;
+      const running = createHash(name);
       return {
         update: (bytes: Uint8Array) => void running.update(bytes),
         digest: () => new Uint8Array(ownBuffer(running.digest())),

@@ -13,7 +13,8 @@ import { asBufferSource, bytesEqual, fromArrayBuffer } from "./base64.ts";
 import { fail, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
-import { subtle } from "./webCrypto.ts";
+import { startDigest, subtle } from "./webCrypto.ts";
+import type { IncrementalDigest, IncrementalAlgorithm } from "./webCrypto.ts";
 
 /** The algorithms RFC 9530 §7.2 registers as "Active"; the only ones we compute or trust. */
 export type DigestAlgorithm = "sha-256" | "sha-512";
@@ -29,7 +30,7 @@ const HEADER = "Content-Digest";
  */
 const RULE = "POST-5" satisfies RuleId;
 
-const WEBCRYPTO_NAME: Record<DigestAlgorithm, string> = { "sha-256": "SHA-256", "sha-512": "SHA-512" };
+const WEBCRYPTO_NAME: Record<DigestAlgorithm, IncrementalAlgorithm> = { "sha-256": "SHA-256", "sha-512": "SHA-512" };
 const DIGEST_LENGTH: Record<DigestAlgorithm, number> = { "sha-256": 32, "sha-512": 64 };
 
 /** The raw digest of `body` with one algorithm, through WebCrypto. */
@@ -179,15 +180,56 @@ export interface Digester {
 }
 
 /**
- * An incremental digester for a body that arrives as a stream. WebCrypto has
- * no incremental digest, so SHA-256 (our default) is computed here in plain
- * TypeScript and needs only 64 bytes of buffer; SHA-512 buffers the chunks
- * and hashes them at `finish()` through WebCrypto, because a 64-bit SHA-512 in
- * 32-bit JavaScript arithmetic is not worth its weight while a receiver holds
- * the body anyway (it must parse the multipart).
+ * A digester that hashes each chunk as it is fed and keeps none of them, when
+ * the crypto provider in use hashes `algorithm` in pieces (node:crypto's
+ * SHA-256 and SHA-512 under every `mailscope` command, app/node/nodeCrypto.ts);
+ * undefined otherwise, for WebCrypto has no incremental digest. A receiver
+ * that must not hold a body it has not authenticated (serve, decision 0017)
+ * hashes it with these or holds it.
+ */
+export function incrementalDigester(algorithm: DigestAlgorithm): Digester | undefined {
+  const running = startDigest(WEBCRYPTO_NAME[algorithm]);
+  return running === undefined ? undefined : new PiecewiseDigester(algorithm, running);
+}
+
+/**
+ * An incremental digester for a body that arrives as a stream: the crypto
+ * provider's ({@link incrementalDigester}) when it has one for `algorithm`.
+ * Else (WebCrypto alone: a browser, a Worker, the simulator) SHA-256 is
+ * computed here in plain TypeScript and needs only 64 bytes of buffer, and
+ * SHA-512 buffers the chunks and hashes them at `finish()` through WebCrypto,
+ * because a 64-bit SHA-512 in 32-bit JavaScript arithmetic is not worth its
+ * weight where the body is held anyway (the simulator's mail store keeps it in
+ * memory, and the receiver parses the multipart from memory).
  */
 export function createDigester(algorithm: DigestAlgorithm): Digester {
-  return algorithm === "sha-256" ? new Sha256Digester() : new BufferingDigester(algorithm);
+  return (
+    incrementalDigester(algorithm) ??
+    (algorithm === "sha-256" ? new PiecewiseDigester(algorithm, new Sha256()) : new BufferingDigester(algorithm))
+  );
+}
+
+/** A digest computed as it is fed: the crypto provider's, or the SHA-256 in TypeScript (app/protocol/sha256.ts). */
+class PiecewiseDigester implements Digester {
+  readonly algorithm: DigestAlgorithm;
+  readonly #running: IncrementalDigest;
+  #done = false;
+
+  constructor(algorithm: DigestAlgorithm, running: IncrementalDigest) {
+    this.algorithm = algorithm;
+    this.#running = running;
+  }
+
+  update(chunk: Uint8Array): void {
+    if (this.#done) throw new Error("digester already finished");
+    this.#running.update(chunk);
+  }
+
+  finish(): Promise<Uint8Array> {
+    if (this.#done) return Promise.reject(new Error("digester already finished"));
+    this.#done = true;
+    return Promise.resolve(this.#running.digest());
+  }
 }
 
 class BufferingDigester implements Digester {
@@ -214,24 +256,6 @@ class BufferingDigester implements Digester {
     }
     this.chunks = [];
     return digestBytes(this.algorithm, all);
-  }
-}
-
-/** SHA-256 over chunks, for {@link createDigester}. */
-class Sha256Digester implements Digester {
-  readonly algorithm = "sha-256" as const;
-  readonly #hash = new Sha256();
-  #done = false;
-
-  update(chunk: Uint8Array): void {
-    if (this.#done) throw new Error("digester already finished");
-    this.#hash.update(chunk);
-  }
-
-  finish(): Promise<Uint8Array> {
-    if (this.#done) return Promise.reject(new Error("digester already finished"));
-    this.#done = true;
-    return Promise.resolve(this.#hash.digest());
   }
 }
 

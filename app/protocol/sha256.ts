@@ -1,10 +1,10 @@
 /**
  * SHA-256 (FIPS 180-4) computed synchronously in TypeScript, whole or over
  * chunks. WebCrypto has no incremental digest, and each of its calls is a
- * round trip to the host's thread pool: the receiver hashes a streamed body
- * with this when that is cheaper (`createDigester` in digest.ts), and the
- * simulator digests every traced HTTP body with it, leaving nothing
- * outstanding for its scheduler to wait on.
+ * round trip to the host's thread pool: `createDigester` (digest.ts) hashes a
+ * streamed body with this where the crypto provider has no SHA-256 in pieces
+ * (a browser, a Worker), and the simulator digests every traced HTTP body with
+ * it, leaving nothing outstanding for its scheduler to wait on.
  */
 
 // §4.2.2: the first 32 bits of the fractional parts of the cube roots of the first 64 primes.

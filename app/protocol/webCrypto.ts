@@ -46,12 +46,17 @@ export type CryptoOperation = "digest" | "sign" | "verify" | "importKey" | "expo
  */
 export type CryptoProvider = Partial<Pick<SubtleCrypto, CryptoOperation>> & {
   /**
-   * A SHA-256 fed piece by piece, which WebCrypto does not offer: lets a
-   * large body be hashed while it arrives rather than after. Optional; the
-   * core hashes the whole body at the end without it.
+   * A digest fed piece by piece, which WebCrypto does not offer: lets a large
+   * body be hashed while it arrives rather than held until it has. `algorithm`
+   * is a WebCrypto name ("SHA-256", "SHA-512"); undefined for one the provider
+   * does not hash in pieces. Optional; without it the core hashes the whole
+   * input with `subtle.digest`.
    */
-  readonly sha256Incremental?: () => IncrementalDigest;
+  readonly incrementalDigest?: (algorithm: IncrementalAlgorithm) => IncrementalDigest | undefined;
 };
+
+/** The digests the core may ask for in pieces (RFC 9530's active algorithms, by their WebCrypto names). */
+export type IncrementalAlgorithm = "SHA-256" | "SHA-512";
 
 /** A digest fed in pieces; `digest()` ends it. */
 export interface IncrementalDigest {
@@ -60,12 +65,12 @@ export interface IncrementalDigest {
 }
 
 /**
- * A SHA-256 to feed in pieces when the provider in use offers one, else
- * undefined (hash the whole input with `subtle.digest` instead). The same
- * bytes either way.
+ * A digest of `algorithm` to feed in pieces when the provider in use offers
+ * one, else undefined (hash the whole input with `subtle.digest` instead).
+ * The same bytes either way.
  */
-export function startSha256(): IncrementalDigest | undefined {
-  return provider.sha256Incremental?.();
+export function startDigest(algorithm: IncrementalAlgorithm): IncrementalDigest | undefined {
+  return provider.incrementalDigest?.(algorithm);
 }
 
 let provider: CryptoProvider = {};

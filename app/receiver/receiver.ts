@@ -10,8 +10,14 @@
  * connection.
  */
 import { asBufferSource, bytesToHex } from "../protocol/base64.ts";
-import { checkContentDigest, digestBytes, parseContentDigest } from "../protocol/digest.ts";
-import type { DigestAlgorithm } from "../protocol/digest.ts";
+import {
+  checkContentDigest,
+  DIGEST_ALGORITHMS,
+  digestBytes,
+  incrementalDigester,
+  parseContentDigest,
+} from "../protocol/digest.ts";
+import type { DigestAlgorithm, Digester } from "../protocol/digest.ts";
 import type { ProblemIdentifier } from "../protocol/errors.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
 import { parseContentType, parseMultipartBody } from "../protocol/multipart.ts";
@@ -24,7 +30,6 @@ import type { WorkMeter } from "../protocol/work.ts";
 import { fromRequest, parseSignatureFields } from "../protocol/signature.ts";
 import type { ParsedSignatureFields } from "../protocol/signature.ts";
 import { parseVersionPath } from "../protocol/versions.ts";
-import { startSha256 } from "../protocol/webCrypto.ts";
 import type { Clock, MailSpool, MailStore, Resolver, TraceSink } from "../ports.ts";
 import { noTrace } from "../ports.ts";
 import type { TraceEventName } from "../trace/events.ts";
@@ -427,14 +432,21 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       reading = true;
       // A large body is written to the store as it arrives (when the store can), so the disk keeps pace
       // with the network; used only if the parsed message turns out to be exactly the spooled bytes.
-      // Likewise hashed as it arrives, when the crypto in use can hash in pieces. A body of unknown
-      // length (chunked) counts as large.
+      // Likewise hashed as it arrives, with each algorithm it is hashed with (its SHA-256, which the
+      // idempotency record keeps, and sha-512 when its Content-Digest has it), when the crypto in use can
+      // hash in pieces (node:crypto under `mailscope`; WebCrypto alone cannot). A body of unknown length
+      // (chunked) counts as large.
       const large = declared === undefined || declared >= SPOOL_MIN_BYTES;
-      const hashing = large ? startSha256() : undefined;
+      const algorithms = bodyDigestAlgorithms(claimedDigests);
+      const hashing = new Map<DigestAlgorithm, Digester>();
+      for (const algorithm of large ? algorithms : []) {
+        const digester = incrementalDigester(algorithm);
+        if (digester !== undefined) hashing.set(algorithm, digester);
+      }
       // Not yet authenticated, a large body is not held in memory when the spool can give it back and
-      // its digest is hashed as it arrives (sha-256 alone): the spool holds all but its first bytes until
-      // the digest matches; a body whose digest does not match is never read back (issue 16).
-      const holding = hashing !== undefined && !claimedDigests.has("sha-512") && mailStore.spool !== undefined;
+      // every digest it is checked with is hashed as it arrives: the spool holds all but its first bytes
+      // until the digest matches; a body whose digest does not match is never read back (issue 16).
+      const holding = hashing.size === algorithms.length && mailStore.spool !== undefined;
       spooler =
         large && mailStore.spool !== undefined && (declared !== undefined || holding)
           ? spoolerFor(contentType, mailStore.spool.bind(mailStore), holding)
@@ -442,11 +454,11 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       const holdsBody = spooler?.holdsBody === true;
       let received = 0;
       const onBytes =
-        spooler === undefined && hashing === undefined
+        spooler === undefined && hashing.size === 0
           ? undefined
           : (bytes: Uint8Array, offset: number): void => {
               received = offset + bytes.length;
-              hashing?.update(bytes);
+              for (const digester of hashing.values()) digester.update(bytes);
               spooler?.onBytes(bytes, offset);
             };
       const read = await readBodyWithLimit(request.body, maxSize, {
@@ -465,13 +477,18 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       /** The body in memory; while it is held in the spool, empty until its digest matches. */
       let body = read.body;
 
-      // The body is hashed once: its SHA-256 serves the digest check and the idempotency record alike.
-      let sha256: Promise<Uint8Array> | undefined;
-      const bodySha256 = (): Promise<Uint8Array> =>
-        (sha256 ??= hashing !== undefined ? Promise.resolve(hashing.digest()) : digestBytes("sha-256", body));
-      const digest = await checkContentDigest(claimedDigests, body, (algorithm: DigestAlgorithm) =>
-        algorithm === "sha-256" ? bodySha256() : undefined,
-      );
+      // The body is hashed once per algorithm: its SHA-256 serves the digest check and the idempotency
+      // record alike. A body held in the spool has a digester for each algorithm asked for here.
+      const digests = new Map<DigestAlgorithm, Promise<Uint8Array>>();
+      const bodyDigest = (algorithm: DigestAlgorithm): Promise<Uint8Array> => {
+        let digest = digests.get(algorithm);
+        if (digest === undefined) {
+          digest = hashing.get(algorithm)?.finish() ?? digestBytes(algorithm, body);
+          digests.set(algorithm, digest);
+        }
+        return digest;
+      };
+      const digest = await checkContentDigest(claimedDigests, body, bodyDigest);
       unauthenticatedBodies -= 1;
       reading = false;
       if (!digest.ok) {
@@ -508,7 +525,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       }
 
       // idempotency (replay, or 409): G11 compares the digest of the whole body.
-      const contentDigest = `sha-256:${bytesToHex(await bodySha256())}`;
+      const contentDigest = `sha-256:${bytesToHex(await bodyDigest("sha-256"))}`;
       const scope = JSON.stringify([signingDomain, key]);
       // A request with this key still being handled: the same content gets its answer, other content 409.
       // Synchronous when nothing is in flight, so this request registers itself before any other can look.
@@ -990,6 +1007,14 @@ function hostOf(url: string): string {
   } catch {
     return "";
   }
+}
+
+/**
+ * The algorithms a body is hashed with: those of its Content-Digest that are checked (RFC 9530's active
+ * ones, POST-5) and SHA-256 in any case, the digest the idempotency record keeps (G11).
+ */
+function bodyDigestAlgorithms(claimedDigests: ReadonlyMap<string, Uint8Array>): DigestAlgorithm[] {
+  return DIGEST_ALGORITHMS.filter((algorithm) => algorithm === "sha-256" || claimedDigests.has(algorithm));
 }
 
 /** The Content-Digest's digests by algorithm; the header step has checked that it parses. */

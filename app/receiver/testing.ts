@@ -9,6 +9,7 @@
  */
 import { digestBytes } from "../protocol/digest.ts";
 import { createContentDigest } from "../protocol/digest.ts";
+import type { DigestAlgorithm } from "../protocol/digest.ts";
 import { buildMultipartBody } from "../protocol/multipart.ts";
 import {
   buildKeyRecord,
@@ -185,6 +186,8 @@ export interface SignedDeliveryOptions {
   readonly contentType?: string;
   /** Replaces the Content-Digest header (before signing, so the signature covers the wrong value). */
   readonly contentDigest?: string;
+  /** The algorithms of the Content-Digest computed over the body (default sha-256 alone). */
+  readonly digestAlgorithms?: readonly DigestAlgorithm[];
   /** Signs these components instead of the profile's (G2). */
   readonly components?: readonly ComponentInput[];
   /** With `components`, writes an `alg` parameter. */
@@ -207,7 +210,7 @@ export async function signedDelivery(options: SignedDeliveryOptions): Promise<Re
   const body = options.body ?? built.body;
   const headers = new Headers({
     "content-type": options.contentType ?? built.contentType,
-    "content-digest": options.contentDigest ?? (await createContentDigest(body)),
+    "content-digest": options.contentDigest ?? (await createContentDigest(body, options.digestAlgorithms)),
     "idempotency-key": options.idempotencyKey,
   });
   const unsigned = new Request(url, { method: options.method ?? "POST", headers });

@@ -56,7 +56,7 @@ import {
 } from "./faultScope.ts";
 import type { SeededRandom } from "./random.ts";
 import type { Scheduler } from "./scheduler.ts";
-import { startSha256, subtle } from "../protocol/webCrypto.ts";
+import { startDigest, subtle } from "../protocol/webCrypto.ts";
 import { sha256 } from "../protocol/sha256.ts";
 
 /** The capabilities path (GET-1); capabilities faults apply to it unless given another `path`. */
@@ -665,7 +665,7 @@ export const INLINE_DIGEST_MAX_BYTES = 256 * 1024;
 /** {@link sha256Field} computed synchronously in JavaScript (app/protocol/sha256.ts). */
 export function sha256FieldInline(bytes: Uint8Array): string {
   // The crypto provider's SHA-256 when there is one (node:crypto under `mailscope`), else the one in TypeScript.
-  const running = startSha256();
+  const running = startDigest("SHA-256");
   if (running === undefined) return digestField(sha256(bytes));
   running.update(bytes);
   return digestField(running.digest());

@@ -28,7 +28,7 @@ interface ChildOptions {
   /** floor only: "none" leaves out the .eml write (verification and digest only) */
   readonly store?: string;
   /**
-   * serve only: "true" leaves the incremental SHA-256 out of the crypto provider, so a large body is
+   * serve only: "true" leaves the incremental digests out of the crypto provider, so a large body is
    * hashed after it is read and therefore held in memory before its digest is checked, as before the
    * spool before authentication (issue 16): the bench's side-by-side "before".
    */
@@ -98,9 +98,9 @@ if (mode === "serve") {
   // As `mailscope serve` runs (app/cli/main.ts installs it for every command).
   const { nodeCryptoProvider } = await import("../../app/node/nodeCrypto.ts");
   const { useCryptoProvider } = await import("../../app/protocol/webCrypto.ts");
-  const { sha256Incremental, ...withoutIncremental } = nodeCryptoProvider();
+  const { incrementalDigest, ...withoutIncremental } = nodeCryptoProvider();
   useCryptoProvider(
-    options.bodiesInMemory === "true" ? withoutIncremental : { ...withoutIncremental, sha256Incremental },
+    options.bodiesInMemory === "true" ? withoutIncremental : { ...withoutIncremental, incrementalDigest },
   );
   const running = await startServe(
     {
