@@ -187,4 +187,12 @@ describe("the statechart's drawing", () => {
     ).toEqual(["bounced", "finished", "handedToSmtp"]);
     expect(await layoutStatechart(graph)).toEqual(layout);
   });
+
+  it("draws the saved layout of the machine without running ELK, the same as ELK's (scripts/gen-statechart-layout.ts)", async () => {
+    const { elkInputHash, elkInputOf, layoutStatechart, statechartLayout } = await import("./statechartLayout.ts");
+    const { default: saved } = await import("./deliveryMachineLayout.json", { with: { type: "json" } });
+    const graph = deliveryGraph();
+    expect(elkInputHash(elkInputOf(graph)), "run `node scripts/gen-statechart-layout.ts`").toBe(saved.inputSha256);
+    expect(await statechartLayout(graph)).toEqual(await layoutStatechart(graph));
+  });
 });

@@ -9,9 +9,12 @@
  *
  * Uses elkjs's bundled build, which runs in the page (no worker, no eval:
  * the page's CSP allows neither) and in Node for the tests; it is loaded
- * when first needed, in a chunk of its own (it is large).
+ * when first needed, in a chunk of its own (it is large). The delivery
+ * machine's layout is saved, so the app only runs ELK for a changed machine.
  */
 import type { ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api.js";
+import { sha256 } from "../../../app/protocol/sha256.ts";
+import saved from "./deliveryMachineLayout.json" with { type: "json" };
 import type { DeliveryGraph, DeliveryGraphTransition } from "./statechart.ts";
 
 export interface Point {
@@ -95,8 +98,8 @@ const widthOf = (lines: readonly string[]): number =>
     ),
   );
 
-/** Lays the graph out (async: ELK's API is). */
-export async function layoutStatechart(graph: DeliveryGraph): Promise<StatechartLayout> {
+/** ELK's input for `graph`: the nested states, initial markers and labelled transitions. */
+export function elkInputOf(graph: DeliveryGraph): ElkNode {
   const byId = new Map<string, ElkNode>();
   const root: ElkNode = {
     id: "(root)",
@@ -139,11 +142,9 @@ export async function layoutStatechart(graph: DeliveryGraph): Promise<Statechart
   }
   marker("", graph.initial);
   for (const s of graph.states) if (s.initial !== undefined) marker(s.id, s.initial);
-  const transitions = new Map<string, DeliveryGraphTransition>();
   for (const t of graph.transitions) {
     const target = t.targets[0];
     if (target === undefined) continue;
-    transitions.set(t.id, t);
     const lines = edgeLines(t);
     (root.edges ??= []).push({
       id: t.id,
@@ -153,9 +154,33 @@ export async function layoutStatechart(graph: DeliveryGraph): Promise<Statechart
     });
   }
 
-  const { default: ELK } = await import("elkjs/lib/elk.bundled.js");
-  const laid = await new ELK().layout(root);
+  return root;
+}
 
+/** ELK's layout of `input` (async: ELK's API is; elkjs's bundled build, loaded when first needed). */
+export async function runElk(input: ElkNode): Promise<ElkNode> {
+  // Typed as the bundler sees it: under Node's own resolution (the gen script) the CommonJS default differs.
+  const { default: ELK } = (await import("elkjs/lib/elk.bundled.js")) as unknown as {
+    default: typeof import("elkjs/lib/elk-api.js").default;
+  };
+  return new ELK().layout(structuredClone(input));
+}
+
+/** The hex SHA-256 of ELK's input: what a saved layout was computed from. */
+export function elkInputHash(input: ElkNode): string {
+  return [...sha256(new TextEncoder().encode(JSON.stringify(input)))]
+    .map((b) => b.toString(16).padStart(2, "0"))
+    .join("");
+}
+
+/** Lays the graph out with ELK (async: ELK's API is). */
+export async function layoutStatechart(graph: DeliveryGraph): Promise<StatechartLayout> {
+  return layoutFromElk(graph, await runElk(elkInputOf(graph)));
+}
+
+/** The drawing of `graph` from ELK's output `laid` for it: absolute positions, edges with their transitions. */
+export function layoutFromElk(graph: DeliveryGraph, laid: ElkNode): StatechartLayout {
+  const transitions = new Map<string, DeliveryGraphTransition>(graph.transitions.map((t) => [t.id, t]));
   // ELK gives each node relative to its parent, and each edge relative to its container.
   const origin = new Map<string, Point>([["(root)", { x: 0, y: 0 }]]);
   const states: LaidState[] = [];
@@ -220,8 +245,22 @@ export async function layoutStatechart(graph: DeliveryGraph): Promise<Statechart
 
 let cached: { graph: DeliveryGraph; layout: Promise<StatechartLayout> } | undefined;
 
-/** The layout of `graph`, computed once per graph. */
+/**
+ * The layout of `graph`, computed once per graph. The delivery machine's is saved
+ * (`deliveryMachineLayout.json`, written by `node scripts/gen-statechart-layout.ts`: ELK's output and the hash of the input it came from), so the app does
+ * not run ELK on the page's thread (~0.4 s) while a run's first views draw; another graph, or a changed
+ * machine, is laid out by ELK. A test checks the saved layout is ELK's for the machine as it is.
+ */
 export function statechartLayout(graph: DeliveryGraph): Promise<StatechartLayout> {
-  if (cached?.graph !== graph) cached = { graph, layout: layoutStatechart(graph) };
+  if (cached?.graph !== graph) {
+    const input = elkInputOf(graph);
+    cached = {
+      graph,
+      layout:
+        elkInputHash(input) === saved.inputSha256
+          ? Promise.resolve(layoutFromElk(graph, saved.laid as ElkNode))
+          : runElk(input).then((laid) => layoutFromElk(graph, laid)),
+    };
+  }
   return cached.layout;
 }
