@@ -344,6 +344,8 @@ test.describe("issue 13: following the playhead, sub-lanes, ranges, export", () 
     // The page in the dark: the image is what the user sees, the dark theme's colours.
     await page.emulateMedia({ colorScheme: "dark" });
     const dark = await exportedTimeline(page);
+    await page.mouse.move(0, 0);
+    await timeline(page).screenshot({ path: `${SHOTS}/timeline-teach-mixed-dark.png` });
     expect(dark.background).toBe("#15181e");
     expect(dark.labelFills).toEqual(["#e3e6ec"]);
     expect(dark.svg).not.toContain("#1d2330");
