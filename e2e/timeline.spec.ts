@@ -36,6 +36,52 @@ async function runToEnd(page: Page, name: string): Promise<void> {
 const timeline = (page: Page) => page.getByRole("region", { name: "Delivery timeline" });
 const lane = (page: Page, label: string) => timeline(page).locator(`.lane`).filter({ hasText: label });
 
+/**
+ * The pairs of words that overlap on screen inside each of `plots` (a lane's or a sub-lane's plot), and the
+ * words that overlap a mark's box drawn beside its dot (`shapes`: a DSN's envelope).
+ */
+async function overlappingLabels(plots: Locator, texts: string, shapes = ".dsn-shape"): Promise<string[]> {
+  return plots.evaluateAll(
+    (els, [textSel, shapeSel]) =>
+      els.flatMap((plot) => {
+        const box = (e: Element, name: string) => ({ name, r: e.getBoundingClientRect() });
+        const words = [...plot.querySelectorAll(textSel)].map((t) => box(t, t.textContent ?? ""));
+        const boxes = [...plot.querySelectorAll(shapeSel)].map((t) => box(t, `<${t.getAttribute("class")}>`));
+        const out: string[] = [];
+        const meet = (a: DOMRect, b: DOMRect) =>
+          Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 &&
+          Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5;
+        words.forEach((a, i) =>
+          [...words.slice(i + 1), ...boxes].forEach((b) => {
+            if (meet(a.r, b.r)) out.push(`${a.name} × ${b.name}`);
+          }),
+        );
+        return out;
+      }),
+    [texts, shapes] as const,
+  );
+}
+
+/** The exported SVG of the timeline, parsed in the page: its lanes, sub-lanes, colours and words. */
+async function exportedTimeline(page: Page) {
+  const download = page.waitForEvent("download");
+  await timeline(page).getByRole("button", { name: "Export SVG" }).click();
+  const svg = readFileSync(await (await download).path(), "utf8");
+  const parsed = await page.evaluate((text) => {
+    const root = new DOMParser().parseFromString(text, "image/svg+xml").documentElement;
+    return {
+      error: root.querySelector("parsererror")?.textContent ?? null,
+      lanes: [...root.querySelectorAll("[data-lane]")].map((e) => e.getAttribute("data-lane") ?? ""),
+      recipients: [...root.querySelectorAll("[data-recipient]")].map((e) => e.getAttribute("data-recipient") ?? ""),
+      background: root.querySelector("[data-background]")?.getAttribute("fill"),
+      bandFill: root.querySelector("[data-band=fallback-window]")?.getAttribute("fill"),
+      labelFills: [...new Set([...root.querySelectorAll("[data-label]")].map((e) => e.getAttribute("fill")))],
+      text: root.textContent ?? "",
+    };
+  }, svg);
+  return { svg, ...parsed };
+}
+
 async function numbers(marks: Locator, attr: string): Promise<number[]> {
   return (await marks.evaluateAll((els, a) => els.map((e) => Number(e.getAttribute(a))), attr)) as number[];
 }
@@ -245,6 +291,22 @@ test.describe("issue 13: following the playhead, sub-lanes, ranges, export", () 
     const carolXs = await numbers(carol, "data-x");
     expect(Math.abs(carolXs[0]! - attemptXs[0]!)).toBeLessThan(0.5);
     await expect(sub("carol@b.example")).toContainText("accepted");
+    // dave was deferred at every attempt until the give-up: his sub-lane says so over its bar (ERR-9, ERR-23).
+    const daveRun = sub("dave@b.example").locator("[data-kind=result-run]");
+    await expect(daveRun).toHaveCount(1);
+    await expect(daveRun).toHaveText(/^deferred ×\d{3} \(mailbox_full\)$/);
+    const daveResults = await sub("dave@b.example").locator("[data-kind=recipient-result]").count();
+    await expect(daveRun).toHaveAttribute("data-count", String(daveResults));
+    const subPlot = (await sub("dave@b.example").locator("svg.sub-plot").boundingBox())!;
+    const runBox = (await daveRun.locator("text").boundingBox())!;
+    expect(runBox.x).toBeGreaterThanOrEqual(subPlot.x);
+    expect(runBox.x + runBox.width).toBeLessThanOrEqual(subPlot.x + subPlot.width);
+    // The words of one lane never overlap: m1's first attempt and the DSN to alice share a pixel column, and
+    // only the DSN's word is written there; attempt 1 is still named in full.
+    expect(await overlappingLabels(timeline(page).locator("svg.lane-plot"), "text")).toEqual([]);
+    expect(await overlappingLabels(timeline(page).locator("svg.sub-plot"), "text")).toEqual([]);
+    await expect(m1.locator("[data-kind=dsn]").first().locator("text")).toHaveText("DSN");
+    await expect(m1.locator("[data-kind=attempt][data-attempt='1']")).toHaveAttribute("aria-label", /^attempt 1 at /);
     await unstick(page);
     await timeline(page).scrollIntoViewIfNeeded();
     await page.mouse.move(0, 0);
@@ -265,16 +327,31 @@ test.describe("issue 13: following the playhead, sub-lanes, ranges, export", () 
     );
     await expect(timeline(page).locator("figure.overview .in-flight")).toHaveCount(1);
 
-    // Export as SVG: the file is an SVG with the marks.
-    const download = page.waitForEvent("download");
-    await timeline(page).getByRole("button", { name: "Export SVG" }).click();
-    const file = await (await download).path();
-    const svg = readFileSync(file, "utf8");
-    expect(svg).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
-    expect(svg.match(/data-kind="attempt"/g)?.length).toBe(await timeline(page).locator("[data-kind=attempt]").count());
-    expect(svg).toContain('data-kind="recipient-result"');
-    expect(svg).toContain("m1 → b.example");
-    expect(svg).toContain("nobody@b.example");
+    // Export as SVG: the file is an SVG with the marks, in the light theme's colours.
+    const light = await exportedTimeline(page);
+    expect(light.error).toBeNull();
+    expect(light.svg).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    expect(light.svg.match(/data-kind="attempt"/g)?.length).toBe(
+      await timeline(page).locator("[data-kind=attempt]").count(),
+    );
+    expect(light.svg).toContain('data-kind="recipient-result"');
+    expect(light.text).toContain("m1 → b.example");
+    expect(light.text).toContain("nobody@b.example");
+    expect(light.text).toMatch(/deferred ×\d{3} \(mailbox_full\)/);
+    expect(light.lanes).toHaveLength(4);
+    expect(light.background).toBe("#f6f7f9");
+    expect(light.labelFills).toEqual(["#1d2330"]);
+    // The page in the dark: the image is what the user sees, the dark theme's colours.
+    await page.emulateMedia({ colorScheme: "dark" });
+    const dark = await exportedTimeline(page);
+    await page.mouse.move(0, 0);
+    await timeline(page).screenshot({ path: `${SHOTS}/timeline-teach-mixed-dark.png` });
+    expect(dark.background).toBe("#15181e");
+    expect(dark.labelFills).toEqual(["#e3e6ec"]);
+    expect(dark.svg).not.toContain("#1d2330");
+    expect(dark.bandFill).toBeTruthy();
+    expect(dark.bandFill).not.toBe(light.bandFill);
+    await page.emulateMedia({ colorScheme: "light" });
 
     // The sequence of the timeline's window: every message's exchanges, each request marked with its message.
     await timeline(page).getByRole("button", { name: "Sequence of this window" }).click();
@@ -305,6 +382,49 @@ test.describe("issue 13: following the playhead, sub-lanes, ranges, export", () 
     // Back to one message.
     await sequence.getByRole("button", { name: "Clear range" }).click();
     await expect(sequence.getByTestId("sequence-count")).not.toContainText(" in ");
+  });
+});
+
+test.describe("issue 15: the timeline's image has every lane", () => {
+  test("fourteen deliveries, more lanes than the view shows: the SVG has all of them, one unfolded as on screen", async ({
+    page,
+  }) => {
+    // Fourteen messages a minute apart, each to bob and carol: one lane each, folded at first (more than eight).
+    const messages = Array.from(
+      { length: 14 },
+      (_, i) =>
+        `  - id: m${i + 1}\n    at: ${i}m\n    from: alice@a.example\n    to: [bob@b.example, carol@b.example]\n`,
+    ).join("");
+    const yaml = `name: many-lanes\ndescription: Fourteen messages, one lane each.\nseed: 3\ndomains:\n  a.example:\n    mailboxes: [alice]\n  b.example:\n    mailboxes: [bob, carol]\nmessages:\n${messages}`;
+    await page.goto("/");
+    await page.getByLabel("Open scenario…").setInputFiles({
+      name: "many-lanes.yaml",
+      mimeType: "application/yaml",
+      buffer: Buffer.from(yaml),
+    });
+    await expect(page.getByRole("heading", { level: 2, name: "many-lanes" })).toBeVisible();
+    await expect(page.getByTestId("phase")).toContainText("Ready");
+    await page.getByRole("button", { name: "Speed max" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 60_000 });
+    // The view draws the lanes in and near its viewport only.
+    await expect(lane(page, "m1 → b.example")).toHaveCount(1);
+    const drawn = await timeline(page).locator(".lane").count();
+    expect(drawn).toBeGreaterThan(0);
+    expect(drawn).toBeLessThan(14);
+    const fold = lane(page, "m1 → b.example").getByRole("button", { name: "Recipients of m1 → b.example" });
+    await expect(fold).toHaveAttribute("aria-expanded", "false");
+    await fold.click();
+    await expect(lane(page, "m1 → b.example").locator(".sub-lane")).toHaveCount(2);
+    const image = await exportedTimeline(page);
+    expect(image.error).toBeNull();
+    expect(image.lanes).toHaveLength(14);
+    expect(image.text).toContain("m14 → b.example");
+    expect(image.recipients).toEqual(["bob@b.example", "carol@b.example"]);
+    // The lanes' words do not overlap in the image either.
+    await page.setContent(image.svg);
+    expect(await overlappingLabels(page.locator("[data-lane]"), "[data-label-for]")).toEqual([]);
+    await page.screenshot({ path: `${SHOTS}/timeline-image-many-lanes.png`, fullPage: true });
   });
 });
 

@@ -46,6 +46,18 @@ export const OUTCOME_TEXT: Readonly<Record<AttemptOutcome, string>> = {
   "no-common-version": "no common version",
 };
 
+/** The colour of each outcome (marks, legend, overview bars, the exported image): the same in both themes. */
+export const OUTCOME_COLOUR: Readonly<Record<string, string>> = {
+  accepted: "#1f8a45",
+  rejected: "#c0362c",
+  deferred: "#2f7fd0",
+  "temporary-eligible": "#e08a00",
+  temporary: "#8a5cf6",
+  permanent: "#7a1010",
+  "no-service": "#6b7280",
+  "no-common-version": "#0e7490",
+};
+
 export type MarkKind = "attempt" | "handoff" | "bounce" | "dsn" | "receiver" | "dns";
 
 /** One thing drawn at one time on one lane (or, for a DNS change, across the lanes of its domain). */

@@ -4,18 +4,18 @@
  *
  * - {@link composeSvg}: the SVG a view shows, as one standalone document.
  *   A view may draw in several `<svg>` elements laid out by HTML (the
- *   timeline's axis and one per lane, the sequence diagram's heads and
- *   rows) and put some text in HTML beside them (the lane labels): each is
- *   cloned where it sits on screen, with the styles the page's CSS gives it
- *   written on its elements (fill, stroke, fonts…), so the file looks the
- *   same without the stylesheet. What is drawn is what the view shows:
- *   scrolled-away lanes or rows are not in the page and not in the image.
+ *   sequence diagram's heads and rows): each is cloned where it sits on
+ *   screen (or stacked), with the styles the page's CSS gives it written on
+ *   its elements (fill, stroke, fonts…), so the file looks the same without
+ *   the stylesheet, in the theme the page shows.
  * - {@link svgToPng}: a PNG of an SVG document, through an image and a
  *   canvas (a data: URL, which the CSP allows for images), at 2× for sharp
  *   text.
  *
  * The statechart's canvas is HTML and SVG (@xyflow/react); its image is drawn
- * from the same ELK layout instead (model/statechartSvg.ts).
+ * from the same ELK layout instead (model/statechartSvg.ts). The timeline
+ * draws only the lanes scrolled into view; its image is drawn from the model
+ * too, every lane (model/timelineSvg.ts).
  */
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -52,10 +52,6 @@ export interface SvgImage {
 export interface ComposeOptions {
   /** Which `<svg>` elements inside the container are drawn. Default every one not hidden. */
   readonly svgs?: string;
-  /** HTML elements whose text is drawn too, where it sits (the timeline's lane labels). */
-  readonly texts?: string;
-  /** Only what is inside this element's box on screen (a scrolled list's visible part). */
-  readonly clip?: Element;
   /** Lay the svgs one under the other in document order (a scrolled diagram drawn whole), not where they are on screen. */
   readonly stack?: boolean;
   /** A title drawn above: `Delivery timeline — happy-path`. */
@@ -67,20 +63,15 @@ export interface ComposeOptions {
 const TITLE_H = 28;
 const PAD = 8;
 
-/** The view's SVG (and labelled HTML text) as one standalone SVG document. */
+/** The view's SVG elements as one standalone SVG document. */
 export function composeSvg(container: Element, options: ComposeOptions): SvgImage {
-  const clip = options.clip?.getBoundingClientRect();
-  const inside = (e: Element): boolean => {
+  const drawn = (e: Element): boolean => {
     const r = e.getBoundingClientRect();
-    if (r.width <= 0 || r.height <= 0) return false;
-    const mid = r.top + r.height / 2;
-    return clip === undefined || (mid >= clip.top && mid <= clip.bottom);
+    return r.width > 0 && r.height > 0;
   };
-  const svgs = [...container.querySelectorAll<SVGSVGElement>(options.svgs ?? "svg")].filter(inside);
-  const texts =
-    options.texts !== undefined ? [...container.querySelectorAll<HTMLElement>(options.texts)].filter(inside) : [];
+  const svgs = [...container.querySelectorAll<SVGSVGElement>(options.svgs ?? "svg")].filter(drawn);
   let below = 0;
-  const rects = [...svgs, ...texts].map((e) => {
+  const rects = svgs.map((e) => {
     const r = e.getBoundingClientRect();
     if (options.stack !== true) return r;
     const stacked = new DOMRect(r.left, below, r.width, r.height);
@@ -133,21 +124,6 @@ export function composeSvg(container: Element, options: ComposeOptions): SvgImag
     clone.removeAttribute("class");
     clone.removeAttribute("style");
     root.append(clone);
-  });
-  texts.forEach((el, i) => {
-    const r = rects[svgs.length + i] as DOMRect;
-    const style = getComputedStyle(el);
-    const { x, y } = at(r);
-    const t = document.createElementNS(SVG_NS, "text");
-    t.setAttribute("x", String(Math.round((x + parseFloat(style.paddingLeft || "0")) * 10) / 10));
-    t.setAttribute("y", String(Math.round((y + r.height / 2) * 10) / 10));
-    t.setAttribute("dominant-baseline", "central");
-    t.setAttribute("font-size", style.fontSize);
-    t.setAttribute("font-weight", style.fontWeight);
-    t.setAttribute("fill", style.color);
-    t.setAttribute("data-label", "");
-    t.textContent = (el.textContent ?? "").trim();
-    root.append(t);
   });
   return { svg: new XMLSerializer().serializeToString(root), width, height };
 }

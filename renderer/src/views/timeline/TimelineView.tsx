@@ -35,16 +35,19 @@ import {
   type Timeline,
   type TimeScale,
 } from "../../model/timeline.ts";
-import { composeSvg } from "../imageExport.ts";
+import { LANE_ROW, laneLabels, resultRuns, SUB_ROW, type PlacedLabel } from "../../model/timelineLabels.ts";
 import { ImageExportButtons } from "../ImageExportButtons.tsx";
 import { IN_FLIGHT_COLOUR, Overview } from "./Overview.tsx";
 import { RetryChart } from "./RetryChart.tsx";
 import { OUTCOME_COLOUR } from "./colours.ts";
+import { measureLabel } from "./measure.ts";
+import { timelineImage } from "./timelineImage.ts";
 import "./timeline.css";
 
-const ROW = 56;
+/** A lane's row (the labels' layout and the exported image use the same). */
+const ROW = LANE_ROW;
 /** A recipient's sub-lane under an unfolded lane. */
-const SUB = 24;
+const SUB = SUB_ROW;
 const LABEL_W = 230;
 /** The fold button before a lane's label. */
 const FOLD_W = 22;
@@ -146,6 +149,8 @@ export function TimelineView({
     () => (delivery === undefined ? undefined : timeline.lanes.find((l) => l.id === delivery)),
     [timeline, delivery],
   );
+  // The lanes unfolded on screen (the lanes keep their folding), for the exported image.
+  const unfoldedRef = useRef<ReadonlySet<string>>(new Set());
 
   return (
     <section aria-labelledby={headingId} className="panel timeline-panel" ref={boxRef}>
@@ -166,10 +171,11 @@ export function TimelineView({
             label="the delivery timeline"
             disabled={timeline.lanes.length === 0}
             image={(panel) =>
-              composeSvg(panel.querySelector(".lanes-wrap") ?? panel, {
-                view: "timeline",
-                clip: panel.querySelector(".lanes-wrap") ?? panel,
-                texts: ".lane-label, .sub-label",
+              timelineImage(panel, timeline, {
+                scale,
+                startMs,
+                playheadMs,
+                unfolded: unfoldedRef.current,
                 title: `Delivery timeline · ${offsetText(fromMs, startMs).replace(/\.\d+$/, "")} – ${offsetText(toMs, startMs).replace(/\.\d+$/, "")}`,
               })
             }
@@ -212,6 +218,7 @@ export function TimelineView({
             zoomed={zoom !== undefined}
             full={full}
             onZoom={setZoom}
+            unfoldedRef={unfoldedRef}
           />
           {/* The panel's padding (0.75rem each side) is inside boxWidth: the chart fits within it. */}
           {lane && <RetryChart lane={lane} startMs={startMs} width={Math.max(200, boxWidth - 24)} />}
@@ -268,6 +275,8 @@ interface LanesProps {
   /** The whole run: how far a pan can go. */
   readonly full: Window;
   readonly onZoom: (window: Window | undefined) => void;
+  /** Where the lanes tell which of them are unfolded (for the exported image). */
+  readonly unfoldedRef: { current: ReadonlySet<string> };
 }
 
 /**
@@ -290,6 +299,7 @@ function Lanes({
   zoomed,
   full,
   onZoom,
+  unfoldedRef,
 }: LanesProps) {
   const [scrollTop, setScrollTop] = useState(0);
   const [hover, setHover] = useState<{ mark: Mark; x: number; y: number } | undefined>();
@@ -304,6 +314,9 @@ function Lanes({
       new Set(lanes.filter((l) => folds.get(l.id) ?? (openByDefault && l.recipientLanes.length > 1)).map((l) => l.id)),
     [lanes, folds, openByDefault],
   );
+  useLayoutEffect(() => {
+    unfoldedRef.current = unfolded;
+  }, [unfolded, unfoldedRef]);
   const layout = useMemo(() => laneLayout(lanes, unfolded, ROW, SUB), [lanes, unfolded]);
   const viewport = Math.min(layout.height, VIEWPORT_ROWS * ROW);
   const { first, last } = visibleLaneRangeOf(layout, scrollTop, viewport);
@@ -530,13 +543,22 @@ interface LaneRowProps {
 
 const clampX = (x: number, w: number) => Math.min(w + 4, Math.max(-4, x));
 
-/** An attempt's number under its mark: centred, or kept inside the plot at its edges. */
-const numberAt = (x: number, w: number) =>
-  x < 8
-    ? ({ x: -4, textAnchor: "start" } as const)
-    : x > w - 8
-      ? ({ x: 4, textAnchor: "end" } as const)
-      : ({ x: 0, textAnchor: "middle" } as const);
+/** A placed label (timelineLabels.ts), drawn in a mark's group translated by (dx, dy). */
+function Label({ label, dx, dy, testId }: { label: PlacedLabel | undefined; dx: number; dy: number; testId?: string }) {
+  if (!label) return null;
+  return (
+    <text
+      x={label.x - dx}
+      y={label.y - dy}
+      textAnchor={label.anchor}
+      className="mark-label"
+      data-testid={testId}
+      data-label-for={label.id}
+    >
+      {label.text}
+    </text>
+  );
+}
 
 const RECIPIENT_OUTCOME_TEXT: Readonly<Record<string, string>> = {
   accepted: "accepted",
@@ -569,33 +591,19 @@ const LaneRow = memo(function LaneRow({
   const bands = items.bands;
   const connectors = connectorsInWindow(items.connectors, scale.fromMs, scale.toMs);
   const giveUp = lane.giveUpAtMs;
-  // Attempt numbers where there is room for them (16 px from the last one shown).
-  const labelled = useMemo(() => {
-    const ids = new Set<string>();
-    let lastX = -Infinity;
-    let lastChars = 0;
-    // Nor beside a hand-off, bounce or DSN, whose own labels sit there.
-    const others = drawn.filter((d) => d.mark.kind !== "attempt").map((d) => d.x);
-    for (const d of drawn) {
-      // Two centred labels need half of each one's width apart: about 7 px a character, and a gap.
-      const chars = d.mark.label.length + 1;
-      const room = Math.max(16, 4 + 3.5 * (chars + lastChars));
-      if (
-        d.mark.kind === "attempt" &&
-        d.x - lastX >= room &&
-        !others.some((o) => Math.abs(o - d.x) < 30 && o !== d.x)
-      ) {
-        ids.add(d.mark.id);
-        lastX = d.x;
-        lastChars = chars;
-      }
-    }
-    return ids;
-  }, [drawn]);
+  const giveUpShown = giveUp !== undefined && giveUp >= scale.fromMs && giveUp <= scale.toMs;
+  // Every label where it overlaps no other (nor another mark's shape); those left out are in the marks' names.
+  const labels = useMemo(
+    () =>
+      new Map(
+        laneLabels(drawn, w, {
+          giveUpX: giveUpShown && !items.bounced ? scale.x(giveUp) : undefined,
+          measure: measureLabel,
+        }).map((l) => [l.id, l]),
+      ),
+    [drawn, w, giveUpShown, items.bounced, scale, giveUp],
+  );
   const attemptXs = useMemo(() => drawn.filter((d) => d.mark.kind === "attempt").map((d) => d.x), [drawn]);
-  /** Text beside a mark: to its right, or to its left near the plot's right edge. */
-  const side = (x: number, gap: number) =>
-    x > w - 90 ? ({ x: -gap, textAnchor: "end" } as const) : ({ x: gap, textAnchor: "start" } as const);
   const subs = unfolded ? lane.recipientLanes : [];
   return (
     <div
@@ -668,14 +676,10 @@ const LaneRow = memo(function LaneRow({
                 />
               );
             })}
-            {giveUp !== undefined && giveUp >= scale.fromMs && giveUp <= scale.toMs && (
+            {giveUpShown && (
               <g data-kind="give-up" data-time-ms={giveUp - startMs}>
                 <line x1={scale.x(giveUp)} x2={scale.x(giveUp)} y1={2} y2={ROW - 2} className="give-up" />
-                {!items.bounced && (
-                  <text x={scale.x(giveUp) - 4} y={11} textAnchor="end" className="mark-label">
-                    give-up
-                  </text>
-                )}
+                <Label label={labels.get("give-up")} dx={0} dy={0} />
               </g>
             )}
             {playheadMs >= scale.fromMs && playheadMs <= scale.toMs && (
@@ -691,7 +695,7 @@ const LaneRow = memo(function LaneRow({
             )}
             {drawn.map(({ mark: m, x, count }) => {
               const isSel = selectedMark?.id === m.id;
-              const showLabel = labelled.has(m.id);
+              const label = labels.get(m.id);
               const common = {
                 "data-mark-id": m.id,
                 "data-kind": m.kind,
@@ -731,55 +735,41 @@ const LaneRow = memo(function LaneRow({
                     transform={`translate(${x},${mid})`}
                   >
                     <circle r={isSel ? 7 : 5.5} fill={OUTCOME_COLOUR[m.outcome ?? ""] ?? "gray"} />
-                    {showLabel && (
-                      <text y={18} {...numberAt(x, w)} className="mark-label" data-testid="attempt-number">
-                        {count > 1 ? `${m.label}+` : m.label}
-                      </text>
-                    )}
+                    <Label label={label} dx={x} dy={mid} testId="attempt-number" />
                   </g>
                 );
               if (m.kind === "handoff")
                 return (
                   <g key={m.id} {...common} data-outcome="smtp" transform={`translate(${x},${mid})`}>
                     <path d="M0,-8 L8,0 L0,8 L-8,0 Z" className="handoff-shape" />
-                    <text {...side(x, 10)} y={-12} className="mark-label">
-                      {m.label}
-                    </text>
+                    <Label label={label} dx={x} dy={mid} />
                   </g>
                 );
               if (m.kind === "bounce")
                 return (
                   <g key={m.id} {...common} data-outcome="bounced" transform={`translate(${x},${mid})`}>
                     <path d="M-6,-6 L6,6 M6,-6 L-6,6" className="bounce-shape" />
-                    <text {...side(x, 10)} y={-12} className="mark-label">
-                      bounced
-                    </text>
+                    <Label label={label} dx={x} dy={mid} />
                   </g>
                 );
               if (m.kind === "dsn")
                 return (
                   <g key={m.id} {...common} transform={`translate(${x},${mid + 17})`}>
                     <rect x={-7} y={-4} width={14} height={9} rx={2} className="dsn-shape" />
-                    <text {...side(x, 10)} y={4} className="mark-label">
-                      DSN
-                    </text>
+                    <Label label={label} dx={x} dy={mid + 17} />
                   </g>
                 );
               if (m.kind === "dns")
                 return (
                   <g key={m.id} {...common} transform={`translate(${x},0)`}>
                     <line y1={2} y2={ROW - 2} className="dns-line" />
-                    <text x={3} y={10} className="mark-label">
-                      DNS
-                    </text>
+                    <Label label={label} dx={x} dy={0} />
                   </g>
                 );
               return (
                 <g key={m.id} {...common} transform={`translate(${x},${mid - 12})`}>
                   <path d="M-5,-4 L5,-4 L0,4 Z" className="receiver-shape" />
-                  <text {...side(x, 7)} y={3} className="mark-label">
-                    {m.label}
-                  </text>
+                  <Label label={label} dx={x} dy={mid - 12} />
                 </g>
               );
             })}
@@ -816,6 +806,8 @@ const RecipientRow = memo(function RecipientRow({ recipient: r, scale, startMs, 
   const outcome = r.outcome;
   const word = outcome ? (RECIPIENT_OUTCOME_TEXT[outcome.outcome] ?? outcome.outcome) : "pending";
   const results = r.results.filter((x) => x.timeMs >= scale.fromMs && x.timeMs <= scale.toMs);
+  // Runs of the same answer, each with its words where they fit: `deferred ×104 (mailbox_full)` over a long run.
+  const runs = useMemo(() => resultRuns(r, scale, measureLabel), [r, scale]);
   const summary = [
     ...r.results.map(
       (x) =>
@@ -849,11 +841,9 @@ const RecipientRow = memo(function RecipientRow({ recipient: r, scale, startMs, 
           {attemptXs.map((x, i) => (
             <line key={i} x1={x} x2={x} y1={3} y2={SUB - 3} className="attempt-tick" />
           ))}
-          {results.map((x, i) => {
+          {results.map((x) => {
             const px = scale.x(x.timeMs);
-            const next = results[i + 1];
             const text = `${x.status}${x.problem ? ` (${x.problem})` : ""}`;
-            const room = (next ? scale.x(next.timeMs) : w + 4) - px;
             return (
               <g
                 key={x.seq}
@@ -866,14 +856,35 @@ const RecipientRow = memo(function RecipientRow({ recipient: r, scale, startMs, 
               >
                 <title>{`${r.recipient}: attempt ${x.attempt} ${text}${x.rule ? ` [${x.rule}]` : ""}`}</title>
                 <rect x={-4} y={-4} width={8} height={8} rx={1} fill={OUTCOME_COLOUR[x.status] ?? "gray"} />
-                {room > text.length * 6 + 12 && (
-                  <text x={7} y={4} className="mark-label">
-                    {text}
-                  </text>
-                )}
               </g>
             );
           })}
+          {runs.map(
+            (run) =>
+              run.label && (
+                <g
+                  key={run.firstAttempt}
+                  data-kind="result-run"
+                  data-status={run.status}
+                  data-count={run.count}
+                  transform={`translate(${run.label.x},${mid})`}
+                >
+                  {run.label.over && (
+                    <rect
+                      x={-3}
+                      y={-7}
+                      width={measureLabel(run.text) + 6}
+                      height={14}
+                      rx={3}
+                      className="run-label-backing"
+                    />
+                  )}
+                  <text y={4} className="mark-label">
+                    {run.text}
+                  </text>
+                </g>
+              ),
+          )}
         </g>
       </svg>
     </div>

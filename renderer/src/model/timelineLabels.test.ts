@@ -1,0 +1,104 @@
+import { describe, expect, it } from "vitest";
+import { buildTimeline, drawnMarks, itemsByLane, laneItems, timeScale, type DrawnMark, type Mark } from "./timeline.ts";
+import { LANE_MID, laneLabels, resultRuns, type Box } from "./timelineLabels.ts";
+import { scenarioTrace } from "./testing.ts";
+
+const labels = new Map([
+  ["m0@a.example", "m0"],
+  ["m1@a.example", "m1"],
+]);
+const intersect = (a: Box, b: Box) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+
+describe("the labels of a lane's marks do not overlap (teach-mixed-recipient-results)", async () => {
+  const t = await scenarioTrace("teach-mixed-recipient-results");
+  const tl = buildTimeline(t.events, t.startedAtMs, labels);
+  const items = itemsByLane(tl);
+  const m1 = tl.lanes.find((l) => l.label === "m1 → b.example")!;
+  const scale = timeScale("linear", t.startedAtMs, tl.endMs * 1.04 - t.startedAtMs * 0.04, 870, t.startedAtMs);
+  const drawn = drawnMarks(laneItems(items, m1.id).marks, scale, new Set([m1.id]));
+
+  it("m1's first attempt and the DSN to alice share a pixel column: only one of their labels is written there", () => {
+    const placed = laneLabels(drawn, scale.width);
+    for (const [i, a] of placed.entries())
+      for (const b of placed.slice(i + 1)) expect(intersect(a.box, b.box), `${a.text} × ${b.text}`).toBe(false);
+    const dsn = drawn.find((d) => d.mark.kind === "dsn" && d.x < 10)!;
+    const byId = new Map(placed.map((p) => [p.id, p]));
+    expect(byId.get(dsn.mark.id)?.text).toBe("DSN");
+    // The attempt number under the DSN's box is left out (its mark's name still says "attempt 1").
+    const first = drawn.find((d) => d.mark.kind === "attempt")!;
+    expect(byId.has(first.mark.id)).toBe(false);
+    expect(first.mark.summary).toMatch(/^attempt 1 at /);
+    // Many other attempt numbers are written, in time order, each clear of the one before.
+    const numbers = placed.filter((p) => /^\d+\+?$/.test(p.text));
+    expect(numbers.length).toBeGreaterThan(20);
+    // The bounce and the give-up at the end keep their words.
+    expect(placed.map((p) => p.text)).toContain("bounced");
+  });
+
+  it("every label stays inside the plot and off the other marks' shapes", () => {
+    const placed = laneLabels(drawn, scale.width);
+    for (const p of placed) {
+      expect(p.box.x0).toBeGreaterThanOrEqual(-4.5);
+      expect(p.box.x1).toBeLessThanOrEqual(scale.width + 4.5);
+    }
+  });
+
+  it("a label finds the mark's other side when its preferred place is taken, and is left out when both are", () => {
+    const mark = (id: string, kind: Mark["kind"], label: string): Mark => ({
+      id,
+      kind,
+      lane: "l",
+      timeMs: 0,
+      seq: 0,
+      label,
+      summary: label,
+      exchangeIds: [],
+    });
+    const at = (m: Mark, x: number): DrawnMark => ({ mark: m, x, count: 1 });
+    const placed = laneLabels(
+      [
+        at(mark("r", "receiver", "stored"), 400),
+        at(mark("s", "receiver", "stored"), 398),
+        at(mark("h", "bounce", ""), 420),
+        at(mark("a", "attempt", "7"), 400),
+      ],
+      800,
+    );
+    const byId = new Map(placed.map((p) => [p.id, p]));
+    expect(byId.get("h")).toMatchObject({ anchor: "start", text: "bounced" });
+    expect(byId.get("r")).toMatchObject({ anchor: "end", text: "stored" });
+    expect(byId.has("s")).toBe(false);
+    expect(byId.get("a")).toMatchObject({ anchor: "middle", y: LANE_MID + 18 });
+    for (const [i, a] of placed.entries())
+      for (const b of placed.slice(i + 1)) expect(intersect(a.box, b.box)).toBe(false);
+  });
+});
+
+describe("a recipient's runs of results (teach-mixed-recipient-results)", async () => {
+  const t = await scenarioTrace("teach-mixed-recipient-results");
+  const tl = buildTimeline(t.events, t.startedAtMs, labels);
+  const m1 = tl.lanes.find((l) => l.label === "m1 → b.example")!;
+  const of = (r: string) => m1.recipientLanes.find((x) => x.recipient === r)!;
+  const scale = timeScale("linear", t.startedAtMs, tl.endMs, 870, t.startedAtMs);
+
+  it("ERR-9, ERR-23: dave, deferred at every attempt until the give-up, is one run written over its bar", () => {
+    const dave = of("dave@b.example");
+    const runs = resultRuns(dave, scale);
+    expect(runs).toHaveLength(1);
+    const [run] = runs;
+    expect(run?.count).toBe(dave.results.length);
+    expect(run?.count).toBeGreaterThan(100);
+    expect(run?.text).toBe(`deferred ×${dave.results.length} (mailbox_full)`);
+    expect(run?.label).toEqual({ x: (run?.fromX ?? 0) + 8, over: true });
+  });
+
+  it("carol's deferral and acceptance are two runs; the acceptance written after it, the deferral left to the hover", () => {
+    const runs = resultRuns(of("carol@b.example"), scale);
+    expect(runs.map((r) => r.text)).toEqual(["deferred (rate_limited)", "accepted"]);
+    expect(runs[0]?.label).toBeUndefined();
+    expect(runs[1]?.label?.over).toBe(false);
+    // Zoomed onto the first 10 minutes, the deferral has room too.
+    const zoomed = timeScale("linear", t.startedAtMs, t.startedAtMs + 12 * 60_000, 870, t.startedAtMs);
+    expect(resultRuns(of("carol@b.example"), zoomed).map((r) => r.label?.over)).toEqual([false, false]);
+  });
+});

@@ -1,0 +1,266 @@
+/**
+ * Where the delivery timeline writes its words, so that no two overlap: the
+ * labels of one lane's marks (attempt numbers, `SMTP fallback`, `bounced`,
+ * `DSN`, `stored`, `DNS`, `give-up`) and the text of a recipient's sub-lane
+ * (`deferred ×104 (mailbox_full)`). The view and the exported image
+ * (timelineSvg.ts) draw from the same layout.
+ *
+ * A label that finds no free place is left out: its mark's hover text and
+ * accessible name say it in full. Pure: widths come from a `measure`
+ * function (the page measures with a canvas, Node estimates).
+ */
+import type { DrawnMark, RecipientLane, TimeScale } from "./timeline.ts";
+
+/** A lane row's height and the middle line the marks sit on (TimelineView's ROW). */
+export const LANE_ROW = 56;
+export const LANE_MID = LANE_ROW / 2;
+/** A recipient's sub-lane (TimelineView's SUB). */
+export const SUB_ROW = 24;
+
+/** The width of a text in the marks' 11 px font. */
+export type Measure = (text: string) => number;
+
+/** An estimate of 11 px system-ui text (wide fonts included), for Node and as a fallback. */
+export const estimateWidth: Measure = (text) => text.length * 6.6;
+
+/** A box in the lane's plot coordinates (x from the plot's left, y from the lane's top). */
+export interface Box {
+  readonly x0: number;
+  readonly x1: number;
+  readonly y0: number;
+  readonly y1: number;
+}
+
+/** One label placed: where its text goes, in the plot's coordinates. */
+export interface PlacedLabel {
+  /** The mark's id, or `give-up` for the give-up line's label. */
+  readonly id: string;
+  readonly text: string;
+  /** The anchor point of the text (its baseline). */
+  readonly x: number;
+  readonly y: number;
+  readonly anchor: "start" | "middle" | "end";
+  readonly box: Box;
+}
+
+/** How far a text's box reaches above and below its baseline (11 px, with the font's ascent and descent). */
+const ASCENT = 10.5;
+const DESCENT = 3;
+/** Room kept between two labels. */
+const GAP = 3;
+
+function textBox(x: number, y: number, anchor: PlacedLabel["anchor"], width: number): Box {
+  const x0 = anchor === "start" ? x : anchor === "end" ? x - width : x - width / 2;
+  return { x0, x1: x0 + width, y0: y - ASCENT, y1: y + DESCENT };
+}
+
+const overlaps = (a: Box, b: Box, gap = 0) => a.x0 < b.x1 + gap && b.x0 < a.x1 + gap && a.y0 < b.y1 && b.y0 < a.y1;
+
+/** The text drawn beside or under a mark. */
+export function markLabelText(d: DrawnMark): string {
+  const m = d.mark;
+  switch (m.kind) {
+    case "attempt":
+      return d.count > 1 ? `${m.label}+` : m.label;
+    case "bounce":
+      return "bounced";
+    case "dsn":
+      return "DSN";
+    case "dns":
+      return "DNS";
+    default:
+      return m.label;
+  }
+}
+
+/** The box a mark's own shape takes (labels keep off it); attempts' dots sit on the middle line, under no label. */
+function shapeBox(d: DrawnMark): Box | undefined {
+  const x = d.x;
+  switch (d.mark.kind) {
+    case "handoff":
+      return { x0: x - 8, x1: x + 8, y0: LANE_MID - 8, y1: LANE_MID + 8 };
+    case "bounce":
+      return { x0: x - 6, x1: x + 6, y0: LANE_MID - 6, y1: LANE_MID + 6 };
+    case "dsn":
+      return { x0: x - 7, x1: x + 7, y0: LANE_MID + 13, y1: LANE_MID + 22 };
+    case "receiver":
+      return { x0: x - 5, x1: x + 5, y0: LANE_MID - 16, y1: LANE_MID - 8 };
+    default:
+      return undefined;
+  }
+}
+
+type Candidate = readonly [x: number, y: number, anchor: PlacedLabel["anchor"]];
+
+/** Where a mark's label may go, the preferred place first. */
+function candidates(d: DrawnMark, width: number): Candidate[] {
+  const x = d.x;
+  // Beside the mark: to its right, or to its left near the plot's right edge; the other side next.
+  const beside = (gap: number, y: number): Candidate[] => {
+    const right: Candidate = [x + gap, y, "start"];
+    const left: Candidate = [x - gap, y, "end"];
+    return x > width - 90 ? [left, right] : [right, left];
+  };
+  switch (d.mark.kind) {
+    case "attempt": {
+      const y = LANE_MID + 18;
+      // Centred under the dot, or kept inside the plot at its edges.
+      if (x < 8) return [[x - 4, y, "start"]];
+      if (x > width - 8) return [[x + 4, y, "end"]];
+      return [[x, y, "middle"]];
+    }
+    case "handoff":
+    case "bounce":
+      return beside(10, LANE_MID - 12);
+    case "dsn":
+      return beside(10, LANE_MID + 21);
+    case "receiver":
+      return beside(7, LANE_MID - 9);
+    case "dns":
+      return [
+        [x + 3, 10, "start"],
+        [x - 3, 10, "end"],
+      ];
+  }
+}
+
+/** Marks whose label is placed first: the few events of a lane before its many attempt numbers. */
+const PRIORITY: Readonly<Record<string, number>> = { bounce: 0, handoff: 1, dsn: 2, receiver: 3, dns: 4, attempt: 5 };
+
+/**
+ * The labels of one lane's drawn marks (and of its give-up line at `giveUpX`,
+ * when it has one of its own), placed so that no two overlap each other nor
+ * another mark's shape, inside the plot [-4, width + 4]. Those that find no
+ * place are not in the result.
+ */
+export function laneLabels(
+  drawn: readonly DrawnMark[],
+  width: number,
+  options: { readonly giveUpX?: number | undefined; readonly measure?: Measure } = {},
+): PlacedLabel[] {
+  const measure = options.measure ?? estimateWidth;
+  const placed: PlacedLabel[] = [];
+  // Boxes taken, by 32 px column: a label is checked against its columns' boxes only (a lane can have
+  // hundreds of marks in view, and the labels are laid out again at each pan or zoom).
+  const taken = new Map<number, { box: Box; gap: number }[]>();
+  const columns = (box: Box) => {
+    const out: number[] = [];
+    for (let c = Math.floor((box.x0 - GAP) / 32); c <= Math.floor((box.x1 + GAP) / 32); c++) out.push(c);
+    return out;
+  };
+  const take = (box: Box, gap: number) => {
+    for (const c of columns(box)) {
+      const list = taken.get(c);
+      if (list) list.push({ box, gap });
+      else taken.set(c, [{ box, gap }]);
+    }
+  };
+  for (const d of drawn) {
+    const box = shapeBox(d);
+    if (box) take(box, 0);
+  }
+  const free = (box: Box) =>
+    box.x0 >= -4.5 &&
+    box.x1 <= width + 4.5 &&
+    !columns(box).some((c) => taken.get(c)?.some((t) => overlaps(t.box, box, t.gap)));
+  const place = (id: string, text: string, options: readonly Candidate[]) => {
+    const w = measure(text);
+    for (const [x, y, anchor] of options) {
+      const box = textBox(x, y, anchor, w);
+      if (free(box)) {
+        placed.push({ id, text, x, y, anchor, box });
+        take(box, GAP);
+        return;
+      }
+    }
+  };
+  if (options.giveUpX !== undefined) {
+    const g = options.giveUpX;
+    place("give-up", "give-up", [
+      [g - 4, 11, "end"],
+      [g + 4, 11, "start"],
+    ]);
+  }
+  const order = drawn
+    .map((d, i) => ({ d, i }))
+    .sort((a, b) => (PRIORITY[a.d.mark.kind] ?? 9) - (PRIORITY[b.d.mark.kind] ?? 9) || a.i - b.i);
+  for (const { d } of order) place(d.mark.id, markLabelText(d), candidates(d, width));
+  return placed;
+}
+
+// ---------------------------------------------------------------- a recipient's sub-lane
+
+/** Consecutive results of one recipient with the same answer, drawn as one run. */
+export interface ResultRun {
+  readonly status: string;
+  readonly problem: string | undefined;
+  readonly count: number;
+  readonly firstAttempt: number;
+  readonly lastAttempt: number;
+  /** Where its first and last results are drawn. */
+  readonly fromX: number;
+  readonly toX: number;
+  /** `deferred`, `deferred ×104 (mailbox_full)`, `rejected (recipient_not_found)`. */
+  readonly text: string;
+  /**
+   * Where its text goes: after its last result when there is room before the
+   * next run, else over the run itself on a backing (a long run of deferrals
+   * drawn as a bar), else nowhere (`undefined`: the sub-lane's hover text has it).
+   */
+  readonly label: { readonly x: number; readonly over: boolean } | undefined;
+}
+
+/** The words of a run of results. */
+export function runText(status: string, problem: string | undefined, count: number): string {
+  return `${status}${count > 1 ? ` ×${count}` : ""}${problem ? ` (${problem})` : ""}`;
+}
+
+/**
+ * A recipient's results in the window, grouped into runs of the same answer,
+ * each with its text placed where it fits. A recipient deferred at every
+ * attempt is one run, `deferred ×N (problem)`, written over its bar.
+ */
+export function resultRuns(recipient: RecipientLane, scale: TimeScale, measure: Measure = estimateWidth): ResultRun[] {
+  const width = scale.width;
+  const shown = recipient.results.filter((r) => r.timeMs >= scale.fromMs && r.timeMs <= scale.toMs);
+  type Builder = { status: string; problem: string | undefined; count: number; first: number; last: number };
+  const groups: (Builder & { fromX: number; toX: number })[] = [];
+  for (const r of shown) {
+    const x = scale.x(r.timeMs);
+    const g = groups.at(-1);
+    if (g && g.status === r.status && g.problem === r.problem) {
+      g.count += 1;
+      g.last = r.attempt;
+      g.toX = x;
+    } else
+      groups.push({
+        status: r.status,
+        problem: r.problem,
+        count: 1,
+        first: r.attempt,
+        last: r.attempt,
+        fromX: x,
+        toX: x,
+      });
+  }
+  return groups.map((g, i): ResultRun => {
+    const text = runText(g.status, g.problem, g.count);
+    const w = measure(text);
+    const next = groups[i + 1];
+    const room = (next ? next.fromX - 4 : width + 4) - (g.toX + 7);
+    const span = g.toX - g.fromX;
+    const label =
+      room >= w + GAP ? { x: g.toX + 7, over: false } : span >= w + 16 ? { x: g.fromX + 8, over: true } : undefined;
+    return {
+      status: g.status,
+      problem: g.problem,
+      count: g.count,
+      firstAttempt: g.first,
+      lastAttempt: g.last,
+      fromX: g.fromX,
+      toX: g.toX,
+      text,
+      label,
+    };
+  });
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { buildTimeline, drawnMarks, itemsByLane, laneItems, timeScale } from "./timeline.ts";
+import { DARK_TIMELINE_PALETTE, timelineSvg } from "./timelineSvg.ts";
+import { scenarioTrace } from "./testing.ts";
+
+const labels = new Map([
+  ["m0@a.example", "m0"],
+  ["m1@a.example", "m1"],
+]);
+
+describe("the timeline as SVG (issue 15: export the timeline as SVG and PNG)", async () => {
+  const t = await scenarioTrace("teach-mixed-recipient-results");
+  const tl = buildTimeline(t.events, t.startedAtMs, labels);
+  const scale = timeScale("linear", t.startedAtMs, tl.endMs, 870, t.startedAtMs);
+  const m1 = tl.lanes.find((l) => l.label === "m1 → b.example")!;
+
+  it("draws every lane, the sub-lanes of the unfolded ones only, and each lane's drawn marks", () => {
+    const { svg, width, height } = timelineSvg(tl, {
+      scale,
+      startMs: t.startedAtMs,
+      unfolded: new Set([m1.id]),
+      title: "Delivery timeline",
+    });
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg.match(/ data-lane="/g)?.length).toBe(tl.lanes.length);
+    expect(svg.match(/ data-recipient="/g)?.length).toBe(m1.recipientLanes.length);
+    expect(width).toBe(Math.ceil(16 + 230 + 870 + 8));
+    expect(height).toBe(16 + 28 + 22 + tl.lanes.length * 56 + m1.recipientLanes.length * 24);
+    const items = itemsByLane(tl);
+    const attempts = tl.lanes
+      .map((l) => drawnMarks(laneItems(items, l.id).marks, scale, new Set([l.id])))
+      .flat()
+      .filter((d) => d.mark.kind === "attempt").length;
+    expect(svg.match(/data-kind="attempt"/g)?.length).toBe(attempts);
+    expect(svg).toMatch(/deferred ×\d+ \(mailbox_full\)/);
+    expect(svg).toContain("m1 → b.example");
+    expect(svg).toContain("nobody@b.example");
+    // Well-formed enough: every group closed, no stray markup from the labels.
+    expect(svg.match(/<g[ >]/g)?.length).toBe(svg.match(/<\/g>/g)?.length);
+    expect(svg).not.toMatch(/<(?!\/?(svg|rect|text|tspan|g|path|circle|line|title)[ >/])/);
+  });
+
+  it("folded, a lane draws no sub-lanes; a window cut short draws only what is in it", () => {
+    const few = timeScale("linear", t.startedAtMs, t.startedAtMs + 30 * 60_000, 870, t.startedAtMs);
+    const { svg } = timelineSvg(tl, { scale: few, startMs: t.startedAtMs, unfolded: new Set() });
+    expect(svg).not.toContain("data-recipient=");
+    expect(svg).not.toContain('data-kind="bounce"');
+    expect(svg.match(/ data-lane="/g)?.length).toBe(tl.lanes.length);
+  });
+
+  it("in the dark theme's colours: the background, the text and the lines", () => {
+    const { svg } = timelineSvg(tl, {
+      scale,
+      startMs: t.startedAtMs,
+      unfolded: new Set([m1.id]),
+      palette: DARK_TIMELINE_PALETTE,
+    });
+    expect(svg).toContain(`<rect width="100%" height="100%" fill="${DARK_TIMELINE_PALETTE.bg}"`);
+    expect(svg).toContain(`fill="${DARK_TIMELINE_PALETTE.fg}"`);
+    expect(svg).not.toContain('fill="#1d2330"');
+    expect(svg).not.toContain('fill="#f6f7f9"');
+  });
+});
