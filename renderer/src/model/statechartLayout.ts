@@ -161,7 +161,7 @@ export function elkInputOf(graph: DeliveryGraph): ElkNode {
 export async function runElk(input: ElkNode): Promise<ElkNode> {
   // Typed as the bundler sees it: under Node's own resolution (the gen script) the CommonJS default differs.
   const { default: ELK } = (await import("elkjs/lib/elk.bundled.js")) as unknown as {
-    default: typeof import("elkjs/lib/elk-api.js").default;
+    default: new () => { layout(graph: ElkNode): Promise<ElkNode> };
   };
   return new ELK().layout(structuredClone(input));
 }
