@@ -321,6 +321,9 @@ describe("the menu", () => {
     ]);
     expect(find(menu, "File", "New Scenario").accelerator).toBe("CmdOrCtrl+N");
     expect(find(menu, "File", "Save").accelerator).toBe("CmdOrCtrl+S");
+    // The editor's own keys: Save As is Ctrl+Shift+S there, so the menu's is too (View ▸ Scenario moved off it).
+    expect(find(menu, "File", "Save As…").accelerator).toBe("CmdOrCtrl+Shift+S");
+    expect(find(menu, "View", "Scenario").accelerator).toBe("CmdOrCtrl+Shift+L");
     expect(find(menu, "File", "Open Scenario…").accelerator).toBe("CmdOrCtrl+O");
     expect(find(menu, "File", "Close").accelerator).toBe("CmdOrCtrl+W");
     expect(find(menu, "Run", "Play/Pause")).toMatchObject({ accelerator: "Space", registerAccelerator: false });

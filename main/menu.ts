@@ -66,9 +66,13 @@ export function menuTemplate(
               ],
       },
       { type: "separator" },
-      // The scenario in the editor. Save As has no shortcut here: Ctrl+Shift+S is View ▸ Scenario's.
+      // The scenario in the editor, with the editor's own keys (Ctrl+S, Ctrl+Shift+S).
       { label: "Save", accelerator: "CmdOrCtrl+S", click: () => actions.send({ type: "scenario", what: "save" }) },
-      { label: "Save As…", click: () => actions.send({ type: "scenario", what: "save-as" }) },
+      {
+        label: "Save As…",
+        accelerator: "CmdOrCtrl+Shift+S",
+        click: () => actions.send({ type: "scenario", what: "save-as" }),
+      },
       { type: "separator" },
       {
         label: "Export",
@@ -112,7 +116,8 @@ export function menuTemplate(
   const view: MenuItemConstructorOptions = {
     label: "&View",
     submenu: [
-      { label: "Scenario", accelerator: "CmdOrCtrl+Shift+S", click: () => actions.send({ type: "view", view: "run" }) },
+      // The library and the run (L: the library), Ctrl+Shift+S being the editor's Save As.
+      { label: "Scenario", accelerator: "CmdOrCtrl+Shift+L", click: () => actions.send({ type: "view", view: "run" }) },
       { label: "Rules", accelerator: "CmdOrCtrl+Shift+R", click: () => actions.send({ type: "view", view: "rules" }) },
       { type: "separator" },
       { role: "resetZoom" },
