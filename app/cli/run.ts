@@ -139,6 +139,8 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
       full: options.full === true,
       file,
       passed: run.passed,
+      // The bytes of the scenario's eml: files, so that `mailscope replay` and the app re-run it without them.
+      emls: Object.fromEntries(load.loaded.emls),
     });
     await writeFile(options.bundle, bundleText(bundle));
     written.push(`bug bundle ${options.bundle}`);
