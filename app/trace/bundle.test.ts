@@ -233,6 +233,12 @@ expectations:
             "missing: the scenario's messages[0] takes its message from mail/hello.eml, and the bundle does not hold that file's bytes",
         },
       ]);
+      // A generated scenario (JSON) names its files alike.
+      const json = JSON.stringify({ name: "raw", messages: [{ id: "m0" }, { id: "m1", eml: "mail/hello.eml" }] });
+      const generated = replaySettings({ ...without, scenario: { name: "raw", text: json } });
+      expect(!generated.ok && generated.violations.map((v) => v.message)).toEqual([
+        expect.stringMatching(/^missing: the scenario's messages\[1\] takes its message from mail\/hello\.eml/),
+      ]);
       const extra = replaySettings({ ...bundle, emls: { ...bundle.emls, "other.eml": "" } });
       expect(!extra.ok && extra.violations).toEqual([
         {
