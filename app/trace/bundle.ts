@@ -107,9 +107,10 @@ export async function createBundle(trace: Trace, options: CreateBundleOptions): 
   const full = options.full === true && options.recordBodies;
   const exported = JSON.parse(exportJson(trace, { full })) as Trace;
   const checks = [...(trace.invariants ?? []), ...(trace.expectations ?? [])];
-  const emls = Object.keys(options.emls ?? {})
-    .sort()
-    .map((path) => [path, toBase64((options.emls as Record<string, Uint8Array>)[path] as Uint8Array)] as const);
+  // Sorted by path: the same files make the same bundle text.
+  const emls = Object.entries(options.emls ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([path, bytes]) => [path, toBase64(bytes)] as const);
   return {
     format: BUNDLE_FORMAT,
     // Version 1 when there is nothing version 2 added: an older Mailscope still opens and replays it.
