@@ -140,23 +140,7 @@ test.describe("bug bundles", () => {
     expect(replay.status).toBe(1);
     expect(replay.stdout).toMatch(/first differing event: \$\.events\[\d+\]/);
   });
-});
 
-/** app/trace/exportJson.ts canonicalJson: keys sorted at every level, no whitespace. */
-function canonicalJson(value: unknown): string {
-  const sort = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(sort);
-    if (typeof v !== "object" || v === null) return v;
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort()
-        .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
-    );
-  };
-  return JSON.stringify(sort(value));
-}
-
-test.describe("images of the views", () => {
   test("a scenario with an eml: message: opened, it says the app does not read eml: files; its CLI bundle re-runs: reproduced", async ({
     page,
   }, info) => {
@@ -217,7 +201,23 @@ test.describe("images of the views", () => {
     expect(replay.stdout).toContain("reproduced: the re-run's trace hash is the bundle's");
     expect(replay.status).toBe(0);
   });
+});
 
+/** app/trace/exportJson.ts canonicalJson: keys sorted at every level, no whitespace. */
+function canonicalJson(value: unknown): string {
+  const sort = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(sort);
+    if (typeof v !== "object" || v === null) return v;
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
+    );
+  };
+  return JSON.stringify(sort(value));
+}
+
+test.describe("images of the views", () => {
   test("timeline, sequence diagram and statechart as SVG and PNG", async ({ page }, info) => {
     await runToEnd(page, "receiver-down-past-fallback-window", "bob@b.example", "smtp (fallback)");
     mkdirSync(SHOTS, { recursive: true });

@@ -1192,7 +1192,7 @@ export function emlReader(emls: Readonly<Record<string, unknown>> | undefined): 
 
 /** Why {@link emlReader} has no bytes for a path: the app's runs say it at the message's `eml` field. */
 export const EML_NOT_GIVEN =
-  "its bytes were not given with the scenario: the app does not read eml: files (`mailscope run` does, and the bug bundle it writes with --bundle carries them)";
+  "its bytes were not given with the scenario: the app does not read eml: files (mailscope run does; a bug bundle it writes with --bundle carries them)";
 
 /** The Message-ID of a raw message's header block, without angle brackets; undefined when it has none. */
 export function headerMessageId(message: Uint8Array): string | undefined {

@@ -101,7 +101,7 @@ expectations:
       const [a] = seedSides(base(), "1", "2");
       const outcome = await runSide(fakeWorker([]), a, "test");
       expect(outcome.ok ? [] : outcome.errors).toEqual([
-        "raw.yaml:6:62: messages[0].eml: cannot read mail/hello.eml: its bytes were not given with the scenario: the app does not read eml: files (`mailscope run` does, and the bug bundle it writes with --bundle carries them)",
+        "raw.yaml:6:62: messages[0].eml: cannot read mail/hello.eml: its bytes were not given with the scenario: the app does not read eml: files (mailscope run does; a bug bundle it writes with --bundle carries them)",
       ]);
     });
   });
