@@ -140,6 +140,67 @@ test.describe("bug bundles", () => {
     expect(replay.status).toBe(1);
     expect(replay.stdout).toMatch(/first differing event: \$\.events\[\d+\]/);
   });
+
+  test("a scenario with an eml: message: opened, it says the app does not read eml: files; its CLI bundle re-runs: reproduced", async ({
+    page,
+  }, info) => {
+    const dir = info.outputPath("eml");
+    mkdirSync(`${dir}/mail`, { recursive: true });
+    writeFileSync(
+      `${dir}/mail/hello.eml`,
+      "From: <alice@a.example>\r\nTo: <bob@b.example>\r\nSubject: raw\r\nMessage-ID: <hello@a.example>\r\n\r\nHi Bob\r\n",
+    );
+    const scenario = [
+      "name: raw",
+      "domains:",
+      "  a.example: { mailboxes: [alice] }",
+      "  b.example: { mailboxes: [bob] }",
+      "messages:",
+      "  - { id: m1, from: alice@a.example, to: bob@b.example, eml: mail/hello.eml }",
+      "",
+    ].join("\n");
+    writeFileSync(`${dir}/raw.yaml`, scenario);
+    const file = `${dir}/raw.mailscope-bundle.json`;
+    const cli = spawnSync(process.execPath, ["bin/mailscope.mjs", "run", `${dir}/raw.yaml`, "--bundle", file], {
+      encoding: "utf8",
+    });
+    expect(cli.status).toBe(0);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ version: 2, emls: { "mail/hello.eml": /^Rn/ } });
+
+    // The scenario itself: the page reads no file it names, and says so at the message's eml field; no Compare.
+    await page.goto("/");
+    await page.getByLabel("Open scenario…").setInputFiles(`${dir}/raw.yaml`);
+    const errors = page.getByRole("alert").filter({ hasText: "This scenario has errors" });
+    await expect(errors).toContainText(
+      "raw.yaml:6:62: messages[0].eml: cannot read mail/hello.eml: its bytes were not given with the scenario: the app does not read eml: files",
+    );
+    await expect(page.getByRole("button", { name: "Compare…" })).toHaveCount(0);
+    await page.screenshot({ path: `${SHOTS}/eml-scenario-opened.png`, fullPage: true });
+
+    // Its bundle, from the terminal: re-run in a worker session with the bundled bytes, reproduced.
+    await page.getByLabel("Open trace…").setInputFiles(file);
+    const panel = page.getByRole("region", { name: "Bug bundle" });
+    await expect(row(page, "bob@b.example").getByRole("cell").nth(2)).toHaveText("accepted");
+    await panel.getByRole("button", { name: "Re-run and compare" }).click();
+    const verdict = page.getByTestId("replay-verdict");
+    await expect(verdict).toHaveAttribute("data-reproduced", "true", { timeout: 60_000 });
+    await page.screenshot({ path: `${SHOTS}/eml-bundle-reproduced.png`, fullPage: true });
+
+    // Exported again from the app, the bundle keeps the file's bytes, and the terminal reproduces it.
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("group", { name: "Export" }).getByRole("button", { name: "Bug bundle" }).click(),
+    ]);
+    const again = info.outputPath("again.mailscope-bundle.json");
+    await download.saveAs(again);
+    expect(JSON.parse(readFileSync(again, "utf8"))).toMatchObject({
+      version: 2,
+      emls: JSON.parse(readFileSync(file, "utf8")).emls,
+    });
+    const replay = spawnSync(process.execPath, ["bin/mailscope.mjs", "replay", again], { encoding: "utf8" });
+    expect(replay.stdout).toContain("reproduced: the re-run's trace hash is the bundle's");
+    expect(replay.status).toBe(0);
+  });
 });
 
 /** app/trace/exportJson.ts canonicalJson: keys sorted at every level, no whitespace. */

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -128,5 +128,68 @@ describe("mailscope run --bundle and mailscope replay (issue 15: Bug bundle)", (
     const path = await writeBundle(dir);
     expect(await main(["replay", path])).toBe(0);
     expect(await main(["replay"])).toBe(2);
+  });
+
+  describe("a scenario that takes a message from an eml: file (POST-9)", () => {
+    const EML =
+      "From: <alice@a.example>\r\nTo: <bob@b.example>\r\nSubject: raw\r\nMessage-ID: <hello@a.example>\r\n\r\nHi Bob\r\n";
+    /** A scenario and its eml: file on disk, bundled by `run --bundle`. */
+    async function emlBundle(): Promise<{ dir: string; path: string }> {
+      const dir = mkdtempSync(join(tmpdir(), "mailscope-bundle-eml-"));
+      mkdirSync(join(dir, "mail"));
+      writeFileSync(join(dir, "mail", "hello.eml"), EML);
+      writeFileSync(
+        join(dir, "raw.yaml"),
+        [
+          "name: raw",
+          "domains:",
+          "  a.example: { mailboxes: [alice] }",
+          "  b.example: { mailboxes: [bob] }",
+          "messages:",
+          "  - { id: m1, from: alice@a.example, to: bob@b.example, eml: mail/hello.eml }",
+          "",
+        ].join("\n"),
+      );
+      const path = join(dir, "raw.mailscope-bundle.json");
+      const { io, out } = capture();
+      expect(await runCommandAction(join(dir, "raw.yaml"), { bundle: path }, io)).toBe(0);
+      expect(out.at(-1)).toBe(`wrote bug bundle ${path}`);
+      return { dir, path };
+    }
+
+    it("run --bundle carries the file's bytes; replay, without the file, reproduces", async () => {
+      const { dir, path } = await emlBundle();
+      const doc = JSON.parse(readFileSync(path, "utf8")) as { version: number; emls: Record<string, string> };
+      expect(doc.version).toBe(2);
+      expect(doc.emls).toEqual({ "mail/hello.eml": Buffer.from(EML).toString("base64") });
+      // The replay reads the bundle alone: the scenario's folder is gone from its reach.
+      writeFileSync(join(dir, "mail", "hello.eml"), "From: <someone@else.example>\r\n\r\nnot the bundled one\r\n");
+      const { io, out, err } = capture();
+      expect(await replayCommandAction(path, io)).toBe(0);
+      expect(err).toEqual([]);
+      expect(out.at(-1)).toMatch(/^reproduced: /);
+    });
+
+    it('a missing or bad eml: entry: exit 2, file: $.emls["mail/hello.eml"]: … [BUNDLE-SCHEMA]', async () => {
+      const { path } = await emlBundle();
+      const doc = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+      const cases: [Record<string, unknown>, string][] = [
+        [
+          { ...doc, emls: {} },
+          "missing: the scenario's messages[0] takes its message from mail/hello.eml, and the bundle does not hold that file's bytes",
+        ],
+        [
+          { ...doc, emls: { "mail/hello.eml": "%%%%" } },
+          "not base64: a file's bytes are written as base64 (RFC 4648 §4, with padding)",
+        ],
+      ];
+      for (const [bad, message] of cases) {
+        writeFileSync(path, JSON.stringify(bad));
+        const { io, out, err } = capture();
+        expect(await replayCommandAction(path, io)).toBe(2);
+        expect(err).toEqual([`${path}: $.emls["mail/hello.eml"]: ${message} [BUNDLE-SCHEMA]`]);
+        expect(out.some((l) => l.startsWith("reproduced") || l.startsWith("not reproduced"))).toBe(false);
+      }
+    });
   });
 });

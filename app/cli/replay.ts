@@ -5,13 +5,14 @@
  * was, has the bundle's trace hash. Exit 0 and "reproduced" when it does; 1
  * and the first differing event (or member) when it does not; 2 for a bad
  * bundle (not JSON, not a bundle, a newer version, a missing member, a trace
- * changed after export, a scenario that no longer loads), each problem as
- * `file: $.path: message [RULE]`.
+ * changed after export, an `eml:` file of the scenario it does not hold, a
+ * scenario that no longer loads), each problem as `file: $.path: message [RULE]`.
+ * The bundle is read with the limit of a trace the app opens (256 MiB).
  */
 import { Command, CommanderError } from "commander";
-import { readFile } from "node:fs/promises";
+import { readBoundedText, readErrorReason } from "../node/boundedRead.ts";
 import { runScenarioText } from "../sim/runScenario.ts";
-import { formatScenarioError } from "../sim/scenario.ts";
+import { emlReader, formatScenarioError } from "../sim/scenario.ts";
 import { compareReplay, readBundle, replaySettings, replaySummary } from "../trace/bundle.ts";
 import { consoleIo, type CliIo } from "./io.ts";
 import { mailscopeVersion } from "./run.ts";
@@ -23,12 +24,10 @@ export const REPLAY_EXIT = { reproduced: 0, differs: 1, badInput: 2 } as const;
 export async function replayCommandAction(file: string, io: CliIo = consoleIo): Promise<number> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = await readBoundedText(file, "traces");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    io.err(
-      `mailscope replay: ${file}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "a folder, not a bundle file" : (error as Error).message}`,
-    );
+    io.err(`mailscope replay: ${file}: ${code === "EISDIR" ? "a folder, not a bundle file" : readErrorReason(error)}`);
     return REPLAY_EXIT.badInput;
   }
   const read = await readBundle(text);
@@ -37,7 +36,12 @@ export async function replayCommandAction(file: string, io: CliIo = consoleIo): 
     return REPLAY_EXIT.badInput;
   }
   const bundle = read.value;
-  const settings = replaySettings(bundle);
+  const replay = replaySettings(bundle);
+  if (!replay.ok) {
+    for (const v of replay.violations) io.err(`${file}: ${v.path}: ${v.message} [${v.rule}]`);
+    return REPLAY_EXIT.badInput;
+  }
+  const settings = replay.value;
   io.out(
     `replaying ${bundle.scenario.name} (${file}), seed ${String(bundle.seed)}, recorded by Mailscope ${bundle.mailscope}`,
   );
@@ -53,6 +57,7 @@ export async function replayCommandAction(file: string, io: CliIo = consoleIo): 
     readings: settings.readings,
     recordBodies: settings.recordBodies,
     mailscope: version,
+    readFile: emlReader(settings.emls),
   });
   if (!outcome.ok) {
     io.err(`${file}: $.scenario.text: the bundled scenario does not load here:`);

@@ -139,6 +139,8 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
       full: options.full === true,
       file,
       passed: run.passed,
+      // The bytes of the scenario's eml: files, so that `mailscope replay` and the app re-run it without them.
+      emls: Object.fromEntries(load.loaded.emls),
     });
     await writeFile(options.bundle, bundleText(bundle));
     written.push(`bug bundle ${options.bundle}`);
@@ -362,7 +364,7 @@ export function runCommand(): Command {
     .option("--report <out.md>", "write a Markdown bug report with a sequence diagram")
     .option(
       "--bundle <out.json>",
-      "write a bug bundle: scenario, seed, readings, version, trace and report in one JSON file (mailscope replay checks it)",
+      "write a bug bundle: scenario and its eml: files, seed, readings, version, trace and report in one JSON file (mailscope replay checks it)",
     )
     .option("--full", "print every event, and keep message bodies in the trace")
     .option("--json", "print a JSON summary instead of the timeline")

@@ -1172,6 +1172,28 @@ export async function loadScenario(text: string, options: LoadScenarioOptions = 
   };
 }
 
+/**
+ * A {@link LoadScenarioOptions.readFile} over bytes already at hand (the app's
+ * `start` command, a worker's one-shot run, a bug bundle's `emls`), by the
+ * path as the scenario writes it. A bare ArrayBuffer (a transferred file) is
+ * taken as its bytes. A path not among them rejects, and the load reports it
+ * at the message's `eml` field: in the app, whose pages read no file a
+ * scenario names, that is where an `eml:` message ends unless a bug bundle
+ * brought its bytes.
+ */
+export function emlReader(emls: Readonly<Record<string, unknown>> | undefined): (path: string) => Promise<Uint8Array> {
+  return (path) => {
+    const bytes: unknown = emls !== undefined && Object.hasOwn(emls, path) ? emls[path] : undefined;
+    if (bytes instanceof Uint8Array) return Promise.resolve(bytes);
+    if (bytes instanceof ArrayBuffer) return Promise.resolve(new Uint8Array(bytes));
+    return Promise.reject(new Error(EML_NOT_GIVEN));
+  };
+}
+
+/** Why {@link emlReader} has no bytes for a path: the app's runs say it at the message's `eml` field. */
+export const EML_NOT_GIVEN =
+  "its bytes were not given with the scenario: the app does not read eml: files (mailscope run does; a bug bundle it writes with --bundle carries them)";
+
 /** The Message-ID of a raw message's header block, without angle brackets; undefined when it has none. */
 export function headerMessageId(message: Uint8Array): string | undefined {
   const head = headerText(message);

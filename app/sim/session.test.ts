@@ -414,7 +414,7 @@ expectations:
     expect(missing.last()).toEqual({
       type: "invalid",
       errors: [
-        "raw.yaml:7:62: messages[0].eml: cannot read mail/hello.eml: its bytes were not given with the scenario",
+        "raw.yaml:7:62: messages[0].eml: cannot read mail/hello.eml: its bytes were not given with the scenario: the app does not read eml: files (mailscope run does; a bug bundle it writes with --bundle carries them)",
       ],
     });
   });

@@ -19,7 +19,7 @@
  */
 import { traceHash } from "../trace/exportJson.ts";
 import { checkScenarioRun, worldErrorAt } from "./runScenario.ts";
-import { formatScenarioError, loadScenario, readingsNotation, type LoadedScenario } from "./scenario.ts";
+import { emlReader, formatScenarioError, loadScenario, readingsNotation, type LoadedScenario } from "./scenario.ts";
 import { resolveWindow, type TimeWindow } from "./faultScope.ts";
 import type { PlaybackProgress } from "./scheduler.ts";
 import type {
@@ -170,16 +170,10 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
       phase = "empty";
       send({ type: "invalid", errors });
     };
-    const emls = command.emls ?? {};
     const load = await loadScenario(command.text, {
       ...(command.file !== undefined && { file: command.file }),
-      readFile: (path) => {
-        const bytes: unknown = Object.hasOwn(emls, path) ? emls[path] : undefined;
-        // A Uint8Array as the protocol says; a bare ArrayBuffer (a transferred file) is taken too.
-        if (bytes instanceof Uint8Array) return Promise.resolve(bytes);
-        if (bytes instanceof ArrayBuffer) return Promise.resolve(new Uint8Array(bytes));
-        return Promise.reject(new Error("its bytes were not given with the scenario"));
-      },
+      // A Uint8Array as the protocol says; a bare ArrayBuffer (a transferred file) is taken too.
+      readFile: emlReader(command.emls),
     });
     if (!load.ok) return invalid(load.errors.map(formatScenarioError));
     const { loaded } = load;

@@ -35,7 +35,7 @@
 import "./mswGuard.ts"; // first: msw needs a localStorage stand-in in a worker
 import type { CheckResult, Trace } from "../trace/schema.ts";
 import { traceHash } from "../trace/exportJson.ts";
-import { formatScenarioError } from "./scenario.ts";
+import { emlReader, formatScenarioError } from "./scenario.ts";
 import { runScenarioText } from "./runScenario.ts";
 import { createSimulationSession } from "./session.ts";
 import type { SessionCommand, SessionMessage } from "./sessionProtocol.ts";
@@ -52,6 +52,8 @@ export interface WorkerRequest {
   readonly seed?: number | string;
   /** Readings applied after the scenario's, as `--set` gives them. */
   readonly readings?: readonly (readonly [string, string])[];
+  /** The bytes of the scenario's `eml:` files, by the path the scenario names (as the session's `start`). */
+  readonly emls?: Readonly<Record<string, Uint8Array>>;
   /** The Mailscope version for the trace. */
   readonly mailscope?: string;
   /** Send the whole trace back, not only its hash. */
@@ -86,6 +88,8 @@ export async function handleWorkerRequest(request: WorkerRequest): Promise<Worke
       ...(request.seed !== undefined && { seed: request.seed }),
       ...(request.readings !== undefined && { readings: request.readings }),
       ...(request.mailscope !== undefined && { mailscope: request.mailscope }),
+      // As the live session reads them: a path without its bytes is the same located error.
+      readFile: emlReader(request.emls),
     });
     if (!outcome.ok) return { type: "invalid", ...id, errors: outcome.errors.map(formatScenarioError) };
     const { run } = outcome;

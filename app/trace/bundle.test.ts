@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import TEXT from "../../scenarios/state-1-temporary-failure-retried.yaml?raw";
 import { runScenarioText } from "../sim/runScenario.ts";
+import { emlReader, MAX_MESSAGE_BYTES } from "../sim/scenario.ts";
 import {
   BUNDLE_FORMAT,
+  bundleEmls,
   bundleText,
   checkBundleValue,
   compareReplay,
@@ -10,6 +12,7 @@ import {
   readBundle,
   replaySettings,
   replaySummary,
+  MAX_EML_BYTES,
   type Bundle,
 } from "./bundle.ts";
 import { exportJson, traceHash } from "./exportJson.ts";
@@ -50,7 +53,10 @@ describe("bug bundle (issue 15: Bug bundle and images)", () => {
   it("a replay of the same settings reproduces (same hash), with and without recorded bodies", async () => {
     for (const recordBodies of [false, true]) {
       const bundle = await createBundle((await run({ seed: 5, recordBodies })).trace, { recordBodies });
-      const s = replaySettings(bundle);
+      const settings = replaySettings(bundle);
+      if (!settings.ok) throw new Error("no settings");
+      const s = settings.value;
+      expect(s.emls).toEqual({});
       const again = await run({
         seed: s.seed as number,
         readings: [...s.readings] as [string, string][],
@@ -109,12 +115,14 @@ describe("bug bundle (issue 15: Bug bundle and images)", () => {
     });
 
     it("a newer version", async () => {
-      const doc = { ...(await valid()), version: 2 };
+      const doc = { ...(await valid()), version: 3 };
       const read = checkBundleValue(doc);
       expect(read.ok).toBe(false);
       if (!read.ok) {
         expect(read.violations[0]).toMatchObject({ path: "$.version", rule: "BUNDLE-VERSION" });
-        expect(read.violations[0]?.message).toContain("newer Mailscope");
+        expect(read.violations[0]?.message).toBe(
+          "this bundle is version 3, written by Mailscope 0.1.0; this Mailscope reads bundle versions 1 and 2. Open it with a newer Mailscope.",
+        );
       }
     });
 
@@ -155,6 +163,122 @@ describe("bug bundle (issue 15: Bug bundle and images)", () => {
       const doc = { ...(await valid()), seed: 99 };
       const read = checkBundleValue(doc);
       expect(!read.ok && read.violations[0]).toMatchObject({ path: "$.seed", rule: "BUNDLE-SCHEMA" });
+    });
+  });
+
+  describe("a scenario that takes a message from an eml: file (POST-9)", () => {
+    const EML_SCENARIO = `name: raw
+seed: 5
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example: { mailboxes: [bob] }
+messages:
+  - { id: m1, from: alice@a.example, to: bob@b.example, eml: mail/hello.eml }
+expectations:
+  - { message: m1, recipient: bob@b.example, outcome: accepted }
+`;
+    const EML = new TextEncoder().encode(
+      "From: <alice@a.example>\r\nTo: <bob@b.example>\r\nSubject: raw\r\nMessage-ID: <hello@a.example>\r\n\r\nHi Bob \u00e9\r\n",
+    );
+    const emlRun = async (emls: Record<string, Uint8Array>, recordBodies = false) => {
+      const outcome = await runScenarioText(EML_SCENARIO, {
+        file: "raw.yaml",
+        mailscope: "0.1.0",
+        recordBodies,
+        readFile: emlReader(emls),
+      });
+      if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join("; "));
+      return outcome.run;
+    };
+    const emlBundle = async () =>
+      createBundle((await emlRun({ "mail/hello.eml": EML })).trace, {
+        recordBodies: false,
+        emls: { "mail/hello.eml": EML },
+      });
+
+    it("the limit on an eml: file is the scenario's", () => {
+      expect(MAX_EML_BYTES).toBe(MAX_MESSAGE_BYTES);
+    });
+
+    it("carries the file's bytes as base64 (version 2), reads them back, and replays to the same hash", async () => {
+      const bundle = await emlBundle();
+      expect(bundle.version).toBe(2);
+      expect(bundle.emls).toEqual({ "mail/hello.eml": btoa(String.fromCharCode(...EML)) });
+      const text = bundleText(bundle);
+      const read = await readBundle(text);
+      expect(read.ok).toBe(true);
+      if (!read.ok) return;
+      expect(bundleText(read.value)).toBe(text);
+      expect(bundleEmls(read.value)["mail/hello.eml"]).toEqual(EML);
+      const settings = replaySettings(read.value);
+      if (!settings.ok) throw new Error(JSON.stringify(settings.violations));
+      const again = await emlRun({ ...settings.value.emls });
+      expect(await compareReplay(read.value, again.trace)).toEqual({ reproduced: true, hash: bundle.traceHash });
+    });
+
+    it("a bundle without eml: files stays version 1, which an older Mailscope reads too", async () => {
+      expect((await createBundle((await run()).trace, { recordBodies: false, emls: {} })).version).toBe(1);
+    });
+
+    it("an eml: file the bundle does not hold: $.emls[path] missing, and a file the scenario does not name", async () => {
+      const bundle = await emlBundle();
+      // A version 1 bundle of such a scenario (written before bundles held them) has none.
+      const { emls: _emls, ...without } = bundle;
+      const missing = replaySettings({ ...without, version: 1 });
+      expect(!missing.ok && missing.violations).toEqual([
+        {
+          path: '$.emls["mail/hello.eml"]',
+          rule: "BUNDLE-SCHEMA",
+          message:
+            "missing: the scenario's messages[0] takes its message from mail/hello.eml, and the bundle does not hold that file's bytes",
+        },
+      ]);
+      // A generated scenario (JSON) names its files alike.
+      const json = JSON.stringify({ name: "raw", messages: [{ id: "m0" }, { id: "m1", eml: "mail/hello.eml" }] });
+      const generated = replaySettings({ ...without, scenario: { name: "raw", text: json } });
+      expect(!generated.ok && generated.violations.map((v) => v.message)).toEqual([
+        expect.stringMatching(/^missing: the scenario's messages\[1\] takes its message from mail\/hello\.eml/),
+      ]);
+      const extra = replaySettings({ ...bundle, emls: { ...bundle.emls, "other.eml": "" } });
+      expect(!extra.ok && extra.violations).toEqual([
+        {
+          path: '$.emls["other.eml"]',
+          rule: "BUNDLE-SCHEMA",
+          message: "no message of the scenario takes its message from other.eml",
+        },
+      ]);
+    });
+
+    it("an entry that is not base64, or larger than a message may be: located errors on reading", async () => {
+      const doc = JSON.parse(bundleText(await emlBundle())) as Record<string, unknown>;
+      for (const bad of ["not base64!", "QUJD=", "QQ===", 7]) {
+        const read = checkBundleValue({ ...doc, emls: { "mail/hello.eml": bad } });
+        expect(!read.ok && read.violations).toEqual([
+          {
+            path: '$.emls["mail/hello.eml"]',
+            rule: "BUNDLE-SCHEMA",
+            message:
+              typeof bad === "number"
+                ? expect.stringMatching(/expected string/)
+                : "not base64: a file's bytes are written as base64 (RFC 4648 §4, with padding)",
+          },
+        ]);
+      }
+      // One byte over the limit, refused from its length before the text is looked at.
+      const over = "A".repeat(Math.ceil((MAX_EML_BYTES + 1) / 3) * 4);
+      const read = checkBundleValue({ ...doc, emls: { "mail/hello.eml": over } });
+      expect(!read.ok && read.violations).toEqual([
+        {
+          path: '$.emls["mail/hello.eml"]',
+          rule: "BUNDLE-SCHEMA",
+          message: "larger than 104857600 bytes (the limit for messages)",
+        },
+      ]);
+      // Exactly the limit (3n + 1 bytes: n groups and one padded by "==") is not refused for its size.
+      const limit = `${"A".repeat(Math.floor(MAX_EML_BYTES / 3) * 4)}AA==`;
+      expect(Math.floor(MAX_EML_BYTES / 3) * 3 + 1).toBe(MAX_EML_BYTES);
+      const at = checkBundleValue({ ...doc, emls: { "mail/hello.eml": limit } });
+      expect(at.ok).toBe(true);
     });
   });
 });

@@ -2,7 +2,9 @@
  * A bug bundle: one JSON file that holds everything needed to see a run and
  * to reproduce it — the scenario's text and name, the seed, the readings in
  * force, the Mailscope version, the trace (as `exportJson` writes it) and the
- * Markdown report (`exportMarkdown`). docs/bundle-format.md describes it;
+ * Markdown report (`exportMarkdown`) — and, for a scenario that takes a
+ * message from an `eml:` file, that file's bytes (`emls`, base64, version 2).
+ * docs/bundle-format.md describes it;
  * docs/decisions/0018-bug-bundle-as-json.md says why one JSON file, not a zip.
  *
  * `traceHash` is the SHA-256 of the bundled trace's canonical JSON (the trace
@@ -17,6 +19,7 @@
  * `BUNDLE-SCHEMA`, `BUNDLE-HASH` (a problem of the trace inside keeps its
  * `TRACE-*` rule, with its path under `$.trace`).
  */
+import { parse } from "yaml";
 import * as z from "zod";
 import { childPath, fail, failWith, ok, type Parsed, type Violation } from "../protocol/result.ts";
 import { describeEvent } from "./describe.ts";
@@ -27,15 +30,27 @@ import type { RecordedEvent, Trace } from "./schema.ts";
 
 /** The `format` member of every bundle. */
 export const BUNDLE_FORMAT = "mailscope-bundle";
-/** The bundle version this Mailscope writes and reads. */
-export const BUNDLE_VERSION = 1;
+/**
+ * The newest bundle version, which this Mailscope writes when the bundle
+ * carries `emls`: version 2 added them. A bundle without them is written as
+ * version 1, which every Mailscope reads; this one reads both.
+ */
+export const BUNDLE_VERSION = 2;
+/** The bundle versions this Mailscope reads. */
+export const BUNDLE_VERSIONS_READ: readonly number[] = [1, 2];
+/**
+ * The most bytes of one `eml:` file a bundle holds: the largest message a
+ * scenario reads (app/sim/scenario.ts `MAX_MESSAGE_BYTES`, 100 MiB; a test
+ * checks that they agree). Its base64 is at most a third longer.
+ */
+export const MAX_EML_BYTES = 104_857_600;
 /** The file name ending the app and the docs suggest. */
 export const BUNDLE_SUFFIX = ".mailscope-bundle.json";
 
 /** Zod schema of a bundle's members besides the trace (checked by the trace importer). */
 export const bundleHeadSchema = z.object({
   format: z.literal(BUNDLE_FORMAT),
-  version: z.literal(BUNDLE_VERSION),
+  version: z.union([z.literal(1), z.literal(2)]),
   mailscope: z.string().min(1),
   scenario: z.object({
     name: z.string().min(1),
@@ -48,6 +63,8 @@ export const bundleHeadSchema = z.object({
   traceHash: z.string().regex(/^[0-9a-f]{64}$/, "a SHA-256 in lowercase hex (64 characters)"),
   passed: z.boolean().optional(),
   report: z.string(),
+  /** The bytes of the scenario's `eml:` files, base64, by the path as the scenario writes it (version 2). */
+  emls: z.record(z.string(), z.string()).optional(),
 });
 
 /** A bug bundle, as read and as written. */
@@ -65,6 +82,8 @@ export interface CreateBundleOptions {
   readonly file?: string;
   /** Whether every check passed; default: read off the trace's checks. */
   readonly passed?: boolean;
+  /** The bytes of the scenario's `eml:` files, by the path as the scenario writes it (a replay needs them). */
+  readonly emls?: Readonly<Record<string, Uint8Array>>;
 }
 
 /** Why a trace cannot be bundled (it has no scenario text). */
@@ -88,9 +107,14 @@ export async function createBundle(trace: Trace, options: CreateBundleOptions): 
   const full = options.full === true && options.recordBodies;
   const exported = JSON.parse(exportJson(trace, { full })) as Trace;
   const checks = [...(trace.invariants ?? []), ...(trace.expectations ?? [])];
+  // Sorted by path: the same files make the same bundle text.
+  const emls = Object.entries(options.emls ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([path, bytes]) => [path, toBase64(bytes)] as const);
   return {
     format: BUNDLE_FORMAT,
-    version: BUNDLE_VERSION,
+    // Version 1 when there is nothing version 2 added: an older Mailscope still opens and replays it.
+    version: emls.length > 0 ? 2 : 1,
     mailscope: trace.mailscope,
     scenario: {
       name: trace.scenario.name,
@@ -104,6 +128,7 @@ export async function createBundle(trace: Trace, options: CreateBundleOptions): 
     traceHash: await traceHash(exported),
     passed: options.passed ?? checks.every((c) => c.passed),
     report: exportMarkdown(trace, options.file !== undefined ? { file: options.file } : {}),
+    ...(emls.length > 0 && { emls: Object.fromEntries(emls) }),
     trace: exported,
   };
 }
@@ -134,6 +159,7 @@ export function bundleText(bundle: Bundle): string {
     ...(head.passed !== undefined && { passed: head.passed }),
     traceHash: head.traceHash,
     report: head.report,
+    ...(head.emls !== undefined && { emls: head.emls }),
     // exportJson's key order, kept: the parsed export went in.
     trace,
   };
@@ -196,15 +222,16 @@ export function checkBundleValue(json: unknown): Parsed<Bundle> {
     });
   }
   const version = doc["version"];
-  if (version !== BUNDLE_VERSION) {
+  if (typeof version !== "number" || !BUNDLE_VERSIONS_READ.includes(version)) {
     const writer = typeof doc["mailscope"] === "string" ? `, written by Mailscope ${doc["mailscope"]}` : "";
     const newer = typeof version === "number" && Number.isInteger(version) && version > BUNDLE_VERSION;
+    const reads = `this Mailscope reads bundle versions ${BUNDLE_VERSIONS_READ.join(" and ")}`;
     return fail({
       path: "$.version",
       rule: "BUNDLE-VERSION",
       message: newer
-        ? `this bundle is version ${version}${writer}; this Mailscope reads bundle version ${BUNDLE_VERSION}. Open it with a newer Mailscope.`
-        : `the bundle version is ${JSON.stringify(version) ?? "missing"}; this Mailscope reads bundle version ${BUNDLE_VERSION}`,
+        ? `this bundle is version ${version}${writer}; ${reads}. Open it with a newer Mailscope.`
+        : `the bundle version is ${JSON.stringify(version) ?? "missing"}; ${reads}`,
     });
   }
   const violations: Violation[] = [];
@@ -220,6 +247,7 @@ export function checkBundleValue(json: unknown): Parsed<Bundle> {
     violations.push({ path: "$.trace", rule: "BUNDLE-SCHEMA", message: "the trace is missing" });
     return failWith(violations);
   }
+  if (head.success && head.data.emls !== undefined) violations.push(...emlProblems(head.data.emls));
   const trace = importTraceValue(doc["trace"]);
   if (!trace.ok) {
     for (const v of trace.violations) violations.push({ ...v, path: `$.trace${v.path.slice(1)}` });
@@ -255,17 +283,130 @@ export interface ReplaySettings {
   /** Every reading in force, as `--set` pairs (they override the scenario's, to the same values). */
   readonly readings: readonly (readonly [string, string])[];
   readonly recordBodies: boolean;
+  /** The bytes of the scenario's `eml:` files, by the path as the scenario writes it (empty when it has none). */
+  readonly emls: Readonly<Record<string, Uint8Array>>;
 }
 
-/** How to re-run a bundle. */
-export function replaySettings(bundle: Bundle): ReplaySettings {
-  return {
+/**
+ * How to re-run a bundle, or why it cannot be: the scenario takes a message
+ * from an `eml:` file whose bytes the bundle does not hold (a version 1
+ * bundle of such a scenario), each at `$.emls["path"]`, or holds a file the
+ * scenario does not name. A scenario that does not parse is left to the
+ * re-run's loading, which says where.
+ */
+export function replaySettings(bundle: Bundle): Parsed<ReplaySettings> {
+  const emls = bundle.emls ?? {};
+  const violations: Violation[] = [];
+  const named = emlPaths(bundle.scenario.text);
+  if (named !== undefined) {
+    for (const [path, index] of named) {
+      if (Object.hasOwn(emls, path)) continue;
+      violations.push({
+        path: childPath("$.emls", path),
+        rule: "BUNDLE-SCHEMA",
+        message: `missing: the scenario's messages[${index}] takes its message from ${path}, and the bundle does not hold that file's bytes`,
+      });
+    }
+    for (const path of Object.keys(emls)) {
+      if (named.has(path)) continue;
+      violations.push({
+        path: childPath("$.emls", path),
+        rule: "BUNDLE-SCHEMA",
+        message: `no message of the scenario takes its message from ${path}`,
+      });
+    }
+  }
+  if (violations.length > 0) return failWith(violations);
+  return ok({
     text: bundle.scenario.text,
     file: bundle.scenario.file ?? `${bundle.scenario.name}.yaml`,
     seed: bundle.seed,
     readings: Object.entries(bundle.readings),
     recordBodies: bundle.recordBodies,
-  };
+    emls: bundleEmls(bundle),
+  });
+}
+
+/** The bytes of the bundle's `eml:` files (none for a version 1 bundle), by the path as the scenario writes it. */
+export function bundleEmls(bundle: Bundle): Record<string, Uint8Array> {
+  return Object.fromEntries(Object.entries(bundle.emls ?? {}).map(([path, base64]) => [path, fromBase64(base64)]));
+}
+
+/**
+ * The `eml:` paths of a scenario's messages, each with the first message that
+ * names it; undefined when the text does not parse (YAML, or JSON: YAML
+ * reads it too). Only the paths: the scenario itself is the re-run's to check.
+ */
+function emlPaths(text: string): Map<string, number> | undefined {
+  let doc: unknown;
+  try {
+    // A generated scenario is JSON, which JSON.parse reads far faster than the YAML parser (the same value).
+    doc = /^\s*\{/.test(text) ? jsonOrYaml(text) : parse(text);
+  } catch {
+    return undefined;
+  }
+  const messages = typeof doc === "object" && doc !== null ? (doc as Record<string, unknown>)["messages"] : undefined;
+  if (!Array.isArray(messages)) return new Map();
+  const paths = new Map<string, number>();
+  messages.forEach((m: unknown, i) => {
+    const eml = typeof m === "object" && m !== null ? (m as Record<string, unknown>)["eml"] : undefined;
+    if (typeof eml === "string" && !paths.has(eml)) paths.set(eml, i);
+  });
+  return paths;
+}
+
+function jsonOrYaml(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return parse(text);
+  }
+}
+
+/** The longest base64 text of an `eml:` file of {@link MAX_EML_BYTES}. */
+const MAX_EML_BASE64 = Math.ceil(MAX_EML_BYTES / 3) * 4;
+
+/** What is wrong with a bundle's `emls`: a file over the limit, or text that is not base64. */
+function emlProblems(emls: Readonly<Record<string, string>>): Violation[] {
+  const problems: Violation[] = [];
+  for (const [path, base64] of Object.entries(emls)) {
+    const at = childPath("$.emls", path);
+    // The size first, from the length alone: an oversized entry is refused before any of it is looked at.
+    const padding = base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0;
+    const bytes = Math.floor(base64.length / 4) * 3 - padding;
+    if (base64.length > MAX_EML_BASE64 || bytes > MAX_EML_BYTES) {
+      problems.push({
+        path: at,
+        rule: "BUNDLE-SCHEMA",
+        message: `larger than ${MAX_EML_BYTES} bytes (the limit for messages)`,
+      });
+    } else if (base64.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(base64)) {
+      problems.push({
+        path: at,
+        rule: "BUNDLE-SCHEMA",
+        message: "not base64: a file's bytes are written as base64 (RFC 4648 §4, with padding)",
+      });
+    }
+  }
+  return problems;
+}
+
+/** Base64 (RFC 4648 §4) of `bytes`, a piece at a time (a piece of a multiple of 3 bytes has no padding). */
+function toBase64(bytes: Uint8Array): string {
+  const PIECE = 3 * 8192;
+  const parts: string[] = [];
+  for (let at = 0; at < bytes.length; at += PIECE) {
+    parts.push(btoa(String.fromCharCode(...bytes.subarray(at, at + PIECE))));
+  }
+  return parts.join("");
+}
+
+/** The bytes of base64 text already checked by {@link emlProblems}. */
+function fromBase64(base64: string): Uint8Array {
+  const binary = atob(base64);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
 }
 
 /** Where a re-run first departs from the bundle. */

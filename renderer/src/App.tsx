@@ -1,7 +1,7 @@
 import { useMachine } from "@xstate/react";
-import { lazy, Suspense, useEffect, useEffectEvent, useState } from "react";
+import { lazy, Suspense, useEffect, useEffectEvent, useMemo, useState } from "react";
 import type { AppCommand, AppInfo, FileKind, OpenedFile as ShellFile, ScenarioSummary } from "../../main/channels.ts";
-import { isBundleValue, readBundleValue, type Bundle } from "../../app/trace/bundle.ts";
+import { bundleEmls, isBundleValue, readBundleValue, type Bundle } from "../../app/trace/bundle.ts";
 import { importTrace, importTraceValue } from "../../app/trace/importer.ts";
 import type { Trace } from "../../app/trace/schema.ts";
 import { summarizeScenario } from "../../app/sim/scenarioSummary.ts";
@@ -60,6 +60,15 @@ export function App() {
   const phase = phaseOf(snapshot);
   const { context } = snapshot;
   const editor = useScenarioEditor(info?.shell, setError);
+  // The bytes of the run's eml: files, for its bug bundle and Compare: a live run's are its start's (the app
+  // reads no eml: file itself, so a live run has none), an opened bundle's are the bundle's.
+  const bundledEmls = useMemo(() => (bundle ? bundleEmls(bundle.bundle) : undefined), [bundle]);
+  const emls =
+    context.source?.kind === "scenario"
+      ? context.source.start.emls
+      : context.source?.kind === "trace"
+        ? bundledEmls
+        : undefined;
 
   useEffect(() => {
     platform.info().then(setInfo, (e: unknown) => setError(String(e)));
@@ -252,7 +261,7 @@ export function App() {
         if (!context.result) return setError("Nothing to export yet: run a scenario to its end first.");
         const trace = { ...context.result.trace, events: [...context.events] };
         if (command.what === "bundle") {
-          bundleFile(trace).then(
+          bundleFile(trace, false, emls).then(
             (f) => save(f.name, f.contents, f.type),
             (e: unknown) => setError(`Could not make the bug bundle: ${e instanceof Error ? e.message : String(e)}`),
           );
@@ -309,6 +318,7 @@ export function App() {
       text: source.start.text,
       file: source.start.file ?? "scenario.yaml",
       seed: summary.seed,
+      ...(source.start.emls !== undefined && { emls: source.start.emls }),
       settings,
       readings: summary.readings,
       startMs: summary.startMs,
@@ -461,6 +471,7 @@ export function App() {
                 }}
                 onRule={showRule}
                 onSave={save}
+                emls={emls}
                 onCompare={openCompare}
               />
             </>

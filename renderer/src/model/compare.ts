@@ -20,6 +20,12 @@ export interface CompareBase {
   readonly text: string;
   readonly file: string;
   readonly seed: number | string;
+  /**
+   * The bytes of the scenario's `eml:` files, as the run's `start` had them: each side's run gets them too.
+   * (The app reads no eml: file itself, so today a run with an eml: message never starts, and Compare of
+   * one is not offered; a side without them fails as the live run does, at the message's `eml` field.)
+   */
+  readonly emls?: Readonly<Record<string, Uint8Array>>;
   /** The readings set in the run view (`--set` pairs), over the scenario's own. */
   readonly settings: readonly (readonly [string, string])[];
   /** The readings in force (the summary's), for the reading controls. */
@@ -38,6 +44,13 @@ export interface CompareSide {
   readonly file: string;
   readonly seed: number | string;
   readonly readings: readonly (readonly [string, string])[];
+  /** The bytes of the scenario's `eml:` files (the base's: a fork keeps its messages). */
+  readonly emls?: Readonly<Record<string, Uint8Array>>;
+}
+
+/** The base's eml: bytes, as a side's member. */
+function emlsOf(base: CompareBase): Pick<CompareSide, "emls"> {
+  return base.emls !== undefined ? { emls: base.emls } : {};
 }
 
 /** Two readings of one control: the run view's settings with that control set to `a`, then to `b`. */
@@ -54,6 +67,7 @@ export function readingSides(
     file: base.file,
     seed: base.seed,
     readings: mergeSettings(base.settings, readingSetting(control, value)),
+    ...emlsOf(base),
   });
   return [side("A", a), side("B", b)];
 }
@@ -73,6 +87,7 @@ export function seedSides(base: CompareBase, a: string, b: string): [CompareSide
     file: base.file,
     seed: seedOf(seed),
     readings: base.settings,
+    ...emlsOf(base),
   });
   return [side("A", a), side("B", b)];
 }
@@ -156,7 +171,15 @@ export function forkSides(base: CompareBase, atMs: number, change: ForkChange): 
     name: fork.name,
     summary: fork.summary,
     sides: [
-      { label: "A", title: "original", text: base.text, file: base.file, seed: base.seed, readings: base.settings },
+      {
+        label: "A",
+        title: "original",
+        text: base.text,
+        file: base.file,
+        seed: base.seed,
+        readings: base.settings,
+        ...emlsOf(base),
+      },
       {
         label: "B",
         title: `fork at ${at}: ${changeText(change)}`,
@@ -164,6 +187,7 @@ export function forkSides(base: CompareBase, atMs: number, change: ForkChange): 
         file: `${fork.name}.yaml`,
         seed: base.seed,
         readings: base.settings,
+        ...emlsOf(base),
       },
     ],
   };

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { runScenarioText } from "../../../app/sim/runScenario.ts";
+import { emlReader } from "../../../app/sim/scenario.ts";
 import { compareReplay, createBundle, recordedBodies, type Bundle } from "../../../app/trace/bundle.ts";
 import { workerSessionPort } from "./port.ts";
 import { liveWorker } from "./testing.ts";
@@ -27,5 +29,55 @@ describe("Re-run and compare (issue 15: an opened bundle re-run in a session of 
     await expect(rerunBundle(bundle, "0.1.0", () => workerSessionPort(liveWorker))).rejects.toThrow(
       /the bundled scenario does not load here: .*domains/,
     );
+  });
+
+  const EML_SCENARIO = `name: raw
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example: { mailboxes: [bob] }
+messages:
+  - { id: m1, from: alice@a.example, to: bob@b.example, eml: mail/hello.eml }
+`;
+  const EML = new TextEncoder().encode(
+    "From: <alice@a.example>\r\nTo: <bob@b.example>\r\nSubject: raw\r\nMessage-ID: <hello@a.example>\r\n\r\nHi Bob\r\n",
+  );
+
+  /** The trace of the eml: scenario run from its file's bytes, as `mailscope run` runs it from disk. */
+  const emlTrace = async (recordBodies: boolean) => {
+    const outcome = await runScenarioText(EML_SCENARIO, {
+      file: "raw.yaml",
+      recordBodies,
+      mailscope: "0.1.0",
+      readFile: emlReader({ "mail/hello.eml": EML }),
+    });
+    if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join("; "));
+    return outcome.run.trace;
+  };
+
+  it("POST-9: a bundle of an eml: scenario re-runs with the bundled bytes: reproduced", async () => {
+    const trace = await emlTrace(true);
+    const bundle = await createBundle(trace, { recordBodies: true, emls: { "mail/hello.eml": EML } });
+    const starts: unknown[] = [];
+    const rerun = await rerunBundle(bundle, "0.1.0", (start) => {
+      starts.push(start);
+      return workerSessionPort(liveWorker);
+    });
+    expect(starts).toMatchObject([{ type: "start", emls: { "mail/hello.eml": EML } }]);
+    expect(await compareReplay(bundle, rerun)).toEqual({ reproduced: true, hash: bundle.traceHash });
+  });
+
+  it("a bundle of an eml: scenario without the file's bytes: an error at $.emls, no session started", async () => {
+    const trace = await emlTrace(false);
+    const bundle = await createBundle(trace, { recordBodies: false });
+    let started = false;
+    await expect(
+      rerunBundle(bundle, "0.1.0", () => {
+        started = true;
+        return workerSessionPort(liveWorker);
+      }),
+    ).rejects.toThrow(
+      /^\$\.emls\["mail\/hello\.eml"\]: missing: the scenario's messages\[0\] takes its message from mail\/hello\.eml/,
+    );
+    expect(started).toBe(false);
   });
 });

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import g16 from "../../../../scenarios/gap-G16-fallback-window-4h.yaml?raw";
 import { handleWorkerRequest, type WorkerRequest } from "../../../../app/sim/worker.ts";
-import type { CompareSide } from "../../model/compare.ts";
+import { forkSides, seedSides, type CompareBase, type CompareSide } from "../../model/compare.ts";
 import type { WorkerLike } from "../../session/port.ts";
 import { runSide } from "./runSide.ts";
 
@@ -49,5 +49,60 @@ describe("runSide", () => {
     const outcome = await runSide(fakeWorker([]), side("name: x\ndomains: {}\n"), "test");
     expect(outcome.ok).toBe(false);
     expect(outcome.ok ? [] : outcome.errors[0]).toMatch(/^scenarios\/gap-G16-fallback-window-4h\.yaml:\d+:\d+: /);
+  });
+
+  describe("a scenario that takes a message from an eml: file (POST-9)", () => {
+    const EML_SCENARIO = `name: raw
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example: { mailboxes: [bob] }
+messages:
+  - { id: m1, from: alice@a.example, to: bob@b.example, eml: mail/hello.eml }
+expectations:
+  - { message: m1, recipient: bob@b.example, outcome: accepted }
+`;
+    const EML = new TextEncoder().encode(
+      "From: <alice@a.example>\r\nTo: <bob@b.example>\r\nSubject: raw\r\nMessage-ID: <hello@a.example>\r\n\r\nHi Bob\r\n",
+    );
+    const base = (emls?: Record<string, Uint8Array>): CompareBase => ({
+      name: "raw",
+      text: EML_SCENARIO,
+      file: "raw.yaml",
+      seed: 1,
+      ...(emls !== undefined && { emls }),
+      settings: [],
+      readings: {},
+      startMs: Date.UTC(2026, 0, 1),
+      playheadOffsetMs: 0,
+    });
+
+    it("each side's run gets the bytes the run on screen had (two seeds, and a fork)", async () => {
+      const sides = [
+        ...seedSides(base({ "mail/hello.eml": EML }), "1", "2"),
+        ...(() => {
+          const fork = forkSides(base({ "mail/hello.eml": EML }), 0, {
+            kind: "submit",
+            from: "alice@a.example",
+            to: ["bob@b.example"],
+          });
+          if (!fork.ok) throw new Error(fork.errors.join("; "));
+          return fork.sides;
+        })(),
+      ];
+      for (const s of sides) {
+        const outcome = await runSide(fakeWorker([]), s, "test");
+        expect(outcome.ok ? outcome.passed : outcome.errors).toBe(true);
+        const submitted = outcome.ok ? outcome.trace.events.find((e) => e.name === "message.submitted") : undefined;
+        expect(submitted?.data?.["messageId"]).toBe("hello@a.example");
+      }
+    });
+
+    it("without the bytes, a side fails with the live run's message at the message's eml field", async () => {
+      const [a] = seedSides(base(), "1", "2");
+      const outcome = await runSide(fakeWorker([]), a, "test");
+      expect(outcome.ok ? [] : outcome.errors).toEqual([
+        "raw.yaml:6:62: messages[0].eml: cannot read mail/hello.eml: its bytes were not given with the scenario: the app does not read eml: files (mailscope run does; a bug bundle it writes with --bundle carries them)",
+      ]);
+    });
   });
 });

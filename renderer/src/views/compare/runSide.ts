@@ -2,7 +2,8 @@
  * Runs one side of a comparison in a simulation worker of its own
  * (app/sim/worker.ts's one-shot `run` request, the whole trace back): two
  * sides, two workers, so that the two runs never share a realm's WebCrypto
- * observers (see app/sim/worker.ts) and run on two cores.
+ * observers (see app/sim/worker.ts) and run on two cores. The bytes of the
+ * scenario's `eml:` files go with the request, as with the live session's `start`.
  */
 import type { Trace } from "../../../../app/trace/schema.ts";
 import type { CompareSide } from "../../model/compare.ts";
@@ -53,6 +54,7 @@ export function runSide(
       file: side.file,
       seed: side.seed,
       readings: side.readings,
+      ...(side.emls !== undefined && { emls: side.emls }),
       mailscope,
       wantTrace: true,
     });

@@ -7,6 +7,8 @@ import type { Trace } from "../../../../app/trace/schema.ts";
 
 export interface ExportBarProps {
   readonly trace: Trace;
+  /** The bytes of the scenario's `eml:` files, when the run has them: the bug bundle carries them. */
+  readonly emls?: Readonly<Record<string, Uint8Array>> | undefined;
   readonly onSave: (name: string, contents: string, type: string) => void;
 }
 
@@ -41,18 +43,24 @@ export function exportFile(
 
 /**
  * The run's bug bundle (issue 15): scenario, seed, readings, version, trace and report in one JSON
- * file. Bodies stay out unless `full` (and the run recorded them).
+ * file, with the bytes of the scenario's `eml:` files when the run has them. Bodies stay out unless
+ * `full` (and the run recorded them).
  */
 export async function bundleFile(
   trace: Trace,
   full = false,
+  emls?: Readonly<Record<string, Uint8Array>>,
 ): Promise<{ readonly name: string; readonly contents: string; readonly type: string }> {
-  const bundle = await createBundle(trace, { recordBodies: recordedBodies(trace), full });
+  const bundle = await createBundle(trace, {
+    recordBodies: recordedBodies(trace),
+    full,
+    ...(emls !== undefined && { emls }),
+  });
   return { name: exportName(trace, BUNDLE_SUFFIX), contents: bundleText(bundle), type: "application/json" };
 }
 
 /** Export the run: trace JSON (redacted unless asked), HAR, the Markdown bug report. */
-export function ExportBar({ trace, onSave }: ExportBarProps) {
+export function ExportBar({ trace, emls, onSave }: ExportBarProps) {
   const [full, setFull] = useState(false);
   const [error, setError] = useState<string | undefined>();
   const save = (what: "trace" | "har" | "report") => {
@@ -71,7 +79,7 @@ export function ExportBar({ trace, onSave }: ExportBarProps) {
       <button
         onClick={() => {
           setError(undefined);
-          bundleFile(trace, full).then(
+          bundleFile(trace, full, emls).then(
             (f) => onSave(f.name, f.contents, f.type),
             (e: unknown) => setError(e instanceof Error ? e.message : String(e)),
           );

@@ -27,6 +27,8 @@ export interface RunViewProps {
   readonly onReading: (setting: [string, string]) => void;
   readonly onRule: (rule: string) => void;
   readonly onSave: (name: string, contents: string, type: string) => void;
+  /** The bytes of the scenario's `eml:` files, when the run has them (its bug bundle carries them). */
+  readonly emls?: Readonly<Record<string, Uint8Array>> | undefined;
   /** Opens the Compare view from this run, its playhead the fork time (issue 15). */
   readonly onCompare?: (playheadMs: number) => void;
 }
@@ -91,6 +93,7 @@ export function RunView({
   onReading,
   onRule,
   onSave,
+  emls,
   onCompare,
 }: RunViewProps) {
   const [delivery, setDelivery] = useState<string | undefined>();
@@ -293,7 +296,7 @@ export function RunView({
           {wholeRunViews}
           {result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
           <LogView rows={rows} delivery={delivery} onClearDelivery={clearDelivery} onRule={rule} highlight={evidence} />
-          {trace && <ExportBar trace={trace} onSave={onSave} />}
+          {trace && <ExportBar trace={trace} emls={emls} onSave={onSave} />}
         </>
       )}
     </section>
