@@ -10,6 +10,7 @@ import {
   itemsByLane,
   laneItems,
   drawnMarks,
+  inFlightPath,
   marksInWindow,
   neighbourMark,
   retryChart,
@@ -296,6 +297,24 @@ describe("issue 13: per-recipient sub-lanes of teach-mixed-recipient-results", a
       );
       expect(lane.endMs, lane.label).toBe(end?.timeMs);
     }
+  });
+
+  it("the in-flight line spans the lanes' plot exactly, from its left edge to its right edge, within its height", () => {
+    const rows = buckets(tl, 120);
+    const d = inFlightPath(rows, 1171.5, 52);
+    const xs = [...d.matchAll(/[MH](-?[\d.]+)/g)].map((m) => Number(m[1]));
+    const ys = [...d.matchAll(/(?:M[\d.]+,|V)(-?[\d.]+)/g)].map((m) => Number(m[1]));
+    expect(Math.min(...xs)).toBe(0);
+    expect(Math.max(...xs)).toBe(1171.5);
+    expect(d.startsWith("M0,")).toBe(true);
+    expect(d.endsWith(" H1171.5")).toBe(true);
+    expect(Math.min(...ys)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...ys)).toBeLessThanOrEqual(52);
+    // The most in flight at the top; m1 alone in flight for days, lower.
+    const peak = Math.max(...rows.map((r) => r.inFlight));
+    expect(Math.min(...ys)).toBe(1);
+    expect(ys).toContain(Math.round((52 - 1 - (1 / peak) * 50) * 10) / 10);
+    expect(inFlightPath([], 100, 52)).toBe("");
   });
 
   it("a trace cut before dave's bounce: m1 is still in flight at its end", () => {

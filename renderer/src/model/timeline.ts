@@ -1125,6 +1125,28 @@ export function buckets(
   return rows;
 }
 
+/**
+ * The overview's line of deliveries in flight over `width` × `height`
+ * pixels (the lanes' plot): a step per bucket, drawn from the bucket's left
+ * edge to its right edge as the bars are, from x = 0 to x = width exactly,
+ * the most in flight at the top (1 px in, for the stroke).
+ */
+export function inFlightPath(rows: readonly Bucket[], width: number, height: number): string {
+  const n = rows.length;
+  if (n === 0) return "";
+  const peak = Math.max(1, ...rows.map((r) => r.inFlight));
+  const y = (v: number) => r1(height - 1 - (v / peak) * (height - 2));
+  const x = (i: number) => r1((i / n) * width);
+  let d = `M0,${y(rows[0]?.inFlight ?? 0)}`;
+  rows.forEach((r, i) => {
+    if (i > 0) d += ` V${y(r.inFlight)}`;
+    d += ` H${x(i + 1)}`;
+  });
+  return d;
+}
+
+const r1 = (v: number) => Math.round(v * 10) / 10;
+
 /** The lanes to draw: those in the scrolled viewport, and `overscan` more on each side. */
 export function visibleLaneRange(
   laneCount: number,
