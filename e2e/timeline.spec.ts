@@ -136,9 +136,14 @@ test.describe("the delivery timeline", () => {
     expect(Math.abs(eightBox.x + eightBox.width / 2 - (diamondBox.x + diamondBox.width / 2))).toBeLessThan(2);
     // The overview's deliveries in flight: its line spans the lanes' plot, from its left edge to its right edge.
     const lanePlot = (await m1.locator("svg.lane-plot").boundingBox())!;
-    const flightLine = (await timeline(page).locator("figure.overview path.in-flight").boundingBox())!;
-    expect(Math.abs(flightLine.x - (lanePlot.x + 4))).toBeLessThan(1);
-    expect(Math.abs(flightLine.x + flightLine.width - (lanePlot.x + lanePlot.width - 4))).toBeLessThan(1);
+    const flightBox = (await timeline(page).locator("figure.overview svg.in-flight-layer").boundingBox())!;
+    expect(Math.abs(flightBox.x - (lanePlot.x + 4))).toBeLessThan(0.5);
+    expect(Math.abs(flightBox.x + flightBox.width - (lanePlot.x + lanePlot.width - 4))).toBeLessThan(0.5);
+    const flightLine = await timeline(page)
+      .locator("figure.overview path.in-flight")
+      .evaluate((p: SVGPathElement) => ({ x: p.getBBox().x, width: p.getBBox().width }));
+    expect(flightLine.x).toBe(0);
+    expect(Math.abs(flightLine.width - flightBox.width)).toBeLessThan(0.1);
 
     // Hover: the summary. Click: selected, and the lane's retry chart opens.
     await attempts.nth(2).hover();

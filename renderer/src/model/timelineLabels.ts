@@ -83,11 +83,19 @@ function candidates(d: DrawnMark, width: number): Candidate[] {
   };
   switch (d.mark.kind) {
     case "attempt": {
-      // Centred under the dot, or kept inside the plot at its edges; a pixel lower when the dot is under a
-      // hand-off's diamond (an attempt that ended in the hand-off), clear of the diamond's tip.
-      const at = (y: number): Candidate =>
-        x < 8 ? [x - 4, y, "start"] : x > width - 8 ? [x + 4, y, "end"] : [x, y, "middle"];
-      return [at(LANE_MID + 18), at(LANE_MID + 19)];
+      // Centred under the dot (kept inside the plot near its edges), else starting or ending at its middle or up
+      // to 4 px on (still under the dot, 5.5 px wide each side, when a neighbour's number is close); a pixel
+      // lower when the dot is under a hand-off's diamond (an attempt that ended in the hand-off), clear of the
+      // diamond's tip. Places outside the plot are not free.
+      const at = (y: number): Candidate[] => [
+        ...(x < 8 ? [[x - 4, y, "start"] as const] : x > width - 8 ? [[x + 4, y, "end"] as const] : []),
+        [x, y, "middle"],
+        ...[0, 2, 4].flatMap((k): Candidate[] => [
+          [x + k, y, "start"],
+          [x - k, y, "end"],
+        ]),
+      ];
+      return [...at(LANE_MID + 18), ...at(LANE_MID + 19)];
     }
     case "handoff":
     case "bounce":
