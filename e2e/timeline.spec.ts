@@ -122,6 +122,28 @@ test.describe("the delivery timeline", () => {
     await expect(handoff).toHaveAttribute("data-time-ms", String(123 * MIN));
     await expect(handoff).toHaveAttribute("aria-label", "SMTP fallback: handed to SMTP at +2:03:00 [STATE-3]");
     expect(Math.abs(Number(await handoff.getAttribute("data-x")) - xs[7]!)).toBeLessThan(0.5);
+    // STATE-3: attempt 8 ended in the hand-off, its dot under the diamond: every attempt's number is still written,
+    // attempt 8's under the diamond and clear of it.
+    const attemptNumbers = m1.getByTestId("attempt-number");
+    await expect(attemptNumbers).toHaveText(["1", "2", "3", "4", "5", "6", "7", "8"]);
+    for (const n of await attemptNumbers.all()) await expect(n).toBeVisible();
+    const diamondBox = (await handoff.locator(".handoff-shape").boundingBox())!;
+    const eightBox = (await m1
+      .locator("[data-kind=attempt][data-attempt='8']")
+      .getByTestId("attempt-number")
+      .boundingBox())!;
+    expect(eightBox.y).toBeGreaterThanOrEqual(diamondBox.y + diamondBox.height - 1);
+    expect(Math.abs(eightBox.x + eightBox.width / 2 - (diamondBox.x + diamondBox.width / 2))).toBeLessThan(2);
+    // The overview's deliveries in flight: its line spans the lanes' plot, from its left edge to its right edge.
+    const lanePlot = (await m1.locator("svg.lane-plot").boundingBox())!;
+    const flightBox = (await timeline(page).locator("figure.overview svg.in-flight-layer").boundingBox())!;
+    expect(Math.abs(flightBox.x - (lanePlot.x + 4))).toBeLessThan(0.5);
+    expect(Math.abs(flightBox.x + flightBox.width - (lanePlot.x + lanePlot.width - 4))).toBeLessThan(0.5);
+    const flightLine = await timeline(page)
+      .locator("figure.overview path.in-flight")
+      .evaluate((p: SVGPathElement) => ({ x: p.getBBox().x, width: p.getBBox().width }));
+    expect(flightLine.x).toBe(0);
+    expect(Math.abs(flightLine.width - flightBox.width)).toBeLessThan(0.1);
 
     // Hover: the summary. Click: selected, and the lane's retry chart opens.
     await attempts.nth(2).hover();
@@ -307,6 +329,14 @@ test.describe("issue 13: following the playhead, sub-lanes, ranges, export", () 
     expect(await overlappingLabels(timeline(page).locator("svg.sub-plot"), "text")).toEqual([]);
     await expect(m1.locator("[data-kind=dsn]").first().locator("text")).toHaveText("DSN");
     await expect(m1.locator("[data-kind=attempt][data-attempt='1']")).toHaveAttribute("aria-label", /^attempt 1 at /);
+    // `stored` (bob's mailbox, at m1's first attempt) is where the retries' arcs run: written on a backing.
+    const stored = m1.locator("[data-kind=receiver]").first();
+    await expect(stored.locator("text")).toHaveText("stored");
+    await expect(stored.locator("rect.label-backing")).toHaveCount(1);
+    const backingBox = (await stored.locator("rect.label-backing").boundingBox())!;
+    const storedBox = (await stored.locator("text").boundingBox())!;
+    expect(backingBox.x).toBeLessThanOrEqual(storedBox.x);
+    expect(backingBox.x + backingBox.width).toBeGreaterThanOrEqual(storedBox.x + storedBox.width);
     await unstick(page);
     await timeline(page).scrollIntoViewIfNeeded();
     await page.mouse.move(0, 0);

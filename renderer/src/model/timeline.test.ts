@@ -10,6 +10,7 @@ import {
   itemsByLane,
   laneItems,
   drawnMarks,
+  inFlightPath,
   marksInWindow,
   neighbourMark,
   retryChart,
@@ -265,6 +266,62 @@ describe("issue 13: per-recipient sub-lanes of teach-mixed-recipient-results", a
     // Each result sits under its attempt's mark.
     const attempt2 = tl.marks.find((m) => m.lane === m1?.id && m.attempt === 2);
     expect(of("carol@b.example")?.results[1]?.timeMs).toBe(attempt2?.timeMs);
+  });
+
+  it("STATE-7: m1's delivery ends when dave bounces at +5d, not at bob's outcome at +0:01:00; the overview counts it in flight until then", () => {
+    const outcomes = m1!.recipientLanes.map((r) => r.outcome!.timeMs).sort((a, b) => a - b);
+    const bounce = tl.marks.find((m) => m.kind === "bounce" && m.lane === m1?.id)!;
+    const finalState = t.events.find(
+      (e) =>
+        e.name === "machine.transition" &&
+        e.data?.["deliveryActor"] === m1?.id &&
+        ["finished", "handedToSmtp", "bounced"].includes(String(e.data?.["to"])),
+    )!;
+    expect((outcomes[0]! - t.startedAtMs) / MIN).toBe(1);
+    expect(m1?.endMs).toBe(finalState.timeMs);
+    expect(m1?.endMs).toBe(bounce.timeMs);
+    expect(m1?.endMs).toBe(outcomes.at(-1));
+    // 100 buckets over the run: m1 is the one delivery in flight from +0:01:00 until the bucket of its bounce.
+    const rows = buckets(tl, 100);
+    const bounced = rows.findIndex((r) => r.bounces > 0);
+    expect(bounced).toBeGreaterThan(90);
+    expect(rows.slice(1, bounced).map((r) => r.inFlight)).toEqual(new Array(bounced - 1).fill(1));
+    expect(Math.max(...rows.map((r) => r.inFlight))).toBeGreaterThanOrEqual(2);
+    // Each delivery's end, from its actor's final state: m0's and the DSNs' too.
+    for (const lane of tl.lanes) {
+      const end = t.events.find(
+        (e) =>
+          e.name === "machine.transition" &&
+          e.data?.["deliveryActor"] === lane.id &&
+          ["finished", "handedToSmtp", "bounced"].includes(String(e.data?.["to"])),
+      );
+      expect(lane.endMs, lane.label).toBe(end?.timeMs);
+    }
+  });
+
+  it("the in-flight line spans the lanes' plot exactly, from its left edge to its right edge, within its height", () => {
+    const rows = buckets(tl, 120);
+    const d = inFlightPath(rows, 1171.5, 52);
+    const xs = [...d.matchAll(/[MH](-?[\d.]+)/g)].map((m) => Number(m[1]));
+    const ys = [...d.matchAll(/(?:M[\d.]+,|V)(-?[\d.]+)/g)].map((m) => Number(m[1]));
+    expect(Math.min(...xs)).toBe(0);
+    expect(Math.max(...xs)).toBe(1171.5);
+    expect(d.startsWith("M0,")).toBe(true);
+    expect(d.endsWith(" H1171.5")).toBe(true);
+    expect(Math.min(...ys)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...ys)).toBeLessThanOrEqual(52);
+    // The most in flight at the top; m1 alone in flight for days, lower.
+    const peak = Math.max(...rows.map((r) => r.inFlight));
+    expect(Math.min(...ys)).toBe(1);
+    expect(ys).toContain(Math.round((52 - 1 - (1 / peak) * 50) * 10) / 10);
+    expect(inFlightPath([], 100, 52)).toBe("");
+  });
+
+  it("a trace cut before dave's bounce: m1 is still in flight at its end", () => {
+    const cut = t.events.filter((e) => e.timeMs < t.startedAtMs + 3 * 24 * 60 * MIN);
+    const part = buildTimeline(cut, t.startedAtMs, labels);
+    expect(part.lanes.find((l) => l.id === m1?.id)?.endMs).toBeUndefined();
+    expect(buckets(part, 10).at(-1)?.inFlight).toBe(1);
   });
 
   it("an unfolded lane is taller by its sub-lanes; the visible range follows the layout", () => {

@@ -142,7 +142,12 @@ export interface Lane {
   /** `m1 → b.example`, `DSN of m1 → a.example`. */
   readonly label: string;
   readonly startMs: number;
-  /** When it reached an outcome (hand-off, results, bounce), else undefined (still going). */
+  /**
+   * When the delivery (the delivery actor) ended — every recipient has its
+   * outcome, or the machine reached finished, handedToSmtp or bounced —
+   * else undefined (still going). A delivery with several recipients goes on
+   * after its first recipient's outcome (the others retried).
+   */
   readonly endMs: number | undefined;
   readonly fallbackWindowEndMs?: number;
   readonly giveUpAtMs?: number;
@@ -259,7 +264,6 @@ interface LaneBuilder {
   senderDomain: string;
   recipients: string[];
   startMs: number;
-  endMs: number | undefined;
   fallbackWindowStartMs?: number;
   fallbackWindowEndMs?: number;
   giveUpAtMs?: number;
@@ -392,7 +396,6 @@ function readTimelineEvents(state: TimelineState, events: readonly RecordedEvent
           senderDomain: e.domain ?? "",
           recipients: strs(d["recipients"]).map((r) => r.toLowerCase()),
           startMs: e.timeMs,
-          endMs: undefined,
           retries: [],
           pendingExchanges: [],
           pendingStatuses: [],
@@ -549,10 +552,7 @@ function readTimelineEvents(state: TimelineState, events: readonly RecordedEvent
         const reason = str(d["reason"]) ?? "";
         const accepted = d["accepted"] !== false;
         const rule = str(d["rule"]);
-        if (lane) {
-          lane.endMs = e.timeMs;
-          lane.deliveryEndMs ??= e.timeMs;
-        }
+        if (lane) lane.deliveryEndMs ??= e.timeMs;
         marks.push({
           id: `h:${e.seq}`,
           kind: "handoff",
@@ -570,10 +570,7 @@ function readTimelineEvents(state: TimelineState, events: readonly RecordedEvent
         const messageId = str(d["messageId"]) ?? "";
         const lane = laneFor(messageId, strs(d["recipients"]));
         const rule = str(d["rule"]);
-        if (lane) {
-          lane.endMs = e.timeMs;
-          lane.deliveryEndMs ??= e.timeMs;
-        }
+        if (lane) lane.deliveryEndMs ??= e.timeMs;
         marks.push({
           id: `b:${e.seq}`,
           kind: "bounce",
@@ -591,7 +588,6 @@ function readTimelineEvents(state: TimelineState, events: readonly RecordedEvent
         const messageId = str(d["messageId"]) ?? "";
         const recipient = str(d["recipient"]) ?? "";
         const lane = lanes.get(`${messageId}→${domainOf(recipient)}`);
-        if (lane && lane.endMs === undefined) lane.endMs = e.timeMs;
         if (lane)
           lane.recipientOutcomes.set(recipient.toLowerCase(), {
             outcome: str(d["outcome"]) ?? "?",
@@ -680,6 +676,20 @@ function readTimelineEvents(state: TimelineState, events: readonly RecordedEvent
   }
 }
 
+/**
+ * When a delivery ended: its actor reached a final state (finished,
+ * handedToSmtp, bounced, or the hand-off or bounce that ends it), or, in a
+ * trace without the machine's transitions, the last of its recipients'
+ * outcomes once every recipient has one. Undefined while it goes on.
+ */
+function deliveryEnd(lane: LaneBuilder): number | undefined {
+  if (lane.deliveryEndMs !== undefined) return lane.deliveryEndMs;
+  if (lane.recipients.length === 0 || lane.recipients.some((r) => !lane.recipientOutcomes.has(r))) return undefined;
+  let last = -Infinity;
+  for (const o of lane.recipientOutcomes.values()) last = Math.max(last, o.timeMs);
+  return last;
+}
+
 /** The timeline of what `state` read: lanes in order, bands, DNS marks, everything sorted. */
 function timelineOf(state: TimelineState, startMs: number, labels: ReadonlyMap<string, string>): Timeline {
   const { lanes, connectors, faults, dnsChanges, hostDomain, dsnParent, dsnOfMessage, endMs } = state;
@@ -703,7 +713,7 @@ function timelineOf(state: TimelineState, startMs: number, labels: ReadonlyMap<s
       ...(parent !== undefined && { parent }),
       label,
       startMs: b.startMs,
-      endMs: b.endMs,
+      endMs: deliveryEnd(b),
       ...(b.fallbackWindowEndMs !== undefined && { fallbackWindowEndMs: b.fallbackWindowEndMs }),
       ...(b.giveUpAtMs !== undefined && { giveUpAtMs: b.giveUpAtMs }),
       retries: [...b.retries],
@@ -739,7 +749,7 @@ function timelineOf(state: TimelineState, startMs: number, labels: ReadonlyMap<s
     const fromMs = lane.fallbackWindowStartMs ?? lane.startMs;
     // The window matters while the delivery goes on: one that ended inside it (accepted, handed to SMTP,
     // bounced) has its band end there, not run on to a window end the sender never reached.
-    const ended = lane.deliveryEndMs;
+    const ended = deliveryEnd(lane);
     bands.push(
       ended !== undefined && ended < windowEnd
         ? {
@@ -1051,7 +1061,7 @@ export interface Bucket {
   readonly handoffs: number;
   readonly dsns: number;
   readonly bounces: number;
-  /** Lanes started and not yet ended in the bucket. */
+  /** Deliveries started and not yet ended (Lane.endMs: the delivery actor's end) in the bucket. */
   readonly inFlight: number;
 }
 
@@ -1099,7 +1109,8 @@ export function buckets(
     else if (m.kind === "dsn") row.dsns += 1;
     else if (m.kind === "bounce") row.bounces += 1;
   }
-  // In flight: +1 where a lane starts, −1 after the bucket where it ends; a running sum.
+  // In flight: +1 where a delivery starts, −1 after the bucket where the delivery ended (not its first
+  // recipient's outcome: the others may be retried for days); a running sum.
   const delta = new Array<number>(n + 1).fill(0);
   for (const lane of timeline.lanes) {
     delta[indexOf(lane.startMs)] = (delta[indexOf(lane.startMs)] ?? 0) + 1;
@@ -1113,6 +1124,28 @@ export function buckets(
   }
   return rows;
 }
+
+/**
+ * The overview's line of deliveries in flight over `width` × `height`
+ * pixels (the lanes' plot): a step per bucket, drawn from the bucket's left
+ * edge to its right edge as the bars are, from x = 0 to x = width exactly,
+ * the most in flight at the top (1 px in, for the stroke).
+ */
+export function inFlightPath(rows: readonly Bucket[], width: number, height: number): string {
+  const n = rows.length;
+  if (n === 0) return "";
+  const peak = Math.max(1, ...rows.map((r) => r.inFlight));
+  const y = (v: number) => r1(height - 1 - (v / peak) * (height - 2));
+  const x = (i: number) => r1((i / n) * width);
+  let d = `M0,${y(rows[0]?.inFlight ?? 0)}`;
+  rows.forEach((r, i) => {
+    if (i > 0) d += ` V${y(r.inFlight)}`;
+    d += ` H${x(i + 1)}`;
+  });
+  return d;
+}
+
+const r1 = (v: number) => Math.round(v * 10) / 10;
 
 /** The lanes to draw: those in the scrolled viewport, and `overscan` more on each side. */
 export function visibleLaneRange(

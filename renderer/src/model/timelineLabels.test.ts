@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildTimeline, drawnMarks, itemsByLane, laneItems, timeScale, type DrawnMark, type Mark } from "./timeline.ts";
 import { LANE_MID, laneLabels, resultRuns, type Box } from "./timelineLabels.ts";
+import { arcCrosses, drawnConnectors, markObstacle } from "./timelineMarks.ts";
 import { scenarioTrace } from "./testing.ts";
 
 const labels = new Map([
@@ -71,6 +72,86 @@ describe("the labels of a lane's marks do not overlap (teach-mixed-recipient-res
     expect(byId.get("a")).toMatchObject({ anchor: "middle", y: LANE_MID + 18 });
     for (const [i, a] of placed.entries())
       for (const b of placed.slice(i + 1)) expect(intersect(a.box, b.box)).toBe(false);
+  });
+});
+
+describe("every attempt's number is written where a hand-off's diamond sits over its dot", async () => {
+  const t = await scenarioTrace("receiver-down-past-fallback-window");
+  const tl = buildTimeline(t.events, t.startedAtMs, labels);
+  const lane = tl.lanes[0]!;
+  const items = laneItems(itemsByLane(tl), lane.id);
+
+  for (const width of [700, 870, 1170])
+    it(`STATE-3: attempt 8 at +2:03:00 ended in the SMTP hand-off; its number is written under the diamond (${width} px)`, () => {
+      const scale = timeScale("linear", t.startedAtMs, tl.endMs * 1.04 - t.startedAtMs * 0.04, width, t.startedAtMs);
+      const drawn = drawnMarks(items.marks, scale, new Set([lane.id]));
+      const placed = laneLabels(drawn, width, { arcs: drawnConnectors(items.connectors, scale) });
+      const numbers = placed.filter((p) => /^\d+$/.test(p.text));
+      expect(numbers.map((p) => p.text)).toEqual(["1", "2", "3", "4", "5", "6", "7", "8"]);
+      // Each number under its own dot: it reaches the dot's middle.
+      for (const p of numbers) {
+        const dot = drawn.find((d) => d.mark.kind === "attempt" && d.mark.label === p.text)!;
+        expect(p.box.x0 - 4, p.text).toBeLessThanOrEqual(dot.x);
+        expect(p.box.x1 + 4, p.text).toBeGreaterThanOrEqual(dot.x);
+      }
+      const handoff = drawn.find((d) => d.mark.kind === "handoff")!;
+      const eight = numbers.at(-1)!;
+      expect(Math.abs(eight.x - handoff.x)).toBeLessThan(5);
+      const diamond = markObstacle("handoff")!;
+      expect(eight.box.y0).toBeGreaterThanOrEqual(diamond.y1);
+      expect(placed.find((p) => p.id === handoff.mark.id)?.text).toBe("SMTP fallback");
+      for (const [i, a] of placed.entries())
+        for (const b of placed.slice(i + 1)) expect(intersect(a.box, b.box), `${a.text} × ${b.text}`).toBe(false);
+    });
+});
+
+describe("labels over the retry connectors' arcs", async () => {
+  const t = await scenarioTrace("teach-mixed-recipient-results");
+  const tl = buildTimeline(t.events, t.startedAtMs, labels);
+  const items = itemsByLane(tl);
+  const m1 = tl.lanes.find((l) => l.label === "m1 → b.example")!;
+  const own = laneItems(items, m1.id);
+  const scale = timeScale("linear", t.startedAtMs, tl.endMs * 1.04 - t.startedAtMs * 0.04, 870, t.startedAtMs);
+  const drawn = drawnMarks(own.marks, scale, new Set([m1.id]));
+  const arcs = drawnConnectors(own.connectors, scale);
+
+  it("m1's lane, arcs from end to end: `stored` and `bounced` cross them and are written on a backing, the others not", () => {
+    const placed = laneLabels(drawn, scale.width, { arcs });
+    for (const p of placed) expect(p.backing, p.text).toBe(arcs.some((a) => arcCrosses(a.x1, a.x2, p.box)));
+    const byText = new Map(placed.map((p) => [p.text, p]));
+    expect(byText.get("stored")?.backing).toBe(true);
+    expect(byText.get("bounced")?.backing).toBe(true);
+    expect(placed.filter((p) => /^\d+\+?$/.test(p.text)).every((p) => !p.backing)).toBe(true);
+  });
+
+  it("a label takes the side of its mark that no arc crosses, when there is one", () => {
+    const mark = (id: string): Mark => ({
+      id,
+      kind: "receiver",
+      lane: "l",
+      timeMs: 0,
+      seq: 0,
+      label: "stored",
+      summary: "stored",
+      exchangeIds: [],
+    });
+    const drawnOne = [{ mark: mark("r"), x: 400, count: 1 }];
+    // An arc leaves the mark to the right: the label goes to the left, with no backing.
+    expect(laneLabels(drawnOne, 800, { arcs: [{ x1: 400, x2: 500 }] })[0]).toMatchObject({
+      anchor: "end",
+      backing: false,
+    });
+    // Arcs on both sides: the preferred side, on a backing.
+    expect(
+      laneLabels(drawnOne, 800, {
+        arcs: [
+          { x1: 300, x2: 400 },
+          { x1: 400, x2: 500 },
+        ],
+      })[0],
+    ).toMatchObject({ anchor: "start", backing: true });
+    // No arcs: the preferred side.
+    expect(laneLabels(drawnOne, 800)[0]).toMatchObject({ anchor: "start", backing: false });
   });
 });
 

@@ -10,26 +10,15 @@
  * function (the page measures with a canvas, Node estimates).
  */
 import type { DrawnMark, RecipientLane, TimeScale } from "./timeline.ts";
+import { arcCrosses, LANE_MID, markObstacle, type Box } from "./timelineMarks.ts";
 
-/** A lane row's height and the middle line the marks sit on (TimelineView's ROW). */
-export const LANE_ROW = 56;
-export const LANE_MID = LANE_ROW / 2;
-/** A recipient's sub-lane (TimelineView's SUB). */
-export const SUB_ROW = 24;
+export { LANE_MID, LANE_ROW, SUB_ROW, type Box } from "./timelineMarks.ts";
 
 /** The width of a text in the marks' 11 px font. */
 export type Measure = (text: string) => number;
 
 /** An estimate of 11 px system-ui text (wide fonts included), for Node and as a fallback. */
 export const estimateWidth: Measure = (text) => text.length * 6.6;
-
-/** A box in the lane's plot coordinates (x from the plot's left, y from the lane's top). */
-export interface Box {
-  readonly x0: number;
-  readonly x1: number;
-  readonly y0: number;
-  readonly y1: number;
-}
 
 /** One label placed: where its text goes, in the plot's coordinates. */
 export interface PlacedLabel {
@@ -41,6 +30,8 @@ export interface PlacedLabel {
   readonly y: number;
   readonly anchor: "start" | "middle" | "end";
   readonly box: Box;
+  /** It crosses a retry connector's arc: written on a backing (timelineMarks' labelBacking) so that it reads. */
+  readonly backing: boolean;
 }
 
 /** How far a text's box reaches above and below its baseline (11 px, with the font's ascent and descent). */
@@ -73,21 +64,10 @@ export function markLabelText(d: DrawnMark): string {
   }
 }
 
-/** The box a mark's own shape takes (labels keep off it); attempts' dots sit on the middle line, under no label. */
+/** The box a mark's own shape takes (labels keep off it): its shapes' box (timelineMarks.ts) where it is drawn. */
 function shapeBox(d: DrawnMark): Box | undefined {
-  const x = d.x;
-  switch (d.mark.kind) {
-    case "handoff":
-      return { x0: x - 8, x1: x + 8, y0: LANE_MID - 8, y1: LANE_MID + 8 };
-    case "bounce":
-      return { x0: x - 6, x1: x + 6, y0: LANE_MID - 6, y1: LANE_MID + 6 };
-    case "dsn":
-      return { x0: x - 7, x1: x + 7, y0: LANE_MID + 13, y1: LANE_MID + 22 };
-    case "receiver":
-      return { x0: x - 5, x1: x + 5, y0: LANE_MID - 16, y1: LANE_MID - 8 };
-    default:
-      return undefined;
-  }
+  const box = markObstacle(d.mark.kind);
+  return box && { x0: box.x0 + d.x, x1: box.x1 + d.x, y0: box.y0, y1: box.y1 };
 }
 
 type Candidate = readonly [x: number, y: number, anchor: PlacedLabel["anchor"]];
@@ -103,11 +83,19 @@ function candidates(d: DrawnMark, width: number): Candidate[] {
   };
   switch (d.mark.kind) {
     case "attempt": {
-      const y = LANE_MID + 18;
-      // Centred under the dot, or kept inside the plot at its edges.
-      if (x < 8) return [[x - 4, y, "start"]];
-      if (x > width - 8) return [[x + 4, y, "end"]];
-      return [[x, y, "middle"]];
+      // Centred under the dot (kept inside the plot near its edges), else starting or ending at its middle or up
+      // to 4 px on (still under the dot, 5.5 px wide each side, when a neighbour's number is close); a pixel
+      // lower when the dot is under a hand-off's diamond (an attempt that ended in the hand-off), clear of the
+      // diamond's tip. Places outside the plot are not free.
+      const at = (y: number): Candidate[] => [
+        ...(x < 8 ? [[x - 4, y, "start"] as const] : x > width - 8 ? [[x + 4, y, "end"] as const] : []),
+        [x, y, "middle"],
+        ...[0, 2, 4].flatMap((k): Candidate[] => [
+          [x + k, y, "start"],
+          [x - k, y, "end"],
+        ]),
+      ];
+      return [...at(LANE_MID + 18), ...at(LANE_MID + 19)];
     }
     case "handoff":
     case "bounce":
@@ -131,12 +119,19 @@ const PRIORITY: Readonly<Record<string, number>> = { bounce: 0, handoff: 1, dsn:
  * The labels of one lane's drawn marks (and of its give-up line at `giveUpX`,
  * when it has one of its own), placed so that no two overlap each other nor
  * another mark's shape, inside the plot [-4, width + 4]. Those that find no
- * place are not in the result.
+ * place are not in the result. A label goes where it crosses none of the
+ * retry connectors' `arcs` when one of its places allows it, else where it
+ * crosses some, on a backing (`backing`).
  */
 export function laneLabels(
   drawn: readonly DrawnMark[],
   width: number,
-  options: { readonly giveUpX?: number | undefined; readonly measure?: Measure } = {},
+  options: {
+    readonly giveUpX?: number | undefined;
+    readonly measure?: Measure;
+    /** The connectors' arcs drawn on the lane (drawnConnectors). */
+    readonly arcs?: readonly { readonly x1: number; readonly x2: number }[];
+  } = {},
 ): PlacedLabel[] {
   const measure = options.measure ?? estimateWidth;
   const placed: PlacedLabel[] = [];
@@ -163,16 +158,23 @@ export function laneLabels(
     box.x0 >= -4.5 &&
     box.x1 <= width + 4.5 &&
     !columns(box).some((c) => taken.get(c)?.some((t) => overlaps(t.box, box, t.gap)));
+  // The arcs, by the same columns.
+  const arcs = new Map<number, { x1: number; x2: number }[]>();
+  for (const a of options.arcs ?? [])
+    for (const c of columns({ x0: a.x1, x1: a.x2, y0: 0, y1: 0 })) {
+      const list = arcs.get(c);
+      if (list) list.push(a);
+      else arcs.set(c, [a]);
+    }
+  const crossesArc = (box: Box) => columns(box).some((c) => arcs.get(c)?.some((a) => arcCrosses(a.x1, a.x2, box)));
   const place = (id: string, text: string, options: readonly Candidate[]) => {
     const w = measure(text);
-    for (const [x, y, anchor] of options) {
-      const box = textBox(x, y, anchor, w);
-      if (free(box)) {
-        placed.push({ id, text, x, y, anchor, box });
-        take(box, GAP);
-        return;
-      }
-    }
+    const boxes = options.map(([x, y, anchor]) => ({ x, y, anchor, box: textBox(x, y, anchor, w) }));
+    const clear = boxes.find((b) => free(b.box) && !crossesArc(b.box));
+    const found = clear ?? boxes.find((b) => free(b.box));
+    if (!found) return;
+    placed.push({ id, text, ...found, backing: clear === undefined });
+    take(found.box, GAP);
   };
   if (options.giveUpX !== undefined) {
     const g = options.giveUpX;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildTimeline, drawnMarks, itemsByLane, laneItems, timeScale } from "./timeline.ts";
-import { DARK_TIMELINE_PALETTE, timelineSvg } from "./timelineSvg.ts";
+import { DARK_TIMELINE_PALETTE, LIGHT_TIMELINE_PALETTE, timelineSvg } from "./timelineSvg.ts";
+import { markShapes, shapeSvg } from "./timelineMarks.ts";
 import { scenarioTrace } from "./testing.ts";
 
 const labels = new Map([
@@ -46,6 +47,24 @@ describe("the timeline as SVG (issue 15: export the timeline as SVG and PNG)", a
     expect(svg).not.toContain("data-recipient=");
     expect(svg).not.toContain('data-kind="bounce"');
     expect(svg.match(/ data-lane="/g)?.length).toBe(tl.lanes.length);
+  });
+
+  it("draws each mark from the shapes the view draws (timelineMarks.ts), and `stored` over the arcs on a backing", () => {
+    const { svg } = timelineSvg(tl, { scale, startMs: t.startedAtMs, unfolded: new Set() });
+    for (const kind of ["bounce", "dsn", "receiver"] as const)
+      expect(svg).toContain(
+        markShapes(kind)
+          .map((s) => shapeSvg(s, LIGHT_TIMELINE_PALETTE))
+          .join(""),
+      );
+    expect(svg).toContain(
+      markShapes("attempt", "deferred")
+        .map((s) => shapeSvg(s, LIGHT_TIMELINE_PALETTE))
+        .join(""),
+    );
+    // m1's `stored` (bob's mailbox) sits where the retries' arcs run: on the lane's surface colour.
+    const m1Svg = svg.slice(svg.indexOf(`data-lane="${m1.id}"`));
+    expect(m1Svg).toMatch(/<rect [^>]*data-shape="label-backing"\/><text [^>]*>stored<\/text>/);
   });
 
   it("in the dark theme's colours: the background, the text and the lines", () => {

@@ -12,11 +12,9 @@
  * in Node (the statechart's image is drawn the same way, statechartSvg.ts).
  */
 import {
-  connectorsInWindow,
   drawnMarks,
   itemsByLane,
   laneItems,
-  OUTCOME_COLOUR,
   offsetText,
   ticks,
   type Lane,
@@ -34,49 +32,19 @@ import {
   type Measure,
   type PlacedLabel,
 } from "./timelineLabels.ts";
+import {
+  connectorShape,
+  drawnConnectors,
+  giveUpShape,
+  labelBacking,
+  LIGHT_TIMELINE_PALETTE,
+  markShapes,
+  resultShapes,
+  shapeSvg,
+  type TimelinePalette,
+} from "./timelineMarks.ts";
 
-/** The colours of the drawing: the page's theme variables (App.css, timeline.css). */
-export interface TimelinePalette {
-  readonly fg: string;
-  readonly muted: string;
-  readonly bg: string;
-  readonly surface: string;
-  readonly line: string;
-  readonly accent: string;
-  readonly pass: string;
-  readonly fail: string;
-  /** The fallback window's and a fault's bands. */
-  readonly bandWindow: string;
-  readonly bandFault: string;
-}
-
-/** The light theme's colours. */
-export const LIGHT_TIMELINE_PALETTE: TimelinePalette = {
-  fg: "#1d2330",
-  muted: "#586174",
-  bg: "#f6f7f9",
-  surface: "#ffffff",
-  line: "#d9dde5",
-  accent: "#2f5fd0",
-  pass: "#1f7a3a",
-  fail: "#b3261e",
-  bandWindow: "rgba(31, 122, 58, 0.13)",
-  bandFault: "rgba(179, 38, 30, 0.35)",
-};
-
-/** The dark theme's colours. */
-export const DARK_TIMELINE_PALETTE: TimelinePalette = {
-  fg: "#e3e6ec",
-  muted: "#a3abbb",
-  bg: "#15181e",
-  surface: "#1d2129",
-  line: "#343a46",
-  accent: "#8fb0ff",
-  pass: "#7ed69a",
-  fail: "#ff9b92",
-  bandWindow: "rgba(126, 214, 154, 0.16)",
-  bandFault: "rgba(255, 155, 146, 0.45)",
-};
+export { DARK_TIMELINE_PALETTE, LIGHT_TIMELINE_PALETTE, type TimelinePalette } from "./timelineMarks.ts";
 
 export interface TimelineSvgOptions {
   /** The window shown and the plot's width. */
@@ -101,8 +69,6 @@ const AXIS_H = 22;
 /** The labels' column (TimelineView's LABEL_W) and the fold button in it. */
 const LABEL_W = 230;
 const FOLD_W = 22;
-const RETRY_AFTER_COLOUR = "#8a5cf6";
-const DNS_COLOUR = "#0e7490";
 
 /** The standalone SVG document of the timeline over `scale`'s window, all its lanes, and its size. */
 export function timelineSvg(
@@ -181,30 +147,22 @@ function laneMarkup(
     );
   }
   out.push(`<line x1="0" x2="${n(w)}" y1="${mid}" y2="${mid}" stroke="${c.line}"/>`);
-  for (const k of connectorsInWindow(items.connectors, scale.fromMs, scale.toMs)) {
-    const x1 = clamp(scale.x(k.fromMs));
-    const x2 = clamp(scale.x(k.toMs));
-    if (x2 - x1 < 3) continue;
-    const after = k.decidedBy === "retry-after";
-    out.push(
-      `<path d="M${n(x1)},${mid - 8} Q${n((x1 + x2) / 2)},${mid - 20} ${n(x2)},${mid - 8}" fill="none" stroke="${after ? RETRY_AFTER_COLOUR : c.muted}"${after ? ' stroke-dasharray="3 2"' : ""}/>`,
-    );
-  }
+  const arcs = drawnConnectors(items.connectors, scale);
+  for (const k of arcs) out.push(shapeSvg(connectorShape(k.x1, k.x2, k.connector.decidedBy), c));
   const giveUp = lane.giveUpAtMs;
   const giveUpShown = giveUp !== undefined && giveUp >= scale.fromMs && giveUp <= scale.toMs;
   const drawn = drawnMarks(items.marks, scale, new Set([lane.id]));
   const labels = new Map(
-    laneLabels(drawn, w, { giveUpX: giveUpShown && !items.bounced ? scale.x(giveUp) : undefined, measure }).map((l) => [
-      l.id,
-      l,
-    ]),
+    laneLabels(drawn, w, {
+      giveUpX: giveUpShown && !items.bounced ? scale.x(giveUp) : undefined,
+      measure,
+      arcs,
+    }).map((l) => [l.id, l]),
   );
-  if (giveUpShown) {
-    const gx = n(scale.x(giveUp));
+  if (giveUpShown)
     out.push(
-      `<g data-kind="give-up"><line x1="${gx}" x2="${gx}" y1="2" y2="${LANE_ROW - 2}" stroke="${c.fg}" stroke-width="2" stroke-dasharray="4 2"/>${labelMarkup(labels.get("give-up"), c)}</g>`,
+      `<g data-kind="give-up">${shapeSvg(giveUpShape(scale.x(giveUp)), c)}${labelMarkup(labels.get("give-up"), c)}</g>`,
     );
-  }
   const playhead = options.playheadMs;
   if (playhead !== undefined && playhead >= scale.fromMs && playhead <= scale.toMs) {
     const px = n(scale.x(playhead));
@@ -215,39 +173,12 @@ function laneMarkup(
   for (const { mark: m, x, count } of drawn) {
     const attrs = `data-mark-id="${esc(m.id)}" data-kind="${m.kind}" data-time-ms="${m.timeMs - startMs}"${m.attempt !== undefined ? ` data-attempt="${m.attempt}"` : ""}${m.outcome !== undefined ? ` data-outcome="${m.outcome}"` : ""}${count > 1 ? ` data-count="${count}"` : ""}`;
     const title = `<title>${esc(count > 1 ? `${m.summary} (and ${count - 1} more here)` : m.summary)}</title>`;
-    const text = labelMarkup(labels.get(m.id), c);
-    const X = n(x);
-    switch (m.kind) {
-      case "attempt":
-        out.push(
-          `<g ${attrs}>${title}<circle cx="${X}" cy="${mid}" r="5.5" fill="${OUTCOME_COLOUR[m.outcome ?? ""] ?? "gray"}"/>${text}</g>`,
-        );
-        break;
-      case "handoff":
-        out.push(
-          `<g ${attrs}>${title}<path transform="translate(${X},${mid})" d="M0,-8 L8,0 L0,8 L-8,0 Z" fill="${c.fg}"/>${text}</g>`,
-        );
-        break;
-      case "bounce":
-        out.push(
-          `<g ${attrs}>${title}<path transform="translate(${X},${mid})" d="M-6,-6 L6,6 M6,-6 L-6,6" stroke="${c.fail}" stroke-width="3"/>${text}</g>`,
-        );
-        break;
-      case "dsn":
-        out.push(
-          `<g ${attrs}>${title}<rect x="${n(x - 7)}" y="${mid + 13}" width="14" height="9" rx="2" fill="${c.surface}" stroke="${c.fail}"/>${text}</g>`,
-        );
-        break;
-      case "dns":
-        out.push(
-          `<g ${attrs}>${title}<line x1="${X}" x2="${X}" y1="2" y2="${LANE_ROW - 2}" stroke="${DNS_COLOUR}" stroke-dasharray="2 2"/>${text}</g>`,
-        );
-        break;
-      default:
-        out.push(
-          `<g ${attrs}>${title}<path transform="translate(${X},${mid - 12})" d="M-5,-4 L5,-4 L0,4 Z" fill="${c.pass}"/>${text}</g>`,
-        );
-    }
+    const shapes = markShapes(m.kind, m.outcome)
+      .map((s) => shapeSvg(s, c))
+      .join("");
+    out.push(
+      `<g ${attrs}>${title}<g transform="translate(${n(x)},0)">${shapes}</g>${labelMarkup(labels.get(m.id), c)}</g>`,
+    );
   }
   out.push("</g>");
   const attemptXs = drawn.filter((d) => d.mark.kind === "attempt").map((d) => d.x);
@@ -293,7 +224,11 @@ function subLaneMarkup(
     if (x.timeMs < scale.fromMs || x.timeMs > scale.toMs) continue;
     const px = scale.x(x.timeMs);
     out.push(
-      `<rect data-kind="recipient-result" data-attempt="${x.attempt}" data-status="${esc(x.status)}" data-time-ms="${x.timeMs - startMs}" x="${n(px - 4)}" y="${mid - 4}" width="8" height="8" rx="1" fill="${OUTCOME_COLOUR[x.status] ?? "gray"}"/>`,
+      `<g data-kind="recipient-result" data-attempt="${x.attempt}" data-status="${esc(x.status)}" data-time-ms="${x.timeMs - startMs}" transform="translate(${n(px)},0)">${resultShapes(
+        x.status,
+      )
+        .map((s) => shapeSvg(s, c))
+        .join("")}</g>`,
     );
   }
   for (const run of resultRuns(r, scale, measure)) {
@@ -311,7 +246,7 @@ function subLaneMarkup(
 
 function labelMarkup(label: PlacedLabel | undefined, c: TimelinePalette): string {
   if (!label) return "";
-  return `<text x="${n(label.x)}" y="${n(label.y)}" text-anchor="${label.anchor}" font-size="11" fill="${c.fg}" data-label-for="${esc(label.id)}">${esc(label.text)}</text>`;
+  return `${label.backing ? shapeSvg(labelBacking(label.box), c) : ""}<text x="${n(label.x)}" y="${n(label.y)}" text-anchor="${label.anchor}" font-size="11" fill="${c.fg}" data-label-for="${esc(label.id)}">${esc(label.text)}</text>`;
 }
 
 /** `text` cut with an ellipsis to `width` px at `size` px (measure gives 11 px widths). */

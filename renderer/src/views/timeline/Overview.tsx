@@ -1,8 +1,9 @@
 import { memo, useDeferredValue, useMemo } from "react";
-import { Bar, ComposedChart, Line, Tooltip, XAxis, YAxis } from "recharts";
+import { Bar, ComposedChart, Tooltip, XAxis, YAxis } from "recharts";
 import {
   ATTEMPT_OUTCOMES,
   buckets,
+  inFlightPath,
   OUTCOME_TEXT,
   offsetText,
   timeScale,
@@ -13,6 +14,8 @@ import { OUTCOME_COLOUR } from "./colours.ts";
 
 const BUCKETS = 120;
 const OVERVIEW_HEIGHT = 56;
+/** The chart's margin over the bars. */
+const TOP = 4;
 /** The in-flight line's colour (legend too). */
 export const IN_FLIGHT_COLOUR = "#2f5fd0";
 
@@ -91,9 +94,10 @@ const OverviewChart = memo(function OverviewChart({
   toMs,
   onZoom,
 }: OverviewChartProps) {
+  const counts = useMemo(() => buckets(timeline, BUCKETS, kind, toMs), [timeline, kind, toMs]);
   const rows = useMemo(
     () =>
-      buckets(timeline, BUCKETS, kind, toMs).map((b, i) => ({
+      counts.map((b, i) => ({
         i,
         fromMs: b.fromMs,
         toMs: b.toMs,
@@ -102,11 +106,14 @@ const OverviewChart = memo(function OverviewChart({
         dsns: b.dsns + b.bounces,
         inFlight: b.inFlight,
       })),
-    [timeline, kind, toMs],
+    [counts],
   );
   const startMs = timeline.startMs;
   const total = useMemo(() => timeline.marks.filter((m) => m.kind === "attempt").length, [timeline]);
   const peak = useMemo(() => rows.reduce((n, r) => Math.max(n, r.inFlight), 0), [rows]);
+  // Deliveries in flight: a step per bucket over the lanes' plot, from its left edge to its right edge exactly
+  // (drawn here rather than as a chart line, whose steps start and end in the middle of the first and last bars).
+  const flight = useMemo(() => inFlightPath(counts, plotWidth, OVERVIEW_HEIGHT - TOP), [counts, plotWidth]);
   return (
     <figure
       className="overview"
@@ -117,7 +124,7 @@ const OverviewChart = memo(function OverviewChart({
         width={width}
         height={OVERVIEW_HEIGHT}
         data={rows}
-        margin={{ top: 4, right: Math.max(0, width - left - 4 - plotWidth), bottom: 0, left: left + 4 }}
+        margin={{ top: TOP, right: Math.max(0, width - left - 4 - plotWidth), bottom: 0, left: left + 4 }}
         barCategoryGap={0}
         onClick={(state) => {
           const i = Number(state.activeIndex);
@@ -127,7 +134,6 @@ const OverviewChart = memo(function OverviewChart({
       >
         <XAxis dataKey="i" hide />
         <YAxis yAxisId="count" hide allowDecimals={false} />
-        <YAxis yAxisId="flight" hide allowDecimals={false} orientation="right" />
         {ATTEMPT_OUTCOMES.map((o) => (
           <Bar
             key={o}
@@ -155,30 +161,27 @@ const OverviewChart = memo(function OverviewChart({
           name="DSNs and bounces"
           isAnimationActive={false}
         />
-        {/* Deliveries in flight: a line on a scale of its own, over the bars. */}
-        <Line
-          dataKey="inFlight"
-          yAxisId="flight"
-          type="stepAfter"
-          stroke={IN_FLIGHT_COLOUR}
-          strokeWidth={1.5}
-          dot={false}
-          name="deliveries in flight"
-          isAnimationActive={false}
-          className="in-flight"
-        />
         <Tooltip
           isAnimationActive={false}
           itemStyle={{ color: "var(--fg)" }}
           contentStyle={{ background: "var(--surface)", borderColor: "var(--line)" }}
           labelFormatter={(_, payload) => {
-            const row = payload?.[0]?.payload as { fromMs: number; toMs: number } | undefined;
+            const row = payload?.[0]?.payload as { fromMs: number; toMs: number; inFlight: number } | undefined;
             return row
-              ? `${offsetText(row.fromMs, startMs).replace(/\.\d+$/, "")} – ${offsetText(row.toMs, startMs).replace(/\.\d+$/, "")}`
+              ? `${offsetText(row.fromMs, startMs).replace(/\.\d+$/, "")} – ${offsetText(row.toMs, startMs).replace(/\.\d+$/, "")} · ${row.inFlight} in flight`
               : "";
           }}
         />
       </ComposedChart>
+      <svg
+        className="in-flight-layer"
+        width={plotWidth}
+        height={OVERVIEW_HEIGHT - TOP}
+        style={{ left: left + 4, top: TOP }}
+        aria-hidden="true"
+      >
+        <path className="in-flight" d={flight} fill="none" stroke={IN_FLIGHT_COLOUR} strokeWidth={1.5} />
+      </svg>
     </figure>
   );
 });

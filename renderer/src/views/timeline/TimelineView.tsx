@@ -15,7 +15,6 @@ import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import {
   ATTEMPT_OUTCOMES,
   buildTimeline,
-  connectorsInWindow,
   drawnMarks,
   itemsByLane,
   laneItems,
@@ -36,9 +35,18 @@ import {
   type TimeScale,
 } from "../../model/timeline.ts";
 import { LANE_ROW, laneLabels, resultRuns, SUB_ROW, type PlacedLabel } from "../../model/timelineLabels.ts";
+import {
+  connectorShape,
+  drawnConnectors,
+  giveUpShape,
+  labelBacking,
+  markShapes,
+  resultShapes,
+} from "../../model/timelineMarks.ts";
 import { ImageExportButtons } from "../ImageExportButtons.tsx";
 import { IN_FLIGHT_COLOUR, Overview } from "./Overview.tsx";
 import { RetryChart } from "./RetryChart.tsx";
+import { ShapeView, Shapes } from "./Shapes.tsx";
 import { OUTCOME_COLOUR } from "./colours.ts";
 import { measureLabel } from "./measure.ts";
 import { timelineImage } from "./timelineImage.ts";
@@ -543,20 +551,25 @@ interface LaneRowProps {
 
 const clampX = (x: number, w: number) => Math.min(w + 4, Math.max(-4, x));
 
-/** A placed label (timelineLabels.ts), drawn in a mark's group translated by (dx, dy). */
-function Label({ label, dx, dy, testId }: { label: PlacedLabel | undefined; dx: number; dy: number; testId?: string }) {
+/** A placed label (timelineLabels.ts), on its backing where it crosses an arc, in a group translated by dx. */
+function Label({ label, dx, testId }: { label: PlacedLabel | undefined; dx: number; testId?: string }) {
   if (!label) return null;
   return (
-    <text
-      x={label.x - dx}
-      y={label.y - dy}
-      textAnchor={label.anchor}
-      className="mark-label"
-      data-testid={testId}
-      data-label-for={label.id}
-    >
-      {label.text}
-    </text>
+    <>
+      {label.backing && (
+        <ShapeView shape={labelBacking({ ...label.box, x0: label.box.x0 - dx, x1: label.box.x1 - dx })} />
+      )}
+      <text
+        x={label.x - dx}
+        y={label.y}
+        textAnchor={label.anchor}
+        className="mark-label"
+        data-testid={testId}
+        data-label-for={label.id}
+      >
+        {label.text}
+      </text>
+    </>
   );
 }
 
@@ -589,7 +602,7 @@ const LaneRow = memo(function LaneRow({
   const own = useMemo(() => new Set([lane.id]), [lane.id]);
   const drawn = useMemo(() => drawnMarks(items.marks, scale, own), [items.marks, scale, own]);
   const bands = items.bands;
-  const connectors = connectorsInWindow(items.connectors, scale.fromMs, scale.toMs);
+  const arcs = useMemo(() => drawnConnectors(items.connectors, scale), [items.connectors, scale]);
   const giveUp = lane.giveUpAtMs;
   const giveUpShown = giveUp !== undefined && giveUp >= scale.fromMs && giveUp <= scale.toMs;
   // Every label where it overlaps no other (nor another mark's shape); those left out are in the marks' names.
@@ -599,9 +612,10 @@ const LaneRow = memo(function LaneRow({
         laneLabels(drawn, w, {
           giveUpX: giveUpShown && !items.bounced ? scale.x(giveUp) : undefined,
           measure: measureLabel,
+          arcs,
         }).map((l) => [l.id, l]),
       ),
-    [drawn, w, giveUpShown, items.bounced, scale, giveUp],
+    [drawn, w, giveUpShown, items.bounced, scale, giveUp, arcs],
   );
   const attemptXs = useMemo(() => drawn.filter((d) => d.mark.kind === "attempt").map((d) => d.x), [drawn]);
   const subs = unfolded ? lane.recipientLanes : [];
@@ -664,22 +678,13 @@ const LaneRow = memo(function LaneRow({
               );
             })}
             <line x1={0} x2={w} y1={mid} y2={mid} className="lane-axis" />
-            {connectors.map((c) => {
-              const x1 = clampX(scale.x(c.fromMs), w);
-              const x2 = clampX(scale.x(c.toMs), w);
-              if (x2 - x1 < 3) return null;
-              return (
-                <path
-                  key={c.retry}
-                  className={`connector ${c.decidedBy}`}
-                  d={`M${x1},${mid - 8} Q${(x1 + x2) / 2},${mid - 20} ${x2},${mid - 8}`}
-                />
-              );
-            })}
+            {arcs.map((a) => (
+              <ShapeView key={a.connector.retry} shape={connectorShape(a.x1, a.x2, a.connector.decidedBy)} />
+            ))}
             {giveUpShown && (
               <g data-kind="give-up" data-time-ms={giveUp - startMs}>
-                <line x1={scale.x(giveUp)} x2={scale.x(giveUp)} y1={2} y2={ROW - 2} className="give-up" />
-                <Label label={labels.get("give-up")} dx={0} dy={0} />
+                <ShapeView shape={giveUpShape(scale.x(giveUp))} />
+                <Label label={labels.get("give-up")} dx={0} />
               </g>
             )}
             {playheadMs >= scale.fromMs && playheadMs <= scale.toMs && (
@@ -725,51 +730,16 @@ const LaneRow = memo(function LaneRow({
                 },
                 onPointerLeave: () => onHover(undefined),
               };
-              if (m.kind === "attempt")
-                return (
-                  <g
-                    key={m.id}
-                    {...common}
-                    data-attempt={m.attempt}
-                    data-outcome={m.outcome}
-                    transform={`translate(${x},${mid})`}
-                  >
-                    <circle r={isSel ? 7 : 5.5} fill={OUTCOME_COLOUR[m.outcome ?? ""] ?? "gray"} />
-                    <Label label={label} dx={x} dy={mid} testId="attempt-number" />
-                  </g>
-                );
-              if (m.kind === "handoff")
-                return (
-                  <g key={m.id} {...common} data-outcome="smtp" transform={`translate(${x},${mid})`}>
-                    <path d="M0,-8 L8,0 L0,8 L-8,0 Z" className="handoff-shape" />
-                    <Label label={label} dx={x} dy={mid} />
-                  </g>
-                );
-              if (m.kind === "bounce")
-                return (
-                  <g key={m.id} {...common} data-outcome="bounced" transform={`translate(${x},${mid})`}>
-                    <path d="M-6,-6 L6,6 M6,-6 L-6,6" className="bounce-shape" />
-                    <Label label={label} dx={x} dy={mid} />
-                  </g>
-                );
-              if (m.kind === "dsn")
-                return (
-                  <g key={m.id} {...common} transform={`translate(${x},${mid + 17})`}>
-                    <rect x={-7} y={-4} width={14} height={9} rx={2} className="dsn-shape" />
-                    <Label label={label} dx={x} dy={mid + 17} />
-                  </g>
-                );
-              if (m.kind === "dns")
-                return (
-                  <g key={m.id} {...common} transform={`translate(${x},0)`}>
-                    <line y1={2} y2={ROW - 2} className="dns-line" />
-                    <Label label={label} dx={x} dy={0} />
-                  </g>
-                );
               return (
-                <g key={m.id} {...common} transform={`translate(${x},${mid - 12})`}>
-                  <path d="M-5,-4 L5,-4 L0,4 Z" className="receiver-shape" />
-                  <Label label={label} dx={x} dy={mid - 12} />
+                <g
+                  key={m.id}
+                  {...common}
+                  data-attempt={m.attempt}
+                  data-outcome={m.kind === "handoff" ? "smtp" : m.kind === "bounce" ? "bounced" : m.outcome}
+                  transform={`translate(${x},0)`}
+                >
+                  <Shapes shapes={markShapes(m.kind, m.outcome, { selected: isSel })} />
+                  <Label label={label} dx={x} testId={m.kind === "attempt" ? "attempt-number" : undefined} />
                 </g>
               );
             })}
@@ -852,10 +822,10 @@ const RecipientRow = memo(function RecipientRow({ recipient: r, scale, startMs, 
                 data-status={x.status}
                 data-time-ms={x.timeMs - startMs}
                 data-x={px.toFixed(2)}
-                transform={`translate(${px},${mid})`}
+                transform={`translate(${px},0)`}
               >
                 <title>{`${r.recipient}: attempt ${x.attempt} ${text}${x.rule ? ` [${x.rule}]` : ""}`}</title>
-                <rect x={-4} y={-4} width={8} height={8} rx={1} fill={OUTCOME_COLOUR[x.status] ?? "gray"} />
+                <Shapes shapes={resultShapes(x.status)} />
               </g>
             );
           })}
