@@ -38,6 +38,13 @@ export interface OpenedFile {
   readonly name: string;
   readonly path: string;
   readonly text: string;
+  /**
+   * A scenario's `eml:` files, read by main next to it when it opened it (as `mailscope run` resolves
+   * them): their bytes, by the path as the scenario writes it. The run's `start` takes them.
+   */
+  readonly emls?: Readonly<Record<string, Uint8Array>>;
+  /** Why main could not read each of the scenario's `eml:` paths that has no bytes (`no such file (/abs/x.eml)`). */
+  readonly emlErrors?: Readonly<Record<string, string>>;
 }
 
 /** The outcome of the open dialog. */
@@ -184,10 +191,17 @@ export function isAppCommand(value: unknown): value is AppCommand {
         (f["kind"] === "scenario" || f["kind"] === "trace") &&
         typeof f["name"] === "string" &&
         typeof f["path"] === "string" &&
-        typeof f["text"] === "string"
+        typeof f["text"] === "string" &&
+        (f["emls"] === undefined || isRecordOf(f["emls"], (b) => b instanceof Uint8Array)) &&
+        (f["emlErrors"] === undefined || isRecordOf(f["emlErrors"], (m) => typeof m === "string"))
       );
     }
     default:
       return false;
   }
+}
+
+/** Whether `value` is a plain object whose every own value passes `check`. */
+function isRecordOf(value: unknown, check: (v: unknown) => boolean): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && Object.values(value).every(check);
 }

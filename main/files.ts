@@ -6,6 +6,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { FileTooLargeError, READ_LIMITS, readBoundedText } from "../app/node/boundedRead.ts";
+import { readScenarioEmls } from "../app/node/scenarioLoader.ts";
 import { summarizeScenario } from "../app/sim/scenarioSummary.ts";
 import { isRecentFile, type FileKind, type OpenedFile, type RecentFile } from "./channels.ts";
 
@@ -24,7 +25,11 @@ export function filesFromArgv(argv: readonly string[]): string[] {
 /** The largest file the app reads (a 100k-event trace is ~60 MB): the limit for traces (app/node/boundedRead.ts). */
 export const MAX_FILE_BYTES = READ_LIMITS.traces;
 
-/** Reads a file for the renderer, at most its kind's limit (a trace 256 MiB, a scenario 32 MiB); never past it. */
+/**
+ * Reads a file for the renderer, at most its kind's limit (a trace 256 MiB, a scenario 32 MiB); never past it.
+ * A scenario comes with its `eml:` files, read as `mailscope run` reads them (decision 0029): each at most
+ * 100 MiB, regular files only; one that cannot be read leaves the scenario opened, and its run says why.
+ */
 export async function readOpenedFile(path: string, kind?: FileKind): Promise<OpenedFile> {
   const opened = kind ?? kindOfPath(path) ?? "scenario";
   let text: string;
@@ -38,7 +43,14 @@ export async function readOpenedFile(path: string, kind?: FileKind): Promise<Ope
       );
     throw error;
   }
-  return { kind: opened, name: basename(path), path, text };
+  const file = { kind: opened, name: basename(path), path, text };
+  if (opened === "trace") return file;
+  const { emls, emlErrors } = await readScenarioEmls(path, text);
+  return {
+    ...file,
+    ...(Object.keys(emls).length > 0 && { emls }),
+    ...(Object.keys(emlErrors).length > 0 && { emlErrors }),
+  };
 }
 
 /** At most this many recent files. */

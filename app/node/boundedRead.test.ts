@@ -4,11 +4,19 @@
  * bytes, with the file and the limit named.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FileTooLargeError, READ_LIMITS, readBounded, readBoundedText, readErrorReason } from "./boundedRead.ts";
+import {
+  FileTooLargeError,
+  NotRegularFileError,
+  READ_LIMITS,
+  readBounded,
+  readBoundedRegular,
+  readBoundedText,
+  readErrorReason,
+} from "./boundedRead.ts";
 
 let dir: string;
 beforeAll(async () => {
@@ -67,5 +75,44 @@ describe("readBounded (issue 16: unbounded reads of files)", () => {
   it("says why a file cannot be read in words", async () => {
     expect(readErrorReason(await readBounded(join(dir, "none"), "keys").catch((e: unknown) => e))).toBe("no such file");
     expect(readErrorReason(await readBounded(dir, "keys").catch((e: unknown) => e))).toBe("it is a folder");
+  });
+});
+
+describe("readBoundedRegular (files a document names: regular files only)", () => {
+  it("reads a regular file as readBounded does, up to its limit", async () => {
+    const file = join(dir, "regular.eml");
+    await writeFile(file, "Subject: hi\r\n\r\nbody\r\n");
+    expect((await readBoundedRegular(file, "messages")).toString("utf8")).toBe("Subject: hi\r\n\r\nbody\r\n");
+    await expect(readBoundedRegular(file, "test files", 5)).rejects.toThrow(
+      `${file}: larger than 5 bytes (the limit for test files)`,
+    );
+  });
+
+  it("refuses a FIFO with no writer at once: the open does not wait for one, and nothing is read", async () => {
+    const fifo = join(dir, "lonely-pipe");
+    execFileSync("mkfifo", [fifo]);
+    // No writer is ever started: a blocking open would wait forever; this one returns and refuses it.
+    const error: unknown = await readBoundedRegular(fifo, "messages").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NotRegularFileError);
+    expect((error as Error).message).toBe(`${fifo}: not a regular file (it is a FIFO)`);
+    expect(readErrorReason(error)).toBe("not a regular file (it is a FIFO)");
+  });
+
+  it("refuses a device and a folder", async () => {
+    expect(readErrorReason(await readBoundedRegular("/dev/zero", "messages").catch((e: unknown) => e))).toBe(
+      "not a regular file (it is a device)",
+    );
+    expect(readErrorReason(await readBoundedRegular(dir, "messages").catch((e: unknown) => e))).toBe(
+      "not a regular file (it is a folder)",
+    );
+  });
+
+  it("refuses a file one byte over the message limit (100 MiB) from its size, without reading it", async () => {
+    const file = join(dir, "huge.eml");
+    await writeFile(file, "");
+    await truncate(file, READ_LIMITS.messages + 1); // sparse: no 100 MiB written
+    await expect(readBoundedRegular(file, "messages")).rejects.toThrow(
+      `${file}: larger than 104857600 bytes (the limit for messages)`,
+    );
   });
 });

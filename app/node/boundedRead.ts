@@ -10,7 +10,8 @@
  * The limits ({@link READ_LIMITS}) are documented in README.md ("Limits on
  * input").
  */
-import { open } from "node:fs/promises";
+import { constants, type Stats } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
 import { MAX_MESSAGE_BYTES } from "../sim/scenario.ts";
 
 /** What a file holds, for the limit and the message that names it. */
@@ -65,24 +66,75 @@ export async function readBounded(file: string, kind: ReadKind | string, limit?:
   if (max === undefined) throw new RangeError(`no read limit for ${kind}`);
   const handle = await open(file, "r");
   try {
-    const stat = await handle.stat();
-    if (stat.isFile() && stat.size > max) throw new FileTooLargeError(file, max, kind);
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for (;;) {
-      // One byte past the limit tells a file of exactly `max` bytes from a larger one.
-      const want = Math.min(CHUNK, max + 1 - total);
-      const buffer = Buffer.allocUnsafe(want);
-      const { bytesRead } = await handle.read(buffer, 0, want, null);
-      if (bytesRead === 0) break;
-      chunks.push(bytesRead === want ? buffer : buffer.subarray(0, bytesRead));
-      total += bytesRead;
-      if (total > max) throw new FileTooLargeError(file, max, kind);
-    }
-    return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
+    return await readHandle(handle, await handle.stat(), file, kind, max);
   } finally {
     await handle.close();
   }
+}
+
+/** A file that is not a regular file (a FIFO, a device, a socket, a folder), refused by {@link readBoundedRegular}. */
+export class NotRegularFileError extends Error {
+  readonly code = "ENOTREG";
+  readonly file: string;
+  /** What it is instead: `a folder`, `a FIFO`, `a device`, `a socket`. */
+  readonly what: string;
+  constructor(file: string, what: string) {
+    super(`${file}: not a regular file (it is ${what})`);
+    this.name = "NotRegularFileError";
+    this.file = file;
+    this.what = what;
+  }
+}
+
+/**
+ * As {@link readBounded}, for regular files only: a FIFO, a device, a socket
+ * or a folder is refused ({@link NotRegularFileError}) before a byte of it is
+ * read. The file is opened non-blocking, so a FIFO with no writer does not
+ * hold the open (a blocking open of one waits for a writer); a regular file
+ * reads the same either way. For files a document names, which the reader
+ * did not choose (the desktop app reading a scenario's `eml:` files).
+ */
+export async function readBoundedRegular(file: string, kind: ReadKind | string, limit?: number): Promise<Buffer> {
+  const max = limit ?? (READ_LIMITS as Record<string, number>)[kind];
+  if (max === undefined) throw new RangeError(`no read limit for ${kind}`);
+  // O_NONBLOCK is POSIX; Windows has no FIFOs to open this way and no such flag (undefined there).
+  const handle = await open(file, constants.O_RDONLY | ((constants as { O_NONBLOCK?: number }).O_NONBLOCK ?? 0));
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) {
+      const what = stat.isDirectory()
+        ? "a folder"
+        : stat.isFIFO()
+          ? "a FIFO"
+          : stat.isSocket()
+            ? "a socket"
+            : stat.isCharacterDevice() || stat.isBlockDevice()
+              ? "a device"
+              : "not a file";
+      throw new NotRegularFileError(file, what);
+    }
+    return await readHandle(handle, stat, file, kind, max);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Reads an open file piece by piece, at most `max` bytes (one more tells that there were more). */
+async function readHandle(handle: FileHandle, stat: Stats, file: string, kind: string, max: number): Promise<Buffer> {
+  if (stat.isFile() && stat.size > max) throw new FileTooLargeError(file, max, kind);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    // One byte past the limit tells a file of exactly `max` bytes from a larger one.
+    const want = Math.min(CHUNK, max + 1 - total);
+    const buffer = Buffer.allocUnsafe(want);
+    const { bytesRead } = await handle.read(buffer, 0, want, null);
+    if (bytesRead === 0) break;
+    chunks.push(bytesRead === want ? buffer : buffer.subarray(0, bytesRead));
+    total += bytesRead;
+    if (total > max) throw new FileTooLargeError(file, max, kind);
+  }
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
 }
 
 /** {@link readBounded} as UTF-8 text. */
@@ -101,5 +153,6 @@ export function readErrorReason(error: unknown): string {
   if (code === "ENOENT") return "no such file";
   if (code === "EISDIR") return "it is a folder";
   if (code === "EACCES") return "permission denied";
+  if (error instanceof NotRegularFileError) return `not a regular file (it is ${error.what})`;
   return error instanceof Error ? error.message : String(error);
 }

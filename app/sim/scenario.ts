@@ -1177,16 +1177,22 @@ export async function loadScenario(text: string, options: LoadScenarioOptions = 
  * `start` command, a worker's one-shot run, a bug bundle's `emls`), by the
  * path as the scenario writes it. A bare ArrayBuffer (a transferred file) is
  * taken as its bytes. A path not among them rejects, and the load reports it
- * at the message's `eml` field: in the app, whose pages read no file a
- * scenario names, that is where an `eml:` message ends unless a bug bundle
- * brought its bytes.
+ * at the message's `eml` field: with `errors[path]` when the shell tried to
+ * read it and says why (the desktop app reads a scenario's `eml:` files when
+ * it opens it), else {@link EML_NOT_GIVEN} (the browser build reads no file a
+ * scenario names: there an `eml:` message ends unless a bug bundle brought
+ * its bytes).
  */
-export function emlReader(emls: Readonly<Record<string, unknown>> | undefined): (path: string) => Promise<Uint8Array> {
+export function emlReader(
+  emls: Readonly<Record<string, unknown>> | undefined,
+  errors?: Readonly<Record<string, string>>,
+): (path: string) => Promise<Uint8Array> {
   return (path) => {
     const bytes: unknown = emls !== undefined && Object.hasOwn(emls, path) ? emls[path] : undefined;
     if (bytes instanceof Uint8Array) return Promise.resolve(bytes);
     if (bytes instanceof ArrayBuffer) return Promise.resolve(new Uint8Array(bytes));
-    return Promise.reject(new Error(EML_NOT_GIVEN));
+    const why = errors !== undefined && Object.hasOwn(errors, path) ? errors[path] : undefined;
+    return Promise.reject(new Error(typeof why === "string" ? why : EML_NOT_GIVEN));
   };
 }
 

@@ -419,6 +419,28 @@ expectations:
     });
   });
 
+  it("an eml: path the shell could not read: the run says why at the message's eml field (emlErrors)", async () => {
+    const c = connect();
+    await c.send({
+      type: "start",
+      text: EML_SCENARIO,
+      file: "raw.yaml",
+      emls: {},
+      emlErrors: { "mail/hello.eml": "no such file (/home/u/mail/hello.eml)" },
+    });
+    expect(c.last()).toEqual({
+      type: "invalid",
+      errors: ["raw.yaml:7:62: messages[0].eml: cannot read mail/hello.eml: no such file (/home/u/mail/hello.eml)"],
+    });
+    const bad = connect();
+    await bad.send({
+      type: "start",
+      text: EML_SCENARIO,
+      emlErrors: { "mail/hello.eml": 7 },
+    } as unknown as StartCommand);
+    expect(bad.last()).toMatchObject({ type: "error" });
+  });
+
   it("recordBodies keeps whole HTTP bodies in the trace (the inspector shows them); without it, none", async () => {
     const bodies = async (recordBodies: boolean) => {
       const c = connect();

@@ -173,7 +173,7 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
     const load = await loadScenario(command.text, {
       ...(command.file !== undefined && { file: command.file }),
       // A Uint8Array as the protocol says; a bare ArrayBuffer (a transferred file) is taken too.
-      readFile: emlReader(command.emls),
+      readFile: emlReader(command.emls, command.emlErrors),
     });
     if (!load.ok) return invalid(load.errors.map(formatScenarioError));
     const { loaded } = load;
@@ -556,6 +556,14 @@ function startProblem(command: StartCommand): string | undefined {
   }
   if (command.emls !== undefined && (typeof command.emls !== "object" || command.emls === null)) {
     return "emls maps each eml path to its bytes (a Uint8Array)";
+  }
+  if (
+    command.emlErrors !== undefined &&
+    (typeof command.emlErrors !== "object" ||
+      command.emlErrors === null ||
+      !Object.values(command.emlErrors).every((m: unknown) => typeof m === "string"))
+  ) {
+    return "emlErrors maps each eml path to why it could not be read (a string)";
   }
   return undefined;
 }

@@ -49,6 +49,11 @@ export interface StartCommand {
   readonly readings?: readonly (readonly [string, string])[];
   /** The bytes of the scenario's `eml:` files, by the path the scenario names. */
   readonly emls?: Readonly<Record<string, Uint8Array>>;
+  /**
+   * Why the shell could not read each `eml:` path that has no bytes (the desktop app's main reads them when it
+   * opens the scenario): the run says it at the message's `eml` field in place of "not given".
+   */
+  readonly emlErrors?: Readonly<Record<string, string>>;
   /** Keep whole HTTP bodies in the trace (the inspector shows them). Default false. */
   readonly recordBodies?: boolean;
   /** The Mailscope version for the trace. */

@@ -7,7 +7,7 @@ import type { Trace } from "../../app/trace/schema.ts";
 import { summarizeScenario } from "../../app/sim/scenarioSummary.ts";
 import { ErrorBoundary } from "./components/ErrorBoundary.tsx";
 import { RulesPanel } from "./components/RulesPanel.tsx";
-import { duplicateDoc, fileDoc, newDoc } from "./model/editorDoc.ts";
+import { duplicateDoc, fileDoc, newDoc, type EmlFiles } from "./model/editorDoc.ts";
 import type { LibraryEntry } from "./model/library.ts";
 import { mergeSettings } from "./model/readings.ts";
 import { platform } from "./platform.ts";
@@ -42,6 +42,15 @@ function ownsKey(target: EventTarget | null, key: string): boolean {
   return key === " " && (tag === "BUTTON" || tag === "SUMMARY" || tag === "A");
 }
 
+/** The eml: files main read with a scenario it opened (Electron); undefined when there are none. */
+function emlFilesOf(file: ShellFile): EmlFiles | undefined {
+  if (file.emls === undefined && file.emlErrors === undefined) return undefined;
+  return {
+    ...(file.emls !== undefined && { emls: file.emls }),
+    ...(file.emlErrors !== undefined && { emlErrors: file.emlErrors }),
+  };
+}
+
 /** The window: a title bar, the scenario library on the left, the run (or the rules) on the right. */
 export function App() {
   const [info, setInfo] = useState<AppInfo | undefined>();
@@ -60,8 +69,8 @@ export function App() {
   const phase = phaseOf(snapshot);
   const { context } = snapshot;
   const editor = useScenarioEditor(info?.shell, setError);
-  // The bytes of the run's eml: files, for its bug bundle and Compare: a live run's are its start's (the app
-  // reads no eml: file itself, so a live run has none), an opened bundle's are the bundle's.
+  // The bytes of the run's eml: files, for its bug bundle and Compare: a live run's are its start's (those the
+  // desktop app's main read next to the scenario it opened; none in the browser), an opened bundle's the bundle's.
   const bundledEmls = useMemo(() => (bundle ? bundleEmls(bundle.bundle) : undefined), [bundle]);
   const emls =
     context.source?.kind === "scenario"
@@ -84,7 +93,7 @@ export function App() {
       ? { ...results, [current.file]: context.result.passed }
       : results;
 
-  const run = (entry: LibraryEntry, text: string, file: string) => {
+  const run = (entry: LibraryEntry, text: string, file: string, emlFiles?: EmlFiles) => {
     setResults(shownResults);
     setCurrent(entry);
     setBundle(undefined);
@@ -93,7 +102,15 @@ export function App() {
     setError(undefined);
     send({
       type: "LOAD",
-      start: { type: "start", text, file, mailscope: info?.version ?? __MAILSCOPE_VERSION__, recordBodies: true },
+      start: {
+        type: "start",
+        text,
+        file,
+        mailscope: info?.version ?? __MAILSCOPE_VERSION__,
+        recordBodies: true,
+        ...(emlFiles?.emls !== undefined && { emls: emlFiles.emls }),
+        ...(emlFiles?.emlErrors !== undefined && { emlErrors: emlFiles.emlErrors }),
+      },
       description: entry.description,
     });
   };
@@ -117,11 +134,14 @@ export function App() {
     if (list) setOpened(list);
   };
 
-  /** `path` is the file's key in the "Opened" list: its path in Electron, its name in the browser. */
-  const openScenarioText = (name: string, text: string, path = name) => {
+  /**
+   * `path` is the file's key in the "Opened" list: its path in Electron, its name in the browser; `emlFiles`
+   * are the scenario's eml: files main read next to it (Electron).
+   */
+  const openScenarioText = (name: string, text: string, path = name, emlFiles?: EmlFiles) => {
     const entry = entryOf({ kind: "scenario", name, path, text });
     remember(entry);
-    run(entry, text, name);
+    run(entry, text, name, emlFiles);
   };
 
   const openTraceText = async (name: string, text: string, path = name) => {
@@ -178,7 +198,7 @@ export function App() {
 
   const openShellFile = (file: ShellFile) => {
     if (file.kind === "trace") void openTraceText(file.name, file.text, file.path);
-    else openScenarioText(file.name, file.text, file.path);
+    else openScenarioText(file.name, file.text, file.path, emlFilesOf(file));
   };
 
   /** A dropped file: read by main in Electron (so it joins the recent list), by the page in the browser. */
@@ -210,7 +230,7 @@ export function App() {
     // Read again (Electron keeps paths, not texts); main then lets the editor save over it.
     platform.recent.open(own).then(
       (file) => {
-        editor.open(fileDoc(file.name, file.text, file.path));
+        editor.open(fileDoc(file.name, file.text, file.path, emlFilesOf(file)));
         setView("editor");
       },
       (e: unknown) => setError(String(e)),
@@ -220,7 +240,7 @@ export function App() {
     const doc = editor.current?.doc;
     if (!doc) return;
     const summary = summarizeScenario(doc.name, text);
-    run({ file: doc.name, name: summary.name, description: summary.description }, text, doc.name);
+    run({ file: doc.name, name: summary.name, description: summary.description }, text, doc.name, doc.emlFiles);
   };
 
   /** File ▸ New Scenario, Save and Save As: the editor's own New, Save and Save as, shown. */

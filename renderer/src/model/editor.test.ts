@@ -246,4 +246,15 @@ describe("the editor's document", () => {
     expect(isDirty(opened, "name: o\n")).toBe(false);
     expect(savedDoc(opened, "x", "p.yaml").path).toBeUndefined();
   });
+
+  it("an opened file keeps the eml: files main read next to it for its runs, while it is saved where it was", () => {
+    const emlFiles = { emls: { "mail/x.eml": new Uint8Array([1]) }, emlErrors: { "mail/y.eml": "no such file" } };
+    const opened = fileDoc("o.yaml", "name: o\n", "/s/o.yaml", emlFiles);
+    expect(opened.emlFiles).toBe(emlFiles);
+    expect(savedDoc(opened, "name: p\n", "o.yaml", "/s/o.yaml").emlFiles).toBe(emlFiles);
+    // Saved elsewhere, its relative eml: paths name other files, which main has not read.
+    expect(savedDoc(opened, "name: p\n", "o.yaml", "/t/o.yaml").emlFiles).toBeUndefined();
+    expect(savedDoc(opened, "name: p\n", "o.yaml").emlFiles).toBeUndefined();
+    expect(fileDoc("o.yaml", "name: o\n").emlFiles).toBeUndefined();
+  });
 });

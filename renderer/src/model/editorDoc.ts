@@ -15,6 +15,17 @@ export interface EditorDoc {
   readonly text: string;
   /** A new document never saved: Save asks where. */
   readonly untitled: boolean;
+  /** The `eml:` files the desktop app's main read next to the file when it opened it, for the editor's runs. */
+  readonly emlFiles?: EmlFiles;
+}
+
+/**
+ * A scenario's `eml:` files as the desktop app's main read them when it opened the scenario (main/channels.ts
+ * `OpenedFile`): their bytes, and why a path has none. A run's `start` takes both.
+ */
+export interface EmlFiles {
+  readonly emls?: Readonly<Record<string, Uint8Array>>;
+  readonly emlErrors?: Readonly<Record<string, string>>;
 }
 
 /** The template of "New scenario": one message from a.example to b.example, delivered. */
@@ -68,9 +79,16 @@ export function duplicateDoc(file: string, text: string): EditorDoc {
   return { name, savedText: "", text: withScenarioName(text, name.replace(/\.ya?ml$/i, "")), untitled: true };
 }
 
-/** A file the user opened, to edit in place. */
-export function fileDoc(name: string, text: string, path?: string): EditorDoc {
-  return { name, savedText: text, text, untitled: false, ...(path !== undefined && { path }) };
+/** A file the user opened, to edit in place; with the `eml:` files main read next to it, if any. */
+export function fileDoc(name: string, text: string, path?: string, emlFiles?: EmlFiles): EditorDoc {
+  return {
+    name,
+    savedText: text,
+    text,
+    untitled: false,
+    ...(path !== undefined && { path }),
+    ...(emlFiles !== undefined && { emlFiles }),
+  };
 }
 
 /**
@@ -84,11 +102,22 @@ export function saveAsName(input: string): string | undefined {
   return /\.ya?ml$/i.test(clean) ? clean : `${clean}.yaml`;
 }
 
-/** The document after a save as `name` (at `path`, in Electron) of `text`. */
+/**
+ * The document after a save as `name` (at `path`, in Electron) of `text`. Its `eml:` files stay when it is
+ * saved where it was: saved elsewhere, its relative `eml:` paths name other files, which main has not read.
+ */
 export function savedDoc(doc: EditorDoc, text: string, name: string, path?: string): EditorDoc {
-  const { path: _old, ...rest } = doc;
+  const { path: _old, emlFiles, ...rest } = doc;
   void _old;
-  return { ...rest, name, text, savedText: text, untitled: false, ...(path !== undefined && { path }) };
+  return {
+    ...rest,
+    name,
+    text,
+    savedText: text,
+    untitled: false,
+    ...(path !== undefined && { path }),
+    ...(emlFiles !== undefined && path !== undefined && path === doc.path && { emlFiles }),
+  };
 }
 
 /** Whether `text` holds edits not saved. A new document counts as unsaved once it differs from its template. */
