@@ -3,6 +3,7 @@ import { expect, test, type Page } from "@playwright/test";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { EML_BYTES, EML_SCENARIO } from "../app/sim/testing.ts";
 
 /** Issue 15, "Bug bundle and images": export a bug bundle, reopen it, re-run and compare; images of the views. */
 
@@ -146,20 +147,8 @@ test.describe("bug bundles", () => {
   }, info) => {
     const dir = info.outputPath("eml");
     mkdirSync(`${dir}/mail`, { recursive: true });
-    writeFileSync(
-      `${dir}/mail/hello.eml`,
-      "From: <alice@a.example>\r\nTo: <bob@b.example>\r\nSubject: raw\r\nMessage-ID: <hello@a.example>\r\n\r\nHi Bob\r\n",
-    );
-    const scenario = [
-      "name: raw",
-      "domains:",
-      "  a.example: { mailboxes: [alice] }",
-      "  b.example: { mailboxes: [bob] }",
-      "messages:",
-      "  - { id: m1, from: alice@a.example, to: bob@b.example, eml: mail/hello.eml }",
-      "",
-    ].join("\n");
-    writeFileSync(`${dir}/raw.yaml`, scenario);
+    writeFileSync(`${dir}/mail/hello.eml`, EML_BYTES);
+    writeFileSync(`${dir}/raw.yaml`, EML_SCENARIO);
     const file = `${dir}/raw.mailscope-bundle.json`;
     const cli = spawnSync(process.execPath, ["bin/mailscope.mjs", "run", `${dir}/raw.yaml`, "--bundle", file], {
       encoding: "utf8",

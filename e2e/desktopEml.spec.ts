@@ -1,6 +1,7 @@
 import { expect, test, type Page } from "@playwright/test";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { EML_BYTES, EML_SCENARIO, EML_TEXT } from "../app/sim/testing.ts";
 
 /**
  * Decision 0029: the desktop app's main reads an opened scenario's `eml:` files and hands their bytes with
@@ -12,18 +13,6 @@ import { mkdirSync, writeFileSync } from "node:fs";
 const SHOTS = "test-results/screenshots";
 
 test.use({ viewport: { width: 1440, height: 1000 } });
-
-const EML =
-  "From: <alice@a.example>\r\nTo: <bob@b.example>\r\nSubject: raw\r\nMessage-ID: <hello@a.example>\r\n\r\nHi Bob\r\n";
-const SCENARIO = [
-  "name: raw",
-  "domains:",
-  "  a.example: { mailboxes: [alice] }",
-  "  b.example: { mailboxes: [bob] }",
-  "messages:",
-  "  - { id: m1, from: alice@a.example, to: bob@b.example, eml: mail/hello.eml }",
-  "",
-].join("\n");
 
 interface StandInFile {
   readonly path: string;
@@ -70,7 +59,7 @@ async function standInShell(page: Page, file: StandInFile): Promise<void> {
         pathForFile: () => "",
       };
     },
-    { file, text: SCENARIO },
+    { file, text: EML_SCENARIO },
   );
 }
 
@@ -78,7 +67,7 @@ test.describe("the desktop app's eml: files (main reads them; here a stand-in fo
   test("POST-9: a scenario opened with its eml: bytes runs; Compare is offered; its bug bundle holds them and reproduces", async ({
     page,
   }, info) => {
-    await standInShell(page, { path: "/s/raw.yaml", eml: EML });
+    await standInShell(page, { path: "/s/raw.yaml", eml: EML_TEXT });
     await page.goto("/");
     await expect(page.getByRole("heading", { level: 2, name: "raw" })).toBeVisible();
     await expect(page.getByTestId("phase")).toContainText("Ready");
@@ -95,7 +84,7 @@ test.describe("the desktop app's eml: files (main reads them; here a stand-in fo
     await expect.poll(() => page.evaluate(() => (window as unknown as { saved: unknown[] }).saved.length)).toBe(1);
     const [bundle] = await page.evaluate(() => (window as unknown as { saved: { contents: string }[] }).saved);
     const value = JSON.parse(bundle!.contents) as { version: number; emls: Record<string, string> };
-    expect(value).toMatchObject({ version: 2, emls: { "mail/hello.eml": Buffer.from(EML).toString("base64") } });
+    expect(value).toMatchObject({ version: 2, emls: { "mail/hello.eml": Buffer.from(EML_BYTES).toString("base64") } });
     const file = info.outputPath("desktop.mailscope-bundle.json");
     writeFileSync(file, bundle!.contents);
     const replay = spawnSync(process.execPath, ["bin/mailscope.mjs", "replay", file], { encoding: "utf8" });

@@ -8,6 +8,7 @@ import type { Trace } from "../trace/schema.ts";
 import { main } from "./main.ts";
 import { replayCommandAction } from "./replay.ts";
 import { runCommandAction } from "./run.ts";
+import { EML_BYTES, EML_SCENARIO } from "../sim/testing.ts";
 
 function capture() {
   const out: string[] = [];
@@ -131,25 +132,12 @@ describe("mailscope run --bundle and mailscope replay (issue 15: Bug bundle)", (
   });
 
   describe("a scenario that takes a message from an eml: file (POST-9)", () => {
-    const EML =
-      "From: <alice@a.example>\r\nTo: <bob@b.example>\r\nSubject: raw\r\nMessage-ID: <hello@a.example>\r\n\r\nHi Bob\r\n";
     /** A scenario and its eml: file on disk, bundled by `run --bundle`. */
     async function emlBundle(): Promise<{ dir: string; path: string }> {
       const dir = mkdtempSync(join(tmpdir(), "mailscope-bundle-eml-"));
       mkdirSync(join(dir, "mail"));
-      writeFileSync(join(dir, "mail", "hello.eml"), EML);
-      writeFileSync(
-        join(dir, "raw.yaml"),
-        [
-          "name: raw",
-          "domains:",
-          "  a.example: { mailboxes: [alice] }",
-          "  b.example: { mailboxes: [bob] }",
-          "messages:",
-          "  - { id: m1, from: alice@a.example, to: bob@b.example, eml: mail/hello.eml }",
-          "",
-        ].join("\n"),
-      );
+      writeFileSync(join(dir, "mail", "hello.eml"), EML_BYTES);
+      writeFileSync(join(dir, "raw.yaml"), EML_SCENARIO);
       const path = join(dir, "raw.mailscope-bundle.json");
       const { io, out } = capture();
       expect(await runCommandAction(join(dir, "raw.yaml"), { bundle: path }, io)).toBe(0);
@@ -161,7 +149,7 @@ describe("mailscope run --bundle and mailscope replay (issue 15: Bug bundle)", (
       const { dir, path } = await emlBundle();
       const doc = JSON.parse(readFileSync(path, "utf8")) as { version: number; emls: Record<string, string> };
       expect(doc.version).toBe(2);
-      expect(doc.emls).toEqual({ "mail/hello.eml": Buffer.from(EML).toString("base64") });
+      expect(doc.emls).toEqual({ "mail/hello.eml": Buffer.from(EML_BYTES).toString("base64") });
       // The replay reads the bundle alone: the scenario's folder is gone from its reach.
       writeFileSync(join(dir, "mail", "hello.eml"), "From: <someone@else.example>\r\n\r\nnot the bundled one\r\n");
       const { io, out, err } = capture();

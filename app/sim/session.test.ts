@@ -15,6 +15,7 @@ import type { RecordedEvent } from "../trace/schema.ts";
 import { runScenarioText } from "./runScenario.ts";
 import { createSimulationSession, type SimulationSessionOptions } from "./session.ts";
 import type { SessionCommand, SessionMessage, StartCommand } from "./sessionProtocol.ts";
+import { EML_BYTES, EML_SCENARIO } from "./testing.ts";
 
 const MAILSCOPE = "session-test";
 const HOUR = 3_600_000;
@@ -374,24 +375,11 @@ expectations:
 });
 
 describe("what the app hands over and asks for", () => {
-  const EML_SCENARIO = `name: raw
-seed: 5
-domains:
-  a.example: { mailboxes: [alice] }
-  b.example: { mailboxes: [bob] }
-messages:
-  - { id: m1, from: alice@a.example, to: bob@b.example, eml: mail/hello.eml }
-expectations:
-  - { message: m1, recipient: bob@b.example, outcome: accepted }
-`;
-  const EML = new TextEncoder().encode(
-    "From: <alice@a.example>\r\nTo: <bob@b.example>\r\nSubject: raw\r\nMessage-ID: <hello@a.example>\r\n\r\nHi Bob\r\n",
-  );
-
   it("POST-9: an eml: scenario runs with the bytes the app gives, as `mailscope run` runs it from disk", async () => {
     const expected = await reference(EML_SCENARIO, {
       file: "raw.yaml",
-      readFile: (path: string) => (path === "mail/hello.eml" ? Promise.resolve(EML) : Promise.reject(new Error(path))),
+      readFile: (path: string) =>
+        path === "mail/hello.eml" ? Promise.resolve(EML_BYTES) : Promise.reject(new Error(path)),
     });
     const c = connect();
     const start: StartCommand = {
@@ -399,7 +387,7 @@ expectations:
       text: EML_SCENARIO,
       file: "raw.yaml",
       mailscope: MAILSCOPE,
-      emls: { "mail/hello.eml": EML },
+      emls: { "mail/hello.eml": EML_BYTES },
     };
     await c.send(start);
     const ready = c.last();
@@ -414,7 +402,7 @@ expectations:
     expect(missing.last()).toEqual({
       type: "invalid",
       errors: [
-        "raw.yaml:7:62: messages[0].eml: cannot read mail/hello.eml: its bytes were not given with the scenario: the app does not read eml: files (mailscope run does; a bug bundle it writes with --bundle carries them)",
+        "raw.yaml:6:62: messages[0].eml: cannot read mail/hello.eml: its bytes were not given with the scenario: the app does not read eml: files (mailscope run does; a bug bundle it writes with --bundle carries them)",
       ],
     });
   });
@@ -430,7 +418,7 @@ expectations:
     });
     expect(c.last()).toEqual({
       type: "invalid",
-      errors: ["raw.yaml:7:62: messages[0].eml: cannot read mail/hello.eml: no such file (/home/u/mail/hello.eml)"],
+      errors: ["raw.yaml:6:62: messages[0].eml: cannot read mail/hello.eml: no such file (/home/u/mail/hello.eml)"],
     });
     const bad = connect();
     await bad.send({
@@ -444,7 +432,7 @@ expectations:
   it("recordBodies keeps whole HTTP bodies in the trace (the inspector shows them); without it, none", async () => {
     const bodies = async (recordBodies: boolean) => {
       const c = connect();
-      await c.send({ type: "start", text: EML_SCENARIO, emls: { "mail/hello.eml": EML }, recordBodies });
+      await c.send({ type: "start", text: EML_SCENARIO, emls: { "mail/hello.eml": EML_BYTES }, recordBodies });
       await c.send({ type: "play", speed: "max" });
       return c.events().filter((e) => e.name === "http.request" && e.data?.["body"] !== undefined);
     };

@@ -17,6 +17,7 @@ import {
 } from "./bundle.ts";
 import { exportJson, traceHash } from "./exportJson.ts";
 import type { Trace } from "./schema.ts";
+import { EML_BYTES, EML_SCENARIO } from "../sim/testing.ts";
 
 const FILE = "scenarios/state-1-temporary-failure-retried.yaml";
 
@@ -167,19 +168,6 @@ describe("bug bundle (issue 15: Bug bundle and images)", () => {
   });
 
   describe("a scenario that takes a message from an eml: file (POST-9)", () => {
-    const EML_SCENARIO = `name: raw
-seed: 5
-domains:
-  a.example: { mailboxes: [alice] }
-  b.example: { mailboxes: [bob] }
-messages:
-  - { id: m1, from: alice@a.example, to: bob@b.example, eml: mail/hello.eml }
-expectations:
-  - { message: m1, recipient: bob@b.example, outcome: accepted }
-`;
-    const EML = new TextEncoder().encode(
-      "From: <alice@a.example>\r\nTo: <bob@b.example>\r\nSubject: raw\r\nMessage-ID: <hello@a.example>\r\n\r\nHi Bob \u00e9\r\n",
-    );
     const emlRun = async (emls: Record<string, Uint8Array>, recordBodies = false) => {
       const outcome = await runScenarioText(EML_SCENARIO, {
         file: "raw.yaml",
@@ -191,9 +179,9 @@ expectations:
       return outcome.run;
     };
     const emlBundle = async () =>
-      createBundle((await emlRun({ "mail/hello.eml": EML })).trace, {
+      createBundle((await emlRun({ "mail/hello.eml": EML_BYTES })).trace, {
         recordBodies: false,
-        emls: { "mail/hello.eml": EML },
+        emls: { "mail/hello.eml": EML_BYTES },
       });
 
     it("the limit on an eml: file is the scenario's", () => {
@@ -203,13 +191,13 @@ expectations:
     it("carries the file's bytes as base64 (version 2), reads them back, and replays to the same hash", async () => {
       const bundle = await emlBundle();
       expect(bundle.version).toBe(2);
-      expect(bundle.emls).toEqual({ "mail/hello.eml": btoa(String.fromCharCode(...EML)) });
+      expect(bundle.emls).toEqual({ "mail/hello.eml": btoa(String.fromCharCode(...EML_BYTES)) });
       const text = bundleText(bundle);
       const read = await readBundle(text);
       expect(read.ok).toBe(true);
       if (!read.ok) return;
       expect(bundleText(read.value)).toBe(text);
-      expect(bundleEmls(read.value)["mail/hello.eml"]).toEqual(EML);
+      expect(bundleEmls(read.value)["mail/hello.eml"]).toEqual(EML_BYTES);
       const settings = replaySettings(read.value);
       if (!settings.ok) throw new Error(JSON.stringify(settings.violations));
       const again = await emlRun({ ...settings.value.emls });

@@ -6,6 +6,7 @@ import { workerSessionPort } from "./port.ts";
 import { liveWorker } from "./testing.ts";
 import { rerunBundle } from "./rerun.ts";
 import { scenarioTrace } from "../model/testing.ts";
+import { EML_BYTES, EML_SCENARIO } from "../../../app/sim/testing.ts";
 
 describe("Re-run and compare (issue 15: an opened bundle re-run in a session of its own)", () => {
   it("a bundle of the app's run (bodies recorded) re-runs in a live session to the same hash: reproduced", async () => {
@@ -31,24 +32,13 @@ describe("Re-run and compare (issue 15: an opened bundle re-run in a session of 
     );
   });
 
-  const EML_SCENARIO = `name: raw
-domains:
-  a.example: { mailboxes: [alice] }
-  b.example: { mailboxes: [bob] }
-messages:
-  - { id: m1, from: alice@a.example, to: bob@b.example, eml: mail/hello.eml }
-`;
-  const EML = new TextEncoder().encode(
-    "From: <alice@a.example>\r\nTo: <bob@b.example>\r\nSubject: raw\r\nMessage-ID: <hello@a.example>\r\n\r\nHi Bob\r\n",
-  );
-
   /** The trace of the eml: scenario run from its file's bytes, as `mailscope run` runs it from disk. */
   const emlTrace = async (recordBodies: boolean) => {
     const outcome = await runScenarioText(EML_SCENARIO, {
       file: "raw.yaml",
       recordBodies,
       mailscope: "0.1.0",
-      readFile: emlReader({ "mail/hello.eml": EML }),
+      readFile: emlReader({ "mail/hello.eml": EML_BYTES }),
     });
     if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join("; "));
     return outcome.run.trace;
@@ -56,13 +46,13 @@ messages:
 
   it("POST-9: a bundle of an eml: scenario re-runs with the bundled bytes: reproduced", async () => {
     const trace = await emlTrace(true);
-    const bundle = await createBundle(trace, { recordBodies: true, emls: { "mail/hello.eml": EML } });
+    const bundle = await createBundle(trace, { recordBodies: true, emls: { "mail/hello.eml": EML_BYTES } });
     const starts: unknown[] = [];
     const rerun = await rerunBundle(bundle, "0.1.0", (start) => {
       starts.push(start);
       return workerSessionPort(liveWorker);
     });
-    expect(starts).toMatchObject([{ type: "start", emls: { "mail/hello.eml": EML } }]);
+    expect(starts).toMatchObject([{ type: "start", emls: { "mail/hello.eml": EML_BYTES } }]);
     expect(await compareReplay(bundle, rerun)).toEqual({ reproduced: true, hash: bundle.traceHash });
   });
 

@@ -9,6 +9,7 @@ import { handleWorkerRequest, type WorkerRequest } from "../../../../app/sim/wor
 import { forkSides, seedSides, type CompareBase, type CompareSide } from "../../model/compare.ts";
 import type { WorkerLike } from "../../session/port.ts";
 import { runSide } from "./runSide.ts";
+import { EML_BYTES, EML_SCENARIO } from "../../../../app/sim/testing.ts";
 
 function fakeWorker(log: string[]): () => WorkerLike {
   return () => {
@@ -52,18 +53,6 @@ describe("runSide", () => {
   });
 
   describe("a scenario that takes a message from an eml: file (POST-9)", () => {
-    const EML_SCENARIO = `name: raw
-domains:
-  a.example: { mailboxes: [alice] }
-  b.example: { mailboxes: [bob] }
-messages:
-  - { id: m1, from: alice@a.example, to: bob@b.example, eml: mail/hello.eml }
-expectations:
-  - { message: m1, recipient: bob@b.example, outcome: accepted }
-`;
-    const EML = new TextEncoder().encode(
-      "From: <alice@a.example>\r\nTo: <bob@b.example>\r\nSubject: raw\r\nMessage-ID: <hello@a.example>\r\n\r\nHi Bob\r\n",
-    );
     const base = (emls?: Record<string, Uint8Array>): CompareBase => ({
       name: "raw",
       text: EML_SCENARIO,
@@ -78,9 +67,9 @@ expectations:
 
     it("each side's run gets the bytes the run on screen had (two seeds, and a fork)", async () => {
       const sides = [
-        ...seedSides(base({ "mail/hello.eml": EML }), "1", "2"),
+        ...seedSides(base({ "mail/hello.eml": EML_BYTES }), "1", "2"),
         ...(() => {
-          const fork = forkSides(base({ "mail/hello.eml": EML }), 0, {
+          const fork = forkSides(base({ "mail/hello.eml": EML_BYTES }), 0, {
             kind: "submit",
             from: "alice@a.example",
             to: ["bob@b.example"],
