@@ -226,7 +226,9 @@ export function StatechartCanvas({ layout, active, counts, last }: StatechartCan
       >
         <Background gap={24} size={1} />
         <Controls showInteractive={false} position="top-right" fitViewOptions={FIT} />
-        <FitToCanvas width={width} height={innerHeight} layout={layout} />
+        {/* The height this render gives the canvas (inside its 1 px border), not the last one observed: a
+            canvas that grew after mounting was fitted to its old height when the observer lagged behind. */}
+        <FitToCanvas width={width} height={width === 0 ? innerHeight : height - 2} layout={layout} />
       </ReactFlow>
     </div>
   );
