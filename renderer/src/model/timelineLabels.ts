@@ -206,10 +206,14 @@ export function laneLabels(
   );
   if (options.giveUpX !== undefined) {
     const g = options.giveUpX;
-    place("give-up", ["give-up"], [
-      [g - 4, 11, "end"],
-      [g + 4, 11, "start"],
-    ]);
+    place(
+      "give-up",
+      ["give-up"],
+      [
+        [g - 4, 11, "end"],
+        [g + 4, 11, "start"],
+      ],
+    );
   }
   const order = drawn
     .map((d, i) => ({ d, i }))
