@@ -47,7 +47,7 @@ import {
   resultShapes,
 } from "../../model/timelineMarks.ts";
 import { ImageExportButtons } from "../ImageExportButtons.tsx";
-import { IN_FLIGHT_COLOUR, Overview } from "./Overview.tsx";
+import { IN_FLIGHT_STROKE, Overview } from "./Overview.tsx";
 import { RetryChart } from "./RetryChart.tsx";
 import { ShapeView, Shapes } from "./Shapes.tsx";
 import { OUTCOME_COLOUR } from "./colours.ts";
@@ -264,7 +264,13 @@ const Legend = memo(function Legend() {
       </li>
       <li>
         <svg width="16" height="10" aria-hidden="true">
-          <path d="M0,8 H6 V2 H16" fill="none" stroke={IN_FLIGHT_COLOUR} strokeWidth="1.5" />
+          <path
+            className="in-flight"
+            d="M0,8 H6 V2 H16"
+            fill="none"
+            style={{ stroke: IN_FLIGHT_STROKE }}
+            strokeWidth="1.5"
+          />
         </svg>
         deliveries in flight (overview)
       </li>
