@@ -5,6 +5,8 @@ import { expect, test, type Locator, type Page } from "@playwright/test";
 /** The delivery timeline and the retry-delay chart (issue 13), through the browser build. */
 
 const SHOTS = "test-results/screenshots";
+/** How far a label's box on screen reaches past its words: its halo (3 px wide, half outside the glyphs). */
+const HALO = 1.5;
 const MIN = 60_000;
 
 test.use({ viewport: { width: 1440, height: 1000 } });
@@ -82,6 +84,36 @@ async function exportedTimeline(page: Page) {
   return { svg, ...parsed };
 }
 
+/**
+ * The labels of a lane whose halo (paint-order stroke) or backing is not in the lane's own background as the
+ * page paints it (the selected lane's tint, else the panel's surface), and the labels drawn under the playhead.
+ */
+async function labelsOffLaneBackground(laneRow: Locator): Promise<string[]> {
+  return laneRow.evaluate((lane) => {
+    let bg = "";
+    for (let e: Element | null = lane; e && !bg; e = e.parentElement) {
+      const c = getComputedStyle(e).backgroundColor;
+      if (c !== "rgba(0, 0, 0, 0)" && c !== "transparent") bg = c;
+    }
+    const out: string[] = [];
+    const playhead = lane.querySelector("[data-testid=playhead]");
+    for (const t of lane.querySelectorAll("svg.lane-plot text.mark-label")) {
+      const css = getComputedStyle(t);
+      const name = t.textContent ?? "";
+      if (!css.paintOrder.startsWith("stroke")) out.push(`${name}: paint-order ${css.paintOrder}`);
+      if (css.stroke !== bg) out.push(`${name}: halo ${css.stroke} on ${bg}`);
+      if (parseFloat(css.strokeWidth) < 2) out.push(`${name}: halo ${css.strokeWidth}`);
+      if (playhead && !(playhead.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_FOLLOWING))
+        out.push(`${name}: under the playhead`);
+    }
+    for (const b of lane.querySelectorAll("rect.label-backing")) {
+      const fill = getComputedStyle(b).fill;
+      if (fill !== bg) out.push(`backing ${fill} on ${bg}`);
+    }
+    return out;
+  });
+}
+
 async function numbers(marks: Locator, attr: string): Promise<number[]> {
   return (await marks.evaluateAll((els, a) => els.map((e) => Number(e.getAttribute(a))), attr)) as number[];
 }
@@ -132,7 +164,7 @@ test.describe("the delivery timeline", () => {
       .locator("[data-kind=attempt][data-attempt='8']")
       .getByTestId("attempt-number")
       .boundingBox())!;
-    expect(eightBox.y).toBeGreaterThanOrEqual(diamondBox.y + diamondBox.height - 1);
+    expect(eightBox.y + HALO).toBeGreaterThanOrEqual(diamondBox.y + diamondBox.height - 1);
     expect(Math.abs(eightBox.x + eightBox.width / 2 - (diamondBox.x + diamondBox.width / 2))).toBeLessThan(2);
     // The overview's deliveries in flight: its line spans the lanes' plot, from its left edge to its right edge.
     const lanePlot = (await m1.locator("svg.lane-plot").boundingBox())!;
@@ -144,6 +176,16 @@ test.describe("the delivery timeline", () => {
       .evaluate((p: SVGPathElement) => ({ x: p.getBBox().x, width: p.getBBox().width }));
     expect(flightLine.x).toBe(0);
     expect(Math.abs(flightLine.width - flightBox.width)).toBeLessThan(0.1);
+    // At the end, the playhead runs through attempt 8's number and the DSN lane's `1`: they are written over it,
+    // on a halo of the lane's background (and `SMTP fallback` on a backing in it), in both themes.
+    const playheadX = Number(await m1.getByTestId("playhead").getAttribute("data-x"));
+    expect(Math.abs(playheadX - xs[7]!)).toBeLessThan(12);
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const row of await timeline(page).locator(".lane").all())
+        expect(await labelsOffLaneBackground(row), scheme).toEqual([]);
+    }
+    await page.emulateMedia({ colorScheme: "light" });
 
     // Hover: the summary. Click: selected, and the lane's retry chart opens.
     await attempts.nth(2).hover();
@@ -159,6 +201,14 @@ test.describe("the delivery timeline", () => {
     await page.keyboard.press("ArrowRight");
     await expect(attempts.nth(3)).toHaveAttribute("aria-pressed", "true");
     await expect(attempts.nth(3)).toBeFocused();
+    // Selected, the lane is tinted: its labels' halos and backings take the tint (light and dark).
+    await expect(m1).toHaveClass(/selected/);
+    await expect(m1.locator("rect.label-backing")).not.toHaveCount(0);
+    for (const scheme of ["dark", "light"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      expect(await labelsOffLaneBackground(m1), scheme).toEqual([]);
+      await timeline(page).screenshot({ path: `${SHOTS}/timeline-receiver-down-end-${scheme}.png` });
+    }
     await page.screenshot({ path: `${SHOTS}/timeline-receiver-down.png`, fullPage: true });
     await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
 
@@ -226,7 +276,8 @@ test.describe("the delivery timeline", () => {
     const number = first.getByTestId("attempt-number");
     await expect(number).toHaveText("1+");
     const numberBox = (await number.boundingBox())!;
-    expect(numberBox.x).toBeGreaterThanOrEqual(plotBox.x);
+    // (Its box on screen includes its halo, which may reach past the plot's edge: the words do not.)
+    expect(numberBox.x + 2 * HALO).toBeGreaterThanOrEqual(plotBox.x);
     await m1.getByRole("button", { name: "m1 → b.example", exact: true }).click();
     const retry = page.getByRole("region", { name: "Retry delays of m1 → b.example" });
     const firstRetry = retry.locator("tr[data-attempt='2']");
@@ -323,20 +374,35 @@ test.describe("issue 13: following the playhead, sub-lanes, ranges, export", () 
     const runBox = (await daveRun.locator("text").boundingBox())!;
     expect(runBox.x).toBeGreaterThanOrEqual(subPlot.x);
     expect(runBox.x + runBox.width).toBeLessThanOrEqual(subPlot.x + subPlot.width);
-    // The words of one lane never overlap: m1's first attempt and the DSN to alice share a pixel column, and
-    // only the DSN's word is written there; attempt 1 is still named in full.
+    // The words of one lane never overlap: m1's first attempt and the DSN to alice share a pixel column; the DSN's
+    // word is beside its box, and attempt 1's number, its place under the dot taken by the box, over the dot.
     expect(await overlappingLabels(timeline(page).locator("svg.lane-plot"), "text")).toEqual([]);
     expect(await overlappingLabels(timeline(page).locator("svg.sub-plot"), "text")).toEqual([]);
     await expect(m1.locator("[data-kind=dsn]").first().locator("text")).toHaveText("DSN");
-    await expect(m1.locator("[data-kind=attempt][data-attempt='1']")).toHaveAttribute("aria-label", /^attempt 1 at /);
+    const first = m1.locator("[data-kind=attempt][data-attempt='1']");
+    await expect(first).toHaveAttribute("aria-label", /^attempt 1 at /);
+    await expect(first.getByTestId("attempt-number")).toHaveText("1");
+    await expect(first.getByTestId("attempt-number")).toBeVisible();
+    const oneBox = (await first.getByTestId("attempt-number").boundingBox())!;
+    const dotBox = (await first.locator(".attempt-shape").boundingBox())!;
+    expect(oneBox.y + oneBox.height - HALO).toBeLessThanOrEqual(dotBox.y);
+    expect(oneBox.x).toBeLessThanOrEqual(dotBox.x + dotBox.width);
+    expect(oneBox.x + oneBox.width).toBeGreaterThanOrEqual(dotBox.x);
+    // Every number written is visible, and they are m1's attempts' in time order.
+    const written = m1.locator("svg.lane-plot").getByTestId("attempt-number");
+    expect(await written.count()).toBeGreaterThan(20);
+    for (const n of await written.all()) await expect(n).toBeVisible();
+    const order = await numbers(m1.locator("[data-kind=attempt]:has([data-testid=attempt-number])"), "data-attempt");
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect(order[0]).toBe(1);
     // `stored` (bob's mailbox, at m1's first attempt) is where the retries' arcs run: written on a backing.
     const stored = m1.locator("[data-kind=receiver]").first();
     await expect(stored.locator("text")).toHaveText("stored");
     await expect(stored.locator("rect.label-backing")).toHaveCount(1);
     const backingBox = (await stored.locator("rect.label-backing").boundingBox())!;
     const storedBox = (await stored.locator("text").boundingBox())!;
-    expect(backingBox.x).toBeLessThanOrEqual(storedBox.x);
-    expect(backingBox.x + backingBox.width).toBeGreaterThanOrEqual(storedBox.x + storedBox.width);
+    expect(backingBox.x).toBeLessThanOrEqual(storedBox.x + HALO);
+    expect(backingBox.x + backingBox.width).toBeGreaterThanOrEqual(storedBox.x + storedBox.width - HALO);
     await unstick(page);
     await timeline(page).scrollIntoViewIfNeeded();
     await page.mouse.move(0, 0);
@@ -356,6 +422,15 @@ test.describe("issue 13: following the playhead, sub-lanes, ranges, export", () 
       /at most [1-9]\d* deliveries in flight/,
     );
     await expect(timeline(page).locator("figure.overview .in-flight")).toHaveCount(1);
+    // In a colour of its own (not the deferred bars' blue), the legend's the same: pink, lighter in the dark.
+    const inFlightStrokes = () =>
+      timeline(page)
+        .locator(".in-flight")
+        .evaluateAll((els) => els.map((e) => getComputedStyle(e).stroke));
+    expect(await inFlightStrokes()).toEqual(["rgb(219, 39, 119)", "rgb(219, 39, 119)"]);
+    await page.emulateMedia({ colorScheme: "dark" });
+    expect(await inFlightStrokes()).toEqual(["rgb(244, 114, 182)", "rgb(244, 114, 182)"]);
+    await page.emulateMedia({ colorScheme: "light" });
 
     // Export as SVG: the file is an SVG with the marks, in the light theme's colours.
     const light = await exportedTimeline(page);

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Trace } from "../../../app/trace/schema.ts";
 import { forkScenario } from "../../../app/sim/fork.ts";
 import { scenarioText, scenarioTrace, textTrace } from "./testing.ts";
+import { DARK_TIMELINE_PALETTE, LIGHT_TIMELINE_PALETTE } from "./timelineMarks.ts";
 import {
   attemptMarkAt,
   buckets,
@@ -10,8 +11,10 @@ import {
   itemsByLane,
   laneItems,
   drawnMarks,
+  IN_FLIGHT_COLOUR,
   inFlightPath,
   marksInWindow,
+  OUTCOME_COLOUR,
   neighbourMark,
   retryChart,
   tickLabel,
@@ -385,4 +388,50 @@ describe("issue 13: each lane's own items, so that a pan or zoom redraws a lane 
     expect(connectorsInWindow(all, c.fromMs + 1, c.fromMs + 2)).toContainEqual(c);
     expect(connectorsInWindow(all, c.toMs + 1e12, c.toMs + 2e12)).toEqual([]);
   });
+});
+
+describe("the overview's deliveries in flight: a colour of its own", () => {
+  const rgb = (hex: string) =>
+    [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255) as [number, number, number];
+  const linear = (c: number) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+  /** WCAG 2's relative luminance and contrast ratio. */
+  const luminance = (hex: string) => {
+    const [r, g, b] = rgb(hex).map(linear) as [number, number, number];
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const contrast = (a: string, b: string) => {
+    const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x) as [number, number];
+    return (hi + 0.05) / (lo + 0.05);
+  };
+  /** CIE L*a*b* (D65) and the distance between two colours in it (ΔE 1976; about 2.3 is just noticeable). */
+  const lab = (hex: string) => {
+    const [r, g, b] = rgb(hex).map(linear) as [number, number, number];
+    const f = (t: number) => (t > 0.008856 ? Math.cbrt(t) : 7.787 * t + 16 / 116);
+    const x = f((0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047);
+    const y = f(0.2126 * r + 0.7152 * g + 0.0722 * b);
+    const z = f((0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883);
+    return [116 * y - 16, 500 * (x - y), 200 * (y - z)];
+  };
+  const deltaE = (a: string, b: string) => Math.hypot(...lab(a).map((v, i) => v - (lab(b)[i] ?? 0)));
+
+  it("the computations: black on white is 21:1, a colour against itself 1:1 and 0 apart", () => {
+    expect(contrast("#000000", "#ffffff")).toBeCloseTo(21, 5);
+    expect(contrast("#2f7fd0", "#2f7fd0")).toBe(1);
+    expect(deltaE("#2f7fd0", "#2f7fd0")).toBe(0);
+  });
+
+  for (const [theme, colour, palette] of [
+    ["light", IN_FLIGHT_COLOUR.light, LIGHT_TIMELINE_PALETTE],
+    ["dark", IN_FLIGHT_COLOUR.dark, DARK_TIMELINE_PALETTE],
+  ] as const)
+    it(`${theme}: 3:1 or more against the panel's surface, and far from every outcome's colour (the deferred bars' blue)`, () => {
+      expect(contrast(colour, palette.surface)).toBeGreaterThanOrEqual(3);
+      // The bars it is drawn over: every outcome's, the hand-offs' and the DSNs' (Overview.tsx), and the accent
+      // of the visible window's box.
+      const others = [...Object.values(OUTCOME_COLOUR), "#1d2330", "#b3261e", palette.accent];
+      for (const other of others) expect(deltaE(colour, other), other).toBeGreaterThan(35);
+      // The blue it replaces was 26 apart from the deferred bars' blue: a blue next to a blue.
+      expect(deltaE("#2f5fd0", OUTCOME_COLOUR["deferred"]!)).toBeLessThan(35);
+      expect(deltaE(colour, OUTCOME_COLOUR["deferred"]!)).toBeGreaterThan(50);
+    });
 });

@@ -58,6 +58,13 @@ export const OUTCOME_COLOUR: Readonly<Record<string, string>> = {
   "no-common-version": "#0e7490",
 };
 
+/**
+ * The overview's line of deliveries in flight, per theme: a pink that no outcome's colour is near (the
+ * deferred bars' blue least of all), at 3:1 or more against the panel's surface in each theme (WCAG's
+ * contrast for a graphic; timeline.test.ts computes both).
+ */
+export const IN_FLIGHT_COLOUR = { light: "#db2777", dark: "#f472b6" } as const;
+
 export type MarkKind = "attempt" | "handoff" | "bounce" | "dsn" | "receiver" | "dns";
 
 /** One thing drawn at one time on one lane (or, for a DNS change, across the lanes of its domain). */

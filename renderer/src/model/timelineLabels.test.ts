@@ -18,17 +18,23 @@ describe("the labels of a lane's marks do not overlap (teach-mixed-recipient-res
   const scale = timeScale("linear", t.startedAtMs, tl.endMs * 1.04 - t.startedAtMs * 0.04, 870, t.startedAtMs);
   const drawn = drawnMarks(laneItems(items, m1.id).marks, scale, new Set([m1.id]));
 
-  it("m1's first attempt and the DSN to alice share a pixel column: only one of their labels is written there", () => {
+  it("m1's first attempt and the DSN to alice share a pixel column: the DSN's word beside its box, the attempt's number over its dot", () => {
     const placed = laneLabels(drawn, scale.width);
     for (const [i, a] of placed.entries())
       for (const b of placed.slice(i + 1)) expect(intersect(a.box, b.box), `${a.text} × ${b.text}`).toBe(false);
     const dsn = drawn.find((d) => d.mark.kind === "dsn" && d.x < 10)!;
     const byId = new Map(placed.map((p) => [p.id, p]));
     expect(byId.get(dsn.mark.id)?.text).toBe("DSN");
-    // The attempt number under the DSN's box is left out (its mark's name still says "attempt 1").
+    // The DSN's box takes the place under attempt 1's dot: its number goes over the dot, at the row's top (the
+    // receiver's `stored` triangle is between), in the dot's column, clear of every shape and label.
     const first = drawn.find((d) => d.mark.kind === "attempt")!;
-    expect(byId.has(first.mark.id)).toBe(false);
     expect(first.mark.summary).toMatch(/^attempt 1 at /);
+    const one = byId.get(first.mark.id)!;
+    expect(one.text).toMatch(/^1\+?$/);
+    expect(one.box.y1).toBeLessThanOrEqual(markObstacle("receiver")!.y0);
+    expect(one.box.y0).toBeGreaterThanOrEqual(-2);
+    expect(one.box.x0 - 4).toBeLessThanOrEqual(first.x);
+    expect(one.box.x1 + 4).toBeGreaterThanOrEqual(first.x);
     // Many other attempt numbers are written, in time order, each clear of the one before.
     const numbers = placed.filter((p) => /^\d+\+?$/.test(p.text));
     expect(numbers.length).toBeGreaterThan(20);
@@ -72,6 +78,55 @@ describe("the labels of a lane's marks do not overlap (teach-mixed-recipient-res
     expect(byId.get("a")).toMatchObject({ anchor: "middle", y: LANE_MID + 18 });
     for (const [i, a] of placed.entries())
       for (const b of placed.slice(i + 1)) expect(intersect(a.box, b.box)).toBe(false);
+  });
+});
+
+describe("an attempt's number over its dot when a mark's shape is under it", () => {
+  const mark = (id: string, kind: Mark["kind"], label: string): Mark => ({
+    id,
+    kind,
+    lane: "l",
+    timeMs: 0,
+    seq: 0,
+    label,
+    summary: label,
+    exchangeIds: [],
+  });
+  const at = (m: Mark, x: number, count = 1): DrawnMark => ({ mark: m, x, count });
+
+  it("a DSN's box under the dot: the number over it, above the arcs that reach and leave the dot", () => {
+    const placed = laneLabels([at(mark("d", "dsn", "DSN"), 400), at(mark("a", "attempt", "3"), 400)], 800, {
+      arcs: [
+        { x1: 300, x2: 400 },
+        { x1: 400, x2: 500 },
+      ],
+    });
+    const byId = new Map(placed.map((p) => [p.id, p]));
+    expect(byId.get("a")).toMatchObject({ text: "3", anchor: "middle", y: 9, backing: false });
+    // With no arc, right over the dot.
+    expect(
+      laneLabels([at(mark("d", "dsn", "DSN"), 400), at(mark("a", "attempt", "3"), 400)], 800).find((p) => p.id === "a"),
+    ).toMatchObject({ anchor: "middle", y: LANE_MID - 9, backing: false });
+    expect(byId.get("d")?.text).toBe("DSN");
+  });
+
+  it("a merged attempt whose `4+` finds no place is written `4`; with nothing under its dot, no number goes over it", () => {
+    const placed = laneLabels(
+      [
+        at(mark("r", "receiver", "stored"), 1),
+        at(mark("d", "dsn", "DSN"), 1),
+        at(mark("a", "attempt", "4"), 1, 3),
+        at(mark("b", "attempt", "9"), 300),
+        at(mark("c", "attempt", "10"), 301),
+      ],
+      800,
+    );
+    const byId = new Map(placed.map((p) => [p.id, p]));
+    expect(byId.get("a")).toMatchObject({ text: "4", y: 9 });
+    // Attempts 9 and 10, a pixel apart: one number under them, the other left out (not over its dot).
+    expect(placed.filter((p) => p.id === "b" || p.id === "c").map((p) => p.y)).toEqual([LANE_MID + 18]);
+    for (const [i, a] of placed.entries())
+      for (const b of placed.slice(i + 1)) expect(intersect(a.box, b.box), `${a.text} × ${b.text}`).toBe(false);
   });
 });
 

@@ -37,6 +37,8 @@ export interface PlacedLabel {
 /** How far a text's box reaches above and below its baseline (11 px, with the font's ascent and descent). */
 const ASCENT = 10.5;
 const DESCENT = 3;
+/** The baseline of a number written at a lane row's top (over a receiver's triangle, timelineMarks.ts). */
+const TOP_BASELINE = 9;
 /** Room kept between two labels. */
 const GAP = 3;
 
@@ -72,8 +74,11 @@ function shapeBox(d: DrawnMark): Box | undefined {
 
 type Candidate = readonly [x: number, y: number, anchor: PlacedLabel["anchor"]];
 
-/** Where a mark's label may go, the preferred place first. */
-function candidates(d: DrawnMark, width: number): Candidate[] {
+/**
+ * Where a mark's label may go, the preferred place first. `underTaken`: a
+ * mark's shape (a DSN's box) sits under an attempt's dot, where its number goes.
+ */
+function candidates(d: DrawnMark, width: number, underTaken = false): Candidate[] {
   const x = d.x;
   // Beside the mark: to its right, or to its left near the plot's right edge; the other side next.
   const beside = (gap: number, y: number): Candidate[] => {
@@ -95,7 +100,13 @@ function candidates(d: DrawnMark, width: number): Candidate[] {
           [x - k, y, "end"],
         ]),
       ];
-      return [...at(LANE_MID + 18), ...at(LANE_MID + 19)];
+      // When a mark's shape takes the place under the dot (m1's first attempt of teach-mixed-recipient-results,
+      // over the DSN to alice's box), over the dot, or at the row's top when a receiver's triangle is over it.
+      return [
+        ...at(LANE_MID + 18),
+        ...at(LANE_MID + 19),
+        ...(underTaken ? [...at(LANE_MID - 9), ...at(TOP_BASELINE)] : []),
+      ];
     }
     case "handoff":
     case "bounce":
@@ -167,26 +178,52 @@ export function laneLabels(
       else arcs.set(c, [a]);
     }
   const crossesArc = (box: Box) => columns(box).some((c) => arcs.get(c)?.some((a) => arcCrosses(a.x1, a.x2, box)));
-  const place = (id: string, text: string, options: readonly Candidate[]) => {
+  const find = (text: string, options: readonly Candidate[]) => {
     const w = measure(text);
     const boxes = options.map(([x, y, anchor]) => ({ x, y, anchor, box: textBox(x, y, anchor, w) }));
     const clear = boxes.find((b) => free(b.box) && !crossesArc(b.box));
     const found = clear ?? boxes.find((b) => free(b.box));
-    if (!found) return;
-    placed.push({ id, text, ...found, backing: clear === undefined });
-    take(found.box, GAP);
+    return found && { text, ...found, backing: clear === undefined };
   };
+  const place = (id: string, texts: readonly string[], options: readonly Candidate[]) => {
+    // The first of the texts that finds a place (a merged attempt's `1+`, else `1`).
+    for (const text of texts) {
+      const found = find(text, options);
+      if (!found) continue;
+      placed.push({ id, ...found });
+      take(found.box, GAP);
+      return;
+    }
+  };
+  // Whether a mark's shape sits where an attempt's number goes under its dot.
+  const shapes = drawn.flatMap((d) => shapeBox(d) ?? []);
+  const under = new Set(
+    drawn.filter((d) => {
+      if (d.mark.kind !== "attempt") return false;
+      const box = textBox(d.x, LANE_MID + 18, "middle", measure(d.mark.label));
+      return shapes.some((s) => overlaps(s, box));
+    }),
+  );
   if (options.giveUpX !== undefined) {
     const g = options.giveUpX;
-    place("give-up", "give-up", [
-      [g - 4, 11, "end"],
-      [g + 4, 11, "start"],
-    ]);
+    place(
+      "give-up",
+      ["give-up"],
+      [
+        [g - 4, 11, "end"],
+        [g + 4, 11, "start"],
+      ],
+    );
   }
   const order = drawn
     .map((d, i) => ({ d, i }))
     .sort((a, b) => (PRIORITY[a.d.mark.kind] ?? 9) - (PRIORITY[b.d.mark.kind] ?? 9) || a.i - b.i);
-  for (const { d } of order) place(d.mark.id, markLabelText(d), candidates(d, width));
+  for (const { d } of order) {
+    const text = markLabelText(d);
+    // A merged attempt's `1+` is written `1` where only that fits (its hover text says how many are there).
+    const texts = d.mark.kind === "attempt" && text !== d.mark.label ? [text, d.mark.label] : [text];
+    place(d.mark.id, texts, candidates(d, width, under.has(d)));
+  }
   return placed;
 }
 

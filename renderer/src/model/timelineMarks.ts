@@ -35,6 +35,11 @@ export interface TimelinePalette {
   readonly muted: string;
   readonly bg: string;
   readonly surface: string;
+  /**
+   * A lane's background, which a label's backing and halo take: on the page the lane's own (the panel's
+   * surface, tinted when the lane is selected), in the exported image the image's background.
+   */
+  readonly lane: string;
   readonly line: string;
   readonly accent: string;
   readonly pass: string;
@@ -50,6 +55,7 @@ export const LIGHT_TIMELINE_PALETTE: TimelinePalette = {
   muted: "#586174",
   bg: "#f6f7f9",
   surface: "#ffffff",
+  lane: "#f6f7f9",
   line: "#d9dde5",
   accent: "#2f5fd0",
   pass: "#1f7a3a",
@@ -64,6 +70,7 @@ export const DARK_TIMELINE_PALETTE: TimelinePalette = {
   muted: "#a3abbb",
   bg: "#15181e",
   surface: "#1d2129",
+  lane: "#15181e",
   line: "#343a46",
   accent: "#8fb0ff",
   pass: "#7ed69a",
@@ -78,6 +85,7 @@ export const CSS_TIMELINE_PALETTE: TimelinePalette = {
   muted: "var(--muted)",
   bg: "var(--bg)",
   surface: "var(--surface)",
+  lane: "var(--lane-bg)",
   line: "var(--line)",
   accent: "var(--accent)",
   pass: "var(--pass)",
@@ -363,7 +371,10 @@ export function resultShapes(status: string): readonly Shape[] {
   ];
 }
 
-/** The backing a label is written on where it crosses a connector's arc: the lane's surface, so the words read. */
+/**
+ * The backing a label is written on where it crosses a connector's arc: the lane's own background (tinted
+ * when the lane is selected), so the words read and the backing does not stand out.
+ */
 export function labelBacking(box: Box): Shape {
   return {
     kind: "rect",
@@ -372,11 +383,17 @@ export function labelBacking(box: Box): Shape {
     width: box.x1 - box.x0 + 4,
     height: box.y1 - box.y0 - 1,
     rx: 2,
-    fill: "surface",
+    fill: "lane",
     fillOpacity: 0.9,
     name: "label-backing",
   };
 }
+
+/**
+ * A label's halo: its text's outline painted first (`paint-order: stroke`) in the lane's background, so
+ * that the playhead, the give-up line or an arc crossing the words does not cut them.
+ */
+export const LABEL_HALO = { stroke: "lane", strokeWidth: 3 } as const satisfies Paint;
 
 // ---------------------------------------------------------------- as SVG text
 

@@ -67,6 +67,36 @@ describe("the timeline as SVG (issue 15: export the timeline as SVG and PNG)", a
     expect(m1Svg).toMatch(/<rect [^>]*data-shape="label-backing"\/><text [^>]*>stored<\/text>/);
   });
 
+  it("labels on a halo of the lane's background, written over the playhead and the give-up line; backings in the lane's background", () => {
+    for (const palette of [LIGHT_TIMELINE_PALETTE, DARK_TIMELINE_PALETTE]) {
+      // The image's lanes are on its background: that is the halos' and backings' colour.
+      expect(palette.lane).toBe(palette.bg);
+      const { svg } = timelineSvg(tl, {
+        scale,
+        startMs: t.startedAtMs,
+        unfolded: new Set([m1.id]),
+        playheadMs: tl.endMs,
+        palette,
+      });
+      const texts = svg.match(/<text [^>]*data-label-for="[^"]*"[^>]*>/g) ?? [];
+      expect(texts.length).toBeGreaterThan(20);
+      for (const x of texts) {
+        expect(x).toContain(`stroke="${palette.lane}"`);
+        expect(x).toContain('paint-order="stroke"');
+      }
+      expect(svg).toMatch(
+        new RegExp(`<rect [^>]*fill="${palette.lane}" fill-opacity="0.9" data-shape="label-backing"/>`),
+      );
+      // In each lane, the playhead comes before (under) the give-up line and every label.
+      for (const lane of svg.split("<g data-lane=").slice(1)) {
+        const at = lane.indexOf("data-playhead");
+        expect(at).toBeGreaterThan(0);
+        const firstLabel = lane.search(/data-label-for=|data-kind="give-up"/);
+        if (firstLabel >= 0) expect(at).toBeLessThan(firstLabel);
+      }
+    }
+  });
+
   it("in the dark theme's colours: the background, the text and the lines", () => {
     const { svg } = timelineSvg(tl, {
       scale,

@@ -33,9 +33,11 @@ import {
   type PlacedLabel,
 } from "./timelineLabels.ts";
 import {
+  colourOf,
   connectorShape,
   drawnConnectors,
   giveUpShape,
+  LABEL_HALO,
   labelBacking,
   LIGHT_TIMELINE_PALETTE,
   markShapes,
@@ -159,10 +161,6 @@ function laneMarkup(
       arcs,
     }).map((l) => [l.id, l]),
   );
-  if (giveUpShown)
-    out.push(
-      `<g data-kind="give-up">${shapeSvg(giveUpShape(scale.x(giveUp)), c)}${labelMarkup(labels.get("give-up"), c)}</g>`,
-    );
   const playhead = options.playheadMs;
   if (playhead !== undefined && playhead >= scale.fromMs && playhead <= scale.toMs) {
     const px = n(scale.x(playhead));
@@ -170,6 +168,11 @@ function laneMarkup(
       `<line x1="${px}" x2="${px}" y1="0" y2="${LANE_ROW}" stroke="${c.accent}" stroke-width="2" data-playhead=""/>`,
     );
   }
+  // The give-up line and the marks over the playhead: their labels read over it, on their halo.
+  if (giveUpShown)
+    out.push(
+      `<g data-kind="give-up">${shapeSvg(giveUpShape(scale.x(giveUp)), c)}${labelMarkup(labels.get("give-up"), c)}</g>`,
+    );
   for (const { mark: m, x, count } of drawn) {
     const attrs = `data-mark-id="${esc(m.id)}" data-kind="${m.kind}" data-time-ms="${m.timeMs - startMs}"${m.attempt !== undefined ? ` data-attempt="${m.attempt}"` : ""}${m.outcome !== undefined ? ` data-outcome="${m.outcome}"` : ""}${count > 1 ? ` data-count="${count}"` : ""}`;
     const title = `<title>${esc(count > 1 ? `${m.summary} (and ${count - 1} more here)` : m.summary)}</title>`;
@@ -234,10 +237,10 @@ function subLaneMarkup(
   for (const run of resultRuns(r, scale, measure)) {
     if (!run.label) continue;
     const backing = run.label.over
-      ? `<rect x="-3" y="-7" width="${n(measure(run.text) + 6)}" height="14" rx="3" fill="${c.surface}" fill-opacity="0.9" stroke="${c.line}"/>`
+      ? `<rect x="-3" y="-7" width="${n(measure(run.text) + 6)}" height="14" rx="3" fill="${c.lane}" fill-opacity="0.9" stroke="${c.line}"/>`
       : "";
     out.push(
-      `<g data-kind="result-run" data-status="${esc(run.status)}" data-count="${run.count}" transform="translate(${n(run.label.x)},${mid})">${backing}<text y="4" font-size="11" fill="${c.fg}">${esc(run.text)}</text></g>`,
+      `<g data-kind="result-run" data-status="${esc(run.status)}" data-count="${run.count}" transform="translate(${n(run.label.x)},${mid})">${backing}<text y="4" font-size="11" fill="${c.fg}" ${HALO(c)}>${esc(run.text)}</text></g>`,
     );
   }
   out.push("</g>", "</g>");
@@ -246,8 +249,12 @@ function subLaneMarkup(
 
 function labelMarkup(label: PlacedLabel | undefined, c: TimelinePalette): string {
   if (!label) return "";
-  return `${label.backing ? shapeSvg(labelBacking(label.box), c) : ""}<text x="${n(label.x)}" y="${n(label.y)}" text-anchor="${label.anchor}" font-size="11" fill="${c.fg}" data-label-for="${esc(label.id)}">${esc(label.text)}</text>`;
+  return `${label.backing ? shapeSvg(labelBacking(label.box), c) : ""}<text x="${n(label.x)}" y="${n(label.y)}" text-anchor="${label.anchor}" font-size="11" fill="${c.fg}" ${HALO(c)} data-label-for="${esc(label.id)}">${esc(label.text)}</text>`;
 }
+
+/** A label's halo (timelineMarks' LABEL_HALO) as SVG attributes. */
+const HALO = (c: TimelinePalette) =>
+  `stroke="${colourOf(LABEL_HALO.stroke, c)}" stroke-width="${LABEL_HALO.strokeWidth}" stroke-linejoin="round" paint-order="stroke"`;
 
 /** `text` cut with an ellipsis to `width` px at `size` px (measure gives 11 px widths). */
 function fit(text: string, width: number, size: number, measure: Measure): string {

@@ -3,6 +3,7 @@ import { Bar, ComposedChart, Tooltip, XAxis, YAxis } from "recharts";
 import {
   ATTEMPT_OUTCOMES,
   buckets,
+  IN_FLIGHT_COLOUR,
   inFlightPath,
   OUTCOME_TEXT,
   offsetText,
@@ -16,8 +17,8 @@ const BUCKETS = 120;
 const OVERVIEW_HEIGHT = 56;
 /** The chart's margin over the bars. */
 const TOP = 4;
-/** The in-flight line's colour (legend too). */
-export const IN_FLIGHT_COLOUR = "#2f5fd0";
+/** The in-flight line's colour in the theme the page shows (legend too): timeline.ts' IN_FLIGHT_COLOUR. */
+export const IN_FLIGHT_STROKE = `light-dark(${IN_FLIGHT_COLOUR.light}, ${IN_FLIGHT_COLOUR.dark})`;
 
 export interface OverviewProps {
   readonly timeline: Timeline;
@@ -180,7 +181,7 @@ const OverviewChart = memo(function OverviewChart({
         style={{ left: left + 4, top: TOP }}
         aria-hidden="true"
       >
-        <path className="in-flight" d={flight} fill="none" stroke={IN_FLIGHT_COLOUR} strokeWidth={1.5} />
+        <path className="in-flight" d={flight} fill="none" style={{ stroke: IN_FLIGHT_STROKE }} strokeWidth={1.5} />
       </svg>
     </figure>
   );

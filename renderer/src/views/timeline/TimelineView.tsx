@@ -36,15 +36,18 @@ import {
 } from "../../model/timeline.ts";
 import { LANE_ROW, laneLabels, resultRuns, SUB_ROW, type PlacedLabel } from "../../model/timelineLabels.ts";
 import {
+  colourOf,
   connectorShape,
+  CSS_TIMELINE_PALETTE,
   drawnConnectors,
   giveUpShape,
+  LABEL_HALO,
   labelBacking,
   markShapes,
   resultShapes,
 } from "../../model/timelineMarks.ts";
 import { ImageExportButtons } from "../ImageExportButtons.tsx";
-import { IN_FLIGHT_COLOUR, Overview } from "./Overview.tsx";
+import { IN_FLIGHT_STROKE, Overview } from "./Overview.tsx";
 import { RetryChart } from "./RetryChart.tsx";
 import { ShapeView, Shapes } from "./Shapes.tsx";
 import { OUTCOME_COLOUR } from "./colours.ts";
@@ -261,7 +264,13 @@ const Legend = memo(function Legend() {
       </li>
       <li>
         <svg width="16" height="10" aria-hidden="true">
-          <path d="M0,8 H6 V2 H16" fill="none" stroke={IN_FLIGHT_COLOUR} strokeWidth="1.5" />
+          <path
+            className="in-flight"
+            d="M0,8 H6 V2 H16"
+            fill="none"
+            style={{ stroke: IN_FLIGHT_STROKE }}
+            strokeWidth="1.5"
+          />
         </svg>
         deliveries in flight (overview)
       </li>
@@ -551,6 +560,14 @@ interface LaneRowProps {
 
 const clampX = (x: number, w: number) => Math.min(w + 4, Math.max(-4, x));
 
+/** A label's halo (timelineMarks' LABEL_HALO) in the lane's background (timeline.css: --lane-bg). */
+const HALO_STYLE = {
+  stroke: colourOf(LABEL_HALO.stroke, CSS_TIMELINE_PALETTE),
+  strokeWidth: LABEL_HALO.strokeWidth,
+  strokeLinejoin: "round",
+  paintOrder: "stroke",
+} as const;
+
 /** A placed label (timelineLabels.ts), on its backing where it crosses an arc, in a group translated by dx. */
 function Label({ label, dx, testId }: { label: PlacedLabel | undefined; dx: number; testId?: string }) {
   if (!label) return null;
@@ -564,6 +581,7 @@ function Label({ label, dx, testId }: { label: PlacedLabel | undefined; dx: numb
         y={label.y}
         textAnchor={label.anchor}
         className="mark-label"
+        style={HALO_STYLE}
         data-testid={testId}
         data-label-for={label.id}
       >
@@ -681,12 +699,6 @@ const LaneRow = memo(function LaneRow({
             {arcs.map((a) => (
               <ShapeView key={a.connector.retry} shape={connectorShape(a.x1, a.x2, a.connector.decidedBy)} />
             ))}
-            {giveUpShown && (
-              <g data-kind="give-up" data-time-ms={giveUp - startMs}>
-                <ShapeView shape={giveUpShape(scale.x(giveUp))} />
-                <Label label={labels.get("give-up")} dx={0} />
-              </g>
-            )}
             {playheadMs >= scale.fromMs && playheadMs <= scale.toMs && (
               <line
                 x1={scale.x(playheadMs)}
@@ -697,6 +709,13 @@ const LaneRow = memo(function LaneRow({
                 data-testid="playhead"
                 data-x={scale.x(playheadMs).toFixed(1)}
               />
+            )}
+            {/* The give-up line and the marks over the playhead: their labels read over it, on their halo. */}
+            {giveUpShown && (
+              <g data-kind="give-up" data-time-ms={giveUp - startMs}>
+                <ShapeView shape={giveUpShape(scale.x(giveUp))} />
+                <Label label={labels.get("give-up")} dx={0} />
+              </g>
             )}
             {drawn.map(({ mark: m, x, count }) => {
               const isSel = selectedMark?.id === m.id;
@@ -849,7 +868,7 @@ const RecipientRow = memo(function RecipientRow({ recipient: r, scale, startMs, 
                       className="run-label-backing"
                     />
                   )}
-                  <text y={4} className="mark-label">
+                  <text y={4} className="mark-label" style={HALO_STYLE}>
                     {run.text}
                   </text>
                 </g>

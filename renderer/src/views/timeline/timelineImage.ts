@@ -32,6 +32,8 @@ export function pagePalette(panel: Element): TimelinePalette {
     muted: v("--muted", l.muted),
     bg: v("--bg", l.bg),
     surface: v("--surface", l.surface),
+    // The image's lanes are drawn on its background (bg): labels' backings and halos take it.
+    lane: v("--bg", l.bg),
     line: v("--line", l.line),
     accent: v("--accent", l.accent),
     pass: v("--pass", l.pass),
