@@ -184,6 +184,14 @@ test.describe("the delivery timeline", () => {
       await page.emulateMedia({ colorScheme: scheme });
       for (const row of await timeline(page).locator(".lane").all())
         expect(await labelsOffLaneBackground(row), scheme).toEqual([]);
+      // The overview's hand-off bar is in the page's text colour, as the lanes' diamond: readable in both themes.
+      const handoffBar = timeline(page).locator(".overview-handoffs path, .overview-handoffs rect").first();
+      await expect(handoffBar).toBeAttached();
+      const [barFill, textColour] = await handoffBar.evaluate((el) => [
+        getComputedStyle(el).fill,
+        getComputedStyle(el.closest("section")!).color,
+      ]);
+      expect(barFill, scheme).toBe(textColour);
     }
     await page.emulateMedia({ colorScheme: "light" });
 

@@ -151,6 +151,7 @@ const OverviewChart = memo(function OverviewChart({
           stackId="a"
           yAxisId="count"
           fill="#1d2330"
+          className="overview-handoffs"
           name="SMTP hand-offs"
           isAnimationActive={false}
         />
