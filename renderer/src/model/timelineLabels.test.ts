@@ -10,6 +10,19 @@ const labels = new Map([
 ]);
 const intersect = (a: Box, b: Box) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
 
+/** A mark of lane `l` at the start, and that mark drawn at `x` (`count` marks on that pixel). */
+const mark = (id: string, kind: Mark["kind"], label: string): Mark => ({
+  id,
+  kind,
+  lane: "l",
+  timeMs: 0,
+  seq: 0,
+  label,
+  summary: label,
+  exchangeIds: [],
+});
+const at = (m: Mark, x: number, count = 1): DrawnMark => ({ mark: m, x, count });
+
 describe("the labels of a lane's marks do not overlap (teach-mixed-recipient-results)", async () => {
   const t = await scenarioTrace("teach-mixed-recipient-results");
   const tl = buildTimeline(t.events, t.startedAtMs, labels);
@@ -51,17 +64,6 @@ describe("the labels of a lane's marks do not overlap (teach-mixed-recipient-res
   });
 
   it("a label finds the mark's other side when its preferred place is taken, and is left out when both are", () => {
-    const mark = (id: string, kind: Mark["kind"], label: string): Mark => ({
-      id,
-      kind,
-      lane: "l",
-      timeMs: 0,
-      seq: 0,
-      label,
-      summary: label,
-      exchangeIds: [],
-    });
-    const at = (m: Mark, x: number): DrawnMark => ({ mark: m, x, count: 1 });
     const placed = laneLabels(
       [
         at(mark("r", "receiver", "stored"), 400),
@@ -82,18 +84,6 @@ describe("the labels of a lane's marks do not overlap (teach-mixed-recipient-res
 });
 
 describe("an attempt's number over its dot when a mark's shape is under it", () => {
-  const mark = (id: string, kind: Mark["kind"], label: string): Mark => ({
-    id,
-    kind,
-    lane: "l",
-    timeMs: 0,
-    seq: 0,
-    label,
-    summary: label,
-    exchangeIds: [],
-  });
-  const at = (m: Mark, x: number, count = 1): DrawnMark => ({ mark: m, x, count });
-
   it("a DSN's box under the dot: the number over it, above the arcs that reach and leave the dot", () => {
     const placed = laneLabels([at(mark("d", "dsn", "DSN"), 400), at(mark("a", "attempt", "3"), 400)], 800, {
       arcs: [
