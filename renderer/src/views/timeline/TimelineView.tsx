@@ -76,14 +76,21 @@ function useStable<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) 
   return useCallback((...args: A) => ref.current(...args), []);
 }
 
-/** The width of an element, kept up to date. */
+/**
+ * The width of an element's content (inside its padding: what its children can fill), kept up to date. A
+ * panel's padding counted in drew the lanes, axis and charts 2 × 0.75rem past the panel's edge, clipped.
+ */
 export function useWidth(fallback: number) {
   const ref = useRef<HTMLDivElement>(null);
   const [width, setWidth] = useState(fallback);
   useEffect(() => {
     const el = ref.current;
     if (!el) return;
-    const update = () => setWidth(Math.max(200, Math.floor(el.clientWidth)));
+    const update = () => {
+      const style = getComputedStyle(el);
+      const padding = (parseFloat(style.paddingLeft) || 0) + (parseFloat(style.paddingRight) || 0);
+      setWidth(Math.max(200, Math.floor(el.clientWidth - padding)));
+    };
     update();
     const ro = new ResizeObserver(update);
     ro.observe(el);
@@ -231,8 +238,7 @@ export function TimelineView({
             onZoom={setZoom}
             unfoldedRef={unfoldedRef}
           />
-          {/* The panel's padding (0.75rem each side) is inside boxWidth: the chart fits within it. */}
-          {lane && <RetryChart lane={lane} startMs={startMs} width={Math.max(200, boxWidth - 24)} />}
+          {lane && <RetryChart lane={lane} startMs={startMs} width={boxWidth} />}
         </>
       )}
     </section>
