@@ -13,7 +13,14 @@
  * Coordinates are a lane row's (y from the row's top, 56 px tall, marks on
  * its middle line), x relative to the mark's own x (connectors: absolute x).
  */
-import { OUTCOME_COLOUR, type AttemptOutcome, type MarkKind, type RetryConnector, type TimeScale } from "./timeline.ts";
+import {
+  connectorsInWindow,
+  OUTCOME_COLOUR,
+  type AttemptOutcome,
+  type MarkKind,
+  type RetryConnector,
+  type TimeScale,
+} from "./timeline.ts";
 
 /** A lane row's height and the middle line the marks sit on (TimelineView's ROW). */
 export const LANE_ROW = 56;
@@ -291,18 +298,18 @@ export interface DrawnConnector {
 const ARC_FOOT = M - 8;
 const ARC_CONTROL = M - 20;
 
+/** `x` kept within a plot `width` wide and its 4 px margins, [-4, width + 4]: bands and arcs that run past it. */
+export const clampToPlot = (x: number, width: number): number => Math.min(width + 4, Math.max(-4, x));
+
 /**
  * The connectors drawn over `scale`'s window: each arc's ends kept within
  * the plot [-4, width + 4], those under 3 px left out.
  */
 export function drawnConnectors(connectors: readonly RetryConnector[], scale: TimeScale): DrawnConnector[] {
-  const w = scale.width;
-  const clamp = (x: number) => Math.min(w + 4, Math.max(-4, x));
   const out: DrawnConnector[] = [];
-  for (const c of connectors) {
-    if (c.toMs < scale.fromMs || c.fromMs > scale.toMs) continue;
-    const x1 = clamp(scale.x(c.fromMs));
-    const x2 = clamp(scale.x(c.toMs));
+  for (const c of connectorsInWindow(connectors, scale.fromMs, scale.toMs)) {
+    const x1 = clampToPlot(scale.x(c.fromMs), scale.width);
+    const x2 = clampToPlot(scale.x(c.toMs), scale.width);
     if (x2 - x1 >= 3) out.push({ connector: c, x1, x2 });
   }
   return out;

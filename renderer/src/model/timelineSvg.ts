@@ -33,6 +33,7 @@ import {
   type PlacedLabel,
 } from "./timelineLabels.ts";
 import {
+  clampToPlot,
   colourOf,
   connectorShape,
   drawnConnectors,
@@ -138,10 +139,9 @@ function laneMarkup(
     `<text x="${labelX}" y="${mid + 4.5}" font-size="13" fill="${c.fg}" data-label="">${esc(fit(label, LABEL_W - FOLD_W - 16 - (labelX - PAD - FOLD_W), 13, measure))}</text>`,
   );
   out.push(`<g transform="translate(${PAD + LABEL_W + 4},0)">`);
-  const clamp = (x: number) => Math.min(w + 4, Math.max(-4, x));
   for (const b of items.bands) {
-    const x1 = clamp(scale.x(b.fromMs));
-    const x2 = clamp(scale.x(b.untilMs ?? scale.toMs));
+    const x1 = clampToPlot(scale.x(b.fromMs), w);
+    const x2 = clampToPlot(scale.x(b.untilMs ?? scale.toMs), w);
     if (x2 <= 0 || x1 >= w) continue;
     const fault = b.kind === "fault";
     out.push(

@@ -36,6 +36,7 @@ import {
 } from "../../model/timeline.ts";
 import { LANE_ROW, laneLabels, resultRuns, SUB_ROW, type PlacedLabel } from "../../model/timelineLabels.ts";
 import {
+  clampToPlot,
   colourOf,
   connectorShape,
   CSS_TIMELINE_PALETTE,
@@ -564,8 +565,6 @@ interface LaneRowProps {
   readonly drag: DragHandlers;
 }
 
-const clampX = (x: number, w: number) => Math.min(w + 4, Math.max(-4, x));
-
 /** A label's halo (timelineMarks' LABEL_HALO) in the lane's background (timeline.css: --lane-bg). */
 const HALO_STYLE = {
   stroke: colourOf(LABEL_HALO.stroke, CSS_TIMELINE_PALETTE),
@@ -680,8 +679,8 @@ const LaneRow = memo(function LaneRow({
         >
           <g transform="translate(4,0)">
             {bands.map((b) => {
-              const x1 = clampX(scale.x(b.fromMs), w);
-              const x2 = clampX(scale.x(b.untilMs ?? scale.toMs), w);
+              const x1 = clampToPlot(scale.x(b.fromMs), w);
+              const x2 = clampToPlot(scale.x(b.untilMs ?? scale.toMs), w);
               if (x2 <= 0 || x1 >= w) return null;
               return (
                 <rect
