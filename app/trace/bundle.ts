@@ -21,7 +21,9 @@
  */
 import { parse } from "yaml";
 import * as z from "zod";
+import { bytesToBase64 } from "../protocol/base64.ts";
 import { childPath, fail, failWith, ok, type Parsed, type Violation } from "../protocol/result.ts";
+import { MAX_MESSAGE_BYTES } from "../sim/scenario.ts";
 import { describeEvent } from "./describe.ts";
 import { canonicalJson, exportJson, traceHash } from "./exportJson.ts";
 import { exportMarkdown } from "./exportMarkdown.ts";
@@ -40,10 +42,10 @@ export const BUNDLE_VERSION = 2;
 export const BUNDLE_VERSIONS_READ: readonly number[] = [1, 2];
 /**
  * The most bytes of one `eml:` file a bundle holds: the largest message a
- * scenario reads (app/sim/scenario.ts `MAX_MESSAGE_BYTES`, 100 MiB; a test
- * checks that they agree). Its base64 is at most a third longer.
+ * scenario reads (app/sim/scenario.ts `MAX_MESSAGE_BYTES`, 100 MiB). Its
+ * base64 is at most a third longer.
  */
-export const MAX_EML_BYTES = 104_857_600;
+export const MAX_EML_BYTES: number = MAX_MESSAGE_BYTES;
 /** The file name ending the app and the docs suggest. */
 export const BUNDLE_SUFFIX = ".mailscope-bundle.json";
 
@@ -110,7 +112,7 @@ export async function createBundle(trace: Trace, options: CreateBundleOptions): 
   // Sorted by path: the same files make the same bundle text.
   const emls = Object.entries(options.emls ?? {})
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([path, bytes]) => [path, toBase64(bytes)] as const);
+    .map(([path, bytes]) => [path, bytesToBase64(bytes)] as const);
   return {
     format: BUNDLE_FORMAT,
     // Version 1 when there is nothing version 2 added: an older Mailscope still opens and replays it.
@@ -391,17 +393,7 @@ function emlProblems(emls: Readonly<Record<string, string>>): Violation[] {
   return problems;
 }
 
-/** Base64 (RFC 4648 §4) of `bytes`, a piece at a time (a piece of a multiple of 3 bytes has no padding). */
-function toBase64(bytes: Uint8Array): string {
-  const PIECE = 3 * 8192;
-  const parts: string[] = [];
-  for (let at = 0; at < bytes.length; at += PIECE) {
-    parts.push(btoa(String.fromCharCode(...bytes.subarray(at, at + PIECE))));
-  }
-  return parts.join("");
-}
-
-/** The bytes of base64 text already checked by {@link emlProblems}. */
+/** The bytes of base64 text that {@link emlProblems} accepted (RFC 4648 §4, padded). */
 function fromBase64(base64: string): Uint8Array {
   const binary = atob(base64);
   const bytes = new Uint8Array(binary.length);
