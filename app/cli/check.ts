@@ -226,7 +226,7 @@ function seconds(ms: number): string {
 }
 
 /** Text safe in XML attributes and elements; characters XML 1.0 cannot hold are dropped. */
-function xml(text: string): string {
+export function xml(text: string): string {
   return text
     .replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, "")
     .replace(/&/g, "&amp;")

@@ -4,6 +4,7 @@ import { nodeCryptoProvider } from "../node/nodeCrypto.ts";
 import { useCryptoProvider } from "../protocol/webCrypto.ts";
 import { checkCommand } from "./check.ts";
 import { compareCommand } from "./compare.ts";
+import { exploreCommand } from "./explore.ts";
 import { lintRequestCommand } from "./lintRequest.ts";
 import { rulesCommand } from "./rules.ts";
 import { replayCommand } from "./replay.ts";
@@ -32,6 +33,8 @@ export function createProgram(): Command {
     )
     .version(version, "-V, --version")
     .showHelpAfterError("(run mailscope --help for the commands)")
+    // Options after a command are the command's own: `explore merge --out d` is merge's --out, not explore's.
+    .enablePositionalOptions()
     .configureHelp({ sortSubcommands: true });
   for (const command of [
     rulesCommand(),
@@ -43,6 +46,7 @@ export function createProgram(): Command {
     replayCommand(),
     checkCommand(),
     compareCommand(),
+    exploreCommand(),
   ]) {
     // Settings such as exitOverride are not inherited through addCommand: each command gets them itself.
     program.addCommand(command.exitOverride(usageExit).showHelpAfterError(`(run mailscope ${command.name()} --help)`));

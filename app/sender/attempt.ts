@@ -39,6 +39,7 @@ import { versionPath } from "../protocol/versions.ts";
 import type { Endpoint } from "./discovery.ts";
 import { exchange, problemInBody, problemType } from "./http.ts";
 import type { ProblemSummary } from "./http.ts";
+import type { PlantedBug } from "./plantedBugs.ts";
 import type { SenderReadings } from "./readings.ts";
 
 /** One delivery: a set of recipients sent under one Idempotency-Key (POST-23). */
@@ -101,6 +102,8 @@ export interface AttemptDeps {
   readonly readings: Pick<SenderReadings, "G13" | "G26">;
   /** The sending domain, for the trace. */
   readonly senderDomain: string;
+  /** A bug planted by a test harness (plantedBugs.ts); never set by a scenario. */
+  readonly plantedBug?: PlantedBug;
 }
 
 export interface AttemptInput {
@@ -378,12 +381,16 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   const problem = problemInBody(answer.body, deps.problemBase);
   const retryAfterHeader = response.headers.get("retry-after");
   const retryAfterS = parseRetryAfter(retryAfterHeader, deps.clock.now());
-  const reading = withRetryAfterReadings(
+  const read = withRetryAfterReadings(
     interpretRequestLevel(response.status, problem, deps.problemBase),
     response.status,
     retryAfterS,
     deps.readings.G26,
   );
+  const reading =
+    deps.plantedBug === "rate-limited-fallback-eligible" && response.status === 429
+      ? { ...read, fallbackEligible: true, smtpFallback: "after the fallback window" as const }
+      : read;
   return ended({
     kind: "request-level",
     deliveryId: delivery.deliveryId,

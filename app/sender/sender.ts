@@ -21,6 +21,7 @@ import type { DeliveryMachine, RecipientOutcome, SenderMisbehaviour, TransitionM
 import { discover } from "./discovery.ts";
 import { buildFailureReport } from "./dsnReports.ts";
 import type { FailureReport } from "./dsnReports.ts";
+import type { PlantedBug } from "./plantedBugs.ts";
 import { defaultReadings, readingsForTrace } from "./readings.ts";
 import type { SenderReadings } from "./readings.ts";
 import { checkFallbackWindowS } from "./retrySchedule.ts";
@@ -51,6 +52,8 @@ export interface SenderConfig {
    * Default none: a correct sender.
    */
   readonly misbehaviour?: SenderMisbehaviour;
+  /** A bug planted by a test harness (plantedBugs.ts); never set from a scenario. Default none. */
+  readonly plantedBug?: PlantedBug;
 }
 
 export interface SenderPorts {
@@ -206,10 +209,12 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
         problemBase: config.problemBase,
         readings,
         senderDomain: config.domain,
+        ...(config.plantedBug !== undefined && { plantedBug: config.plantedBug }),
       }),
     handOff: (handOff) => ports.smtp.handOff(handOff),
     reportFailures,
     ...(config.misbehaviour !== undefined && { misbehaviour: config.misbehaviour }),
+    ...(config.plantedBug !== undefined && { plantedBug: config.plantedBug }),
   });
 
   const initialState = initialStatePath(machine);
