@@ -34,6 +34,7 @@ import {
   reportText,
   shardFile,
   sizeWords,
+  type ExploreFiles,
   type ExploreReport,
 } from "../explore/report.ts";
 import { shardLanes, type CorpusEntry, type LaneResult, type RunReport } from "../explore/search.ts";
@@ -127,8 +128,8 @@ interface Settings {
   readonly corpusDir?: string;
   readonly options: ExploreOptions;
   readonly properties: readonly UserProperty[];
-  /** The flags that make the same worlds and properties, for reproduce commands. */
-  readonly flags: string;
+  /** The options and properties files, for reproduce commands. */
+  readonly files: ExploreFiles;
 }
 
 async function readSettings(options: ExploreCliOptions): Promise<Settings> {
@@ -159,10 +160,6 @@ async function readSettings(options: ExploreCliOptions): Promise<Settings> {
   const workers =
     options.workers !== undefined ? positiveInt("--workers", options.workers, 256) : availableParallelism();
   const shard = options.shard !== undefined ? parseShard(options.shard, explore.lanes) : undefined;
-  const flags = [
-    ...(options.options !== undefined ? ["--options", shellQuote(options.options)] : []),
-    ...(options.properties !== undefined ? ["--properties", shellQuote(options.properties)] : []),
-  ].join(" ");
   return {
     // A seed drawn at random when none is given; printed, so the exploration can be made again.
     seed: options.seed !== undefined ? parseSeed(options.seed) : Math.floor(Math.random() * 2 ** 32),
@@ -174,8 +171,21 @@ async function readSettings(options: ExploreCliOptions): Promise<Settings> {
     ...(options.corpus !== undefined && { corpusDir: options.corpus }),
     options: explore,
     properties,
-    flags,
+    files: {
+      ...(options.options !== undefined && { options: options.options }),
+      ...(options.properties !== undefined && { properties: options.properties }),
+    },
   };
+}
+
+/** ` --options f --properties g`: what `--run` needs to make the same world and judge it the same way. */
+function runFlags(files: ExploreFiles): string {
+  return `${files.options !== undefined ? ` --options ${shellQuote(files.options)}` : ""}${checkFlags(files)}`;
+}
+
+/** ` --properties g`: what `explore check` needs to judge a scenario the same way. */
+function checkFlags(files: ExploreFiles): string {
+  return files.properties !== undefined ? ` --properties ${shellQuote(files.properties)}` : "";
 }
 
 function shellQuote(text: string): string {
@@ -271,7 +281,7 @@ async function clearOurFiles(folder: string): Promise<void> {
  * shrunk scenario (with a comment saying what it violates and how to
  * reproduce it) and bug bundle, and the gallery's scenarios.
  */
-async function writeReport(report: ExploreReport, out: string, flags: string, options: ExploreOptions): Promise<void> {
+async function writeReport(report: ExploreReport, out: string, options: ExploreOptions): Promise<void> {
   await mkdir(join(out, "violations"), { recursive: true });
   await mkdir(join(out, "gallery"), { recursive: true });
   await clearOurFiles(join(out, "violations"));
@@ -280,7 +290,7 @@ async function writeReport(report: ExploreReport, out: string, flags: string, op
   const version = report.mailscope;
   for (const v of report.violations) {
     const file = violationFile(out, v.property);
-    const text = `${violationComments(report, v.property, file, flags)}${v.shrunk.yaml}`;
+    const text = `${violationComments(report, v.property, file)}${v.shrunk.yaml}`;
     await writeFile(file, text);
     const load = await loadScenario(text, { file });
     if (!load.ok) continue;
@@ -299,7 +309,7 @@ async function writeReport(report: ExploreReport, out: string, flags: string, op
     const comments = [
       `mailscope explore gallery ${i + 1} of ${report.gallery.length}: the smallest world found that takes this path through the delivery machine:`,
       `  ${entry.path}`,
-      `Run ${entry.index} of the exploration with seed ${String(report.seed)}; mailscope explore --run ${entry.seed}${flags === "" ? "" : ` ${flags}`}`,
+      `Run ${entry.index} of the exploration with seed ${String(report.seed)}; mailscope explore --run ${entry.seed}${runFlags(report.files)}`,
       `${sizeWords(entry.size)}.`,
     ];
     await writeFile(
@@ -310,15 +320,14 @@ async function writeReport(report: ExploreReport, out: string, flags: string, op
 }
 
 /** The comment above a shrunk scenario: what it violates, where it came from, how to reproduce it. */
-function violationComments(report: ExploreReport, property: string, file: string, flags: string): string {
+function violationComments(report: ExploreReport, property: string, file: string): string {
   const v = report.violations.find((x) => x.property === property);
   if (v === undefined) return "";
-  const user = report.properties.find((p) => p.id === property)?.user === true;
   const lines = [
     `mailscope explore: this scenario violates ${property}: ${v.title}${v.rules.length > 0 ? ` [${v.rules.join(", ")}]` : ""}.`,
     `What it shows: ${v.shrunk.detail}`,
     `Shrunk in ${v.shrunk.runs} runs from run ${v.first.index} (seed ${v.first.seed}) of mailscope explore --seed ${String(report.seed)}; ${v.count} of ${report.runs} runs violated it.`,
-    `Reproduce: mailscope explore check ${shellQuote(file)}${user ? ` ${flags}` : ""}`,
+    `Reproduce: mailscope explore check ${shellQuote(file)}${checkFlags(report.files)}`,
     ...(report.plantedBug !== undefined
       ? [
           `Found with the planted bug ${report.plantedBug} on (a test harness's switch, app/sender/plantedBugs.ts): a plain run of this file is the correct sender.`,
@@ -329,7 +338,7 @@ function violationComments(report: ExploreReport, property: string, file: string
 }
 
 /** The report in words, as printed. */
-export function formatReport(report: ExploreReport, out: string, flags: string): string[] {
+export function formatReport(report: ExploreReport, out: string): string[] {
   const { coverage } = report;
   const lines = [
     `mailscope explore: seed ${String(report.seed)}, ${report.runs} runs${report.runsAsked !== null && report.runsAsked !== report.runs ? ` of ${report.runsAsked}` : ""}${report.corpus.resumed > 0 ? `, resuming a corpus of ${report.corpus.resumed}` : ""}`,
@@ -346,16 +355,15 @@ export function formatReport(report: ExploreReport, out: string, flags: string):
   }
   for (const v of report.violations) {
     const file = violationFile(out, v.property);
-    const user = report.properties.find((p) => p.id === v.property)?.user === true;
     lines.push(
       "",
       `VIOLATED ${v.property}: ${v.title}`,
-      `  ${v.count} of ${report.runs} runs; the first is run ${v.first.index}, seed ${v.first.seed}: mailscope explore --run ${v.first.seed}${flags === "" ? "" : ` ${flags}`}`,
+      `  ${v.count} of ${report.runs} runs; the first is run ${v.first.index}, seed ${v.first.seed}: mailscope explore --run ${v.first.seed}${runFlags(report.files)}`,
       `  ${v.first.detail}`,
       `  shrunk in ${v.shrunk.runs} runs${v.shrunk.exhausted ? " (the budget ran out: shrinkRuns)" : ""} to ${sizeWords(v.shrunk.size)}: ${file}`,
       `  ${v.shrunk.detail}`,
       `  bug bundle: ${file.replace(/\.yaml$/, BUNDLE_SUFFIX)}`,
-      `  reproduce: mailscope explore check ${shellQuote(file)}${user ? ` ${flags}` : ""}`,
+      `  reproduce: mailscope explore check ${shellQuote(file)}${checkFlags(report.files)}`,
     );
   }
   lines.push("", `report: ${join(out, "report.json")}`);
@@ -396,13 +404,13 @@ export function exploreJunit(report: ExploreReport, out: string): string {
 /** Prints `report` (text or JSON) and writes its files; the exit code. */
 async function finish(
   report: ExploreReport,
-  settings: { out: string; flags: string; options: ExploreOptions; json?: boolean; junit?: string },
+  settings: { out: string; options: ExploreOptions; json?: boolean; junit?: string },
   io: CliIo,
 ): Promise<number> {
-  await writeReport(report, settings.out, settings.flags, settings.options);
+  await writeReport(report, settings.out, settings.options);
   if (settings.junit !== undefined) await writeFile(settings.junit, exploreJunit(report, settings.out));
   if (settings.json === true) io.out(reportText(report).trimEnd());
-  else for (const line of formatReport(report, settings.out, settings.flags)) io.out(line);
+  else for (const line of formatReport(report, settings.out)) io.out(line);
   return report.violations.length > 0 ? EXPLORE_EXIT.violated : EXPLORE_EXIT.held;
 }
 
@@ -444,7 +452,7 @@ export async function exploreCommandAction(options: ExploreCliOptions, io: CliIo
     corpus,
     mailscope,
   };
-  const header = exploreHeader({ ...config, runs: settings.runs });
+  const header = exploreHeader({ ...config, runs: settings.runs, files: settings.files });
   const lanes =
     settings.shard !== undefined
       ? shardLanes(settings.options.lanes, settings.shard)
@@ -511,7 +519,7 @@ async function exploreOneRun(text: string, settings: Settings, io: CliIo): Promi
   const world = generateWorld(parsed.genome, settings.options);
   const file = join(settings.out, "runs", `${text.trim()}.yaml`);
   const yaml = scenarioYaml(world.scenario, [
-    `The world of run seed ${text.trim()} of mailscope explore${settings.flags === "" ? "" : ` (${settings.flags})`}.`,
+    `The world of run seed ${text.trim()} of mailscope explore${runFlags(settings.files) === "" ? "" : ` (${runFlags(settings.files).trim()})`}.`,
   ]);
   await mkdir(join(settings.out, "runs"), { recursive: true });
   await writeFile(file, yaml);
@@ -594,7 +602,6 @@ export async function exploreMergeAction(
     report,
     {
       out,
-      flags: "",
       options: explore,
       ...(options.json !== undefined && { json: options.json }),
       ...(options.junit !== undefined && { junit: options.junit }),

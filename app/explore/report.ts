@@ -39,6 +39,14 @@ export interface ExploreHeader {
   readonly corpus: readonly CorpusEntry[];
   /** The planted bug, in a test harness's exploration only. */
   readonly plantedBug?: string;
+  /** The files the command line named (`--options`, `--properties`), for the reproduce commands. */
+  readonly files: ExploreFiles;
+}
+
+/** The options and properties files of an exploration, as the command line named them. */
+export interface ExploreFiles {
+  readonly options?: string;
+  readonly properties?: string;
 }
 
 /** A shard's result file. */
@@ -58,6 +66,7 @@ export function exploreHeader(input: {
   properties: readonly UserProperty[];
   corpus: readonly CorpusEntry[];
   plantedBug?: string | undefined;
+  files?: ExploreFiles;
 }): ExploreHeader {
   return {
     mailscope: input.mailscope,
@@ -67,6 +76,7 @@ export function exploreHeader(input: {
     properties: input.properties,
     corpus: input.corpus,
     ...(input.plantedBug !== undefined && { plantedBug: input.plantedBug }),
+    files: input.files ?? {},
   };
 }
 
@@ -102,6 +112,8 @@ export interface ExploreReport {
   readonly options: Record<string, unknown>;
   readonly properties: readonly { readonly id: string; readonly title: string; readonly user: boolean }[];
   readonly plantedBug?: string;
+  /** The files that make the same worlds and properties, for the reproduce commands. */
+  readonly files: ExploreFiles;
   readonly coverage: {
     /** Distinct behaviours (coverage keys), the resumed corpus's included. */
     readonly keys: number;
@@ -251,6 +263,7 @@ export function buildReport(header: ExploreHeader, laneResults: readonly LaneRes
       ...header.properties.map((p) => ({ id: p.id, title: p.description ?? p.id, user: true })),
     ],
     ...(header.plantedBug !== undefined && { plantedBug: header.plantedBug }),
+    files: header.files,
     coverage: {
       keys: keys.length,
       transitions: { covered: transitions.filter((t) => covered.has(t)).length, total: transitions.length, missing },

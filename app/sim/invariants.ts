@@ -152,8 +152,9 @@ export function buildModel(events: readonly CheckedEvent[]): Model {
   const submitted = new Map<string, { at: CheckedEvent; recipients: Set<string> }>();
   const deliveries = new Map<string, readonly string[]>();
   const current = (actor: Actor): Attempt | undefined => actor.attempts.at(-1);
+  // An event of an actor the trace never started (a cut trace) belongs to no attempt.
   const push = (actor: Actor | undefined, event: CheckedEvent): void => {
-    current(actor as Actor)?.events.push(event);
+    if (actor !== undefined) current(actor)?.events.push(event);
   };
   // The actors whose attempt is in discovery, by sender and domain (in the order they were created),
   // so that a discovery event finds its actors without a pass over every actor of the run.
