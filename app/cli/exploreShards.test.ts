@@ -38,7 +38,7 @@ async function mailscope(args: readonly string[]): Promise<{ code: number; stdou
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string };
     if (typeof e.code !== "number" || e.code === 2)
-      throw new Error(`mailscope ${args.join(" ")}: ${e.stderr ?? String(error)}`);
+      throw new Error(`mailscope ${args.join(" ")}: ${e.stderr ?? String(error)}`, { cause: error });
     return { code: e.code, stdout: e.stdout ?? "" };
   }
 }
