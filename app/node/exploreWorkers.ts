@@ -16,15 +16,20 @@ export interface LaneRun {
   stop(): void;
 }
 
-/** Runs `lanes` of `config` over `workers` threads; `onRun` hears every run as it ends. */
+/**
+ * Runs `lanes` of `config` over `workers` threads; `onRun` hears every run
+ * as it ends. One worker runs in this thread unless `threads` says
+ * `always` (the bench compares 1 and 2 worker threads like for like).
+ */
 export function runLanesInWorkers(
   config: ExploreConfig,
   lanes: readonly number[],
   workers: number,
   onRun: (report: RunReport) => void = () => {},
+  threads: "auto" | "always" = "auto",
 ): LaneRun {
   const count = Math.max(1, Math.min(workers, lanes.length));
-  if (count === 1) {
+  if (count === 1 && threads === "auto") {
     let stopped = false;
     return {
       results: runLanes(config, lanes, { onRun, shouldStop: () => stopped }),

@@ -24,7 +24,10 @@ import { Library } from "./views/library/Library.tsx";
 import { bundleFile, exportFile } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
 
-type View = "run" | "rules" | "editor" | "compare";
+type View = "run" | "rules" | "editor" | "compare" | "explore";
+
+// The explorer (the generator, the report, Recharts' line chart) loads on first use, in a chunk of its own.
+const ExploreView = lazy(() => import("./views/explore/ExploreView.tsx").then((m) => ({ default: m.ExploreView })));
 
 // The editor (CodeMirror and the scenario parser) loads on first use, in a chunk of its own.
 const ScenarioEditor = lazy(() =>
@@ -65,6 +68,8 @@ export function App() {
   // An opened bug bundle, shown above its run (issue 15).
   const [bundle, setBundle] = useState<{ readonly bundle: Bundle; readonly file: string } | undefined>();
   const [compareBase, setCompareBase] = useState<CompareBase | undefined>();
+  // The Explore view, once opened, stays mounted (hidden) so that an exploration goes on while a run shows.
+  const [exploring, setExploring] = useState(false);
   const [snapshot, send] = useMachine(playbackMachine, { input: { create: createSession } });
   const phase = phaseOf(snapshot);
   const { context } = snapshot;
@@ -405,6 +410,15 @@ export function App() {
           <button aria-pressed={view === "editor"} onClick={() => setView("editor")}>
             Editor
           </button>
+          <button
+            aria-pressed={view === "explore"}
+            onClick={() => {
+              setExploring(true);
+              setView("explore");
+            }}
+          >
+            Explore
+          </button>
         </nav>
         <span className="shell" data-testid="shell">
           {info ? `${info.shell}${info.electron ? ` ${info.electron}` : ""} · v${info.version}` : "…"}
@@ -449,8 +463,24 @@ export function App() {
           </ErrorBoundary>
         </div>
         {editor.dialogs}
+        {exploring && (
+          <div hidden={view !== "explore"}>
+            <ErrorBoundary resetKey="explore">
+              <Suspense fallback={<p className="muted">Loading the explorer…</p>}>
+                <ExploreView
+                  mailscope={info?.version ?? __MAILSCOPE_VERSION__}
+                  onOpenRun={(name, text) => openScenarioText(name, text)}
+                  onOpenEditor={(name, text) => {
+                    editor.open({ name, savedText: "", text, untitled: true });
+                    setView("editor");
+                  }}
+                />
+              </Suspense>
+            </ErrorBoundary>
+          </div>
+        )}
         <ErrorBoundary resetKey={`${view} ${current?.file ?? ""} ${String(context.source?.kind)}`}>
-          {view === "editor" ? null : view === "compare" && compareBase ? (
+          {view === "editor" || view === "explore" ? null : view === "compare" && compareBase ? (
             <CompareView
               base={compareBase}
               mailscope={info?.version ?? __MAILSCOPE_VERSION__}
