@@ -84,7 +84,9 @@ describe("users' properties: the file", () => {
     if (parsed.ok) return;
     const lines = parsed.errors.map(formatFileError);
     expect(lines).toContainEqual(
-      expect.stringMatching(/^p\.yaml:3:12: properties\[0\]\.never: unknown event "smtp\.handof"/),
+      expect.stringMatching(
+        /^p\.yaml:3:12: properties\[0\]\.never: unknown event "smtp\.handof" \(did you mean smtp\.handoff\?\)$/,
+      ),
     );
     expect(lines).toContainEqual(
       expect.stringMatching(/^p\.yaml:6:13: properties\[1\]\.within: "5x" is not a duration/),

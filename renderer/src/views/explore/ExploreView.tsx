@@ -43,7 +43,6 @@ export function ExploreView({ mailscope, onOpenRun, onOpenEditor }: ExploreViewP
   const [propertiesText, setPropertiesText] = useState("");
   const [problems, setProblems] = useState<string[]>([]);
   const [now, setNow] = useState(0);
-  const [chartRef, width] = useWidth(640);
   const running = state?.phase === "running" || state?.phase === "stopping";
 
   // The rate is runs over time: the clock moves twice a second while runs go on.
@@ -75,6 +74,7 @@ export function ExploreView({ mailscope, onOpenRun, onOpenEditor }: ExploreViewP
     }
     setProblems(found);
     if (found.length > 0) return;
+    setNow(performance.now());
     const text = seed.trim();
     control.start(
       {
@@ -89,7 +89,7 @@ export function ExploreView({ mailscope, onOpenRun, onOpenEditor }: ExploreViewP
     );
   };
 
-  const elapsed = state === undefined ? 0 : (control.endedAt ?? (now || performance.now())) - control.startedAt;
+  const elapsed = state === undefined ? 0 : Math.max(0, (control.endedAt ?? now) - control.startedAt);
   const violations = state === undefined ? [] : violationList(state);
   const gallery = state === undefined ? [] : galleryList(state);
   const points = state === undefined ? [] : growthPoints(state.growth);
@@ -157,11 +157,13 @@ export function ExploreView({ mailscope, onOpenRun, onOpenEditor }: ExploreViewP
           </button>
         </div>
         {problems.length > 0 && (
-          <ul role="alert" className="error explore-problems">
-            {problems.map((p) => (
-              <li key={p}>{p}</li>
-            ))}
-          </ul>
+          <div role="alert" className="error explore-problems">
+            <ul>
+              {problems.map((p) => (
+                <li key={p}>{p}</li>
+              ))}
+            </ul>
+          </div>
         )}
       </form>
 
@@ -196,38 +198,7 @@ export function ExploreView({ mailscope, onOpenRun, onOpenEditor }: ExploreViewP
                 {report.coverage.rules.percent} %) · gaps: {report.coverage.gaps.join(", ") || "none"}
               </p>
             )}
-            <div ref={chartRef} className="explore-chart">
-              <figure aria-label="Coverage growth: behaviours seen against runs" data-points={points.length}>
-                <LineChart width={width} height={200} data={points} margin={{ top: 8, right: 24, bottom: 8, left: 8 }}>
-                  <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
-                  <XAxis
-                    dataKey="runs"
-                    type="number"
-                    domain={[0, "dataMax"]}
-                    allowDecimals={false}
-                    label={{ value: "runs", position: "insideBottomRight", offset: -4 }}
-                  />
-                  <YAxis
-                    allowDecimals={false}
-                    width={56}
-                    label={{ value: "behaviours", angle: -90, position: "insideLeft" }}
-                  />
-                  <Line
-                    dataKey="keys"
-                    name="behaviours"
-                    stroke="var(--accent)"
-                    strokeWidth={2}
-                    dot={false}
-                    isAnimationActive={false}
-                  />
-                  <Tooltip
-                    formatter={(value) => [`${String(value)} behaviours`, ""]}
-                    labelFormatter={(label) => `after ${String(label)} runs`}
-                    contentStyle={{ background: "var(--surface)", borderColor: "var(--line)", color: "var(--fg)" }}
-                  />
-                </LineChart>
-              </figure>
-            </div>
+            <GrowthChart points={points} />
           </section>
 
           <section className="panel" aria-labelledby="explore-violations-heading">
@@ -305,17 +276,19 @@ export function ExploreView({ mailscope, onOpenRun, onOpenEditor }: ExploreViewP
                           <td>
                             {g.index} (<code>{g.seed}</code>)
                           </td>
-                          <td className="explore-buttons">
-                            <button
-                              type="button"
-                              onClick={open(onOpenRun)}
-                              aria-label={`Open world ${i + 1} in the run view`}
-                            >
-                              Open
-                            </button>
-                            <button type="button" onClick={open(onOpenEditor)} aria-label={`Edit world ${i + 1}`}>
-                              Edit
-                            </button>
+                          <td>
+                            <div className="explore-buttons explore-row-buttons">
+                              <button
+                                type="button"
+                                onClick={open(onOpenRun)}
+                                aria-label={`Open world ${i + 1} in the run view`}
+                              >
+                                Open
+                              </button>
+                              <button type="button" onClick={open(onOpenEditor)} aria-label={`Edit world ${i + 1}`}>
+                                Edit
+                              </button>
+                            </div>
                           </td>
                         </tr>
                       );
@@ -328,5 +301,40 @@ export function ExploreView({ mailscope, onOpenRun, onOpenEditor }: ExploreViewP
         </>
       )}
     </section>
+  );
+}
+
+/** Behaviours seen against runs: the coverage's growth (at most 200 points, so Recharts draws little). */
+function GrowthChart({ points }: { readonly points: readonly { runs: number; keys: number }[] }) {
+  const [ref, width] = useWidth(640);
+  return (
+    <div ref={ref} className="explore-chart">
+      <figure aria-label="Coverage growth: behaviours seen against runs" data-points={points.length}>
+        <LineChart width={width} height={200} data={[...points]} margin={{ top: 8, right: 24, bottom: 8, left: 8 }}>
+          <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
+          <XAxis
+            dataKey="runs"
+            type="number"
+            domain={[0, "dataMax"]}
+            allowDecimals={false}
+            label={{ value: "runs", position: "insideBottomRight", offset: -4 }}
+          />
+          <YAxis allowDecimals={false} width={56} label={{ value: "behaviours", angle: -90, position: "insideLeft" }} />
+          <Line
+            dataKey="keys"
+            name="behaviours"
+            stroke="var(--accent)"
+            strokeWidth={2}
+            dot={false}
+            isAnimationActive={false}
+          />
+          <Tooltip
+            formatter={(value) => [`${String(value)} behaviours`, ""]}
+            labelFormatter={(label) => `after ${String(label)} runs`}
+            contentStyle={{ background: "var(--surface)", borderColor: "var(--line)", color: "var(--fg)" }}
+          />
+        </LineChart>
+      </figure>
+    </div>
   );
 }
