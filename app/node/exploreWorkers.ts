@@ -18,7 +18,7 @@ export interface LaneRun {
 
 /**
  * Runs `lanes` of `config` over `workers` threads; `onRun` hears every run
- * as it ends. One worker runs in this thread unless `threads` says
+ * as it ends. One worker runs in this thread unless `inThreads` says
  * `always` (the bench compares 1 and 2 worker threads like for like).
  */
 export function runLanesInWorkers(
@@ -26,10 +26,10 @@ export function runLanesInWorkers(
   lanes: readonly number[],
   workers: number,
   onRun: (report: RunReport) => void = () => {},
-  threads: "auto" | "always" = "auto",
+  inThreads: "auto" | "always" = "auto",
 ): LaneRun {
   const count = Math.max(1, Math.min(workers, lanes.length));
-  if (count === 1 && threads === "auto") {
+  if (count === 1 && inThreads === "auto") {
     let stopped = false;
     return {
       results: runLanes(config, lanes, { onRun, shouldStop: () => stopped }),
