@@ -26,12 +26,13 @@ import { readdir, readFile } from "node:fs/promises";
 import { availableParallelism, loadavg } from "node:os";
 import { exploreOptions, type ExploreOptions } from "../app/explore/options.ts";
 import { buildReport, exploreHeader } from "../app/explore/report.ts";
-import { runLanes, shardLanes, type ExploreConfig, type Finding } from "../app/explore/search.ts";
+import { shardLanes, type ExploreConfig } from "../app/explore/search.ts";
+import { CAUGHT_BY, HUNT_BUDGET, huntPlantedBug } from "../app/explore/testing.ts";
 import { machineGraph } from "../app/explore/coverage.ts";
 import { nodeCryptoProvider } from "../app/node/nodeCrypto.ts";
 import { runLanesInWorkers } from "../app/node/exploreWorkers.ts";
 import { useCryptoProvider } from "../app/protocol/webCrypto.ts";
-import { PLANTED_BUG_NAMES, type PlantedBug } from "../app/sender/plantedBugs.ts";
+import { PLANTED_BUG_NAMES } from "../app/sender/plantedBugs.ts";
 import { runScenarioText } from "../app/sim/runScenario.ts";
 import { ruleCoverage } from "../app/trace/ruleEvidence.ts";
 import type { RecordedEvent } from "../app/trace/schema.ts";
@@ -40,32 +41,9 @@ import type { Bench, BenchResult } from "./types.ts";
 const SMALL_RUNS = Number(process.env["EXPLORE_BENCH_RUNS"] ?? 400);
 const COVERAGE_RUNS = Number(process.env["EXPLORE_COVERAGE_RUNS"] ?? 10_000);
 const SMALL = exploreOptions({ domains: { max: 2 }, messages: { max: 3 } });
-/** The small worlds of the planted-bug tests (app/explore/plantedBugs.test.ts). */
-const BUG_OPTIONS = exploreOptions({
-  domains: { max: 2 },
-  messages: { max: 2 },
-  recipients: { max: 5 },
-  lanes: 8,
-  shrinkRuns: 300,
-});
-const BUG_BUDGET = 200;
-const BUG_PROPERTY: Record<PlantedBug, string> = {
-  "rate-limited-fallback-eligible": "smtp-only-where-allowed",
-  "replay-new-key": "idempotency-keys",
-  "retry-after-give-up": "give-up-at-5-days",
-  "window-end-exclusive": "fallback-at-window-end",
-};
 
-function config(options: ExploreOptions, runs: number, seed: number, plantedBug?: PlantedBug): ExploreConfig {
-  return {
-    seed,
-    runs,
-    options,
-    properties: [],
-    corpus: [],
-    mailscope: "bench",
-    ...(plantedBug !== undefined && { plantedBug }),
-  };
+function config(options: ExploreOptions, runs: number, seed: number): ExploreConfig {
+  return { seed, runs, options, properties: [], corpus: [], mailscope: "bench" };
 }
 
 /** Runs `runs` small worlds over `workers` threads: wall ms and CPU ms (this process and its threads). */
@@ -73,8 +51,9 @@ async function timed(workers: number): Promise<{ wallMs: number; cpuMs: number; 
   const load = loadavg()[0] ?? 0;
   const cpu = process.cpuUsage();
   const started = performance.now();
-  await runLanesInWorkers(config(SMALL, SMALL_RUNS, 1), shardLanes(SMALL.lanes, { index: 1, count: 1 }), workers)
-    .results;
+  // Worker threads for 1 as for 2 ("always"): the ratio compares threads with threads.
+  const lanes = shardLanes(SMALL.lanes, { index: 1, count: 1 });
+  await runLanesInWorkers(config(SMALL, SMALL_RUNS, 1), lanes, workers, () => {}, "always").results;
   const used = process.cpuUsage(cpu);
   return { wallMs: performance.now() - started, cpuMs: (used.user + used.system) / 1000, load };
 }
@@ -111,15 +90,7 @@ async function throughput(): Promise<BenchResult[]> {
 async function plantedBugs(): Promise<BenchResult[]> {
   const out: BenchResult[] = [];
   for (const bug of PLANTED_BUG_NAMES) {
-    let finding: Finding | undefined;
-    let runs = 0;
-    await runLanes(config(BUG_OPTIONS, BUG_BUDGET, 26, bug), shardLanes(BUG_OPTIONS.lanes, { index: 1, count: 1 }), {
-      onRun: (report) => {
-        runs++;
-        finding ??= report.shrunk?.find((f) => f.property === BUG_PROPERTY[bug]);
-      },
-      shouldStop: () => finding !== undefined,
-    });
+    const { finding, runs } = await huntPlantedBug(bug);
     const size = finding?.shrunkSize;
     const small = size !== undefined && size.domains <= 2 && size.messages <= 1 && size.faults <= 2;
     out.push(
@@ -127,8 +98,8 @@ async function plantedBugs(): Promise<BenchResult[]> {
         name: `planted ${bug}: runs to find`,
         value: finding === undefined ? Number.POSITIVE_INFINITY : runs,
         unit: "runs",
-        target: { op: "<=", value: BUG_BUDGET, label: `≤ ${BUG_BUDGET} runs` },
-        note: `caught by ${BUG_PROPERTY[bug]}; shrunk in ${finding?.shrinkRuns ?? "-"} runs`,
+        target: { op: "<=", value: HUNT_BUDGET, label: `≤ ${HUNT_BUDGET} runs` },
+        note: `caught by ${CAUGHT_BY[bug]}; shrunk in ${finding?.shrinkRuns ?? "-"} runs`,
       },
       {
         name: `planted ${bug}: shrunk small`,

@@ -117,6 +117,18 @@ async function readSmall(option: string, file: string): Promise<string> {
   }
 }
 
+/** The user's properties file (`--properties`), read and checked; none when no file is named. */
+async function readProperties(file: string | undefined): Promise<readonly UserProperty[]> {
+  if (file === undefined) return [];
+  const read = parseUserProperties(
+    await readSmall("--properties", file),
+    file,
+    BUILT_IN_PROPERTIES.map((p) => p.id),
+  );
+  if (!read.ok) throw new LocatedErrors(read.errors.map(formatFileError).join("\n"));
+  return read.properties;
+}
+
 /** Everything the command line says, read and checked. */
 interface Settings {
   readonly seed: Seed;
@@ -139,16 +151,7 @@ async function readSettings(options: ExploreCliOptions): Promise<Settings> {
     if (!read.ok) throw new LocatedErrors(read.errors.map(formatFileError).join("\n"));
     explore = read.options;
   }
-  let properties: readonly UserProperty[] = [];
-  if (options.properties !== undefined) {
-    const read = parseUserProperties(
-      await readSmall("--properties", options.properties),
-      options.properties,
-      BUILT_IN_PROPERTIES.map((p) => p.id),
-    );
-    if (!read.ok) throw new LocatedErrors(read.errors.map(formatFileError).join("\n"));
-    properties = read.properties;
-  }
+  const properties = await readProperties(options.properties);
   const runs = options.runs !== undefined ? positiveInt("--runs", options.runs, 100_000_000) : undefined;
   let timeMs: number | undefined;
   if (options.time !== undefined) {
@@ -616,17 +619,9 @@ export async function exploreCheckAction(
   options: { readonly properties?: string },
   io: CliIo = consoleIo,
 ): Promise<number> {
-  let properties: readonly UserProperty[] = [];
+  let properties: readonly UserProperty[];
   try {
-    if (options.properties !== undefined) {
-      const read = parseUserProperties(
-        await readSmall("--properties", options.properties),
-        options.properties,
-        BUILT_IN_PROPERTIES.map((p) => p.id),
-      );
-      if (!read.ok) throw new LocatedErrors(read.errors.map(formatFileError).join("\n"));
-      properties = read.properties;
-    }
+    properties = await readProperties(options.properties);
   } catch (error) {
     if (!(error instanceof BadInput)) throw error;
     io.err(error instanceof LocatedErrors ? error.message : `mailscope explore check: ${error.message}`);

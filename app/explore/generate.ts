@@ -443,63 +443,75 @@ function drawFaults(
     };
   };
 
-  const network: NetworkFaultInput[] = [];
-  const kinds = NETWORK_FEATURES.filter(on);
-  const networkCount = kinds.length === 0 || receivers.length === 0 ? 0 : between(random, 0, swarm.caps.networkFaults);
-  for (let i = 0; i < networkCount; i++) {
-    const f = random.fork(`network/${i}`);
-    const kind = pick(f, kinds);
-    const target = pick(f, receivers);
-    const host = f.chance(0.85) ? `mx.${target.name}` : undefined;
-    const posts = f.chance(0.5) ? "/v1/messages" : undefined;
-    const scope = { id: `f${i + 1}`, ...(host !== undefined && { host }), ...windowOf(f) };
-    network.push(networkFault(f, kind, scope, posts, domains, target));
-  }
+  /** Up to `cap` faults of a layer (none when no kind of it is on), each drawn from its own stream with its kind. */
+  const each = <T>(
+    layer: string,
+    features: readonly Feature[],
+    cap: number,
+    make: (f: SeededRandom, kind: Feature, i: number) => T[],
+  ): T[] => {
+    const kinds = features.filter(on);
+    const count = kinds.length === 0 ? 0 : between(random, 0, cap);
+    return Array.from({ length: count }, (_, i) => {
+      const f = random.fork(`${layer}/${i}`);
+      return make(f, pick(f, kinds), i);
+    }).flat();
+  };
 
-  const dns: DnsFaultInput[] = [];
-  const dnsKinds = DNS_FEATURES.filter(on);
-  const dnsCount = dnsKinds.length === 0 ? 0 : between(random, 0, swarm.caps.dnsFaults);
-  for (let i = 0; i < dnsCount; i++) {
-    const f = random.fork(`dns/${i}`);
-    const kind = pick(f, dnsKinds);
+  const network = each(
+    "network",
+    receivers.length === 0 ? [] : NETWORK_FEATURES,
+    swarm.caps.networkFaults,
+    (f, kind, i): NetworkFaultInput[] => {
+      const target = pick(f, receivers);
+      const host = f.chance(0.85) ? `mx.${target.name}` : undefined;
+      const posts = f.chance(0.5) ? "/v1/messages" : undefined;
+      const scope = { id: `f${i + 1}`, ...(host !== undefined && { host }), ...windowOf(f) };
+      return [networkFault(f, kind, scope, posts, domains, target)];
+    },
+  );
+
+  const dns = each("dns", DNS_FEATURES, swarm.caps.dnsFaults, (f, kind, i): DnsFaultInput[] => {
     const target = pick(f, domains);
     const keys = f.chance(0.3);
-    dns.push({
-      id: `d${i + 1}`,
-      kind: kind === "servfail" ? "servfail" : kind === "nxdomain" ? "nxdomain" : "timeout",
-      name: keys ? `*._svckey.${target.name}` : `_svc.${target.name}`,
-      type: keys ? "TXT" : "SVCB",
-      ...windowOf(f),
-    });
-  }
+    return [
+      {
+        id: `d${i + 1}`,
+        kind: kind === "servfail" ? "servfail" : kind === "nxdomain" ? "nxdomain" : "timeout",
+        name: keys ? `*._svckey.${target.name}` : `_svc.${target.name}`,
+        type: keys ? "TXT" : "SVCB",
+        ...windowOf(f),
+      },
+    ];
+  });
 
-  const dnsChanges: DnsChangeInput[] = [];
-  const changeKinds = CHANGE_FEATURES.filter(on);
-  const changeCount = changeKinds.length === 0 ? 0 : between(random, 0, swarm.caps.dnsChanges);
-  for (let i = 0; i < changeCount; i++) {
-    const f = random.fork(`change/${i}`);
-    const kind = pick(f, changeKinds);
+  const dnsChanges = each("change", CHANGE_FEATURES, swarm.caps.dnsChanges, (f, kind): DnsChangeInput[] => {
     const target = pick(f, receivers.length > 0 && kind === "svcb-changes" ? receivers : domains);
     const { from, until } = windowOf(f);
     const at = from ?? "0s";
     if (kind === "key-changes") {
-      dnsChanges.push({
-        at,
-        name: `s1._svckey.${target.name}`,
-        records: { txt: [`v=svc1; k=ed25519; p=${bytesToBase64(f.bytes(32))}`] },
-      });
-      continue;
+      return [
+        {
+          at,
+          name: `s1._svckey.${target.name}`,
+          records: { txt: [`v=svc1; k=ed25519; p=${bytesToBase64(f.bytes(32))}`] },
+        },
+      ];
     }
     const change = pick(f, ["gone", "empty", "moved"] as const);
-    dnsChanges.push({
-      at,
-      name: `_svc.${target.name}`,
-      records:
-        change === "gone" ? null : change === "empty" ? { svcb: [] } : { svcb: [`1 mx.${target.name}. port=8443`] },
-    });
+    const changes: DnsChangeInput[] = [
+      {
+        at,
+        name: `_svc.${target.name}`,
+        records:
+          change === "gone" ? null : change === "empty" ? { svcb: [] } : { svcb: [`1 mx.${target.name}. port=8443`] },
+      },
+    ];
+    // The record comes back when the window ends.
     if (until !== undefined)
-      dnsChanges.push({ at: until, name: `_svc.${target.name}`, records: { svcb: [`1 mx.${target.name}. port=443`] } });
-  }
+      changes.push({ at: until, name: `_svc.${target.name}`, records: { svcb: [`1 mx.${target.name}. port=443`] } });
+    return changes;
+  });
   return { network, dns, dnsChanges };
 }
 
@@ -512,7 +524,22 @@ function parseAt(at: MessageInput["at"]): number {
   return total;
 }
 
-const PROBLEM_TYPE = (id: string): string => `${DEFAULT_PROBLEM_BASE}/${id}`;
+/** A POST answered with a problem document of `identifier` (a front end's answer, whatever the receiver would say). */
+function problemAnswer(
+  scope: { id: string; host?: string } & FaultWindow,
+  status: number,
+  identifier: string,
+  extra: Record<string, unknown> = {},
+): NetworkFaultInput {
+  return {
+    kind: "respond",
+    ...scope,
+    path: "/v1/messages",
+    status,
+    headers: { "content-type": "application/problem+json" },
+    body: { type: `${DEFAULT_PROBLEM_BASE}/${identifier}`, status, ...extra },
+  };
+}
 
 /** One network fault of `kind`, its fields drawn from `f`. */
 function networkFault(
@@ -566,25 +593,11 @@ function networkFault(
         [409, "idempotency_conflict"],
         [413, "message_too_large"],
       ] as const);
-      return {
-        kind: "respond",
-        ...scope,
-        path: "/v1/messages",
-        status,
-        headers: { "content-type": "application/problem+json" },
-        body: { type: PROBLEM_TYPE(id), status, ...(id === "unsupported_version" && { versions: ["v2"] }) },
-      };
+      return problemAnswer(scope, status, id, id === "unsupported_version" ? { versions: ["v2"] } : {});
     }
     case "unknown-problem": {
       const status = pick(f, [418, 422, 451, 500, 503, 508]);
-      return {
-        kind: "respond",
-        ...scope,
-        path: "/v1/messages",
-        status,
-        headers: { "content-type": "application/problem+json" },
-        body: { type: PROBLEM_TYPE(pick(f, ["brand_new_problem", "quota_exhausted", "greylisted"])), status },
-      };
+      return problemAnswer(scope, status, pick(f, ["brand_new_problem", "quota_exhausted", "greylisted"]));
     }
     case "unreadable-200":
       return {
