@@ -75,7 +75,7 @@ async function throughput(): Promise<BenchResult[]> {
       name: "small worlds, CPU per run",
       value: two.cpuMs / SMALL_RUNS,
       unit: "ms/run",
-      note: `2 free cores would run ${Math.round((2 * 60_000) / (two.cpuMs / SMALL_RUNS))} runs/min at this CPU cost`,
+      note: `with 2 workers (${(one.cpuMs / SMALL_RUNS).toFixed(0)} ms with 1): 2 free cores would run ${Math.round((2 * 60_000) / (two.cpuMs / SMALL_RUNS))} runs/min at this cost; CPU busy ${(one.cpuMs / one.wallMs).toFixed(2)} cores with 1 worker, ${(two.cpuMs / two.wallMs).toFixed(2)} with 2`,
     },
     {
       name: "speed-up 1 → 2 workers",
