@@ -255,6 +255,12 @@ function progressLines(io: CliIo, wanted: boolean, total: number | undefined, re
     for (const k of report.newKeys) keys.add(k);
     for (const p of report.paths) paths.add(p);
     for (const f of report.failed) violated.add(f);
+    // A lane's first violation of a property, as soon as it is shrunk: its seed, what it shows, how small it got.
+    for (const f of report.shrunk ?? []) {
+      io.err(
+        `explore: run ${f.index} (seed ${f.seed}) violates ${f.property}: ${f.detail} — shrunk in ${f.shrinkRuns} runs to ${sizeWords(f.shrunkSize)}`,
+      );
+    }
     if (!wanted) return;
     const t = now();
     if (t - last < PROGRESS_INTERVAL_MS) return;
