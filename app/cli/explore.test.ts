@@ -102,6 +102,10 @@ describe("mailscope explore: a violation", () => {
     expect(result.out).toMatch(/6 of 6 runs; the first is run 0, seed \d+: mailscope explore --run \d+ --options /);
     expect(result.out).toContain(`to 1 domain, 1 message, 1 recipient, 0 faults: ${file}`);
     expect(result.out).toContain(`reproduce: mailscope explore check ${file} --properties ${properties}`);
+    // Each lane's first violation is on stderr as soon as it is shrunk, with its seed.
+    expect(result.err).toMatch(
+      /^explore: run \d+ \(seed \d+\) violates nothing-submitted: no message is ever submitted: .* — shrunk in \d+ runs to 1 domain, 1 message, 1 recipient, 0 faults$/m,
+    );
   });
 
   it("writes the shrunk scenario with a comment saying what it violates, and a bug bundle of it", async () => {
