@@ -52,6 +52,12 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
+/**
+ * How long a generated world may run after its last message: that message's give-up (5 days), the give-up of
+ * the DSN that reports it (5 more), and two days to spare for failures after acceptance and slow exchanges.
+ */
+export const WORLD_HORIZON_AFTER_LAST_MS = 12 * DAY;
+
 /** What one run's swarm draw decided: the features on, and each count's cap. */
 export interface Swarm {
   readonly features: ReadonlySet<Feature>;
@@ -150,10 +156,14 @@ export function generateWorld(genome: Genome, options: ExploreOptions): Generate
   const seed = sim.uint32();
   const readings = drawReadings(sim, on);
   const seedText = formatGenome(genome);
+  // The default horizon (6 days after the last message) cuts the delivery of a DSN sent at a bounce, which may
+  // itself take 5 days: a world runs until the last message's bounce and its DSN's could both be over.
+  const horizon = formatDuration(Math.max(0, ...messages.map((m) => parseAt(m.at))) + WORLD_HORIZON_AFTER_LAST_MS);
   const scenario: ScenarioInput = {
     name: `explore-${seedText.replace(/[^A-Za-z0-9.-]+/g, "-")}`,
     description: `A world mailscope explore drew from the run seed ${seedText}. Features on: ${[...swarm.features].join(", ") || "none"}.`,
     seed,
+    horizon,
     ...(Object.keys(readings).length > 0 && { readings }),
     domains: Object.fromEntries(domains.map((d) => [d.name, d.input])),
     messages,
