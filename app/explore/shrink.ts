@@ -37,6 +37,9 @@ type Message = Messages[number];
 
 const clone = <T>(value: T): T => structuredClone(value);
 
+/** The most pieces a list of recipients is cut into for one size of delta debugging. */
+const MAX_CHUNKS = 32;
+
 function recipients(m: Message): string[] {
   return typeof m.to === "string" ? [m.to] : [...m.to];
 }
@@ -115,28 +118,21 @@ function* candidates(s: ScenarioInput): Generator<ScenarioInput> {
   // Whole domains and messages.
   for (const name of names.slice().reverse()) yield withoutDomain(s, name);
   for (let i = messages.length - 1; i >= 0; i--) yield { ...s, messages: messages.filter((_, j) => j !== i) };
-  // Recipients: halves, then one at a time.
+  // Recipients, as delta debugging removes them: each half, then each quarter, eighth … down to one at a time,
+  // for each size that cuts the list into at most MAX_CHUNKS pieces (114 recipients can end at the 101 a split needs).
   for (const [i, m] of messages.entries()) {
     const to = recipients(m);
-    if (to.length < 2) continue;
-    const half = Math.ceil(to.length / 2);
-    for (const part of [to.slice(0, half), to.slice(half)]) {
-      yield { ...s, messages: messages.map((x, j) => (j === i ? (withRecipients(x, part) as Message) : x)) };
-    }
-    if (to.length <= 12) {
-      for (let k = to.length - 1; k >= 0; k--) {
-        yield {
-          ...s,
-          messages: messages.map((x, j) =>
-            j === i
-              ? (withRecipients(
-                  x,
-                  to.filter((_, n) => n !== k),
-                ) as Message)
-              : x,
-          ),
-        };
+    const put = (kept: readonly string[]): ScenarioInput => ({
+      ...s,
+      messages: messages.map((x, j) => (j === i ? (withRecipients(x, kept) as Message) : x)),
+    });
+    for (let size = Math.ceil(to.length / 2); to.length > 1; size = Math.ceil(size / 2)) {
+      if (Math.ceil(to.length / size) <= MAX_CHUNKS) {
+        for (let start = to.length - size; start > -size; start -= size) {
+          yield put([...to.slice(0, Math.max(0, start)), ...to.slice(start + size)]);
+        }
       }
+      if (size === 1) break;
     }
   }
   // Faults, one at a time.
