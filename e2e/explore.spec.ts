@@ -41,6 +41,13 @@ test.describe("the Explore view", () => {
   }) => {
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(e.message));
+    // The page's Content-Security-Policy allows no eval: the explorer's code (zod schemas) must not probe it.
+    await page.addInitScript(() => {
+      document.addEventListener("securitypolicyviolation", (e) =>
+        (window as unknown as { cspViolations?: string[] }).cspViolations?.push(e.violatedDirective),
+      );
+      (window as unknown as { cspViolations: string[] }).cspViolations = [];
+    });
     await page.goto("/");
     await explore(page, 12, NOTHING_SUBMITTED);
     // The page answers while the workers run: another view opens and the exploration goes on behind it.
@@ -86,6 +93,7 @@ test.describe("the Explore view", () => {
       page.getByRole("heading", { level: 2, name: `explore-${String(seed).replace(/[^A-Za-z0-9.-]+/g, "-")}` }),
     ).toBeVisible();
     expect(errors).toEqual([]);
+    expect(await page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations)).toEqual([]);
   });
 
   test("Stop ends the exploration after the runs under way, with the report of the runs made", async ({ page }) => {

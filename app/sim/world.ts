@@ -82,7 +82,8 @@ export interface WorldOptions {
   /** The bytes of the scenario's `eml` paths (see `loadScenario`). */
   readonly emls?: ReadonlyMap<string, Uint8Array>;
   /** Options of the scheduler (how it yields to the host). Default {@link FAST_SETTLING}. */
-  readonly scheduler?: Omit<SchedulerOptions, "startMs">;  /**
+  readonly scheduler?: Omit<SchedulerOptions, "startMs">;
+  /**
    * A known bug planted in every sender (app/sender/plantedBugs.ts), for the
    * tests that show `mailscope explore` finds it. Test-only: a scenario has no
    * field for it, and no command or control of the app passes it.

@@ -20,14 +20,14 @@ import { EditorStart } from "./views/editor/EditorStart.tsx";
 import { useScenarioEditor } from "./views/editor/useScenarioEditor.tsx";
 import type { CompareBase } from "./model/compare.ts";
 import { CompareView } from "./views/compare/CompareView.tsx";
+// Imported with the page, not in a chunk of its own: a chunk shared with the editor's would build zod schemas
+// before noEval.ts makes zod jitless, and the page's CSP refuses the eval zod then probes.
+import { ExploreView } from "./views/explore/ExploreView.tsx";
 import { Library } from "./views/library/Library.tsx";
 import { bundleFile, exportFile } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
 
 type View = "run" | "rules" | "editor" | "compare" | "explore";
-
-// The explorer (the generator, the report, Recharts' line chart) loads on first use, in a chunk of its own.
-const ExploreView = lazy(() => import("./views/explore/ExploreView.tsx").then((m) => ({ default: m.ExploreView })));
 
 // The editor (CodeMirror and the scenario parser) loads on first use, in a chunk of its own.
 const ScenarioEditor = lazy(() =>
@@ -466,16 +466,14 @@ export function App() {
         {exploring && (
           <div hidden={view !== "explore"}>
             <ErrorBoundary resetKey="explore">
-              <Suspense fallback={<p className="muted">Loading the explorer…</p>}>
-                <ExploreView
-                  mailscope={info?.version ?? __MAILSCOPE_VERSION__}
-                  onOpenRun={(name, text) => openScenarioText(name, text)}
-                  onOpenEditor={(name, text) => {
-                    editor.open({ name, savedText: "", text, untitled: true });
-                    setView("editor");
-                  }}
-                />
-              </Suspense>
+              <ExploreView
+                mailscope={info?.version ?? __MAILSCOPE_VERSION__}
+                onOpenRun={(name, text) => openScenarioText(name, text)}
+                onOpenEditor={(name, text) => {
+                  editor.open({ name, savedText: "", text, untitled: true });
+                  setView("editor");
+                }}
+              />
             </ErrorBoundary>
           </div>
         )}
