@@ -56,7 +56,7 @@ test.describe("the Explore view", () => {
     await expect(phase(page)).toHaveText("done", { timeout: 170_000 });
     await expect(page.getByTestId("explore-progress")).toContainText("12 of 12 runs");
     await expect(page.getByTestId("explore-progress")).toContainText("1 property violated");
-    await expect(page.getByTestId("explore-coverage")).toContainText(/Delivery machine: \d+ of 18 transitions/);
+    await expect(page.getByTestId("explore-coverage")).toContainText(/Delivery machine: \d+ of \d+ transitions/);
     // The chart: a line of behaviours against runs, drawn from the report's growth points.
     const chart = page.getByRole("figure", { name: "Coverage growth: behaviours seen against runs" });
     await expect(chart.locator(".recharts-line path").first()).toBeVisible();

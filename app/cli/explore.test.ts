@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readBundle } from "../trace/bundle.ts";
+import { BUNDLE_SUFFIX, readBundle } from "../trace/bundle.ts";
 import { exploreCheckAction, exploreCommandAction, type ExploreCliOptions } from "./explore.ts";
 
 /** Small worlds and few lanes, so that a test's exploration is a few dozen quick runs. */
@@ -115,7 +115,7 @@ describe("mailscope explore: a violation", () => {
       /^# mailscope explore: this scenario violates nothing-submitted: no message is ever submitted\.\n/,
     );
     expect(text).toContain("# Reproduce: mailscope explore check");
-    const bundle = await readBundle(await readFile(file.replace(/\.yaml$/, ".mailscope-bundle.json"), "utf8"));
+    const bundle = await readBundle(await readFile(file.replace(/\.yaml$/, BUNDLE_SUFFIX), "utf8"));
     expect(bundle.ok).toBe(true);
     if (bundle.ok) expect(bundle.value.scenario.text).toBe(text);
     // The reproduce command: the same property fails on the file.

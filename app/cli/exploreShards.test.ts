@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BUNDLE_SUFFIX } from "../trace/bundle.ts";
 
 /**
  * Issue 26 item 6: `--shard i/n` in separate processes, then `explore merge`,
@@ -84,7 +85,7 @@ describe("explore in 4 shards, in 4 processes, then merge", () => {
     // The merge writes where the one run wrote (the files name their own paths): nothing may change.
     const oneTree = await tree(join(dir, "one"));
     expect(Object.keys(oneTree)).toContain(join("violations", "none-rejected.yaml"));
-    expect(Object.keys(oneTree)).toContain(join("violations", "none-rejected.mailscope-bundle.json"));
+    expect(Object.keys(oneTree)).toContain(join("violations", `none-rejected${BUNDLE_SUFFIX}`));
     const merged = await mailscope(["explore", "merge", ...files.map((f) => join("shards", f)), "--out", "one"]);
     expect(merged.code).toBe(whole?.code);
     expect(merged.stdout).toBe(whole?.stdout);
