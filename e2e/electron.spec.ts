@@ -40,15 +40,16 @@ test.describe("the desktop app (Electron)", () => {
         await page.evaluate(() => Object.keys((globalThis as { mailscope?: object }).mailscope ?? {}).sort()),
       ).toEqual([
         "appInfo",
-        "fileDropped",
         "fileOpen",
         "fileSave",
         "fileSaveBytes",
         "filesPending",
         "onAppCommand",
-        "pathForFile",
+        "openDropped",
         "recentList",
         "recentOpen",
+        "scenarioSave",
+        "scenarioSaveAs",
         "scenariosList",
       ]);
       // New windows are denied: open() returns null, and no window appears in the time one would
