@@ -122,11 +122,11 @@ function fetchElectron() {
 }
 
 /**
- * The facts of this machine for {@link sandboxProblem}.
+ * The facts of this machine for {@link sandboxProblem} (also the Electron end-to-end test's).
  * @param {string} binary Electron's binary (chrome-sandbox is beside it)
  * @returns {SandboxFacts}
  */
-function sandboxFacts(binary) {
+export function sandboxFacts(binary) {
   const helperPath = join(binary, "..", "chrome-sandbox");
   let helper;
   try {
