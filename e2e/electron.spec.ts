@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { preloadApiNames } from "../main/channels.ts";
 import { displayProblem, electronBinary, sandboxFacts, sandboxProblem } from "../scripts/start.mjs";
 
 // Where Electron's binary is (node_modules/electron/dist/<path.txt>, present only once `npx install-electron`,
@@ -35,20 +36,7 @@ test.describe("the desktop app (Electron)", () => {
       // The preload's API, derived from the channel map, is all the page gets.
       expect(
         await page.evaluate(() => Object.keys((globalThis as { mailscope?: object }).mailscope ?? {}).sort()),
-      ).toEqual([
-        "appInfo",
-        "fileOpen",
-        "fileSave",
-        "fileSaveBytes",
-        "filesPending",
-        "onAppCommand",
-        "openDropped",
-        "recentList",
-        "recentOpen",
-        "scenarioSave",
-        "scenarioSaveAs",
-        "scenariosList",
-      ]);
+      ).toEqual(preloadApiNames);
       // New windows are denied: open() returns null, and no window appears in the time one would
       // take to open (waited for, not just counted at once, since a window opens asynchronously).
       const ownUrl = page.url();

@@ -149,6 +149,13 @@ export type ExposedChannel = Exclude<ChannelName, "file:dropped">;
 /** Runtime list of {@link ExposedChannel}. */
 export const exposedChannels = channelNames.filter((c): c is ExposedChannel => c !== "file:dropped");
 
+/** The names on `window.mailscope`, sorted: all the page gets (the tests compare the real API with it). */
+export const preloadApiNames: readonly string[] = [
+  ...exposedChannels.map(methodName),
+  "onAppCommand",
+  "openDropped",
+].sort();
+
 /**
  * The API the preload exposes on `window.mailscope`: one method per exposed channel, the menus' commands,
  * and the drop. No method takes a path of the page's making for a file to read (issue 29).
