@@ -41,8 +41,8 @@ test.describe("bug bundles", () => {
       page.waitForEvent("download"),
       page.getByRole("group", { name: "Export" }).getByRole("button", { name: "Bug bundle" }).click(),
     ]);
-    expect(download.suggestedFilename()).toBe(`${name}.mailscope-bundle.json`);
-    const file = info.outputPath(`${name}.mailscope-bundle.json`);
+    expect(download.suggestedFilename()).toBe(`${name}.msbundle`);
+    const file = info.outputPath(`${name}.msbundle`);
     await download.saveAs(file);
     const bundle = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
     expect(bundle).toMatchObject({
@@ -67,7 +67,7 @@ test.describe("bug bundles", () => {
     await page.getByLabel("Open trace…").setInputFiles(file);
     const panel = page.getByRole("region", { name: "Bug bundle" });
     await expect(panel).toBeVisible();
-    await expect(panel).toContainText(`${name}.mailscope-bundle.json`);
+    await expect(panel).toContainText(`${name}.msbundle`);
     await expect(panel).toContainText("Seed11");
     await expect(page.getByText("opened trace")).toBeVisible();
     await expect(page.getByTestId("phase")).toContainText("Finished");
@@ -180,7 +180,7 @@ test.describe("bug bundles", () => {
       page.waitForEvent("download"),
       page.getByRole("group", { name: "Export" }).getByRole("button", { name: "Bug bundle" }).click(),
     ]);
-    const again = info.outputPath("again.mailscope-bundle.json");
+    const again = info.outputPath("again.msbundle");
     await download.saveAs(again);
     expect(JSON.parse(readFileSync(again, "utf8"))).toMatchObject({
       version: 2,

@@ -225,8 +225,9 @@ test.describe("running scenarios in the browser", () => {
       page.waitForEvent("download"),
       page.getByRole("button", { name: "Trace JSON" }).click(),
     ]);
-    expect(download.suggestedFilename()).toBe("rate-limited-then-down.mailscope-trace.json");
-    const file = info.outputPath("trace.mailscope-trace.json");
+    // Issue 29: a trace's own extension (one dot), so that the desktop app's file association matches it.
+    expect(download.suggestedFilename()).toBe("rate-limited-then-down.mstrace");
+    const file = info.outputPath("trace.mstrace");
     await download.saveAs(file);
     expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ format: "mailscope-trace", version: 2 });
     for (const [name, suffix] of [

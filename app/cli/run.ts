@@ -86,9 +86,10 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
     io.err(`mailscope run: --set ${check.id}: ${check.message}`);
     return RUN_EXIT.badInput;
   }
-  if (options.bundle !== undefined && !/\.json$/i.test(options.bundle)) {
+  // A bundle is JSON inside; its own extension (.msbundle) lets the desktop app open it by double-click.
+  if (options.bundle !== undefined && !/\.(msbundle|json)$/i.test(options.bundle)) {
     io.err(
-      `mailscope run: --bundle ${options.bundle}: a bug bundle is one JSON file: name it *.json (e.g. out${BUNDLE_SUFFIX})`,
+      `mailscope run: --bundle ${options.bundle}: a bug bundle is one JSON file: name it *${BUNDLE_SUFFIX} (e.g. out${BUNDLE_SUFFIX}; *.json is taken too)`,
     );
     return RUN_EXIT.badInput;
   }
@@ -352,18 +353,18 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/** `mailscope run <scenario> [--seed N] [--set G7=ignored]… [--trace out.json] [--har out.har] [--report out.md] [--bundle out.mailscope-bundle.json] [--full] [--json]`. */
+/** `mailscope run <scenario> [--seed N] [--set G7=ignored]… [--trace out.mstrace] [--har out.har] [--report out.md] [--bundle out.msbundle] [--full] [--json]`. */
 export function runCommand(): Command {
   return new Command("run")
     .description("play a scenario at full speed: timeline, outcomes, invariants and expectations")
     .argument("<scenario>", "a scenario file (YAML)")
     .option("--seed <n>", "the seed (a number, or any string); default the scenario's")
     .option("--set <gap=reading>", "a gap reading over the scenario's, e.g. G7=ignored (repeatable)", collect)
-    .option("--trace <out.json>", "write the trace (JSON)")
+    .option("--trace <out.mstrace>", "write the trace (JSON; .mstrace opens in the desktop app by double-click)")
     .option("--har <out.har>", "write the HTTP exchanges as HAR 1.2")
     .option("--report <out.md>", "write a Markdown bug report with a sequence diagram")
     .option(
-      "--bundle <out.json>",
+      "--bundle <out.msbundle>",
       "write a bug bundle: scenario and its eml: files, seed, readings, version, trace and report in one JSON file (mailscope replay checks it)",
     )
     .option("--full", "print every event, and keep message bodies in the trace")

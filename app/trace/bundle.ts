@@ -46,8 +46,8 @@ export const BUNDLE_VERSIONS_READ: readonly number[] = [1, 2];
  * base64 is at most a third longer.
  */
 export const MAX_EML_BYTES: number = MAX_MESSAGE_BYTES;
-/** The file name ending the app and the docs suggest. */
-export const BUNDLE_SUFFIX = ".mailscope-bundle.json";
+/** The file name ending the app and the docs suggest (`.msbundle`, fileNames.ts). */
+export { BUNDLE_SUFFIX } from "./fileNames.ts";
 
 /** Zod schema of a bundle's members besides the trace (checked by the trace importer). */
 export const bundleHeadSchema = z.object({

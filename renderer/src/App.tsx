@@ -3,6 +3,7 @@ import { lazy, Suspense, useEffect, useEffectEvent, useMemo, useState } from "re
 import type { AppCommand, AppInfo, FileKind, OpenedFile as ShellFile, ScenarioSummary } from "../../main/channels.ts";
 import { bundleEmls, isBundleValue, readBundleValue, type Bundle } from "../../app/trace/bundle.ts";
 import { importTrace, importTraceValue } from "../../app/trace/importer.ts";
+import { acceptedSuffixes, kindOfFileName } from "../../app/trace/fileNames.ts";
 import type { Trace } from "../../app/trace/schema.ts";
 import { summarizeScenario } from "../../app/sim/scenarioSummary.ts";
 import { ErrorBoundary } from "./components/ErrorBoundary.tsx";
@@ -191,7 +192,7 @@ export function App() {
 
   const openFile = async (file: File, as?: "scenario" | "trace") => {
     const text = await file.text();
-    const kind = as ?? (/\.json$/i.test(file.name) ? "trace" : "scenario");
+    const kind = as ?? kindOfFileName(file.name) ?? "scenario";
     if (kind === "trace") await openTraceText(file.name, text);
     else openScenarioText(file.name, text);
   };
@@ -371,7 +372,7 @@ export function App() {
             <input
               type="file"
               className="visually-hidden"
-              accept=".yaml,.yml"
+              accept={acceptedSuffixes("scenario").join(",")}
               onClick={(e) => openWithShell(e, "scenario")}
               onChange={(e) => {
                 const f = e.target.files?.[0];
@@ -380,12 +381,12 @@ export function App() {
               }}
             />
           </label>
-          <label className="button" title="A trace (.mailscope-trace.json) or a bug bundle (.mailscope-bundle.json)">
+          <label className="button" title="A trace (.mstrace) or a bug bundle (.msbundle); .json traces open too">
             Open trace…
             <input
               type="file"
               className="visually-hidden"
-              accept=".json"
+              accept={acceptedSuffixes("trace").join(",")}
               onClick={(e) => openWithShell(e, "trace")}
               onChange={(e) => {
                 const f = e.target.files?.[0];

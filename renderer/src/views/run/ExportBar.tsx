@@ -1,5 +1,6 @@
 import { useState } from "react";
-import { BUNDLE_SUFFIX, bundleText, createBundle, recordedBodies } from "../../../../app/trace/bundle.ts";
+import { bundleText, createBundle, recordedBodies } from "../../../../app/trace/bundle.ts";
+import { BUNDLE_SUFFIX, TRACE_SUFFIX } from "../../../../app/trace/fileNames.ts";
 import { exportHar } from "../../../../app/trace/exportHar.ts";
 import { exportJson } from "../../../../app/trace/exportJson.ts";
 import { exportMarkdown } from "../../../../app/trace/exportMarkdown.ts";
@@ -26,7 +27,7 @@ export function exportFile(
   switch (what) {
     case "trace":
       return {
-        name: exportName(trace, ".mailscope-trace.json"),
+        name: exportName(trace, TRACE_SUFFIX),
         contents: exportJson(trace, { full }),
         type: "application/json",
       };
