@@ -10,7 +10,6 @@
 import { consoleIo, type CliIo } from "./io.ts";
 import { progressPrinter, progressWanted } from "./progress.ts";
 import { Command, CommanderError } from "commander";
-import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { checkOutputPaths } from "../node/outputPaths.ts";
 import { BUNDLE_SUFFIX, bundleText, createBundle } from "../trace/bundle.ts";
@@ -30,20 +29,14 @@ import {
   resolveReadings,
 } from "../sim/scenario.ts";
 import { WorldError } from "../sim/world.ts";
+import { MAILSCOPE_VERSION } from "./version.ts";
 
 /** Exit codes: 0 every check passed, 1 a check failed, 2 bad input. */
 export const RUN_EXIT = { passed: 0, failed: 1, badInput: 2 } as const;
 
 /** The version of this Mailscope (package.json), for traces. */
 export function mailscopeVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-      version?: unknown;
-    };
-    return typeof pkg.version === "string" ? pkg.version : "0.0.0-unknown";
-  } catch {
-    return "0.0.0-unknown";
-  }
+  return MAILSCOPE_VERSION;
 }
 
 /** The options of `run`, as commander hands them over. */
