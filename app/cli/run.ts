@@ -17,7 +17,7 @@ import { loadScenarioFile } from "../node/scenarioLoader.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { describeEvent } from "../trace/describe.ts";
 import { exportHar } from "../trace/exportHar.ts";
-import { exportJson, traceHash } from "../trace/exportJson.ts";
+import { exportJsonChunks, traceHash } from "../trace/exportJson.ts";
 import { exportMarkdown } from "../trace/exportMarkdown.ts";
 import { indexTrace } from "../sim/expectations.ts";
 import { runLoadedScenario, type ScenarioRun } from "../sim/runScenario.ts";
@@ -115,7 +115,8 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
   const { trace } = run;
   const written: string[] = [];
   if (options.trace !== undefined) {
-    await writeFile(options.trace, exportJson(trace, { full: options.full === true }));
+    // Streamed, a piece at a time: a fleet's trace is hundreds of MB as one string.
+    await writeFile(options.trace, exportJsonChunks(trace, { full: options.full === true }));
     written.push(`trace ${options.trace}`);
   }
   if (options.har !== undefined) {
