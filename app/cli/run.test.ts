@@ -70,9 +70,12 @@ describe("mailscope run", () => {
     const { io, out } = capture();
     const files = { trace: join(dir, "t.json"), har: join(dir, "t.har"), report: join(dir, "t.md") };
     expect(await runCommandAction("scenarios/happy-path.yaml", { ...files, seed: "5" }, io)).toBe(0);
-    const trace = importTrace(readFileSync(files.trace, "utf8"));
+    const text = readFileSync(files.trace, "utf8");
+    const trace = importTrace(text);
     expect(trace.ok).toBe(true);
     if (trace.ok) expect(trace.value.seed).toBe(5);
+    // Streamed to the file, the export's own bytes: JSON.stringify's layout of it.
+    expect(text).toBe(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);
     const har = JSON.parse(readFileSync(files.har, "utf8")) as { log: { entries: unknown[] } };
     expect(har.log.entries).toHaveLength(2);
     expect(readFileSync(files.report, "utf8")).toContain("mailscope run scenarios/happy-path.yaml --seed 5");

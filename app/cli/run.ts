@@ -10,7 +10,6 @@
 import { consoleIo, type CliIo } from "./io.ts";
 import { progressPrinter, progressWanted } from "./progress.ts";
 import { Command, CommanderError } from "commander";
-import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { checkOutputPaths } from "../node/outputPaths.ts";
 import { BUNDLE_SUFFIX, bundleText, createBundle } from "../trace/bundle.ts";
@@ -18,7 +17,7 @@ import { loadScenarioFile } from "../node/scenarioLoader.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { describeEvent } from "../trace/describe.ts";
 import { exportHar } from "../trace/exportHar.ts";
-import { exportJson, traceHash } from "../trace/exportJson.ts";
+import { exportJsonChunks, traceHash } from "../trace/exportJson.ts";
 import { exportMarkdown } from "../trace/exportMarkdown.ts";
 import { indexTrace } from "../sim/expectations.ts";
 import { runLoadedScenario, type ScenarioRun } from "../sim/runScenario.ts";
@@ -30,20 +29,14 @@ import {
   resolveReadings,
 } from "../sim/scenario.ts";
 import { WorldError } from "../sim/world.ts";
+import { MAILSCOPE_VERSION } from "./version.ts";
 
 /** Exit codes: 0 every check passed, 1 a check failed, 2 bad input. */
 export const RUN_EXIT = { passed: 0, failed: 1, badInput: 2 } as const;
 
 /** The version of this Mailscope (package.json), for traces. */
 export function mailscopeVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-      version?: unknown;
-    };
-    return typeof pkg.version === "string" ? pkg.version : "0.0.0-unknown";
-  } catch {
-    return "0.0.0-unknown";
-  }
+  return MAILSCOPE_VERSION;
 }
 
 /** The options of `run`, as commander hands them over. */
@@ -123,7 +116,8 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
   const { trace } = run;
   const written: string[] = [];
   if (options.trace !== undefined) {
-    await writeFile(options.trace, exportJson(trace, { full: options.full === true }));
+    // Streamed, a piece at a time: a fleet's trace is hundreds of MB as one string.
+    await writeFile(options.trace, exportJsonChunks(trace, { full: options.full === true }));
     written.push(`trace ${options.trace}`);
   }
   if (options.har !== undefined) {

@@ -103,9 +103,20 @@ function openTurnChannel(): MessageChannel {
   return channel;
 }
 
+/**
+ * Closes the turn channel now when no turn is waiting: a run that ended lets
+ * the process exit at once instead of after the idle check (50–100 ms, all
+ * of a short `mailscope run` after its last line). The next turn opens it again.
+ */
+function closeIdleTurnChannel(): void {
+  if (turns.waiting.length > 0 || turns.channel === undefined) return;
+  turns.channel.port1.close();
+  turns.channel = undefined;
+}
+
 function armIdleClose(seen: number): void {
   turns.idleTimer = true;
-  realSetTimeout(() => {
+  const timer: unknown = realSetTimeout(() => {
     turns.idleTimer = false;
     if (turns.posted !== seen || turns.waiting.length > 0) {
       armIdleClose(turns.posted);
@@ -114,6 +125,8 @@ function armIdleClose(seen: number): void {
     turns.channel?.port1.close();
     turns.channel = undefined;
   }, 50);
+  // The open port keeps a host's event loop alive while turns run; this check need not (Node's timers have unref).
+  (timer as { unref?: () => void }).unref?.();
 }
 
 /** What {@link createScheduler} may be told. */
@@ -455,6 +468,7 @@ class EventScheduler implements Scheduler {
       throw error;
     } finally {
       this.#pauseRequested = false;
+      closeIdleTurnChannel();
     }
   }
 
