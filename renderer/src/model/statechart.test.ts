@@ -61,10 +61,10 @@ describe("the statechart of rate-limited-then-down", async () => {
     expect(judged[1]?.row).toBeUndefined();
     expect(judged[1]?.rules).not.toContain("STATE-5");
     expect(judged[1]?.why).toBe(
-      "attempt 2 fallback-eligible (no answer (connection refused)), but attempt 1 (429 rate_limited) ruled SMTP out, pending: bob@b.example",
+      "attempt 2: no answer (connection refused), fallback-eligible, but attempt 1's 429 rate_limited ruled SMTP out, pending: bob@b.example",
     );
     expect(judged[6]?.why).toBe(
-      "attempt 7 fallback-eligible (the capabilities unusable (no answer: connection refused)), but attempt 1 (429 rate_limited) ruled SMTP out, pending: bob@b.example",
+      "attempt 7: the capabilities unusable (no answer: connection refused), fallback-eligible, but attempt 1's 429 rate_limited ruled SMTP out, pending: bob@b.example",
     );
     expect(judged.filter((r) => r.rules.includes("STATE-5"))).toHaveLength(1);
     expect(chart.history.some((r) => r.why.includes("temporary_failure"))).toBe(false);
@@ -76,10 +76,10 @@ describe("the statechart of rate-limited-then-down", async () => {
     expect(second).toEqual([
       ["retrySameDelivery", "attempt 2 at +0:02:00, same delivery and key, pending: bob@b.example"],
       ["postToEndpoint", "attempt 2: endpoint found"],
-      ["answersRead", "attempt 2: answers read (no answer (connection refused))"],
+      ["answersRead", "attempt 2: answers read — no answer (connection refused)"],
       [
         "retrySmtpRuledOut",
-        "attempt 2 fallback-eligible (no answer (connection refused)), but attempt 1 (429 rate_limited) ruled SMTP out, pending: bob@b.example",
+        "attempt 2: no answer (connection refused), fallback-eligible, but attempt 1's 429 rate_limited ruled SMTP out, pending: bob@b.example",
       ],
     ]);
     const posts = t.events

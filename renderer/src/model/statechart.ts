@@ -315,7 +315,7 @@ export function explain(name: string, c: GuardContext, startMs: number, atMs: nu
       return `${attempt} not fallback-eligible (${c.answer ?? problem ?? "?"}), ${pending}`;
     case "retrySmtpRuledOut": {
       const by = c.smtpRuledOut;
-      return `${attempt} fallback-eligible (${c.answer ?? problem ?? "?"}), but ${by === undefined ? "an earlier attempt" : `attempt ${by.attempt} (${by.answer})`} ruled SMTP out, ${pending}`;
+      return `${attempt}: ${c.answer ?? problem ?? "?"}, fallback-eligible, but ${by === undefined ? "an earlier attempt" : `attempt ${by.attempt}'s ${by.answer}`} ruled SMTP out, ${pending}`;
     }
     case "retryDeferredRecipients":
       return `${attempt}: deferred${problem !== undefined ? ` (${problem})` : ""}, never SMTP: a new delivery at the next attempt, ${pending}`;
@@ -339,7 +339,7 @@ export function explain(name: string, c: GuardContext, startMs: number, atMs: nu
     case "discoveryEnded":
       return `${attempt}: discovery ended without an endpoint`;
     case "answersRead":
-      return `${attempt}: answers read (${c.answer ?? problem ?? "?"})`;
+      return `${attempt}: answers read — ${c.answer ?? problem ?? "?"}`;
     case "senderFault":
       return `${attempt}: the sender failed`;
     case "handedOver":
