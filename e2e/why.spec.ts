@@ -1,6 +1,6 @@
-import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
 import { spawnSync } from "node:child_process";
+import { noSeriousViolations, openScenario, runToEnd, SHOTS } from "./support.ts";
 
 /**
  * "Why?" for every recipient outcome (issue 22): the Why panel says what `mailscope run --explain` says, word for
@@ -8,29 +8,7 @@ import { spawnSync } from "node:child_process";
  * delivery machine.
  */
 
-const SHOTS = "test-results/screenshots";
-
 test.use({ viewport: { width: 1600, height: 1100 } });
-
-async function noSeriousViolations(page: Page, include?: string): Promise<void> {
-  const builder = new AxeBuilder({ page });
-  const results = await (include ? builder.include(include) : builder).analyze();
-  const serious = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
-}
-
-async function open(page: Page, name: string): Promise<void> {
-  await page.goto("/");
-  await page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name }).click();
-  await expect(page.getByRole("heading", { level: 2, name })).toBeVisible();
-  await expect(page.getByTestId("phase")).toContainText("Ready");
-}
-
-async function runToEnd(page: Page): Promise<void> {
-  await page.getByRole("button", { name: "Speed max" }).click();
-  await page.getByRole("button", { name: "Play", exact: true }).click();
-  await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 120_000 });
-}
 
 /** What `mailscope run --json` says of each recipient: its explanation's headline and clauses. */
 function cliWhys(scenario: string): Map<string, { headline: string; clauses: string[] }> {
@@ -60,7 +38,7 @@ test.describe("Why? beside each outcome", () => {
   }) => {
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(e.message));
-    await open(page, "rate-limited-then-down");
+    await openScenario(page, "rate-limited-then-down");
     await runToEnd(page);
     const cli = cliWhys("rate-limited-then-down").get("m1@a.example bob@b.example");
     expect(cli?.clauses.length).toBe(5);
@@ -110,7 +88,7 @@ test.describe("Why? beside each outcome", () => {
   test("teach-mixed-recipient-results: each recipient's own story and counts; axe with a Why panel and a delivery selected", async ({
     page,
   }) => {
-    await open(page, "teach-mixed-recipient-results");
+    await openScenario(page, "teach-mixed-recipient-results");
     await runToEnd(page);
     const cli = cliWhys("teach-mixed-recipient-results");
     // bob: accepted at once, 1 attempt and 1 POST (not his delivery's 125).
