@@ -83,6 +83,8 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
   const started = new Set<string>();
   /** The recipients each delivery actor took (machine.started), where the trace says. */
   const actorRecipients = new Map<string, Set<string>>();
+  /** The messages whose trace names their delivery actors (a trace written before machine.started does not). */
+  const withActors = new Set<string>();
   /** Per actor, the seqs of the events that started its attempts: the submission, then each timer.fired. */
   const attemptStarts = new Map<string, (number | undefined)[]>();
   const submittedAt = new Map<string, number | undefined>();
@@ -133,6 +135,7 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
         break;
       case "machine.started":
         actorRecipients.set(String(d["deliveryActor"] ?? ""), new Set(list(d["recipients"]).map(normalizeAddress)));
+        withActors.add(messageId);
         break;
       case "timer.fired":
         attemptStarts.get(String(d["deliveryActor"] ?? ""))?.push(e.seq);
@@ -167,7 +170,7 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
    */
   const recipientAttempts = (messageId: string, recipient: string): (number | undefined)[] => {
     const actor = `${messageId}→${domainOf(recipient)}`;
-    if (actorRecipients.get(actor)?.has(normalizeAddress(recipient)) === false) return [];
+    if (withActors.has(messageId) && actorRecipients.get(actor)?.has(normalizeAddress(recipient)) !== true) return [];
     const all = attemptStarts.get(actor) ?? [];
     const outcome = outcomes.get(key(messageId, recipient))?.seq;
     return outcome === undefined ? all : all.filter((s) => s === undefined || s < outcome);

@@ -35,4 +35,44 @@ describe("the outcomes table: attempts and POSTs per recipient, not per delivery
     const bob = outcomeRows(trace.events, world.startMs).find((r) => r.recipient === "bob@b.example");
     expect(bob).toMatchObject({ outcome: "bounced", attempts: 127, posts: 6 });
   });
+
+  it("an address the sender rejected at submission (no valid mailbox) had no attempt and no POST", () => {
+    const ev = (seq: number, name: string, data: Record<string, unknown>) => ({ seq, timeMs: 0, name, data });
+    const events = [
+      ev(0, "message.submitted", {
+        messageId: "m1@a.example",
+        from: "alice@a.example",
+        to: ["no address", "bob@b.example"],
+      }),
+      ev(1, "machine.started", {
+        deliveryActor: "m1@a.example→b.example",
+        messageId: "m1@a.example",
+        recipients: ["bob@b.example"],
+      }),
+      ev(2, "recipient.outcome", {
+        messageId: "m1@a.example",
+        recipient: "no address",
+        outcome: "rejected",
+        rule: "MBX-1",
+      }),
+      ev(3, "attempt.started", { deliveryId: "m1@a.example→b.example#1", attempt: 1, recipients: ["bob@b.example"] }),
+      ev(4, "recipient.outcome", {
+        messageId: "m1@a.example",
+        recipient: "bob@b.example",
+        outcome: "accepted",
+        rule: "RCP-2",
+      }),
+    ];
+    expect(outcomeRows(events, 0).map((r) => [r.recipient, r.attempts, r.posts])).toEqual([
+      ["no address", 0, 0],
+      ["bob@b.example", 1, 1],
+    ]);
+    // A trace written before machine.started counts the delivery's attempts as it did.
+    expect(
+      outcomeRows(
+        events.filter((e) => e.name !== "machine.started"),
+        0,
+      )[1],
+    ).toMatchObject({ attempts: 1 });
+  });
 });
