@@ -22,6 +22,7 @@
  *
  * Pure: no clock, no I/O.
  */
+import { actorOfDelivery, normalizeAddress } from "../sim/invariants.ts";
 import { offset } from "./offset.ts";
 import { rulesCited } from "./ruleEvidence.ts";
 import type { RecordedEvent } from "./schema.ts";
@@ -156,23 +157,14 @@ const num = (v: unknown): number | undefined => (typeof v === "number" && Number
 const list = (v: unknown): string[] =>
   Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : typeof v === "string" ? [v] : [];
 
-/** A mailbox as the trace's keys compare it: the domain in lowercase (G22: domains without case). */
-function mailboxKey(address: string): string {
-  const at = address.lastIndexOf("@");
-  return at < 0 ? address : `${address.slice(0, at)}@${address.slice(at + 1).toLowerCase()}`;
-}
+/** A mailbox as the outcomes table and the checks compare it (G22: domains without case). */
+const mailboxKey = normalizeAddress;
 
 function domainOf(address: string): string {
   return address.slice(address.lastIndexOf("@") + 1).toLowerCase();
 }
 
 const key = (messageId: string, recipient: string): string => `${messageId}\n${mailboxKey(recipient)}`;
-
-/** `m1@a.example→b.example#2` → `m1@a.example→b.example`. */
-function actorOfDelivery(deliveryId: string): string {
-  const hash = deliveryId.lastIndexOf("#");
-  return hash < 0 ? deliveryId : deliveryId.slice(0, hash);
-}
 
 /** The last path segment of a problem type URI: `rate_limited`. */
 function problemId(type: unknown): string | undefined {
@@ -565,34 +557,37 @@ function lowerBoundWords(b: ClauseBuilder, timer: Ev | undefined): string {
   return `, not before its ${timer.data["lowerBoundFrom"] === "retry_after" ? "retry_after" : "Retry-After"}${b.rule("RETRY-7")}`;
 }
 
-/** Words for the judging transition after an attempt that did not end the recipient's story. */
-function decisionWords(
-  b: ClauseBuilder,
-  attempt: AttemptFacts,
-  ruledOut: SmtpRuledOut | undefined,
-  ruledHere: boolean,
-): string {
-  const decision = attempt.decision;
+/**
+ * Words for the judging transition after an attempt that did not end the recipient's story, and for what
+ * decided the wait for the next one.
+ */
+function decisionWords(b: ClauseBuilder, step: Step, ruledOut: SmtpRuledOut | undefined, ruledHere: boolean): string {
+  const decision = step.attempt.decision;
   const name = str(decision?.data["transition"]);
-  const words = decisionOnly(b, decision, name, ruledOut, ruledHere);
-  return name === undefined || name.startsWith("giveUp") ? words : `${words}${lowerBoundWords(b, attempt.timer)}`;
+  const words = judgedWords(b, step, name, ruledOut, ruledHere);
+  return name === undefined || name.startsWith("giveUp") ? words : `${words}${lowerBoundWords(b, step.attempt.timer)}`;
 }
 
-function decisionOnly(
+function judgedWords(
   b: ClauseBuilder,
-  decision: Ev | undefined,
+  step: Step,
   name: string | undefined,
   ruledOut: SmtpRuledOut | undefined,
   ruledHere: boolean,
 ): string {
+  const decision = step.attempt.decision;
   switch (name) {
     case "retryWithinFallbackWindow":
       b.cite(decision, { rule: "STATE-2", attempt: true });
       return `, fallback-eligible, within the fallback window: retried${b.rule("STATE-2")}`;
-    case "retryNotFallbackEligible":
+    case "retryNotFallbackEligible": {
       b.cite(decision, { rule: "ERR-23", attempt: true });
       b.cite(decision, { rule: "STATE-5" });
-      return `, which is not fallback-eligible${b.rule("ERR-23")}${ruledHere ? ", so SMTP was ruled out for this message" : ""}: retried over the service${b.rule("STATE-5")}`;
+      // The recipient's own POST may have failed alike where another POST of the attempt (G12) was answered.
+      const own = step.answerEvent?.name === "attempt.ended" && step.answerEvent.data["fallbackEligible"] === true;
+      const why = own ? ", fallback-eligible, but the attempt as a whole was not" : ", which is not fallback-eligible";
+      return `${why}${b.rule("ERR-23")}${ruledHere ? ", so SMTP was ruled out for this message" : ""}: retried over the service${b.rule("STATE-5")}`;
+    }
     case "retrySmtpRuledOut":
       b.cite(decision, { rule: "ERR-24", attempt: true });
       return `, fallback-eligible, but SMTP was ruled out at attempt ${ruledOut?.attempt ?? "?"}: retried over the service until the give-up${b.rule("ERR-24")}`;
@@ -608,7 +603,7 @@ function decisionOnly(
   }
 }
 
-/** The time of the first attempt at or after which the give-up came, and the window, from attempt 1's attempt.judged. */
+/** The fallback window and the give-up time, as attempt 1's attempt.judged gives them (and that event). */
 function windowOf(
   actor: ActorFacts,
 ): { judged: Ev; endMs?: number; windowS?: number; giveUpAtMs?: number } | undefined {
@@ -744,7 +739,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
       if (ruledHere) b.cite(first.attempt.judged, { attempt: true });
       let decided = "";
       for (const [n, s] of group.entries()) {
-        const words = decisionWords(b, s.attempt, ruledOut, ruledHere);
+        const words = decisionWords(b, s, ruledOut, ruledHere);
         if (n === 0) decided = words;
       }
       const why = readingsNamed(b, gapsOf(first.answerEvent), readings);
