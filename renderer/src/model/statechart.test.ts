@@ -96,7 +96,9 @@ describe("the statechart of rate-limited-then-down", async () => {
     const last = chart.history.at(-1);
     expect(last).toMatchObject({ at: "+120:00:00", name: "giveUpWhileRetrying", row: 6, to: "bounced" });
     expect(last?.rules).toContain("STATE-7");
-    expect(last?.why).toBe("+120:00:00 ≥ give-up +120:00:00 (5 days after the first attempt), pending: bob@b.example");
+    expect(last?.why).toBe(
+      "+120:00:00 ≥ give-up +120:00:00 (5 days after the first attempt), after attempt 127, pending: bob@b.example",
+    );
     const counts = fireCounts(chart);
     const id = (name: string) => deliveryGraph().transitions.find((tr) => tr.meta?.name === name)?.id ?? "";
     expect(counts.get(id("giveUpWhileRetrying"))).toBe(1);
@@ -119,10 +121,14 @@ describe("the statechart of receiver-down-past-fallback-window", async () => {
     const fallback = chart.history.find((r) => r.name === "fallBackToSmtpAfterWindow");
     expect(fallback).toMatchObject({ row: 2, at: "+2:03:00", to: "handingToSmtp" });
     expect(fallback?.context).toMatchObject({ attempt: 8, allAttemptsFallbackEligible: true });
-    expect(fallback?.why).toBe("attempt at +2:03:00 ≥ window end +2:00:00, every attempt eligible");
+    expect(fallback?.why).toBe(
+      "attempt 8 at +2:03:00 ≥ window end +2:00:00, every attempt eligible — the capabilities unusable (no answer: connection refused)",
+    );
     const within = chart.history.filter((r) => r.name === "retryWithinFallbackWindow");
     expect(within).toHaveLength(7);
-    expect(within[1]?.why).toBe("attempt at +0:01:00 < window end +2:00:00, every attempt eligible");
+    expect(within[1]?.why).toBe(
+      "attempt 2 at +0:01:00 < window end +2:00:00, every attempt eligible — the capabilities unusable (no answer: connection refused)",
+    );
     expect(chartAt(chart, t.startedAtMs + 3 * H).state).toBe("handedToSmtp");
   });
 });
@@ -132,11 +138,11 @@ describe("why a guard chose", () => {
     const context = { attempt: 8, allAttemptsFallbackEligible: true, pending: [] };
     const later = { ...context, firstAttemptAtMs: H, attemptAtMs: H + 7_380_000, fallbackWindowEndMs: 3 * H };
     expect(explain("fallBackToSmtpAfterWindow", later, 0, later.attemptAtMs)).toBe(
-      "attempt at +3:03:00 (2:03:00 after the first attempt) ≥ window end +3:00:00, every attempt eligible",
+      "attempt 8 at +3:03:00 (2:03:00 after the first attempt) ≥ window end +3:00:00, every attempt eligible",
     );
     const atStart = { ...context, firstAttemptAtMs: 0, attemptAtMs: 7_380_000, fallbackWindowEndMs: 2 * H };
     expect(explain("fallBackToSmtpAfterWindow", atStart, 0, 7_380_000)).toBe(
-      "attempt at +2:03:00 ≥ window end +2:00:00, every attempt eligible",
+      "attempt 8 at +2:03:00 ≥ window end +2:00:00, every attempt eligible",
     );
   });
 });

@@ -306,11 +306,14 @@ export function explain(name: string, c: GuardContext, startMs: number, atMs: nu
   const problem = problemText(c);
   const attempt = c.attempt === undefined ? "attempt" : `attempt ${c.attempt}`;
   const pending = c.pending.length === 0 ? "nothing pending" : `pending: ${c.pending.join(", ")}`;
+  // The answer of the attempt just judged: every reason names the attempt and the answer that decided.
+  const answered = c.answer ?? problem;
+  const answer = answered === undefined ? "" : ` — ${answered}`;
   switch (name) {
     case "fallBackToSmtpAfterWindow":
-      return `attempt at ${at(c.attemptAtMs)}${since(c, startMs)} ≥ window end ${at(c.fallbackWindowEndMs)}, ${every}`;
+      return `${attempt} at ${at(c.attemptAtMs)}${since(c, startMs)} ≥ window end ${at(c.fallbackWindowEndMs)}, ${every}${answer}`;
     case "retryWithinFallbackWindow":
-      return `attempt at ${at(c.attemptAtMs)}${since(c, startMs)} < window end ${at(c.fallbackWindowEndMs)}, ${every}`;
+      return `${attempt} at ${at(c.attemptAtMs)}${since(c, startMs)} < window end ${at(c.fallbackWindowEndMs)}, ${every}${answer}`;
     case "retryNotFallbackEligible":
       return `${attempt} not fallback-eligible (${c.answer ?? problem ?? "?"}), ${pending}`;
     case "retrySmtpRuledOut": {
@@ -321,15 +324,15 @@ export function explain(name: string, c: GuardContext, startMs: number, atMs: nu
       return `${attempt}: deferred${problem !== undefined ? ` (${problem})` : ""}, never SMTP: a new delivery at the next attempt, ${pending}`;
     case "giveUpAfterAttempt":
     case "giveUpWhileRetrying":
-      return `${at(atMs)} ≥ give-up ${at(c.giveUpAtMs)} (5 days after the first attempt), ${pending}`;
+      return `${at(atMs)} ≥ give-up ${at(c.giveUpAtMs)} (5 days after the first attempt), after ${attempt}, ${pending}`;
     case "finishAllAccepted":
-      return "every recipient accepted, nothing pending";
+      return `${attempt}: every recipient accepted, nothing pending`;
     case "finishNothingPending":
-      return `every recipient has a final outcome${problem !== undefined ? ` (last: ${problem})` : ""}`;
+      return `${attempt}: every recipient has a final outcome${answered !== undefined ? ` (last: ${answered})` : ""}`;
     case "handOffNoCommonVersion":
-      return "no protocol version in common: SMTP";
+      return `${attempt}: no protocol version in common${answer}: SMTP`;
     case "deliverByPlainSmtp":
-      return `no service record, ${every}: plain SMTP`;
+      return `${attempt}: no service record, ${every}${answer}: plain SMTP`;
     case "retryDeferredAsNewDelivery":
       return `${attempt} at ${at(c.retryAtMs)}: deferred recipients get a new delivery, ${pending}`;
     case "retrySameDelivery":
@@ -337,9 +340,9 @@ export function explain(name: string, c: GuardContext, startMs: number, atMs: nu
     case "postToEndpoint":
       return `${attempt}: endpoint found`;
     case "discoveryEnded":
-      return `${attempt}: discovery ended without an endpoint`;
+      return `${attempt}: discovery ended without an endpoint${answer}`;
     case "answersRead":
-      return `${attempt}: answers read — ${c.answer ?? problem ?? "?"}`;
+      return `${attempt}: answers read${answer}`;
     case "senderFault":
       return `${attempt}: the sender failed`;
     case "handedOver":
