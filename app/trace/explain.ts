@@ -179,6 +179,28 @@ function transportKind(text: string | undefined): string | undefined {
   return m?.[1]?.replace(/-/g, " ");
 }
 
+/** The events an explanation reads. */
+const READ: ReadonlySet<string> = new Set([
+  "message.submitted",
+  "machine.started",
+  "timer.set",
+  "timer.fired",
+  "attempt.judged",
+  "machine.transition",
+  "discovery.resolved",
+  "capabilities.invalid",
+  "version.negotiated",
+  "delivery.created",
+  "attempt.started",
+  "attempt.ended",
+  "recipient.result",
+  "delivery.bounced",
+  "smtp.handoff",
+  "recipient.outcome",
+  "dsn.sent",
+  "failure.after-acceptance",
+]);
+
 /** Everything the explanations need, read in one pass. */
 class TraceIndex {
   readonly messages = new Map<string, MessageFacts>();
@@ -197,6 +219,8 @@ class TraceIndex {
   constructor(events: readonly RecordedEvent[]) {
     const seen = new Set<string>();
     for (const raw of events) {
+      // Most of a run is the wire (DNS, HTTP, the receiver's side): passed over without a look at its data.
+      if (!READ.has(raw.name)) continue;
       const e: Ev = {
         seq: raw.seq,
         name: raw.name,
