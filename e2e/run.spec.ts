@@ -131,7 +131,7 @@ test.describe("running scenarios in the browser", () => {
     await expect(page.locator("[data-testid=log-row][data-evidence=true]").first()).toContainText("+120:00:00");
     // A row selects its delivery: the log shows that delivery's lines only.
     const all = await page.getByTestId("log-count").textContent();
-    await row(page, "alice@a.example").getByRole("button").click();
+    await row(page, "alice@a.example").getByRole("button", { name: /^DSN / }).click();
     await expect(page.getByRole("button", { name: /Show every delivery/ })).toBeVisible();
     await expect(page.getByTestId("log-count")).not.toHaveText(all ?? "");
     await expect(page.getByRole("log", { name: "Event log" })).not.toContainText("retrying");

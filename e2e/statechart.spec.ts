@@ -103,7 +103,7 @@ test.describe("the statechart view", () => {
     await runToEnd(page);
     const fallback = historyItem(page, "fallBackToSmtpAfterWindow");
     await expect(fallback).toContainText("(row 2)");
-    await expect(fallback).toContainText("attempt at +2:03:00 ≥ window end +2:00:00, every attempt eligible");
+    await expect(fallback).toContainText("attempt 8 at +2:03:00 ≥ window end +2:00:00, every attempt eligible");
     await expect(page.getByTestId("active-state")).toHaveText("handedToSmtp");
     // The view (machine and history) is taller than the window: a window as tall as it, so that the page's
     // sticky header is not drawn over it in the picture.

@@ -113,6 +113,8 @@ function read(lists: Lists, events: readonly RecordedEvent[], from: number): voi
           lists.actorSeen.add(actor);
           lists.actors.push({ actor, at, messageId: typeof d["messageId"] === "string" ? d["messageId"] : undefined });
         }
+        // The outcomes read the recipients an actor took: an address rejected at submission had no attempt.
+        push(lists.outcomeFacts, messageOfActor(String(actor ?? "")), at);
         break;
       }
       case "message.submitted": {
