@@ -16,6 +16,7 @@ import {
   ATTEMPT_OUTCOMES,
   buildTimeline,
   drawnMarks,
+  giveUpOf,
   itemsByLane,
   laneItems,
   laneLayout,
@@ -246,6 +247,12 @@ export function TimelineView({
   );
 }
 
+/** A lane's "SMTP ruled out" ring around an attempt's dot, in the legend's 20-px box. */
+const RULED_OUT_LEGEND = [
+  ...markShapes("attempt", "temporary").map((s) => (s.kind === "circle" ? { ...s, cx: 10, cy: 10 } : s)),
+  ...markShapes("ruled-out").map((s) => (s.kind === "circle" ? { ...s, cx: 10, cy: 10 } : s)),
+];
+
 const Legend = memo(function Legend() {
   return (
     <ul className="timeline-legend" aria-label="Legend">
@@ -259,6 +266,12 @@ const Legend = memo(function Legend() {
       ))}
       <li>
         <span className="swatch band-window" aria-hidden="true" /> fallback window
+      </li>
+      <li>
+        <svg width="20" height="20" aria-hidden="true">
+          <Shapes shapes={RULED_OUT_LEGEND} />
+        </svg>
+        SMTP ruled out
       </li>
       <li>
         <span className="swatch band-fault" aria-hidden="true" /> fault
@@ -626,7 +639,7 @@ const LaneRow = memo(function LaneRow({
   const drawn = useMemo(() => drawnMarks(items.marks, scale, own), [items.marks, scale, own]);
   const bands = items.bands;
   const arcs = useMemo(() => drawnConnectors(items.connectors, scale), [items.connectors, scale]);
-  const giveUp = lane.giveUpAtMs;
+  const giveUp = giveUpOf(lane);
   const giveUpShown = giveUp !== undefined && giveUp >= scale.fromMs && giveUp <= scale.toMs;
   // Every label where it overlaps no other (nor another mark's shape); those left out are in the marks' names.
   const labels = useMemo(
