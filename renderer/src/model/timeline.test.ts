@@ -18,7 +18,9 @@ import {
   marksInWindow,
   OUTCOME_COLOUR,
   neighbourMark,
+  overviewWindow,
   retryChart,
+  tipPlace,
   tickLabel,
   ticks,
   timeScale,
@@ -366,6 +368,31 @@ describe("issue 22: on every bundled scenario, a lane's `SMTP ruled out` says wh
       for (const b of tl.bands.filter((b) => b.kind === "fallback-window" && b.lane === lane.id))
         expect(b.untilMs ?? Infinity).toBeLessThanOrEqual(r.judgedAtMs);
     }
+  });
+});
+
+describe("issue 22: gestures — the overview brushes the range dragged; a hover text flips at the right edge", () => {
+  const scale = timeScale("linear", 0, 120 * MIN, 600, 0);
+  it("a drag across the overview is the range dragged, not one bucket", () => {
+    expect(overviewWindow(scale, 100, 400, 120)).toEqual([20 * MIN, 80 * MIN]);
+    // Either way, and past the plot's ends it stops at them.
+    expect(overviewWindow(scale, 400, 100, 120)).toEqual([20 * MIN, 80 * MIN]);
+    expect(overviewWindow(scale, -50, 700, 120)).toEqual([0, 120 * MIN]);
+    // A click (a move under 6 px) is the bucket under it: 120 buckets of a minute.
+    expect(overviewWindow(scale, 102, 104, 120)).toEqual([20 * MIN, 21 * MIN]);
+    expect(overviewWindow(scale, 600, 600, 120)).toEqual([119 * MIN, 120 * MIN]);
+    expect(overviewWindow(scale, -10, -9, 120)).toBeUndefined();
+    // On a log scale the same pixels.
+    const log = timeScale("log", 0, 120 * MIN, 600, 0);
+    expect(overviewWindow(log, 100, 400, 120)).toEqual([log.timeAt(100), log.timeAt(400)]);
+  });
+
+  it("a hover text goes right of the pointer, left of it where it would pass the right edge", () => {
+    expect(tipPlace(100, 300, 1200)).toEqual({ left: 112, side: "right" });
+    expect(tipPlace(1000, 300, 1200)).toEqual({ left: 688, side: "left" });
+    expect(tipPlace(1000, 300, 1200).left + 300).toBeLessThanOrEqual(1200);
+    // Wider than the room either side: kept inside the box's left edge.
+    expect(tipPlace(100, 300, 350)).toEqual({ left: 0, side: "left" });
   });
 });
 

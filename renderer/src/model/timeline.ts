@@ -1346,6 +1346,47 @@ export function zoomWindow(
   return to - from < 1 ? [scale.fromMs, scale.toMs] : [from, to];
 }
 
+/**
+ * The window a gesture on the overview asks for, its bars `bucketCount` buckets over `scale` (the lanes'
+ * whole window): a drag from `x0` to `x1` (px from the plot's left) brushes that range; a click (a move
+ * of less than `slop` px) the bucket under it. Undefined for a gesture off the plot.
+ */
+export function overviewWindow(
+  scale: TimeScale,
+  x0: number,
+  x1: number,
+  bucketCount: number,
+  slop = 6,
+): readonly [number, number] | undefined {
+  const w = scale.width;
+  const clamp = (x: number) => Math.min(w, Math.max(0, x));
+  if (Math.abs(x1 - x0) >= slop) {
+    const a = clamp(Math.min(x0, x1));
+    const b = clamp(Math.max(x0, x1));
+    return b - a < 1 ? undefined : [scale.timeAt(a), scale.timeAt(b)];
+  }
+  if (x0 < 0 || x0 > w) return undefined;
+  const n = Math.max(1, Math.floor(bucketCount));
+  const i = Math.min(n - 1, Math.floor((x0 / w) * n));
+  return [scale.timeAt((i * w) / n), scale.timeAt(((i + 1) * w) / n)];
+}
+
+/** How far a hover text sits from the pointer. */
+export const TIP_GAP = 12;
+
+/**
+ * Where a hover text `width` wide goes beside the pointer at `x`: to its right, or to its left where it
+ * would run past `right` (the box's right edge), kept inside the box's left edge.
+ */
+export function tipPlace(
+  x: number,
+  width: number,
+  right: number,
+): { readonly left: number; readonly side: "right" | "left" } {
+  if (x + TIP_GAP + width <= right) return { left: x + TIP_GAP, side: "right" };
+  return { left: Math.max(0, x - TIP_GAP - width), side: "left" };
+}
+
 /** The next mark from `current` in a direction, over the lanes' marks in time order (keyboard navigation). */
 export function neighbourMark(
   marks: readonly Mark[],

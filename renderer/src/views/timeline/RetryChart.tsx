@@ -24,6 +24,8 @@ export interface RetryChartProps {
   readonly lane: Lane;
   readonly startMs: number;
   readonly width: number;
+  /** Words that tell two stacked timelines' charts apart (`of run A`), for assistive technology. */
+  readonly which?: string;
 }
 
 const minText = (m: number | undefined) => (m === undefined ? "" : durationText(m * 60_000));
@@ -35,14 +37,17 @@ const minText = (m: number | undefined) => (m === undefined ? "" : durationText(
  * window's end, the 1 h cap and the give-up marked. The table under it says
  * the same in words.
  */
-export function RetryChart({ lane, startMs, width }: RetryChartProps) {
+export function RetryChart({ lane, startMs, width, which }: RetryChartProps) {
   const chart = retryChart(lane);
   // Its own id: two timelines (Compare) each show a chart.
   const headingId = useId();
   if (chart.rows.length === 0)
     return (
       <section aria-labelledby={headingId} className="retry-chart">
-        <h4 id={headingId}>Retry delays of {lane.label}</h4>
+        <h4 id={headingId}>
+          Retry delays of {lane.label}
+          {which !== undefined && <span className="visually-hidden"> ({which})</span>}
+        </h4>
         <p className="muted">No retry: the first attempt settled it.</p>
       </section>
     );
@@ -54,7 +59,10 @@ export function RetryChart({ lane, startMs, width }: RetryChartProps) {
   const jitter = chart.cappedJitter;
   return (
     <section aria-labelledby={headingId} className="retry-chart" data-lane={lane.id}>
-      <h4 id={headingId}>Retry delays of {lane.label}</h4>
+      <h4 id={headingId}>
+        Retry delays of {lane.label}
+        {which !== undefined && <span className="visually-hidden"> ({which})</span>}
+      </h4>
       <figure aria-label="Delay before each attempt, in minutes">
         <ComposedChart width={width} height={240} data={data} margin={{ top: 16, right: 24, bottom: 8, left: 8 }}>
           <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
