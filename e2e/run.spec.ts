@@ -133,7 +133,7 @@ test.describe("running scenarios in the browser", () => {
     const all = await page.getByTestId("log-count").textContent();
     await row(page, "alice@a.example").getByRole("button").click();
     // Issue 22: the chip's name is its words, then what it does (axe: label-content-name-mismatch).
-    const chip = page.getByRole("button", { name: /show every delivery/ });
+    const chip = page.getByRole("button", { name: /show every delivery/i });
     await expect(chip).toBeVisible();
     await expect(chip).toHaveAccessibleName(/^delivery dsn\.[0-9a-f]+@a\.example→a\.example \(show every delivery\)$/);
     await expect(page.getByTestId("log-count")).not.toHaveText(all ?? "");
