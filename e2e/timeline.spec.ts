@@ -695,6 +695,13 @@ test.describe("the sequence diagram and the exchange inspector", () => {
     await expect(first).toContainText("nobody@b.example rejected");
     await expect(sequence.locator("[data-kind=gap]").first()).toContainText(/^… \d+ min …$/);
     await expect(sequence.locator("[data-kind=dsn]").first()).toContainText("DSN (rejected) to alice@a.example");
+    // Issue 22: the receiver's key lookup while it handles the POST, from its own column; the DSN's delivery too.
+    await expect(
+      sequence.locator("[data-kind=dns-query]").filter({ hasText: "TXT s1._svckey.a.example?" }),
+    ).not.toHaveCount(0);
+    await expect(
+      sequence.locator("[data-kind=request]").filter({ hasText: "POST /v1/messages [DSN]" }),
+    ).not.toHaveCount(0);
     await sequence.getByText("Mermaid text").click();
     await expect(sequence.getByTestId("sequence-mermaid")).toContainText("sequenceDiagram");
     await expect(sequence.getByTestId("sequence-mermaid")).toContainText("nobody@b.example rejected");
@@ -736,6 +743,12 @@ test.describe("the sequence diagram and the exchange inspector", () => {
     await expect(inspector.getByTestId("envelope")).toContainText('"from": "alice@a.example"');
     await expect(inspector.getByTestId("response-head")).toContainText("HTTP/1.1 429 (fault rate-limited-once)");
     await expect(inspector.getByTestId("problem")).toContainText("problems/rate_limited");
+    // Issue 22: in force when it was sent — the service record answered then; not the key's TXT answered at
+    // +120:00:00 (the 429 came from a fault: the receiver never saw the request, nor looked its key up).
+    const inForce = inspector.getByTestId("in-force");
+    await expect(inForce.locator("tr[data-name='_svc.b.example']")).toContainText("+0:00:00");
+    await expect(inForce.locator("tr[data-name='s1._svckey.a.example']")).toHaveCount(0);
+    await expect(inForce).not.toContainText("+120:00:00");
     const checks = inspector.getByTestId("receiver-checks").getByRole("listitem");
     const check = (name: string) =>
       checks.filter({ has: page.locator("strong", { hasText: new RegExp(`^${name}$`) }) });

@@ -58,9 +58,15 @@ describe("the exchange inspector", () => {
     const x = exchangeView(t.events, "x2", t.startedAtMs);
     expect(x?.response).toMatchObject({ status: 429, fault: "rate-limited-once" });
     expect(JSON.parse(x?.problem ?? "{}")).toMatchObject({ type: "https://mailscope.example/problems/rate_limited" });
-    // The fault kept it from the receiver, so no key was looked up then: the key record answered later holds.
+    // The fault kept it from the receiver, so no key was looked up then: the key record answered later holds,
+    // and the check says where it came from (issue 22: nothing presented as known when it was not).
     const checks = await exchangeChecks(t.events, "x2");
-    expect(checks?.find((c) => c.check === "signature")?.status).toBe("pass");
+    expect(checks?.find((c) => c.check === "signature")).toMatchObject({
+      status: "pass",
+      detail: expect.stringContaining(
+        "a DNS answer the trace recorded after this request (none was looked up for it)",
+      ) as unknown as string,
+    });
     const refused = exchangeView(t.events, "x3", t.startedAtMs);
     expect(refused?.failure).toMatchObject({ kind: "connection-refused", fault: "b-down" });
   });

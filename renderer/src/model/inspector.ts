@@ -8,7 +8,7 @@
  * the problem JSON.
  */
 import { lintChecks, lintedRequestOfTraceEvent, type LintLine } from "../../../app/receiver/lintChecks.ts";
-import { txtRecordKeys } from "../../../app/receiver/lintKeys.ts";
+import { combineKeys, txtRecordKeys } from "../../../app/receiver/lintKeys.ts";
 import { createSignatureBase, parseSignatureInput } from "../../../app/protocol/signature.ts";
 import type { ReceiverOfRun } from "../../../app/sim/sessionProtocol.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
@@ -369,12 +369,18 @@ export async function exchangeChecks(
     if (e.timeMs <= arrived) before.set(name, records);
     else if (!after.has(name)) after.set(name, records);
   }
-  const txt = (keyid: string) => before.get(keyid) ?? after.get(keyid) ?? [];
+  // A key answered only later is still used to run the check, and the check says so.
   const origin = URL.canParse(linted.url) ? new URL(linted.url).origin : undefined;
   const config = receivers.find((r) => r.origin === origin)?.config;
   return lintChecks(linted, {
     nowS: Math.floor(arrived / 1000),
-    keys: txtRecordKeys(txt, "the trace's DNS answers"),
+    keys: combineKeys([
+      txtRecordKeys((keyid) => before.get(keyid) ?? [], "the trace's DNS answers"),
+      txtRecordKeys(
+        (keyid) => after.get(keyid) ?? [],
+        "a DNS answer the trace recorded after this request (none was looked up for it)",
+      ),
+    ]),
     ...(config !== undefined && { config }),
     hints: {
       noConfig:

@@ -589,9 +589,9 @@ function Lanes({
         <MarkTip text={hover.mark.summary} x={hover.x} y={hover.y} right={LABEL_W + scale.width + 8} />
       )}
       <p className="muted hint">
-        Drag across a lane to zoom; once zoomed, drag (or Shift+wheel, Shift+←/→) to pan and Shift+drag to zoom again;
-        double-click or 0 resets. Click a mark for its exchange; arrow keys move between marks; ▸ unfolds a lane's
-        recipients.
+        Drag across a lane (or the overview) to zoom; once zoomed, drag (or Shift+wheel, Shift+←/→) to pan and
+        Shift+drag to zoom again; double-click or 0 resets. Click a mark for its exchange; arrow keys move between
+        marks; ▸ unfolds a lane's recipients.
       </p>
     </div>
   );
