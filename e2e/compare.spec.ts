@@ -81,6 +81,19 @@ test.describe("compare and fork", () => {
     const runB = page.getByRole("region", { name: "Run B: G16 fallback window 4h" });
     await expect(runA.getByRole("heading", { name: "Delivery timeline" })).toBeVisible();
     await expect(runB.getByRole("heading", { name: "Delivery timeline" })).toBeVisible();
+    // Issue 22: each timeline is a region of its own name (not two named "Delivery timeline"), as each retry chart.
+    await expect(runA.getByRole("region", { name: "Delivery timeline of run A", exact: true })).toHaveCount(1);
+    await expect(runB.getByRole("region", { name: "Delivery timeline of run B", exact: true })).toHaveCount(1);
+    await runA.getByRole("button", { name: "m1@a.example → b.example", exact: true }).click();
+    await runB.getByRole("button", { name: "m1@a.example → b.example", exact: true }).click();
+    await expect(
+      runA.getByRole("region", { name: "Retry delays of m1@a.example → b.example (of run A)" }),
+    ).toBeVisible();
+    await expect(
+      runB.getByRole("region", { name: "Retry delays of m1@a.example → b.example (of run B)" }),
+    ).toBeVisible();
+    const landmarks = await new AxeBuilder({ page }).withRules(["landmark-unique"]).analyze();
+    expect(landmarks.violations.flatMap((v) => v.nodes.map((n) => n.target.join(" ")))).toEqual([]);
     const windowA = await runA.getByTestId("timeline-window").textContent();
     expect(windowA).toMatch(/^\+0:00:00 – \+3:\d\d:\d\d$/);
     await expect(runB.getByTestId("timeline-window")).toHaveText(windowA ?? "");

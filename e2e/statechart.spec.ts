@@ -117,6 +117,46 @@ test.describe("the statechart view", () => {
   });
 });
 
+test.describe("issue 22: the machine's words read at its default view", () => {
+  /** The size on screen of the drawing's smallest words (its transitions' row and trigger lines), in px. */
+  const smallestText = (page: Page) =>
+    machine(page)
+      .locator(".sc-edge-label .sc-edge-trigger")
+      .evaluateAll((els) => {
+        const viewport = document.querySelector(".sc-canvas .react-flow__viewport");
+        const scale = viewport ? new DOMMatrixReadOnly(getComputedStyle(viewport).transform).a : 1;
+        return Math.min(...els.map((e) => parseFloat(getComputedStyle(e).fontSize) * scale));
+      });
+
+  for (const width of [1280, 1600])
+    test(`a ${width} px window: the transitions' labels at 11 px or more, the active state in view`, async ({
+      page,
+    }) => {
+      await page.setViewportSize({ width, height: 1000 });
+      await open(page, "receiver-down-past-fallback-window");
+      await jumpTo(page, "+0:30:00");
+      await expect(page.getByTestId("active-state")).toHaveText("retryScheduled");
+      await expect(machine(page).locator(".sc-edge-label").first()).toBeVisible();
+      await expect.poll(() => smallestText(page)).toBeGreaterThanOrEqual(11);
+      const canvas = (await machine(page).locator(".sc-canvas").boundingBox())!;
+      const active = (await machine(page).locator('[data-state-id="retryScheduled"]').boundingBox())!;
+      expect(active.x).toBeGreaterThanOrEqual(canvas.x);
+      expect(active.x + active.width).toBeLessThanOrEqual(canvas.x + canvas.width);
+      expect(active.y).toBeGreaterThanOrEqual(canvas.y);
+      expect(active.y + active.height).toBeLessThanOrEqual(canvas.y + canvas.height);
+      await machine(page).scrollIntoViewIfNeeded();
+      for (const scheme of ["light", "dark"] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        await machine(page).screenshot({
+          path: `${SHOTS}/statechart-readable-${width}-${scheme}.png`,
+          style: ".titlebar { position: static !important; }",
+        });
+      }
+      await page.emulateMedia({ colorScheme: "light" });
+      await noSeriousViolations(page, ".statechart");
+    });
+});
+
 test.describe("the rules as evidence", () => {
   test.setTimeout(300_000);
 

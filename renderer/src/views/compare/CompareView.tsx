@@ -396,6 +396,7 @@ function SideTimeline({
         playheadMs={playheadMs}
         axisEndMs={axisEndMs}
         headingId={`timeline-heading-${side.label.toLowerCase()}`}
+        which={`of run ${side.label}`}
         delivery={delivery}
         onDelivery={setDelivery}
         selectedMark={mark}
