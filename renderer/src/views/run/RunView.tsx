@@ -149,7 +149,10 @@ export function RunView({
   const heavy = useThrottled(
     useMemo(() => ({ events: wholeRunEvents, playheadMs }), [wholeRunEvents, playheadMs]),
     shownPhase === "playing",
-    context.speed === "max" ? HEAVY_VIEWS_AT_MAX_EVERY_MS : HEAVY_VIEWS_EVERY_MS,
+    // A jump and "run to the end" go as fast as possible too.
+    context.speed === "max" || (context.drive !== undefined && context.drive.kind !== "play")
+      ? HEAVY_VIEWS_AT_MAX_EVERY_MS
+      : HEAVY_VIEWS_EVERY_MS,
   );
   // Mounted with a whole run, the sequence diagram, inspector and statechart come right after the
   // timeline's first draw; later their events change with the timeline's, in the same transition.
@@ -271,6 +274,7 @@ export function RunView({
           <Controls
             key={String(context.summary?.seed ?? "")}
             phase={shownPhase}
+            drive={context.drive}
             speed={context.speed}
             startMs={startMs}
             playheadMs={playheadMs}
