@@ -255,6 +255,9 @@ test.describe("images of the views", () => {
       expect(parsed.text).toContain(v.text);
       expect(parsed.width).toBeGreaterThan(200);
       expect(parsed.height).toBeGreaterThan(60);
+      // Issue 22: saved, it says what it left out, as every export of the run does.
+      await expect(region.getByTestId("image-export-note")).toHaveText("Left out: message bodies and keys.");
+      await expect(region.getByTestId("image-export-note")).toHaveAttribute("title", svgDownload.suggestedFilename());
 
       const [pngDownload] = await Promise.all([
         page.waitForEvent("download"),

@@ -303,6 +303,35 @@ test.describe("running scenarios in the browser", () => {
       const [d] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name }).click()]);
       expect(d.suggestedFilename()).toBe(`rate-limited-then-down${suffix}`);
     }
+    // Issue 22: every export follows "with message bodies" and says what it left out. The app's runs record
+    // bodies; unticked, the HAR holds none (before: every body went in), and the bar says so.
+    const harOf = async (): Promise<{
+      log: { comment: string; entries: { request: { postData?: { text: string } } }[] };
+    }> => {
+      const [d] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("button", { name: "HAR", exact: true }).click(),
+      ]);
+      const path = info.outputPath(`har-${Date.now()}.har`);
+      await d.saveAs(path);
+      return JSON.parse(readFileSync(path, "utf8"));
+    };
+    const posted = (har: Awaited<ReturnType<typeof harOf>>) =>
+      har.log.entries.filter((e) => (e.request.postData?.text ?? "") !== "").length;
+    const without = await harOf();
+    expect(posted(without)).toBe(0);
+    expect(without.log.comment).toContain("Left out: message bodies and private keys.");
+    await expect(page.getByTestId("export-note")).toHaveText(
+      'rate-limited-then-down.har: left out: message bodies and private keys. Tick "with message bodies" to keep them.',
+    );
+    await page.getByLabel("with message bodies").check();
+    await expect(page.getByTestId("export-note")).toHaveCount(0);
+    const withBodies = await harOf();
+    expect(posted(withBodies)).toBeGreaterThan(0);
+    await expect(page.getByTestId("export-note")).toHaveText(
+      "rate-limited-then-down.har: left out: private keys (message bodies kept).",
+    );
+    await page.getByLabel("with message bodies").uncheck();
 
     await page.goto("/");
     await page.getByLabel("Open trace…").setInputFiles(file);

@@ -135,18 +135,6 @@ export async function createBundle(trace: Trace, options: CreateBundleOptions): 
   };
 }
 
-/**
- * Whether the run of a trace recorded whole HTTP bodies: an HTTP event holds
- * one, or says an export left it out. (A run without HTTP events gives the
- * same trace either way.)
- */
-export function recordedBodies(trace: Trace): boolean {
-  return trace.events.some((e) => {
-    if (!e.name.startsWith("http.") || e.data === undefined) return false;
-    return "body" in e.data || "bodyBase64" in e.data || e.data["bodyRedacted"] === true;
-  });
-}
-
 /** The bundle as its file's text: members in a fixed order, the trace last. */
 export function bundleText(bundle: Bundle): string {
   const { trace, ...head } = bundle;

@@ -14,7 +14,7 @@ import { StatechartView } from "../statechart/StatechartView.tsx";
 import { TimelineView } from "../timeline/TimelineView.tsx";
 import { Checks } from "./Checks.tsx";
 import { Controls } from "./Controls.tsx";
-import { ExportBar } from "./ExportBar.tsx";
+import { ExportBar, type RunExports } from "./ExportBar.tsx";
 import { Outcomes } from "./Outcomes.tsx";
 import { Readings } from "./Readings.tsx";
 
@@ -27,8 +27,8 @@ export interface RunViewProps {
   readonly onReading: (setting: [string, string]) => void;
   readonly onRule: (rule: string) => void;
   readonly onSave: (name: string, contents: string, type: string) => void;
-  /** The bytes of the scenario's `eml:` files, when the run has them (its bug bundle carries them). */
-  readonly emls?: Readonly<Record<string, Uint8Array>> | undefined;
+  /** The run's exports: "with message bodies", what the last export left out, the export itself. */
+  readonly exports: RunExports;
   /** Opens the Compare view from this run, its playhead the fork time (issue 15). */
   readonly onCompare?: (playheadMs: number) => void;
 }
@@ -93,7 +93,7 @@ export function RunView({
   onReading,
   onRule,
   onSave,
-  emls,
+  exports,
   onCompare,
 }: RunViewProps) {
   const [delivery, setDelivery] = useState<string | undefined>();
@@ -300,7 +300,7 @@ export function RunView({
           {wholeRunViews}
           {result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
           <LogView rows={rows} delivery={delivery} onClearDelivery={clearDelivery} onRule={rule} highlight={evidence} />
-          {trace && <ExportBar trace={trace} emls={emls} onSave={onSave} />}
+          {trace && <ExportBar trace={trace} {...exports} />}
         </>
       )}
     </section>
