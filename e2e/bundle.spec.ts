@@ -75,6 +75,10 @@ test.describe("bug bundles", () => {
     expect(await outcomes(page).innerText()).toBe(table);
     expect(await page.getByRole("region", { name: "Checks" }).innerText()).toBe(checks);
     await expect(page.getByRole("button", { name: "Play", exact: true })).toHaveCount(0);
+    // Listed under "Opened", with nothing to edit: a bundle is a recorded run (issue 22: "Edit" did nothing).
+    const opened = page.getByRole("navigation", { name: "Scenarios" }).getByRole("region", { name: "Opened" });
+    await expect(opened.getByRole("button", { name: `${name}.mailscope-bundle.json` })).toBeVisible();
+    await expect(opened.getByRole("button", { name: "Edit" })).toHaveCount(0);
     await page.screenshot({ path: `${SHOTS}/bundle-opened.png`, fullPage: true });
     await noSeriousViolations(page);
 
@@ -98,6 +102,24 @@ test.describe("bug bundles", () => {
       "edited.mailscope-bundle.json cannot be opened as a bug bundle",
     );
     await expect(page.getByRole("alert")).toContainText("$.traceHash: the bundled trace hashes to");
+    // Nothing of the bundle before stays under the error, as if it were about it (issue 22).
+    await expect(page.getByRole("region", { name: "Bug bundle" })).toHaveCount(0);
+    await expect(page.getByText("Reproduced")).toHaveCount(0);
+
+    // One whose scenario text was edited, the trace untouched: the first line that differs, each side's.
+    const edited = JSON.parse(readFileSync(file, "utf8")) as { scenario: { text: string } };
+    edited.scenario.text = edited.scenario.text.replace(/^seed: 11$/m, "seed: 12");
+    const line = edited.scenario.text.split("\n").indexOf("seed: 12") + 1;
+    expect(line).toBeGreaterThan(0);
+    await page.getByLabel("Open trace…").setInputFiles({
+      name: "text-edited.mailscope-bundle.json",
+      mimeType: "application/json",
+      buffer: Buffer.from(JSON.stringify(edited)),
+    });
+    await expect(page.getByRole("alert")).toContainText(
+      `text-edited.mailscope-bundle.json cannot be opened as a bug bundle: $.scenario.text: line ${line}: the bundle says "seed: 12" but its trace recorded "seed: 11"`,
+    );
+    await page.screenshot({ path: `${SHOTS}/bundle-text-edited.png` });
   });
 
   test("a bundle whose scenario runs differently: not reproduced, and the first differing event", async ({

@@ -147,6 +147,18 @@ export function App() {
     run(entry, text, name, emlFiles);
   };
 
+  /**
+   * A file that could not be opened: its error, and nothing of the file shown before under it (its run, a
+   * bundle's verdict), which the error would seem to be about (issue 22).
+   */
+  const cannotOpen = (message: string) => {
+    setBundle(undefined);
+    setCurrent(undefined);
+    send({ type: "CLOSE" });
+    setView("run");
+    setError(message);
+  };
+
   const openTraceText = async (name: string, text: string, path = name) => {
     let json: unknown;
     try {
@@ -158,7 +170,7 @@ export function App() {
     if (isBundleValue(json)) {
       const read = await readBundleValue(json);
       if (!read.ok) {
-        setError(
+        cannotOpen(
           `${name} cannot be opened as a bug bundle: ${read.violations.map((v) => `${v.path}: ${v.message}`).join("; ")}`,
         );
         return;
@@ -170,7 +182,7 @@ export function App() {
     }
     const parsed = json === undefined ? importTrace(text) : importTraceValue(json);
     if (!parsed.ok) {
-      setError(
+      cannotOpen(
         `${name} cannot be opened as a trace: ${parsed.violations.map((v) => `${v.path}: ${v.message}`).join("; ")}`,
       );
       return;
@@ -484,7 +496,7 @@ export function App() {
             <>
               {bundle && context.source?.kind === "trace" && (
                 <BundlePanel
-                  key={bundle.file}
+                  key={`${bundle.file} ${bundle.bundle.traceHash}`}
                   bundle={bundle.bundle}
                   file={bundle.file}
                   rerun={(b) =>
