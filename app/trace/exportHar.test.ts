@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runScenarioText } from "../sim/runScenario.ts";
-import { EML_BYTES, EML_PATH, EML_SCENARIO } from "../sim/testing.ts";
+import { emlTraceWithBodies } from "../sim/testingRuns.ts";
 import { exportHar, type HarEntry } from "./exportHar.ts";
 import { sampleTrace } from "./sampleTrace.ts";
 
@@ -132,15 +131,7 @@ describe("HAR 1.2 export", () => {
 });
 
 describe('issue 22: the HAR follows "with message bodies", and says what it left out', () => {
-  const recorded = async () => {
-    const outcome = await runScenarioText(EML_SCENARIO, {
-      file: "raw.yaml",
-      recordBodies: true,
-      readFile: (path) => (path === EML_PATH ? Promise.resolve(EML_BYTES) : Promise.reject(new Error(path))),
-    });
-    if (!outcome.ok) throw new Error("valid");
-    return outcome.run.trace;
-  };
+  const recorded = emlTraceWithBodies;
 
   it("POST-9: without `full`, no request or response body: each left out says so, and the log's comment", async () => {
     const trace = await recorded();

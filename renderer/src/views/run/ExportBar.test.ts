@@ -3,21 +3,13 @@
  * bug bundle (File ▸ Export in the desktop app goes through the same function) — and says what it left out.
  */
 import { describe, expect, it } from "vitest";
-import { runScenarioText } from "../../../../app/sim/runScenario.ts";
-import { EML_BYTES, EML_PATH, EML_SCENARIO } from "../../../../app/sim/testing.ts";
+import { EML_BYTES, EML_PATH } from "../../../../app/sim/testing.ts";
+import { emlTraceWithBodies } from "../../../../app/sim/testingRuns.ts";
 import { exportFile, exportNote, type ExportWhat } from "./ExportBar.tsx";
 
 const BODY = "Hi Bob";
 
-async function recorded() {
-  const outcome = await runScenarioText(EML_SCENARIO, {
-    file: "raw.yaml",
-    recordBodies: true,
-    readFile: (path) => (path === EML_PATH ? Promise.resolve(EML_BYTES) : Promise.reject(new Error(path))),
-  });
-  if (!outcome.ok) throw new Error("valid");
-  return outcome.run.trace;
-}
+const recorded = emlTraceWithBodies;
 
 const ALL: readonly ExportWhat[] = ["trace", "har", "report", "bundle"];
 
