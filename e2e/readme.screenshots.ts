@@ -99,10 +99,18 @@ test.describe("the README's screenshots", () => {
     await shot(page);
   });
 
+  test("why.png", async ({ page }) => {
+    await runToEnd(page, "rate-limited-then-down");
+    await page.getByRole("button", { name: /^Why\? bob@b\.example of m1: bounced$/ }).click();
+    const why = page.getByTestId("why-panel");
+    await expect(page.getByTestId("why-headline")).toHaveText("bounced at +120:00:00");
+    await shot(page, why);
+  });
+
   test("timeline.png", async ({ page }) => {
     await runToEnd(page, "rate-limited-then-down");
     // The delivery chosen in the outcomes: its retry delays drawn under the lanes.
-    await outcomeRow(page, "bob@b.example").getByRole("button").click();
+    await outcomeRow(page, "bob@b.example").getByRole("button", { name: "m1", exact: true }).click();
     await expect(region(page, "Retry delays of m1 → b.example")).toBeVisible();
     await shot(page, region(page, "Delivery timeline"));
   });
