@@ -10,6 +10,17 @@ import { Worker } from "node:worker_threads";
 import { runLanes, type ExploreConfig, type LaneResult, type RunReport } from "../explore/search.ts";
 import type { ExploreWorkerReply, ExploreWorkerRequest } from "../explore/workerProtocol.ts";
 
+/**
+ * The module a worker thread starts: beside this file in the sources; in the
+ * built CLI (scripts/build-cli.mjs), the entry `exploreWorker.js` at the
+ * bundle's root, this code being in `main.js` there or in a chunk under
+ * `chunks/`.
+ */
+export function exploreWorkerUrl(here: string = import.meta.url): URL {
+  if (/\.[cm]?ts$/.test(new URL(here).pathname)) return new URL("./exploreWorker.ts", here);
+  return new URL(/\/chunks\/[^/]*$/.test(here) ? "../exploreWorker.js" : "./exploreWorker.js", here);
+}
+
 /** A running exploration: its results, and a way to stop it early (the runs under way finish). */
 export interface LaneRun {
   readonly results: Promise<LaneResult[]>;
@@ -45,7 +56,7 @@ export function runLanesInWorkers(
       (part) =>
         new Promise<readonly LaneResult[]>((resolve, reject) => {
           const start: ExploreWorkerRequest = { type: "start", config, lanes: part };
-          const worker = new Worker(new URL("./exploreWorker.ts", import.meta.url), { workerData: start });
+          const worker = new Worker(exploreWorkerUrl(), { workerData: start });
           threads.push(worker);
           worker.on("message", (reply: ExploreWorkerReply) => {
             if (reply.type === "run") onRun(reply.report);
