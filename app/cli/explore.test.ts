@@ -183,17 +183,24 @@ describe("mailscope explore: output", () => {
 });
 
 describe("mailscope explore check", () => {
-  it("holds on every bundled scenario but the one whose sender reuses keys on purpose (STATE-6, POST-27)", async () => {
-    const failed: string[] = [];
-    for (const file of (await readdir("scenarios")).filter((f) => f.endsWith(".yaml")).sort()) {
-      const c = capture();
-      if ((await exploreCheckAction(join("scenarios", file), {}, c.io)) !== 0) {
-        failed.push(`${file}: ${c.out.filter((l) => l.includes("FAIL")).join("; ")}`);
+  // Every scenario of the library run and judged: as check.test.ts's run of the library, two minutes.
+  it(
+    "holds on every bundled scenario but the one whose sender reuses keys on purpose (STATE-6, POST-27)",
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      const failed: string[] = [];
+      for (const file of (await readdir("scenarios")).filter((f) => f.endsWith(".yaml")).sort()) {
+        const c = capture();
+        if ((await exploreCheckAction(join("scenarios", file), {}, c.io)) !== 0) {
+          failed.push(`${file}: ${c.out.filter((l) => l.includes("FAIL")).join("; ")}`);
+        }
       }
-    }
-    // error-idempotency-conflict.yaml turns on senderMisbehaviour.reuseIdempotencyKey: idempotency-keys sees it.
-    expect(failed).toEqual([expect.stringMatching(/^error-idempotency-conflict\.yaml: +FAIL +idempotency-keys: /)]);
-  });
+      // error-idempotency-conflict.yaml turns on senderMisbehaviour.reuseIdempotencyKey: idempotency-keys sees it.
+      expect(failed).toEqual([expect.stringMatching(/^error-idempotency-conflict\.yaml: +FAIL +idempotency-keys: /)]);
+    },
+  );
 
   it("refuses a scenario with a mistake: file:line:column, exit 2", async () => {
     const bad = join(dir, "bad-scenario.yaml");
