@@ -5,14 +5,7 @@
  * (app/sim/yamlPosition.ts).
  */
 import type * as z from "zod";
-import {
-  fieldName,
-  keyPositionOf,
-  positionOf,
-  readYaml,
-  type FileError,
-  type TextPosition,
-} from "../sim/yamlPosition.ts";
+import { positionOf, readYaml, schemaIssueErrors, type FileError, type TextPosition } from "../sim/yamlPosition.ts";
 
 /** A file read and validated, or what is wrong with it. */
 export type YamlFileRead<T> =
@@ -40,26 +33,7 @@ export function readYamlFile<S extends z.ZodType>(
   const data = read.data === null || read.data === undefined ? emptyIs : read.data;
   const result = schema.safeParse(data);
   if (result.success) return { ok: true, value: result.data, locate: (path) => positionOf(doc, path, at) };
-  const errors = result.error.issues.flatMap((issue): FileError[] => {
-    const path = issue.path.filter((p): p is string | number => typeof p === "string" || typeof p === "number");
-    if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => ({
-        file,
-        ...(keyPositionOf(doc, path, key, at) ?? positionOf(doc, path, at)),
-        field: fieldName([...path, key]),
-        message: `unknown field "${key}"`,
-      }));
-    }
-    const missing = issue.code === "invalid_type" && !doc.hasIn(path) && path.length > 0;
-    return [
-      {
-        file,
-        ...positionOf(doc, path, at),
-        field: fieldName(path),
-        message: missing ? `is required (${issue.expected})` : issue.message,
-      },
-    ];
-  });
+  const errors = result.error.issues.flatMap((issue) => schemaIssueErrors(issue, doc, at, file));
   errors.sort((a, b) => a.line - b.line || a.column - b.column);
   return { ok: false, errors };
 }

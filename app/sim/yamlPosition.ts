@@ -1,4 +1,5 @@
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from "yaml";
+import type * as z from "zod";
 
 /** A line and column, both 1-based, as editors show them. */
 export interface TextPosition {
@@ -116,4 +117,76 @@ export function fieldName(path: readonly (string | number)[]): string {
     else out += out === "" ? part : `.${part}`;
   }
   return out;
+}
+
+type Issue = z.core.$ZodIssue;
+
+/** Words after "unknown field" for an unknown key at `path` (a suggestion of the field meant), or "". */
+export type UnknownKeyHint = (key: string, doc: Document, path: readonly (string | number)[]) => string;
+
+/**
+ * A schema's complaint about the value read from `doc`, as errors located in
+ * the file: an unknown key at the key itself, a missing field at the mapping it
+ * belongs in, a union's complaint from the branch that got furthest into the
+ * value, a discriminated union's unknown `kind` with the kinds there are.
+ */
+export function schemaIssueErrors(
+  issue: Issue,
+  doc: Document,
+  at: OffsetToPosition,
+  file: string,
+  hint: UnknownKeyHint = () => "",
+): FileError[] {
+  const path = issue.path.filter((p): p is string | number => typeof p === "string" || typeof p === "number");
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => ({
+      file,
+      ...(keyPositionOf(doc, path, key, at) ?? positionOf(doc, path, at)),
+      field: fieldName([...path, key]),
+      message: `unknown field "${key}"${hint(key, doc, path)}`,
+    }));
+  }
+  if (issue.code === "invalid_union") {
+    // A union's branches each complain; the most useful is the one that got furthest into the value.
+    const branches = issue.errors
+      .map((branch) => branch.filter((i) => i.code !== "invalid_type" || i.path.length > 0))
+      .filter((branch) => branch.length > 0)
+      .sort((a, b) => depth(b) - depth(a));
+    const best = branches[0];
+    if (best !== undefined && depth(best) > 0) {
+      return best.flatMap((inner) =>
+        schemaIssueErrors({ ...inner, path: [...issue.path, ...inner.path] } as Issue, doc, at, file, hint),
+      );
+    }
+  }
+  const options = (issue as unknown as { options?: unknown }).options;
+  if (issue.code === "invalid_union" && "discriminator" in issue && Array.isArray(options)) {
+    // A discriminated union (the network faults' `kind`): the path already ends at the discriminator.
+    const value = doc.getIn(path);
+    const kinds = (options as unknown[]).map(String).join(", ");
+    return [
+      {
+        file,
+        ...positionOf(doc, path, at),
+        field: fieldName(path),
+        message:
+          value === undefined
+            ? `is required: one of ${kinds}`
+            : `unknown kind ${JSON.stringify(value)}; the kinds are ${kinds}`,
+      },
+    ];
+  }
+  return [{ file, ...positionOf(doc, path, at), field: fieldName(path), message: issueMessage(issue, doc, path) }];
+}
+
+function depth(issues: readonly Issue[]): number {
+  return Math.max(0, ...issues.map((i) => i.path.length));
+}
+
+function issueMessage(issue: Issue, doc: Document, path: readonly (string | number)[]): string {
+  if (issue.code === "invalid_type" && path.length > 0 && !doc.hasIn(path)) return `is required (${issue.expected})`;
+  if (issue.code === "invalid_value" && "values" in issue) {
+    return `is ${JSON.stringify(doc.getIn(path))}; expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+  }
+  return issue.message;
 }
