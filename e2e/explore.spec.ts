@@ -61,6 +61,16 @@ test.describe("the Explore view", () => {
     const chart = page.getByRole("figure", { name: "Coverage growth: behaviours seen against runs" });
     await expect(chart.locator(".recharts-line path").first()).toBeVisible();
     expect(Number(await chart.getAttribute("data-points"))).toBeGreaterThan(1);
+    // The axis titles are drawn whole, inside the chart (the turned "behaviours" once ran off its top).
+    const svg = await chart.locator("svg.recharts-surface").boundingBox();
+    for (const title of ["behaviours", "runs"]) {
+      const box = await chart.locator(".recharts-label", { hasText: title }).boundingBox();
+      expect(box, title).not.toBeNull();
+      expect(svg).not.toBeNull();
+      if (box === null || svg === null) continue;
+      expect(box.y, title).toBeGreaterThanOrEqual(svg.y);
+      expect(box.y + box.height, title).toBeLessThanOrEqual(svg.y + svg.height);
+    }
 
     const violation = page.locator('.explore-violations li[data-property="nothing-submitted"]');
     await expect(violation).toContainText("12 runs; first run 0");

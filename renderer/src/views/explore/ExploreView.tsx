@@ -319,7 +319,12 @@ function GrowthChart({ points }: { readonly points: readonly { runs: number; key
             allowDecimals={false}
             label={{ value: "runs", position: "insideBottomRight", offset: -4 }}
           />
-          <YAxis allowDecimals={false} width={56} label={{ value: "behaviours", angle: -90, position: "insideLeft" }} />
+          {/* Centred on the axis: Recharts starts an insideLeft label at the middle, and turned it ran off the top. */}
+          <YAxis
+            allowDecimals={false}
+            width={56}
+            label={{ value: "behaviours", angle: -90, position: "insideLeft", style: { textAnchor: "middle" } }}
+          />
           <Line
             dataKey="keys"
             name="behaviours"
