@@ -12,6 +12,7 @@ import { readdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { meetsTarget, type Bench, type BenchResult } from "./types.ts";
+import { maxOf } from "../app/protocol/lists.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -50,7 +51,12 @@ export function formatTable(rows: readonly { bench: string; result: BenchResult 
     ];
   });
   const header = ["bench", "measure", "value", "unit", "target", "", "how"];
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? "").length)));
+  const widths = header.map((h, i) =>
+    maxOf(
+      cells.map((c) => (c[i] ?? "").length),
+      h.length,
+    ),
+  );
   const line = (c: readonly string[]): string =>
     c
       .map((v, i) => (i === 2 ? v.padStart(widths[i] ?? 0) : v.padEnd(widths[i] ?? 0)))

@@ -4,7 +4,14 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { importTrace } from "../trace/importer.ts";
 import { main } from "./main.ts";
-import { offset, parseSeed, runCommandAction } from "./run.ts";
+import { jsonOutcomes, offset, parseSeed, report, runCommandAction } from "./run.ts";
+import { loadScenarioFile } from "../node/scenarioLoader.ts";
+import { checkInvariants } from "../sim/invariants.ts";
+import { runLoadedScenario, type ScenarioRun } from "../sim/runScenario.ts";
+import type { RecordedEvent } from "../trace/schema.ts";
+import { exportMarkdown } from "../trace/exportMarkdown.ts";
+
+const DAY_MS = 86_400_000;
 
 function capture() {
   const out: string[] = [];
@@ -172,6 +179,36 @@ describe("mailscope run", () => {
       console.log = log;
       console.error = error;
     }
+  });
+
+  it("issue 23: the summary of a run of 300,000 events and 100,000 recipients is printed, not a stack overflow", async () => {
+    // A run long enough that a list of its events (or outcomes) spread into Math.max overflows the stack:
+    // rate-limited-then-down's five days again and again, six days apart, and as many recipient rows.
+    const load = await loadScenarioFile("scenarios/rate-limited-then-down.yaml");
+    if (!load.ok) throw new Error("the scenario does not load");
+    const run = await runLoadedScenario(load.loaded, {});
+    const events: RecordedEvent[] = [];
+    for (let round = 0; events.length < 300_000; round++) {
+      for (const e of run.trace.events)
+        events.push({ ...e, seq: events.length, timeMs: e.timeMs + round * 6 * DAY_MS });
+    }
+    const row = run.outcomes[0];
+    if (row === undefined) throw new Error("no outcome");
+    const outcomes = Array.from({ length: 100_000 }, (_, i) => ({ ...row, recipient: `r${i}@b.example` }));
+    const big: ScenarioRun = { ...run, trace: { ...run.trace, events }, outcomes, endMs: events.at(-1)?.timeMs ?? 0 };
+
+    const lines = report(big, "big.yaml", 0, false);
+    expect(lines.at(-1)).toMatch(new RegExp(`^passed: all \\d+ checks; ${events.length} events; `));
+    expect(lines.filter((l) => l.includes("@b.example") && l.includes(" r99999@b.example "))).toHaveLength(1);
+    // The --json outcomes: every attempt of the delivery by its time, the submission once and each round's retries.
+    const once = jsonOutcomes(run)[0]?.["attemptsAt"] as unknown[];
+    const rounds = events.length / run.trace.events.length;
+    expect(jsonOutcomes({ ...big, outcomes: run.outcomes })[0]?.["attemptsAt"]).toHaveLength(
+      1 + (once.length - 1) * rounds,
+    );
+    // The checks and the exports of the same run.
+    expect(checkInvariants(events, { readings: run.world.readings, complete: true }).length).toBeGreaterThan(0);
+    expect(exportMarkdown(big.trace, { maxDiagramMessages: 1 })).toContain("## Outcomes");
   });
 
   it("seeds and offsets", () => {

@@ -30,6 +30,7 @@ import {
   resolveReadings,
 } from "../sim/scenario.ts";
 import { WorldError } from "../sim/world.ts";
+import { maxOf } from "../protocol/lists.ts";
 
 /** Exit codes: 0 every check passed, 1 a check failed, 2 bad input. */
 export const RUN_EXIT = { passed: 0, failed: 1, badInput: 2 } as const;
@@ -225,8 +226,14 @@ export function report(run: ScenarioRun, file: string, wallMs: number, full: boo
     "",
     "outcomes:",
   ];
-  const width = Math.max(...run.outcomes.map((o) => o.message.length), 4);
-  const rwidth = Math.max(...run.outcomes.map((o) => o.recipient.length), 9);
+  const width = maxOf(
+    run.outcomes.map((o) => o.message.length),
+    4,
+  );
+  const rwidth = maxOf(
+    run.outcomes.map((o) => o.recipient.length),
+    9,
+  );
   for (const o of run.outcomes) {
     const at = o.atMs !== undefined ? offset(o.atMs, world.startMs) : "";
     const smtp =
@@ -279,7 +286,10 @@ function foldedTimes(times: readonly string[]): string {
  * until when.
  */
 export function timeline(events: readonly RecordedEvent[], startMs: number, full: boolean): string[] {
-  const width = Math.max(0, ...events.map((e) => (e.domain ?? "").length));
+  const width = maxOf(
+    events.map((e) => (e.domain ?? "").length),
+    0,
+  );
   const described: { at: string; domain: string; text: string }[] = [];
   for (const event of events) {
     const text = describeEvent(event, { flavour: "timeline", full });
@@ -287,7 +297,10 @@ export function timeline(events: readonly RecordedEvent[], startMs: number, full
     described.push({ at: offset(event.timeMs, startMs), domain: event.domain ?? "", text });
   }
   // 14 columns hold +h:mm:ss.mmm; a run of days (+4d 23:40:45.301) widens the column for every line.
-  const column = Math.max(14, ...described.map((l) => l.at.length));
+  const column = maxOf(
+    described.map((l) => l.at.length),
+    14,
+  );
   const lines: TimelineLine[] = described.map(({ at, domain, text }) => ({
     text: `${at.padStart(column)}  ${domain.padEnd(width)}  ${text}`,
     shape: shapeOf(`${domain} ${text}`),

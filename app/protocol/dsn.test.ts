@@ -378,7 +378,7 @@ describe("buildDsn", () => {
   });
 
   it("EVT-4: original headers with odd bytes (no final CRLF, a bare LF, 8-bit) still come back byte for byte", async () => {
-    const odd = Uint8Array.of(...bytes("X-A: 1\nX-B: \u00e9t\u00e9"), 0xff);
+    const odd = new Uint8Array([...bytes("X-A: 1\nX-B: \u00e9t\u00e9"), 0xff]);
     const dsn = await roundTrip(input({ originalHeaders: odd }));
     expect(dsn.returned?.contentType).toBe("message/global-headers");
     expect(bytesEqual(dsn.returned?.content ?? new Uint8Array(), odd)).toBe(true);

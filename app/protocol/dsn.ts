@@ -36,6 +36,7 @@ import {
 import type { HeaderField } from "./multipart.ts";
 import { ProtocolError, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
+import { pushAll } from "./lists.ts";
 
 /** Events: "DSN contents follow RFC 3464" — every DSN violation cites it. */
 const RULE = "EVT-4";
@@ -423,7 +424,7 @@ export async function parseDsn(message: Uint8Array): Promise<Parsed<ParsedDsn>> 
     // RFC 2046 §5.1: a part without Content-Type is text/plain; charset=us-ascii.
     const parsed =
       declared === undefined ? undefined : parseMediaType(declared.value, `dsn.body.part[${i}].Content-Type`, RULE);
-    if (parsed !== undefined && !parsed.ok) violations.push(...parsed.violations);
+    if (parsed !== undefined && !parsed.ok) pushAll(violations, parsed.violations);
     partTypes.push(parsed === undefined ? "text/plain" : parsed.ok ? parsed.value.type : "");
   });
   if (parts.length < 2 || parts.length > 3) {

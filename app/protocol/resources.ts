@@ -24,6 +24,7 @@ import type { RuleId } from "./rules.ts";
 import type { ProblemIdentifier } from "./errors.ts";
 import { noWork } from "./work.ts";
 import type { WorkMeter } from "./work.ts";
+import { pushAll } from "./lists.ts";
 
 // ── Values ────────────────────────────────────────────────────────────────
 
@@ -474,7 +475,7 @@ export function parseEnvelope(json: unknown, options: EnvelopeOptions = {}): Par
   if (items !== undefined && items.length > max) {
     const head = safeParse(envelopeFromSchema, json, "$", envelopeTable);
     const violations: Violation[] = head.ok ? [] : [...head.violations];
-    violations.push(...fromDomainViolations(raw["from"], options.signingDomain, count));
+    pushAll(violations, fromDomainViolations(raw["from"], options.signingDomain, count));
     violations.push({
       path: "$.to",
       rule: "ENV-8",
@@ -505,7 +506,7 @@ export function parseEnvelope(json: unknown, options: EnvelopeOptions = {}): Par
       to.push(undefined);
     }
   }
-  violations.push(...fromDomainViolations(raw["from"], options.signingDomain, count));
+  pushAll(violations, fromDomainViolations(raw["from"], options.signingDomain, count));
   // The checks across items run on every item that is a valid mailbox, so one answer lists all that is wrong.
   const firstIndex = new Map<string, number>();
   let domain: string | undefined;
@@ -662,7 +663,7 @@ function parseProblemAt(
   if (!parsed.ok) return parsed;
   const problem = problemOf(parsed.value, cleaned.notes);
   const presence = problemBase === undefined ? [] : versionsPresenceViolations(problem, problemBase, path);
-  return presence.length > 0 ? fail(...presence) : ok(problem);
+  return presence.length > 0 ? failWith(presence) : ok(problem);
 }
 
 /**

@@ -42,6 +42,7 @@ import type { FailAfterAcceptanceRule, ReceiverConfig, ReceiverConfigInput } fro
 import { createMemoryIdempotencyStore } from "./idempotencyStore.ts";
 import type { DeliveryIntent, IdempotencyStore, StoredResponse } from "./idempotencyStore.ts";
 import { createPolicyState } from "./policy.ts";
+import { pushAll } from "../protocol/lists.ts";
 
 export type { Outbound, OutboundSubmission } from "./afterAcceptance.ts";
 
@@ -1085,8 +1086,16 @@ function headerViolations(headers: Headers): { problems: Violation[]; signatureF
   if (input !== null && signature !== null) {
     signatureFields = parseSignatureFields(input, signature);
     const { inputs, signatures } = signatureFields;
-    if (!inputs.ok) problems.push(...inputs.violations.map((v) => ({ ...v, path: "headers.Signature-Input" })));
-    if (!signatures.ok) problems.push(...signatures.violations.map((v) => ({ ...v, path: "headers.Signature" })));
+    if (!inputs.ok)
+      pushAll(
+        problems,
+        inputs.violations.map((v) => ({ ...v, path: "headers.Signature-Input" })),
+      );
+    if (!signatures.ok)
+      pushAll(
+        problems,
+        signatures.violations.map((v) => ({ ...v, path: "headers.Signature" })),
+      );
     if (inputs.ok && signatures.ok) {
       // The profile reads the first signature; its label must be in both fields.
       const first = [...inputs.value.keys()][0];
@@ -1104,10 +1113,14 @@ function headerViolations(headers: Headers): { problems: Violation[]; signatureF
     problems.push({ path: "headers.Content-Digest", rule: "POST-5", message: "the Content-Digest header is missing" });
   } else {
     const parsed = parseContentDigest(digest);
-    if (!parsed.ok) problems.push(...parsed.violations.map((v) => ({ ...v, path: "headers.Content-Digest" })));
+    if (!parsed.ok)
+      pushAll(
+        problems,
+        parsed.violations.map((v) => ({ ...v, path: "headers.Content-Digest" })),
+      );
   }
   const contentType = parseContentType(headers.get("content-type"));
-  if (!contentType.ok) problems.push(...contentType.violations);
+  if (!contentType.ok) pushAll(problems, contentType.violations);
   return { problems, ...(signatureFields !== undefined && { signatureFields }) };
 }
 

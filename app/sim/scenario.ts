@@ -56,6 +56,8 @@ import {
   type FileError,
   type OffsetToPosition,
 } from "./yamlPosition.ts";
+import { bytesToBinary } from "../protocol/base64.ts";
+import { maxOf } from "../protocol/lists.ts";
 
 /** The smallest `max_message_size` a receiver may advertise (CAP-7), and the default of a scenario's receivers. */
 export const DEFAULT_MAX_MESSAGE_SIZE = 26_214_400;
@@ -1068,7 +1070,10 @@ function issueErrors(issue: Issue, doc: Document, at: At, file: string): Scenari
 }
 
 function depth(issues: readonly Issue[]): number {
-  return Math.max(0, ...issues.map((i) => i.path.length));
+  return maxOf(
+    issues.map((i) => i.path.length),
+    0,
+  );
 }
 
 function issueMessage(issue: Issue, doc: Document, path: readonly (string | number)[]): string {
@@ -1216,7 +1221,5 @@ export function headerText(message: Uint8Array): string {
       break;
     }
   }
-  let text = "";
-  for (let i = 0; i < end; i += 0x8000) text += String.fromCharCode(...message.subarray(i, Math.min(end, i + 0x8000)));
-  return text;
+  return bytesToBinary(message.subarray(0, end));
 }

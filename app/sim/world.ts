@@ -55,6 +55,8 @@ import {
   type Scheduler,
   type SchedulerOptions,
 } from "./scheduler.ts";
+import { bytesToBinary } from "../protocol/base64.ts";
+import { maxOf } from "../protocol/lists.ts";
 
 /**
  * How the world's scheduler settles an event: every host operation of the
@@ -389,7 +391,10 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
     );
   }
 
-  const lastMessageMs = Math.max(startMs, ...messages.map((m) => m.atMs));
+  const lastMessageMs = maxOf(
+    messages.map((m) => m.atMs),
+    startMs,
+  );
   const horizonMs =
     scenario.horizon !== undefined
       ? startMs + durationMs(scenario.horizon)
@@ -511,10 +516,7 @@ export function scanDsn(message: Uint8Array): {
 } {
   const messageId = headerMessageId(message);
   const head = headerText(message);
-  let rest = "";
-  for (let i = head.length; i < message.length; i += 0x8000) {
-    rest += String.fromCharCode(...message.subarray(i, Math.min(message.length, i + 0x8000)));
-  }
+  const rest = bytesToBinary(message.subarray(head.length));
   // Part 3 returns the original's header block, Message-ID and all (RFC 3464 §2, G29).
   const original = /^message-id:[ \t]*<?([^<>\s]+)>?/im.exec(rest)?.[1];
   const recipients = [...rest.matchAll(/^final-recipient:[ \t]*rfc822[ \t]*;[ \t]*<?([^<>\s]+)>?/gim)].map(

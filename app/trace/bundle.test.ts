@@ -191,7 +191,9 @@ describe("bug bundle (issue 15: Bug bundle and images)", () => {
     it("carries the file's bytes as base64 (version 2), reads them back, and replays to the same hash", async () => {
       const bundle = await emlBundle();
       expect(bundle.version).toBe(2);
-      expect(bundle.emls).toEqual({ "mail/hello.eml": btoa(String.fromCharCode(...EML_BYTES)) });
+      expect(bundle.emls).toEqual({
+        "mail/hello.eml": btoa(Array.from(EML_BYTES, (b) => String.fromCharCode(b)).join("")),
+      });
       const text = bundleText(bundle);
       const read = await readBundle(text);
       expect(read.ok).toBe(true);

@@ -26,6 +26,7 @@ import {
   visibleLaneRangeOf,
   zoomWindow,
 } from "./timeline.ts";
+import { maxOf, minOf } from "../../../app/protocol/lists.ts";
 
 const trace = (name: string): Promise<Trace> => scenarioTrace(name);
 
@@ -186,7 +187,7 @@ describe("the timeline of rate-limited-then-down", async () => {
     expect(chart.rows[0]?.band).toEqual([0.8, 1.2]);
     // Five days of an outage: the delays reach the 1 h cap and stay there; the give-up ends it.
     expect(chart.capMinutes).toBe(60);
-    expect(Math.max(...chart.rows.map((r) => r.base))).toBe(60);
+    expect(maxOf(chart.rows.map((r) => r.base))).toBe(60);
     expect(chart.giveUpAfterAttempt).toBe(127);
     expect(chart.rows.filter((r) => !r.happened)).toHaveLength(1);
   });
@@ -289,7 +290,7 @@ describe("issue 13: per-recipient sub-lanes of teach-mixed-recipient-results", a
     const bounced = rows.findIndex((r) => r.bounces > 0);
     expect(bounced).toBeGreaterThan(90);
     expect(rows.slice(1, bounced).map((r) => r.inFlight)).toEqual(new Array(bounced - 1).fill(1));
-    expect(Math.max(...rows.map((r) => r.inFlight))).toBeGreaterThanOrEqual(2);
+    expect(maxOf(rows.map((r) => r.inFlight))).toBeGreaterThanOrEqual(2);
     // Each delivery's end, from its actor's final state: m0's and the DSNs' too.
     for (const lane of tl.lanes) {
       const end = t.events.find(
@@ -307,15 +308,15 @@ describe("issue 13: per-recipient sub-lanes of teach-mixed-recipient-results", a
     const d = inFlightPath(rows, 1171.5, 52);
     const xs = [...d.matchAll(/[MH](-?[\d.]+)/g)].map((m) => Number(m[1]));
     const ys = [...d.matchAll(/(?:M[\d.]+,|V)(-?[\d.]+)/g)].map((m) => Number(m[1]));
-    expect(Math.min(...xs)).toBe(0);
-    expect(Math.max(...xs)).toBe(1171.5);
+    expect(minOf(xs)).toBe(0);
+    expect(maxOf(xs)).toBe(1171.5);
     expect(d.startsWith("M0,")).toBe(true);
     expect(d.endsWith(" H1171.5")).toBe(true);
-    expect(Math.min(...ys)).toBeGreaterThanOrEqual(0);
-    expect(Math.max(...ys)).toBeLessThanOrEqual(52);
+    expect(minOf(ys)).toBeGreaterThanOrEqual(0);
+    expect(maxOf(ys)).toBeLessThanOrEqual(52);
     // The most in flight at the top; m1 alone in flight for days, lower.
-    const peak = Math.max(...rows.map((r) => r.inFlight));
-    expect(Math.min(...ys)).toBe(1);
+    const peak = maxOf(rows.map((r) => r.inFlight));
+    expect(minOf(ys)).toBe(1);
     expect(ys).toContain(Math.round((52 - 1 - (1 / peak) * 50) * 10) / 10);
     expect(inFlightPath([], 100, 52)).toBe("");
   });
@@ -412,7 +413,8 @@ describe("the overview's deliveries in flight: a colour of its own", () => {
     const z = f((0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883);
     return [116 * y - 16, 500 * (x - y), 200 * (y - z)];
   };
-  const deltaE = (a: string, b: string) => Math.hypot(...lab(a).map((v, i) => v - (lab(b)[i] ?? 0)));
+  const deltaE = (a: string, b: string) =>
+    Math.sqrt(lab(a).reduce((sum, v, i) => sum + (v - (lab(b)[i] ?? 0)) ** 2, 0));
 
   it("the computations: black on white is 21:1, a colour against itself 1:1 and 0 apart", () => {
     expect(contrast("#000000", "#ffffff")).toBeCloseTo(21, 5);

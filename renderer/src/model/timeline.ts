@@ -11,6 +11,7 @@
  * column, and counts per time bucket for the overview.
  */
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import { maxOf, pushAll } from "../../../app/protocol/lists.ts";
 
 /** How an attempt ended, as the timeline colours it. */
 export type AttemptOutcome =
@@ -780,7 +781,7 @@ function timelineOf(state: TimelineState, startMs: number, labels: ReadonlyMap<s
   const lanesUnder = (name: string): Lane[] => {
     const out: Lane[] = [];
     const labels = name.split(".");
-    for (let i = 0; i < labels.length; i++) out.push(...(lanesOfDomain.get(labels.slice(i).join(".")) ?? []));
+    for (let i = 0; i < labels.length; i++) pushAll(out, lanesOfDomain.get(labels.slice(i).join(".")) ?? []);
     return out;
   };
   for (const f of faults) {
@@ -1141,7 +1142,10 @@ export function buckets(
 export function inFlightPath(rows: readonly Bucket[], width: number, height: number): string {
   const n = rows.length;
   if (n === 0) return "";
-  const peak = Math.max(1, ...rows.map((r) => r.inFlight));
+  const peak = maxOf(
+    rows.map((r) => r.inFlight),
+    1,
+  );
   const y = (v: number) => r1(height - 1 - (v / peak) * (height - 2));
   const x = (i: number) => r1((i / n) * width);
   let d = `M0,${y(rows[0]?.inFlight ?? 0)}`;

@@ -18,6 +18,7 @@ import {
   type Lane,
   type RetryChartRow,
 } from "../../model/timeline.ts";
+import { maxOf } from "../../../../app/protocol/lists.ts";
 
 export interface RetryChartProps {
   readonly lane: Lane;
@@ -44,7 +45,7 @@ export function RetryChart({ lane, startMs, width }: RetryChartProps) {
       </section>
     );
   const lastAttempt = chart.rows[chart.rows.length - 1]?.attempt ?? 1;
-  const top = Math.max(...chart.rows.map((r) => Math.max(r.actual, r.band?.[1] ?? 0, r.lowerBound ?? 0)));
+  const top = maxOf(chart.rows.map((r) => Math.max(r.actual, r.band?.[1] ?? 0, r.lowerBound ?? 0)));
   const data = chart.rows.map((r) => ({ ...r, band: r.band ? [r.band[0], r.band[1]] : undefined }));
   return (
     <section aria-labelledby="retry-heading" className="retry-chart" data-lane={lane.id}>
