@@ -104,6 +104,16 @@ export const MIN_MAX_RECIPIENTS = 100;
 export const MIN_MAX_MESSAGE_SIZE = 26214400;
 /** Senders treat larger `discovery_pin_max_age` values as this (CAP-13). */
 export const MAX_PIN_AGE_S = 31557600;
+/**
+ * The longest time Mailscope takes from a scenario or a receiver's configuration (a time after the start,
+ * a duration, a Retry-After, a window, a delay): 2 years. The longest time the spec names is a discovery
+ * pin of 31557600 s (CAP-13, LIM-11), and a delivery gives up 5 days after its first attempt (RETRY-6); a
+ * scenario reaches past both with room (issue 23: a message after an expired one-year pin was refused).
+ */
+export const MAX_SPAN_S = 2 * 365 * 86_400;
+/** Why {@link MAX_SPAN_S}: written after the bound in errors and in schema descriptions. */
+export const MAX_SPAN_WHY =
+  "2 years: past the longest time the spec names, a discovery pin of 31557600 s (CAP-13), and the 5-day give-up after it (RETRY-6)";
 export const PROBLEM_MEDIA_TYPE = "application/problem+json";
 
 const VERSION_RE = /^v[1-9][0-9]*$/;

@@ -193,6 +193,46 @@ describe("the world of a scenario", () => {
     expect((await done.run()).complete).toBe(true);
   });
 
+  it("issue 23, CAP-13, G7: a message after a one-year pin has run out is taken and run, and finds the pin gone", async () => {
+    // b.example advertises a pin longer than the cap: the sender keeps it 31557600 s (365d 6h). Its SVCB record
+    // goes at 365d. m2 at 365d 5h is kept on the service by the pin until the pin's end, then goes to SMTP for
+    // want of a service (G6); m3 at 365d 7h, after the pin, goes to SMTP at once.
+    const s = scenario(`name: year
+readings: { G16: jitter=off }
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example:
+    mailboxes: [bob]
+    capabilities: { max_message_size: 26214400, discovery_pin_max_age: 99999999 }
+messages:
+  - { id: m1, at: 0, from: alice@a.example, to: bob@b.example }
+  - { id: m2, at: 365d5h, from: alice@a.example, to: bob@b.example }
+  - { id: m3, at: 365d7h, from: alice@a.example, to: bob@b.example }
+faults:
+  dnsChanges: [{ at: 365d, name: _svc.b.example, records: null }]
+`);
+    const world = await createWorld(s);
+    await world.run();
+    const pinEndMs = world.startMs + 31_557_600_000;
+    const outcomes = named(world, "recipient.outcome");
+    const at = (id: string) =>
+      world.recorder.events.find(
+        (e) =>
+          e.name === "recipient.outcome" &&
+          e.data?.["messageId"] === world.messages.find((m) => m.id === id)?.messageId,
+      );
+    // SVC-11, G6: no SVCB record and no pin: no service, so SMTP.
+    expect(outcomes.map((o) => [o["outcome"], o["rule"]])).toEqual([
+      ["accepted", "RCP-2"],
+      ["smtp", "SVC-11"],
+      ["smtp", "SVC-11"],
+    ]);
+    const m2 = at("m2");
+    expect(m2?.timeMs).toBeGreaterThan(pinEndMs);
+    expect(m2?.timeMs).toBeLessThan(pinEndMs + 3_600_000);
+    expect(at("m3")?.timeMs).toBe(world.startMs + (365 * 24 + 7) * 3_600_000);
+  });
+
   it("a bad reading override is a WorldError naming the gap", async () => {
     await expect(createWorld(scenario(TWO_DOMAINS), { readings: [["G7", "sometimes"]] })).rejects.toThrow(
       'G7: G7 reads "enforced" or "ignored", not "sometimes"',
