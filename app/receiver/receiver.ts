@@ -31,7 +31,7 @@ import { fromRequest, parseSignatureFields } from "../protocol/signature.ts";
 import type { ParsedSignatureFields } from "../protocol/signature.ts";
 import { parseVersionPath } from "../protocol/versions.ts";
 import type { Clock, MailSpool, MailStore, Resolver, TraceSink } from "../ports.ts";
-import { noTrace } from "../ports.ts";
+import { noTrace, StorageError } from "../ports.ts";
 import type { TraceEventName } from "../trace/events.ts";
 import { buildFailureDsn, headerBlock } from "./afterAcceptance.ts";
 import type { FailedRecipient, Outbound } from "./afterAcceptance.ts";
@@ -550,7 +550,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
           resumed = await idempotency.intent(signingDomain, key, clock.now());
         }
       } catch (error) {
-        return problemAnswer("temporary_failure", 503, `the idempotency store failed: ${describe(error)}`, {
+        return problemAnswer("temporary_failure", 503, storeFailed("idempotency store", error), {
           retryAfterS: cfg.retryAfterS,
         });
       }
@@ -724,7 +724,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         recipient,
         status: "deferred",
         problem: "temporary_failure",
-        detail: `the mail store failed: ${describe(error)}`,
+        detail: storeFailed("mail store", error),
       };
     }
     const mailbox = mailboxes.get(recipient);
@@ -775,7 +775,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
           recipient,
           status: "deferred",
           problem: "temporary_failure",
-          detail: `the mail store failed: ${describe(error)}`,
+          detail: storeFailed("mail store", error),
         };
       }
       if (
@@ -791,8 +791,19 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       }
     }
     try {
-      const meta = { deliveryId, receivedAtMs: nowMs };
       await recovery?.beforeStore?.();
+    } catch (error) {
+      // The delivery's intent is written to the idempotency store before any mail is (issue 23: a full disk
+      // there is that store's failure, not the mail store's).
+      return {
+        recipient,
+        status: "deferred",
+        problem: "temporary_failure",
+        detail: storeFailed("idempotency store", error),
+      };
+    }
+    try {
+      const meta = { deliveryId, receivedAtMs: nowMs };
       // The spooled copy when there is one that is ready; from memory when there is none or it could not be finished.
       if (spooled === undefined || !(await spooled(recipient, meta))) await mailStore.deliver(recipient, message, meta);
     } catch (error) {
@@ -800,7 +811,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         recipient,
         status: "deferred",
         problem: "temporary_failure",
-        detail: `the mail store failed: ${describe(error)}`,
+        detail: storeFailed("mail store", error),
       };
     }
     policy.recordRecipientDelivery(recipient, nowMs);
@@ -1151,6 +1162,16 @@ function pathOf(url: string): string {
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A store's failure in an answer: the store and the path it names itself ({@link StorageError}, the stores on
+ * disk), else the store this step called and its words.
+ */
+function storeFailed(store: "mail store" | "idempotency store", error: unknown): string {
+  return error instanceof StorageError
+    ? `the ${error.store} failed at ${error.path}: ${error.reason}`
+    : `the ${store} failed: ${describe(error)}`;
 }
 
 /**
