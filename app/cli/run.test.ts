@@ -34,7 +34,7 @@ describe("mailscope run", () => {
     );
     expect(text).toMatch(/outcomes:\n {2}m1 +bob@b\.example +smtp \(fallback\) +\+2:03:00 +STATE-3/);
     expect(text).toContain("  ok    smtp-only-where-allowed: 1 hand-off to SMTP, each allowed");
-    expect(out.at(-1)).toMatch(/^passed: all 7 checks; \d+ events; 2:03:00 of virtual time in \d+\.\d\d s$/);
+    expect(out.at(-1)).toMatch(/^passed: all 8 checks; \d+ events; 2:03:00 of virtual time in \d+\.\d\d s$/);
   });
 
   it("collapses alike attempts: five days of retries read in a few lines", async () => {
@@ -121,7 +121,7 @@ describe("mailscope run", () => {
     );
     const { io, out, err } = capture();
     expect(await runCommandAction(file, { seed: "abc" }, io)).toBe(1);
-    expect(out.at(-1)).toMatch(/^FAILED: 1 of 7 checks failed/);
+    expect(out.at(-1)).toMatch(/^FAILED: 1 of 8 checks failed/);
     expect(err).toEqual([`reproduce: mailscope run ${file} --seed abc`]);
   });
 

@@ -61,6 +61,7 @@ describe("invariants hold on real runs", () => {
         "no-retry-after-permanent",
         "retry-schedule",
         "give-up-at-5-days",
+        "no-dsn-about-a-dsn",
       ]);
       expect(results.filter((r) => !r.passed)).toEqual([]);
     }
@@ -314,6 +315,33 @@ describe("give-up-at-5-days (STATE-7, RETRY-6)", () => {
     };
     const bent = [...events.slice(0, bounced), extra, ...events.slice(bounced)];
     expect(verdict(bent, "give-up-at-5-days").detail).toContain("at or after the give-up at 5 days [STATE-7]");
+  });
+});
+
+describe("no-dsn-about-a-dsn (ENV-3, EVT-4; issue 23)", () => {
+  it("a DSN about a message that was itself a DSN fails, naming both, with both as evidence", async () => {
+    const { events } = await trace(HAPPY.replace("carol@b.example", "nobody@b.example"));
+    const sent = events.find((e) => e.name === "dsn.sent") as CheckedEvent;
+    expect(verdict(events, "no-dsn-about-a-dsn")).toMatchObject({
+      passed: true,
+      detail: "1 DSN sent, none about a DSN",
+      evidence: [sent.seq],
+    });
+    const dsnId = String(sent.data?.["dsnMessageId"]);
+    const second: CheckedEvent = {
+      ...sent,
+      seq: 10_000,
+      timeMs: sent.timeMs + 60_000,
+      data: { ...sent.data, messageId: dsnId, dsnMessageId: "dsn.again@a.example", to: "postmaster@a.example" },
+    };
+    expect(verdict([...events, second], "no-dsn-about-a-dsn")).toMatchObject({
+      passed: false,
+      detail: `the DSN dsn.again@a.example reports on ${dsnId}, itself a DSN about m1@a.example [ENV-3]`,
+      evidence: [sent.seq, 10_000],
+    });
+    // Two DSNs about the same scenario message are no loop.
+    const twin: CheckedEvent = { ...sent, seq: 10_001, data: { ...sent.data, dsnMessageId: "dsn.twin@a.example" } };
+    expect(verdict([...events, twin], "no-dsn-about-a-dsn").passed).toBe(true);
   });
 });
 

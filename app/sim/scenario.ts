@@ -507,6 +507,10 @@ export const domainSchema = z
           description:
             "true: a deferred recipient's new delivery keeps the previous delivery's Idempotency-Key (breaks STATE-6, POST-27), so the receiver answers 409 idempotency_conflict.",
         }),
+        dsnFromPostmaster: z.boolean().optional().meta({
+          description:
+            "true: the DSNs this sender sends come from postmaster@<domain> instead of the null reverse-path (breaks ENV-3). A DSN that fails would be reported by another DSN without end; the sender stops at the first (dsn.suppressed).",
+        }),
       })
       .optional()
       .meta({
