@@ -123,6 +123,63 @@ describe("smtp-only-where-allowed (STATE-3, STATE-4, ERR-22, ERR-23)", () => {
     );
   });
 
+  it("STATE-3: an attempt made before the window's end that ends after it does not allow the fallback; the next attempt does", async () => {
+    // Refused throughout, except the attempt at +1:03, which waits an hour for its answer: made before the
+    // 2-hour window ended, over after it. The states table judges an attempt by when it is made.
+    const { events, readings } = await trace(`readings: { G16: jitter=off }
+messages:
+  - { from: alice@a.example, to: bob@b.example }
+faults:
+  network:
+    - { kind: timeout, host: mx.b.example, afterMs: 3600000, from: 62m, until: 64m }
+    - { kind: connection-refused, host: mx.b.example, until: 5h }
+`);
+    const starts = events
+      .filter((e) => e.name === "timer.fired" || e.name === "message.submitted")
+      .map((e) => e.timeMs);
+    const t0 = starts[0] ?? 0;
+    const at = (e: CheckedEvent | undefined) => ((e?.timeMs ?? 0) - t0) / 60_000;
+    // The engine: the seventh attempt (+63 min) ends at +123 min, after the window; it is retried, not handed
+    // over, and the retry (60 minutes after the seventh attempt's start) is the attempt that hands over.
+    expect(starts.map((t) => (t - t0) / 60_000)).toEqual([0, 1, 3, 7, 15, 31, 63, 123]);
+    const handOff = events.find((e) => e.name === "smtp.handoff");
+    expect(at(handOff)).toBe(123);
+    expect(
+      events.filter((e) => e.name === "attempt.ended" || e.name === "capabilities.invalid").length,
+    ).toBeGreaterThanOrEqual(8);
+    expect(verdict(events, "smtp-only-where-allowed", readings).passed).toBe(true);
+    // The checker: the same hand-off right after the seventh attempt (the eighth taken out) is too early,
+    // though that attempt ended after the window.
+    const eighth = events.findLast((e) => e.name === "timer.fired") as CheckedEvent;
+    const i = events.indexOf(eighth);
+    const tooEarly = [
+      ...events.slice(0, i),
+      ...events.slice(i).filter((e) => e.name === "smtp.handoff" || e.name === "recipient.outcome"),
+    ];
+    expect(verdict(tooEarly, "smtp-only-where-allowed", readings).detail).toBe(
+      "m1@a.example→b.example: handed to SMTP (fallback) at +2:03:00, after an attempt made at +1:03:00, before the 120-minute fallback window ended [STATE-3, ERR-22]",
+    );
+  });
+
+  it("ERR-22, ERR-23: a hand-off after a 4xx temporary_failure fails: only a request-level 5xx or no answer is fallback-eligible", async () => {
+    const { events, readings } = await trace(DOWN_3H);
+    expect(verdict(events, "smtp-only-where-allowed", readings).passed).toBe(true);
+    // One of the refused attempts answered instead, 400 with a temporary_failure problem (a receiver's mix-up, G43).
+    const ended = events.find((e) => e.name === "capabilities.invalid" || e.name === "attempt.ended") as CheckedEvent;
+    const bent = events.map((e) =>
+      e === ended
+        ? {
+            ...e,
+            name: "attempt.ended",
+            data: { deliveryId: "m1@a.example→b.example#1", status: 400, problem: "https://p/temporary_failure" },
+          }
+        : e,
+    );
+    expect(verdict(bent, "smtp-only-where-allowed", readings).detail).toContain(
+      "though attempt 1 was not fallback-eligible (answer 400 temporary_failure) [ERR-23]",
+    );
+  });
+
   it("ERR-23: a hand-off after a 429 (an authenticated answer) fails, whatever the reason given", async () => {
     const { events } = await trace(RATE_LIMITED_THEN_DOWN);
     const last = events.at(-1) as CheckedEvent;

@@ -233,6 +233,41 @@ faults:
     expect(at("m3")?.timeMs).toBe(world.startMs + (365 * 24 + 7) * 3_600_000);
   });
 
+  it("GET-5, G5: when the SVCB record moves to another host while capabilities are cached, the old origin's document is not used", async () => {
+    // m1 caches b.example's capabilities from https://mx.b.example (an hour, GET-6). At 10 minutes the record
+    // points at mx.c.example instead; m2 at 20 minutes must fetch that origin's document and post there —
+    // where b.example is not served (400, G10) — not reuse the cached one and post to the old host.
+    const s = scenario(`name: moved
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example: { mailboxes: [bob] }
+  c.example: { mailboxes: [carol] }
+messages:
+  - { id: m1, at: 0, from: alice@a.example, to: bob@b.example }
+  - { id: m2, at: 20m, from: alice@a.example, to: bob@b.example }
+faults:
+  dnsChanges: [{ at: 10m, name: _svc.b.example, records: { svcb: ["1 mx.c.example."] } }]
+`);
+    const world = await createWorld(s);
+    await world.run();
+    const of = (actor: string, name: string) =>
+      world.recorder.events
+        .filter((e) => e.name === name && e.data?.["deliveryActor"] === actor)
+        .map((e) => e.data?.["origin"] ?? e.data?.["url"]);
+    expect(of("m1@a.example→b.example", "capabilities.fetched")).toEqual(["https://mx.b.example"]);
+    expect(of("m2@a.example→b.example", "capabilities.cached")).toEqual([]);
+    expect(of("m2@a.example→b.example", "capabilities.fetched")).toEqual(["https://mx.c.example"]);
+    const posts = world.recorder.events.filter(
+      (e) => e.name === "attempt.started" && String(e.data?.["deliveryId"]).startsWith("m2@a.example→"),
+    );
+    expect(posts.map((e) => e.data?.["url"])).toEqual(["https://mx.c.example/v1/messages"]);
+    expect(named(world, "recipient.outcome").map((o) => [o["messageId"], o["outcome"]])).toEqual([
+      ["m1@a.example", "accepted"],
+      ["m2@a.example", "rejected"],
+      [expect.stringMatching(/^dsn\./), "accepted"],
+    ]);
+  });
+
   it("a bad reading override is a WorldError naming the gap", async () => {
     await expect(createWorld(scenario(TWO_DOMAINS), { readings: [["G7", "sometimes"]] })).rejects.toThrow(
       'G7: G7 reads "enforced" or "ignored", not "sometimes"',
