@@ -160,6 +160,34 @@ describe("bug bundle (issue 15: Bug bundle and images)", () => {
       expect(!read.ok && read.violations[0]).toMatchObject({ path: "$.traceHash", rule: "BUNDLE-HASH" });
     });
 
+    it("issue 23: a scenario text edited after the run (the trace untouched) is refused, at the first line that differs", async () => {
+      const doc = await valid();
+      const scenario = doc["scenario"] as { text: string };
+      const lines = scenario.text.split("\n");
+      const at = lines.findIndex((l) => l.startsWith("seed:"));
+      expect(at).toBeGreaterThan(0);
+      const original = lines[at];
+      lines[at] = "seed: 99";
+      scenario.text = lines.join("\n");
+      // The trace's hash still holds: only the scenario beside it was changed.
+      const read = await readBundle(JSON.stringify(doc));
+      expect(read.ok).toBe(false);
+      if (read.ok) return;
+      expect(read.violations).toEqual([
+        {
+          path: "$.scenario.text",
+          rule: "BUNDLE-SCHEMA",
+          message: `the scenario's text was changed after the run: line ${at + 1} is "seed: 99" but the trace recorded ${JSON.stringify(original)}; the bundle would re-run another scenario than the one its trace shows`,
+        },
+      ]);
+      // A line added at the end is found too.
+      scenario.text = `${lines.join("\n").replace("seed: 99", original ?? "")}\n# more\n`;
+      const longer = checkBundleValue(doc);
+      expect(!longer.ok && longer.violations[0]?.message).toMatch(
+        /^the scenario's text was changed after the run: line \d+ is "# more" but the trace recorded /,
+      );
+    });
+
     it("a seed that disagrees with the trace's", async () => {
       const doc = { ...(await valid()), seed: 99 };
       const read = checkBundleValue(doc);

@@ -271,7 +271,10 @@ export function checkBundleValue(json: unknown): Parsed<Bundle> {
       violations.push({
         path,
         rule: "BUNDLE-SCHEMA",
-        message: `the bundle says ${clip(top)} but its trace recorded ${clip(inTrace)}`,
+        message:
+          typeof top === "string" && typeof inTrace === "string" && path === "$.scenario.text"
+            ? textDifference(top, inTrace)
+            : `the bundle says ${clip(top)} but its trace recorded ${clip(inTrace)}`,
       });
     }
   }
@@ -501,6 +504,17 @@ function offset(ms: number): string {
   const h = Math.floor(s / 3600);
   const frac = abs % 1000;
   return `${total < 0 ? "-" : "+"}${h}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}${frac > 0 ? `.${String(frac).padStart(3, "0")}` : ""}`;
+}
+
+/** Where a bundle's scenario text departs from the one its trace recorded (the run's): the first line that differs. */
+function textDifference(top: string, inTrace: string): string {
+  const a = top.split("\n");
+  const b = inTrace.split("\n");
+  let line = 0;
+  while (line < a.length && line < b.length && a[line] === b[line]) line++;
+  const shown = (lines: string[]): string =>
+    line < lines.length ? JSON.stringify(clip(lines[line] ?? "")) : "the end of the text";
+  return `the scenario's text was changed after the run: line ${line + 1} is ${shown(a)} but the trace recorded ${shown(b)}; the bundle would re-run another scenario than the one its trace shows`;
 }
 
 function clip(value: unknown): string {
