@@ -29,7 +29,13 @@ export interface HarEntry {
     readonly cookies: readonly HarNameValue[];
     readonly headers: readonly HarNameValue[];
     readonly queryString: readonly HarNameValue[];
-    readonly postData?: { readonly mimeType: string; readonly text: string; readonly params?: readonly HarNameValue[] };
+    readonly postData?: {
+      readonly mimeType: string;
+      readonly text: string;
+      readonly params?: readonly HarNameValue[];
+      /** `base64` when `text` is the body in base64 (not UTF-8): HAR 1.2 has `encoding` on content only. */
+      readonly _encoding?: string;
+    };
     readonly headersSize: number;
     readonly bodySize: number;
   };
@@ -143,7 +149,13 @@ function entry(request: RecordedEvent, id: string, answer: RecordedEvent | undef
       queryString: queryOf(url),
       // A GET or HEAD has no body to post; an empty body recorded with --full is none either.
       ...(method !== "GET" && method !== "HEAD" && (requestSize > 0 || (requestBody?.text ?? "") !== "")
-        ? { postData: { mimeType: contentType(requestHeaders), text: requestBody?.text ?? "" } }
+        ? {
+            postData: {
+              mimeType: contentType(requestHeaders),
+              text: requestBody?.text ?? "",
+              ...(requestBody?.encoding !== undefined ? { _encoding: requestBody.encoding } : {}),
+            },
+          }
         : {}),
       headersSize: -1,
       bodySize: requestSize,

@@ -437,3 +437,40 @@ describe("the overview's deliveries in flight: a colour of its own", () => {
       expect(deltaE(colour, OUTCOME_COLOUR["deferred"]!)).toBeGreaterThan(50);
     });
 });
+
+describe("issue 23: an attempt whose recipients were partly accepted and partly rejected is drawn as what it was", async () => {
+  const text = (to: string): string => `name: mixed
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example: { mailboxes: [bob, carol] }
+messages:
+  - { id: m1, from: alice@a.example, to: [${to}] }
+`;
+  const attemptOf = async (to: string) => {
+    const t = await textTrace(text(to), "mixed.yaml");
+    const tl = buildTimeline(t.events, t.startedAtMs, labels);
+    // m1's lane (a DSN about a rejected recipient has a lane of its own).
+    const lane = tl.lanes.find((l) => l.label === "m1 → b.example");
+    const marks = tl.marks.filter((m) => m.kind === "attempt" && m.lane === lane?.id);
+    expect(marks).toHaveLength(1);
+    return { mark: marks[0], lane };
+  };
+
+  it("RCP-2, ERR-17: accepted and rejected in one answer: the attempt delivered (accepted), its summary names both; each recipient's sub-lane its own", async () => {
+    for (const to of ["bob@b.example, nobody@b.example", "nobody@b.example, bob@b.example"]) {
+      const { mark, lane } = await attemptOf(to);
+      expect(mark?.outcome, to).toBe("accepted");
+      const results = to.startsWith("bob") ? "accepted, rejected" : "rejected, accepted";
+      // (The rule cited after it is the delivery machine's to choose.)
+      expect(mark?.summary?.startsWith(`attempt 1 at +0:00:00: accepted — results: ${results}`), to).toBe(true);
+      expect(lane?.recipientLanes.map((r) => [r.recipient, r.results.map((x) => x.status)])).toEqual(
+        to.split(", ").map((r) => [r, [r.startsWith("bob") ? "accepted" : "rejected"]]),
+      );
+    }
+  });
+
+  it("RCP-3: every recipient rejected is a rejected attempt; every one accepted an accepted one", async () => {
+    expect((await attemptOf("nobody@b.example, ghost@b.example")).mark?.outcome).toBe("rejected");
+    expect((await attemptOf("bob@b.example, carol@b.example")).mark?.outcome).toBe("accepted");
+  });
+});
