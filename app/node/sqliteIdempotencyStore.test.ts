@@ -235,6 +235,38 @@ describe("a full disk (issue 23: every storage error names the store and the pat
   });
 });
 
+describe("a key reused after its record expired, before the purge ran (issue 23, POST-25, LIM-6)", () => {
+  it("POST-25: gets a fresh delivery, not the old answer, with the same body or another; the memory store alike", async () => {
+    for (const which of ["sqlite", "memory"] as const) {
+      const h = await createReceiverHarness(
+        (c) => c,
+        which === "sqlite" ? { idempotencyStore: open({ fsync: false }) } : {},
+      );
+      const message = "Subject: a\r\n\r\nbody\r\n";
+      const first = await h.deliver({ idempotencyKey: "k", message });
+      expect(first.status, which).toBe(200);
+      // Seven days on, to the millisecond: the record's expiry (the retention is 7 days), and no purge has run.
+      await h.clock.advance(7 * 86_400_000);
+      const again = await h.deliver({ idempotencyKey: "k", message });
+      expect(again.status, which).toBe(200);
+      expect(h.trace.named("idempotency.replay"), which).toHaveLength(0);
+      expect(
+        h.store.all().map((m) => m.mailbox),
+        which,
+      ).toEqual(["bob@b.example", "bob@b.example"]);
+      // Another body under the expired key is a new delivery too, not a conflict.
+      await h.clock.advance(7 * 86_400_000);
+      const other = await h.deliver({ idempotencyKey: "k", message: "Subject: b\r\n\r\nother\r\n" });
+      expect(other.status, which).toBe(200);
+      expect(h.trace.named("idempotency.conflict"), which).toHaveLength(0);
+      expect(h.store.all(), which).toHaveLength(3);
+      // …and within the retention of that new record, the same key is answered from it.
+      await h.clock.advance(86_400_000);
+      expect((await h.deliver({ idempotencyKey: "k", message })).status, which).toBe(409);
+    }
+  });
+});
+
 describe("intents (issue 16: a crash between storing mail and writing the key)", () => {
   const intent = { contentDigest: "sha-256:ab", deliveryId: "a.example/k@1", startedAtMs: 1000, expiresAtMs: 5000 };
 

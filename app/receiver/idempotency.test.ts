@@ -161,6 +161,42 @@ describe("idempotency (POST-12, POST-25, POST-26, G11)", () => {
     expect(h.store.all()).toHaveLength(1);
   });
 
+  it("POST-26, ERR-13: the same key with another body while the first request is still being stored: 409 at once, nothing stored for it", async () => {
+    // The first request is held inside the mail store: it is in flight, with no record of its key yet,
+    // when the second arrives (issue 23: this order is made, not left to the engine's timing).
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const entered: (() => void)[] = [];
+    const inStore = [0, 1].map((i) => new Promise<string>((resolve) => (entered[i] = () => resolve("stored"))));
+    let deliveries = 0;
+    const inner = createMemoryMailStore();
+    const h = await createReceiverHarness((c) => c, {
+      mailStore: {
+        deliver: async (mailbox, message, meta) => {
+          entered[deliveries++]?.();
+          await gate;
+          return inner.deliver(mailbox, message, meta);
+        },
+        usage: (mailbox) => inner.usage(mailbox),
+      },
+    });
+    const first = h.receiver(await h.request({ idempotencyKey: "twin", to: ["bob@b.example"] }));
+    await inStore[0];
+    expect(h.idempotency.size()).toBe(0);
+    const second = h.receiver(await h.request({ idempotencyKey: "twin", to: ["carol@b.example"] }));
+    // Answered while the first is still held; reaching the mail store instead is the failure.
+    const answer = await Promise.race([second, inStore[1]]);
+    expect(answer).toBeInstanceOf(Response);
+    const problem = await readProblem(answer as Response);
+    expect([problem.status, problem.identifier]).toEqual([409, "idempotency_conflict"]);
+    expect(h.trace.named("idempotency.conflict")).toHaveLength(1);
+    release();
+    expect((await first).status).toBe(200);
+    expect(inner.all().map((m) => m.mailbox)).toEqual(["bob@b.example"]);
+  });
+
   it("POST-25, LIM-6: a key is remembered for 7 days on the clock and forgotten after", async () => {
     const h = await createReceiverHarness();
     expect((await h.deliver({ idempotencyKey: "weekly" })).status).toBe(200);
