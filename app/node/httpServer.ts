@@ -89,6 +89,11 @@ export interface HttpsServerOptions {
   readonly maxConnections?: number;
   /** The clock of the log; default `Date.now`. */
   readonly now?: () => number;
+  /**
+   * @internal How long a connection whose last answer cannot be written (a client that reads nothing) is kept
+   * before it is cut; default 2 s. A test sets it long, to see that a written answer frees it at once.
+   */
+  readonly lingerMs?: number;
 }
 
 /** A server that listens. */
@@ -175,7 +180,7 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
     options.onConnectionError?.(error);
     // Node's headers or request timeout (a client too slow to send its request): 408, as RFC 9110 §15.5.9 has it.
     const status = error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? "408 Request Timeout" : "400 Bad Request";
-    endThenDestroy(socket, `HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    endThenDestroy(socket, `HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, options.lingerMs);
   });
 
   let defaultAuthority = host;
@@ -257,15 +262,15 @@ const LINGER_MS = 2_000;
  * Ends a connection with its last words and frees it as soon as they are written (issue 23): a client that
  * neither reads nor closes must not hold the socket, which `end()` alone would leave half-open until the
  * peer's FIN. When even the write cannot finish (the client's window is full), the socket goes after
- * {@link LINGER_MS}.
+ * `lingerMs` ({@link LINGER_MS}).
  */
-function endThenDestroy(socket: Socket, last?: string): void {
+function endThenDestroy(socket: Socket, last?: string, lingerMs = LINGER_MS): void {
   if (socket.destroyed) return;
   if (!socket.writable) {
     socket.destroy();
     return;
   }
-  const linger = setTimeout(() => socket.destroy(), LINGER_MS);
+  const linger = setTimeout(() => socket.destroy(), lingerMs);
   linger.unref();
   socket.once("close", () => clearTimeout(linger));
   const destroy = (): void => {
