@@ -4,7 +4,7 @@ import { traceHash } from "../trace/exportJson.ts";
 import { runScenarioText, UNKNOWN_VERSION } from "./runScenario.ts";
 import { handleWorkerRequest } from "./worker.ts";
 import { parseScenarioText } from "./scenario.ts";
-import { eventBudgetOf } from "./world.ts";
+import { eventBudgetOf, runawayOf } from "./world.ts";
 
 const HAPPY = `name: happy
 seed: 11
@@ -289,6 +289,17 @@ describe("a DSN never causes a DSN (issue 23: DSNs about DSNs ran until memory w
       /^the DSN dsn\.[0-9a-f]+@a\.example reports on dsn\.[0-9a-f]+@a\.example, itself a DSN about m1@a\.example \[ENV-3\]/,
     );
     expect(r.invariants.find((c) => c.id === "simulation")).toMatchObject({ passed: false, detail: r.error });
+  });
+
+  it("a runaway without DSNs about DSNs is named by the delivery most of its events belong to", () => {
+    const event = (name: string, data: Record<string, unknown>) => ({ name, timeMs: 0, data });
+    const events = [
+      ...Array.from({ length: 30 }, () => event("timer.fired", { deliveryActor: "m2@a.example→b.example" })),
+      ...Array.from({ length: 10 }, () => event("timer.fired", { deliveryActor: "m1@a.example→b.example" })),
+      event("dsn.sent", { messageId: "m1@a.example", dsnMessageId: "dsn.1@a.example" }),
+      ...Array.from({ length: 5 }, () => event("dns.query", { name: "_svc.b.example" })),
+    ];
+    expect(runawayOf(events)).toBe("most of them (30 of 46) are of the delivery m2@a.example→b.example");
   });
 
   it("the budget by default: 100,000 events, and 10,000 a message and a recipient", () => {

@@ -469,6 +469,25 @@ messages:
     }
   });
 
+  it("STATE-6: accepted and deferred in one answer is a deferred attempt (the delivery goes on), whatever the order", async () => {
+    for (const to of ["bob@b.example, carol@b.example", "carol@b.example, bob@b.example"]) {
+      const t = await textTrace(
+        text(to).replace(
+          "  b.example: { mailboxes: [bob, carol] }",
+          "  b.example: { mailboxes: [bob, carol], policy: { temporaryFailures: [{ mailbox: carol@b.example, times: 1 }] } }",
+        ),
+        "mixed.yaml",
+      );
+      const tl = buildTimeline(t.events, t.startedAtMs, labels);
+      const first = tl.marks.find((m) => m.kind === "attempt" && m.attempt === 1);
+      expect(first?.outcome, to).toBe("deferred");
+      expect(first?.summary, to).toContain(
+        `results: ${to.startsWith("bob") ? "accepted, deferred" : "deferred, accepted"}`,
+      );
+      expect(tl.marks.find((m) => m.kind === "attempt" && m.attempt === 2)?.outcome, to).toBe("accepted");
+    }
+  });
+
   it("RCP-3: every recipient rejected is a rejected attempt; every one accepted an accepted one", async () => {
     expect((await attemptOf("nobody@b.example, ghost@b.example")).mark?.outcome).toBe("rejected");
     expect((await attemptOf("bob@b.example, carol@b.example")).mark?.outcome).toBe("accepted");
