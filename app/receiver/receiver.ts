@@ -720,12 +720,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         return { recipient, status: "accepted" };
       }
     } catch (error) {
-      return {
-        recipient,
-        status: "deferred",
-        problem: "temporary_failure",
-        detail: storeFailed("mail store", error),
-      };
+      return deferredByStore(recipient, "mail store", error);
     }
     const mailbox = mailboxes.get(recipient);
     if (mailbox === undefined && !cfg.catchAll) {
@@ -771,12 +766,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       try {
         usage = await mailStore.usage(recipient);
       } catch (error) {
-        return {
-          recipient,
-          status: "deferred",
-          problem: "temporary_failure",
-          detail: storeFailed("mail store", error),
-        };
+        return deferredByStore(recipient, "mail store", error);
       }
       if (
         (quota.messages !== undefined && usage.messages + 1 > quota.messages) ||
@@ -795,24 +785,14 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     } catch (error) {
       // The delivery's intent is written to the idempotency store before any mail is (issue 23: a full disk
       // there is that store's failure, not the mail store's).
-      return {
-        recipient,
-        status: "deferred",
-        problem: "temporary_failure",
-        detail: storeFailed("idempotency store", error),
-      };
+      return deferredByStore(recipient, "idempotency store", error);
     }
     try {
       const meta = { deliveryId, receivedAtMs: nowMs };
       // The spooled copy when there is one that is ready; from memory when there is none or it could not be finished.
       if (spooled === undefined || !(await spooled(recipient, meta))) await mailStore.deliver(recipient, message, meta);
     } catch (error) {
-      return {
-        recipient,
-        status: "deferred",
-        problem: "temporary_failure",
-        detail: storeFailed("mail store", error),
-      };
+      return deferredByStore(recipient, "mail store", error);
     }
     policy.recordRecipientDelivery(recipient, nowMs);
     if (tracing) {
@@ -1168,6 +1148,11 @@ function describe(error: unknown): string {
  * A store's failure in an answer: the store and the path it names itself ({@link StorageError}, the stores on
  * disk), else the store this step called and its words.
  */
+/** A recipient deferred because a store failed: temporary_failure (ERR-21), the store (and its path) named. */
+function deferredByStore(recipient: string, store: "mail store" | "idempotency store", error: unknown): Outcome {
+  return { recipient, status: "deferred", problem: "temporary_failure", detail: storeFailed(store, error) };
+}
+
 function storeFailed(store: "mail store" | "idempotency store", error: unknown): string {
   return error instanceof StorageError
     ? `the ${error.store} failed at ${error.path}: ${error.reason}`
