@@ -252,8 +252,8 @@ describe("issue 22: Compare's verdicts are true of the two runs", () => {
     // Two seeds (RETRY-3): the jitter draws another first retry delay.
     const { ra, rb, parting } = await seeds(jitterOn, 1, 2);
     expect(parting.parts).toBe(true);
-    check(ra.trace.events, parting.a, /^\+0:00:00 m1@a\.example→b\.example: retry 1 in \S+ \[RETRY-1\]$/);
-    check(rb.trace.events, parting.b, /retry 1 in/);
+    check(ra.trace.events, parting.a, /^\+0:00:00 m1@a\.example→b\.example: attempt 2 in \S+ \[RETRY-1\]$/);
+    check(rb.trace.events, parting.b, /attempt 2 in/);
     expect(parting.a?.text).not.toBe(parting.b?.text);
 
     // A fork at +0:30:00 ending the outage: the same until the next attempt, at +0:31:00.
