@@ -13,6 +13,7 @@
 import type * as z from "zod";
 import { stringify } from "yaml";
 import { bytesToBase64 } from "../protocol/base64.ts";
+import { maxOf } from "../protocol/lists.ts";
 import type { policyConfigSchema } from "../receiver/config.ts";
 import type { dnsChangeSchema, dnsFaultSchema } from "../sim/dnsZone.ts";
 import type { networkFaultSchema } from "../sim/network.ts";
@@ -158,7 +159,12 @@ export function generateWorld(genome: Genome, options: ExploreOptions): Generate
   const seedText = formatGenome(genome);
   // The default horizon (6 days after the last message) cuts the delivery of a DSN sent at a bounce, which may
   // itself take 5 days: a world runs until the last message's bounce and its DSN's could both be over.
-  const horizon = formatDuration(Math.max(0, ...messages.map((m) => parseAt(m.at))) + WORLD_HORIZON_AFTER_LAST_MS);
+  const horizon = formatDuration(
+    maxOf(
+      messages.map((m) => parseAt(m.at)),
+      0,
+    ) + WORLD_HORIZON_AFTER_LAST_MS,
+  );
   const scenario: ScenarioInput = {
     name: `explore-${seedText.replace(/[^A-Za-z0-9.-]+/g, "-")}`,
     description: `A world mailscope explore drew from the run seed ${seedText}. Features on: ${[...swarm.features].join(", ") || "none"}.`,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { maxOf } from "../protocol/lists.ts";
 import { durationMs, parseScenarioText } from "../sim/scenario.ts";
 import { generateWorld, WORLD_HORIZON_AFTER_LAST_MS } from "./generate.ts";
 import { judgeScenario } from "./judge.ts";
@@ -33,7 +34,7 @@ describe("a generated world's horizon", () => {
         "w.json",
       );
       if (!parsed.ok) throw new Error(`seed ${base} makes an invalid world`);
-      const last = Math.max(...parsed.scenario.messages.map((m) => durationMs(m.at)));
+      const last = maxOf(parsed.scenario.messages.map((m) => durationMs(m.at)));
       expect(durationMs(parsed.scenario.horizon ?? 0)).toBe(last + WORLD_HORIZON_AFTER_LAST_MS);
     }
   });

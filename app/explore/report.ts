@@ -12,6 +12,7 @@
  * was explored and found.
  */
 import { rules as catalogue } from "../protocol/rules.ts";
+import { pushAll } from "../protocol/lists.ts";
 import type { Seed } from "../sim/random.ts";
 import { machineGraph, transitionKeys } from "./coverage.ts";
 import type { WorldSize } from "./generate.ts";
@@ -324,7 +325,7 @@ function differences(a: Record<string, unknown>, b: Record<string, unknown>, pre
       !Array.isArray(x) &&
       !Array.isArray(y)
     ) {
-      out.push(...differences(x as Record<string, unknown>, y as Record<string, unknown>, `${prefix}${key}.`));
+      pushAll(out, differences(x as Record<string, unknown>, y as Record<string, unknown>, `${prefix}${key}.`));
     } else {
       const show = (v: unknown): string => {
         const text = JSON.stringify(v) ?? "absent";

@@ -1,5 +1,6 @@
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from "yaml";
 import type * as z from "zod";
+import { maxOf } from "../protocol/lists.ts";
 
 /** A line and column, both 1-based, as editors show them. */
 export interface TextPosition {
@@ -153,7 +154,8 @@ export function schemaIssueErrors(
       .filter((branch) => branch.length > 0)
       .sort((a, b) => depth(b) - depth(a));
     const best = branches[0];
-    if (best !== undefined && depth(best) > 0) {
+    // …or the only branch of the value's type (a list of too many recipients, not a mailbox string).
+    if (best !== undefined && (depth(best) > 0 || branches.length === 1)) {
       return best.flatMap((inner) =>
         schemaIssueErrors({ ...inner, path: [...issue.path, ...inner.path] } as Issue, doc, at, file, hint),
       );
@@ -180,7 +182,10 @@ export function schemaIssueErrors(
 }
 
 function depth(issues: readonly Issue[]): number {
-  return Math.max(0, ...issues.map((i) => i.path.length));
+  return maxOf(
+    issues.map((i) => i.path.length),
+    0,
+  );
 }
 
 function issueMessage(issue: Issue, doc: Document, path: readonly (string | number)[]): string {

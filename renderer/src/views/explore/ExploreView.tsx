@@ -4,6 +4,7 @@ import { exploreOptions } from "../../../../app/explore/options.ts";
 import { sizeWords } from "../../../../app/explore/report.ts";
 import { parseUserProperties, type UserProperty } from "../../../../app/explore/userProperties.ts";
 import { BUILT_IN_PROPERTIES } from "../../../../app/explore/judge.ts";
+import { pushAll } from "../../../../app/protocol/lists.ts";
 import { formatFileError } from "../../../../app/sim/yamlPosition.ts";
 import {
   galleryList,
@@ -70,7 +71,7 @@ export function ExploreView({ mailscope, onOpenRun, onOpenEditor }: ExploreViewP
         BUILT_IN_PROPERTIES.map((p) => p.id),
       );
       if (parsed.ok) properties = parsed.properties;
-      else found.push(...parsed.errors.map(formatFileError));
+      else pushAll(found, parsed.errors.map(formatFileError));
     }
     setProblems(found);
     if (found.length > 0) return;

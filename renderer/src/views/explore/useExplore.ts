@@ -8,6 +8,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { buildReport, exploreHeader } from "../../../../app/explore/report.ts";
 import { shardLanes, type ExploreConfig, type LaneResult, type RunReport } from "../../../../app/explore/search.ts";
 import type { ExploreWorkerReply, ExploreWorkerRequest } from "../../../../app/explore/workerProtocol.ts";
+import { pushAll } from "../../../../app/protocol/lists.ts";
 import { addRuns, startState, withReport, type ExploreState } from "../../model/explore.ts";
 import type { WorkerLike } from "../../session/port.ts";
 
@@ -77,7 +78,7 @@ export function useExplore(createWorker: () => WorkerLike = createExploreWorker)
             pending.current.push(reply.report);
             frame.current ??= requestAnimationFrame(flush);
           } else if (reply.type === "done") {
-            results.push(...reply.results);
+            pushAll(results, reply.results);
             done++;
             if (done < k) return;
             const batch = pending.current;
