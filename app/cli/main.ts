@@ -5,6 +5,7 @@ import { useCryptoProvider } from "../protocol/webCrypto.ts";
 import { checkCommand } from "./check.ts";
 import { compareCommand } from "./compare.ts";
 import { lintRequestCommand } from "./lintRequest.ts";
+import { probeCommand } from "./probe.ts";
 import { rulesCommand } from "./rules.ts";
 import { replayCommand } from "./replay.ts";
 import { runCommand } from "./run.ts";
@@ -43,6 +44,7 @@ export function createProgram(): Command {
     replayCommand(),
     checkCommand(),
     compareCommand(),
+    probeCommand(),
   ]) {
     // Settings such as exitOverride are not inherited through addCommand: each command gets them itself.
     program.addCommand(command.exitOverride(usageExit).showHelpAfterError(`(run mailscope ${command.name()} --help)`));

@@ -43,7 +43,9 @@ import { cryptoRandom, systemClock } from "../node/systemPorts.ts";
 import { DEFAULT_TLS_FETCH_TIMEOUT_MS } from "../node/tlsFetch.ts";
 import {
   UsageError,
+  collect,
   createSenderNetwork,
+  guarded,
   describeDnsEvent,
   offlineResolver,
   parseResolve,
@@ -388,23 +390,6 @@ export async function runSend(options: SendOptions, io: CliIo, overrides: SendOv
 function exitOnUsage(error: CommanderError): never {
   if (error.exitCode === 0) throw error;
   throw new CommanderError(EXIT.badInput, error.code, error.message);
-}
-
-function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
-
-/** Runs an action; a UsageError becomes one line on stderr and exit code 2. */
-async function guarded(name: string, action: () => Promise<number>): Promise<void> {
-  let code: number;
-  try {
-    code = await action();
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    console.error(`mailscope ${name}: ${error.message}`);
-    throw new CommanderError(EXIT.badInput, "mailscope.usage", error.message);
-  }
-  if (code !== 0) throw new CommanderError(code, `mailscope.${name}.exit`, "");
 }
 
 /**
