@@ -42,7 +42,6 @@ import { createDnsResolver, parseNameserver } from "../node/dnsResolver.ts";
 import { cryptoRandom, systemClock } from "../node/systemPorts.ts";
 import { DEFAULT_TLS_FETCH_TIMEOUT_MS } from "../node/tlsFetch.ts";
 import {
-  UsageError,
   collect,
   createSenderNetwork,
   guarded,

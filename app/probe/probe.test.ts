@@ -48,3 +48,121 @@ describe("selectCases: --only and --skip by case id, rule ID or prefix", () => {
     expect(selectCases([], ["tls13", "CAP"]).some((c) => c.id === "tls13" || c.rule.startsWith("CAP-"))).toBe(false);
   });
 });
+
+describe("mailscope probe: what it sends, and bad receivers", () => {
+  it("POST-24, POST-20: only an idempotent request answered 503 is sent again, once, after its Retry-After; never the rest", async () => {
+    const { options, ports, harness } = await inProcessProbe();
+    const sent = new Map<string, number>();
+    const unkeyed: string[] = [];
+    const run = await runProbe(options, {
+      ...ports,
+      fetch: async (request) => {
+        const key = request.headers.get("idempotency-key");
+        if (request.method === "POST" && request.url.endsWith("/v1/messages")) {
+          if (key === null) unkeyed.push(request.url);
+          else sent.set(key, (sent.get(key) ?? 0) + 1);
+          if (request.body !== null) await request.arrayBuffer();
+          return new Response(JSON.stringify({ type: "https://mailscope.example/problems/temporary_failure" }), {
+            status: 503,
+            headers: { "content-type": "application/problem+json", "retry-after": "2" },
+          });
+        }
+        return harness.receiver(request);
+      },
+    });
+    const byCase = (id: string): number =>
+      [...sent.entries()].filter(([k]) => k.startsWith(`probe-${id}-`)).reduce((n, [, c]) => n + c, 0);
+    // A well-formed key is a delivery the receiver would replay: sent twice.
+    expect(byCase("deliver")).toBe(2);
+    // Not idempotent: the oversized body and the keys the receiver cannot replay (too long, bad characters).
+    expect(byCase("too-large")).toBe(1);
+    expect(sent.get("k".repeat(129))).toBe(1);
+    expect(sent.get("probe key!")).toBe(1);
+    // Without a key the delivery is not idempotent: sent once.
+    expect(unkeyed).toHaveLength(1);
+    const deliver = run.verdicts.find((v) => v.id === "deliver");
+    expect(deliver?.exchanges).toHaveLength(2);
+    expect(run.verdicts.find((v) => v.id === "retry-after")?.result).toBe("PASS");
+  });
+
+  it("AUTH-5: a key the receiver does not trust: the delivery's 401 is explained, and no case past the signature is judged", async () => {
+    const { options, ports, harness } = await inProcessProbe();
+    harness.resolver.setTxt(options.identity?.keyid ?? "", []);
+    const run = await runProbe({ ...options, lookupKey: true }, ports);
+    const deliver = run.verdicts.find((v) => v.id === "deliver");
+    expect(deliver?.result).toBe("FAIL");
+    expect(deliver?.actual).toMatch(/^401 invalid_signature/);
+    expect(deliver?.why).toContain(`does not trust keyid ${options.identity?.keyid ?? ""}`);
+    expect(deliver?.why).toContain(`IN TXT "${options.identity?.keyRecord ?? ""}"`);
+    expect(deliver?.why).toContain("DNS has no TXT record at");
+    for (const id of ["signature-stale", "envelope-empty-to", "too-large", "replay"])
+      expect(run.verdicts.find((v) => v.id === id)?.why, id).toMatch(/refuses the probe's correctly signed delivery/);
+    expect(run.exitCode).toBe(1);
+  });
+
+  it("SVC-6: an origin that cannot be reached: tls13 fails saying why, every other case is skipped, nothing is sent", async () => {
+    const { options, ports } = await inProcessProbe();
+    let requests = 0;
+    const run = await runProbe(options, {
+      ...ports,
+      fetch: () => {
+        requests += 1;
+        return Promise.reject(new Error("unreachable"));
+      },
+      tls: () =>
+        Promise.resolve({
+          outcome: "failed",
+          failure: "connection-refused",
+          message: "connect ECONNREFUSED 127.0.0.1:9",
+        }),
+    });
+    expect(requests).toBe(0);
+    expect(run.verdicts[0]).toMatchObject({
+      id: "tls13",
+      result: "FAIL",
+      actual: "no connection: connect ECONNREFUSED 127.0.0.1:9",
+    });
+    expect(run.verdicts.slice(1).every((v) => v.result === "SKIP" && v.why?.includes("cannot be reached"))).toBe(true);
+    expect(run.exitCode).toBe(1);
+  });
+
+  it("AUTH-8: an origin that does not speak TLS 1.3: tls13 fails, nothing else is asked", async () => {
+    const { options, ports } = await inProcessProbe();
+    const run = await runProbe(options, {
+      ...ports,
+      tls: () => Promise.resolve({ outcome: "refused", failure: "tls", message: "tlsv1 alert protocol version" }),
+    });
+    expect(run.verdicts[0]).toMatchObject({ id: "tls13", result: "FAIL" });
+    expect(run.verdicts.filter((v) => v.result === "SKIP")).toHaveLength(run.verdicts.length - 1);
+  });
+
+  it("a receiver that stops answering: each request times out, and after three in a row the probe stops", async () => {
+    const { options, ports } = await inProcessProbe();
+    let requests = 0;
+    const run = await runProbe(options, {
+      ...ports,
+      fetch: () => {
+        requests += 1;
+        return Promise.reject(new (class extends Error {})("no progress within 10000 ms"));
+      },
+    });
+    expect(requests).toBe(3);
+    expect(run.verdicts.find((v) => v.id === "capabilities-200")).toMatchObject({ result: "FAIL" });
+    expect(run.verdicts.find((v) => v.id === "deliver")?.why).toMatch(/stopped answering/);
+    expect(run.exitCode).toBe(1);
+  });
+
+  it("the plan: a receiver that follows the spec stores 2 messages, at most the plan's bound if it takes everything", async () => {
+    const { options, ports, harness } = await inProcessProbe();
+    const run = await runProbe(options, ports);
+    expect(run.plan).toMatchObject({
+      cases: probeCases.length,
+      messages: 2,
+      mailboxes: ["bob@b.example", "carol@b.example"],
+    });
+    const stored = harness.trace.named("mailbox.delivered").map((e) => String(e.data?.["mailbox"]));
+    expect(stored.sort()).toEqual(["bob@b.example", "bob@b.example", "carol@b.example"]);
+    expect(run.plan.messagesAtMost).toBeGreaterThanOrEqual(2 + 20);
+    expect(run.trace.events[0]?.name).toBe("probe.started");
+  });
+});

@@ -34,7 +34,6 @@ import type {
   Random,
   Resolver,
   SvcbRecord,
-  TraceSink,
   TransportFailureKind,
 } from "../ports.ts";
 import { TransportError } from "../ports.ts";
@@ -190,8 +189,13 @@ const MAX_RECORDED_BODY = 1024 * 1024;
 export const DEFAULT_RETRY_WAIT_MAX_MS = 30_000;
 /** How far `created` is moved for the stale and future signatures: far past any tolerance a receiver could choose (G3). */
 const SKEW_S = 3600;
+/** Requests in a row without an answer after which the probe stops: a receiver that hangs costs at most this many timeouts. */
+export const MAX_SILENT = 3;
 /** Where a recipient nobody can have lives (RFC 2606). */
 const NOWHERE = "probe.invalid";
+
+/** Thrown to end the run when the receiver has stopped answering. */
+class Silent extends Error {}
 
 interface ProblemSeen {
   readonly type: string;
@@ -496,8 +500,8 @@ export async function runProbe(options: ProbeOptions, ports: ProbePorts): Promis
   if (identity !== undefined && options.lookupKey === true && anyPost) {
     const answer = await traced.txt(identity.keyid);
     keyInDns =
-      answer.kind !== "answer"
-        ? `DNS has no TXT record at ${identity.keyid} (${answer.kind})`
+      answer.kind !== "answer" || answer.records.length === 0
+        ? `DNS has no TXT record at ${identity.keyid} (${answer.kind === "answer" ? "no records" : answer.kind})`
         : answer.records.some((r) => r.replace(/\s+/g, "") === identity.keyRecord.replace(/\s+/g, ""))
           ? `the key is published at ${identity.keyid}`
           : `the TXT record at ${identity.keyid} publishes another key`;
@@ -581,10 +585,15 @@ export async function runProbe(options: ProbeOptions, ports: ProbePorts): Promis
   if (t13.authorized !== true) return finish(origin);
 
   // ── Sending ─────────────────────────────────────────────────────────
+  let silent = 0;
   async function exchangeOnce(
     caseIds: readonly string[],
     built: Built,
   ): Promise<{ answer: Answer; id: string; seqs: number[] }> {
+    if (silent >= MAX_SILENT)
+      throw new Silent(
+        `not sent: the receiver stopped answering (${MAX_SILENT} requests in a row got no answer), so the probe stopped`,
+      );
     const wait = lastRequestAtMs + intervalMs - ports.clock.now();
     if (wait > 0) await ports.sleep(wait);
     lastRequestAtMs = ports.clock.now();
@@ -642,10 +651,12 @@ export async function runProbe(options: ProbeOptions, ports: ProbePorts): Promis
         }),
       );
       responses.push({ exchangeId: id, evidence: seqs, answer });
+      silent = 0;
     } catch (error) {
       const kind = error instanceof TransportError ? error.kind : "error";
       const message = error instanceof Error ? error.message : String(error);
       answer = { kind: "failure", failure: kind, message };
+      silent += 1;
       seqs.push(emit("http.failure", { exchangeId: id, kind, message, probeCases: caseIds }));
     } finally {
       // A body cut short (answered before it was all sent) goes no further; its connection is not used again.
@@ -671,731 +682,761 @@ export async function runProbe(options: ProbeOptions, ports: ProbePorts): Promis
     return { answer: second.answer, exchanges: [first.id, second.id], evidence: [...first.seqs, ...second.seqs] };
   }
 
-  // ── Capabilities ────────────────────────────────────────────────────
-  let versions: readonly string[] = ["v1"];
-  let maxMessageSize: number | undefined;
-  let maxRecipients = DEFAULT_MAX_RECIPIENTS;
-  if (capabilitiesRun) {
-    const caps = await send(
-      idsOf((c) => c.step === "capabilities"),
-      () => Promise.resolve(plainRequest("GET", `${origin}/v1/capabilities`)),
-      true,
-    );
-    const a = caps.answer;
-    const doc =
-      a.kind === "response" &&
-      a.status === 200 &&
-      typeof a.json === "object" &&
-      a.json !== null &&
-      !Array.isArray(a.json)
-        ? (a.json as Record<string, unknown>)
-        : undefined;
-    const on = (id: string, judged: Judged): void => record(id, judged, [caps]);
-    const noDoc = (): Judged => ({
-      result: "FAIL",
-      actual: answerText(a),
-      why: "no capabilities document to read (GET /v1/capabilities)",
-    });
-    on(
-      "capabilities-200",
-      a.kind === "response" && a.status === 200 && a.mediaType === "application/json" && doc !== undefined
-        ? { result: "PASS", actual: `200 application/json (${Object.keys(doc).join(", ")})` }
-        : {
-            result: "FAIL",
-            actual:
-              a.kind === "response"
-                ? `${a.status} ${a.mediaType || "(no Content-Type)"}${doc === undefined ? ", not a JSON object" : ""}`
-                : answerText(a),
-          },
-    );
-    const cacheControl = a.kind === "response" && a.status === 200 ? a.headers.get("cache-control") : null;
-    on(
-      "capabilities-cache-control",
-      a.kind !== "response" || a.status !== 200
-        ? noDoc()
-        : cacheControl !== null
-          ? { result: "PASS", actual: `Cache-Control: ${cacheControl}` }
-          : { result: "FAIL", actual: "no Cache-Control header" },
-    );
-    on(
-      "capabilities-max-age",
-      a.kind !== "response" || a.status !== 200
-        ? noDoc()
-        : cacheControl !== null && /(^|,)\s*max-age\s*=\s*"?3600"?\s*(,|$)/i.test(cacheControl)
-          ? { result: "PASS", actual: `Cache-Control: ${cacheControl}` }
-          : {
-              result: "FAIL",
-              actual: cacheControl === null ? "no Cache-Control header" : `Cache-Control: ${cacheControl}`,
-            },
-    );
-    if (doc === undefined) {
-      const read = new Set(["capabilities-200", "capabilities-cache-control", "capabilities-max-age"]);
-      for (const id of idsOf((c) => c.step === "capabilities" && !read.has(c.id))) on(id, noDoc());
-    } else {
-      const size = doc["max_message_size"];
-      on(
-        "capabilities-max-message-size",
-        Number.isInteger(size)
-          ? { result: "PASS", actual: `max_message_size: ${String(size)}` }
-          : {
-              result: "FAIL",
-              actual: size === undefined ? "no max_message_size" : `max_message_size: ${JSON.stringify(size)}`,
-            },
+  /** Everything after the handshakes; a receiver gone silent ends it (see {@link Silent}). */
+  async function steps(): Promise<ProbeRun> {
+    // ── Capabilities ────────────────────────────────────────────────────
+    let versions: readonly string[] = ["v1"];
+    let maxMessageSize: number | undefined;
+    let maxRecipients = DEFAULT_MAX_RECIPIENTS;
+    if (capabilitiesRun) {
+      const caps = await send(
+        idsOf((c) => c.step === "capabilities"),
+        () => Promise.resolve(plainRequest("GET", `${origin}/v1/capabilities`)),
+        true,
       );
-      on(
-        "capabilities-max-message-size-bound",
-        typeof size !== "number"
-          ? {
-              result: "SKIP",
-              actual: `max_message_size: ${JSON.stringify(size) ?? "absent"}`,
-              why: "no number to compare (capabilities-max-message-size)",
-            }
-          : size >= MIN_MAX_MESSAGE_SIZE
-            ? { result: "PASS", actual: `max_message_size: ${size}` }
-            : { result: "FAIL", actual: `max_message_size: ${size}, below ${MIN_MAX_MESSAGE_SIZE}` },
-      );
-      if (Number.isInteger(size) && typeof size === "number" && size > 0) maxMessageSize = size;
-      const recipients = doc["max_recipients"];
-      on(
-        "capabilities-max-recipients",
-        recipients === undefined
-          ? { result: "PASS", actual: "absent (100)" }
-          : Number.isInteger(recipients) && (recipients as number) >= 100
-            ? { result: "PASS", actual: `max_recipients: ${String(recipients)}` }
-            : { result: "FAIL", actual: `max_recipients: ${JSON.stringify(recipients)}` },
-      );
-      if (Number.isInteger(recipients) && (recipients as number) >= 1) maxRecipients = recipients as number;
-      const v = doc["versions"];
-      const list = Array.isArray(v) ? v : undefined;
-      const versionsOk =
-        v === undefined ||
-        (list !== undefined &&
-          list.length > 0 &&
-          list.every((x) => typeof x === "string" && VERSION_PATTERN.test(x)) &&
-          new Set(list).size === list.length &&
-          list.includes("v1"));
-      on(
-        "capabilities-versions",
-        versionsOk
-          ? { result: "PASS", actual: v === undefined ? 'absent (["v1"])' : `versions: ${JSON.stringify(v)}` }
-          : { result: "FAIL", actual: `versions: ${JSON.stringify(v)}` },
-      );
-      if (list !== undefined && list.every((x): x is string => typeof x === "string")) versions = list;
-      const pin = doc["discovery_pin_max_age"];
-      on(
-        "capabilities-pin-max-age",
-        pin === undefined || (Number.isInteger(pin) && (pin as number) >= 0)
-          ? { result: "PASS", actual: pin === undefined ? "absent" : `discovery_pin_max_age: ${String(pin)}` }
-          : { result: "FAIL", actual: `discovery_pin_max_age: ${JSON.stringify(pin)}` },
-      );
-      on(
-        "capabilities-pin-advertised",
-        pin === 604800
-          ? { result: "PASS", actual: "discovery_pin_max_age: 604800" }
-          : {
-              result: "FAIL",
-              actual: pin === undefined ? "not advertised" : `discovery_pin_max_age: ${JSON.stringify(pin)}`,
-            },
-      );
-      const abuse = doc["abuse_contact"];
-      on(
-        "capabilities-abuse-contact",
-        abuse === undefined
-          ? { result: "PASS", actual: "not advertised (optional)" }
-          : typeof abuse === "string" && /^mailto:[^?]+$/.test(abuse)
-            ? { result: "PASS", actual: `abuse_contact: ${abuse}` }
-            : { result: "FAIL", actual: `abuse_contact: ${JSON.stringify(abuse)}` },
-      );
-    }
-  }
-
-  // ── Versions ────────────────────────────────────────────────────────
-  const unserved = unservedVersion(versions);
-  if (runs("unsupported-version") || runs("unsupported-version-versions")) {
-    const sent = await send(
-      ["unsupported-version", "unsupported-version-versions"],
-      () => Promise.resolve(plainRequest("GET", `${origin}/${unserved}/capabilities`)),
-      true,
-    );
-    record("unsupported-version", expectProblem(sent.answer, 404, "unsupported_version"), [sent]);
-    const a = sent.answer;
-    const listed = a.kind === "response" ? a.problem?.versions : undefined;
-    record(
-      "unsupported-version-versions",
-      a.kind !== "response" || a.problem?.identifier !== "unsupported_version"
-        ? { result: "SKIP", actual: answerText(a), why: "no unsupported_version problem to read (unsupported-version)" }
-        : !Array.isArray(listed)
-          ? {
-              result: "FAIL",
-              actual: a.problem.hasVersions ? `versions: ${JSON.stringify(listed)}` : "no versions member",
-            }
-          : sameSet(listed, versions)
-            ? { result: "PASS", actual: `versions: ${JSON.stringify(listed)}` }
-            : {
-                result: "FAIL",
-                actual: `versions: ${JSON.stringify(listed)}`,
-                why: `the capabilities list ${JSON.stringify(versions)}`,
-              },
-      [sent],
-    );
-  }
-  if (runs("unsupported-version-post")) {
-    const sent = await send(
-      ["unsupported-version-post"],
-      () => Promise.resolve(plainRequest("POST", `${origin}/${unserved}/messages`)),
-      false,
-    );
-    record("unsupported-version-post", expectProblem(sent.answer, 404, "unsupported_version"), [sent]);
-  }
-
-  // ── POSTs ───────────────────────────────────────────────────────────
-  const postIds = idsOf((c) => postSteps.includes(c.step));
-  if (!anyPost || identity === undefined) return crossCuts();
-  if (!deliverRuns) {
-    skip(postIds, "needs --mailbox: the valid delivery runs first, to show that the receiver trusts the probe's key");
-    return crossCuts();
-  }
-  const from = identity.from;
-  const url = `${origin}/v1/messages`;
-  const mailbox0 = options.mailboxes[0] ?? "";
-
-  /** A short text message for `to`, naming the case, from the probe. */
-  function message(caseId: string, to: readonly string[], note = ""): Uint8Array {
-    const id = `probe.${bytesToHex(ports.random.bytes(8))}@${fromDomain ?? "probe"}`;
-    return encoder.encode(
-      [
-        `From: ${from}`,
-        `To: ${to.join(", ")}`,
-        `Subject: mailscope probe: ${caseId}`,
-        `Date: ${new Date(ports.clock.now()).toUTCString()}`,
-        `Message-ID: <${id}>`,
-        "MIME-Version: 1.0",
-        "Content-Type: text/plain; charset=utf-8",
-        "",
-        `This message was sent by mailscope probe while testing the receiver at ${origin}`,
-        `(case ${caseId}${note}). It may be deleted.`,
-        "",
-      ].join("\r\n"),
-    );
-  }
-
-  interface DeliverySpec {
-    readonly caseId: string;
-    readonly to?: readonly string[];
-    /** The envelope: an object (JSON) or the JSON text itself; default `{ from, to }`. */
-    readonly envelope?: unknown;
-    /** Another shape of body: the parts, given the envelope's and the message's bytes. */
-    readonly parts?: (envelope: Uint8Array, message: Uint8Array) => { contentType: string; bytes: Uint8Array }[];
-    readonly contentType?: string;
-    /** The Idempotency-Key; null: none. Default a fresh one. */
-    readonly key?: string | null;
-    readonly digest?: boolean;
-    /** The signature: null for none; else the components (default the profile's), `created` (null: left out), the key. */
-    readonly signature?: null | {
-      readonly components?: readonly string[];
-      readonly createdS?: number | null;
-      readonly privateKey?: CryptoKey;
-    };
-    /** Changes the body after it was signed. */
-    readonly afterSigning?: (body: Uint8Array) => Uint8Array;
-    readonly message?: Uint8Array;
-  }
-
-  const freshKey = (caseId: string): string => `probe-${caseId}-${bytesToHex(ports.random.bytes(8))}`;
-
-  /** The body of a delivery, made once: a retry or a replay sends the same bytes (POST-12, POST-24). */
-  function bodyOf(spec: DeliverySpec): { body: Uint8Array; contentType: string } {
-    const to = spec.to ?? [mailbox0];
-    const msg = spec.message ?? message(spec.caseId, to);
-    const envelope = spec.envelope ?? { from, to };
-    const boundary = chooseBoundary(ports.random.bytes(24), msg);
-    if (spec.parts === undefined) return buildMultipartBody(envelope, msg, boundary);
-    const envelopeBytes = encoder.encode(typeof envelope === "string" ? envelope : JSON.stringify(envelope));
-    return multipartBytes(spec.parts(envelopeBytes, msg), boundary);
-  }
-
-  /** The delivery of `spec` with `shape`'s body, signed now (a retry is signed afresh, POST-24). */
-  async function delivery(
-    spec: DeliverySpec,
-    key: string | null,
-    shape: { body: Uint8Array; contentType: string },
-  ): Promise<Built> {
-    const { body, contentType } = shape;
-    const headers = new Headers({ "content-type": spec.contentType ?? contentType });
-    if (spec.digest !== false) headers.set("content-digest", await createContentDigest(body));
-    if (key !== null) headers.set("idempotency-key", key);
-    const sig = spec.signature === undefined ? {} : spec.signature;
-    let signedHeaders = headers;
-    if (sig !== null) {
-      const signed = await signRequest(
-        { method: "POST", url, headers: [...headers] },
-        {
-          key: sig.privateKey ?? identity!.privateKey,
-          keyid: identity!.keyid,
-          label: PROFILE_LABEL,
-          components: sig.components ?? PROFILE_COMPONENTS,
-          created: sig.createdS === null ? undefined : (sig.createdS ?? Math.floor(ports.clock.now() / 1000)),
-        },
-      );
-      signedHeaders = signed.headers;
-    }
-    const sentBody = spec.afterSigning?.(body) ?? body;
-    return {
-      request: new Request(url, {
-        method: "POST",
-        headers: signedHeaders,
-        body: asBufferSource(sentBody),
-        redirect: "manual",
-      }),
-      body: sentBody,
-      bodySize: sentBody.length,
-    };
-  }
-
-  /** Sends a delivery; a fresh key per case unless `spec.key` says, built again for a retry (re-signed). */
-  function post(spec: DeliverySpec, caseIds: readonly string[] = [spec.caseId], shape = bodyOf(spec)): Promise<Sent> {
-    const key = spec.key === undefined ? freshKey(spec.caseId) : spec.key;
-    const idempotent = key !== null && /^[A-Za-z0-9._~-]{1,128}$/.test(key);
-    return send(caseIds, () => delivery(spec, key, shape), idempotent);
-  }
-
-  // The valid delivery: every --mailbox, then --absent, so that order and a rejection show.
-  const deliverTo = [...options.mailboxes, ...(absentOne !== undefined ? [absentOne] : [])];
-  const deliverKey = freshKey("deliver");
-  const deliverMessage = message("deliver", deliverTo);
-  const deliverSpec: DeliverySpec = { caseId: "deliver", to: deliverTo, key: deliverKey, message: deliverMessage };
-  const deliveryIds = ["deliver", "results-count", "results-order", "result-fields", "recipient-not-found"];
-  const deliverShape = bodyOf(deliverSpec);
-  const delivered = await post(deliverSpec, deliveryIds, deliverShape);
-  const d = delivered.answer;
-  const results =
-    d.kind === "response" && d.status === 200 && typeof d.json === "object" && d.json !== null
-      ? (d.json as Record<string, unknown>)["results"]
-      : undefined;
-  const keyRefused = d.kind === "response" && d.status === 401;
-  if (keyRefused) {
-    const skew = clockSkewS(d.headers.get("date"), ports.clock.now());
-    const hints = [
-      keyInDns,
-      `publish ${identity.keyid}. IN TXT "${identity.keyRecord}" or add it to the receiver's keyRecords (mailscope keygen prints both)`,
-      skew !== undefined && Math.abs(skew) > 60
-        ? `the receiver's clock (its Date header) is ${skew} s ${skew > 0 ? "ahead of" : "behind"} the probe's, so a tolerance on created (G3) may refuse the signature`
-        : undefined,
-    ].filter((x): x is string => x !== undefined);
-    record(
-      "deliver",
-      {
+      const a = caps.answer;
+      const doc =
+        a.kind === "response" &&
+        a.status === 200 &&
+        typeof a.json === "object" &&
+        a.json !== null &&
+        !Array.isArray(a.json)
+          ? (a.json as Record<string, unknown>)
+          : undefined;
+      const on = (id: string, judged: Judged): void => record(id, judged, [caps]);
+      const noDoc = (): Judged => ({
         result: "FAIL",
-        actual: answerText(d),
-        why: `a correctly signed delivery was refused: the receiver does not trust keyid ${identity.keyid}, or verifies signatures wrongly. ${hints.join("; ")}`,
-      },
-      [delivered],
-    );
-    skip(
-      postIds,
-      `the receiver refuses the probe's correctly signed delivery (deliver: ${answerText(d)}), so past the signature nothing can be told, and a 401 would prove nothing: fix the key first`,
-    );
-    return crossCuts();
-  }
-  record(
-    "deliver",
-    d.kind === "response" && d.status === 200 && d.mediaType === "application/json" && Array.isArray(results)
-      ? { result: "PASS", actual: `200 ${resultsText(results)}` }
-      : {
-          result: "FAIL",
-          actual:
-            d.kind === "response"
-              ? `${answerText(d)}${d.status === 200 ? `, ${d.mediaType || "no Content-Type"}` : ""}`
-              : answerText(d),
-        },
-    [delivered],
-  );
-  if (!Array.isArray(results)) {
-    skip(
-      ["results-count", "results-order", "result-fields", "recipient-not-found"],
-      `no DeliveryResult to read (deliver: ${answerText(d)})`,
-    );
-  } else {
-    const entries = results.map((r) => (typeof r === "object" && r !== null ? (r as Record<string, unknown>) : {}));
-    const addresses = entries.map((e) => normalized(e["recipient"]));
-    const wanted = deliverTo.map((t) => normalized(t));
-    const counted = wanted.map((w) => addresses.filter((a) => a === w).length);
-    const strangers = addresses.filter((a) => !wanted.includes(a));
-    record(
-      "results-count",
-      counted.every((n) => n === 1) && strangers.length === 0
-        ? { result: "PASS", actual: `${results.length} entries for ${wanted.length} recipients` }
-        : {
-            result: "FAIL",
-            actual: `${results.length} entries for ${wanted.length} recipients${wanted
-              .map((w, i) => (counted[i] === 1 ? "" : `; ${w} ${counted[i] === 0 ? "missing" : `${counted[i]} times`}`))
-              .join("")}${strangers.length > 0 ? `; not in to: ${strangers.join(", ")}` : ""}`,
-          },
-      [delivered],
-    );
-    const order = addresses.map((a) => wanted.indexOf(a)).filter((i) => i >= 0);
-    const inOrder = order.every((v, i) => i === 0 || v > (order[i - 1] ?? -1) || v === order[i - 1]);
-    record(
-      "results-order",
-      wanted.length < 2
-        ? { result: "SKIP", actual: "one recipient", why: "needs two recipients: give two --mailbox, or --absent" }
-        : inOrder
-          ? { result: "PASS", actual: `in the order of to: ${addresses.join(", ")}` }
-          : { result: "FAIL", actual: `results: ${addresses.join(", ")}; to: ${wanted.join(", ")}` },
-      [delivered],
-    );
-    const bad = entries.flatMap((e, i) => entryProblems(e).map((p) => `entry ${i} (${String(e["recipient"])}): ${p}`));
-    record(
-      "result-fields",
-      bad.length === 0
-        ? { result: "PASS", actual: resultsText(results) }
-        : { result: "FAIL", actual: bad.slice(0, 3).join("; ") },
-      [delivered],
-    );
-    if (absentOne !== undefined) {
-      const entry = entries.find((e) => normalized(e["recipient"]) === normalized(absentOne));
-      const problem = problemOf(entry?.["problem"]);
-      record(
-        "recipient-not-found",
-        entry === undefined
-          ? { result: "SKIP", actual: `no entry for ${absentOne}`, why: "results-count says why" }
-          : entry["status"] === "rejected" && problem?.identifier === "recipient_not_found"
-            ? { result: "PASS", actual: `${absentOne}: rejected (recipient_not_found)` }
-            : {
-                result: "FAIL",
-                actual: `${absentOne}: ${String(entry["status"])}${problem !== undefined ? ` (${problem.identifier})` : ""}`,
-                why: entry["status"] === "accepted" ? "--absent must name a recipient that does not exist" : undefined,
-              },
-        [delivered],
-      );
-    }
-  }
-
-  const answered200 = d.kind === "response" && d.status === 200;
-  if (runs("replay")) {
-    if (!answered200) skip(["replay"], `the delivery it repeats was not answered 200 (deliver: ${answerText(d)})`);
-    else {
-      const again = await post({ ...deliverSpec, key: deliverKey }, ["replay"], deliverShape);
-      const r = again.answer;
-      const same =
-        r.kind === "response" &&
-        r.status === d.status &&
-        (r.headers.get("content-type") ?? "") === (d.headers.get("content-type") ?? "") &&
-        sameBytes(r.body, d.body);
-      record(
-        "replay",
-        same
-          ? { result: "PASS", actual: `${r.kind === "response" ? r.status : ""}, the same ${d.body.length} bytes` }
+        actual: answerText(a),
+        why: "no capabilities document to read (GET /v1/capabilities)",
+      });
+      on(
+        "capabilities-200",
+        a.kind === "response" && a.status === 200 && a.mediaType === "application/json" && doc !== undefined
+          ? { result: "PASS", actual: `200 application/json (${Object.keys(doc).join(", ")})` }
           : {
               result: "FAIL",
               actual:
-                r.kind !== "response"
-                  ? answerText(r)
-                  : r.status !== d.status
-                    ? `${answerText(r)}, first ${d.status}`
-                    : `${r.status} with ${sameBytes(r.body, d.body) ? "another Content-Type" : `another body (${r.body.length} bytes, first ${d.body.length}): ${clip(decoder.decode(r.body), 100)}`}`,
+                a.kind === "response"
+                  ? `${a.status} ${a.mediaType || "(no Content-Type)"}${doc === undefined ? ", not a JSON object" : ""}`
+                  : answerText(a),
             },
-        [delivered, again],
+      );
+      const cacheControl = a.kind === "response" && a.status === 200 ? a.headers.get("cache-control") : null;
+      on(
+        "capabilities-cache-control",
+        a.kind !== "response" || a.status !== 200
+          ? noDoc()
+          : cacheControl !== null
+            ? { result: "PASS", actual: `Cache-Control: ${cacheControl}` }
+            : { result: "FAIL", actual: "no Cache-Control header" },
+      );
+      on(
+        "capabilities-max-age",
+        a.kind !== "response" || a.status !== 200
+          ? noDoc()
+          : cacheControl !== null && /(^|,)\s*max-age\s*=\s*"?3600"?\s*(,|$)/i.test(cacheControl)
+            ? { result: "PASS", actual: `Cache-Control: ${cacheControl}` }
+            : {
+                result: "FAIL",
+                actual: cacheControl === null ? "no Cache-Control header" : `Cache-Control: ${cacheControl}`,
+              },
+      );
+      if (doc === undefined) {
+        const read = new Set(["capabilities-200", "capabilities-cache-control", "capabilities-max-age"]);
+        for (const id of idsOf((c) => c.step === "capabilities" && !read.has(c.id))) on(id, noDoc());
+      } else {
+        const size = doc["max_message_size"];
+        on(
+          "capabilities-max-message-size",
+          Number.isInteger(size)
+            ? { result: "PASS", actual: `max_message_size: ${String(size)}` }
+            : {
+                result: "FAIL",
+                actual: size === undefined ? "no max_message_size" : `max_message_size: ${JSON.stringify(size)}`,
+              },
+        );
+        on(
+          "capabilities-max-message-size-bound",
+          typeof size !== "number"
+            ? {
+                result: "SKIP",
+                actual: `max_message_size: ${JSON.stringify(size) ?? "absent"}`,
+                why: "no number to compare (capabilities-max-message-size)",
+              }
+            : size >= MIN_MAX_MESSAGE_SIZE
+              ? { result: "PASS", actual: `max_message_size: ${size}` }
+              : { result: "FAIL", actual: `max_message_size: ${size}, below ${MIN_MAX_MESSAGE_SIZE}` },
+        );
+        if (Number.isInteger(size) && typeof size === "number" && size > 0) maxMessageSize = size;
+        const recipients = doc["max_recipients"];
+        on(
+          "capabilities-max-recipients",
+          recipients === undefined
+            ? { result: "PASS", actual: "absent (100)" }
+            : Number.isInteger(recipients) && (recipients as number) >= 100
+              ? { result: "PASS", actual: `max_recipients: ${String(recipients)}` }
+              : { result: "FAIL", actual: `max_recipients: ${JSON.stringify(recipients)}` },
+        );
+        if (Number.isInteger(recipients) && (recipients as number) >= 1) maxRecipients = recipients as number;
+        const v = doc["versions"];
+        const list = Array.isArray(v) ? v : undefined;
+        const versionsOk =
+          v === undefined ||
+          (list !== undefined &&
+            list.length > 0 &&
+            list.every((x) => typeof x === "string" && VERSION_PATTERN.test(x)) &&
+            new Set(list).size === list.length &&
+            list.includes("v1"));
+        on(
+          "capabilities-versions",
+          versionsOk
+            ? { result: "PASS", actual: v === undefined ? 'absent (["v1"])' : `versions: ${JSON.stringify(v)}` }
+            : { result: "FAIL", actual: `versions: ${JSON.stringify(v)}` },
+        );
+        if (list !== undefined && list.every((x): x is string => typeof x === "string")) versions = list;
+        const pin = doc["discovery_pin_max_age"];
+        on(
+          "capabilities-pin-max-age",
+          pin === undefined || (Number.isInteger(pin) && (pin as number) >= 0)
+            ? { result: "PASS", actual: pin === undefined ? "absent" : `discovery_pin_max_age: ${String(pin)}` }
+            : { result: "FAIL", actual: `discovery_pin_max_age: ${JSON.stringify(pin)}` },
+        );
+        on(
+          "capabilities-pin-advertised",
+          pin === 604800
+            ? { result: "PASS", actual: "discovery_pin_max_age: 604800" }
+            : {
+                result: "FAIL",
+                actual: pin === undefined ? "not advertised" : `discovery_pin_max_age: ${JSON.stringify(pin)}`,
+              },
+        );
+        const abuse = doc["abuse_contact"];
+        on(
+          "capabilities-abuse-contact",
+          abuse === undefined
+            ? { result: "PASS", actual: "not advertised (optional)" }
+            : typeof abuse === "string" && /^mailto:[^?]+$/.test(abuse)
+              ? { result: "PASS", actual: `abuse_contact: ${abuse}` }
+              : { result: "FAIL", actual: `abuse_contact: ${JSON.stringify(abuse)}` },
+        );
+      }
+    }
+
+    // ── Versions ────────────────────────────────────────────────────────
+    const unserved = unservedVersion(versions);
+    if (runs("unsupported-version") || runs("unsupported-version-versions")) {
+      const sent = await send(
+        ["unsupported-version", "unsupported-version-versions"],
+        () => Promise.resolve(plainRequest("GET", `${origin}/${unserved}/capabilities`)),
+        true,
+      );
+      record("unsupported-version", expectProblem(sent.answer, 404, "unsupported_version"), [sent]);
+      const a = sent.answer;
+      const listed = a.kind === "response" ? a.problem?.versions : undefined;
+      record(
+        "unsupported-version-versions",
+        a.kind !== "response" || a.problem?.identifier !== "unsupported_version"
+          ? {
+              result: "SKIP",
+              actual: answerText(a),
+              why: "no unsupported_version problem to read (unsupported-version)",
+            }
+          : !Array.isArray(listed)
+            ? {
+                result: "FAIL",
+                actual: a.problem.hasVersions ? `versions: ${JSON.stringify(listed)}` : "no versions member",
+              }
+            : sameSet(listed, versions)
+              ? { result: "PASS", actual: `versions: ${JSON.stringify(listed)}` }
+              : {
+                  result: "FAIL",
+                  actual: `versions: ${JSON.stringify(listed)}`,
+                  why: `the capabilities list ${JSON.stringify(versions)}`,
+                },
+        [sent],
       );
     }
-  }
-  if (runs("idempotency-conflict")) {
-    if (!answered200)
-      skip(
-        ["idempotency-conflict"],
-        `the delivery whose key it reuses was not answered 200 (deliver: ${answerText(d)})`,
-      );
-    else {
-      const other = message(
-        "idempotency-conflict",
-        deliverTo,
-        ", the same Idempotency-Key as deliver with another body",
-      );
-      // Not retried: the same key with another body is not idempotent.
+    if (runs("unsupported-version-post")) {
       const sent = await send(
-        ["idempotency-conflict"],
-        () => {
-          const spec = { ...deliverSpec, caseId: "idempotency-conflict", message: other };
-          return delivery(spec, deliverKey, bodyOf(spec));
-        },
+        ["unsupported-version-post"],
+        () => Promise.resolve(plainRequest("POST", `${origin}/${unserved}/messages`)),
         false,
       );
-      record("idempotency-conflict", expectProblem(sent.answer, 409, "idempotency_conflict"), [delivered, sent]);
+      record("unsupported-version-post", expectProblem(sent.answer, 404, "unsupported_version"), [sent]);
     }
-  }
-  if (runs("all-rejected") && absentOne !== undefined) {
-    const sent = await post({ caseId: "all-rejected", to: [absentOne] });
-    const a = sent.answer;
-    const list =
-      a.kind === "response" && a.status === 200
-        ? (a.json as Record<string, unknown> | undefined)?.["results"]
+
+    // ── POSTs ───────────────────────────────────────────────────────────
+    const postIds = idsOf((c) => postSteps.includes(c.step));
+    if (!anyPost || identity === undefined) return crossCuts();
+    if (!deliverRuns) {
+      skip(postIds, "needs --mailbox: the valid delivery runs first, to show that the receiver trusts the probe's key");
+      return crossCuts();
+    }
+    const from = identity.from;
+    const url = `${origin}/v1/messages`;
+    const mailbox0 = options.mailboxes[0] ?? "";
+
+    /** A short text message for `to`, naming the case, from the probe. */
+    function message(caseId: string, to: readonly string[], note = ""): Uint8Array {
+      const id = `probe.${bytesToHex(ports.random.bytes(8))}@${fromDomain ?? "probe"}`;
+      return encoder.encode(
+        [
+          `From: ${from}`,
+          `To: ${to.join(", ")}`,
+          `Subject: mailscope probe: ${caseId}`,
+          `Date: ${new Date(ports.clock.now()).toUTCString()}`,
+          `Message-ID: <${id}>`,
+          "MIME-Version: 1.0",
+          "Content-Type: text/plain; charset=utf-8",
+          "",
+          `This message was sent by mailscope probe while testing the receiver at ${origin}`,
+          `(case ${caseId}${note}). It may be deleted.`,
+          "",
+        ].join("\r\n"),
+      );
+    }
+
+    interface DeliverySpec {
+      readonly caseId: string;
+      readonly to?: readonly string[];
+      /** The envelope: an object (JSON) or the JSON text itself; default `{ from, to }`. */
+      readonly envelope?: unknown;
+      /** Another shape of body: the parts, given the envelope's and the message's bytes. */
+      readonly parts?: (envelope: Uint8Array, message: Uint8Array) => { contentType: string; bytes: Uint8Array }[];
+      readonly contentType?: string;
+      /** The Idempotency-Key; null: none. Default a fresh one. */
+      readonly key?: string | null;
+      readonly digest?: boolean;
+      /** The signature: null for none; else the components (default the profile's), `created` (null: left out), the key. */
+      readonly signature?: null | {
+        readonly components?: readonly string[];
+        readonly createdS?: number | null;
+        readonly privateKey?: CryptoKey;
+      };
+      /** Changes the body after it was signed. */
+      readonly afterSigning?: (body: Uint8Array) => Uint8Array;
+      readonly message?: Uint8Array;
+    }
+
+    const freshKey = (caseId: string): string => `probe-${caseId}-${bytesToHex(ports.random.bytes(8))}`;
+
+    /** The body of a delivery, made once: a retry or a replay sends the same bytes (POST-12, POST-24). */
+    function bodyOf(spec: DeliverySpec): { body: Uint8Array; contentType: string } {
+      const to = spec.to ?? [mailbox0];
+      const msg = spec.message ?? message(spec.caseId, to);
+      const envelope = spec.envelope ?? { from, to };
+      const boundary = chooseBoundary(ports.random.bytes(24), msg);
+      if (spec.parts === undefined) return buildMultipartBody(envelope, msg, boundary);
+      const envelopeBytes = encoder.encode(typeof envelope === "string" ? envelope : JSON.stringify(envelope));
+      return multipartBytes(spec.parts(envelopeBytes, msg), boundary);
+    }
+
+    /** The delivery of `spec` with `shape`'s body, signed now (a retry is signed afresh, POST-24). */
+    async function delivery(
+      spec: DeliverySpec,
+      key: string | null,
+      shape: { body: Uint8Array; contentType: string },
+    ): Promise<Built> {
+      const { body, contentType } = shape;
+      const headers = new Headers({ "content-type": spec.contentType ?? contentType });
+      if (spec.digest !== false) headers.set("content-digest", await createContentDigest(body));
+      if (key !== null) headers.set("idempotency-key", key);
+      const sig = spec.signature === undefined ? {} : spec.signature;
+      let signedHeaders = headers;
+      if (sig !== null) {
+        const signed = await signRequest(
+          { method: "POST", url, headers: [...headers] },
+          {
+            key: sig.privateKey ?? identity!.privateKey,
+            keyid: identity!.keyid,
+            label: PROFILE_LABEL,
+            components: sig.components ?? PROFILE_COMPONENTS,
+            created: sig.createdS === null ? undefined : (sig.createdS ?? Math.floor(ports.clock.now() / 1000)),
+          },
+        );
+        signedHeaders = signed.headers;
+      }
+      const sentBody = spec.afterSigning?.(body) ?? body;
+      return {
+        request: new Request(url, {
+          method: "POST",
+          headers: signedHeaders,
+          body: asBufferSource(sentBody),
+          redirect: "manual",
+        }),
+        body: sentBody,
+        bodySize: sentBody.length,
+      };
+    }
+
+    /** Sends a delivery; a fresh key per case unless `spec.key` says, built again for a retry (re-signed). */
+    function post(spec: DeliverySpec, caseIds: readonly string[] = [spec.caseId], shape = bodyOf(spec)): Promise<Sent> {
+      const key = spec.key === undefined ? freshKey(spec.caseId) : spec.key;
+      const idempotent = key !== null && /^[A-Za-z0-9._~-]{1,128}$/.test(key);
+      return send(caseIds, () => delivery(spec, key, shape), idempotent);
+    }
+
+    // The valid delivery: every --mailbox, then --absent, so that order and a rejection show.
+    const deliverTo = [...options.mailboxes, ...(absentOne !== undefined ? [absentOne] : [])];
+    const deliverKey = freshKey("deliver");
+    const deliverMessage = message("deliver", deliverTo);
+    const deliverSpec: DeliverySpec = { caseId: "deliver", to: deliverTo, key: deliverKey, message: deliverMessage };
+    const deliveryIds = ["deliver", "results-count", "results-order", "result-fields", "recipient-not-found"];
+    const deliverShape = bodyOf(deliverSpec);
+    const delivered = await post(deliverSpec, deliveryIds, deliverShape);
+    const d = delivered.answer;
+    const results =
+      d.kind === "response" && d.status === 200 && typeof d.json === "object" && d.json !== null
+        ? (d.json as Record<string, unknown>)["results"]
         : undefined;
+    const keyRefused = d.kind === "response" && d.status === 401;
+    if (keyRefused) {
+      const skew = clockSkewS(d.headers.get("date"), ports.clock.now());
+      const hints = [
+        keyInDns,
+        `publish ${identity.keyid}. IN TXT "${identity.keyRecord}" or add it to the receiver's keyRecords (mailscope keygen prints both)`,
+        skew !== undefined && Math.abs(skew) > 60
+          ? `the receiver's clock (its Date header) is ${skew} s ${skew > 0 ? "ahead of" : "behind"} the probe's, so a tolerance on created (G3) may refuse the signature`
+          : undefined,
+      ].filter((x): x is string => x !== undefined);
+      record(
+        "deliver",
+        {
+          result: "FAIL",
+          actual: answerText(d),
+          why: `a correctly signed delivery was refused: the receiver does not trust keyid ${identity.keyid}, or verifies signatures wrongly. ${hints.join("; ")}`,
+        },
+        [delivered],
+      );
+      skip(
+        postIds,
+        `the receiver refuses the probe's correctly signed delivery (deliver: ${answerText(d)}), so past the signature nothing can be told, and a 401 would prove nothing: fix the key first`,
+      );
+      return crossCuts();
+    }
     record(
-      "all-rejected",
-      Array.isArray(list)
-        ? { result: "PASS", actual: `200 ${resultsText(list)}` }
+      "deliver",
+      d.kind === "response" && d.status === 200 && d.mediaType === "application/json" && Array.isArray(results)
+        ? { result: "PASS", actual: `200 ${resultsText(results)}` }
         : {
             result: "FAIL",
-            actual: answerText(a),
-            why: "a request that is itself acceptable is answered 200, whatever becomes of its recipients",
+            actual:
+              d.kind === "response"
+                ? `${answerText(d)}${d.status === 200 ? `, ${d.mediaType || "no Content-Type"}` : ""}`
+                : answerText(d),
           },
-      [sent],
+      [delivered],
     );
-  }
-  if (runs("unknown-envelope-fields")) {
-    const sent = await post({
-      caseId: "unknown-envelope-fields",
-      envelope: { from, to: [mailbox0], x_mailscope_probe: { note: "an unknown member: ignore it (ENV-9)" } },
-    });
-    const a = sent.answer;
-    record(
-      "unknown-envelope-fields",
-      a.kind === "response" && a.status === 200
-        ? { result: "PASS", actual: `200 ${resultsText((a.json as Record<string, unknown> | undefined)?.["results"])}` }
-        : { result: "FAIL", actual: answerText(a) },
-      [sent],
-    );
-  }
-
-  // ── Requests that must be refused ───────────────────────────────────
-  const nowS = (): number => Math.floor(ports.clock.now() / 1000);
-  const without = (name: string): string[] => PROFILE_COMPONENTS.filter((c) => c !== name);
-  const badRequest = 400;
-  const g10 = [
-    {
-      status: 401,
-      identifier: "invalid_signature",
-      note: "refused as 401 invalid_signature: the order of a receiver's checks is not in the spec (G10)",
-    },
-  ];
-  const bad: readonly {
-    readonly id: string;
-    readonly spec: DeliverySpec;
-    readonly status?: number;
-    readonly identifier?: string;
-    readonly alternatives?: readonly { status: number; identifier: string; note: string }[];
-  }[] = [
-    {
-      id: "missing-idempotency-key",
-      spec: { caseId: "missing-idempotency-key", key: null, signature: { components: without("idempotency-key") } },
-      alternatives: g10,
-    },
-    { id: "idempotency-key-too-long", spec: { caseId: "idempotency-key-too-long", key: "k".repeat(129) } },
-    { id: "idempotency-key-characters", spec: { caseId: "idempotency-key-characters", key: "probe key!" } },
-    {
-      id: "missing-content-digest",
-      spec: { caseId: "missing-content-digest", digest: false, signature: { components: without("content-digest") } },
-      alternatives: g10,
-    },
-    { id: "missing-signature", spec: { caseId: "missing-signature", signature: null }, alternatives: g10 },
-    { id: "content-type", spec: { caseId: "content-type", contentType: "text/plain" } },
-    {
-      id: "part-order",
-      spec: {
-        caseId: "part-order",
-        parts: (envelope, msg) => [
-          { contentType: MESSAGE_PART_TYPE, bytes: msg },
-          { contentType: "application/json", bytes: envelope },
-        ],
-      },
-    },
-    {
-      id: "part-types",
-      spec: {
-        caseId: "part-types",
-        parts: (envelope, msg) => [
-          { contentType: "application/json", bytes: envelope },
-          { contentType: "text/plain", bytes: msg },
-        ],
-      },
-    },
-    { id: "envelope-not-json", spec: { caseId: "envelope-not-json", envelope: `{"from": "${from}", "to": [` } },
-    { id: "envelope-missing-to", spec: { caseId: "envelope-missing-to", envelope: { from } } },
-    { id: "envelope-empty-to", spec: { caseId: "envelope-empty-to", envelope: { from, to: [] } } },
-    { id: "envelope-duplicate-to", spec: { caseId: "envelope-duplicate-to", to: [mailbox0, mailbox0] } },
-    { id: "envelope-two-domains", spec: { caseId: "envelope-two-domains", to: [mailbox0, `probe@${NOWHERE}`] } },
-    {
-      id: "envelope-from-domain",
-      spec: { caseId: "envelope-from-domain", envelope: { from: `probe@${NOWHERE}`, to: [mailbox0] } },
-      status: 401,
-      identifier: "invalid_signature",
-      alternatives: [
-        { status: 403, identifier: "policy_rejected", note: "refused as 403 policy_rejected, a reading G19 allows" },
-      ],
-    },
-    { id: "mailbox-syntax", spec: { caseId: "mailbox-syntax", to: [`probe-not-a-mailbox.${domain ?? NOWHERE}`] } },
-    {
-      id: "mailbox-local-part-length",
-      spec: { caseId: "mailbox-local-part-length", to: [`${"p".repeat(65)}@${domain ?? NOWHERE}`] },
-    },
-    {
-      id: "mailbox-minimal-quoting",
-      spec: { caseId: "mailbox-minimal-quoting", to: [quoted(mailbox0)] },
-    },
-  ];
-  for (const b of bad) {
-    if (!runs(b.id)) continue;
-    const sent = await post(b.spec);
-    record(
-      b.id,
-      expectProblem(sent.answer, b.status ?? badRequest, b.identifier ?? "invalid_request", b.alternatives),
-      [sent],
-    );
-  }
-  if (runs("too-many-recipients") && absent !== undefined) {
-    const to = Array.from({ length: maxRecipients + 1 }, (_, i) => absent.replace("{n}", String(i + 1)));
-    const sent = await post({ caseId: "too-many-recipients", to });
-    record("too-many-recipients", expectProblem(sent.answer, badRequest, "invalid_request"), [sent], []);
-  }
-
-  // ── Signatures ──────────────────────────────────────────────────────
-  const attacks: readonly { id: string; spec: () => Promise<DeliverySpec> }[] = [
-    {
-      id: "signature-untrusted-key",
-      spec: async () => ({
-        caseId: "signature-untrusted-key",
-        signature: { privateKey: (await generateSigningKey()).privateKey },
-      }),
-    },
-    {
-      id: "signature-stale",
-      spec: () => Promise.resolve({ caseId: "signature-stale", signature: { createdS: nowS() - SKEW_S } }),
-    },
-    {
-      id: "signature-future",
-      spec: () => Promise.resolve({ caseId: "signature-future", signature: { createdS: nowS() + SKEW_S } }),
-    },
-    {
-      id: "signature-no-created",
-      spec: () => Promise.resolve({ caseId: "signature-no-created", signature: { createdS: null } }),
-    },
-    {
-      id: "signature-component-missing",
-      spec: () =>
-        Promise.resolve({ caseId: "signature-component-missing", signature: { components: without("@target-uri") } }),
-    },
-    {
-      id: "signature-digest-not-covered",
-      spec: () =>
-        Promise.resolve({
-          caseId: "signature-digest-not-covered",
-          signature: { components: without("content-digest") },
-        }),
-    },
-    {
-      id: "body-changed",
-      spec: () =>
-        Promise.resolve({
-          caseId: "body-changed",
-          afterSigning: (body: Uint8Array) => {
-            // One letter of the message text changed: the digest no longer matches (POST-5).
-            const copy = body.slice();
-            const at = indexOfBytes(copy, encoder.encode("It may be deleted."), 0);
-            if (at >= 0) copy[at] = 0x69; // "I" → "i"
-            return copy;
-          },
-        }),
-    },
-  ];
-  for (const attack of attacks) {
-    if (!runs(attack.id)) continue;
-    const sent = await post(await attack.spec());
-    record(attack.id, expectProblem(sent.answer, 401, "invalid_signature"), [sent]);
-  }
-
-  // ── Size ────────────────────────────────────────────────────────────
-  if (runs("too-large")) {
-    if (maxMessageSize === undefined) skip(["too-large"], "no usable max_message_size in the capabilities document");
-    else {
-      // One byte over the limit; over the spec's floor at least, so that a document advertising less than the
-      // floor (capabilities-max-message-size-bound's business) is not also blamed here.
-      const total = Math.max(maxMessageSize, MIN_MAX_MESSAGE_SIZE) + 1;
-      const sent = await send(["too-large"], () => oversized(total), false);
-      const a = sent.answer;
-      const judged = expectProblem(a, 413, "message_too_large");
-      const stopped =
-        a.kind === "response" && a.sentBytes !== undefined
-          ? a.sentBytes < total
-            ? `; answered after ${a.sentBytes} of ${total} bytes, the rest not sent`
-            : `; answered after the whole body`
-          : "";
-      record("too-large", { ...judged, actual: `${judged.actual}${stopped}` }, [sent]);
+    if (!Array.isArray(results)) {
+      skip(
+        ["results-count", "results-order", "result-fields", "recipient-not-found"],
+        `no DeliveryResult to read (deliver: ${answerText(d)})`,
+      );
+    } else {
+      const entries = results.map((r) => (typeof r === "object" && r !== null ? (r as Record<string, unknown>) : {}));
+      const addresses = entries.map((e) => normalized(e["recipient"]));
+      const wanted = deliverTo.map((t) => normalized(t));
+      const counted = wanted.map((w) => addresses.filter((a) => a === w).length);
+      const strangers = addresses.filter((a) => !wanted.includes(a));
+      record(
+        "results-count",
+        counted.every((n) => n === 1) && strangers.length === 0
+          ? { result: "PASS", actual: `${results.length} entries for ${wanted.length} recipients` }
+          : {
+              result: "FAIL",
+              actual: `${results.length} entries for ${wanted.length} recipients${wanted
+                .map((w, i) =>
+                  counted[i] === 1 ? "" : `; ${w} ${counted[i] === 0 ? "missing" : `${counted[i]} times`}`,
+                )
+                .join("")}${strangers.length > 0 ? `; not in to: ${strangers.join(", ")}` : ""}`,
+            },
+        [delivered],
+      );
+      const order = addresses.map((a) => wanted.indexOf(a)).filter((i) => i >= 0);
+      const inOrder = order.every((v, i) => i === 0 || v > (order[i - 1] ?? -1) || v === order[i - 1]);
+      record(
+        "results-order",
+        wanted.length < 2
+          ? { result: "SKIP", actual: "one recipient", why: "needs two recipients: give two --mailbox, or --absent" }
+          : inOrder
+            ? { result: "PASS", actual: `in the order of to: ${addresses.join(", ")}` }
+            : { result: "FAIL", actual: `results: ${addresses.join(", ")}; to: ${wanted.join(", ")}` },
+        [delivered],
+      );
+      const bad = entries.flatMap((e, i) =>
+        entryProblems(e).map((p) => `entry ${i} (${String(e["recipient"])}): ${p}`),
+      );
+      record(
+        "result-fields",
+        bad.length === 0
+          ? { result: "PASS", actual: resultsText(results) }
+          : { result: "FAIL", actual: bad.slice(0, 3).join("; ") },
+        [delivered],
+      );
+      if (absentOne !== undefined) {
+        const entry = entries.find((e) => normalized(e["recipient"]) === normalized(absentOne));
+        const problem = problemOf(entry?.["problem"]);
+        record(
+          "recipient-not-found",
+          entry === undefined
+            ? { result: "SKIP", actual: `no entry for ${absentOne}`, why: "results-count says why" }
+            : entry["status"] === "rejected" && problem?.identifier === "recipient_not_found"
+              ? { result: "PASS", actual: `${absentOne}: rejected (recipient_not_found)` }
+              : {
+                  result: "FAIL",
+                  actual: `${absentOne}: ${String(entry["status"])}${problem !== undefined ? ` (${problem.identifier})` : ""}`,
+                  why:
+                    entry["status"] === "accepted" ? "--absent must name a recipient that does not exist" : undefined,
+                },
+          [delivered],
+        );
+      }
     }
-  }
-  return crossCuts();
 
-  /** A delivery to --mailbox whose body is `total` bytes, streamed with its Content-Length. */
-  async function oversized(total: number): Promise<Built> {
-    const to = [mailbox0];
-    const head = message("too-large", to, `, a body of ${total} bytes`);
-    const boundary = chooseBoundary(ports.random.bytes(24), head);
-    const { body: frame, contentType } = buildMultipartBody({ from, to }, head, boundary);
-    // The frame is the body with a short message; the message is padded, inside its part, to make `total`.
-    const tail = encoder.encode(`\r\n--${boundary}--\r\n`);
-    const prefix = frame.subarray(0, frame.length - tail.length);
-    const padding = total - frame.length;
-    const line = encoder.encode(`${"x".repeat(76)}\r\n`);
-    const pieces = function* (): Generator<Uint8Array> {
-      yield prefix;
-      const chunk = new Uint8Array(64 * 1024);
-      for (let i = 0; i < chunk.length; i++) chunk[i] = line[i % line.length] ?? 0x78;
-      for (let left = padding; left > 0; left -= chunk.length)
-        yield left >= chunk.length ? chunk : chunk.subarray(0, left);
-      yield tail;
-    };
-    const digester = createDigester("sha-256");
-    for (const piece of pieces()) digester.update(piece);
-    const digestBytes = await digester.finish();
-    const headers = new Headers({
-      "content-type": contentType,
-      "content-digest": `sha-256=:${bytesToBase64(digestBytes)}:`,
-      "idempotency-key": freshKey("too-large"),
-      "content-length": String(total),
-    });
-    const signed = await signRequest(
-      { method: "POST", url, headers: [...headers] },
+    const answered200 = d.kind === "response" && d.status === 200;
+    if (runs("replay")) {
+      if (!answered200) skip(["replay"], `the delivery it repeats was not answered 200 (deliver: ${answerText(d)})`);
+      else {
+        const again = await post({ ...deliverSpec, key: deliverKey }, ["replay"], deliverShape);
+        const r = again.answer;
+        const same =
+          r.kind === "response" &&
+          r.status === d.status &&
+          (r.headers.get("content-type") ?? "") === (d.headers.get("content-type") ?? "") &&
+          sameBytes(r.body, d.body);
+        record(
+          "replay",
+          same
+            ? { result: "PASS", actual: `${r.kind === "response" ? r.status : ""}, the same ${d.body.length} bytes` }
+            : {
+                result: "FAIL",
+                actual:
+                  r.kind !== "response"
+                    ? answerText(r)
+                    : r.status !== d.status
+                      ? `${answerText(r)}, first ${d.status}`
+                      : `${r.status} with ${sameBytes(r.body, d.body) ? "another Content-Type" : `another body (${r.body.length} bytes, first ${d.body.length}): ${clip(decoder.decode(r.body), 100)}`}`,
+              },
+          [delivered, again],
+        );
+      }
+    }
+    if (runs("idempotency-conflict")) {
+      if (!answered200)
+        skip(
+          ["idempotency-conflict"],
+          `the delivery whose key it reuses was not answered 200 (deliver: ${answerText(d)})`,
+        );
+      else {
+        const other = message(
+          "idempotency-conflict",
+          deliverTo,
+          ", the same Idempotency-Key as deliver with another body",
+        );
+        // Not retried: the same key with another body is not idempotent.
+        const sent = await send(
+          ["idempotency-conflict"],
+          () => {
+            const spec = { ...deliverSpec, caseId: "idempotency-conflict", message: other };
+            return delivery(spec, deliverKey, bodyOf(spec));
+          },
+          false,
+        );
+        record("idempotency-conflict", expectProblem(sent.answer, 409, "idempotency_conflict"), [delivered, sent]);
+      }
+    }
+    if (runs("all-rejected") && absentOne !== undefined) {
+      const sent = await post({ caseId: "all-rejected", to: [absentOne] });
+      const a = sent.answer;
+      const list =
+        a.kind === "response" && a.status === 200
+          ? (a.json as Record<string, unknown> | undefined)?.["results"]
+          : undefined;
+      record(
+        "all-rejected",
+        Array.isArray(list)
+          ? { result: "PASS", actual: `200 ${resultsText(list)}` }
+          : {
+              result: "FAIL",
+              actual: answerText(a),
+              why: "a request that is itself acceptable is answered 200, whatever becomes of its recipients",
+            },
+        [sent],
+      );
+    }
+    if (runs("unknown-envelope-fields")) {
+      const sent = await post({
+        caseId: "unknown-envelope-fields",
+        envelope: { from, to: [mailbox0], x_mailscope_probe: { note: "an unknown member: ignore it (ENV-9)" } },
+      });
+      const a = sent.answer;
+      record(
+        "unknown-envelope-fields",
+        a.kind === "response" && a.status === 200
+          ? {
+              result: "PASS",
+              actual: `200 ${resultsText((a.json as Record<string, unknown> | undefined)?.["results"])}`,
+            }
+          : { result: "FAIL", actual: answerText(a) },
+        [sent],
+      );
+    }
+
+    // ── Requests that must be refused ───────────────────────────────────
+    const nowS = (): number => Math.floor(ports.clock.now() / 1000);
+    const without = (name: string): string[] => PROFILE_COMPONENTS.filter((c) => c !== name);
+    const badRequest = 400;
+    const g10 = [
       {
-        key: identity!.privateKey,
-        keyid: identity!.keyid,
-        label: PROFILE_LABEL,
-        components: PROFILE_COMPONENTS,
-        created: nowS(),
+        status: 401,
+        identifier: "invalid_signature",
+        note: "refused as 401 invalid_signature: the order of a receiver's checks is not in the spec (G10)",
       },
-    );
-    let sent = 0;
-    let stopped = false;
-    const source = pieces();
-    const stream = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (stopped) {
-          controller.error(new Error("the probe stopped sending: the receiver has answered"));
-          return;
-        }
-        const next = source.next();
-        if (next.done === true) controller.close();
-        else {
-          sent += next.value.length;
-          controller.enqueue(next.value.slice());
-        }
+    ];
+    const bad: readonly {
+      readonly id: string;
+      readonly spec: DeliverySpec;
+      readonly status?: number;
+      readonly identifier?: string;
+      readonly alternatives?: readonly { status: number; identifier: string; note: string }[];
+    }[] = [
+      {
+        id: "missing-idempotency-key",
+        spec: { caseId: "missing-idempotency-key", key: null, signature: { components: without("idempotency-key") } },
+        alternatives: g10,
       },
-    });
-    return {
-      request: new Request(url, {
-        method: "POST",
-        headers: signed.headers,
-        body: stream,
-        redirect: "manual",
-        duplex: "half",
-      } as RequestInit),
-      bodySize: total,
-      bodyDigest: `sha-256=:${bytesToBase64(digestBytes)}:`,
-      streamed: {
-        sent: () => sent,
-        stop: () => {
-          stopped = true;
+      { id: "idempotency-key-too-long", spec: { caseId: "idempotency-key-too-long", key: "k".repeat(129) } },
+      { id: "idempotency-key-characters", spec: { caseId: "idempotency-key-characters", key: "probe key!" } },
+      {
+        id: "missing-content-digest",
+        spec: { caseId: "missing-content-digest", digest: false, signature: { components: without("content-digest") } },
+        alternatives: g10,
+      },
+      { id: "missing-signature", spec: { caseId: "missing-signature", signature: null }, alternatives: g10 },
+      { id: "content-type", spec: { caseId: "content-type", contentType: "text/plain" } },
+      {
+        id: "part-order",
+        spec: {
+          caseId: "part-order",
+          parts: (envelope, msg) => [
+            { contentType: MESSAGE_PART_TYPE, bytes: msg },
+            { contentType: "application/json", bytes: envelope },
+          ],
         },
       },
-    };
+      {
+        id: "part-types",
+        spec: {
+          caseId: "part-types",
+          parts: (envelope, msg) => [
+            { contentType: "application/json", bytes: envelope },
+            { contentType: "text/plain", bytes: msg },
+          ],
+        },
+      },
+      { id: "envelope-not-json", spec: { caseId: "envelope-not-json", envelope: `{"from": "${from}", "to": [` } },
+      { id: "envelope-missing-to", spec: { caseId: "envelope-missing-to", envelope: { from } } },
+      { id: "envelope-empty-to", spec: { caseId: "envelope-empty-to", envelope: { from, to: [] } } },
+      { id: "envelope-duplicate-to", spec: { caseId: "envelope-duplicate-to", to: [mailbox0, mailbox0] } },
+      { id: "envelope-two-domains", spec: { caseId: "envelope-two-domains", to: [mailbox0, `probe@${NOWHERE}`] } },
+      {
+        id: "envelope-from-domain",
+        spec: { caseId: "envelope-from-domain", envelope: { from: `probe@${NOWHERE}`, to: [mailbox0] } },
+        status: 401,
+        identifier: "invalid_signature",
+        alternatives: [
+          { status: 403, identifier: "policy_rejected", note: "refused as 403 policy_rejected, a reading G19 allows" },
+        ],
+      },
+      { id: "mailbox-syntax", spec: { caseId: "mailbox-syntax", to: [`probe-not-a-mailbox.${domain ?? NOWHERE}`] } },
+      {
+        id: "mailbox-local-part-length",
+        spec: { caseId: "mailbox-local-part-length", to: [`${"p".repeat(65)}@${domain ?? NOWHERE}`] },
+      },
+      {
+        id: "mailbox-minimal-quoting",
+        spec: { caseId: "mailbox-minimal-quoting", to: [quoted(mailbox0)] },
+      },
+    ];
+    for (const b of bad) {
+      if (!runs(b.id)) continue;
+      const sent = await post(b.spec);
+      record(
+        b.id,
+        expectProblem(sent.answer, b.status ?? badRequest, b.identifier ?? "invalid_request", b.alternatives),
+        [sent],
+      );
+    }
+    if (runs("too-many-recipients") && absent !== undefined) {
+      const to = Array.from({ length: maxRecipients + 1 }, (_, i) => absent.replace("{n}", String(i + 1)));
+      const sent = await post({ caseId: "too-many-recipients", to });
+      record("too-many-recipients", expectProblem(sent.answer, badRequest, "invalid_request"), [sent], []);
+    }
+
+    // ── Signatures ──────────────────────────────────────────────────────
+    const attacks: readonly { id: string; spec: () => Promise<DeliverySpec> }[] = [
+      {
+        id: "signature-untrusted-key",
+        spec: async () => ({
+          caseId: "signature-untrusted-key",
+          signature: { privateKey: (await generateSigningKey()).privateKey },
+        }),
+      },
+      {
+        id: "signature-stale",
+        spec: () => Promise.resolve({ caseId: "signature-stale", signature: { createdS: nowS() - SKEW_S } }),
+      },
+      {
+        id: "signature-future",
+        spec: () => Promise.resolve({ caseId: "signature-future", signature: { createdS: nowS() + SKEW_S } }),
+      },
+      {
+        id: "signature-no-created",
+        spec: () => Promise.resolve({ caseId: "signature-no-created", signature: { createdS: null } }),
+      },
+      {
+        id: "signature-component-missing",
+        spec: () =>
+          Promise.resolve({ caseId: "signature-component-missing", signature: { components: without("@target-uri") } }),
+      },
+      {
+        id: "signature-digest-not-covered",
+        spec: () =>
+          Promise.resolve({
+            caseId: "signature-digest-not-covered",
+            signature: { components: without("content-digest") },
+          }),
+      },
+      {
+        id: "body-changed",
+        spec: () =>
+          Promise.resolve({
+            caseId: "body-changed",
+            afterSigning: (body: Uint8Array) => {
+              // One letter of the message text changed: the digest no longer matches (POST-5).
+              const copy = body.slice();
+              const at = indexOfBytes(copy, encoder.encode("It may be deleted."), 0);
+              if (at >= 0) copy[at] = 0x69; // "I" → "i"
+              return copy;
+            },
+          }),
+      },
+    ];
+    for (const attack of attacks) {
+      if (!runs(attack.id)) continue;
+      const sent = await post(await attack.spec());
+      record(attack.id, expectProblem(sent.answer, 401, "invalid_signature"), [sent]);
+    }
+
+    // ── Size ────────────────────────────────────────────────────────────
+    if (runs("too-large")) {
+      if (maxMessageSize === undefined) skip(["too-large"], "no usable max_message_size in the capabilities document");
+      else {
+        // One byte over the limit; over the spec's floor at least, so that a document advertising less than the
+        // floor (capabilities-max-message-size-bound's business) is not also blamed here.
+        const total = Math.max(maxMessageSize, MIN_MAX_MESSAGE_SIZE) + 1;
+        const sent = await send(["too-large"], () => oversized(total), false);
+        const a = sent.answer;
+        const judged = expectProblem(a, 413, "message_too_large");
+        const stopped =
+          a.kind === "response" && a.sentBytes !== undefined
+            ? a.sentBytes < total
+              ? `; answered after ${a.sentBytes} of ${total} bytes, the rest not sent`
+              : `; answered after the whole body`
+            : "";
+        record("too-large", { ...judged, actual: `${judged.actual}${stopped}` }, [sent]);
+      }
+    }
+    return crossCuts();
+
+    /** A delivery to --mailbox whose body is `total` bytes, streamed with its Content-Length. */
+    async function oversized(total: number): Promise<Built> {
+      const to = [mailbox0];
+      const head = message("too-large", to, `, a body of ${total} bytes`);
+      const boundary = chooseBoundary(ports.random.bytes(24), head);
+      const { body: frame, contentType } = buildMultipartBody({ from, to }, head, boundary);
+      // The frame is the body with a short message; the message is padded, inside its part, to make `total`.
+      const tail = encoder.encode(`\r\n--${boundary}--\r\n`);
+      const prefix = frame.subarray(0, frame.length - tail.length);
+      const padding = total - frame.length;
+      const line = encoder.encode(`${"x".repeat(76)}\r\n`);
+      const pieces = function* (): Generator<Uint8Array> {
+        yield prefix;
+        const chunk = new Uint8Array(64 * 1024);
+        for (let i = 0; i < chunk.length; i++) chunk[i] = line[i % line.length] ?? 0x78;
+        for (let left = padding; left > 0; left -= chunk.length)
+          yield left >= chunk.length ? chunk : chunk.subarray(0, left);
+        yield tail;
+      };
+      const digester = createDigester("sha-256");
+      for (const piece of pieces()) digester.update(piece);
+      const digestBytes = await digester.finish();
+      const headers = new Headers({
+        "content-type": contentType,
+        "content-digest": `sha-256=:${bytesToBase64(digestBytes)}:`,
+        "idempotency-key": freshKey("too-large"),
+        "content-length": String(total),
+      });
+      const signed = await signRequest(
+        { method: "POST", url, headers: [...headers] },
+        {
+          key: identity!.privateKey,
+          keyid: identity!.keyid,
+          label: PROFILE_LABEL,
+          components: PROFILE_COMPONENTS,
+          created: nowS(),
+        },
+      );
+      let sent = 0;
+      let done = false;
+      let pipe: ReadableStreamDefaultController<Uint8Array> | undefined;
+      const source = pieces();
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          pipe = controller;
+        },
+        pull(controller) {
+          const next = source.next();
+          if (next.done === true) {
+            done = true;
+            controller.close();
+          } else {
+            sent += next.value.length;
+            controller.enqueue(next.value.slice());
+          }
+        },
+      });
+      // Once answered, the rest is not sent: the body errors, which cuts the request and closes its connection,
+      // even when the receiver has stopped reading and the body waits on its backpressure.
+      const stop = (): void => {
+        if (done) return;
+        done = true;
+        pipe?.error(new Error("the probe stopped sending: the receiver has answered"));
+      };
+      return {
+        request: new Request(url, {
+          method: "POST",
+          headers: signed.headers,
+          body: stream,
+          redirect: "manual",
+          duplex: "half",
+        } as RequestInit),
+        bodySize: total,
+        bodyDigest: `sha-256=:${bytesToBase64(digestBytes)}:`,
+        streamed: { sent: () => sent, stop },
+      };
+    }
+  }
+
+  try {
+    return await steps();
+  } catch (error) {
+    if (!(error instanceof Silent)) throw error;
+    skip(
+      cases.map((c) => c.id),
+      error.message,
+    );
+    return crossCuts();
   }
 
   /** The cases judged over every answer of the run. */
