@@ -201,6 +201,9 @@ const WORDS: ReadonlySet<string> = new Set<TraceEventName>([
   "recipient.outcome",
   "idempotency.replay",
   "idempotency.conflict",
+  "probe.started",
+  "probe.tls",
+  "probe.case",
 ]);
 
 /** The steps of a discovery that went well, which the timeline shows only with `full` (as it does the wire). */
