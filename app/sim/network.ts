@@ -56,7 +56,13 @@ import {
 } from "./faultScope.ts";
 import type { SeededRandom } from "./random.ts";
 import type { Scheduler } from "./scheduler.ts";
-import { bodyFields, headersObject, INLINE_DIGEST_MAX_BYTES, sha256Field, sha256FieldInline } from "../trace/httpFields.ts";
+import {
+  bodyFields,
+  headersObject,
+  INLINE_DIGEST_MAX_BYTES,
+  sha256Field,
+  sha256FieldInline,
+} from "../trace/httpFields.ts";
 
 export { headersObject, INLINE_DIGEST_MAX_BYTES, sha256Field, sha256FieldInline } from "../trace/httpFields.ts";
 
@@ -65,7 +71,7 @@ export const CAPABILITIES_PATH = "/v1/capabilities";
 /** How long a timeout or a partition keeps the sender waiting, unless the fault says. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
-const requestScope = {
+export const requestScope = {
   ...faultScopeShape,
   /** Glob over the host name (`mx.b.example`, `*.b.example`). */
   host: z.string().optional(),
@@ -416,37 +422,14 @@ export function createNetwork(options: NetworkOptions): Network {
         await scheduler.sleep(spec.afterMs, `partition ${fault.label}`);
         throw new TransportError("timeout", `${exchange.source} cannot reach ${exchange.url.host} (partition)`);
       case "unavailable":
-        decided();
-        return spec.problem
-          ? problemResponse(503, "temporary_failure", baseFor(host, spec.problemBase), retryAfterHeader(spec))
-          : new Response("Service Unavailable", {
-              status: 503,
-              headers: { "content-type": "text/plain", ...retryAfterHeader(spec) },
-            });
       case "server-error":
-        decided();
-        return new Response(spec.body, { status: spec.status, headers: { "content-type": "text/plain" } });
       case "rate-limited":
-        decided();
-        return problemResponse(429, "rate_limited", baseFor(host, spec.problemBase), retryAfterHeader(spec));
       case "forbidden":
-        decided();
-        return problemResponse(403, "policy_rejected", baseFor(host, spec.problemBase), retryAfterHeader(spec));
-      case "capabilities-invalid": {
-        decided();
-        const body = spec.body ?? { versions: ["v1"], max_message_size: 1024 };
-        return new Response(typeof body === "string" ? body : JSON.stringify(body), {
-          status: 200,
-          headers: { "content-type": spec.contentType, "cache-control": "max-age=3600" },
-        });
-      }
+      case "capabilities-invalid":
       case "capabilities-unfetchable":
+      case "respond":
         decided();
-        return new Response(spec.body, { status: spec.status, headers: { "content-type": "text/plain" } });
-      case "respond": {
-        decided();
-        return crafted(spec.status, spec.headers, spec.body);
-      }
+        return faultAnswer(spec, baseFor(host, "problemBase" in spec ? spec.problemBase : undefined));
       case "slow-body":
         exchange.post.push(fault);
         return undefined;
@@ -608,6 +591,44 @@ export function createNetwork(options: NetworkOptions): Network {
 }
 
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * The answer a fault gives in the receiver's place (503, 429, 403, a bare
+ * 5xx, a bad capabilities document, a `respond`), its problem types under
+ * `problemBase`; undefined for the kinds that answer nothing (they fail the
+ * connection, wait, or act on the receiver's own answer). What the simulated
+ * network answers, and `mailscope serve --faults` on real traffic.
+ */
+export function faultAnswer(spec: NetworkFault, problemBase: string): Response | undefined {
+  switch (spec.kind) {
+    case "unavailable":
+      return spec.problem
+        ? problemResponse(503, "temporary_failure", problemBase, retryAfterHeader(spec))
+        : new Response("Service Unavailable", {
+            status: 503,
+            headers: { "content-type": "text/plain", ...retryAfterHeader(spec) },
+          });
+    case "server-error":
+      return new Response(spec.body, { status: spec.status, headers: { "content-type": "text/plain" } });
+    case "rate-limited":
+      return problemResponse(429, "rate_limited", problemBase, retryAfterHeader(spec));
+    case "forbidden":
+      return problemResponse(403, "policy_rejected", problemBase, retryAfterHeader(spec));
+    case "capabilities-invalid": {
+      const body = spec.body ?? { versions: ["v1"], max_message_size: 1024 };
+      return new Response(typeof body === "string" ? body : JSON.stringify(body), {
+        status: 200,
+        headers: { "content-type": spec.contentType, "cache-control": "max-age=3600" },
+      });
+    }
+    case "capabilities-unfetchable":
+      return new Response(spec.body, { status: spec.status, headers: { "content-type": "text/plain" } });
+    case "respond":
+      return crafted(spec.status, spec.headers, spec.body);
+    default:
+      return undefined;
+  }
+}
 
 /** The answer of a `respond` fault: the status, the headers as written, the body verbatim or as JSON. */
 function crafted(status: number, headers: Readonly<Record<string, string>>, body: unknown): Response {

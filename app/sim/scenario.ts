@@ -50,11 +50,10 @@ import { networkFaultSchema } from "./network.ts";
 import {
   fieldName,
   formatFileError,
-  keyPositionOf,
   positionOf,
   readYaml,
+  schemaIssueErrors,
   type FileError,
-  type OffsetToPosition,
 } from "./yamlPosition.ts";
 
 /** The smallest `max_message_size` a receiver may advertise (CAP-7), and the default of a scenario's receivers. */
@@ -1006,7 +1005,9 @@ export function parseScenarioText(text: string, file = "scenario.yaml"): Scenari
   const locate: Locator = (path, message) => ({ file, ...positionOf(doc, path, at), field: fieldName(path), message });
   const result = scenarioSchema.safeParse(data);
   if (result.success) return { ok: true, scenario: result.data, locate };
-  const errors = result.error.issues.flatMap((issue) => issueErrors(issue, doc, at, file));
+  const errors = result.error.issues.flatMap((issue) =>
+    schemaIssueErrors(issue, doc, at, file, (key, path) => suggestion(key, doc, path)),
+  );
   errors.sort((a, b) => a.line - b.line || a.column - b.column);
   return { ok: false, errors: dedupe(errors) };
 }
@@ -1019,64 +1020,6 @@ function dedupe(errors: ScenarioError[]): ScenarioError[] {
     seen.add(key);
     return true;
   });
-}
-
-type Issue = z.core.$ZodIssue;
-type At = OffsetToPosition;
-
-function issueErrors(issue: Issue, doc: Document, at: At, file: string): ScenarioError[] {
-  const path = issue.path.filter((p): p is string | number => typeof p === "string" || typeof p === "number");
-  if (issue.code === "unrecognized_keys") {
-    return issue.keys.map((key) => ({
-      file,
-      ...(keyPositionOf(doc, path, key, at) ?? positionOf(doc, path, at)),
-      field: fieldName([...path, key]),
-      message: `unknown field "${key}"${suggestion(key, doc, path)}`,
-    }));
-  }
-  if (issue.code === "invalid_union") {
-    // A union's branches each complain; the most useful is the one that got furthest into the value.
-    const branches = issue.errors
-      .map((branch) => branch.filter((i) => i.code !== "invalid_type" || i.path.length > 0))
-      .filter((branch) => branch.length > 0)
-      .sort((a, b) => depth(b) - depth(a));
-    const best = branches[0];
-    if (best !== undefined && depth(best) > 0) {
-      return best.flatMap((inner) =>
-        issueErrors({ ...inner, path: [...issue.path, ...inner.path] } as Issue, doc, at, file),
-      );
-    }
-  }
-  const options = (issue as unknown as { options?: unknown }).options;
-  if (issue.code === "invalid_union" && "discriminator" in issue && Array.isArray(options)) {
-    // A discriminated union (the network faults' `kind`): the path already ends at the discriminator.
-    const value = doc.getIn(path);
-    const kinds = (options as unknown[]).map(String).join(", ");
-    return [
-      {
-        file,
-        ...positionOf(doc, path, at),
-        field: fieldName(path),
-        message:
-          value === undefined
-            ? `is required: one of ${kinds}`
-            : `unknown kind ${JSON.stringify(value)}; the kinds are ${kinds}`,
-      },
-    ];
-  }
-  return [{ file, ...positionOf(doc, path, at), field: fieldName(path), message: issueMessage(issue, doc, path) }];
-}
-
-function depth(issues: readonly Issue[]): number {
-  return Math.max(0, ...issues.map((i) => i.path.length));
-}
-
-function issueMessage(issue: Issue, doc: Document, path: readonly (string | number)[]): string {
-  if (issue.code === "invalid_type" && !doc.hasIn(path)) return `is required (${issue.expected})`;
-  if (issue.code === "invalid_value" && "values" in issue) {
-    return `is ${JSON.stringify(doc.getIn(path))}; expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
-  }
-  return issue.message;
 }
 
 const TOP_LEVEL_FIELDS = Object.keys(scenarioSchema.shape);

@@ -1,3 +1,4 @@
+import type * as z from "zod";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from "yaml";
 
 /** A line and column, both 1-based, as editors show them. */
@@ -116,4 +117,78 @@ export function fieldName(path: readonly (string | number)[]): string {
     else out += out === "" ? part : `.${part}`;
   }
   return out;
+}
+
+/**
+ * What a schema's issue means in a YAML file: each problem at the value (or
+ * the object that lacks it), with its field and a message in words. An
+ * unknown key points at the key (`suggest` may add a hint); a union reports
+ * the branch that got furthest into the value; a discriminated union (a
+ * fault's `kind`) says which kinds there are.
+ */
+export function schemaIssueErrors(
+  issue: z.core.$ZodIssue,
+  doc: Document,
+  at: OffsetToPosition,
+  file: string,
+  suggest: (key: string, path: readonly (string | number)[]) => string = () => "",
+): FileError[] {
+  const path = issue.path.filter((p): p is string | number => typeof p === "string" || typeof p === "number");
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => ({
+      file,
+      ...(keyPositionOf(doc, path, key, at) ?? positionOf(doc, path, at)),
+      field: fieldName([...path, key]),
+      message: `unknown field "${key}"${suggest(key, path)}`,
+    }));
+  }
+  if (issue.code === "invalid_union") {
+    // A union's branches each complain; the most useful is the one that got furthest into the value.
+    const branches = issue.errors
+      .map((branch) => branch.filter((i: z.core.$ZodIssue) => i.code !== "invalid_type" || i.path.length > 0))
+      .filter((branch) => branch.length > 0)
+      .sort((a, b) => depth(b) - depth(a));
+    const best = branches[0];
+    if (best !== undefined && depth(best) > 0) {
+      return best.flatMap((inner) =>
+        schemaIssueErrors(
+          { ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue,
+          doc,
+          at,
+          file,
+          suggest,
+        ),
+      );
+    }
+  }
+  const options = (issue as unknown as { options?: unknown }).options;
+  if (issue.code === "invalid_union" && "discriminator" in issue && Array.isArray(options)) {
+    // A discriminated union (the network faults' `kind`): the path already ends at the discriminator.
+    const value = doc.getIn(path);
+    const kinds = (options as unknown[]).map(String).join(", ");
+    return [
+      {
+        file,
+        ...positionOf(doc, path, at),
+        field: fieldName(path),
+        message:
+          value === undefined
+            ? `is required: one of ${kinds}`
+            : `unknown kind ${JSON.stringify(value)}; the kinds are ${kinds}`,
+      },
+    ];
+  }
+  return [{ file, ...positionOf(doc, path, at), field: fieldName(path), message: issueMessage(issue, doc, path) }];
+}
+
+function depth(issues: readonly z.core.$ZodIssue[]): number {
+  return Math.max(0, ...issues.map((i) => i.path.length));
+}
+
+function issueMessage(issue: z.core.$ZodIssue, doc: Document, path: readonly (string | number)[]): string {
+  if (issue.code === "invalid_type" && !doc.hasIn(path)) return `is required (${issue.expected})`;
+  if (issue.code === "invalid_value" && "values" in issue) {
+    return `is ${JSON.stringify(doc.getIn(path))}; expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+  }
+  return issue.message;
 }
