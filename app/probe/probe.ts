@@ -27,15 +27,7 @@
  *   request): a body cut short, as the oversized one is once answered, never
  *   leaves a half-sent request on a connection used again.
  */
-import type {
-  Clock,
-  DnsAnswer,
-  Fetch,
-  Random,
-  Resolver,
-  SvcbRecord,
-  TransportFailureKind,
-} from "../ports.ts";
+import type { Clock, DnsAnswer, Fetch, Random, Resolver, SvcbRecord, TransportFailureKind } from "../ports.ts";
 import { TransportError } from "../ports.ts";
 import { asBufferSource, bytesToBase64, bytesToHex } from "../protocol/base64.ts";
 import { createContentDigest, createDigester } from "../protocol/digest.ts";

@@ -47,14 +47,7 @@ import {
 } from "./faultScope.ts";
 import { DEFAULT_START_MS } from "./scheduler.ts";
 import { networkFaultSchema } from "./network.ts";
-import {
-  fieldName,
-  formatFileError,
-  positionOf,
-  readYaml,
-  schemaIssueErrors,
-  type FileError,
-} from "./yamlPosition.ts";
+import { fieldName, formatFileError, positionOf, readYaml, schemaIssueErrors, type FileError } from "./yamlPosition.ts";
 
 /** The smallest `max_message_size` a receiver may advertise (CAP-7), and the default of a scenario's receivers. */
 export const DEFAULT_MAX_MESSAGE_SIZE = 26_214_400;
