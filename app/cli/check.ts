@@ -226,7 +226,6 @@ function seconds(ms: number): string {
   return (ms / 1000).toFixed(3);
 }
 
-
 /** The catalogue's coverage by the scenarios that ran (those checked with `coverage`). */
 export function coverageOf(report: CheckReport): CoverageReport {
   return ruleCoverage(
