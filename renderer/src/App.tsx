@@ -23,8 +23,11 @@ import { CompareView } from "./views/compare/CompareView.tsx";
 import { Library } from "./views/library/Library.tsx";
 import { bundleFile, exportFile } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
+import { isProbeReport } from "../../app/probe/report.ts";
+import { isProbeTrace } from "./model/probe.ts";
+import { ProbeView } from "./views/probe/ProbeView.tsx";
 
-type View = "run" | "rules" | "editor" | "compare";
+type View = "run" | "rules" | "editor" | "compare" | "probe";
 
 // The editor (CodeMirror and the scenario parser) loads on first use, in a chunk of its own.
 const ScenarioEditor = lazy(() =>
@@ -65,6 +68,8 @@ export function App() {
   // An opened bug bundle, shown above its run (issue 15).
   const [bundle, setBundle] = useState<{ readonly bundle: Bundle; readonly file: string } | undefined>();
   const [compareBase, setCompareBase] = useState<CompareBase | undefined>();
+  // An opened probe's trace or report (`mailscope probe`): its cases, beside the sequence diagram and inspector.
+  const [probe, setProbe] = useState<{ readonly file: string; readonly trace: Trace } | undefined>();
   const [snapshot, send] = useMachine(playbackMachine, { input: { create: createSession } });
   const phase = phaseOf(snapshot);
   const { context } = snapshot;
@@ -165,7 +170,19 @@ export function App() {
       setBundle({ bundle: read.value, file: name });
       return;
     }
-    const parsed = json === undefined ? importTrace(text) : importTraceValue(json);
+    // A probe's JSON report carries its trace; a probe's trace opens as the report it is.
+    const probeReport = isProbeReport(json);
+    const parsed =
+      json === undefined
+        ? importTrace(text)
+        : importTraceValue(probeReport ? (json as { trace?: unknown }).trace : json);
+    if (parsed.ok && (probeReport || isProbeTrace(parsed.value.events))) {
+      remember(entryOf({ kind: "trace", name, path, text }));
+      setError(undefined);
+      setProbe({ file: name, trace: parsed.value });
+      setView("probe");
+      return;
+    }
     if (!parsed.ok) {
       setError(
         `${name} cannot be opened as a trace: ${parsed.violations.map((v) => `${v.path}: ${v.message}`).join("; ")}`,
@@ -405,6 +422,11 @@ export function App() {
           <button aria-pressed={view === "editor"} onClick={() => setView("editor")}>
             Editor
           </button>
+          {probe && (
+            <button aria-pressed={view === "probe"} onClick={() => setView("probe")}>
+              Probe
+            </button>
+          )}
         </nav>
         <span className="shell" data-testid="shell">
           {info ? `${info.shell}${info.electron ? ` ${info.electron}` : ""} · v${info.version}` : "…"}
@@ -450,7 +472,9 @@ export function App() {
         </div>
         {editor.dialogs}
         <ErrorBoundary resetKey={`${view} ${current?.file ?? ""} ${String(context.source?.kind)}`}>
-          {view === "editor" ? null : view === "compare" && compareBase ? (
+          {view === "editor" ? null : view === "probe" && probe ? (
+            <ProbeView key={probe.file} events={probe.trace.events} file={probe.file} onRule={showRule} onSave={save} />
+          ) : view === "compare" && compareBase ? (
             <CompareView
               base={compareBase}
               mailscope={info?.version ?? __MAILSCOPE_VERSION__}

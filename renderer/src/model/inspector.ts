@@ -8,7 +8,7 @@
  * the problem JSON.
  */
 import { lintChecks, lintedRequestOfTraceEvent, type LintLine } from "../../../app/receiver/lintChecks.ts";
-import { txtRecordKeys } from "../../../app/receiver/lintKeys.ts";
+import { combineKeys, txtRecordKeys } from "../../../app/receiver/lintKeys.ts";
 import { createSignatureBase, parseSignatureInput } from "../../../app/protocol/signature.ts";
 import type { ReceiverOfRun } from "../../../app/sim/sessionProtocol.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
@@ -340,6 +340,8 @@ export async function exchangeChecks(
   events: readonly RecordedEvent[],
   exchangeId: string,
   receivers: readonly ReceiverOfRun[] = [],
+  /** Key records the trace holds besides its DNS answers (a probe's own, in `probe.started`), by keyid. */
+  keyRecords: Readonly<Record<string, string>> = {},
 ): Promise<readonly LintLine[] | undefined> {
   const request = events.find((e) => e.name === "http.request" && (e.data as Data)["exchangeId"] === exchangeId);
   if (!request) return undefined;
@@ -366,7 +368,10 @@ export async function exchangeChecks(
   const config = receivers.find((r) => r.origin === origin)?.config;
   return lintChecks(linted, {
     nowS: Math.floor(arrived / 1000),
-    keys: txtRecordKeys(txt, "the trace's DNS answers"),
+    keys: combineKeys([
+      txtRecordKeys(txt, "the trace's DNS answers"),
+      txtRecordKeys((keyid) => (keyRecords[keyid] !== undefined ? [keyRecords[keyid]] : []), "the probe's own record"),
+    ]),
     ...(config !== undefined && { config }),
     hints: {
       noConfig:
