@@ -66,6 +66,7 @@ test.describe("a probe's report in the app", () => {
     // The receiver's checks of the recorded request, with the probe's own key: the created time is what fails.
     await expect(inspector.getByText(/created 1768\d+ is 3600 s old/)).toBeVisible();
     await page.screenshot({ path: `${SHOTS}/probe-report.png`, fullPage: true });
+    await page.screenshot({ path: `${SHOTS}/probe-report-view.png` });
     await noSeriousViolations(page);
 
     // A case with two exchanges: the replay. Its second exchange, chosen from the table, is the one inspected.

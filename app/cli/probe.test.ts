@@ -18,6 +18,7 @@ import { createMemoryMailStore } from "../receiver/memoryMailStore.ts";
 import { importTrace } from "../trace/importer.ts";
 import { loadOrCreateCertificate } from "../node/httpServer.ts";
 import { createSystemClock } from "../node/systemPorts.ts";
+import { probeCases } from "../probe/cases.ts";
 import { runProbeCommand, type ProbeCommandOptions } from "./probe.ts";
 import { generateKey, UsageError } from "./send.ts";
 import { startServe, type RunningServe } from "./serve.ts";
@@ -297,4 +298,13 @@ describe("mailscope probe against mailscope serve, over HTTPS", () => {
       await expect(runProbeCommand(target, opts, quiet())).rejects.toBeInstanceOf(UsageError);
     }
   }, 30_000);
+
+  it("docs/probe.md lists every case with its rules and grade", () => {
+    const doc = readFileSync("docs/probe.md", "utf8");
+    const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    for (const c of probeCases)
+      expect(doc, c.id).toMatch(
+        new RegExp(`\\| \`${escape(c.id)}\` +\\| ${escape(c.rules.join(", "))}[^|]*\\| ${c.grade} `),
+      );
+  });
 });

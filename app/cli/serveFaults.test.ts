@@ -7,13 +7,14 @@
  * The times are bounds, never measured durations: a slow machine only makes
  * the sender later, never early.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Resolver } from "../ports.ts";
 import { generateKey, runSend } from "./send.ts";
 import { ServeUsageError, describeServe, startServe, type RunningServe } from "./serve.ts";
+import { readFaultsFile } from "./serveFaults.ts";
 import { serveOptions } from "./testing.ts";
 
 const noDns: Resolver = {
@@ -169,5 +170,18 @@ describe("mailscope serve --faults, with mailscope send as the sender under test
       err: () => {},
     });
     await expect(scale).rejects.toThrow(/--clock-scale "0": a number above 0/);
+  });
+
+  it("examples/serve-faults.yaml reads: every kind it shows is one the faults file takes", async () => {
+    const faults = await readFaultsFile("examples/serve-faults.yaml");
+    expect(faults.network.map((f) => f.kind)).toEqual([
+      "unavailable",
+      "rate-limited",
+      "connection-reset",
+      "latency",
+      "unsupported-version",
+    ]);
+    expect(faults.recipients.map((f) => f.kind)).toEqual(["deferred", "rejected", "fail-after-acceptance"]);
+    expect(readFileSync("docs/probe.md", "utf8")).toContain("examples/serve-faults.yaml");
   });
 });
