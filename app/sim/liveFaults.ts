@@ -32,7 +32,7 @@ import type { FailAfterAcceptanceRule } from "../receiver/config.ts";
 import { faultScopeShape, matchGlob, parseDurationMs, sampleLatencyMs } from "./faultScope.ts";
 import { CAPABILITIES_PATH, faultAnswer, networkFaultSchema, requestScope, type NetworkFault } from "./network.ts";
 import type { SeededRandom } from "./random.ts";
-import { fieldName, readYaml, schemaIssueErrors, type FileError } from "./yamlPosition.ts";
+import { parseYamlWith, type FileError } from "./yamlPosition.ts";
 
 /** `requests: 3`, `"1-3"`, `"4-"`: which of the requests in a fault's scope it acts on, from 1. */
 const requestWindow = z
@@ -117,27 +117,11 @@ export function parseLiveFaults(
   text: string,
   file: string,
 ): { readonly ok: true; readonly faults: LiveFaults } | { readonly ok: false; readonly errors: readonly FileError[] } {
-  const read = readYaml(text, file);
-  if (!read.ok) return read;
-  const { doc, at, data } = read;
-  if (data === null || data === undefined || typeof data !== "object" || Array.isArray(data))
-    return {
-      ok: false,
-      errors: [
-        {
-          file,
-          line: 1,
-          column: 1,
-          field: fieldName([]),
-          message: "a faults file is a mapping with network and recipients",
-        },
-      ],
-    };
-  const parsed = liveFaultsSchema.safeParse(data);
-  if (parsed.success) return { ok: true, faults: parsed.data as LiveFaults };
-  const errors = parsed.error.issues.flatMap((issue) => schemaIssueErrors(issue, doc, at, file));
-  errors.sort((a, b) => a.line - b.line || a.column - b.column);
-  return { ok: false, errors };
+  const parsed = parseYamlWith(text, file, liveFaultsSchema, {
+    empty: "the file is empty; a faults file is a mapping with network and recipients",
+    notMapping: "a faults file is a mapping with network and recipients",
+  });
+  return parsed.ok ? { ok: true, faults: parsed.value as LiveFaults } : parsed;
 }
 
 /** A fault's label in the log: its `id`, else where it is in the file, `network[0]`, `recipients[2]`. */

@@ -47,7 +47,7 @@ import {
 } from "./faultScope.ts";
 import { DEFAULT_START_MS } from "./scheduler.ts";
 import { networkFaultSchema } from "./network.ts";
-import { fieldName, formatFileError, positionOf, readYaml, schemaIssueErrors, type FileError } from "./yamlPosition.ts";
+import { fieldName, formatFileError, parseYamlWith, positionOf, type FileError } from "./yamlPosition.ts";
 
 /** The smallest `max_message_size` a receiver may advertise (CAP-7), and the default of a scenario's receivers. */
 export const DEFAULT_MAX_MESSAGE_SIZE = 26_214_400;
@@ -964,45 +964,20 @@ export type Locator = (path: readonly (string | number)[], message: string) => S
  * object that lacks a required field).
  */
 export function parseScenarioText(text: string, file = "scenario.yaml"): ScenarioParse {
-  const read = readYaml(text, file);
-  if (!read.ok) return read;
-  const { doc, at, data } = read;
-  if (data === null || data === undefined) {
-    return {
-      ok: false,
-      errors: [
-        {
-          file,
-          line: 1,
-          column: 1,
-          field: "(file)",
-          message: "the file is empty; a scenario is a mapping with name, domains, messages…",
-        },
-      ],
-    };
-  }
-  if (typeof data !== "object" || Array.isArray(data)) {
-    return {
-      ok: false,
-      errors: [
-        {
-          file,
-          line: 1,
-          column: 1,
-          field: "(file)",
-          message: "a scenario is a mapping of fields (name, domains, messages…)",
-        },
-      ],
-    };
-  }
-  const locate: Locator = (path, message) => ({ file, ...positionOf(doc, path, at), field: fieldName(path), message });
-  const result = scenarioSchema.safeParse(data);
-  if (result.success) return { ok: true, scenario: result.data, locate };
-  const errors = result.error.issues.flatMap((issue) =>
-    schemaIssueErrors(issue, doc, at, file, (key, path) => suggestion(key, doc, path)),
+  const parsed = parseYamlWith(
+    text,
+    file,
+    scenarioSchema,
+    {
+      empty: "the file is empty; a scenario is a mapping with name, domains, messages…",
+      notMapping: "a scenario is a mapping of fields (name, domains, messages…)",
+    },
+    suggestion,
   );
-  errors.sort((a, b) => a.line - b.line || a.column - b.column);
-  return { ok: false, errors: dedupe(errors) };
+  if (!parsed.ok) return { ok: false, errors: dedupe([...parsed.errors]) };
+  const { doc, at } = parsed;
+  const locate: Locator = (path, message) => ({ file, ...positionOf(doc, path, at), field: fieldName(path), message });
+  return { ok: true, scenario: parsed.value, locate };
 }
 
 function dedupe(errors: ScenarioError[]): ScenarioError[] {
@@ -1017,7 +992,7 @@ function dedupe(errors: ScenarioError[]): ScenarioError[] {
 
 const TOP_LEVEL_FIELDS = Object.keys(scenarioSchema.shape);
 
-function suggestion(key: string, doc: Document, path: readonly (string | number)[]): string {
+function suggestion(doc: Document, key: string, path: readonly (string | number)[]): string {
   if (path.length !== 0) return "";
   const close = TOP_LEVEL_FIELDS.find(
     (f) => f.toLowerCase() === key.toLowerCase() || f.startsWith(key) || key.startsWith(f),
