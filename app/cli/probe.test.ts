@@ -11,7 +11,7 @@ import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Resolver } from "../ports.ts";
 import { createReceiver } from "../receiver/receiver.ts";
 import { createMemoryMailStore } from "../receiver/memoryMailStore.ts";
@@ -19,6 +19,7 @@ import { importTrace } from "../trace/importer.ts";
 import { loadOrCreateCertificate } from "../node/httpServer.ts";
 import { createSystemClock } from "../node/systemPorts.ts";
 import { probeCases } from "../probe/cases.ts";
+import { main } from "./main.ts";
 import { runProbeCommand, type ProbeCommandOptions } from "./probe.ts";
 import { generateKey, UsageError } from "./send.ts";
 import { startServe, type RunningServe } from "./serve.ts";
@@ -232,6 +233,34 @@ describe("mailscope probe against mailscope serve, over HTTPS", () => {
     await expect.poll(() => closedUnread).toBe(true);
   }, 60_000);
 
+  it("AUTH-8: a certificate not valid for the origin's name: certificate fails saying why, and nothing is sent there", async () => {
+    const w = await world();
+    const { running } = await serve(w);
+    const port = running.server.port;
+    const run = await runProbeCommand(
+      `https://other.example:${port}`,
+      options(w, port, running.tls.cert, {
+        resolve: [`other.example=127.0.0.1:${port}`],
+        mailbox: [],
+        absent: undefined,
+      }),
+      quiet(),
+      { resolver: noDns },
+    );
+    const certificate = run.verdicts.find((v) => v.id === "certificate");
+    expect(certificate?.result).toBe("FAIL");
+    expect(certificate?.actual).toMatch(
+      /^not valid for other\.example: ERR_TLS_CERT_ALTNAME_INVALID \(names: .*DNS:b\.example/,
+    );
+    expect(run.verdicts.find((v) => v.id === "capabilities-200")).toMatchObject({
+      result: "SKIP",
+      why: expect.stringMatching(/^the certificate does not verify for other\.example/),
+    });
+    expect(run.verdicts.find((v) => v.id === "tls13")?.result).toBe("PASS");
+    expect(run.trace.events.some((e) => e.name === "http.request")).toBe(false);
+    expect(run.exitCode).toBe(1);
+  }, 30_000);
+
   it("AUTH-8: an origin that speaks only TLS 1.2: tls13 fails, nothing is sent", async () => {
     const w = await world();
     const server = await tlsServer(w, { maxVersion: "TLSv1.2" });
@@ -297,6 +326,14 @@ describe("mailscope probe against mailscope serve, over HTTPS", () => {
       );
       await expect(runProbeCommand(target, opts, quiet())).rejects.toBeInstanceOf(UsageError);
     }
+    // The command: one line on stderr, exit 2.
+    const errors: unknown[] = [];
+    const spy = vi.spyOn(console, "error").mockImplementation((line: unknown) => void errors.push(line));
+    expect(await main(["probe", "http://b.example"])).toBe(2);
+    spy.mockRestore();
+    expect(errors).toEqual([
+      "mailscope probe: http://b.example: TLS 1.3 is mandatory (SVC-6, AUTH-8): give the https:// origin",
+    ]);
   }, 30_000);
 
   it("docs/probe.md lists every case with its rules and grade", () => {

@@ -165,4 +165,40 @@ describe("mailscope probe: what it sends, and bad receivers", () => {
     expect(run.plan.messagesAtMost).toBeGreaterThanOrEqual(2 + 20);
     expect(run.trace.events[0]?.name).toBe("probe.started");
   });
+
+  it("SVC-5: a recipient domain is discovered as a sender would: SVCB at _svc.<domain>, traced, then probed at its origin", async () => {
+    const { options, ports, harness } = await inProcessProbe(undefined, (o) => ({ ...o, target: "b.example" }));
+    const urls: string[] = [];
+    const run = await runProbe(
+      { ...options, cases: selectCases(["capabilities-200"], []) },
+      {
+        ...ports,
+        resolver: {
+          svcb: (name) =>
+            Promise.resolve(
+              name === "_svc.b.example"
+                ? { kind: "answer", records: [{ priority: 1, target: "mx.b.example", port: 8443 }], ttlS: 300 }
+                : { kind: "nxdomain" },
+            ),
+          txt: (name) => harness.resolver.txt(name),
+        },
+        fetch: (request) => {
+          urls.push(request.url);
+          return harness.receiver(request);
+        },
+      },
+    );
+    expect(run.origin).toBe("https://mx.b.example:8443");
+    expect(urls).toEqual(["https://mx.b.example:8443/v1/capabilities"]);
+    expect(run.trace.events.slice(1, 3).map((e) => `${e.name} ${String(e.data?.["name"])}`)).toEqual([
+      "dns.query _svc.b.example",
+      "dns.answer _svc.b.example",
+    ]);
+    const none = await runProbe({ ...options, cases: selectCases(["capabilities-200"], []) }, ports);
+    expect(none.verdicts[0]).toMatchObject({ id: "capabilities-200", result: "FAIL" });
+    expect(none.verdicts[0]?.actual).toMatch(
+      /^no endpoint: SVCB at _svc\.b\.example has no usable record \(nxdomain\)/,
+    );
+    expect(none.exitCode).toBe(1);
+  });
 });

@@ -292,8 +292,8 @@ export async function runProbe(options: ProbeOptions, ports: ProbePorts): Promis
   const selected = new Set(cases.map((c) => c.id));
   const recorder: Recorder = createRecorder({ recordBodies: true });
   const identity = options.identity;
-  const fromDomain =
-    identity === undefined ? undefined : (signingDomainOfKeyid(identity.keyid) as { ok: true; value: string }).value;
+  const signing = identity === undefined ? undefined : signingDomainOfKeyid(identity.keyid);
+  const fromDomain = signing?.ok === true ? signing.value : identity?.from.replace(/^.*@/, "");
   const traceDomain = fromDomain ?? "probe";
   const startedAtMs = ports.clock.now();
   const retryWaitMaxMs = options.retryWaitMaxMs ?? DEFAULT_RETRY_WAIT_MAX_MS;
@@ -866,7 +866,8 @@ export async function runProbe(options: ProbeOptions, ports: ProbePorts): Promis
       skip(postIds, "needs --mailbox: the valid delivery runs first, to show that the receiver trusts the probe's key");
       return crossCuts();
     }
-    const from = identity.from;
+    const signer: ProbeIdentity = identity;
+    const from = signer.from;
     const url = `${origin}/v1/messages`;
     const mailbox0 = options.mailboxes[0] ?? "";
 
@@ -941,8 +942,8 @@ export async function runProbe(options: ProbeOptions, ports: ProbePorts): Promis
         const signed = await signRequest(
           { method: "POST", url, headers: [...headers] },
           {
-            key: sig.privateKey ?? identity!.privateKey,
-            keyid: identity!.keyid,
+            key: sig.privateKey ?? signer.privateKey,
+            keyid: signer.keyid,
             label: PROFILE_LABEL,
             components: sig.components ?? PROFILE_COMPONENTS,
             created: sig.createdS === null ? undefined : (sig.createdS ?? Math.floor(ports.clock.now() / 1000)),
@@ -1374,8 +1375,8 @@ export async function runProbe(options: ProbeOptions, ports: ProbePorts): Promis
       const signed = await signRequest(
         { method: "POST", url, headers: [...headers] },
         {
-          key: identity!.privateKey,
-          keyid: identity!.keyid,
+          key: signer.privateKey,
+          keyid: signer.keyid,
           label: PROFILE_LABEL,
           components: PROFILE_COMPONENTS,
           created: nowS(),
