@@ -104,6 +104,7 @@ export default tseslint.config(
     ignores: [
       "dist/**",
       "dist-electron/**",
+      "dist-cli/**",
       "release/**",
       "node_modules/**",
       "tools/**",

@@ -52,11 +52,10 @@ async function standInShell(page: Page, file: StandInFile): Promise<void> {
         },
         recentList: async () => [],
         recentOpen: async () => opened,
-        fileDropped: async () => opened,
+        openDropped: async () => opened,
         scenarioSave: async () => ({ saved: false }),
         scenarioSaveAs: async () => ({ saved: false }),
         onAppCommand: () => () => undefined,
-        pathForFile: () => "",
       };
     },
     { file, text: EML_SCENARIO },
@@ -85,7 +84,7 @@ test.describe("the desktop app's eml: files (main reads them; here a stand-in fo
     const [bundle] = await page.evaluate(() => (window as unknown as { saved: { contents: string }[] }).saved);
     const value = JSON.parse(bundle!.contents) as { version: number; emls: Record<string, string> };
     expect(value).toMatchObject({ version: 2, emls: { "mail/hello.eml": Buffer.from(EML_BYTES).toString("base64") } });
-    const file = info.outputPath("desktop.mailscope-bundle.json");
+    const file = info.outputPath("desktop.msbundle");
     writeFileSync(file, bundle!.contents);
     const replay = spawnSync(process.execPath, ["bin/mailscope.mjs", "replay", file], { encoding: "utf8" });
     expect(replay.stdout).toContain("reproduced: the re-run's trace hash is the bundle's");

@@ -28,7 +28,7 @@ export interface ScenarioSummary {
 /** The outcome of saving an exported trace through the main process's save dialog. */
 export type SaveResult = { readonly saved: true; readonly path: string } | { readonly saved: false };
 
-/** What a user can open: a scenario (YAML) or a trace (`.mailscope-trace.json`). */
+/** What a user can open: a scenario (YAML) or a trace (`.mstrace`; a bug bundle `.msbundle` opens as its trace). */
 export type FileKind = "scenario" | "trace";
 
 /** A file read for the renderer: from the open dialog, Open Recent, the command line or the OS. */
@@ -77,7 +77,10 @@ export interface Channels {
   "recent:list": { args: []; result: RecentFile[] };
   /** A file of the recent list, read again (and moved to the top); only paths on the list. */
   "recent:open": { args: [path: string]; result: OpenedFile };
-  /** A file dropped on the window, read by main so that it joins the recent list. */
+  /**
+   * A file dropped on the window, read by main so that it joins the recent list (and a scenario may be saved
+   * again). The page never names the path: the preload takes it from the dropped File ({@link PreloadApi}).
+   */
   "file:dropped": { args: [path: string]; result: OpenedFile };
   /** The scenario editor's Save: writes a scenario file this window opened or saved before (main keeps the list). */
   "scenario:save": { args: [path: string, contents: string]; result: SaveResult };
@@ -140,14 +143,33 @@ export function methodName<C extends ChannelName>(channel: C): MethodName<C> {
   return channel.replace(/[:-](\w)/g, (_m, c: string) => c.toUpperCase()) as MethodName<C>;
 }
 
-/** The API the preload exposes on `window.mailscope`: one method per channel, and the menus' commands. */
+/** The channels the preload exposes as methods taking the channel's arguments: all but `file:dropped`. */
+export type ExposedChannel = Exclude<ChannelName, "file:dropped">;
+
+/** Runtime list of {@link ExposedChannel}. */
+export const exposedChannels = channelNames.filter((c): c is ExposedChannel => c !== "file:dropped");
+
+/** The names on `window.mailscope`, sorted: all the page gets (the tests compare the real API with it). */
+export const preloadApiNames: readonly string[] = [
+  ...exposedChannels.map(methodName),
+  "onAppCommand",
+  "openDropped",
+].sort();
+
+/**
+ * The API the preload exposes on `window.mailscope`: one method per exposed channel, the menus' commands,
+ * and the drop. No method takes a path of the page's making for a file to read (issue 29).
+ */
 export type PreloadApi = {
-  readonly [C in ChannelName as MethodName<C>]: (...args: Channels[C]["args"]) => Promise<Channels[C]["result"]>;
+  readonly [C in ExposedChannel as MethodName<C>]: (...args: Channels[C]["args"]) => Promise<Channels[C]["result"]>;
 } & {
   /** Listens to the menus' commands; returns a function that stops listening. */
   readonly onAppCommand: (listener: (command: AppCommand) => void) => () => void;
-  /** The path of a file dropped on the window (Electron's webUtils.getPathForFile); "" when it has none. */
-  readonly pathForFile: (file: File) => string;
+  /**
+   * A file dropped on the window, read by main (`file:dropped`): its path is the one Electron knows for
+   * the File (webUtils.getPathForFile), which only a real drop or file input has; undefined when it has none.
+   */
+  readonly openDropped: (file: File) => Promise<OpenedFile | undefined>;
 };
 
 /** Whether `value` is a {@link RecentFile}. */

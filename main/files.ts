@@ -3,23 +3,51 @@
  * line and the OS (file associations) — and the recent-files list kept
  * between launches in the user's data folder.
  */
-import { readFile, writeFile } from "node:fs/promises";
-import { basename } from "node:path";
+import { renameSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { basename, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { FileTooLargeError, READ_LIMITS, readBoundedText } from "../app/node/boundedRead.ts";
 import { readScenarioEmls } from "../app/node/scenarioLoader.ts";
 import { summarizeScenario } from "../app/sim/scenarioSummary.ts";
+import { kindOfFileName } from "../app/trace/fileNames.ts";
 import { isRecentFile, type FileKind, type OpenedFile, type RecentFile } from "./channels.ts";
 
-/** Scenarios are YAML; traces are `.mailscope-trace.json` (any `.json`, when opened as a trace). */
+/**
+ * Scenarios are YAML; traces are `.mstrace`, bug bundles `.msbundle` (opened as their trace), and any
+ * `.json` opens as a trace too (app/trace/fileNames.ts).
+ */
 export function kindOfPath(path: string): FileKind | undefined {
-  if (/\.ya?ml$/i.test(path)) return "scenario";
-  if (/\.json$/i.test(path)) return "trace";
-  return undefined;
+  return kindOfFileName(path);
 }
 
-/** The files named on a command line (`mailscope-app a.yaml b.mailscope-trace.json`): flags and the app's own path left out. */
-export function filesFromArgv(argv: readonly string[]): string[] {
-  return argv.slice(1).filter((a) => !a.startsWith("-") && a !== "." && kindOfPath(a) !== undefined);
+/**
+ * The file a path from the OS names (the command line, a second launch's command line): a `file:` URI
+ * decoded (a Linux desktop entry's `%U` hands `file:///home/a/My%20Run.mstrace`), a relative path resolved
+ * against the working directory it was given in. Undefined for another URL or a URI that names no local file.
+ */
+export function pathFromOs(arg: string, workingDirectory: string): string | undefined {
+  if (/^file:/i.test(arg)) {
+    try {
+      return fileURLToPath(arg);
+    } catch {
+      return undefined;
+    }
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(arg)) return undefined;
+  return resolve(workingDirectory, arg);
+}
+
+/**
+ * The files named on a command line (`mailscope a.yaml b.mstrace`), as absolute paths: flags and the
+ * app's own path left out, file URIs decoded, relative paths taken from `workingDirectory` (the launch's).
+ */
+export function filesFromArgv(argv: readonly string[], workingDirectory: string): string[] {
+  return argv
+    .slice(1)
+    .filter((a) => !a.startsWith("-") && a !== ".")
+    .map((a) => pathFromOs(a, workingDirectory))
+    .filter((p): p is string => p !== undefined && kindOfPath(p) !== undefined);
 }
 
 /** The largest file the app reads (a 100k-event trace is ~60 MB): the limit for traces (app/node/boundedRead.ts). */
@@ -79,6 +107,17 @@ export async function loadRecent(path: string): Promise<RecentFile[]> {
   }
 }
 
-export async function saveRecent(path: string, recent: readonly RecentFile[]): Promise<void> {
-  await writeFile(path, `${JSON.stringify(recent, null, 2)}\n`, "utf8");
+/**
+ * Writes the recent list: at once, not after the quit that may follow (issue 29), and whole (a new
+ * file renamed over the old one), so that a crash leaves the old list or the new one, never half of one.
+ */
+export function saveRecent(path: string, recent: readonly RecentFile[]): void {
+  writeWhole(path, `${JSON.stringify(recent, null, 2)}\n`);
+}
+
+/** Writes `text` to `path` synchronously, through a file beside it renamed over it. */
+export function writeWhole(path: string, text: string): void {
+  const next = `${path}.new`;
+  writeFileSync(next, text, "utf8");
+  renameSync(next, path);
 }

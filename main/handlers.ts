@@ -4,8 +4,8 @@
  */
 import type { BrowserWindow, OpenDialogOptions, SaveDialogOptions } from "electron";
 import { writeFile } from "node:fs/promises";
-import { isAbsolute } from "node:path";
-import { basename } from "node:path";
+import { basename, isAbsolute } from "node:path";
+import { SCENARIO_EXTENSIONS, TRACE_OPEN_EXTENSIONS } from "../app/trace/fileNames.ts";
 import type { OpenedFile, OpenResult, RecentFile, SaveResult, FileKind } from "./channels.ts";
 import { kindOfPath, readOpenedFile } from "./files.ts";
 
@@ -22,9 +22,10 @@ export interface Dialogs {
 }
 
 export const OPEN_FILTERS: Readonly<Record<FileKind, OpenDialogOptions["filters"]>> = {
-  scenario: [{ name: "Mailscope scenario", extensions: ["yaml", "yml"] }],
+  scenario: [{ name: "Mailscope scenario", extensions: [...SCENARIO_EXTENSIONS] }],
   trace: [
-    { name: "Mailscope trace", extensions: ["mailscope-trace.json", "json"] },
+    // A trace, a bug bundle (opens as its trace), or a trace written as .json before they had their own extensions.
+    { name: "Mailscope trace or bug bundle", extensions: [...TRACE_OPEN_EXTENSIONS] },
     { name: "All files", extensions: ["*"] },
   ],
 };
@@ -61,10 +62,14 @@ export async function openRecent(
   return file;
 }
 
-/** A file dropped on the window (its path from the preload), read and remembered: scenarios and traces only. */
+/**
+ * A file dropped on the window, read and remembered: scenarios and traces only. Its path is the one
+ * Electron gave the preload for the dropped File (webUtils.getPathForFile), never one the page names.
+ */
 export async function openDropped(path: string, remember: (file: OpenedFile) => void): Promise<OpenedFile> {
   const kind = kindOfPath(path);
-  if (!isAbsolute(path) || kind === undefined) throw new Error(`${path}: not a scenario (.yaml) or a trace (.json)`);
+  if (!isAbsolute(path) || kind === undefined)
+    throw new Error(`${path}: not a scenario (.yaml, .yml) or a trace (.mstrace, .msbundle, .json)`);
   const file = await readOpenedFile(path, kind);
   remember(file);
   return file;
@@ -85,16 +90,33 @@ export async function saveWithDialog(
   return { saved: true, path: choice.filePath };
 }
 
-/** Files that arrived (command line, the OS) before the window asked; each handed out once. */
-export class PendingFiles {
-  private files: OpenedFile[] = [];
-  push(file: OpenedFile): void {
-    this.files.push(file);
+/**
+ * The files for the window (command line, a second launch, the OS, File ▸ Open from the menu): each
+ * delivered once. Until the page asks for them (files:pending, which it does once it listens to the
+ * menus' commands) they wait; after that each is sent as it comes. A page that loads again (or a new
+ * window) asks again, and files that come meanwhile wait for it (issue 29: a file arriving between the
+ * page's asking and its load finishing was lost).
+ */
+export class FileInbox {
+  private waiting: OpenedFile[] = [];
+  private listening = false;
+  private readonly send: (file: OpenedFile) => void;
+  constructor(send: (file: OpenedFile) => void) {
+    this.send = send;
   }
+  /** A file for the window: sent when the page listens, else kept for it. */
+  deliver(file: OpenedFile): void {
+    if (this.listening) this.send(file);
+    else this.waiting.push(file);
+  }
+  /** The page asks (files:pending): the files kept for it; from now on files are sent to it. */
   take(): OpenedFile[] {
-    const taken = this.files;
-    this.files = [];
-    return taken;
+    this.listening = true;
+    return this.waiting.splice(0);
+  }
+  /** The page is gone or loading again: keep files until it asks. */
+  pause(): void {
+    this.listening = false;
   }
 }
 

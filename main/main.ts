@@ -1,13 +1,13 @@
-import { app, BrowserWindow, dialog, Menu, protocol, screen, session } from "electron";
+import { app, BrowserWindow, dialog, Menu, protocol, screen, session, type WebContents } from "electron";
 import { join } from "node:path";
 import { listScenarioFiles } from "../app/node/scenarioFiles.ts";
 import { APP_COMMAND, type AppCommand, type FileKind, type OpenedFile, type RecentFile } from "./channels.ts";
 import { addRecent, filesFromArgv, loadRecent, readOpenedFile, recentOf, saveRecent } from "./files.ts";
 import {
+  FileInbox,
   openDropped,
   openRecent,
   openWithDialog,
-  PendingFiles,
   saveScenario,
   saveScenarioAs,
   saveWithDialog,
@@ -44,15 +44,19 @@ const dialogs: Dialogs = {
 };
 
 let mainWindow: BrowserWindow | undefined;
-let windowLoaded = false;
+let windowOpening: Promise<BrowserWindow> | undefined;
 let recent: RecentFile[] = [];
-const pending = new PendingFiles();
+const inbox = new FileInbox((file) => send({ type: "open", file }));
 const writable = new WritableScenarios();
 
 /** The one recent list (File ▸ Open Recent and the library's "Opened"): saved, and shown in both. */
 function setRecent(next: RecentFile[]): void {
   recent = next;
-  void saveRecent(recentPath(), recent).catch(() => undefined);
+  try {
+    saveRecent(recentPath(), recent);
+  } catch {
+    // The list stays in memory for this run; nothing else to do about a full or read-only disk.
+  }
   buildMenu();
   send({ type: "recent", files: recent });
 }
@@ -65,22 +69,21 @@ function remember(file: OpenedFile): void {
 }
 
 function send(command: AppCommand): void {
-  if (mainWindow && windowLoaded) mainWindow.webContents.send(APP_COMMAND, command);
+  if (mainWindow && !mainWindow.isDestroyed()) mainWindow.webContents.send(APP_COMMAND, command);
 }
 
-/** A file for the window: sent now if it has loaded, else kept until it asks (files:pending). */
+/** A file for the window, remembered; with no window open (macOS keeps running without one), one opens for it. */
 function deliver(file: OpenedFile): void {
   remember(file);
-  if (mainWindow && windowLoaded) send({ type: "open", file });
-  else pending.push(file);
+  inbox.deliver(file);
+  void ensureWindow();
 }
 
-async function openPath(path: string, kind?: FileKind): Promise<void> {
-  try {
-    deliver(await readOpenedFile(path, kind));
-  } catch (error) {
-    dialog.showErrorBox("Mailscope", `${path} cannot be opened: ${(error as Error).message}`);
-  }
+function showOpenError(what: string, error: unknown): void {
+  dialog.showErrorBox(
+    "Mailscope",
+    `${what} cannot be opened: ${error instanceof Error ? error.message : String(error)}`,
+  );
 }
 
 function buildMenu(): void {
@@ -88,9 +91,9 @@ function buildMenu(): void {
     {
       send,
       openDialog: (kind) => {
-        void openWithDialog(dialogs, mainWindow, kind, remember).then((result) => {
-          if (result.opened) send({ type: "open", file: result.file });
-        });
+        openWithDialog(dialogs, mainWindow, kind, deliver).catch((error: unknown) =>
+          showOpenError(kind === "scenario" ? "The scenario" : "The trace", error),
+        );
       },
       openRecent: (file) => void openPath(file.path, file.kind),
       clearRecent: () => {
@@ -120,6 +123,8 @@ function buildMenu(): void {
   Menu.setApplicationMenu(Menu.buildFromTemplate(template));
 }
 
+const windowOf = (sender: WebContents): BrowserWindow | undefined => BrowserWindow.fromWebContents(sender) ?? undefined;
+
 function setupIpc(): void {
   handle("app:info", isOwnPage, () => ({
     name: "Mailscope",
@@ -131,28 +136,19 @@ function setupIpc(): void {
   }));
   handle("scenarios:list", isOwnPage, () => listScenarioFiles(scenariosDir));
   handle("file:save", isOwnPage, (event, suggestedName, contents) =>
-    saveWithDialog(dialogs, BrowserWindow.fromWebContents(event.sender) ?? undefined, suggestedName, contents),
+    saveWithDialog(dialogs, windowOf(event.sender), suggestedName, contents),
   );
   handle("file:save-bytes", isOwnPage, (event, suggestedName, contents) =>
-    saveWithDialog(dialogs, BrowserWindow.fromWebContents(event.sender) ?? undefined, suggestedName, contents),
+    saveWithDialog(dialogs, windowOf(event.sender), suggestedName, contents),
   );
-  handle("file:open", isOwnPage, (event, kind) =>
-    openWithDialog(dialogs, BrowserWindow.fromWebContents(event.sender) ?? undefined, kind, remember),
-  );
-  handle("files:pending", isOwnPage, () => pending.take());
+  handle("file:open", isOwnPage, (event, kind) => openWithDialog(dialogs, windowOf(event.sender), kind, remember));
+  handle("files:pending", isOwnPage, () => inbox.take());
   handle("recent:list", isOwnPage, () => recent);
   handle("recent:open", isOwnPage, (_event, path) => openRecent(recent, path, remember));
   handle("file:dropped", isOwnPage, (_event, path) => openDropped(path, remember));
   handle("scenario:save", isOwnPage, (_event, path, contents) => saveScenario(path, contents, writable));
   handle("scenario:save-as", isOwnPage, (event, suggestedName, contents) =>
-    saveScenarioAs(
-      dialogs,
-      BrowserWindow.fromWebContents(event.sender) ?? undefined,
-      suggestedName,
-      contents,
-      writable,
-      remember,
-    ),
+    saveScenarioAs(dialogs, windowOf(event.sender), suggestedName, contents, writable, remember),
   );
 }
 
@@ -180,8 +176,12 @@ async function createWindow(): Promise<BrowserWindow> {
       webviewTag: false,
     },
   });
-  if (saved.maximized) window.maximize();
-  window.once("ready-to-show", () => window.show());
+  mainWindow = window;
+  // Shown once drawn, and maximized then: maximize() shows the window, blank if before its first paint.
+  window.once("ready-to-show", () => {
+    if (saved.maximized) window.maximize();
+    window.show();
+  });
   // The scenario editor holds unsaved changes (the page's beforeunload): ask before the window closes.
   window.webContents.on("will-prevent-unload", (event) => {
     const choice = dialog.showMessageBoxSync(window, {
@@ -194,50 +194,77 @@ async function createWindow(): Promise<BrowserWindow> {
     });
     if (choice === 0) event.preventDefault();
   });
-  window.webContents.on("did-finish-load", () => {
-    windowLoaded = true;
-  });
+  // A page loading (again) asks for its files once it listens (files:pending); until then they wait.
+  window.webContents.on("did-start-loading", () => inbox.pause());
   window.on("close", () => {
-    void saveWindowState(statePath(), { bounds: window.getNormalBounds(), maximized: window.isMaximized() }).catch(
-      () => undefined,
-    );
+    try {
+      saveWindowState(statePath(), { bounds: window.getNormalBounds(), maximized: window.isMaximized() });
+    } catch {
+      // The next launch opens at the default size.
+    }
   });
   window.on("closed", () => {
     if (mainWindow === window) {
       mainWindow = undefined;
-      windowLoaded = false;
+      inbox.pause();
     }
   });
   void window.loadURL(APP_INDEX);
-  mainWindow = window;
   return window;
+}
+
+/** The window, opened when there is none (once, however many files ask for it at the same time). */
+function ensureWindow(): Promise<BrowserWindow> {
+  if (mainWindow) return Promise.resolve(mainWindow);
+  windowOpening ??= createWindow().finally(() => (windowOpening = undefined));
+  return windowOpening;
+}
+
+/**
+ * Ready: the recent list read before any file can change it (a macOS open-file may come before ready,
+ * and must not write a list of one over the saved one), then the app:// scheme, IPC and the menu.
+ * Set below, once this instance is the one that runs.
+ */
+let ready: Promise<void>;
+
+/** A file the OS or the user named: read once the app is ready, and delivered; why not, in a dialog. */
+async function openPath(path: string, kind?: FileKind): Promise<void> {
+  await ready;
+  try {
+    deliver(await readOpenedFile(path, kind));
+  } catch (error) {
+    showOpenError(path, error);
+  }
 }
 
 if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
-  app.on("second-instance", (_event, argv) => {
-    for (const path of filesFromArgv(argv)) void openPath(path);
+  ready = app.whenReady().then(async () => {
+    recent = await loadRecent(recentPath());
+    setupSecurity();
+    setupIpc();
+    buildMenu();
+  });
+  // Another launch (a double-click, `mailscope x.yaml`): its files, relative to where it was started.
+  app.on("second-instance", (_event, argv, workingDirectory) => {
+    for (const path of filesFromArgv(argv, workingDirectory)) void openPath(path);
     if (mainWindow) {
       if (mainWindow.isMinimized()) mainWindow.restore();
       mainWindow.focus();
     }
   });
-  // macOS: files opened from the Finder or dropped on the Dock icon (file associations).
+  // macOS: files opened from the Finder or dropped on the Dock icon (file associations), maybe before ready.
   app.on("open-file", (event, path) => {
     event.preventDefault();
     void openPath(path);
   });
 
-  void app.whenReady().then(async () => {
-    recent = await loadRecent(recentPath());
-    setupSecurity();
-    setupIpc();
-    buildMenu();
-    for (const path of filesFromArgv(process.argv)) await openPath(path);
-    await createWindow();
+  void ready.then(async () => {
+    for (const path of filesFromArgv(process.argv, process.cwd())) await openPath(path);
+    await ensureWindow();
     app.on("activate", () => {
-      if (BrowserWindow.getAllWindows().length === 0) void createWindow();
+      if (BrowserWindow.getAllWindows().length === 0) void ensureWindow();
     });
   });
 

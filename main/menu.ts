@@ -5,8 +5,11 @@
  * what the window holds. Built from what the menu may do ({@link MenuActions}), so that
  * tests read it without Electron.
  *
- * Space and → are shown but not registered with the system: the window
- * handles them itself, so that typing a space in a search field stays a space.
+ * Space and → are the window's own keys (it leaves them to a field being typed
+ * in): the menu shows them without taking them. On Linux and Windows an
+ * accelerator that is not registered does that; macOS has no such thing (every
+ * accelerator is a shortcut, even in a text field), so there the key is written
+ * in the item's label instead (issue 29).
  */
 import type { MenuItemConstructorOptions } from "electron";
 import type { AppCommand, FileKind, MenuSpeed, RecentFile } from "./channels.ts";
@@ -92,16 +95,14 @@ export function menuTemplate(
       ...(mac ? [] : [{ role: "quit" } as MenuItemConstructorOptions]),
     ],
   };
+  /** A key the window handles itself, shown in the menu (see above). */
+  const windowKey = (label: string, accelerator: string, shown: string): MenuItemConstructorOptions =>
+    mac ? { label: `${label} (${shown})` } : { label, accelerator, registerAccelerator: false };
   const run: MenuItemConstructorOptions = {
     label: "&Run",
     submenu: [
-      {
-        label: "Play/Pause",
-        accelerator: "Space",
-        registerAccelerator: false,
-        click: () => actions.send({ type: "toggle" }),
-      },
-      { label: "Step", accelerator: "Right", registerAccelerator: false, click: () => actions.send({ type: "step" }) },
+      { ...windowKey("Play/Pause", "Space", "Space"), click: () => actions.send({ type: "toggle" }) },
+      { ...windowKey("Step", "Right", "→"), click: () => actions.send({ type: "step" }) },
       { label: "Restart", accelerator: "CmdOrCtrl+R", click: () => actions.send({ type: "restart" }) },
       {
         label: "Speed",

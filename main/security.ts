@@ -36,8 +36,9 @@ export function grantsPermission(permission: string, origin: string): boolean {
  * Web Bluetooth chooses no device.
  */
 export function lockDownContents(contents: WebContents): void {
-  contents.on("will-navigate", (event, url) => {
-    if (!isOwnPage(url)) event.preventDefault();
+  // Electron 45 hands a details object (the positional url is deprecated).
+  contents.on("will-navigate", (details) => {
+    if (!isOwnPage(details.url)) details.preventDefault();
   });
   contents.on("will-frame-navigate", (details) => {
     if (!isOwnPage(details.url)) details.preventDefault();

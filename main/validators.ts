@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { kindOfFileName } from "../app/trace/fileNames.ts";
 import type { ChannelName } from "./channels.ts";
 
 /**
@@ -42,7 +43,10 @@ export const channelValidators = {
       .string()
       .min(1)
       .max(4096)
-      .regex(/\.(ya?ml|json)$/i, "a scenario (.yaml, .yml) or a trace (.json)"),
+      .refine(
+        (p) => kindOfFileName(p) !== undefined,
+        "a scenario (.yaml, .yml) or a trace (.mstrace, .msbundle, .json)",
+      ),
   ]),
   "scenario:save": z.tuple([
     z

@@ -3,7 +3,8 @@
  * folder; a saved position off every screen (a display since unplugged) is
  * dropped and the window is centred.
  */
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
+import { writeWhole } from "./files.ts";
 
 export interface Bounds {
   readonly x: number;
@@ -57,6 +58,7 @@ export async function loadWindowState(path: string): Promise<unknown> {
   }
 }
 
-export async function saveWindowState(path: string, state: WindowState): Promise<void> {
-  await writeFile(path, `${JSON.stringify(state)}\n`, "utf8");
+/** Writes the window's state at once (the window is closing, the app may be quitting: issue 29). */
+export function saveWindowState(path: string, state: WindowState): void {
+  writeWhole(path, `${JSON.stringify(state)}\n`);
 }

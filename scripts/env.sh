@@ -50,7 +50,7 @@ mailscope_ensure_node() {
 # Installs the project's dependencies when the lockfile changed since the last install.
 mailscope_ensure_deps() {
   local stamp="$MAILSCOPE_ROOT/node_modules/.mailscope-lock" want
-  want="$(node -e 'const c=require("node:crypto"),f=require("node:fs");process.stdout.write(c.createHash("sha256").update(f.readFileSync(process.argv[1])).update(process.version).digest("hex"))' "$MAILSCOPE_ROOT/package-lock.json")"
+  want="$(node "$MAILSCOPE_ROOT/scripts/deps-stamp.mjs")"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     return 0
   fi

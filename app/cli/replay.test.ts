@@ -19,7 +19,7 @@ function capture() {
 const SCENARIO = "scenarios/state-1-temporary-failure-retried.yaml";
 
 async function writeBundle(dir: string, args: { seed?: string; set?: string[]; full?: boolean } = {}): Promise<string> {
-  const path = join(dir, "out.mailscope-bundle.json");
+  const path = join(dir, "out.msbundle");
   const { io, out } = capture();
   await runCommandAction(SCENARIO, { ...args, bundle: path }, io);
   expect(out.at(-1)).toBe(`wrote bug bundle ${path}`);
@@ -112,10 +112,13 @@ describe("mailscope run --bundle and mailscope replay (issue 15: Bug bundle)", (
     expect(err).toEqual([`mailscope replay: ${join(dir, "missing.json")}: no such file`]);
   });
 
-  it("run --bundle checks its path before the run: not *.json, or no such folder → exit 2, nothing run", async () => {
+  it("run --bundle checks its path before the run: not *.msbundle or *.json, or no such folder → exit 2, nothing run", async () => {
     for (const [bundle, message] of [
-      ["out.zip", /a bug bundle is one JSON file: name it \*\.json/],
-      ["/no/such/folder/out.json", /the folder \/no\/such\/folder does not exist/],
+      [
+        "out.zip",
+        /a bug bundle is one JSON file: name it \*\.msbundle \(e\.g\. out\.msbundle; \*\.json is taken too\)/,
+      ],
+      ["/no/such/folder/out.msbundle", /the folder \/no\/such\/folder does not exist/],
     ] as const) {
       const { io, out, err } = capture();
       expect(await runCommandAction(SCENARIO, { bundle }, io)).toBe(2);

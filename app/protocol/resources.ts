@@ -229,12 +229,38 @@ export const capabilitiesSchema = z
   })
   .meta({ title: "Capabilities", description: "GET /v1/capabilities. Unknown members are ignored." });
 
-/** JSON Schemas (draft 2020-12) of the wire forms, as published in `schemas/protocol/`. */
-export const jsonSchemas: Record<"envelope" | "capabilities" | "delivery-result" | "problem", object> = {
-  envelope: z.toJSONSchema(envelopeSchema, { io: "input" }),
-  capabilities: z.toJSONSchema(capabilitiesSchema, { io: "input" }),
-  "delivery-result": z.toJSONSchema(deliveryResultSchema, { io: "input" }),
-  problem: z.toJSONSchema(problemSchema, { io: "input" }),
+type WireForm = "envelope" | "capabilities" | "delivery-result" | "problem";
+const wireSchemas: Readonly<Record<WireForm, z.ZodType>> = {
+  envelope: envelopeSchema,
+  capabilities: capabilitiesSchema,
+  "delivery-result": deliveryResultSchema,
+  problem: problemSchema,
+};
+const madeJsonSchemas = new Map<WireForm, object>();
+const jsonSchemaOf = (form: WireForm): object => {
+  let made = madeJsonSchemas.get(form);
+  if (made === undefined) madeJsonSchemas.set(form, (made = z.toJSONSchema(wireSchemas[form], { io: "input" })));
+  return made;
+};
+
+/**
+ * JSON Schemas (draft 2020-12) of the wire forms, as published in `schemas/protocol/`. Each is made
+ * when first read, not when this module loads: every command and every worker loads this module,
+ * and only the schema generator and the tests read them.
+ */
+export const jsonSchemas: Readonly<Record<WireForm, object>> = {
+  get envelope() {
+    return jsonSchemaOf("envelope");
+  },
+  get capabilities() {
+    return jsonSchemaOf("capabilities");
+  },
+  get "delivery-result"() {
+    return jsonSchemaOf("delivery-result");
+  },
+  get problem() {
+    return jsonSchemaOf("problem");
+  },
 };
 
 /** The wire forms, as written and read as JSON. */

@@ -143,6 +143,40 @@ describe("the sender against the real receiver", () => {
     expect(w.trace.data("attempt.started")).toHaveLength(1);
   });
 
+  it("SVC-2: with keepFinishedActors off, a finished delivery's actor is let go; one still retrying is kept", async () => {
+    const w = await world({ senderConfig: { keepFinishedActors: false }, b: (c) => ({ ...c, mailboxes: [] }) });
+    const handle = w.alice.submit({
+      messageId: "m1@a.example",
+      from: "alice@a.example",
+      to: ["bob@b.example", "x@c.example"],
+      message: w.message(),
+    });
+    await w.run(T0 + MIN);
+    // b.example rejects bob (no such mailbox): finished; c.example has no service: handed to SMTP, final too.
+    expect((await handle.done).map((o) => [o.recipient, o.outcome])).toEqual([
+      ["bob@b.example", "rejected"],
+      ["x@c.example", "smtp"],
+    ]);
+    expect(w.alice.actors()).toEqual([]);
+    expect(handle.outcomes().map((o) => o.outcome)).toEqual(["rejected", "smtp"]);
+
+    // A delivery that has to retry is still in flight: its actor stays until it finishes.
+    const down = await world({
+      senderConfig: { keepFinishedActors: false },
+      network: () => () => Promise.reject(new TransportError("connection-refused", "down")),
+    });
+    down.alice.submit({
+      messageId: "m2@a.example",
+      from: "alice@a.example",
+      to: ["bob@b.example"],
+      message: down.message(),
+    });
+    await down.run(T0 + MIN);
+    expect(down.alice.actors().map((a) => [a.id, a.actor.getSnapshot().value])).toEqual([
+      ["m2@a.example→b.example", "retryScheduled"],
+    ]);
+  });
+
   it("SVC-2: recipients are grouped by domain, one actor per (message, domain); a domain without SVCB goes to SMTP", async () => {
     const w = await world();
     const handle = w.alice.submit({

@@ -51,6 +51,13 @@ export interface SenderConfig {
    * Default none: a correct sender.
    */
   readonly misbehaviour?: SenderMisbehaviour;
+  /**
+   * Keep each delivery actor in {@link Sender.actors} after it finished
+   * (its snapshot, context and message bytes). Default true; a simulation,
+   * whose trace already says everything about a finished delivery, turns it
+   * off so that its memory follows the deliveries in flight, not all of them.
+   */
+  readonly keepFinishedActors?: boolean;
 }
 
 export interface SenderPorts {
@@ -132,6 +139,7 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
   const versions = config.versions ?? SUPPORTED_VERSIONS;
   const cache = createCapabilitiesCache(ports.clock);
   const entries: DeliveryActorEntry[] = [];
+  const keepFinished = config.keepFinishedActors ?? true;
   let waiters: (() => void)[] = [];
   const emit = (name: string, data: Record<string, unknown>): void =>
     trace.emit({ name, timeMs: ports.clock.now(), domain: config.domain, data });
@@ -229,7 +237,10 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
     let current = initialState;
     return (event: InspectionEvent) => {
       if (event.type !== "@xstate.microstep") return;
-      const to = statePath((event.snapshot as AnyMachineSnapshot).value);
+      const snapshot = event.snapshot as AnyMachineSnapshot;
+      const to = statePath(snapshot.value);
+      // The attempt under way after the step: a retry's transition names the attempt it starts.
+      const attempt = (snapshot.context as { attempts?: unknown } | undefined)?.attempts;
       for (const transition of event._transitions) {
         if (transition.target === undefined || transition.target.length === 0) continue;
         const meta = transition.meta as TransitionMeta | undefined;
@@ -238,6 +249,7 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
           from: current,
           to,
           event: event.event.type,
+          ...(typeof attempt === "number" && attempt > 0 && { attempt }),
           ...(meta !== undefined && {
             transition: meta.name,
             ...(meta.row !== undefined && { row: meta.row }),
@@ -326,16 +338,26 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
           clock: ports.clock,
           inspect: inspectorFor(id),
         });
-        entries.push({ id, messageId, domain, actor });
+        const entry: DeliveryActorEntry = { id, messageId, domain, actor };
+        entries.push(entry);
+        const finished = (): void => {
+          if (keepFinished) return;
+          const at = entries.indexOf(entry);
+          if (at >= 0) entries.splice(at, 1);
+        };
         donePromises.push(
           new Promise((resolve) => {
             actor.subscribe({
               next: (snapshot) => {
-                if (snapshot.status === "done") resolve(snapshot.context.outcomes);
+                if (snapshot.status === "done") {
+                  resolve(snapshot.context.outcomes);
+                  finished();
+                }
                 wakeIfIdle();
               },
               error: () => {
                 resolve(actor.getSnapshot().context.outcomes);
+                finished();
                 wakeIfIdle();
               },
               complete: () => wakeIfIdle(),

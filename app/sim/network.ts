@@ -494,11 +494,14 @@ export function createNetwork(options: NetworkOptions): Network {
     });
     // The receiver reads a body built in JavaScript, whose reads settle in microtasks in every engine
     // (a browser may read a body given as bytes through its own task queue, which the scheduler cannot see).
+    // The sender's signal is not handed on: a Request following another's signal costs more than the rest of
+    // it (undici ties the two with listeners and a finalization registry), nothing in the core reads a
+    // request's signal on the receiving side, and the sender stops waiting at once when its signal aborts
+    // (`abortable` below), as a client that closes its connection does.
     const forwarded = new Request(url.href, {
       method,
       headers: request.headers,
       body: requestBody.length > 0 ? settledBody(requestBody) : null,
-      signal,
       ...(requestBody.length > 0 && { duplex: "half" }),
     } as RequestInit);
     const current: Exchange = { id, source, url, method, post: [] };
@@ -685,7 +688,6 @@ async function settledRequest(request: Request, scheduler: Scheduler): Promise<R
     method: request.method,
     headers: request.headers,
     body: bytes.length > 0 ? settledBody(bytes) : null,
-    signal: request.signal,
     ...(bytes.length > 0 && { duplex: "half" }),
   } as RequestInit);
 }

@@ -280,6 +280,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
         signingKey: key.privateKey,
         keyid: key.keyid,
         problemBase,
+        keepFinishedActors: false,
         readings: {
           G7: readings.G7,
           G8: readings.G8,

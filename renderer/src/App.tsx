@@ -3,6 +3,7 @@ import { lazy, Suspense, useEffect, useEffectEvent, useMemo, useState } from "re
 import type { AppCommand, AppInfo, FileKind, OpenedFile as ShellFile, ScenarioSummary } from "../../main/channels.ts";
 import { bundleEmls, isBundleValue, readBundleValue, type Bundle } from "../../app/trace/bundle.ts";
 import { importTrace, importTraceValue } from "../../app/trace/importer.ts";
+import { acceptedSuffixes, kindOfFileName } from "../../app/trace/fileNames.ts";
 import type { Trace } from "../../app/trace/schema.ts";
 import { summarizeScenario } from "../../app/sim/scenarioSummary.ts";
 import { ErrorBoundary } from "./components/ErrorBoundary.tsx";
@@ -21,7 +22,7 @@ import { useScenarioEditor } from "./views/editor/useScenarioEditor.tsx";
 import type { CompareBase } from "./model/compare.ts";
 import { CompareView } from "./views/compare/CompareView.tsx";
 import { Library } from "./views/library/Library.tsx";
-import { bundleFile, exportFile } from "./views/run/ExportBar.tsx";
+import { exportFile, exportNote, type ExportWhat, type RunExports } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
 import { isProbeReport } from "../../app/probe/report.ts";
 import { isProbeTrace } from "./model/probe.ts";
@@ -70,6 +71,9 @@ export function App() {
   const [compareBase, setCompareBase] = useState<CompareBase | undefined>();
   // An opened probe's trace or report (`mailscope probe`): its cases, beside the sequence diagram and inspector.
   const [probe, setProbe] = useState<{ readonly file: string; readonly trace: Trace } | undefined>();
+  // "with message bodies", for every export of the run: the export bar's and File ▸ Export's (issue 22).
+  const [withBodies, setWithBodies] = useState(false);
+  const [exportedNote, setExportedNote] = useState<string | undefined>();
   const [snapshot, send] = useMachine(playbackMachine, { input: { create: createSession } });
   const phase = phaseOf(snapshot);
   const { context } = snapshot;
@@ -149,6 +153,18 @@ export function App() {
     run(entry, text, name, emlFiles);
   };
 
+  /**
+   * A file that could not be opened: its error, and nothing of the file shown before under it (its run, a
+   * bundle's verdict), which the error would seem to be about (issue 22).
+   */
+  const cannotOpen = (message: string) => {
+    setBundle(undefined);
+    setCurrent(undefined);
+    send({ type: "CLOSE" });
+    setView("run");
+    setError(message);
+  };
+
   const openTraceText = async (name: string, text: string, path = name) => {
     let json: unknown;
     try {
@@ -160,7 +176,7 @@ export function App() {
     if (isBundleValue(json)) {
       const read = await readBundleValue(json);
       if (!read.ok) {
-        setError(
+        cannotOpen(
           `${name} cannot be opened as a bug bundle: ${read.violations.map((v) => `${v.path}: ${v.message}`).join("; ")}`,
         );
         return;
@@ -184,7 +200,7 @@ export function App() {
       return;
     }
     if (!parsed.ok) {
-      setError(
+      cannotOpen(
         `${name} cannot be opened as a trace: ${parsed.violations.map((v) => `${v.path}: ${v.message}`).join("; ")}`,
       );
       return;
@@ -208,7 +224,7 @@ export function App() {
 
   const openFile = async (file: File, as?: "scenario" | "trace") => {
     const text = await file.text();
-    const kind = as ?? (/\.json$/i.test(file.name) ? "trace" : "scenario");
+    const kind = as ?? kindOfFileName(file.name) ?? "scenario";
     if (kind === "trace") await openTraceText(file.name, text);
     else openScenarioText(file.name, text);
   };
@@ -277,6 +293,26 @@ export function App() {
     platform.saveFile(name, contents, type).catch((e: unknown) => setError(String(e)));
   };
 
+  /** An export of the run, as "with message bodies" says, and what it left out said under the export bar. */
+  const exportRun = (trace: Trace, what: ExportWhat) => {
+    setExportedNote(undefined);
+    exportFile(trace, what, withBodies, emls)
+      .then(async (f) => {
+        await platform.saveFile(f.name, f.contents, f.type);
+        setExportedNote(exportNote(f, trace, what, withBodies));
+      })
+      .catch((e: unknown) => setError(`Could not export the run: ${e instanceof Error ? e.message : String(e)}`));
+  };
+  const exports: RunExports = {
+    full: withBodies,
+    onFull: (full) => {
+      setWithBodies(full);
+      setExportedNote(undefined);
+    },
+    note: exportedNote,
+    onExport: exportRun,
+  };
+
   // The menus' commands (Electron), and the files given on the command line.
   const onCommand = useEffectEvent((command: AppCommand) => {
     switch (command.type) {
@@ -296,16 +332,7 @@ export function App() {
         return openShellFile(command.file);
       case "export": {
         if (!context.result) return setError("Nothing to export yet: run a scenario to its end first.");
-        const trace = { ...context.result.trace, events: [...context.events] };
-        if (command.what === "bundle") {
-          bundleFile(trace, false, emls).then(
-            (f) => save(f.name, f.contents, f.type),
-            (e: unknown) => setError(`Could not make the bug bundle: ${e instanceof Error ? e.message : String(e)}`),
-          );
-          return;
-        }
-        const f = exportFile(trace, command.what);
-        return save(f.name, f.contents, f.type);
+        return exportRun({ ...context.result.trace, events: [...context.events] }, command.what);
       }
       case "close":
         return window.close();
@@ -388,7 +415,7 @@ export function App() {
             <input
               type="file"
               className="visually-hidden"
-              accept=".yaml,.yml"
+              accept={acceptedSuffixes("scenario").join(",")}
               onClick={(e) => openWithShell(e, "scenario")}
               onChange={(e) => {
                 const f = e.target.files?.[0];
@@ -397,12 +424,12 @@ export function App() {
               }}
             />
           </label>
-          <label className="button" title="A trace (.mailscope-trace.json) or a bug bundle (.mailscope-bundle.json)">
+          <label className="button" title="A trace (.mstrace) or a bug bundle (.msbundle); .json traces open too">
             Open trace…
             <input
               type="file"
               className="visually-hidden"
-              accept=".json"
+              accept={acceptedSuffixes("trace").join(",")}
               onClick={(e) => openWithShell(e, "trace")}
               onChange={(e) => {
                 const f = e.target.files?.[0];
@@ -494,7 +521,7 @@ export function App() {
             <>
               {bundle && context.source?.kind === "trace" && (
                 <BundlePanel
-                  key={bundle.file}
+                  key={`${bundle.file} ${bundle.bundle.traceHash}`}
                   bundle={bundle.bundle}
                   file={bundle.file}
                   rerun={(b) =>
@@ -515,7 +542,7 @@ export function App() {
                 }}
                 onRule={showRule}
                 onSave={save}
-                emls={emls}
+                exports={exports}
                 onCompare={openCompare}
               />
             </>

@@ -3,6 +3,7 @@
  * `showOpenFilePicker` where the browser has it (Chromium), else nothing and
  * the page's `<input type=file>` opens files (issue 12).
  */
+import { acceptedSuffixes } from "../../app/trace/fileNames.ts";
 import type { FileKind, OpenedFile } from "../../main/channels.ts";
 
 /** The browser's open dialog: the File System Access API's picker (Chromium), when there is one. */
@@ -16,8 +17,9 @@ export interface FilePickerWindow {
 }
 
 const PICKER_TYPES: Record<FileKind, { description: string; accept: Record<string, string[]> }[]> = {
-  scenario: [{ description: "Mailscope scenario", accept: { "application/yaml": [".yaml", ".yml"] } }],
-  trace: [{ description: "Mailscope trace", accept: { "application/json": [".json"] } }],
+  scenario: [{ description: "Mailscope scenario", accept: { "application/yaml": acceptedSuffixes("scenario") } }],
+  // A trace (.mstrace), a bug bundle (.msbundle), or JSON written before they had extensions of their own.
+  trace: [{ description: "Mailscope trace or bug bundle", accept: { "application/json": acceptedSuffixes("trace") } }],
 };
 
 /**

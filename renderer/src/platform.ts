@@ -158,10 +158,7 @@ function electronPlatform(api: PreloadApi): Platform {
     // What main sends is checked before the window acts on it.
     onCommand: (listener) =>
       api.onAppCommand((command) => isAppCommand(command) && command.type !== "recent" && listener(command)),
-    openDropped: async (file) => {
-      const path = api.pathForFile(file);
-      return path === "" ? undefined : api.fileDropped(path);
-    },
+    openDropped: (file) => api.openDropped(file),
     // Main keeps the list (also File ▸ Open Recent) and remembers each file it reads.
     recent: {
       list: async () => entriesOfRecent(await api.recentList()),
