@@ -267,14 +267,14 @@ function clip(text: string, max = 160): string {
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
 
-/** An answer in a few words: `401 invalid_signature: "created is 3600 s in the past"`, or why none came. */
+/** An answer in a few words: `401 invalid_signature: “created is 3600 s in the past”` (the detail as the receiver wrote it), or why none came. */
 export function answerText(answer: Answer): string {
   if (answer.kind === "failure") return `no answer (${answer.failure}): ${clip(answer.message)}`;
   const results = answer.status === 200 ? (answer.json as { results?: unknown } | undefined)?.results : undefined;
   if (Array.isArray(results)) return `200 ${clip(resultsText(results))}`;
   const what =
     answer.problem !== undefined
-      ? ` ${answer.problem.identifier}${answer.problem.detail !== undefined ? `: ${JSON.stringify(clip(answer.problem.detail, 120))}` : ""}`
+      ? ` ${answer.problem.identifier}${answer.problem.detail !== undefined ? `: “${clip(answer.problem.detail, 120)}”` : ""}`
       : answer.mediaType !== ""
         ? ` ${answer.mediaType}`
         : "";
