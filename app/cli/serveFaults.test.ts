@@ -132,6 +132,25 @@ describe("mailscope serve --faults, with mailscope send as the sender under test
     expect(posts[1]?.[0]).toMatch(/^sender: bob@b\.example, deferred \d+ .* ago, is back in a new delivery: on time/);
   }, 60_000);
 
+  it("ERR-17, RCP-7: carol rejected (policy_rejected) after a latency: send gives carol up as rejected, bob accepted, and serve's log says she is never retried", async () => {
+    const w = await world(
+      "network:\n  - { id: slow, kind: latency, path: /v1/messages, latency: 300 }\n" +
+        "recipients:\n  - { kind: rejected, mailbox: carol@b.example, problem: policy_rejected }\n",
+    );
+    const summary = await w.send(["bob@b.example", "carol@b.example"]);
+    expect(summary.recipients.map((r) => [r.recipient, r.outcome])).toEqual([
+      ["bob@b.example", "accepted"],
+      ["carol@b.example", "rejected"],
+    ]);
+    const posts = notesAfter(w.log, / POST \/v1\/messages 200 /);
+    expect(posts).toHaveLength(1);
+    expect(posts[0]).toEqual([
+      "fault slow: latency (request 1 in its scope)",
+      "fault recipients[0]: rejected for carol@b.example (1 so far for it)",
+      "next: bob@b.example accepted, carol@b.example rejected: finished, never retried nor sent over SMTP [RCP-7, RCP-8]",
+    ]);
+  }, 60_000);
+
   it("STATE-4: unsupported_version: send hands the message to SMTP at once, as serve's log says it may", async () => {
     const w = await world("network:\n  - { kind: unsupported-version, path: /v1/messages }\n");
     const summary = await w.send();
