@@ -10,7 +10,7 @@ import { exportJson } from "../app/trace/exportJson.ts";
 
 const SHOTS = "test-results/screenshots";
 const DIR = "test-results/probe";
-const TRACE = `${DIR}/probe.mailscope-trace.json`;
+const TRACE = `${DIR}/probe.mstrace`;
 const REPORT = `${DIR}/probe-report.json`;
 
 test.use({ viewport: { width: 1440, height: 1000 } });

@@ -332,7 +332,10 @@ export function probeCommand(): Command {
     .addOption(new Option("--json", "print the report as JSON (with the trace) on stdout; the plan goes to stderr"))
     .option("--junit <out.xml>", "also write the report as JUnit XML")
     .option("--report <out.md>", "also write the report as Markdown")
-    .option("--trace <out.json>", "also write every exchange as a Mailscope trace (opens in the app)")
+    .option(
+      "--trace <out.mstrace>",
+      "also write every exchange as a Mailscope trace (JSON; .mstrace opens in the desktop app by double-click)",
+    )
     .action(async (target: string, options: ProbeCommandOptions) => {
       await guarded("probe", async () => (await runProbeCommand(target, options, consoleIo)).exitCode);
     });
