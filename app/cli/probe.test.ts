@@ -153,6 +153,10 @@ describe("mailscope probe against mailscope serve, over HTTPS", () => {
     // The plan comes first, before the table.
     expect(lines[0]).toMatch(/^mailscope probe https:\/\/b\.example:\d+: 55 cases, at most \d+ requests/);
     expect(lines[1]).toContain("messages: 2 stored by a receiver that follows the spec");
+    // The summary, last: the counts by grade, and the one MUST case not run in words that fit one.
+    expect(lines.at(-1)).toBe(
+      "55 cases: 54 PASS, 0 FAIL, 1 SKIP (pass/fail/skip by grade: MUST 50/0/1, SHOULD 3/0/0, MAY 1/0/0); no MUST case failed; 1 MUST case not run (see why)",
+    );
     // A connection per request: none carries two (a body cut short never shares one with the next request).
     const requests = run.trace.events.filter((e) => e.name === "http.request").length;
     expect(connections()).toBeGreaterThanOrEqual(requests);

@@ -95,13 +95,14 @@ export function summaryLine(run: ProbeRun): string {
   const grades = (["MUST", "SHOULD", "MAY"] as const)
     .map((g) => `${g} ${s.byGrade[g].pass}/${s.byGrade[g].fail}/${s.byGrade[g].skip}`)
     .join(", ");
+  const cases = (n: number) => `${n} MUST case${n === 1 ? "" : "s"}`;
   const verdict =
     run.exitCode === 0
       ? s.byGrade.MUST.skip > 0
-        ? `no MUST case failed; ${s.byGrade.MUST.skip} MUST case(s) not run (see why)`
+        ? `no MUST case failed; ${cases(s.byGrade.MUST.skip)} not run (see why)`
         : "every MUST case passed"
-      : `${s.byGrade.MUST.fail} MUST case(s) failed`;
-  return `${run.verdicts.length} cases: ${s.pass} PASS, ${s.fail} FAIL, ${s.skip} SKIP (pass/fail/skip by grade: ${grades}); ${verdict}`;
+      : `${cases(s.byGrade.MUST.fail)} failed`;
+  return `${run.verdicts.length} case${run.verdicts.length === 1 ? "" : "s"}: ${s.pass} PASS, ${s.fail} FAIL, ${s.skip} SKIP (pass/fail/skip by grade: ${grades}); ${verdict}`;
 }
 
 /** JUnit XML: one suite for the receiver, a test case per probe case named after its rule; SKIP as skipped. */
