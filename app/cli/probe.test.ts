@@ -165,6 +165,11 @@ describe("mailscope probe against mailscope serve, over HTTPS", () => {
       /^413 message_too_large: .*; answered after (the whole body|\d+ of 26214401 bytes)/,
     );
     expect(log.some((l) => / POST \/v1\/messages 413 /.test(l))).toBe(true);
+    // serve's log of the connections: only the TLS 1.2 handshake refused; the probe's TLS 1.3 handshake, closed
+    // with close_notify once done, is no "handshake refused" nor a hang-up there.
+    expect(log.filter((l) => / connection: /.test(l))).toEqual([
+      expect.stringMatching(/ connection: TLS handshake refused from 127\.0\.0\.1: unsupported protocol/),
+    ]);
     // The outputs: a trace the app opens, JUnit, Markdown.
     const trace = importTrace(readFileSync(files.trace, "utf8"));
     expect(trace.ok).toBe(true);

@@ -3,7 +3,7 @@
  * `mailscope probe`'s TLS cases (SVC-6, AUTH-8): does the server complete a
  * TLS 1.3 handshake, is its certificate valid for the host name, and does it
  * refuse a client that offers only TLS 1.2. Nothing is sent after the
- * handshake; the connection is closed at once.
+ * handshake; the connection is closed at once (politely, with close_notify).
  *
  * The certificate is checked but not required, so that a handshake that
  * completes with a certificate the probe does not trust still says which
@@ -38,7 +38,12 @@ export function tlsHandshake(options: TlsHandshakeOptions): Promise<TlsHandshake
       if (done) return;
       done = true;
       clearTimeout(timer);
-      socket.destroy();
+      if (result.outcome === "established") {
+        // Closed politely (close_notify after the client's Finished): a server sees a handshake that
+        // completed and a client that left, not a handshake cut short. Destroyed if it lingers.
+        socket.setTimeout(options.timeoutMs, () => socket.destroy());
+        socket.end();
+      } else socket.destroy();
       settle(result);
     };
     const socket: TLSSocket = connect({
