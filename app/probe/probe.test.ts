@@ -166,6 +166,42 @@ describe("mailscope probe: what it sends, and bad receivers", () => {
     expect(run.trace.events[0]?.name).toBe("probe.started");
   });
 
+  it("ENV-4, MBX-6: every envelope names only --mailbox, --absent's addresses or ones nobody can have; at --rate 2 requests start 500 ms apart", async () => {
+    const { options, ports } = await inProcessProbe(undefined, (o) => ({ ...o, requestsPerSecond: 2 }));
+    const recipients = new Set<string>();
+    const run = await runProbe(options, {
+      ...ports,
+      fetch: async (request) => {
+        // The envelope parts of bodies small enough to read (the oversized body names --mailbox alone too, but is 25 MiB).
+        if (Number(request.headers.get("content-length") ?? "0") < 1_000_000) {
+          const text = await request.clone().text();
+          for (const [, json] of text.matchAll(/\r\n\r\n(\{[^\r\n]*\})\r\n/g)) {
+            try {
+              const to = (JSON.parse(json ?? "") as { to?: unknown }).to;
+              if (Array.isArray(to)) for (const r of to) recipients.add(String(r));
+            } catch {
+              // envelope-not-json: no recipient to read
+            }
+          }
+        }
+        return ports.fetch(request);
+      },
+    });
+    const nobodyCanHave = (r: string): boolean =>
+      !r.includes("@") || r.endsWith(".invalid") || r.slice(0, r.lastIndexOf("@")).length > 64;
+    const allowed = (r: string): boolean =>
+      options.mailboxes.includes(r) ||
+      options.mailboxes.includes(r.replace(/^"([^"]*)"@/, "$1@")) ||
+      /^nobody\d*@b\.example$/.test(r) ||
+      nobodyCanHave(r);
+    expect(recipients.size).toBeGreaterThan(5);
+    expect([...recipients].filter((r) => !allowed(r))).toEqual([]);
+    // --rate 2: no two requests start less than 500 ms apart (on the probe's clock).
+    const starts = run.trace.events.filter((e) => e.name === "http.request").map((e) => e.timeMs);
+    expect(starts.length).toBe(run.plan.requests);
+    expect(starts.slice(1).filter((t, i) => t - (starts[i] ?? 0) < 500)).toEqual([]);
+  });
+
   it("SVC-5: a recipient domain is discovered as a sender would: SVCB at _svc.<domain>, traced, then probed at its origin", async () => {
     const { options, ports, harness } = await inProcessProbe(undefined, (o) => ({ ...o, target: "b.example" }));
     const urls: string[] = [];
