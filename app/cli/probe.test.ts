@@ -8,7 +8,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
-import type { AddressInfo } from "node:net";
+import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -268,6 +268,24 @@ describe("mailscope probe against mailscope serve, over HTTPS", () => {
     expect(run.verdicts.find((v) => v.id === "tls13")?.result).toBe("PASS");
     expect(run.trace.events.some((e) => e.name === "http.request")).toBe(false);
     expect(run.exitCode).toBe(1);
+  }, 30_000);
+
+  it("SVC-6: an origin where nothing listens: tls13 fails with the connection refused, everything else is skipped (exit 1)", async () => {
+    const w = await world();
+    const closed = createNetServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const lines: string[] = [];
+    // No --ca: nothing to verify, since no connection is made.
+    const { ca: _ca, ...noCa } = options(w, port, "");
+    const run = await runProbeCommand(`https://b.example:${port}`, noCa, quiet(lines), { resolver: noDns });
+    expect(run.verdicts[0]).toMatchObject({ id: "tls13", result: "FAIL" });
+    expect(run.verdicts[0]?.actual).toMatch(/ECONNREFUSED|refused/);
+    expect(run.verdicts.slice(1).every((v) => v.result === "SKIP")).toBe(true);
+    expect(run.trace.events.some((e) => e.name === "http.request")).toBe(false);
+    expect(run.exitCode).toBe(1);
+    expect(lines.at(-1)).toMatch(/^55 cases: 0 PASS, 1 FAIL, 54 SKIP .*; 1 MUST case failed$/);
   }, 30_000);
 
   it("AUTH-8: an origin that speaks only TLS 1.2: tls13 fails, nothing is sent", async () => {
