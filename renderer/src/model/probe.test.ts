@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runProbe } from "../../../app/probe/probe.ts";
 import { inProcessProbe } from "../../../app/probe/testing.ts";
-import { exchangeChecks } from "./inspector.ts";
+import { exchangeChecks, exchangeView } from "./inspector.ts";
 import { caseEvents, caseRange, filterRows, isProbeTrace, probeReportOf, summaryText } from "./probe.ts";
 import { sequenceOf } from "./sequence.ts";
 
@@ -61,6 +61,22 @@ describe("a probe's report from its trace (issue 27)", () => {
       report.keyRecords,
     );
     expect(staleLines?.find((l) => l.check === "created")).toMatchObject({ status: "fail", rule: "G3" });
+  });
+
+  it("GET-3: in force for a probe's POST, the capabilities its GET /v1/capabilities was answered with", async () => {
+    const trace = await probeTrace();
+    const report = probeReportOf(trace.events);
+    const stale = report?.rows.find((r) => r.id === "signature-stale");
+    const capabilities = report?.rows.find((r) => r.id === "capabilities-200");
+    const x = exchangeView(trace.events, stale?.exchanges[0] ?? "", report?.startMs ?? 0);
+    const answered = trace.events.find(
+      (e) => e.name === "http.response" && e.data?.["exchangeId"] === capabilities?.exchanges[0],
+    );
+    expect(answered).toBeDefined();
+    expect(x?.capabilities).toMatchObject({ origin: "https://b.example", how: "fetched", seq: answered?.seq });
+    expect(JSON.parse(x?.capabilities?.document ?? "{}")).toMatchObject({ max_message_size: 26214400 });
+    // The capabilities request itself had none in force yet.
+    expect(exchangeView(trace.events, capabilities?.exchanges[0] ?? "", 0)?.capabilities).toBeUndefined();
   });
 
   it("a case skipped before anything was sent has no events to draw; a trace of a run is no probe's", async () => {
