@@ -286,6 +286,8 @@ describe("mailscope probe against mailscope serve, over HTTPS", () => {
     expect(run.trace.events.some((e) => e.name === "http.request")).toBe(false);
     expect(run.exitCode).toBe(1);
     expect(lines.at(-1)).toMatch(/^55 cases: 0 PASS, 1 FAIL, 54 SKIP .*; 1 MUST case failed$/);
+    // The table's actual column cuts the answer; the line under the failed case gives it whole.
+    expect(lines).toContainEqual(expect.stringMatching(/^ +actual: no connection: .*ECONNREFUSED.*127\.0\.0\.1:\d+$/));
   }, 30_000);
 
   it("AUTH-8: an origin that speaks only TLS 1.2: tls13 fails, nothing is sent", async () => {

@@ -70,7 +70,10 @@ function clip(text: string, width: number): string {
   return text.length > width ? `${text.slice(0, width - 1)}…` : text;
 }
 
-/** The terminal's table: one row per case (result, case, rule, grade, expected, actual), a why under each that has one. */
+/**
+ * The terminal's table: one row per case (result, case, rule, grade, expected, actual), under a failed case its
+ * actual in full when the column cut it, and a why under each that has one.
+ */
 export function tableLines(run: ProbeRun, width = 160): string[] {
   const idW = Math.max(4, ...run.verdicts.map((v) => v.id.length));
   const ruleW = Math.max(4, ...run.verdicts.map((v) => v.rule.length));
@@ -83,7 +86,10 @@ export function tableLines(run: ProbeRun, width = 160): string[] {
     out.push(
       `${pad(v.result, 6)}${pad(v.id, idW + 1)}${pad(v.rule, ruleW + 1)}${pad(v.grade, 7)}${pad(clip(v.expected, textW), textW + 2)}${clip(v.actual, textW)}`,
     );
-    if (v.why !== undefined) out.push(`${" ".repeat(6 + idW + 1)}${v.result === "PASS" ? "note" : "why"}: ${v.why}`);
+    const indent = " ".repeat(6 + idW + 1);
+    // A failed case's answer in full when the column cut it: it is what the implementer needs to read.
+    if (v.result === "FAIL" && v.actual.length > textW) out.push(`${indent}actual: ${v.actual}`);
+    if (v.why !== undefined) out.push(`${indent}${v.result === "PASS" ? "note" : "why"}: ${v.why}`);
   }
   out.push("", summaryLine(run));
   return out;
