@@ -4,6 +4,7 @@
  * and a Markdown report for a bug tracker. Every line is read off the
  * verdicts; nothing here judges.
  */
+import { maxOf } from "../protocol/lists.ts";
 import { xmlText } from "../trace/xmlText.ts";
 import type { Trace } from "../trace/schema.ts";
 import type { ProbePlan, ProbeRun, ProbeSummary, ProbeVerdict } from "./probe.ts";
@@ -75,8 +76,14 @@ function clip(text: string, width: number): string {
  * actual in full when the column cut it, and a why under each that has one.
  */
 export function tableLines(run: ProbeRun, width = 160): string[] {
-  const idW = Math.max(4, ...run.verdicts.map((v) => v.id.length));
-  const ruleW = Math.max(4, ...run.verdicts.map((v) => v.rule.length));
+  const idW = maxOf(
+    run.verdicts.map((v) => v.id.length),
+    4,
+  );
+  const ruleW = maxOf(
+    run.verdicts.map((v) => v.rule.length),
+    4,
+  );
   const fixed = 6 + idW + 1 + ruleW + 1 + 7;
   const textW = Math.max(20, Math.floor((width - fixed - 2) / 2));
   const out = [

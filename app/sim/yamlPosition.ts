@@ -1,4 +1,5 @@
 import type * as z from "zod";
+import { maxOf } from "../protocol/lists.ts";
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from "yaml";
 
 /** A line and column, both 1-based, as editors show them. */
@@ -149,7 +150,8 @@ export function schemaIssueErrors(
       .filter((branch) => branch.length > 0)
       .sort((a, b) => depth(b) - depth(a));
     const best = branches[0];
-    if (best !== undefined && depth(best) > 0) {
+    // …or the only branch of the value's type (a list of too many recipients, not a mailbox string).
+    if (best !== undefined && (depth(best) > 0 || branches.length === 1)) {
       return best.flatMap((inner) =>
         schemaIssueErrors(
           { ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue,
@@ -182,7 +184,10 @@ export function schemaIssueErrors(
 }
 
 function depth(issues: readonly z.core.$ZodIssue[]): number {
-  return Math.max(0, ...issues.map((i) => i.path.length));
+  return maxOf(
+    issues.map((i) => i.path.length),
+    0,
+  );
 }
 
 function issueMessage(issue: z.core.$ZodIssue, doc: Document, path: readonly (string | number)[]): string {

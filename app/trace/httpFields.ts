@@ -5,6 +5,7 @@
  * The simulated network and `mailscope probe` write them the same way, so the
  * app's sequence diagram and inspector read both alike.
  */
+import { bytesToBase64 } from "../protocol/base64.ts";
 import { sha256 } from "../protocol/sha256.ts";
 import { startDigest, subtle } from "../protocol/webCrypto.ts";
 
@@ -39,9 +40,7 @@ export function sha256FieldInline(bytes: Uint8Array): string {
 }
 
 function digestField(digest: Uint8Array): string {
-  let binary = "";
-  for (const b of digest) binary += String.fromCharCode(b);
-  return `sha-256=:${btoa(binary)}:`;
+  return `sha-256=:${bytesToBase64(digest)}:`;
 }
 
 /** A body for the trace: UTF-8 text as `body`, anything else as `bodyBase64`. */
@@ -50,8 +49,6 @@ export function bodyFields(bytes: Uint8Array): { body: string } | { bodyBase64: 
     // ignoreBOM keeps a leading byte order mark in the text, so the recorded body encodes back to its bytes.
     return { body: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes) };
   } catch {
-    let binary = "";
-    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-    return { bodyBase64: btoa(binary) };
+    return { bodyBase64: bytesToBase64(bytes) };
   }
 }
