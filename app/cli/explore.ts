@@ -49,7 +49,7 @@ import { formatScenarioError, loadScenario } from "../sim/scenario.ts";
 import type { Seed } from "../sim/random.ts";
 import { formatFileError } from "../sim/yamlPosition.ts";
 import { BUNDLE_SUFFIX, bundleText, createBundle } from "../trace/bundle.ts";
-import { xml as xmlText } from "./check.ts";
+import { xmlText } from "../trace/xmlText.ts";
 import { consoleIo, type CliIo } from "./io.ts";
 import { PROGRESS_INTERVAL_MS } from "./progress.ts";
 import { mailscopeVersion, parseSeed } from "./run.ts";

@@ -25,6 +25,7 @@ export const COMMANDS: readonly { readonly name: string; readonly load: () => Pr
   { name: "check", load: async () => (await import("./check.ts")).checkCommand() },
   { name: "compare", load: async () => (await import("./compare.ts")).compareCommand() },
   { name: "explore", load: async () => (await import("./explore.ts")).exploreCommand() },
+  { name: "probe", load: async () => (await import("./probe.ts")).probeCommand() },
 ];
 
 /**

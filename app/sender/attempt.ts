@@ -94,6 +94,8 @@ export type AttemptOutcome =
 export interface AttemptDeps {
   readonly fetch: Fetch;
   readonly clock: Pick<Clock, "now">;
+  /** Where a signature's `created` is read (default `clock`): the wall clock when `clock` runs the schedule faster. */
+  readonly signingClock?: Pick<Clock, "now">;
   readonly trace: TraceSink;
   readonly privateKey: CryptoKey;
   /** `<selector>._svckey.<signing-domain>` (G4). */
@@ -332,7 +334,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   const request = await signDelivery(unsigned, {
     privateKey: deps.privateKey,
     keyid: deps.keyid,
-    createdS: Math.floor(deps.clock.now() / 1000),
+    createdS: Math.floor((deps.signingClock ?? deps.clock).now() / 1000),
   });
   emit("attempt.started", {
     attempt: input.attempt,

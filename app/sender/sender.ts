@@ -87,6 +87,11 @@ export interface SenderMisbehaviours extends SenderMisbehaviour {
 export interface SenderPorts {
   /** Also the actors' XState `clock`, so virtual time drives the retry timers. */
   readonly clock: Clock;
+  /**
+   * The clock a signature's `created` is read from (default `clock`): the wall clock, when `clock` runs the
+   * spec's schedule faster than real time (`mailscope send --clock-scale`), for the receiver reads its own.
+   */
+  readonly signingClock?: Pick<Clock, "now">;
   /** Jitter, Idempotency-Keys, boundaries, message ids. */
   readonly random: Random;
   readonly resolver: Resolver;
@@ -243,6 +248,7 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
       attemptDelivery(input, {
         fetch: ports.fetch,
         clock: ports.clock,
+        ...(ports.signingClock !== undefined && { signingClock: ports.signingClock }),
         trace,
         privateKey: config.signingKey,
         keyid: config.keyid,

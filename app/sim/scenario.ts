@@ -44,9 +44,8 @@ import { networkFaultSchema, problemBaseSchema } from "./network.ts";
 import {
   fieldName,
   formatFileError,
+  parseYamlWith,
   positionOf,
-  readYaml,
-  schemaIssueErrors,
   type FileError,
   type UnknownKeyHint,
 } from "./yamlPosition.ts";
@@ -996,43 +995,20 @@ export type Locator = (path: readonly (string | number)[], message: string) => S
  * object that lacks a required field).
  */
 export function parseScenarioText(text: string, file = "scenario.yaml"): ScenarioParse {
-  const read = readYaml(text, file);
-  if (!read.ok) return read;
-  const { doc, at, data } = read;
-  if (data === null || data === undefined) {
-    return {
-      ok: false,
-      errors: [
-        {
-          file,
-          line: 1,
-          column: 1,
-          field: "(file)",
-          message: "the file is empty; a scenario is a mapping with name, domains, messages…",
-        },
-      ],
-    };
-  }
-  if (typeof data !== "object" || Array.isArray(data)) {
-    return {
-      ok: false,
-      errors: [
-        {
-          file,
-          line: 1,
-          column: 1,
-          field: "(file)",
-          message: "a scenario is a mapping of fields (name, domains, messages…)",
-        },
-      ],
-    };
-  }
+  const parsed = parseYamlWith(
+    text,
+    file,
+    scenarioSchema,
+    {
+      empty: "the file is empty; a scenario is a mapping with name, domains, messages…",
+      notMapping: "a scenario is a mapping of fields (name, domains, messages…)",
+    },
+    suggestion,
+  );
+  if (!parsed.ok) return { ok: false, errors: dedupe([...parsed.errors]) };
+  const { doc, at } = parsed;
   const locate: Locator = (path, message) => ({ file, ...positionOf(doc, path, at), field: fieldName(path), message });
-  const result = scenarioSchema.safeParse(data);
-  if (result.success) return { ok: true, scenario: result.data, locate };
-  const errors = result.error.issues.flatMap((issue) => schemaIssueErrors(issue, doc, at, file, suggestion));
-  errors.sort((a, b) => a.line - b.line || a.column - b.column);
-  return { ok: false, errors: dedupe(errors) };
+  return { ok: true, scenario: parsed.value, locate };
 }
 
 function dedupe(errors: ScenarioError[]): ScenarioError[] {

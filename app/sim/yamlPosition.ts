@@ -195,3 +195,36 @@ function issueMessage(issue: Issue, doc: Document, path: readonly (string | numb
   }
   return issue.message;
 }
+
+/** What {@link parseYamlWith} returns: the value with the document, to locate later errors; or every error found. */
+export type YamlParse<T> =
+  | { readonly ok: true; readonly value: T; readonly doc: Document; readonly at: OffsetToPosition }
+  | { readonly ok: false; readonly errors: readonly FileError[] };
+
+/**
+ * Reads a YAML file that holds a mapping and validates it with `schema`. Never throws: a syntax error, an
+ * empty file, a file that is not a mapping (`messages` say what it should hold) and each schema issue come
+ * back as errors at their line and column, sorted.
+ */
+export function parseYamlWith<S extends z.ZodType>(
+  text: string,
+  file: string,
+  schema: S,
+  messages: { readonly empty: string; readonly notMapping: string },
+  hint?: UnknownKeyHint,
+): YamlParse<z.output<S>> {
+  const read = readYaml(text, file);
+  if (!read.ok) return read;
+  const { doc, at, data } = read;
+  const whole = (message: string): YamlParse<z.output<S>> => ({
+    ok: false,
+    errors: [{ file, line: 1, column: 1, field: "(file)", message }],
+  });
+  if (data === null || data === undefined) return whole(messages.empty);
+  if (typeof data !== "object" || Array.isArray(data)) return whole(messages.notMapping);
+  const result = schema.safeParse(data);
+  if (result.success) return { ok: true, value: result.data, doc, at };
+  const errors = result.error.issues.flatMap((issue) => schemaIssueErrors(issue, doc, at, file, hint));
+  errors.sort((a, b) => a.line - b.line || a.column - b.column);
+  return { ok: false, errors };
+}

@@ -27,8 +27,11 @@ import { ExploreView } from "./views/explore/ExploreView.tsx";
 import { Library } from "./views/library/Library.tsx";
 import { exportFile, exportNote, type ExportWhat, type RunExports } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
+import { isProbeReport } from "../../app/probe/report.ts";
+import { isProbeTrace } from "./model/probe.ts";
+import { ProbeView } from "./views/probe/ProbeView.tsx";
 
-type View = "run" | "rules" | "editor" | "compare" | "explore";
+type View = "run" | "rules" | "editor" | "compare" | "explore" | "probe";
 
 // The editor (CodeMirror and the scenario parser) loads on first use, in a chunk of its own.
 const ScenarioEditor = lazy(() =>
@@ -71,6 +74,8 @@ export function App() {
   const [compareBase, setCompareBase] = useState<CompareBase | undefined>();
   // The Explore view, once opened, stays mounted (hidden) so that an exploration goes on while a run shows.
   const [exploring, setExploring] = useState(false);
+  // An opened probe's trace or report (`mailscope probe`): its cases, beside the sequence diagram and inspector.
+  const [probe, setProbe] = useState<{ readonly file: string; readonly trace: Trace } | undefined>();
   // "with message bodies", for every export of the run: the export bar's and File ▸ Export's (issue 22).
   const [withBodies, setWithBodies] = useState(false);
   const [exportedNote, setExportedNote] = useState<string | undefined>();
@@ -186,7 +191,19 @@ export function App() {
       setBundle({ bundle: read.value, file: name });
       return;
     }
-    const parsed = json === undefined ? importTrace(text) : importTraceValue(json);
+    // A probe's JSON report carries its trace; a probe's trace opens as the report it is.
+    const probeReport = isProbeReport(json);
+    const parsed =
+      json === undefined
+        ? importTrace(text)
+        : importTraceValue(probeReport ? (json as { trace?: unknown }).trace : json);
+    if (parsed.ok && (probeReport || isProbeTrace(parsed.value.events))) {
+      remember(entryOf({ kind: "trace", name, path, text }));
+      setError(undefined);
+      setProbe({ file: name, trace: parsed.value });
+      setView("probe");
+      return;
+    }
     if (!parsed.ok) {
       cannotOpen(
         `${name} cannot be opened as a trace: ${parsed.violations.map((v) => `${v.path}: ${v.message}`).join("; ")}`,
@@ -446,6 +463,11 @@ export function App() {
           >
             Explore
           </button>
+          {probe && (
+            <button aria-pressed={view === "probe"} onClick={() => setView("probe")}>
+              Probe
+            </button>
+          )}
         </nav>
         <span className="shell" data-testid="shell">
           {info ? `${info.shell}${info.electron ? ` ${info.electron}` : ""} · v${info.version}` : "…"}
@@ -505,7 +527,9 @@ export function App() {
           </div>
         )}
         <ErrorBoundary resetKey={`${view} ${current?.file ?? ""} ${String(context.source?.kind)}`}>
-          {view === "editor" || view === "explore" ? null : view === "compare" && compareBase ? (
+          {view === "editor" || view === "explore" ? null : view === "probe" && probe ? (
+            <ProbeView key={probe.file} events={probe.trace.events} file={probe.file} onRule={showRule} onSave={save} />
+          ) : view === "compare" && compareBase ? (
             <CompareView
               base={compareBase}
               mailscope={info?.version ?? __MAILSCOPE_VERSION__}
