@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TransportError, type TraceEvent } from "../ports.ts";
+import { bodyBytesOf, requestWithBody, responseWithBody } from "../protocol/bodies.ts";
 import { traceHash } from "../trace/exportJson.ts";
 import { createRecorder } from "../trace/recorder.ts";
 import { createDnsZone } from "./dnsZone.ts";
@@ -169,6 +170,38 @@ describe("network: routing through msw handlers", () => {
       await send(ctx, "a.example", getCapabilities("https://mx.d.example"));
       await send(ctx, "a.example", getCapabilities("https://mx.d.example"));
       expect(seen).toEqual([{ exchangeId: "x1" }, { exchangeId: "x2" }]);
+    }
+  });
+
+  it("POST-9: a request whose body is at hand reaches the receiver as the sender's own Request, and its answer the sender as the receiver's own Response; any other is handed on with the same bytes", async () => {
+    for (const faults of [[], [{ kind: "latency", latency: 5 }]] as NetworkFaultInput[][]) {
+      const ctx = setup(faults);
+      const bytes = new TextEncoder().encode("--x\r\n...message...\r\n--x--\r\n");
+      const answer = new TextEncoder().encode('{"results":[]}');
+      const received: Request[] = [];
+      const answered: Response[] = [];
+      ctx.network.mount("https://mx.d.example", (request) => {
+        received.push(request);
+        const response = responseWithBody(answer, { status: 200, headers: { "content-type": "application/json" } });
+        answered.push(response);
+        return Promise.resolve(response);
+      });
+      const fetch = ctx.network.fetchFor("a.example");
+      const ours = requestWithBody("https://mx.d.example/v1/messages", { method: "POST" }, bytes);
+      const foreign = new Request("https://mx.d.example/v1/messages", { method: "POST", body: bytes.slice() });
+      const got: Response[] = [];
+      ctx.scheduler.at(0, async () => void got.push(await fetch(ours)));
+      ctx.scheduler.at(1, async () => void got.push(await fetch(foreign)));
+      await ctx.scheduler.run();
+      expect(received[0]).toBe(ours);
+      expect(bodyBytesOf(ours)).toBe(bytes);
+      expect(got[0]).toBe(answered[0]);
+      // The foreign request was read (its bytes traced) and handed on as a copy whose body is at hand.
+      expect(received[1]).not.toBe(foreign);
+      expect(bodyBytesOf(received[1] as Request)).toEqual(bytes);
+      expect(got[1]).toBe(answered[1]);
+      const traced = ctx.events.filter((e) => e.name === "http.request").map((e) => e.data?.["bodyDigest"]);
+      expect(traced).toEqual([await sha256Field(bytes), await sha256Field(bytes)]);
     }
   });
 
