@@ -114,6 +114,13 @@ describe("nodeCryptoProvider: WebCrypto's answers, computed in place (SIG-* Ed25
       }),
       { numRuns: 50 },
     );
+    // The same bytes again (as a fleet's receivers each import a sender's key): a CryptoKey of its own, the same key.
+    const twice = await provider.importKey!("raw", raw.slice(), { name: "Ed25519" }, false, ["verify"]);
+    expect(twice).not.toBe(ours);
+    expect([twice.extractable, twice.usages]).toEqual([false, ["verify"]]);
+    expect(await provider.verify!("Ed25519", twice, signature, data)).toBe(
+      await web.verify("Ed25519", twice, signature, data),
+    );
     // What it does not import itself, WebCrypto does, with its own answer or error.
     for (const [format, bytes, usages] of [
       ["raw", raw.subarray(0, 31), ["verify"]],

@@ -104,6 +104,15 @@ function ed25519Key(algorithm: unknown, key: unknown, wanted: "private sign" | "
   return fit === wanted;
 }
 
+/**
+ * The KeyObjects of the raw Ed25519 public keys imported so far, by their bytes (base64url), at most
+ * {@link PUBLIC_KEY_OBJECTS}, the oldest let go first. A simulated fleet's hundred receivers each import
+ * the same few senders' keys: `createPublicKey` (~20 µs, most of it node:crypto checking its argument) runs
+ * once per key, and each import still makes its own CryptoKey from it, as WebCrypto would.
+ */
+const publicKeyObjects = new Map<string, KeyObject>();
+const PUBLIC_KEY_OBJECTS = 4096;
+
 /** What each CryptoKey seen may do here: the one operation {@link ed25519Key} lets through for it, or none. */
 const ed25519Fits = new WeakMap<CryptoKey, "private sign" | "public verify" | "none">();
 
@@ -162,10 +171,14 @@ export function nodeCryptoProvider(): CryptoProvider {
         keyUsages.length === 1 &&
         keyUsages[0] === "verify"
       ) {
-        const object = createPublicKey({
-          key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(bytes).toString("base64url") },
-          format: "jwk",
-        });
+        const x = Buffer.from(bytes).toString("base64url");
+        let object = publicKeyObjects.get(x);
+        if (object === undefined) {
+          object = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x }, format: "jwk" });
+          if (publicKeyObjects.size >= PUBLIC_KEY_OBJECTS)
+            publicKeyObjects.delete(publicKeyObjects.keys().next().value!);
+          publicKeyObjects.set(x, object);
+        }
         // The same CryptoKey WebCrypto would make, without a round trip to its thread pool (Node types it apart).
         const key = object.toCryptoKey({ name: "Ed25519" }, extractable, ["verify"]) as unknown as CryptoKey;
         keyObjects.set(key, object);

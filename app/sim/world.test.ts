@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseKeyRecord } from "../protocol/profile.ts";
+import { observeWebCrypto } from "../protocol/webCrypto.ts";
+import { traceHash } from "../trace/exportJson.ts";
 import { parseScenarioText, type Scenario } from "./scenario.ts";
 import { createWorld, messageBytes, scanDsn, WorldError, type World } from "./world.ts";
 
@@ -39,6 +41,24 @@ describe("the world of a scenario", () => {
     // Keys are forked per domain: a's key does not depend on b being there.
     const alone = await createWorld(scenario("name: one\ndomains:\n  a.example: { mailboxes: [alice] }\n"));
     expect(alone.domains.get("a.example")?.keyRecord).toBe(world.domains.get("a.example")?.keyRecord);
+  });
+
+  it("G4: a world built again from a seed takes the keys made the first time, without WebCrypto; the run is the same", async () => {
+    const s = scenario(`${TWO_DOMAINS}messages:\n  - { from: alice@a.example, to: [bob@b.example] }\n`);
+    const first = await createWorld(s, { seed: 4242 });
+    await first.run();
+    let operations = 0;
+    const stop = observeWebCrypto(() => void operations++);
+    let again: World;
+    try {
+      again = await createWorld(s, { seed: 4242 });
+    } finally {
+      stop();
+    }
+    expect(operations).toBe(0);
+    expect(again.domains.get("a.example")?.keyRecord).toBe(first.domains.get("a.example")?.keyRecord);
+    await again.run();
+    expect(await traceHash(again.trace())).toBe(await traceHash(first.trace()));
   });
 
   it("G5: the SVCB record at _svc.<domain> is 1 <host>. port=<port> from the endpoint; the receiver listens there", async () => {

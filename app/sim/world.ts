@@ -20,6 +20,7 @@
  * scheduled DNS change shows as `dns.changed` at its time.
  */
 import type { Fetch, SmtpHandOff, SmtpRelay, TraceEvent, TraceSink } from "../ports.ts";
+import { bytesToHex } from "../protocol/base64.ts";
 import { buildKeyRecord, exportPublicKeyRaw, importSigningKeyFromSeed, keyidFor } from "../protocol/profile.ts";
 import { parseSvcbPresentation } from "../protocol/svcb.ts";
 import { createMemoryMailStore, type MemoryMailStore } from "../receiver/memoryMailStore.ts";
@@ -213,10 +214,8 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
   const keys = new Map<string, { keyid: string; keyRecord: string; privateKey: CryptoKey }>();
   for (const [rawName, domain] of Object.entries(scenario.domains)) {
     const name = normalizeName(rawName);
-    const seed32 = random.fork(`keys/${name}`).bytes(32);
-    const pair = await importSigningKeyFromSeed(seed32);
-    const keyRecord = buildKeyRecord(await exportPublicKeyRaw(pair.publicKey));
-    keys.set(name, { keyid: keyidFor(domain.keys.selector, name), keyRecord, privateKey: pair.privateKey });
+    const { keyRecord, privateKey } = await domainKey(random.fork(`keys/${name}`).bytes(32));
+    keys.set(name, { keyid: keyidFor(domain.keys.selector, name), keyRecord, privateKey });
   }
 
   const records: Record<string, DnsRecordSetInput> = {};
@@ -433,6 +432,33 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
       });
     },
   };
+}
+
+/**
+ * The signing keys made from seeds so far, by seed (hex), at most {@link DOMAIN_KEYS}, the oldest let go
+ * first. A domain's key is a function of its seed alone, so a world built again from the same seed (a
+ * restart, a re-run to seek backwards, the many small runs of a sweep) takes the key made the first time
+ * instead of three WebCrypto round trips per domain; a CryptoKey never changes, so sharing one changes
+ * nothing but the time. Made before the run starts, so the run's events and their order are the same
+ * either way.
+ */
+const domainKeys = new Map<string, Promise<{ readonly keyRecord: string; readonly privateKey: CryptoKey }>>();
+const DOMAIN_KEYS = 1024;
+
+function domainKey(seed32: Uint8Array): Promise<{ readonly keyRecord: string; readonly privateKey: CryptoKey }> {
+  const id = bytesToHex(seed32);
+  let made = domainKeys.get(id);
+  if (made === undefined) {
+    made = (async () => {
+      const pair = await importSigningKeyFromSeed(seed32);
+      return { keyRecord: buildKeyRecord(await exportPublicKeyRaw(pair.publicKey)), privateKey: pair.privateKey };
+    })();
+    if (domainKeys.size >= DOMAIN_KEYS) domainKeys.delete(domainKeys.keys().next().value!);
+    domainKeys.set(id, made);
+    // A key that could not be made is not kept: the next world tries again and says why.
+    made.catch(() => domainKeys.delete(id));
+  }
+  return made;
 }
 
 function createRecordingRelay(domain: string, accepts: boolean): RecordingSmtpRelay {
