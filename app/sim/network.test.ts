@@ -7,8 +7,10 @@ import { createDnsZone } from "./dnsZone.ts";
 import { createMemoryStorage, installLocalStorageStandIn } from "./mswGuard.ts";
 import {
   createNetwork,
+  EMPTY_SHA256_FIELD,
   networkFaultSchema,
   sha256Field,
+  sha256FieldInline,
   type NetworkFaultInput,
   type NetworkOptions,
 } from "./network.ts";
@@ -205,6 +207,14 @@ describe("network: routing through msw handlers", () => {
     }
   });
 
+  it("POST-5: a body-less exchange's bodyDigest is SHA-256 of no bytes, the same as computed", async () => {
+    expect(EMPTY_SHA256_FIELD).toBe(await sha256Field(new Uint8Array(0)));
+    expect(sha256FieldInline(new Uint8Array(0))).toBe(EMPTY_SHA256_FIELD);
+    const ctx = setup();
+    await send(ctx, "a.example", getCapabilities());
+    expect(ctx.events[0]?.data).toMatchObject({ method: "GET", bodySize: 0, bodyDigest: EMPTY_SHA256_FIELD });
+  });
+
   it("puts whole bodies in the trace only when asked (recordBodies)", async () => {
     const ctx = setup([], { recordBodies: true });
     await send(ctx, "a.example", postMessage());
@@ -272,6 +282,18 @@ describe("network: transport faults (ERR-21: connection and TLS failures are tem
   it("tls-failure is a TransportError of kind tls (SVC-6, AUTH-7: TLS 1.3 is mandatory)", async () => {
     const ctx = setup([{ kind: "tls-failure" }]);
     expect(transportKind(await send(ctx, "a.example", getCapabilities()))).toBe("tls");
+  });
+
+  it("ERR-21: a TransportError is an outcome, not a fault of the code: kind, name and message, no stack frames; other errors keep theirs", () => {
+    const error = new TransportError("connection-refused", "nothing listens at https://mx.b.example");
+    expect([error.kind, error.name, error.message]).toEqual([
+      "connection-refused",
+      "TransportError",
+      "nothing listens at https://mx.b.example",
+    ]);
+    expect(error).toBeInstanceOf(Error);
+    expect(error.stack ?? "").not.toMatch(/\n\s+at /);
+    expect(new Error("other").stack ?? "").toMatch(/\n\s+at /);
   });
 
   it("timeout throws after its virtual delay, on the virtual clock", async () => {
