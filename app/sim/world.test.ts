@@ -140,6 +140,7 @@ describe("the world of a scenario", () => {
           `    mailboxes: [bob]\n    policy:\n      failAfterAcceptance: [{ mailbox: bob@b.example, status: 5.2.2, diagnostic: "mailbox full after all", delayMs: 60000 }]`,
         ) + "messages:\n  - { id: hi, from: alice@a.example, to: bob@b.example }\n",
       ),
+      { keepMail: true },
     );
     await world.run();
     const dsn = named(world, "dsn.sent")[0];
@@ -162,6 +163,20 @@ describe("the world of a scenario", () => {
     expect(inbox).toHaveLength(1);
     expect(inbox[0]?.receivedAtMs).toBe(world.startMs + 60_000);
     expect(new TextDecoder().decode(inbox[0]?.message)).toContain("multipart/report");
+  });
+
+  it("MBX quotas: the mailboxes count what they hold, and keep the messages only with keepMail", async () => {
+    const text = `${TWO_DOMAINS}messages:\n  - { from: alice@a.example, to: bob@b.example, size: 2000 }\n`;
+    const lean = await createWorld(scenario(text));
+    const kept = await createWorld(scenario(text), { keepMail: true });
+    await lean.run();
+    await kept.run();
+    const store = (world: World) => world.domains.get("b.example")?.mailStore;
+    expect(await store(lean)?.usage("bob@b.example")).toEqual(await store(kept)?.usage("bob@b.example"));
+    expect(await store(lean)?.usage("bob@b.example")).toEqual({ messages: 1, bytes: 2000 });
+    expect(store(lean)?.messages("bob@b.example")).toEqual([]);
+    expect(store(kept)?.messages("bob@b.example")[0]?.message).toHaveLength(2000);
+    expect(await traceHash(lean.trace())).toBe(await traceHash(kept.trace()));
   });
 
   it("messages are submitted at their virtual time, and more can be added at any time", async () => {

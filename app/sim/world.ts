@@ -83,6 +83,12 @@ export interface WorldOptions {
   readonly emls?: ReadonlyMap<string, Uint8Array>;
   /** Options of the scheduler (how it yields to the host). Default {@link FAST_SETTLING}. */
   readonly scheduler?: Omit<SchedulerOptions, "startMs">;
+  /**
+   * Keep every delivered message in its mailbox's store (`mailStore.messages`), for a reader that looks
+   * inside. Default false: the stores count what each mailbox holds (its quota needs no more), and the
+   * trace says what was delivered (mailbox.delivered), so a long run does not hold all its mail.
+   */
+  readonly keepMail?: boolean;
 }
 
 /** A domain of the world. */
@@ -93,6 +99,7 @@ export interface WorldDomain {
   readonly receiver?: ReceiverHandler;
   /** Where the receiver listens, `https://mx.b.example`; undefined for an SMTP-only domain. */
   readonly origin?: string;
+  /** The receiver's mailboxes; they keep the messages only with {@link WorldOptions.keepMail}. */
   readonly mailStore: MemoryMailStore;
   readonly smtp: RecordingSmtpRelay;
   readonly keyid: string;
@@ -303,7 +310,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
       },
     );
     senders.set(name, sender);
-    const mailStore = createMemoryMailStore();
+    const mailStore = createMemoryMailStore({ keepMessages: options.keepMail === true });
     const endpoint = endpoints.get(name);
     const config = receiverConfigs.get(name);
     let receiver: ReceiverHandler | undefined;
