@@ -25,7 +25,9 @@ describe("mailscope run", () => {
     expect(text).toContain(
       "      +2:03:00  a.example  handed bob@b.example to SMTP (fallback); the relay accepted [STATE-3]",
     );
-    expect(text).toMatch(/outcomes:\n {2}m1 +bob@b\.example +smtp \(fallback\) +\+2:03:00 +STATE-3/);
+    expect(text).toMatch(
+      /outcomes:\n {2}m1 +bob@b\.example +smtp \(fallback\) +\+2:03:00 +8 attempts +0 POSTs +STATE-3/,
+    );
     expect(text).toContain("  ok    smtp-only-where-allowed: 1 hand-off to SMTP, each allowed");
     expect(out.at(-1)).toMatch(/^passed: all 7 checks; \d+ events; 2:03:00 of virtual time in \d+\.\d\d s$/);
   });
@@ -42,7 +44,7 @@ describe("mailscope run", () => {
       ),
     ).toBe(true);
     expect(out).toContain(
-      "+4d 23:40:45.301  a.example  no retry 127: it would come in 51m35s, after the give-up in 19m15s [STATE-7]",
+      "+4d 23:40:45.301  a.example  no attempt 128: it would come in 51m35s, after the give-up in 19m15s [STATE-7]",
     );
     expect(out).toContain(
       "     +5d 0:00:00  a.example  gave up on bob@b.example after 127 attempts: bounced [STATE-7]",
@@ -86,6 +88,39 @@ describe("mailscope run", () => {
     ]);
   });
 
+  it("the outcomes count each recipient's own attempts and POSTs, not its delivery's (teach-mixed-recipient-results)", async () => {
+    const { io, out } = capture();
+    expect(await runCommandAction("scenarios/teach-mixed-recipient-results.yaml", {}, io)).toBe(0);
+    const row = (recipient: string) => out.find((l) => l.startsWith("  m1 ") && l.includes(` ${recipient} `));
+    expect(row("bob@b.example")).toMatch(/ accepted +\+0:01:00 +1 attempt +1 POST +RCP-2$/);
+    expect(row("carol@b.example")).toMatch(/ accepted +\+0:10:00 +2 attempts +2 POSTs +RCP-2$/);
+    expect(row("dave@b.example")).toMatch(/ bounced +\+5d 0:01:00 +125 attempts +125 POSTs +STATE-7$/);
+    expect(out.join("\n")).not.toContain("why:");
+  });
+
+  it("--explain: why each recipient got its outcome, the same words as the app's Why panel (app/trace/explain.ts)", async () => {
+    const { io, out } = capture();
+    expect(await runCommandAction("scenarios/rate-limited-then-down.yaml", { explain: true }, io)).toBe(0);
+    const at = out.indexOf("why:");
+    expect(at).toBeGreaterThan(out.indexOf("outcomes:"));
+    expect(at).toBeLessThan(out.indexOf("checks:"));
+    expect(out.slice(at + 1, at + 8)).toEqual([
+      "  m1 bob@b.example: bounced at +120:00:00",
+      "    attempt 1 at +0:00:00 got 429 rate_limited, which is not fallback-eligible (ERR-23), so SMTP was ruled out for this message: retried over the service (STATE-5), not before its Retry-After (RETRY-7)  [events 3, 19, 20, 22, 23]",
+      expect.stringMatching(
+        /^ {4}attempts 2–6 \(\+0:02:00 … \+0:32:31\.023\) got no answer \(connection refused\), .* \(ERR-24\) {2}\[events 24, 34, 38, 39, 49 … 15 in all\]$/,
+      ),
+      expect.stringMatching(/^ {4}attempts 7–127 /),
+      expect.stringMatching(
+        /^ {4}at \+120:00:00 the sender gave up, 5 days after the first attempt, after 127 attempts, and bounced it \(STATE-7\)/,
+      ),
+      expect.stringMatching(
+        /^ {4}at \+120:00:00 the sender sent alice@a\.example a DSN \(EVT-3\), accepted at \+120:00:00 {2}\[events \d+, \d+\]$/,
+      ),
+      expect.stringMatching(/^ {2}dsn\.\S+ alice@a\.example: accepted at \+120:00:00$/),
+    ]);
+  });
+
   it("--json prints a summary with the trace hash and the reproduce command", async () => {
     const { io, out } = capture();
     expect(await runCommandAction("scenarios/happy-path.yaml", { json: true, set: ["G7=ignored"] }, io)).toBe(0);
@@ -106,6 +141,11 @@ describe("mailscope run", () => {
       submittedAt: "+0:00:00",
     });
     expect((bob?.["attemptsAt"] as string[]).slice(0, 2)).toEqual(["+0:00:00", "+0:02:00"]);
+    // `why`: the explanation of app/trace/explain.ts, with each clause's evidence by seq.
+    const why = bob?.["why"] as { headline: string; text: string; clauses: { text: string; evidence: number[] }[] };
+    expect(why.headline).toBe("bounced at +120:00:00");
+    expect(why.text).toMatch(/^bounced at \+120:00:00 — attempt 1 at \+0:00:00 got 429 rate_limited/);
+    expect(why.clauses[0]?.evidence).toEqual([3, 19, 20, 22, 23]);
   });
 
   it("a failed expectation: exit 1 and the reproduce command with the seed on stderr", async () => {

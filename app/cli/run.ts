@@ -19,7 +19,9 @@ import { describeEvent } from "../trace/describe.ts";
 import { exportHar } from "../trace/exportHar.ts";
 import { exportJsonChunks, traceHash } from "../trace/exportJson.ts";
 import { exportMarkdown } from "../trace/exportMarkdown.ts";
+import { evidenceText, explainOutcomes, type Why } from "../trace/explain.ts";
 import { indexTrace } from "../sim/expectations.ts";
+import { outcomeRows } from "../sim/outcomeRows.ts";
 import { runLoadedScenario, type ScenarioRun } from "../sim/runScenario.ts";
 import {
   defaultScenarioReadings,
@@ -49,6 +51,8 @@ export interface RunOptions {
   readonly bundle?: string;
   readonly full?: boolean;
   readonly json?: boolean;
+  /** After the outcomes, why each recipient got its outcome (app/trace/explain.ts). */
+  readonly explain?: boolean;
   /** Progress lines on stderr: true, false, or (undefined) when stderr is a terminal. */
   readonly progress?: boolean;
 }
@@ -121,7 +125,7 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
     written.push(`trace ${options.trace}`);
   }
   if (options.har !== undefined) {
-    await writeFile(options.har, `${JSON.stringify(exportHar(trace), null, 2)}\n`);
+    await writeFile(options.har, `${JSON.stringify(exportHar(trace, { full: options.full === true }), null, 2)}\n`);
     written.push(`HAR ${options.har}`);
   }
   if (options.report !== undefined) {
@@ -169,7 +173,7 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
     return run.passed ? RUN_EXIT.passed : RUN_EXIT.failed;
   }
 
-  for (const line of report(run, file, wallMs, options.full === true)) io.out(line);
+  for (const line of report(run, file, wallMs, options.full === true, options.explain === true)) io.out(line);
   for (const w of written) io.out(`wrote ${w}`);
   if (!run.passed) io.err(`reproduce: ${run.reproduce}`);
   return run.passed ? RUN_EXIT.passed : RUN_EXIT.failed;
@@ -177,13 +181,15 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
 
 /**
  * The outcomes for `--json`: each recipient's row with when it came (`at`),
- * the problem that decided it, the attempts and POSTs of its delivery, and
- * when the message was submitted and each attempt started, as offsets.
+ * the problem that decided it, the recipient's attempts and POSTs, when the
+ * message was submitted and each of those attempts started, as offsets, and
+ * why (`why`: app/trace/explain.ts, each clause's evidence as seqs).
  */
 export function jsonOutcomes(run: ScenarioRun): Record<string, unknown>[] {
   const startMs = run.world.startMs;
   const events = run.trace.events;
   const facts = indexTrace(events);
+  const whys = new Map(explainOutcomes(events, startMs).map((w) => [`${w.messageId}\n${w.recipient}`, w]));
   const timeOf = new Map(events.map((e) => [e.seq, e.timeMs]));
   const at = (seq: number | undefined): string | undefined => {
     const t = seq === undefined ? undefined : timeOf.get(seq);
@@ -194,6 +200,7 @@ export function jsonOutcomes(run: ScenarioRun): Record<string, unknown>[] {
     const evidence = facts.evidence(o.messageId, o.recipient);
     const submittedAt = at(evidence.submitted);
     const attemptsAt = evidence.attempts.map(at).filter((x): x is string => x !== undefined);
+    const why = whys.get(`${o.messageId}\n${o.recipient}`);
     return {
       ...o,
       ...(o.atMs !== undefined && { at: offset(o.atMs, startMs) }),
@@ -202,12 +209,42 @@ export function jsonOutcomes(run: ScenarioRun): Record<string, unknown>[] {
       posts: f.posts,
       ...(submittedAt !== undefined && { submittedAt }),
       attemptsAt,
+      ...(why !== undefined && { why: whyJson(why) }),
     };
   });
 }
 
-/** The printed report of a run: header, timeline, outcomes, checks, summary. */
-export function report(run: ScenarioRun, file: string, wallMs: number, full: boolean): string[] {
+/** An explanation for `--json`: its clauses' evidence as seqs. */
+function whyJson(why: Why): Record<string, unknown> {
+  return {
+    headline: why.headline,
+    explained: why.explained,
+    text: why.text,
+    ...(why.smtpRuledOut !== undefined && { smtpRuledOut: why.smtpRuledOut }),
+    clauses: why.clauses.map((c) => ({
+      kind: c.kind,
+      at: c.at,
+      text: c.text,
+      rules: c.rules,
+      ...(c.readings.length > 0 && { readings: c.readings }),
+      ...(c.attempts !== undefined && { attempts: c.attempts }),
+      evidence: [...new Set(c.evidence.map((e) => e.seq))],
+    })),
+  };
+}
+
+/** `why:` and, per recipient, its explanation: the headline, then a clause a line with its evidence. */
+export function whyLines(run: ScenarioRun, labels: ReadonlyMap<string, string>): string[] {
+  const lines = ["why:"];
+  for (const why of explainOutcomes(run.trace.events, run.world.startMs)) {
+    lines.push(`  ${labels.get(why.messageId) ?? why.messageId} ${why.recipient}: ${why.headline}`);
+    for (const c of why.clauses) lines.push(`    ${c.text}  [${evidenceText(c)}]`);
+  }
+  return lines;
+}
+
+/** The printed report of a run: header, timeline, outcomes (and with `explain` why), checks, summary. */
+export function report(run: ScenarioRun, file: string, wallMs: number, full: boolean, explain = false): string[] {
   const { trace, world } = run;
   const changed = Object.entries(trace.readings)
     .filter(([id, value]) => value !== DEFAULTS[id])
@@ -220,16 +257,19 @@ export function report(run: ScenarioRun, file: string, wallMs: number, full: boo
     "",
     "outcomes:",
   ];
-  const width = Math.max(...run.outcomes.map((o) => o.message.length), 4);
-  const rwidth = Math.max(...run.outcomes.map((o) => o.recipient.length), 9);
-  for (const o of run.outcomes) {
+  // The rows the app's outcomes table shows (app/sim/outcomeRows.ts): each recipient's own attempts and POSTs.
+  const labels = new Map(world.messages.map((m) => [m.messageId, m.id]));
+  const rows = outcomeRows(trace.events, world.startMs, labels);
+  const width = Math.max(...rows.map((o) => o.message.length), 4);
+  const rwidth = Math.max(...rows.map((o) => o.recipient.length), 9);
+  const count = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
+  for (const o of rows) {
     const at = o.atMs !== undefined ? offset(o.atMs, world.startMs) : "";
-    const smtp =
-      o.smtpReason !== undefined ? ` (${o.smtpReason}${o.smtpAccepted === false ? ", relay refused" : ""})` : "";
     lines.push(
-      `  ${o.message.padEnd(width)}  ${o.recipient.padEnd(rwidth)}  ${`${o.outcome}${smtp}`.padEnd(24)} ${at.padEnd(12)} ${o.rule ?? ""}`.trimEnd(),
+      `  ${o.message.padEnd(width)}  ${o.recipient.padEnd(rwidth)}  ${o.outcomeText.padEnd(24)} ${at.padEnd(12)} ${count(o.attempts, "attempt").padEnd(12)} ${count(o.posts, "POST").padEnd(9)} ${o.rule ?? ""}`.trimEnd(),
     );
   }
+  if (explain) lines.push("", ...whyLines(run, labels));
   lines.push("", "checks:");
   for (const c of [...run.invariants, ...run.expectations]) {
     lines.push(`  ${c.passed ? "ok  " : "FAIL"}  ${c.id}: ${c.detail ?? ""}`);
@@ -347,7 +387,7 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/** `mailscope run <scenario> [--seed N] [--set G7=ignored]… [--trace out.mstrace] [--har out.har] [--report out.md] [--bundle out.msbundle] [--full] [--json]`. */
+/** `mailscope run <scenario> [--seed N] [--set G7=ignored]… [--trace out.mstrace] [--har out.har] [--report out.md] [--bundle out.msbundle] [--full] [--json] [--explain]`. */
 export function runCommand(): Command {
   return new Command("run")
     .description("play a scenario at full speed: timeline, outcomes, invariants and expectations")
@@ -363,6 +403,10 @@ export function runCommand(): Command {
     )
     .option("--full", "print every event, and keep message bodies in the trace")
     .option("--json", "print a JSON summary instead of the timeline")
+    .option(
+      "--explain",
+      "after the outcomes, why each recipient got its outcome: the decisive events, with their times, rules and seqs",
+    )
     .option("--progress", "print progress to stderr about once a second (default when stderr is a terminal)")
     .option("--no-progress", "print no progress")
     .action(async (file: string, options: RunOptions) => {

@@ -231,7 +231,10 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
     let current = initialState;
     return (event: InspectionEvent) => {
       if (event.type !== "@xstate.microstep") return;
-      const to = statePath((event.snapshot as AnyMachineSnapshot).value);
+      const snapshot = event.snapshot as AnyMachineSnapshot;
+      const to = statePath(snapshot.value);
+      // The attempt under way after the step: a retry's transition names the attempt it starts.
+      const attempt = (snapshot.context as { attempts?: unknown } | undefined)?.attempts;
       for (const transition of event._transitions) {
         if (transition.target === undefined || transition.target.length === 0) continue;
         const meta = transition.meta as TransitionMeta | undefined;
@@ -240,6 +243,7 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
           from: current,
           to,
           event: event.event.type,
+          ...(typeof attempt === "number" && attempt > 0 && { attempt }),
           ...(meta !== undefined && {
             transition: meta.name,
             ...(meta.row !== undefined && { row: meta.row }),

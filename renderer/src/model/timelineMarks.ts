@@ -208,6 +208,8 @@ const MARK_SHAPES: Readonly<Record<Exclude<MarkKind, "attempt">, readonly Shape[
   dsn: [
     { kind: "rect", x: -7, y: M + 13, width: 14, height: 9, rx: 2, fill: "surface", stroke: "fail", name: "dsn-shape" },
   ],
+  // A ring around the dot of the attempt whose answer ruled SMTP fallback out.
+  "ruled-out": [{ kind: "circle", cx: 0, cy: M, r: 8.5, stroke: "fail", strokeWidth: 1.5, name: "ruled-out-shape" }],
   // A dashed line across the row.
   dns: [{ kind: "line", x1: 0, x2: 0, y1: 2, y2: LANE_ROW - 2, stroke: "dns", dash: "2 2", name: "dns-line" }],
   // ▼ over the line.
@@ -278,11 +280,12 @@ export function shapesBox(shapes: readonly Shape[]): Box | undefined {
 
 /**
  * The box, at x = 0, that other marks' labels keep off; none for an
- * attempt's dot (on the middle line, under no label) and a DNS change's line
- * (it crosses the whole row).
+ * attempt's dot (on the middle line, under no label), the ring around it
+ * where SMTP was ruled out (it hugs the dot) and a DNS change's line (it
+ * crosses the whole row).
  */
 export function markObstacle(kind: MarkKind): Box | undefined {
-  return kind === "attempt" || kind === "dns" ? undefined : shapesBox(MARK_SHAPES[kind]);
+  return kind === "attempt" || kind === "dns" || kind === "ruled-out" ? undefined : shapesBox(MARK_SHAPES[kind]);
 }
 
 // ---------------------------------------------------------------- connectors

@@ -13,6 +13,7 @@
  */
 import {
   drawnMarks,
+  giveUpOf,
   itemsByLane,
   laneItems,
   offsetText,
@@ -151,7 +152,7 @@ function laneMarkup(
   out.push(`<line x1="0" x2="${n(w)}" y1="${mid}" y2="${mid}" stroke="${c.line}"/>`);
   const arcs = drawnConnectors(items.connectors, scale);
   for (const k of arcs) out.push(shapeSvg(connectorShape(k.x1, k.x2, k.connector.decidedBy), c));
-  const giveUp = lane.giveUpAtMs;
+  const giveUp = giveUpOf(lane);
   const giveUpShown = giveUp !== undefined && giveUp >= scale.fromMs && giveUp <= scale.toMs;
   const drawn = drawnMarks(items.marks, scale, new Set([lane.id]));
   const labels = new Map(
