@@ -45,4 +45,17 @@ describe("bodies at hand: a message the core made from bytes gives those bytes (
     expect(bodyBytesOf(new Request(URL_))).toEqual(new Uint8Array(0));
     expect(bodyBytesOf(new Response(null, { status: 204 }))).toEqual(new Uint8Array(0));
   });
+
+  it("a reader of the stream gets a copy: changing what it read changes neither the bytes nor a later read", async () => {
+    const bytes = new TextEncoder().encode('{"results":[]}');
+    const response = responseWithBody(bytes, { status: 200 });
+    const read = new Uint8Array(await response.clone().arrayBuffer());
+    read.fill(0);
+    expect(new TextDecoder().decode(bytes)).toBe('{"results":[]}');
+    expect(await response.text()).toBe('{"results":[]}');
+    const request = requestWithBody(URL_, { method: "POST" }, bytes);
+    const chunk = (await request.body!.getReader().read()).value!;
+    expect(chunk).not.toBe(bytes);
+    expect(chunk).toEqual(bytes);
+  });
 });
