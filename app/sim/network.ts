@@ -56,6 +56,7 @@ import {
 } from "./faultScope.ts";
 import type { SeededRandom } from "./random.ts";
 import type { Scheduler } from "./scheduler.ts";
+import { bytesToBase64 } from "../protocol/base64.ts";
 import { bodyBytesOf, requestWithBody, responseWithBody } from "../protocol/bodies.ts";
 import { digestNow, startDigest, subtle } from "../protocol/webCrypto.ts";
 import { sha256 } from "../protocol/sha256.ts";
@@ -690,9 +691,7 @@ export function sha256FieldInline(bytes: Uint8Array): string {
 export const EMPTY_SHA256_FIELD = "sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:";
 
 function digestField(digest: Uint8Array): string {
-  let binary = "";
-  for (const b of digest) binary += String.fromCharCode(b);
-  return `sha-256=:${btoa(binary)}:`;
+  return `sha-256=:${bytesToBase64(digest)}:`;
 }
 
 /** A body for the trace: UTF-8 text as `body`, anything else as `bodyBase64`. */
@@ -701,9 +700,7 @@ function bodyFields(bytes: Uint8Array): { body: string } | { bodyBase64: string 
     // ignoreBOM keeps a leading byte order mark in the text, so the recorded body encodes back to its bytes.
     return { body: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes) };
   } catch {
-    let binary = "";
-    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-    return { bodyBase64: btoa(binary) };
+    return { bodyBase64: bytesToBase64(bytes) };
   }
 }
 

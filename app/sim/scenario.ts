@@ -18,6 +18,7 @@
  */
 import type { Document } from "yaml";
 import * as z from "zod";
+import { binaryString } from "../protocol/base64.ts";
 import { gapById, gaps } from "../protocol/gaps.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
 import { DEFAULT_TOLERANCE_S } from "../protocol/profile.ts";
@@ -1216,7 +1217,5 @@ export function headerText(message: Uint8Array): string {
       break;
     }
   }
-  let text = "";
-  for (let i = 0; i < end; i += 0x8000) text += String.fromCharCode(...message.subarray(i, Math.min(end, i + 0x8000)));
-  return text;
+  return binaryString(message.subarray(0, end));
 }

@@ -20,7 +20,7 @@
  * scheduled DNS change shows as `dns.changed` at its time.
  */
 import type { Fetch, SmtpHandOff, SmtpRelay, TraceEvent, TraceSink } from "../ports.ts";
-import { bytesToHex } from "../protocol/base64.ts";
+import { binaryString, bytesToHex } from "../protocol/base64.ts";
 import { buildKeyRecord, exportPublicKeyRaw, importSigningKeyFromSeed, keyidFor } from "../protocol/profile.ts";
 import { parseSvcbPresentation } from "../protocol/svcb.ts";
 import { createMemoryMailStore, type MemoryMailStore } from "../receiver/memoryMailStore.ts";
@@ -545,10 +545,7 @@ export function scanDsn(message: Uint8Array): {
 } {
   const messageId = headerMessageId(message);
   const head = headerText(message);
-  let rest = "";
-  for (let i = head.length; i < message.length; i += 0x8000) {
-    rest += String.fromCharCode(...message.subarray(i, Math.min(message.length, i + 0x8000)));
-  }
+  const rest = binaryString(message.subarray(head.length));
   // Part 3 returns the original's header block, Message-ID and all (RFC 3464 §2, G29).
   const original = /^message-id:[ \t]*<?([^<>\s]+)>?/im.exec(rest)?.[1];
   const recipients = [...rest.matchAll(/^final-recipient:[ \t]*rfc822[ \t]*;[ \t]*<?([^<>\s]+)>?/gim)].map(
