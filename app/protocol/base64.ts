@@ -7,23 +7,22 @@
 
 /** Standard base64 (RFC 4648 §4) with `=` padding. */
 export function bytesToBase64(bytes: Uint8Array): string {
-  return btoa(binaryString(bytes));
+  return btoa(bytesToBinary(bytes));
 }
 
+/** Bytes a `String.fromCharCode` call takes at most (issue 23: a bounded argument list), 32 KiB of stack. */
+const BINARY_CHUNK = 0x1000;
+
 /**
- * The bytes as a "binary string" (latin1: each byte one character of that
- * code, 0–255), as `btoa` takes and header scans read. Chunked so that
- * `String.fromCharCode` never gets more arguments than the engine allows;
- * each chunk is handed over with `apply`, which reads the typed array as it
- * is, where spreading it (`...bytes`) walks an iterator and builds an array
- * first (~15 × slower for a 5 KB message, and its garbage).
+ * The bytes as a "binary string" (latin1: each byte one character, U+0000 to U+00FF), as `btoa` takes
+ * it. `TextDecoder("latin1")` is windows-1252, which maps 0x80–0x9F elsewhere, so it will not do. Each
+ * chunk is handed over with `apply`, which reads the typed array as it is, where spreading it walks an
+ * iterator and builds an array first (~15 × slower on a 5 KB message, and its garbage).
  */
-export function binaryString(bytes: Uint8Array): string {
-  const chunk = 0x8000;
-  if (bytes.length <= chunk) return String.fromCharCode.apply(null, bytes as unknown as number[]);
+export function bytesToBinary(bytes: Uint8Array): string {
   let binary = "";
-  for (let i = 0; i < bytes.length; i += chunk) {
-    binary += String.fromCharCode.apply(null, bytes.subarray(i, i + chunk) as unknown as number[]);
+  for (let i = 0; i < bytes.length; i += BINARY_CHUNK) {
+    binary += String.fromCharCode.apply(null, bytes.subarray(i, i + BINARY_CHUNK) as unknown as number[]);
   }
   return binary;
 }

@@ -9,9 +9,9 @@
  * the network reads that setting when the world is built.
  */
 import type { TraceEvent, TraceSink } from "../ports.ts";
-import { bytesToBase64 } from "../protocol/base64.ts";
 import { isTraceEventName } from "./events.ts";
 import { TRACE_FORMAT, TRACE_VERSION, type CheckResult, type RecordedEvent, type Trace } from "./schema.ts";
+import { bytesToBase64 } from "../protocol/base64.ts";
 
 /** What {@link createRecorder} may be told. */
 export interface RecorderOptions {
