@@ -54,11 +54,23 @@ export interface Resolver {
 /** Why a request got no HTTP answer. Errors rule 3 treats each as `temporary_failure`. */
 export type TransportFailureKind = "connection-refused" | "connection-reset" | "tls" | "timeout" | "dns";
 
-/** Thrown by a {@link Fetch} when no HTTP answer came back. */
+/**
+ * Thrown by a {@link Fetch} when no HTTP answer came back. It is an outcome the
+ * sender reads (Errors rule 3), not a fault of the code, so it carries no stack
+ * trace: capturing one (where the engine does, V8's `Error.stackTraceLimit`)
+ * cost more than the rest of a simulated refused connection.
+ */
 export class TransportError extends Error {
   readonly kind: TransportFailureKind;
   constructor(kind: TransportFailureKind, message: string) {
-    super(message);
+    const engine = Error as { stackTraceLimit?: number };
+    const limit = engine.stackTraceLimit;
+    if (limit !== undefined) engine.stackTraceLimit = 0;
+    try {
+      super(message);
+    } finally {
+      if (limit !== undefined) engine.stackTraceLimit = limit;
+    }
     this.name = "TransportError";
     this.kind = kind;
   }

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createDigester, incrementalDigester } from "../protocol/digest.ts";
 import type { DigestAlgorithm } from "../protocol/digest.ts";
 import vectors from "../protocol/fixtures/rfc9530-vectors.json" with { type: "json" };
-import { startDigest, subtle as observedSubtle, useCryptoProvider } from "../protocol/webCrypto.ts";
+import { digestNow, startDigest, subtle as observedSubtle, useCryptoProvider } from "../protocol/webCrypto.ts";
 import type { IncrementalAlgorithm } from "../protocol/webCrypto.ts";
 import fixture from "../sim/fixtures/determinism.json" with { type: "json" };
 import { SCENARIO } from "../sim/fixtures/determinismScenario.ts";
@@ -114,6 +114,12 @@ describe("nodeCryptoProvider: WebCrypto's answers, computed in place (SIG-* Ed25
       }),
       { numRuns: 50 },
     );
+    // The same bytes again (as a fleet's receivers each import a sender's key): a CryptoKey of its own, the same key.
+    const twice = await provider.importKey!("raw", raw.slice(), { name: "Ed25519" }, false, ["verify"]);
+    expect([twice.extractable, twice.usages]).toEqual([false, ["verify"]]);
+    expect(await provider.verify!("Ed25519", twice, signature, data)).toBe(
+      await web.verify("Ed25519", twice, signature, data),
+    );
     // What it does not import itself, WebCrypto does, with its own answer or error.
     for (const [format, bytes, usages] of [
       ["raw", raw.subarray(0, 31), ["verify"]],
@@ -161,6 +167,29 @@ describe("nodeCryptoProvider: WebCrypto's answers, computed in place (SIG-* Ed25
       ),
       { numRuns: 100 },
     );
+  });
+
+  it("POST-5: digestNow gives WebCrypto's SHA-256 and SHA-512 at once, up to the in-place limit; nothing past it or for another algorithm", async () => {
+    restore = useCryptoProvider(provider);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uint8Array({ maxLength: 4096 }),
+        fc.constantFrom("SHA-256", "SHA-512"),
+        async (data, algorithm) => {
+          const now = digestNow(algorithm as IncrementalAlgorithm, data);
+          expect(now === undefined ? undefined : hex(now.buffer as ArrayBuffer)).toBe(
+            hex(await web.digest(algorithm, data)),
+          );
+        },
+      ),
+      { numRuns: 60 },
+    );
+    expect(digestNow("SHA-256", new Uint8Array(SYNC_DIGEST_LIMIT + 1))).toBeUndefined();
+    expect(digestNow("SHA-1" as IncrementalAlgorithm, new Uint8Array(1))).toBeUndefined();
+    restore();
+    restore = undefined;
+    // WebCrypto alone has no such thing.
+    expect(digestNow("SHA-256", new Uint8Array(1))).toBeUndefined();
   });
 
   it("startDigest: WebCrypto alone offers no digest in pieces (the core hashes the whole body); the provider offers SHA-256 and SHA-512", () => {

@@ -104,6 +104,16 @@ function ed25519Key(algorithm: unknown, key: unknown, wanted: "private sign" | "
   return fit === wanted;
 }
 
+/**
+ * The raw Ed25519 public keys imported so far, by their bytes (base64url), at most {@link PUBLIC_KEYS},
+ * the oldest let go first: the KeyObject, and the CryptoKey handed out for it (extractable or not). A
+ * simulated fleet's hundred receivers each import the same few senders' keys: `createPublicKey` (~20 µs,
+ * most of it node:crypto checking its argument) and `toCryptoKey` run once per key. A CryptoKey never
+ * changes, so every import of the same bytes with the same settings may have the same one.
+ */
+const publicKeys = new Map<string, { readonly object: KeyObject; extractable?: CryptoKey; fixed?: CryptoKey }>();
+const PUBLIC_KEYS = 4096;
+
 /** What each CryptoKey seen may do here: the one operation {@link ed25519Key} lets through for it, or none. */
 const ed25519Fits = new WeakMap<CryptoKey, "private sign" | "public verify" | "none">();
 
@@ -162,13 +172,21 @@ export function nodeCryptoProvider(): CryptoProvider {
         keyUsages.length === 1 &&
         keyUsages[0] === "verify"
       ) {
-        const object = createPublicKey({
-          key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(bytes).toString("base64url") },
-          format: "jwk",
-        });
-        // The same CryptoKey WebCrypto would make, without a round trip to its thread pool (Node types it apart).
-        const key = object.toCryptoKey({ name: "Ed25519" }, extractable, ["verify"]) as unknown as CryptoKey;
-        keyObjects.set(key, object);
+        const x = Buffer.from(bytes).toString("base64url");
+        let imported = publicKeys.get(x);
+        if (imported === undefined) {
+          imported = { object: createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x }, format: "jwk" }) };
+          if (publicKeys.size >= PUBLIC_KEYS) publicKeys.delete(publicKeys.keys().next().value!);
+          publicKeys.set(x, imported);
+        }
+        const which = extractable ? "extractable" : "fixed";
+        let key = imported[which];
+        if (key === undefined) {
+          // The same CryptoKey WebCrypto would make, without a round trip to its thread pool (Node types it apart).
+          key = imported.object.toCryptoKey({ name: "Ed25519" }, extractable, ["verify"]) as unknown as CryptoKey;
+          keyObjects.set(key, imported.object);
+          imported[which] = key;
+        }
         return Promise.resolve(key);
       }
       return format === "jwk"
@@ -176,6 +194,12 @@ export function nodeCryptoProvider(): CryptoProvider {
         : webCrypto().importKey(format as Exclude<KeyFormat, "jwk">, keyData as BufferSource, algorithm, extractable, [
             ...keyUsages,
           ]);
+    },
+
+    digestNow(algorithm: IncrementalAlgorithm, data: Uint8Array): Uint8Array | undefined {
+      const name = NODE_HASH[algorithm];
+      if (name === undefined || data.byteLength > SYNC_DIGEST_LIMIT) return undefined;
+      return new Uint8Array(ownBuffer(hash(name, data, "buffer")));
     },
 
     incrementalDigest(algorithm: IncrementalAlgorithm): IncrementalDigest | undefined {

@@ -18,7 +18,7 @@ import type { BodyDigests } from "./digest.ts";
 import { ProtocolError, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
-import { fromRequest, headerValue, signatureFieldsFor, signRequest, verifyRequestSignature } from "./signature.ts";
+import { fromRequest, headerValue, signatureFieldsFor, signatureFields, verifyRequestSignature } from "./signature.ts";
 import type { HttpMessageView, ParsedSignatureFields, SignatureInputMember } from "./signature.ts";
 import { subtle } from "./webCrypto.ts";
 
@@ -244,20 +244,37 @@ export interface SignDeliveryOptions {
  * header is missing: mistakes of the sender, not input from a peer.
  */
 export async function signDelivery(request: Request, options: SignDeliveryOptions): Promise<Request> {
-  const domain = signingDomainOfKeyid(options.keyid);
-  if (!domain.ok) throw new ProtocolError(domain.violations);
   const headers = new Headers(request.headers);
   headers.delete("signature");
   headers.delete("signature-input");
-  const view: HttpMessageView = { method: request.method, url: request.url, headers: [...headers] };
-  const signed = await signRequest(view, {
+  const signed = await deliverySignature({ method: request.method, url: request.url, headers: [...headers] }, options);
+  headers.append("signature-input", signed.signatureInput);
+  headers.append("signature", signed.signature);
+  return new Request(request, { headers });
+}
+
+/**
+ * The Signature-Input and Signature field values that sign a delivery under
+ * the profile, as {@link signDelivery} puts them on its copy: for a sender
+ * that adds them to the one Request it sends. `message` is that request's
+ * method, URL (as `Request.url` gives it) and header fields, without
+ * signature fields.
+ *
+ * @throws ProtocolError as {@link signDelivery}.
+ */
+export async function deliverySignature(
+  message: HttpMessageView,
+  options: SignDeliveryOptions,
+): Promise<{ readonly signatureInput: string; readonly signature: string }> {
+  const domain = signingDomainOfKeyid(options.keyid);
+  if (!domain.ok) throw new ProtocolError(domain.violations);
+  return signatureFields(message, {
     key: options.privateKey,
     keyid: options.keyid,
     label: PROFILE_LABEL,
     components: PROFILE_COMPONENTS,
     created: options.createdS,
   });
-  return new Request(request, { headers: signed.headers });
 }
 
 // ---------------------------------------------------------------------------

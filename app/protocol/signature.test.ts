@@ -11,6 +11,7 @@ import {
   serializeSignatureInput,
   signRequest,
   signatureAlgorithmOfKey,
+  signatureFields,
   signatureBaseBytes,
   verifyRequestSignature,
 } from "./signature.ts";
@@ -675,6 +676,25 @@ describe("signRequest", () => {
     expect(signed.signature).toBe(ex.signature_header_value);
     expect(signed.headers.get("signature")).toBe(ex.signature_header_value);
     expect(signed.headers.get("content-digest")).toBe(testRequest.headers[3]?.[1]);
+  });
+
+  it("AUTH-1, RFC 9421 B.2.6: signatureFields gives the members signRequest adds, without a Headers; a label in use is refused the same way", async () => {
+    const ex = example("B.2.6");
+    const options = {
+      key: await ed25519PrivateKey(),
+      keyid: "test-key-ed25519",
+      label: "sig-b26",
+      components: ["date", "@method", "@path", "@authority", "content-type", "content-length"],
+      created: 1618884473,
+    };
+    const fields = await signatureFields(testRequest, options);
+    expect(fields).toEqual({ signatureInput: ex.signature_input_header_value, signature: ex.signature_header_value });
+    const signedBefore = {
+      ...testRequest,
+      headers: [...testRequest.headers, ["Signature-Input", ` ${fields.signatureInput}`]],
+    };
+    await expect(signatureFields(signedBefore as HttpMessageView, options)).rejects.toThrow(/already used/);
+    await expect(signRequest(signedBefore as HttpMessageView, options)).rejects.toThrow(/already used/);
   });
 
   it("AUTH-1, RFC 9421 B.2.5: signing with the shared HMAC secret gives exactly the RFC's signature", async () => {

@@ -633,6 +633,24 @@ export interface SignedFields {
  */
 export async function signRequest(request: Request | HttpMessageView, options: SignOptions): Promise<SignedFields> {
   const view = request instanceof Request ? fromRequest(request) : request;
+  const { signatureInput, signature } = await signatureFields(view, options);
+  const headers = new Headers(view.headers as [string, string][]);
+  headers.append(SIGNATURE_INPUT, signatureInput);
+  headers.append(SIGNATURE, signature);
+  return { signatureInput, signature, headers };
+}
+
+/**
+ * {@link signRequest} without the Headers: this signature's Signature-Input
+ * and Signature members, for a caller that puts them on its message itself
+ * (the sender, on the one Request it sends).
+ *
+ * @throws ProtocolError as {@link signRequest}.
+ */
+export async function signatureFields(
+  view: HttpMessageView,
+  options: SignOptions,
+): Promise<{ readonly signatureInput: string; readonly signature: string }> {
   const label = options.label ?? "sig1";
   const algorithm = webCryptoAlgorithm(options.key);
   if (algorithm === undefined)
@@ -648,10 +666,10 @@ export async function signRequest(request: Request | HttpMessageView, options: S
     ...(options.nonce !== undefined ? { nonce: options.nonce } : {}),
     ...(options.tag !== undefined ? { tag: options.tag } : {}),
   };
-  const headers = new Headers(view.headers as [string, string][]);
-  const existing = headers.get(SIGNATURE_INPUT);
-  if (existing !== null) {
-    const parsed = parseSignatureInput(existing);
+  const existing = fieldValues(view, "signature-input");
+  if (existing.length > 0) {
+    // Fetch combines repeated fields with ", ", as Headers would have.
+    const parsed = parseSignatureInput(existing.map((v) => v.trim()).join(", "));
     if (parsed.ok && parsed.value.has(label)) {
       throw new ProtocolError([inputViolation(`the label "${label}" is already used in Signature-Input`)]);
     }
@@ -663,9 +681,7 @@ export async function signRequest(request: Request | HttpMessageView, options: S
   );
   const signatureInput = `${label}=${base.value.signatureParams}`;
   const signature = serializeSignature(new Map([[label, signatureBytes]]));
-  headers.append(SIGNATURE_INPUT, signatureInput);
-  headers.append(SIGNATURE, signature);
-  return { signatureInput, signature, headers };
+  return { signatureInput, signature };
 }
 
 // ---------------------------------------------------------------------------

@@ -53,6 +53,12 @@ export type CryptoProvider = Partial<Pick<SubtleCrypto, CryptoOperation>> & {
    * input with `subtle.digest`.
    */
   readonly incrementalDigest?: (algorithm: IncrementalAlgorithm) => IncrementalDigest | undefined;
+  /**
+   * The digest of `data` computed at once on the calling thread, which
+   * WebCrypto has no form of either; undefined when the provider does not
+   * (then the core hashes another way). Optional.
+   */
+  readonly digestNow?: (algorithm: IncrementalAlgorithm, data: Uint8Array) => Uint8Array | undefined;
 };
 
 /** The digests the core may ask for in pieces (RFC 9530's active algorithms, by their WebCrypto names). */
@@ -71,6 +77,15 @@ export interface IncrementalDigest {
  */
 export function startDigest(algorithm: IncrementalAlgorithm): IncrementalDigest | undefined {
   return provider.incrementalDigest?.(algorithm);
+}
+
+/**
+ * The digest of `data` at once, when the provider in use computes one on the
+ * calling thread ({@link CryptoProvider.digestNow}), else undefined. The same
+ * bytes as any other way of hashing them.
+ */
+export function digestNow(algorithm: IncrementalAlgorithm, data: Uint8Array): Uint8Array | undefined {
+  return provider.digestNow?.(algorithm, data);
 }
 
 let provider: CryptoProvider = {};

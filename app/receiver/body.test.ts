@@ -338,3 +338,37 @@ describe("readBodyWithLimit: onBytes sees the body as it arrives (for spooling, 
     );
   });
 });
+
+describe("readBodyWithLimit: a body at hand (app/protocol/bodies.ts) reads as the stream of that one chunk (LIM-2, ERR-12)", () => {
+  it("ERR-12, LIM-2 (property): same outcome, same bytes, the same pieces for onBytes, kept or not, within and over the limit", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uint8Array({ maxLength: 300 }),
+        fc.nat({ max: 320 }),
+        fc.boolean(),
+        async (bytes, limit, keep) => {
+          const seen = (into: [number, number[]][]) => (piece: Uint8Array, offset: number) =>
+            void into.push([offset, [...piece]]);
+          const fromStream: [number, number[]][] = [];
+          const fromBytes: [number, number[]][] = [];
+          const streamed = await readBodyWithLimit(pulledStream(bytes.length > 0 ? [bytes] : []).stream, limit, {
+            keep,
+            onBytes: seen(fromStream),
+          });
+          const atHand = await readBodyWithLimit(bytes, limit, { keep, onBytes: seen(fromBytes) });
+          expect(atHand.kind).toBe(streamed.kind);
+          if (atHand.kind === "ok" && streamed.kind === "ok") expect([...atHand.body]).toEqual([...streamed.body]);
+          if (atHand.kind === "too-large" && streamed.kind === "too-large")
+            expect(atHand.bytesRead).toBe(streamed.bytesRead);
+          expect(fromBytes).toEqual(fromStream);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("LIM-2: the body at hand is handed back as it is, not copied", async () => {
+    const bytes = pseudoRandomBytes(1000, 3);
+    expect(okBody(await readBodyWithLimit(bytes, LIMIT))).toBe(bytes);
+  });
+});

@@ -42,7 +42,8 @@ const INITIAL_CAPACITY = 64 * 1024;
 /**
  * Reads `stream` to its end, or until more than `limit` bytes have arrived;
  * then cancels it (so the sender's stream stops being pulled) and reports
- * `too-large`. A `null` stream is an empty body.
+ * `too-large`. A `null` stream is an empty body; bytes are a body at hand
+ * (app/protocol/bodies.ts), read as a stream of that one chunk would be.
  *
  * The bytes are gathered once: a body of one chunk is that chunk; a body of
  * several is copied, chunk by chunk as it arrives, into one buffer, sized
@@ -51,11 +52,12 @@ const INITIAL_CAPACITY = 64 * 1024;
  * once for the chunks and again for their concatenation.
  */
 export async function readBodyWithLimit(
-  stream: ReadableStream<Uint8Array> | null,
+  stream: ReadableStream<Uint8Array> | Uint8Array | null,
   limit: number,
   options: ReadBodyOptions = {},
 ): Promise<BodyRead> {
   if (stream === null) return { kind: "ok", body: new Uint8Array(0) };
+  if (stream instanceof Uint8Array) return bodyAtHand(stream, limit, options);
   let reader: ReadableStreamDefaultReader<Uint8Array>;
   try {
     reader = stream.getReader();
@@ -107,6 +109,16 @@ export async function readBodyWithLimit(
   }
   if (buffer !== undefined) return { kind: "ok", body: buffer.subarray(0, total) };
   return { kind: "ok", body: first ?? new Uint8Array(0) };
+}
+
+/**
+ * {@link readBodyWithLimit} of a body already in memory (app/protocol/bodies.ts): what reading it as a
+ * stream of that one chunk gives, without a stream.
+ */
+function bodyAtHand(bytes: Uint8Array, limit: number, options: ReadBodyOptions): BodyRead {
+  if (bytes.length > limit) return { kind: "too-large", bytesRead: bytes.length };
+  if (bytes.length > 0) options.onBytes?.(bytes, 0);
+  return { kind: "ok", body: options.keep === false || bytes.length === 0 ? new Uint8Array(0) : bytes };
 }
 
 /** The size of the buffer that must hold `needed` bytes: the expected length when it fits, else twice the old size. */

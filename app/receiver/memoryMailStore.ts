@@ -23,18 +23,40 @@ export interface MemoryMailStore extends MailStore {
   all(): readonly StoredMessage[];
 }
 
+/** What {@link createMemoryMailStore} may be told. */
+export interface MemoryMailStoreOptions {
+  /** Mailboxes whose deliveries the store refuses (a storage failure). */
+  readonly failFor?: readonly string[];
+  /**
+   * Keep each message (default true). False: the store counts what each
+   * mailbox holds (messages and bytes, for quotas) and keeps no message, so
+   * `messages` and `all` are empty; a simulation whose trace already says
+   * what was delivered need not hold every message it delivered.
+   */
+  readonly keepMessages?: boolean;
+}
+
 /**
  * An in-memory {@link MailStore}. `failFor` names mailboxes whose deliveries
  * the store refuses (a storage failure), so a test or scenario can show the
  * receiver answering `temporary_failure` for that recipient.
  */
-export function createMemoryMailStore(options: { readonly failFor?: readonly string[] } = {}): MemoryMailStore {
+export function createMemoryMailStore(options: MemoryMailStoreOptions = {}): MemoryMailStore {
   const byMailbox = new Map<string, StoredMessage[]>();
   const everything: StoredMessage[] = [];
+  const sizes = new Map<string, { messages: number; bytes: number }>();
   const failing = new Set(options.failFor ?? []);
+  const keep = options.keepMessages ?? true;
   return {
     deliver(mailbox, message, meta) {
       if (failing.has(mailbox)) return Promise.reject(new Error(`the store refuses deliveries to ${mailbox}`));
+      const size = sizes.get(mailbox);
+      if (size === undefined) sizes.set(mailbox, { messages: 1, bytes: message.length });
+      else {
+        size.messages += 1;
+        size.bytes += message.length;
+      }
+      if (!keep) return Promise.resolve();
       const stored: StoredMessage = {
         mailbox,
         message,
@@ -48,8 +70,8 @@ export function createMemoryMailStore(options: { readonly failFor?: readonly str
       return Promise.resolve();
     },
     usage(mailbox) {
-      const list = byMailbox.get(mailbox) ?? [];
-      return Promise.resolve({ messages: list.length, bytes: list.reduce((sum, m) => sum + m.message.length, 0) });
+      const size = sizes.get(mailbox);
+      return Promise.resolve({ messages: size?.messages ?? 0, bytes: size?.bytes ?? 0 });
     },
     messages: (mailbox) => [...(byMailbox.get(mailbox) ?? [])],
     all: () => [...everything],

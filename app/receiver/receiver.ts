@@ -9,7 +9,8 @@
  * `temporary_failure` (the sender retries, ERR-10) rather than a dropped
  * connection.
  */
-import { asBufferSource, bytesToHex } from "../protocol/base64.ts";
+import { bytesToHex } from "../protocol/base64.ts";
+import { bodyBytesOf, responseWithBody } from "../protocol/bodies.ts";
 import {
   checkContentDigest,
   DIGEST_ALGORITHMS,
@@ -262,9 +263,10 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
 
   function toResponse(answer: Answer, method: string): Response {
     const { status, headers, body } = answer.response;
-    // No copy here: a Response takes a copy of the bytes it is given (Fetch "extract a body"), so a
-    // stored answer replayed later stays as it was.
-    return new Response(method === "HEAD" || body.length === 0 ? null : asBufferSource(body), {
+    // No copy here: a Response takes a copy of the bytes it is given (Fetch "extract a body"), and a reader
+    // in this process given the bytes themselves (app/protocol/bodies.ts) only reads them, so a stored answer
+    // replayed later stays as it was.
+    return responseWithBody(method === "HEAD" ? null : body, {
       status,
       headers: headers.map(([n, v]): [string, string] => [n, v]),
     });
@@ -487,7 +489,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
               for (const digester of hashing.values()) digester.update(bytes);
               spooler?.onBytes(bytes, offset);
             };
-      const read = await readBodyWithLimit(request.body, maxSize, {
+      const read = await readBodyWithLimit(bodyBytesOf(request) ?? request.body, maxSize, {
         ...(declared !== undefined && { expectedLength: declared }),
         ...(onBytes !== undefined && { onBytes }),
         ...(holdsBody && { keep: false }),

@@ -19,7 +19,7 @@
  * envelope), so a replay matches the receiver's stored Content-Digest (G11).
  */
 import type { Clock, Fetch, TraceSink } from "../ports.ts";
-import { asBufferSource } from "../protocol/base64.ts";
+import { requestWithBody } from "../protocol/bodies.ts";
 import { createContentDigest } from "../protocol/digest.ts";
 import {
   interpretRecipientResult,
@@ -31,7 +31,7 @@ import type { RecipientReading, RequestLevelReading } from "../protocol/errors.t
 import { parseMailbox } from "../protocol/mailbox.ts";
 import type { Mailbox } from "../protocol/mailbox.ts";
 import { buildMultipartBody } from "../protocol/multipart.ts";
-import { signDelivery } from "../protocol/profile.ts";
+import { deliverySignature } from "../protocol/profile.ts";
 import { matchResults, parseDeliveryResult, parseJson } from "../protocol/resources.ts";
 import type { Envelope, Problem } from "../protocol/resources.ts";
 import type { Violation } from "../protocol/result.ts";
@@ -323,19 +323,25 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   }
 
   const digest = await createContentDigest(body);
-  const unsigned = new Request(url, {
-    method: "POST",
-    headers: { "content-type": contentType, "content-digest": digest, "idempotency-key": delivery.idempotencyKey },
-    body: asBufferSource(body),
-    // G30: a redirect would carry a signed request to an origin discovery did not name.
-    redirect: "manual",
-  });
+  const fields: [string, string][] = [
+    ["content-type", contentType],
+    ["content-digest", digest],
+    ["idempotency-key", delivery.idempotencyKey],
+  ];
+  // One Request, signed in place: its own URL (as fetch serializes it) and fields are what is signed.
+  // G30: a redirect would carry a signed request to an origin discovery did not name.
+  const request = requestWithBody(url, { method: "POST", headers: fields, redirect: "manual" }, body);
   // POST-24: a fresh `created` on every attempt, the same key.
-  const request = await signDelivery(unsigned, {
-    privateKey: deps.privateKey,
-    keyid: deps.keyid,
-    createdS: Math.floor((deps.signingClock ?? deps.clock).now() / 1000),
-  });
+  const signed = await deliverySignature(
+    { method: "POST", url: request.url, headers: fields },
+    {
+      privateKey: deps.privateKey,
+      keyid: deps.keyid,
+      createdS: Math.floor((deps.signingClock ?? deps.clock).now() / 1000),
+    },
+  );
+  request.headers.append("signature-input", signed.signatureInput);
+  request.headers.append("signature", signed.signature);
   emit("attempt.started", {
     attempt: input.attempt,
     url,

@@ -4,6 +4,7 @@
  * naming a failure that produced no answer at all.
  */
 import { TransportError } from "../ports.ts";
+import { bodyBytesOf } from "../protocol/bodies.ts";
 import type { Fetch } from "../ports.ts";
 import type { TransportFailureKind as ErrorsFailureKind } from "../protocol/errors.ts";
 import { parseJson, parseProblem } from "../protocol/resources.ts";
@@ -40,7 +41,7 @@ export async function exchange(fetch: Fetch, request: Request): Promise<Exchange
     return { kind: "no-answer", failure: failureKindOf(error), detail: describe(error) };
   }
   try {
-    const body = new Uint8Array(await response.arrayBuffer());
+    const body = bodyBytesOf(response) ?? new Uint8Array(await response.arrayBuffer());
     return { kind: "answer", response, body };
   } catch (error) {
     return { kind: "no-answer", failure: "connection", detail: `the body broke off: ${describe(error)}` };

@@ -1,13 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { TransportError, type TraceEvent } from "../ports.ts";
+import { bodyBytesOf, requestWithBody, responseWithBody } from "../protocol/bodies.ts";
 import { traceHash } from "../trace/exportJson.ts";
 import { createRecorder } from "../trace/recorder.ts";
 import { createDnsZone } from "./dnsZone.ts";
 import { createMemoryStorage, installLocalStorageStandIn } from "./mswGuard.ts";
 import {
   createNetwork,
+  EMPTY_SHA256_FIELD,
   networkFaultSchema,
   sha256Field,
+  sha256FieldInline,
   type NetworkFaultInput,
   type NetworkOptions,
 } from "./network.ts";
@@ -172,6 +175,46 @@ describe("network: routing through msw handlers", () => {
     }
   });
 
+  it("POST-9: a request whose body is at hand reaches the receiver as the sender's own Request, and its answer the sender as the receiver's own Response; any other is handed on with the same bytes", async () => {
+    for (const faults of [[], [{ kind: "latency", latency: 5 }]] as NetworkFaultInput[][]) {
+      const ctx = setup(faults);
+      const bytes = new TextEncoder().encode("--x\r\n...message...\r\n--x--\r\n");
+      const answer = new TextEncoder().encode('{"results":[]}');
+      const received: Request[] = [];
+      const answered: Response[] = [];
+      ctx.network.mount("https://mx.d.example", (request) => {
+        received.push(request);
+        const response = responseWithBody(answer, { status: 200, headers: { "content-type": "application/json" } });
+        answered.push(response);
+        return Promise.resolve(response);
+      });
+      const fetch = ctx.network.fetchFor("a.example");
+      const ours = requestWithBody("https://mx.d.example/v1/messages", { method: "POST" }, bytes);
+      const foreign = new Request("https://mx.d.example/v1/messages", { method: "POST", body: bytes.slice() });
+      const got: Response[] = [];
+      ctx.scheduler.at(0, async () => void got.push(await fetch(ours)));
+      ctx.scheduler.at(1, async () => void got.push(await fetch(foreign)));
+      await ctx.scheduler.run();
+      expect(received[0]).toBe(ours);
+      expect(bodyBytesOf(ours)).toBe(bytes);
+      expect(got[0]).toBe(answered[0]);
+      // The foreign request was read (its bytes traced) and handed on as a copy whose body is at hand.
+      expect(received[1]).not.toBe(foreign);
+      expect(bodyBytesOf(received[1] as Request)).toEqual(bytes);
+      expect(got[1]).toBe(answered[1]);
+      const traced = ctx.events.filter((e) => e.name === "http.request").map((e) => e.data?.["bodyDigest"]);
+      expect(traced).toEqual([await sha256Field(bytes), await sha256Field(bytes)]);
+    }
+  });
+
+  it("POST-5: a body-less exchange's bodyDigest is SHA-256 of no bytes, the same as computed", async () => {
+    expect(EMPTY_SHA256_FIELD).toBe(await sha256Field(new Uint8Array(0)));
+    expect(sha256FieldInline(new Uint8Array(0))).toBe(EMPTY_SHA256_FIELD);
+    const ctx = setup();
+    await send(ctx, "a.example", getCapabilities());
+    expect(ctx.events[0]?.data).toMatchObject({ method: "GET", bodySize: 0, bodyDigest: EMPTY_SHA256_FIELD });
+  });
+
   it("puts whole bodies in the trace only when asked (recordBodies)", async () => {
     const ctx = setup([], { recordBodies: true });
     await send(ctx, "a.example", postMessage());
@@ -239,6 +282,18 @@ describe("network: transport faults (ERR-21: connection and TLS failures are tem
   it("tls-failure is a TransportError of kind tls (SVC-6, AUTH-7: TLS 1.3 is mandatory)", async () => {
     const ctx = setup([{ kind: "tls-failure" }]);
     expect(transportKind(await send(ctx, "a.example", getCapabilities()))).toBe("tls");
+  });
+
+  it("ERR-21: a TransportError is an outcome, not a fault of the code: kind, name and message, no stack frames; other errors keep theirs", () => {
+    const error = new TransportError("connection-refused", "nothing listens at https://mx.b.example");
+    expect([error.kind, error.name, error.message]).toEqual([
+      "connection-refused",
+      "TransportError",
+      "nothing listens at https://mx.b.example",
+    ]);
+    expect(error).toBeInstanceOf(Error);
+    expect(error.stack ?? "").not.toMatch(/\n\s+at /);
+    expect(new Error("other").stack ?? "").toMatch(/\n\s+at /);
   });
 
   it("timeout throws after its virtual delay, on the virtual clock", async () => {

@@ -63,9 +63,16 @@ import {
   sha256Field,
   sha256FieldInline,
 } from "../trace/httpFields.ts";
+import { bodyBytesOf, requestWithBody, responseWithBody } from "../protocol/bodies.ts";
 import { MAX_SPAN_S, MAX_SPAN_WHY } from "../protocol/resources.ts";
 
-export { headersObject, INLINE_DIGEST_MAX_BYTES, sha256Field, sha256FieldInline } from "../trace/httpFields.ts";
+export {
+  EMPTY_SHA256_FIELD,
+  headersObject,
+  INLINE_DIGEST_MAX_BYTES,
+  sha256Field,
+  sha256FieldInline,
+} from "../trace/httpFields.ts";
 
 /** The capabilities path (GET-1); capabilities faults apply to it unless given another `path`. */
 export const CAPABILITIES_PATH = "/v1/capabilities";
@@ -507,7 +514,8 @@ export function createNetwork(options: NetworkOptions): Network {
     signal.throwIfAborted();
     const url = new URL(request.url);
     const method = request.method.toUpperCase();
-    const requestBody = new Uint8Array(await scheduler.track(request.arrayBuffer(), "http.request body"));
+    const known = bodyBytesOf(request);
+    const requestBody = known ?? new Uint8Array(await scheduler.track(request.arrayBuffer(), "http.request body"));
     emit("http.request", source, {
       exchangeId: id,
       method,
@@ -517,18 +525,15 @@ export function createNetwork(options: NetworkOptions): Network {
       bodyDigest: await traceDigest(requestBody, "http.request digest"),
       ...(options.recordBodies === true ? bodyFields(requestBody) : {}),
     });
-    // The receiver reads a body built in JavaScript, whose reads settle in microtasks in every engine
-    // (a browser may read a body given as bytes through its own task queue, which the scheduler cannot see).
-    // The sender's signal is not handed on: a Request following another's signal costs more than the rest of
-    // it (undici ties the two with listeners and a finalization registry), nothing in the core reads a
-    // request's signal on the receiving side, and the sender stops waiting at once when its signal aborts
-    // (`abortable` below), as a client that closes its connection does.
-    const forwarded = new Request(url.href, {
-      method,
-      headers: request.headers,
-      body: requestBody.length > 0 ? settledBody(requestBody) : null,
-      ...(requestBody.length > 0 && { duplex: "half" }),
-    } as RequestInit);
+    // The receiver is handed the sender's own Request when its body is at hand (app/protocol/bodies.ts):
+    // the receiver takes the body as those bytes, so nothing is read through a stream, whose reads a
+    // browser may settle through its own task queue, which the scheduler cannot see. A request whose body
+    // had to be read (made elsewhere) is handed on as a copy made from the bytes read, at hand in the same
+    // way; the copy does not follow the sender's signal (undici ties two signals with listeners and a
+    // finalization registry, which costs more than the rest of the Request), and the sender stops waiting
+    // at once when its signal aborts (`abortable` below), as a client that closes its connection does.
+    const forwarded =
+      known !== undefined ? request : requestWithBody(url.href, { method, headers: request.headers }, requestBody);
     const current: Exchange = { id, source, url, method, post: [] };
     exchanges.set(forwarded, current);
     try {
@@ -544,7 +549,9 @@ export function createNetwork(options: NetworkOptions): Network {
         current.fault = reset.label;
         throw new TransportError("connection-reset", `connection to ${url.host} reset after the request was handled`);
       }
-      const responseBody = new Uint8Array(await scheduler.track(response.arrayBuffer(), "http.response body"));
+      const answered = bodyBytesOf(response);
+      const responseBody =
+        answered ?? new Uint8Array(await scheduler.track(response.arrayBuffer(), "http.response body"));
       const slow = current.post.find((f) => f.spec.kind === "slow-body")?.spec;
       const chunking = slow?.kind === "slow-body" ? slow : undefined;
       const bodyDurationMs =
@@ -560,16 +567,13 @@ export function createNetwork(options: NetworkOptions): Network {
         ...(current.fault !== undefined ? { fault: current.fault } : {}),
         ...(options.recordBodies === true ? bodyFields(responseBody) : {}),
       });
-      const body = NULL_BODY_STATUSES.has(response.status)
-        ? null
-        : chunking === undefined
-          ? settledBody(responseBody)
-          : slowBody(scheduler, responseBody, chunking.chunkBytes, chunking.intervalMs);
-      return new Response(body, {
-        status: response.status,
-        statusText: response.statusText,
-        headers: response.headers,
-      });
+      // The sender is handed the receiver's own Response when its body is at hand, as the request above.
+      if (chunking === undefined && answered !== undefined) return response;
+      const init = { status: response.status, statusText: response.statusText, headers: response.headers };
+      if (NULL_BODY_STATUSES.has(response.status)) return new Response(null, init);
+      return chunking === undefined
+        ? responseWithBody(responseBody, init)
+        : new Response(slowBody(scheduler, responseBody, chunking.chunkBytes, chunking.intervalMs), init);
     } catch (error) {
       emit("http.failure", source, {
         exchangeId: id,
@@ -589,13 +593,13 @@ export function createNetwork(options: NetworkOptions): Network {
       const key = parsed.origin;
       receivers.set(key, {
         handler,
-        // msw hands the resolver a request whose body it has teed (for its clone): read it as
-        // tracked work, and pass the receiver a body built in JavaScript again.
+        // msw hands the resolver the exchange's request, whose body is at hand (see `exchange`); one whose
+        // body is not is read as tracked work and handed on as a copy whose body is.
         msw: http.all(
           ({ request }) => new URL(request.url).origin === key,
           async ({ request }) => {
             const exchange = exchanges.get(request);
-            const settled = await settledRequest(request, scheduler);
+            const settled = bodyBytesOf(request) !== undefined ? request : await settledRequest(request, scheduler);
             return exchange === undefined ? handler(settled) : handler(settled, { exchangeId: exchange.id });
           },
         ),
@@ -632,25 +636,25 @@ export function faultAnswer(spec: NetworkFault, problemBase: string): Response |
     case "unavailable":
       return spec.problem
         ? problemResponse(503, "temporary_failure", problemBase, retryAfterHeader(spec))
-        : new Response("Service Unavailable", {
+        : textResponse("Service Unavailable", {
             status: 503,
             headers: { "content-type": "text/plain", ...retryAfterHeader(spec) },
           });
     case "server-error":
-      return new Response(spec.body, { status: spec.status, headers: { "content-type": "text/plain" } });
+      return textResponse(spec.body, { status: spec.status, headers: { "content-type": "text/plain" } });
     case "rate-limited":
       return problemResponse(429, "rate_limited", problemBase, retryAfterHeader(spec));
     case "forbidden":
       return problemResponse(403, "policy_rejected", problemBase, retryAfterHeader(spec));
     case "capabilities-invalid": {
       const body = spec.body ?? { versions: ["v1"], max_message_size: 1024 };
-      return new Response(typeof body === "string" ? body : JSON.stringify(body), {
+      return textResponse(typeof body === "string" ? body : JSON.stringify(body), {
         status: 200,
         headers: { "content-type": spec.contentType, "cache-control": "max-age=3600" },
       });
     }
     case "capabilities-unfetchable":
-      return new Response(spec.body, { status: spec.status, headers: { "content-type": "text/plain" } });
+      return textResponse(spec.body, { status: spec.status, headers: { "content-type": "text/plain" } });
     case "respond":
       return crafted(spec.status, spec.headers, spec.body);
     default:
@@ -665,7 +669,17 @@ function crafted(status: number, headers: Readonly<Record<string, string>>, body
   if (body !== undefined && !out.has("content-type"))
     out.set("content-type", json ? "application/json" : "text/plain; charset=utf-8");
   const text = body === undefined ? "" : json ? JSON.stringify(body) : (body as string);
-  return new Response(NULL_BODY_STATUSES.has(status) || text === "" ? null : text, { status, headers: out });
+  return textResponse(NULL_BODY_STATUSES.has(status) ? null : text, { status, headers: out });
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * An answer with `text` as its UTF-8 body, at hand for its reader (app/protocol/bodies.ts). The caller
+ * gives the content type: a text body does not add one here.
+ */
+function textResponse(text: string | null, init: ResponseInit): Response {
+  return responseWithBody(text === null ? null : encoder.encode(text), init);
 }
 
 const PROBLEM_TITLES: Readonly<Record<string, string>> = {
@@ -676,7 +690,7 @@ const PROBLEM_TITLES: Readonly<Record<string, string>> = {
 
 function problemResponse(status: number, identifier: string, base: string, headers: Record<string, string>): Response {
   const problem = { type: `${base}/${identifier}`, title: PROBLEM_TITLES[identifier] ?? identifier, status };
-  return new Response(JSON.stringify(problem), {
+  return textResponse(JSON.stringify(problem), {
     status,
     headers: { "content-type": "application/problem+json", ...headers },
   });
@@ -691,30 +705,10 @@ function retryAfterHeader(spec: {
   return {};
 }
 
-/**
- * A body whose reads settle in microtasks in every engine: a stream built in
- * JavaScript. A browser may read a body built from bytes through its own task
- * queue, which the scheduler cannot see, so the sender's reads of an answer
- * would race the next event.
- */
-function settledBody(bytes: Uint8Array): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      if (bytes.length > 0) controller.enqueue(bytes);
-      controller.close();
-    },
-  });
-}
-
-/** `request` with its body read as tracked host work and handed on as a {@link settledBody}. */
+/** `request` with its body read as tracked host work and handed on as a copy whose body is at hand (bodies.ts). */
 async function settledRequest(request: Request, scheduler: Scheduler): Promise<Request> {
   const bytes = new Uint8Array(await scheduler.track(request.arrayBuffer(), "receiver request body"));
-  return new Request(request.url, {
-    method: request.method,
-    headers: request.headers,
-    body: bytes.length > 0 ? settledBody(bytes) : null,
-    ...(bytes.length > 0 && { duplex: "half" }),
-  } as RequestInit);
+  return requestWithBody(request.url, { method: request.method, headers: request.headers }, bytes);
 }
 
 /** A body delivered `chunkBytes` at a time, one chunk every `intervalMs` of virtual time. */

@@ -40,10 +40,12 @@ import { observeWebCrypto } from "../protocol/webCrypto.ts";
 import { offset } from "../trace/offset.ts";
 import type { Clock } from "../ports.ts";
 
-/** A WebCrypto operation whose result waits for its batch (see `#holdWebCrypto`). */
+/** A WebCrypto operation whose result waits for its batch (see `#holdWebCrypto`): how it ended, once it has. */
 interface HeldOperation {
-  readonly release: (outcome: PromiseSettledResult<unknown>) => void;
-  outcome: PromiseSettledResult<unknown> | undefined;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (reason: unknown) => void;
+  fulfilled: boolean;
+  value: unknown;
 }
 
 /** 2026-01-01T00:00:00Z, the default start of a run. */
@@ -302,6 +304,8 @@ class EventScheduler implements Scheduler {
   /** WebCrypto operations of this event, held until all of them have finished. */
   readonly #heldCrypto: HeldOperation[] = [];
   #cryptoOutstanding = 0;
+  /** Settles the tracked work that stands for the batch of held operations, once they are released. */
+  #releaseBatch: (() => void) | undefined;
   #activity = false;
   #failure: Error | undefined;
   #state: "idle" | "running" | "paused" = "idle";
@@ -602,23 +606,39 @@ class EventScheduler implements Scheduler {
   }
 
   #holdWebCrypto(operation: Promise<unknown>): Promise<unknown> {
-    let release!: (outcome: PromiseSettledResult<unknown>) => void;
+    let entry!: HeldOperation;
     const held = new Promise<unknown>((resolve, reject) => {
-      release = (outcome) => (outcome.status === "fulfilled" ? resolve(outcome.value) : reject(outcome.reason));
+      entry = { resolve, reject, fulfilled: false, value: undefined };
     });
-    const entry: HeldOperation = { release, outcome: undefined };
+    // The batch is tracked once, as one piece of work, rather than each of its operations.
+    if (this.#heldCrypto.length === 0) {
+      this.track(new Promise<void>((resolve) => (this.#releaseBatch = resolve)), "webcrypto");
+    }
     this.#heldCrypto.push(entry);
     this.#cryptoOutstanding++;
-    operation
-      .then(
-        (value) => (entry.outcome = { status: "fulfilled", value }),
-        (reason: unknown) => (entry.outcome = { status: "rejected", reason }),
-      )
-      .finally(() => {
-        if (--this.#cryptoOutstanding > 0) return;
-        for (const done of this.#heldCrypto.splice(0)) done.release(done.outcome!);
-      });
-    return this.track(held, "webcrypto");
+    const settled = (): void => {
+      if (--this.#cryptoOutstanding > 0) return;
+      const batch = this.#heldCrypto.splice(0);
+      const releaseBatch = this.#releaseBatch;
+      this.#releaseBatch = undefined;
+      for (const done of batch) {
+        if (done.fulfilled) done.resolve(done.value);
+        else done.reject(done.value);
+      }
+      releaseBatch?.();
+    };
+    operation.then(
+      (value) => {
+        entry.fulfilled = true;
+        entry.value = value;
+        settled();
+      },
+      (reason: unknown) => {
+        entry.value = reason;
+        settled();
+      },
+    );
+    return held;
   }
 
   async #executeObserved(event: QueuedEvent): Promise<void> {

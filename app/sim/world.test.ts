@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseKeyRecord } from "../protocol/profile.ts";
+import { observeWebCrypto } from "../protocol/webCrypto.ts";
+import { traceHash } from "../trace/exportJson.ts";
 import { parseScenarioText, type Scenario } from "./scenario.ts";
 import { createWorld, messageBytes, scanDsn, WorldError, type World } from "./world.ts";
 
@@ -39,6 +41,24 @@ describe("the world of a scenario", () => {
     // Keys are forked per domain: a's key does not depend on b being there.
     const alone = await createWorld(scenario("name: one\ndomains:\n  a.example: { mailboxes: [alice] }\n"));
     expect(alone.domains.get("a.example")?.keyRecord).toBe(world.domains.get("a.example")?.keyRecord);
+  });
+
+  it("G4: a world built again from a seed takes the keys made the first time, without WebCrypto; the run is the same", async () => {
+    const s = scenario(`${TWO_DOMAINS}messages:\n  - { from: alice@a.example, to: [bob@b.example] }\n`);
+    const first = await createWorld(s, { seed: 4242 });
+    await first.run();
+    let operations = 0;
+    const stop = observeWebCrypto(() => void operations++);
+    let again: World;
+    try {
+      again = await createWorld(s, { seed: 4242 });
+    } finally {
+      stop();
+    }
+    expect(operations).toBe(0);
+    expect(again.domains.get("a.example")?.keyRecord).toBe(first.domains.get("a.example")?.keyRecord);
+    await again.run();
+    expect(await traceHash(again.trace())).toBe(await traceHash(first.trace()));
   });
 
   it("G5: the SVCB record at _svc.<domain> is 1 <host>. port=<port> from the endpoint; the receiver listens there", async () => {
@@ -120,6 +140,7 @@ describe("the world of a scenario", () => {
           `    mailboxes: [bob]\n    policy:\n      failAfterAcceptance: [{ mailbox: bob@b.example, status: 5.2.2, diagnostic: "mailbox full after all", delayMs: 60000 }]`,
         ) + "messages:\n  - { id: hi, from: alice@a.example, to: bob@b.example }\n",
       ),
+      { keepMail: true },
     );
     await world.run();
     const dsn = named(world, "dsn.sent")[0];
@@ -142,6 +163,20 @@ describe("the world of a scenario", () => {
     expect(inbox).toHaveLength(1);
     expect(inbox[0]?.receivedAtMs).toBe(world.startMs + 60_000);
     expect(new TextDecoder().decode(inbox[0]?.message)).toContain("multipart/report");
+  });
+
+  it("MBX quotas: the mailboxes count what they hold, and keep the messages only with keepMail", async () => {
+    const text = `${TWO_DOMAINS}messages:\n  - { from: alice@a.example, to: bob@b.example, size: 2000 }\n`;
+    const lean = await createWorld(scenario(text));
+    const kept = await createWorld(scenario(text), { keepMail: true });
+    await lean.run();
+    await kept.run();
+    const store = (world: World) => world.domains.get("b.example")?.mailStore;
+    expect(await store(lean)?.usage("bob@b.example")).toEqual(await store(kept)?.usage("bob@b.example"));
+    expect(await store(lean)?.usage("bob@b.example")).toEqual({ messages: 1, bytes: 2000 });
+    expect(store(lean)?.messages("bob@b.example")).toEqual([]);
+    expect(store(kept)?.messages("bob@b.example")[0]?.message).toHaveLength(2000);
+    expect(await traceHash(lean.trace())).toBe(await traceHash(kept.trace()));
   });
 
   it("messages are submitted at their virtual time, and more can be added at any time", async () => {

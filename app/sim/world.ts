@@ -20,6 +20,7 @@
  * scheduled DNS change shows as `dns.changed` at its time.
  */
 import type { Fetch, SmtpHandOff, SmtpRelay, TraceEvent, TraceSink } from "../ports.ts";
+import { bytesToBinary, bytesToHex } from "../protocol/base64.ts";
 import { buildKeyRecord, exportPublicKeyRaw, importSigningKeyFromSeed, keyidFor } from "../protocol/profile.ts";
 import { parseSvcbPresentation } from "../protocol/svcb.ts";
 import { createMemoryMailStore, type MemoryMailStore } from "../receiver/memoryMailStore.ts";
@@ -56,7 +57,6 @@ import {
   type Scheduler,
   type SchedulerOptions,
 } from "./scheduler.ts";
-import { bytesToBinary } from "../protocol/base64.ts";
 import { maxOf } from "../protocol/lists.ts";
 
 /**
@@ -91,6 +91,12 @@ export interface WorldOptions {
    * field for it, and no command or control of the app passes it.
    */
   readonly plantedBug?: PlantedBug;
+  /**
+   * Keep every delivered message in its mailbox's store (`mailStore.messages`), for a reader that looks
+   * inside. Default false: the stores count what each mailbox holds (its quota needs no more), and the
+   * trace says what was delivered (mailbox.delivered), so a long run does not hold all its mail.
+   */
+  readonly keepMail?: boolean;
   /** Trace events the run may record at most; default {@link eventBudgetOf} the scenario. Past it the run fails. */
   readonly eventBudget?: number;
   /**
@@ -183,6 +189,7 @@ export interface WorldDomain {
   readonly receiver?: ReceiverHandler;
   /** Where the receiver listens, `https://mx.b.example`; undefined for an SMTP-only domain. */
   readonly origin?: string;
+  /** The receiver's mailboxes; they keep the messages only with {@link WorldOptions.keepMail}. */
   readonly mailStore: MemoryMailStore;
   readonly smtp: RecordingSmtpRelay;
   readonly keyid: string;
@@ -316,10 +323,8 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
   const keys = new Map<string, { keyid: string; keyRecord: string; privateKey: CryptoKey }>();
   for (const [rawName, domain] of Object.entries(scenario.domains)) {
     const name = normalizeName(rawName);
-    const seed32 = random.fork(`keys/${name}`).bytes(32);
-    const pair = await importSigningKeyFromSeed(seed32);
-    const keyRecord = buildKeyRecord(await exportPublicKeyRaw(pair.publicKey));
-    keys.set(name, { keyid: keyidFor(domain.keys.selector, name), keyRecord, privateKey: pair.privateKey });
+    const { keyRecord, privateKey } = await domainKey(random.fork(`keys/${name}`).bytes(32));
+    keys.set(name, { keyid: keyidFor(domain.keys.selector, name), keyRecord, privateKey });
   }
 
   const records: Record<string, DnsRecordSetInput> = {};
@@ -412,7 +417,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
       },
     );
     senders.set(name, sender);
-    const mailStore = createMemoryMailStore();
+    const mailStore = createMemoryMailStore({ keepMessages: options.keepMail === true });
     const endpoint = endpoints.get(name);
     const config = receiverConfigs.get(name);
     let receiver: ReceiverHandler | undefined;
@@ -555,6 +560,33 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
       });
     },
   };
+}
+
+/**
+ * The signing keys made from seeds so far, by seed (hex), at most {@link DOMAIN_KEYS}, the oldest let go
+ * first. A domain's key is a function of its seed alone, so a world built again from the same seed (a
+ * restart, a re-run to seek backwards, the many small runs of a sweep) takes the key made the first time
+ * instead of three WebCrypto round trips per domain; a CryptoKey never changes, so sharing one changes
+ * nothing but the time. Made before the run starts, so the run's events and their order are the same
+ * either way.
+ */
+const domainKeys = new Map<string, Promise<{ readonly keyRecord: string; readonly privateKey: CryptoKey }>>();
+const DOMAIN_KEYS = 1024;
+
+function domainKey(seed32: Uint8Array): Promise<{ readonly keyRecord: string; readonly privateKey: CryptoKey }> {
+  const id = bytesToHex(seed32);
+  let made = domainKeys.get(id);
+  if (made === undefined) {
+    made = (async () => {
+      const pair = await importSigningKeyFromSeed(seed32);
+      return { keyRecord: buildKeyRecord(await exportPublicKeyRaw(pair.publicKey)), privateKey: pair.privateKey };
+    })();
+    if (domainKeys.size >= DOMAIN_KEYS) domainKeys.delete(domainKeys.keys().next().value!);
+    domainKeys.set(id, made);
+    // A key that could not be made is not kept: the next world tries again and says why.
+    made.catch(() => domainKeys.delete(id));
+  }
+  return made;
 }
 
 function createRecordingRelay(domain: string, accepts: boolean): RecordingSmtpRelay {

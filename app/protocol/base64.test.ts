@@ -1,0 +1,27 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { base64ToBytes, bytesToBinary, bytesToBase64 } from "./base64.ts";
+
+/** One character per byte, the long way. */
+const byteByByte = (bytes: Uint8Array): string => Array.from(bytes, (b) => String.fromCharCode(b)).join("");
+
+describe("bytesToBinary and bytesToBase64 (the trace's bytes and digests, POST-5's Content-Digest)", () => {
+  it("POST-5 (property): one character of each byte's code, in order, across the chunk boundary too", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
+        expect(bytesToBinary(bytes)).toBe(byteByByte(bytes));
+        expect(base64ToBytes(bytesToBase64(bytes))).toEqual(bytes);
+      }),
+      { numRuns: 300 },
+    );
+    // Longer than several chunks: joined in order, none lost or repeated.
+    const long = Uint8Array.from({ length: 0x8000 * 2 + 17 }, (_, i) => (i * 31 + (i >> 8)) & 0xff);
+    expect(bytesToBinary(long)).toBe(byteByByte(long));
+    expect(bytesToBinary(long.subarray(5, 0x8000 + 9))).toBe(byteByByte(long.subarray(5, 0x8000 + 9)));
+  });
+
+  it("POST-5: no bytes are the empty string, and the empty base64", () => {
+    expect(bytesToBinary(new Uint8Array(0))).toBe("");
+    expect(bytesToBase64(new Uint8Array(0))).toBe("");
+  });
+});
