@@ -41,7 +41,8 @@ import { fileURLToPath } from "node:url";
 import { runLoadedScenario } from "../app/sim/runScenario.ts";
 import { scenarioSchema } from "../app/sim/scenario.ts";
 import { exportJson } from "../app/trace/exportJson.ts";
-import { buckets, buildTimeline } from "../renderer/src/model/timeline.ts";
+import { buildTimeline } from "../renderer/src/model/timeline.ts";
+import { buckets } from "../renderer/src/model/timelineOverview.ts";
 import { fleetScenario } from "./fleet.bench.ts";
 import type { Bench, BenchResult } from "./types.ts";
 

@@ -8,7 +8,7 @@
  */
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { messageIdsOf, messageOfActor, receiverLookup, runIndexOf, sequenceEvents } from "./runIndex.ts";
-import { durationText, offsetText } from "./timeline.ts";
+import { formatDuration, formatOffset } from "./time.ts";
 
 export type SequenceRowKind =
   "dns-query" | "dns-answer" | "request" | "response" | "failure" | "handoff" | "dsn" | "note" | "gap";
@@ -278,7 +278,7 @@ export function sequenceOfEvents(
         seq: prev.seq,
         from: 0,
         to: Math.max(0, participants.length - 1),
-        label: `… ${durationText(r.timeMs - prev.timeMs)} …`,
+        label: `… ${formatDuration(r.timeMs - prev.timeMs)} …`,
         results: [],
         broken: false,
       });
@@ -311,7 +311,7 @@ export function sequenceMermaid(diagram: SequenceDiagram, startMs: number): stri
   const lines = ["sequenceDiagram"];
   diagram.participants.forEach((p, i) => lines.push(`  participant ${alias(i)} as ${clean(p)}`));
   for (const r of diagram.rows) {
-    const at = offsetText(r.timeMs, startMs);
+    const at = formatOffset(r.timeMs, startMs);
     const label = clean(`${at} ${r.label}${r.results.length ? ` — ${r.results.join(", ")}` : ""}`);
     if (r.kind === "gap") lines.push(`  Note over ${alias(r.from)},${alias(r.to)}: ${clean(r.label)}`);
     else if (r.kind === "note" || r.kind === "dsn" || r.from === r.to)

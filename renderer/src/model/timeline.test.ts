@@ -3,33 +3,15 @@ import type { Trace } from "../../../app/trace/schema.ts";
 import { forkScenario } from "../../../app/sim/fork.ts";
 import { scenarioText, scenarioTrace, textTrace } from "./testing.ts";
 import { DARK_TIMELINE_PALETTE, LIGHT_TIMELINE_PALETTE } from "./timelineMarks.ts";
-import {
-  attemptMarkAt,
-  buckets,
-  buildTimeline,
-  connectorsInWindow,
-  delayTicks,
-  giveUpOf,
-  itemsByLane,
-  laneItems,
-  drawnMarks,
-  IN_FLIGHT_COLOUR,
-  inFlightPath,
-  marksInWindow,
-  OUTCOME_COLOUR,
-  neighbourMark,
-  overviewWindow,
-  retryChart,
-  tipPlace,
-  tickLabel,
-  ticks,
-  timeScale,
-  laneLayout,
-  panWindow,
-  visibleLaneRange,
-  visibleLaneRangeOf,
-  zoomWindow,
-} from "./timeline.ts";
+import { attemptMarkAt, buildTimeline, OUTCOME_COLOUR, timelineReader } from "./timeline.ts";
+import { giveUpOf } from "./timelineApplies.ts";
+import { connectorsInWindow, itemsByLane, laneItems, drawnMarks, marksInWindow } from "./timelineDrawn.ts";
+import { tipPlace, laneLayout, visibleLaneRange, visibleLaneRangeOf } from "./timelineLayout.ts";
+import { neighbourMark, panWindow, zoomWindow } from "./timelineNavigation.ts";
+import { buckets, IN_FLIGHT_COLOUR, inFlightPath, overviewWindow } from "./timelineOverview.ts";
+import { delayTicks, retryChart } from "./timelineRetryChart.ts";
+import { timeScale } from "./timelineScale.ts";
+import { tickLabel, ticks } from "./timelineTicks.ts";
 
 const trace = (name: string): Promise<Trace> => scenarioTrace(name);
 
@@ -416,6 +398,41 @@ describe("the time axis", () => {
   it("virtualises lanes: only those in the viewport and a few more", () => {
     expect(visibleLaneRange(10_000, 2800, 280, 28)).toEqual({ first: 98, last: 112 });
     expect(visibleLaneRange(3, 0, 280, 28)).toEqual({ first: 0, last: 2 });
+  });
+});
+
+describe("a timeline reader reads a live run batch by batch, each its own (Compare draws two)", async () => {
+  const a = await trace("receiver-down-past-fallback-window");
+  const b = await trace("teach-mixed-recipient-results");
+  /** The run's events as the playback machine hands them over: a longer array each batch, the same objects. */
+  const batchesOf = (t: Trace, size: number) => {
+    const out: (typeof t.events)[] = [];
+    for (let at = size; at < t.events.length + size; at += size) out.push(t.events.slice(0, at));
+    return out;
+  };
+
+  it("two readers, two runs, read in turn: each reads every event once, and gives what a build from scratch gives", () => {
+    const ra = timelineReader();
+    const rb = timelineReader();
+    const [as, bs] = [batchesOf(a, 40), batchesOf(b, 40)];
+    for (let i = 0; i < Math.max(as.length, bs.length); i++) {
+      const ea = as[Math.min(i, as.length - 1)]!;
+      const eb = bs[Math.min(i, bs.length - 1)]!;
+      expect(ra.read(ea, a.startedAtMs, labels)).toEqual(buildTimeline(ea, a.startedAtMs, labels));
+      expect(rb.read(eb, b.startedAtMs, labels)).toEqual(buildTimeline(eb, b.startedAtMs, labels));
+    }
+    expect(ra.eventsRead).toBe(a.events.length);
+    expect(rb.eventsRead).toBe(b.events.length);
+  });
+
+  it("the same events again give the same timeline; an older batch is read again from the start", () => {
+    const r = timelineReader();
+    const [first, second] = batchesOf(a, 50);
+    const tl = r.read(second!, a.startedAtMs, labels);
+    expect(r.read(second!, a.startedAtMs, labels)).toBe(tl);
+    expect(r.eventsRead).toBe(second!.length);
+    expect(r.read(first!, a.startedAtMs, labels)).toEqual(buildTimeline(first!, a.startedAtMs, labels));
+    expect(r.eventsRead).toBe(second!.length + first!.length);
   });
 });
 
