@@ -82,7 +82,7 @@ test.describe("running scenarios in the browser", () => {
     expect(errors).toEqual([]);
   });
 
-  test("rate-limited-then-down as fast as possible: bounced at +120:00:00, and the DSN", async ({ page }, info) => {
+  test("rate-limited-then-down as fast as possible: bounced at +5d 0:00:00, and the DSN", async ({ page }, info) => {
     await open(page, "rate-limited-then-down");
     await page.getByRole("button", { name: "Speed max" }).click();
     const seen = await atFinished(page);
@@ -94,7 +94,7 @@ test.describe("running scenarios in the browser", () => {
     const finished = await seen();
     expect(finished?.table).toContain("bob@b.example");
     expect(finished?.table).not.toContain("pending");
-    expect(finished?.table).toMatch(/bounced\s*\+120:00:00\s*127/);
+    expect(finished?.table).toMatch(/bounced\s*\+5d 0:00:00\s*127/);
     expect(finished?.table).toContain("DSN dsn.");
     expect(finished?.checks).toBe(true);
     await expect(row(page, "bob@b.example")).toContainText("bounced");
@@ -111,14 +111,14 @@ test.describe("running scenarios in the browser", () => {
     console.log(`rate-limited-then-down at max: Play → last outcome on screen ${appMs} ms; mailscope run ${cliMs} ms`);
     const bob = row(page, "bob@b.example").getByRole("cell");
     await expect(bob.nth(2)).toHaveText("bounced");
-    await expect(bob.nth(3)).toHaveText("+120:00:00");
+    await expect(bob.nth(3)).toHaveText("+5d 0:00:00");
     await expect(bob.nth(4)).toHaveText("127");
     await expect(bob.nth(5)).toHaveText("6");
     await expect(bob.nth(6)).toHaveText("STATE-7");
     const dsn = row(page, "alice@a.example").getByRole("cell");
     await expect(dsn.nth(0)).toHaveText(/^DSN dsn\./);
     await expect(dsn.nth(2)).toHaveText("accepted");
-    await expect(page.getByTestId("clock")).toHaveText("+120:00:00");
+    await expect(page.getByTestId("clock")).toHaveText("+5d 0:00:00");
     await expect(page.getByTestId("checks-summary")).toHaveText("passed: all 8 checks");
     await page.screenshot({ path: `${SHOTS}/run-rate-limited-then-down.png`, fullPage: true });
     // A check links to its evidence: the give-up's events are marked in the log and brought into view.
@@ -128,7 +128,7 @@ test.describe("running scenarios in the browser", () => {
       .filter({ hasText: "give-up-at-5-days" });
     await giveUp.getByRole("button", { name: /^evidence \(\d+\)$/ }).click();
     await expect(page.locator("[data-testid=log-row][data-evidence=true]").first()).toBeInViewport();
-    await expect(page.locator("[data-testid=log-row][data-evidence=true]").first()).toContainText("+120:00:00");
+    await expect(page.locator("[data-testid=log-row][data-evidence=true]").first()).toContainText("+5d 0:00:00");
     // A row selects its delivery: the log shows that delivery's lines only.
     const all = await page.getByTestId("log-count").textContent();
     await row(page, "alice@a.example").getByRole("button", { name: /^DSN / }).click();

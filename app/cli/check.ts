@@ -19,7 +19,8 @@ import { runLoadedScenario } from "../sim/runScenario.ts";
 import { formatScenarioError } from "../sim/scenario.ts";
 import { consoleIo, type CliIo } from "./io.ts";
 import { progressPrinter, progressWanted } from "./progress.ts";
-import { mailscopeVersion, offset } from "./run.ts";
+import { formatOffset } from "../trace/offset.ts";
+import { mailscopeVersion } from "./run.ts";
 import type { RunProgress } from "../sim/runScenario.ts";
 
 /** How one scenario fared. */
@@ -152,7 +153,7 @@ export function formatCheckReport(report: CheckReport): string[] {
       s.file,
       s.status === "passed" ? "passed" : s.status === "failed" ? "FAILED" : "INVALID",
       s.status === "invalid" ? "-" : `${passed}/${s.checks.length}`,
-      s.status === "invalid" ? "-" : offset(s.virtualMs, 0).slice(1),
+      s.status === "invalid" ? "-" : formatOffset(s.virtualMs, 0).slice(1),
       `${(s.wallMs / 1000).toFixed(2)} s`,
     ];
   });

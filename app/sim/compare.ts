@@ -12,7 +12,7 @@
  */
 import { subtle } from "../protocol/webCrypto.ts";
 import { canonicalJson } from "../trace/exportJson.ts";
-import { offset } from "../trace/offset.ts";
+import { formatOffset } from "../trace/offset.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import type { OutcomeRow } from "./outcomeRows.ts";
 
@@ -192,7 +192,7 @@ export async function checkPrefix(
   const pb = tracePrefix(b, forkMs);
   const hashA = await sha256(canonicalJson(pa));
   const hashB = await sha256(canonicalJson(pb));
-  const at = offset(forkMs, startMs);
+  const at = formatOffset(forkMs, startMs);
   if (hashA === hashB) {
     return {
       forkMs,
@@ -222,6 +222,6 @@ export async function checkPrefix(
       ...(ea !== undefined && { a: ea.name }),
       ...(eb !== undefined && { b: eb.name }),
     },
-    text: `differ before ${at}: event ${index} at ${offset(timeMs, startMs)} is ${ea?.name ?? "missing"} vs ${eb?.name ?? "missing"}`,
+    text: `differ before ${at}: event ${index} at ${formatOffset(timeMs, startMs)} is ${ea?.name ?? "missing"} vs ${eb?.name ?? "missing"}`,
   };
 }

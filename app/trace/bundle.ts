@@ -28,6 +28,7 @@ import { describeEvent } from "./describe.ts";
 import { canonicalJson, exportJson, traceHash } from "./exportJson.ts";
 import { exportMarkdown } from "./exportMarkdown.ts";
 import { importTraceValue } from "./importer.ts";
+import { formatOffset } from "./offset.ts";
 import type { RecordedEvent, Trace } from "./schema.ts";
 
 /** The `format` member of every bundle. */
@@ -476,7 +477,7 @@ export function firstDifference(bundled: Trace, rerun: Trace): ReplayDifference 
 /** `#12 +0:02:36 a.example attempt.started: attempt 2 of m1 …`. */
 export function eventWords(event: RecordedEvent, startMs: number): string {
   const words = describeEvent(event, { flavour: "timeline", full: true });
-  return `#${event.seq} ${offset(event.timeMs - startMs)}${event.domain !== undefined ? ` ${event.domain}` : ""} ${event.name}${words !== undefined ? `: ${words}` : ""}`;
+  return `#${event.seq} ${formatOffset(event.timeMs, startMs)}${event.domain !== undefined ? ` ${event.domain}` : ""} ${event.name}${words !== undefined ? `: ${words}` : ""}`;
 }
 
 /** The one-line summary of a replay verdict, as the CLI prints it and the app shows it. */
@@ -491,15 +492,6 @@ export function replaySummary(comparison: ReplayComparison): string[] {
     `  bundle: ${d.bundled}`,
     `  re-run: ${d.rerun}`,
   ];
-}
-
-function offset(ms: number): string {
-  const total = Math.round(ms);
-  const abs = Math.abs(total);
-  const s = Math.floor(abs / 1000);
-  const h = Math.floor(s / 3600);
-  const frac = abs % 1000;
-  return `${total < 0 ? "-" : "+"}${h}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}${frac > 0 ? `.${String(frac).padStart(3, "0")}` : ""}`;
 }
 
 function clip(value: unknown): string {

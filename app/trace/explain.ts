@@ -5,7 +5,7 @@
  * --json`), the Markdown report and the bug bundle (which carries that
  * report) all say the same words.
  *
- * An explanation is a headline (`bounced at +120:00:00`) and clauses in
+ * An explanation is a headline (`bounced at +5d 0:00:00`) and clauses in
  * order, each with the time it happened, what happened in words, the rule IDs
  * it names, the gap readings that decided where one did, the attempts it
  * covers, and its evidence: the trace events (by seq) behind it, each with
@@ -23,7 +23,7 @@
  * Pure: no clock, no I/O.
  */
 import { actorOfDelivery, normalizeAddress } from "../sim/invariants.ts";
-import { offset } from "./offset.ts";
+import { formatOffset } from "./offset.ts";
 import { rulesCited } from "./ruleEvidence.ts";
 import type { RecordedEvent } from "./schema.ts";
 
@@ -93,7 +93,7 @@ export interface Why {
   readonly outcome: string;
   /** Every clause stands on the trace; false when something could not be explained (an `unexplained` clause says what). */
   readonly explained: boolean;
-  /** `bounced at +120:00:00`. */
+  /** `bounced at +5d 0:00:00`. */
   readonly headline: string;
   readonly clauses: readonly WhyClause[];
   /** The whole explanation in one paragraph: the headline, then the clauses. */
@@ -499,7 +499,7 @@ function stepOf(attempt: AttemptFacts, recipient: string): Step {
 }
 
 function attemptsText(first: Step, last: Step, startMs: number): string {
-  const at = (s: Step) => offset(s.attempt.start.timeMs, startMs);
+  const at = (s: Step) => formatOffset(s.attempt.start.timeMs, startMs);
   return first === last
     ? `attempt ${first.attempt.n} at ${at(first)}`
     : `attempts ${first.attempt.n}–${last.attempt.n} (${at(first)} … ${at(last)})`;
@@ -564,7 +564,7 @@ class ClauseBuilder {
     return {
       kind: this.kind,
       atMs,
-      at: offset(atMs, this.startMs),
+      at: formatOffset(atMs, this.startMs),
       text,
       rules: this.rules,
       readings: this.readings,
@@ -676,7 +676,7 @@ function gapsOf(e: Ev | undefined): string[] {
 /** Explains one recipient of one message. */
 function explainOne(index: TraceIndex, messageId: string, recipient: string, startMs: number): Why {
   const r = mailboxKey(recipient);
-  const at = (ms: number) => offset(ms, startMs);
+  const at = (ms: number) => formatOffset(ms, startMs);
   const clauses: WhyClause[] = [];
   const message = index.messages.get(messageId);
   const readings = message?.readings ?? {};

@@ -34,7 +34,7 @@ describe("Markdown bug report", () => {
     const md = exportMarkdown(trace);
     const section = /## Why\n\n([\s\S]*?)\n\n## /.exec(md)?.[1]?.split("\n") ?? [];
     const [bob] = explainOutcomes(trace.events, trace.startedAtMs);
-    expect(section[0]).toBe("- `bob@b.example` of `m1@a.example`: bounced at +120:00:00");
+    expect(section[0]).toBe("- `bob@b.example` of `m1@a.example`: bounced at +5d 0:00:00");
     expect(section.slice(1, 6)).toEqual(bob?.clauses.map((c, i) => `  ${i + 1}. ${c.text} (${evidenceText(c)})`));
     expect(md.indexOf("## Why")).toBeGreaterThan(md.indexOf("## Outcomes"));
     // The sample trace has outcomes but no delivery machine: it says so rather than guessing.

@@ -6,7 +6,7 @@
  */
 import { describeEvent, timelineLevel } from "../../../app/trace/describe.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
-import { offset } from "./time.ts";
+import { formatOffset } from "./time.ts";
 
 /** One row of the log. */
 export interface LogRow {
@@ -59,7 +59,7 @@ class Row implements LogRow {
   }
 
   get at(): string {
-    return (this.#at ??= offset(this.timeMs, this.#startMs));
+    return (this.#at ??= formatOffset(this.timeMs, this.#startMs));
   }
 
   get text(): string {

@@ -20,7 +20,7 @@ import {
 import { judgedAnswer } from "../../../app/trace/explain.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { actorEvents, actorsOf, runIndexOf } from "./runIndex.ts";
-import { offset } from "./time.ts";
+import { formatOffset } from "./time.ts";
 
 export type DeliveryGraph = MachineGraph<DeliveryTransitionMeta>;
 export type DeliveryGraphTransition = GraphTransition<DeliveryTransitionMeta>;
@@ -258,7 +258,7 @@ export function actorChartOfEvents(
           index: history.length,
           seq: e.seq,
           timeMs: e.timeMs,
-          at: offset(e.timeMs, startMs),
+          at: formatOffset(e.timeMs, startMs),
           from,
           to,
           ...(t !== undefined && { transitionId: t.id }),
@@ -296,12 +296,12 @@ function problemText(c: GuardContext): string | undefined {
  */
 function since(c: GuardContext, startMs: number): string {
   if (c.attemptAtMs === undefined || c.firstAttemptAtMs === undefined || c.firstAttemptAtMs === startMs) return "";
-  return ` (${offset(c.attemptAtMs, c.firstAttemptAtMs).slice(1)} after the first attempt)`;
+  return ` (${formatOffset(c.attemptAtMs, c.firstAttemptAtMs).slice(1)} after the first attempt)`;
 }
 
 /** Why the transition's guard held, from the context it read, in the table's terms. */
 export function explain(name: string, c: GuardContext, startMs: number, atMs: number): string {
-  const at = (ms: number | undefined) => (ms === undefined ? "?" : offset(ms, startMs));
+  const at = (ms: number | undefined) => (ms === undefined ? "?" : formatOffset(ms, startMs));
   const every = c.allAttemptsFallbackEligible === false ? "not every attempt eligible" : "every attempt eligible";
   const problem = problemText(c);
   const attempt = c.attempt === undefined ? "attempt" : `attempt ${c.attempt}`;

@@ -152,7 +152,7 @@ describe("the timeline of rate-limited-then-down", async () => {
     ]);
     expect(tl.lanes[1]?.parent).toBe(tl.lanes[0]?.id);
     expect(tl.marks.filter((m) => m.kind === "bounce").map((m) => m.summary)).toEqual([
-      "bounced at +120:00:00 after 127 attempts [STATE-7]",
+      "bounced at +5d 0:00:00 after 127 attempts [STATE-7]",
     ]);
     expect(tl.marks.filter((m) => m.kind === "dsn").map((m) => m.lane)).toEqual([tl.lanes[0]?.id]);
     const stored = tl.marks.find((m) => m.kind === "receiver" && m.label === "stored");
