@@ -370,7 +370,7 @@ test.describe("the delivery timeline", () => {
     await timeline(page).scrollIntoViewIfNeeded();
     await page.mouse.move(0, 0);
     await page.screenshot({ path: `${SHOTS}/timeline-rate-limited.png`, fullPage: true });
-    await timeline(page).screenshot({ path: "docs/screenshots/timeline.png" });
+    await timeline(page).screenshot({ path: `${SHOTS}/timeline-rate-limited-end.png` });
     await retry.screenshot({ path: `${SHOTS}/retry-chart-rate-limited.png` });
     await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
     // The dark theme, following the system.

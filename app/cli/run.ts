@@ -126,7 +126,7 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
     written.push(`trace ${options.trace}`);
   }
   if (options.har !== undefined) {
-    await writeFile(options.har, `${JSON.stringify(exportHar(trace), null, 2)}\n`);
+    await writeFile(options.har, `${JSON.stringify(exportHar(trace, { full: options.full === true }), null, 2)}\n`);
     written.push(`HAR ${options.har}`);
   }
   if (options.report !== undefined) {

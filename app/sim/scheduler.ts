@@ -37,6 +37,7 @@
  * timers.
  */
 import { observeWebCrypto } from "../protocol/webCrypto.ts";
+import { formatOffset } from "../trace/offset.ts";
 import type { Clock } from "../ports.ts";
 
 /** A WebCrypto operation whose result waits for its batch (see `#holdWebCrypto`). */
@@ -243,12 +244,17 @@ export interface Scheduler {
   resume(): Promise<RunResult>;
 }
 
-/** A failure inside the simulation: an event threw, or tracked work stalled. Says when and where. */
+/**
+ * A failure inside the simulation: an event threw, or tracked work stalled. Says when and where: the
+ * time as an offset from the run's start (`+2:00:00`, as the app and `mailscope run` write times) when
+ * `startMs` is given.
+ */
 export class SimulationError extends Error {
   readonly timeMs: number;
   readonly eventLabel: string;
-  constructor(message: string, timeMs: number, eventLabel: string, cause?: unknown) {
-    super(`${message} (event "${eventLabel}" at ${new Date(timeMs).toISOString()})`, { cause });
+  constructor(message: string, timeMs: number, eventLabel: string, cause?: unknown, startMs?: number) {
+    const at = startMs !== undefined ? formatOffset(timeMs, startMs) : new Date(timeMs).toISOString();
+    super(`${message} (event "${eventLabel}" at ${at})`, { cause });
     this.name = "SimulationError";
     this.timeMs = timeMs;
     this.eventLabel = eventLabel;
@@ -629,7 +635,13 @@ class EventScheduler implements Scheduler {
   /** Records the first failure; the run stops with it at the end of the event being settled. */
   #fail(cause: unknown, event: QueuedEvent): void {
     this.#activity = true;
-    this.#failure ??= new SimulationError(`the event failed: ${describe(cause)}`, event.timeMs, event.label, cause);
+    this.#failure ??= new SimulationError(
+      `the event failed: ${describe(cause)}`,
+      event.timeMs,
+      event.label,
+      cause,
+      this.startMs,
+    );
   }
 
   /** Yields to the host until tracked work is done and a yield passes with nothing new happening. */
@@ -666,6 +678,8 @@ class EventScheduler implements Scheduler {
           "is a tracked promise waiting on virtual time (a sleep, a simulated Fetch or Resolver)? Track only host work",
         event.timeMs,
         event.label,
+        undefined,
+        this.startMs,
       );
     }
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { emlTraceWithBodies } from "../sim/testingRuns.ts";
 import { exportHar, type HarEntry } from "./exportHar.ts";
 import { sampleTrace } from "./sampleTrace.ts";
 
@@ -71,7 +72,7 @@ describe("HAR 1.2 export", () => {
   });
 
   it("pairs each request with its answer, with virtual times as timings", () => {
-    const [caps, lost, retry] = exportHar(sampleTrace()).log.entries;
+    const [caps, lost, retry] = exportHar(sampleTrace(), { full: true }).log.entries;
     expect(caps).toMatchObject({
       startedDateTime: new Date(START + 40).toISOString(),
       time: 40,
@@ -126,5 +127,42 @@ describe("HAR 1.2 export", () => {
     const entry = exportHar(cut).log.entries[2];
     expect(entry?.response).toMatchObject({ status: 0, _error: "no answer recorded" });
     expect(entry?.time).toBe(0);
+  });
+});
+
+describe('issue 22: the HAR follows "with message bodies", and says what it left out', () => {
+  const recorded = emlTraceWithBodies;
+
+  it("POST-9: without `full`, no request or response body: each left out says so, and the log's comment", async () => {
+    const trace = await recorded();
+    // The run recorded the message: the trace holds its body.
+    expect(JSON.stringify(trace.events)).toContain("Hi Bob");
+    const har = exportHar(trace);
+    // Before: the bodies went in whatever the box said.
+    expect(JSON.stringify(har)).not.toContain("Hi Bob");
+    const post = har.log.entries.find((e) => e.request.method === "POST");
+    expect(post?.request.postData).toMatchObject({
+      text: "",
+      comment: "body left out: exported without message bodies",
+    });
+    expect(post?.request.bodySize).toBeGreaterThan(0);
+    expect(post?.response.content).toMatchObject({ comment: "body left out: exported without message bodies" });
+    expect(post?.response.content).not.toHaveProperty("text");
+    expect(har.log.comment).toBe("Scenario raw, seed 1; times are virtual. Left out: message bodies and private keys.");
+  });
+
+  it("POST-9: with `full`, the bodies as recorded, and the comment says only the keys were left out", async () => {
+    const trace = await recorded();
+    const har = exportHar(trace, { full: true });
+    const post = har.log.entries.find((e) => e.request.method === "POST");
+    expect(post?.request.postData?.text).toContain("Hi Bob");
+    expect(post?.request.postData).not.toHaveProperty("comment");
+    expect(har.log.comment).toMatch(/Left out: private keys \(message bodies kept\)\.$/);
+    // A run that recorded no bodies says so.
+    const sample = sampleTrace();
+    const none = { ...sample, events: sample.events.filter((e) => !e.name.startsWith("http.")) };
+    expect(exportHar(none, { full: true }).log.comment).toMatch(
+      /Left out: private keys \(the run recorded no message bodies\)\.$/,
+    );
   });
 });

@@ -7,7 +7,7 @@
  */
 import { gapById } from "../protocol/gaps.ts";
 import { evidenceText, explainOutcomes } from "./explain.ts";
-import { redactTrace } from "./exportJson.ts";
+import { leftOut, redactTrace } from "./exportJson.ts";
 import type { CheckResult, RecordedEvent, Trace } from "./schema.ts";
 
 /** Options of {@link exportMarkdown}. */
@@ -65,6 +65,7 @@ function summary(trace: Trace): string[] {
     `- **Readings:** ${readingsLine(trace.readings)}`,
     `- **Events:** ${events.length}; messages submitted: ${count("message.submitted")}; HTTP exchanges: ${count("http.request")}` +
       ` (${failures} without an answer); DNS queries: ${count("dns.query")}; SMTP hand-offs: ${count("smtp.handoff")}`,
+    `- **${leftOut("report", trace, false).replace(/^Left out: /, "Left out:** ")}`,
   ];
   const checks = checkResults(trace);
   if (checks.length > 0) {
