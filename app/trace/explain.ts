@@ -78,9 +78,16 @@ export interface WhyClause {
 /** Where an earlier attempt's answer ruled SMTP out for the message (ERR-23). */
 export interface SmtpRuledOut {
   readonly attempt: number;
+  /** When that attempt started, and when it was judged (its answer read). */
   readonly atMs: number;
-  /** How that attempt ended, in words: `429 rate_limited`. */
+  readonly judgedAtMs: number;
+  /**
+   * How that attempt ended, in words: `429 rate_limited`, `per-recipient results: bob@b.example deferred
+   * (mailbox_full)`.
+   */
   readonly answer: string;
+  /** ERR-23 for an authenticated answer (a 4xx problem, per-recipient results), else the judgement's own rule. */
+  readonly rule?: string;
   /** The attempt.judged event that says so (`allAttemptsFallbackEligible: false`). */
   readonly seq: number;
 }
@@ -452,17 +459,71 @@ function beforePost(judged: Data, discovery: readonly Ev[]): { readonly noun: st
   }
 }
 
+/** What {@link judgedAnswer} reads of an attempt's discovery events. */
+type DiscoveryEvent = Pick<RecordedEvent, "seq" | "name" | "timeMs" | "data">;
+
 /**
  * How an attempt ended, in words, from its attempt.judged data alone
  * (`429 rate_limited`, `no answer (connection refused)`, `the capabilities
  * unusable (answered 429)`): what the delivery machine's history says of the
  * attempt that decided.
  */
-export function judgedAnswer(judged: Data, discovery: readonly RecordedEvent[] = []): string {
+export function judgedAnswer(judged: Data, discovery: readonly DiscoveryEvent[] = []): string {
   return beforePost(
     judged,
     discovery.map((e) => ({ seq: e.seq, name: e.name, timeMs: e.timeMs, data: e.data ?? {} })),
   ).noun;
+}
+
+/** A recipient's result in the answer of the attempt judged, as {@link smtpRuling} words it. */
+export interface RulingResult {
+  readonly recipient: string;
+  /** `accepted`, `deferred`, `rejected`. */
+  readonly status: string;
+  /** Its problem's id: `mailbox_full`. */
+  readonly problem?: string | undefined;
+}
+
+/**
+ * Whether the attempt an `attempt.judged` event judged ruled SMTP fallback out for its delivery (ERR-23),
+ * and by what: the flag the delivery machine keeps (STATE-3's "every attempt so far ended in a
+ * fallback-eligible failure") turned false there, or, in a trace without the flag, the attempt's own answer
+ * was not fallback-eligible (no usable service decides nothing). The one reading of it behind the Why?
+ * explanation, the timeline's lanes and the statechart's history; a delivery's is the first attempt that
+ * rules it out. `results` are the attempt's per-recipient results, named in the words when the answer was
+ * per-recipient; `discovery` as {@link judgedAnswer} takes it.
+ */
+export function smtpRuling(
+  judged: Pick<RecordedEvent, "seq" | "timeMs" | "data">,
+  attempt: number,
+  startedAtMs: number,
+  results: readonly RulingResult[] = [],
+  discovery: readonly DiscoveryEvent[] = [],
+): SmtpRuledOut | undefined {
+  const d = judged.data ?? {};
+  const all = d["allAttemptsFallbackEligible"];
+  const rulesOut = typeof all === "boolean" ? !all : d["fallbackEligible"] !== true && d["class"] !== "no-service";
+  if (!rulesOut) return undefined;
+  const status = num(d["status"]);
+  const perRecipient = d["class"] === "results";
+  const answer =
+    perRecipient && results.length > 0
+      ? `per-recipient results: ${
+          results
+            .filter((r) => r.status !== "accepted")
+            .map((r) => `${r.recipient} ${r.status}${r.problem ? ` (${r.problem})` : ""}`)
+            .join(", ") || "accepted"
+        }`
+      : judgedAnswer(d, discovery);
+  const rule = perRecipient || (status !== undefined && status >= 400 && status < 500) ? "ERR-23" : str(d["rule"]);
+  return {
+    attempt,
+    atMs: startedAtMs,
+    judgedAtMs: judged.timeMs,
+    answer,
+    ...(rule !== undefined && { rule }),
+    seq: judged.seq,
+  };
 }
 
 /** A per-recipient result: `accepted`, `deferred (mailbox_full, retry_after 540 s)`, `rejected (recipient_not_found)`. */
@@ -652,12 +713,19 @@ function spanText(ms: number): string {
   return `${ms / 1000} s`;
 }
 
-function ruledOutOf(actor: ActorFacts): SmtpRuledOut | undefined {
+/** The first of the delivery's attempts that ruled SMTP out ({@link smtpRuling}). */
+function actorRuledOut(actor: ActorFacts): SmtpRuledOut | undefined {
   for (const a of actor.attempts) {
-    const judged = a.judged;
-    if (judged?.data["allAttemptsFallbackEligible"] === false) {
-      return { attempt: a.n, atMs: a.start.timeMs, answer: judgedAnswer(judged.data), seq: judged.seq };
-    }
+    if (a.judged === undefined) continue;
+    const results = a.posts.flatMap((p) =>
+      [...p.results.values()].map((r) => ({
+        recipient: (str(r.data["recipient"]) ?? "?").toLowerCase(),
+        status: str(r.data["status"]) ?? "?",
+        problem: problemId(r.data["problem"]),
+      })),
+    );
+    const ruling = smtpRuling(a.judged, a.n, a.start.timeMs, results, a.discovery);
+    if (ruling !== undefined) return ruling;
   }
   return undefined;
 }
@@ -730,7 +798,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
     const last = steps.at(-1);
     // The attempt that ended the story is told by the outcome's clause; a bounce or a pending recipient has none.
     const ending = outcomeName === "bounced" || outcomeName === "pending" ? undefined : last;
-    const ruling = ruledOutOf(actor);
+    const ruling = actorRuledOut(actor);
     if (
       ruling !== undefined &&
       ruling.attempt < (ending?.attempt.n ?? Infinity) &&

@@ -17,7 +17,7 @@ import {
   type GraphTransition,
   type MachineGraph,
 } from "../../../app/sender/machineGraph.ts";
-import { judgedAnswer } from "../../../app/trace/explain.ts";
+import { judgedAnswer, smtpRuling } from "../../../app/trace/explain.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { actorEvents, actorsOf, runIndexOf } from "./runIndex.ts";
 import { formatOffset } from "./time.ts";
@@ -203,9 +203,7 @@ export function actorChartOfEvents(
         ctx = {
           ...kept,
           answer,
-          ...(all === false &&
-            ctx.smtpRuledOut === undefined &&
-            attempt !== undefined && { smtpRuledOut: { attempt, answer } }),
+          ...(ctx.smtpRuledOut === undefined && attempt !== undefined && ruling(e, attempt, attemptAt, discovery)),
           ...(attempt !== undefined && { attempt }),
           ...(attemptAt !== undefined && { attemptAtMs: attemptAt }),
           ...(windowStart !== undefined && { firstAttemptAtMs: windowStart }),
@@ -285,6 +283,17 @@ export function actorChartOfEvents(
 }
 
 /** `429 rate_limited`, `rate_limited`, or undefined. */
+/** `{ smtpRuledOut }` when the attempt judged by `e` ruled SMTP out ({@link smtpRuling}), else nothing. */
+function ruling(
+  e: RecordedEvent,
+  attempt: number,
+  attemptAt: number | undefined,
+  discovery: readonly RecordedEvent[],
+): { smtpRuledOut: { attempt: number; answer: string } } | undefined {
+  const r = smtpRuling(e, attempt, attemptAt ?? e.timeMs, [], discovery);
+  return r === undefined ? undefined : { smtpRuledOut: { attempt, answer: r.answer } };
+}
+
 function problemText(c: GuardContext): string | undefined {
   if (c.problem === undefined) return c.status === undefined ? undefined : String(c.status);
   return c.status === undefined ? c.problem : `${c.status} ${c.problem}`;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { explainOutcomes } from "../../../app/trace/explain.ts";
 import type { Trace } from "../../../app/trace/schema.ts";
 import { forkScenario } from "../../../app/sim/fork.ts";
 import { scenarioText, scenarioTrace, textTrace } from "./testing.ts";
@@ -320,6 +321,7 @@ describe("issue 22: the fallback window and the give-up drawn only where they ap
 describe("issue 22: on every bundled scenario, a lane's `SMTP ruled out` says what its cited event says", async () => {
   const files = import.meta.glob<string>("../../../scenarios/*.yaml", { query: "?raw", import: "default" });
   const names = Object.keys(files).map((f) => f.replace(/^.*\/(.*)\.yaml$/, "$1"));
+  let checked = 0;
   it.each(names)("%s", async (name) => {
     const t = await trace(name);
     const tl = buildTimeline(t.events, t.startedAtMs);
@@ -350,7 +352,24 @@ describe("issue 22: on every bundled scenario, a lane's `SMTP ruled out` says wh
       for (const b of tl.bands.filter((b) => b.kind === "fallback-window" && b.lane === lane.id))
         expect(b.untilMs ?? Infinity).toBeLessThanOrEqual(r.judgedAtMs);
     }
+    // One reading of "SMTP ruled out" (ERR-23): the Why? of every recipient it applies to names the lane's
+    // attempt, event, words and rule.
+    for (const why of explainOutcomes(t.events, t.startedAtMs)) {
+      if (why.smtpRuledOut === undefined) continue;
+      const lane = tl.lanes.find((l) => l.id === `${why.messageId}→${why.recipient.replace(/^.*@/, "").toLowerCase()}`);
+      const { attempt, seq, answer, rule, atMs, judgedAtMs } = why.smtpRuledOut;
+      expect(lane?.fallbackRuledOut, `${why.messageId} ${why.recipient}`).toMatchObject({
+        attempt,
+        seq,
+        answer,
+        rule,
+        timeMs: atMs,
+        judgedAtMs,
+      });
+      checked++;
+    }
   });
+  it("the Why? of some recipient and its lane were compared", () => expect(checked).toBeGreaterThan(0));
 });
 
 describe("issue 22: gestures — the overview brushes the range dragged; a hover text flips at the right edge", () => {

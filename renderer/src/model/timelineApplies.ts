@@ -4,13 +4,10 @@
  * window's band (only where the window could still decide something) and the
  * give-up line (only where the delivery was still undelivered then, STATE-7).
  */
+import { smtpRuling } from "../../../app/trace/explain.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import type { Band, FallbackRuledOut, Lane, Mark, RetryPlan } from "./timeline.ts";
 import { formatOffset } from "./time.ts";
-
-type Data = Readonly<Record<string, unknown>>;
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 
 /** The attempt that ruled SMTP fallback out, and its exchanges (shown once a retry follows it). */
 export type RuledOutAt = FallbackRuledOut & { readonly exchangeIds: readonly string[] };
@@ -37,45 +34,27 @@ export interface PendingResult {
 }
 
 /**
- * Whether the attempt judged by `judged` (attempt `attempt`, started at
- * `startedAtMs`) ruled SMTP fallback out, and in what words: the flag the
- * machine keeps (STATE-3's "every attempt so far ended in a fallback-eligible
- * failure"), or, in a trace without it, this attempt's own eligibility (a
- * no-service answer decides nothing).
+ * Whether the attempt judged by `judged` (attempt `attempt`, started at `startedAtMs`) ruled SMTP fallback
+ * out, in the words of the Why? explanation (app/trace/explain.ts's {@link smtpRuling}, the one reading of
+ * it), with the exchanges of that attempt.
  */
-export function smtpRuling(
+export function smtpRulingOfLane(
   judged: RecordedEvent,
   attempt: number,
   startedAtMs: number,
   results: readonly PendingResult[],
   exchangeIds: readonly string[],
 ): RuledOutAt | undefined {
-  const d = (judged.data ?? {}) as Data;
-  const cls = str(d["class"]);
-  const all = d["allAttemptsFallbackEligible"];
-  const rulesOut = typeof all === "boolean" ? !all : d["fallbackEligible"] !== true && cls !== "no-service";
-  if (!rulesOut) return undefined;
-  const status = num(d["status"]);
-  const problem = str(d["problem"])?.replace(/^.*\//, "");
-  const authenticated = cls === "results" || (status !== undefined && status >= 400 && status < 500);
-  const why =
-    cls === "results"
-      ? `per-recipient results: ${
-          results
-            .filter((r) => r.status !== "accepted")
-            .map((r) => `${r.recipient} ${r.status}${r.problem ? ` (${r.problem})` : ""}`)
-            .join(", ") || "accepted"
-        }`
-      : `${[status, problem ?? cls].filter((x) => x !== undefined).join(" ")}${d["stage"] === "capabilities" ? " (capabilities GET)" : ""}`;
-  const cited = authenticated ? "ERR-23" : str(d["rule"]);
+  const r = smtpRuling(judged, attempt, startedAtMs, results);
+  if (r === undefined) return undefined;
   return {
     attempt,
-    timeMs: startedAtMs,
-    judgedAtMs: judged.timeMs,
-    seq: judged.seq,
-    answer: why,
-    rule: cited,
-    text: `SMTP ruled out at attempt ${attempt}: ${why}${cited ? `, ${cited}` : ""}`,
+    timeMs: r.atMs,
+    judgedAtMs: r.judgedAtMs,
+    seq: r.seq,
+    answer: r.answer,
+    rule: r.rule,
+    text: `SMTP ruled out at attempt ${attempt}: ${r.answer}${r.rule ? `, ${r.rule}` : ""}`,
     exchangeIds,
   };
 }
@@ -98,14 +77,14 @@ export function deliveryEnd(lane: LaneFacts): number | undefined {
  * Where SMTP fallback was ruled out for a delivery, when the delivery went on after that attempt (a retry
  * was planned after it): a delivery that ended there (accepted, rejected) was never going to fall back.
  */
-export function ruledOutOf(lane: LaneFacts): RuledOutAt | undefined {
+export function laneRuledOut(lane: LaneFacts): RuledOutAt | undefined {
   const r = lane.ruledOut;
   return r !== undefined && lane.retries.some((p) => p.retry >= r.attempt) ? r : undefined;
 }
 
 /** The lane's "SMTP ruled out" mark, where it applies. */
 export function ruledOutMark(lane: LaneFacts, startMs: number): Mark | undefined {
-  const ruledOut = ruledOutOf(lane);
+  const ruledOut = laneRuledOut(lane);
   if (ruledOut === undefined) return undefined;
   return {
     id: `f:${lane.id}`,
@@ -131,7 +110,7 @@ export function ruledOutMark(lane: LaneFacts, startMs: number): Mark | undefined
 export function fallbackBand(lane: LaneFacts, startMs: number): Band | undefined {
   const windowEnd = lane.fallbackWindowEndMs;
   if (windowEnd === undefined) return undefined;
-  const ruledOut = ruledOutOf(lane);
+  const ruledOut = laneRuledOut(lane);
   const fromMs = lane.fallbackWindowStartMs ?? lane.startMs;
   const ended = deliveryEnd(lane);
   const cutAt = Math.min(ended ?? Infinity, ruledOut?.judgedAtMs ?? Infinity);

@@ -21,8 +21,8 @@ import {
   deliveryEnd,
   fallbackBand,
   ruledOutMark,
-  ruledOutOf,
-  smtpRuling,
+  laneRuledOut,
+  smtpRulingOfLane,
   type LaneFacts,
   type PendingResult,
   type RuledOutAt,
@@ -262,7 +262,7 @@ function attemptJudged(read: Read): void {
           .filter((x) => x !== undefined)
           .join(" ");
   const summary = `attempt ${n} at ${formatOffset(started, startMs)}: ${OUTCOME_TEXT[outcome]}${answer ? ` — ${answer}` : ""}${rule ? ` [${rule}]` : ""}`;
-  lane.ruledOut ??= smtpRuling(e, n, started, lane.pendingResults, lane.pendingExchanges);
+  lane.ruledOut ??= smtpRulingOfLane(e, n, started, lane.pendingResults, lane.pendingExchanges);
   lane.attemptMarks.push(state.marks.length);
   state.marks.push({
     id: `a:${lane.id}:${n}`,
@@ -480,7 +480,7 @@ export function readTimelineEvents(state: TimelineState, events: readonly Record
 function laneOf(state: TimelineState, b: LaneBuilder, labels: ReadonlyMap<string, string>): Lane {
   const dsn = state.dsnOfMessage.get(b.messageId);
   const parent = state.dsnParent.get(b.messageId);
-  const ruledOut = ruledOutOf(b);
+  const ruledOut = laneRuledOut(b);
   return {
     id: b.id,
     messageId: b.messageId,
