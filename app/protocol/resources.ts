@@ -101,6 +101,13 @@ export const DEFAULT_VERSIONS: readonly string[] = ["v1"];
 export const DEFAULT_MAX_RECIPIENTS = 100;
 export const MIN_MAX_RECIPIENTS = 100;
 export const MIN_MAX_MESSAGE_SIZE = 26214400;
+/**
+ * The largest message Mailscope makes or reads: a scenario's `size` or `eml`,
+ * what `mailscope send` sends and a bundle carries. 100 MiB, four times the
+ * smallest `max_message_size` (CAP-7), so that a scenario can go over any
+ * usual limit. Mailscope's bound, not the spec's.
+ */
+export const MAX_MESSAGE_BYTES = 4 * MIN_MAX_MESSAGE_SIZE;
 /** Senders treat larger `discovery_pin_max_age` values as this (CAP-13). */
 export const MAX_PIN_AGE_S = 31557600;
 export const PROBLEM_MEDIA_TYPE = "application/problem+json";

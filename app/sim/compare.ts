@@ -25,6 +25,7 @@ import { canonicalJson } from "../trace/exportJson.ts";
 import { formatOffset } from "../trace/offset.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { outcomeRows, type OutcomeRow } from "./outcomeRows.ts";
+import { actorOfDelivery } from "../trace/deliveryIds.ts";
 
 /** A field of an outcome row that the comparison looks at, in the order it shows them. */
 export type CompareField = "outcome" | "time" | "attempts" | "posts" | "rule";
@@ -371,7 +372,7 @@ function decision(e: RecordedEvent, startMs: number, subjects: ReadonlyMap<strin
     typeof d["deliveryActor"] === "string"
       ? d["deliveryActor"]
       : typeof d["deliveryId"] === "string"
-        ? d["deliveryId"].replace(/#\d+$/, "")
+        ? actorOfDelivery(d["deliveryId"])
         : undefined;
   const who = actor !== undefined && !words.startsWith(actor) ? `${actor}: ` : "";
   return { seq: e.seq, timeMs: e.timeMs, text: named(`${formatOffset(e.timeMs, startMs)} ${who}${words}`, subjects) };

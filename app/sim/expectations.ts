@@ -11,7 +11,9 @@
  */
 import { recordedOffset } from "../trace/offset.ts";
 import type { CheckResult } from "../trace/schema.ts";
-import { actorOfDelivery, normalizeAddress, type CheckedEvent } from "./invariants.ts";
+import { normalizeAddress } from "../protocol/mailbox.ts";
+import { actorOfDelivery } from "../trace/deliveryIds.ts";
+import type { CheckedEvent } from "./invariants.ts";
 import { durationMs, type ExpectedOutcome, type ScenarioExpectation } from "./scenario.ts";
 
 /** A scenario message as the expectations need it. */

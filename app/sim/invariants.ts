@@ -18,7 +18,8 @@
  * | retry-schedule | every attempt within the schedule's bounds (G16, jitter), never before a Retry-After |
  * | give-up-at-5-days | the bounce exactly 5 days after the first attempt; no attempt after that |
  */
-import { parseMailbox } from "../protocol/mailbox.ts";
+import { normalizeAddress, parseMailbox } from "../protocol/mailbox.ts";
+import { actorOfDelivery } from "../trace/deliveryIds.ts";
 import { recordedOffset } from "../trace/offset.ts";
 import type { CheckResult } from "../trace/schema.ts";
 import type { ScenarioReadings } from "./scenario.ts";
@@ -115,21 +116,9 @@ interface Model {
   readonly deliveries: Map<string, readonly string[]>;
 }
 
-/** A mailbox as the sender compares it (G22): domain lowercased; anything unparsable as it is. */
-export function normalizeAddress(address: string): string {
-  const parsed = parseMailbox(address);
-  return parsed.ok ? parsed.value.address : address;
-}
-
 function domainOf(address: string): string | undefined {
   const parsed = parseMailbox(address);
   return parsed.ok ? parsed.value.domain : undefined;
-}
-
-/** `m1@a.example→b.example#2` → `m1@a.example→b.example`. */
-export function actorOfDelivery(deliveryId: string): string {
-  const hash = deliveryId.lastIndexOf("#");
-  return hash < 0 ? deliveryId : deliveryId.slice(0, hash);
 }
 
 function str(value: unknown): string | undefined {

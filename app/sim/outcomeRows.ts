@@ -10,7 +10,8 @@
 import { formatOffset } from "../trace/offset.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { indexTrace } from "./expectations.ts";
-import { actorOfDelivery, normalizeAddress } from "./invariants.ts";
+import { normalizeAddress } from "../protocol/mailbox.ts";
+import { actorOfDelivery } from "../trace/deliveryIds.ts";
 
 /** One recipient of one message. */
 export interface OutcomeRow {

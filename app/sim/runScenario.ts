@@ -14,7 +14,8 @@
 import type { CheckResult, Trace } from "../trace/schema.ts";
 import { reproduceCommand } from "../trace/exportMarkdown.ts";
 import { checkExpectations } from "./expectations.ts";
-import { checkInvariants, INVARIANTS, normalizeAddress } from "./invariants.ts";
+import { normalizeAddress } from "../protocol/mailbox.ts";
+import { checkInvariants, INVARIANTS } from "./invariants.ts";
 import { loadScenario, type LoadedScenario, type LoadScenarioOptions, type ScenarioError } from "./scenario.ts";
 import { createWorld, WorldError, type World, type WorldOptions } from "./world.ts";
 

@@ -20,6 +20,7 @@ import type { Document } from "yaml";
 import * as z from "zod";
 import { gapById, gaps } from "../protocol/gaps.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
+import { MAX_MESSAGE_BYTES } from "../protocol/resources.ts";
 import { DEFAULT_TOLERANCE_S } from "../protocol/profile.ts";
 import { parseSvcbPresentation } from "../protocol/svcb.ts";
 import { capabilitiesConfigSchema, mailboxConfigSchema, policyConfigSchema } from "../receiver/config.ts";
@@ -61,12 +62,8 @@ import {
 export const DEFAULT_MAX_MESSAGE_SIZE = 26_214_400;
 /** The `{problem_base}` of every receiver, sender and fault of a run unless the scenario gives one. */
 export const DEFAULT_PROBLEM_BASE = "https://mailscope.example/problems";
-/**
- * The largest message a scenario makes (`size`) or reads (`eml`), and that
- * `mailscope send` sends: 100 MiB, four times the smallest `max_message_size`
- * (CAP-7), so that a scenario can go over any usual limit.
- */
-export const MAX_MESSAGE_BYTES = 104_857_600;
+/** The largest message a scenario makes (`size`) or reads (`eml`): app/protocol/resources.ts's. */
+export { MAX_MESSAGE_BYTES };
 /** The most messages a scenario submits. */
 export const MAX_MESSAGES = 100_000;
 /** The most recipients of one message of a scenario (a receiver's max_recipients is at least 100). */

@@ -23,7 +23,7 @@ import { parse } from "yaml";
 import * as z from "zod";
 import { bytesToBase64 } from "../protocol/base64.ts";
 import { childPath, fail, failWith, ok, type Parsed, type Violation } from "../protocol/result.ts";
-import { MAX_MESSAGE_BYTES } from "../sim/scenario.ts";
+import { MAX_MESSAGE_BYTES } from "../protocol/resources.ts";
 import { describeEvent } from "./describe.ts";
 import { canonicalJson, exportJson, traceHash } from "./exportJson.ts";
 import { exportMarkdown } from "./exportMarkdown.ts";

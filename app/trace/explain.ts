@@ -22,7 +22,8 @@
  *
  * Pure: no clock, no I/O.
  */
-import { actorOfDelivery, normalizeAddress } from "../sim/invariants.ts";
+import { normalizeAddress } from "../protocol/mailbox.ts";
+import { actorOfDelivery } from "./deliveryIds.ts";
 import { formatOffset } from "./offset.ts";
 import { rulesCited } from "./ruleEvidence.ts";
 import type { RecordedEvent } from "./schema.ts";

@@ -7,6 +7,7 @@
 import { describeEvent, timelineLevel } from "../../../app/trace/describe.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { formatOffset } from "./time.ts";
+import { actorOfDelivery } from "../../../app/trace/deliveryIds.ts";
 
 /** One row of the log. */
 export interface LogRow {
@@ -105,7 +106,7 @@ function rulesOf(data: Readonly<Record<string, unknown>>): readonly string[] {
 export function deliveryOf(data: Readonly<Record<string, unknown>>): string | undefined {
   const id = data["deliveryId"] ?? data["deliveryActor"];
   if (typeof id !== "string" || id === "") return undefined;
-  return id.replace(/#\d+$/, "");
+  return actorOfDelivery(id);
 }
 
 /**

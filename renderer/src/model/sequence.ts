@@ -9,6 +9,7 @@
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { messageIdsOf, messageOfActor, receiverLookup, runIndexOf, sequenceEvents } from "./runIndex.ts";
 import { formatDuration, formatOffset } from "./time.ts";
+import { actorOfDelivery } from "../../../app/trace/deliveryIds.ts";
 
 export type SequenceRowKind =
   "dns-query" | "dns-answer" | "request" | "response" | "failure" | "handoff" | "dsn" | "note" | "gap";
@@ -36,7 +37,8 @@ export interface SequenceDiagram {
 type Data = Readonly<Record<string, unknown>>;
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 const strs = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
-const actorOf = (deliveryId: string | undefined) => deliveryId?.replace(/#\d+$/, "");
+const actorOf = (deliveryId: string | undefined) =>
+  deliveryId === undefined ? undefined : actorOfDelivery(deliveryId);
 
 /** The messages a trace delivers (by Message-ID), in the order submitted. */
 export function messagesOf(events: readonly RecordedEvent[]): string[] {

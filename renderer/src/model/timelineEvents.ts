@@ -28,6 +28,7 @@ import {
   type RuledOutAt,
 } from "./timelineApplies.ts";
 import { formatOffset } from "./time.ts";
+import { actorOfDelivery } from "../../../app/trace/deliveryIds.ts";
 
 type Data = Readonly<Record<string, unknown>>;
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
@@ -191,7 +192,8 @@ function machineTransition(read: Read): void {
 }
 
 function attemptStarted({ state, e, d }: Read): void {
-  const actor = str(d["deliveryId"])?.replace(/#\d+$/, "");
+  const id = str(d["deliveryId"]);
+  const actor = id === undefined ? undefined : actorOfDelivery(id);
   if (actor && e.domain) state.currentActor.set(e.domain, actor);
 }
 
@@ -222,7 +224,8 @@ function httpRequest({ state, e, d }: Read): void {
 }
 
 function recipientResult({ state, e, d }: Read): void {
-  const actor = str(d["deliveryId"])?.replace(/#\d+$/, "");
+  const id = str(d["deliveryId"]);
+  const actor = id === undefined ? undefined : actorOfDelivery(id);
   const status = str(d["status"]);
   const lane = actor ? state.lanes.get(actor) : undefined;
   if (!lane || !status) return;
