@@ -308,7 +308,7 @@ export function timeline(events: readonly RecordedEvent[], startMs: number, full
   const width = Math.max(0, ...events.map((e) => (e.domain ?? "").length));
   const described: { at: string; domain: string; text: string }[] = [];
   for (const event of events) {
-    const text = describeEvent(event, { flavour: "timeline", full });
+    const text = describeEvent(event, { flavour: "timeline", full, startMs });
     if (text === undefined) continue;
     described.push({ at: formatOffset(event.timeMs, startMs), domain: event.domain ?? "", text });
   }

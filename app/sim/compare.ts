@@ -365,7 +365,7 @@ export function firstParting(
 
 /** A decision in the log's words, with its time and whose it is: `+0:01:00 m1@a.example→b.example: retry 1 in 57s`. */
 function decision(e: RecordedEvent, startMs: number, subjects: ReadonlyMap<string, DsnSubject>): PartingSide {
-  const words = (describeEvent(e, { flavour: "timeline", full: true }) ?? e.name).trim();
+  const words = (describeEvent(e, { flavour: "timeline", full: true, startMs }) ?? e.name).trim();
   // Whose decision: the delivery actor, unless the words start with it already (an attempt judged).
   const d = e.data ?? {};
   const actor =

@@ -463,7 +463,7 @@ export function firstDifference(bundled: Trace, rerun: Trace): ReplayDifference 
 
 /** `#12 +0:02:36 a.example attempt.started: attempt 2 of m1 …`. */
 export function eventWords(event: RecordedEvent, startMs: number): string {
-  const words = describeEvent(event, { flavour: "timeline", full: true });
+  const words = describeEvent(event, { flavour: "timeline", full: true, startMs });
   return `#${event.seq} ${formatOffset(event.timeMs, startMs)}${event.domain !== undefined ? ` ${event.domain}` : ""} ${event.name}${words !== undefined ? `: ${words}` : ""}`;
 }
 

@@ -67,7 +67,7 @@ class Row implements LogRow {
     if (this.#text === undefined) {
       // The full wording is the plain one for a plain row (the flag only leaves lines out).
       const event = this.#event as RecordedEvent;
-      this.#text = (describeEvent(event, { flavour: "timeline", full: true }) ?? "").trim();
+      this.#text = (describeEvent(event, { flavour: "timeline", full: true, startMs: this.#startMs }) ?? "").trim();
       this.#event = undefined;
     }
     return this.#text;

@@ -90,8 +90,8 @@ describe("the log of rate-limited-then-down", async () => {
 
   it("rows written when read (issue 12: a 100k-event log writes only what it shows) are the CLI's lines", () => {
     const expected = t.events.flatMap((e) => {
-      const plain = describeEvent(e, { flavour: "timeline", full: false });
-      const full = describeEvent(e, { flavour: "timeline", full: true });
+      const plain = describeEvent(e, { flavour: "timeline", full: false, startMs: t.startedAtMs });
+      const full = describeEvent(e, { flavour: "timeline", full: true, startMs: t.startedAtMs });
       if (full === undefined) return [];
       const delivery = deliveryOf(e.data ?? {});
       return [
