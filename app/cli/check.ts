@@ -22,6 +22,7 @@ import { progressPrinter, progressWanted } from "./progress.ts";
 import { formatOffset } from "../trace/offset.ts";
 import { mailscopeVersion } from "./run.ts";
 import type { RunProgress } from "../sim/runScenario.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 /** How one scenario fared. */
 export interface ScenarioCheck {
@@ -137,7 +138,7 @@ async function checkOne(
       status: "invalid",
       seed: scenario.seed,
       checks: [],
-      errors: [error instanceof Error ? error.message : String(error)],
+      errors: [errorMessage(error)],
       virtualMs: 0,
       wallMs: performance.now() - started,
       events: 0,

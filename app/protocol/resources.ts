@@ -24,6 +24,7 @@ import type { RuleId } from "./rules.ts";
 import type { ProblemIdentifier } from "./errors.ts";
 import { noWork } from "./work.ts";
 import type { WorkMeter } from "./work.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 // ── Values ────────────────────────────────────────────────────────────────
 
@@ -476,7 +477,7 @@ export function parseJson(text: string | Uint8Array, path = "$", rule: RuleId = 
   try {
     return ok(JSON.parse(source) as unknown);
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
+    const detail = errorMessage(error);
     return fail({ path, rule, message: `the body is not valid JSON: ${detail}` });
   }
 }

@@ -42,6 +42,7 @@ import type { FailAfterAcceptanceRule, ReceiverConfig, ReceiverConfigInput } fro
 import { createMemoryIdempotencyStore } from "./idempotencyStore.ts";
 import type { DeliveryIntent, IdempotencyStore, StoredResponse } from "./idempotencyStore.ts";
 import { createPolicyState } from "./policy.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 export type { Outbound, OutboundSubmission } from "./afterAcceptance.ts";
 
@@ -274,7 +275,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       answer = problemAnswer(
         "temporary_failure",
         503,
-        `the receiver failed while handling the request: ${describe(error)}`,
+        `the receiver failed while handling the request: ${errorMessage(error)}`,
         { retryAfterS: cfg.retryAfterS },
       );
     }
@@ -504,7 +505,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         try {
           body = await spooler.body(received);
         } catch (error) {
-          return problemAnswer("temporary_failure", 503, `the body's spool failed: ${describe(error)}`, {
+          return problemAnswer("temporary_failure", 503, `the body's spool failed: ${errorMessage(error)}`, {
             retryAfterS: cfg.retryAfterS,
           });
         }
@@ -549,7 +550,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
           resumed = await idempotency.intent(signingDomain, key, clock.now());
         }
       } catch (error) {
-        return problemAnswer("temporary_failure", 503, `the idempotency store failed: ${describe(error)}`, {
+        return problemAnswer("temporary_failure", 503, `the idempotency store failed: ${errorMessage(error)}`, {
           retryAfterS: cfg.retryAfterS,
         });
       }
@@ -723,7 +724,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         recipient,
         status: "deferred",
         problem: "temporary_failure",
-        detail: `the mail store failed: ${describe(error)}`,
+        detail: `the mail store failed: ${errorMessage(error)}`,
       };
     }
     const mailbox = mailboxes.get(recipient);
@@ -774,7 +775,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
           recipient,
           status: "deferred",
           problem: "temporary_failure",
-          detail: `the mail store failed: ${describe(error)}`,
+          detail: `the mail store failed: ${errorMessage(error)}`,
         };
       }
       if (
@@ -799,7 +800,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         recipient,
         status: "deferred",
         problem: "temporary_failure",
-        detail: `the mail store failed: ${describe(error)}`,
+        detail: `the mail store failed: ${errorMessage(error)}`,
       };
     }
     policy.recordRecipientDelivery(recipient, nowMs);
@@ -1134,10 +1135,6 @@ function pathOf(url: string): string {
   } catch {
     return url;
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**

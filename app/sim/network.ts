@@ -58,6 +58,7 @@ import type { SeededRandom } from "./random.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { startDigest, subtle } from "../protocol/webCrypto.ts";
 import { sha256 } from "../protocol/sha256.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 /** The capabilities path (GET-1); capabilities faults apply to it unless given another `path`. */
 export const CAPABILITIES_PATH = "/v1/capabilities";
@@ -565,7 +566,7 @@ export function createNetwork(options: NetworkOptions): Network {
       emit("http.failure", source, {
         exchangeId: id,
         kind: error instanceof TransportError ? error.kind : isAbort(error) ? "aborted" : "error",
-        message: error instanceof Error ? error.message : String(error),
+        message: errorMessage(error),
         ...(current.fault !== undefined ? { fault: current.fault } : {}),
       });
       throw error;

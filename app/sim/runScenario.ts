@@ -18,6 +18,7 @@ import { normalizeAddress } from "../protocol/mailbox.ts";
 import { checkInvariants, INVARIANTS } from "./invariants.ts";
 import { loadScenario, type LoadedScenario, type LoadScenarioOptions, type ScenarioError } from "./scenario.ts";
 import { createWorld, WorldError, type World, type WorldOptions } from "./world.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 /** The version a trace names when the caller does not say (the CLI passes package.json's). */
 export const UNKNOWN_VERSION = "0.0.0-unknown";
@@ -111,7 +112,7 @@ export async function runLoadedScenario(
       await runInSlices(world, options.untilMs ?? world.horizonMs, options.onProgress, options.progressEvents);
     complete = (await world.run(options.untilMs)).complete;
   } catch (cause) {
-    error = cause instanceof Error ? cause.message : String(cause);
+    error = errorMessage(cause);
   }
   return checkScenarioRun(world, loaded, {
     complete,

@@ -57,6 +57,7 @@ import {
   type FileError,
   type OffsetToPosition,
 } from "./yamlPosition.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 /** The smallest `max_message_size` a receiver may advertise (CAP-7), and the default of a scenario's receivers. */
 export const DEFAULT_MAX_MESSAGE_SIZE = 26_214_400;
@@ -1087,10 +1088,6 @@ function suggestion(key: string, doc: Document, path: readonly (string | number)
   return close !== undefined ? ` (did you mean "${close}"?)` : ` (the fields are ${TOP_LEVEL_FIELDS.join(", ")})`;
 }
 
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 // ---------------------------------------------------------------------------
 // Loading: the text, then the .eml files it names
 
@@ -1141,7 +1138,7 @@ export async function loadScenario(text: string, options: LoadScenarioOptions = 
     try {
       emls.set(m.eml, await options.readFile(m.eml));
     } catch (error) {
-      errors.push(locate(["messages", i, "eml"], `cannot read ${m.eml}: ${describe(error)}`));
+      errors.push(locate(["messages", i, "eml"], `cannot read ${m.eml}: ${errorMessage(error)}`));
     }
   }
   const seen = new Map<string, number>();

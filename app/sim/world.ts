@@ -55,6 +55,7 @@ import {
   type Scheduler,
   type SchedulerOptions,
 } from "./scheduler.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 /**
  * How the world's scheduler settles an event: every host operation of the
@@ -251,7 +252,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
       { scheduler, random: random.fork("dns"), trace, parseSvcb: (text) => parseSvcbPresentation(text) },
     );
   } catch (error) {
-    throw new WorldError(`the DNS zone cannot be built: ${error instanceof Error ? error.message : String(error)}`);
+    throw new WorldError(`the DNS zone cannot be built: ${errorMessage(error)}`);
   }
   built.zone = dns;
   const network = createNetwork({

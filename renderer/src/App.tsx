@@ -24,6 +24,7 @@ import { CompareView } from "./views/compare/CompareView.tsx";
 import { Library } from "./views/library/Library.tsx";
 import { exportFile, exportNote, type ExportWhat, type RunExports } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
+import { errorMessage } from "../../app/errorMessage.ts";
 
 type View = "run" | "rules" | "editor" | "compare";
 
@@ -284,7 +285,7 @@ export function App() {
         await platform.saveFile(f.name, f.contents, f.type);
         setExportedNote(exportNote(f, trace, what, withBodies));
       })
-      .catch((e: unknown) => setError(`Could not export the run: ${e instanceof Error ? e.message : String(e)}`));
+      .catch((e: unknown) => setError(`Could not export the run: ${errorMessage(e)}`));
   };
   const exports: RunExports = {
     full: withBodies,
