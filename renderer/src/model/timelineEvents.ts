@@ -29,6 +29,7 @@ import {
 } from "./timelineApplies.ts";
 import { formatOffset } from "./time.ts";
 import { actorOfDelivery } from "../../../app/trace/deliveryIds.ts";
+import { pushAll } from "../../../app/protocol/lists.ts";
 
 type Data = Readonly<Record<string, unknown>>;
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
@@ -554,7 +555,7 @@ function lanesByDomain(ordered: readonly Lane[]) {
   const lanesUnder = (name: string): Lane[] => {
     const out: Lane[] = [];
     const parts = name.split(".");
-    for (let i = 0; i < parts.length; i++) out.push(...(lanesOfDomain.get(parts.slice(i).join(".")) ?? []));
+    for (let i = 0; i < parts.length; i++) pushAll(out, lanesOfDomain.get(parts.slice(i).join(".")) ?? []);
     return out;
   };
   return { lanesOfDomain, lanesUnder };
@@ -623,8 +624,8 @@ export function timelineOf(state: TimelineState, startMs: number, labels: Readon
     const band = fallbackBand(lane, startMs);
     if (band) bands.push(band);
   }
-  bands.push(...faultBands(state, ordered));
-  marks.push(...dnsMarks(state, ordered, startMs));
+  pushAll(bands, faultBands(state, ordered));
+  pushAll(marks, dnsMarks(state, ordered, startMs));
   marks.sort((a, b) => a.timeMs - b.timeMs || a.seq - b.seq);
   return { startMs, endMs: state.endMs, lanes: ordered, marks, connectors: [...state.connectors], bands };
 }

@@ -5,6 +5,7 @@
  */
 import type { AttemptOutcome, Timeline } from "./timeline.ts";
 import { timeScale, type ScaleKind, type TimeScale } from "./timelineScale.ts";
+import { maxOf } from "../../../app/protocol/lists.ts";
 
 /**
  * The overview's line of deliveries in flight, per theme: a pink that no outcome's colour is near (the
@@ -95,7 +96,10 @@ export function buckets(
 export function inFlightPath(rows: readonly Bucket[], width: number, height: number): string {
   const n = rows.length;
   if (n === 0) return "";
-  const peak = Math.max(1, ...rows.map((r) => r.inFlight));
+  const peak = maxOf(
+    rows.map((r) => r.inFlight),
+    1,
+  );
   const y = (v: number) => r1(height - 1 - (v / peak) * (height - 2));
   const x = (i: number) => r1((i / n) * width);
   let d = `M0,${y(rows[0]?.inFlight ?? 0)}`;

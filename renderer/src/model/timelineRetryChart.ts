@@ -1,6 +1,7 @@
 /** The retry-delay chart of one lane: attempt number against the delay before it, in minutes. */
 import type { FallbackRuledOut, Lane } from "./timeline.ts";
 import { HOUR, MINUTE } from "./timelineScale.ts";
+import { maxOf, minOf } from "../../../app/protocol/lists.ts";
 
 export interface RetryChartRow {
   /** The attempt the delay comes before. */
@@ -69,15 +70,17 @@ export function retryChart(lane: Lane): RetryChart {
   const missed = rows.find((r) => !r.happened);
   const capped = lane.retries.filter((r) => r.baseDelayMs >= HOUR);
   const jittered = capped.filter((r) => r.jitter).map((r) => r.jitteredDelayMs / MINUTE);
-  const top = Math.max(0, ...rows.map((r) => Math.max(r.actual, r.band?.[1] ?? 0, r.lowerBound ?? 0)));
+  const top = maxOf(
+    rows.map((r) => Math.max(r.actual, r.band?.[1] ?? 0, r.lowerBound ?? 0)),
+    0,
+  );
   return {
     rows,
     fallbackWindowEndAttempt: after?.attempt,
     fallbackRuledOut: lane.fallbackRuledOut,
     giveUpAfterAttempt: missed ? missed.attempt - 1 : undefined,
     capMinutes: capped.length > 0 ? 60 : undefined,
-    cappedJitter:
-      jittered.length > 0 ? { minMinutes: Math.min(...jittered), maxMinutes: Math.max(...jittered) } : undefined,
+    cappedJitter: jittered.length > 0 ? { minMinutes: minOf(jittered), maxMinutes: maxOf(jittered) } : undefined,
     delayTicks: delayTicks(top),
   };
 }

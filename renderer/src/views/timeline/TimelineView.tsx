@@ -137,7 +137,7 @@ export function TimelineView({
               })
             }
           />
-          <span className="muted" data-testid="timeline-window">
+          <span className="muted timeline-window" data-testid="timeline-window">
             {formatOffset(fromMs, startMs).replace(/\.\d+$/, "")} – {formatOffset(toMs, startMs).replace(/\.\d+$/, "")}
             {zoom ? " (zoomed)" : ""}
           </span>
