@@ -1,7 +1,7 @@
 // @ts-check
-// Lint, with the layer lines of DEVELOPERS.md per folder (after VS Code's
-// code-import-patterns): the folder says what a file may import, and every
-// file falls under one of these rules.
+// Lint, with the layer lines of the README's "Layout" per folder (after VS
+// Code's code-import-patterns): the folder says what a file may import, and
+// every file falls under one of these rules.
 import js from "@eslint/js";
 import reactHooks from "eslint-plugin-react-hooks";
 import globals from "globals";
@@ -69,6 +69,28 @@ const coreToEdges = {
 const rendererToNode = {
   regex: "app/(node|cli)/|main/(?!channels\\.ts$)",
   message: "The renderer may import the core and main/channels.ts (types) only.",
+};
+
+/**
+ * The layers inside the core, lowest first: protocol ← trace ← receiver, sender ← sim ← node, cli. A folder
+ * imports the folders below it (and app/ports.ts), never one above; receiver and sender are one layer. Tests
+ * and test helpers may reach up (a trace test runs a scenario).
+ */
+const CORE_LAYERS = [
+  { folders: ["protocol"], above: ["trace", "receiver", "sender", "sim"] },
+  { folders: ["trace"], above: ["receiver", "sender", "sim"] },
+  { folders: ["receiver", "sender"], above: ["sim"] },
+];
+/** @param {readonly string[]} above */
+const upward = (above) => ({
+  regex: `^(\\.\\./)+(${above.join("|")})/`,
+  message: `A core layer imports only the layers below it (protocol ← trace ← receiver, sender ← sim ← node, cli): not ${above.join(", ")}.`,
+});
+
+/** React and the UI libraries, which the renderer's model (pure functions of the trace) does without. */
+const reactInModel = {
+  group: [...react.group, "**/*.tsx"],
+  message: "renderer/src/model is pure functions of the trace: no React, no component (views/ draws).",
 };
 
 /** The core's own discipline: deterministic, platform-free. */
@@ -176,6 +198,14 @@ export default tseslint.config(
     ignores: ["app/node/**", "app/cli/**", "app/**/*.test.ts"],
     rules: { "no-restricted-syntax": ["error", ...coreSyntax, ...coreCrypto, ...unboundedSpread] },
   },
+  // The layers inside the core.
+  ...CORE_LAYERS.map(({ folders, above }) => ({
+    files: folders.map((f) => `app/${f}/**/*.ts`),
+    ignores: ["app/**/*.test.ts", "app/**/testing.ts"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [electron, react, node, coreToEdges, upward(above)] }],
+    },
+  })),
   // Node adapters and the command line.
   {
     files: ["app/node/**/*.ts", "app/cli/**/*.ts"],
@@ -212,6 +242,24 @@ export default tseslint.config(
     rules: {
       ...reactHooks.configs.recommended.rules,
       "no-restricted-imports": ["error", { patterns: [electron, node, rendererToNode] }],
+    },
+  },
+  // The renderer's model: view data from trace events, tested in Node.
+  {
+    files: ["renderer/src/model/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            electron,
+            node,
+            rendererToNode,
+            reactInModel,
+            { regex: "(^|/)views/", message: "renderer/src/model does not import the views: they draw what it makes." },
+          ],
+        },
+      ],
     },
   },
   // Tools, tests and configs outside the app: Node, but neither Electron nor React.

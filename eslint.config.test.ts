@@ -1,7 +1,7 @@
 import { ESLint } from "eslint";
 import { describe, expect, it } from "vitest";
 
-// The layer lines of DEVELOPERS.md, shown by linting small snippets as if they
+// The layer lines of the README's "Layout", shown by linting small snippets as if they
 // stood in each folder: the build fails on a wrong import.
 const eslint = new ESLint({ cwd: process.cwd() });
 
@@ -28,6 +28,27 @@ describe("the lint config enforces the layers", () => {
     );
     expect(ids).toContain("no-restricted-imports");
     expect(ids).toContain("no-restricted-syntax");
+  });
+
+  it.each([
+    ["app/protocol/example.ts", 'import { formatOffset } from "../trace/offset.ts";'],
+    ["app/protocol/example.ts", 'import { createReceiver } from "../receiver/handler.ts";'],
+    ["app/trace/example.ts", 'import { MAX_MESSAGE_BYTES } from "../sim/scenario.ts";'],
+    ["app/trace/example.ts", 'import { createSender } from "../sender/sender.ts";'],
+    ["app/receiver/example.ts", 'import { runScenarioText } from "../sim/runScenario.ts";'],
+    ["app/sender/deep/example.ts", 'import { runScenarioText } from "../../sim/runScenario.ts";'],
+  ])("the core's layers (protocol ← trace ← receiver, sender ← sim): %s refuses %s", async (file, line) => {
+    expect(await ruleIds(file, `${line}\nexport const x = 1;\n`)).toContain("no-restricted-imports");
+  });
+
+  it.each([
+    ["app/trace/example.ts", 'import { parseMailbox } from "../protocol/mailbox.ts";'],
+    ["app/sender/example.ts", 'import { formatOffset } from "../trace/offset.ts";'],
+    ["app/sender/example.ts", 'import { createReceiver } from "../receiver/handler.ts";'],
+    ["app/sim/example.ts", 'import { createSender } from "../sender/sender.ts";'],
+    ["app/trace/example.test.ts", 'import { runScenarioText } from "../sim/runScenario.ts";'],
+  ])("a layer imports those below it, one layer its peer, a test any: %s may %s", async (file, line) => {
+    expect(await ruleIds(file, `${line}\nexport const x = 1;\n`)).not.toContain("no-restricted-imports");
   });
 
   it("the core refuses the wall clock and Math.random", async () => {
@@ -75,6 +96,23 @@ describe("the lint config enforces the layers", () => {
         'import { ipcRenderer } from "electron";\nexport const i = ipcRenderer;\n',
       ),
     ).toContain("no-restricted-imports");
+  });
+
+  it("the renderer's model is React-free: no React, no UI library, no view", async () => {
+    for (const line of [
+      'import { useMemo } from "react";',
+      'import { LineChart } from "recharts";',
+      'import { TimelineView } from "../views/timeline/TimelineView.tsx";',
+    ])
+      expect(await ruleIds("renderer/src/model/example.ts", `${line}\nexport const x = 1;\n`), line).toContain(
+        "no-restricted-imports",
+      );
+    expect(
+      await ruleIds(
+        "renderer/src/model/example.ts",
+        'import { formatOffset } from "../../../app/trace/offset.ts";\nexport const x = 1;\n',
+      ),
+    ).not.toContain("no-restricted-imports");
   });
 
   it("the renderer imports React and the core, but neither Node nor app/node", async () => {

@@ -5,6 +5,7 @@
  * network hands them real ones (system clock, crypto, DNS, fetch over TLS 1.3,
  * a folder of .eml files). The core never reaches past these.
  */
+import { errorMessage } from "./errorMessage.ts";
 
 /** Time and timers. Shaped so it can be given to XState as its `clock`. */
 export interface Clock {
@@ -108,7 +109,7 @@ export class StorageError extends Error {
   readonly code?: string;
 
   constructor(store: string, path: string, cause: unknown) {
-    const reason = cause instanceof Error ? cause.message : String(cause);
+    const reason = errorMessage(cause);
     super(`${store} ${path}: ${reason}`, { cause });
     this.name = "StorageError";
     this.store = store;

@@ -222,10 +222,10 @@ test.describe("compare and fork", () => {
     await expect(verdicts).toHaveCount(2, { timeout: 120_000 });
     await expect(verdicts.first()).toHaveAttribute("data-kind", "same-outcome");
     await expect(verdicts.first()).toContainText(
-      /^m1 bob@b\.example: same outcome, different time or attempts: bounced at \+120:00:00 in both; attempts \d+ vs \d+/,
+      /^m1 bob@b\.example: same outcome, different time or attempts: bounced at \+5d 0:00:00 in both; attempts \d+ vs \d+/,
     );
     await expect(verdicts.last()).toHaveText(
-      "DSN of m1 (bounced: bob@b.example) alice@a.example: same: accepted at +120:00:00",
+      "DSN of m1 (bounced: bob@b.example) alice@a.example: same: accepted at +5d 0:00:00",
     );
     await expect(page.getByTestId("compare-summary")).toHaveText(
       "Same outcomes: all 2 recipients ended the same way, 1 of them at another time or after other attempts.",

@@ -82,7 +82,7 @@ test.describe("running scenarios in the browser", () => {
     expect(errors).toEqual([]);
   });
 
-  test("rate-limited-then-down as fast as possible: bounced at +120:00:00, and the DSN", async ({ page }, info) => {
+  test("rate-limited-then-down as fast as possible: bounced at +5d 0:00:00, and the DSN", async ({ page }, info) => {
     await open(page, "rate-limited-then-down");
     await page.getByRole("button", { name: "Speed max" }).click();
     const seen = await atFinished(page);
@@ -94,7 +94,7 @@ test.describe("running scenarios in the browser", () => {
     const finished = await seen();
     expect(finished?.table).toContain("bob@b.example");
     expect(finished?.table).not.toContain("pending");
-    expect(finished?.table).toMatch(/bounced\s*\+120:00:00\s*127/);
+    expect(finished?.table).toMatch(/bounced\s*\+5d 0:00:00\s*127/);
     expect(finished?.table).toContain("DSN dsn.");
     expect(finished?.checks).toBe(true);
     await expect(row(page, "bob@b.example")).toContainText("bounced");
@@ -111,14 +111,14 @@ test.describe("running scenarios in the browser", () => {
     console.log(`rate-limited-then-down at max: Play → last outcome on screen ${appMs} ms; mailscope run ${cliMs} ms`);
     const bob = row(page, "bob@b.example").getByRole("cell");
     await expect(bob.nth(2)).toHaveText("bounced");
-    await expect(bob.nth(3)).toHaveText("+120:00:00");
+    await expect(bob.nth(3)).toHaveText("+5d 0:00:00");
     await expect(bob.nth(4)).toHaveText("127");
     await expect(bob.nth(5)).toHaveText("6");
     await expect(bob.nth(6)).toHaveText("STATE-7");
     const dsn = row(page, "alice@a.example").getByRole("cell");
     await expect(dsn.nth(0)).toHaveText(/^DSN dsn\./);
     await expect(dsn.nth(2)).toHaveText("accepted");
-    await expect(page.getByTestId("clock")).toHaveText("+120:00:00");
+    await expect(page.getByTestId("clock")).toHaveText("+5d 0:00:00");
     await expect(page.getByTestId("checks-summary")).toHaveText("passed: all 9 checks");
     await page.screenshot({ path: `${SHOTS}/run-rate-limited-then-down.png`, fullPage: true });
     // A check links to its evidence: the give-up's events are marked in the log and brought into view.
@@ -128,7 +128,7 @@ test.describe("running scenarios in the browser", () => {
       .filter({ hasText: "give-up-at-5-days" });
     await giveUp.getByRole("button", { name: /^evidence \(\d+\)$/ }).click();
     await expect(page.locator("[data-testid=log-row][data-evidence=true]").first()).toBeInViewport();
-    await expect(page.locator("[data-testid=log-row][data-evidence=true]").first()).toContainText("+120:00:00");
+    await expect(page.locator("[data-testid=log-row][data-evidence=true]").first()).toContainText("+5d 0:00:00");
     // A row selects its delivery: the log shows that delivery's lines only.
     const all = await page.getByTestId("log-count").textContent();
     await row(page, "alice@a.example").getByRole("button", { name: /^DSN / }).click();
@@ -230,7 +230,7 @@ test.describe("running scenarios in the browser", () => {
     const forward = await landAt(["1d"]);
     const back = await landAt(["3d", "1d"]);
     expect(back).toEqual(forward);
-    expect(back.clock).toBe("+24:00:00");
+    expect(back.clock).toBe("+1d 0:00:00");
     expect(back.phase).toMatch(/^Paused · \d+ events · 60×$/);
     // Nothing of the protocol on screen: no command name, no ISO timestamp.
     await expect(page.locator(".notice")).toHaveCount(0);
@@ -241,11 +241,11 @@ test.describe("running scenarios in the browser", () => {
     await page.getByRole("button", { name: "Play", exact: true }).click();
     await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 60_000 });
     await expect(row(page, "bob@b.example").getByRole("cell").nth(2)).toHaveText("bounced");
-    // From the end, back again: the checks go (they are the end's), the run is at +24:00:00 again.
+    // From the end, back again: the checks go (they are the end's), the run is at +1d 0:00:00 again.
     await page.getByLabel("Jump to").fill("1d");
     await page.getByRole("button", { name: "Go", exact: true }).click();
     await expect(page.getByTestId("phase")).toContainText("Paused", { timeout: 60_000 });
-    await expect(page.getByTestId("clock")).toHaveText("+24:00:00");
+    await expect(page.getByTestId("clock")).toHaveText("+1d 0:00:00");
     await expect(page.getByTestId("log-count")).toHaveText(forward.lines ?? "");
     await expect(page.getByRole("region", { name: "Checks" })).toHaveCount(0);
     await noSeriousViolations(page);

@@ -43,7 +43,7 @@ const edgeLabel = (page: Page, name: string) => machine(page).locator(`.sc-edge-
 test.describe("the statechart view", () => {
   // rate-limited-then-down is 127 attempts over 5 virtual days: played at max speed, then checked.
   test.setTimeout(300_000);
-  test("rate-limited-then-down: retryScheduled at +0:00:30 after the 429, the give-up into bounced at +120:00:00", async ({
+  test("rate-limited-then-down: retryScheduled at +0:00:30 after the 429, the give-up into bounced at +5d 0:00:00", async ({
     page,
   }) => {
     const errors: string[] = [];
@@ -63,7 +63,7 @@ test.describe("the statechart view", () => {
     await runToEnd(page);
     await expect(page.getByTestId("active-state")).toHaveText("bounced");
     const giveUp = historyItem(page, "giveUpWhileRetrying");
-    await expect(giveUp).toContainText("+120:00:00");
+    await expect(giveUp).toContainText("+5d 0:00:00");
     await expect(giveUp).toContainText("(row 6)");
     await expect(giveUp).toContainText("→ bounced");
     await expect(edgeLabel(page, "giveUpWhileRetrying")).toHaveAttribute("data-last", "true");
@@ -167,7 +167,7 @@ test.describe("the rules as evidence", () => {
     await page.getByLabel("Search rules").fill("STATE-7");
     await page.getByLabel(/^STATE-7: cited by \d+ events of this run$/).click();
     const citing = page.getByRole("list", { name: "Events citing STATE-7" });
-    await expect(citing.locator('[data-event="delivery.bounced"]')).toContainText("+120:00:00");
+    await expect(citing.locator('[data-event="delivery.bounced"]')).toContainText("+5d 0:00:00");
     await expect(citing.locator('[data-event="delivery.bounced"]')).toContainText(
       "gave up on bob@b.example after 127 attempts: bounced",
     );

@@ -1,6 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { readFileSync } from "node:fs";
 import { expect, test, type Locator, type Page } from "@playwright/test";
+import { parseOffset } from "../app/trace/offset.ts";
 
 /** The delivery timeline and the retry-delay chart (issue 13), through the browser build. */
 
@@ -117,15 +118,12 @@ async function labelsOffLaneBackground(laneRow: Locator): Promise<string[]> {
   });
 }
 
-/** The window's ends in ms from the start, from its text (`+0:00:00 – +125:00:00 (zoomed)`). */
+/** The window's ends in ms from the start, from its text (`+0:00:00 – +5d 5:00:00 (zoomed)`). */
 function offsets(text: string | null): [number, number] {
-  const ms = (t: string) => {
-    const [h, m, s] = t.replace(/^\+/, "").split(":").map(Number);
-    return ((h! * 60 + m!) * 60 + s!) * 1000;
-  };
-  const m = /^(\+[\d:]+) – (\+[\d:]+)/.exec(text ?? "");
-  if (!m) throw new Error(`no window in ${text}`);
-  return [ms(m[1]!), ms(m[2]!)];
+  const m = /^(\+[^–]+?) – (\+(?:\d+d )?[\d:.]+)/.exec(text ?? "");
+  const [from, to] = [parseOffset(m?.[1] ?? ""), parseOffset(m?.[2] ?? "")];
+  if (from === undefined || to === undefined) throw new Error(`no window in ${text}`);
+  return [from, to];
 }
 
 async function numbers(marks: Locator, attr: string): Promise<number[]> {
@@ -326,7 +324,7 @@ test.describe("the delivery timeline", () => {
       .locator(".recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value")
       .evaluateAll((els) => els.map((e) => e.textContent));
     expect(yTicks).toEqual(["0", "15", "30", "45", "60", "75"]);
-    await expect(retry.getByTestId("retry-give-up")).toContainText("+120:00:00");
+    await expect(retry.getByTestId("retry-give-up")).toContainText("+5d 0:00:00");
     // Issue 22: attempt 1's 429 ruled SMTP out (ERR-23): no fallback window on the lane, none of its words in the
     // chart; the lane marks where and why instead.
     await expect(retry.getByTestId("retry-ruled-out")).toHaveText(
@@ -356,11 +354,11 @@ test.describe("the delivery timeline", () => {
     expect(image.svg).not.toContain('data-band="fallback-window"');
     expect(image.svg.match(/data-kind="give-up"/g)).toHaveLength(1);
     expect(image.text).toContain("SMTP ruled out at attempt 1: 429 rate_limited, ERR-23");
-    // Hover a mark near the right edge (the bounce at +120:00:00): its text is flipped to the pointer's left,
+    // Hover a mark near the right edge (the bounce at +5d 0:00:00): its text is flipped to the pointer's left,
     // inside the lanes (it ran off the screen).
     await m1.locator("[data-kind=bounce] .bounce-shape").hover();
     const tip = page.getByRole("tooltip");
-    await expect(tip).toHaveText(/^bounced at \+120:00:00 after 127 attempts/);
+    await expect(tip).toHaveText(/^bounced at \+5d 0:00:00 after 127 attempts/);
     await expect(tip).toHaveAttribute("data-side", "left");
     const tipBox = (await tip.boundingBox())!;
     const wrapBox = (await timeline(page).locator(".lanes-wrap").boundingBox())!;
@@ -749,11 +747,11 @@ test.describe("the sequence diagram and the exchange inspector", () => {
     await expect(inspector.getByTestId("response-head")).toContainText("HTTP/1.1 429 (fault rate-limited-once)");
     await expect(inspector.getByTestId("problem")).toContainText("problems/rate_limited");
     // Issue 22: in force when it was sent — the service record answered then; not the key's TXT answered at
-    // +120:00:00 (the 429 came from a fault: the receiver never saw the request, nor looked its key up).
+    // +5d 0:00:00 (the 429 came from a fault: the receiver never saw the request, nor looked its key up).
     const inForce = inspector.getByTestId("in-force");
     await expect(inForce.locator("tr[data-name='_svc.b.example']")).toContainText("+0:00:00");
     await expect(inForce.locator("tr[data-name='s1._svckey.a.example']")).toHaveCount(0);
-    await expect(inForce).not.toContainText("+120:00:00");
+    await expect(inForce).not.toContainText("+5d 0:00:00");
     const checks = inspector.getByTestId("receiver-checks").getByRole("listitem");
     const check = (name: string) =>
       checks.filter({ has: page.locator("strong", { hasText: new RegExp(`^${name}$`) }) });

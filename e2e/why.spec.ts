@@ -47,7 +47,7 @@ test.describe("Why? beside each outcome", () => {
     await why.click();
     await expect(why).toHaveAttribute("aria-pressed", "true");
     await expect(panel(page).getByRole("heading", { name: "Why? bob@b.example of m1" })).toBeVisible();
-    await expect(page.getByTestId("why-headline")).toHaveText("bounced at +120:00:00");
+    await expect(page.getByTestId("why-headline")).toHaveText("bounced at +5d 0:00:00");
     await expect(page.getByTestId("why-headline")).toHaveText(cli?.headline ?? "?");
     // The same words as the CLI, clause for clause.
     await expect(panel(page).locator(".why-text")).toHaveText(cli?.clauses ?? []);
@@ -55,7 +55,7 @@ test.describe("Why? beside each outcome", () => {
       "attempt 1 at +0:00:00 got 429 rate_limited, which is not fallback-eligible (ERR-23), so SMTP was ruled out for this message",
     );
     await expect(clause(page, 3)).toContainText(
-      "at +120:00:00 the sender gave up, 5 days after the first attempt, after 127 attempts, and bounced it (STATE-7)",
+      "at +5d 0:00:00 the sender gave up, 5 days after the first attempt, after 127 attempts, and bounced it (STATE-7)",
     );
     await noSeriousViolations(page, "[data-testid=why-panel]");
     await panel(page).scrollIntoViewIfNeeded();

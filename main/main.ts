@@ -20,6 +20,7 @@ import { readingsText } from "./readings.ts";
 import { CONTENT_SECURITY_POLICY, isOwnPage, lockDownContents, lockDownSession } from "./security.ts";
 import { APP_INDEX, APP_SCHEME, APP_SCHEME_PRIVILEGES, serveAppRequest } from "./scheme.ts";
 import { loadWindowState, restoreBounds, saveWindowState } from "./windowState.ts";
+import { errorMessage } from "../app/errorMessage.ts";
 
 const appRoot = app.getAppPath();
 const rendererRoot = join(appRoot, "dist", "renderer");
@@ -80,10 +81,7 @@ function deliver(file: OpenedFile): void {
 }
 
 function showOpenError(what: string, error: unknown): void {
-  dialog.showErrorBox(
-    "Mailscope",
-    `${what} cannot be opened: ${error instanceof Error ? error.message : String(error)}`,
-  );
+  dialog.showErrorBox("Mailscope", `${what} cannot be opened: ${errorMessage(error)}`);
 }
 
 function buildMenu(): void {

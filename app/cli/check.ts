@@ -20,8 +20,10 @@ import { runLoadedScenario } from "../sim/runScenario.ts";
 import { formatScenarioError } from "../sim/scenario.ts";
 import { consoleIo, type CliIo } from "./io.ts";
 import { progressPrinter, progressWanted } from "./progress.ts";
-import { mailscopeVersion, offset } from "./run.ts";
+import { formatOffset } from "../trace/offset.ts";
+import { mailscopeVersion } from "./run.ts";
 import type { RunProgress } from "../sim/runScenario.ts";
+import { errorMessage } from "../errorMessage.ts";
 import { maxOf } from "../protocol/lists.ts";
 
 /** How one scenario fared. */
@@ -138,7 +140,7 @@ async function checkOne(
       status: "invalid",
       seed: scenario.seed,
       checks: [],
-      errors: [error instanceof Error ? error.message : String(error)],
+      errors: [errorMessage(error)],
       virtualMs: 0,
       wallMs: performance.now() - started,
       events: 0,
@@ -154,7 +156,7 @@ export function formatCheckReport(report: CheckReport): string[] {
       s.file,
       s.status === "passed" ? "passed" : s.status === "failed" ? "FAILED" : "INVALID",
       s.status === "invalid" ? "-" : `${passed}/${s.checks.length}`,
-      s.status === "invalid" ? "-" : offset(s.virtualMs, 0).slice(1),
+      s.status === "invalid" ? "-" : formatOffset(s.virtualMs, 0).slice(1),
       `${(s.wallMs / 1000).toFixed(2)} s`,
     ];
   });

@@ -37,7 +37,7 @@ import {
   type LoadedScenario,
 } from "../sim/scenario.ts";
 import { WorldError } from "../sim/world.ts";
-import { offset, parseOffset } from "../trace/offset.ts";
+import { formatOffset, parseOffset } from "../trace/offset.ts";
 import { consoleIo, type CliIo } from "./io.ts";
 import { mailscopeVersion, parseSeed } from "./run.ts";
 import { maxOf } from "../protocol/lists.ts";
@@ -333,7 +333,7 @@ function jsonRow(row: NonNullable<CompareTable["lines"][number]["a"]>): Record<s
 
 function jsonPrefix(prefix: PrefixCheck, startMs: number): Record<string, unknown> {
   return {
-    forkAt: offset(prefix.forkMs, startMs),
+    forkAt: formatOffset(prefix.forkMs, startMs),
     identical: prefix.identical,
     hashA: prefix.hashA,
     hashB: prefix.hashB,

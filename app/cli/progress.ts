@@ -7,6 +7,7 @@
  * nothing. The clock is the CliIo's, so tests drive it without wall time.
  */
 import type { RunProgress } from "../sim/runScenario.ts";
+import { formatOffset } from "../trace/offset.ts";
 import type { CliIo } from "./io.ts";
 
 /** Real ms between two progress lines. */
@@ -20,12 +21,9 @@ export function formatProgress(progress: RunProgress, label?: string): string {
   );
 }
 
-/** `+h:mm:ss`, from a day on `+Nd h:mm:ss`, as run's timeline writes offsets (to the second). */
+/** An offset to the second, as run's timeline writes it: `+1d 2:03:04`. */
 function briefOffset(ms: number): string {
-  const s = Math.floor(Math.max(0, ms) / 1000);
-  const days = Math.floor(s / 86_400);
-  const clock = `${Math.floor((s % 86_400) / 3600)}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`;
-  return `+${days > 0 ? `${days}d ` : ""}${clock}`;
+  return formatOffset(Math.floor(Math.max(0, ms) / 1000) * 1000, 0);
 }
 
 /** Whether to print progress: `--progress` / `--no-progress` when given, else when stderr is a terminal. */

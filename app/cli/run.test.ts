@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { importTrace } from "../trace/importer.ts";
 import { main } from "./main.ts";
-import { jsonOutcomes, offset, parseSeed, report, runCommandAction } from "./run.ts";
+import { formatOffset } from "../trace/offset.ts";
+import { jsonOutcomes, parseSeed, report, runCommandAction } from "./run.ts";
 import { loadScenarioFile } from "../node/scenarioLoader.ts";
 import { checkInvariants } from "../sim/invariants.ts";
 import { runLoadedScenario, type ScenarioRun } from "../sim/runScenario.ts";
@@ -112,19 +113,19 @@ describe("mailscope run", () => {
     expect(at).toBeGreaterThan(out.indexOf("outcomes:"));
     expect(at).toBeLessThan(out.indexOf("checks:"));
     expect(out.slice(at + 1, at + 8)).toEqual([
-      "  m1 bob@b.example: bounced at +120:00:00",
+      "  m1 bob@b.example: bounced at +5d 0:00:00",
       "    attempt 1 at +0:00:00 got 429 rate_limited, which is not fallback-eligible (ERR-23), so SMTP was ruled out for this message: retried over the service (STATE-5), not before its Retry-After (RETRY-7)  [events 3, 19, 20, 22, 23]",
       expect.stringMatching(
         /^ {4}attempts 2–6 \(\+0:02:00 … \+0:32:31\.023\) got no answer \(connection refused\), .* \(ERR-24\) {2}\[events 24, 34, 38, 39, 49 … 15 in all\]$/,
       ),
       expect.stringMatching(/^ {4}attempts 7–127 /),
       expect.stringMatching(
-        /^ {4}at \+120:00:00 the sender gave up, 5 days after the first attempt, after 127 attempts, and bounced it \(STATE-7\)/,
+        /^ {4}at \+5d 0:00:00 the sender gave up, 5 days after the first attempt, after 127 attempts, and bounced it \(STATE-7\)/,
       ),
       expect.stringMatching(
-        /^ {4}at \+120:00:00 the sender sent alice@a\.example a DSN \(EVT-3\), accepted at \+120:00:00 {2}\[events \d+, \d+\]$/,
+        /^ {4}at \+5d 0:00:00 the sender sent alice@a\.example a DSN \(EVT-3\), accepted at \+5d 0:00:00 {2}\[events \d+, \d+\]$/,
       ),
-      expect.stringMatching(/^ {2}dsn\.\S+ alice@a\.example: accepted at \+120:00:00$/),
+      expect.stringMatching(/^ {2}dsn\.\S+ alice@a\.example: accepted at \+5d 0:00:00$/),
     ]);
   });
 
@@ -150,8 +151,8 @@ describe("mailscope run", () => {
     expect((bob?.["attemptsAt"] as string[]).slice(0, 2)).toEqual(["+0:00:00", "+0:02:00"]);
     // `why`: the explanation of app/trace/explain.ts, with each clause's evidence by seq.
     const why = bob?.["why"] as { headline: string; text: string; clauses: { text: string; evidence: number[] }[] };
-    expect(why.headline).toBe("bounced at +120:00:00");
-    expect(why.text).toMatch(/^bounced at \+120:00:00 — attempt 1 at \+0:00:00 got 429 rate_limited/);
+    expect(why.headline).toBe("bounced at +5d 0:00:00");
+    expect(why.text).toMatch(/^bounced at \+5d 0:00:00 — attempt 1 at \+0:00:00 got 429 rate_limited/);
     expect(why.clauses[0]?.evidence).toEqual([3, 19, 20, 22, 23]);
   });
 
@@ -260,9 +261,9 @@ describe("mailscope run", () => {
   it("seeds and offsets", () => {
     expect(parseSeed("42")).toBe(42);
     expect(parseSeed("042x")).toBe("042x");
-    expect(offset(Date.UTC(2026, 0, 6, 1, 2, 3, 40), Date.UTC(2026, 0, 1))).toBe("+5d 1:02:03.040");
-    expect(offset(Date.UTC(2027, 0, 1), Date.UTC(2026, 0, 1))).toBe("+365d 0:00:00");
-    expect(offset(Date.UTC(2026, 0, 1, 23, 59, 59), Date.UTC(2026, 0, 1))).toBe("+23:59:59");
-    expect(offset(0, 60_000)).toBe("-0:01:00");
+    expect(formatOffset(Date.UTC(2026, 0, 6, 1, 2, 3, 40), Date.UTC(2026, 0, 1))).toBe("+5d 1:02:03.040");
+    expect(formatOffset(Date.UTC(2027, 0, 1), Date.UTC(2026, 0, 1))).toBe("+365d 0:00:00");
+    expect(formatOffset(Date.UTC(2026, 0, 1, 23, 59, 59), Date.UTC(2026, 0, 1))).toBe("+23:59:59");
+    expect(formatOffset(0, 60_000)).toBe("-0:01:00");
   });
 });

@@ -19,6 +19,7 @@ import { describeEvent } from "../trace/describe.ts";
 import { exportHar } from "../trace/exportHar.ts";
 import { exportJsonChunks, traceHash } from "../trace/exportJson.ts";
 import { exportMarkdown } from "../trace/exportMarkdown.ts";
+import { formatOffset } from "../trace/offset.ts";
 import { evidenceText, explainOutcomes, type Why } from "../trace/explain.ts";
 import { indexTrace } from "../sim/expectations.ts";
 import { outcomeRows } from "../sim/outcomeRows.ts";
@@ -194,7 +195,7 @@ export function jsonOutcomes(run: ScenarioRun): Record<string, unknown>[] {
   const timeOf = new Map(events.map((e) => [e.seq, e.timeMs]));
   const at = (seq: number | undefined): string | undefined => {
     const t = seq === undefined ? undefined : timeOf.get(seq);
-    return t === undefined ? undefined : offset(t, startMs);
+    return t === undefined ? undefined : formatOffset(t, startMs);
   };
   return run.outcomes.map((o) => {
     const f = facts.facts(o.messageId, o.recipient);
@@ -204,7 +205,7 @@ export function jsonOutcomes(run: ScenarioRun): Record<string, unknown>[] {
     const why = whys.get(`${o.messageId}\n${o.recipient}`);
     return {
       ...o,
-      ...(o.atMs !== undefined && { at: offset(o.atMs, startMs) }),
+      ...(o.atMs !== undefined && { at: formatOffset(o.atMs, startMs) }),
       ...(f.outcome?.problem !== undefined && { problem: f.outcome.problem }),
       attempts: f.attempts,
       posts: f.posts,
@@ -271,7 +272,7 @@ export function report(run: ScenarioRun, file: string, wallMs: number, full: boo
   );
   const count = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
   for (const o of rows) {
-    const at = o.atMs !== undefined ? offset(o.atMs, world.startMs) : "";
+    const at = o.atMs !== undefined ? formatOffset(o.atMs, world.startMs) : "";
     lines.push(
       `  ${o.message.padEnd(width)}  ${o.recipient.padEnd(rwidth)}  ${o.outcomeText.padEnd(24)} ${at.padEnd(12)} ${count(o.attempts, "attempt").padEnd(12)} ${count(o.posts, "POST").padEnd(9)} ${o.rule ?? ""}`.trimEnd(),
     );
@@ -283,7 +284,7 @@ export function report(run: ScenarioRun, file: string, wallMs: number, full: boo
   }
   const checks = run.invariants.length + run.expectations.length;
   const failed = [...run.invariants, ...run.expectations].filter((c) => !c.passed).length;
-  const virtual = offset(run.endMs, world.startMs).slice(1);
+  const virtual = formatOffset(run.endMs, world.startMs).slice(1);
   lines.push(
     "",
     `${run.passed ? "passed" : "FAILED"}: ${failed === 0 ? `all ${checks} checks` : `${failed} of ${checks} checks failed`}; ` +
@@ -293,16 +294,6 @@ export function report(run: ScenarioRun, file: string, wallMs: number, full: boo
 }
 
 const DEFAULTS: Readonly<Record<string, string>> = readingsNotation(defaultScenarioReadings);
-
-/** `+h:mm:ss`, from a day on `+Nd h:mm:ss` (`+365d 0:00:00`), with `.mmm` when there are milliseconds. */
-export function offset(timeMs: number, startMs: number): string {
-  const total = Math.round(timeMs - startMs);
-  const abs = Math.abs(total);
-  const s = Math.floor(abs / 1000);
-  const frac = abs % 1000;
-  const days = Math.floor(s / 86_400);
-  return `${total < 0 ? "-" : "+"}${days > 0 ? `${days}d ` : ""}${Math.floor((s % 86_400) / 3600)}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}${frac > 0 ? `.${String(frac).padStart(3, "0")}` : ""}`;
-}
 
 /** An offset to the second, for lists: `+0:02:36`, `+5d 0:00:00`. */
 function briefOffset(at: string): string {
@@ -327,9 +318,9 @@ export function timeline(events: readonly RecordedEvent[], startMs: number, full
   );
   const described: { at: string; domain: string; text: string }[] = [];
   for (const event of events) {
-    const text = describeEvent(event, { flavour: "timeline", full });
+    const text = describeEvent(event, { flavour: "timeline", full, startMs });
     if (text === undefined) continue;
-    described.push({ at: offset(event.timeMs, startMs), domain: event.domain ?? "", text });
+    described.push({ at: formatOffset(event.timeMs, startMs), domain: event.domain ?? "", text });
   }
   // 14 columns hold +h:mm:ss.mmm; a run of days (+4d 23:40:45.301) widens the column for every line.
   const column = maxOf(

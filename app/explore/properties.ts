@@ -17,14 +17,8 @@
  * | dsn-for-every-bounce | every bounce of a message with a sender is reported to it by a DSN |
  * | fallback-at-window-end | an attempt at or after the fallback window's end, every attempt so far fallback-eligible, is the last over the service |
  */
-import {
-  buildModel,
-  classify,
-  normalizeAddress,
-  permanentEnding,
-  type CheckedEvent,
-  type InvariantOptions,
-} from "../sim/invariants.ts";
+import { normalizeAddress } from "../protocol/mailbox.ts";
+import { buildModel, classify, permanentEnding, type CheckedEvent, type InvariantOptions } from "../sim/invariants.ts";
 import type { CheckResult } from "../trace/schema.ts";
 
 /** One property of the whole run: its id, what it says, the rules it stands on. */

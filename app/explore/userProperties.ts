@@ -34,7 +34,7 @@
  */
 import * as z from "zod";
 import { parseDurationMs } from "../sim/faultScope.ts";
-import { normalizeAddress } from "../sim/invariants.ts";
+import { normalizeAddress } from "../protocol/mailbox.ts";
 import type { FileError } from "../sim/yamlPosition.ts";
 import { traceEventNames } from "../trace/events.ts";
 import type { CheckResult } from "../trace/schema.ts";

@@ -13,6 +13,7 @@
 import { constants, type Stats } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { MAX_MESSAGE_BYTES } from "../sim/scenario.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 /** What a file holds, for the limit and the message that names it. */
 export type ReadKind = keyof typeof READ_LIMITS;
@@ -154,5 +155,5 @@ export function readErrorReason(error: unknown): string {
   if (code === "EISDIR") return "it is a folder";
   if (code === "EACCES") return "permission denied";
   if (error instanceof NotRegularFileError) return `not a regular file (it is ${error.what})`;
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }

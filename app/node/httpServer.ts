@@ -25,6 +25,7 @@ import { isIP } from "node:net";
 import { join } from "node:path";
 import { generate } from "selfsigned";
 import { signingDomainOfKeyid } from "../protocol/profile.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 /** What is served: the receiver's `(Request) => Promise<Response>`, or any other. */
 export type FetchHandler = (request: Request) => Promise<Response>;
@@ -312,7 +313,7 @@ async function serveOne(req: IncomingMessage, res: ServerResponse, context: Serv
   try {
     request = toWebRequest(req, { defaultAuthority: context.defaultAuthority, body, signal: abort.signal });
   } catch (cause) {
-    error = messageOf(cause);
+    error = errorMessage(cause);
   }
   const extra = request === undefined ? {} : requestFacts(request);
   if (request === undefined) {
@@ -321,7 +322,7 @@ async function serveOne(req: IncomingMessage, res: ServerResponse, context: Serv
     try {
       response = await context.handler(request);
     } catch (cause) {
-      error = `the handler failed: ${messageOf(cause)}`;
+      error = `the handler failed: ${errorMessage(cause)}`;
       response = plainProblem(500, "Internal Server Error", "the receiver failed while handling the request");
     }
   }
@@ -375,7 +376,7 @@ async function serveOne(req: IncomingMessage, res: ServerResponse, context: Serv
       close: context.closing(),
     });
   } catch (cause) {
-    error ??= `the answer could not be sent: ${messageOf(cause)}`;
+    error ??= `the answer could not be sent: ${errorMessage(cause)}`;
     res.destroy();
   }
   // The handler answered without reading the whole body and the connection stays open: the answer is
@@ -922,7 +923,7 @@ function altNamesOf(cert: string, file: string): string[] {
   try {
     x509 = new X509Certificate(cert);
   } catch (error) {
-    throw new Error(`${file}: not a PEM certificate (${messageOf(error)})`, { cause: error });
+    throw new Error(`${file}: not a PEM certificate (${errorMessage(error)})`, { cause: error });
   }
   return (x509.subjectAltName ?? "")
     .split(",")
@@ -943,7 +944,7 @@ async function readPem(file: string, label: string): Promise<string> {
     text = await readBoundedText(file, label === "CERTIFICATE" ? "certificates" : "keys");
   } catch (error) {
     if (error instanceof FileTooLargeError) throw error;
-    throw new Error(`${file}: cannot be read (${messageOf(error)})`, { cause: error });
+    throw new Error(`${file}: cannot be read (${errorMessage(error)})`, { cause: error });
   }
   if (!new RegExp(`-----BEGIN [A-Z ]*${label}-----`).test(text)) {
     throw new Error(`${file}: no PEM block "${label}" found`);
@@ -953,8 +954,4 @@ async function readPem(file: string, label: string): Promise<string> {
 
 function toPem(value: string | Uint8Array): string | Buffer {
   return typeof value === "string" ? value : Buffer.from(value);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -11,6 +11,7 @@
  * with the bytes, a malformed chunk. Every problem names its line.
  */
 import type { HttpMessageView } from "../protocol/signature.ts";
+import { errorMessage } from "../errorMessage.ts";
 import { bytesToBinary } from "../protocol/base64.ts";
 
 /** A problem with the input, at a 1-based line of the file. */
@@ -312,7 +313,7 @@ export function parseRawHttpRequest(bytes: Uint8Array, options: RawHttpOptions =
   } catch (error) {
     errors.push({
       line: first.line,
-      message: `cannot be made into a fetch Request: ${error instanceof Error ? error.message : String(error)}`,
+      message: `cannot be made into a fetch Request: ${errorMessage(error)}`,
     });
     return failed();
   }

@@ -15,6 +15,7 @@ import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
 import { startDigest, subtle } from "./webCrypto.ts";
 import type { IncrementalDigest, IncrementalAlgorithm } from "./webCrypto.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 /** The algorithms RFC 9530 §7.2 registers as "Active"; the only ones we compute or trust. */
 export type DigestAlgorithm = "sha-256" | "sha-512";
@@ -77,7 +78,7 @@ export function parseContentDigest(header: string): Parsed<Map<string, Uint8Arra
   try {
     dict = parseDictionary(header);
   } catch (error) {
-    return fail(shapeViolation(`not a Structured Fields Dictionary of byte sequences (${errorText(error)})`));
+    return fail(shapeViolation(`not a Structured Fields Dictionary of byte sequences (${errorMessage(error)})`));
   }
   if (dict.size === 0) return fail(shapeViolation("names no digest"));
   const out = new Map<string, Uint8Array>();
@@ -261,8 +262,4 @@ class BufferingDigester implements Digester {
 
 function shapeViolation(message: string): Violation {
   return { path: HEADER, rule: RULE, message: `Content-Digest ${message}` };
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

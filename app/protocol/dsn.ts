@@ -36,6 +36,7 @@ import {
 import type { HeaderField } from "./multipart.ts";
 import { ProtocolError, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
+import { errorMessage } from "../errorMessage.ts";
 import { minOf, pushAll } from "./lists.ts";
 
 /** Events: "DSN contents follow RFC 3464" — every DSN violation cites it. */
@@ -473,7 +474,7 @@ export async function parseDsn(message: Uint8Array): Promise<Parsed<ParsedDsn>> 
     return fail({
       path: "dsn",
       rule: RULE,
-      message: `the MIME structure does not parse: ${error instanceof Error ? error.message : String(error)}`,
+      message: `the MIME structure does not parse: ${errorMessage(error)}`,
     });
   }
   const statusPart = email.attachments.find((a) => STATUS_PART_TYPES.has(a.mimeType));

@@ -88,6 +88,12 @@ export const MAILBOX_PATTERN = `^(?:${DOT_STRING}|${QUOTED_STRING})@${LABEL}(?:\
  * or quoted-string, at most 64 octets, minimal quoting), the domain (host-name
  * syntax in A-labels) and the whole length. Every violation names its MBX rule.
  */
+/** A mailbox as the sender compares it (G22): domain lowercased; anything unparsable as it is. */
+export function normalizeAddress(address: string): string {
+  const parsed = parseMailbox(address);
+  return parsed.ok ? parsed.value.address : address;
+}
+
 export function parseMailbox(input: unknown, path = "$"): Parsed<Mailbox> {
   // A valid mailbox parses the same wherever it stands (only violations carry the path), and a
   // delivery reads the same addresses more than once: valid ones are remembered, a bounded few.

@@ -21,6 +21,7 @@ import type { RuleId } from "./rules.ts";
 import { fromRequest, headerValue, signatureFieldsFor, signatureFields, verifyRequestSignature } from "./signature.ts";
 import type { HttpMessageView, ParsedSignatureFields, SignatureInputMember } from "./signature.ts";
 import { subtle } from "./webCrypto.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 /** G2: the covered components, in the order the sender writes them. */
 export const PROFILE_COMPONENTS = [
@@ -463,7 +464,7 @@ export async function checkKey(
   try {
     lookup = await resolveKey(keyid);
   } catch (error) {
-    lookup = { kind: "error", detail: error instanceof Error ? error.message : String(error) };
+    lookup = { kind: "error", detail: errorMessage(error) };
   }
   return keyCheckOf(keyid, lookup, importKey);
 }

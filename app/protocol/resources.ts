@@ -24,6 +24,7 @@ import type { RuleId } from "./rules.ts";
 import type { ProblemIdentifier } from "./errors.ts";
 import { noWork } from "./work.ts";
 import type { WorkMeter } from "./work.ts";
+import { errorMessage } from "../errorMessage.ts";
 import { pushAll } from "./lists.ts";
 
 // ── Values ────────────────────────────────────────────────────────────────
@@ -102,6 +103,13 @@ export const DEFAULT_VERSIONS: readonly string[] = ["v1"];
 export const DEFAULT_MAX_RECIPIENTS = 100;
 export const MIN_MAX_RECIPIENTS = 100;
 export const MIN_MAX_MESSAGE_SIZE = 26214400;
+/**
+ * The largest message Mailscope makes or reads: a scenario's `size` or `eml`,
+ * what `mailscope send` sends and a bundle carries. 100 MiB, four times the
+ * smallest `max_message_size` (CAP-7), so that a scenario can go over any
+ * usual limit. Mailscope's bound, not the spec's.
+ */
+export const MAX_MESSAGE_BYTES = 4 * MIN_MAX_MESSAGE_SIZE;
 /** Senders treat larger `discovery_pin_max_age` values as this (CAP-13). */
 export const MAX_PIN_AGE_S = 31557600;
 /**
@@ -480,7 +488,7 @@ export function parseJson(text: string | Uint8Array, path = "$", rule: RuleId = 
   try {
     return ok(JSON.parse(source) as unknown);
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
+    const detail = errorMessage(error);
     return fail({ path, rule, message: `the body is not valid JSON: ${detail}` });
   }
 }

@@ -25,6 +25,7 @@ import { ProtocolError, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
 import { subtle } from "./webCrypto.ts";
+import { errorMessage } from "../errorMessage.ts";
 import { pushAll } from "./lists.ts";
 
 // Rule IDs from the catalogue (rules.ts).
@@ -186,7 +187,7 @@ function buildSignatureBase(
         serializeItem(component.name, params);
     } catch (error) {
       invalid.push(
-        inputViolation(`component ${JSON.stringify(component.name)} cannot be serialized: ${errorText(error)}`),
+        inputViolation(`component ${JSON.stringify(component.name)} cannot be serialized: ${errorMessage(error)}`),
       );
       continue;
     }
@@ -220,7 +221,7 @@ function buildSignatureBase(
     return {
       ok: false,
       kind: "invalid",
-      violations: [inputViolation(`signature parameters cannot be serialized: ${errorText(error)}`)],
+      violations: [inputViolation(`signature parameters cannot be serialized: ${errorMessage(error)}`)],
     };
   }
   lines.push(`"@signature-params": ${signatureParams}`);
@@ -292,7 +293,7 @@ function componentValue(message: HttpMessageView, component: ComponentIdentifier
     try {
       dict = parseDictionary(combined);
     } catch (error) {
-      return bad(`the field is not a Structured Fields Dictionary (${errorText(error)})`);
+      return bad(`the field is not a Structured Fields Dictionary (${errorMessage(error)})`);
     }
     const member = dict.get(key);
     if (member === undefined) return absent(`the dictionary has no member "${key}"`);
@@ -306,7 +307,7 @@ function componentValue(message: HttpMessageView, component: ComponentIdentifier
       if (type === "list") return { ok: true, value: serializeList(parseList(combined)) };
       return { ok: true, value: serializeItem(parseItem(combined)) };
     } catch (error) {
-      return bad(`the field is not a valid Structured Fields ${type} (${errorText(error)})`);
+      return bad(`the field is not a valid Structured Fields ${type} (${errorMessage(error)})`);
     }
   }
   return { ok: true, value: combined };
@@ -425,7 +426,7 @@ export function parseSignatureInput(header: string): Parsed<Map<string, Signatur
   try {
     dict = parseDictionary(header);
   } catch (error) {
-    return fail(inputViolation(`not a Structured Fields Dictionary (${errorText(error)})`));
+    return fail(inputViolation(`not a Structured Fields Dictionary (${errorMessage(error)})`));
   }
   if (dict.size === 0) return fail(inputViolation("has no signature"));
   const out = new Map<string, SignatureInputMember>();
@@ -492,7 +493,7 @@ export function serializeSignatureInput(
   try {
     return ok(serializeDictionary(dict));
   } catch (error) {
-    return fail(inputViolation(`cannot be serialized: ${errorText(error)}`));
+    return fail(inputViolation(`cannot be serialized: ${errorMessage(error)}`));
   }
 }
 
@@ -502,7 +503,7 @@ export function parseSignature(header: string): Parsed<Map<string, Uint8Array>> 
   try {
     dict = parseDictionary(header);
   } catch (error) {
-    return fail(signatureViolation(`not a Structured Fields Dictionary (${errorText(error)})`));
+    return fail(signatureViolation(`not a Structured Fields Dictionary (${errorMessage(error)})`));
   }
   if (dict.size === 0) return fail(signatureViolation("has no signature"));
   const out = new Map<string, Uint8Array>();
@@ -1031,10 +1032,6 @@ function missingViolation(message: string): Violation {
 
 function checkViolation(message: string, rule: string = RULE_CHECK): Violation {
   return { path: SIGNATURE, rule, message };
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 const SF_ASCII = /^[\x20-\x7E]*$/;

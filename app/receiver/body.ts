@@ -4,6 +4,7 @@
  * crossed it, whether Content-Length is absent, honest or lying. Chunked or
  * resumable upload is not offered (LIM-13), so the body is one stream.
  */
+import { errorMessage } from "../errorMessage.ts";
 
 /** The outcome of {@link readBodyWithLimit}. */
 export type BodyRead =
@@ -62,7 +63,7 @@ export async function readBodyWithLimit(
   try {
     reader = stream.getReader();
   } catch (error) {
-    return { kind: "error", detail: `the body cannot be read (${describe(error)})` };
+    return { kind: "error", detail: `the body cannot be read (${errorMessage(error)})` };
   }
   const expected = options.expectedLength;
   /** The first chunk, kept as it is until a second one arrives. */
@@ -105,7 +106,7 @@ export async function readBodyWithLimit(
     }
   } catch (error) {
     stop(reader);
-    return { kind: "error", detail: `the body could not be read to its end (${describe(error)})` };
+    return { kind: "error", detail: `the body could not be read to its end (${errorMessage(error)})` };
   }
   if (buffer !== undefined) return { kind: "ok", body: buffer.subarray(0, total) };
   return { kind: "ok", body: first ?? new Uint8Array(0) };
@@ -145,8 +146,4 @@ export function discardBody(stream: ReadableStream<Uint8Array> | null): void {
 function stop(reader: ReadableStreamDefaultReader<Uint8Array>): void {
   // Not awaited: a source whose cancel never settles must not hold the answer back.
   reader.cancel().catch(() => {});
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

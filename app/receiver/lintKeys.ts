@@ -6,6 +6,7 @@
  */
 import { importPublicKeyRaw, parseKeyRecord } from "../protocol/profile.ts";
 import { subtle } from "../protocol/webCrypto.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 /** A set of verification keys by keyid, from a JWKS file or a receiver configuration's key records. */
 export interface LintKeys {
@@ -31,7 +32,7 @@ export function jwksKeys(textValue: string, file: string): LintKeys {
   try {
     json = JSON.parse(textValue);
   } catch (error) {
-    throw new Error(`${file}: not JSON (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+    throw new Error(`${file}: not JSON (${errorMessage(error)})`, { cause: error });
   }
   const list: unknown[] = Array.isArray(json)
     ? json
@@ -59,7 +60,7 @@ export function jwksKeys(textValue: string, file: string): LintKeys {
       if (imported === undefined) {
         imported = importJwk(entry.jwk, alg).catch((error: unknown) => {
           throw new Error(
-            `${file}: keys[${entry.index}]${typeof entry.jwk["kid"] === "string" ? ` (${entry.jwk["kid"]})` : ""} cannot be imported: ${error instanceof Error ? error.message : String(error)}`,
+            `${file}: keys[${entry.index}]${typeof entry.jwk["kid"] === "string" ? ` (${entry.jwk["kid"]})` : ""} cannot be imported: ${errorMessage(error)}`,
             { cause: error },
           );
         });

@@ -43,6 +43,7 @@ import type { FailAfterAcceptanceRule, ReceiverConfig, ReceiverConfigInput } fro
 import { createMemoryIdempotencyStore } from "./idempotencyStore.ts";
 import type { DeliveryIntent, IdempotencyStore, StoredResponse } from "./idempotencyStore.ts";
 import { createPolicyState } from "./policy.ts";
+import { errorMessage } from "../errorMessage.ts";
 import { pushAll } from "../protocol/lists.ts";
 
 export type { Outbound, OutboundSubmission } from "./afterAcceptance.ts";
@@ -302,7 +303,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       answer = problemAnswer(
         "temporary_failure",
         503,
-        `the receiver failed while handling the request: ${describe(error)}`,
+        `the receiver failed while handling the request: ${errorMessage(error)}`,
         { retryAfterS: cfg.retryAfterS },
       );
     }
@@ -532,7 +533,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         try {
           body = await spooler.body(received);
         } catch (error) {
-          return problemAnswer("temporary_failure", 503, `the body's spool failed: ${describe(error)}`, {
+          return problemAnswer("temporary_failure", 503, `the body's spool failed: ${errorMessage(error)}`, {
             retryAfterS: cfg.retryAfterS,
           });
         }
@@ -1172,10 +1173,6 @@ function pathOf(url: string): string {
   }
 }
 
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /**
  * A store's failure in an answer: the store and the path it names itself ({@link StorageError}, the stores on
  * disk), else the store this step called and its words.
@@ -1188,7 +1185,7 @@ function deferredByStore(recipient: string, store: "mail store" | "idempotency s
 function storeFailed(store: "mail store" | "idempotency store", error: unknown): string {
   return error instanceof StorageError
     ? `the ${error.store} failed at ${error.path}: ${error.reason}`
-    : `the ${store} failed: ${describe(error)}`;
+    : `the ${store} failed: ${errorMessage(error)}`;
 }
 
 /**

@@ -71,6 +71,7 @@ import {
   retryDecider,
 } from "./retrySchedule.ts";
 import type { RetryPlan } from "./retrySchedule.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 // ── Context ─────────────────────────────────────────────────────────────
 
@@ -596,7 +597,7 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
         const problem: ProblemSummary = {
           type: problemType(deps.problemBase, "temporary_failure"),
           identifier: "temporary_failure",
-          detail: `the sender failed: ${error instanceof Error ? error.message : String(error)}`,
+          detail: `the sender failed: ${errorMessage(error)}`,
         };
         // A fault of the sender itself is no answer from the receiver: temporary, and not a reason to leave the service.
         return {

@@ -9,6 +9,7 @@ import type { Fetch } from "../ports.ts";
 import type { TransportFailureKind as ErrorsFailureKind } from "../protocol/errors.ts";
 import { parseJson, parseProblem } from "../protocol/resources.ts";
 import type { Problem } from "../protocol/resources.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 /** An HTTP exchange as the sender sees it: an answer with its whole body read, or no answer. */
 export type Exchange =
@@ -26,7 +27,7 @@ export function failureKindOf(error: unknown): ErrorsFailureKind {
 
 function describe(error: unknown): string {
   if (error instanceof TransportError) return `${error.kind}: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 /**

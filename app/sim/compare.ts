@@ -22,9 +22,10 @@
 import { subtle } from "../protocol/webCrypto.ts";
 import { describeEvent } from "../trace/describe.ts";
 import { canonicalJson } from "../trace/exportJson.ts";
-import { offset } from "../trace/offset.ts";
+import { formatOffset } from "../trace/offset.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { outcomeRows, type OutcomeRow } from "./outcomeRows.ts";
+import { actorOfDelivery } from "../trace/deliveryIds.ts";
 
 /** A field of an outcome row that the comparison looks at, in the order it shows them. */
 export type CompareField = "outcome" | "time" | "attempts" | "posts" | "rule";
@@ -349,7 +350,7 @@ export function firstParting(
   if (sa === undefined && sb === undefined) {
     return { parts: false, alike: i, text: `The runs never part: they make the same ${i} decisions.` };
   }
-  const at = offset(Math.min(sa?.timeMs ?? Infinity, sb?.timeMs ?? Infinity), startMs);
+  const at = formatOffset(Math.min(sa?.timeMs ?? Infinity, sb?.timeMs ?? Infinity), startMs);
   const words = (label: string, s: PartingSide | undefined): string =>
     s === undefined ? `${label} decides nothing more` : `${label} ${s.text}`;
   return {
@@ -364,17 +365,17 @@ export function firstParting(
 
 /** A decision in the log's words, with its time and whose it is: `+0:01:00 m1@a.example→b.example: attempt 2 in 57s`. */
 function decision(e: RecordedEvent, startMs: number, subjects: ReadonlyMap<string, DsnSubject>): PartingSide {
-  const words = (describeEvent(e, { flavour: "timeline", full: true }) ?? e.name).trim();
+  const words = (describeEvent(e, { flavour: "timeline", full: true, startMs }) ?? e.name).trim();
   // Whose decision: the delivery actor, unless the words start with it already (an attempt judged).
   const d = e.data ?? {};
   const actor =
     typeof d["deliveryActor"] === "string"
       ? d["deliveryActor"]
       : typeof d["deliveryId"] === "string"
-        ? d["deliveryId"].replace(/#\d+$/, "")
+        ? actorOfDelivery(d["deliveryId"])
         : undefined;
   const who = actor !== undefined && !words.startsWith(actor) ? `${actor}: ` : "";
-  return { seq: e.seq, timeMs: e.timeMs, text: named(`${offset(e.timeMs, startMs)} ${who}${words}`, subjects) };
+  return { seq: e.seq, timeMs: e.timeMs, text: named(`${formatOffset(e.timeMs, startMs)} ${who}${words}`, subjects) };
 }
 
 /** `text` with each DSN's Message-ID replaced by what the DSN reports on. */
@@ -451,7 +452,7 @@ export async function checkPrefix(
   const pb = tracePrefix(b, forkMs);
   const hashA = await sha256(canonicalJson(pa));
   const hashB = await sha256(canonicalJson(pb));
-  const at = offset(forkMs, startMs);
+  const at = formatOffset(forkMs, startMs);
   if (hashA === hashB) {
     return {
       forkMs,
@@ -481,6 +482,6 @@ export async function checkPrefix(
       ...(ea !== undefined && { a: ea.name }),
       ...(eb !== undefined && { b: eb.name }),
     },
-    text: `differ before ${at}: event ${index} at ${offset(timeMs, startMs)} is ${ea?.name ?? "missing"} vs ${eb?.name ?? "missing"}`,
+    text: `differ before ${at}: event ${index} at ${formatOffset(timeMs, startMs)} is ${ea?.name ?? "missing"} vs ${eb?.name ?? "missing"}`,
   };
 }

@@ -9,8 +9,11 @@
  * failure after acceptance, G17) reached the envelope sender: its delivery to
  * that mailbox was accepted, or handed to SMTP.
  */
+import { recordedOffset } from "../trace/offset.ts";
 import type { CheckResult } from "../trace/schema.ts";
-import { actorOfDelivery, normalizeAddress, type CheckedEvent } from "./invariants.ts";
+import { normalizeAddress } from "../protocol/mailbox.ts";
+import { actorOfDelivery } from "../trace/deliveryIds.ts";
+import type { CheckedEvent } from "./invariants.ts";
 import { durationMs, type ExpectedOutcome, type ScenarioExpectation } from "./scenario.ts";
 import { pushAll } from "../protocol/lists.ts";
 
@@ -233,15 +236,6 @@ function domainOf(address: string): string {
   return normalized.slice(normalized.lastIndexOf("@") + 1).toLowerCase();
 }
 
-/** `+1:02:03`, hours unbounded, ms when there are any. */
-function offset(ms: number): string {
-  const abs = Math.abs(Math.round(ms));
-  const s = Math.floor(abs / 1000);
-  const frac = abs % 1000;
-  const text = `${Math.floor(s / 3600)}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`;
-  return `${ms < 0 ? "-" : "+"}${text}${frac > 0 ? `.${String(frac).padStart(3, "0")}` : ""}`;
-}
-
 /** The name an expectation is reported under: its own `id`, else made from its fields. */
 export function expectationName(e: ScenarioExpectation, index: number): string {
   if (e.id !== undefined) return e.id;
@@ -324,7 +318,7 @@ function judge(
   const actualText =
     actual === undefined
       ? "no outcome"
-      : `${actual.outcome} at ${offset(actual.timeMs - submittedAtMs)}${actual.rule !== undefined ? ` (${actual.rule})` : ""}`;
+      : `${actual.outcome} at ${recordedOffset(actual.timeMs, submittedAtMs)}${actual.rule !== undefined ? ` (${actual.rule})` : ""}`;
   let timed: number | undefined = actual?.timeMs;
   if (e.outcome === "dsn-received") {
     timed = facts.dsnReceivedAtMs;
@@ -355,10 +349,10 @@ function judge(
   if (timed !== undefined) {
     const elapsed = timed - submittedAtMs;
     if (e.within !== undefined && elapsed > durationMs(e.within)) {
-      problems.push(`expected within ${String(e.within)}, came at ${offset(elapsed)}`);
+      problems.push(`expected within ${String(e.within)}, came at ${recordedOffset(elapsed, 0)}`);
     }
     if (e.after !== undefined && elapsed < durationMs(e.after)) {
-      problems.push(`expected after ${String(e.after)}, came at ${offset(elapsed)}`);
+      problems.push(`expected after ${String(e.after)}, came at ${recordedOffset(elapsed, 0)}`);
     }
   } else if ((e.within !== undefined || e.after !== undefined) && e.outcome === undefined) {
     problems.push(
@@ -385,7 +379,7 @@ function judge(
     `${facts.posts} POST${facts.posts === 1 ? "" : "s"}`,
     ...(facts.handOff !== undefined ? [`SMTP (${facts.handOff.reason})`] : []),
     ...(facts.dsnReceivedAtMs !== undefined
-      ? [`DSN received at ${offset(facts.dsnReceivedAtMs - submittedAtMs)}`]
+      ? [`DSN received at ${recordedOffset(facts.dsnReceivedAtMs, submittedAtMs)}`]
       : []),
   ];
   return { problems, summary: `${actualText}; ${extras.join(", ")}` };

@@ -15,7 +15,7 @@
  * scenario file of its own.
  */
 import { isMap, isSeq, parseDocument, type YAMLMap } from "yaml";
-import { offset } from "../trace/offset.ts";
+import { formatOffset } from "../trace/offset.ts";
 import { resolveTimeMs } from "./faultScope.ts";
 import { parseScenarioText, type Scenario, type ScenarioError } from "./scenario.ts";
 import { DEFAULT_START_MS } from "./scheduler.ts";
@@ -123,7 +123,7 @@ export function forkScenario(text: string, atMs: number, change: ForkChange, fil
   if (!Number.isFinite(atMs) || atMs < 0) return at(`the fork time must be at or after the start (got ${atMs} ms)`);
   const startMs = scenario.start !== undefined ? Date.parse(scenario.start) : DEFAULT_START_MS;
   const forkMs = startMs + atMs;
-  const when = offset(forkMs, startMs);
+  const when = formatOffset(forkMs, startMs);
   const forkAt = durationText(atMs);
 
   const doc = parseDocument(text);
@@ -144,7 +144,7 @@ export function forkScenario(text: string, atMs: number, change: ForkChange, fil
       if (fault === undefined) return at(`no fault ${change.fault} in the scenario (its faults: ${known()})`);
       const path = ["faults", fault.layer, fault.index];
       if (!(fault.fromMs <= forkMs && forkMs < fault.untilMs)) {
-        const window = `${Number.isFinite(fault.fromMs) ? offset(fault.fromMs, startMs) : "the start"} to ${Number.isFinite(fault.untilMs) ? offset(fault.untilMs, startMs) : "the end"}`;
+        const window = `${Number.isFinite(fault.fromMs) ? formatOffset(fault.fromMs, startMs) : "the start"} to ${Number.isFinite(fault.untilMs) ? formatOffset(fault.untilMs, startMs) : "the end"}`;
         return fail(path, `fault ${fault.label} is not active at ${when} (it is from ${window})`);
       }
       const node = faultsOf(fault.layer)?.get(fault.index, true);

@@ -19,7 +19,9 @@
  * | give-up-at-5-days | the bounce exactly 5 days after the first attempt; no attempt after that |
  * | no-dsn-about-a-dsn | no DSN reports on a message that was itself a DSN (the loop of issue 23) |
  */
-import { parseMailbox } from "../protocol/mailbox.ts";
+import { normalizeAddress, parseMailbox } from "../protocol/mailbox.ts";
+import { actorOfDelivery } from "../trace/deliveryIds.ts";
+import { recordedOffset } from "../trace/offset.ts";
 import type { CheckResult } from "../trace/schema.ts";
 import type { ScenarioReadings } from "./scenario.ts";
 
@@ -123,21 +125,9 @@ export interface Model {
   readonly deliveries: Map<string, readonly string[]>;
 }
 
-/** A mailbox as the sender compares it (G22): domain lowercased; anything unparsable as it is. */
-export function normalizeAddress(address: string): string {
-  const parsed = parseMailbox(address);
-  return parsed.ok ? parsed.value.address : address;
-}
-
 function domainOf(address: string): string | undefined {
   const parsed = parseMailbox(address);
   return parsed.ok ? parsed.value.domain : undefined;
-}
-
-/** `m1@a.example→b.example#2` → `m1@a.example→b.example`. */
-export function actorOfDelivery(deliveryId: string): string {
-  const hash = deliveryId.lastIndexOf("#");
-  return hash < 0 ? deliveryId : deliveryId.slice(0, hash);
 }
 
 function str(value: unknown): string | undefined {
@@ -472,18 +462,6 @@ const EVIDENT = new Set([
   "delivery.bounced",
 ]);
 
-function offset(ms: number, startMs: number): string {
-  const total = Math.round(ms - startMs);
-  const sign = total < 0 ? "-" : "+";
-  const abs = Math.abs(total);
-  const s = Math.floor(abs / 1000);
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const sec = s % 60;
-  const frac = abs % 1000;
-  return `${sign}${h}:${String(m).padStart(2, "0")}:${String(sec).padStart(2, "0")}${frac > 0 ? `.${String(frac).padStart(3, "0")}` : ""}`;
-}
-
 function terminalOutcome(events: readonly CheckedEvent[], model: Model, options: InvariantOptions): Verdict {
   const outcomes = new Map<string, CheckedEvent[]>();
   const all: CheckedEvent[] = [];
@@ -605,7 +583,7 @@ function smtpOnlyWhereAllowed(model: Model, options: InvariantOptions): Verdict 
       const reason = str(event.data?.["reason"]);
       const attempts = actor.attempts.slice(0, index).map((a) => ({ attempt: a, ...classify(a, options.readings) }));
       const last = attempts.at(-1);
-      const at = offset(event.timeMs, actor.startMs);
+      const at = recordedOffset(event.timeMs, actor.startMs);
       const earlierBad = attempts.find((a) => a.kind === "ineligible" || a.kind === "unknown");
       /** A violation shown by the hand-off and the attempt that does not allow it. */
       const flag = (text: string, attempt: Attempt | undefined): void => {
@@ -630,7 +608,7 @@ function smtpOnlyWhereAllowed(model: Model, options: InvariantOptions): Verdict 
           );
         } else if (last.attempt.startMs < actor.startMs + windowMs) {
           flag(
-            `${actor.id}: handed to SMTP (fallback) at ${at}, after an attempt made at ${offset(last.attempt.startMs, actor.startMs)}, before the ${windowMs / 60000}-minute fallback window ended [STATE-3, ERR-22]`,
+            `${actor.id}: handed to SMTP (fallback) at ${at}, after an attempt made at ${recordedOffset(last.attempt.startMs, actor.startMs)}, before the ${windowMs / 60000}-minute fallback window ended [STATE-3, ERR-22]`,
             last.attempt,
           );
         }
@@ -679,7 +657,7 @@ function noRetryAfterPermanent(model: Model, options: InvariantOptions): Verdict
           if (dead !== undefined) {
             violations.push(
               finding(
-                `${deliveryId}: sent again at ${offset(e.timeMs, actor.startMs)} after ${dead.why}`,
+                `${deliveryId}: sent again at ${recordedOffset(e.timeMs, actor.startMs)} after ${dead.why}`,
                 dead.answer,
                 e,
               ),
@@ -691,7 +669,7 @@ function noRetryAfterPermanent(model: Model, options: InvariantOptions): Verdict
             if (final !== undefined)
               violations.push(
                 finding(
-                  `${actor.id}: ${r} sent again at ${offset(e.timeMs, actor.startMs)} after ${final.why}`,
+                  `${actor.id}: ${r} sent again at ${recordedOffset(e.timeMs, actor.startMs)} after ${final.why}`,
                   final.answer,
                   e,
                 ),
@@ -701,14 +679,14 @@ function noRetryAfterPermanent(model: Model, options: InvariantOptions): Verdict
           permanent++;
           judged.push(e);
           finalFor.set(normalizeAddress(str(d["recipient"]) ?? ""), {
-            why: `it was rejected at ${offset(e.timeMs, actor.startMs)} [RCP-7]`,
+            why: `it was rejected at ${recordedOffset(e.timeMs, actor.startMs)} [RCP-7]`,
             answer: e,
           });
         } else if (e.name === "attempt.ended" && permanentEnding(d, options.readings)) {
           permanent++;
           judged.push(e);
           const final = {
-            why: `a permanent answer (${num(d["status"]) ?? "not sent"}) at ${offset(e.timeMs, actor.startMs)} [STATE-9]`,
+            why: `a permanent answer (${num(d["status"]) ?? "not sent"}) at ${recordedOffset(e.timeMs, actor.startMs)} [STATE-9]`,
             answer: e,
           };
           deadDeliveries.set(deliveryId, final);
@@ -768,18 +746,18 @@ function retrySchedule(model: Model, options: InvariantOptions): Verdict {
       const hi = previous.startMs + (jitter ? Math.ceil(base * (1 + SPEC_JITTER)) + 1 : base);
       const latest = Math.max(hi, lowerBoundMs ?? -Infinity, setAt);
       const t = attempt.startMs;
-      const at = offset(t, actor.startMs);
+      const at = recordedOffset(t, actor.startMs);
       if (lowerBoundMs !== undefined && t < lowerBoundMs) {
         violations.push(
-          `${actor.id}: attempt ${k + 1} at ${at}, before the Retry-After of ${offset(lowerBoundMs, actor.startMs)} [RETRY-7]`,
+          `${actor.id}: attempt ${k + 1} at ${at}, before the Retry-After of ${recordedOffset(lowerBoundMs, actor.startMs)} [RETRY-7]`,
         );
       } else if (t < lo) {
         violations.push(
-          `${actor.id}: attempt ${k + 1} at ${at}, earlier than ${jitter ? "80 % of " : ""}the ${base / 1000}-second delay after attempt ${k} at ${offset(previous.startMs, actor.startMs)} [RETRY-2, G16]`,
+          `${actor.id}: attempt ${k + 1} at ${at}, earlier than ${jitter ? "80 % of " : ""}the ${base / 1000}-second delay after attempt ${k} at ${recordedOffset(previous.startMs, actor.startMs)} [RETRY-2, G16]`,
         );
       } else if (t > latest || (!jitter && t !== Math.max(hi, lowerBoundMs ?? -Infinity, setAt))) {
         violations.push(
-          `${actor.id}: attempt ${k + 1} at ${at}, ${jitter ? "later than 120 % of" : "not at"} the ${base / 1000}-second delay after attempt ${k} at ${offset(previous.startMs, actor.startMs)} [RETRY-2, G16]`,
+          `${actor.id}: attempt ${k + 1} at ${at}, ${jitter ? "later than 120 % of" : "not at"} the ${base / 1000}-second delay after attempt ${k} at ${recordedOffset(previous.startMs, actor.startMs)} [RETRY-2, G16]`,
         );
       }
     }
@@ -800,7 +778,7 @@ function giveUpAtFiveDays(model: Model): Verdict {
       if (attempt.startMs >= giveUpMs) {
         violations.push(
           finding(
-            `${actor.id}: attempt ${attempt.index} at ${offset(attempt.startMs, actor.startMs)}, at or after the give-up at 5 days [STATE-7]`,
+            `${actor.id}: attempt ${attempt.index} at ${recordedOffset(attempt.startMs, actor.startMs)}, at or after the give-up at 5 days [STATE-7]`,
             attempt.events.filter((e) => EVIDENT.has(e.name)),
           ),
         );
@@ -810,7 +788,7 @@ function giveUpAtFiveDays(model: Model): Verdict {
     if (bounce === undefined) continue;
     bounces++;
     judged.push(bounce);
-    const at = offset(bounce.timeMs, actor.startMs);
+    const at = recordedOffset(bounce.timeMs, actor.startMs);
     const last = actor.attempts.at(-1);
     if (bounce.timeMs < giveUpMs) {
       violations.push(finding(`${actor.id}: bounced at ${at}, before 5 days had passed [STATE-7, RETRY-6]`, bounce));

@@ -64,6 +64,7 @@ import {
   sha256FieldInline,
 } from "../trace/httpFields.ts";
 import { bodyBytesOf, requestWithBody, responseWithBody } from "../protocol/bodies.ts";
+import { errorMessage } from "../errorMessage.ts";
 import { MAX_SPAN_S, MAX_SPAN_WHY } from "../protocol/resources.ts";
 
 export {
@@ -578,7 +579,7 @@ export function createNetwork(options: NetworkOptions): Network {
       emit("http.failure", source, {
         exchangeId: id,
         kind: error instanceof TransportError ? error.kind : isAbort(error) ? "aborted" : "error",
-        message: error instanceof Error ? error.message : String(error),
+        message: errorMessage(error),
         ...(current.fault !== undefined ? { fault: current.fault } : {}),
       });
       throw error;

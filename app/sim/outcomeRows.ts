@@ -7,10 +7,11 @@
  * (renderer/src/model/outcomes.ts) and the comparison of two runs
  * (app/sim/compare.ts, `mailscope compare`) both read it.
  */
-import { offset } from "../trace/offset.ts";
+import { formatOffset } from "../trace/offset.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { indexTrace } from "./expectations.ts";
-import { actorOfDelivery, normalizeAddress } from "./invariants.ts";
+import { normalizeAddress } from "../protocol/mailbox.ts";
+import { actorOfDelivery } from "../trace/deliveryIds.ts";
 
 /** One recipient of one message. */
 export interface OutcomeRow {
@@ -96,7 +97,7 @@ export function recipientRows(
       outcomeText: o === undefined ? "pending" : `${o.outcome}${smtp}`,
       dsn,
       ...(o !== undefined && { atMs: o.timeMs }),
-      when: o === undefined ? "" : offset(o.timeMs, startMs),
+      when: o === undefined ? "" : formatOffset(o.timeMs, startMs),
       attempts: f.attempts,
       posts: f.posts,
       ...(o?.rule !== undefined && { rule: o.rule }),

@@ -14,9 +14,11 @@
 import type { CheckResult, Trace } from "../trace/schema.ts";
 import { reproduceCommand } from "../trace/exportMarkdown.ts";
 import { checkExpectations } from "./expectations.ts";
-import { checkInvariants, INVARIANTS, normalizeAddress } from "./invariants.ts";
+import { normalizeAddress } from "../protocol/mailbox.ts";
+import { checkInvariants, INVARIANTS } from "./invariants.ts";
 import { loadScenario, type LoadedScenario, type LoadScenarioOptions, type ScenarioError } from "./scenario.ts";
 import { createWorld, WorldError, type World, type WorldOptions } from "./world.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 /** The version a trace names when the caller does not say (the CLI passes package.json's). */
 export const UNKNOWN_VERSION = "0.0.0-unknown";
@@ -110,7 +112,7 @@ export async function runLoadedScenario(
       await runInSlices(world, options.untilMs ?? world.horizonMs, options.onProgress, options.progressEvents);
     complete = (await world.run(options.untilMs)).complete;
   } catch (cause) {
-    error = cause instanceof Error ? cause.message : String(cause);
+    error = errorMessage(cause);
   }
   return checkScenarioRun(world, loaded, {
     complete,

@@ -19,6 +19,7 @@
 import * as z from "zod";
 import { gapById, gaps } from "../protocol/gaps.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
+import { MAX_MESSAGE_BYTES } from "../protocol/resources.ts";
 import { DEFAULT_TOLERANCE_S } from "../protocol/profile.ts";
 import { parseSvcbPresentation } from "../protocol/svcb.ts";
 import { capabilitiesConfigSchema, mailboxConfigSchema, policyConfigSchema } from "../receiver/config.ts";
@@ -49,6 +50,7 @@ import {
   type FileError,
   type UnknownKeyHint,
 } from "./yamlPosition.ts";
+import { errorMessage } from "../errorMessage.ts";
 import { bytesToBinary } from "../protocol/base64.ts";
 import { MAX_SPAN_S, MAX_SPAN_WHY } from "../protocol/resources.ts";
 
@@ -56,12 +58,8 @@ import { MAX_SPAN_S, MAX_SPAN_WHY } from "../protocol/resources.ts";
 export const DEFAULT_MAX_MESSAGE_SIZE = 26_214_400;
 /** The `{problem_base}` of every receiver, sender and fault of a run unless the scenario gives one. */
 export const DEFAULT_PROBLEM_BASE = "https://mailscope.example/problems";
-/**
- * The largest message a scenario makes (`size`) or reads (`eml`), and that
- * `mailscope send` sends: 100 MiB, four times the smallest `max_message_size`
- * (CAP-7), so that a scenario can go over any usual limit.
- */
-export const MAX_MESSAGE_BYTES = 104_857_600;
+/** The largest message a scenario makes (`size`) or reads (`eml`): app/protocol/resources.ts's. */
+export { MAX_MESSAGE_BYTES };
 /** Why {@link MAX_MESSAGE_BYTES}: written after the bound in errors and schema descriptions. */
 const MAX_MESSAGE_WHY =
   "a resource limit: 100 MiB, four times the smallest max_message_size (26214400, CAP-7), to go over any usual limit";
@@ -1031,10 +1029,6 @@ const suggestion: UnknownKeyHint = (key, _doc, path) => {
   return close !== undefined ? ` (did you mean "${close}"?)` : ` (the fields are ${TOP_LEVEL_FIELDS.join(", ")})`;
 };
 
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 // ---------------------------------------------------------------------------
 // Loading: the text, then the .eml files it names
 
@@ -1085,7 +1079,7 @@ export async function loadScenario(text: string, options: LoadScenarioOptions = 
     try {
       emls.set(m.eml, await options.readFile(m.eml));
     } catch (error) {
-      errors.push(locate(["messages", i, "eml"], `cannot read ${m.eml}: ${describe(error)}`));
+      errors.push(locate(["messages", i, "eml"], `cannot read ${m.eml}: ${errorMessage(error)}`));
     }
   }
   const seen = new Map<string, number>();

@@ -37,7 +37,7 @@
  * timers.
  */
 import { observeWebCrypto } from "../protocol/webCrypto.ts";
-import { offset } from "../trace/offset.ts";
+import { formatOffset } from "../trace/offset.ts";
 import type { Clock } from "../ports.ts";
 
 /** A WebCrypto operation whose result waits for its batch (see `#holdWebCrypto`): how it ended, once it has. */
@@ -260,7 +260,7 @@ export class SimulationError extends Error {
   readonly timeMs: number;
   readonly eventLabel: string;
   constructor(message: string, timeMs: number, eventLabel: string, cause?: unknown, startMs?: number) {
-    const at = startMs !== undefined ? offset(timeMs, startMs) : new Date(timeMs).toISOString();
+    const at = startMs !== undefined ? formatOffset(timeMs, startMs) : new Date(timeMs).toISOString();
     super(`${message} (event "${eventLabel}" at ${at})`, { cause });
     this.name = "SimulationError";
     this.timeMs = timeMs;

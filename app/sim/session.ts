@@ -20,7 +20,7 @@
  * frame (~16 ms) while running. It never reaches the simulation.
  */
 import { traceHash } from "../trace/exportJson.ts";
-import { offset } from "../trace/offset.ts";
+import { formatOffset } from "../trace/offset.ts";
 import { checkScenarioRun, worldErrorAt } from "./runScenario.ts";
 import { emlReader, formatScenarioError, loadScenario, readingsNotation, type LoadedScenario } from "./scenario.ts";
 import { resolveWindow, type TimeWindow } from "./faultScope.ts";
@@ -37,6 +37,7 @@ import {
 } from "./sessionProtocol.ts";
 import { receiversOfRun } from "./receivers.ts";
 import { createWorld, WorldError, type World, type WorldOptions } from "./world.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 /** Posts a message to the app (in a worker: `postMessage`). */
 export type SessionPost = (message: SessionMessage, transfer?: Transferable[]) => void;
@@ -283,7 +284,7 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
               again = await rewind(run);
             } catch (cause) {
               // Built once already from the same inputs, the world builds again; if it did not, say so and stay.
-              refuse("runTo", `the run could not be started again to go back: ${describe(cause)}`);
+              refuse("runTo", `the run could not be started again to go back: ${errorMessage(cause)}`);
               if (run.concluded) {
                 phase = "finished";
                 return;
@@ -315,7 +316,7 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
     } catch (cause) {
       run.playing = false;
       if (interrupt === "cancel") return;
-      error = describe(cause);
+      error = errorMessage(cause);
     }
     await conclude(run, error);
   }
@@ -337,7 +338,7 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
         if (timeMs < endMs) return busy(drive(live, { untilMs: timeMs }, { toMs: timeMs }));
         return refuse(
           "runTo",
-          `the run is over at ${offset(endMs, live.world.startMs)}: nothing happens after its end; jump to an earlier time`,
+          `the run is over at ${formatOffset(endMs, live.world.startMs)}: nothing happens after its end; jump to an earlier time`,
         );
       }
       default:
@@ -370,7 +371,7 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
         }
       }
     } catch (cause) {
-      error = describe(cause);
+      error = errorMessage(cause);
     }
     await conclude(run, error);
   }
@@ -389,7 +390,7 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
         world.dns.traceChangesUntil(world.scheduler.now());
         complete = world.scheduler.pendingEvents === 0;
       } catch (cause) {
-        error = describe(cause);
+        error = errorMessage(cause);
       }
     }
     const checked = checkScenarioRun(world, run.loaded, {
@@ -534,7 +535,7 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
       } catch (error) {
         // A bug, not a command's fault: say so, and leave the session where it can be started again.
         if (phase === "starting") phase = "empty";
-        refuse(String((command as { type?: unknown } | null)?.type ?? "command"), `it failed: ${describe(error)}`);
+        refuse(String((command as { type?: unknown } | null)?.type ?? "command"), `it failed: ${errorMessage(error)}`);
       }
     },
   };
@@ -667,8 +668,4 @@ function startProblem(command: StartCommand): string | undefined {
 
 function show(value: unknown): string {
   return typeof value === "string" ? JSON.stringify(value) : String(value);
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

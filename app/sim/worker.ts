@@ -39,6 +39,7 @@ import { emlReader, formatScenarioError } from "./scenario.ts";
 import { runScenarioText } from "./runScenario.ts";
 import { createSimulationSession } from "./session.ts";
 import type { SessionCommand, SessionMessage } from "./sessionProtocol.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 /** A request to the worker: run `text` as a scenario. */
 export interface WorkerRequest {
@@ -105,7 +106,7 @@ export async function handleWorkerRequest(request: WorkerRequest): Promise<Worke
       ...(request.wantTrace === true && { trace: run.trace }),
     };
   } catch (error) {
-    return { type: "error", ...id, message: error instanceof Error ? error.message : String(error) };
+    return { type: "error", ...id, message: errorMessage(error) };
   }
 }
 

@@ -57,6 +57,7 @@ import {
   type Scheduler,
   type SchedulerOptions,
 } from "./scheduler.ts";
+import { errorMessage } from "../errorMessage.ts";
 import { maxOf } from "../protocol/lists.ts";
 
 /**
@@ -359,7 +360,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
       { scheduler, random: random.fork("dns"), trace, parseSvcb: (text) => parseSvcbPresentation(text) },
     );
   } catch (error) {
-    throw new WorldError(`the DNS zone cannot be built: ${error instanceof Error ? error.message : String(error)}`);
+    throw new WorldError(`the DNS zone cannot be built: ${errorMessage(error)}`);
   }
   built.zone = dns;
   const network = createNetwork({

@@ -1,6 +1,7 @@
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from "yaml";
 import type * as z from "zod";
 import { maxOf } from "../protocol/lists.ts";
+import { errorMessage } from "../errorMessage.ts";
 
 /** A line and column, both 1-based, as editors show them. */
 export interface TextPosition {
@@ -103,7 +104,7 @@ export function readYaml(text: string, file: string): YamlRead {
   try {
     return { ok: true, doc, at, data: doc.toJS({ maxAliasCount: 100 }) };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     return { ok: false, errors: [{ file, line: 1, column: 1, field: "(yaml)", message }] };
   }
 }

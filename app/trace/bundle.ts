@@ -23,11 +23,12 @@ import { parse } from "yaml";
 import * as z from "zod";
 import { bytesToBase64 } from "../protocol/base64.ts";
 import { childPath, fail, failWith, ok, type Parsed, type Violation } from "../protocol/result.ts";
-import { MAX_MESSAGE_BYTES } from "../sim/scenario.ts";
+import { MAX_MESSAGE_BYTES } from "../protocol/resources.ts";
 import { describeEvent } from "./describe.ts";
 import { canonicalJson, exportJson, traceHash } from "./exportJson.ts";
 import { exportMarkdown } from "./exportMarkdown.ts";
 import { importTraceValue } from "./importer.ts";
+import { formatOffset } from "./offset.ts";
 import type { RecordedEvent, Trace } from "./schema.ts";
 import { pushAll } from "../protocol/lists.ts";
 
@@ -463,8 +464,8 @@ export function firstDifference(bundled: Trace, rerun: Trace): ReplayDifference 
 
 /** `#12 +0:02:36 a.example attempt.started: attempt 2 of m1 …`. */
 export function eventWords(event: RecordedEvent, startMs: number): string {
-  const words = describeEvent(event, { flavour: "timeline", full: true });
-  return `#${event.seq} ${offset(event.timeMs - startMs)}${event.domain !== undefined ? ` ${event.domain}` : ""} ${event.name}${words !== undefined ? `: ${words}` : ""}`;
+  const words = describeEvent(event, { flavour: "timeline", full: true, startMs });
+  return `#${event.seq} ${formatOffset(event.timeMs, startMs)}${event.domain !== undefined ? ` ${event.domain}` : ""} ${event.name}${words !== undefined ? `: ${words}` : ""}`;
 }
 
 /** The one-line summary of a replay verdict, as the CLI prints it and the app shows it. */
@@ -479,15 +480,6 @@ export function replaySummary(comparison: ReplayComparison): string[] {
     `  bundle: ${d.bundled}`,
     `  re-run: ${d.rerun}`,
   ];
-}
-
-function offset(ms: number): string {
-  const total = Math.round(ms);
-  const abs = Math.abs(total);
-  const s = Math.floor(abs / 1000);
-  const h = Math.floor(s / 3600);
-  const frac = abs % 1000;
-  return `${total < 0 ? "-" : "+"}${h}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}${frac > 0 ? `.${String(frac).padStart(3, "0")}` : ""}`;
 }
 
 /** The most of a line a message quotes. */

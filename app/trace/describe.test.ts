@@ -375,6 +375,17 @@ describe("trace events in words, one wording for run's timeline and send's and s
     ).toBe(
       "fault b-down: network connection-refused, from 2026-01-01T00:00:30Z until 2026-01-01T01:00:00Z, probability 0.5",
     );
+    // With the run's start, the times are offsets from it, as the line's own time is (+h:mm:ss, days as +Nd).
+    const start = { flavour: "timeline", full: true, startMs: Date.UTC(2026, 0, 1) } as const;
+    expect(describeEvent(event("fault.window", { ...window, untilMs: Date.UTC(2026, 0, 2, 1) }), start)).toBe(
+      "fault b-down: network connection-refused for host=mx.b.example, from +0:00:30 until +1d 1:00:00",
+    );
+    expect(
+      describeEvent(event("pin.set", { domain: "b.example", expiresAtMs: Date.UTC(2026, 0, 8, 0, 0, 0, 250) }), start),
+    ).toBe("discovery pin for b.example until +7d 0:00:00.250");
+    expect(describeEvent(event("pin.set", { domain: "b.example", expiresAtMs: "soon" }), start)).toBe(
+      "discovery pin for b.example until soon",
+    );
     expect(lines(event("dns.changed", { name: "_svc.b.example", records: null }))[1]).toBe(
       "DNS _svc.b.example removed (NXDOMAIN from now on)",
     );

@@ -18,12 +18,18 @@
  */
 import type { TraceEvent } from "../ports.ts";
 import type { TraceEventName } from "./events.ts";
+import { formatOffset } from "./offset.ts";
 
 /** A line of `run`'s timeline. */
 export interface TimelineFlavour {
   readonly flavour: "timeline";
   /** Every event: the routine steps, the wire and the state machine too. */
   readonly full: boolean;
+  /**
+   * The run's start: a time in the words (a pin's expiry, a fault's window) is then an offset from it
+   * (`until +7d 0:00:00`), as the line's own time is; without it, ISO 8601.
+   */
+  readonly startMs?: number;
 }
 
 /** A progress line of a command that runs a sender for real. */
@@ -163,6 +169,13 @@ function time(value: unknown, seconds = false): string {
   return seconds ? isoSeconds(value) : new Date(value).toISOString();
 }
 
+/** A time field as the line writes it: an offset from the run's start when the flavour has it, else {@link time}. */
+function timeIn(how: DescribeFlavour, value: unknown, seconds = false): string {
+  return how.flavour === "timeline" && how.startMs !== undefined && typeof value === "number" && Number.isFinite(value)
+    ? formatOffset(value, how.startMs)
+    : time(value, seconds);
+}
+
 /**
  * One event in words, or undefined when the flavour gives it no line: in the
  * timeline the checks, and the routine steps and the wire without `full`; in
@@ -173,7 +186,7 @@ export function describeEvent(event: TraceEvent, how: DescribeFlavour): string |
   const d = event.data ?? {};
   if (how.flavour === "progress") return PROGRESS.has(event.name) ? words(event.name, d, how) : undefined;
   if (!how.full && routine(event.name, d)) return undefined;
-  return words(event.name, d, how) ?? (how.full ? wire(event.name, d) : undefined);
+  return words(event.name, d, how) ?? (how.full ? wire(event.name, d, how) : undefined);
 }
 
 /**
@@ -256,7 +269,7 @@ function words(name: string, d: Readonly<Record<string, unknown>>, how: Describe
     case "capabilities.invalid":
       return `capabilities of ${String(d["origin"])} unusable: ${capabilitiesFailure(d)}${capabilitiesReadingNotes(d)}${rule}`;
     case "pin.set":
-      return `discovery pin for ${String(d["domain"])} until ${time(d["expiresAtMs"])}`;
+      return `discovery pin for ${String(d["domain"])} until ${timeIn(how, d["expiresAtMs"])}`;
     case "pin.removed":
       return `discovery pin for ${String(d["domain"])} removed (${String(d["reason"])})${rule}`;
     case "version.negotiated":
@@ -342,7 +355,7 @@ function faultScope(scope: unknown): string {
 }
 
 /** The wire and the state machine, for the full timeline; any other event as its name and data. */
-function wire(name: string, d: Readonly<Record<string, unknown>>): string {
+function wire(name: string, d: Readonly<Record<string, unknown>>, how: DescribeFlavour): string {
   switch (name) {
     case "dns.query":
       return `DNS ${String(d["type"])} ${String(d["name"])}?`;
@@ -371,7 +384,7 @@ function wire(name: string, d: Readonly<Record<string, unknown>>): string {
     case "machine.transition":
       return `${String(d["deliveryActor"])}: ${String(d["from"])} → ${String(d["to"])}${typeof d["transition"] === "string" ? ` (${d["transition"]})` : ""}${tags(d)}`;
     case "fault.window":
-      return `fault ${String(d["id"])}: ${String(d["layer"])} ${String(d["kind"])}${faultScope(d["scope"])}, from ${time(d["fromMs"], true)}${typeof d["untilMs"] === "number" ? ` until ${time(d["untilMs"], true)}` : " on"}${typeof d["probability"] === "number" && d["probability"] < 1 ? `, probability ${d["probability"]}` : ""}`;
+      return `fault ${String(d["id"])}: ${String(d["layer"])} ${String(d["kind"])}${faultScope(d["scope"])}, from ${timeIn(how, d["fromMs"], true)}${typeof d["untilMs"] === "number" ? ` until ${timeIn(how, d["untilMs"], true)}` : " on"}${typeof d["probability"] === "number" && d["probability"] < 1 ? `, probability ${d["probability"]}` : ""}`;
     case "dns.changed": {
       const records = d["records"] as { svcb?: unknown; txt?: unknown } | null | undefined;
       const count = (value: unknown): number => (Array.isArray(value) ? value.length : 0);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { outcomeRows } from "../sim/outcomeRows.ts";
 import { runScenarioText } from "../sim/runScenario.ts";
 import { explainOutcomes, explainRecipient, type Why } from "./explain.ts";
-import { offset } from "./offset.ts";
+import { formatOffset } from "./offset.ts";
 import { rulesCited } from "./ruleEvidence.ts";
 import type { RecordedEvent, Trace } from "./schema.ts";
 
@@ -44,7 +44,7 @@ function holdToTrace(why: Why, events: readonly RecordedEvent[], startMs: number
       clause.evidence.map((c) => c.timeMs),
       at,
     ).toContain(clause.atMs);
-    expect(clause.at, at).toBe(offset(clause.atMs, startMs));
+    expect(clause.at, at).toBe(formatOffset(clause.atMs, startMs));
     expect(clause.text, at).toContain(clause.at);
     // Every rule it names, one of its events cites; it names no other.
     const named = [...clause.text.matchAll(RULE_IN_TEXT)].map((m) => m[1]);
@@ -128,18 +128,18 @@ describe("Why?: the words of each kind of ending", async () => {
 
   it("rate-limited-then-down: bounced, SMTP ruled out at attempt 1 by the 429 (ERR-23), the give-up and the DSN", async () => {
     const bob = find(await whysOf("rate-limited-then-down"), "m1@a.example", "bob@b.example");
-    expect(bob.headline).toBe("bounced at +120:00:00");
+    expect(bob.headline).toBe("bounced at +5d 0:00:00");
     expect(bob.clauses.map((c) => c.kind)).toEqual(["attempts", "attempts", "attempts", "give-up", "dsn"]);
     expect(bob.clauses.map((c) => c.text)).toEqual([
       "attempt 1 at +0:00:00 got 429 rate_limited, which is not fallback-eligible (ERR-23), so SMTP was ruled out for this message: retried over the service (STATE-5), not before its Retry-After (RETRY-7)",
       "attempts 2–6 (+0:02:00 … +0:32:31.023) got no answer (connection refused), fallback-eligible, but SMTP was ruled out at attempt 1: retried over the service until the give-up (ERR-24)",
-      "attempts 7–127 (+1:03:11.061 … +119:40:45.301) could not fetch the capabilities (no answer: connection refused), fallback-eligible, but SMTP was ruled out at attempt 1: retried over the service until the give-up (ERR-24)",
-      "at +120:00:00 the sender gave up, 5 days after the first attempt, after 127 attempts, and bounced it (STATE-7); attempt 128 would have come at +120:32:20.185",
-      "at +120:00:00 the sender sent alice@a.example a DSN (EVT-3), accepted at +120:00:00",
+      "attempts 7–127 (+1:03:11.061 … +4d 23:40:45.301) could not fetch the capabilities (no answer: connection refused), fallback-eligible, but SMTP was ruled out at attempt 1: retried over the service until the give-up (ERR-24)",
+      "at +5d 0:00:00 the sender gave up, 5 days after the first attempt, after 127 attempts, and bounced it (STATE-7); attempt 128 would have come at +5d 0:32:20.185",
+      "at +5d 0:00:00 the sender sent alice@a.example a DSN (EVT-3), accepted at +5d 0:00:00",
     ]);
     expect(bob.smtpRuledOut).toMatchObject({ attempt: 1, answer: "429 rate_limited" });
     expect(bob.clauses[2]?.attempts).toEqual([7, 127]);
-    expect(bob.text.startsWith("bounced at +120:00:00 — attempt 1 at +0:00:00 got 429 rate_limited")).toBe(true);
+    expect(bob.text.startsWith("bounced at +5d 0:00:00 — attempt 1 at +0:00:00 got 429 rate_limited")).toBe(true);
   });
 
   it("teach-mixed-recipient-results: accepted at once, rejected per recipient, accepted in a new delivery after a deferral, bounced after deferrals", async () => {
@@ -158,14 +158,16 @@ describe("Why?: the words of each kind of ending", async () => {
       "attempt 2 at +0:10:00, in a new delivery (STATE-6): the receiver accepted it (RCP-2)",
     ]);
     const dave = m1("dave@b.example");
-    expect(dave.headline).toBe("bounced at +120:01:00");
+    expect(dave.headline).toBe("bounced at +5d 0:01:00");
     expect(dave.clauses.map((c) => [c.kind, c.attempts])).toEqual([
       ["attempts", [1, 1]],
       ["attempts", [2, 125]],
       ["give-up", undefined],
       ["dsn", undefined],
     ]);
-    expect(dave.clauses[1]?.text).toMatch(/^attempts 2–125 \(\+0:10:00 … \+119:12:00\) got deferred \(mailbox_full\)/);
+    expect(dave.clauses[1]?.text).toMatch(
+      /^attempts 2–125 \(\+0:10:00 … \+4d 23:12:00\) got deferred \(mailbox_full\)/,
+    );
   });
 
   it("SMTP: at once for no common version and for no service; after the window when every attempt was fallback-eligible", async () => {

@@ -5,7 +5,7 @@
  * --json`), the Markdown report and the bug bundle (which carries that
  * report) all say the same words.
  *
- * An explanation is a headline (`bounced at +120:00:00`) and clauses in
+ * An explanation is a headline (`bounced at +5d 0:00:00`) and clauses in
  * order, each with the time it happened, what happened in words, the rule IDs
  * it names, the gap readings that decided where one did, the attempts it
  * covers, and its evidence: the trace events (by seq) behind it, each with
@@ -22,8 +22,9 @@
  *
  * Pure: no clock, no I/O.
  */
-import { actorOfDelivery, normalizeAddress } from "../sim/invariants.ts";
-import { offset } from "./offset.ts";
+import { normalizeAddress } from "../protocol/mailbox.ts";
+import { actorOfDelivery } from "./deliveryIds.ts";
+import { formatOffset } from "./offset.ts";
 import { rulesCited } from "./ruleEvidence.ts";
 import type { RecordedEvent } from "./schema.ts";
 
@@ -78,9 +79,16 @@ export interface WhyClause {
 /** Where an earlier attempt's answer ruled SMTP out for the message (ERR-23). */
 export interface SmtpRuledOut {
   readonly attempt: number;
+  /** When that attempt started, and when it was judged (its answer read). */
   readonly atMs: number;
-  /** How that attempt ended, in words: `429 rate_limited`. */
+  readonly judgedAtMs: number;
+  /**
+   * How that attempt ended, in words: `429 rate_limited`, `per-recipient results: bob@b.example deferred
+   * (mailbox_full)`.
+   */
   readonly answer: string;
+  /** ERR-23 for an authenticated answer (a 4xx problem, per-recipient results), else the judgement's own rule. */
+  readonly rule?: string;
   /** The attempt.judged event that says so (`allAttemptsFallbackEligible: false`). */
   readonly seq: number;
 }
@@ -93,7 +101,7 @@ export interface Why {
   readonly outcome: string;
   /** Every clause stands on the trace; false when something could not be explained (an `unexplained` clause says what). */
   readonly explained: boolean;
-  /** `bounced at +120:00:00`. */
+  /** `bounced at +5d 0:00:00`. */
   readonly headline: string;
   readonly clauses: readonly WhyClause[];
   /** The whole explanation in one paragraph: the headline, then the clauses. */
@@ -452,17 +460,71 @@ function beforePost(judged: Data, discovery: readonly Ev[]): { readonly noun: st
   }
 }
 
+/** What {@link judgedAnswer} reads of an attempt's discovery events. */
+type DiscoveryEvent = Pick<RecordedEvent, "seq" | "name" | "timeMs" | "data">;
+
 /**
  * How an attempt ended, in words, from its attempt.judged data alone
  * (`429 rate_limited`, `no answer (connection refused)`, `the capabilities
  * unusable (answered 429)`): what the delivery machine's history says of the
  * attempt that decided.
  */
-export function judgedAnswer(judged: Data, discovery: readonly RecordedEvent[] = []): string {
+export function judgedAnswer(judged: Data, discovery: readonly DiscoveryEvent[] = []): string {
   return beforePost(
     judged,
     discovery.map((e) => ({ seq: e.seq, name: e.name, timeMs: e.timeMs, data: e.data ?? {} })),
   ).noun;
+}
+
+/** A recipient's result in the answer of the attempt judged, as {@link smtpRuling} words it. */
+export interface RulingResult {
+  readonly recipient: string;
+  /** `accepted`, `deferred`, `rejected`. */
+  readonly status: string;
+  /** Its problem's id: `mailbox_full`. */
+  readonly problem?: string | undefined;
+}
+
+/**
+ * Whether the attempt an `attempt.judged` event judged ruled SMTP fallback out for its delivery (ERR-23),
+ * and by what: the flag the delivery machine keeps (STATE-3's "every attempt so far ended in a
+ * fallback-eligible failure") turned false there, or, in a trace without the flag, the attempt's own answer
+ * was not fallback-eligible (no usable service decides nothing). The one reading of it behind the Why?
+ * explanation, the timeline's lanes and the statechart's history; a delivery's is the first attempt that
+ * rules it out. `results` are the attempt's per-recipient results, named in the words when the answer was
+ * per-recipient; `discovery` as {@link judgedAnswer} takes it.
+ */
+export function smtpRuling(
+  judged: Pick<RecordedEvent, "seq" | "timeMs" | "data">,
+  attempt: number,
+  startedAtMs: number,
+  results: readonly RulingResult[] = [],
+  discovery: readonly DiscoveryEvent[] = [],
+): SmtpRuledOut | undefined {
+  const d = judged.data ?? {};
+  const all = d["allAttemptsFallbackEligible"];
+  const rulesOut = typeof all === "boolean" ? !all : d["fallbackEligible"] !== true && d["class"] !== "no-service";
+  if (!rulesOut) return undefined;
+  const status = num(d["status"]);
+  const perRecipient = d["class"] === "results";
+  const answer =
+    perRecipient && results.length > 0
+      ? `per-recipient results: ${
+          results
+            .filter((r) => r.status !== "accepted")
+            .map((r) => `${r.recipient} ${r.status}${r.problem ? ` (${r.problem})` : ""}`)
+            .join(", ") || "accepted"
+        }`
+      : judgedAnswer(d, discovery);
+  const rule = perRecipient || (status !== undefined && status >= 400 && status < 500) ? "ERR-23" : str(d["rule"]);
+  return {
+    attempt,
+    atMs: startedAtMs,
+    judgedAtMs: judged.timeMs,
+    answer,
+    ...(rule !== undefined && { rule }),
+    seq: judged.seq,
+  };
 }
 
 /** A per-recipient result: `accepted`, `deferred (mailbox_full, retry_after 540 s)`, `rejected (recipient_not_found)`. */
@@ -499,7 +561,7 @@ function stepOf(attempt: AttemptFacts, recipient: string): Step {
 }
 
 function attemptsText(first: Step, last: Step, startMs: number): string {
-  const at = (s: Step) => offset(s.attempt.start.timeMs, startMs);
+  const at = (s: Step) => formatOffset(s.attempt.start.timeMs, startMs);
   return first === last
     ? `attempt ${first.attempt.n} at ${at(first)}`
     : `attempts ${first.attempt.n}–${last.attempt.n} (${at(first)} … ${at(last)})`;
@@ -564,7 +626,7 @@ class ClauseBuilder {
     return {
       kind: this.kind,
       atMs,
-      at: offset(atMs, this.startMs),
+      at: formatOffset(atMs, this.startMs),
       text,
       rules: this.rules,
       readings: this.readings,
@@ -652,12 +714,19 @@ function spanText(ms: number): string {
   return `${ms / 1000} s`;
 }
 
-function ruledOutOf(actor: ActorFacts): SmtpRuledOut | undefined {
+/** The first of the delivery's attempts that ruled SMTP out ({@link smtpRuling}). */
+function actorRuledOut(actor: ActorFacts): SmtpRuledOut | undefined {
   for (const a of actor.attempts) {
-    const judged = a.judged;
-    if (judged?.data["allAttemptsFallbackEligible"] === false) {
-      return { attempt: a.n, atMs: a.start.timeMs, answer: judgedAnswer(judged.data), seq: judged.seq };
-    }
+    if (a.judged === undefined) continue;
+    const results = a.posts.flatMap((p) =>
+      [...p.results.values()].map((r) => ({
+        recipient: (str(r.data["recipient"]) ?? "?").toLowerCase(),
+        status: str(r.data["status"]) ?? "?",
+        problem: problemId(r.data["problem"]),
+      })),
+    );
+    const ruling = smtpRuling(a.judged, a.n, a.start.timeMs, results, a.discovery);
+    if (ruling !== undefined) return ruling;
   }
   return undefined;
 }
@@ -676,7 +745,7 @@ function gapsOf(e: Ev | undefined): string[] {
 /** Explains one recipient of one message. */
 function explainOne(index: TraceIndex, messageId: string, recipient: string, startMs: number): Why {
   const r = mailboxKey(recipient);
-  const at = (ms: number) => offset(ms, startMs);
+  const at = (ms: number) => formatOffset(ms, startMs);
   const clauses: WhyClause[] = [];
   const message = index.messages.get(messageId);
   const readings = message?.readings ?? {};
@@ -730,7 +799,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
     const last = steps.at(-1);
     // The attempt that ended the story is told by the outcome's clause; a bounce or a pending recipient has none.
     const ending = outcomeName === "bounced" || outcomeName === "pending" ? undefined : last;
-    const ruling = ruledOutOf(actor);
+    const ruling = actorRuledOut(actor);
     if (
       ruling !== undefined &&
       ruling.attempt < (ending?.attempt.n ?? Infinity) &&

@@ -8,6 +8,7 @@
 import { gapById } from "../protocol/gaps.ts";
 import { evidenceText, explainOutcomes } from "./explain.ts";
 import { leftOut, redactTrace } from "./exportJson.ts";
+import { formatDuration, formatOffset } from "./offset.ts";
 import type { CheckResult, RecordedEvent, Trace } from "./schema.ts";
 import { maxOf, pushAll } from "../protocol/lists.ts";
 
@@ -62,7 +63,7 @@ function summary(trace: Trace): string[] {
     `- **Scenario:** ${inline(trace.scenario.name)}${trace.scenario.file !== undefined ? ` (\`${trace.scenario.file}\`)` : ""}`,
     `- **Seed:** \`${String(trace.seed)}\``,
     `- **Mailscope:** ${inline(trace.mailscope)}, trace version ${trace.version}`,
-    `- **Virtual time:** from ${new Date(trace.startedAtMs).toISOString()} for ${duration(lastMs - trace.startedAtMs)}`,
+    `- **Virtual time:** from ${new Date(trace.startedAtMs).toISOString()} for ${formatDuration(lastMs - trace.startedAtMs)}`,
     `- **Readings:** ${readingsLine(trace.readings)}`,
     `- **Events:** ${events.length}; messages submitted: ${count("message.submitted")}; HTTP exchanges: ${count("http.request")}` +
       ` (${failures} without an answer); DNS queries: ${count("dns.query")}; SMTP hand-offs: ${count("smtp.handoff")}`,
@@ -100,7 +101,7 @@ function outcomes(trace: Trace): string[] {
     "|---|---|---|---|---|",
     ...rows.map((e) => {
       const d = e.data ?? {};
-      return `| ${cell(d["recipient"])} | ${cell(d["messageId"])} | ${cell(d["outcome"])} | ${cell(d["rule"])} | ${cell(relative(e.timeMs, trace.startedAtMs))} |`;
+      return `| ${cell(d["recipient"])} | ${cell(d["messageId"])} | ${cell(d["outcome"])} | ${cell(d["rule"])} | ${cell(formatOffset(e.timeMs, trace.startedAtMs))} |`;
     }),
   ];
 }
@@ -161,7 +162,7 @@ function diagram(trace: Trace, maxMessages: number): string[] {
     if (lines.length < maxMessages) lines.push(`  ${line}`);
     else omitted++;
   };
-  const at = (e: RecordedEvent): string => `[${relative(e.timeMs, trace.startedAtMs)}]`;
+  const at = (e: RecordedEvent): string => `[${formatOffset(e.timeMs, trace.startedAtMs)}]`;
   for (const e of trace.events) {
     const d = e.data ?? {};
     switch (e.name) {
@@ -220,28 +221,6 @@ function text(value: string): string {
 
 // ---------------------------------------------------------------------------
 // Small helpers
-
-function relative(timeMs: number, startMs: number): string {
-  return `+${duration(timeMs - startMs)}`;
-}
-
-/** Virtual durations, trailing zero units left out: `250ms`, `1.5s`, `1m30s`, `1h`, `2h05m`, `5d01h`. */
-export function duration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  const s = Math.floor(ms / 1000);
-  const days = Math.floor(s / 86400);
-  const hours = Math.floor((s % 86400) / 3600);
-  const minutes = Math.floor((s % 3600) / 60);
-  const seconds = s % 60;
-  const two = (n: number): string => String(n).padStart(2, "0");
-  if (days > 0)
-    return `${days}d${hours > 0 || minutes > 0 ? `${two(hours)}h` : ""}${minutes > 0 ? `${two(minutes)}m` : ""}`;
-  if (hours > 0)
-    return `${hours}h${minutes > 0 || seconds > 0 ? `${two(minutes)}m` : ""}${seconds > 0 ? `${two(seconds)}s` : ""}`;
-  if (minutes > 0) return `${minutes}m${seconds > 0 ? `${two(seconds)}s` : ""}`;
-  const fraction = ms % 1000;
-  return fraction === 0 ? `${seconds}s` : `${(ms / 1000).toFixed(3).replace(/0+$/, "")}s`;
-}
 
 function cell(value: unknown): string {
   if (value === undefined || value === null) return "";

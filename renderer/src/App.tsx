@@ -30,6 +30,7 @@ import { RunView } from "./views/run/RunView.tsx";
 import { isProbeReport } from "../../app/probe/report.ts";
 import { isProbeTrace } from "./model/probe.ts";
 import { ProbeView } from "./views/probe/ProbeView.tsx";
+import { errorMessage } from "../../app/errorMessage.ts";
 
 type View = "run" | "rules" | "editor" | "compare" | "explore" | "probe";
 
@@ -306,7 +307,7 @@ export function App() {
         await platform.saveFile(f.name, f.contents, f.type);
         setExportedNote(exportNote(f, trace, what, withBodies));
       })
-      .catch((e: unknown) => setError(`Could not export the run: ${e instanceof Error ? e.message : String(e)}`));
+      .catch((e: unknown) => setError(`Could not export the run: ${errorMessage(e)}`));
   };
   const exports: RunExports = {
     full: withBodies,

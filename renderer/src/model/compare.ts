@@ -9,7 +9,7 @@ import { compareRuns, type CompareTable, type Parting } from "../../../app/sim/c
 import { changeText, forkableFaults, forkScenario, type ForkChange } from "../../../app/sim/fork.ts";
 import { formatScenarioError, parseScenarioText } from "../../../app/sim/scenario.ts";
 import { DEFAULT_START_MS } from "../../../app/sim/scheduler.ts";
-import { offset } from "../../../app/trace/offset.ts";
+import { formatOffset } from "../../../app/trace/offset.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { mergeSettings, readingSetting, type ReadingControl } from "./readings.ts";
 
@@ -163,7 +163,7 @@ export type ForkSides =
 export function forkSides(base: CompareBase, atMs: number, change: ForkChange): ForkSides {
   const fork = forkScenario(base.text, atMs, change, base.file);
   if (!fork.ok) return { ok: false, errors: fork.errors.map(formatScenarioError) };
-  const at = offset(base.startMs + atMs, base.startMs);
+  const at = formatOffset(base.startMs + atMs, base.startMs);
   return {
     ok: true,
     text: fork.text,

@@ -75,7 +75,7 @@ describe("the exchange inspector", () => {
     const t = await trace("rate-limited-then-down");
     const seqOf = (x: string) => t.events.find((e) => e.name === "http.request" && e.data?.["exchangeId"] === x)!.seq;
     // Attempt 1's POST (x2), answered 429 by a fault at +0:00:00: the receiver never saw it, so no key was looked
-    // up for it; the key's TXT answered at +120:00:00 (for the DSN's delivery) was not known then.
+    // up for it; the key's TXT answered at +5d 0:00:00 (for the DSN's delivery) was not known then.
     const x2 = exchangeView(t.events, "x2", t.startedAtMs);
     expect(x2?.dns.map((a) => [a.name, a.type, a.at])).toEqual([["_svc.b.example", "SVCB", "+0:00:00"]]);
     for (const a of x2?.dns ?? []) expect(a.seq).toBeLessThan(seqOf("x2"));

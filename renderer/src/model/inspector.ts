@@ -12,7 +12,7 @@ import { combineKeys, txtRecordKeys } from "../../../app/receiver/lintKeys.ts";
 import { createSignatureBase, parseSignatureInput } from "../../../app/protocol/signature.ts";
 import type { ReceiverOfRun } from "../../../app/sim/sessionProtocol.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
-import { offsetText } from "./timeline.ts";
+import { formatOffset } from "./time.ts";
 
 type Data = Readonly<Record<string, unknown>>;
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
@@ -247,7 +247,7 @@ export function exchangeView(
   const cd = caps?.data as Data | undefined;
   return {
     exchangeId,
-    at: offsetText(request.timeMs, startMs),
+    at: formatOffset(request.timeMs, startMs),
     method,
     url,
     requestLine,
@@ -280,7 +280,7 @@ export function exchangeView(
         ? {
             origin,
             how: caps.name === "capabilities.cached" ? "cached" : "fetched",
-            at: offsetText(caps.timeMs, startMs),
+            at: formatOffset(caps.timeMs, startMs),
             maxAgeS: num(cd?.["maxAgeS"]),
             ageS: num(cd?.["ageS"]),
             document: capsDoc !== undefined ? JSON.stringify(capsDoc, null, 2) : undefined,
@@ -306,7 +306,7 @@ function dnsInForce(e: RecordedEvent, startMs: number): DnsInForce {
         : JSON.stringify(r);
     }),
     ttlS: num(d["ttlS"]),
-    at: offsetText(e.timeMs, startMs),
+    at: formatOffset(e.timeMs, startMs),
     seq: e.seq,
   };
 }

@@ -6,7 +6,8 @@
  */
 import { describeEvent, timelineLevel } from "../../../app/trace/describe.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
-import { offset } from "./time.ts";
+import { formatOffset } from "./time.ts";
+import { actorOfDelivery } from "../../../app/trace/deliveryIds.ts";
 import { pushAll } from "../../../app/protocol/lists.ts";
 
 /** One row of the log. */
@@ -60,14 +61,14 @@ class Row implements LogRow {
   }
 
   get at(): string {
-    return (this.#at ??= offset(this.timeMs, this.#startMs));
+    return (this.#at ??= formatOffset(this.timeMs, this.#startMs));
   }
 
   get text(): string {
     if (this.#text === undefined) {
       // The full wording is the plain one for a plain row (the flag only leaves lines out).
       const event = this.#event as RecordedEvent;
-      this.#text = (describeEvent(event, { flavour: "timeline", full: true }) ?? "").trim();
+      this.#text = (describeEvent(event, { flavour: "timeline", full: true, startMs: this.#startMs }) ?? "").trim();
       this.#event = undefined;
     }
     return this.#text;
@@ -110,7 +111,7 @@ function rulesOf(data: Readonly<Record<string, unknown>>): readonly string[] {
 export function deliveryOf(data: Readonly<Record<string, unknown>>): string | undefined {
   const id = data["deliveryId"] ?? data["deliveryActor"];
   if (typeof id !== "string" || id === "") return undefined;
-  return id.replace(/#\d+$/, "");
+  return actorOfDelivery(id);
 }
 
 /**

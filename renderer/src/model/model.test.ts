@@ -6,7 +6,7 @@ import { groupLibrary, groupOf } from "./library.ts";
 import { describeEvent } from "../../../app/trace/describe.ts";
 import { createLogRowsCache, deliveryOf, filterLog, logFacets, logRows, rowAtTime } from "./log.ts";
 import { outcomeRows } from "./outcomes.ts";
-import { clockText, offset, parseOffset } from "./time.ts";
+import { clockText, formatDuration, formatOffset, parseOffset } from "./time.ts";
 
 const scenarioTexts = import.meta.glob<string>("../../../scenarios/*.yaml", {
   query: "?raw",
@@ -25,9 +25,9 @@ async function trace(name: string, readings?: [string, string][]): Promise<Trace
 
 describe("time", () => {
   it("prints offsets as the CLI does and reads what a person types", () => {
-    expect(offset(Date.UTC(2026, 0, 6, 1, 2, 3, 40), Date.UTC(2026, 0, 1))).toBe("+121:02:03.040");
-    expect(offset(120_000, 0)).toBe("+0:02:00");
-    expect(clockText(5 * 86_400_000, 0)).toEqual({ offset: "+120:00:00", days: "day 6, 00:00:00" });
+    expect(formatOffset(Date.UTC(2026, 0, 6, 1, 2, 3, 40), Date.UTC(2026, 0, 1))).toBe("+5d 1:02:03.040");
+    expect(formatOffset(120_000, 0)).toBe("+0:02:00");
+    expect(clockText(5 * 86_400_000, 0)).toEqual({ offset: "+5d 0:00:00", days: "day 6, 00:00:00" });
     expect(clockText(3_723_000, 0)).toEqual({ offset: "+1:02:03", days: "day 1, 01:02:03" });
     expect(parseOffset("+2:03:00")).toBe(7_380_000);
     expect(parseOffset("2:03")).toBe(7_380_000);
@@ -35,6 +35,32 @@ describe("time", () => {
     expect(parseOffset("1d 4h")).toBe(100_800_000);
     expect(parseOffset("soon")).toBeUndefined();
     expect(parseOffset("")).toBeUndefined();
+  });
+
+  it("reads back every offset it prints, days and milliseconds included", () => {
+    for (const ms of [
+      0,
+      1,
+      59_999,
+      3_600_000,
+      86_399_999,
+      86_400_000,
+      5 * 86_400_000 + 32 * 60_000 + 20_185,
+      365 * 86_400_000,
+    ])
+      expect(parseOffset(formatOffset(ms, 0)), formatOffset(ms, 0)).toBe(ms);
+    expect(parseOffset("+5d 0:00:00")).toBe(5 * 86_400_000);
+    expect(parseOffset("5d 1:02")).toBe(5 * 86_400_000 + 3_720_000);
+  });
+
+  it("writes durations in words", () => {
+    expect([800, 58_000, 120_000, 3_780_000, 5 * 86_400_000].map(formatDuration)).toEqual([
+      "800 ms",
+      "58 s",
+      "2 min",
+      "1 h 3 min",
+      "5 d",
+    ]);
   });
 });
 
@@ -54,7 +80,7 @@ describe("the log of rate-limited-then-down", async () => {
     expect(limited?.text).toBe("attempt 1: 429 rate_limited (temporary, Retry-After 120s) [ERR-8]");
     expect(limited?.rules).toEqual(["ERR-8"]);
     const bounced = plain.find((r) => r.text.includes("BOUNCED"));
-    expect(bounced).toMatchObject({ at: "+120:00:00", rules: ["STATE-7"] });
+    expect(bounced).toMatchObject({ at: "+5d 0:00:00", rules: ["STATE-7"] });
     expect(plain.every((r) => !r.detail)).toBe(true);
     // No line for the checks; the wire only in the full log.
     expect(rows.some((r) => r.kind === "invariant.checked")).toBe(false);
@@ -64,15 +90,15 @@ describe("the log of rate-limited-then-down", async () => {
 
   it("rows written when read (issue 12: a 100k-event log writes only what it shows) are the CLI's lines", () => {
     const expected = t.events.flatMap((e) => {
-      const plain = describeEvent(e, { flavour: "timeline", full: false });
-      const full = describeEvent(e, { flavour: "timeline", full: true });
+      const plain = describeEvent(e, { flavour: "timeline", full: false, startMs: t.startedAtMs });
+      const full = describeEvent(e, { flavour: "timeline", full: true, startMs: t.startedAtMs });
       if (full === undefined) return [];
       const delivery = deliveryOf(e.data ?? {});
       return [
         {
           seq: e.seq,
           timeMs: e.timeMs,
-          at: offset(e.timeMs, t.startedAtMs),
+          at: formatOffset(e.timeMs, t.startedAtMs),
           domain: e.domain ?? "",
           kind: e.name,
           text: (plain ?? full).trim(),
@@ -118,14 +144,14 @@ describe("the log of rate-limited-then-down", async () => {
     expect(rows[rowAtTime(rows, t.startedAtMs + 120_000)]?.timeMs).toBeLessThanOrEqual(t.startedAtMs + 120_000);
   });
 
-  it("outcomes: bounced at +120:00:00 after 127 attempts and 6 POSTs, and the DSN accepted", () => {
+  it("outcomes: bounced at +5d 0:00:00 after 127 attempts and 6 POSTs, and the DSN accepted", () => {
     const out = outcomeRows(t.events, t.startedAtMs);
     expect(out).toHaveLength(2);
     expect(out[0]).toMatchObject({
       message: "m1",
       recipient: "bob@b.example",
       outcome: "bounced",
-      when: "+120:00:00",
+      when: "+5d 0:00:00",
       attempts: 127,
       posts: 6,
       rule: "STATE-7",

@@ -2,10 +2,10 @@
  * What the playback controls say about the run: the phase, the events so far
  * and the speed the run goes at (`Playing · 412 events · 60×`). The speed
  * shown is the speed run: a jump and "run to the end" go as fast as possible
- * whatever speed is chosen for play, and say so (`Jumping to +24:00:00 · … · max`).
+ * whatever speed is chosen for play, and say so (`Jumping to +1d 0:00:00 · … · max`).
  */
 import type { PlaybackSpeed } from "../../../app/sim/sessionProtocol.ts";
-import { offset } from "../../../app/trace/offset.ts";
+import { formatOffset } from "../../../app/trace/offset.ts";
 import type { Drive, PlaybackPhase } from "../session/machine.ts";
 
 /** The speeds offered, as the controls name them. */
@@ -31,7 +31,7 @@ export function speedLabel(speed: PlaybackSpeed): string {
 }
 
 /**
- * `Playing · 412 events · 60×`; `Jumping to +24:00:00 · 9 events · max` while a jump runs; the speed
+ * `Playing · 412 events · 60×`; `Jumping to +1d 0:00:00 · 9 events · max` while a jump runs; the speed
  * only for a run that plays (not for an opened trace).
  */
 export function phaseText(p: {
@@ -45,7 +45,7 @@ export function phaseText(p: {
   const running = p.phase === "playing" ? p.drive : undefined;
   const what =
     running?.kind === "jump"
-      ? `Jumping to ${offset(running.toMs, p.startMs).replace(/\.\d{3}$/, "")}`
+      ? `Jumping to ${formatOffset(running.toMs, p.startMs).replace(/\.\d{3}$/, "")}`
       : running?.kind === "finish"
         ? "Running to the end"
         : PHASE[p.phase];

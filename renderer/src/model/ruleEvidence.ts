@@ -7,12 +7,12 @@
 import { gapEvidence, ruleEvidence } from "../../../app/trace/ruleEvidence.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { logRows } from "./log.ts";
-import { offset } from "./time.ts";
+import { formatOffset } from "./time.ts";
 
 /** One event citing a rule. */
 export interface CitingEvent {
   readonly seq: number;
-  /** `+120:00:00`. */
+  /** `+5d 0:00:00`. */
   readonly at: string;
   readonly name: string;
   /** The event in the log's words (its full-log line for a wire or machine event). */
@@ -63,7 +63,7 @@ function citing(events: readonly RecordedEvent[], startMs: number): (seq: number
     const event = bySeq.get(seq);
     return {
       seq,
-      at: row?.at ?? (event ? offset(event.timeMs, startMs) : ""),
+      at: row?.at ?? (event ? formatOffset(event.timeMs, startMs) : ""),
       name: event?.name ?? "",
       text: row?.text.replace(/ \[[^\]]+\]$/, "") ?? event?.name ?? "",
     };

@@ -15,11 +15,11 @@
  * Pure as far as anyone can tell: the answers depend on the events alone.
  */
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import { actorOfDelivery } from "../../../app/trace/deliveryIds.ts";
 
 type Data = Readonly<Record<string, unknown>>;
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 /** `m1@a.example→b.example#2` → `m1@a.example→b.example`. */
-const actorOfDelivery = (deliveryId: string): string => deliveryId.replace(/#\d+$/, "");
 
 /** The growing part of an index, shared by every version of one run's events. */
 interface Lists {

@@ -8,7 +8,8 @@
  */
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { messageIdsOf, messageOfActor, receiverLookup, runIndexOf, sequenceEvents } from "./runIndex.ts";
-import { durationText, offsetText } from "./timeline.ts";
+import { formatDuration, formatOffset } from "./time.ts";
+import { actorOfDelivery } from "../../../app/trace/deliveryIds.ts";
 
 export type SequenceRowKind =
   "dns-query" | "dns-answer" | "request" | "response" | "failure" | "handoff" | "dsn" | "note" | "gap";
@@ -36,7 +37,8 @@ export interface SequenceDiagram {
 type Data = Readonly<Record<string, unknown>>;
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 const strs = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
-const actorOf = (deliveryId: string | undefined) => deliveryId?.replace(/#\d+$/, "");
+const actorOf = (deliveryId: string | undefined) =>
+  deliveryId === undefined ? undefined : actorOfDelivery(deliveryId);
 
 /** The messages a trace delivers (by Message-ID), in the order submitted. */
 export function messagesOf(events: readonly RecordedEvent[]): string[] {
@@ -279,7 +281,7 @@ export function sequenceOfEvents(
         seq: prev.seq,
         from: 0,
         to: Math.max(0, participants.length - 1),
-        label: `… ${durationText(r.timeMs - prev.timeMs)} …`,
+        label: `… ${formatDuration(r.timeMs - prev.timeMs)} …`,
         results: [],
         broken: false,
       });
@@ -312,7 +314,7 @@ export function sequenceMermaid(diagram: SequenceDiagram, startMs: number): stri
   const lines = ["sequenceDiagram"];
   diagram.participants.forEach((p, i) => lines.push(`  participant ${alias(i)} as ${clean(p)}`));
   for (const r of diagram.rows) {
-    const at = offsetText(r.timeMs, startMs);
+    const at = formatOffset(r.timeMs, startMs);
     const label = clean(`${at} ${r.label}${r.results.length ? ` — ${r.results.join(", ")}` : ""}`);
     if (r.kind === "gap") lines.push(`  Note over ${alias(r.from)},${alias(r.to)}: ${clean(r.label)}`);
     else if (r.kind === "note" || r.kind === "dsn" || r.from === r.to)

@@ -92,12 +92,12 @@ describe("the statechart of rate-limited-then-down", async () => {
     }
   });
 
-  it("gives up at +120:00:00 with giveUpWhileRetrying (row 6) into bounced; counts and never-taken", () => {
+  it("gives up at +5d 0:00:00 with giveUpWhileRetrying (row 6) into bounced; counts and never-taken", () => {
     const last = chart.history.at(-1);
-    expect(last).toMatchObject({ at: "+120:00:00", name: "giveUpWhileRetrying", row: 6, to: "bounced" });
+    expect(last).toMatchObject({ at: "+5d 0:00:00", name: "giveUpWhileRetrying", row: 6, to: "bounced" });
     expect(last?.rules).toContain("STATE-7");
     expect(last?.why).toBe(
-      "+120:00:00 ≥ give-up +120:00:00 (5 days after the first attempt), after attempt 127, pending: bob@b.example",
+      "+5d 0:00:00 ≥ give-up +5d 0:00:00 (5 days after the first attempt), after attempt 127, pending: bob@b.example",
     );
     const counts = fireCounts(chart);
     const id = (name: string) => deliveryGraph().transitions.find((tr) => tr.meta?.name === name)?.id ?? "";
@@ -184,7 +184,7 @@ describe("the rules as evidence", async () => {
     const state7 = fired.get("STATE-7");
     expect(state7?.count).toBe(state7?.events.length);
     const bounce = state7?.events.find((e) => e.name === "delivery.bounced");
-    expect(bounce).toMatchObject({ at: "+120:00:00" });
+    expect(bounce).toMatchObject({ at: "+5d 0:00:00" });
     expect(bounce?.text).toBe("gave up on bob@b.example after 127 attempts: bounced");
     expect(fired.has("STATE-3")).toBe(false);
   });

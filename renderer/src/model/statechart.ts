@@ -17,10 +17,10 @@ import {
   type GraphTransition,
   type MachineGraph,
 } from "../../../app/sender/machineGraph.ts";
-import { judgedAnswer } from "../../../app/trace/explain.ts";
+import { judgedAnswer, smtpRuling } from "../../../app/trace/explain.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { actorEvents, actorsOf, runIndexOf } from "./runIndex.ts";
-import { offset } from "./time.ts";
+import { formatOffset } from "./time.ts";
 
 export type DeliveryGraph = MachineGraph<DeliveryTransitionMeta>;
 export type DeliveryGraphTransition = GraphTransition<DeliveryTransitionMeta>;
@@ -203,9 +203,7 @@ export function actorChartOfEvents(
         ctx = {
           ...kept,
           answer,
-          ...(all === false &&
-            ctx.smtpRuledOut === undefined &&
-            attempt !== undefined && { smtpRuledOut: { attempt, answer } }),
+          ...(ctx.smtpRuledOut === undefined && attempt !== undefined && ruling(e, attempt, attemptAt, discovery)),
           ...(attempt !== undefined && { attempt }),
           ...(attemptAt !== undefined && { attemptAtMs: attemptAt }),
           ...(windowStart !== undefined && { firstAttemptAtMs: windowStart }),
@@ -258,7 +256,7 @@ export function actorChartOfEvents(
           index: history.length,
           seq: e.seq,
           timeMs: e.timeMs,
-          at: offset(e.timeMs, startMs),
+          at: formatOffset(e.timeMs, startMs),
           from,
           to,
           ...(t !== undefined && { transitionId: t.id }),
@@ -285,6 +283,17 @@ export function actorChartOfEvents(
 }
 
 /** `429 rate_limited`, `rate_limited`, or undefined. */
+/** `{ smtpRuledOut }` when the attempt judged by `e` ruled SMTP out ({@link smtpRuling}), else nothing. */
+function ruling(
+  e: RecordedEvent,
+  attempt: number,
+  attemptAt: number | undefined,
+  discovery: readonly RecordedEvent[],
+): { smtpRuledOut: { attempt: number; answer: string } } | undefined {
+  const r = smtpRuling(e, attempt, attemptAt ?? e.timeMs, [], discovery);
+  return r === undefined ? undefined : { smtpRuledOut: { attempt, answer: r.answer } };
+}
+
 function problemText(c: GuardContext): string | undefined {
   if (c.problem === undefined) return c.status === undefined ? undefined : String(c.status);
   return c.status === undefined ? c.problem : `${c.status} ${c.problem}`;
@@ -296,12 +305,12 @@ function problemText(c: GuardContext): string | undefined {
  */
 function since(c: GuardContext, startMs: number): string {
   if (c.attemptAtMs === undefined || c.firstAttemptAtMs === undefined || c.firstAttemptAtMs === startMs) return "";
-  return ` (${offset(c.attemptAtMs, c.firstAttemptAtMs).slice(1)} after the first attempt)`;
+  return ` (${formatOffset(c.attemptAtMs, c.firstAttemptAtMs).slice(1)} after the first attempt)`;
 }
 
 /** Why the transition's guard held, from the context it read, in the table's terms. */
 export function explain(name: string, c: GuardContext, startMs: number, atMs: number): string {
-  const at = (ms: number | undefined) => (ms === undefined ? "?" : offset(ms, startMs));
+  const at = (ms: number | undefined) => (ms === undefined ? "?" : formatOffset(ms, startMs));
   const every = c.allAttemptsFallbackEligible === false ? "not every attempt eligible" : "every attempt eligible";
   const problem = problemText(c);
   const attempt = c.attempt === undefined ? "attempt" : `attempt ${c.attempt}`;

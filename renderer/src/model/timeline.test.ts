@@ -1,35 +1,18 @@
 import { describe, expect, it } from "vitest";
+import { explainOutcomes } from "../../../app/trace/explain.ts";
 import type { Trace } from "../../../app/trace/schema.ts";
 import { forkScenario } from "../../../app/sim/fork.ts";
 import { scenarioText, scenarioTrace, textTrace } from "./testing.ts";
 import { DARK_TIMELINE_PALETTE, LIGHT_TIMELINE_PALETTE } from "./timelineMarks.ts";
-import {
-  attemptMarkAt,
-  buckets,
-  buildTimeline,
-  connectorsInWindow,
-  delayTicks,
-  giveUpOf,
-  itemsByLane,
-  laneItems,
-  drawnMarks,
-  IN_FLIGHT_COLOUR,
-  inFlightPath,
-  marksInWindow,
-  OUTCOME_COLOUR,
-  neighbourMark,
-  overviewWindow,
-  retryChart,
-  tipPlace,
-  tickLabel,
-  ticks,
-  timeScale,
-  laneLayout,
-  panWindow,
-  visibleLaneRange,
-  visibleLaneRangeOf,
-  zoomWindow,
-} from "./timeline.ts";
+import { attemptMarkAt, buildTimeline, OUTCOME_COLOUR, timelineReader } from "./timeline.ts";
+import { giveUpOf } from "./timelineApplies.ts";
+import { connectorsInWindow, itemsByLane, laneItems, drawnMarks, marksInWindow } from "./timelineDrawn.ts";
+import { tipPlace, laneLayout, visibleLaneRange, visibleLaneRangeOf } from "./timelineLayout.ts";
+import { neighbourMark, panWindow, zoomWindow } from "./timelineNavigation.ts";
+import { buckets, IN_FLIGHT_COLOUR, inFlightPath, overviewWindow } from "./timelineOverview.ts";
+import { delayTicks, retryChart } from "./timelineRetryChart.ts";
+import { timeScale } from "./timelineScale.ts";
+import { tickLabel, ticks } from "./timelineTicks.ts";
 import { maxOf, minOf } from "../../../app/protocol/lists.ts";
 
 const trace = (name: string): Promise<Trace> => scenarioTrace(name);
@@ -171,7 +154,7 @@ describe("the timeline of rate-limited-then-down", async () => {
     ]);
     expect(tl.lanes[1]?.parent).toBe(tl.lanes[0]?.id);
     expect(tl.marks.filter((m) => m.kind === "bounce").map((m) => m.summary)).toEqual([
-      "bounced at +120:00:00 after 127 attempts [STATE-7]",
+      "bounced at +5d 0:00:00 after 127 attempts [STATE-7]",
     ]);
     expect(tl.marks.filter((m) => m.kind === "dsn").map((m) => m.lane)).toEqual([tl.lanes[0]?.id]);
     const stored = tl.marks.find((m) => m.kind === "receiver" && m.label === "stored");
@@ -339,6 +322,7 @@ describe("issue 22: the fallback window and the give-up drawn only where they ap
 describe("issue 22: on every bundled scenario, a lane's `SMTP ruled out` says what its cited event says", async () => {
   const files = import.meta.glob<string>("../../../scenarios/*.yaml", { query: "?raw", import: "default" });
   const names = Object.keys(files).map((f) => f.replace(/^.*\/(.*)\.yaml$/, "$1"));
+  let checked = 0;
   it.each(names)("%s", async (name) => {
     const t = await trace(name);
     const tl = buildTimeline(t.events, t.startedAtMs);
@@ -369,7 +353,24 @@ describe("issue 22: on every bundled scenario, a lane's `SMTP ruled out` says wh
       for (const b of tl.bands.filter((b) => b.kind === "fallback-window" && b.lane === lane.id))
         expect(b.untilMs ?? Infinity).toBeLessThanOrEqual(r.judgedAtMs);
     }
+    // One reading of "SMTP ruled out" (ERR-23): the Why? of every recipient it applies to names the lane's
+    // attempt, event, words and rule.
+    for (const why of explainOutcomes(t.events, t.startedAtMs)) {
+      if (why.smtpRuledOut === undefined) continue;
+      const lane = tl.lanes.find((l) => l.id === `${why.messageId}→${why.recipient.replace(/^.*@/, "").toLowerCase()}`);
+      const { attempt, seq, answer, rule, atMs, judgedAtMs } = why.smtpRuledOut;
+      expect(lane?.fallbackRuledOut, `${why.messageId} ${why.recipient}`).toMatchObject({
+        attempt,
+        seq,
+        answer,
+        rule,
+        timeMs: atMs,
+        judgedAtMs,
+      });
+      checked++;
+    }
   });
+  it("the Why? of some recipient and its lane were compared", () => expect(checked).toBeGreaterThan(0));
 });
 
 describe("issue 22: gestures — the overview brushes the range dragged; a hover text flips at the right edge", () => {
@@ -417,6 +418,41 @@ describe("the time axis", () => {
   it("virtualises lanes: only those in the viewport and a few more", () => {
     expect(visibleLaneRange(10_000, 2800, 280, 28)).toEqual({ first: 98, last: 112 });
     expect(visibleLaneRange(3, 0, 280, 28)).toEqual({ first: 0, last: 2 });
+  });
+});
+
+describe("a timeline reader reads a live run batch by batch, each its own (Compare draws two)", async () => {
+  const a = await trace("receiver-down-past-fallback-window");
+  const b = await trace("teach-mixed-recipient-results");
+  /** The run's events as the playback machine hands them over: a longer array each batch, the same objects. */
+  const batchesOf = (t: Trace, size: number) => {
+    const out: (typeof t.events)[] = [];
+    for (let at = size; at < t.events.length + size; at += size) out.push(t.events.slice(0, at));
+    return out;
+  };
+
+  it("two readers, two runs, read in turn: each reads every event once, and gives what a build from scratch gives", () => {
+    const ra = timelineReader();
+    const rb = timelineReader();
+    const [as, bs] = [batchesOf(a, 40), batchesOf(b, 40)];
+    for (let i = 0; i < Math.max(as.length, bs.length); i++) {
+      const ea = as[Math.min(i, as.length - 1)]!;
+      const eb = bs[Math.min(i, bs.length - 1)]!;
+      expect(ra.read(ea, a.startedAtMs, labels)).toEqual(buildTimeline(ea, a.startedAtMs, labels));
+      expect(rb.read(eb, b.startedAtMs, labels)).toEqual(buildTimeline(eb, b.startedAtMs, labels));
+    }
+    expect(ra.eventsRead).toBe(a.events.length);
+    expect(rb.eventsRead).toBe(b.events.length);
+  });
+
+  it("the same events again give the same timeline; an older batch is read again from the start", () => {
+    const r = timelineReader();
+    const [first, second] = batchesOf(a, 50);
+    const tl = r.read(second!, a.startedAtMs, labels);
+    expect(r.read(second!, a.startedAtMs, labels)).toBe(tl);
+    expect(r.eventsRead).toBe(second!.length);
+    expect(r.read(first!, a.startedAtMs, labels)).toEqual(buildTimeline(first!, a.startedAtMs, labels));
+    expect(r.eventsRead).toBe(second!.length + first!.length);
   });
 });
 

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { buildTimeline, drawnMarks, itemsByLane, laneItems, timeScale, type DrawnMark, type Mark } from "./timeline.ts";
+import { buildTimeline, type Mark } from "./timeline.ts";
+import { drawnMarks, itemsByLane, laneItems, type DrawnMark } from "./timelineDrawn.ts";
+import { timeScale } from "./timelineScale.ts";
 import { LANE_MID, laneLabels, resultRuns, type Box } from "./timelineLabels.ts";
 import { arcCrosses, drawnConnectors, markObstacle } from "./timelineMarks.ts";
 import { scenarioTrace } from "./testing.ts";

@@ -9,7 +9,9 @@
  * accessible name say it in full. Pure: widths come from a `measure`
  * function (the page measures with a canvas, Node estimates).
  */
-import type { DrawnMark, RecipientLane, TimeScale } from "./timeline.ts";
+import type { RecipientLane } from "./timeline.ts";
+import type { DrawnMark } from "./timelineDrawn.ts";
+import type { TimeScale } from "./timelineScale.ts";
 import { arcCrosses, LANE_MID, markObstacle, type Box } from "./timelineMarks.ts";
 
 export { LANE_MID, LANE_ROW, SUB_ROW, type Box } from "./timelineMarks.ts";

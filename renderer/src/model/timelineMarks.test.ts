@@ -13,7 +13,7 @@ import {
   shapesBox,
   shapeSvg,
 } from "./timelineMarks.ts";
-import { timeScale } from "./timeline.ts";
+import { timeScale } from "./timelineScale.ts";
 
 describe("the marks' shapes, said once for the view and the image", () => {
   it("each mark kind has its shapes; the boxes labels keep off are those shapes' boxes", () => {

@@ -13,14 +13,9 @@
  * Coordinates are a lane row's (y from the row's top, 56 px tall, marks on
  * its middle line), x relative to the mark's own x (connectors: absolute x).
  */
-import {
-  connectorsInWindow,
-  OUTCOME_COLOUR,
-  type AttemptOutcome,
-  type MarkKind,
-  type RetryConnector,
-  type TimeScale,
-} from "./timeline.ts";
+import { OUTCOME_COLOUR, type AttemptOutcome, type MarkKind, type RetryConnector } from "./timeline.ts";
+import { connectorsInWindow } from "./timelineDrawn.ts";
+import type { TimeScale } from "./timelineScale.ts";
 import { maxOf, minOf } from "../../../app/protocol/lists.ts";
 
 /** A lane row's height and the middle line the marks sit on (TimelineView's ROW). */

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { buildTimeline, drawnMarks, itemsByLane, laneItems, timeScale } from "./timeline.ts";
+import { buildTimeline } from "./timeline.ts";
+import { drawnMarks, itemsByLane, laneItems } from "./timelineDrawn.ts";
+import { timeScale } from "./timelineScale.ts";
 import { DARK_TIMELINE_PALETTE, LIGHT_TIMELINE_PALETTE, timelineSvg } from "./timelineSvg.ts";
 import { markShapes, shapeSvg } from "./timelineMarks.ts";
 import { scenarioTrace } from "./testing.ts";

@@ -11,18 +11,12 @@
  * Pure: a string from the timeline, the window's scale and a palette, tested
  * in Node (the statechart's image is drawn the same way, statechartSvg.ts).
  */
-import {
-  drawnMarks,
-  giveUpOf,
-  itemsByLane,
-  laneItems,
-  offsetText,
-  ticks,
-  type Lane,
-  type LaneItems,
-  type Timeline,
-  type TimeScale,
-} from "./timeline.ts";
+import { formatOffset } from "./time.ts";
+import type { Lane, Timeline } from "./timeline.ts";
+import { giveUpOf } from "./timelineApplies.ts";
+import { drawnMarks, itemsByLane, laneItems, type LaneItems } from "./timelineDrawn.ts";
+import type { TimeScale } from "./timelineScale.ts";
+import { ticks } from "./timelineTicks.ts";
 import {
   estimateWidth,
   LANE_MID,
@@ -147,7 +141,7 @@ function laneMarkup(
     if (x2 <= 0 || x1 >= w) continue;
     const fault = b.kind === "fault";
     out.push(
-      `<rect data-band="${b.kind}" x="${n(x1)}" width="${n(Math.max(1, x2 - x1))}" y="${fault ? LANE_ROW - 5 : 3}" height="${fault ? 4 : LANE_ROW - 9}" fill="${fault ? c.bandFault : c.bandWindow}"><title>${esc(`${b.label}: ${offsetText(b.fromMs, startMs)} – ${b.untilMs === undefined ? "never ends" : offsetText(b.untilMs, startMs)}`)}</title></rect>`,
+      `<rect data-band="${b.kind}" x="${n(x1)}" width="${n(Math.max(1, x2 - x1))}" y="${fault ? LANE_ROW - 5 : 3}" height="${fault ? 4 : LANE_ROW - 9}" fill="${fault ? c.bandFault : c.bandWindow}"><title>${esc(`${b.label}: ${formatOffset(b.fromMs, startMs)} – ${b.untilMs === undefined ? "never ends" : formatOffset(b.untilMs, startMs)}`)}</title></rect>`,
     );
   }
   out.push(`<line x1="0" x2="${n(w)}" y1="${mid}" y2="${mid}" stroke="${c.line}"/>`);

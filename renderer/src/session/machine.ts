@@ -23,7 +23,7 @@ import type {
   StartCommand,
 } from "../../../app/sim/sessionProtocol.ts";
 import type { RecordedEvent, Trace } from "../../../app/trace/schema.ts";
-import { offset as offsetOf } from "../../../app/trace/offset.ts";
+import { formatOffset } from "../../../app/trace/offset.ts";
 import type { SessionPort } from "./port.ts";
 import { resultFromTrace, summaryFromTrace } from "./replay.ts";
 
@@ -176,7 +176,7 @@ export const playbackMachine = setup({
     heard: assign({ notice: undefined }),
     /** A jump to the end or past it from the end: nothing to run, said so. */
     atEnd: assign(({ context }) => ({
-      notice: `The run is over at ${offsetOf(context.result?.endMs ?? 0, context.summary?.startMs ?? 0)}: nothing happens after its end. Jump to an earlier time to see the run there.`,
+      notice: `The run is over at ${formatOffset(context.result?.endMs ?? 0, context.summary?.startMs ?? 0)}: nothing happens after its end. Jump to an earlier time to see the run there.`,
     })),
   },
   guards: {

@@ -411,7 +411,7 @@ describe("issue 22: a jump goes back as well as ahead, and lands where a jump fr
     expect(phaseOf(jumping)).toBe("playing");
     expect(jumping.context.drive).toEqual({ kind: "jump", toMs: startMs + 5 * DAY });
     expect(phaseText({ ...jumping.context, phase: "playing", events: 0, startMs, live: true })).toBe(
-      "Jumping to +120:00:00 · 0 events · max",
+      "Jumping to +5d 0:00:00 · 0 events · max",
     );
     await waitFor(actor, (s) => s.context.events.length > 0, { timeout: 10_000 });
     expect(phaseOf(actor.getSnapshot())).toBe("playing");

@@ -3,6 +3,7 @@ import { leftOut } from "../../../app/trace/exportJson.ts";
 import { platform } from "../platform.ts";
 import { imageName, svgToPng, type SvgImage } from "./imageExport.ts";
 import "./imageExport.css";
+import { errorMessage } from "../../../app/errorMessage.ts";
 
 export interface ImageExportButtonsProps {
   /** What the image is of, in words and in the file name: `timeline`, `sequence`, `statechart`. */
@@ -38,7 +39,7 @@ export function ImageExportButtons({ view, label, detail, image, disabled }: Ima
       else await platform.saveBytes(name, await svgToPng(drawn), "image/png");
       setSaved(name);
     } catch (e) {
-      setError(`Could not export ${label}: ${e instanceof Error ? e.message : String(e)}`);
+      setError(`Could not export ${label}: ${errorMessage(e)}`);
     }
   };
   return (

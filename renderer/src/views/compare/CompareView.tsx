@@ -19,7 +19,7 @@ import {
   type Comparison,
 } from "../../model/compare.ts";
 import { readingControls } from "../../model/readings.ts";
-import { offset, parseOffset } from "../../model/time.ts";
+import { formatOffset, parseOffset } from "../../model/time.ts";
 import type { Mark } from "../../model/timeline.ts";
 import type { WorkerLike } from "../../session/port.ts";
 import { TimelineView, type TimelineWindow } from "../timeline/TimelineView.tsx";
@@ -74,7 +74,7 @@ export function CompareView({ base, mailscope, createWorker, onBack, onSave }: C
   const [valueB, setValueB] = useState(control?.options.find((o) => o !== control.value) ?? "");
   const [seedA, setSeedA] = useState(String(base.seed));
   const [seedB, setSeedB] = useState(typeof base.seed === "number" ? String(base.seed + 1) : `${base.seed}-b`);
-  const [forkAt, setForkAt] = useState(offset(base.startMs + base.playheadOffsetMs, base.startMs));
+  const [forkAt, setForkAt] = useState(formatOffset(base.startMs + base.playheadOffsetMs, base.startMs));
   const forkMs = parseOffset(forkAt);
   const choices = useMemo(() => (forkMs === undefined ? [] : forkChoices(base.text, forkMs)), [base.text, forkMs]);
   const [choiceValue, setChoiceValue] = useState("");

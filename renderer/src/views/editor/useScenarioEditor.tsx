@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type ReactNode } from "react";
 import { isDirty, saveAsName, savedDoc, type EditorDoc } from "../../model/editorDoc.ts";
 import { platform } from "../../platform.ts";
 import "./editorShell.css";
+import { errorMessage } from "../../../../app/errorMessage.ts";
 
 /** A modal dialog (the platform's <dialog>: focus stays in it, Esc cancels). */
 function Modal({ label, onCancel, children }: { label: string; onCancel: () => void; children: ReactNode }) {
@@ -86,7 +87,7 @@ export function useScenarioEditor(shell: "electron" | "browser" | undefined, onE
       setDirty(text.current !== contents);
       return true;
     } catch (e) {
-      onError(`${name} was not saved: ${e instanceof Error ? e.message : String(e)}`);
+      onError(`${name} was not saved: ${errorMessage(e)}`);
       return false;
     }
   };

@@ -14,7 +14,7 @@ import {
   violationList,
   violationScenario,
 } from "../../model/explore.ts";
-import { useWidth } from "../timeline/TimelineView.tsx";
+import { useWidth } from "../timeline/hooks.ts";
 import { useExplore } from "./useExplore.ts";
 import "./explore.css";
 

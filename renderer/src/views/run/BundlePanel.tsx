@@ -2,6 +2,7 @@ import { useState } from "react";
 import { compareReplay, replaySummary, type Bundle, type ReplayComparison } from "../../../../app/trace/bundle.ts";
 import type { Trace } from "../../../../app/trace/schema.ts";
 import "./bundle.css";
+import { errorMessage } from "../../../../app/errorMessage.ts";
 
 export interface BundlePanelProps {
   readonly bundle: Bundle;
@@ -32,7 +33,7 @@ export function BundlePanel({ bundle, file, rerun }: BundlePanelProps) {
       .then((trace) => compareReplay(bundle, trace))
       .then(
         (comparison) => setVerdict({ state: "done", comparison }),
-        (e: unknown) => setVerdict({ state: "failed", message: e instanceof Error ? e.message : String(e) }),
+        (e: unknown) => setVerdict({ state: "failed", message: errorMessage(e) }),
       );
   };
   const lines = verdict.state === "done" ? replaySummary(verdict.comparison) : [];

@@ -6,7 +6,7 @@ import { createLogRowsCache } from "../../model/log.ts";
 import { outcomeRows } from "../../model/outcomes.ts";
 import type { PlaybackContext, PlaybackEvent, PlaybackPhase } from "../../session/machine.ts";
 import { receiversOfTrace } from "../../session/replay.ts";
-import { attemptMarkAt, buildTimeline, type Mark } from "../../model/timeline.ts";
+import { attemptMarkAt, timelineReader, type Mark } from "../../model/timeline.ts";
 import { LogView } from "../log/LogView.tsx";
 import { InspectorView } from "../exchange/InspectorView.tsx";
 import { SequenceView } from "../sequence/SequenceView.tsx";
@@ -106,6 +106,8 @@ export function RunView({
   const [message, setMessage] = useState<string | undefined>();
   const [range, setRange] = useState<readonly [number, number] | undefined>();
   const [whyTarget, setWhyTarget] = useState<WhyTarget | undefined>();
+  // The timeline's reader, shared with the timeline view: a link to an attempt reads no event again.
+  const [timelines] = useState(timelineReader);
   const [step, setStep] = useState<{ readonly seq: number; readonly nonce: number } | undefined>();
   const startMs = context.summary?.startMs ?? context.events[0]?.timeMs ?? 0;
   // The log and the outcomes follow the events as fast as they can draw; while a batch is drawn,
@@ -181,25 +183,25 @@ export function RunView({
       const event = seqs.length === 1 ? heavy.events.find((e) => e.seq === seqs[0]) : undefined;
       const actor = event?.data?.["deliveryActor"];
       if (event === undefined || typeof actor !== "string") return;
-      const attempt = attemptMarkAt(buildTimeline(heavy.events, startMs, labels), actor, event.timeMs);
+      const attempt = attemptMarkAt(timelines.read(heavy.events, startMs, labels), actor, event.timeMs);
       if (attempt === undefined) return;
       setMark(attempt);
       setExchanges(attempt.exchangeIds);
     },
-    [heavy.events, startMs, labels],
+    [timelines, heavy.events, startMs, labels],
   );
   // A Why clause's links: its attempt on the timeline, its events in the log, its step of the delivery machine.
   const onWhyAttempt = useCallback(
     (a: NonNullable<WhyLinks["attempt"]>) => {
       setDelivery(a.actor);
-      const attempt = attemptMarkAt(buildTimeline(heavy.events, startMs, labels), a.actor, a.atMs);
+      const attempt = attemptMarkAt(timelines.read(heavy.events, startMs, labels), a.actor, a.atMs);
       if (attempt !== undefined) {
         setMark(attempt);
         setExchanges(attempt.exchangeIds);
       }
       reveal("timeline-heading");
     },
-    [heavy.events, startMs, labels],
+    [timelines, heavy.events, startMs, labels],
   );
   const onWhyLog = useCallback((seqs: readonly number[]) => {
     setEvidence(new Set(seqs));
@@ -219,6 +221,7 @@ export function RunView({
     () => (
       <>
         <TimelineView
+          reader={timelines}
           events={heavy.events}
           startMs={startMs}
           labels={labels}
@@ -264,6 +267,7 @@ export function RunView({
       </>
     ),
     [
+      timelines,
       heavy,
       below,
       startMs,

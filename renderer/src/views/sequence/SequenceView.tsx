@@ -4,8 +4,8 @@ import { composeSvg } from "../imageExport.ts";
 import { ImageExportButtons } from "../ImageExportButtons.tsx";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import { messagesOf, sequenceMermaid, sequenceOf, type SequenceRow } from "../../model/sequence.ts";
-import { offsetText } from "../../model/timeline.ts";
-import { useWidth } from "../timeline/TimelineView.tsx";
+import { formatOffset } from "../../model/time.ts";
+import { useWidth } from "../timeline/hooks.ts";
 import "./sequence.css";
 
 const ROW = 30;
@@ -65,7 +65,7 @@ export function SequenceView({
   );
   const rangeText =
     from !== undefined && to !== undefined
-      ? `${offsetText(from, startMs).replace(/\.\d+$/, "")} – ${offsetText(to, startMs).replace(/\.\d+$/, "")}`
+      ? `${formatOffset(from, startMs).replace(/\.\d+$/, "")} – ${formatOffset(to, startMs).replace(/\.\d+$/, "")}`
       : undefined;
   const fileName = rangeText
     ? `sequence ${rangeText.replace(/[ :+–]+/g, "-").replace(/^-|-$/g, "")}`
@@ -178,7 +178,7 @@ export function SequenceView({
                   svgW={svgW}
                   time={
                     first + k === 0 || diagram.rows[first + k - 1]?.timeMs !== r.timeMs
-                      ? offsetText(r.timeMs, startMs)
+                      ? formatOffset(r.timeMs, startMs)
                       : ""
                   }
                   selected={r.exchangeId !== undefined && r.exchangeId === exchangeId}

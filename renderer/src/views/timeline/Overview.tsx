@@ -1,17 +1,9 @@
 import { memo, useDeferredValue, useMemo, useState, type PointerEvent } from "react";
 import { Bar, ComposedChart, Tooltip, XAxis, YAxis } from "recharts";
-import {
-  ATTEMPT_OUTCOMES,
-  buckets,
-  IN_FLIGHT_COLOUR,
-  inFlightPath,
-  OUTCOME_TEXT,
-  offsetText,
-  overviewWindow,
-  timeScale,
-  type ScaleKind,
-  type Timeline,
-} from "../../model/timeline.ts";
+import { formatOffset } from "../../model/time.ts";
+import { ATTEMPT_OUTCOMES, OUTCOME_TEXT, type Timeline } from "../../model/timeline.ts";
+import { buckets, IN_FLIGHT_COLOUR, inFlightPath, overviewWindow } from "../../model/timelineOverview.ts";
+import { timeScale, type ScaleKind } from "../../model/timelineScale.ts";
 import { OUTCOME_COLOUR } from "./colours.ts";
 
 const BUCKETS = 120;
@@ -204,7 +196,7 @@ const OverviewChart = memo(function OverviewChart({
           labelFormatter={(_, payload) => {
             const row = payload?.[0]?.payload as { fromMs: number; toMs: number; inFlight: number } | undefined;
             return row
-              ? `${offsetText(row.fromMs, startMs).replace(/\.\d+$/, "")} – ${offsetText(row.toMs, startMs).replace(/\.\d+$/, "")} · ${row.inFlight} in flight`
+              ? `${formatOffset(row.fromMs, startMs).replace(/\.\d+$/, "")} – ${formatOffset(row.toMs, startMs).replace(/\.\d+$/, "")} · ${row.inFlight} in flight`
               : "";
           }}
         />

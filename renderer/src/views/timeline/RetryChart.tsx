@@ -11,14 +11,9 @@ import {
   XAxis,
   YAxis,
 } from "recharts";
-import {
-  DECIDER_TEXT,
-  durationText,
-  offsetText,
-  retryChart,
-  type Lane,
-  type RetryChartRow,
-} from "../../model/timeline.ts";
+import { formatDuration, formatOffset } from "../../model/time.ts";
+import type { Lane } from "../../model/timeline.ts";
+import { DECIDER_TEXT, retryChart, type RetryChartRow } from "../../model/timelineRetryChart.ts";
 
 export interface RetryChartProps {
   readonly lane: Lane;
@@ -28,7 +23,7 @@ export interface RetryChartProps {
   readonly which?: string;
 }
 
-const minText = (m: number | undefined) => (m === undefined ? "" : durationText(m * 60_000));
+const minText = (m: number | undefined) => (m === undefined ? "" : formatDuration(m * 60_000));
 
 /**
  * For the selected delivery: attempt number against the delay before it —
@@ -168,8 +163,8 @@ export function RetryChart({ lane, startMs, width, which }: RetryChartProps) {
       <p className="retry-notes">
         {ruledOut !== undefined && (
           <span data-testid="retry-ruled-out" data-seq={ruledOut.seq}>
-            {ruledOut.text} ({offsetText(ruledOut.timeMs, startMs)}): the fallback window's end decides nothing for this
-            delivery.{" "}
+            {ruledOut.text} ({formatOffset(ruledOut.timeMs, startMs)}): the fallback window's end decides nothing for
+            this delivery.{" "}
           </span>
         )}
         {chart.capMinutes !== undefined && (
@@ -182,13 +177,14 @@ export function RetryChart({ lane, startMs, width, which }: RetryChartProps) {
         {chart.fallbackWindowEndAttempt !== undefined && (
           <span data-testid="retry-window-end">
             Attempt {chart.fallbackWindowEndAttempt} is the first at or after the fallback window's end
-            {lane.fallbackWindowEndMs !== undefined ? ` (${offsetText(lane.fallbackWindowEndMs, startMs)})` : ""}.{" "}
+            {lane.fallbackWindowEndMs !== undefined ? ` (${formatOffset(lane.fallbackWindowEndMs, startMs)})` : ""}
+            .{" "}
           </span>
         )}
         {chart.giveUpAfterAttempt !== undefined && (
           <span data-testid="retry-give-up">
             The give-up
-            {lane.giveUpAtMs !== undefined ? ` at ${offsetText(lane.giveUpAtMs, startMs)}` : ""} came before the retry
+            {lane.giveUpAtMs !== undefined ? ` at ${formatOffset(lane.giveUpAtMs, startMs)}` : ""} came before the retry
             after attempt {chart.giveUpAfterAttempt}.
           </span>
         )}
@@ -215,7 +211,7 @@ export function RetryChart({ lane, startMs, width, which }: RetryChartProps) {
                 <td className="num">{minText(r.lowerBound)}</td>
                 <td className="num">{minText(r.actual)}</td>
                 <td>{DECIDER_TEXT[r.decidedBy] ?? r.decidedBy}</td>
-                <td className="num">{r.happened ? offsetText(r.atMs, startMs) : "never: gave up"}</td>
+                <td className="num">{r.happened ? formatOffset(r.atMs, startMs) : "never: gave up"}</td>
               </tr>
             ))}
           </tbody>

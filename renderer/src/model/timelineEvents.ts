@@ -1,0 +1,631 @@
+/**
+ * Trace events → the timeline's lanes: one reader per event name, each
+ * adding what its event says to a {@link TimelineState} (a live run's next
+ * batch adds to the same state), and {@link timelineOf}, which makes the
+ * timeline of what was read: lanes in order, each message's DSN lanes after
+ * it, the bands and marks that apply to each lane.
+ */
+import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import type {
+  AttemptOutcome,
+  Band,
+  Lane,
+  Mark,
+  RecipientResult,
+  RetryConnector,
+  RetryPlan,
+  Timeline,
+} from "./timeline.ts";
+import { OUTCOME_TEXT } from "./timeline.ts";
+import {
+  deliveryEnd,
+  fallbackBand,
+  ruledOutMark,
+  laneRuledOut,
+  smtpRulingOfLane,
+  type LaneFacts,
+  type PendingResult,
+  type RuledOutAt,
+} from "./timelineApplies.ts";
+import { formatOffset } from "./time.ts";
+import { actorOfDelivery } from "../../../app/trace/deliveryIds.ts";
+import { pushAll } from "../../../app/protocol/lists.ts";
+
+type Data = Readonly<Record<string, unknown>>;
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+const strs = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+
+/** `m1@a.example` → `m1`, when the label map has it. */
+function shortId(messageId: string, labels: ReadonlyMap<string, string>): string {
+  return labels.get(messageId) ?? messageId;
+}
+
+function domainOf(address: string): string {
+  const at = address.lastIndexOf("@");
+  return (at < 0 ? address : address.slice(at + 1)).toLowerCase();
+}
+
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+function attemptOutcome(cls: string | undefined, eligible: boolean, statuses: readonly string[]): AttemptOutcome {
+  switch (cls) {
+    case "results":
+      if (statuses.includes("deferred")) return "deferred";
+      if (statuses.length > 0 && statuses.every((s) => s === "rejected")) return "rejected";
+      return "accepted";
+    case "permanent":
+      return "permanent";
+    case "no-service":
+      return "no-service";
+    case "no-common-version":
+      return "no-common-version";
+    default:
+      return eligible ? "temporary-eligible" : "temporary";
+  }
+}
+
+interface LaneBuilder extends LaneFacts {
+  readonly messageId: string;
+  readonly domain: string;
+  readonly senderDomain: string;
+  readonly recipients: string[];
+  fallbackWindowStartMs?: number;
+  fallbackWindowEndMs?: number;
+  giveUpAtMs?: number;
+  deliveryEndMs?: number;
+  readonly retries: RetryPlan[];
+  /** Exchanges since its current attempt began, and per-recipient statuses. */
+  pendingExchanges: string[];
+  pendingStatuses: string[];
+  attemptMarks: number[];
+  /** Per-recipient results of the attempt under way (numbered and timed when it is judged). */
+  pendingResults: (PendingResult & { rule: string | undefined; seq: number })[];
+  readonly recipientResults: Map<string, RecipientResult[]>;
+  readonly recipientOutcomes: Map<string, { outcome: string; timeMs: number; rule: string | undefined; seq: number }>;
+  ruledOut?: RuledOutAt;
+}
+
+/** What the timeline keeps of the events read so far: a live run's next batch adds to it. */
+export interface TimelineState {
+  readonly lanes: Map<string, LaneBuilder>;
+  readonly marks: Mark[];
+  readonly connectors: RetryConnector[];
+  readonly faults: {
+    id: string;
+    layer: string;
+    scope: Data;
+    fromMs: number;
+    untilMs: number | undefined;
+    kind: string;
+  }[];
+  readonly dnsChanges: { name: string; seq: number; timeMs: number; gone: boolean }[];
+  /** The actor last active in each sending domain: exchanges it starts are its own. */
+  readonly currentActor: Map<string, string>;
+  readonly exchangeActor: Map<string, string>;
+  readonly hostDomain: Map<string, string>;
+  /** dsnMessageId → the lane of the message it reports on. */
+  readonly dsnParent: Map<string, string>;
+  readonly dsnOfMessage: Map<string, { messageId: string; reason: string }>;
+  endMs: number;
+}
+
+export const newTimelineState = (startMs: number): TimelineState => ({
+  lanes: new Map(),
+  marks: [],
+  connectors: [],
+  faults: [],
+  dnsChanges: [],
+  currentActor: new Map(),
+  exchangeActor: new Map(),
+  hostDomain: new Map(),
+  dsnParent: new Map(),
+  dsnOfMessage: new Map(),
+  endMs: startMs,
+});
+
+/** The delivery machine's final states (app/sender/deliveryMachine.ts): the delivery is over. */
+const FINAL_STATES: ReadonlySet<string> = new Set(["finished", "handedToSmtp", "bounced"]);
+
+/** One event as a reader sees it: its data, its delivery actor (when it names one), the run's start. */
+interface Read {
+  readonly state: TimelineState;
+  readonly e: RecordedEvent;
+  readonly d: Data;
+  readonly actorId: string | undefined;
+  readonly startMs: number;
+}
+
+/** The lane of a message's delivery to the domain of one of `recipients`. */
+function laneFor(state: TimelineState, messageId: string, recipients: readonly string[]): LaneBuilder | undefined {
+  for (const r of recipients) {
+    const lane = state.lanes.get(`${messageId}→${domainOf(r)}`);
+    if (lane) return lane;
+  }
+  return undefined;
+}
+
+/** The lane that delivers to `mailbox`: the message's own, else the last lane with that recipient. */
+function laneOfMailbox(state: TimelineState, mailbox: string, messageId?: string): LaneBuilder | undefined {
+  if (messageId) {
+    const id = messageId.replace(/^<|>$/g, "");
+    const own = state.lanes.get(`${id}→${domainOf(mailbox)}`);
+    if (own) return own;
+  }
+  let found: LaneBuilder | undefined;
+  for (const lane of state.lanes.values()) if (lane.recipients.includes(mailbox.toLowerCase())) found = lane;
+  return found;
+}
+
+const laneOfActor = ({ state, actorId }: Read): LaneBuilder | undefined =>
+  actorId ? state.lanes.get(actorId) : undefined;
+
+function machineStarted({ state, e, d, actorId }: Read): void {
+  if (!actorId) return;
+  const messageId = str(d["messageId"]) ?? actorId.split("→")[0] ?? actorId;
+  state.lanes.set(actorId, {
+    id: actorId,
+    messageId,
+    domain: str(d["domain"]) ?? actorId.split("→")[1] ?? "",
+    senderDomain: e.domain ?? "",
+    recipients: strs(d["recipients"]).map((r) => r.toLowerCase()),
+    startMs: e.timeMs,
+    retries: [],
+    pendingExchanges: [],
+    pendingStatuses: [],
+    attemptMarks: [],
+    pendingResults: [],
+    recipientResults: new Map(),
+    recipientOutcomes: new Map(),
+  });
+}
+
+function machineTransition(read: Read): void {
+  const lane = laneOfActor(read);
+  const to = str(read.d["to"]);
+  if (lane && to !== undefined && FINAL_STATES.has(to)) lane.deliveryEndMs ??= read.e.timeMs;
+}
+
+function attemptStarted({ state, e, d }: Read): void {
+  const id = str(d["deliveryId"]);
+  const actor = id === undefined ? undefined : actorOfDelivery(id);
+  if (actor && e.domain) state.currentActor.set(e.domain, actor);
+}
+
+function dnsAnswer({ state, d }: Read): void {
+  const name = str(d["name"]);
+  if (!name || d["kind"] !== "answer" || !Array.isArray(d["records"])) return;
+  const domain = name.replace(/^_svc\./, "").toLowerCase();
+  for (const r of d["records"] as Data[]) {
+    const target = str(r["target"]);
+    if (target && target !== ".") state.hostDomain.set(target.toLowerCase(), domain);
+  }
+}
+
+function discoveryResolved({ state, d }: Read): void {
+  const origin = str(d["origin"]);
+  const domain = str(d["domain"]);
+  const host = origin ? hostOf(origin) : undefined;
+  if (host && domain) state.hostDomain.set(host, domain.toLowerCase());
+}
+
+function httpRequest({ state, e, d }: Read): void {
+  const x = str(d["exchangeId"]);
+  const actor = e.domain ? state.currentActor.get(e.domain) : undefined;
+  if (x && actor) {
+    state.exchangeActor.set(x, actor);
+    state.lanes.get(actor)?.pendingExchanges.push(x);
+  }
+}
+
+function recipientResult({ state, e, d }: Read): void {
+  const id = str(d["deliveryId"]);
+  const actor = id === undefined ? undefined : actorOfDelivery(id);
+  const status = str(d["status"]);
+  const lane = actor ? state.lanes.get(actor) : undefined;
+  if (!lane || !status) return;
+  lane.pendingStatuses.push(status);
+  lane.pendingResults.push({
+    recipient: (str(d["recipient"]) ?? "?").toLowerCase(),
+    status,
+    problem: str(d["problem"])?.replace(/^.*\//, ""),
+    rule: str(d["rule"]),
+    seq: e.seq,
+  });
+}
+
+/** An attempt's judgement: its mark, coloured by how it ended; its recipients' results; what it ruled out. */
+function attemptJudged(read: Read): void {
+  const { state, e, d, startMs } = read;
+  const lane = laneOfActor(read);
+  if (!lane) return;
+  const n = num(d["attempt"]) ?? lane.attemptMarks.length + 1;
+  const started = num(d["startedAtMs"]) ?? e.timeMs;
+  const ended = num(d["endedAtMs"]) ?? e.timeMs;
+  if (n === 1) {
+    const ws = num(d["fallbackWindowStartMs"]);
+    const we = num(d["fallbackWindowEndMs"]);
+    const g = num(d["giveUpAtMs"]);
+    if (ws !== undefined) lane.fallbackWindowStartMs = ws;
+    if (we !== undefined) lane.fallbackWindowEndMs = we;
+    if (g !== undefined) lane.giveUpAtMs = g;
+  }
+  const cls = str(d["class"]);
+  const outcome = attemptOutcome(cls, d["fallbackEligible"] === true, lane.pendingStatuses);
+  const rule = str(d["rule"]);
+  const answer =
+    cls === "results"
+      ? `results: ${lane.pendingStatuses.join(", ") || "none"}`
+      : [num(d["status"]), str(d["problem"])?.replace(/^.*\//, ""), str(d["detail"])]
+          .filter((x) => x !== undefined)
+          .join(" ");
+  const summary = `attempt ${n} at ${formatOffset(started, startMs)}: ${OUTCOME_TEXT[outcome]}${answer ? ` — ${answer}` : ""}${rule ? ` [${rule}]` : ""}`;
+  lane.ruledOut ??= smtpRulingOfLane(e, n, started, lane.pendingResults, lane.pendingExchanges);
+  lane.attemptMarks.push(state.marks.length);
+  state.marks.push({
+    id: `a:${lane.id}:${n}`,
+    kind: "attempt",
+    lane: lane.id,
+    timeMs: started,
+    endMs: ended,
+    seq: e.seq,
+    attempt: n,
+    outcome,
+    label: String(n),
+    summary,
+    ...(rule !== undefined && { rule }),
+    exchangeIds: lane.pendingExchanges,
+  });
+  lane.pendingExchanges = [];
+  lane.pendingStatuses = [];
+  for (const r of lane.pendingResults) {
+    const list = lane.recipientResults.get(r.recipient);
+    const result = { ...r, attempt: n, timeMs: started };
+    if (list) list.push(result);
+    else lane.recipientResults.set(r.recipient, [result]);
+  }
+  lane.pendingResults = [];
+}
+
+function timerSet(read: Read): void {
+  const { state, e, d } = read;
+  const lane = laneOfActor(read);
+  if (!lane) return;
+  const retry = num(d["retry"]) ?? lane.retries.length + 1;
+  const from = num(d["attemptStartedAtMs"]) ?? e.timeMs;
+  const at = num(d["atMs"]) ?? e.timeMs;
+  const giveUp = num(d["giveUpAtMs"]) ?? lane.giveUpAtMs;
+  const base = num(d["baseDelayMs"]) ?? 0;
+  lane.retries.push({
+    retry,
+    attempt: retry + 1,
+    attemptStartedAtMs: from,
+    baseDelayMs: base,
+    jitteredDelayMs: num(d["jitteredDelayMs"]) ?? base,
+    jitter: d["jitter"] === true,
+    lowerBoundDelayMs: num(d["lowerBoundDelayMs"]),
+    decidedBy: str(d["decidedBy"]) ?? (d["reason"] === "retry-after" ? "retry-after" : "base-delay"),
+    delayMs: at - from,
+    atMs: at,
+    happened: giveUp === undefined || at < giveUp,
+    seq: e.seq,
+  });
+  state.connectors.push({
+    lane: lane.id,
+    retry,
+    fromMs: from,
+    toMs: at,
+    decidedBy: str(d["decidedBy"]) ?? "base-delay",
+    happened: giveUp === undefined || at < giveUp,
+    seq: e.seq,
+  });
+}
+
+function smtpHandoff({ state, e, d, startMs }: Read): void {
+  const lane = laneFor(state, str(d["messageId"]) ?? "", strs(d["recipients"]));
+  const reason = str(d["reason"]) ?? "";
+  const accepted = d["accepted"] !== false;
+  const rule = str(d["rule"]);
+  if (lane) lane.deliveryEndMs ??= e.timeMs;
+  state.marks.push({
+    id: `h:${e.seq}`,
+    kind: "handoff",
+    lane: lane?.id,
+    timeMs: e.timeMs,
+    seq: e.seq,
+    label: `SMTP ${reason}`,
+    summary: `SMTP ${reason}: handed to SMTP at ${formatOffset(e.timeMs, startMs)}${accepted ? "" : " (relay refused)"}${rule ? ` [${rule}]` : ""}`,
+    ...(rule !== undefined && { rule }),
+    exchangeIds: [],
+  });
+}
+
+function deliveryBounced({ state, e, d, startMs }: Read): void {
+  const lane = laneFor(state, str(d["messageId"]) ?? "", strs(d["recipients"]));
+  const rule = str(d["rule"]);
+  if (lane) lane.deliveryEndMs ??= e.timeMs;
+  state.marks.push({
+    id: `b:${e.seq}`,
+    kind: "bounce",
+    lane: lane?.id,
+    timeMs: e.timeMs,
+    seq: e.seq,
+    label: "bounced",
+    summary: `bounced at ${formatOffset(e.timeMs, startMs)} after ${num(d["attempts"]) ?? "?"} attempts${rule ? ` [${rule}]` : ""}`,
+    ...(rule !== undefined && { rule }),
+    exchangeIds: [],
+  });
+}
+
+function recipientOutcome({ state, e, d }: Read): void {
+  const messageId = str(d["messageId"]) ?? "";
+  const recipient = str(d["recipient"]) ?? "";
+  const lane = state.lanes.get(`${messageId}→${domainOf(recipient)}`);
+  lane?.recipientOutcomes.set(recipient.toLowerCase(), {
+    outcome: str(d["outcome"]) ?? "?",
+    timeMs: e.timeMs,
+    rule: str(d["rule"]),
+    seq: e.seq,
+  });
+}
+
+function dsnSent({ state, e, d, startMs }: Read): void {
+  const messageId = str(d["messageId"]) ?? "";
+  const dsnId = str(d["dsnMessageId"]);
+  const reason = str(d["reason"]) ?? "";
+  const recipients = strs(d["recipients"]);
+  const lane = laneFor(state, messageId, recipients) ?? laneOfMailbox(state, recipients[0] ?? "", messageId);
+  if (dsnId && lane) state.dsnParent.set(dsnId, lane.id);
+  if (dsnId) state.dsnOfMessage.set(dsnId, { messageId, reason });
+  const rule = str(d["rule"]);
+  state.marks.push({
+    id: `d:${e.seq}`,
+    kind: "dsn",
+    lane: lane?.id,
+    timeMs: e.timeMs,
+    seq: e.seq,
+    label: "DSN",
+    summary: `DSN (${reason}) sent to ${str(d["to"]) ?? "?"} at ${formatOffset(e.timeMs, startMs)}${rule ? ` [${rule}]` : ""}`,
+    ...(rule !== undefined && { rule }),
+    exchangeIds: [],
+  });
+}
+
+/** The receiver's side, by event name: the mark's label, and what happened in words. */
+interface ReceiverEvent {
+  readonly label: string;
+  readonly what: (d: Data, mailbox: string) => string;
+}
+const RECEIVER_EVENTS: ReadonlyMap<string, ReceiverEvent> = new Map<string, ReceiverEvent>([
+  ["mailbox.delivered", { label: "stored", what: (_d, mailbox) => `stored in ${mailbox}` }],
+  [
+    "failure.after-acceptance",
+    {
+      label: "failure",
+      what: (d, mailbox) => `failure after acceptance at ${mailbox} (${str(d["status"]) ?? ""})`,
+    },
+  ],
+  ["idempotency.replay", { label: "replay", what: () => "idempotent replay of a stored response" }],
+  ["idempotency.conflict", { label: "conflict", what: () => "idempotency key conflict" }],
+]);
+
+function receiverEvent({ state, e, d, startMs }: Read): void {
+  const kind = RECEIVER_EVENTS.get(e.name);
+  if (!kind) return;
+  const x = str(d["exchangeId"]);
+  const mailbox = str(d["mailbox"]) ?? "";
+  const actor = x ? state.exchangeActor.get(x) : undefined;
+  const lane = (actor ? state.lanes.get(actor) : undefined) ?? laneOfMailbox(state, mailbox, str(d["messageId"]));
+  state.marks.push({
+    id: `r:${e.seq}`,
+    kind: "receiver",
+    lane: lane?.id,
+    timeMs: e.timeMs,
+    seq: e.seq,
+    label: kind.label,
+    summary: `${e.domain ?? "receiver"}: ${kind.what(d, mailbox)} at ${formatOffset(e.timeMs, startMs)}`,
+    exchangeIds: x ? [x] : [],
+  });
+}
+
+function faultWindow({ state, e, d }: Read): void {
+  state.faults.push({
+    id: str(d["id"]) ?? String(e.seq),
+    layer: str(d["layer"]) ?? "network",
+    kind: str(d["kind"]) ?? "fault",
+    scope: (d["scope"] as Data | undefined) ?? {},
+    fromMs: num(d["fromMs"]) ?? e.timeMs,
+    untilMs: num(d["untilMs"]),
+  });
+}
+
+function dnsChanged({ state, e, d }: Read): void {
+  state.dnsChanges.push({ name: str(d["name"]) ?? "", seq: e.seq, timeMs: e.timeMs, gone: d["records"] === null });
+}
+
+/** The reader of each event name the timeline draws from (a Map: an event named `toString` reads nothing). */
+const READERS: ReadonlyMap<string, (read: Read) => void> = new Map([
+  ["machine.started", machineStarted],
+  ["machine.transition", machineTransition],
+  ["attempt.started", attemptStarted],
+  ["dns.answer", dnsAnswer],
+  ["discovery.resolved", discoveryResolved],
+  ["http.request", httpRequest],
+  ["recipient.result", recipientResult],
+  ["attempt.judged", attemptJudged],
+  ["timer.set", timerSet],
+  ["smtp.handoff", smtpHandoff],
+  ["delivery.bounced", deliveryBounced],
+  ["recipient.outcome", recipientOutcome],
+  ["dsn.sent", dsnSent],
+  ...[...RECEIVER_EVENTS.keys()].map((name) => [name, receiverEvent] as const),
+  ["fault.window", faultWindow],
+  ["dns.changed", dnsChanged],
+]);
+
+/** Reads `events` into `state`: lanes, marks, connectors, faults and DNS changes so far. */
+export function readTimelineEvents(state: TimelineState, events: readonly RecordedEvent[], startMs: number): void {
+  for (const e of events) {
+    const d = e.data as Data;
+    state.endMs = Math.max(state.endMs, e.timeMs);
+    const actorId = str(d["deliveryActor"]);
+    if (actorId && e.domain) state.currentActor.set(e.domain, actorId);
+    READERS.get(e.name)?.({ state, e, d, actorId, startMs });
+  }
+}
+
+/** A lane of the timeline from what was read of its delivery. */
+function laneOf(state: TimelineState, b: LaneBuilder, labels: ReadonlyMap<string, string>): Lane {
+  const dsn = state.dsnOfMessage.get(b.messageId);
+  const parent = state.dsnParent.get(b.messageId);
+  const ruledOut = laneRuledOut(b);
+  return {
+    id: b.id,
+    messageId: b.messageId,
+    domain: b.domain,
+    senderDomain: b.senderDomain,
+    recipients: b.recipients,
+    kind: dsn ? "dsn" : "message",
+    ...(parent !== undefined && { parent }),
+    label: dsn
+      ? `DSN of ${shortId(dsn.messageId, labels)} → ${b.domain}`
+      : `${shortId(b.messageId, labels)} → ${b.domain}`,
+    startMs: b.startMs,
+    endMs: deliveryEnd(b),
+    ...(b.fallbackWindowEndMs !== undefined && { fallbackWindowEndMs: b.fallbackWindowEndMs }),
+    ...(b.giveUpAtMs !== undefined && { giveUpAtMs: b.giveUpAtMs }),
+    retries: [...b.retries],
+    recipientLanes: [...new Set([...b.recipients, ...b.recipientResults.keys(), ...b.recipientOutcomes.keys()])].map(
+      (recipient) => ({
+        recipient,
+        results: [...(b.recipientResults.get(recipient) ?? [])],
+        outcome: b.recipientOutcomes.get(recipient),
+      }),
+    ),
+    ...(ruledOut !== undefined && {
+      fallbackRuledOut: {
+        attempt: ruledOut.attempt,
+        timeMs: ruledOut.timeMs,
+        judgedAtMs: ruledOut.judgedAtMs,
+        seq: ruledOut.seq,
+        answer: ruledOut.answer,
+        rule: ruledOut.rule,
+        text: ruledOut.text,
+      },
+    }),
+  };
+}
+
+/** The lanes in the order the actors started, each message's DSN lanes right after it. */
+function orderedLanes(state: TimelineState, labels: ReadonlyMap<string, string>): Lane[] {
+  const { lanes, dsnParent } = state;
+  const built = [...lanes.values()];
+  const ordered: Lane[] = [];
+  const placed = new Set<string>();
+  const children = new Map<string, LaneBuilder[]>();
+  for (const b of built) {
+    const parent = dsnParent.get(b.messageId);
+    if (parent && lanes.has(parent)) children.set(parent, [...(children.get(parent) ?? []), b]);
+  }
+  const place = (b: LaneBuilder) => {
+    if (placed.has(b.id)) return;
+    placed.add(b.id);
+    ordered.push(laneOf(state, b, labels));
+    for (const c of children.get(b.id) ?? []) place(c);
+  };
+  for (const b of built) if (!dsnParent.has(b.messageId) || !lanes.has(dsnParent.get(b.messageId) ?? "")) place(b);
+  for (const b of built) place(b);
+  return ordered;
+}
+
+/** The lanes of each recipient domain, and those of the domains a name falls under (itself and its parents). */
+function lanesByDomain(ordered: readonly Lane[]) {
+  const lanesOfDomain = new Map<string, Lane[]>();
+  for (const lane of ordered) {
+    const list = lanesOfDomain.get(lane.domain);
+    if (list) list.push(lane);
+    else lanesOfDomain.set(lane.domain, [lane]);
+  }
+  const lanesUnder = (name: string): Lane[] => {
+    const out: Lane[] = [];
+    const parts = name.split(".");
+    for (let i = 0; i < parts.length; i++) pushAll(out, lanesOfDomain.get(parts.slice(i).join(".")) ?? []);
+    return out;
+  };
+  return { lanesOfDomain, lanesUnder };
+}
+
+/** Each fault's band on the lanes of the hosts or names it hit (all lanes when it names neither). */
+function faultBands(state: TimelineState, ordered: readonly Lane[]): Band[] {
+  const { lanesOfDomain, lanesUnder } = lanesByDomain(ordered);
+  const bands: Band[] = [];
+  for (const f of state.faults) {
+    const host = str(f.scope["host"])?.toLowerCase();
+    const name = str(f.scope["name"])?.toLowerCase();
+    const source = str(f.scope["source"])?.toLowerCase();
+    const hit =
+      f.layer === "dns"
+        ? name === undefined
+          ? ordered
+          : lanesUnder(name)
+        : host === undefined
+          ? ordered
+          : [...new Set([...(lanesOfDomain.get(state.hostDomain.get(host) ?? "") ?? []), ...lanesUnder(host)])];
+    for (const lane of hit) {
+      if (source !== undefined && source !== lane.senderDomain) continue;
+      bands.push({ lane: lane.id, kind: "fault", fromMs: f.fromMs, untilMs: f.untilMs, label: `${f.id} (${f.kind})` });
+    }
+  }
+  return bands;
+}
+
+/** Each DNS change's mark on the lanes of its domain (or of no lane, when none delivers there). */
+function dnsMarks(state: TimelineState, ordered: readonly Lane[], startMs: number): Mark[] {
+  const { lanesOfDomain } = lanesByDomain(ordered);
+  const marks: Mark[] = [];
+  for (const c of state.dnsChanges) {
+    const domain = c.name.replace(/^_svc\./, "");
+    const targets = [
+      ...new Set([
+        ...(lanesOfDomain.get(domain) ?? []),
+        ...(lanesOfDomain.get(state.hostDomain.get(c.name) ?? "") ?? []),
+      ]),
+    ];
+    for (const lane of targets.length ? targets : [undefined])
+      marks.push({
+        id: `n:${c.seq}:${lane?.id ?? ""}`,
+        kind: "dns",
+        lane: lane?.id,
+        timeMs: c.timeMs,
+        seq: c.seq,
+        label: "DNS",
+        summary: `DNS: ${c.name} ${c.gone ? "removed" : "changed"} at ${formatOffset(c.timeMs, startMs)}`,
+        exchangeIds: [],
+      });
+  }
+  return marks;
+}
+
+/** The timeline of what `state` read: lanes in order, bands, DNS marks, everything sorted. */
+export function timelineOf(state: TimelineState, startMs: number, labels: ReadonlyMap<string, string>): Timeline {
+  const ordered = orderedLanes(state, labels);
+  // The marks so far, and those added here: the state's own list goes on growing.
+  const marks = [...state.marks];
+  const bands: Band[] = [];
+  for (const lane of state.lanes.values()) {
+    const mark = ruledOutMark(lane, startMs);
+    if (mark) marks.push(mark);
+    const band = fallbackBand(lane, startMs);
+    if (band) bands.push(band);
+  }
+  pushAll(bands, faultBands(state, ordered));
+  pushAll(marks, dnsMarks(state, ordered, startMs));
+  marks.sort((a, b) => a.timeMs - b.timeMs || a.seq - b.seq);
+  return { startMs, endMs: state.endMs, lanes: ordered, marks, connectors: [...state.connectors], bands };
+}
