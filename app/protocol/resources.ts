@@ -15,6 +15,7 @@
  * the value; `{ strict: true }` (conformance checks) turns them into
  * violations.
  */
+import { SPEC_CONSTANTS } from "./specConstants.ts";
 import * as z from "zod";
 import { MAILBOX_PATTERN, parseMailbox, sameMailbox } from "./mailbox.ts";
 import type { Mailbox } from "./mailbox.ts";
@@ -102,7 +103,7 @@ export const DEFAULT_MAX_RECIPIENTS = 100;
 export const MIN_MAX_RECIPIENTS = 100;
 export const MIN_MAX_MESSAGE_SIZE = 26214400;
 /** Senders treat larger `discovery_pin_max_age` values as this (CAP-13). */
-export const MAX_PIN_AGE_S = 31557600;
+export const MAX_PIN_AGE_S = SPEC_CONSTANTS.pinMaxAgeS;
 export const PROBLEM_MEDIA_TYPE = "application/problem+json";
 
 const VERSION_RE = /^v[1-9][0-9]*$/;

@@ -59,6 +59,7 @@ import {
   retryDecider,
 } from "./retrySchedule.ts";
 import type { RetryPlan } from "./retrySchedule.ts";
+import { SPEC_CONSTANTS, type SpecConstants } from "../protocol/specConstants.ts";
 
 // ── Context ─────────────────────────────────────────────────────────────
 
@@ -383,6 +384,8 @@ export interface DeliveryMachineDeps {
   readonly random: Random;
   readonly trace: TraceSink;
   readonly readings: SenderReadings;
+  /** The draft's numbers in force (RETRY-1 … RETRY-6); default SPEC.md's. */
+  readonly constants?: SpecConstants;
   /** The sending domain (trace, DSN Reporting-MTA). */
   readonly senderDomain: string;
   readonly problemBase: string;
@@ -410,7 +413,8 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
   const actorId = (context: DeliveryContext): string => deliveryActorId(context.messageId, context.domain);
   const emit = (name: string, data: Record<string, unknown>): void =>
     deps.trace.emit({ name, timeMs: now(), domain: deps.senderDomain, data });
-  const giveUpAt = (context: DeliveryContext): number => giveUpAtMs(context.firstAttemptAtMs ?? now());
+  const constants = deps.constants ?? SPEC_CONSTANTS;
+  const giveUpAt = (context: DeliveryContext): number => giveUpAtMs(context.firstAttemptAtMs ?? now(), constants);
   const meta = (m: TransitionMeta): TransitionMeta => m;
 
   const failedRecipients = (context: DeliveryContext, outcomes: readonly RecipientOutcome[]): FailedRecipient[] =>
@@ -631,7 +635,7 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
             fallbackWindowS: windowS,
             fallbackWindowStartMs: firstAtMs,
             fallbackWindowEndMs: fallbackWindowEndMs(firstAtMs, windowS),
-            giveUpAtMs: giveUpAtMs(firstAtMs),
+            giveUpAtMs: giveUpAtMs(firstAtMs, constants),
           }),
         });
       },
@@ -668,6 +672,7 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
           nowMs: now(),
           ...(context.lastAttempt?.lowerBoundMs !== undefined && { lowerBoundMs: context.lastAttempt.lowerBoundMs }),
           ...(deps.readings.G16.jitter && { jitter: deps.random }),
+          constants,
         });
         return { retryPlan: plan };
       }),
