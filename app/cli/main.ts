@@ -10,6 +10,7 @@ import { replayCommand } from "./replay.ts";
 import { runCommand } from "./run.ts";
 import { keygenCommand, sendCommand } from "./send.ts";
 import { serveCommand } from "./serve.ts";
+import { sweepCommand } from "./sweep.ts";
 
 const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
   version: string;
@@ -43,6 +44,7 @@ export function createProgram(): Command {
     replayCommand(),
     checkCommand(),
     compareCommand(),
+    sweepCommand(),
   ]) {
     // Settings such as exitOverride are not inherited through addCommand: each command gets them itself.
     program.addCommand(command.exitOverride(usageExit).showHelpAfterError(`(run mailscope ${command.name()} --help)`));

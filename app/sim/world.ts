@@ -200,7 +200,10 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
     ...Object.entries(scenario.readings),
     ...(options.readings ?? []),
   ]);
-  if (!resolved.ok) throw new WorldError(`${resolved.id}: ${resolved.message}`);
+  if (!resolved.ok) {
+    const { id, message } = resolved;
+    throw new WorldError(message.startsWith(`${id}:`) ? message : `${id}: ${message}`);
+  }
   const { readings, constants } = resolved;
   const departed = departures(constants);
   const startMs = scenario.start !== undefined ? Date.parse(scenario.start) : DEFAULT_START_MS;
