@@ -12,19 +12,14 @@
 import { Command, CommanderError } from "commander";
 import { loadScenarioFile } from "../node/scenarioLoader.ts";
 import { createRunPool, defaultWorkers } from "../node/runPool.ts";
-import { parseDurationMs } from "../sim/faultScope.ts";
 import { formatScenarioError, parseSetArgument, resolveReadings } from "../sim/scenario.ts";
-import {
-  runSweep,
-  type Distribution,
-  type PointResult,
-  type RecipientSummary,
-  type SweepResult,
-} from "../sim/sweep.ts";
-import { parseSeeds, parseVaryArgument, planSweep, type SweepAxis } from "../sim/sweepPlan.ts";
+import { runSweep, checksText, type Distribution, type RecipientSummary, type SweepResult } from "../sim/sweep.ts";
+import { parseResolution, parseSeeds, parseVaryArgument, planSweep, type SweepAxis } from "../sim/sweepPlan.ts";
 import { consoleIo, type CliIo } from "./io.ts";
 import { PROGRESS_INTERVAL_MS, progressWanted } from "./progress.ts";
 import { mailscopeVersion, offset } from "./run.ts";
+
+export { parseResolution };
 
 /** Exit codes: 0 every run held its invariants, 1 not (or a point failed), 2 bad input. */
 export const SWEEP_EXIT = { passed: 0, failed: 1, badInput: 2 } as const;
@@ -39,20 +34,6 @@ export interface SweepOptions {
   readonly json?: boolean;
   readonly csv?: boolean;
   readonly progress?: boolean;
-}
-
-/** `--refine 1m` → a duration resolution; `--refine 0.05` → a number; undefined with a message when neither. */
-export function parseResolution(
-  text: string,
-): { ok: true; value: { resolution: number; kind: "duration" | "number" } } | { ok: false; message: string } {
-  const t = text.trim();
-  if (/^\d+(?:\.\d+)?$/.test(t) && Number(t) > 0) return { ok: true, value: { resolution: Number(t), kind: "number" } };
-  const ms = /[a-z]/i.test(t) ? parseDurationMs(t) : undefined;
-  if (ms !== undefined && ms > 0) return { ok: true, value: { resolution: ms, kind: "duration" } };
-  return {
-    ok: false,
-    message: `--refine takes a resolution more than 0: a duration (1m, 30s) for durations and times, a number (1, 0.05) for numbers; not "${t}"`,
-  };
 }
 
 /** Runs the sweep of `file`; resolves to the exit code. */
@@ -176,26 +157,6 @@ export function outcomeText(r: RecipientSummary): string {
   return Object.entries(r.counts)
     .map(([o, n]) => `${o} ${Math.round((100 * n) / total)} %`)
     .join(" · ");
-}
-
-/** `ok`, `ok (1 expectation not met)`, `FAIL retry-schedule`, `3 of 20 runs FAIL …`, `error: …`. */
-function checksText(p: PointResult): string {
-  const errors = p.runs.filter((r) => !r.ok);
-  if (errors.length > 0) {
-    const first = errors[0];
-    // The point's own scenario is not a file: its errors are said without the base file's name.
-    const why =
-      first !== undefined && !first.ok ? (first.error.split("\n")[0] ?? "").replace(/^.*?:\d+:\d+: /, "") : "";
-    return `${errors.length === p.runs.length ? "" : `${errors.length} of ${p.runs.length} runs `}error: ${why}`;
-  }
-  const broke = p.runs.filter((r) => r.ok && r.invariantsFailed.length > 0);
-  if (broke.length > 0) {
-    const ids = [...new Set(broke.flatMap((r) => (r.ok ? r.invariantsFailed : [])))].join(", ");
-    return `${broke.length === p.runs.length ? "" : `${broke.length} of ${p.runs.length} runs `}FAIL ${ids}`;
-  }
-  const unmet = p.runs.filter((r) => r.ok && r.expectationsFailed.length > 0).length;
-  if (unmet === 0) return "ok";
-  return `ok (expectations not met${unmet === p.runs.length ? "" : ` in ${unmet} of ${p.runs.length} runs`})`;
 }
 
 function plural(n: number, word: string): string {

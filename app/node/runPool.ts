@@ -10,7 +10,8 @@
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
-import { inThisRealm, poolOf, thisRealmWorker, type PoolWorker } from "../sim/runPool.ts";
+import { inThisRealm, thisRealmWorker } from "../sim/runHere.ts";
+import { poolOf, type PoolWorker } from "../sim/runPool.ts";
 import type { RunPool } from "../sim/sweep.ts";
 import type { WorkerReply, WorkerRequest } from "../sim/worker.ts";
 

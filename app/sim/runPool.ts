@@ -5,11 +5,11 @@
  * the next request waiting goes to whichever worker is free first. Node's
  * worker threads (app/node/runPool.ts) and the app's Web Workers
  * (renderer/src/session/runPool.ts) each adapt their workers to
- * {@link PoolWorker}; {@link inThisRealm} runs in the caller's realm, one
- * run after the other.
+ * {@link PoolWorker}; app/sim/runHere.ts is a worker that is the caller's
+ * realm. This module loads no engine: the app's page imports it.
  */
 import type { RunPool } from "./sweep.ts";
-import { handleWorkerRequest, type WorkerReply, type WorkerRequest } from "./worker.ts";
+import type { WorkerReply, WorkerRequest } from "./worker.ts";
 
 /** What the pool needs of one worker. */
 export interface PoolWorker {
@@ -74,32 +74,4 @@ export function poolOf(workers: readonly PoolWorker[]): RunPool {
       for (const worker of workers) worker.terminate();
     },
   };
-}
-
-/**
- * A worker that is this realm: each request runs here, when the pool hands it
- * one (one at a time, as every worker). A pool of threads keeps one of these
- * beside them, so that the caller's core works while the threads start.
- */
-export function thisRealmWorker(): PoolWorker {
-  let onReply: ((reply: WorkerReply) => void) | undefined;
-  let ended = false;
-  return {
-    post(request) {
-      void handleWorkerRequest(request).then((reply) => {
-        if (!ended) onReply?.(reply);
-      });
-    },
-    listen(reply) {
-      onReply = reply;
-    },
-    terminate() {
-      ended = true;
-    },
-  };
-}
-
-/** Runs in this realm, one request after the other (a pool of one, without a thread). */
-export function inThisRealm(): RunPool {
-  return poolOf([thisRealmWorker()]);
 }

@@ -11,7 +11,8 @@ import downText from "../../scenarios/receiver-down-past-fallback-window.yaml?ra
 import jitterText from "../../scenarios/gap-G16-jitter-on.yaml?raw";
 import { traceHash } from "../trace/exportJson.ts";
 import { runScenarioText } from "./runScenario.ts";
-import { inThisRealm, poolOf, type PoolWorker } from "./runPool.ts";
+import { inThisRealm } from "./runHere.ts";
+import { poolOf, type PoolWorker } from "./runPool.ts";
 import { distribution, findBoundaries, runSweep, summarize, type PointRun, type SweepResult } from "./sweep.ts";
 import { planSweep, pointScenarios } from "./sweepPlan.ts";
 import { handleWorkerRequest, type WorkerReply, type WorkerRequest } from "./worker.ts";

@@ -461,3 +461,23 @@ async function refineBoundary(
     },
   };
 }
+
+/** `ok`, `ok (1 expectation not met)`, `FAIL retry-schedule`, `3 of 20 runs FAIL …`, `error: …`. */
+export function checksText(p: PointResult): string {
+  const errors = p.runs.filter((r) => !r.ok);
+  if (errors.length > 0) {
+    const first = errors[0];
+    // The point's own scenario is not a file: its errors are said without the base file's name.
+    const why =
+      first !== undefined && !first.ok ? (first.error.split("\n")[0] ?? "").replace(/^.*?:\d+:\d+: /, "") : "";
+    return `${errors.length === p.runs.length ? "" : `${errors.length} of ${p.runs.length} runs `}error: ${why}`;
+  }
+  const broke = p.runs.filter((r) => r.ok && r.invariantsFailed.length > 0);
+  if (broke.length > 0) {
+    const ids = [...new Set(broke.flatMap((r) => (r.ok ? r.invariantsFailed : [])))].join(", ");
+    return `${broke.length === p.runs.length ? "" : `${broke.length} of ${p.runs.length} runs `}FAIL ${ids}`;
+  }
+  const unmet = p.runs.filter((r) => r.ok && r.expectationsFailed.length > 0).length;
+  if (unmet === 0) return "ok";
+  return `ok (expectations not met${unmet === p.runs.length ? "" : ` in ${unmet} of ${p.runs.length} runs`})`;
+}

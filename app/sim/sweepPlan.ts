@@ -629,6 +629,20 @@ export function parseSeeds(text: string): Parsed<(number | string)[]> {
   return { ok: true, value: list.map((s) => (/^\d+$/.test(s) && Number.isSafeInteger(Number(s)) ? Number(s) : s)) };
 }
 
+/** `--refine 1m` → a duration resolution; `--refine 0.05` → a number; undefined with a message when neither. */
+export function parseResolution(
+  text: string,
+): { ok: true; value: { resolution: number; kind: "duration" | "number" } } | { ok: false; message: string } {
+  const t = text.trim();
+  if (/^\d+(?:\.\d+)?$/.test(t) && Number(t) > 0) return { ok: true, value: { resolution: Number(t), kind: "number" } };
+  const ms = /[a-z]/i.test(t) ? parseDurationMs(t) : undefined;
+  if (ms !== undefined && ms > 0) return { ok: true, value: { resolution: ms, kind: "duration" } };
+  return {
+    ok: false,
+    message: `--refine takes a resolution more than 0: a duration (1m, 30s) for durations and times, a number (1, 0.05) for numbers; not "${t}"`,
+  };
+}
+
 /** The outcome of {@link planSweep}. */
 export type SweepPlanResult =
   { readonly ok: true; readonly plan: SweepPlan } | { readonly ok: false; readonly errors: readonly VaryError[] };
