@@ -13,7 +13,15 @@ import { Command, CommanderError } from "commander";
 import { loadScenarioFile } from "../node/scenarioLoader.ts";
 import { createRunPool, defaultWorkers } from "../node/runPool.ts";
 import { formatScenarioError, parseSetArgument, resolveReadings } from "../sim/scenario.ts";
-import { runSweep, checksText, type Distribution, type RecipientSummary, type SweepResult } from "../sim/sweep.ts";
+import {
+  checksText,
+  countText,
+  outcomeText,
+  runSweep,
+  timeText,
+  type Distribution,
+  type SweepResult,
+} from "../sim/sweep.ts";
 import { parseResolution, parseSeeds, parseVaryArgument, planSweep, type SweepAxis } from "../sim/sweepPlan.ts";
 import { consoleIo, type CliIo } from "./io.ts";
 import { PROGRESS_INTERVAL_MS, progressWanted } from "./progress.ts";
@@ -133,31 +141,6 @@ export async function sweepCommandAction(file: string, options: SweepOptions, io
 // Output
 
 const at = (ms: number): string => offset(ms, 0);
-/** To the second, for the table (the JSON and CSV keep the ms). */
-const brief = (ms: number): string => offset(Math.round(ms / 1000) * 1000, 0);
-
-/** `+1:03:00`; with more runs `+1:03:00 … +1:20:00 (median +1:05:00, p90 +1:15:00)`, to the second. */
-function timeText(d: Distribution | undefined): string {
-  if (d === undefined) return "—";
-  if (d.min === d.max) return at(d.min);
-  return `${brief(d.min)} … ${brief(d.max)} (median ${brief(d.median)}, p90 ${brief(d.p90)})`;
-}
-
-/** `7`; with more runs `7 (5–9)`: the median, then the least and the greatest. */
-function countText(d: Distribution | undefined): string {
-  if (d === undefined) return "—";
-  return d.min === d.max ? String(d.min) : `${d.median} (${d.min}–${d.max})`;
-}
-
-/** `smtp (fallback)`; with more runs `accepted 70 % · smtp 30 %`. */
-export function outcomeText(r: RecipientSummary): string {
-  const total = Object.values(r.counts).reduce((a, b) => a + b, 0);
-  if (Object.keys(r.counts).length === 1 && r.outcomeText !== undefined) return r.outcomeText;
-  if (total === 1) return r.mode;
-  return Object.entries(r.counts)
-    .map(([o, n]) => `${o} ${Math.round((100 * n) / total)} %`)
-    .join(" · ");
-}
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -196,7 +179,7 @@ export function sweepTable(result: SweepResult, file: string, name: string, work
           ...(k === 0 ? values : values.map(() => "")),
           ...(many ? [r === undefined ? "" : `${r.message} ${r.recipient}`] : []),
           r === undefined ? "—" : outcomeText(r),
-          timeText(r?.time),
+          timeText(r?.time, at),
           countText(r?.attempts),
           countText(r?.posts),
           k === 0 ? checksText(p) : "",

@@ -15,6 +15,7 @@
  *
  * Pure: `mailscope sweep` and the app's Sweep view both use it.
  */
+import { offset } from "../trace/offset.ts";
 import type { RunOutcome, WorkerReply, WorkerRequest } from "./worker.ts";
 import {
   axisValue,
@@ -480,4 +481,34 @@ export function checksText(p: PointResult): string {
   const unmet = p.runs.filter((r) => r.ok && r.expectationsFailed.length > 0).length;
   if (unmet === 0) return "ok";
   return `ok (expectations not met${unmet === p.runs.length ? "" : ` in ${unmet} of ${p.runs.length} runs`})`;
+}
+
+// ---------------------------------------------------------------------------
+// As the CLI's table and the app's Sweep view say them
+
+/**
+ * `+1:03:00`; with more runs `+1:03:00 … +1:20:00 (median +1:05:00, p90 +1:15:00)`, to the second.
+ * `write` writes an offset from the start (the CLI's has days: `+5d 0:00:00`).
+ */
+export function timeText(d: Distribution | undefined, write: (ms: number) => string = (ms) => offset(ms, 0)): string {
+  if (d === undefined) return "—";
+  if (d.min === d.max) return write(d.min);
+  const brief = (ms: number): string => write(Math.round(ms / 1000) * 1000);
+  return `${brief(d.min)} … ${brief(d.max)} (median ${brief(d.median)}, p90 ${brief(d.p90)})`;
+}
+
+/** `7`; with more runs `7 (5–9)`: the median, then the least and the greatest. */
+export function countText(d: Distribution | undefined): string {
+  if (d === undefined) return "—";
+  return d.min === d.max ? String(d.min) : `${d.median} (${d.min}–${d.max})`;
+}
+
+/** `smtp (fallback)`; with more runs `accepted 70 % · smtp 30 %`. */
+export function outcomeText(r: RecipientSummary): string {
+  const total = Object.values(r.counts).reduce((a, b) => a + b, 0);
+  if (Object.keys(r.counts).length === 1 && r.outcomeText !== undefined) return r.outcomeText;
+  if (total === 1) return r.mode;
+  return Object.entries(r.counts)
+    .map(([o, n]) => `${o} ${Math.round((100 * n) / total)} %`)
+    .join(" · ");
 }

@@ -19,13 +19,17 @@ import { rerunBundle } from "./session/rerun.ts";
 import { BundlePanel } from "./views/run/BundlePanel.tsx";
 import { EditorStart } from "./views/editor/EditorStart.tsx";
 import { useScenarioEditor } from "./views/editor/useScenarioEditor.tsx";
-import type { CompareBase } from "./model/compare.ts";
+import type { CompareBase, CompareSide } from "./model/compare.ts";
+import type { PointRunStart } from "./model/sweep.ts";
 import { CompareView } from "./views/compare/CompareView.tsx";
 import { Library } from "./views/library/Library.tsx";
 import { bundleFile, exportFile } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
 
-type View = "run" | "rules" | "editor" | "compare";
+type View = "run" | "rules" | "editor" | "compare" | "sweep";
+
+// The Sweep view (its charts and the sweep's planning) loads on first use, in a chunk of its own.
+const SweepView = lazy(() => import("./views/sweep/SweepView.tsx").then((m) => ({ default: m.SweepView })));
 
 // The editor (CodeMirror and the scenario parser) loads on first use, in a chunk of its own.
 const ScenarioEditor = lazy(() =>
@@ -66,6 +70,12 @@ export function App() {
   // An opened bug bundle, shown above its run (issue 15).
   const [bundle, setBundle] = useState<{ readonly bundle: Bundle; readonly file: string } | undefined>();
   const [compareBase, setCompareBase] = useState<CompareBase | undefined>();
+  // Compare of two given sides (a sweep's boundary), and the view its Back returns to.
+  const [comparePreset, setComparePreset] = useState<readonly [CompareSide, CompareSide] | undefined>();
+  // The scenario the Sweep view sweeps (issue 30); the view stays mounted with its results while others show.
+  const [sweepBase, setSweepBase] = useState<CompareBase | undefined>();
+  // The run on screen is a sweep's point: the run view offers the way back to the sweep.
+  const [sweepPoint, setSweepPoint] = useState<LibraryEntry | undefined>();
   const [snapshot, send] = useMachine(playbackMachine, { input: { create: createSession } });
   const phase = phaseOf(snapshot);
   const { context } = snapshot;
@@ -94,11 +104,19 @@ export function App() {
       ? { ...results, [current.file]: context.result.passed }
       : results;
 
-  const run = (entry: LibraryEntry, text: string, file: string, emlFiles?: EmlFiles) => {
+  const run = (
+    entry: LibraryEntry,
+    text: string,
+    file: string,
+    emlFiles?: EmlFiles,
+    // A sweep's point: its readings and draft numbers (as --set), and its seed.
+    point?: { readonly settings: readonly (readonly [string, string])[]; readonly seed?: number | string },
+  ) => {
     setResults(shownResults);
     setCurrent(entry);
     setBundle(undefined);
-    setSettings([]);
+    setSweepPoint(point !== undefined ? entry : undefined);
+    setSettings(point?.settings.map(([k, v]): [string, string] => [k, v]) ?? []);
     setView("run");
     setError(undefined);
     send({
@@ -107,6 +125,8 @@ export function App() {
         type: "start",
         text,
         file,
+        ...(point !== undefined && point.settings.length > 0 && { readings: point.settings }),
+        ...(point?.seed !== undefined && { seed: point.seed }),
         mailscope: info?.version ?? __MAILSCOPE_VERSION__,
         recordBodies: true,
         ...(emlFiles?.emls !== undefined && { emls: emlFiles.emls }),
@@ -330,11 +350,11 @@ export function App() {
     return () => window.removeEventListener("keydown", onKey);
   }, [send]);
 
-  const openCompare = (playheadMs: number) => {
+  /** The run on screen, as Compare and Sweep start from it. */
+  const baseOfRun = (playheadMs: number): CompareBase | undefined => {
     const { summary, source } = context;
-    if (!summary || source?.kind !== "scenario") return;
-    send({ type: "PAUSE" });
-    setCompareBase({
+    if (!summary || source?.kind !== "scenario") return undefined;
+    return {
       name: summary.name,
       text: source.start.text,
       file: source.start.file ?? "scenario.yaml",
@@ -342,9 +362,43 @@ export function App() {
       ...(source.start.emls !== undefined && { emls: source.start.emls }),
       settings,
       readings: summary.readings,
+      ...(summary.constants !== undefined && { constants: summary.constants }),
       startMs: summary.startMs,
       playheadOffsetMs: Math.max(0, playheadMs - summary.startMs),
+    };
+  };
+
+  const openCompare = (playheadMs: number) => {
+    const base = baseOfRun(playheadMs);
+    if (!base) return;
+    send({ type: "PAUSE" });
+    setCompareBase(base);
+    setComparePreset(undefined);
+    setView("compare");
+  };
+
+  const openSweep = () => {
+    const base = baseOfRun(context.summary?.startMs ?? 0);
+    if (!base) return;
+    send({ type: "PAUSE" });
+    setSweepBase(base);
+    setView("sweep");
+  };
+
+  /** A sweep's point, in the run view (its scenario text, readings and seed). */
+  const openPoint = (start: PointRunStart) => {
+    const summary = summarizeScenario(start.file, start.text);
+    run({ file: start.file, name: start.name, description: summary.description }, start.text, start.file, undefined, {
+      settings: start.settings,
+      ...(start.seed !== undefined && { seed: start.seed }),
     });
+  };
+
+  /** Compare of a sweep boundary's two sides. */
+  const openBoundary = (sides: readonly [CompareSide, CompareSide]) => {
+    if (!sweepBase) return;
+    setCompareBase(sweepBase);
+    setComparePreset(sides);
     setView("compare");
   };
 
@@ -450,14 +504,34 @@ export function App() {
           </ErrorBoundary>
         </div>
         {editor.dialogs}
+        {/* The Sweep view stays while other views show (a point's run, a boundary's Compare), with its results. */}
+        {sweepBase && (
+          <div hidden={view !== "sweep"}>
+            <ErrorBoundary resetKey={sweepBase.text}>
+              <Suspense fallback={<p className="muted">Loading the sweep…</p>}>
+                <SweepView
+                  key={`${sweepBase.file} ${sweepBase.text.length} ${JSON.stringify(sweepBase.settings)}`}
+                  base={sweepBase}
+                  mailscope={info?.version ?? __MAILSCOPE_VERSION__}
+                  createWorker={createSimulationWorker}
+                  onBack={() => setView("run")}
+                  onOpenRun={openPoint}
+                  onCompare={openBoundary}
+                />
+              </Suspense>
+            </ErrorBoundary>
+          </div>
+        )}
         <ErrorBoundary resetKey={`${view} ${current?.file ?? ""} ${String(context.source?.kind)}`}>
-          {view === "editor" ? null : view === "compare" && compareBase ? (
+          {view === "editor" || view === "sweep" ? null : view === "compare" && compareBase ? (
             <CompareView
+              key={comparePreset ? `${comparePreset[0].title} / ${comparePreset[1].title}` : "run"}
               base={compareBase}
               mailscope={info?.version ?? __MAILSCOPE_VERSION__}
               createWorker={createSimulationWorker}
-              onBack={() => setView("run")}
+              onBack={() => setView(comparePreset ? "sweep" : "run")}
               onSave={save}
+              {...(comparePreset && { preset: comparePreset })}
             />
           ) : view === "rules" ? (
             <RulesPanel
@@ -494,6 +568,10 @@ export function App() {
                 onSave={save}
                 emls={emls}
                 onCompare={openCompare}
+                onSweep={openSweep}
+                {...(sweepBase &&
+                  sweepPoint !== undefined &&
+                  sweepPoint === current && { onBackToSweep: () => setView("sweep") })}
               />
             </>
           ) : (
