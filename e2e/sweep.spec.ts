@@ -72,6 +72,10 @@ test.describe("sweep", () => {
     await expect(page.getByTestId("time-chart").locator(".recharts-line-dot, .recharts-dot")).toHaveCount(5);
     await page.screenshot({ path: `${SHOTS}/sweep-outage-end.png`, fullPage: true });
     await noSeriousViolations(page);
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.screenshot({ path: `${SHOTS}/sweep-outage-end-dark.png`, fullPage: true });
+    await noSeriousViolations(page);
+    await page.emulateMedia({ colorScheme: "light" });
 
     // A point opens its run in the run view: the 2h30m outage goes to SMTP at +2:03:00.
     await page.getByRole("button", { name: "Open run at 2h30m" }).click();
@@ -82,6 +86,12 @@ test.describe("sweep", () => {
       }),
     ).toBeVisible();
     await expect(page.getByTestId("phase")).toContainText("Ready");
+    await expect(
+      page.getByRole("heading", {
+        level: 2,
+        name: "receiver-down-past-fallback-window at faults.network[b-down].until=2h30m",
+      }),
+    ).toBeVisible();
     // Back in the Sweep view, the results are still there.
     await page.getByRole("button", { name: "Back to the sweep" }).click();
     await expect(page.getByTestId("sweep-progress")).toHaveText("Done: 5 runs, 5 points, 1 boundary.");
@@ -151,6 +161,9 @@ test.describe("sweep", () => {
     await page.getByRole("button", { name: "Open run at 30m" }).click();
     await expect(page.getByTestId("departs-from-spec")).toContainText("This run departs from SPEC.md: RETRY-2.cap 30m");
     await expect(page.getByTestId("phase")).toContainText("Ready");
+    await expect(
+      page.getByRole("heading", { level: 2, name: "receiver-down-past-fallback-window at RETRY-2.cap=30m" }),
+    ).toBeVisible();
     await page.screenshot({ path: `${SHOTS}/sweep-point-departs.png`, fullPage: true });
     await noSeriousViolations(page);
     expect(errors).toEqual([]);

@@ -556,7 +556,12 @@ export function App() {
               <RunView
                 phase={phase}
                 context={context}
-                title={context.summary?.name ?? current?.name ?? ""}
+                // A sweep's point is titled by its values; its trace has the scenario's own name.
+                title={
+                  sweepPoint !== undefined && sweepPoint === current
+                    ? sweepPoint.name
+                    : (context.summary?.name ?? current?.name ?? "")
+                }
                 description={context.summary?.description || current?.description || ""}
                 send={send}
                 onReading={(setting) => {
