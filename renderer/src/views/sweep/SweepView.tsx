@@ -401,6 +401,12 @@ function xAxis(chart: SweepChart) {
   );
 }
 
+const MARGIN = { top: 8, right: 24, bottom: 8, left: 8 };
+
+/** A tooltip's heading: the value as written (`2h30m`), not its place on the axis. */
+const pointLabel = (_: unknown, payload: readonly { payload?: { label?: string } }[]) =>
+  String(payload[0]?.payload?.label ?? "");
+
 const percent = (v: number) => `${Math.round(v * 100)}%`;
 
 /** Outcome by value: the share of each outcome at each value, a band per outcome. */
@@ -411,17 +417,11 @@ function OutcomeBands({ chart, width, onClick }: ChartProps) {
   return (
     <figure aria-label={`Outcome by ${chart.axis.path}: the share of each outcome`} data-testid="outcome-bands">
       <figcaption>Outcome by value</figcaption>
-      <AreaChart
-        width={width}
-        height={200}
-        data={data}
-        onClick={onClick}
-        margin={{ top: 8, right: 24, bottom: 8, left: 8 }}
-      >
+      <AreaChart width={width} height={200} data={data} onClick={onClick} margin={MARGIN}>
         <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
         {xAxis(chart)}
         <YAxis domain={[0, 1]} tickFormatter={percent} width={48} />
-        <Tooltip formatter={(v) => percent(Number(v))} labelFormatter={(_, p) => String(p[0]?.payload?.label ?? "")} />
+        <Tooltip formatter={(v) => percent(Number(v))} labelFormatter={pointLabel} />
         <Legend verticalAlign="top" height={28} />
         {chart.outcomes.map((o) => (
           <Area
@@ -454,17 +454,11 @@ function TimeChart({ chart, width, onClick }: ChartProps) {
   return (
     <figure aria-label={`Time of the outcome against ${chart.axis.path}, in ${unit}`} data-testid="time-chart">
       <figcaption>Time of the outcome ({unit} after the start)</figcaption>
-      <ComposedChart
-        width={width}
-        height={200}
-        data={data}
-        onClick={onClick}
-        margin={{ top: 8, right: 24, bottom: 8, left: 8 }}
-      >
+      <ComposedChart width={width} height={200} data={data} onClick={onClick} margin={MARGIN}>
         <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
         {xAxis(chart)}
         <YAxis width={48} />
-        <Tooltip labelFormatter={(_, p) => String(p[0]?.payload?.label ?? "")} />
+        <Tooltip labelFormatter={pointLabel} />
         <Legend verticalAlign="top" height={28} />
         {chart.seeds && (
           <Area
@@ -504,17 +498,11 @@ function CountChart({ chart, width, onClick }: ChartProps) {
   return (
     <figure aria-label={`Attempts and POSTs against ${chart.axis.path}`} data-testid="attempts-chart">
       <figcaption>Attempts and POSTs</figcaption>
-      <ComposedChart
-        width={width}
-        height={180}
-        data={data}
-        onClick={onClick}
-        margin={{ top: 8, right: 24, bottom: 8, left: 8 }}
-      >
+      <ComposedChart width={width} height={180} data={data} onClick={onClick} margin={MARGIN}>
         <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
         {xAxis(chart)}
         <YAxis allowDecimals={false} width={48} />
-        <Tooltip labelFormatter={(_, p) => String(p[0]?.payload?.label ?? "")} />
+        <Tooltip labelFormatter={pointLabel} />
         <Legend verticalAlign="top" height={28} />
         {chart.seeds && (
           <Area
@@ -552,13 +540,7 @@ function BoxChart({ chart, width, onClick }: ChartProps) {
   return (
     <figure aria-label={`Distribution of the outcome times at each value, in ${unit}`} data-testid="box-chart">
       <figcaption>Outcome times per value: box median to p90, whiskers min to max ({unit} after the start)</figcaption>
-      <ComposedChart
-        width={width}
-        height={200}
-        data={data}
-        onClick={onClick}
-        margin={{ top: 8, right: 24, bottom: 8, left: 8 }}
-      >
+      <ComposedChart width={width} height={200} data={data} onClick={onClick} margin={MARGIN}>
         <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
         <XAxis dataKey="label" height={44} label={{ value: chart.axis.path, position: "insideBottom", offset: -4 }} />
         <YAxis width={48} domain={[0, top > 0 ? "auto" : 1]} />
