@@ -1,16 +1,19 @@
 #!/usr/bin/env node
 // The `mailscope` command. Written to run on any Node (even the machine's old
-// one): it starts the TypeScript CLI (app/cli/main.ts) under a Node that can
-// strip types — this one when new enough, else the project's pinned Node from
-// tools/node, fetched on first use.
+// one): it starts the CLI under a Node that can strip types — this one when new
+// enough, else the project's pinned Node from tools/node, fetched on first use.
+// The CLI is the built bundle (dist-cli/, `npm run build`) when it is up to date
+// with the sources, else the TypeScript sources (bin/cliEntry.mjs); either way
+// with Node's compile cache, so a second start skips compiling what it runs.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import module from "node:module";
 import { constants as osConstants } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { cliEntry } from "./cliEntry.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const entry = join(root, "app", "cli", "main.ts");
 const [major, minor] = process.versions.node.split(".").map(Number);
 // Type stripping is on by default from Node 22.18 and 23.6.
 // MAILSCOPE_REEXEC=1 runs under the pinned Node even so (the tests of this wrapper use it).
@@ -18,7 +21,9 @@ const canStripTypes =
   process.env.MAILSCOPE_REEXEC !== "1" && (major > 23 || (major === 23 && minor >= 6) || (major === 22 && minor >= 18));
 
 if (canStripTypes) {
-  const { main } = await import(pathToFileURL(entry).href);
+  // The cache lives in the OS's temporary folder (or NODE_COMPILE_CACHE); it never changes what runs.
+  module.enableCompileCache?.();
+  const { main } = await import(pathToFileURL(cliEntry(root).path).href);
   process.exitCode = await main(process.argv.slice(2));
 } else {
   const arch = process.arch === "x64" ? "x64" : process.arch;

@@ -70,12 +70,12 @@ test.describe("the statechart view", () => {
     await expect(edgeLabel(page, "retrySameDelivery")).toHaveAttribute("data-count", "126");
     await machine(page).scrollIntoViewIfNeeded();
     await machine(page).screenshot({ path: `${SHOTS}/statechart-rate-limited-end.png` });
-    // For the README: a wider window, where the labels read at a glance.
+    // A wider window, where the labels read at a glance (the README's picture: e2e/readme.screenshots.ts).
     await page.setViewportSize({ width: 1920, height: 1200 });
     await machine(page).scrollIntoViewIfNeeded();
     // The title bar is sticky: let it scroll away for the picture, so it does not cover the panel's head.
     await machine(page).screenshot({
-      path: "docs/screenshots/statechart.png",
+      path: `${SHOTS}/statechart-rate-limited-end-wide.png`,
       style: ".titlebar { position: static !important; }",
     });
     await page.setViewportSize({ width: 1600, height: 1100 });
@@ -103,7 +103,7 @@ test.describe("the statechart view", () => {
     await runToEnd(page);
     const fallback = historyItem(page, "fallBackToSmtpAfterWindow");
     await expect(fallback).toContainText("(row 2)");
-    await expect(fallback).toContainText("attempt at +2:03:00 ≥ window end +2:00:00, every attempt eligible");
+    await expect(fallback).toContainText("attempt 8 at +2:03:00 ≥ window end +2:00:00, every attempt eligible");
     await expect(page.getByTestId("active-state")).toHaveText("handedToSmtp");
     // The view (machine and history) is taller than the window: a window as tall as it, so that the page's
     // sticky header is not drawn over it in the picture.
@@ -115,6 +115,46 @@ test.describe("the statechart view", () => {
     await machine(page).scrollIntoViewIfNeeded();
     await machine(page).screenshot({ path: `${SHOTS}/statechart-fallback.png` });
   });
+});
+
+test.describe("issue 22: the machine's words read at its default view", () => {
+  /** The size on screen of the drawing's smallest words (its transitions' row and trigger lines), in px. */
+  const smallestText = (page: Page) =>
+    machine(page)
+      .locator(".sc-edge-label .sc-edge-trigger")
+      .evaluateAll((els) => {
+        const viewport = document.querySelector(".sc-canvas .react-flow__viewport");
+        const scale = viewport ? new DOMMatrixReadOnly(getComputedStyle(viewport).transform).a : 1;
+        return els.reduce((min, e) => Math.min(min, parseFloat(getComputedStyle(e).fontSize) * scale), Infinity);
+      });
+
+  for (const width of [1280, 1600])
+    test(`a ${width} px window: the transitions' labels at 11 px or more, the active state in view`, async ({
+      page,
+    }) => {
+      await page.setViewportSize({ width, height: 1000 });
+      await open(page, "receiver-down-past-fallback-window");
+      await jumpTo(page, "+0:30:00");
+      await expect(page.getByTestId("active-state")).toHaveText("retryScheduled");
+      await expect(machine(page).locator(".sc-edge-label").first()).toBeVisible();
+      await expect.poll(() => smallestText(page)).toBeGreaterThanOrEqual(11);
+      const canvas = (await machine(page).locator(".sc-canvas").boundingBox())!;
+      const active = (await machine(page).locator('[data-state-id="retryScheduled"]').boundingBox())!;
+      expect(active.x).toBeGreaterThanOrEqual(canvas.x);
+      expect(active.x + active.width).toBeLessThanOrEqual(canvas.x + canvas.width);
+      expect(active.y).toBeGreaterThanOrEqual(canvas.y);
+      expect(active.y + active.height).toBeLessThanOrEqual(canvas.y + canvas.height);
+      await machine(page).scrollIntoViewIfNeeded();
+      for (const scheme of ["light", "dark"] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        await machine(page).screenshot({
+          path: `${SHOTS}/statechart-readable-${width}-${scheme}.png`,
+          style: ".titlebar { position: static !important; }",
+        });
+      }
+      await page.emulateMedia({ colorScheme: "light" });
+      await noSeriousViolations(page, ".statechart");
+    });
 });
 
 test.describe("the rules as evidence", () => {

@@ -69,6 +69,9 @@ async function exportedTimeline(page: Page) {
   const download = page.waitForEvent("download");
   await timeline(page).getByRole("button", { name: "Export SVG" }).click();
   const svg = readFileSync(await (await download).path(), "utf8");
+  // Once saved, what the image left out is said beside the buttons (issue 22): wait for it before the test
+  // points at marks by their boxes.
+  await expect(timeline(page).getByTestId("image-export-note")).toBeVisible();
   const parsed = await page.evaluate((text) => {
     const root = new DOMParser().parseFromString(text, "image/svg+xml").documentElement;
     return {
@@ -114,6 +117,17 @@ async function labelsOffLaneBackground(laneRow: Locator): Promise<string[]> {
   });
 }
 
+/** The window's ends in ms from the start, from its text (`+0:00:00 – +125:00:00 (zoomed)`). */
+function offsets(text: string | null): [number, number] {
+  const ms = (t: string) => {
+    const [h, m, s] = t.replace(/^\+/, "").split(":").map(Number);
+    return ((h! * 60 + m!) * 60 + s!) * 1000;
+  };
+  const m = /^(\+[\d:]+) – (\+[\d:]+)/.exec(text ?? "");
+  if (!m) throw new Error(`no window in ${text}`);
+  return [ms(m[1]!), ms(m[2]!)];
+}
+
 async function numbers(marks: Locator, attr: string): Promise<number[]> {
   return (await marks.evaluateAll((els, a) => els.map((e) => Number(e.getAttribute(a))), attr)) as number[];
 }
@@ -148,6 +162,16 @@ test.describe("the delivery timeline", () => {
     const band = m1.locator("[data-band=fallback-window]");
     await expect(band).toHaveAttribute("data-from-ms", "0");
     await expect(band).toHaveAttribute("data-until-ms", String(120 * MIN));
+    // The exported image draws the window in the colours of the theme shown.
+    const bandFills: string[] = [];
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      const image = await exportedTimeline(page);
+      expect(image.bandFill, scheme).toBeTruthy();
+      bandFills.push(image.bandFill ?? "");
+    }
+    expect(bandFills[1]).not.toBe(bandFills[0]);
+    await page.emulateMedia({ colorScheme: "light" });
     const fault = m1.locator("[data-band=fault]");
     await expect(fault).toHaveAttribute("data-until-ms", String(180 * MIN));
     const handoff = m1.locator("[data-kind=handoff]");
@@ -292,20 +316,128 @@ test.describe("the delivery timeline", () => {
     await expect(firstRetry).toHaveAttribute("data-decided-by", "retry-after");
     await expect(firstRetry.getByRole("cell").nth(5)).toHaveText("Retry-After lower bound");
     await expect(firstRetry.getByRole("cell").nth(3)).toHaveText("2 min");
-    await expect(retry.getByTestId("retry-cap")).toHaveText("Delays are capped at 1 h (RETRY-2).");
-    await expect(retry.locator("svg").getByText("1 h cap", { exact: true })).toBeVisible();
+    // Issue 22: the cap comes before the jitter, and the chart says so beside waits of more than an hour.
+    await expect(retry.getByTestId("retry-cap")).toHaveText(
+      /^The delay is capped at 1 h \(RETRY-2\) before the ±20 % jitter \(RETRY-3, G16\): the capped waits here ran from 4\d min( \d+ s)? to 1 h 1\d min\. ?$/,
+    );
+    await expect(retry.locator("svg").getByText("1 h cap (before jitter)", { exact: true })).toBeVisible();
+    // The delay axis in even steps (not 0/20/40/70).
+    const yTicks = await retry
+      .locator(".recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value")
+      .evaluateAll((els) => els.map((e) => e.textContent));
+    expect(yTicks).toEqual(["0", "15", "30", "45", "60", "75"]);
     await expect(retry.getByTestId("retry-give-up")).toContainText("+120:00:00");
+    // Issue 22: attempt 1's 429 ruled SMTP out (ERR-23): no fallback window on the lane, none of its words in the
+    // chart; the lane marks where and why instead.
+    await expect(retry.getByTestId("retry-ruled-out")).toHaveText(
+      "SMTP ruled out at attempt 1: 429 rate_limited, ERR-23 (+0:00:00): the fallback window's end decides nothing for this delivery.",
+    );
+    await expect(retry.getByTestId("retry-window-end")).toHaveCount(0);
+    await expect(retry.getByText("fallback window ends")).toHaveCount(0);
+    await expect(m1.locator("[data-band=fallback-window]")).toHaveCount(0);
+    const ruledOut = m1.locator("[data-kind=ruled-out]");
+    await expect(ruledOut).toHaveCount(1);
+    await expect(ruledOut).toHaveAttribute("data-time-ms", "0");
+    await expect(ruledOut).toHaveAttribute(
+      "aria-label",
+      /^SMTP ruled out at attempt 1: 429 rate_limited, ERR-23 \(\+0:00:00\): no SMTP fallback for this delivery/,
+    );
+    await expect(ruledOut.locator("text")).toHaveText("SMTP ruled out");
+    // Its ring sits around attempt 1's dot.
+    const ringBox = (await ruledOut.locator(".ruled-out-shape").boundingBox())!;
+    const oneDot = (await first.locator(".attempt-shape").boundingBox())!;
+    expect(Math.abs(ringBox.x + ringBox.width / 2 - (oneDot.x + oneDot.width / 2))).toBeLessThan(1);
+    // The DSN's delivery was accepted at its first attempt: no give-up line, no window on its lane.
+    const dsnLane = lane(page, "DSN of m1 → a.example");
+    await expect(dsnLane.locator("[data-kind=give-up]")).toHaveCount(0);
+    await expect(dsnLane.locator("[data-band=fallback-window]")).toHaveCount(0);
+    // The exported image says the same.
+    const image = await exportedTimeline(page);
+    expect(image.svg).not.toContain('data-band="fallback-window"');
+    expect(image.svg.match(/data-kind="give-up"/g)).toHaveLength(1);
+    expect(image.text).toContain("SMTP ruled out at attempt 1: 429 rate_limited, ERR-23");
+    // Hover a mark near the right edge (the bounce at +120:00:00): its text is flipped to the pointer's left,
+    // inside the lanes (it ran off the screen).
+    await m1.locator("[data-kind=bounce] .bounce-shape").hover();
+    const tip = page.getByRole("tooltip");
+    await expect(tip).toHaveText(/^bounced at \+120:00:00 after 127 attempts/);
+    await expect(tip).toHaveAttribute("data-side", "left");
+    const tipBox = (await tip.boundingBox())!;
+    const wrapBox = (await timeline(page).locator(".lanes-wrap").boundingBox())!;
+    expect(tipBox.x).toBeGreaterThanOrEqual(wrapBox.x);
+    expect(tipBox.x + tipBox.width).toBeLessThanOrEqual(wrapBox.x + wrapBox.width + 0.5);
+    expect(tipBox.x + tipBox.width).toBeLessThanOrEqual(page.viewportSize()!.width);
+    // A mark near the left edge keeps its text on the right (attempt 1's dot, at its left where no other is drawn).
+    // (Measured again: the export's note above the lanes may have moved them.)
+    const dot = (await first.locator(".attempt-shape").boundingBox())!;
+    await page.mouse.move(dot.x + 1.5, dot.y + dot.height / 2);
+    await expect(tip).toHaveText(/^attempt 1 at \+0:00:00/);
+    await expect(tip).toHaveAttribute("data-side", "right");
     await unstick(page);
     await timeline(page).scrollIntoViewIfNeeded();
     await page.mouse.move(0, 0);
     await page.screenshot({ path: `${SHOTS}/timeline-rate-limited.png`, fullPage: true });
-    await timeline(page).screenshot({ path: "docs/screenshots/timeline.png" });
+    await timeline(page).screenshot({ path: `${SHOTS}/timeline-rate-limited-end.png` });
     await retry.screenshot({ path: `${SHOTS}/retry-chart-rate-limited.png` });
     await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
     // The dark theme, following the system.
     await page.emulateMedia({ colorScheme: "dark" });
     await timeline(page).screenshot({ path: `${SHOTS}/timeline-rate-limited-dark.png` });
+    await retry.screenshot({ path: `${SHOTS}/retry-chart-rate-limited-dark.png` });
     await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
+    await page.emulateMedia({ colorScheme: "light" });
+
+    // Issue 22: a drag that starts on the row of marks brushes too (in a dense lane there is a mark under every
+    // pixel): from attempt 60's dot, 200 px on. A press on a mark that does not move still selects it.
+    const a60 = m1.locator("[data-kind=attempt][data-attempt='60']");
+    await a60.scrollIntoViewIfNeeded();
+    const dotBox = (await a60.locator(".attempt-shape").boundingBox())!;
+    const from = { x: dotBox.x + dotBox.width / 2, y: dotBox.y + dotBox.height / 2 };
+    const plot = (await m1.locator("svg.lane-plot").boundingBox())!;
+    const msPerPx =
+      (Number(await m1.locator("[data-kind=bounce]").getAttribute("data-time-ms")) -
+        Number(await a60.getAttribute("data-time-ms"))) /
+      (Number(await m1.locator("[data-kind=bounce]").getAttribute("data-x")) -
+        Number(await a60.getAttribute("data-x")));
+    await page.mouse.move(from.x, from.y);
+    await page.mouse.down();
+    await page.mouse.move(from.x + 200, from.y, { steps: 8 });
+    await expect(timeline(page).locator(".brush")).toBeVisible();
+    await page.mouse.up();
+    const windowText = page.getByTestId("timeline-window");
+    await expect(windowText).toContainText("(zoomed)");
+    const [fromMs, toMs] = offsets(await windowText.textContent());
+    const startAt = Number(await a60.getAttribute("data-time-ms"));
+    expect(Math.abs(fromMs - startAt)).toBeLessThan(3 * msPerPx);
+    expect(Math.abs(toMs - fromMs - 200 * msPerPx)).toBeLessThan(3 * msPerPx);
+    expect(plot.width).toBeGreaterThan(600);
+    await expect(a60).toHaveAttribute("aria-pressed", "false");
+    await timeline(page).getByRole("button", { name: "Reset zoom" }).click();
+    await expect(windowText).not.toContainText("(zoomed)");
+
+    // Issue 22: a drag across the overview zooms the lanes to the range dragged, not to one bucket.
+    const overview = timeline(page).getByTestId("overview");
+    const flight = (await overview.locator("svg.in-flight-layer").boundingBox())!;
+    const full = offsets(await windowText.textContent());
+    await page.mouse.move(flight.x + flight.width * 0.25, flight.y + 10);
+    await page.mouse.down();
+    await page.mouse.move(flight.x + flight.width * 0.5, flight.y + 10, { steps: 8 });
+    await expect(overview.locator(".brush")).toBeVisible();
+    await page.mouse.up();
+    await expect(windowText).toContainText("(zoomed)");
+    const brushed = offsets(await windowText.textContent());
+    const span = full[1] - full[0];
+    expect(Math.abs(brushed[0] - (full[0] + span * 0.25))).toBeLessThan(span * 0.01);
+    expect(Math.abs(brushed[1] - (full[0] + span * 0.5))).toBeLessThan(span * 0.01);
+    await expect(overview.getByTestId("overview-window")).toBeVisible();
+    // A click on a bar is its bucket (one of 120).
+    await timeline(page).getByRole("button", { name: "Reset zoom" }).click();
+    await page.mouse.click(flight.x + flight.width * 0.1, flight.y + 10);
+    await expect(windowText).toContainText("(zoomed)");
+    const bucket = offsets(await windowText.textContent());
+    expect(bucket[1] - bucket[0]).toBeLessThan(span / 100);
+    expect(bucket[0]).toBeLessThanOrEqual(full[0] + span * 0.1);
+    expect(bucket[1]).toBeGreaterThanOrEqual(full[0] + span * 0.1 - 1000);
   });
 });
 
@@ -403,14 +535,24 @@ test.describe("issue 13: following the playhead, sub-lanes, ranges, export", () 
     const order = await numbers(m1.locator("[data-kind=attempt]:has([data-testid=attempt-number])"), "data-attempt");
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(order[0]).toBe(1);
-    // `stored` (bob's mailbox, at m1's first attempt) is where the retries' arcs run: written on a backing.
-    const stored = m1.locator("[data-kind=receiver]").first();
-    await expect(stored.locator("text")).toHaveText("stored");
+    // Issue 22: m1's first answer (per-recipient results) ruled SMTP out (ERR-23): `SMTP ruled out` is written where
+    // the retries' arcs run, on a backing, in the place `stored` (bob's mailbox, whose triangle and name stay) had.
+    await expect(m1.locator("[data-kind=receiver]").first()).toHaveAttribute("aria-label", /stored in bob@b\.example/);
+    const stored = m1.locator("[data-kind=ruled-out]");
+    await expect(stored).toHaveAttribute("aria-label", /^SMTP ruled out at attempt 1: per-recipient results: /);
+    await expect(stored.locator("text")).toHaveText("SMTP ruled out");
     await expect(stored.locator("rect.label-backing")).toHaveCount(1);
     const backingBox = (await stored.locator("rect.label-backing").boundingBox())!;
     const storedBox = (await stored.locator("text").boundingBox())!;
     expect(backingBox.x).toBeLessThanOrEqual(storedBox.x + HALO);
-    expect(backingBox.x + backingBox.width).toBeGreaterThanOrEqual(storedBox.x + storedBox.width - HALO);
+    // (Less a little for the canvas's measure of the words against the page's drawing of them.)
+    expect(backingBox.x + backingBox.width).toBeGreaterThanOrEqual(storedBox.x + storedBox.width - HALO - 0.5);
+    // m0 was accepted by its first POST: neither a give-up line nor a fallback window on its lane.
+    const m0 = lane(page, "m0 → b.example");
+    await expect(m0.locator("[data-kind=attempt]")).toHaveCount(1);
+    await expect(m0.locator("[data-kind=give-up]")).toHaveCount(0);
+    await expect(m0.locator("[data-band=fallback-window]")).toHaveCount(0);
+    await expect(m1.locator("[data-kind=give-up]")).toHaveCount(1);
     await unstick(page);
     await timeline(page).scrollIntoViewIfNeeded();
     await page.mouse.move(0, 0);
@@ -462,8 +604,10 @@ test.describe("issue 13: following the playhead, sub-lanes, ranges, export", () 
     expect(dark.background).toBe("#15181e");
     expect(dark.labelFills).toEqual(["#e3e6ec"]);
     expect(dark.svg).not.toContain("#1d2330");
-    expect(dark.bandFill).toBeTruthy();
-    expect(dark.bandFill).not.toBe(light.bandFill);
+    // Issue 22: no delivery of this run had a fallback window that applied (m0 accepted at once, m1's first answer
+    // ruled SMTP out, the DSNs accepted at once): the image draws none either.
+    expect(light.bandFill).toBeUndefined();
+    expect(dark.bandFill).toBeUndefined();
     await page.emulateMedia({ colorScheme: "light" });
 
     // The sequence of the timeline's window: every message's exchanges, each request marked with its message.
@@ -556,6 +700,13 @@ test.describe("the sequence diagram and the exchange inspector", () => {
     await expect(first).toContainText("nobody@b.example rejected");
     await expect(sequence.locator("[data-kind=gap]").first()).toContainText(/^… \d+ min …$/);
     await expect(sequence.locator("[data-kind=dsn]").first()).toContainText("DSN (rejected) to alice@a.example");
+    // Issue 22: the receiver's key lookup while it handles the POST, from its own column; the DSN's delivery too.
+    await expect(
+      sequence.locator("[data-kind=dns-query]").filter({ hasText: "TXT s1._svckey.a.example?" }),
+    ).not.toHaveCount(0);
+    await expect(
+      sequence.locator("[data-kind=request]").filter({ hasText: "POST /v1/messages [DSN]" }),
+    ).not.toHaveCount(0);
     await sequence.getByText("Mermaid text").click();
     await expect(sequence.getByTestId("sequence-mermaid")).toContainText("sequenceDiagram");
     await expect(sequence.getByTestId("sequence-mermaid")).toContainText("nobody@b.example rejected");
@@ -597,6 +748,12 @@ test.describe("the sequence diagram and the exchange inspector", () => {
     await expect(inspector.getByTestId("envelope")).toContainText('"from": "alice@a.example"');
     await expect(inspector.getByTestId("response-head")).toContainText("HTTP/1.1 429 (fault rate-limited-once)");
     await expect(inspector.getByTestId("problem")).toContainText("problems/rate_limited");
+    // Issue 22: in force when it was sent — the service record answered then; not the key's TXT answered at
+    // +120:00:00 (the 429 came from a fault: the receiver never saw the request, nor looked its key up).
+    const inForce = inspector.getByTestId("in-force");
+    await expect(inForce.locator("tr[data-name='_svc.b.example']")).toContainText("+0:00:00");
+    await expect(inForce.locator("tr[data-name='s1._svckey.a.example']")).toHaveCount(0);
+    await expect(inForce).not.toContainText("+120:00:00");
     const checks = inspector.getByTestId("receiver-checks").getByRole("listitem");
     const check = (name: string) =>
       checks.filter({ has: page.locator("strong", { hasText: new RegExp(`^${name}$`) }) });
@@ -610,8 +767,11 @@ test.describe("the sequence diagram and the exchange inspector", () => {
     await page.mouse.move(0, 0);
     await inspector.screenshot({ path: `${SHOTS}/inspector-rate-limited.png` });
     await noSeriousViolations(page, "section[aria-labelledby=inspector-heading]");
-    // A refused attempt: the failure. Attempt 2 shares attempt 1's pixel at this zoom; → selects it.
+    // A refused attempt: the failure. Attempt 2 shares attempt 1's pixel at this zoom; → selects where SMTP was
+    // ruled out (attempt 1's answer, its exchanges), → again attempt 2.
     await m1.locator("[data-kind=attempt][data-attempt='1']").click();
+    await page.keyboard.press("ArrowRight");
+    await expect(m1.locator("[data-kind=ruled-out]")).toHaveAttribute("aria-pressed", "true");
     await page.keyboard.press("ArrowRight");
     await expect(inspector.getByTestId("exchange-failure")).toHaveText(/^connection-refused: .* \(fault b-down\)$/);
   });

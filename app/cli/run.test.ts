@@ -4,7 +4,14 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { importTrace } from "../trace/importer.ts";
 import { main } from "./main.ts";
-import { offset, parseSeed, runCommandAction } from "./run.ts";
+import { jsonOutcomes, offset, parseSeed, report, runCommandAction } from "./run.ts";
+import { loadScenarioFile } from "../node/scenarioLoader.ts";
+import { checkInvariants } from "../sim/invariants.ts";
+import { runLoadedScenario, type ScenarioRun } from "../sim/runScenario.ts";
+import type { RecordedEvent } from "../trace/schema.ts";
+import { exportMarkdown } from "../trace/exportMarkdown.ts";
+
+const DAY_MS = 86_400_000;
 
 function capture() {
   const out: string[] = [];
@@ -25,9 +32,11 @@ describe("mailscope run", () => {
     expect(text).toContain(
       "      +2:03:00  a.example  handed bob@b.example to SMTP (fallback); the relay accepted [STATE-3]",
     );
-    expect(text).toMatch(/outcomes:\n {2}m1 +bob@b\.example +smtp \(fallback\) +\+2:03:00 +STATE-3/);
+    expect(text).toMatch(
+      /outcomes:\n {2}m1 +bob@b\.example +smtp \(fallback\) +\+2:03:00 +8 attempts +0 POSTs +STATE-3/,
+    );
     expect(text).toContain("  ok    smtp-only-where-allowed: 1 hand-off to SMTP, each allowed");
-    expect(out.at(-1)).toMatch(/^passed: all 7 checks; \d+ events; 2:03:00 of virtual time in \d+\.\d\d s$/);
+    expect(out.at(-1)).toMatch(/^passed: all 8 checks; \d+ events; 2:03:00 of virtual time in \d+\.\d\d s$/);
   });
 
   it("collapses alike attempts: five days of retries read in a few lines", async () => {
@@ -42,7 +51,7 @@ describe("mailscope run", () => {
       ),
     ).toBe(true);
     expect(out).toContain(
-      "+4d 23:40:45.301  a.example  no retry 127: it would come in 51m35s, after the give-up in 19m15s [STATE-7]",
+      "+4d 23:40:45.301  a.example  no attempt 128: it would come in 51m35s, after the give-up in 19m15s [STATE-7]",
     );
     expect(out).toContain(
       "     +5d 0:00:00  a.example  gave up on bob@b.example after 127 attempts: bounced [STATE-7]",
@@ -70,9 +79,12 @@ describe("mailscope run", () => {
     const { io, out } = capture();
     const files = { trace: join(dir, "t.json"), har: join(dir, "t.har"), report: join(dir, "t.md") };
     expect(await runCommandAction("scenarios/happy-path.yaml", { ...files, seed: "5" }, io)).toBe(0);
-    const trace = importTrace(readFileSync(files.trace, "utf8"));
+    const text = readFileSync(files.trace, "utf8");
+    const trace = importTrace(text);
     expect(trace.ok).toBe(true);
     if (trace.ok) expect(trace.value.seed).toBe(5);
+    // Streamed to the file, the export's own bytes: JSON.stringify's layout of it.
+    expect(text).toBe(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);
     const har = JSON.parse(readFileSync(files.har, "utf8")) as { log: { entries: unknown[] } };
     expect(har.log.entries).toHaveLength(2);
     expect(readFileSync(files.report, "utf8")).toContain("mailscope run scenarios/happy-path.yaml --seed 5");
@@ -80,6 +92,39 @@ describe("mailscope run", () => {
       `wrote trace ${files.trace}`,
       `wrote HAR ${files.har}`,
       `wrote report ${files.report}`,
+    ]);
+  });
+
+  it("the outcomes count each recipient's own attempts and POSTs, not its delivery's (teach-mixed-recipient-results)", async () => {
+    const { io, out } = capture();
+    expect(await runCommandAction("scenarios/teach-mixed-recipient-results.yaml", {}, io)).toBe(0);
+    const row = (recipient: string) => out.find((l) => l.startsWith("  m1 ") && l.includes(` ${recipient} `));
+    expect(row("bob@b.example")).toMatch(/ accepted +\+0:01:00 +1 attempt +1 POST +RCP-2$/);
+    expect(row("carol@b.example")).toMatch(/ accepted +\+0:10:00 +2 attempts +2 POSTs +RCP-2$/);
+    expect(row("dave@b.example")).toMatch(/ bounced +\+5d 0:01:00 +125 attempts +125 POSTs +STATE-7$/);
+    expect(out.join("\n")).not.toContain("why:");
+  });
+
+  it("--explain: why each recipient got its outcome, the same words as the app's Why panel (app/trace/explain.ts)", async () => {
+    const { io, out } = capture();
+    expect(await runCommandAction("scenarios/rate-limited-then-down.yaml", { explain: true }, io)).toBe(0);
+    const at = out.indexOf("why:");
+    expect(at).toBeGreaterThan(out.indexOf("outcomes:"));
+    expect(at).toBeLessThan(out.indexOf("checks:"));
+    expect(out.slice(at + 1, at + 8)).toEqual([
+      "  m1 bob@b.example: bounced at +120:00:00",
+      "    attempt 1 at +0:00:00 got 429 rate_limited, which is not fallback-eligible (ERR-23), so SMTP was ruled out for this message: retried over the service (STATE-5), not before its Retry-After (RETRY-7)  [events 3, 19, 20, 22, 23]",
+      expect.stringMatching(
+        /^ {4}attempts 2–6 \(\+0:02:00 … \+0:32:31\.023\) got no answer \(connection refused\), .* \(ERR-24\) {2}\[events 24, 34, 38, 39, 49 … 15 in all\]$/,
+      ),
+      expect.stringMatching(/^ {4}attempts 7–127 /),
+      expect.stringMatching(
+        /^ {4}at \+120:00:00 the sender gave up, 5 days after the first attempt, after 127 attempts, and bounced it \(STATE-7\)/,
+      ),
+      expect.stringMatching(
+        /^ {4}at \+120:00:00 the sender sent alice@a\.example a DSN \(EVT-3\), accepted at \+120:00:00 {2}\[events \d+, \d+\]$/,
+      ),
+      expect.stringMatching(/^ {2}dsn\.\S+ alice@a\.example: accepted at \+120:00:00$/),
     ]);
   });
 
@@ -103,6 +148,11 @@ describe("mailscope run", () => {
       submittedAt: "+0:00:00",
     });
     expect((bob?.["attemptsAt"] as string[]).slice(0, 2)).toEqual(["+0:00:00", "+0:02:00"]);
+    // `why`: the explanation of app/trace/explain.ts, with each clause's evidence by seq.
+    const why = bob?.["why"] as { headline: string; text: string; clauses: { text: string; evidence: number[] }[] };
+    expect(why.headline).toBe("bounced at +120:00:00");
+    expect(why.text).toMatch(/^bounced at \+120:00:00 — attempt 1 at \+0:00:00 got 429 rate_limited/);
+    expect(why.clauses[0]?.evidence).toEqual([3, 19, 20, 22, 23]);
   });
 
   it("a failed expectation: exit 1 and the reproduce command with the seed on stderr", async () => {
@@ -114,7 +164,7 @@ describe("mailscope run", () => {
     );
     const { io, out, err } = capture();
     expect(await runCommandAction(file, { seed: "abc" }, io)).toBe(1);
-    expect(out.at(-1)).toMatch(/^FAILED: 1 of 7 checks failed/);
+    expect(out.at(-1)).toMatch(/^FAILED: 1 of 8 checks failed/);
     expect(err).toEqual([`reproduce: mailscope run ${file} --seed abc`]);
   });
 
@@ -172,6 +222,39 @@ describe("mailscope run", () => {
       console.log = log;
       console.error = error;
     }
+  });
+
+  it("issue 23: the summary of a run of 300,000 events and 100,000 recipients is printed, not a stack overflow", async () => {
+    // A run long enough that a list of its events (or outcomes) spread into Math.max overflows the stack:
+    // rate-limited-then-down's five days again and again, six days apart, and as many recipient rows.
+    const load = await loadScenarioFile("scenarios/rate-limited-then-down.yaml");
+    if (!load.ok) throw new Error("the scenario does not load");
+    const run = await runLoadedScenario(load.loaded, {});
+    const events: RecordedEvent[] = [];
+    for (let round = 0; events.length < 300_000; round++) {
+      for (const e of run.trace.events)
+        events.push({ ...e, seq: events.length, timeMs: e.timeMs + round * 6 * DAY_MS });
+    }
+    // The summary's outcome rows come from the trace (app/sim/outcomeRows.ts): the first submission names
+    // 100,000 more recipients, each a row of its own.
+    const submitted = events.findIndex((e) => e.name === "message.submitted");
+    const first = events[submitted];
+    if (first === undefined) throw new Error("no submission");
+    const to = [...((first.data?.["to"] as string[] | undefined) ?? [])];
+    for (let i = 0; i < 100_000; i++) to.push(`r${i}@b.example`);
+    events[submitted] = { ...first, data: { ...first.data, to } };
+    const big: ScenarioRun = { ...run, trace: { ...run.trace, events }, endMs: events.at(-1)?.timeMs ?? 0 };
+
+    const lines = report(big, "big.yaml", 0, false);
+    expect(lines.at(-1)).toMatch(new RegExp(`^passed: all \\d+ checks; ${events.length} events; `));
+    expect(lines.filter((l) => l.includes("@b.example") && l.includes(" r99999@b.example "))).toHaveLength(1);
+    // The --json outcomes: a recipient's attempts are those made before its outcome (the first round's bounce),
+    // read off the whole 300,000-event trace.
+    const once = jsonOutcomes(run)[0]?.["attemptsAt"] as unknown[];
+    expect(jsonOutcomes(big)[0]?.["attemptsAt"]).toHaveLength(once.length);
+    // The checks and the exports of the same run.
+    expect(checkInvariants(events, { readings: run.world.readings, complete: true }).length).toBeGreaterThan(0);
+    expect(exportMarkdown(big.trace, { maxDiagramMessages: 1 })).toContain("## Outcomes");
   });
 
   it("seeds and offsets", () => {

@@ -10,7 +10,6 @@
 import { consoleIo, type CliIo } from "./io.ts";
 import { progressPrinter, progressWanted } from "./progress.ts";
 import { Command, CommanderError } from "commander";
-import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { checkOutputPaths } from "../node/outputPaths.ts";
 import { BUNDLE_SUFFIX, bundleText, createBundle } from "../trace/bundle.ts";
@@ -18,9 +17,11 @@ import { loadScenarioFile } from "../node/scenarioLoader.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { describeEvent } from "../trace/describe.ts";
 import { exportHar } from "../trace/exportHar.ts";
-import { exportJson, traceHash } from "../trace/exportJson.ts";
+import { exportJsonChunks, traceHash } from "../trace/exportJson.ts";
 import { exportMarkdown } from "../trace/exportMarkdown.ts";
+import { evidenceText, explainOutcomes, type Why } from "../trace/explain.ts";
 import { indexTrace } from "../sim/expectations.ts";
+import { outcomeRows } from "../sim/outcomeRows.ts";
 import { runLoadedScenario, type ScenarioRun } from "../sim/runScenario.ts";
 import {
   defaultScenarioReadings,
@@ -30,6 +31,8 @@ import {
   resolveReadings,
 } from "../sim/scenario.ts";
 import { WorldError } from "../sim/world.ts";
+import { MAILSCOPE_VERSION } from "./version.ts";
+import { maxOf, pushAll } from "../protocol/lists.ts";
 import { departures, departuresText } from "../sim/constants.ts";
 
 /** Exit codes: 0 every check passed, 1 a check failed, 2 bad input. */
@@ -37,14 +40,7 @@ export const RUN_EXIT = { passed: 0, failed: 1, badInput: 2 } as const;
 
 /** The version of this Mailscope (package.json), for traces. */
 export function mailscopeVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-      version?: unknown;
-    };
-    return typeof pkg.version === "string" ? pkg.version : "0.0.0-unknown";
-  } catch {
-    return "0.0.0-unknown";
-  }
+  return MAILSCOPE_VERSION;
 }
 
 /** The options of `run`, as commander hands them over. */
@@ -57,6 +53,8 @@ export interface RunOptions {
   readonly bundle?: string;
   readonly full?: boolean;
   readonly json?: boolean;
+  /** After the outcomes, why each recipient got its outcome (app/trace/explain.ts). */
+  readonly explain?: boolean;
   /** Progress lines on stderr: true, false, or (undefined) when stderr is a terminal. */
   readonly progress?: boolean;
 }
@@ -124,11 +122,12 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
   const { trace } = run;
   const written: string[] = [];
   if (options.trace !== undefined) {
-    await writeFile(options.trace, exportJson(trace, { full: options.full === true }));
+    // Streamed, a piece at a time: a fleet's trace is hundreds of MB as one string.
+    await writeFile(options.trace, exportJsonChunks(trace, { full: options.full === true }));
     written.push(`trace ${options.trace}`);
   }
   if (options.har !== undefined) {
-    await writeFile(options.har, `${JSON.stringify(exportHar(trace), null, 2)}\n`);
+    await writeFile(options.har, `${JSON.stringify(exportHar(trace, { full: options.full === true }), null, 2)}\n`);
     written.push(`HAR ${options.har}`);
   }
   if (options.report !== undefined) {
@@ -177,7 +176,7 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
     return run.passed ? RUN_EXIT.passed : RUN_EXIT.failed;
   }
 
-  for (const line of report(run, file, wallMs, options.full === true)) io.out(line);
+  for (const line of report(run, file, wallMs, options.full === true, options.explain === true)) io.out(line);
   for (const w of written) io.out(`wrote ${w}`);
   if (!run.passed) io.err(`reproduce: ${run.reproduce}`);
   return run.passed ? RUN_EXIT.passed : RUN_EXIT.failed;
@@ -185,13 +184,15 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
 
 /**
  * The outcomes for `--json`: each recipient's row with when it came (`at`),
- * the problem that decided it, the attempts and POSTs of its delivery, and
- * when the message was submitted and each attempt started, as offsets.
+ * the problem that decided it, the recipient's attempts and POSTs, when the
+ * message was submitted and each of those attempts started, as offsets, and
+ * why (`why`: app/trace/explain.ts, each clause's evidence as seqs).
  */
 export function jsonOutcomes(run: ScenarioRun): Record<string, unknown>[] {
   const startMs = run.world.startMs;
   const events = run.trace.events;
   const facts = indexTrace(events);
+  const whys = new Map(explainOutcomes(events, startMs).map((w) => [`${w.messageId}\n${w.recipient}`, w]));
   const timeOf = new Map(events.map((e) => [e.seq, e.timeMs]));
   const at = (seq: number | undefined): string | undefined => {
     const t = seq === undefined ? undefined : timeOf.get(seq);
@@ -202,6 +203,7 @@ export function jsonOutcomes(run: ScenarioRun): Record<string, unknown>[] {
     const evidence = facts.evidence(o.messageId, o.recipient);
     const submittedAt = at(evidence.submitted);
     const attemptsAt = evidence.attempts.map(at).filter((x): x is string => x !== undefined);
+    const why = whys.get(`${o.messageId}\n${o.recipient}`);
     return {
       ...o,
       ...(o.atMs !== undefined && { at: offset(o.atMs, startMs) }),
@@ -210,12 +212,42 @@ export function jsonOutcomes(run: ScenarioRun): Record<string, unknown>[] {
       posts: f.posts,
       ...(submittedAt !== undefined && { submittedAt }),
       attemptsAt,
+      ...(why !== undefined && { why: whyJson(why) }),
     };
   });
 }
 
-/** The printed report of a run: header, timeline, outcomes, checks, summary. */
-export function report(run: ScenarioRun, file: string, wallMs: number, full: boolean): string[] {
+/** An explanation for `--json`: its clauses' evidence as seqs. */
+function whyJson(why: Why): Record<string, unknown> {
+  return {
+    headline: why.headline,
+    explained: why.explained,
+    text: why.text,
+    ...(why.smtpRuledOut !== undefined && { smtpRuledOut: why.smtpRuledOut }),
+    clauses: why.clauses.map((c) => ({
+      kind: c.kind,
+      at: c.at,
+      text: c.text,
+      rules: c.rules,
+      ...(c.readings.length > 0 && { readings: c.readings }),
+      ...(c.attempts !== undefined && { attempts: c.attempts }),
+      evidence: [...new Set(c.evidence.map((e) => e.seq))],
+    })),
+  };
+}
+
+/** `why:` and, per recipient, its explanation: the headline, then a clause a line with its evidence. */
+export function whyLines(run: ScenarioRun, labels: ReadonlyMap<string, string>): string[] {
+  const lines = ["why:"];
+  for (const why of explainOutcomes(run.trace.events, run.world.startMs)) {
+    lines.push(`  ${labels.get(why.messageId) ?? why.messageId} ${why.recipient}: ${why.headline}`);
+    for (const c of why.clauses) lines.push(`    ${c.text}  [${evidenceText(c)}]`);
+  }
+  return lines;
+}
+
+/** The printed report of a run: header, timeline, outcomes (and with `explain` why), checks, summary. */
+export function report(run: ScenarioRun, file: string, wallMs: number, full: boolean, explain = false): string[] {
   const { trace, world } = run;
   const changed = Object.entries(trace.readings)
     .filter(([id, value]) => value !== DEFAULTS[id])
@@ -232,16 +264,25 @@ export function report(run: ScenarioRun, file: string, wallMs: number, full: boo
     "",
     "outcomes:",
   ];
-  const width = Math.max(...run.outcomes.map((o) => o.message.length), 4);
-  const rwidth = Math.max(...run.outcomes.map((o) => o.recipient.length), 9);
-  for (const o of run.outcomes) {
+  // The rows the app's outcomes table shows (app/sim/outcomeRows.ts): each recipient's own attempts and POSTs.
+  const labels = new Map(world.messages.map((m) => [m.messageId, m.id]));
+  const rows = outcomeRows(trace.events, world.startMs, labels);
+  const width = maxOf(
+    rows.map((o) => o.message.length),
+    4,
+  );
+  const rwidth = maxOf(
+    rows.map((o) => o.recipient.length),
+    9,
+  );
+  const count = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
+  for (const o of rows) {
     const at = o.atMs !== undefined ? offset(o.atMs, world.startMs) : "";
-    const smtp =
-      o.smtpReason !== undefined ? ` (${o.smtpReason}${o.smtpAccepted === false ? ", relay refused" : ""})` : "";
     lines.push(
-      `  ${o.message.padEnd(width)}  ${o.recipient.padEnd(rwidth)}  ${`${o.outcome}${smtp}`.padEnd(24)} ${at.padEnd(12)} ${o.rule ?? ""}`.trimEnd(),
+      `  ${o.message.padEnd(width)}  ${o.recipient.padEnd(rwidth)}  ${o.outcomeText.padEnd(24)} ${at.padEnd(12)} ${count(o.attempts, "attempt").padEnd(12)} ${count(o.posts, "POST").padEnd(9)} ${o.rule ?? ""}`.trimEnd(),
     );
   }
+  if (explain) pushAll(lines, ["", ...whyLines(run, labels)]);
   lines.push("", "checks:");
   for (const c of [...run.invariants, ...run.expectations]) {
     lines.push(`  ${c.passed ? "ok  " : "FAIL"}  ${c.id}: ${c.detail ?? ""}`);
@@ -286,7 +327,10 @@ function foldedTimes(times: readonly string[]): string {
  * until when.
  */
 export function timeline(events: readonly RecordedEvent[], startMs: number, full: boolean): string[] {
-  const width = Math.max(0, ...events.map((e) => (e.domain ?? "").length));
+  const width = maxOf(
+    events.map((e) => (e.domain ?? "").length),
+    0,
+  );
   const described: { at: string; domain: string; text: string }[] = [];
   for (const event of events) {
     const text = describeEvent(event, { flavour: "timeline", full });
@@ -294,7 +338,10 @@ export function timeline(events: readonly RecordedEvent[], startMs: number, full
     described.push({ at: offset(event.timeMs, startMs), domain: event.domain ?? "", text });
   }
   // 14 columns hold +h:mm:ss.mmm; a run of days (+4d 23:40:45.301) widens the column for every line.
-  const column = Math.max(14, ...described.map((l) => l.at.length));
+  const column = maxOf(
+    described.map((l) => l.at.length),
+    14,
+  );
   const lines: TimelineLine[] = described.map(({ at, domain, text }) => ({
     text: `${at.padStart(column)}  ${domain.padEnd(width)}  ${text}`,
     shape: shapeOf(`${domain} ${text}`),
@@ -359,7 +406,7 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-/** `mailscope run <scenario> [--seed N] [--set G7=ignored]… [--trace out.mstrace] [--har out.har] [--report out.md] [--bundle out.msbundle] [--full] [--json]`. */
+/** `mailscope run <scenario> [--seed N] [--set G7=ignored]… [--trace out.mstrace] [--har out.har] [--report out.md] [--bundle out.msbundle] [--full] [--json] [--explain]`. */
 export function runCommand(): Command {
   return new Command("run")
     .description("play a scenario at full speed: timeline, outcomes, invariants and expectations")
@@ -379,6 +426,10 @@ export function runCommand(): Command {
     )
     .option("--full", "print every event, and keep message bodies in the trace")
     .option("--json", "print a JSON summary instead of the timeline")
+    .option(
+      "--explain",
+      "after the outcomes, why each recipient got its outcome: the decisive events, with their times, rules and seqs",
+    )
     .option("--progress", "print progress to stderr about once a second (default when stderr is a terminal)")
     .option("--no-progress", "print no progress")
     .action(async (file: string, options: RunOptions) => {

@@ -185,14 +185,14 @@ describe("mailscope send, end to end over TLS 1.3 (SVC-5, SVC-6, POST-1, AUTH-1)
 
   it("stops waiting on request and prints where a deferred recipient stands: deferred, next attempt at … (STATE-6, RETRY-7)", async () => {
     const w = await world({ temporaryFailures: [{ mailbox: "bob@b.example", retryAfterS: 600 }] });
-    const run = io(/retry 1 in /);
+    const run = io(/attempt 2 in /);
     const summary = await runSend(options(w), run.io, { resolver: noDns, interrupt: run.seen });
     expect(summary.exitCode).toBe(1);
     expect(summary.complete).toBe(false);
     // The progress line says when on the wall clock, and that the recipient's retry_after decided it.
     expect(run.out).toContainEqual(
       expect.stringMatching(
-        /^\d\d:\d\d:\d\d retry 1 in \S+, at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(retry_after\) \[RETRY-7\]$/,
+        /^\d\d:\d\d:\d\d attempt 2 in \S+, at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(retry_after\) \[RETRY-7\]$/,
       ),
     );
     const [bob] = summary.recipients;
@@ -221,7 +221,7 @@ describe("mailscope send, end to end over TLS 1.3 (SVC-5, SVC-6, POST-1, AUTH-1)
 
   it("without --ca the self-signed receiver fails TLS: a request-level temporary failure, retried (GET-9, ERR-21, SVC-6)", async () => {
     const w = await world();
-    const run = io(/retry 1 in /);
+    const run = io(/attempt 2 in /);
     const { ca: _ca, ...rest } = options(w);
     const summary = await runSend(rest, run.io, { resolver: noDns, interrupt: run.seen });
     expect(summary.exitCode).toBe(1);

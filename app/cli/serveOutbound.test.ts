@@ -198,7 +198,7 @@ describe("serve's outbound side: the DSN of a failure after acceptance, for real
       resolve: [`a.example=127.0.0.1:${down}`],
     });
     await aliceToBob(b);
-    await until(() => b.log.some((l) => / DSN \S+: retry 1 in \S+, at /.test(l)), "a retry of the DSN");
+    await until(() => b.log.some((l) => / DSN \S+: attempt 2 in \S+, at /.test(l)), "a retry of the DSN");
     // Progress lines from the sender's trace, prefixed with the DSN.
     expect(b.log.some((l) => / DSN dsn\.\S+: a\.example is served at https:\/\/a\.example:[0-9]+$/.test(l))).toBe(true);
 

@@ -70,7 +70,7 @@ describe("nodeCryptoProvider: WebCrypto's answers, computed in place (SIG-* Ed25
             signature = good.slice();
             signature[at % 64] = (signature[at % 64] ?? 0) ^ (1 << (at % 8));
           } else if (kind === "short") signature = good.subarray(0, 63);
-          else if (kind === "long") signature = Uint8Array.of(...good, 0);
+          else if (kind === "long") signature = new Uint8Array([...good, 0]);
           else if (kind === "empty") signature = new Uint8Array(0);
           const key = kind === "other-key" ? other.publicKey : pair.publicKey;
           const ours = await provider.verify!("Ed25519", key, signature, data);
@@ -81,6 +81,50 @@ describe("nodeCryptoProvider: WebCrypto's answers, computed in place (SIG-* Ed25
       ),
       { numRuns: 150 },
     );
+  });
+
+  it("G4: imports a key record's 32 raw bytes as WebCrypto does — the same key, whatever the bytes — and verifies with it", async () => {
+    const pair = await ed25519();
+    const raw = new Uint8Array(await web.exportKey("raw", pair.publicKey));
+    const data = new Uint8Array([1, 2, 3]);
+    const signature = await web.sign("Ed25519", pair.privateKey, data);
+    const ours = await provider.importKey!("raw", raw, { name: "Ed25519" }, true, ["verify"]);
+    const theirs = await web.importKey("raw", raw, { name: "Ed25519" }, true, ["verify"]);
+    expect([ours.type, ours.algorithm, ours.usages, ours.extractable]).toEqual([
+      theirs.type,
+      theirs.algorithm,
+      theirs.usages,
+      theirs.extractable,
+    ]);
+    expect(hex(await web.exportKey("raw", ours))).toBe(hex(raw.buffer));
+    expect(await provider.verify!("Ed25519", ours, signature, data)).toBe(true);
+    expect(await web.verify("Ed25519", ours, signature, data)).toBe(true);
+    // Any 32 bytes import (neither side checks the point), and verify the same way after.
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ minLength: 32, maxLength: 32 }), async (bytes) => {
+        const a = await outcome(async () => {
+          const key = await provider.importKey!("raw", bytes, "Ed25519", true, ["verify"]);
+          return provider.verify!("Ed25519", key, signature, data);
+        });
+        const b = await outcome(async () => {
+          const key = await web.importKey("raw", bytes, "Ed25519", true, ["verify"]);
+          return web.verify("Ed25519", key, signature, data);
+        });
+        expect(a).toEqual(b);
+      }),
+      { numRuns: 50 },
+    );
+    // What it does not import itself, WebCrypto does, with its own answer or error.
+    for (const [format, bytes, usages] of [
+      ["raw", raw.subarray(0, 31), ["verify"]],
+      ["raw", raw, ["sign"]],
+      ["raw", raw, []],
+      ["spki", raw, ["verify"]],
+    ] as const) {
+      const a = await outcome(() => provider.importKey!(format, bytes, "Ed25519", true, [...usages]));
+      const b = await outcome(() => web.importKey(format, bytes, "Ed25519", true, [...usages]));
+      expect("error" in a ? a : { type: a.value.type }).toEqual("error" in b ? b : { type: b.value.type });
+    }
   });
 
   it("digests SHA-256 as WebCrypto does, below and above the in-place limit, from ArrayBuffers and views", async () => {

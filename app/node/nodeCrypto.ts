@@ -22,13 +22,21 @@
  * usages do not allow the operation — goes to WebCrypto, which then gives its
  * own answer or its own error.
  */
-import { createHash, hash, KeyObject, sign as signOneShot, verify as verifyOneShot } from "node:crypto";
+import {
+  createHash,
+  createPublicKey,
+  hash,
+  KeyObject,
+  sign as signOneShot,
+  verify as verifyOneShot,
+} from "node:crypto";
 import type { CryptoProvider, IncrementalAlgorithm, IncrementalDigest } from "../protocol/webCrypto.ts";
 
 /** Digests of inputs up to this size are computed in place; larger ones on the thread pool. */
 export const SYNC_DIGEST_LIMIT = 1024 * 1024;
 
 const ED25519_SIGNATURE_LENGTH = 64;
+const ED25519_PUBLIC_KEY_LENGTH = 32;
 
 /** node:crypto's names of the digests the provider hashes in pieces; any other is left to the core's fallback. */
 const NODE_HASH: Readonly<Record<string, string>> = { "SHA-256": "sha256", "SHA-512": "sha512" };
@@ -136,6 +144,38 @@ export function nodeCryptoProvider(): CryptoProvider {
         return Promise.resolve(verifyOneShot(null, bytes, keyObjectOf(key), signatureBytes));
       }
       return webCrypto().verify(algorithm, key, signature, data);
+    },
+
+    importKey(
+      format: KeyFormat,
+      keyData: BufferSource | JsonWebKey,
+      algorithm: AlgorithmIdentifier,
+      extractable: boolean,
+      keyUsages: readonly KeyUsage[],
+    ): Promise<CryptoKey> {
+      // A receiver imports each sender's published key (G4): 32 raw bytes, Ed25519, verify only.
+      const bytes = format === "raw" ? bytesOf(keyData) : undefined;
+      if (
+        bytes !== undefined &&
+        bytes.byteLength === ED25519_PUBLIC_KEY_LENGTH &&
+        algorithmName(algorithm) === "ED25519" &&
+        keyUsages.length === 1 &&
+        keyUsages[0] === "verify"
+      ) {
+        const object = createPublicKey({
+          key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(bytes).toString("base64url") },
+          format: "jwk",
+        });
+        // The same CryptoKey WebCrypto would make, without a round trip to its thread pool (Node types it apart).
+        const key = object.toCryptoKey({ name: "Ed25519" }, extractable, ["verify"]) as unknown as CryptoKey;
+        keyObjects.set(key, object);
+        return Promise.resolve(key);
+      }
+      return format === "jwk"
+        ? webCrypto().importKey(format, keyData as JsonWebKey, algorithm, extractable, [...keyUsages])
+        : webCrypto().importKey(format as Exclude<KeyFormat, "jwk">, keyData as BufferSource, algorithm, extractable, [
+            ...keyUsages,
+          ]);
     },
 
     incrementalDigest(algorithm: IncrementalAlgorithm): IncrementalDigest | undefined {

@@ -25,6 +25,7 @@ import type { RuleId } from "./rules.ts";
 import type { ProblemIdentifier } from "./errors.ts";
 import { noWork } from "./work.ts";
 import type { WorkMeter } from "./work.ts";
+import { pushAll } from "./lists.ts";
 
 // ── Values ────────────────────────────────────────────────────────────────
 
@@ -104,6 +105,16 @@ export const MIN_MAX_RECIPIENTS = 100;
 export const MIN_MAX_MESSAGE_SIZE = 26214400;
 /** Senders treat larger `discovery_pin_max_age` values as this (CAP-13). */
 export const MAX_PIN_AGE_S = SPEC_CONSTANTS.pinMaxAgeS;
+/**
+ * The longest time Mailscope takes from a scenario or a receiver's configuration (a time after the start,
+ * a duration, a Retry-After, a window, a delay): 2 years. The longest time the spec names is a discovery
+ * pin of 31557600 s (CAP-13, LIM-11), and a delivery gives up 5 days after its first attempt (RETRY-6); a
+ * scenario reaches past both with room (issue 23: a message after an expired one-year pin was refused).
+ */
+export const MAX_SPAN_S = 2 * 365 * 86_400;
+/** Why {@link MAX_SPAN_S}: written after the bound in errors and in schema descriptions. */
+export const MAX_SPAN_WHY =
+  "2 years: past the longest time the spec names, a discovery pin of 31557600 s (CAP-13), and the 5-day give-up after it (RETRY-6)";
 export const PROBLEM_MEDIA_TYPE = "application/problem+json";
 
 const VERSION_RE = /^v[1-9][0-9]*$/;
@@ -230,12 +241,38 @@ export const capabilitiesSchema = z
   })
   .meta({ title: "Capabilities", description: "GET /v1/capabilities. Unknown members are ignored." });
 
-/** JSON Schemas (draft 2020-12) of the wire forms, as published in `schemas/protocol/`. */
-export const jsonSchemas: Record<"envelope" | "capabilities" | "delivery-result" | "problem", object> = {
-  envelope: z.toJSONSchema(envelopeSchema, { io: "input" }),
-  capabilities: z.toJSONSchema(capabilitiesSchema, { io: "input" }),
-  "delivery-result": z.toJSONSchema(deliveryResultSchema, { io: "input" }),
-  problem: z.toJSONSchema(problemSchema, { io: "input" }),
+type WireForm = "envelope" | "capabilities" | "delivery-result" | "problem";
+const wireSchemas: Readonly<Record<WireForm, z.ZodType>> = {
+  envelope: envelopeSchema,
+  capabilities: capabilitiesSchema,
+  "delivery-result": deliveryResultSchema,
+  problem: problemSchema,
+};
+const madeJsonSchemas = new Map<WireForm, object>();
+const jsonSchemaOf = (form: WireForm): object => {
+  let made = madeJsonSchemas.get(form);
+  if (made === undefined) madeJsonSchemas.set(form, (made = z.toJSONSchema(wireSchemas[form], { io: "input" })));
+  return made;
+};
+
+/**
+ * JSON Schemas (draft 2020-12) of the wire forms, as published in `schemas/protocol/`. Each is made
+ * when first read, not when this module loads: every command and every worker loads this module,
+ * and only the schema generator and the tests read them.
+ */
+export const jsonSchemas: Readonly<Record<WireForm, object>> = {
+  get envelope() {
+    return jsonSchemaOf("envelope");
+  },
+  get capabilities() {
+    return jsonSchemaOf("capabilities");
+  },
+  get "delivery-result"() {
+    return jsonSchemaOf("delivery-result");
+  },
+  get problem() {
+    return jsonSchemaOf("problem");
+  },
 };
 
 /** The wire forms, as written and read as JSON. */
@@ -475,7 +512,7 @@ export function parseEnvelope(json: unknown, options: EnvelopeOptions = {}): Par
   if (items !== undefined && items.length > max) {
     const head = safeParse(envelopeFromSchema, json, "$", envelopeTable);
     const violations: Violation[] = head.ok ? [] : [...head.violations];
-    violations.push(...fromDomainViolations(raw["from"], options.signingDomain, count));
+    pushAll(violations, fromDomainViolations(raw["from"], options.signingDomain, count));
     violations.push({
       path: "$.to",
       rule: "ENV-8",
@@ -506,7 +543,7 @@ export function parseEnvelope(json: unknown, options: EnvelopeOptions = {}): Par
       to.push(undefined);
     }
   }
-  violations.push(...fromDomainViolations(raw["from"], options.signingDomain, count));
+  pushAll(violations, fromDomainViolations(raw["from"], options.signingDomain, count));
   // The checks across items run on every item that is a valid mailbox, so one answer lists all that is wrong.
   const firstIndex = new Map<string, number>();
   let domain: string | undefined;
@@ -663,7 +700,7 @@ function parseProblemAt(
   if (!parsed.ok) return parsed;
   const problem = problemOf(parsed.value, cleaned.notes);
   const presence = problemBase === undefined ? [] : versionsPresenceViolations(problem, problemBase, path);
-  return presence.length > 0 ? fail(...presence) : ok(problem);
+  return presence.length > 0 ? failWith(presence) : ok(problem);
 }
 
 /**

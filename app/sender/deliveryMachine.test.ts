@@ -149,7 +149,10 @@ describe("the states table, row by row", () => {
     expect(second?.idempotencyKey).not.toBe(first?.idempotencyKey);
     expect(postMinutes(h)).toEqual([0, 1]);
     expect(transitions(h)).toContain("retryDeferredAsNewDelivery");
-    expect(rowsTaken(h)).toEqual([4, 5]);
+    // The deferral is row 5 both times (judged, then retried), never row 4: no request-level answer was temporary.
+    expect(rowsTaken(h)).toEqual([5, 5]);
+    expect(transitions(h)).not.toContain("retryNotFallbackEligible");
+    expect(h.trace.data("machine.transition").flatMap((d) => d["rules"] as string[])).not.toContain("STATE-5");
     expect(h.trace.data("delivery.created").map((d) => [d["recipients"], d["rule"]])).toEqual([
       [["bob@b.example", "carol@b.example"], "POST-23"],
       [["carol@b.example"], "STATE-6"],
@@ -190,6 +193,11 @@ describe("the states table, row by row", () => {
     expect(minutes.at(-1)).toBe(123 + 60 * 117);
     expect(transitions(h)).toContain("giveUpWhileRetrying");
     expect(rowsTaken(h).at(-1)).toBe(6);
+    // Row 4 (STATE-5) once, for the 429; the 503s after it are fallback-eligible, but the 429 ruled SMTP out (ERR-23).
+    const judged = transitions(h).filter((t) => t === "retryNotFallbackEligible" || t === "retrySmtpRuledOut");
+    expect(judged[0]).toBe("retryNotFallbackEligible");
+    expect(judged.slice(1).every((t) => t === "retrySmtpRuledOut")).toBe(true);
+    expect(rowsTaken(h).filter((r) => r === 4)).toHaveLength(1);
     const outcomes = await handle.done;
     expect(outcomes.map((o) => [o.outcome, o.rule])).toEqual([
       ["bounced", "STATE-7"],
@@ -365,8 +373,12 @@ describe("the fallback point (STATE-2, STATE-3, ERR-22)", () => {
     const snapshot = h.sender.actors()[0]?.actor.getSnapshot();
     expect(snapshot?.value).toBe("retryScheduled");
     expect(snapshot?.context.allAttemptsFallbackEligible).toBe(false);
-    expect(rowsTaken(h).slice(0, 3)).toEqual([1, 1, 4]);
-    expect(new Set(rowsTaken(h).slice(3))).toEqual(new Set([4]));
+    expect(rowsTaken(h)).toEqual([1, 1, 4]);
+    // The 503s after the 429 are fallback-eligible, but the 429 ruled SMTP out: no row of the table, ERR-23 and ERR-24.
+    const after = h.trace.data("machine.transition").filter((d) => d["from"] === "attemptingOverService.judging");
+    expect(new Set(after.slice(3).map((d) => [d["transition"], ...(d["rules"] as string[])].join(" ")))).toEqual(
+      new Set(["retrySmtpRuledOut ERR-24 ERR-23 RETRY-8"]),
+    );
   });
 
   it("ERR-23: one per-recipient deferred answer forbids the fallback too", async () => {
@@ -632,6 +644,27 @@ describe("the schedule as the machine keeps it", () => {
       expect.objectContaining({ atMs: T0 + MIN, delayMs: MIN, reason: "schedule", rule: "RETRY-1", gap: "G16" }),
     ]);
     expect(h.trace.data("timer.fired")).toHaveLength(1);
+  });
+
+  it("one attempt numbering: each machine.transition names the attempt it belongs to (or starts), as attempt.started, attempt.judged and the timers do", async () => {
+    const h = await harness();
+    h.receiver.queue(() => problemAnswer("temporary_failure", 503));
+    send(h);
+    await h.run();
+    expect(h.trace.data("machine.transition").map((d) => [d["transition"], d["attempt"]])).toEqual([
+      ["postToEndpoint", 1],
+      ["answersRead", 1],
+      ["retryWithinFallbackWindow", 1],
+      ["retrySameDelivery", 2],
+      ["postToEndpoint", 2],
+      ["answersRead", 2],
+      ["finishAllAccepted", 2],
+    ]);
+    expect(h.trace.data("attempt.started").map((d) => d["attempt"])).toEqual([1, 2]);
+    expect(h.trace.data("attempt.judged").map((d) => d["attempt"])).toEqual([1, 2]);
+    // The timer that starts attempt 2 says so (its `retry` counts retries: 1).
+    expect(h.trace.data("timer.set").map((d) => [d["retry"], d["attempt"]])).toEqual([[1, 2]]);
+    expect(h.trace.data("timer.fired").map((d) => [d["retry"], d["attempt"]])).toEqual([[1, 2]]);
   });
 });
 

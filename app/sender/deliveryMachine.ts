@@ -11,7 +11,7 @@
  * | 2 | attempting → same failures, attempt at/after the window end, every attempt fallback-eligible → handed to SMTP | `fallBackToSmtpAfterWindow` (STATE-3) |
  * | 3 | attempting → `unsupported_version` / no common version → handed to SMTP at once | `handOffNoCommonVersion` (STATE-4) |
  * | 4 | attempting → temporary answer that is not fallback-eligible → retry scheduled | `retryNotFallbackEligible` (STATE-5) |
- * | 5 | recipient `deferred` → sender retries → new delivery, new key | `retryDeferredAsNewDelivery` (STATE-6) |
+ * | 5 | recipient `deferred` → sender retries → new delivery, new key | `retryDeferredRecipients` (the attempt judged), then `retryDeferredAsNewDelivery` (the retry) (STATE-6) |
  * | 6 | attempting / retrying → 5 days since the first attempt → bounced | `giveUpWhileRetrying`, `giveUpAfterAttempt` (STATE-7) |
  * | 7 | recipient `accepted` → failure after acceptance → DSN | none: the receiver's domain sends that DSN (G17) |
  * | 8 | any → 4xx problem or per-recipient `rejected` → finished, not retried | `finishNothingPending` (STATE-9); each such recipient is final at once (`recordPosting`) |
@@ -23,10 +23,21 @@
  * (row 8). The trace's delivery.created says so.
  *
  * Outside the table: `deliverByPlainSmtp` (no SVCB record, G6 / G8 `smtp`),
- * `finishAllAccepted` (every recipient accepted), and the retry of a
+ * `finishAllAccepted` (every recipient accepted), the retry of a
  * delivery that failed at request level, which keeps its key
- * (`retrySameDelivery`, POST-24). Every transition into `handingToSmtp`
+ * (`retrySameDelivery`, POST-24), and `retrySmtpRuledOut`: a
+ * fallback-eligible failure after an earlier attempt's answer ruled SMTP
+ * out for the message (a 429, say: ERR-23), which rows 1 and 2 do not
+ * describe (the table's row 2 needs every attempt eligible), retried over
+ * the service until give-up (ERR-24). Every transition into `handingToSmtp`
  * ends in the final `handedToSmtp` once the SMTP relay port has answered.
+ *
+ * Each transition cites only the rows and rules that applied to it: a
+ * per-recipient deferral is row 5 (STATE-6), not row 4 (STATE-5, a
+ * request-level answer), so rule coverage counts what happened. The trace's
+ * machine.transition names the attempt it belongs to (the one under way, or
+ * the one a retry starts), in the one numbering of attempt.started,
+ * attempt.judged and the timers (whose `attempt` is the attempt they start).
  *
  * The trace shows a transition's own events (timer.set, recipient.outcome,
  * dsn.sent …) just before its machine.transition event: XState runs the
@@ -483,6 +494,12 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
           deps.readings.G16.fallbackWindowS,
         ),
       hasDeferredRecipients: ({ context }) => context.waiting.some((w) => w.deferred),
+      /** STATE-6: every POST of the attempt answered with per-recipient results, and the recipients left were deferred. */
+      onlyDeferredPending: ({ context }) =>
+        context.lastAttempt?.class === "results" && context.waiting.some((w) => w.deferred),
+      /** ERR-23, ERR-24: a fallback-eligible failure, but an earlier attempt's answer ruled SMTP out for the message. */
+      fallbackEligibleButSmtpRuledOut: ({ context }) =>
+        context.lastAttempt?.fallbackEligible === true && !context.allAttemptsFallbackEligible,
     },
     delays: {
       retryDelay: ({ context }) => Math.max(0, (context.retryPlan?.atMs ?? now()) - now()),
@@ -698,13 +715,21 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
             }),
           }),
           decidedBy: retryDecider(plan),
+          // The attempt this timer starts, in the numbering of attempt.started (retry 1 starts attempt 2).
+          attempt: plan.retry + 1,
           giveUpAtMs: giveUpAt(context),
           rule: plan.decidedBy === "retry-after" ? "RETRY-7" : plan.retry === 1 ? "RETRY-1" : "RETRY-2",
           gap: "G16",
         });
       },
-      traceTimerFired: ({ context }) =>
-        emit("timer.fired", { deliveryActor: actorId(context), retry: context.retryPlan?.retry }),
+      traceTimerFired: ({ context }) => {
+        const retry = context.retryPlan?.retry;
+        emit("timer.fired", {
+          deliveryActor: actorId(context),
+          retry,
+          ...(retry !== undefined && { attempt: retry + 1 }),
+        });
+      },
       chooseSmtpForNoCommonVersion: assign({
         smtp: () => ({ reason: "no-common-version" as const, rule: "STATE-4", gaps: ["G32"] }),
       }),
@@ -871,6 +896,17 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
                 meta: meta({ name: "giveUpAfterAttempt", row: 6, rules: ["STATE-7", "RETRY-6"] }),
               },
               {
+                guard: "onlyDeferredPending",
+                target: "#delivery.retryScheduled",
+                actions: "planRetry",
+                meta: meta({
+                  name: "retryDeferredRecipients",
+                  row: 5,
+                  rules: ["STATE-6", "RCP-9", "ERR-23", "RETRY-8"],
+                  gaps: ["G16", "G20"],
+                }),
+              },
+              {
                 guard: "fallbackEligibleAfterWindow",
                 target: "#delivery.handingToSmtp",
                 actions: "chooseSmtpForFallback",
@@ -889,6 +925,16 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
                   name: "retryWithinFallbackWindow",
                   row: 1,
                   rules: ["STATE-2", "ERR-21", "RETRY-8"],
+                  gaps: ["G16"],
+                }),
+              },
+              {
+                guard: "fallbackEligibleButSmtpRuledOut",
+                target: "#delivery.retryScheduled",
+                actions: "planRetry",
+                meta: meta({
+                  name: "retrySmtpRuledOut",
+                  rules: ["ERR-24", "ERR-23", "RETRY-8"],
                   gaps: ["G16"],
                 }),
               },

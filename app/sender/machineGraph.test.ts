@@ -73,9 +73,11 @@ describe("deliveryMachineGraph: the graph is the machine", () => {
       [2, "finishAllAccepted", "everyRecipientAccepted", undefined],
       [3, "finishNothingPending", "nothingPending", 8],
       [4, "giveUpAfterAttempt", "fiveDaysElapsed", 6],
-      [5, "fallBackToSmtpAfterWindow", "fallbackEligibleAfterWindow", 2],
-      [6, "retryWithinFallbackWindow", "fallbackEligibleWithinWindow", 1],
-      [7, "retryNotFallbackEligible", undefined, 4],
+      [5, "retryDeferredRecipients", "onlyDeferredPending", 5],
+      [6, "fallBackToSmtpAfterWindow", "fallbackEligibleAfterWindow", 2],
+      [7, "retryWithinFallbackWindow", "fallbackEligibleWithinWindow", 1],
+      [8, "retrySmtpRuledOut", "fallbackEligibleButSmtpRuledOut", undefined],
+      [9, "retryNotFallbackEligible", undefined, 4],
     ]);
     // XState's own JSON leaves them out: the reason this module walks the state nodes.
     expect(JSON.stringify(machine.toJSON())).not.toContain("handOffNoCommonVersion");

@@ -143,6 +143,40 @@ describe("the sender against the real receiver", () => {
     expect(w.trace.data("attempt.started")).toHaveLength(1);
   });
 
+  it("SVC-2: with keepFinishedActors off, a finished delivery's actor is let go; one still retrying is kept", async () => {
+    const w = await world({ senderConfig: { keepFinishedActors: false }, b: (c) => ({ ...c, mailboxes: [] }) });
+    const handle = w.alice.submit({
+      messageId: "m1@a.example",
+      from: "alice@a.example",
+      to: ["bob@b.example", "x@c.example"],
+      message: w.message(),
+    });
+    await w.run(T0 + MIN);
+    // b.example rejects bob (no such mailbox): finished; c.example has no service: handed to SMTP, final too.
+    expect((await handle.done).map((o) => [o.recipient, o.outcome])).toEqual([
+      ["bob@b.example", "rejected"],
+      ["x@c.example", "smtp"],
+    ]);
+    expect(w.alice.actors()).toEqual([]);
+    expect(handle.outcomes().map((o) => o.outcome)).toEqual(["rejected", "smtp"]);
+
+    // A delivery that has to retry is still in flight: its actor stays until it finishes.
+    const down = await world({
+      senderConfig: { keepFinishedActors: false },
+      network: () => () => Promise.reject(new TransportError("connection-refused", "down")),
+    });
+    down.alice.submit({
+      messageId: "m2@a.example",
+      from: "alice@a.example",
+      to: ["bob@b.example"],
+      message: down.message(),
+    });
+    await down.run(T0 + MIN);
+    expect(down.alice.actors().map((a) => [a.id, a.actor.getSnapshot().value])).toEqual([
+      ["m2@a.example→b.example", "retryScheduled"],
+    ]);
+  });
+
   it("SVC-2: recipients are grouped by domain, one actor per (message, domain); a domain without SVCB goes to SMTP", async () => {
     const w = await world();
     const handle = w.alice.submit({
@@ -283,6 +317,40 @@ describe("the sender against the real receiver", () => {
     const retry = w.trace.named("attempt.started")[2];
     expect(retry !== undefined && retry.timeMs - T0).toBeGreaterThanOrEqual(600_000 - 1_000);
     expect(w.smtp.handOffs).toHaveLength(0);
+  });
+
+  it("RETRY-7, STATE-6: recipients deferred in one answer with different retry_after: the next delivery waits for the latest of them", async () => {
+    // carol asks for 15 minutes, bob for 5, dave for 1: the largest is neither the first nor the last.
+    for (const order of [
+      ["bob@b.example", "carol@b.example", "dave@b.example"],
+      ["carol@b.example", "dave@b.example", "bob@b.example"],
+      ["dave@b.example", "bob@b.example", "carol@b.example"],
+    ]) {
+      const w = await world({
+        b: (c) => ({
+          ...c,
+          policy: {
+            temporaryFailures: [
+              { mailbox: "bob@b.example", times: 1, retryAfterS: 300 },
+              { mailbox: "carol@b.example", times: 1, retryAfterS: 900 },
+              { mailbox: "dave@b.example", times: 1, retryAfterS: 60 },
+            ],
+          },
+        }),
+      });
+      const handle = w.alice.submit({ from: "alice@a.example", to: order, message: w.message() });
+      await w.run();
+      expect((await handle.done).map((o) => o.outcome)).toEqual(["accepted", "accepted", "accepted"]);
+      const results = w.trace.data("recipient.result").slice(0, 3);
+      expect(results.map((d) => [d["recipient"], d["status"], d["retryAfterS"]])).toEqual(
+        order.map((r) => [r, "deferred", { "bob@b.example": 300, "carol@b.example": 900, "dave@b.example": 60 }[r]]),
+      );
+      const started = w.trace.named("attempt.started");
+      expect(started, order.join()).toHaveLength(2);
+      // The schedule says 1 minute; every retry_after is a lower bound, so the latest, 15 minutes, decides.
+      expect((started[1]?.timeMs ?? 0) - (started[0]?.timeMs ?? 0), order.join()).toBe(15 * MIN);
+      expect(w.trace.data("timer.set")[0], order.join()).toMatchObject({ delayMs: 15 * MIN, reason: "retry-after" });
+    }
   });
 
   it("G14, EVT-4, G29: a rejected recipient gets a DSN, delivered to the envelope sender through the service with a null from", async () => {

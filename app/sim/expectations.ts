@@ -12,6 +12,7 @@
 import type { CheckResult } from "../trace/schema.ts";
 import { actorOfDelivery, normalizeAddress, type CheckedEvent } from "./invariants.ts";
 import { durationMs, type ExpectedOutcome, type ScenarioExpectation } from "./scenario.ts";
+import { pushAll } from "../protocol/lists.ts";
 
 /** A scenario message as the expectations need it. */
 export interface ExpectedMessage {
@@ -39,7 +40,10 @@ export interface RecipientFacts {
   readonly handOff?: { readonly reason: string; readonly timeMs: number; readonly accepted: boolean };
   /** When a DSN about the recipient reached the envelope sender, if one did. */
   readonly dsnReceivedAtMs?: number;
-  /** Attempts of the delivery to the recipient's domain (0 when none started). */
+  /**
+   * Attempts made for the recipient: those of the delivery to its domain that started while it had no outcome
+   * yet — whose POST named it, or would have had the attempt reached one (0 when none started).
+   */
   readonly attempts: number;
   /** POSTs that carried the recipient. */
   readonly posts: number;
@@ -55,7 +59,7 @@ export interface FactsEvidence {
   readonly handOff?: number;
   /** Each `dsn.sent` about the recipient, and the outcome of the DSN that reached the envelope sender. */
   readonly dsn: readonly number[];
-  /** How the attempts started: the submission, then each `timer.fired`. */
+  /** How the recipient's attempts started (see {@link RecipientFacts.attempts}): the submission, then each `timer.fired`. */
   readonly attempts: readonly number[];
   /** Each `attempt.started` that sent the recipient. */
   readonly posts: readonly number[];
@@ -77,8 +81,11 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
   >();
   const handOffs = new Map<string, { reason: string; timeMs: number; accepted: boolean; seq: number | undefined }>();
   const dsns = new Map<string, { dsnMessageId: string; to: string; seq: number | undefined }[]>();
-  const fired = new Map<string, number>();
   const started = new Set<string>();
+  /** The recipients each delivery actor took (machine.started), where the trace says. */
+  const actorRecipients = new Map<string, Set<string>>();
+  /** The messages whose trace names their delivery actors (a trace written before machine.started does not). */
+  const withActors = new Set<string>();
   /** Per actor, the seqs of the events that started its attempts: the submission, then each timer.fired. */
   const attemptStarts = new Map<string, (number | undefined)[]>();
   const submittedAt = new Map<string, number | undefined>();
@@ -127,12 +134,13 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
           else known.push(dsn);
         }
         break;
-      case "timer.fired": {
-        const actor = String(d["deliveryActor"] ?? "");
-        fired.set(actor, (fired.get(actor) ?? 0) + 1);
-        attemptStarts.get(actor)?.push(e.seq);
+      case "machine.started":
+        actorRecipients.set(String(d["deliveryActor"] ?? ""), new Set(list(d["recipients"]).map(normalizeAddress)));
+        withActors.add(messageId);
         break;
-      }
+      case "timer.fired":
+        attemptStarts.get(String(d["deliveryActor"] ?? ""))?.push(e.seq);
+        break;
       case "attempt.started": {
         if (d["sent"] === false) break;
         const actor = actorOfDelivery(String(d["deliveryId"] ?? ""));
@@ -157,6 +165,17 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
         : [];
     });
   const seqs = (list: readonly (number | undefined)[]): number[] => list.filter((s) => s !== undefined);
+  /**
+   * The starts of the recipient's attempts: the actor's, up to its outcome (an attempt that started after it was
+   * not made for it); none when the actor never took it (an address the sender rejected at submission).
+   */
+  const recipientAttempts = (messageId: string, recipient: string): (number | undefined)[] => {
+    const actor = `${messageId}→${domainOf(recipient)}`;
+    if (withActors.has(messageId) && actorRecipients.get(actor)?.has(normalizeAddress(recipient)) !== true) return [];
+    const all = attemptStarts.get(actor) ?? [];
+    const outcome = outcomes.get(key(messageId, recipient))?.seq;
+    return outcome === undefined ? all : all.filter((s) => s === undefined || s < outcome);
+  };
   return {
     evidence(messageId, recipient) {
       const k = key(messageId, recipient);
@@ -169,7 +188,7 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
         ...(outcome !== undefined && { outcome }),
         ...(handOff !== undefined && { handOff }),
         dsn: seqs(arrivedDsns(k).flatMap(({ dsn, arrival }) => [dsn.seq, arrival.seq])),
-        attempts: seqs(attemptStarts.get(actor) ?? []),
+        attempts: seqs(recipientAttempts(messageId, recipient)),
         posts: seqs(posts.get(`${actor}\n${normalizeAddress(recipient)}`) ?? []),
       };
     },
@@ -197,7 +216,7 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
           handOff: { reason: handOff.reason, timeMs: handOff.timeMs, accepted: handOff.accepted },
         }),
         ...(dsnReceivedAtMs !== undefined && { dsnReceivedAtMs }),
-        attempts: started.has(actor) ? 1 + (fired.get(actor) ?? 0) : 0,
+        attempts: started.has(actor) ? recipientAttempts(messageId, recipient).length : 0,
         posts: posts.get(`${actor}\n${normalizeAddress(recipient)}`)?.length ?? 0,
       };
     },
@@ -286,12 +305,12 @@ function evidenceFor(e: ScenarioExpectation, evidence: FactsEvidence): number[] 
   const add = (seq: number | undefined): void => {
     if (seq !== undefined) out.push(seq);
   };
-  if (e.outcome === "dsn-received" && evidence.dsn.length > 0) out.push(...evidence.dsn);
+  if (e.outcome === "dsn-received" && evidence.dsn.length > 0) pushAll(out, evidence.dsn);
   else add(evidence.outcome ?? evidence.submitted);
-  if (e.never?.includes("dsn-received") === true) out.push(...evidence.dsn);
+  if (e.never?.includes("dsn-received") === true) pushAll(out, evidence.dsn);
   if (e.reason !== undefined || e.relay !== undefined || e.never?.includes("smtp") === true) add(evidence.handOff);
-  if (e.attempts !== undefined) out.push(...evidence.attempts);
-  if (e.posts !== undefined) out.push(...evidence.posts);
+  if (e.attempts !== undefined) pushAll(out, evidence.attempts);
+  if (e.posts !== undefined) pushAll(out, evidence.posts);
   return out;
 }
 

@@ -203,7 +203,7 @@ describe("trace events in words, one wording for run's timeline and send's and s
     for (const [e, line] of routine) expect(lines(e), e.name).toEqual([undefined, line, line]);
   });
 
-  it("a retry: how far off in the timeline (its line has the time), when on the wall clock in progress", () => {
+  it("a retry: the attempt it starts (attempt.started's numbering, not the retry's), how far off in the timeline, when on the wall clock in progress", () => {
     const schedule = event("timer.set", {
       atMs: AT + 57_000,
       delayMs: 57_000,
@@ -212,21 +212,22 @@ describe("trace events in words, one wording for run's timeline and send's and s
       rule: "RETRY-1",
     });
     expect(lines(schedule)).toEqual([
-      "retry 1 in 57s [RETRY-1]",
-      "retry 1 in 57s [RETRY-1]",
-      "retry 1 in 57s, at 2026-01-15T10:57:52Z [RETRY-1]",
+      "attempt 2 in 57s [RETRY-1]",
+      "attempt 2 in 57s [RETRY-1]",
+      "attempt 2 in 57s, at 2026-01-15T10:57:52Z [RETRY-1]",
     ]);
     const retryAfter = event("timer.set", {
       atMs: AT + 3_720_000,
       delayMs: 3_720_000,
       reason: "retry-after",
       retry: 2,
+      attempt: 3,
       rule: "RETRY-7",
     });
     expect(lines(retryAfter)).toEqual([
-      "retry 2 in 1h2m (Retry-After) [RETRY-7]",
-      "retry 2 in 1h2m (Retry-After) [RETRY-7]",
-      "retry 2 in 1h2m, at 2026-01-15T11:58:55Z (Retry-After) [RETRY-7]",
+      "attempt 3 in 1h2m (Retry-After) [RETRY-7]",
+      "attempt 3 in 1h2m (Retry-After) [RETRY-7]",
+      "attempt 3 in 1h2m, at 2026-01-15T11:58:55Z (Retry-After) [RETRY-7]",
     ]);
     const perRecipient = event("timer.set", {
       atMs: AT + 600_000,
@@ -236,7 +237,7 @@ describe("trace events in words, one wording for run's timeline and send's and s
       retry: 1,
       rule: "RETRY-7",
     });
-    expect(describeEvent(perRecipient, timeline)).toBe("retry 1 in 10m (retry_after) [RETRY-7]");
+    expect(describeEvent(perRecipient, timeline)).toBe("attempt 2 in 10m (retry_after) [RETRY-7]");
     // A retry the give-up comes before is not announced as one (STATE-7 cancels it).
     const cancelled = event("timer.set", {
       atMs: AT + 144 * 3_600_000,
@@ -247,7 +248,7 @@ describe("trace events in words, one wording for run's timeline and send's and s
       rule: "RETRY-7",
     });
     expect(describeEvent(cancelled, timeline)).toBe(
-      "no retry 1: it would come in 144h, after the give-up in 120h [STATE-7]",
+      "no attempt 2: it would come in 144h, after the give-up in 120h [STATE-7]",
     );
   });
 
@@ -390,8 +391,10 @@ describe("trace events in words, one wording for run's timeline and send's and s
       expect(line, name).not.toContain(`${name} {`);
     }
     expect(describeEvent(event("timer.set", { atMs: "soon", delayMs: 1000, retry: 1 }), send)).toBe(
-      "retry 1 in 1s, at soon",
+      "attempt 2 in 1s, at soon",
     );
+    expect(describeEvent(event("timer.set", { delayMs: 1000 }), timeline)).toBe("the next attempt in 1s");
+    expect(describeEvent(event("timer.fired", { retry: 1, attempt: 2 }), timeline)).toBe("retrying (attempt 2)");
   });
 
   it("small pieces: an attempt's failure and a short duration", () => {

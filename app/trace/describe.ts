@@ -50,6 +50,7 @@ const PROGRESS: ReadonlySet<string> = new Set<TraceEventName>([
   "smtp.handoff",
   "delivery.bounced",
   "dsn.sent",
+  "dsn.suppressed",
 ]);
 
 /** Never a line of their own: the run prints its checks after the timeline. */
@@ -117,6 +118,16 @@ export function shortDuration(ms: number): string {
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${s % 60 > 0 ? `${s % 60}s` : ""}`;
   return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60) > 0 ? `${Math.floor((s % 3600) / 60)}m` : ""}`;
+}
+
+/**
+ * The attempt a retry timer starts, in attempt.started's numbering: `attempt 2` for the first retry (its
+ * `attempt`, else its `retry` + 1, as a trace before the field had it).
+ */
+function nextAttempt(d: Readonly<Record<string, unknown>>): string {
+  const n =
+    typeof d["attempt"] === "number" ? d["attempt"] : typeof d["retry"] === "number" ? d["retry"] + 1 : undefined;
+  return n === undefined ? "the next attempt" : `attempt ${n}`;
 }
 
 /** `1 POST`, `0 POSTs`; a count that is no number as it is. */
@@ -197,6 +208,7 @@ const WORDS: ReadonlySet<string> = new Set<TraceEventName>([
   "smtp.handoff",
   "delivery.bounced",
   "dsn.sent",
+  "dsn.suppressed",
   "mailbox.delivered",
   "failure.after-acceptance",
   "recipient.outcome",
@@ -277,16 +289,19 @@ function words(name: string, d: Readonly<Record<string, unknown>>, how: Describe
     }
     case "timer.set": {
       const at = how.flavour === "progress" ? `, at ${time(d["atMs"], true)}` : "";
+      const next = nextAttempt(d);
       if (typeof d["atMs"] === "number" && typeof d["giveUpAtMs"] === "number" && d["atMs"] >= d["giveUpAtMs"]) {
-        // The give-up comes first and cancels this retry (STATE-7): say so, not "retry n in …".
+        // The give-up comes first and cancels this attempt (STATE-7): say so, not "attempt n in …".
         const toGiveUp = d["giveUpAtMs"] - (d["atMs"] - Number(d["delayMs"]));
-        return `no retry ${String(d["retry"])}: it would come in ${shortDuration(Number(d["delayMs"]))}, after the give-up in ${shortDuration(toGiveUp)} [STATE-7]`;
+        return `no ${next}: it would come in ${shortDuration(Number(d["delayMs"]))}, after the give-up in ${shortDuration(toGiveUp)} [STATE-7]`;
       }
       const from = d["lowerBoundFrom"] === "retry_after" ? "retry_after" : "Retry-After";
-      return `retry ${String(d["retry"])} in ${shortDuration(Number(d["delayMs"]))}${at}${d["reason"] === "retry-after" ? ` (${from})` : ""}${rule}`;
+      return `${next} in ${shortDuration(Number(d["delayMs"]))}${at}${d["reason"] === "retry-after" ? ` (${from})` : ""}${rule}`;
     }
-    case "timer.fired":
-      return typeof d["retry"] === "number" ? `retrying (attempt ${d["retry"] + 1})` : "retrying";
+    case "timer.fired": {
+      const next = nextAttempt(d);
+      return next === "the next attempt" ? "retrying" : `retrying (${next})`;
+    }
     case "smtp.handoff":
       return how.flavour === "progress"
         ? `would hand ${list(d["recipients"])} to SMTP (${String(d["reason"])}): ${noSmtpClient(how.command)}${rule}`
@@ -295,6 +310,8 @@ function words(name: string, d: Readonly<Record<string, unknown>>, how: Describe
       return `gave up on ${list(d["recipients"])} after ${plural(d["attempts"], "attempt")}: bounced${rule}`;
     case "dsn.sent":
       return `DSN to ${String(d["to"])} about ${list(d["recipients"])} (${String(d["reason"])})${rule}`;
+    case "dsn.suppressed":
+      return `no DSN about ${String(d["messageId"])}, itself a DSN, for ${list(d["recipients"])}: a DSN never causes a DSN${rule}`;
     case "mailbox.delivered":
       return `stored in ${String(d["mailbox"])} (${String(d["size"])} bytes)`;
     case "failure.after-acceptance":

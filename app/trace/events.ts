@@ -33,18 +33,20 @@ export const traceEventNames = {
   "machine.started":
     "a delivery actor starts (deliveryActor, machine, state: its initial leaf state path, messageId, domain, recipients)",
   "machine.transition":
-    "a state transition of a delivery actor (deliveryActor, from, to: leaf state paths from the root, event, rule)",
+    "a state transition of a delivery actor (deliveryActor, from, to: leaf state paths from the root, event, attempt: the one it belongs to or starts, rule)",
   "attempt.started": "one POST of an attempt over the service (deliveryId, attempt, url)",
   "attempt.ended": "how that POST ended (deliveryId, attempt, status?, problem?, failure?, class, fallbackEligible)",
   "attempt.judged":
     "every attempt once, POST or not, when it is over (deliveryActor, attempt, startedAtMs, endedAtMs, stage: discovery | capabilities | version | post, class, posts, fallbackEligible, rule; on attempt 1 the fallback window and give-up time)",
   "recipient.result": "one recipient's result in a 200 answer (deliveryId, recipient, status, problem?, retryAfterS?)",
   "timer.set":
-    "a retry timer (deliveryActor, retry, atMs, delayMs: time left, baseDelayMs, jitteredDelayMs, lowerBoundMs?, lowerBoundDelayMs?, decidedBy, reason)",
-  "timer.fired": "a retry timer fired (deliveryActor)",
+    "a retry timer (deliveryActor, retry, attempt: the attempt it starts, atMs, delayMs: time left, baseDelayMs, jitteredDelayMs, lowerBoundMs?, lowerBoundDelayMs?, decidedBy, reason)",
+  "timer.fired": "a retry timer fired (deliveryActor, retry, attempt: the attempt it starts)",
   "smtp.handoff": "a message handed to SMTP (messageId, recipients, reason: no-service | fallback | no-common-version)",
   "delivery.bounced": "give-up after 5 days (messageId, domain, recipients)",
   "dsn.sent": "a DSN submitted to the envelope sender (messageId, dsnMessageId, to, reason, recipients)",
+  "dsn.suppressed":
+    "a DSN that failed, not reported by another DSN whatever its from said (messageId: the DSN's, recipients, rule)",
   // HTTP on the wire.
   "http.request":
     "a request sent (exchangeId, method, url, headers, bodySize, bodyDigest, body? | bodyBase64? with whole bodies recorded)",

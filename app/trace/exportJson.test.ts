@@ -1,8 +1,32 @@
 import { describe, expect, it } from "vitest";
-import { canonicalJson, exportJson, traceHash } from "./exportJson.ts";
+import { SCENARIO } from "../sim/fixtures/determinismScenario.ts";
+import { runScenarioText } from "../sim/runScenario.ts";
+import { canonicalJson, exportJson, exportJsonChunks, traceHash } from "./exportJson.ts";
 import { sampleTrace } from "./sampleTrace.ts";
 
 describe("JSON export", () => {
+  it("in pieces: a run's trace written one piece at a time is JSON.stringify's layout of the document, byte for byte", async () => {
+    const outcome = await runScenarioText(SCENARIO, { recordBodies: true });
+    if (!outcome.ok) throw new Error("the determinism scenario does not load");
+    const trace = outcome.run.trace;
+    expect(trace.events.length).toBeGreaterThan(50);
+    for (const options of [{}, { full: true }, { indent: 0 }, { indent: 4, full: true }]) {
+      const pieces = [...exportJsonChunks(trace, options)];
+      const text = pieces.join("");
+      expect(text).toBe(exportJson(trace, options));
+      // The layout JSON.stringify gives the same document, and the same document as a whole-trace redaction.
+      expect(text).toBe(`${JSON.stringify(JSON.parse(text), null, options.indent ?? 2)}\n`);
+      const doc = JSON.parse(text) as { events: unknown[]; redactions: string[] };
+      expect(doc.events).toHaveLength(trace.events.length);
+      expect(doc.redactions).toEqual("full" in options ? ["private-keys"] : ["bodies", "private-keys"]);
+    }
+    // A trace without events, and a large one in more than one piece.
+    expect(JSON.parse([...exportJsonChunks({ ...trace, events: [] })].join(""))).toMatchObject({ events: [] });
+    const many = { ...trace, events: Array.from({ length: 3 }, () => trace.events).flat() };
+    expect([...exportJsonChunks(many)].length).toBeGreaterThan(1);
+    expect(JSON.parse([...exportJsonChunks(many)].join(""))).toEqual(JSON.parse(exportJson(many)));
+  });
+
   it("writes a stable key order: schema order at the top, the events last, seq/timeMs/name/domain/data", () => {
     const doc = JSON.parse(exportJson(sampleTrace())) as Record<string, unknown>;
     expect(Object.keys(doc)).toEqual([

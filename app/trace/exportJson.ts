@@ -46,8 +46,84 @@ const SCENARIO_ORDER = ["name", "file", "source"];
 
 /** The trace as a JSON document with a stable key order, redacted unless `full`. */
 export function exportJson(trace: Trace, options: ExportJsonOptions = {}): string {
-  const redacted = redactTrace(trace, { bodies: options.full !== true });
-  return `${JSON.stringify(ordered(redacted), null, options.indent ?? 2)}\n`;
+  return [...exportJsonChunks(trace, options)].join("");
+}
+
+/** About this many characters of events go into each piece {@link exportJsonChunks} gives. */
+const CHUNK_CHARS = 1 << 16;
+
+/**
+ * {@link exportJson}'s text in pieces, one event redacted and written at a
+ * time, so that a large trace goes to a file without its whole text (or a
+ * redacted copy of all its events) in memory at once: `writeFile(path,
+ * exportJsonChunks(trace))`. The pieces joined are exportJson's text, byte
+ * for byte: the document is `JSON.stringify`'s, with the events spliced in at
+ * their place written the way `JSON.stringify` writes an array at that depth.
+ */
+export function* exportJsonChunks(trace: Trace, options: ExportJsonOptions = {}): Generator<string> {
+  const bodies = options.full !== true;
+  const indent = options.indent ?? 2;
+  // The document with a marker for the events: small, and JSON.stringify's own layout around them.
+  const marker = "\u0000events\u0000";
+  const doc = ordered(redactTrace({ ...trace, events: [] }, { bodies })) as Record<string, unknown>;
+  doc["events"] = marker; // in the events' place of the key order
+  const text = JSON.stringify(doc, null, indent);
+  const quoted = JSON.stringify(marker);
+  const at = text.indexOf(quoted);
+  if (at < 0 || trace.events.length === 0) {
+    yield `${text.replace(quoted, "[]")}\n`;
+    return;
+  }
+  const newline = indent > 0 ? "\n" : "";
+  const outer = " ".repeat(indent); // the events array sits one level into the document
+  const inner = " ".repeat(indent * 2);
+  let piece = `${text.slice(0, at)}[${newline}`;
+  for (let i = 0; i < trace.events.length; i++) {
+    const event = redactEvent(trace.events[i] as RecordedEvent, bodies);
+    const json = JSON.stringify(inOrder(event as unknown as Record<string, unknown>, EVENT_ORDER), null, indent);
+    piece += `${i > 0 ? `,${newline}` : ""}${inner}${indent > 0 ? json.replaceAll("\n", `\n${inner}`) : json}`;
+    if (piece.length >= CHUNK_CHARS) {
+      yield piece;
+      piece = "";
+    }
+  }
+  yield `${piece}${newline}${outer}]${text.slice(at + quoted.length)}\n`;
+}
+
+/** What an export is: each says what it leaves out ({@link leftOut}). */
+export type ExportKind = "trace" | "har" | "report" | "bundle" | "image";
+
+/**
+ * Whether the run of a trace recorded whole HTTP bodies: an HTTP event holds
+ * one, or says an export left it out. (A run without HTTP events gives the
+ * same trace either way.)
+ */
+export function recordedBodies(trace: Pick<Trace, "events">): boolean {
+  return trace.events.some((e) => {
+    if (!e.name.startsWith("http.") || e.data === undefined) return false;
+    return "body" in e.data || "bodyBase64" in e.data || e.data["bodyRedacted"] === true;
+  });
+}
+
+/**
+ * What an export of `trace` leaves out, in one sentence — the same in the
+ * file where it has room for a note (a HAR's comment, the report's summary)
+ * and in the app when it saves it: `Left out: message bodies and private
+ * keys.` `full` is "with message bodies": the trace, the HAR and the bundle
+ * keep the bodies the run recorded when it is set, and leave them out when
+ * not; the report and the images never hold a body (an image holds only
+ * what its view draws).
+ */
+export function leftOut(kind: ExportKind, trace: Pick<Trace, "events">, full: boolean): string {
+  switch (kind) {
+    case "report":
+      return "Left out: message bodies (a report never holds them) and private keys.";
+    case "image":
+      return "Left out: message bodies and keys.";
+    default:
+      if (!recordedBodies(trace)) return "Left out: private keys (the run recorded no message bodies).";
+      return full ? "Left out: private keys (message bodies kept)." : "Left out: message bodies and private keys.";
+  }
 }
 
 /** A copy of `trace` without private keys and, when `bodies`, without message bodies. */

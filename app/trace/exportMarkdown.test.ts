@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { runScenarioText } from "../sim/runScenario.ts";
+import { evidenceText, explainOutcomes } from "./explain.ts";
 import { duration, exportMarkdown, reproduceCommand } from "./exportMarkdown.ts";
 import { sampleTrace } from "./sampleTrace.ts";
+
+const library = import.meta.glob<string>("../../scenarios/*.yaml", { query: "?raw", import: "default", eager: true });
 
 describe("Markdown bug report", () => {
   const report = exportMarkdown(sampleTrace());
@@ -20,6 +24,21 @@ describe("Markdown bug report", () => {
     expect(report).toContain("| dave@c.example | <m1@a.example> | smtp | SVC-5 | +40ms |");
     expect(report).toContain("| bob@b.example | <m1@a.example> | accepted | POST-11 | +1m |");
     expect(report).toContain("| carol@b.example | <m1@a.example> | rejected | ERR-17 | +1m |");
+  });
+
+  it("says why each recipient got its outcome, in the words of the app's Why panel, or that the trace does not say", async () => {
+    const text = library["../../scenarios/rate-limited-then-down.yaml"] ?? "";
+    const run = await runScenarioText(text, { file: "scenarios/rate-limited-then-down.yaml" });
+    if (!run.ok) throw new Error("the scenario does not load");
+    const trace = run.run.trace;
+    const md = exportMarkdown(trace);
+    const section = /## Why\n\n([\s\S]*?)\n\n## /.exec(md)?.[1]?.split("\n") ?? [];
+    const [bob] = explainOutcomes(trace.events, trace.startedAtMs);
+    expect(section[0]).toBe("- `bob@b.example` of `m1@a.example`: bounced at +120:00:00");
+    expect(section.slice(1, 6)).toEqual(bob?.clauses.map((c, i) => `  ${i + 1}. ${c.text} (${evidenceText(c)})`));
+    expect(md.indexOf("## Why")).toBeGreaterThan(md.indexOf("## Outcomes"));
+    // The sample trace has outcomes but no delivery machine: it says so rather than guessing.
+    expect(report).toContain("the trace does not say");
   });
 
   it("draws the exchanges and hand-offs as a Mermaid sequence diagram", () => {

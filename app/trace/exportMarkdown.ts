@@ -1,13 +1,15 @@
 /**
- * A trace as a bug report in Markdown: a summary, each recipient's outcome,
- * a Mermaid sequence diagram of the HTTP exchanges and SMTP hand-offs, the
+ * A trace as a bug report in Markdown: a summary, each recipient's outcome
+ * and why (app/trace/explain.ts), a Mermaid sequence diagram of the HTTP exchanges and SMTP hand-offs, the
  * invariant and expectation results, the scenario text, and the command
  * that reproduces the run (`mailscope run <file> --seed N --set …`).
  * GitHub, GitLab and most Markdown viewers draw the diagram.
  */
 import { gapById } from "../protocol/gaps.ts";
-import { redactTrace } from "./exportJson.ts";
+import { evidenceText, explainOutcomes } from "./explain.ts";
+import { leftOut, redactTrace } from "./exportJson.ts";
 import type { CheckResult, RecordedEvent, Trace } from "./schema.ts";
+import { maxOf, pushAll } from "../protocol/lists.ts";
 
 /** Options of {@link exportMarkdown}. */
 export interface ExportMarkdownOptions {
@@ -22,11 +24,12 @@ export function exportMarkdown(trace: Trace, options: ExportMarkdownOptions = {}
   const safe = redactTrace(trace, { bodies: true });
   const out: string[] = [];
   out.push(`# Mailscope run: ${inline(trace.scenario.name)}`, "");
-  out.push(...summary(safe), "");
-  out.push("## Outcomes", "", ...outcomes(safe), "");
-  out.push("## Exchanges", "", ...diagram(safe, options.maxDiagramMessages ?? 150), "");
+  pushAll(out, summary(safe)).push("");
+  pushAll(out, ["## Outcomes", "", ...outcomes(safe), ""]);
+  pushAll(out, ["## Why", "", ...why(safe), ""]);
+  pushAll(out, ["## Exchanges", "", ...diagram(safe, options.maxDiagramMessages ?? 150), ""]);
   const checks = checkResults(safe);
-  if (checks.length > 0) out.push("## Checks", "", ...checkTable(checks), "");
+  if (checks.length > 0) pushAll(out, ["## Checks", "", ...checkTable(checks), ""]);
   if (safe.scenario.source !== undefined) {
     out.push("## Scenario", "", fence(safe.scenario.source, "yaml"), "");
   }
@@ -73,6 +76,7 @@ function summary(trace: Trace): string[] {
       : []),
     `- **Events:** ${events.length}; messages submitted: ${count("message.submitted")}; HTTP exchanges: ${count("http.request")}` +
       ` (${failures} without an answer); DNS queries: ${count("dns.query")}; SMTP hand-offs: ${count("smtp.handoff")}`,
+    `- **${leftOut("report", trace, false).replace(/^Left out: /, "Left out:** ")}`,
   ];
   const checks = checkResults(trace);
   if (checks.length > 0) {
@@ -109,6 +113,19 @@ function outcomes(trace: Trace): string[] {
       return `| ${cell(d["recipient"])} | ${cell(d["messageId"])} | ${cell(d["outcome"])} | ${cell(d["rule"])} | ${cell(relative(e.timeMs, trace.startedAtMs))} |`;
     }),
   ];
+}
+
+/**
+ * Why each recipient got its outcome, in the words of app/trace/explain.ts (the app's Why panel and
+ * `mailscope run --explain` say the same): the headline, then each clause with the seqs of its events.
+ */
+function why(trace: Trace): string[] {
+  const whys = explainOutcomes(trace.events, trace.startedAtMs);
+  if (whys.length === 0) return ["No message was submitted in this run."];
+  return whys.flatMap((w) => [
+    `- \`${inline(w.recipient)}\` of \`${inline(w.messageId)}\`: ${inline(w.headline)}`,
+    ...w.clauses.map((c, i) => `  ${i + 1}. ${inline(c.text)} (${evidenceText(c)})`),
+  ]);
 }
 
 function checkResults(trace: Trace): CheckResult[] {
@@ -247,7 +264,10 @@ function inline(value: string): string {
 }
 
 function fence(body: string, language: string): string {
-  const longest = Math.max(2, ...[...body.matchAll(/`+/g)].map((m) => m[0].length));
+  const longest = maxOf(
+    [...body.matchAll(/`+/g)].map((m) => m[0].length),
+    2,
+  );
   const ticks = "`".repeat(longest + 1);
   return `${ticks}${language}\n${body.replace(/\n$/, "")}\n${ticks}`;
 }

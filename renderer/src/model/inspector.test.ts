@@ -58,11 +58,47 @@ describe("the exchange inspector", () => {
     const x = exchangeView(t.events, "x2", t.startedAtMs);
     expect(x?.response).toMatchObject({ status: 429, fault: "rate-limited-once" });
     expect(JSON.parse(x?.problem ?? "{}")).toMatchObject({ type: "https://mailscope.example/problems/rate_limited" });
-    // The fault kept it from the receiver, so no key was looked up then: the key record answered later holds.
+    // The fault kept it from the receiver, so no key was looked up then: the key record answered later holds,
+    // and the check says where it came from (issue 22: nothing presented as known when it was not).
     const checks = await exchangeChecks(t.events, "x2");
-    expect(checks?.find((c) => c.check === "signature")?.status).toBe("pass");
+    expect(checks?.find((c) => c.check === "signature")).toMatchObject({
+      status: "pass",
+      detail: expect.stringContaining(
+        "a DNS answer the trace recorded after this request (none was looked up for it)",
+      ) as unknown as string,
+    });
     const refused = exchangeView(t.events, "x3", t.startedAtMs);
     expect(refused?.failure).toMatchObject({ kind: "connection-refused", fault: "b-down" });
+  });
+
+  it("issue 22: 'In force when it was sent' holds only what was known then — no DNS answer recorded after the request", async () => {
+    const t = await trace("rate-limited-then-down");
+    const seqOf = (x: string) => t.events.find((e) => e.name === "http.request" && e.data?.["exchangeId"] === x)!.seq;
+    // Attempt 1's POST (x2), answered 429 by a fault at +0:00:00: the receiver never saw it, so no key was looked
+    // up for it; the key's TXT answered at +120:00:00 (for the DSN's delivery) was not known then.
+    const x2 = exchangeView(t.events, "x2", t.startedAtMs);
+    expect(x2?.dns.map((a) => [a.name, a.type, a.at])).toEqual([["_svc.b.example", "SVCB", "+0:00:00"]]);
+    for (const a of x2?.dns ?? []) expect(a.seq).toBeLessThan(seqOf("x2"));
+    // A POST the receiver handled: the key it looked up while handling it (after the request, before the response).
+    const mixed = await trace("teach-mixed-recipient-results");
+    const post = exchangeView(mixed.events, "x2", mixed.startedAtMs);
+    const key = post?.dns.find((a) => a.type === "TXT");
+    expect(key?.name).toBe("s1._svckey.a.example");
+    const request = mixed.events.find((e) => e.name === "http.request" && e.data?.["exchangeId"] === "x2")!;
+    const response = mixed.events.find((e) => e.name === "receiver.response" && e.data?.["exchangeId"] === "x2")!;
+    expect(key!.seq).toBeGreaterThan(request.seq);
+    expect(key!.seq).toBeLessThan(response.seq);
+    expect(key?.at).toBe("+0:00:00");
+    // Every exchange of both runs: nothing in force was answered after the request's exchange ended.
+    for (const run of [t, mixed])
+      for (const e of run.events.filter((x) => x.name === "http.request")) {
+        const id = String(e.data?.["exchangeId"]);
+        const end = run.events.find(
+          (x) => (x.name === "http.response" || x.name === "http.failure") && x.data?.["exchangeId"] === id,
+        );
+        for (const a of exchangeView(run.events, id, run.startedAtMs)?.dns ?? [])
+          expect(a.seq, `${id} ${a.name}`).toBeLessThan(end?.seq ?? Infinity);
+      }
   });
 
   it("issue 13: the POST's message (headers, text preview), the DNS answers and capabilities in force", async () => {

@@ -8,7 +8,7 @@
  * the problem JSON.
  */
 import { lintChecks, lintedRequestOfTraceEvent, type LintLine } from "../../../app/receiver/lintChecks.ts";
-import { txtRecordKeys } from "../../../app/receiver/lintKeys.ts";
+import { combineKeys, txtRecordKeys } from "../../../app/receiver/lintKeys.ts";
 import { createSignatureBase, parseSignatureInput } from "../../../app/protocol/signature.ts";
 import type { ReceiverOfRun } from "../../../app/sim/sessionProtocol.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
@@ -59,7 +59,10 @@ export interface ExchangeView {
   readonly seqs: readonly number[];
   /** The message the POST carried (its message/rfc822 part), when the run kept bodies. */
   readonly message: MessageView | undefined;
-  /** The DNS answers in force when the request was made: the service record of its host, the signing key. */
+  /**
+   * The DNS answers in force when the request was made: the service record of its host, the signing key
+   * (answered before the request, or to the receiver while it handled it; never one recorded later).
+   */
   readonly dns: readonly DnsInForce[];
   /** The capabilities the sender held for the request's origin when it was made. */
   readonly capabilities: CapabilitiesInForce | undefined;
@@ -116,9 +119,12 @@ export function exchangeView(
   let failure: RecordedEvent | undefined;
   const seqs: number[] = [];
   // What was in force before the request: the last DNS answer of each name, the last capabilities of each
-  // origin; and the first answers after it (a key looked up when the request arrived).
+  // origin; and the answers the receiver got while it handled this request (the signing key it looked up
+  // when the request arrived), between its receiver.request and receiver.response. Nothing recorded later:
+  // a request the receiver never saw (a fault answered it) had no key looked up for it.
   const answers = new Map<string, RecordedEvent>();
-  const later = new Map<string, RecordedEvent>();
+  const whileHandled = new Map<string, RecordedEvent>();
+  let handledBy: string | undefined;
   const fetched = new Map<string, RecordedEvent>();
   const held = new Map<string, RecordedEvent>();
   // The DNS answers and capabilities in force are read off the run up to the request; the exchange's own
@@ -128,7 +134,7 @@ export function exchangeView(
     if (e.name === "dns.answer") {
       const key = `${str(d["name"])}|${str(d["type"])}`;
       if (!request) answers.set(key, e);
-      else if (!later.has(key)) later.set(key, e);
+      else if (handledBy !== undefined && e.domain === handledBy && !whileHandled.has(key)) whileHandled.set(key, e);
     } else if (!request && (e.name === "capabilities.fetched" || e.name === "capabilities.cached")) {
       const origin = str(d["origin"]) ?? "";
       held.set(origin, e);
@@ -137,6 +143,8 @@ export function exchangeView(
     if (d["exchangeId"] !== exchangeId) continue;
     seqs.push(e.seq);
     if (e.name === "http.request") request = e;
+    else if (e.name === "receiver.request") handledBy = e.domain ?? "";
+    else if (e.name === "receiver.response") handledBy = undefined;
     else if (e.name === "http.response") response = e;
     else if (e.name === "http.failure") failure = e;
   }
@@ -209,7 +217,7 @@ export function exchangeView(
       dns.push(dnsInForce(e, startMs));
   }
   const keyid = sigInput !== undefined ? signatureInput[0]?.keyid : undefined;
-  const key = keyid ? (answers.get(`${keyid}|TXT`) ?? later.get(`${keyid}|TXT`)) : undefined;
+  const key = keyid ? (whileHandled.get(`${keyid}|TXT`) ?? answers.get(`${keyid}|TXT`)) : undefined;
   if (key) dns.push(dnsInForce(key, startMs));
   const origin = target?.origin;
   const caps = origin ? held.get(origin) : undefined;
@@ -361,12 +369,18 @@ export async function exchangeChecks(
     if (e.timeMs <= arrived) before.set(name, records);
     else if (!after.has(name)) after.set(name, records);
   }
-  const txt = (keyid: string) => before.get(keyid) ?? after.get(keyid) ?? [];
+  // A key answered only later is still used to run the check, and the check says so.
   const origin = URL.canParse(linted.url) ? new URL(linted.url).origin : undefined;
   const config = receivers.find((r) => r.origin === origin)?.config;
   return lintChecks(linted, {
     nowS: Math.floor(arrived / 1000),
-    keys: txtRecordKeys(txt, "the trace's DNS answers"),
+    keys: combineKeys([
+      txtRecordKeys((keyid) => before.get(keyid) ?? [], "the trace's DNS answers"),
+      txtRecordKeys(
+        (keyid) => after.get(keyid) ?? [],
+        "a DNS answer the trace recorded after this request (none was looked up for it)",
+      ),
+    ]),
     ...(config !== undefined && { config }),
     hints: {
       noConfig:

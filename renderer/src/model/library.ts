@@ -10,6 +10,8 @@ export interface LibraryEntry {
   readonly file: string;
   readonly name: string;
   readonly description: string;
+  /** What an opened file is: a scenario (it can be edited) or a trace or bug bundle (it cannot). */
+  readonly kind?: "scenario" | "trace";
 }
 
 export type LibraryGroupId = "teaching" | "state" | "errors" | "gaps" | "others" | "opened";

@@ -55,6 +55,31 @@ describe("the run's index", () => {
     expectSameAsWholeRun(t.events, t.startedAtMs);
   });
 
+  it("an address rejected at submission: no attempt, off the index as off the whole run (it reads machine.started)", () => {
+    const ev = (seq: number, name: string, data: Record<string, unknown>): RecordedEvent => ({
+      seq,
+      timeMs: 0,
+      name,
+      data,
+    });
+    const events = [
+      ev(0, "message.submitted", { messageId: "m1@a.example", from: "a@a.example", to: ["no address", "b@b.example"] }),
+      ev(1, "machine.started", {
+        deliveryActor: "m1@a.example→b.example",
+        messageId: "m1@a.example",
+        recipients: ["b@b.example"],
+      }),
+      ev(2, "recipient.outcome", {
+        messageId: "m1@a.example",
+        recipient: "no address",
+        outcome: "rejected",
+        rule: "MBX-1",
+      }),
+    ];
+    expect(outcomeRows(events, 0).map((r) => r.attempts)).toEqual([0, 1]);
+    expectSameAsWholeRun(events, 0);
+  });
+
   it("a live run, batch by batch: each batch extends the index; an older batch still answers for its events", async () => {
     const t = await scenarioTrace("rate-limited-then-down");
     const batches: (readonly RecordedEvent[])[] = [];

@@ -46,6 +46,10 @@ interface Lists {
   /** Sequence diagram state: the actor last active in each domain, and who made each exchange's requests. */
   readonly domainActor: Map<string, string>;
   readonly exchangeOwners: Map<string, Set<string>>;
+  /** Sequence diagram state: the request each receiving domain handles ({@link receiverLookup}). */
+  readonly handling: Map<string, string>;
+  /** Sequence diagram state: who made the request that stored a message in each mailbox, lately. */
+  readonly mailboxOwners: Map<string, ReadonlySet<string>>;
   /** Models' caches of this run, by model (see {@link runCache}). */
   readonly caches: Map<string, Map<string, unknown>>;
 }
@@ -84,8 +88,27 @@ function emptyLists(): Lists {
     wireByMessage: new Map(),
     domainActor: new Map(),
     exchangeOwners: new Map(),
+    handling: new Map(),
+    mailboxOwners: new Map(),
     caches: new Map(),
   };
+}
+
+/**
+ * The request a receiver made a DNS question or got an answer for: while a receiving domain handles a
+ * request (from its `receiver.request` to its `receiver.response`), its key lookups (TXT) are the
+ * receiver's, made for that request — not a lookup of a delivery actor of the same domain, whose
+ * discovery asks SVCB. Undefined for any other event; `handling` follows the requests handled.
+ */
+export function receiverLookup(handling: Map<string, string>, e: RecordedEvent): string | undefined {
+  const d = (e.data ?? {}) as Data;
+  const exchangeId = str(d["exchangeId"]);
+  const domain = e.domain;
+  if (domain === undefined) return undefined;
+  if (e.name === "receiver.request" && exchangeId !== undefined) handling.set(domain, exchangeId);
+  else if (e.name === "receiver.response" && handling.get(domain) === exchangeId) handling.delete(domain);
+  else if ((e.name === "dns.query" || e.name === "dns.answer") && d["type"] !== "SVCB") return handling.get(domain);
+  return undefined;
 }
 
 /** The message a delivery actor delivers: the part before the arrow. */
@@ -113,6 +136,8 @@ function read(lists: Lists, events: readonly RecordedEvent[], from: number): voi
           lists.actorSeen.add(actor);
           lists.actors.push({ actor, at, messageId: typeof d["messageId"] === "string" ? d["messageId"] : undefined });
         }
+        // The outcomes read the recipients an actor took: an address rejected at submission had no attempt.
+        push(lists.outcomeFacts, messageOfActor(String(actor ?? "")), at);
         break;
       }
       case "message.submitted": {
@@ -150,10 +175,17 @@ function read(lists: Lists, events: readonly RecordedEvent[], from: number): voi
       lists.domainActor.set(e.domain, own);
       push(lists.wire, own, at);
     }
+    const lookupFor = receiverLookup(lists.handling, e);
+    const ownersOf = (x: string | undefined) => (x === undefined ? undefined : lists.exchangeOwners.get(x));
     switch (name) {
       case "dns.query":
       case "dns.answer":
       case "http.request": {
+        if (lookupFor !== undefined) {
+          // A receiver's key lookup for a request: it belongs to whoever made the request.
+          for (const owner of ownersOf(lookupFor) ?? []) push(lists.wire, owner, at);
+          break;
+        }
         const current = e.domain ? lists.domainActor.get(e.domain) : undefined;
         if (current === undefined) break;
         push(lists.wire, current, at);
@@ -166,10 +198,19 @@ function read(lists: Lists, events: readonly RecordedEvent[], from: number): voi
       }
       case "http.response":
       case "http.failure":
+      case "receiver.request":
+      case "receiver.response":
       case "mailbox.delivered":
-      case "failure.after-acceptance":
-        for (const owner of (exchangeId && lists.exchangeOwners.get(exchangeId)) || []) push(lists.wire, owner, at);
+      case "failure.after-acceptance": {
+        // A failure after acceptance names the mailbox, not the request: the one that stored the message there.
+        const mailbox = str(d["mailbox"])?.toLowerCase();
+        const owners =
+          ownersOf(exchangeId) ??
+          (name === "failure.after-acceptance" && mailbox ? lists.mailboxOwners.get(mailbox) : undefined);
+        if (name === "mailbox.delivered" && mailbox) lists.mailboxOwners.set(mailbox, owners ?? new Set());
+        for (const owner of owners ?? []) push(lists.wire, owner, at);
         break;
+      }
       case "recipient.result":
         if (deliveryId !== undefined) push(lists.wire, actorOfDelivery(deliveryId), at);
         break;
@@ -281,14 +322,28 @@ export function outcomeEventCount(index: RunIndex, messageId: string): number {
  * What the sequence diagram of `messageId` reads: the events of its delivery
  * actors (those that make an actor the last active in its domain), the DNS
  * queries and requests made while one of them was, the answers to those
- * requests, the per-recipient results of its deliveries, and its hand-offs,
- * bounces and DSNs. The diagram of these events is the diagram of the whole
- * run's (sequence.test.ts checks it on every bundled scenario).
+ * requests and the receivers' handling of them (with the key lookups made
+ * for them), the per-recipient results of its deliveries, its hand-offs,
+ * bounces and DSNs — and the same of the DSNs that report on it. The diagram
+ * of these events is the diagram of the whole run's (runIndex.test.ts checks
+ * it on every bundled scenario).
  */
 export function sequenceEvents(index: RunIndex, messageId: string): RecordedEvent[] {
-  const lists: (readonly number[] | undefined)[] = [index.lists.wireByMessage.get(messageId)];
-  const prefix = `${messageId}→`;
-  for (const [actor, list] of index.lists.wire) if (actor.startsWith(prefix)) lists.push(list);
+  const lists: (readonly number[] | undefined)[] = [];
+  // The message, and the DSNs that report on it (and theirs): their deliveries are part of its story.
+  const messages = [messageId];
+  for (let i = 0; i < messages.length; i++) {
+    const id = messages[i] as string;
+    const own = index.lists.wireByMessage.get(id);
+    lists.push(own);
+    for (const at of upTo(own, index.count)) {
+      const e = index.events[at] as RecordedEvent;
+      const dsn = e.name === "dsn.sent" ? str((e.data as Data | undefined)?.["dsnMessageId"]) : undefined;
+      if (dsn !== undefined && !messages.includes(dsn)) messages.push(dsn);
+    }
+    const prefix = `${id}→`;
+    for (const [actor, list] of index.lists.wire) if (actor.startsWith(prefix)) lists.push(list);
+  }
   return eventsAt(index, lists);
 }
 

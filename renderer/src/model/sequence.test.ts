@@ -12,15 +12,23 @@ describe("the sequence diagram", () => {
     expect(messages[0]).toBe("m0@a.example");
     const d = sequenceOf(t.events, "m0@a.example", t.startedAtMs);
     expect(d.participants).toEqual(["sender a.example", "DNS", "mx.b.example"]);
-    expect(d.rows.map((r) => [r.kind, r.label])).toEqual([
-      ["dns-query", "SVCB _svc.b.example?"],
-      ["dns-answer", "_svc.b.example: mx.b.example"],
-      ["request", "GET /v1/capabilities"],
-      ["response", "200"],
-      ["request", "POST /v1/messages"],
-      ["note", "stored in carol@b.example"],
-      ["note", "stored in dave@b.example"],
-      ["response", "200"],
+    const name = (i: number) => d.participants[i];
+    expect(d.rows.map((r) => [r.kind, r.label, `${name(r.from)} → ${name(r.to)}`])).toEqual([
+      ["dns-query", "SVCB _svc.b.example?", "sender a.example → DNS"],
+      ["dns-answer", "_svc.b.example: mx.b.example", "DNS → sender a.example"],
+      ["request", "GET /v1/capabilities", "sender a.example → mx.b.example"],
+      ["response", "200", "mx.b.example → sender a.example"],
+      ["request", "POST /v1/messages", "sender a.example → mx.b.example"],
+      // Issue 22: the receiver looks up the signing key (AUTH rules) while it handles the POST: its own exchange.
+      ["dns-query", "TXT s1._svckey.a.example?", "mx.b.example → DNS"],
+      [
+        "dns-answer",
+        expect.stringMatching(/^s1\._svckey\.a\.example: v=svc1; k=ed25519; p=.{10}…$/),
+        "DNS → mx.b.example",
+      ],
+      ["note", "stored in carol@b.example", "mx.b.example → mx.b.example"],
+      ["note", "stored in dave@b.example", "mx.b.example → mx.b.example"],
+      ["response", "200", "mx.b.example → sender a.example"],
     ]);
     expect(d.rows.at(-1)?.results).toEqual(["carol@b.example accepted", "dave@b.example accepted"]);
     const mixed = messages.map((m) => sequenceOf(t.events, m, t.startedAtMs)).flatMap((x) => x.rows);
@@ -54,6 +62,65 @@ describe("the sequence diagram", () => {
     ]);
     expect(mermaid).toContain("  P3--xP1: +0:00:00 connection-refused (fault b-down)");
     expect(mermaid).toContain("  Note over P1,P4: … 1 h …");
+  });
+
+  it("issue 22: teach-failure-after-acceptance — the DSN from the receiving domain's column, and its delivery", async () => {
+    const t = await trace("teach-failure-after-acceptance");
+    const d = sequenceOf(t.events, "m1@a.example", t.startedAtMs);
+    expect(d.participants).toEqual(["sender a.example", "DNS", "mx.b.example", "sender b.example", "mx.a.example"]);
+    const name = (i: number) => d.participants[i];
+    const after = d.rows.slice(d.rows.findIndex((r) => r.kind === "gap") + 1);
+    expect(after.map((r) => [r.kind, r.label, `${name(r.from)} → ${name(r.to)}`])).toEqual([
+      // STATE-8: b.example's receiver found the failure after acceptance; b.example sends the DSN, as a new message.
+      ["note", "failure after acceptance: bob@b.example", "mx.b.example → mx.b.example"],
+      ["dsn", "DSN (failure-after-acceptance) to alice@a.example", "sender b.example → sender b.example"],
+      ["dns-query", "SVCB _svc.a.example?", "sender b.example → DNS"],
+      ["dns-answer", "_svc.a.example: mx.a.example", "DNS → sender b.example"],
+      ["request", "GET /v1/capabilities [DSN]", "sender b.example → mx.a.example"],
+      ["response", "200", "mx.a.example → sender b.example"],
+      ["request", "POST /v1/messages [DSN]", "sender b.example → mx.a.example"],
+      ["dns-query", "TXT s1._svckey.b.example?", "mx.a.example → DNS"],
+      ["dns-answer", expect.stringMatching(/^s1\._svckey\.b\.example: v=svc1/), "DNS → mx.a.example"],
+      ["note", "stored in alice@a.example", "mx.a.example → mx.a.example"],
+      ["response", "200", "mx.a.example → sender b.example"],
+    ]);
+    // The rows cite their events: each row's seq is the event it draws.
+    for (const r of d.rows.filter((x) => x.kind !== "gap")) {
+      const e = t.events.find((x) => x.seq === r.seq);
+      const kinds: Record<string, string[]> = {
+        note: ["mailbox.delivered", "failure.after-acceptance", "delivery.bounced"],
+        dsn: ["dsn.sent"],
+        "dns-query": ["dns.query"],
+        "dns-answer": ["dns.answer"],
+        request: ["http.request"],
+        response: ["http.response"],
+      };
+      expect(kinds[r.kind], `${r.kind} ${r.label}`).toContain(e?.name);
+    }
+  });
+
+  it("issue 22: on every bundled scenario, every exchange and every key lookup is drawn, from the actor that made it", async () => {
+    const files = import.meta.glob<string>("../../../scenarios/*.yaml", { query: "?raw", import: "default" });
+    for (const file of Object.keys(files)) {
+      const t = await trace(file.replace(/^.*\/(.*)\.yaml$/, "$1"));
+      // The messages no DSN reports on (a DSN's exchanges are drawn in its message's diagram).
+      const dsns = new Set(t.events.filter((e) => e.name === "dsn.sent").map((e) => String(e.data?.["dsnMessageId"])));
+      const diagrams = messagesOf(t.events)
+        .filter((m) => !dsns.has(m))
+        .map((m) => sequenceOf(t.events, m, t.startedAtMs));
+      const drawn = new Set(
+        diagrams.flatMap((d) => d.rows.filter((r) => r.kind === "request").map((r) => r.exchangeId)),
+      );
+      const requests = t.events.filter((e) => e.name === "http.request").map((e) => e.data?.["exchangeId"]);
+      expect([...drawn].sort(), file).toEqual([...new Set(requests)].sort());
+      // A key (TXT) lookup is a receiver's: drawn from a host's column, never a sender's.
+      const lookups = diagrams.flatMap((d) =>
+        d.rows.filter((r) => r.kind === "dns-query" && r.label.startsWith("TXT")).map((r) => d.participants[r.from]),
+      );
+      const txt = t.events.filter((e) => e.name === "dns.query" && e.data?.["type"] === "TXT").length;
+      expect(lookups, file).toHaveLength(txt);
+      for (const p of lookups) expect(p, file).not.toMatch(/^sender /);
+    }
   });
 
   it("issue 13: a time range shows every message's exchanges in it, each request marked with its message", async () => {

@@ -7,7 +7,7 @@
  * spans compressed to one labelled row (`… 58 min …`). Also as Mermaid text.
  */
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
-import { messageIdsOf, runIndexOf, sequenceEvents } from "./runIndex.ts";
+import { messageIdsOf, messageOfActor, receiverLookup, runIndexOf, sequenceEvents } from "./runIndex.ts";
 import { durationText, offsetText } from "./timeline.ts";
 
 export type SequenceRowKind =
@@ -87,23 +87,27 @@ export function sequenceOfEvents(
     }
     return i;
   };
-  const ownActor = (actor: string | undefined) =>
-    actor !== undefined && (messageId === undefined || actor.startsWith(`${messageId}→`));
-  const ownMessage = (id: string | undefined) => messageId === undefined || id === messageId;
-  /** In a range, each request says whose it is: ` [m1]`. */
+  // The message and the DSNs that report on it (their deliveries are part of its story), as they are sent.
+  const own = new Set<string>(messageId === undefined ? [] : [messageId]);
+  const ownMessage = (id: string | undefined) => messageId === undefined || (id !== undefined && own.has(id));
+  const ownActor = (actor: string | undefined) => actor !== undefined && ownMessage(messageOfActor(actor));
+  /** In a range, each request says whose it is: ` [m1]`; in a message's diagram, a DSN's says ` [DSN]`. */
   const whose = (actor: string | undefined) => {
-    if (range === undefined || actor === undefined) return "";
-    const id = actor.split("→")[0] ?? actor;
+    if (actor === undefined) return "";
+    const id = messageOfActor(actor);
+    if (range === undefined) return id === messageId ? "" : " [DSN]";
     return ` [${labels.get(id) ?? id}]`;
   };
   const currentActor = new Map<string, string>();
   const exchanges = new Map<string, { from: number; to: number; actor: string | undefined; post: boolean }>();
   const lastPost = new Map<string, number>();
+  // The request each receiving domain handles (its key lookups are made for it), and where each mailbox's
+  // message was last stored (a failure after acceptance names the mailbox only); undefined: not drawn here.
+  const handling = new Map<string, string>();
+  const storedAt = new Map<string, number | undefined>();
   const rows: { -readonly [K in keyof SequenceRow]: SequenceRow[K] }[] = [];
-  let sender: number | undefined;
-  // One message has one sender; a range has one per sending domain.
-  const senderIndex = (domain: string | undefined) =>
-    range ? index(`sender ${domain ?? "?"}`) : (sender ??= index(`sender ${domain ?? "?"}`));
+  // Each sending domain's sender: the message's own, and another domain's that sends a DSN about it.
+  const senderIndex = (domain: string | undefined) => index(`sender ${domain ?? "?"}`);
 
   for (const e of events) {
     const d = e.data as Data;
@@ -115,9 +119,15 @@ export function sequenceOfEvents(
     const row = (r: Omit<SequenceRow, "seq" | "timeMs" | "results" | "broken"> & Partial<SequenceRow>) => {
       if (inRange) rows.push({ results: [], broken: false, seq: e.seq, timeMs: e.timeMs, ...r });
     };
+    // A receiver's key lookup for a request: drawn from the receiver's column, when the request is drawn.
+    const lookupFor = receiverLookup(handling, e);
+    const receiver = lookupFor === undefined ? undefined : (exchanges.get(lookupFor)?.to ?? -1);
     switch (e.name) {
       case "dns.query":
-        if (mine)
+        if (receiver !== undefined) {
+          if (receiver >= 0)
+            row({ kind: "dns-query", from: receiver, to: index("DNS"), label: `${str(d["type"])} ${str(d["name"])}?` });
+        } else if (mine)
           row({
             kind: "dns-query",
             from: senderIndex(e.domain),
@@ -126,18 +136,21 @@ export function sequenceOfEvents(
           });
         break;
       case "dns.answer": {
-        if (!mine) break;
+        if (receiver === undefined ? !mine : receiver < 0) break;
         const kind = str(d["kind"]) ?? "answer";
-        const records = Array.isArray(d["records"]) ? (d["records"] as Data[]) : [];
-        const what =
-          kind === "answer"
-            ? records.map((r) => str(r["target"]) ?? str(r["value"]) ?? JSON.stringify(r)).join(", ") || "answer"
-            : kind;
+        const records = Array.isArray(d["records"]) ? (d["records"] as unknown[]) : [];
+        // A TXT record's text (a key) cut short: the inspector shows it whole.
+        const record = (r: unknown): string => {
+          if (typeof r === "string") return r.length > 32 ? `${r.slice(0, 31)}…` : r;
+          const o = r !== null && typeof r === "object" ? (r as Data) : {};
+          return str(o["target"]) ?? str(o["value"]) ?? JSON.stringify(r);
+        };
+        const what = kind === "answer" ? records.map(record).join(", ") || "answer" : kind;
         const fault = str(d["fault"]);
         row({
           kind: "dns-answer",
           from: index("DNS"),
-          to: senderIndex(e.domain),
+          to: receiver ?? senderIndex(e.domain),
           label: `${str(d["name"])}: ${what}${fault ? ` (fault ${fault})` : ""}`,
           broken: kind === "servfail" || kind === "timeout",
         });
@@ -218,8 +231,11 @@ export function sequenceOfEvents(
           label: `bounced: ${strs(d["recipients"]).join(", ")}${whose(str(d["messageId"]))}`,
         });
         break;
-      case "dsn.sent":
+      case "dsn.sent": {
         if (!ownMessage(str(d["messageId"]))) break;
+        const dsn = str(d["dsnMessageId"]);
+        if (dsn !== undefined && messageId !== undefined) own.add(dsn);
+        // From the domain that sends it: the sender's after a bounce, the receiver's after a failure after acceptance.
         row({
           kind: "dsn",
           from: senderIndex(e.domain),
@@ -227,15 +243,18 @@ export function sequenceOfEvents(
           label: `DSN (${str(d["reason"])}) to ${str(d["to"])}${whose(str(d["messageId"]))}`,
         });
         break;
+      }
       case "mailbox.delivered":
       case "failure.after-acceptance": {
         const x = str(d["exchangeId"]);
-        const ex = x ? exchanges.get(x) : undefined;
-        if (!ex) break;
+        const mailbox = str(d["mailbox"])?.toLowerCase();
+        const at = x !== undefined ? exchanges.get(x)?.to : mailbox !== undefined ? storedAt.get(mailbox) : undefined;
+        if (e.name === "mailbox.delivered" && mailbox !== undefined) storedAt.set(mailbox, at);
+        if (at === undefined) break;
         row({
           kind: "note",
-          from: ex.to,
-          to: ex.to,
+          from: at,
+          to: at,
           label:
             e.name === "mailbox.delivered"
               ? `stored in ${str(d["mailbox"])}`

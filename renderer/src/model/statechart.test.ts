@@ -49,11 +49,56 @@ describe("the statechart of rate-limited-then-down", async () => {
     expect(chartAt(chart, t.startedAtMs - 1).state).toBeUndefined();
   });
 
+  it("names the attempt and the answer that decided: attempt 1's 429 ruled SMTP out, not attempt 2's connection refused (ERR-23)", () => {
+    const judged = chart.history.filter((r) => r.from === "attemptingOverService.judging");
+    expect(judged[0]).toMatchObject({
+      name: "retryNotFallbackEligible",
+      row: 4,
+      rules: expect.arrayContaining(["STATE-5"]),
+    });
+    // Attempts 2 … 127 were fallback-eligible (connection refused); the 429 of attempt 1 had ruled SMTP out.
+    expect(judged[1]).toMatchObject({ name: "retrySmtpRuledOut", context: { attempt: 2 } });
+    expect(judged[1]?.row).toBeUndefined();
+    expect(judged[1]?.rules).not.toContain("STATE-5");
+    expect(judged[1]?.why).toBe(
+      "attempt 2: no answer (connection refused), fallback-eligible, but attempt 1's 429 rate_limited ruled SMTP out, pending: bob@b.example",
+    );
+    expect(judged[6]?.why).toBe(
+      "attempt 7: the capabilities unusable (no answer: connection refused), fallback-eligible, but attempt 1's 429 rate_limited ruled SMTP out, pending: bob@b.example",
+    );
+    expect(judged.filter((r) => r.rules.includes("STATE-5"))).toHaveLength(1);
+    expect(chart.history.some((r) => r.why.includes("temporary_failure"))).toBe(false);
+  });
+
+  it("one attempt numbering: every transition of an attempt names that attempt, as attempt.started does", () => {
+    // Attempt 2: the retry that starts it, the endpoint found, the answer read, the judging.
+    const second = chart.history.filter((r) => r.context.attempt === 2).map((r) => [r.name, r.why]);
+    expect(second).toEqual([
+      ["retrySameDelivery", "attempt 2 at +0:02:00, same delivery and key, pending: bob@b.example"],
+      ["postToEndpoint", "attempt 2: endpoint found"],
+      ["answersRead", "attempt 2: answers read — no answer (connection refused)"],
+      [
+        "retrySmtpRuledOut",
+        "attempt 2: no answer (connection refused), fallback-eligible, but attempt 1's 429 rate_limited ruled SMTP out, pending: bob@b.example",
+      ],
+    ]);
+    const posts = t.events
+      .filter((e) => e.name === "attempt.started" && String(e.data?.["deliveryId"]).startsWith(ACTOR))
+      .map((e) => [e.timeMs, e.data?.["attempt"]]);
+    expect(posts).toHaveLength(6);
+    for (const [timeMs, attempt] of posts) {
+      const row = chart.history.find((r) => r.name === "postToEndpoint" && r.timeMs === timeMs);
+      expect(row?.context.attempt).toBe(attempt);
+    }
+  });
+
   it("gives up at +120:00:00 with giveUpWhileRetrying (row 6) into bounced; counts and never-taken", () => {
     const last = chart.history.at(-1);
     expect(last).toMatchObject({ at: "+120:00:00", name: "giveUpWhileRetrying", row: 6, to: "bounced" });
     expect(last?.rules).toContain("STATE-7");
-    expect(last?.why).toBe("+120:00:00 ≥ give-up +120:00:00 (5 days after the first attempt), pending: bob@b.example");
+    expect(last?.why).toBe(
+      "+120:00:00 ≥ give-up +120:00:00 (5 days after the first attempt), after attempt 127, pending: bob@b.example",
+    );
     const counts = fireCounts(chart);
     const id = (name: string) => deliveryGraph().transitions.find((tr) => tr.meta?.name === name)?.id ?? "";
     expect(counts.get(id("giveUpWhileRetrying"))).toBe(1);
@@ -76,10 +121,14 @@ describe("the statechart of receiver-down-past-fallback-window", async () => {
     const fallback = chart.history.find((r) => r.name === "fallBackToSmtpAfterWindow");
     expect(fallback).toMatchObject({ row: 2, at: "+2:03:00", to: "handingToSmtp" });
     expect(fallback?.context).toMatchObject({ attempt: 8, allAttemptsFallbackEligible: true });
-    expect(fallback?.why).toBe("attempt at +2:03:00 ≥ window end +2:00:00, every attempt eligible");
+    expect(fallback?.why).toBe(
+      "attempt 8 at +2:03:00 ≥ window end +2:00:00, every attempt eligible — the capabilities unusable (no answer: connection refused)",
+    );
     const within = chart.history.filter((r) => r.name === "retryWithinFallbackWindow");
     expect(within).toHaveLength(7);
-    expect(within[1]?.why).toBe("attempt at +0:01:00 < window end +2:00:00, every attempt eligible");
+    expect(within[1]?.why).toBe(
+      "attempt 2 at +0:01:00 < window end +2:00:00, every attempt eligible — the capabilities unusable (no answer: connection refused)",
+    );
     expect(chartAt(chart, t.startedAtMs + 3 * H).state).toBe("handedToSmtp");
   });
 });
@@ -89,11 +138,11 @@ describe("why a guard chose", () => {
     const context = { attempt: 8, allAttemptsFallbackEligible: true, pending: [] };
     const later = { ...context, firstAttemptAtMs: H, attemptAtMs: H + 7_380_000, fallbackWindowEndMs: 3 * H };
     expect(explain("fallBackToSmtpAfterWindow", later, 0, later.attemptAtMs)).toBe(
-      "attempt at +3:03:00 (2:03:00 after the first attempt) ≥ window end +3:00:00, every attempt eligible",
+      "attempt 8 at +3:03:00 (2:03:00 after the first attempt) ≥ window end +3:00:00, every attempt eligible",
     );
     const atStart = { ...context, firstAttemptAtMs: 0, attemptAtMs: 7_380_000, fallbackWindowEndMs: 2 * H };
     expect(explain("fallBackToSmtpAfterWindow", atStart, 0, 7_380_000)).toBe(
-      "attempt at +2:03:00 ≥ window end +2:00:00, every attempt eligible",
+      "attempt 8 at +2:03:00 ≥ window end +2:00:00, every attempt eligible",
     );
   });
 });

@@ -17,6 +17,7 @@ import {
   type GraphTransition,
   type MachineGraph,
 } from "../../../app/sender/machineGraph.ts";
+import { judgedAnswer } from "../../../app/trace/explain.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { actorEvents, actorsOf, runIndexOf } from "./runIndex.ts";
 import { offset } from "./time.ts";
@@ -34,7 +35,10 @@ export function deliveryGraph(): DeliveryGraph {
 
 /** What the actor knew when a transition was taken: what its guards read. */
 export interface GuardContext {
-  /** The number of the attempt last judged (from 1). */
+  /**
+   * The attempt the transition belongs to (from 1): the one under way, or the one a retry starts, as the
+   * machine.transition event numbers it (attempt.started's numbering); the attempt last judged for a trace without it.
+   */
   readonly attempt?: number;
   /** When that attempt started; the fallback window compares this time (STATE-2, STATE-3). */
   readonly attemptAtMs?: number;
@@ -51,6 +55,10 @@ export interface GuardContext {
   /** The attempt's last problem: its identifier (`rate_limited`) and HTTP status. */
   readonly problem?: string;
   readonly status?: number;
+  /** How the attempt last judged ended, in words (`429 rate_limited`, `no answer (connection refused)`). */
+  readonly answer?: string;
+  /** The attempt whose answer ruled SMTP out for the message (ERR-23), and that answer. */
+  readonly smtpRuledOut?: { readonly attempt: number; readonly answer: string };
   /** Recipients of the actor with no final outcome yet. */
   readonly pending: readonly string[];
   /** For a retry: its number and when the timer was set to fire. */
@@ -150,6 +158,10 @@ export function actorChartOfEvents(
   let fresh: string[] = [];
   let ctx: Omit<GuardContext, "pending"> = {};
   const history: HistoryRow[] = [];
+  /** The discovery events of the attempt under way (what an attempt that made no POST ran into). */
+  let discovery: RecordedEvent[] = [];
+  /** Attempts started so far, for a trace whose transitions do not number them. */
+  let started = 0;
   for (const e of events) {
     const d = e.data ?? {};
     if (e.name === "recipient.outcome") {
@@ -159,7 +171,16 @@ export function actorChartOfEvents(
     }
     if (d["deliveryActor"] !== actor) continue;
     switch (e.name) {
+      case "discovery.resolved":
+      case "capabilities.invalid":
+        discovery.push(e);
+        break;
+      case "timer.fired":
+        discovery = [];
+        started += 1;
+        break;
       case "machine.started":
+        started = 1;
         startedAtMs = e.timeMs;
         startedSeq = e.seq;
         initial = str(d["state"]) ?? graph.initial;
@@ -178,8 +199,13 @@ export function actorChartOfEvents(
         const all = d["allAttemptsFallbackEligible"];
         const cls = str(d["class"]);
         const { problem: _p, status: _s, ...kept } = ctx;
+        const answer = judgedAnswer(d, discovery);
         ctx = {
           ...kept,
+          answer,
+          ...(all === false &&
+            ctx.smtpRuledOut === undefined &&
+            attempt !== undefined && { smtpRuledOut: { attempt, answer } }),
           ...(attempt !== undefined && { attempt }),
           ...(attemptAt !== undefined && { attemptAtMs: attemptAt }),
           ...(windowStart !== undefined && { firstAttemptAtMs: windowStart }),
@@ -222,7 +248,9 @@ export function actorChartOfEvents(
         const pending = recipients.filter((r) => !done.has(r.toLowerCase()));
         for (const r of fresh) done.add(r);
         fresh = [];
-        const context: GuardContext = { ...ctx, pending };
+        // One numbering: the attempt the event names (for postToEndpoint, the attempt under way, not the last judged).
+        const attempt = num(d["attempt"]) ?? (started > 0 ? started : ctx.attempt);
+        const context: GuardContext = { ...ctx, ...(attempt !== undefined && { attempt }), pending };
         const name = recorded ?? meta.name ?? (t?.label || "(unnamed)");
         const row = num(d["row"]) ?? meta.row;
         const rules = strings(d["rules"]).length > 0 ? strings(d["rules"]) : [...(meta.rules ?? [])];
@@ -278,37 +306,43 @@ export function explain(name: string, c: GuardContext, startMs: number, atMs: nu
   const problem = problemText(c);
   const attempt = c.attempt === undefined ? "attempt" : `attempt ${c.attempt}`;
   const pending = c.pending.length === 0 ? "nothing pending" : `pending: ${c.pending.join(", ")}`;
+  // The answer of the attempt just judged: every reason names the attempt and the answer that decided.
+  const answered = c.answer ?? problem;
+  const answer = answered === undefined ? "" : ` — ${answered}`;
   switch (name) {
     case "fallBackToSmtpAfterWindow":
-      return `attempt at ${at(c.attemptAtMs)}${since(c, startMs)} ≥ window end ${at(c.fallbackWindowEndMs)}, ${every}`;
+      return `${attempt} at ${at(c.attemptAtMs)}${since(c, startMs)} ≥ window end ${at(c.fallbackWindowEndMs)}, ${every}${answer}`;
     case "retryWithinFallbackWindow":
-      return `attempt at ${at(c.attemptAtMs)}${since(c, startMs)} < window end ${at(c.fallbackWindowEndMs)}, ${every}`;
-    case "retryNotFallbackEligible": {
-      const reason =
-        c.fallbackEligible === false ? `${attempt} not fallback-eligible` : "an earlier attempt was not eligible";
-      return `${reason}${problem !== undefined ? ` (${problem})` : ""}, ${pending}`;
+      return `${attempt} at ${at(c.attemptAtMs)}${since(c, startMs)} < window end ${at(c.fallbackWindowEndMs)}, ${every}${answer}`;
+    case "retryNotFallbackEligible":
+      return `${attempt} not fallback-eligible (${c.answer ?? problem ?? "?"}), ${pending}`;
+    case "retrySmtpRuledOut": {
+      const by = c.smtpRuledOut;
+      return `${attempt}: ${c.answer ?? problem ?? "?"}, fallback-eligible, but ${by === undefined ? "an earlier attempt" : `attempt ${by.attempt}'s ${by.answer}`} ruled SMTP out, ${pending}`;
     }
+    case "retryDeferredRecipients":
+      return `${attempt}: deferred${problem !== undefined ? ` (${problem})` : ""}, never SMTP: a new delivery at the next attempt, ${pending}`;
     case "giveUpAfterAttempt":
     case "giveUpWhileRetrying":
-      return `${at(atMs)} ≥ give-up ${at(c.giveUpAtMs)} (5 days after the first attempt), ${pending}`;
+      return `${at(atMs)} ≥ give-up ${at(c.giveUpAtMs)} (5 days after the first attempt), after ${attempt}, ${pending}`;
     case "finishAllAccepted":
-      return "every recipient accepted, nothing pending";
+      return `${attempt}: every recipient accepted, nothing pending`;
     case "finishNothingPending":
-      return `every recipient has a final outcome${problem !== undefined ? ` (last: ${problem})` : ""}`;
+      return `${attempt}: every recipient has a final outcome${answered !== undefined ? ` (last: ${answered})` : ""}`;
     case "handOffNoCommonVersion":
-      return "no protocol version in common: SMTP";
+      return `${attempt}: no protocol version in common${answer}: SMTP`;
     case "deliverByPlainSmtp":
-      return `no service record, ${every}: plain SMTP`;
+      return `${attempt}: no service record, ${every}${answer}: plain SMTP`;
     case "retryDeferredAsNewDelivery":
-      return `retry ${c.retry ?? "?"} at ${at(c.retryAtMs)}: deferred recipients get a new delivery, ${pending}`;
+      return `${attempt} at ${at(c.retryAtMs)}: deferred recipients get a new delivery, ${pending}`;
     case "retrySameDelivery":
-      return `retry ${c.retry ?? "?"} at ${at(c.retryAtMs)}, same delivery and key, ${pending}`;
+      return `${attempt} at ${at(c.retryAtMs)}, same delivery and key, ${pending}`;
     case "postToEndpoint":
       return `${attempt}: endpoint found`;
     case "discoveryEnded":
-      return `${attempt}: discovery ended without an endpoint`;
+      return `${attempt}: discovery ended without an endpoint${answer}`;
     case "answersRead":
-      return `${attempt}: answers read${problem !== undefined ? ` (${problem})` : ""}`;
+      return `${attempt}: answers read${answer}`;
     case "senderFault":
       return `${attempt}: the sender failed`;
     case "handedOver":

@@ -8,6 +8,8 @@ import {
   buckets,
   buildTimeline,
   connectorsInWindow,
+  delayTicks,
+  giveUpOf,
   itemsByLane,
   laneItems,
   drawnMarks,
@@ -16,7 +18,9 @@ import {
   marksInWindow,
   OUTCOME_COLOUR,
   neighbourMark,
+  overviewWindow,
   retryChart,
+  tipPlace,
   tickLabel,
   ticks,
   timeScale,
@@ -26,6 +30,7 @@ import {
   visibleLaneRangeOf,
   zoomWindow,
 } from "./timeline.ts";
+import { maxOf, minOf } from "../../../app/protocol/lists.ts";
 
 const trace = (name: string): Promise<Trace> => scenarioTrace(name);
 
@@ -186,7 +191,7 @@ describe("the timeline of rate-limited-then-down", async () => {
     expect(chart.rows[0]?.band).toEqual([0.8, 1.2]);
     // Five days of an outage: the delays reach the 1 h cap and stay there; the give-up ends it.
     expect(chart.capMinutes).toBe(60);
-    expect(Math.max(...chart.rows.map((r) => r.base))).toBe(60);
+    expect(maxOf(chart.rows.map((r) => r.base))).toBe(60);
     expect(chart.giveUpAfterAttempt).toBe(127);
     expect(chart.rows.filter((r) => !r.happened)).toHaveLength(1);
   });
@@ -199,7 +204,7 @@ describe("the timeline of rate-limited-then-down", async () => {
     expect(rows.reduce((n, b) => n + b.bounces, 0)).toBe(1);
     const firstHour = marksInWindow(tl.marks, t.startedAtMs, t.startedAtMs + 60 * MIN);
     // Jitter is on: six attempts in the first hour (the seventh comes at about +1:03), in order.
-    expect(firstHour.map((m) => m.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(firstHour.filter((m) => m.kind === "attempt").map((m) => m.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
     // 300 px for 5 days: at most one mark per lane, kind and 2-px column, each counting what it stands for.
     const scale = timeScale("linear", tl.startMs, tl.endMs, 300, tl.startMs);
     const drawn = drawnMarks(tl.marks, scale, new Set(tl.lanes.map((l) => l.id)));
@@ -210,11 +215,185 @@ describe("the timeline of rate-limited-then-down", async () => {
   it("keyboard navigation walks a lane's marks and moves between lanes", () => {
     const first = neighbourMark(tl.marks, undefined, "next", tl.lanes);
     expect(first?.attempt).toBe(1);
-    const second = neighbourMark(tl.marks, first?.id, "next", tl.lanes);
+    // Attempt 1's answer ruled SMTP out: that mark comes next, at the same time, then attempt 2.
+    const ruledOut = neighbourMark(tl.marks, first?.id, "next", tl.lanes);
+    expect(ruledOut).toMatchObject({ kind: "ruled-out", attempt: 1 });
+    const second = neighbourMark(tl.marks, ruledOut?.id, "next", tl.lanes);
     expect(second?.attempt).toBe(2);
-    expect(neighbourMark(tl.marks, second?.id, "previous", tl.lanes)?.id).toBe(first?.id);
+    expect(neighbourMark(tl.marks, second?.id, "previous", tl.lanes)?.id).toBe(ruledOut?.id);
     const down = neighbourMark(tl.marks, second?.id, "down", tl.lanes);
     expect(down?.lane).toBe(tl.lanes[1]?.id);
+  });
+});
+
+describe("issue 22: the fallback window and the give-up drawn only where they apply; where SMTP was ruled out", async () => {
+  const limited = await trace("rate-limited-then-down");
+  const mixed = await trace("teach-mixed-recipient-results");
+  const deferred = await trace("state-5-deferred-new-delivery");
+  const down = await trace("receiver-down-past-fallback-window");
+  const windowBands = (tl: ReturnType<typeof buildTimeline>, lane: string) =>
+    tl.bands.filter((b) => b.kind === "fallback-window" && b.lane === lane);
+  const judged = (t: Trace, seq: number) => t.events.find((e) => e.seq === seq);
+
+  it("ERR-23: rate-limited-then-down's 429 at attempt 1 ruled SMTP out; no window band, no `first after the window's end`", () => {
+    const tl = buildTimeline(limited.events, limited.startedAtMs, labels);
+    const m1 = tl.lanes[0]!;
+    expect(m1.fallbackRuledOut).toMatchObject({
+      attempt: 1,
+      answer: "429 rate_limited",
+      rule: "ERR-23",
+      text: "SMTP ruled out at attempt 1: 429 rate_limited, ERR-23",
+    });
+    // The evidence: attempt 1's judgement, a 429 rate_limited after which not every attempt was eligible.
+    const e = judged(limited, m1.fallbackRuledOut!.seq);
+    expect(e?.name).toBe("attempt.judged");
+    expect(e?.data).toMatchObject({ attempt: 1, status: 429, allAttemptsFallbackEligible: false });
+    expect(String(e?.data?.["problem"])).toMatch(/\/rate_limited$/);
+    expect(m1.fallbackRuledOut?.timeMs).toBe(limited.startedAtMs);
+    expect(windowBands(tl, m1.id)).toEqual([]);
+    const chart = retryChart(m1);
+    expect(chart.fallbackWindowEndAttempt).toBeUndefined();
+    expect(chart.fallbackRuledOut?.attempt).toBe(1);
+    // A mark of its own on the lane, at attempt 1, with the words and the rule.
+    const mark = tl.marks.find((m) => m.kind === "ruled-out");
+    expect(mark).toMatchObject({
+      lane: m1.id,
+      attempt: 1,
+      rule: "ERR-23",
+      timeMs: limited.startedAtMs,
+      label: "SMTP ruled out",
+    });
+    expect(mark?.summary).toMatch(/^SMTP ruled out at attempt 1: 429 rate_limited, ERR-23 \(\+0:00:00\)/);
+    expect(mark?.exchangeIds).toEqual(["x1", "x2"]);
+    // m1 bounced at the give-up: its line applies. The DSN's delivery, accepted at once, has neither.
+    expect(giveUpOf(m1)).toBe(m1.giveUpAtMs);
+    const dsn = tl.lanes[1]!;
+    expect(dsn.giveUpAtMs).toBeDefined();
+    expect(giveUpOf(dsn)).toBeUndefined();
+    expect(windowBands(tl, dsn.id)).toEqual([]);
+    expect(dsn.fallbackRuledOut).toBeUndefined();
+  });
+
+  it("per-recipient deferrals never fall back (ERR-23): teach-mixed-recipient-results' m1 and state-5-deferred-new-delivery", () => {
+    const tl = buildTimeline(mixed.events, mixed.startedAtMs, labels);
+    const m0 = tl.lanes.find((l) => l.messageId === "m0@a.example")!;
+    const m1 = tl.lanes.find((l) => l.label === "m1 → b.example")!;
+    expect(m1.fallbackRuledOut?.text).toBe(
+      "SMTP ruled out at attempt 1: per-recipient results: nobody@b.example rejected (recipient_not_found), carol@b.example deferred (rate_limited), dave@b.example deferred (mailbox_full), ERR-23",
+    );
+    const e = judged(mixed, m1.fallbackRuledOut!.seq);
+    expect(e?.data).toMatchObject({ attempt: 1, class: "results", allAttemptsFallbackEligible: false });
+    expect(windowBands(tl, m1.id)).toEqual([]);
+    // m0, accepted by its first POST, was never going to fall back nor give up: no band, no give-up line, no mark.
+    expect(m0.fallbackRuledOut).toBeUndefined();
+    expect(windowBands(tl, m0.id)).toEqual([]);
+    expect(giveUpOf(m0)).toBeUndefined();
+    expect(tl.marks.filter((m) => m.kind === "ruled-out").map((m) => m.lane)).toEqual([m1.id]);
+
+    const five = buildTimeline(deferred.events, deferred.startedAtMs, labels);
+    expect(five.lanes[0]?.fallbackRuledOut?.text).toBe(
+      "SMTP ruled out at attempt 1: per-recipient results: bob@b.example deferred (temporary_failure), ERR-23",
+    );
+    expect(five.bands.filter((b) => b.kind === "fallback-window")).toEqual([]);
+    expect(giveUpOf(five.lanes[0]!)).toBeUndefined();
+  });
+
+  it("STATE-3: a delivery every attempt of which was fallback-eligible keeps its window, and has no mark", () => {
+    const tl = buildTimeline(down.events, down.startedAtMs, labels);
+    expect(tl.lanes[0]?.fallbackRuledOut).toBeUndefined();
+    expect(tl.marks.some((m) => m.kind === "ruled-out")).toBe(false);
+    expect(windowBands(tl, tl.lanes[0]!.id)).toHaveLength(1);
+    // Handed to SMTP at +2:03:00: it never reached the give-up.
+    expect(giveUpOf(tl.lanes[0]!)).toBeUndefined();
+  });
+
+  it("a live run: the mark appears with the retry after the answer (an answer that ended the delivery rules nothing out)", () => {
+    const judgedAt = limited.events.findIndex((e) => e.name === "attempt.judged");
+    const timer = limited.events.findIndex((e) => e.name === "timer.set");
+    expect(timer).toBeGreaterThan(judgedAt);
+    const before = buildTimeline(limited.events.slice(0, timer), limited.startedAtMs, labels);
+    expect(before.lanes[0]?.fallbackRuledOut).toBeUndefined();
+    const after = buildTimeline(limited.events.slice(0, timer + 1), limited.startedAtMs, labels);
+    expect(after.lanes[0]?.fallbackRuledOut?.attempt).toBe(1);
+  });
+
+  it("RETRY-2, RETRY-3: the cap comes before the jitter; the delay axis in even steps", () => {
+    const tl = buildTimeline(limited.events, limited.startedAtMs, labels);
+    const chart = retryChart(tl.lanes[0]!);
+    // Jitter on: the capped waits reach past the hour (the issue saw 1 h 11 min beside "capped at 1 h").
+    const capped = tl.lanes[0]!.retries.filter((r) => r.baseDelayMs === 60 * MIN);
+    expect(chart.cappedJitter?.maxMinutes).toBe(maxOf(capped.map((r) => r.jitteredDelayMs)) / MIN);
+    expect(chart.cappedJitter!.maxMinutes).toBeGreaterThan(60);
+    expect(chart.cappedJitter!.minMinutes).toBeLessThan(60);
+    expect(chart.delayTicks).toEqual([0, 15, 30, 45, 60, 75]);
+    // Jitter off: no jitter to speak of.
+    const tlDown = buildTimeline(down.events, down.startedAtMs, labels);
+    expect(retryChart(tlDown.lanes[0]!).cappedJitter).toBeUndefined();
+    expect(retryChart(tlDown.lanes[0]!).delayTicks).toEqual([0, 10, 20, 30, 40, 50, 60]);
+    expect(delayTicks(2)).toEqual([0, 1, 2]);
+    expect(delayTicks(72)).toEqual([0, 15, 30, 45, 60, 75]);
+    expect(delayTicks(0)).toEqual([0, 1]);
+  });
+});
+
+describe("issue 22: on every bundled scenario, a lane's `SMTP ruled out` says what its cited event says", async () => {
+  const files = import.meta.glob<string>("../../../scenarios/*.yaml", { query: "?raw", import: "default" });
+  const names = Object.keys(files).map((f) => f.replace(/^.*\/(.*)\.yaml$/, "$1"));
+  it.each(names)("%s", async (name) => {
+    const t = await trace(name);
+    const tl = buildTimeline(t.events, t.startedAtMs);
+    for (const lane of tl.lanes) {
+      const judgements = t.events.filter((e) => e.name === "attempt.judged" && e.data?.["deliveryActor"] === lane.id);
+      const first = judgements.find((e) => e.data?.["allAttemptsFallbackEligible"] === false);
+      const r = lane.fallbackRuledOut;
+      const retried = (n: number) =>
+        t.events.some((e) => e.name === "timer.set" && e.data?.["deliveryActor"] === lane.id && e.data["retry"] === n);
+      if (r === undefined) {
+        // Not ruled out, or the delivery ended at the answer that would have (no retry after it).
+        if (first) expect(retried(Number(first.data?.["attempt"])), lane.id).toBe(false);
+        continue;
+      }
+      expect(r.seq, lane.id).toBe(first?.seq);
+      expect(first?.data?.["attempt"]).toBe(r.attempt);
+      expect(first?.data?.["startedAtMs"]).toBe(r.timeMs);
+      expect(retried(r.attempt), lane.id).toBe(true);
+      expect(r.text).toBe(`SMTP ruled out at attempt ${r.attempt}: ${r.answer}${r.rule ? `, ${r.rule}` : ""}`);
+      const status = first?.data?.["status"];
+      if (first?.data?.["class"] === "results" || (typeof status === "number" && status >= 400 && status < 500))
+        expect(r.rule).toBe("ERR-23");
+      // Never a hand-off after the window for a delivery whose fallback was ruled out (STATE-3).
+      expect(tl.marks.some((m) => m.kind === "handoff" && m.lane === lane.id && m.label === "SMTP fallback")).toBe(
+        false,
+      );
+      // No window drawn past the answer.
+      for (const b of tl.bands.filter((b) => b.kind === "fallback-window" && b.lane === lane.id))
+        expect(b.untilMs ?? Infinity).toBeLessThanOrEqual(r.judgedAtMs);
+    }
+  });
+});
+
+describe("issue 22: gestures — the overview brushes the range dragged; a hover text flips at the right edge", () => {
+  const scale = timeScale("linear", 0, 120 * MIN, 600, 0);
+  it("a drag across the overview is the range dragged, not one bucket", () => {
+    expect(overviewWindow(scale, 100, 400, 120)).toEqual([20 * MIN, 80 * MIN]);
+    // Either way, and past the plot's ends it stops at them.
+    expect(overviewWindow(scale, 400, 100, 120)).toEqual([20 * MIN, 80 * MIN]);
+    expect(overviewWindow(scale, -50, 700, 120)).toEqual([0, 120 * MIN]);
+    // A click (a move under 6 px) is the bucket under it: 120 buckets of a minute.
+    expect(overviewWindow(scale, 102, 104, 120)).toEqual([20 * MIN, 21 * MIN]);
+    expect(overviewWindow(scale, 600, 600, 120)).toEqual([119 * MIN, 120 * MIN]);
+    expect(overviewWindow(scale, -10, -9, 120)).toBeUndefined();
+    // On a log scale the same pixels.
+    const log = timeScale("log", 0, 120 * MIN, 600, 0);
+    expect(overviewWindow(log, 100, 400, 120)).toEqual([log.timeAt(100), log.timeAt(400)]);
+  });
+
+  it("a hover text goes right of the pointer, left of it where it would pass the right edge", () => {
+    expect(tipPlace(100, 300, 1200)).toEqual({ left: 112, side: "right" });
+    expect(tipPlace(1000, 300, 1200)).toEqual({ left: 688, side: "left" });
+    expect(tipPlace(1000, 300, 1200).left + 300).toBeLessThanOrEqual(1200);
+    // Wider than the room either side: kept inside the box's left edge.
+    expect(tipPlace(100, 300, 350)).toEqual({ left: 0, side: "left" });
   });
 });
 
@@ -289,7 +468,7 @@ describe("issue 13: per-recipient sub-lanes of teach-mixed-recipient-results", a
     const bounced = rows.findIndex((r) => r.bounces > 0);
     expect(bounced).toBeGreaterThan(90);
     expect(rows.slice(1, bounced).map((r) => r.inFlight)).toEqual(new Array(bounced - 1).fill(1));
-    expect(Math.max(...rows.map((r) => r.inFlight))).toBeGreaterThanOrEqual(2);
+    expect(maxOf(rows.map((r) => r.inFlight))).toBeGreaterThanOrEqual(2);
     // Each delivery's end, from its actor's final state: m0's and the DSNs' too.
     for (const lane of tl.lanes) {
       const end = t.events.find(
@@ -307,15 +486,15 @@ describe("issue 13: per-recipient sub-lanes of teach-mixed-recipient-results", a
     const d = inFlightPath(rows, 1171.5, 52);
     const xs = [...d.matchAll(/[MH](-?[\d.]+)/g)].map((m) => Number(m[1]));
     const ys = [...d.matchAll(/(?:M[\d.]+,|V)(-?[\d.]+)/g)].map((m) => Number(m[1]));
-    expect(Math.min(...xs)).toBe(0);
-    expect(Math.max(...xs)).toBe(1171.5);
+    expect(minOf(xs)).toBe(0);
+    expect(maxOf(xs)).toBe(1171.5);
     expect(d.startsWith("M0,")).toBe(true);
     expect(d.endsWith(" H1171.5")).toBe(true);
-    expect(Math.min(...ys)).toBeGreaterThanOrEqual(0);
-    expect(Math.max(...ys)).toBeLessThanOrEqual(52);
+    expect(minOf(ys)).toBeGreaterThanOrEqual(0);
+    expect(maxOf(ys)).toBeLessThanOrEqual(52);
     // The most in flight at the top; m1 alone in flight for days, lower.
-    const peak = Math.max(...rows.map((r) => r.inFlight));
-    expect(Math.min(...ys)).toBe(1);
+    const peak = maxOf(rows.map((r) => r.inFlight));
+    expect(minOf(ys)).toBe(1);
     expect(ys).toContain(Math.round((52 - 1 - (1 / peak) * 50) * 10) / 10);
     expect(inFlightPath([], 100, 52)).toBe("");
   });
@@ -412,7 +591,8 @@ describe("the overview's deliveries in flight: a colour of its own", () => {
     const z = f((0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883);
     return [116 * y - 16, 500 * (x - y), 200 * (y - z)];
   };
-  const deltaE = (a: string, b: string) => Math.hypot(...lab(a).map((v, i) => v - (lab(b)[i] ?? 0)));
+  const deltaE = (a: string, b: string) =>
+    Math.sqrt(lab(a).reduce((sum, v, i) => sum + (v - (lab(b)[i] ?? 0)) ** 2, 0));
 
   it("the computations: black on white is 21:1, a colour against itself 1:1 and 0 apart", () => {
     expect(contrast("#000000", "#ffffff")).toBeCloseTo(21, 5);
@@ -434,4 +614,60 @@ describe("the overview's deliveries in flight: a colour of its own", () => {
       expect(deltaE("#2f5fd0", OUTCOME_COLOUR["deferred"]!)).toBeLessThan(35);
       expect(deltaE(colour, OUTCOME_COLOUR["deferred"]!)).toBeGreaterThan(50);
     });
+});
+
+describe("issue 23: an attempt whose recipients were partly accepted and partly rejected is drawn as what it was", async () => {
+  const text = (to: string): string => `name: mixed
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example: { mailboxes: [bob, carol] }
+messages:
+  - { id: m1, from: alice@a.example, to: [${to}] }
+`;
+  const attemptOf = async (to: string) => {
+    const t = await textTrace(text(to), "mixed.yaml");
+    const tl = buildTimeline(t.events, t.startedAtMs, labels);
+    // m1's lane (a DSN about a rejected recipient has a lane of its own).
+    const lane = tl.lanes.find((l) => l.label === "m1 → b.example");
+    const marks = tl.marks.filter((m) => m.kind === "attempt" && m.lane === lane?.id);
+    expect(marks).toHaveLength(1);
+    return { mark: marks[0], lane };
+  };
+
+  it("RCP-2, ERR-17: accepted and rejected in one answer: the attempt delivered (accepted), its summary names both; each recipient's sub-lane its own", async () => {
+    for (const to of ["bob@b.example, nobody@b.example", "nobody@b.example, bob@b.example"]) {
+      const { mark, lane } = await attemptOf(to);
+      expect(mark?.outcome, to).toBe("accepted");
+      const results = to.startsWith("bob") ? "accepted, rejected" : "rejected, accepted";
+      // (The rule cited after it is the delivery machine's to choose.)
+      expect(mark?.summary?.startsWith(`attempt 1 at +0:00:00: accepted — results: ${results}`), to).toBe(true);
+      expect(lane?.recipientLanes.map((r) => [r.recipient, r.results.map((x) => x.status)])).toEqual(
+        to.split(", ").map((r) => [r, [r.startsWith("bob") ? "accepted" : "rejected"]]),
+      );
+    }
+  });
+
+  it("STATE-6: accepted and deferred in one answer is a deferred attempt (the delivery goes on), whatever the order", async () => {
+    for (const to of ["bob@b.example, carol@b.example", "carol@b.example, bob@b.example"]) {
+      const t = await textTrace(
+        text(to).replace(
+          "  b.example: { mailboxes: [bob, carol] }",
+          "  b.example: { mailboxes: [bob, carol], policy: { temporaryFailures: [{ mailbox: carol@b.example, times: 1 }] } }",
+        ),
+        "mixed.yaml",
+      );
+      const tl = buildTimeline(t.events, t.startedAtMs, labels);
+      const first = tl.marks.find((m) => m.kind === "attempt" && m.attempt === 1);
+      expect(first?.outcome, to).toBe("deferred");
+      expect(first?.summary, to).toContain(
+        `results: ${to.startsWith("bob") ? "accepted, deferred" : "deferred, accepted"}`,
+      );
+      expect(tl.marks.find((m) => m.kind === "attempt" && m.attempt === 2)?.outcome, to).toBe("accepted");
+    }
+  });
+
+  it("RCP-3: every recipient rejected is a rejected attempt; every one accepted an accepted one", async () => {
+    expect((await attemptOf("nobody@b.example, ghost@b.example")).mark?.outcome).toBe("rejected");
+    expect((await attemptOf("bob@b.example, carol@b.example")).mark?.outcome).toBe("accepted");
+  });
 });

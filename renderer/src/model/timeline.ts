@@ -11,6 +11,7 @@
  * column, and counts per time bucket for the overview.
  */
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import { maxOf, minOf, pushAll } from "../../../app/protocol/lists.ts";
 
 /** How an attempt ended, as the timeline colours it. */
 export type AttemptOutcome =
@@ -65,7 +66,7 @@ export const OUTCOME_COLOUR: Readonly<Record<string, string>> = {
  */
 export const IN_FLIGHT_COLOUR = { light: "#db2777", dark: "#f472b6" } as const;
 
-export type MarkKind = "attempt" | "handoff" | "bounce" | "dsn" | "receiver" | "dns";
+export type MarkKind = "attempt" | "handoff" | "bounce" | "dsn" | "receiver" | "dns" | "ruled-out";
 
 /** One thing drawn at one time on one lane (or, for a DNS change, across the lanes of its domain). */
 export interface Mark {
@@ -161,6 +162,31 @@ export interface Lane {
   readonly retries: readonly RetryPlan[];
   /** One sub-lane per recipient: its result at each attempt that answered it, and how it ended. */
   readonly recipientLanes: readonly RecipientLane[];
+  /**
+   * Where SMTP fallback was ruled out for the delivery, when it was and the delivery went on after it (a
+   * retry): from then on the fallback window decides nothing (ERR-23, STATE-5).
+   */
+  readonly fallbackRuledOut?: FallbackRuledOut;
+}
+
+/**
+ * The attempt whose answer ruled SMTP fallback out for a delivery (the first `attempt.judged` whose
+ * `allAttemptsFallbackEligible` is false): a request-level 4xx such as 429 rate_limited, or per-recipient
+ * results (deferred, rejected), which never fall back (ERR-23).
+ */
+export interface FallbackRuledOut {
+  readonly attempt: number;
+  /** When the attempt started, and when it was judged (its answer read). */
+  readonly timeMs: number;
+  readonly judgedAtMs: number;
+  /** The `attempt.judged` event's seq: the evidence. */
+  readonly seq: number;
+  /** The answer that decided: `429 rate_limited`, `per-recipient results: bob@b.example deferred (mailbox_full)`. */
+  readonly answer: string;
+  /** ERR-23 for an authenticated answer (a 4xx problem, per-recipient results), else the attempt's own rule. */
+  readonly rule: string | undefined;
+  /** `SMTP ruled out at attempt 1: 429 rate_limited, ERR-23`. */
+  readonly text: string;
 }
 
 /** One recipient's result in one attempt's answer (`recipient.result`). */
@@ -291,6 +317,8 @@ interface LaneBuilder {
   }[];
   recipientResults: Map<string, RecipientResult[]>;
   recipientOutcomes: Map<string, { outcome: string; timeMs: number; rule: string | undefined; seq: number }>;
+  /** The attempt that ruled SMTP fallback out, and its exchanges (shown once a retry follows it). */
+  ruledOut?: FallbackRuledOut & { readonly exchangeIds: readonly string[] };
 }
 
 /** What the timeline keeps of the events read so far: a live run's next batch adds to it. */
@@ -493,6 +521,34 @@ function readTimelineEvents(state: TimelineState, events: readonly RecordedEvent
             ? `results: ${lane.pendingStatuses.join(", ") || "none"}`
             : [status, problem, str(d["detail"])].filter((x) => x !== undefined).join(" ");
         const summary = `attempt ${n} at ${offsetText(started, startMs)}: ${OUTCOME_TEXT[outcome]}${answer ? ` — ${answer}` : ""}${rule ? ` [${rule}]` : ""}`;
+        // The attempt after which SMTP fallback is no longer possible: the flag the machine keeps (STATE-3's
+        // "every attempt so far ended in a fallback-eligible failure"), or, in a trace without it, this
+        // attempt's own eligibility (a no-service answer decides nothing).
+        const all = d["allAttemptsFallbackEligible"];
+        const rulesOut = typeof all === "boolean" ? !all : !eligible && cls !== "no-service";
+        if (rulesOut && lane.ruledOut === undefined) {
+          const authenticated = cls === "results" || (status !== undefined && status >= 400 && status < 500);
+          const why =
+            cls === "results"
+              ? `per-recipient results: ${
+                  lane.pendingResults
+                    .filter((r) => r.status !== "accepted")
+                    .map((r) => `${r.recipient} ${r.status}${r.problem ? ` (${r.problem})` : ""}`)
+                    .join(", ") || "accepted"
+                }`
+              : `${[status, problem ?? cls].filter((x) => x !== undefined).join(" ")}${d["stage"] === "capabilities" ? " (capabilities GET)" : ""}`;
+          const cited = authenticated ? "ERR-23" : rule;
+          lane.ruledOut = {
+            attempt: n,
+            timeMs: started,
+            judgedAtMs: e.timeMs,
+            seq: e.seq,
+            answer: why,
+            rule: cited,
+            text: `SMTP ruled out at attempt ${n}: ${why}${cited ? `, ${cited}` : ""}`,
+            exchangeIds: lane.pendingExchanges,
+          };
+        }
         lane.attemptMarks.push(marks.length);
         marks.push({
           id: `a:${lane.id}:${n}`,
@@ -697,6 +753,15 @@ function deliveryEnd(lane: LaneBuilder): number | undefined {
   return last;
 }
 
+/**
+ * Where SMTP fallback was ruled out for a delivery, when the delivery went on after that attempt (a retry
+ * was planned after it): a delivery that ended there (accepted, rejected) was never going to fall back.
+ */
+function ruledOutOf(lane: LaneBuilder): LaneBuilder["ruledOut"] {
+  const r = lane.ruledOut;
+  return r !== undefined && lane.retries.some((p) => p.retry >= r.attempt) ? r : undefined;
+}
+
 /** The timeline of what `state` read: lanes in order, bands, DNS marks, everything sorted. */
 function timelineOf(state: TimelineState, startMs: number, labels: ReadonlyMap<string, string>): Timeline {
   const { lanes, connectors, faults, dnsChanges, hostDomain, dsnParent, dsnOfMessage, endMs } = state;
@@ -710,6 +775,7 @@ function timelineOf(state: TimelineState, startMs: number, labels: ReadonlyMap<s
     const label = dsn
       ? `DSN of ${shortId(dsn.messageId, labels)} → ${b.domain}`
       : `${shortId(b.messageId, labels)} → ${b.domain}`;
+    const ruledOut = ruledOutOf(b);
     return {
       id: b.id,
       messageId: b.messageId,
@@ -731,6 +797,17 @@ function timelineOf(state: TimelineState, startMs: number, labels: ReadonlyMap<s
           outcome: b.recipientOutcomes.get(recipient),
         }),
       ),
+      ...(ruledOut !== undefined && {
+        fallbackRuledOut: {
+          attempt: ruledOut.attempt,
+          timeMs: ruledOut.timeMs,
+          judgedAtMs: ruledOut.judgedAtMs,
+          seq: ruledOut.seq,
+          answer: ruledOut.answer,
+          rule: ruledOut.rule,
+          text: ruledOut.text,
+        },
+      }),
     };
   };
   const ordered: Lane[] = [];
@@ -752,20 +829,43 @@ function timelineOf(state: TimelineState, startMs: number, labels: ReadonlyMap<s
   const bands: Band[] = [];
   for (const lane of lanes.values()) {
     const windowEnd = lane.fallbackWindowEndMs;
+    const ruledOut = ruledOutOf(lane);
+    if (ruledOut !== undefined)
+      marks.push({
+        id: `f:${lane.id}`,
+        kind: "ruled-out",
+        lane: lane.id,
+        timeMs: ruledOut.timeMs,
+        seq: ruledOut.seq,
+        attempt: ruledOut.attempt,
+        label: "SMTP ruled out",
+        summary: `${ruledOut.text} (${offsetText(ruledOut.timeMs, startMs)}): no SMTP fallback for this delivery, its fallback window decides nothing`,
+        ...(ruledOut.rule !== undefined && { rule: ruledOut.rule }),
+        exchangeIds: ruledOut.exchangeIds,
+      });
     if (windowEnd === undefined) continue;
     const fromMs = lane.fallbackWindowStartMs ?? lane.startMs;
-    // The window matters while the delivery goes on: one that ended inside it (accepted, handed to SMTP,
-    // bounced) has its band end there, not run on to a window end the sender never reached.
+    // The window matters while the delivery goes on and may still fall back: one that ended inside it
+    // (accepted, handed to SMTP, bounced) has its band end there, one whose fallback an answer ruled out
+    // (ERR-23) where that answer came, not run on to a window end that decides nothing. A delivery that
+    // ended, or lost its fallback, before any retry that could fall back (accepted at its first attempt,
+    // rate limited at it) has no band: the window never applied to it.
     const ended = deliveryEnd(lane);
+    const cutAt = Math.min(ended ?? Infinity, ruledOut?.judgedAtMs ?? Infinity);
+    const lastOpen = ruledOut?.attempt ?? Infinity;
+    if (cutAt !== Infinity && !lane.retries.some((r) => r.retry < lastOpen && r.attemptStartedAtMs < cutAt)) continue;
     bands.push(
-      ended !== undefined && ended < windowEnd
+      cutAt < windowEnd
         ? {
             lane: lane.id,
             kind: "fallback-window",
             fromMs,
-            untilMs: Math.max(fromMs, ended),
+            untilMs: cutAt,
             windowEndMs: windowEnd,
-            label: `fallback window (to ${offsetText(windowEnd, startMs)}, cut where the delivery ended)`,
+            label:
+              ruledOut !== undefined && ruledOut.judgedAtMs === cutAt
+                ? `fallback window (to ${offsetText(windowEnd, startMs)}, closed at attempt ${ruledOut.attempt}: SMTP ruled out)`
+                : `fallback window (to ${offsetText(windowEnd, startMs)}, cut where the delivery ended)`,
           }
         : { lane: lane.id, kind: "fallback-window", fromMs, untilMs: windowEnd, label: "fallback window" },
     );
@@ -780,7 +880,7 @@ function timelineOf(state: TimelineState, startMs: number, labels: ReadonlyMap<s
   const lanesUnder = (name: string): Lane[] => {
     const out: Lane[] = [];
     const labels = name.split(".");
-    for (let i = 0; i < labels.length; i++) out.push(...(lanesOfDomain.get(labels.slice(i).join(".")) ?? []));
+    for (let i = 0; i < labels.length; i++) pushAll(out, lanesOfDomain.get(labels.slice(i).join(".")) ?? []);
     return out;
   };
   for (const f of faults) {
@@ -1141,7 +1241,10 @@ export function buckets(
 export function inFlightPath(rows: readonly Bucket[], width: number, height: number): string {
   const n = rows.length;
   if (n === 0) return "";
-  const peak = Math.max(1, ...rows.map((r) => r.inFlight));
+  const peak = maxOf(
+    rows.map((r) => r.inFlight),
+    1,
+  );
   const y = (v: number) => r1(height - 1 - (v / peak) * (height - 2));
   const x = (i: number) => r1((i / n) * width);
   let d = `M0,${y(rows[0]?.inFlight ?? 0)}`;
@@ -1247,6 +1350,47 @@ export function zoomWindow(
   return to - from < 1 ? [scale.fromMs, scale.toMs] : [from, to];
 }
 
+/**
+ * The window a gesture on the overview asks for, its bars `bucketCount` buckets over `scale` (the lanes'
+ * whole window): a drag from `x0` to `x1` (px from the plot's left) brushes that range; a click (a move
+ * of less than `slop` px) the bucket under it. Undefined for a gesture off the plot.
+ */
+export function overviewWindow(
+  scale: TimeScale,
+  x0: number,
+  x1: number,
+  bucketCount: number,
+  slop = 6,
+): readonly [number, number] | undefined {
+  const w = scale.width;
+  const clamp = (x: number) => Math.min(w, Math.max(0, x));
+  if (Math.abs(x1 - x0) >= slop) {
+    const a = clamp(Math.min(x0, x1));
+    const b = clamp(Math.max(x0, x1));
+    return b - a < 1 ? undefined : [scale.timeAt(a), scale.timeAt(b)];
+  }
+  if (x0 < 0 || x0 > w) return undefined;
+  const n = Math.max(1, Math.floor(bucketCount));
+  const i = Math.min(n - 1, Math.floor((x0 / w) * n));
+  return [scale.timeAt((i * w) / n), scale.timeAt(((i + 1) * w) / n)];
+}
+
+/** How far a hover text sits from the pointer. */
+export const TIP_GAP = 12;
+
+/**
+ * Where a hover text `width` wide goes beside the pointer at `x`: to its right, or to its left where it
+ * would run past `right` (the box's right edge), kept inside the box's left edge.
+ */
+export function tipPlace(
+  x: number,
+  width: number,
+  right: number,
+): { readonly left: number; readonly side: "right" | "left" } {
+  if (x + TIP_GAP + width <= right) return { left: x + TIP_GAP, side: "right" };
+  return { left: Math.max(0, x - TIP_GAP - width), side: "left" };
+}
+
 /** The next mark from `current` in a direction, over the lanes' marks in time order (keyboard navigation). */
 export function neighbourMark(
   marks: readonly Mark[],
@@ -1293,12 +1437,44 @@ export interface RetryChartRow {
 
 export interface RetryChart {
   readonly rows: readonly RetryChartRow[];
-  /** The first attempt made at or after the fallback window's end. */
+  /**
+   * The first attempt made at or after the fallback window's end, when the window still decided something
+   * there (no answer had ruled SMTP fallback out).
+   */
   readonly fallbackWindowEndAttempt: number | undefined;
+  /** Where SMTP fallback was ruled out: the window's end then decides nothing. */
+  readonly fallbackRuledOut: FallbackRuledOut | undefined;
   /** The last attempt before the give-up, when the actor gave up. */
   readonly giveUpAfterAttempt: number | undefined;
   /** The cap of the schedule, in minutes (60), when some retry reached it. */
   readonly capMinutes: number | undefined;
+  /**
+   * The waits the schedule gave the capped retries after jitter (RETRY-3 multiplies the capped delay, G16),
+   * in minutes, when jitter was on: the waits beside the cap can be longer than it.
+   */
+  readonly cappedJitter: { readonly minMinutes: number; readonly maxMinutes: number } | undefined;
+  /** The delay axis' ticks, in minutes: 0 and even steps (1, 2, 5, 10, 15, 30, 60 … minutes) past the longest. */
+  readonly delayTicks: readonly number[];
+}
+
+/** Steps of the delay axis, in minutes. */
+const DELAY_STEPS = [1, 2, 5, 10, 15, 20, 30, 60, 120, 180, 360, 720, 1440];
+
+/** Ticks from 0 past `top` minutes in even steps, at most `most` + 1 of them. */
+export function delayTicks(top: number, most = 6): number[] {
+  const step = DELAY_STEPS.find((s) => top / s <= most) ?? Math.ceil(top / most / 1440) * 1440;
+  const count = Math.max(1, Math.ceil(top / step - 1e-9));
+  return Array.from({ length: count + 1 }, (_, i) => i * step);
+}
+
+/**
+ * The give-up time when it applies to the lane (STATE-7): the delivery was still undelivered then — it
+ * bounced there, or it goes on. A delivery that ended before it (accepted, rejected, handed to SMTP)
+ * never reached it: its lane draws no give-up line.
+ */
+export function giveUpOf(lane: Lane): number | undefined {
+  const g = lane.giveUpAtMs;
+  return g !== undefined && (lane.endMs === undefined || lane.endMs >= g) ? g : undefined;
 }
 
 /** The retry-delay chart of one lane: attempt number against the delay before it, in minutes. */
@@ -1315,15 +1491,23 @@ export function retryChart(lane: Lane): RetryChart {
     happened: r.happened,
     atMs: r.atMs,
   }));
-  const end = lane.fallbackWindowEndMs;
+  const end = lane.fallbackRuledOut === undefined ? lane.fallbackWindowEndMs : undefined;
   const after = end === undefined ? undefined : rows.find((r) => r.happened && r.atMs >= end);
   const missed = rows.find((r) => !r.happened);
-  const capped = lane.retries.some((r) => r.baseDelayMs >= HOUR);
+  const capped = lane.retries.filter((r) => r.baseDelayMs >= HOUR);
+  const jittered = capped.filter((r) => r.jitter).map((r) => r.jitteredDelayMs / MINUTE);
+  const top = maxOf(
+    rows.map((r) => Math.max(r.actual, r.band?.[1] ?? 0, r.lowerBound ?? 0)),
+    0,
+  );
   return {
     rows,
     fallbackWindowEndAttempt: after?.attempt,
+    fallbackRuledOut: lane.fallbackRuledOut,
     giveUpAfterAttempt: missed ? missed.attempt - 1 : undefined,
-    capMinutes: capped ? 60 : undefined,
+    capMinutes: capped.length > 0 ? 60 : undefined,
+    cappedJitter: jittered.length > 0 ? { minMinutes: minOf(jittered), maxMinutes: maxOf(jittered) } : undefined,
+    delayTicks: delayTicks(top),
   };
 }
 

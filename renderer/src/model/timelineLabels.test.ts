@@ -160,11 +160,11 @@ describe("labels over the retry connectors' arcs", async () => {
   const drawn = drawnMarks(own.marks, scale, new Set([m1.id]));
   const arcs = drawnConnectors(own.connectors, scale);
 
-  it("m1's lane, arcs from end to end: `stored` and `bounced` cross them and are written on a backing, the others not", () => {
+  it("m1's lane, arcs from end to end: `SMTP ruled out` and `bounced` cross them and are written on a backing, the others not", () => {
     const placed = laneLabels(drawn, scale.width, { arcs });
     for (const p of placed) expect(p.backing, p.text).toBe(arcs.some((a) => arcCrosses(a.x1, a.x2, p.box)));
     const byText = new Map(placed.map((p) => [p.text, p]));
-    expect(byText.get("stored")?.backing).toBe(true);
+    expect(byText.get("SMTP ruled out")?.backing).toBe(true);
     expect(byText.get("bounced")?.backing).toBe(true);
     expect(placed.filter((p) => /^\d+\+?$/.test(p.text)).every((p) => !p.backing)).toBe(true);
   });

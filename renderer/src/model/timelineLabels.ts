@@ -113,6 +113,8 @@ function candidates(d: DrawnMark, width: number, underTaken = false): Candidate[
       return beside(10, LANE_MID - 12);
     case "dsn":
       return beside(10, LANE_MID + 21);
+    case "ruled-out":
+      return beside(11, LANE_MID - 12);
     case "receiver":
       return beside(7, LANE_MID - 9);
     case "dns":
@@ -124,7 +126,15 @@ function candidates(d: DrawnMark, width: number, underTaken = false): Candidate[
 }
 
 /** Marks whose label is placed first: the few events of a lane before its many attempt numbers. */
-const PRIORITY: Readonly<Record<string, number>> = { bounce: 0, handoff: 1, dsn: 2, receiver: 3, dns: 4, attempt: 5 };
+const PRIORITY: Readonly<Record<string, number>> = {
+  bounce: 0,
+  handoff: 1,
+  "ruled-out": 2,
+  dsn: 3,
+  receiver: 4,
+  dns: 5,
+  attempt: 6,
+};
 
 /**
  * The labels of one lane's drawn marks (and of its give-up line at `giveUpX`,

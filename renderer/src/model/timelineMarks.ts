@@ -21,6 +21,7 @@ import {
   type RetryConnector,
   type TimeScale,
 } from "./timeline.ts";
+import { maxOf, minOf } from "../../../app/protocol/lists.ts";
 
 /** A lane row's height and the middle line the marks sit on (TimelineView's ROW). */
 export const LANE_ROW = 56;
@@ -155,7 +156,7 @@ function polyPath(
   const ys = points.map((p) => p[1]);
   return {
     d: subpaths.map((s) => `M${s.map(([x, y]) => `${x},${y}`).join(" L")}${closed ? " Z" : ""}`).join(" "),
-    box: { x0: Math.min(...xs), x1: Math.max(...xs), y0: Math.min(...ys), y1: Math.max(...ys) },
+    box: { x0: minOf(xs), x1: maxOf(xs), y0: minOf(ys), y1: maxOf(ys) },
   };
 }
 
@@ -208,6 +209,8 @@ const MARK_SHAPES: Readonly<Record<Exclude<MarkKind, "attempt">, readonly Shape[
   dsn: [
     { kind: "rect", x: -7, y: M + 13, width: 14, height: 9, rx: 2, fill: "surface", stroke: "fail", name: "dsn-shape" },
   ],
+  // A ring around the dot of the attempt whose answer ruled SMTP fallback out.
+  "ruled-out": [{ kind: "circle", cx: 0, cy: M, r: 8.5, stroke: "fail", strokeWidth: 1.5, name: "ruled-out-shape" }],
   // A dashed line across the row.
   dns: [{ kind: "line", x1: 0, x2: 0, y1: 2, y2: LANE_ROW - 2, stroke: "dns", dash: "2 2", name: "dns-line" }],
   // ▼ over the line.
@@ -278,11 +281,12 @@ export function shapesBox(shapes: readonly Shape[]): Box | undefined {
 
 /**
  * The box, at x = 0, that other marks' labels keep off; none for an
- * attempt's dot (on the middle line, under no label) and a DNS change's line
- * (it crosses the whole row).
+ * attempt's dot (on the middle line, under no label), the ring around it
+ * where SMTP was ruled out (it hugs the dot) and a DNS change's line (it
+ * crosses the whole row).
  */
 export function markObstacle(kind: MarkKind): Box | undefined {
-  return kind === "attempt" || kind === "dns" ? undefined : shapesBox(MARK_SHAPES[kind]);
+  return kind === "attempt" || kind === "dns" || kind === "ruled-out" ? undefined : shapesBox(MARK_SHAPES[kind]);
 }
 
 // ---------------------------------------------------------------- connectors

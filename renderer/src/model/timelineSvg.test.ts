@@ -49,9 +49,9 @@ describe("the timeline as SVG (issue 15: export the timeline as SVG and PNG)", a
     expect(svg.match(/ data-lane="/g)?.length).toBe(tl.lanes.length);
   });
 
-  it("draws each mark from the shapes the view draws (timelineMarks.ts), and `stored` over the arcs on a backing", () => {
+  it("draws each mark from the shapes the view draws (timelineMarks.ts), and `SMTP ruled out` over the arcs on a backing", () => {
     const { svg } = timelineSvg(tl, { scale, startMs: t.startedAtMs, unfolded: new Set() });
-    for (const kind of ["bounce", "dsn", "receiver"] as const)
+    for (const kind of ["bounce", "dsn", "receiver", "ruled-out"] as const)
       expect(svg).toContain(
         markShapes(kind)
           .map((s) => shapeSvg(s, LIGHT_TIMELINE_PALETTE))
@@ -62,9 +62,10 @@ describe("the timeline as SVG (issue 15: export the timeline as SVG and PNG)", a
         .map((s) => shapeSvg(s, LIGHT_TIMELINE_PALETTE))
         .join(""),
     );
-    // m1's `stored` (bob's mailbox) sits where the retries' arcs run: on the lane's surface colour.
+    // m1's `SMTP ruled out` (ERR-23: its first answer had per-recipient results) sits where the retries' arcs
+    // run: on the lane's surface colour. (It takes the place `stored` had beside bob's mailbox there.)
     const m1Svg = svg.slice(svg.indexOf(`data-lane="${m1.id}"`));
-    expect(m1Svg).toMatch(/<rect [^>]*data-shape="label-backing"\/><text [^>]*>stored<\/text>/);
+    expect(m1Svg).toMatch(/<rect [^>]*data-shape="label-backing"\/><text [^>]*>SMTP ruled out<\/text>/);
   });
 
   it("labels on a halo of the lane's background, written over the playhead and the give-up line; backings in the lane's background", () => {
@@ -95,6 +96,25 @@ describe("the timeline as SVG (issue 15: export the timeline as SVG and PNG)", a
         if (firstLabel >= 0) expect(at).toBeLessThan(firstLabel);
       }
     }
+  });
+
+  it("issue 22: the give-up line only on lanes it applies to; where SMTP was ruled out, with its words", () => {
+    const { svg } = timelineSvg(tl, { scale, startMs: t.startedAtMs, unfolded: new Set() });
+    const laneSvg = (id: string) => {
+      const from = svg.indexOf(`<g data-lane="${id}"`);
+      const to = svg.indexOf("<g data-lane=", from + 1);
+      return svg.slice(from, to < 0 ? undefined : to);
+    };
+    const m0 = tl.lanes.find((l) => l.messageId === "m0@a.example")!;
+    // m0 was accepted by its first POST: it never reached the give-up (STATE-7), nor had a window to fall back in.
+    expect(laneSvg(m0.id)).not.toContain('data-kind="give-up"');
+    expect(laneSvg(m0.id)).not.toContain('data-band="fallback-window"');
+    // m1 bounced at the give-up; its first answer ruled SMTP out (ERR-23).
+    expect(laneSvg(m1.id)).toContain('data-kind="give-up"');
+    expect(laneSvg(m1.id)).not.toContain('data-band="fallback-window"');
+    expect(laneSvg(m1.id)).toMatch(
+      /data-kind="ruled-out"[^>]*><title>SMTP ruled out at attempt 1: per-recipient results/,
+    );
   });
 
   it("in the dark theme's colours: the background, the text and the lines", () => {

@@ -13,6 +13,7 @@
  */
 import {
   drawnMarks,
+  giveUpOf,
   itemsByLane,
   laneItems,
   offsetText,
@@ -46,6 +47,7 @@ import {
   shapeSvg,
   type TimelinePalette,
 } from "./timelineMarks.ts";
+import { pushAll } from "../../../app/protocol/lists.ts";
 
 export { DARK_TIMELINE_PALETTE, LIGHT_TIMELINE_PALETTE, type TimelinePalette } from "./timelineMarks.ts";
 
@@ -110,7 +112,7 @@ export function timelineSvg(
   out.push(`<line x1="${PAD}" x2="${width - PAD}" y1="${y}" y2="${y}" stroke="${c.line}"/>`);
   for (const lane of timeline.lanes) {
     const subs = options.unfolded.has(lane.id) ? lane.recipientLanes : [];
-    out.push(...laneMarkup(lane, laneItems(items, lane.id), subs, y, options, c, measure));
+    pushAll(out, laneMarkup(lane, laneItems(items, lane.id), subs, y, options, c, measure));
     y += LANE_ROW + subs.length * SUB_ROW;
   }
   out.push("</svg>");
@@ -151,7 +153,7 @@ function laneMarkup(
   out.push(`<line x1="0" x2="${n(w)}" y1="${mid}" y2="${mid}" stroke="${c.line}"/>`);
   const arcs = drawnConnectors(items.connectors, scale);
   for (const k of arcs) out.push(shapeSvg(connectorShape(k.x1, k.x2, k.connector.decidedBy), c));
-  const giveUp = lane.giveUpAtMs;
+  const giveUp = giveUpOf(lane);
   const giveUpShown = giveUp !== undefined && giveUp >= scale.fromMs && giveUp <= scale.toMs;
   const drawn = drawnMarks(items.marks, scale, new Set([lane.id]));
   const labels = new Map(
@@ -185,7 +187,7 @@ function laneMarkup(
   }
   out.push("</g>");
   const attemptXs = drawn.filter((d) => d.mark.kind === "attempt").map((d) => d.x);
-  subs.forEach((r, i) => out.push(...subLaneMarkup(r, LANE_ROW + i * SUB_ROW, attemptXs, options, c, measure)));
+  subs.forEach((r, i) => pushAll(out, subLaneMarkup(r, LANE_ROW + i * SUB_ROW, attemptXs, options, c, measure)));
   const bottom = LANE_ROW + subs.length * SUB_ROW;
   out.push(`<line x1="${PAD}" x2="${PAD + LABEL_W + w + 8}" y1="${bottom}" y2="${bottom}" stroke="${c.line}"/>`);
   out.push("</g>");

@@ -1,11 +1,16 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { memo, useRef } from "react";
 import type { OutcomeRow } from "../../model/outcomes.ts";
+import type { WhyTarget } from "../../model/why.ts";
 
 export interface OutcomesProps {
   readonly rows: readonly OutcomeRow[];
   readonly selected: string | undefined;
   readonly onSelect: (delivery: string | undefined) => void;
+  /** The recipient whose Why panel is open, if any. */
+  readonly why?: WhyTarget | undefined;
+  /** Opens (or, for the one open, closes) the Why panel of a recipient. */
+  readonly onWhy?: (target: WhyTarget | undefined) => void;
 }
 
 /**
@@ -17,13 +22,15 @@ export const WINDOWED_FROM = 200;
 const ROW_HEIGHT = 26;
 
 /**
- * Per recipient: message, recipient, outcome, when, attempts, POSTs, rule. A row selects its delivery.
- * Drawn again only when its props change (not when the clock alone moves).
+ * Per recipient: message, recipient, outcome, when, attempts, POSTs, rule, and "Why?". A row selects its
+ * delivery; "Why?" opens the explanation of its outcome. Drawn again only when its props change (not when
+ * the clock alone moves).
  */
-export const Outcomes = memo(function Outcomes({ rows, selected, onSelect }: OutcomesProps) {
+export const Outcomes = memo(function Outcomes({ rows, selected, onSelect, why, onWhy }: OutcomesProps) {
   const windowed = rows.length > WINDOWED_FROM;
   const scroller = useRef<HTMLDivElement>(null);
   // The virtualiser's functions are not memoisable; this component is not compiled, and needs not be.
+  // eslint-disable-next-line react-hooks/incompatible-library -- the React Compiler skips it, as said above
   const virtual = useVirtualizer({
     count: windowed ? rows.length : 0,
     getScrollElement: () => (windowed ? scroller.current : null),
@@ -61,6 +68,11 @@ export const Outcomes = memo(function Outcomes({ rows, selected, onSelect }: Out
                 <th scope="col">Attempts</th>
                 <th scope="col">POSTs</th>
                 <th scope="col">Rule</th>
+                {onWhy && (
+                  <th scope="col">
+                    <span className="visually-hidden">Explanation</span>
+                  </th>
+                )}
               </tr>
             </thead>
             <tbody>
@@ -92,6 +104,11 @@ export const Outcomes = memo(function Outcomes({ rows, selected, onSelect }: Out
                     <td className="num">{r.attempts}</td>
                     <td className="num">{r.posts}</td>
                     <td>{r.rule ?? ""}</td>
+                    {onWhy && (
+                      <td>
+                        <WhyButton row={r} open={why} onWhy={onWhy} />
+                      </td>
+                    )}
                   </tr>
                 );
               })}
@@ -103,3 +120,26 @@ export const Outcomes = memo(function Outcomes({ rows, selected, onSelect }: Out
     </section>
   );
 });
+
+/** "Why?" beside an outcome: its accessible name starts with the words it shows. */
+function WhyButton({
+  row,
+  open,
+  onWhy,
+}: {
+  readonly row: OutcomeRow;
+  readonly open: WhyTarget | undefined;
+  readonly onWhy: (target: WhyTarget | undefined) => void;
+}) {
+  const isOpen = open?.messageId === row.messageId && open.recipient === row.recipient;
+  return (
+    <button
+      className="link why-button"
+      aria-pressed={isOpen}
+      aria-label={`Why? ${row.recipient} of ${row.dsn ? `DSN ${row.message}` : row.message}: ${row.outcomeText}`}
+      onClick={() => onWhy(isOpen ? undefined : { messageId: row.messageId, recipient: row.recipient })}
+    >
+      Why?
+    </button>
+  );
+}

@@ -15,9 +15,11 @@ import { StatechartView } from "../statechart/StatechartView.tsx";
 import { TimelineView } from "../timeline/TimelineView.tsx";
 import { Checks } from "./Checks.tsx";
 import { Controls } from "./Controls.tsx";
-import { ExportBar } from "./ExportBar.tsx";
+import { ExportBar, type RunExports } from "./ExportBar.tsx";
 import { Outcomes } from "./Outcomes.tsx";
 import { Readings } from "./Readings.tsx";
+import { WhyPanel } from "./WhyPanel.tsx";
+import { whyOf, type WhyLinks, type WhyTarget } from "../../model/why.ts";
 
 export interface RunViewProps {
   readonly phase: PlaybackPhase;
@@ -28,8 +30,8 @@ export interface RunViewProps {
   readonly onReading: (setting: [string, string]) => void;
   readonly onRule: (rule: string) => void;
   readonly onSave: (name: string, contents: string, type: string) => void;
-  /** The bytes of the scenario's `eml:` files, when the run has them (its bug bundle carries them). */
-  readonly emls?: Readonly<Record<string, Uint8Array>> | undefined;
+  /** The run's exports: "with message bodies", what the last export left out, the export itself. */
+  readonly exports: RunExports;
   /** Opens the Compare view from this run, its playhead the fork time (issue 15). */
   readonly onCompare?: (playheadMs: number) => void;
   /** Opens the Sweep view for this run's scenario (issue 30). */
@@ -98,7 +100,7 @@ export function RunView({
   onReading,
   onRule,
   onSave,
-  emls,
+  exports,
   onCompare,
   onSweep,
   onBackToSweep,
@@ -110,6 +112,8 @@ export function RunView({
   const [exchanges, setExchanges] = useState<readonly string[]>([]);
   const [message, setMessage] = useState<string | undefined>();
   const [range, setRange] = useState<readonly [number, number] | undefined>();
+  const [whyTarget, setWhyTarget] = useState<WhyTarget | undefined>();
+  const [step, setStep] = useState<{ readonly seq: number; readonly nonce: number } | undefined>();
   const startMs = context.summary?.startMs ?? context.events[0]?.timeMs ?? 0;
   // The log and the outcomes follow the events as fast as they can draw; while a batch is drawn,
   // the next ones are taken in (and the clock moves) rather than queued behind it. Mounted with a whole
@@ -130,6 +134,12 @@ export function RunView({
     [context.summary],
   );
   const outcomes = useMemo(() => outcomeRows(events, startMs, labels), [events, startMs, labels]);
+  // The Why panel reads the same events as the outcomes table beside it.
+  const why = useMemo(
+    () => (whyTarget === undefined ? undefined : whyOf(events, startMs, whyTarget)),
+    [events, startMs, whyTarget],
+  );
+  const whyRow = outcomes.find((r) => r.messageId === whyTarget?.messageId && r.recipient === whyTarget.recipient);
   // The run's receivers, for the inspector's checks: a live run's summary has them; an opened trace's are
   // read from its scenario's text, once an exchange is inspected (not while the trace opens).
   const inspecting = exchanges.length > 0;
@@ -156,7 +166,10 @@ export function RunView({
   const heavy = useThrottled(
     useMemo(() => ({ events: wholeRunEvents, playheadMs }), [wholeRunEvents, playheadMs]),
     shownPhase === "playing",
-    context.speed === "max" ? HEAVY_VIEWS_AT_MAX_EVERY_MS : HEAVY_VIEWS_EVERY_MS,
+    // A jump and "run to the end" go as fast as possible too.
+    context.speed === "max" || (context.drive !== undefined && context.drive.kind !== "play")
+      ? HEAVY_VIEWS_AT_MAX_EVERY_MS
+      : HEAVY_VIEWS_EVERY_MS,
   );
   // Mounted with a whole run, the sequence diagram, inspector and statechart come right after the
   // timeline's first draw; later their events change with the timeline's, in the same transition.
@@ -181,6 +194,32 @@ export function RunView({
       setExchanges(attempt.exchangeIds);
     },
     [heavy.events, startMs, labels],
+  );
+  // A Why clause's links: its attempt on the timeline, its events in the log, its step of the delivery machine.
+  const onWhyAttempt = useCallback(
+    (a: NonNullable<WhyLinks["attempt"]>) => {
+      setDelivery(a.actor);
+      const attempt = attemptMarkAt(buildTimeline(heavy.events, startMs, labels), a.actor, a.atMs);
+      if (attempt !== undefined) {
+        setMark(attempt);
+        setExchanges(attempt.exchangeIds);
+      }
+      reveal("timeline-heading");
+    },
+    [heavy.events, startMs, labels],
+  );
+  const onWhyLog = useCallback((seqs: readonly number[]) => {
+    setEvidence(new Set(seqs));
+    reveal("log-heading");
+  }, []);
+  const onWhyStep = useCallback(
+    (s: NonNullable<WhyLinks["transition"]>) => {
+      setDelivery(s.actor);
+      setStep((old) => ({ seq: s.seq, nonce: (old?.nonce ?? 0) + 1 }));
+      onHistory([s.seq]);
+      reveal("statechart-heading");
+    },
+    [onHistory],
   );
   // Drawn again only when what they draw changes (not at every batch of a playing run, nor every tick).
   const wholeRunViews = useMemo(
@@ -227,6 +266,7 @@ export function RunView({
           onSelectDelivery={setDelivery}
           onEvents={onHistory}
           onRule={rule}
+          step={step}
         />
       </>
     ),
@@ -245,6 +285,7 @@ export function RunView({
       save,
       rule,
       onHistory,
+      step,
     ],
   );
   return (
@@ -281,6 +322,7 @@ export function RunView({
           <Controls
             key={String(context.summary?.seed ?? "")}
             phase={shownPhase}
+            drive={context.drive}
             speed={context.speed}
             startMs={startMs}
             playheadMs={playheadMs}
@@ -302,11 +344,22 @@ export function RunView({
               onToggle={setReadingsOpen}
             />
           )}
-          <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} />
+          <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} why={whyTarget} onWhy={setWhyTarget} />
+          {why && (
+            <WhyPanel
+              why={why}
+              message={whyRow === undefined ? why.messageId : whyRow.dsn ? `DSN ${whyRow.message}` : whyRow.message}
+              onClose={() => setWhyTarget(undefined)}
+              onRule={rule}
+              onLog={onWhyLog}
+              onAttempt={onWhyAttempt}
+              onStep={onWhyStep}
+            />
+          )}
           {wholeRunViews}
           {result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
           <LogView rows={rows} delivery={delivery} onClearDelivery={clearDelivery} onRule={rule} highlight={evidence} />
-          {trace && <ExportBar trace={trace} emls={emls} onSave={onSave} />}
+          {trace && <ExportBar trace={trace} {...exports} />}
         </>
       )}
     </section>
@@ -325,4 +378,9 @@ function DepartsFromSpec({ constants }: { readonly constants: Readonly<Record<st
       changed for it; its checks follow them.
     </p>
   );
+}
+
+/** Brings the panel of the heading `id` into view (a Why clause's link goes to its evidence). */
+function reveal(id: string): void {
+  requestAnimationFrame(() => document.getElementById(id)?.scrollIntoView({ block: "start", behavior: "smooth" }));
 }

@@ -14,8 +14,9 @@ import {
   useReactFlow,
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
 import type { LaidEdge, LaidState, StatechartLayout } from "../../model/statechartLayout.ts";
+import { canvasView, FIT_PADDING, panToShow, type Box } from "../../model/statechartView.ts";
 
 type StateData = {
   readonly state: LaidState;
@@ -30,9 +31,6 @@ type TransitionData = {
 };
 type StateNode = Node<StateData, "state"> | Node<Record<string, never>, "frame">;
 type TransitionEdge = Edge<TransitionData, "transition">;
-
-const MIN_HEIGHT = 420;
-const MAX_HEIGHT = 900;
 
 const hidden = { opacity: 0, pointerEvents: "none" as const };
 
@@ -103,25 +101,34 @@ function Frame() {
 const nodeTypes = { state: StateBox, frame: Frame };
 const edgeTypes = { transition: TransitionLine };
 
-const FIT = { padding: 0.03 };
+const FIT = { padding: FIT_PADDING };
 
 /**
- * Fits the whole drawing to the canvas, and again whenever the canvas changes size (the window, the
- * panel beside it). Computed here from the layout's size and the canvas's own: the library's fitView
- * is queued behind its node measurements and, on a canvas that grows just after mounting, fitted the
- * size it had first.
+ * Shows the drawing at its default view (statechartView.ts: fitted, or at the zoom where its words read at
+ * 11 px and more, the active state in view), and again whenever the canvas changes size (the window, the
+ * panel beside it). Computed here from the layout's size and the canvas's own: the library's fitView is
+ * queued behind its node measurements and, on a canvas that grows just after mounting, fitted the size it
+ * had first. When the active state moves out of view, the drawing is panned just enough to show it.
  */
-function FitToCanvas(p: { readonly width: number; readonly height: number; readonly layout: StatechartLayout }) {
-  const { setViewport, viewportInitialized } = useReactFlow();
+function FitToCanvas(p: {
+  readonly width: number;
+  readonly height: number;
+  readonly layout: StatechartLayout;
+  readonly focus: Box | undefined;
+}) {
+  const { setViewport, getViewport, viewportInitialized } = useReactFlow();
+  const focusNow = useEffectEvent(() => p.focus);
   useEffect(() => {
     if (!viewportInitialized || p.width === 0 || p.height === 0 || p.layout.width === 0) return;
-    const zoom = Math.min(p.width / p.layout.width, p.height / p.layout.height) * (1 - FIT.padding * 2);
-    void setViewport({
-      x: (p.width - p.layout.width * zoom) / 2,
-      y: (p.height - p.layout.height * zoom) / 2,
-      zoom,
-    });
+    const view = canvasView(p.layout, p.width, focusNow());
+    void setViewport({ x: view.x, y: view.y, zoom: view.zoom });
   }, [setViewport, viewportInitialized, p.width, p.height, p.layout]);
+  const { focus, width, height } = p;
+  useEffect(() => {
+    if (!viewportInitialized || focus === undefined || width === 0 || height === 0) return;
+    const to = panToShow(getViewport(), focus, width, height);
+    if (to) void setViewport({ ...getViewport(), ...to });
+  }, [setViewport, getViewport, viewportInitialized, focus, width, height]);
   return null;
 }
 
@@ -200,10 +207,10 @@ export function StatechartCanvas({ layout, active, counts, last }: StatechartCan
     observer.observe(el);
     return () => observer.disconnect();
   }, []);
-  const height =
-    width === 0
-      ? MIN_HEIGHT
-      : Math.round(Math.min(MAX_HEIGHT, Math.max(MIN_HEIGHT, (width * layout.height) / layout.width)));
+  const height = canvasView(layout, width).height;
+  // The active state, kept in view when the drawing is larger than the canvas.
+  const leaf = active.at(-1);
+  const focus = useMemo(() => layout.states.find((s) => s.id === leaf), [layout, leaf]);
   return (
     <div className="sc-canvas" ref={box} style={{ height }}>
       <ReactFlow
@@ -228,7 +235,7 @@ export function StatechartCanvas({ layout, active, counts, last }: StatechartCan
         <Controls showInteractive={false} position="top-right" fitViewOptions={FIT} />
         {/* The height this render gives the canvas (inside its 1 px border), not the last one observed: a
             canvas that grew after mounting was fitted to its old height when the observer lagged behind. */}
-        <FitToCanvas width={width} height={width === 0 ? innerHeight : height - 2} layout={layout} />
+        <FitToCanvas width={width} height={width === 0 ? innerHeight : height - 2} layout={layout} focus={focus} />
       </ReactFlow>
     </div>
   );

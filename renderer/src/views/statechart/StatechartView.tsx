@@ -28,6 +28,11 @@ export interface StatechartViewProps {
   /** Marks events in the log (a history row's event). */
   readonly onEvents: (seqs: readonly number[]) => void;
   readonly onRule: (rule: string) => void;
+  /**
+   * A step to show, chosen elsewhere (a Why clause's machine.transition): the machine right after it, pinned as a
+   * history row's click pins it. A new `nonce` shows it again.
+   */
+  readonly step?: { readonly seq: number; readonly nonce: number } | undefined;
 }
 
 /**
@@ -65,6 +70,18 @@ export function StatechartView(p: StatechartViewProps) {
     chart === undefined ? undefined : pin !== undefined ? chartAtRow(chart, pin) : chartAt(chart, p.playheadMs);
   const rows = useMemo(() => chart?.history.slice(0, atPlayhead + 1) ?? [], [chart, atPlayhead]);
   const active = useMemo(() => activeStates(at?.state), [at?.state]);
+
+  // A step chosen elsewhere: pinned once the chart has its row (the events may arrive a moment later), as
+  // React adjusts state to a prop while rendering; later clicks and "Follow the playhead" change it as usual.
+  const [shownStep, setShownStep] = useState<number | undefined>();
+  if (p.step !== undefined && chart !== undefined && shownStep !== p.step.nonce) {
+    const seq = p.step.seq;
+    const row = chart.history.find((r) => r.seq === seq);
+    if (row !== undefined) {
+      setShownStep(p.step.nonce);
+      setPinned({ actor: chart.actor, index: row.index });
+    }
+  }
 
   const pick = (row: HistoryRow) => {
     if (actor === undefined) return;

@@ -41,6 +41,16 @@ export function TransitionHistory({ rows: all, current, pinned, onPick, onRule }
     observer.observe(box);
     return () => observer.disconnect();
   }, [current, pinned, all.length]);
+  // A row pinned from elsewhere (a Why clause's step) is brought into sight once, within the list.
+  useEffect(() => {
+    const box = scroller.current;
+    if (box === null || !pinned) return;
+    const row = box.querySelector<HTMLElement>(`li[data-index="${current}"]`);
+    if (row === null) return;
+    const top = row.offsetTop;
+    if (top < box.scrollTop || top + row.offsetHeight > box.scrollTop + box.clientHeight)
+      box.scrollTop = Math.max(0, top - (box.clientHeight - row.offsetHeight) / 2);
+  }, [current, pinned]);
   return (
     <div className="sc-history" ref={scroller} tabIndex={0} role="region" aria-label="Transition history">
       {rows.length === 0 ? (

@@ -1,4 +1,4 @@
-import { memo, useDeferredValue, useMemo } from "react";
+import { memo, useDeferredValue, useMemo, useState, type PointerEvent } from "react";
 import { Bar, ComposedChart, Tooltip, XAxis, YAxis } from "recharts";
 import {
   ATTEMPT_OUTCOMES,
@@ -7,6 +7,7 @@ import {
   inFlightPath,
   OUTCOME_TEXT,
   offsetText,
+  overviewWindow,
   timeScale,
   type ScaleKind,
   type Timeline,
@@ -36,7 +37,8 @@ export interface OverviewProps {
 /**
  * The whole run as counts per time bucket (attempts by outcome, hand-offs,
  * DSNs, deliveries in flight): a few hundred bars however big the trace, with
- * the visible window marked. Clicking a bar zooms the lanes to it.
+ * the visible window marked. Dragging across it zooms the lanes to the range brushed; clicking a bar
+ * zooms them to its bucket.
  */
 export function Overview({
   timeline,
@@ -57,8 +59,35 @@ export function Overview({
   // Mounted with a whole run, the chart comes right after the lanes' first draw: Recharts lays a chart out
   // in several passes, and the lanes are what an opened trace shows first (issue 13: drawn in < 1 s).
   const chartTimeline = useDeferredValue<Timeline | null>(timeline, null);
+  // A brush over the bars, in px from the plot's left edge (it starts 4 px into the lanes' plot, as the bars).
+  const [brush, setBrush] = useState<{ readonly x0: number; readonly x1: number } | undefined>();
+  const plotX = (e: PointerEvent<HTMLDivElement>) =>
+    e.clientX - e.currentTarget.getBoundingClientRect().left - left - 4;
   return (
-    <div className="overview-wrap">
+    <div
+      className="overview-wrap"
+      data-testid="overview"
+      onPointerDown={(e) => {
+        const x = plotX(e);
+        if (e.button !== 0 || x < 0 || x > plotWidth) return;
+        try {
+          e.currentTarget.setPointerCapture(e.pointerId);
+        } catch {
+          // a synthetic pointer (no capture): the brush still works while over the overview
+        }
+        setBrush({ x0: x, x1: x });
+      }}
+      onPointerMove={(e) => {
+        if (brush) setBrush({ ...brush, x1: plotX(e) });
+      }}
+      onPointerUp={() => {
+        if (!brush) return;
+        setBrush(undefined);
+        const w = overviewWindow(scale, brush.x0, brush.x1, BUCKETS);
+        if (w) onZoom(w);
+      }}
+      onPointerCancel={() => setBrush(undefined)}
+    >
       {chartTimeline ? (
         <OverviewChart
           timeline={chartTimeline}
@@ -67,10 +96,21 @@ export function Overview({
           plotWidth={plotWidth}
           kind={kind}
           toMs={domain[1]}
-          onZoom={onZoom}
         />
       ) : (
         <div className="overview" style={{ height: OVERVIEW_HEIGHT }} aria-hidden="true" />
+      )}
+      {brush && Math.abs(brush.x1 - brush.x0) >= 1 && (
+        <div
+          className="brush"
+          aria-hidden="true"
+          style={{
+            left: left + 4 + Math.max(0, Math.min(brush.x0, brush.x1)),
+            width: Math.abs(Math.min(plotWidth, Math.max(0, brush.x1)) - Math.min(plotWidth, Math.max(0, brush.x0))),
+            top: 0,
+            height: OVERVIEW_HEIGHT,
+          }}
+        />
       )}
       {zoomed && (
         <div
@@ -84,7 +124,7 @@ export function Overview({
   );
 }
 
-type OverviewChartProps = Omit<OverviewProps, "window" | "domain"> & { readonly toMs: number };
+type OverviewChartProps = Omit<OverviewProps, "window" | "domain" | "onZoom"> & { readonly toMs: number };
 
 const OverviewChart = memo(function OverviewChart({
   timeline,
@@ -93,7 +133,6 @@ const OverviewChart = memo(function OverviewChart({
   plotWidth,
   kind,
   toMs,
-  onZoom,
 }: OverviewChartProps) {
   const counts = useMemo(() => buckets(timeline, BUCKETS, kind, toMs), [timeline, kind, toMs]);
   const rows = useMemo(
@@ -127,11 +166,6 @@ const OverviewChart = memo(function OverviewChart({
         data={rows}
         margin={{ top: TOP, right: Math.max(0, width - left - 4 - plotWidth), bottom: 0, left: left + 4 }}
         barCategoryGap={0}
-        onClick={(state) => {
-          const i = Number(state.activeIndex);
-          const row = rows[i];
-          if (row) onZoom([row.fromMs, row.toMs]);
-        }}
       >
         <XAxis dataKey="i" hide />
         <YAxis yAxisId="count" hide allowDecimals={false} />

@@ -1,3 +1,4 @@
+import { useId } from "react";
 import {
   Area,
   CartesianGrid,
@@ -23,6 +24,8 @@ export interface RetryChartProps {
   readonly lane: Lane;
   readonly startMs: number;
   readonly width: number;
+  /** Words that tell two stacked timelines' charts apart (`of run A`), for assistive technology. */
+  readonly which?: string;
 }
 
 const minText = (m: number | undefined) => (m === undefined ? "" : durationText(m * 60_000));
@@ -34,21 +37,32 @@ const minText = (m: number | undefined) => (m === undefined ? "" : durationText(
  * window's end, the 1 h cap and the give-up marked. The table under it says
  * the same in words.
  */
-export function RetryChart({ lane, startMs, width }: RetryChartProps) {
+export function RetryChart({ lane, startMs, width, which }: RetryChartProps) {
   const chart = retryChart(lane);
+  // Its own id: two timelines (Compare) each show a chart.
+  const headingId = useId();
   if (chart.rows.length === 0)
     return (
-      <section aria-labelledby="retry-heading" className="retry-chart">
-        <h4 id="retry-heading">Retry delays of {lane.label}</h4>
+      <section aria-labelledby={headingId} className="retry-chart">
+        <h4 id={headingId}>
+          Retry delays of {lane.label}
+          {which !== undefined && <span className="visually-hidden"> ({which})</span>}
+        </h4>
         <p className="muted">No retry: the first attempt settled it.</p>
       </section>
     );
+  const firstAttempt = chart.rows[0]?.attempt ?? 1;
   const lastAttempt = chart.rows[chart.rows.length - 1]?.attempt ?? 1;
-  const top = Math.max(...chart.rows.map((r) => Math.max(r.actual, r.band?.[1] ?? 0, r.lowerBound ?? 0)));
+  const yTicks = chart.delayTicks;
   const data = chart.rows.map((r) => ({ ...r, band: r.band ? [r.band[0], r.band[1]] : undefined }));
+  const ruledOut = chart.fallbackRuledOut;
+  const jitter = chart.cappedJitter;
   return (
-    <section aria-labelledby="retry-heading" className="retry-chart" data-lane={lane.id}>
-      <h4 id="retry-heading">Retry delays of {lane.label}</h4>
+    <section aria-labelledby={headingId} className="retry-chart" data-lane={lane.id}>
+      <h4 id={headingId}>
+        Retry delays of {lane.label}
+        {which !== undefined && <span className="visually-hidden"> ({which})</span>}
+      </h4>
       <figure aria-label="Delay before each attempt, in minutes">
         <ComposedChart width={width} height={240} data={data} margin={{ top: 16, right: 24, bottom: 8, left: 8 }}>
           <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
@@ -62,7 +76,9 @@ export function RetryChart({ lane, startMs, width }: RetryChartProps) {
           <YAxis
             label={{ value: "delay (min)", angle: -90, position: "insideLeft" }}
             allowDecimals={false}
-            domain={[0, Math.ceil((top * 1.15) / 10) * 10]}
+            domain={[0, yTicks[yTicks.length - 1] ?? 1]}
+            ticks={[...yTicks]}
+            interval={0}
             width={56}
           />
           <Area
@@ -96,7 +112,11 @@ export function RetryChart({ lane, startMs, width }: RetryChartProps) {
               y={chart.capMinutes}
               stroke="var(--fail)"
               strokeDasharray="3 3"
-              label={{ value: "1 h cap", position: "insideBottomLeft", fill: "var(--fail)" }}
+              label={{
+                value: jitter ? "1 h cap (before jitter)" : "1 h cap",
+                position: "insideBottomLeft",
+                fill: "var(--fail)",
+              }}
             />
           )}
           {chart.fallbackWindowEndAttempt !== undefined && (
@@ -108,6 +128,14 @@ export function RetryChart({ lane, startMs, width }: RetryChartProps) {
                 position: chart.fallbackWindowEndAttempt > lastAttempt * 0.6 ? "insideTopRight" : "insideTopLeft",
                 fill: "var(--pass)",
               }}
+            />
+          )}
+          {ruledOut !== undefined && ruledOut.attempt >= firstAttempt && (
+            <ReferenceLine
+              x={ruledOut.attempt}
+              stroke="var(--fail)"
+              strokeDasharray="2 2"
+              label={{ value: "SMTP ruled out", position: "insideTopLeft", fill: "var(--fail)" }}
             />
           )}
           {chart.giveUpAfterAttempt !== undefined && (
@@ -138,7 +166,19 @@ export function RetryChart({ lane, startMs, width }: RetryChartProps) {
         </ComposedChart>
       </figure>
       <p className="retry-notes">
-        {chart.capMinutes !== undefined && <span data-testid="retry-cap">Delays are capped at 1 h (RETRY-2). </span>}
+        {ruledOut !== undefined && (
+          <span data-testid="retry-ruled-out" data-seq={ruledOut.seq}>
+            {ruledOut.text} ({offsetText(ruledOut.timeMs, startMs)}): the fallback window's end decides nothing for this
+            delivery.{" "}
+          </span>
+        )}
+        {chart.capMinutes !== undefined && (
+          <span data-testid="retry-cap">
+            {jitter
+              ? `The delay is capped at 1 h (RETRY-2) before the ±20 % jitter (RETRY-3, G16): the capped waits here ran from ${minText(jitter.minMinutes)} to ${minText(jitter.maxMinutes)}. `
+              : "Delays are capped at 1 h (RETRY-2). "}
+          </span>
+        )}
         {chart.fallbackWindowEndAttempt !== undefined && (
           <span data-testid="retry-window-end">
             Attempt {chart.fallbackWindowEndAttempt} is the first at or after the fallback window's end

@@ -16,6 +16,7 @@ import {
   ATTEMPT_OUTCOMES,
   buildTimeline,
   drawnMarks,
+  giveUpOf,
   itemsByLane,
   laneItems,
   laneLayout,
@@ -24,6 +25,8 @@ import {
   offsetText,
   ticks,
   panWindow,
+  TIP_GAP,
+  tipPlace,
   timeScale,
   visibleLaneRangeOf,
   zoomWindow,
@@ -114,6 +117,11 @@ export interface TimelineViewProps {
   readonly axisEndMs?: number;
   /** The heading's id (default `timeline-heading`): each of two stacked timelines needs its own. */
   readonly headingId?: string;
+  /**
+   * Words that tell two stacked timelines apart (`of run A`): added to the heading for assistive technology,
+   * so that each region (and its retry chart) has a name of its own.
+   */
+  readonly which?: string;
   /** Show the sequence diagram of a time range (the visible window). */
   readonly onRange?: (range: Window) => void;
   /**
@@ -143,6 +151,7 @@ export function TimelineView({
   onMark,
   axisEndMs,
   headingId = "timeline-heading",
+  which,
   onRange,
   view,
   onView,
@@ -174,7 +183,9 @@ export function TimelineView({
   return (
     <section aria-labelledby={headingId} className="panel timeline-panel" ref={boxRef}>
       <div className="timeline-head">
-        <h3 id={headingId}>Delivery timeline</h3>
+        <h3 id={headingId}>
+          Delivery timeline{which !== undefined && <span className="visually-hidden"> {which}</span>}
+        </h3>
         <div className="timeline-tools" role="group" aria-label="Timeline scale">
           <button aria-pressed={kind === "linear"} onClick={() => setKind("linear")}>
             Linear
@@ -199,7 +210,7 @@ export function TimelineView({
               })
             }
           />
-          <span className="muted" data-testid="timeline-window">
+          <span className="muted timeline-window" data-testid="timeline-window">
             {offsetText(fromMs, startMs).replace(/\.\d+$/, "")} – {offsetText(toMs, startMs).replace(/\.\d+$/, "")}
             {zoom ? " (zoomed)" : ""}
           </span>
@@ -239,12 +250,20 @@ export function TimelineView({
             onZoom={setZoom}
             unfoldedRef={unfoldedRef}
           />
-          {lane && <RetryChart lane={lane} startMs={startMs} width={boxWidth} />}
+          {lane && (
+            <RetryChart lane={lane} startMs={startMs} width={boxWidth} {...(which !== undefined && { which })} />
+          )}
         </>
       )}
     </section>
   );
 }
+
+/** A lane's "SMTP ruled out" ring around an attempt's dot, in the legend's 20-px box. */
+const RULED_OUT_LEGEND = [
+  ...markShapes("attempt", "temporary").map((s) => (s.kind === "circle" ? { ...s, cx: 10, cy: 10 } : s)),
+  ...markShapes("ruled-out").map((s) => (s.kind === "circle" ? { ...s, cx: 10, cy: 10 } : s)),
+];
 
 const Legend = memo(function Legend() {
   return (
@@ -259,6 +278,12 @@ const Legend = memo(function Legend() {
       ))}
       <li>
         <span className="swatch band-window" aria-hidden="true" /> fallback window
+      </li>
+      <li>
+        <svg width="20" height="20" aria-hidden="true">
+          <Shapes shapes={RULED_OUT_LEGEND} />
+        </svg>
+        SMTP ruled out
       </li>
       <li>
         <span className="swatch band-fault" aria-hidden="true" /> fault
@@ -308,8 +333,21 @@ interface LanesProps {
  * move): `left` and `top` place the plot's x = 0 and the lanes' top in the lanes' box.
  */
 type Drag =
-  | { mode: "brush"; from: number; to: number; left: number; top: number; height: number }
-  | { mode: "pan"; x0: number; scale: TimeScale };
+  | {
+      mode: "brush";
+      from: number;
+      to: number;
+      left: number;
+      top: number;
+      height: number;
+      x0: number;
+      /** It went further than a click's wobble: a brush (or pan), not a press on a mark. */
+      moved: boolean;
+    }
+  | { mode: "pan"; x0: number; scale: TimeScale; moved: boolean };
+
+/** How far a press moves before it is a drag (a click on a mark that wobbles still selects it). */
+const DRAG_SLOP = 3;
 
 function Lanes({
   timeline,
@@ -426,14 +464,22 @@ function Lanes({
     // The plot is drawn 4 px in from the svg's left edge.
     return Math.min(scale.width, Math.max(0, e.clientX - rect.left - 4));
   };
-  const onPointerDown = useStable((e: PointerEvent<SVGSVGElement>) => {
-    if (e.button !== 0 || (e.target as Element).closest("[data-mark-id]")) return;
+  const capture = (e: PointerEvent<SVGSVGElement>) => {
     try {
       e.currentTarget.setPointerCapture(e.pointerId);
     } catch {
       // a synthetic pointer (no capture): the drag still works while over the lane
     }
-    if (zoomed && !e.shiftKey) setDrag({ mode: "pan", x0: e.clientX, scale });
+  };
+  /** The last press moved: the click that ends it selects no mark. */
+  const dragged = useRef(false);
+  // A drag brushes (or, zoomed, pans) wherever it starts — on a mark too, where a dense lane has them under
+  // every pixel. A press on a mark stays a click until it moves: the lane takes the pointer only then.
+  const onPointerDown = useStable((e: PointerEvent<SVGSVGElement>) => {
+    if (e.button !== 0) return;
+    dragged.current = false;
+    if (!(e.target as Element).closest("[data-mark-id]")) capture(e);
+    if (zoomed && !e.shiftKey) setDrag({ mode: "pan", x0: e.clientX, scale, moved: false });
     else {
       const x = plotX(e);
       const plot = e.currentTarget.getBoundingClientRect();
@@ -446,16 +492,27 @@ function Lanes({
         left: plot.left - (wrap?.left ?? 0) + 4,
         top: (lanesBox?.top ?? 0) - (wrap?.top ?? 0),
         height: lanesBox?.height ?? ROW,
+        x0: e.clientX,
+        moved: false,
       });
     }
   });
   const onPointerMove = useStable((e: PointerEvent<SVGSVGElement>) => {
     if (!drag) return;
-    if (drag.mode === "brush") setDrag({ ...drag, to: plotX(e) });
-    else show(panWindow(drag.scale, e.clientX - drag.x0, full[0], full[1]));
+    const moved = drag.moved || Math.abs(e.clientX - drag.x0) > DRAG_SLOP;
+    if (moved && !drag.moved) {
+      capture(e);
+      dragged.current = true;
+      setHover(undefined);
+    }
+    if (drag.mode === "brush") setDrag({ ...drag, to: plotX(e), moved });
+    else {
+      if (!drag.moved && moved) setDrag({ ...drag, moved });
+      if (moved) show(panWindow(drag.scale, e.clientX - drag.x0, full[0], full[1]));
+    }
   });
   const onPointerUp = useStable(() => {
-    if (drag?.mode === "brush" && Math.abs(drag.to - drag.from) > 6) {
+    if (drag?.mode === "brush" && drag.moved && Math.abs(drag.to - drag.from) > 6) {
       const a = scale.timeAt(Math.min(drag.from, drag.to));
       const b = scale.timeAt(Math.max(drag.from, drag.to));
       onZoom([a, b]);
@@ -463,6 +520,7 @@ function Lanes({
     setDrag(undefined);
   });
   const onDoubleClick = useStable(() => onZoom(undefined));
+  const wasDragged = useCallback(() => dragged.current, []);
   // One set of handlers for every lane, the same across renders: a lane is drawn again only when it changes.
   const dragHandlers = useMemo(
     () => ({ onPointerDown, onPointerMove, onPointerUp, onDoubleClick }),
@@ -510,11 +568,12 @@ function Lanes({
               onMark={select}
               onHover={setHover}
               drag={dragHandlers}
+              wasDragged={wasDragged}
             />
           ))}
         </div>
       </div>
-      {drag?.mode === "brush" && (
+      {drag?.mode === "brush" && drag.moved && (
         <div
           className="brush"
           aria-hidden="true"
@@ -526,16 +585,36 @@ function Lanes({
           }}
         />
       )}
-      {hover && (
-        <div role="tooltip" className="mark-tip" style={{ left: hover.x, top: hover.y }}>
-          {hover.mark.summary}
-        </div>
+      {hover && !drag?.moved && (
+        <MarkTip text={hover.mark.summary} x={hover.x} y={hover.y} right={LABEL_W + scale.width + 8} />
       )}
       <p className="muted hint">
-        Drag across a lane to zoom; once zoomed, drag (or Shift+wheel, Shift+←/→) to pan and Shift+drag to zoom again;
-        double-click or 0 resets. Click a mark for its exchange; arrow keys move between marks; ▸ unfolds a lane's
-        recipients.
+        Drag across a lane (or the overview) to zoom; once zoomed, drag (or Shift+wheel, Shift+←/→) to pan and
+        Shift+drag to zoom again; double-click or 0 resets. Click a mark for its exchange; arrow keys move between
+        marks; ▸ unfolds a lane's recipients.
       </p>
+    </div>
+  );
+}
+
+/**
+ * A mark's hover text beside the pointer (`x`, `y` in the lanes' box), flipped to the pointer's left where
+ * it would run past the lanes' right edge `right` (marks near the end of the run).
+ */
+function MarkTip({ text, x, y, right }: { text: string; x: number; y: number; right: number }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const [width, setWidth] = useState<number | undefined>();
+  useLayoutEffect(() => setWidth(ref.current?.offsetWidth), [text]);
+  const place = tipPlace(x, width ?? 0, right);
+  return (
+    <div
+      ref={ref}
+      role="tooltip"
+      className="mark-tip"
+      data-side={place.side}
+      style={{ left: place.left, top: y + TIP_GAP, visibility: width === undefined ? "hidden" : undefined }}
+    >
+      {text}
     </div>
   );
 }
@@ -563,6 +642,8 @@ interface LaneRowProps {
   readonly onMark: (m: Mark) => void;
   readonly onHover: (h: { mark: Mark; x: number; y: number } | undefined) => void;
   readonly drag: DragHandlers;
+  /** Whether the press that ends in a click moved (a brush or pan over a mark): then the click selects nothing. */
+  readonly wasDragged: () => boolean;
 }
 
 /** A label's halo (timelineMarks' LABEL_HALO) in the lane's background (timeline.css: --lane-bg). */
@@ -619,6 +700,7 @@ const LaneRow = memo(function LaneRow({
   onMark,
   onHover,
   drag,
+  wasDragged,
 }: LaneRowProps) {
   const w = scale.width;
   const mid = ROW / 2;
@@ -626,7 +708,7 @@ const LaneRow = memo(function LaneRow({
   const drawn = useMemo(() => drawnMarks(items.marks, scale, own), [items.marks, scale, own]);
   const bands = items.bands;
   const arcs = useMemo(() => drawnConnectors(items.connectors, scale), [items.connectors, scale]);
-  const giveUp = lane.giveUpAtMs;
+  const giveUp = giveUpOf(lane);
   const giveUpShown = giveUp !== undefined && giveUp >= scale.fromMs && giveUp <= scale.toMs;
   // Every label where it overlaps no other (nor another mark's shape); those left out are in the marks' names.
   const labels = useMemo(
@@ -739,7 +821,7 @@ const LaneRow = memo(function LaneRow({
                 className: `mark ${m.kind}${isSel ? " selected" : ""}`,
                 onClick: (e: MouseEvent) => {
                   e.stopPropagation();
-                  onMark(m);
+                  if (!wasDragged()) onMark(m);
                 },
                 onKeyDown: (e: KeyboardEvent) => {
                   if (e.key === "Enter" || e.key === " ") {
@@ -750,7 +832,7 @@ const LaneRow = memo(function LaneRow({
                 },
                 onPointerEnter: (e: PointerEvent) => {
                   const box = (e.currentTarget as Element).closest(".lanes-wrap")?.getBoundingClientRect();
-                  onHover({ mark: m, x: e.clientX - (box?.left ?? 0) + 12, y: e.clientY - (box?.top ?? 0) + 12 });
+                  onHover({ mark: m, x: e.clientX - (box?.left ?? 0), y: e.clientY - (box?.top ?? 0) });
                 },
                 onPointerLeave: () => onHover(undefined),
               };

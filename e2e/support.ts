@@ -1,0 +1,34 @@
+import AxeBuilder from "@axe-core/playwright";
+import { expect, type Page } from "@playwright/test";
+
+/**
+ * What the end-to-end specs do alike: check a region with axe, open a bundled scenario, play it to its end.
+ * (The older specs still hold copies of these; a spec written now imports them from here.)
+ */
+
+/** Where the tests write their pictures: an ignored folder, never over tracked files. */
+export const SHOTS = "test-results/screenshots";
+
+/** No serious or critical axe violation on the page, or within `include` (a CSS selector). */
+export async function noSeriousViolations(page: Page, include?: string): Promise<void> {
+  const builder = new AxeBuilder({ page });
+  const results = await (include ? builder.include(include) : builder).analyze();
+  const serious = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
+}
+
+/** Opens the bundled scenario `name` from the library, ready to play. */
+export async function openScenario(page: Page, name: string): Promise<void> {
+  await page.goto("/");
+  await page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name }).click();
+  await expect(page.getByRole("heading", { level: 2, name })).toBeVisible();
+  await expect(page.getByTestId("phase")).toContainText("Ready");
+}
+
+/** Plays the open scenario at speed max until it is finished. */
+export async function runToEnd(page: Page): Promise<void> {
+  await page.getByRole("button", { name: "Speed max" }).click();
+  const play = page.getByRole("button", { name: "Play", exact: true });
+  if (await play.isEnabled()) await play.click();
+  await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 120_000 });
+}

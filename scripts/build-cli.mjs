@@ -1,0 +1,49 @@
+// Builds the `mailscope` command (app/cli/main.ts) into one bundle with a chunk
+// per command (esbuild, ESM with code splitting → dist-cli/), so that a fresh
+// process parses and runs only the command it was asked for, as plain
+// JavaScript (no type stripping). bin/mailscope.mjs runs it when it is newer
+// than every source file it was built from (dist-cli/inputs.json lists them),
+// else the TypeScript sources.
+import { build } from "esbuild";
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import { join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+/** Where the built CLI goes by default. */
+export const CLI_OUTDIR = join(root, "dist-cli");
+
+/** Builds the CLI into `outdir` (emptied first); resolves to the source files it was built from, relative to the root. */
+export async function buildCli(outdir = CLI_OUTDIR) {
+  await rm(outdir, { recursive: true, force: true });
+  await mkdir(outdir, { recursive: true });
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: { main: "app/cli/main.ts" },
+    outdir,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node22",
+    // A few dependencies are CommonJS that require Node's modules: give the ES chunks a require.
+    banner: {
+      js: 'import { createRequire as __mailscopeRequire } from "node:module"; const require = __mailscopeRequire(import.meta.url);',
+    },
+    chunkNames: "chunks/[name]-[hash]",
+    sourcemap: true,
+    metafile: true,
+    logLevel: "warning",
+  });
+  const inputs = Object.keys(result.metafile.inputs)
+    .filter((file) => !file.includes("node_modules/"))
+    .map((file) => relative(root, resolve(root, file)))
+    .sort();
+  await writeFile(join(outdir, "inputs.json"), `${JSON.stringify(inputs, null, 1)}\n`);
+  return inputs;
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await buildCli(process.argv[2] ?? CLI_OUTDIR);
+}

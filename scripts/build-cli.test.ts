@@ -1,0 +1,129 @@
+/**
+ * The built CLI (scripts/build-cli.mjs → dist-cli/) is the same program as the
+ * sources: it is built here into a folder of its own and run, and what it
+ * prints — the version, the help, a whole run down to its trace hash — is
+ * compared with what the TypeScript sources print. bin/mailscope.mjs runs the
+ * build only while it is up to date with every source it was built from.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliEntry } from "../bin/cliEntry.mjs";
+import { COMMANDS, commandsFor } from "../app/cli/main.ts";
+import { MAILSCOPE_VERSION } from "../app/cli/version.ts";
+import { buildCli } from "./build-cli.mjs";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const SOURCES = join(ROOT, "app", "cli", "main.ts");
+/** Runs `main` of a CLI module with `args`, from the repository's root; its stdout. */
+const RUN_MAIN =
+  "const { main } = await import(process.argv[1]); process.exitCode = await main(process.argv.slice(2));";
+
+function mailscope(entry: string, args: readonly string[]): string {
+  return execFileSync(process.execPath, ["--input-type=module", "-e", RUN_MAIN, entry, ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+}
+
+let outdir: string;
+let inputs: string[];
+
+beforeAll(async () => {
+  outdir = mkdtempSync(join(tmpdir(), "mailscope-cli-build-"));
+  inputs = await buildCli(outdir);
+});
+
+afterAll(() => {
+  rmSync(outdir, { recursive: true, force: true });
+});
+
+describe("the built CLI", () => {
+  it("prints the version of package.json", () => {
+    expect(mailscope(join(outdir, "main.js"), ["--version"]).trim()).toBe(MAILSCOPE_VERSION);
+  });
+
+  it("lists every command in its help, as the sources do", () => {
+    const built = mailscope(join(outdir, "main.js"), ["--help"]);
+    expect(built).toBe(mailscope(SOURCES, ["--help"]));
+    for (const { name } of COMMANDS) expect(built).toMatch(new RegExp(`^  ${name} `, "m"));
+  });
+
+  it("runs a scenario to the same trace as the sources", () => {
+    const args = ["run", "scenarios/happy-path.yaml", "--json", "--no-progress"];
+    const built = JSON.parse(mailscope(join(outdir, "main.js"), args)) as Record<string, unknown>;
+    const sources = JSON.parse(mailscope(SOURCES, args)) as Record<string, unknown>;
+    expect(built["passed"]).toBe(true);
+    expect(built["traceHash"]).toBe(sources["traceHash"]);
+    expect({ ...built, wallMs: 0 }).toEqual({ ...sources, wallMs: 0 });
+  });
+
+  it("was built from the CLI's sources, which bin/mailscope.mjs compares it with", () => {
+    expect(inputs).toContain("app/cli/main.ts");
+    expect(inputs).toContain("app/cli/run.ts");
+    expect(inputs.every((file) => !file.includes("node_modules"))).toBe(true);
+  });
+});
+
+describe("which CLI bin/mailscope.mjs runs", () => {
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), "mailscope-cli-entry-"));
+    mkdirSync(join(root, "app", "cli"), { recursive: true });
+    mkdirSync(join(root, "dist-cli"), { recursive: true });
+    for (const file of ["app/cli/main.ts", "package.json", "package-lock.json", "dist-cli/main.js"])
+      writeFileSync(join(root, file), "");
+    writeFileSync(join(root, "dist-cli", "inputs.json"), JSON.stringify(["app/cli/main.ts"]));
+  });
+  afterAll(() => {
+    rmSync(root, { recursive: true, force: true });
+  });
+  const touch = (file: string, secondsAgo: number): void => {
+    const at = new Date(Date.now() - secondsAgo * 1000);
+    utimesSync(join(root, file), at, at);
+  };
+
+  it("the build when it is newer than every source it was built from", () => {
+    touch("app/cli/main.ts", 60);
+    touch("package.json", 60);
+    touch("package-lock.json", 60);
+    touch("dist-cli/main.js", 10);
+    expect(cliEntry(root, undefined)).toEqual({ path: join(root, "dist-cli", "main.js"), built: true });
+  });
+
+  it("the sources when one of them changed after the build, or package.json did", () => {
+    touch("dist-cli/main.js", 10);
+    touch("app/cli/main.ts", 5);
+    expect(cliEntry(root, undefined).built).toBe(false);
+    touch("app/cli/main.ts", 60);
+    touch("package.json", 5);
+    expect(cliEntry(root, undefined).built).toBe(false);
+  });
+
+  it("the sources when there is no build, or MAILSCOPE_CLI says so", () => {
+    touch("package.json", 60);
+    expect(cliEntry(root, "sources")).toEqual({ path: join(root, "app", "cli", "main.ts"), built: false });
+    expect(cliEntry(join(root, "nowhere"), undefined).built).toBe(false);
+  });
+});
+
+describe("the commands a command line loads", () => {
+  const all = COMMANDS.map((c) => c.name);
+  it("only the one it names", () => {
+    expect(commandsFor(["run", "scenarios/happy-path.yaml", "--seed", "7"])).toEqual(["run"]);
+    expect(commandsFor(["help", "serve"])).toEqual(["serve"]);
+    expect(commandsFor(["keygen", "--help"])).toEqual(["keygen"]);
+  });
+  it("none for --version, all for the program's help or a name that is not a command", () => {
+    expect(commandsFor(["--version"])).toEqual([]);
+    expect(commandsFor(["-V"])).toEqual([]);
+    expect(commandsFor([])).toEqual(all);
+    expect(commandsFor(["--help"])).toEqual(all);
+    expect(commandsFor(["--version", "--help"])).toEqual(all);
+    expect(commandsFor(["rnu"])).toEqual(all);
+  });
+});
