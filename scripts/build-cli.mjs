@@ -20,7 +20,8 @@ export async function buildCli(outdir = CLI_OUTDIR) {
   await mkdir(outdir, { recursive: true });
   const result = await build({
     absWorkingDir: root,
-    entryPoints: { main: "app/cli/main.ts" },
+    // The sweep's worker threads load a module of their own (app/node/runPool.ts finds it beside chunks/).
+    entryPoints: { main: "app/cli/main.ts", runPoolThread: "app/node/runPoolThread.ts" },
     outdir,
     bundle: true,
     splitting: true,

@@ -15,6 +15,15 @@ import { poolOf, type PoolWorker } from "../sim/runPool.ts";
 import type { RunPool } from "../sim/sweep.ts";
 import type { WorkerReply, WorkerRequest } from "../sim/worker.ts";
 
+/**
+ * The threads' module: the TypeScript beside this file, or in the built CLI
+ * (scripts/build-cli.mjs) the entry `dist-cli/runPoolThread.js`, this module
+ * being bundled into a chunk of `dist-cli/chunks/`.
+ */
+const THREAD_MODULE = import.meta.url.endsWith(".ts")
+  ? new URL("./runPoolThread.ts", import.meta.url)
+  : new URL("../runPoolThread.js", import.meta.url);
+
 /** The workers a machine gives a sweep by default: one per core it offers. */
 export function defaultWorkers(): number {
   return Math.max(1, availableParallelism());
@@ -30,7 +39,9 @@ export function createRunPool(workers: number, runs = Number.POSITIVE_INFINITY):
   const count = Math.max(1, Math.min(Math.floor(workers), runs));
   if (count === 1) return inThisRealm();
   const threads: PoolWorker[] = Array.from({ length: count - 1 }, () => {
-    const thread = new Worker(new URL("./runPoolThread.ts", import.meta.url));
+    // Node's flags go to the thread, but not --input-type (a file, not an -e string, is what it runs).
+    const execArgv = process.execArgv.filter((flag) => !flag.startsWith("--input-type"));
+    const thread = new Worker(THREAD_MODULE, { execArgv });
     // A thread waiting for work does not keep the process alive; one running does (it is referenced while busy).
     thread.unref();
     return {
