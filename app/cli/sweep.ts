@@ -9,6 +9,7 @@
  * `--csv` print the same as data. Exit 0 when every run happened and held
  * every invariant, 1 when not, 2 for bad input.
  */
+import { maxOf } from "../protocol/lists.ts";
 import { Command, CommanderError } from "commander";
 import { loadScenarioFile } from "../node/scenarioLoader.ts";
 import { createRunPool, defaultWorkers } from "../node/runPool.ts";
@@ -192,7 +193,10 @@ export function sweepTable(result: SweepResult, file: string, name: string, work
     }
   }
   const widths = header.map((h, i) =>
-    Math.max(h.length, ...rows.map((r) => ("cells" in r ? (r.cells[i] ?? "").length : 0))),
+    maxOf(
+      rows.map((r) => ("cells" in r ? (r.cells[i] ?? "").length : 0)),
+      h.length,
+    ),
   );
   const line = (cells: readonly string[]): string =>
     cells

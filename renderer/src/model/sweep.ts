@@ -9,6 +9,7 @@
  * read off the runs' outcomes (app/sim/sweep.ts), the same as `mailscope
  * sweep` prints.
  */
+import { maxOf } from "../../../app/protocol/lists.ts";
 import { parseDocument } from "yaml";
 import { SPEC_CONSTANTS, specKnob } from "../../../app/protocol/specConstants.ts";
 import { knobValueText } from "../../../app/sim/constants.ts";
@@ -216,11 +217,23 @@ export function sweepChart(
   }
   const chosen = recipients.find((r) => r.key === recipient)?.key ?? recipients[0]?.key;
   const timeLike = axis.kind === "duration" || axis.kind === "time";
-  const axisUnit = timeLike ? unitFor(Math.max(0, ...axis.values.map((v) => v.number ?? 0))) : undefined;
+  const axisUnit = timeLike
+    ? unitFor(
+        maxOf(
+          axis.values.map((v) => v.number ?? 0),
+          0,
+        ),
+      )
+    : undefined;
   const xOf = (v: SweepValue, i: number): number =>
     axis.kind === "choice" ? i : axisUnit !== undefined ? round((v.number ?? 0) / axisUnit.ms) : (v.number ?? i);
   const summaries = done.map((p) => ({ p, r: p.recipients.find((r) => keyOf(r) === chosen) }));
-  const timeUnit = unitFor(Math.max(0, ...summaries.map(({ r }) => r?.time?.max ?? 0)));
+  const timeUnit = unitFor(
+    maxOf(
+      summaries.map(({ r }) => r?.time?.max ?? 0),
+      0,
+    ),
+  );
   const seen = new Set<string>();
   const rows = summaries.map(({ p, r }): SweepRow => {
     const total = r === undefined ? p.runs.length : Object.values(r.counts).reduce((a, b) => a + b, 0);

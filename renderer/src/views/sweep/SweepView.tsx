@@ -1,3 +1,4 @@
+import { maxOf } from "../../../../app/protocol/lists.ts";
 import { useEffect, useId, useMemo, useRef, useState, type FormEvent } from "react";
 import { Area, AreaChart, Bar, CartesianGrid, ComposedChart, Legend, Line, Tooltip, XAxis, YAxis } from "recharts";
 import type { MouseHandlerDataParam } from "recharts/types/synchronisation/types";
@@ -536,7 +537,10 @@ function BoxChart({ chart, width, onClick }: ChartProps) {
     whisker: r.time ? [r.time.min, r.time.max] : undefined,
   }));
   const unit = chart.timeUnit.name;
-  const top = Math.max(0, ...chart.rows.map((r) => r.time?.max ?? 0));
+  const top = maxOf(
+    chart.rows.map((r) => r.time?.max ?? 0),
+    0,
+  );
   return (
     <figure aria-label={`Distribution of the outcome times at each value, in ${unit}`} data-testid="box-chart">
       <figcaption>Outcome times per value: box median to p90, whiskers min to max ({unit} after the start)</figcaption>
