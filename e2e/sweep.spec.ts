@@ -98,9 +98,12 @@ test.describe("sweep", () => {
 
     // The boundary opens Compare of its two sides, which says where they part.
     await page.getByRole("button", { name: "Compare 2h and 2h30m" }).click();
-    await expect(page.getByTestId("verdict")).toHaveText("m1 bob@b.example: accepted at +2:03:00 vs smtp at +2:03:00", {
-      timeout: 120_000,
-    });
+    await expect(page.getByTestId("verdict")).toHaveText(
+      "m1 bob@b.example: different outcome: accepted at +2:03:00 vs smtp at +2:03:00",
+      {
+        timeout: 120_000,
+      },
+    );
     await page.screenshot({ path: `${SHOTS}/sweep-boundary-compare.png`, fullPage: true });
     await page.getByRole("button", { name: "Back to the sweep" }).click();
     await expect(page.getByTestId("sweep-progress")).toHaveText("Done: 5 runs, 5 points, 1 boundary.");
