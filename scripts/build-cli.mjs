@@ -20,8 +20,13 @@ export async function buildCli(outdir = CLI_OUTDIR) {
   await mkdir(outdir, { recursive: true });
   const result = await build({
     absWorkingDir: root,
-    // explore's worker threads (app/node/exploreWorkers.ts) start this entry: a Worker needs a file of its own.
-    entryPoints: { main: "app/cli/main.ts", exploreWorker: "app/node/exploreWorker.ts" },
+    // Worker threads start a file of their own: explore's (app/node/exploreWorkers.ts) and the sweep's pool
+    // (app/node/runPool.ts finds it beside chunks/).
+    entryPoints: {
+      main: "app/cli/main.ts",
+      exploreWorker: "app/node/exploreWorker.ts",
+      runPoolThread: "app/node/runPoolThread.ts",
+    },
     outdir,
     bundle: true,
     splitting: true,

@@ -80,6 +80,29 @@ describe("the built CLI", () => {
     expect((JSON.parse(built) as { runs: number }).runs).toBe(3);
   });
 
+  it("sweeps in its worker threads as the sources do (issue 30): the threads' module is built too", () => {
+    const args = [
+      "sweep",
+      "scenarios/receiver-down-past-fallback-window.yaml",
+      "--vary",
+      "faults.network[b-down].until=1h..3h/30m",
+      "--workers",
+      "2",
+      "--json",
+      "--no-progress",
+    ];
+    const built = JSON.parse(mailscope(join(outdir, "main.js"), args)) as { points: { runs: { hash?: string }[] }[] };
+    const sources = JSON.parse(mailscope(SOURCES, args)) as typeof built;
+    const hashes = (r: typeof built) => r.points.map((p) => p.runs.map((run) => run.hash));
+    expect(hashes(built).flat()).toHaveLength(5);
+    expect(
+      hashes(built)
+        .flat()
+        .every((h) => typeof h === "string"),
+    ).toBe(true);
+    expect(hashes(built)).toEqual(hashes(sources));
+  });
+
   it("was built from the CLI's sources, which bin/mailscope.mjs compares it with", () => {
     expect(inputs).toContain("app/cli/main.ts");
     expect(inputs).toContain("app/cli/run.ts");

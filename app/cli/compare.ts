@@ -402,8 +402,8 @@ export function compareCommand(): Command {
     )
     .argument("<scenario>", "a scenario file (YAML)")
     .option(
-      "--set <gap=reading>",
-      "run A's reading, then run B's (given twice; several for one run joined by \";\"); with --fork-at, readings of both",
+      "--set <gap=reading|knob=value>",
+      "run A's reading or draft number (RETRY-2.cap=30m), then run B's (given twice; several for one run joined by \";\"); with --fork-at, settings of both",
       collect,
     )
     .option("--seed <n>", "the seed of both runs; default the scenario's")

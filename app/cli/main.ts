@@ -26,6 +26,7 @@ export const COMMANDS: readonly { readonly name: string; readonly load: () => Pr
   { name: "compare", load: async () => (await import("./compare.ts")).compareCommand() },
   { name: "explore", load: async () => (await import("./explore.ts")).exploreCommand() },
   { name: "probe", load: async () => (await import("./probe.ts")).probeCommand() },
+  { name: "sweep", load: async () => (await import("./sweep.ts")).sweepCommand() },
 ];
 
 /**

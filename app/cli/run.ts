@@ -34,6 +34,7 @@ import {
 import { WorldError } from "../sim/world.ts";
 import { MAILSCOPE_VERSION } from "./version.ts";
 import { maxOf, pushAll } from "../protocol/lists.ts";
+import { departures, departuresText } from "../sim/constants.ts";
 
 /** Exit codes: 0 every check passed, 1 a check failed, 2 bad input. */
 export const RUN_EXIT = { passed: 0, failed: 1, badInput: 2 } as const;
@@ -155,6 +156,7 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
           file,
           seed: trace.seed,
           readings: trace.readings,
+          ...(trace.constants !== undefined && { constants: trace.constants }),
           passed: run.passed,
           complete: run.complete,
           virtualMs: run.endMs - run.world.startMs,
@@ -251,9 +253,13 @@ export function report(run: ScenarioRun, file: string, wallMs: number, full: boo
   const changed = Object.entries(trace.readings)
     .filter(([id, value]) => value !== DEFAULTS[id])
     .map(([id, value]) => `${id}=${value}`);
+  const departed = departures(run.world.constants);
   const lines = [
     `${trace.scenario.name} (${file}), seed ${String(trace.seed)}`,
     `readings: ${changed.length === 0 ? "all defaults" : `${changed.join("; ")}; others default`}`,
+    ...(departed.length > 0
+      ? [`DEPARTS FROM SPEC.md: ${departuresText(departed)}; the checks follow these numbers`]
+      : []),
     "",
     ...timeline(trace.events, world.startMs, full),
     "",
@@ -397,7 +403,11 @@ export function runCommand(): Command {
     .description("play a scenario at full speed: timeline, outcomes, invariants and expectations")
     .argument("<scenario>", "a scenario file (YAML)")
     .option("--seed <n>", "the seed (a number, or any string); default the scenario's")
-    .option("--set <gap=reading>", "a gap reading over the scenario's, e.g. G7=ignored (repeatable)", collect)
+    .option(
+      "--set <gap=reading|knob=value>",
+      "a gap reading over the scenario's, e.g. G7=ignored or G16.fallback-window=3h, or one of the draft's numbers, e.g. RETRY-2.cap=30m (repeatable)",
+      collect,
+    )
     .option("--trace <out.mstrace>", "write the trace (JSON; .mstrace opens in the desktop app by double-click)")
     .option("--har <out.har>", "write the HTTP exchanges as HAR 1.2")
     .option("--report <out.md>", "write a Markdown bug report with a sequence diagram")

@@ -15,6 +15,7 @@
  * the value; `{ strict: true }` (conformance checks) turns them into
  * violations.
  */
+import { SPEC_CONSTANTS } from "./specConstants.ts";
 import * as z from "zod";
 import { MAILBOX_PATTERN, parseMailbox, sameMailbox } from "./mailbox.ts";
 import type { Mailbox } from "./mailbox.ts";
@@ -111,7 +112,7 @@ export const MIN_MAX_MESSAGE_SIZE = 26214400;
  */
 export const MAX_MESSAGE_BYTES = 4 * MIN_MAX_MESSAGE_SIZE;
 /** Senders treat larger `discovery_pin_max_age` values as this (CAP-13). */
-export const MAX_PIN_AGE_S = 31557600;
+export const MAX_PIN_AGE_S = SPEC_CONSTANTS.pinMaxAgeS;
 /**
  * The longest time Mailscope takes from a scenario or a receiver's configuration (a time after the start,
  * a duration, a Retry-After, a window, a delay): 2 years. The longest time the spec names is a discovery

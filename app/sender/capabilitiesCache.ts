@@ -12,13 +12,13 @@
  * 31557600); 0 or an absent member removes it.
  */
 import type { Clock } from "../ports.ts";
-import { MAX_PIN_AGE_S } from "../protocol/resources.ts";
 import type { Capabilities } from "../protocol/resources.ts";
+import { SPEC_CONSTANTS, type SpecConstants } from "../protocol/specConstants.ts";
 
 /** GET-6, LIM-9: the freshness assumed without a usable `max-age`. */
-export const DEFAULT_CAPABILITIES_MAX_AGE_S = 3_600;
+export const DEFAULT_CAPABILITIES_MAX_AGE_S = SPEC_CONSTANTS.capabilitiesDefaultMaxAgeS;
 /** GET-7, LIM-10: a document older than this is never used. */
-export const MAX_CAPABILITIES_AGE_S = 86_400;
+export const MAX_CAPABILITIES_AGE_S = SPEC_CONSTANTS.capabilitiesMaxAgeS;
 
 /** How long a capabilities document stays fresh, read from its `Cache-Control` (G27). */
 export interface Freshness {
@@ -32,19 +32,20 @@ export interface Freshness {
  * directive sets the freshness, capped at 24 hours (GET-7); without a usable
  * `max-age` (absent header, `no-store` or `no-cache` alone, unparsable value)
  * the sender assumes 1 hour (GET-6). `max-age=0` means fetching again before
- * every delivery. The first `max-age` counts when there are several.
+ * every delivery. The first `max-age` counts when there are several. The
+ * 1 hour and the 24 hours are those of `constants` (SPEC.md's by default).
  */
-export function freshnessOf(cacheControl: string | null): Freshness {
-  if (cacheControl === null) return { maxAgeS: DEFAULT_CAPABILITIES_MAX_AGE_S, rule: "GET-6" };
+export function freshnessOf(cacheControl: string | null, constants: SpecConstants = SPEC_CONSTANTS): Freshness {
+  const assumed = constants.capabilitiesDefaultMaxAgeS;
+  if (cacheControl === null) return { maxAgeS: assumed, rule: "GET-6" };
   for (const directive of cacheControl.split(",")) {
     const match = /^\s*max-age\s*=\s*(?:([0-9]+)|"([0-9]+)")\s*$/i.exec(directive);
     if (match === null) continue;
     const value = Number(match[1] ?? match[2]);
-    return value > MAX_CAPABILITIES_AGE_S
-      ? { maxAgeS: MAX_CAPABILITIES_AGE_S, rule: "GET-7" }
-      : { maxAgeS: value, rule: "G27" };
+    const oldest = constants.capabilitiesMaxAgeS;
+    return value > oldest ? { maxAgeS: oldest, rule: "GET-7" } : { maxAgeS: value, rule: "G27" };
   }
-  return { maxAgeS: DEFAULT_CAPABILITIES_MAX_AGE_S, rule: "GET-6" };
+  return { maxAgeS: assumed, rule: "GET-6" };
 }
 
 /** A capabilities document as the sender keeps it. */
@@ -93,8 +94,15 @@ function key(domain: string): string {
   return domain.toLowerCase().replace(/\.$/, "");
 }
 
-/** A cache and pin store on `clock`, one entry per receiving domain. */
-export function createCapabilitiesCache(clock: Pick<Clock, "now">): CapabilitiesCache {
+/**
+ * A cache and pin store on `clock`, one entry per receiving domain, with the
+ * 24-hour limit (GET-7) and the pin cap (CAP-13) of `constants`.
+ */
+export function createCapabilitiesCache(
+  clock: Pick<Clock, "now">,
+  constants: SpecConstants = SPEC_CONSTANTS,
+): CapabilitiesCache {
+  const { capabilitiesMaxAgeS: oldestS, pinMaxAgeS: pinCapS } = constants;
   const documents = new Map<string, CachedCapabilities>();
   const pins = new Map<string, DiscoveryPin>();
   return {
@@ -102,7 +110,7 @@ export function createCapabilitiesCache(clock: Pick<Clock, "now">): Capabilities
       const entry = documents.get(key(domain));
       if (entry === undefined) return undefined;
       const ageMs = clock.now() - entry.fetchedAtMs;
-      const lifetimeMs = Math.min(entry.maxAgeS, MAX_CAPABILITIES_AGE_S) * 1000;
+      const lifetimeMs = Math.min(entry.maxAgeS, oldestS) * 1000;
       if (ageMs < 0 || ageMs >= lifetimeMs) return undefined;
       return { entry, ageS: Math.floor(ageMs / 1000) };
     },
@@ -129,7 +137,7 @@ export function createCapabilitiesCache(clock: Pick<Clock, "now">): Capabilities
         pins.delete(key(domain));
         return had ? { kind: "removed", reason } : { kind: "none", reason };
       }
-      const maxAgeS = Math.min(advertisedS, MAX_PIN_AGE_S);
+      const maxAgeS = Math.min(advertisedS, pinCapS);
       const nowMs = clock.now();
       const pin: DiscoveryPin = { setAtMs: nowMs, expiresAtMs: nowMs + maxAgeS * 1000, maxAgeS };
       pins.set(key(domain), pin);

@@ -72,6 +72,7 @@ import {
 } from "./retrySchedule.ts";
 import type { RetryPlan } from "./retrySchedule.ts";
 import { errorMessage } from "../errorMessage.ts";
+import { SPEC_CONSTANTS, type SpecConstants } from "../protocol/specConstants.ts";
 
 // ── Context ─────────────────────────────────────────────────────────────
 
@@ -396,6 +397,8 @@ export interface DeliveryMachineDeps {
   readonly random: Random;
   readonly trace: TraceSink;
   readonly readings: SenderReadings;
+  /** The draft's numbers in force (RETRY-1 … RETRY-6); default SPEC.md's. */
+  readonly constants?: SpecConstants;
   /** The sending domain (trace, DSN Reporting-MTA). */
   readonly senderDomain: string;
   readonly problemBase: string;
@@ -425,8 +428,9 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
   const actorId = (context: DeliveryContext): string => deliveryActorId(context.messageId, context.domain);
   const emit = (name: string, data: Record<string, unknown>): void =>
     deps.trace.emit({ name, timeMs: now(), domain: deps.senderDomain, data });
+  const constants = deps.constants ?? SPEC_CONSTANTS;
   const giveUpAt = (context: DeliveryContext): number =>
-    giveUpAtMs(context.firstAttemptAtMs ?? now()) +
+    giveUpAtMs(context.firstAttemptAtMs ?? now(), constants) +
     (deps.plantedBug === "retry-after-give-up" ? PLANTED_GIVE_UP_DELAY_MS : 0);
   /** STATE-3's "at or after the end of the fallback window" (`window-end-exclusive` plants `>`). */
   const atOrAfterWindow = (context: DeliveryContext, attemptAtMs: number): boolean =>
@@ -658,7 +662,7 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
             fallbackWindowS: windowS,
             fallbackWindowStartMs: firstAtMs,
             fallbackWindowEndMs: fallbackWindowEndMs(firstAtMs, windowS),
-            giveUpAtMs: giveUpAtMs(firstAtMs),
+            giveUpAtMs: giveUpAtMs(firstAtMs, constants),
           }),
         });
       },
@@ -695,6 +699,7 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
           nowMs: now(),
           ...(context.lastAttempt?.lowerBoundMs !== undefined && { lowerBoundMs: context.lastAttempt.lowerBoundMs }),
           ...(deps.readings.G16.jitter && { jitter: deps.random }),
+          constants,
         });
         return { retryPlan: plan };
       }),

@@ -29,6 +29,7 @@ import type { Capabilities } from "../protocol/resources.ts";
 import type { Violation } from "../protocol/result.ts";
 import { negotiateVersion, versionPath } from "../protocol/versions.ts";
 import { freshnessOf } from "./capabilitiesCache.ts";
+import type { SpecConstants } from "../protocol/specConstants.ts";
 import type { CapabilitiesCache } from "./capabilitiesCache.ts";
 import { exchange, problemInBody } from "./http.ts";
 import type { SenderReadings } from "./readings.ts";
@@ -171,6 +172,8 @@ export interface DiscoveryDeps {
   readonly cache: CapabilitiesCache;
   readonly trace: TraceSink;
   readonly readings: Pick<SenderReadings, "G7" | "G8"> & Partial<Pick<SenderReadings, "G46" | "G47">>;
+  /** The draft's numbers in force (GET-6, GET-7); default SPEC.md's. */
+  readonly constants?: SpecConstants;
   /** The versions this sender speaks, e.g. `["v1"]`. */
   readonly versions: readonly string[];
   readonly problemBase: string;
@@ -219,7 +222,7 @@ async function fetchCapabilities(deps: DiscoveryDeps, origin: string, version: s
   if (!json.ok) return { kind: "invalid", violations: json.violations };
   const parsed = parseCapabilities(json.value);
   if (!parsed.ok) return { kind: "invalid", violations: parsed.violations };
-  const freshness = freshnessOf(response.headers.get("cache-control"));
+  const freshness = freshnessOf(response.headers.get("cache-control"), deps.constants);
   return { kind: "ok", capabilities: parsed.value, maxAgeS: freshness.maxAgeS, freshnessRule: freshness.rule };
 }
 

@@ -16,42 +16,50 @@
  * from when its answer came, so a slow answer does not stretch the schedule.
  */
 import type { Random } from "../ports.ts";
+import { SPEC_CONSTANTS, type SpecConstants } from "../protocol/specConstants.ts";
 
 /** RETRY-1: the first retry, 1 minute after the first attempt. */
-export const FIRST_RETRY_DELAY_MS = 60_000;
+export const FIRST_RETRY_DELAY_MS = SPEC_CONSTANTS.firstRetryMs;
 /** RETRY-2: the delay doubles per attempt up to 1 hour. */
-export const MAX_RETRY_DELAY_MS = 3_600_000;
+export const MAX_RETRY_DELAY_MS = SPEC_CONSTANTS.retryCapMs;
 /** RETRY-3: each delay is randomized by ±20 %. */
-export const JITTER_FRACTION = 0.2;
+export const JITTER_FRACTION = SPEC_CONSTANTS.jitterFraction;
 /** RETRY-4: the fallback window SHOULD be 2 hours. */
 export const DEFAULT_FALLBACK_WINDOW_S = 7_200;
 /** RETRY-5: in production the window MUST be within 1 … */
-export const MIN_FALLBACK_WINDOW_S = 3_600;
+export const MIN_FALLBACK_WINDOW_S = SPEC_CONSTANTS.fallbackWindowMinS;
 /** … and 4 hours. */
-export const MAX_FALLBACK_WINDOW_S = 14_400;
+export const MAX_FALLBACK_WINDOW_S = SPEC_CONSTANTS.fallbackWindowMaxS;
 /** RETRY-6: give up 5 days after the first attempt. */
-export const GIVE_UP_AFTER_MS = 5 * 24 * 3_600_000;
+export const GIVE_UP_AFTER_MS = SPEC_CONSTANTS.giveUpMs;
 
 /**
  * The delay before retry `retry` (1 for the first retry) without jitter:
- * min(60 s · 2^(retry−1), 3600 s) (G16).
+ * min(60 s · 2^(retry−1), 3600 s) (G16), with the first retry, the factor
+ * and the cap of `constants` (RETRY-1, RETRY-2; SPEC.md's by default).
  *
  * @throws RangeError when `retry` is not an integer ≥ 1.
  */
-export function baseRetryDelayMs(retry: number): number {
+export function baseRetryDelayMs(retry: number, constants: SpecConstants = SPEC_CONSTANTS): number {
   if (!Number.isInteger(retry) || retry < 1) throw new RangeError(`retry must be an integer ≥ 1, not ${retry}`);
-  // 2^6 · 60 s already passes the cap; stop doubling there so large counts cannot overflow.
-  return retry > 7 ? MAX_RETRY_DELAY_MS : Math.min(FIRST_RETRY_DELAY_MS * 2 ** (retry - 1), MAX_RETRY_DELAY_MS);
+  const { firstRetryMs: first, backoffFactor: factor, retryCapMs: cap } = constants;
+  // A count so large that the power overflows gives Infinity, and the cap.
+  return Math.min(Math.round(first * factor ** (retry - 1)), cap);
 }
 
 /**
- * A delay with jitter (RETRY-3): × uniform(0.8, 1.2) from one draw of
- * `random`, rounded to the millisecond. Without `random` (jitter off) the
- * delay is returned unchanged and nothing is drawn.
+ * A delay with jitter (RETRY-3): × uniform(0.8, 1.2) (the fraction of
+ * `constants`) from one draw of `random`, rounded to the millisecond. Without
+ * `random` (jitter off) the delay is returned unchanged and nothing is drawn.
  */
-export function jitteredDelayMs(delayMs: number, random: Random | undefined): number {
+export function jitteredDelayMs(
+  delayMs: number,
+  random: Random | undefined,
+  constants: SpecConstants = SPEC_CONSTANTS,
+): number {
   if (random === undefined) return delayMs;
-  const factor = 1 - JITTER_FRACTION + 2 * JITTER_FRACTION * random.next();
+  const fraction = constants.jitterFraction;
+  const factor = 1 - fraction + 2 * fraction * random.next();
   return Math.round(delayMs * factor);
 }
 
@@ -104,12 +112,15 @@ export interface PlanRetryInput {
   readonly lowerBoundMs?: number;
   /** The Random port when jitter is on (G16 `jitter=on`), undefined when off. */
   readonly jitter?: Random;
+  /** The draft's numbers in force; default SPEC.md's. */
+  readonly constants?: SpecConstants;
 }
 
 /** The next attempt after `attempts` attempts (G16, RETRY-1, RETRY-2, RETRY-3, RETRY-7). */
 export function planRetry(input: PlanRetryInput): RetryPlan {
-  const baseDelayMs = baseRetryDelayMs(input.attempts);
-  const delayMs = jitteredDelayMs(baseDelayMs, input.jitter);
+  const constants = input.constants ?? SPEC_CONSTANTS;
+  const baseDelayMs = baseRetryDelayMs(input.attempts, constants);
+  const delayMs = jitteredDelayMs(baseDelayMs, input.jitter, constants);
   const scheduledAtMs = input.lastAttemptAtMs + delayMs;
   const bound = input.lowerBoundMs;
   const decidedBy = bound !== undefined && bound > scheduledAtMs ? "retry-after" : "schedule";
@@ -132,12 +143,18 @@ export function planRetry(input: PlanRetryInput): RetryPlan {
  * every attempt fails at once and nothing sets a lower bound: the schedule as
  * a table (with jitter off, [0, 60000, 180000, 420000, …]).
  */
-export function attemptOffsetsMs(count: number, jitter?: Random): number[] {
+export function attemptOffsetsMs(count: number, jitter?: Random, constants: SpecConstants = SPEC_CONSTANTS): number[] {
   const offsets: number[] = [];
   let at = 0;
   for (let attempt = 1; attempt <= count; attempt++) {
     offsets.push(at);
-    at = planRetry({ attempts: attempt, lastAttemptAtMs: at, nowMs: at, ...(jitter !== undefined && { jitter }) }).atMs;
+    at = planRetry({
+      attempts: attempt,
+      lastAttemptAtMs: at,
+      nowMs: at,
+      constants,
+      ...(jitter !== undefined && { jitter }),
+    }).atMs;
   }
   return offsets;
 }
@@ -157,23 +174,30 @@ export function isAtOrAfterFallbackWindow(
 }
 
 /** When the sender gives up and bounces (RETRY-6, STATE-7). */
-export function giveUpAtMs(firstAttemptAtMs: number): number {
-  return firstAttemptAtMs + GIVE_UP_AFTER_MS;
+export function giveUpAtMs(firstAttemptAtMs: number, constants: SpecConstants = SPEC_CONSTANTS): number {
+  return firstAttemptAtMs + constants.giveUpMs;
 }
 
 /**
  * Checks a fallback window (RETRY-5): in production it must be within 1 to 4
- * hours; elsewhere (a simulation exploring the spec) any finite value ≥ 0.
+ * hours (the bounds of `constants`); elsewhere (a simulation exploring the
+ * spec) any finite value ≥ 0.
  *
  * @throws RangeError naming RETRY-5 for a value outside the allowed range.
  */
-export function checkFallbackWindowS(fallbackWindowS: number, production: boolean): number {
+export function checkFallbackWindowS(
+  fallbackWindowS: number,
+  production: boolean,
+  constants: SpecConstants = SPEC_CONSTANTS,
+): number {
   if (!Number.isFinite(fallbackWindowS) || fallbackWindowS < 0) {
     throw new RangeError(`the fallback window must be a number of seconds ≥ 0, not ${fallbackWindowS}`);
   }
-  if (production && (fallbackWindowS < MIN_FALLBACK_WINDOW_S || fallbackWindowS > MAX_FALLBACK_WINDOW_S)) {
+  const { fallbackWindowMinS: min, fallbackWindowMaxS: max } = constants;
+  if (production && (fallbackWindowS < min || fallbackWindowS > max)) {
+    const spec = min === MIN_FALLBACK_WINDOW_S && max === MAX_FALLBACK_WINDOW_S;
     throw new RangeError(
-      `the fallback window is ${fallbackWindowS} s; in production use it MUST be within ${MIN_FALLBACK_WINDOW_S} and ${MAX_FALLBACK_WINDOW_S} s (1 to 4 hours) [RETRY-5]`,
+      `the fallback window is ${fallbackWindowS} s; in production use it MUST be within ${min} and ${max} s (${spec ? "1 to 4 hours" : "the bounds in force, not SPEC.md's 1 to 4 hours"}) [RETRY-5]`,
     );
   }
   return fallbackWindowS;

@@ -27,6 +27,7 @@ import type { PlantedBug } from "./plantedBugs.ts";
 import { defaultReadings, readingsForTrace } from "./readings.ts";
 import type { SenderReadings } from "./readings.ts";
 import { checkFallbackWindowS } from "./retrySchedule.ts";
+import { SPEC_CONSTANTS, type SpecConstants } from "../protocol/specConstants.ts";
 import { initialStatePath, statePath } from "./statePath.ts";
 import { isDsnMessage } from "../protocol/dsn.ts";
 
@@ -43,6 +44,11 @@ export interface SenderConfig {
   readonly versions?: readonly string[];
   /** Readings of the switchable gaps; each one left out keeps its default. */
   readonly readings?: Partial<SenderReadings>;
+  /**
+   * The draft's numbers (retry schedule, fallback window bounds, give-up,
+   * capabilities lifetimes, pin cap); default SPEC.md's ({@link SPEC_CONSTANTS}).
+   */
+  readonly constants?: SpecConstants;
   /**
    * Production use: the fallback window must be within 1 to 4 hours (RETRY-5),
    * and a config outside it is refused. Default true; a simulation exploring
@@ -158,10 +164,11 @@ function mergeReadings(readings: Partial<SenderReadings> | undefined): SenderRea
  */
 export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
   const readings = mergeReadings(config.readings);
-  checkFallbackWindowS(readings.G16.fallbackWindowS, config.production ?? true);
+  const constants = config.constants ?? SPEC_CONSTANTS;
+  checkFallbackWindowS(readings.G16.fallbackWindowS, config.production ?? true, constants);
   const trace = ports.trace ?? noTrace;
   const versions = config.versions ?? SUPPORTED_VERSIONS;
-  const cache = createCapabilitiesCache(ports.clock);
+  const cache = createCapabilitiesCache(ports.clock, constants);
   const entries: DeliveryActorEntry[] = [];
   const keepFinished = config.keepFinishedActors ?? true;
   let waiters: (() => void)[] = [];
@@ -226,6 +233,7 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
     random: ports.random,
     trace,
     readings,
+    constants,
     senderDomain: config.domain,
     problemBase: config.problemBase,
     discover: (domain, deliveryActor) =>
@@ -238,6 +246,7 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
           cache,
           trace,
           readings,
+          constants,
           versions,
           problemBase: config.problemBase,
           senderDomain: config.domain,

@@ -23,6 +23,8 @@ import { normalizeAddress, parseMailbox } from "../protocol/mailbox.ts";
 import { actorOfDelivery } from "../trace/deliveryIds.ts";
 import { recordedOffset } from "../trace/offset.ts";
 import type { CheckResult } from "../trace/schema.ts";
+import { specKnob } from "../protocol/specConstants.ts";
+import { durationWords, parseKnobValue } from "./constants.ts";
 import type { ScenarioReadings } from "./scenario.ts";
 
 /** An event as the checkers read it: a recorded trace event. */
@@ -88,6 +90,13 @@ export interface InvariantOptions {
   readonly readings: Pick<ScenarioReadings, "G16" | "G26"> & Partial<Pick<ScenarioReadings, "G46" | "G47">>;
   /** Whether the run ended with no event left (false: it stopped at the horizon). */
   readonly complete: boolean;
+  /**
+   * The draft's numbers that departed from SPEC.md in the run, as the trace's
+   * `constants` member writes them (`{ "RETRY-2.cap": "30m" }`): the schedule
+   * and the give-up are judged by the numbers in force (issue 30). Absent:
+   * SPEC.md's.
+   */
+  readonly constants?: Readonly<Record<string, string>>;
 }
 
 // ---------------------------------------------------------------------------
@@ -367,7 +376,7 @@ export function checkInvariants(events: readonly CheckedEvent[], options: Invari
     result("smtp-only-where-allowed", smtpOnlyWhereAllowed(model, options)),
     result("no-retry-after-permanent", noRetryAfterPermanent(model, options)),
     result("retry-schedule", { evidence: retriesJudged(model), ...retrySchedule(model, options) }, model),
-    result("give-up-at-5-days", giveUpAtFiveDays(model)),
+    result("give-up-at-5-days", giveUpAtFiveDays(model, options)),
     result("no-dsn-about-a-dsn", noDsnAboutADsn(events)),
   ];
 }
@@ -713,23 +722,64 @@ const SPEC_JITTER = 0.2;
 /** RETRY-6: give up after 5 days. */
 const GIVE_UP_AFTER_MS = 5 * 24 * 3_600_000;
 
+/** The schedule's numbers a run is judged by: SPEC.md's above, or those the run departed to. */
+interface Schedule {
+  readonly firstRetryMs: number;
+  readonly factor: number;
+  readonly capMs: number;
+  readonly jitter: number;
+  readonly giveUpMs: number;
+}
+
+const SPEC_SCHEDULE: Schedule = {
+  firstRetryMs: SPEC_FIRST_RETRY_MS,
+  factor: 2,
+  capMs: SPEC_RETRY_CAP_MS,
+  jitter: SPEC_JITTER,
+  giveUpMs: GIVE_UP_AFTER_MS,
+};
+
+/** Which field of {@link Schedule} each knob of the draft sets; the others leave the schedule alone. */
+const SCHEDULE_KNOBS: Readonly<Record<string, keyof Schedule>> = {
+  "RETRY-1": "firstRetryMs",
+  "RETRY-2.factor": "factor",
+  "RETRY-2.cap": "capMs",
+  "RETRY-3": "jitter",
+  "RETRY-6": "giveUpMs",
+};
+
+/** SPEC.md's schedule with the run's departures (the trace's `constants`) applied. */
+function scheduleOf(options: InvariantOptions): Schedule {
+  const schedule: { -readonly [K in keyof Schedule]: number } = { ...SPEC_SCHEDULE };
+  for (const [name, value] of Object.entries(options.constants ?? {})) {
+    const knob = specKnob(name);
+    const field = knob === undefined ? undefined : SCHEDULE_KNOBS[knob.name];
+    if (knob === undefined || field === undefined) continue;
+    const parsed = parseKnobValue(knob, value);
+    if (parsed.ok) schedule[field] = parsed.value;
+  }
+  return schedule;
+}
+
 /** The delay before retry `retry` (1 for the first) without jitter: min(1 min · 2^(retry−1), 1 h) (G16). */
-function specRetryDelayMs(retry: number): number {
-  let delayMs = SPEC_FIRST_RETRY_MS;
-  for (let n = 1; n < retry && delayMs < SPEC_RETRY_CAP_MS; n++) delayMs *= 2;
-  return Math.min(delayMs, SPEC_RETRY_CAP_MS);
+function specRetryDelayMs(retry: number, schedule: Schedule): number {
+  // A count so large that the power overflows gives Infinity, and the cap.
+  return Math.min(Math.round(schedule.firstRetryMs * schedule.factor ** (retry - 1)), schedule.capMs);
 }
 
 function retrySchedule(model: Model, options: InvariantOptions): Verdict {
   const violations: string[] = [];
   const { jitter } = options.readings.G16;
+  const schedule = scheduleOf(options);
+  const spread = schedule.jitter;
+  const percent = `${Math.round(spread * 100)} %`;
   let retries = 0;
   for (const actor of model.actors.values()) {
     for (let k = 1; k < actor.attempts.length; k++) {
       const previous = actor.attempts[k - 1] as Attempt;
       const attempt = actor.attempts[k] as Attempt;
       retries++;
-      const base = specRetryDelayMs(k);
+      const base = specRetryDelayMs(k, schedule);
       const setAt = previous.events.filter((e) => e.name === "timer.set").at(-1)?.timeMs ?? previous.startMs;
       let lowerBoundMs: number | undefined;
       for (const e of previous.events) {
@@ -742,8 +792,8 @@ function retrySchedule(model: Model, options: InvariantOptions): Verdict {
             : undefined;
         if (seconds !== undefined) lowerBoundMs = Math.max(lowerBoundMs ?? -Infinity, e.timeMs + seconds * 1000);
       }
-      const lo = previous.startMs + (jitter ? Math.floor(base * (1 - SPEC_JITTER)) - 1 : base);
-      const hi = previous.startMs + (jitter ? Math.ceil(base * (1 + SPEC_JITTER)) + 1 : base);
+      const lo = previous.startMs + (jitter ? Math.floor(base * (1 - spread)) - 1 : base);
+      const hi = previous.startMs + (jitter ? Math.ceil(base * (1 + spread)) + 1 : base);
       const latest = Math.max(hi, lowerBoundMs ?? -Infinity, setAt);
       const t = attempt.startMs;
       const at = recordedOffset(t, actor.startMs);
@@ -753,32 +803,47 @@ function retrySchedule(model: Model, options: InvariantOptions): Verdict {
         );
       } else if (t < lo) {
         violations.push(
-          `${actor.id}: attempt ${k + 1} at ${at}, earlier than ${jitter ? "80 % of " : ""}the ${base / 1000}-second delay after attempt ${k} at ${recordedOffset(previous.startMs, actor.startMs)} [RETRY-2, G16]`,
+          `${actor.id}: attempt ${k + 1} at ${at}, earlier than ${jitter ? `${100 - Math.round(spread * 100)} % of ` : ""}the ${base / 1000}-second delay after attempt ${k} at ${recordedOffset(previous.startMs, actor.startMs)} [RETRY-2, G16]`,
         );
       } else if (t > latest || (!jitter && t !== Math.max(hi, lowerBoundMs ?? -Infinity, setAt))) {
         violations.push(
-          `${actor.id}: attempt ${k + 1} at ${at}, ${jitter ? "later than 120 % of" : "not at"} the ${base / 1000}-second delay after attempt ${k} at ${recordedOffset(previous.startMs, actor.startMs)} [RETRY-2, G16]`,
+          `${actor.id}: attempt ${k + 1} at ${at}, ${jitter ? `later than ${100 + Math.round(spread * 100)} % of` : "not at"} the ${base / 1000}-second delay after attempt ${k} at ${recordedOffset(previous.startMs, actor.startMs)} [RETRY-2, G16]`,
         );
       }
     }
   }
   return {
     violations,
-    checked: `${retries} retr${retries === 1 ? "y" : "ies"}, each within the schedule (jitter ${jitter ? "on" : "off"})`,
+    checked: `${retries} retr${retries === 1 ? "y" : "ies"}, each within the schedule (jitter ${jitter ? (spread === SPEC_JITTER ? "on" : `on, ±${percent}`) : "off"})${departed(schedule, ["firstRetryMs", "factor", "capMs"])}`,
   };
 }
 
-function giveUpAtFiveDays(model: Model): Verdict {
+/** `; first retry 30s, factor 3, cap 30m (not SPEC.md's)` for the schedule's numbers that departed; "" for none. */
+function departed(schedule: Schedule, fields: readonly (keyof Schedule)[]): string {
+  const words: Record<keyof Schedule, (v: number) => string> = {
+    firstRetryMs: (v) => `first retry ${durationWords(v)}`,
+    factor: (v) => `factor ${v}`,
+    capMs: (v) => `cap ${durationWords(v)}`,
+    jitter: (v) => `jitter ±${Math.round(v * 100)} %`,
+    giveUpMs: (v) => `give-up ${durationWords(v)}`,
+  };
+  const parts = fields.filter((f) => schedule[f] !== SPEC_SCHEDULE[f]).map((f) => words[f](schedule[f]));
+  return parts.length === 0 ? "" : `; ${parts.join(", ")} (not SPEC.md's)`;
+}
+
+function giveUpAtFiveDays(model: Model, options: InvariantOptions): Verdict {
   const violations: Finding[] = [];
   const judged: CheckedEvent[] = [];
   let bounces = 0;
+  const { giveUpMs: after } = scheduleOf(options);
+  const days = after === GIVE_UP_AFTER_MS ? "5 days" : durationWords(after);
   for (const actor of model.actors.values()) {
-    const giveUpMs = actor.startMs + GIVE_UP_AFTER_MS;
+    const giveUpMs = actor.startMs + after;
     for (const attempt of actor.attempts) {
       if (attempt.startMs >= giveUpMs) {
         violations.push(
           finding(
-            `${actor.id}: attempt ${attempt.index} at ${recordedOffset(attempt.startMs, actor.startMs)}, at or after the give-up at 5 days [STATE-7]`,
+            `${actor.id}: attempt ${attempt.index} at ${recordedOffset(attempt.startMs, actor.startMs)}, at or after the give-up at ${days} [STATE-7]`,
             attempt.events.filter((e) => EVIDENT.has(e.name)),
           ),
         );
@@ -791,14 +856,14 @@ function giveUpAtFiveDays(model: Model): Verdict {
     const at = recordedOffset(bounce.timeMs, actor.startMs);
     const last = actor.attempts.at(-1);
     if (bounce.timeMs < giveUpMs) {
-      violations.push(finding(`${actor.id}: bounced at ${at}, before 5 days had passed [STATE-7, RETRY-6]`, bounce));
+      violations.push(finding(`${actor.id}: bounced at ${at}, before ${days} had passed [STATE-7, RETRY-6]`, bounce));
     } else if (bounce.timeMs > giveUpMs) {
       // Late only when an attempt was under way at the 5-day mark and the bounce came as it ended.
       const timerBefore = last?.events.some((e) => e.name === "timer.set" && e.timeMs <= giveUpMs) === true;
       if (last === undefined || last.startMs >= giveUpMs || timerBefore) {
         violations.push(
           finding(
-            `${actor.id}: bounced at ${at}, later than 5 days after the first attempt [STATE-7, RETRY-6]`,
+            `${actor.id}: bounced at ${at}, later than ${days} after the first attempt [STATE-7, RETRY-6]`,
             last?.events.filter((e) => EVIDENT.has(e.name)),
             bounce,
           ),
@@ -808,7 +873,7 @@ function giveUpAtFiveDays(model: Model): Verdict {
   }
   return {
     violations,
-    checked: `${plural(bounces, "bounce")}, each at 5 days; no attempt after give-up`,
+    checked: `${plural(bounces, "bounce")}, each at ${days}; no attempt after give-up${after === GIVE_UP_AFTER_MS ? "" : " (not SPEC.md's 5 days)"}`,
     evidence: judged,
   };
 }

@@ -13,6 +13,7 @@
  */
 import type { CheckResult, Trace } from "../trace/schema.ts";
 import { reproduceCommand } from "../trace/exportMarkdown.ts";
+import { constantsNotation } from "./constants.ts";
 import { checkExpectations } from "./expectations.ts";
 import { normalizeAddress } from "../protocol/mailbox.ts";
 import { checkInvariants, INVARIANTS } from "./invariants.ts";
@@ -194,7 +195,12 @@ export function checkScenarioRun(world: World, loaded: LoadedScenario, ending: R
   const stopMs = ending.untilMs ?? world.horizonMs;
   const endMs = complete ? (events.at(-1)?.timeMs ?? world.startMs) : Math.min(world.scheduler.now(), stopMs);
 
-  const invariants: CheckResult[] = checkInvariants(events, { readings: world.readings, complete });
+  const constants = constantsNotation(world.constants);
+  const invariants: CheckResult[] = checkInvariants(events, {
+    readings: world.readings,
+    complete,
+    ...(constants !== undefined && { constants }),
+  });
   if (error !== undefined) invariants.push({ id: "simulation", passed: false, detail: error });
   const expectations = checkExpectations(loaded.scenario.expectations, events, world.messages);
   const rules = new Map(INVARIANTS.map((i) => [i.id, i.rules]));

@@ -185,6 +185,7 @@ describe("scenario files: the schema", () => {
       "horizon",
       "problemBase",
       "readings",
+      "constants",
       "network",
       "dns",
       "domains",

@@ -24,6 +24,8 @@ import { DEFAULT_TOLERANCE_S } from "../protocol/profile.ts";
 import { parseSvcbPresentation } from "../protocol/svcb.ts";
 import { capabilitiesConfigSchema, mailboxConfigSchema, policyConfigSchema } from "../receiver/config.ts";
 import { DEFAULT_FALLBACK_WINDOW_S, MAX_FALLBACK_WINDOW_S, MIN_FALLBACK_WINDOW_S } from "../sender/retrySchedule.ts";
+import { looksLikeKnob, SPEC_CONSTANTS, SPEC_KNOBS, specKnob, type SpecConstants } from "../protocol/specConstants.ts";
+import { applyConstant, constantsProblem, knobNames, knobRangeText } from "./constants.ts";
 import { dnsChangeSchema, dnsFaultSchema, dnsRecordSetSchema, svcbRecordSchema, ttlSecondsSchema } from "./dnsZone.ts";
 import {
   boundedMs,
@@ -282,10 +284,15 @@ export type ReadingResult =
  * Applies one reading in the notation of docs/gaps.md (`ignored`,
  * `jitter=off, fallback-window=3h`, `tolerance-seconds=60`) to `base`.
  * Parameters left out of a parameterised reading keep their value in `base`.
- * Never throws: an unknown gap, a gap that is not switchable or a name the gap
+ * G16's window is checked against RETRY-5's bounds in `constants`. Never throws: an unknown gap, a gap that is not switchable or a name the gap
  * does not know is a message saying so.
  */
-export function applyReading(base: ScenarioReadings, id: string, raw: string | number): ReadingResult {
+export function applyReading(
+  base: ScenarioReadings,
+  id: string,
+  raw: string | number,
+  constants: SpecConstants = SPEC_CONSTANTS,
+): ReadingResult {
   const gap = gapById(id);
   if (gap === undefined)
     return { ok: false, message: `there is no gap ${id} (docs/gaps.md lists G1 to ${gaps.at(-1)?.id ?? "G1"})` };
@@ -331,10 +338,12 @@ export function applyReading(base: ScenarioReadings, id: string, raw: string | n
       if (ms === undefined)
         return { ok: false, message: `G16: fallback-window is a duration such as 2h or 90m, not "${v}"` };
       const seconds = ms / 1000;
-      if (seconds < MIN_FALLBACK_WINDOW_S || seconds > MAX_FALLBACK_WINDOW_S) {
+      const { fallbackWindowMinS: min, fallbackWindowMaxS: max } = constants;
+      if (seconds < min || seconds > max) {
+        const spec = min === MIN_FALLBACK_WINDOW_S && max === MAX_FALLBACK_WINDOW_S;
         return {
           ok: false,
-          message: `G16: fallback-window is ${formatWindow(seconds)}; it must be within 1h and 4h (RETRY-5)`,
+          message: `G16: fallback-window is ${formatWindow(seconds)}; it must be within ${formatWindow(min)} and ${formatWindow(max)} (RETRY-5${spec ? "" : ", as RETRY-5.min and RETRY-5.max set it"})`,
         };
       }
       fallbackWindowS = seconds;
@@ -387,36 +396,75 @@ export function readingsNotation(readings: ScenarioReadings): Record<string, str
   };
 }
 
-/** Applies settings in order (the scenario's, then `--set`'s); the first bad one is the error, with its gap. */
+/**
+ * Applies settings in order (the scenario's, then `--set`'s): gap readings
+ * (`["G7", "ignored"]`) and the draft's numbers (`["RETRY-2.cap", "30m"]`,
+ * app/sim/constants.ts). The numbers are applied first, whatever the order,
+ * since G16's window is checked against RETRY-5's bounds in force. The first
+ * bad setting is the error, with its gap or knob.
+ */
 export function resolveReadings(
   settings: readonly (readonly [string, string | number])[],
   base: ScenarioReadings = defaultScenarioReadings,
 ):
-  | { readonly ok: true; readonly readings: ScenarioReadings }
+  | { readonly ok: true; readonly readings: ScenarioReadings; readonly constants: SpecConstants }
   | { readonly ok: false; readonly id: string; readonly message: string } {
+  let constants = SPEC_CONSTANTS;
+  for (const [id, value] of settings) {
+    if (!isKnobSetting(id)) continue;
+    const applied = applyConstant(constants, id, value);
+    if (!applied.ok) return { ok: false, id, message: applied.message };
+    constants = applied.constants;
+  }
+  const crossed = constantsProblem(constants);
+  if (crossed !== undefined) return { ok: false, id: crossed.name, message: crossed.message };
   let readings = base;
   for (const [id, value] of settings) {
-    const applied = applyReading(readings, id, value);
+    if (isKnobSetting(id)) continue;
+    const applied = applyReading(readings, id, value, constants);
     if (!applied.ok) return { ok: false, id, message: applied.message };
     readings = applied.readings;
   }
-  return { ok: true, readings };
+  // The window in force (perhaps the default) within the bounds in force.
+  const windowS = readings.G16.fallbackWindowS;
+  if (windowS < constants.fallbackWindowMinS || windowS > constants.fallbackWindowMaxS) {
+    return {
+      ok: false,
+      id: "RETRY-5",
+      message: `the fallback window in force (G16 ${formatWindow(windowS)}) is outside RETRY-5's bounds in force (${formatWindow(constants.fallbackWindowMinS)} to ${formatWindow(constants.fallbackWindowMaxS)}); set G16.fallback-window too`,
+    };
+  }
+  return { ok: true, readings, constants };
+}
+
+/** Whether a setting's name is one of the draft's numbers (`RETRY-2.cap`) rather than a gap (`G16`). */
+export function isKnobSetting(id: string): boolean {
+  return !/^G\d+$/i.test(id.trim());
 }
 
 /**
- * `G7=ignored` (a `--set` argument) → `["G7", "ignored"]`.
+ * A `--set` argument → its pair: `G7=ignored` → `["G7", "ignored"]`;
+ * `G16=fallback-window=3h` and `G16.fallback-window=3h` → `["G16",
+ * "fallback-window=3h"]`; `RETRY-2.cap=30m` → `["RETRY-2.cap", "30m"]`.
  *
- * @throws RangeError when there is no `=` or no gap ID before it.
+ * @throws RangeError when there is no `=`, or neither a gap nor a knob before it.
  */
 export function parseSetArgument(text: string): [string, string] {
   const eq = text.indexOf("=");
-  const id = eq < 0 ? "" : text.slice(0, eq).trim().toUpperCase();
-  if (eq < 0 || !/^G\d+$/.test(id)) {
-    throw new RangeError(
-      `--set takes <gap>=<reading>, e.g. G7=ignored or G16=jitter=off,fallback-window=3h; not "${text}"`,
-    );
+  const name = eq < 0 ? "" : text.slice(0, eq).trim();
+  const value = text.slice(eq + 1);
+  const gap = /^(G\d+)(?:\.([a-z][a-z-]*))?$/i.exec(name);
+  if (eq >= 0 && gap !== null) {
+    const id = (gap[1] ?? "").toUpperCase();
+    return gap[2] !== undefined ? [id, `${gap[2].toLowerCase()}=${value}`] : [id, value];
   }
-  return [id, text.slice(eq + 1)];
+  const knob = specKnob(name);
+  if (eq >= 0 && knob !== undefined) return [knob.name, value];
+  throw new RangeError(
+    eq >= 0 && looksLikeKnob(name)
+      ? `--set ${name}: there is no such knob; the draft's numbers a run can change are ${knobNames()}`
+      : `--set takes <gap>=<reading> or <knob>=<value>, e.g. G7=ignored, G16.fallback-window=3h or RETRY-2.cap=30m; not "${text}"`,
+  );
 }
 
 // ---------------------------------------------------------------------------
@@ -641,6 +689,31 @@ function readingsJsonSchema(): Record<string, unknown> {
   return { propertyNames: { enum: [...SWITCHABLE_GAPS] }, properties };
 }
 
+/**
+ * What JSON Schema can say of `constants` (the parser, app/sim/constants.ts,
+ * has the last word): the knobs' names, a duration string with a unit for
+ * the durations, a number for the factor and the jitter.
+ */
+function constantsJsonSchema(): Record<string, unknown> {
+  const properties: Record<string, unknown> = {};
+  for (const knob of SPEC_KNOBS) {
+    properties[knob.name] =
+      knob.kind === "number"
+        ? {
+            type: "number",
+            minimum: knob.min,
+            ...(knob.maxExclusive === true ? { exclusiveMaximum: knob.max } : { maximum: knob.max }),
+            description: `${knob.title} [${knob.rules.join(", ")}]: ${knobRangeText(knob)}`,
+          }
+        : {
+            type: "string",
+            pattern: `^\\s*(?:\\d{1,11}(?:\\.\\d+)?(?:ms|s|m|h|d|w))+\\s*$`,
+            description: `${knob.title} [${knob.rules.join(", ")}]: ${knobRangeText(knob)}`,
+          };
+  }
+  return { propertyNames: { enum: SPEC_KNOBS.map((k) => k.name) }, properties };
+}
+
 const scenarioObject = z.strictObject({
   name: z.string().min(1),
   description: z.string().default(""),
@@ -658,6 +731,13 @@ const scenarioObject = z.strictObject({
     .meta({
       description: 'Readings of switchable gaps in the notation of docs/gaps.md: { G7: ignored, G16: "jitter=off" }.',
       ...readingsJsonSchema(),
+    }),
+  constants: z
+    .record(z.string(), z.union([z.string(), z.number()]))
+    .default({})
+    .meta({
+      description: `The draft's own numbers for this run, each named after its rule ID, when they are not SPEC.md's: { RETRY-2.cap: 30m, RETRY-6: 3d }. The knobs: ${knobNames()}. A run that departs from SPEC.md says so in its trace and report.`,
+      ...constantsJsonSchema(),
     }),
   network: z
     .strictObject({ latency: latencySchema.default(0) })
@@ -742,9 +822,27 @@ function normalizeDomain(domain: string): string {
 function checkScenario(s: z.output<typeof scenarioObject>, ctx: z.RefinementCtx): void {
   const add = (path: (string | number)[], message: string): void => ctx.addIssue({ code: "custom", path, message });
 
+  let constants = SPEC_CONSTANTS;
+  for (const [name, value] of Object.entries(s.constants)) {
+    const applied = applyConstant(constants, name, value);
+    if (!applied.ok) add(["constants", name], applied.message);
+    else constants = applied.constants;
+  }
+  const crossed = constantsProblem(constants);
+  if (crossed !== undefined) {
+    const at = Object.keys(s.constants).find((k) => specKnob(k)?.name === crossed.name) ?? Object.keys(s.constants)[0];
+    if (at !== undefined) add(["constants", at], crossed.message);
+  }
   for (const [id, value] of Object.entries(s.readings)) {
-    const applied = applyReading(defaultScenarioReadings, id, value);
+    const applied = applyReading(defaultScenarioReadings, id, value, constants);
     if (!applied.ok) add(["readings", id], applied.message);
+  }
+  const inForce = resolveReadings([...Object.entries(s.constants), ...Object.entries(s.readings)]);
+  if (!inForce.ok && inForce.id === "RETRY-5") {
+    add(
+      Object.hasOwn(s.readings, "G16") ? ["readings", "G16"] : ["constants", Object.keys(s.constants)[0] ?? ""],
+      inForce.message,
+    );
   }
 
   const domains = new Map(Object.entries(s.domains).map(([name, d]) => [normalizeDomain(name), { name, d }]));

@@ -23,6 +23,7 @@ import { traceHash } from "../trace/exportJson.ts";
 import { formatOffset } from "../trace/offset.ts";
 import { checkScenarioRun, worldErrorAt } from "./runScenario.ts";
 import { emlReader, formatScenarioError, loadScenario, readingsNotation, type LoadedScenario } from "./scenario.ts";
+import { constantsNotation } from "./constants.ts";
 import { resolveWindow, type TimeWindow } from "./faultScope.ts";
 import type { PlaybackProgress } from "./scheduler.ts";
 import {
@@ -549,12 +550,14 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
 export function summarize(world: World, loaded: LoadedScenario): SessionSummary {
   const { scenario, startMs } = world;
   const receivers = receiversOfRun(scenario, world.readings);
+  const constants = constantsNotation(world.constants);
   return {
     name: scenario.name,
     description: scenario.description,
     ...(loaded.file !== undefined && { file: loaded.file }),
     seed: world.seed,
     readings: readingsNotation(world.readings),
+    ...(constants !== undefined && { constants }),
     startMs,
     horizonMs: world.horizonMs,
     domains: [...world.domains.values()].map((d) => {

@@ -60,7 +60,7 @@ export interface StartCommand {
   /** Its file name, for errors (`file:line:column`) and the trace. */
   readonly file?: string;
   readonly seed?: number | string;
-  /** Readings applied after the scenario's, as `--set` gives them: `[["G16", "4h"]]`. */
+  /** Readings (and the draft's numbers) applied after the scenario's, as `--set` gives them: `[["G16", "fallback-window=4h"]]`, `[["RETRY-2.cap", "30m"]]`. */
   readonly readings?: readonly (readonly [string, string])[];
   /** The bytes of the scenario's `eml:` files, by the path the scenario names. */
   readonly emls?: Readonly<Record<string, Uint8Array>>;
@@ -112,6 +112,8 @@ export interface SessionSummary {
   readonly seed: number | string;
   /** Gap ID → reading in force, as the trace writes it. */
   readonly readings: Readonly<Record<string, string>>;
+  /** The draft's numbers that depart from SPEC.md's (`{ "RETRY-2.cap": "30m" }`), as the trace writes them; absent when none does. */
+  readonly constants?: Readonly<Record<string, string>>;
   readonly startMs: number;
   /** Where the run stops at the latest. */
   readonly horizonMs: number;

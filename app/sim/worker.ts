@@ -33,9 +33,10 @@
  * this worker never lets a one-shot run and a session run at the same time.
  */
 import "./mswGuard.ts"; // first: msw needs a localStorage stand-in in a worker
-import type { CheckResult, Trace } from "../trace/schema.ts";
+import type { CheckResult, RecordedEvent, Trace } from "../trace/schema.ts";
 import { traceHash } from "../trace/exportJson.ts";
 import { emlReader, formatScenarioError } from "./scenario.ts";
+import { outcomeRows } from "./outcomeRows.ts";
 import { runScenarioText } from "./runScenario.ts";
 import { createSimulationSession } from "./session.ts";
 import type { SessionCommand, SessionMessage } from "./sessionProtocol.ts";
@@ -59,6 +60,24 @@ export interface WorkerRequest {
   readonly mailscope?: string;
   /** Send the whole trace back, not only its hash. */
   readonly wantTrace?: boolean;
+  /** Send each recipient's outcome back ({@link RunOutcome}: what a sweep's point needs), not the trace. */
+  readonly wantOutcomes?: boolean;
+}
+
+/** One recipient of one of the scenario's messages at the end of a run (DSNs left out), as a sweep reads it. */
+export interface RunOutcome {
+  /** The scenario's id of the message (`m1`). */
+  readonly message: string;
+  readonly recipient: string;
+  /** accepted | rejected | smtp | bounced, or pending when the run stopped before it. */
+  readonly outcome: string;
+  /** `smtp (fallback)`, as `mailscope run` prints it. */
+  readonly outcomeText: string;
+  /** When it came, ms after the start of the run. */
+  readonly atMs?: number;
+  readonly attempts: number;
+  readonly posts: number;
+  readonly rule?: string;
 }
 
 /** The worker's answer to one request. */
@@ -73,6 +92,8 @@ export type WorkerReply =
       readonly invariants: readonly CheckResult[];
       readonly expectations: readonly CheckResult[];
       readonly trace?: Trace;
+      /** With `wantOutcomes`. */
+      readonly outcomes?: readonly RunOutcome[];
     }
   | { readonly type: "invalid"; readonly id?: string | number; readonly errors: readonly string[] }
   | { readonly type: "error"; readonly id?: string | number; readonly message: string };
@@ -104,10 +125,27 @@ export async function handleWorkerRequest(request: WorkerRequest): Promise<Worke
       invariants: run.invariants,
       expectations: run.expectations,
       ...(request.wantTrace === true && { trace: run.trace }),
+      ...(request.wantOutcomes === true && { outcomes: runOutcomes(run.trace.events, run.world.startMs) }),
     };
   } catch (error) {
     return { type: "error", ...id, message: errorMessage(error) };
   }
+}
+
+/** The outcomes of the scenario's recipients (not of DSNs), with their times after `startMs`. */
+export function runOutcomes(events: readonly RecordedEvent[], startMs: number): RunOutcome[] {
+  return outcomeRows(events, startMs)
+    .filter((r) => !r.dsn)
+    .map((r) => ({
+      message: r.message,
+      recipient: r.recipient,
+      outcome: r.outcome,
+      outcomeText: r.outcomeText,
+      ...(r.atMs !== undefined && { atMs: r.atMs - startMs }),
+      attempts: r.attempts,
+      posts: r.posts,
+      ...(r.rule !== undefined && { rule: r.rule }),
+    }));
 }
 
 // Only inside a worker: importing this module elsewhere (a test) installs nothing.

@@ -19,6 +19,8 @@
  * fault, so a timeline can draw the fault bands from the trace alone; each
  * scheduled DNS change shows as `dns.changed` at its time.
  */
+import type { SpecConstants } from "../protocol/specConstants.ts";
+import { constantsNotation, departures } from "./constants.ts";
 import type { Fetch, SmtpHandOff, SmtpRelay, TraceEvent, TraceSink } from "../ports.ts";
 import { bytesToBinary, bytesToHex } from "../protocol/base64.ts";
 import { buildKeyRecord, exportPublicKeyRaw, importSigningKeyFromSeed, keyidFor } from "../protocol/profile.ts";
@@ -78,7 +80,7 @@ export const FAST_SETTLING: Omit<SchedulerOptions, "startMs"> = {
 export interface WorldOptions {
   /** Overrides the scenario's seed (`--seed`). */
   readonly seed?: Seed;
-  /** Readings applied after the scenario's, as `--set` gives them: `[["G7", "ignored"]]`. */
+  /** Readings and the draft's numbers applied after the scenario's, as `--set` gives them: `[["G7", "ignored"]]`, `[["RETRY-2.cap", "30m"]]`. */
   readonly readings?: readonly (readonly [string, string])[];
   /** Keep whole HTTP bodies in the trace. Default false. */
   readonly recordBodies?: boolean;
@@ -234,6 +236,8 @@ export interface World {
   readonly seed: Seed;
   /** The readings in force (the scenario's, then the overrides). */
   readonly readings: ScenarioReadings;
+  /** The draft's numbers in force (SPEC.md's unless the scenario or an override changes one). */
+  readonly constants: SpecConstants;
   readonly problemBase: string;
   readonly startMs: number;
   /** Where {@link run} stops at the latest. */
@@ -290,9 +294,17 @@ const encoder = new TextEncoder();
 export async function createWorld(scenario: Scenario, options: WorldOptions = {}): Promise<World> {
   const seed = options.seed ?? scenario.seed;
   const random = createRandom(seed);
-  const resolved = resolveReadings([...Object.entries(scenario.readings), ...(options.readings ?? [])]);
-  if (!resolved.ok) throw new WorldError(`${resolved.id}: ${resolved.message}`);
-  const readings = resolved.readings;
+  const resolved = resolveReadings([
+    ...Object.entries(scenario.constants),
+    ...Object.entries(scenario.readings),
+    ...(options.readings ?? []),
+  ]);
+  if (!resolved.ok) {
+    const { id, message } = resolved;
+    throw new WorldError(message.startsWith(`${id}:`) ? message : `${id}: ${message}`);
+  }
+  const { readings, constants } = resolved;
+  const departed = departures(constants);
   const startMs = scenario.start !== undefined ? Date.parse(scenario.start) : DEFAULT_START_MS;
   const scheduler = createScheduler({ ...(options.scheduler ?? FAST_SETTLING), startMs });
   const recorder = createRecorder({ recordBodies: options.recordBodies ?? false });
@@ -319,6 +331,18 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
     },
   };
   const problemBase = problemBaseOf(scenario);
+  // A run that departs from SPEC.md's numbers says so first of all (issue 30).
+  if (departed.length > 0) {
+    recorder.emit({
+      name: "spec.constants",
+      timeMs: startMs,
+      data: {
+        constants: constantsNotation(constants),
+        departures: departed,
+        rules: [...new Set(departed.flatMap((d) => d.rules))],
+      },
+    });
+  }
 
   // Keys first: they go into the zone.
   const keys = new Map<string, { keyid: string; keyRecord: string; privateKey: CryptoKey }>();
@@ -404,6 +428,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
           G47: readings.G47,
         },
         production: true,
+        constants,
         ...(domain.senderMisbehaviour !== undefined && { misbehaviour: domain.senderMisbehaviour }),
         ...(options.plantedBug !== undefined && { plantedBug: options.plantedBug }),
         guardDsnLoops,
@@ -531,6 +556,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
     random,
     seed,
     readings,
+    constants,
     problemBase,
     startMs,
     horizonMs,
@@ -555,6 +581,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
         },
         seed,
         readings: readingsNotation(readings),
+        ...(departed.length > 0 && { constants: constantsNotation(constants) }),
         startedAtMs: startMs,
         ...(meta.invariants !== undefined && { invariants: meta.invariants }),
         ...(meta.expectations !== undefined && { expectations: meta.expectations }),

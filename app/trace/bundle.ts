@@ -273,7 +273,7 @@ export interface ReplaySettings {
   readonly text: string;
   readonly file: string;
   readonly seed: number | string;
-  /** Every reading in force, as `--set` pairs (they override the scenario's, to the same values). */
+  /** Every reading in force, and the draft's numbers that departed from SPEC.md's, as `--set` pairs (they override the scenario's, to the same values). */
   readonly readings: readonly (readonly [string, string])[];
   readonly recordBodies: boolean;
   /** The bytes of the scenario's `eml:` files, by the path as the scenario writes it (empty when it has none). */
@@ -314,7 +314,8 @@ export function replaySettings(bundle: Bundle): Parsed<ReplaySettings> {
     text: bundle.scenario.text,
     file: bundle.scenario.file ?? `${bundle.scenario.name}.yaml`,
     seed: bundle.seed,
-    readings: Object.entries(bundle.readings),
+    // The draft's numbers the run departed to (issue 30) ride with the readings, as --set takes them.
+    readings: [...Object.entries(bundle.readings), ...Object.entries(bundle.trace.constants ?? {})],
     recordBodies: bundle.recordBodies,
     emls: bundleEmls(bundle),
   });

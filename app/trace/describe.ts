@@ -203,6 +203,7 @@ export function timelineLevel(event: TraceEvent): "plain" | "full" | undefined {
 
 /** The events {@link words} has words for (its cases). */
 const WORDS: ReadonlySet<string> = new Set<TraceEventName>([
+  "spec.constants",
   "message.submitted",
   "discovery.resolved",
   "capabilities.fetched",
@@ -251,6 +252,11 @@ function routine(name: string, d: Readonly<Record<string, unknown>>): boolean {
 function words(name: string, d: Readonly<Record<string, unknown>>, how: DescribeFlavour): string | undefined {
   const rule = tags(d);
   switch (name) {
+    case "spec.constants": {
+      const list = Array.isArray(d["departures"]) ? (d["departures"] as Record<string, unknown>[]) : [];
+      const text = list.map((x) => `${String(x["name"])} ${String(x["value"])} (SPEC.md: ${String(x["spec"])})`);
+      return `this run departs from SPEC.md's numbers: ${text.join("; ")}${rule}`;
+    }
     case "message.submitted":
       return d["from"] === null
         ? `DSN ${String(d["messageId"])} submitted to ${list(d["to"])}`

@@ -28,6 +28,7 @@ export const EVENT_DATA: Readonly<Partial<Record<TraceEventName, Readonly<Record
     outcome: oneOf("accepted", "rejected", "smtp", "bounced"),
     rule: str,
   },
+  "spec.constants": { constants: obj, departures: { type: "array", items: obj }, rules: strings },
   "fault.window": {
     id: str,
     layer: oneOf("network", "dns"),

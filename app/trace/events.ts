@@ -8,6 +8,9 @@ export const traceEventNames = {
   "message.submitted": "a message enters a domain's sender (messageId, from, to)",
   "recipient.outcome":
     "a recipient's final outcome (messageId, recipient, outcome: accepted | rejected | smtp | bounced, rule)",
+  // The draft's numbers, when a run departs from SPEC.md's (issue 30).
+  "spec.constants":
+    "the run follows numbers other than SPEC.md's, traced first (constants: knob → value, departures: [{ name, title, value, spec, rules }], rules)",
   // Faults and DNS changes of the simulated world.
   "fault.window":
     "a fault of the world, traced when it is added (id, layer: network | dns, kind, scope, fromMs, untilMs: number | null, probability, settings)",

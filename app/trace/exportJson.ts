@@ -35,6 +35,7 @@ const TOP_LEVEL_ORDER = [
   "scenario",
   "seed",
   "readings",
+  "constants",
   "startedAtMs",
   "invariants",
   "expectations",

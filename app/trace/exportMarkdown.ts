@@ -38,7 +38,7 @@ export function exportMarkdown(trace: Trace, options: ExportMarkdownOptions = {}
   return out.join("\n");
 }
 
-/** `mailscope run <file> --seed N --set G…=…` for the readings that differ from the defaults. */
+/** `mailscope run <file> --seed N --set G…=… --set RETRY-…=…` for the readings that differ from the defaults and the draft's numbers that depart from SPEC.md's. */
 export function reproduceCommand(trace: Trace, file?: string): string {
   const scenarioFile = trace.scenario.file ?? file ?? `scenarios/${trace.scenario.name}.yaml`;
   const parts = ["mailscope", "run", shellQuote(scenarioFile), "--seed", shellQuote(String(trace.seed))];
@@ -49,6 +49,9 @@ export function reproduceCommand(trace: Trace, file?: string): string {
     if (gap !== undefined && !gap.switchable) continue;
     parts.push("--set", shellQuote(`${id}=${reading}`));
   }
+  // The draft's numbers the run departed to (issue 30), by their knobs.
+  for (const [name, value] of Object.entries(trace.constants ?? {}))
+    parts.push("--set", shellQuote(`${name}=${value}`));
   return parts.join(" ");
 }
 
@@ -65,6 +68,13 @@ function summary(trace: Trace): string[] {
     `- **Mailscope:** ${inline(trace.mailscope)}, trace version ${trace.version}`,
     `- **Virtual time:** from ${new Date(trace.startedAtMs).toISOString()} for ${formatDuration(lastMs - trace.startedAtMs)}`,
     `- **Readings:** ${readingsLine(trace.readings)}`,
+    ...(trace.constants !== undefined && Object.keys(trace.constants).length > 0
+      ? [
+          `- **Departs from SPEC.md:** ${Object.entries(trace.constants)
+            .map(([name, value]) => `${name}=${inline(value)}`)
+            .join("; ")} (the draft's own numbers changed for this run; the checks follow them)`,
+        ]
+      : []),
     `- **Events:** ${events.length}; messages submitted: ${count("message.submitted")}; HTTP exchanges: ${count("http.request")}` +
       ` (${failures} without an answer); DNS queries: ${count("dns.query")}; SMTP hand-offs: ${count("smtp.handoff")}`,
     `- **${leftOut("report", trace, false).replace(/^Left out: /, "Left out:** ")}`,

@@ -28,6 +28,8 @@ export interface TraceMeta {
   readonly scenario: { readonly name: string; readonly file?: string; readonly source?: string };
   readonly seed: number | string;
   readonly readings: Readonly<Record<string, string>>;
+  /** The draft's numbers that depart from SPEC.md (`{ "RETRY-2.cap": "30m" }`); absent when none does. */
+  readonly constants?: Readonly<Record<string, string>>;
   readonly startedAtMs: number;
   readonly invariants?: readonly CheckResult[];
   readonly expectations?: readonly CheckResult[];
@@ -83,6 +85,7 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
         scenario: { ...meta.scenario },
         seed: meta.seed,
         readings: { ...meta.readings },
+        ...(meta.constants !== undefined && { constants: { ...meta.constants } }),
         startedAtMs: meta.startedAtMs,
         events: [...events],
         ...(meta.invariants !== undefined ? { invariants: [...meta.invariants] } : {}),

@@ -80,6 +80,10 @@ export const traceSchema = z
     readings: z
       .record(z.string(), z.string())
       .meta({ description: 'Gap ID → reading in force (docs/gaps.md), e.g. { G7: "enforced" }.' }),
+    constants: z.record(z.string(), z.string()).optional().meta({
+      description:
+        'The draft\'s numbers that departed from SPEC.md in this run, each by its knob (rule ID), e.g. { "RETRY-2.cap": "30m" }; absent when the run followed SPEC.md\'s (app/protocol/specConstants.ts).',
+    }),
     startedAtMs: z.number().meta({ description: "Virtual time at the start of the run, ms since the epoch." }),
     redactions: z
       .array(z.enum(["bodies", "private-keys"]))

@@ -19,7 +19,8 @@ import { rerunBundle } from "./session/rerun.ts";
 import { BundlePanel } from "./views/run/BundlePanel.tsx";
 import { EditorStart } from "./views/editor/EditorStart.tsx";
 import { useScenarioEditor } from "./views/editor/useScenarioEditor.tsx";
-import type { CompareBase } from "./model/compare.ts";
+import type { CompareBase, CompareSide } from "./model/compare.ts";
+import type { PointRunStart } from "./model/sweep.ts";
 import { CompareView } from "./views/compare/CompareView.tsx";
 // Imported with the page, not in a chunk of its own: a chunk shared with the editor's would build zod schemas
 // before noEval.ts makes zod jitless, and the page's CSP refuses the eval zod then probes.
@@ -32,7 +33,10 @@ import { isProbeTrace } from "./model/probe.ts";
 import { ProbeView } from "./views/probe/ProbeView.tsx";
 import { errorMessage } from "../../app/errorMessage.ts";
 
-type View = "run" | "rules" | "editor" | "compare" | "explore" | "probe";
+type View = "run" | "rules" | "editor" | "compare" | "explore" | "probe" | "sweep";
+
+// The Sweep view (its charts and the sweep's planning) loads on first use, in a chunk of its own.
+const SweepView = lazy(() => import("./views/sweep/SweepView.tsx").then((m) => ({ default: m.SweepView })));
 
 // The editor (CodeMirror and the scenario parser) loads on first use, in a chunk of its own.
 const ScenarioEditor = lazy(() =>
@@ -77,6 +81,12 @@ export function App() {
   const [exploring, setExploring] = useState(false);
   // An opened probe's trace or report (`mailscope probe`): its cases, beside the sequence diagram and inspector.
   const [probe, setProbe] = useState<{ readonly file: string; readonly trace: Trace } | undefined>();
+  // Compare of two given sides (a sweep's boundary), and the view its Back returns to.
+  const [comparePreset, setComparePreset] = useState<readonly [CompareSide, CompareSide] | undefined>();
+  // The scenario the Sweep view sweeps (issue 30); the view stays mounted with its results while others show.
+  const [sweepBase, setSweepBase] = useState<CompareBase | undefined>();
+  // The run on screen is a sweep's point: the run view offers the way back to the sweep.
+  const [sweepPoint, setSweepPoint] = useState<LibraryEntry | undefined>();
   // "with message bodies", for every export of the run: the export bar's and File ▸ Export's (issue 22).
   const [withBodies, setWithBodies] = useState(false);
   const [exportedNote, setExportedNote] = useState<string | undefined>();
@@ -108,11 +118,19 @@ export function App() {
       ? { ...results, [current.file]: context.result.passed }
       : results;
 
-  const run = (entry: LibraryEntry, text: string, file: string, emlFiles?: EmlFiles) => {
+  const run = (
+    entry: LibraryEntry,
+    text: string,
+    file: string,
+    emlFiles?: EmlFiles,
+    // A sweep's point: its readings and draft numbers (as --set), and its seed.
+    point?: { readonly settings: readonly (readonly [string, string])[]; readonly seed?: number | string },
+  ) => {
     setResults(shownResults);
     setCurrent(entry);
     setBundle(undefined);
-    setSettings([]);
+    setSweepPoint(point !== undefined ? entry : undefined);
+    setSettings(point?.settings.map(([k, v]): [string, string] => [k, v]) ?? []);
     setView("run");
     setError(undefined);
     send({
@@ -121,6 +139,8 @@ export function App() {
         type: "start",
         text,
         file,
+        ...(point !== undefined && point.settings.length > 0 && { readings: point.settings }),
+        ...(point?.seed !== undefined && { seed: point.seed }),
         mailscope: info?.version ?? __MAILSCOPE_VERSION__,
         recordBodies: true,
         ...(emlFiles?.emls !== undefined && { emls: emlFiles.emls }),
@@ -379,11 +399,11 @@ export function App() {
     return () => window.removeEventListener("keydown", onKey);
   }, [send]);
 
-  const openCompare = (playheadMs: number) => {
+  /** The run on screen, as Compare and Sweep start from it. */
+  const baseOfRun = (playheadMs: number): CompareBase | undefined => {
     const { summary, source } = context;
-    if (!summary || source?.kind !== "scenario") return;
-    send({ type: "PAUSE" });
-    setCompareBase({
+    if (!summary || source?.kind !== "scenario") return undefined;
+    return {
       name: summary.name,
       text: source.start.text,
       file: source.start.file ?? "scenario.yaml",
@@ -391,9 +411,43 @@ export function App() {
       ...(source.start.emls !== undefined && { emls: source.start.emls }),
       settings,
       readings: summary.readings,
+      ...(summary.constants !== undefined && { constants: summary.constants }),
       startMs: summary.startMs,
       playheadOffsetMs: Math.max(0, playheadMs - summary.startMs),
+    };
+  };
+
+  const openCompare = (playheadMs: number) => {
+    const base = baseOfRun(playheadMs);
+    if (!base) return;
+    send({ type: "PAUSE" });
+    setCompareBase(base);
+    setComparePreset(undefined);
+    setView("compare");
+  };
+
+  const openSweep = () => {
+    const base = baseOfRun(context.summary?.startMs ?? 0);
+    if (!base) return;
+    send({ type: "PAUSE" });
+    setSweepBase(base);
+    setView("sweep");
+  };
+
+  /** A sweep's point, in the run view (its scenario text, readings and seed). */
+  const openPoint = (start: PointRunStart) => {
+    const summary = summarizeScenario(start.file, start.text);
+    run({ file: start.file, name: start.name, description: summary.description }, start.text, start.file, undefined, {
+      settings: start.settings,
+      ...(start.seed !== undefined && { seed: start.seed }),
     });
+  };
+
+  /** Compare of a sweep boundary's two sides. */
+  const openBoundary = (sides: readonly [CompareSide, CompareSide]) => {
+    if (!sweepBase) return;
+    setCompareBase(sweepBase);
+    setComparePreset(sides);
     setView("compare");
   };
 
@@ -527,16 +581,36 @@ export function App() {
             </ErrorBoundary>
           </div>
         )}
+        {/* The Sweep view stays while other views show (a point's run, a boundary's Compare), with its results. */}
+        {sweepBase && (
+          <div hidden={view !== "sweep"}>
+            <ErrorBoundary resetKey={sweepBase.text}>
+              <Suspense fallback={<p className="muted">Loading the sweep…</p>}>
+                <SweepView
+                  key={`${sweepBase.file} ${sweepBase.text.length} ${JSON.stringify(sweepBase.settings)}`}
+                  base={sweepBase}
+                  mailscope={info?.version ?? __MAILSCOPE_VERSION__}
+                  createWorker={createSimulationWorker}
+                  onBack={() => setView("run")}
+                  onOpenRun={openPoint}
+                  onCompare={openBoundary}
+                />
+              </Suspense>
+            </ErrorBoundary>
+          </div>
+        )}
         <ErrorBoundary resetKey={`${view} ${current?.file ?? ""} ${String(context.source?.kind)}`}>
-          {view === "editor" || view === "explore" ? null : view === "probe" && probe ? (
+          {view === "editor" || view === "explore" || view === "sweep" ? null : view === "probe" && probe ? (
             <ProbeView key={probe.file} events={probe.trace.events} file={probe.file} onRule={showRule} onSave={save} />
           ) : view === "compare" && compareBase ? (
             <CompareView
+              key={comparePreset ? `${comparePreset[0].title} / ${comparePreset[1].title}` : "run"}
               base={compareBase}
               mailscope={info?.version ?? __MAILSCOPE_VERSION__}
               createWorker={createSimulationWorker}
-              onBack={() => setView("run")}
+              onBack={() => setView(comparePreset ? "sweep" : "run")}
               onSave={save}
+              {...(comparePreset && { preset: comparePreset })}
             />
           ) : view === "rules" ? (
             <RulesPanel
@@ -561,7 +635,12 @@ export function App() {
               <RunView
                 phase={phase}
                 context={context}
-                title={context.summary?.name ?? current?.name ?? ""}
+                // A sweep's point is titled by its values; its trace has the scenario's own name.
+                title={
+                  sweepPoint !== undefined && sweepPoint === current
+                    ? sweepPoint.name
+                    : (context.summary?.name ?? current?.name ?? "")
+                }
                 description={context.summary?.description || current?.description || ""}
                 send={send}
                 onReading={(setting) => {
@@ -573,6 +652,10 @@ export function App() {
                 onSave={save}
                 exports={exports}
                 onCompare={openCompare}
+                onSweep={openSweep}
+                {...(sweepBase &&
+                  sweepPoint !== undefined &&
+                  sweepPoint === current && { onBackToSweep: () => setView("sweep") })}
               />
             </>
           ) : (

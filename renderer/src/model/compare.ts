@@ -29,6 +29,8 @@ export interface CompareBase {
   readonly settings: readonly (readonly [string, string])[];
   /** The readings in force (the summary's), for the reading controls. */
   readonly readings: Readonly<Record<string, string>>;
+  /** The draft's numbers that depart from SPEC.md in the run (the summary's), for their controls (issue 30). */
+  readonly constants?: Readonly<Record<string, string>>;
   readonly startMs: number;
   /** The playhead of the run view, as an offset from the start: where a fork starts by default. */
   readonly playheadOffsetMs: number;

@@ -5,6 +5,8 @@
  * `--set` pair a change makes.
  */
 import { gapById } from "../../../app/protocol/gaps.ts";
+import { SPEC_CONSTANTS, SPEC_KNOBS } from "../../../app/protocol/specConstants.ts";
+import { knobValueText } from "../../../app/sim/constants.ts";
 import { ENUM_READINGS, SWITCHABLE_GAPS } from "../../../app/sim/scenario.ts";
 
 /** One control of the panel. */
@@ -78,6 +80,30 @@ export function readingControls(readings: Readonly<Record<string, string>>): Rea
     }
   }
   return controls;
+}
+
+/**
+ * One control per number of the draft (issue 30: Compare can change them):
+ * the knob's value in force (`constants`, the run's departures; SPEC.md's
+ * otherwise) and half and twice SPEC.md's value to choose from.
+ */
+export function constantControls(constants: Readonly<Record<string, string>> = {}): ReadingControl[] {
+  return SPEC_KNOBS.map((knob) => {
+    const spec = SPEC_CONSTANTS[knob.field];
+    const value = constants[knob.name] ?? knobValueText(knob, spec);
+    const half =
+      knob.kind === "duration-s" ? Math.round(spec / 2) : knob.kind === "duration-ms" ? Math.round(spec / 2) : spec / 2;
+    const twice = knob.maxExclusive === true ? Math.min(spec * 2, (spec + knob.max) / 2) : spec * 2;
+    const options = [...new Set([half, spec, twice].map((n) => knobValueText(knob, n)))];
+    return {
+      key: knob.name,
+      gap: knob.name,
+      label: `${knob.name} ${knob.title}`,
+      title: `${knob.title} [${knob.rules.join(", ")}], SPEC.md: ${knobValueText(knob, spec)}`,
+      options: withValue(options, value),
+      value,
+    };
+  });
 }
 
 /** The `--set` pair for one control set to `value`: `["G16", "fallback-window=4h"]`, `["G7", "ignored"]`. */

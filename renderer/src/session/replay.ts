@@ -67,6 +67,7 @@ export function summaryFromTrace(trace: Trace, description = ""): SessionSummary
     ...(trace.scenario.file !== undefined && { file: trace.scenario.file }),
     seed: trace.seed,
     readings: trace.readings,
+    ...(trace.constants !== undefined && { constants: trace.constants }),
     startMs: trace.startedAtMs,
     horizonMs: last,
     // Without `receiverAt`: the receivers of a trace are read from its scenario's text only when an
@@ -81,11 +82,13 @@ export function summaryFromTrace(trace: Trace, description = ""): SessionSummary
  * The receivers of the run, from the scenario's text the trace carries and the readings it ran under
  * (built as the world built them); none when the trace has no text, or the text no longer parses.
  */
-export function receiversOfTrace(trace: Pick<Trace, "scenario" | "readings">): ReadonlyMap<string, ReceiverOfRun> {
+export function receiversOfTrace(
+  trace: Pick<Trace, "scenario" | "readings" | "constants">,
+): ReadonlyMap<string, ReceiverOfRun> {
   const source = trace.scenario.source;
   if (source === undefined) return new Map();
   const parsed = parseScenarioText(source, trace.scenario.file);
-  const readings = resolveReadings(Object.entries(trace.readings));
+  const readings = resolveReadings([...Object.entries(trace.constants ?? {}), ...Object.entries(trace.readings)]);
   return parsed.ok && readings.ok ? receiversOfRun(parsed.scenario, readings.readings) : new Map();
 }
 

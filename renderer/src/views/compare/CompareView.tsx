@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
+import { useEffect, useEffectEvent, useMemo, useRef, useState, type FormEvent } from "react";
 import {
   checkPrefix,
   COMPARE_FIELDS,
@@ -18,7 +18,7 @@ import {
   type CompareSide,
   type Comparison,
 } from "../../model/compare.ts";
-import { readingControls } from "../../model/readings.ts";
+import { constantControls, readingControls } from "../../model/readings.ts";
 import { formatOffset, parseOffset } from "../../model/time.ts";
 import type { Mark } from "../../model/timeline.ts";
 import type { WorkerLike } from "../../session/port.ts";
@@ -54,6 +54,8 @@ export interface CompareViewProps {
   readonly createWorker: () => WorkerLike;
   readonly onBack: () => void;
   readonly onSave: (name: string, contents: string, type: string) => void;
+  /** Two sides to run at once (a sweep's boundary, issue 30) rather than those the form makes. */
+  readonly preset?: readonly [CompareSide, CompareSide];
 }
 
 const NO_LABELS: ReadonlyMap<string, string> = new Map();
@@ -65,8 +67,12 @@ const NO_LABELS: ReadonlyMap<string, string> = new Map();
  * two delivery timelines stacked on one time axis, with one scale and zoom
  * (a zoom, pan or reset of either is of both).
  */
-export function CompareView({ base, mailscope, createWorker, onBack, onSave }: CompareViewProps) {
-  const controls = useMemo(() => readingControls(base.readings), [base.readings]);
+export function CompareView({ base, mailscope, createWorker, onBack, onSave, preset }: CompareViewProps) {
+  // The readings of the switchable gaps, then the draft's numbers (issue 30).
+  const controls = useMemo(
+    () => [...readingControls(base.readings), ...constantControls(base.constants)],
+    [base.readings, base.constants],
+  );
   const [mode, setMode] = useState<Mode>("readings");
   const [controlKey, setControlKey] = useState(controls[0]?.key ?? "");
   const control = controls.find((c) => c.key === controlKey) ?? controls[0];
@@ -120,6 +126,11 @@ export function CompareView({ base, mailscope, createWorker, onBack, onSave }: C
       sides = made.sides;
       fork = { name: made.name, text: made.text, atMs: forkMs };
     }
+    await runSides(sides, fork);
+  };
+
+  /** Runs the two sides, each in a worker of its own, and compares them. */
+  const runSides = async (sides: readonly [CompareSide, CompareSide], fork?: ForkRun) => {
     abort.current?.abort();
     const controller = new AbortController();
     abort.current = controller;
@@ -144,11 +155,17 @@ export function CompareView({ base, mailscope, createWorker, onBack, onSave }: C
     });
   };
 
+  // Given sides (a sweep's boundary) run as soon as the view shows.
+  const runPreset = useEffectEvent(() => {
+    if (preset !== undefined) void runSides(preset);
+  });
+  useEffect(() => runPreset(), []);
+
   return (
     <section aria-labelledby="compare-title" className="run compare">
       <header className="run-head">
         <h2 id="compare-title">Compare: {base.name}</h2>
-        <button onClick={onBack}>Back to the run</button>
+        <button onClick={onBack}>{preset ? "Back to the sweep" : "Back to the run"}</button>
       </header>
       <form className="panel compare-form" aria-label="What to compare" onSubmit={(e) => void start(e)}>
         <div className="segmented" role="group" aria-label="Compare what">

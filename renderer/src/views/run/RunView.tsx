@@ -1,3 +1,4 @@
+import { constantsOf, departures, departuresText } from "../../../../app/sim/constants.ts";
 import { startTransition, useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
 import type { PlaybackSpeed, ReceiverOfRun } from "../../../../app/sim/sessionProtocol.ts";
 import type { Trace } from "../../../../app/trace/schema.ts";
@@ -33,6 +34,10 @@ export interface RunViewProps {
   readonly exports: RunExports;
   /** Opens the Compare view from this run, its playhead the fork time (issue 15). */
   readonly onCompare?: (playheadMs: number) => void;
+  /** Opens the Sweep view for this run's scenario (issue 30). */
+  readonly onSweep?: () => void;
+  /** This run is a sweep's point: back to that sweep and its results. */
+  readonly onBackToSweep?: () => void;
 }
 
 /** The log's rows of the run on screen, described once each as batches arrive. */
@@ -97,6 +102,8 @@ export function RunView({
   onSave,
   exports,
   onCompare,
+  onSweep,
+  onBackToSweep,
 }: RunViewProps) {
   const [delivery, setDelivery] = useState<string | undefined>();
   const [evidence, setEvidence] = useState<ReadonlySet<number>>(new Set());
@@ -293,8 +300,11 @@ export function RunView({
         {live && onCompare && context.summary && phase !== "loading" && (
           <button onClick={() => onCompare(playheadMs)}>Compare…</button>
         )}
+        {live && onSweep && context.summary && phase !== "loading" && <button onClick={onSweep}>Sweep…</button>}
+        {onBackToSweep && <button onClick={onBackToSweep}>Back to the sweep</button>}
         {description && <p className="description">{description}</p>}
       </header>
+      <DepartsFromSpec constants={context.summary?.constants} />
       {context.notice && (
         <p role="status" className="notice">
           {context.notice}
@@ -357,6 +367,20 @@ export function RunView({
         </>
       )}
     </section>
+  );
+}
+
+/**
+ * A run under numbers other than SPEC.md's says so above everything (issue
+ * 30), from its trace's `constants`: `RETRY-2.cap 30m (SPEC.md: 1h)`.
+ */
+function DepartsFromSpec({ constants }: { readonly constants: Readonly<Record<string, string>> | undefined }) {
+  if (constants === undefined || Object.keys(constants).length === 0) return null;
+  return (
+    <p role="note" className="departs" data-testid="departs-from-spec">
+      This run departs from SPEC.md: {departuresText(departures(constantsOf(constants)))}. The draft&apos;s numbers were
+      changed for it; its checks follow them.
+    </p>
   );
 }
 

@@ -1,0 +1,68 @@
+/**
+ * The sweep's runs in worker threads (issue 30: the points are independent,
+ * so they use every worker): each thread (app/node/runPoolThread.ts) runs
+ * app/sim/worker.ts's one-shot requests with the Node crypto provider the CLI
+ * uses, one at a time, and app/sim/runPool.ts hands the next request to the
+ * first worker free; this thread is one of the workers.
+ *
+ * This is the small interface (`RunPool`) a later common pool (issue 31's
+ * `explore` has one too) can stand behind.
+ */
+import { availableParallelism } from "node:os";
+import { Worker } from "node:worker_threads";
+import { inThisRealm, thisRealmWorker } from "../sim/runHere.ts";
+import { poolOf, type PoolWorker } from "../sim/runPool.ts";
+import type { RunPool } from "../sim/sweep.ts";
+import type { WorkerReply, WorkerRequest } from "../sim/worker.ts";
+
+/**
+ * The threads' module: the TypeScript beside this file, or in the built CLI
+ * (scripts/build-cli.mjs) the entry `dist-cli/runPoolThread.js`, this module
+ * being bundled into a chunk of `dist-cli/chunks/`.
+ */
+const THREAD_MODULE = import.meta.url.endsWith(".ts")
+  ? new URL("./runPoolThread.ts", import.meta.url)
+  : new URL("../runPoolThread.js", import.meta.url);
+
+/** The workers a machine gives a sweep by default: one per core it offers. */
+export function defaultWorkers(): number {
+  return Math.max(1, availableParallelism());
+}
+
+/**
+ * A pool of `workers` (at most `runs`: a thread is not started for nothing):
+ * this thread and `workers − 1` worker threads. This thread works from the
+ * first run while the others start (loading the engine takes a thread a
+ * moment).
+ */
+export function createRunPool(workers: number, runs = Number.POSITIVE_INFINITY): RunPool {
+  const count = Math.max(1, Math.min(Math.floor(workers), runs));
+  if (count === 1) return inThisRealm();
+  const threads: PoolWorker[] = Array.from({ length: count - 1 }, () => {
+    // Node's flags go to the thread, but not --input-type (a file, not an -e string, is what it runs).
+    const execArgv = process.execArgv.filter((flag) => !flag.startsWith("--input-type"));
+    const thread = new Worker(THREAD_MODULE, { execArgv });
+    // A thread waiting for work does not keep the process alive; one running does (it is referenced while busy).
+    thread.unref();
+    return {
+      post(request: WorkerRequest) {
+        thread.ref();
+        thread.postMessage(request);
+      },
+      listen(onReply: (reply: WorkerReply) => void, onFailure: (message: string) => void) {
+        thread.on("message", (reply: WorkerReply) => {
+          thread.unref();
+          onReply(reply);
+        });
+        thread.on("error", (error: Error) => onFailure(error.message));
+        thread.on("exit", (code) => {
+          if (code !== 0) onFailure(`its thread stopped with exit code ${code}`);
+        });
+      },
+      terminate() {
+        void thread.terminate();
+      },
+    };
+  });
+  return poolOf([thisRealmWorker(), ...threads]);
+}

@@ -1,0 +1,190 @@
+/**
+ * Issue 30 "Where is the boundary?", as a person sees it: from the run view of
+ * receiver-down-past-fallback-window (b.example's receiver down for 3 hours,
+ * jitter off, a 2-hour fallback window), Sweep… varies the outage's end from
+ * 1h to 3h in 30-minute steps, each point a run in a pool of workers. The
+ * charts draw a band per outcome; the table says accepted up to 2h, then smtp
+ * at +2:03:00 after 8 attempts (STATE-3), and the boundary between 2h and
+ * 2h30m. A point opens its run in the run view; the boundary opens Compare of
+ * its two sides, which says where they part. A sweep of the draft's own
+ * backoff cap (RETRY-2.cap) says its runs depart from SPEC.md, and the run
+ * opened from it says so too.
+ */
+import AxeBuilder from "@axe-core/playwright";
+import { expect, test, type Page } from "@playwright/test";
+
+const SHOTS = "test-results/screenshots";
+
+async function noSeriousViolations(page: Page): Promise<void> {
+  const results = await new AxeBuilder({ page }).analyze();
+  const serious = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
+}
+
+async function openSweep(page: Page, name: string): Promise<void> {
+  await page.goto("/");
+  await page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name }).click();
+  await expect(page.getByRole("heading", { level: 2, name })).toBeVisible();
+  await expect(page.getByTestId("phase")).toContainText("Ready");
+  await page.getByRole("button", { name: "Sweep…" }).click();
+  await expect(page.getByRole("heading", { level: 2, name: `Sweep: ${name}` })).toBeVisible();
+}
+
+test.describe("sweep", () => {
+  test("the outage's end from 1h to 3h: accepted up to 2h, then smtp at +2:03:00; the point and the boundary open", async ({
+    page,
+  }) => {
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await openSweep(page, "receiver-down-past-fallback-window");
+    const form = page.getByRole("form", { name: "What to sweep" });
+    // The form starts on the scenario's first field with a range around its value.
+    await form.getByLabel("Field").selectOption("faults.network[b-down].until");
+    await expect(form.getByLabel("From", { exact: true })).toHaveValue("1h");
+    await expect(form.getByLabel("To", { exact: true })).toHaveValue("6h");
+    await form.getByLabel("To", { exact: true }).fill("3h");
+    await page.screenshot({ path: `${SHOTS}/sweep-form.png`, fullPage: true });
+    await noSeriousViolations(page);
+    await form.getByRole("button", { name: "Run the sweep" }).click();
+
+    await expect(page.getByTestId("sweep-progress")).toHaveText("Done: 5 runs, 5 points, 1 boundary.", {
+      timeout: 120_000,
+    });
+    const rows = page.getByTestId("sweep-point");
+    await expect(rows).toHaveCount(5);
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-outcome")))).toEqual([
+      "accepted",
+      "accepted",
+      "accepted",
+      "smtp",
+      "smtp",
+    ]);
+    const smtp = rows.nth(3);
+    await expect(smtp.locator("td").nth(0)).toHaveText("2h30m");
+    await expect(smtp.locator("td").nth(2)).toHaveText("+2:03:00");
+    await expect(smtp.locator("td").nth(3)).toHaveText("8");
+    await expect(page.getByTestId("boundary")).toHaveCount(1);
+    await expect(page.getByTestId("boundary")).toContainText("boundary between 2h and 2h30m: accepted → smtp");
+    // One band per outcome in the outcome chart, and a dot per point in the time chart.
+    const bands = page.getByTestId("outcome-bands");
+    await expect(bands.locator(".recharts-area")).toHaveCount(2);
+    await expect(bands.locator(".recharts-legend-item-text")).toHaveText(["accepted", "smtp"]);
+    await expect(page.getByTestId("time-chart").locator(".recharts-line-dot, .recharts-dot")).toHaveCount(5);
+    await page.screenshot({ path: `${SHOTS}/sweep-outage-end.png`, fullPage: true });
+    await noSeriousViolations(page);
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.screenshot({ path: `${SHOTS}/sweep-outage-end-dark.png`, fullPage: true });
+    await noSeriousViolations(page);
+    await page.emulateMedia({ colorScheme: "light" });
+
+    // A point opens its run in the run view: the 2h30m outage goes to SMTP at +2:03:00.
+    await page.getByRole("button", { name: "Open run at 2h30m" }).click();
+    await expect(
+      page.getByRole("heading", {
+        level: 2,
+        name: "receiver-down-past-fallback-window at faults.network[b-down].until=2h30m",
+      }),
+    ).toBeVisible();
+    await expect(page.getByTestId("phase")).toContainText("Ready");
+    await expect(
+      page.getByRole("heading", {
+        level: 2,
+        name: "receiver-down-past-fallback-window at faults.network[b-down].until=2h30m",
+      }),
+    ).toBeVisible();
+    // Back in the Sweep view, the results are still there.
+    await page.getByRole("button", { name: "Back to the sweep" }).click();
+    await expect(page.getByTestId("sweep-progress")).toHaveText("Done: 5 runs, 5 points, 1 boundary.");
+
+    // The boundary opens Compare of its two sides, which says where they part.
+    await page.getByRole("button", { name: "Compare 2h and 2h30m" }).click();
+    await expect(page.getByTestId("verdict")).toHaveText(
+      "m1 bob@b.example: different outcome: accepted at +2:03:00 vs smtp at +2:03:00",
+      {
+        timeout: 120_000,
+      },
+    );
+    await page.screenshot({ path: `${SHOTS}/sweep-boundary-compare.png`, fullPage: true });
+    await page.getByRole("button", { name: "Back to the sweep" }).click();
+    await expect(page.getByTestId("sweep-progress")).toHaveText("Done: 5 runs, 5 points, 1 boundary.");
+    expect(errors).toEqual([]);
+  });
+
+  test("RETRY-3: gap-G16-jitter-on's window 1h..3h under 5 seeds: shares, spread and a box per point, by recipient", async ({
+    page,
+  }) => {
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await openSweep(page, "gap-G16-jitter-on");
+    const form = page.getByRole("form", { name: "What to sweep" });
+    await form.getByLabel("Field").selectOption("G16.fallback-window");
+    await form.getByLabel("To", { exact: true }).fill("3h");
+    await form.getByLabel("Step", { exact: true }).fill("1h");
+    await form.getByLabel("Seeds", { exact: true }).fill("5");
+    await form.getByRole("button", { name: "Run the sweep" }).click();
+    await expect(page.getByTestId("sweep-progress")).toHaveText("Done: 15 runs, 3 points, 3 boundaries.", {
+      timeout: 120_000,
+    });
+    // m1's times spread with the draws (the same as `mailscope sweep --seeds 1..5` prints).
+    const rows = page.getByTestId("sweep-point");
+    await expect(rows.nth(0).locator("td").nth(2)).toHaveText("+1:04:44 … +1:53:51 (median +1:06:39, p90 +1:53:51)");
+    await expect(rows.nth(0).locator("td").nth(3)).toHaveText("7 (7–8)");
+    const boxes = page.getByTestId("box-chart").locator("g.box");
+    await expect(boxes).toHaveCount(3);
+    await expect(boxes.first()).toHaveAttribute("data-value", "1h");
+    await expect(page.getByTestId("boundary")).toHaveText([/m1 bob@b\.example: boundary between 2h and 3h/]);
+    // Another recipient: carol at 2h is accepted in 2 of 5 runs.
+    await page.getByLabel("Recipient", { exact: true }).selectOption("m2 carol@c.example");
+    await expect(rows.nth(1).locator("td").nth(1)).toHaveText("accepted 40 % · smtp 60 %");
+    await expect(page.getByTestId("boundary")).toHaveText([/m2 carol@c\.example: boundary between 2h and 3h/]);
+    await page.screenshot({ path: `${SHOTS}/sweep-jitter-seeds.png`, fullPage: true });
+    await noSeriousViolations(page);
+    expect(errors).toEqual([]);
+  });
+
+  test("RETRY-2.cap, one of the draft's numbers: the sweep's runs depart from SPEC.md, and the run opened says so", async ({
+    page,
+  }) => {
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await openSweep(page, "receiver-down-past-fallback-window");
+    const form = page.getByRole("form", { name: "What to sweep" });
+    await form.getByLabel("Field").selectOption("RETRY-2.cap");
+    await expect(form.getByRole("note")).toHaveText(
+      "Every point changes the draft's RETRY-2.cap: its runs depart from SPEC.md, and say so.",
+    );
+    await form.getByLabel("From", { exact: true }).fill("30m");
+    await form.getByLabel("To", { exact: true }).fill("1h");
+    await form.getByLabel("Step", { exact: true }).fill("30m");
+    await form.getByRole("button", { name: "Run the sweep" }).click();
+    await expect(page.getByTestId("sweep-progress")).toHaveText(/^Done: 2 runs, 2 points, \d+ boundar(y|ies)\.$/, {
+      timeout: 120_000,
+    });
+    await page.screenshot({ path: `${SHOTS}/sweep-retry-cap.png`, fullPage: true });
+    await page.getByRole("button", { name: "Open run at 30m" }).click();
+    await expect(page.getByTestId("departs-from-spec")).toContainText("This run departs from SPEC.md: RETRY-2.cap 30m");
+    await expect(page.getByTestId("phase")).toContainText("Ready");
+    await expect(
+      page.getByRole("heading", { level: 2, name: "receiver-down-past-fallback-window at RETRY-2.cap=30m" }),
+    ).toBeVisible();
+    await page.screenshot({ path: `${SHOTS}/sweep-point-departs.png`, fullPage: true });
+    await noSeriousViolations(page);
+    expect(errors).toEqual([]);
+  });
+
+  test("bad input says what and where, and runs nothing", async ({ page }) => {
+    await openSweep(page, "receiver-down-past-fallback-window");
+    const form = page.getByRole("form", { name: "What to sweep" });
+    await form.getByLabel("Field").selectOption("faults.network[b-down].until");
+    await form.getByLabel("From", { exact: true }).fill("3h");
+    await form.getByLabel("To", { exact: true }).fill("1h");
+    await form.getByRole("button", { name: "Run the sweep" }).click();
+    const alert = page.getByRole("alert", { name: "Cannot sweep" });
+    await expect(alert).toContainText("faults.network[b-down].until:");
+    await expect(page.getByTestId("sweep-point")).toHaveCount(0);
+    await form.getByLabel("Seeds", { exact: true }).fill("0");
+    await form.getByRole("button", { name: "Run the sweep" }).click();
+    await expect(alert).toContainText('Seeds: "0" is not a whole number from 1 to 1000.');
+    await noSeriousViolations(page);
+  });
+});

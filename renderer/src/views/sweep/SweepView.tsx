@@ -1,0 +1,690 @@
+import { maxOf } from "../../../../app/protocol/lists.ts";
+import { useEffect, useId, useMemo, useRef, useState, type FormEvent } from "react";
+import { Area, AreaChart, Bar, CartesianGrid, ComposedChart, Legend, Line, Tooltip, XAxis, YAxis } from "recharts";
+import type { MouseHandlerDataParam } from "recharts/types/synchronisation/types";
+import { runSweep, type Boundary, type PointResult } from "../../../../app/sim/sweep.ts";
+import { parseResolution, planSweep, type SweepPlan } from "../../../../app/sim/sweepPlan.ts";
+import type { CompareBase, CompareSide } from "../../model/compare.ts";
+import {
+  boundariesOf,
+  boundarySides,
+  pointRun,
+  rangeValues,
+  sweepChart,
+  sweepChoices,
+  type PointRunStart,
+  type SweepChart,
+  type SweepRow,
+} from "../../model/sweep.ts";
+import { OUTCOME_COLOUR } from "../../model/timeline.ts";
+import { poolSize, workerRunPool } from "../../session/runPool.ts";
+import type { WorkerLike } from "../../session/port.ts";
+import { useWidth } from "../timeline/hooks.ts";
+import "./sweep.css";
+
+/** The colour of each outcome's band: the timeline's, and for what only a sweep has (SMTP, bounces, errors). */
+const BAND_COLOUR: Readonly<Record<string, string>> = {
+  accepted: OUTCOME_COLOUR["accepted"] ?? "#1f8a45",
+  rejected: OUTCOME_COLOUR["rejected"] ?? "#c0362c",
+  smtp: "#e08a00",
+  bounced: OUTCOME_COLOUR["permanent"] ?? "#7a1010",
+  pending: "#6b7280",
+  error: "#8a5cf6",
+};
+
+/** Charts follow a running sweep this often at most (the page's thread only draws; the runs are in workers). */
+const DRAW_EVERY_MS = 250;
+
+type Status =
+  | { readonly phase: "idle" }
+  | { readonly phase: "failed"; readonly errors: readonly string[] }
+  | {
+      readonly phase: "running" | "done" | "stopped";
+      readonly plan: SweepPlan;
+      readonly points: readonly (PointResult | undefined)[];
+      readonly done: number;
+      readonly planned: number;
+      readonly workers: number;
+      readonly boundaries: readonly Boundary[];
+    };
+
+export interface SweepViewProps {
+  /** The scenario on screen (its text, file, seed and the readings set in the run view). */
+  readonly base: CompareBase;
+  readonly mailscope: string;
+  readonly createWorker: () => WorkerLike;
+  readonly onBack: () => void;
+  /** Opens a point's run in the run view. */
+  readonly onOpenRun: (start: PointRunStart) => void;
+  /** Opens Compare of a boundary's two sides. */
+  readonly onCompare: (sides: readonly [CompareSide, CompareSide]) => void;
+}
+
+/**
+ * Sweep (issue 30): pick a field of the scenario (its numbers and durations,
+ * a gap reading, one of the draft's numbers) and a range; every value is a
+ * full run in a pool of simulation workers, and the charts draw the points as
+ * they finish — the share of each outcome by value, the outcome's time,
+ * attempts and POSTs against it, a box per point under several seeds — with
+ * the boundaries where an outcome changes. A point opens its run in the run
+ * view; a boundary opens Compare of its two sides.
+ */
+export function SweepView({ base, mailscope, createWorker, onBack, onOpenRun, onCompare }: SweepViewProps) {
+  const fieldId = useId();
+  const choices = useMemo(() => sweepChoices(base.text), [base.text]);
+  const [path, setPath] = useState(
+    () =>
+      choices.find((c) => c.kind !== "choice" && c.current !== undefined && c.path !== "seed")?.path ??
+      choices[0]?.path ??
+      "",
+  );
+  const choice = choices.find((c) => c.path === path) ?? choices[0];
+  const [from, setFrom] = useState(choice?.from ?? "");
+  const [to, setTo] = useState(choice?.to ?? "");
+  const [step, setStep] = useState(choice?.step ?? "");
+  const [seeds, setSeeds] = useState("1");
+  const [refine, setRefine] = useState("");
+  const [status, setStatus] = useState<Status>({ phase: "idle" });
+  const [recipient, setRecipient] = useState<string | undefined>();
+  const [openSeed, setOpenSeed] = useState<number | string | undefined>();
+  const abort = useRef<AbortController | undefined>(undefined);
+  useEffect(() => () => abort.current?.abort(), []);
+
+  const choose = (next: string) => {
+    const c = choices.find((x) => x.path === next);
+    setPath(next);
+    setFrom(c?.from ?? "");
+    setTo(c?.to ?? "");
+    setStep(c?.step ?? "");
+  };
+
+  const start = async (e: FormEvent) => {
+    e.preventDefault();
+    if (choice === undefined) return;
+    const n = Number(seeds.trim() || "1");
+    if (!Number.isInteger(n) || n < 1 || n > 1000) {
+      return setStatus({ phase: "failed", errors: [`Seeds: "${seeds}" is not a whole number from 1 to 1000.`] });
+    }
+    const resolution = refine.trim() === "" ? undefined : parseResolution(refine);
+    if (resolution !== undefined && !resolution.ok) return setStatus({ phase: "failed", errors: [resolution.message] });
+    const seedList = n > 1 ? Array.from({ length: n }, (_, k) => k + 1) : undefined;
+    const planned = planSweep(
+      base.text,
+      [{ path: choice.path, values: rangeValues(choice, from, to, step) }],
+      seedList,
+    );
+    if (!planned.ok)
+      return setStatus({ phase: "failed", errors: planned.errors.map((x) => `${x.path}: ${x.message}`) });
+    const { plan } = planned;
+    abort.current?.abort();
+    const controller = new AbortController();
+    abort.current = controller;
+    const pool = workerRunPool(createWorker, poolSize());
+    controller.signal.addEventListener("abort", () => pool.close(), { once: true });
+    const points: (PointResult | undefined)[] = Array.from({ length: plan.points.length }, () => undefined);
+    let done = 0;
+    let total = plan.points.length * (seedList?.length ?? 1);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const running = (): Status => ({
+      phase: "running",
+      plan,
+      points: [...points],
+      done,
+      planned: total,
+      workers: pool.size,
+      boundaries: [],
+    });
+    const draw = () => {
+      timer = undefined;
+      if (!controller.signal.aborted) setStatus(running());
+    };
+    setRecipient(undefined);
+    setOpenSeed(seedList?.[0]);
+    setStatus(running());
+    try {
+      const result = await runSweep(plan, {
+        text: base.text,
+        file: base.file,
+        pool,
+        settings: base.settings,
+        mailscope,
+        signal: controller.signal,
+        ...(resolution?.ok === true && { refine: resolution.value }),
+        onPoint: (p) => {
+          points[p.point.index] = p;
+        },
+        onRun: (d, t) => {
+          done = d;
+          total = t;
+          timer ??= setTimeout(draw, DRAW_EVERY_MS);
+        },
+      });
+      if (timer !== undefined) clearTimeout(timer);
+      setStatus({
+        phase: controller.signal.aborted ? "stopped" : "done",
+        plan,
+        points: result.points,
+        done: result.runs,
+        planned: result.runs,
+        workers: pool.size,
+        boundaries: result.boundaries,
+      });
+    } finally {
+      pool.close();
+    }
+  };
+
+  const stop = () => abort.current?.abort();
+  const knob = choice !== undefined && /^[A-Z]+-\d/.test(choice.path);
+
+  return (
+    <section aria-labelledby="sweep-title" className="run sweep">
+      <header className="run-head">
+        <h2 id="sweep-title">Sweep: {base.name}</h2>
+        <button onClick={onBack}>Back to the run</button>
+      </header>
+      <form className="panel sweep-form" aria-label="What to sweep" onSubmit={(e) => void start(e)}>
+        <span className="sweep-field">
+          <label htmlFor={fieldId}>Field</label>
+          <select id={fieldId} value={choice?.path ?? ""} onChange={(e) => choose(e.target.value)}>
+            <optgroup label="The scenario's numbers and durations">
+              {choices
+                .filter((c) => !/^(G\d|[A-Z]+-\d)/.test(c.path))
+                .map((c) => (
+                  <option key={c.path} value={c.path}>
+                    {c.label}
+                  </option>
+                ))}
+            </optgroup>
+            <optgroup label="Gap readings">
+              {choices
+                .filter((c) => /^G\d/.test(c.path))
+                .map((c) => (
+                  <option key={c.path} value={c.path}>
+                    {c.label}
+                  </option>
+                ))}
+            </optgroup>
+            <optgroup label="The draft's numbers">
+              {choices
+                .filter((c) => /^[A-Z]+-\d/.test(c.path))
+                .map((c) => (
+                  <option key={c.path} value={c.path}>
+                    {c.label}
+                  </option>
+                ))}
+            </optgroup>
+          </select>
+        </span>
+        {choice?.kind === "choice" ? (
+          <span className="muted">every reading: {(choice.options ?? []).join(", ")}</span>
+        ) : (
+          <>
+            <label>
+              From
+              <input value={from} onChange={(e) => setFrom(e.target.value)} size={8} />
+            </label>
+            <label>
+              To
+              <input value={to} onChange={(e) => setTo(e.target.value)} size={8} />
+            </label>
+            <label>
+              Step
+              <input value={step} onChange={(e) => setStep(e.target.value)} size={6} />
+            </label>
+          </>
+        )}
+        <label>
+          Seeds
+          <input value={seeds} onChange={(e) => setSeeds(e.target.value)} size={4} inputMode="numeric" />
+        </label>
+        {choice?.kind !== "choice" && (
+          <label>
+            Refine boundaries to
+            <input value={refine} onChange={(e) => setRefine(e.target.value)} size={6} placeholder="e.g. 1m" />
+          </label>
+        )}
+        {status.phase === "running" ? (
+          <button type="button" onClick={stop}>
+            Stop
+          </button>
+        ) : (
+          <button type="submit" className="primary" disabled={choice === undefined}>
+            Run the sweep
+          </button>
+        )}
+        {choice?.description !== undefined && <p className="muted sweep-help">{choice.description}</p>}
+        {knob && (
+          <p className="departs" role="note">
+            Every point changes the draft&apos;s {choice.path}: its runs depart from SPEC.md, and say so.
+          </p>
+        )}
+      </form>
+      {status.phase === "failed" && (
+        <section role="alert" aria-label="Cannot sweep" className="panel errors">
+          <ul>
+            {status.errors.map((x) => (
+              <li key={x}>
+                <code>{x}</code>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      {status.phase !== "idle" && status.phase !== "failed" && (
+        <Results
+          status={status}
+          base={base}
+          recipient={recipient}
+          onRecipient={setRecipient}
+          openSeed={openSeed}
+          onOpenSeed={setOpenSeed}
+          onOpenRun={onOpenRun}
+          onCompare={onCompare}
+        />
+      )}
+    </section>
+  );
+}
+
+interface ResultsProps {
+  readonly status: Extract<Status, { plan: SweepPlan }>;
+  readonly base: CompareBase;
+  readonly recipient: string | undefined;
+  readonly onRecipient: (key: string) => void;
+  readonly openSeed: number | string | undefined;
+  readonly onOpenSeed: (seed: number | string) => void;
+  readonly onOpenRun: SweepViewProps["onOpenRun"];
+  readonly onCompare: SweepViewProps["onCompare"];
+}
+
+function Results({ status, base, recipient, onRecipient, openSeed, onOpenSeed, onOpenRun, onCompare }: ResultsProps) {
+  const { plan, points } = status;
+  const chart = useMemo(() => sweepChart(plan, points, recipient), [plan, points, recipient]);
+  const boundaries = boundariesOf(status.boundaries, chart.recipients.length > 1 ? chart.recipient : undefined);
+  const [boxRef, width] = useWidth(800);
+  const open = (index: number | undefined) => {
+    const p = index === undefined ? undefined : points[index];
+    if (p !== undefined) onOpenRun(pointRun(base, plan, p.point.values, openSeed));
+  };
+  const openRow = (state: MouseHandlerDataParam) => {
+    const i = Number(state.activeTooltipIndex);
+    if (Number.isInteger(i)) open(chart.rows[i]?.point);
+  };
+  const finished = points.filter((p) => p !== undefined).length;
+  return (
+    <>
+      <p role="status" className="notice" data-testid="sweep-progress">
+        {status.phase === "running"
+          ? `Running: ${status.done} of ${status.planned} runs (${finished} of ${plan.points.length} points) in ${status.workers} workers…`
+          : status.phase === "stopped"
+            ? `Stopped: ${finished} of ${plan.points.length} points ran.`
+            : `Done: ${status.done} runs, ${plan.points.length} points, ${status.boundaries.length} boundar${status.boundaries.length === 1 ? "y" : "ies"}.`}
+      </p>
+      <div className="panel sweep-charts" ref={boxRef}>
+        <div className="panel-head">
+          <h3>By {chart.axis.path}</h3>
+          {chart.recipients.length > 1 && (
+            <label>
+              Recipient{" "}
+              <select
+                aria-label="Recipient"
+                value={chart.recipient ?? ""}
+                onChange={(e) => onRecipient(e.target.value)}
+              >
+                {chart.recipients.map((r) => (
+                  <option key={r.key} value={r.key}>
+                    {r.label}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
+        </div>
+        <p className="muted">Click a point to open its run.</p>
+        <OutcomeBands chart={chart} width={width} onClick={openRow} />
+        <TimeChart chart={chart} width={width} onClick={openRow} />
+        <CountChart chart={chart} width={width} onClick={openRow} />
+        {chart.seeds && <BoxChart chart={chart} width={width} onClick={openRow} />}
+      </div>
+      {status.boundaries.length > 0 && (
+        <section className="panel" aria-labelledby="boundaries-heading">
+          <h3 id="boundaries-heading">Boundaries</h3>
+          <ul className="boundaries">
+            {boundaries.map((b) => (
+              <li key={`${b.fromPoint} ${b.toPoint} ${b.message} ${b.recipient}`} data-testid="boundary">
+                <span>{b.text}</span>
+                {b.refined !== undefined && <span className="muted"> — {b.refined.text}</span>}{" "}
+                <button onClick={() => onCompare(boundarySides(base, plan, points, b, openSeed))}>
+                  Compare {b.refined?.from.text ?? b.from.text} and {b.refined?.to.text ?? b.to.text}
+                </button>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      <PointsTable
+        chart={chart}
+        boundaries={boundaries}
+        seeds={plan.seeds}
+        openSeed={openSeed}
+        onOpenSeed={onOpenSeed}
+        onOpen={open}
+      />
+    </>
+  );
+}
+
+interface ChartProps {
+  readonly chart: SweepChart;
+  readonly width: number;
+  readonly onClick: (state: MouseHandlerDataParam) => void;
+}
+
+/** The x axis of every chart: the value in its unit, or the named readings. */
+function xAxis(chart: SweepChart) {
+  const { axis } = chart;
+  const ticks = axis.ticks;
+  return (
+    <XAxis
+      dataKey="x"
+      type="number"
+      domain={ticks ? [-0.5, ticks.length - 0.5] : ["dataMin", "dataMax"]}
+      {...(ticks && { ticks: ticks.map((_, i) => i), tickFormatter: (i: number) => ticks[i] ?? "" })}
+      allowDecimals={axis.kind !== "integer" && !ticks}
+      label={{
+        value: `${axis.path}${axis.unit ? ` (${axis.unit.name})` : ""}`,
+        position: "insideBottom",
+        offset: -4,
+      }}
+      height={44}
+    />
+  );
+}
+
+const MARGIN = { top: 8, right: 24, bottom: 8, left: 8 };
+
+/** A tooltip's heading: the value as written (`2h30m`), not its place on the axis. */
+const pointLabel = (_: unknown, payload: readonly { payload?: { label?: string } }[]) =>
+  String(payload[0]?.payload?.label ?? "");
+
+const percent = (v: number) => `${Math.round(v * 100)}%`;
+
+/** Outcome by value: the share of each outcome at each value, a band per outcome. */
+function OutcomeBands({ chart, width, onClick }: ChartProps) {
+  // Every outcome at every point (0 where it did not happen), so that a band steps down rather than breaks off.
+  const none = Object.fromEntries(chart.outcomes.map((o) => [o, 0]));
+  const data = chart.rows.map((r) => ({ x: r.x, label: r.label, point: r.point, ...none, ...r.shares }));
+  return (
+    <figure aria-label={`Outcome by ${chart.axis.path}: the share of each outcome`} data-testid="outcome-bands">
+      <figcaption>Outcome by value</figcaption>
+      <AreaChart width={width} height={200} data={data} onClick={onClick} margin={MARGIN}>
+        <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
+        {xAxis(chart)}
+        <YAxis domain={[0, 1]} tickFormatter={percent} width={48} />
+        <Tooltip formatter={(v) => percent(Number(v))} labelFormatter={pointLabel} />
+        <Legend verticalAlign="top" height={28} />
+        {chart.outcomes.map((o) => (
+          <Area
+            key={o}
+            dataKey={o}
+            name={o}
+            stackId="outcomes"
+            type="step"
+            stroke={BAND_COLOUR[o] ?? "#586174"}
+            fill={BAND_COLOUR[o] ?? "#586174"}
+            fillOpacity={0.55}
+            isAnimationActive={false}
+          />
+        ))}
+      </AreaChart>
+    </figure>
+  );
+}
+
+/** The outcome's time against the value: the median (with min–max and p90 under seeds). */
+function TimeChart({ chart, width, onClick }: ChartProps) {
+  const data = chart.rows.map((r) => ({
+    x: r.x,
+    label: r.label,
+    median: r.time?.median,
+    p90: r.time?.p90,
+    range: r.time ? [r.time.min, r.time.max] : undefined,
+  }));
+  const unit = chart.timeUnit.name;
+  return (
+    <figure aria-label={`Time of the outcome against ${chart.axis.path}, in ${unit}`} data-testid="time-chart">
+      <figcaption>Time of the outcome ({unit} after the start)</figcaption>
+      <ComposedChart width={width} height={200} data={data} onClick={onClick} margin={MARGIN}>
+        <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
+        {xAxis(chart)}
+        <YAxis width={48} />
+        <Tooltip labelFormatter={pointLabel} />
+        <Legend verticalAlign="top" height={28} />
+        {chart.seeds && (
+          <Area
+            dataKey="range"
+            name="min – max"
+            stroke="none"
+            fill="#2f5fd0"
+            fillOpacity={0.15}
+            isAnimationActive={false}
+          />
+        )}
+        {chart.seeds && (
+          <Line dataKey="p90" name="p90" stroke="#8a5cf6" strokeDasharray="4 3" dot={false} isAnimationActive={false} />
+        )}
+        <Line
+          dataKey="median"
+          name={chart.seeds ? "median" : "time"}
+          stroke="#2f5fd0"
+          strokeWidth={2}
+          dot={{ r: 3 }}
+          isAnimationActive={false}
+        />
+      </ComposedChart>
+    </figure>
+  );
+}
+
+/** Attempts and POSTs against the value (medians; attempts' min–max under seeds). */
+function CountChart({ chart, width, onClick }: ChartProps) {
+  const data = chart.rows.map((r) => ({
+    x: r.x,
+    label: r.label,
+    attempts: r.attempts?.median,
+    posts: r.posts?.median,
+    range: r.attempts ? [r.attempts.min, r.attempts.max] : undefined,
+  }));
+  return (
+    <figure aria-label={`Attempts and POSTs against ${chart.axis.path}`} data-testid="attempts-chart">
+      <figcaption>Attempts and POSTs</figcaption>
+      <ComposedChart width={width} height={180} data={data} onClick={onClick} margin={MARGIN}>
+        <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
+        {xAxis(chart)}
+        <YAxis allowDecimals={false} width={48} />
+        <Tooltip labelFormatter={pointLabel} />
+        <Legend verticalAlign="top" height={28} />
+        {chart.seeds && (
+          <Area
+            dataKey="range"
+            name="attempts min – max"
+            stroke="none"
+            fill="#e08a00"
+            fillOpacity={0.15}
+            isAnimationActive={false}
+          />
+        )}
+        <Line
+          dataKey="attempts"
+          name="attempts"
+          stroke="#e08a00"
+          strokeWidth={2}
+          dot={{ r: 3 }}
+          isAnimationActive={false}
+        />
+        <Line dataKey="posts" name="POSTs" stroke="#1f8a45" dot={{ r: 2 }} isAnimationActive={false} />
+      </ComposedChart>
+    </figure>
+  );
+}
+
+/** Under seeds: the outcome times of each point as a box (median to p90) on a whisker (min to max). */
+function BoxChart({ chart, width, onClick }: ChartProps) {
+  const data = chart.rows.map((r) => ({
+    label: r.label,
+    time: r.time,
+    whisker: r.time ? [r.time.min, r.time.max] : undefined,
+  }));
+  const unit = chart.timeUnit.name;
+  const top = maxOf(
+    chart.rows.map((r) => r.time?.max ?? 0),
+    0,
+  );
+  return (
+    <figure aria-label={`Distribution of the outcome times at each value, in ${unit}`} data-testid="box-chart">
+      <figcaption>Outcome times per value: box median to p90, whiskers min to max ({unit} after the start)</figcaption>
+      <ComposedChart width={width} height={200} data={data} onClick={onClick} margin={MARGIN}>
+        <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
+        <XAxis dataKey="label" height={44} label={{ value: chart.axis.path, position: "insideBottom", offset: -4 }} />
+        <YAxis width={48} domain={[0, top > 0 ? "auto" : 1]} />
+        <Tooltip
+          formatter={(_, __, item) => {
+            const t = (item.payload as { time?: SweepRow["time"] }).time;
+            return t ? `min ${t.min} · median ${t.median} · p90 ${t.p90} · max ${t.max} ${unit}` : "no outcome";
+          }}
+        />
+        <Bar dataKey="whisker" name="outcome time" shape={BoxShape} isAnimationActive={false} minPointSize={0} />
+      </ComposedChart>
+    </figure>
+  );
+}
+
+/**
+ * One point's box: the bar Recharts places spans min to max (the whisker);
+ * the box and the median are placed on it by their values.
+ */
+function BoxShape(props: unknown) {
+  const { x, y, width, height, payload } = props as {
+    x: number;
+    y: number;
+    width: number;
+    height: number;
+    payload: { label: string; time?: SweepRow["time"] };
+  };
+  const t = payload.time;
+  if (t === undefined || !Number.isFinite(y)) return <g />;
+  const yOf = (v: number) => (t.max === t.min ? y : y + (height * (t.max - v)) / (t.max - t.min));
+  const mid = x + width / 2;
+  const half = Math.min(10, width / 2);
+  const boxTop = yOf(t.p90);
+  const boxBottom = yOf(t.median);
+  return (
+    <g
+      className="box"
+      data-value={payload.label}
+      data-min={t.min}
+      data-median={t.median}
+      data-p90={t.p90}
+      data-max={t.max}
+    >
+      <line x1={mid} x2={mid} y1={y} y2={y + height} stroke="#586174" strokeWidth={1.5} />
+      <line x1={mid - half / 2} x2={mid + half / 2} y1={y} y2={y} stroke="#586174" strokeWidth={1.5} />
+      <line
+        x1={mid - half / 2}
+        x2={mid + half / 2}
+        y1={y + height}
+        y2={y + height}
+        stroke="#586174"
+        strokeWidth={1.5}
+      />
+      <rect
+        x={mid - half}
+        y={boxTop}
+        width={half * 2}
+        height={Math.max(1, boxBottom - boxTop)}
+        fill="#2f5fd0"
+        fillOpacity={0.45}
+        stroke="#2f5fd0"
+      />
+      <line x1={mid - half} x2={mid + half} y1={boxBottom} y2={boxBottom} stroke="#1c3f94" strokeWidth={2.5} />
+    </g>
+  );
+}
+
+function PointsTable({
+  chart,
+  boundaries,
+  seeds,
+  openSeed,
+  onOpenSeed,
+  onOpen,
+}: {
+  readonly chart: SweepChart;
+  readonly boundaries: readonly Boundary[];
+  readonly seeds: readonly (number | string)[] | undefined;
+  readonly openSeed: number | string | undefined;
+  readonly onOpenSeed: (seed: number | string) => void;
+  readonly onOpen: (point: number) => void;
+}) {
+  return (
+    <section className="panel" aria-labelledby="points-heading">
+      <div className="panel-head">
+        <h3 id="points-heading">Points</h3>
+        {seeds !== undefined && (
+          <label>
+            Open runs with seed{" "}
+            <select
+              aria-label="Open runs with seed"
+              value={String(openSeed ?? seeds[0])}
+              onChange={(e) => onOpenSeed(seeds.find((s) => String(s) === e.target.value) ?? e.target.value)}
+            >
+              {seeds.map((s) => (
+                <option key={String(s)}>{String(s)}</option>
+              ))}
+            </select>
+          </label>
+        )}
+      </div>
+      <table className="sweep-table">
+        <thead>
+          <tr>
+            <th scope="col">{chart.axis.path}</th>
+            <th scope="col">outcome</th>
+            <th scope="col">at</th>
+            <th scope="col">attempts</th>
+            <th scope="col">POSTs</th>
+            <th scope="col">checks</th>
+            <th scope="col">
+              <span className="visually-hidden">run</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {chart.rows.flatMap((r) => [
+            <tr key={r.point} data-testid="sweep-point" data-outcome={r.mode}>
+              <td>{r.label}</td>
+              <td>{r.text.outcome}</td>
+              <td>{r.text.time}</td>
+              <td>{r.text.attempts}</td>
+              <td>{r.text.posts}</td>
+              <td>{r.checks}</td>
+              <td>
+                <button onClick={() => onOpen(r.point)} aria-label={`Open run at ${r.label}`}>
+                  Open run
+                </button>
+              </td>
+            </tr>,
+            ...boundaries
+              .filter((b) => b.fromPoint === r.point)
+              .map((b) => (
+                <tr key={`${r.point} boundary ${b.message} ${b.recipient}`} className="boundary-row">
+                  <td colSpan={7}>↳ {b.text}</td>
+                </tr>
+              )),
+          ])}
+        </tbody>
+      </table>
+    </section>
+  );
+}
