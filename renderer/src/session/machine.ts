@@ -68,6 +68,8 @@ export interface PlaybackContext {
   readonly breakpoints: readonly Breakpoint[];
   /** Where and why the last play or step stopped (a breakpoint, the step's event, the end); until the next command. */
   readonly stop?: PlaybackStop;
+  /** Where this run ends, once it has been run to its end (kept after a jump back): the scrubber spans to it. */
+  readonly knownEndMs?: number;
   /** Makes each run's session (the worker's, or a fake one in tests). */
   readonly create: SessionFactory;
 }
@@ -141,7 +143,8 @@ const is =
   ({ event }: { event: PlaybackEvent }): boolean =>
     event.type === "SESSION" && event.message.type === type;
 
-const fresh = { events: [], errors: [] } as const;
+/** A new run (a load, a restart, an opened trace, nothing): no events, no stop, its end not known yet. */
+const fresh = { events: [], errors: [], stop: undefined, knownEndMs: undefined } as const;
 
 export const playbackMachine = setup({
   types: {
@@ -170,7 +173,7 @@ export const playbackMachine = setup({
         case "paused":
           return { progress: m.progress, stop: m.stop };
         case "finished":
-          return { progress: m.progress, result: m.result };
+          return { progress: m.progress, result: m.result, knownEndMs: m.result.endMs };
         case "error":
           return { notice: m.message };
         default:
