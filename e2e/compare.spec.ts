@@ -232,7 +232,7 @@ test.describe("compare and fork", () => {
     );
     const parting = page.getByTestId("parting");
     await expect(parting).toContainText(/^Where they part: at \+0:\d\d:\d\d/);
-    await expect(parting.getByRole("definition").first()).toContainText(/retry \d+ in/);
+    await expect(parting.getByRole("definition").first()).toContainText(/attempt \d+ in/);
     await page.screenshot({ path: `${SHOTS}/compare-two-seeds.png`, fullPage: true });
     await noSeriousViolations(page);
   });

@@ -119,7 +119,7 @@ test.describe("running scenarios in the browser", () => {
     await expect(dsn.nth(0)).toHaveText(/^DSN dsn\./);
     await expect(dsn.nth(2)).toHaveText("accepted");
     await expect(page.getByTestId("clock")).toHaveText("+120:00:00");
-    await expect(page.getByTestId("checks-summary")).toHaveText("passed: all 8 checks");
+    await expect(page.getByTestId("checks-summary")).toHaveText("passed: all 9 checks");
     await page.screenshot({ path: `${SHOTS}/run-rate-limited-then-down.png`, fullPage: true });
     // A check links to its evidence: the give-up's events are marked in the log and brought into view.
     const giveUp = page

@@ -125,7 +125,7 @@ test.describe("issue 22: the machine's words read at its default view", () => {
       .evaluateAll((els) => {
         const viewport = document.querySelector(".sc-canvas .react-flow__viewport");
         const scale = viewport ? new DOMMatrixReadOnly(getComputedStyle(viewport).transform).a : 1;
-        return Math.min(...els.map((e) => parseFloat(getComputedStyle(e).fontSize) * scale));
+        return els.reduce((min, e) => Math.min(min, parseFloat(getComputedStyle(e).fontSize) * scale), Infinity);
       });
 
   for (const width of [1280, 1600])

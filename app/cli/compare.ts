@@ -40,6 +40,7 @@ import { WorldError } from "../sim/world.ts";
 import { offset, parseOffset } from "../trace/offset.ts";
 import { consoleIo, type CliIo } from "./io.ts";
 import { mailscopeVersion, parseSeed } from "./run.ts";
+import { maxOf } from "../protocol/lists.ts";
 
 /** Exit codes: 0 the runs agree, 1 they differ, 2 bad input. */
 export const COMPARE_EXIT = { same: 0, differ: 1, badInput: 2 } as const;
@@ -360,8 +361,14 @@ export function compareReport(
   const cells = table.lines.flatMap((l) =>
     COMPARE_FIELDS.map((f) => ({ l, f, a: fieldText(l.a, f), b: fieldText(l.b, f), differs: l.differs.includes(f) })),
   );
-  const wa = Math.max(1, ...cells.map((c) => c.a.length));
-  const wb = Math.max(1, ...cells.map((c) => c.b.length));
+  const wa = maxOf(
+    cells.map((c) => c.a.length),
+    1,
+  );
+  const wb = maxOf(
+    cells.map((c) => c.b.length),
+    1,
+  );
   lines.push(`  ${"".padEnd(10)}${"A".padEnd(wa)}  B`);
   for (const l of table.lines) {
     lines.push(`${l.message} ${l.recipient}`);

@@ -105,6 +105,40 @@ describe("fork at a time", () => {
     expect(prefix.map((e) => e.seq)).toEqual(prefix.map((_, i) => i));
   });
 
+  it("issue 23: a fork placed exactly at an event's time: that event is the fork's, not the prefix's; no false difference", async () => {
+    const a = await run(g16Default);
+    const startMs = a.world.startMs;
+    // The retry at +0:31:00 (jitter off): the fork point is its very time.
+    const retry = a.trace.events.find((e) => e.name === "timer.fired" && e.timeMs - startMs === 31 * 60_000);
+    if (retry === undefined) throw new Error("no retry at +0:31:00");
+    const forkMs = retry.timeMs;
+    const prefix = tracePrefix(a.trace.events, forkMs);
+    expect(prefix.at(-1)?.timeMs).toBeLessThan(forkMs);
+    expect(tracePrefix(a.trace.events, forkMs + 1).some((e) => e.name === "timer.fired" && e.timeMs === forkMs)).toBe(
+      true,
+    );
+    const changes = [
+      { kind: "end-fault", fault: "b-down" },
+      { kind: "start-fault", faultKind: "timeout", host: "mx.b.example" },
+      { kind: "submit", from: "alice@a.example", to: ["bob@b.example"] },
+    ] as const;
+    for (const change of changes) {
+      const fork = forkScenario(g16Default, forkMs - startMs, change);
+      if (!fork.ok) throw new Error(JSON.stringify(fork.errors));
+      const b = await run(fork.text);
+      const check = await checkPrefix(a.trace.events, b.trace.events, forkMs, startMs);
+      expect(check, change.kind).toMatchObject({ identical: true, eventsA: prefix.length, eventsB: prefix.length });
+      expect(check.text, change.kind).toMatch(/^identical before \+0:31:00 /);
+    }
+    // The fork that ends the outage then does differ at that time: its retry gets through.
+    const ended = forkScenario(g16Default, forkMs - startMs, changes[0]);
+    if (!ended.ok) throw new Error("fork");
+    const b = await run(ended.text);
+    const at = (r: ScenarioRun) =>
+      r.trace.events.filter((e) => e.timeMs === forkMs && e.name === "attempt.ended").map((e) => e.data?.["status"]);
+    expect([at(a), at(b)]).toEqual([[], [200]]);
+  });
+
   it("two different runs differ before the fork point, and the check says where", async () => {
     const a = await run(g16Default);
     const b = await run(g16Default, { readings: [["G16", "jitter=on"]] });
@@ -218,8 +252,8 @@ describe("issue 22: Compare's verdicts are true of the two runs", () => {
     // Two seeds (RETRY-3): the jitter draws another first retry delay.
     const { ra, rb, parting } = await seeds(jitterOn, 1, 2);
     expect(parting.parts).toBe(true);
-    check(ra.trace.events, parting.a, /^\+0:00:00 m1@a\.example→b\.example: retry 1 in \S+ \[RETRY-1\]$/);
-    check(rb.trace.events, parting.b, /retry 1 in/);
+    check(ra.trace.events, parting.a, /^\+0:00:00 m1@a\.example→b\.example: attempt 2 in \S+ \[RETRY-1\]$/);
+    check(rb.trace.events, parting.b, /attempt 2 in/);
     expect(parting.a?.text).not.toBe(parting.b?.text);
 
     // A fork at +0:30:00 ending the outage: the same until the next attempt, at +0:31:00.

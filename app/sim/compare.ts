@@ -303,7 +303,7 @@ const DECISIONS: ReadonlySet<string> = new Set([
 export interface PartingSide {
   readonly seq: number;
   readonly timeMs: number;
-  /** `+0:01:00 retry 1 in 1m2s [RETRY-1]`. */
+  /** `+0:01:00 attempt 2 in 1m2s [RETRY-1]`. */
   readonly text: string;
 }
 
@@ -318,7 +318,7 @@ export interface Parting {
   /** A's decision there; undefined when A made no more. */
   readonly a?: PartingSide;
   readonly b?: PartingSide;
-  /** `The runs first part at +0:01:00: A retry 1 in 1m2s [RETRY-1]; B retry 1 in 58s [RETRY-1].` */
+  /** `The runs first part at +0:01:00: A attempt 2 in 1m2s [RETRY-1]; B attempt 2 in 58s [RETRY-1].` */
   readonly text: string;
 }
 
@@ -362,7 +362,7 @@ export function firstParting(
   };
 }
 
-/** A decision in the log's words, with its time and whose it is: `+0:01:00 m1@a.example→b.example: retry 1 in 57s`. */
+/** A decision in the log's words, with its time and whose it is: `+0:01:00 m1@a.example→b.example: attempt 2 in 57s`. */
 function decision(e: RecordedEvent, startMs: number, subjects: ReadonlyMap<string, DsnSubject>): PartingSide {
   const words = (describeEvent(e, { flavour: "timeline", full: true }) ?? e.name).trim();
   // Whose decision: the delivery actor, unless the words start with it already (an attempt judged).

@@ -215,6 +215,11 @@ export interface Scheduler {
   track<T>(work: Promise<T>, label?: string): Promise<T>;
   /** Tells the scheduler something happened, so settling yields once more (for example, on every trace event). */
   touch(): void;
+  /**
+   * Fails the run with `error`, as a failing event would: the event running now (or the next one to run)
+   * ends by throwing it, whichever way the run is driven (the world's event budget, issue 23).
+   */
+  fail(error: Error): void;
   readonly pendingEvents: number;
   readonly executedEvents: number;
   nextEventAtMs(): number | undefined;
@@ -298,7 +303,7 @@ class EventScheduler implements Scheduler {
   readonly #heldCrypto: HeldOperation[] = [];
   #cryptoOutstanding = 0;
   #activity = false;
-  #failure: SimulationError | undefined;
+  #failure: Error | undefined;
   #state: "idle" | "running" | "paused" = "idle";
   #pauseRequested = false;
   #factor = 1;
@@ -386,6 +391,11 @@ class EventScheduler implements Scheduler {
       this.#activity = true;
     });
     return work;
+  }
+
+  fail(error: Error): void {
+    this.#activity = true;
+    this.#failure ??= error;
   }
 
   touch(): void {
@@ -648,6 +658,8 @@ class EventScheduler implements Scheduler {
   async #settle(event: QueuedEvent): Promise<void> {
     let quiet = 0;
     for (;;) {
+      // Failed from outside (fail()): a loop in zero virtual time never settles, so the run ends now.
+      if (this.#failure !== undefined) return;
       this.#activity = false;
       await this.#yield();
       if (this.#tracked.size > 0) {

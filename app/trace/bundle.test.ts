@@ -164,6 +164,34 @@ describe("bug bundle (issue 15: Bug bundle and images)", () => {
       expect(!read.ok && read.violations[0]).toMatchObject({ path: "$.traceHash", rule: "BUNDLE-HASH" });
     });
 
+    it("issue 23: a scenario text edited after the run (the trace untouched) is refused, at the first line that differs", async () => {
+      const doc = await valid();
+      const scenario = doc["scenario"] as { text: string };
+      const lines = scenario.text.split("\n");
+      const at = lines.findIndex((l) => l.startsWith("seed:"));
+      expect(at).toBeGreaterThan(0);
+      const original = lines[at];
+      lines[at] = "seed: 99";
+      scenario.text = lines.join("\n");
+      // The trace's hash still holds: only the scenario beside it was changed.
+      const read = await readBundle(JSON.stringify(doc));
+      expect(read.ok).toBe(false);
+      if (read.ok) return;
+      expect(read.violations).toEqual([
+        {
+          path: "$.scenario.text",
+          rule: "BUNDLE-SCHEMA",
+          message: `line ${at + 1}: the bundle says "seed: 99" but its trace recorded ${JSON.stringify(original)}`,
+        },
+      ]);
+      // A line added at the end is found too.
+      scenario.text = `${lines.join("\n").replace("seed: 99", original ?? "")}\n# more\n`;
+      const longer = checkBundleValue(doc);
+      expect(!longer.ok && longer.violations[0]?.message).toMatch(
+        /^line \d+: the bundle says "# more" but its trace recorded /,
+      );
+    });
+
     it("a seed that disagrees with the trace's", async () => {
       const doc = { ...(await valid()), seed: 99 };
       const read = checkBundleValue(doc);
@@ -195,7 +223,9 @@ describe("bug bundle (issue 15: Bug bundle and images)", () => {
     it("carries the file's bytes as base64 (version 2), reads them back, and replays to the same hash", async () => {
       const bundle = await emlBundle();
       expect(bundle.version).toBe(2);
-      expect(bundle.emls).toEqual({ "mail/hello.eml": btoa(String.fromCharCode(...EML_BYTES)) });
+      expect(bundle.emls).toEqual({
+        "mail/hello.eml": btoa(Array.from(EML_BYTES, (b) => String.fromCharCode(b)).join("")),
+      });
       const text = bundleText(bundle);
       const read = await readBundle(text);
       expect(read.ok).toBe(true);

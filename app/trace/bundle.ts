@@ -29,6 +29,7 @@ import { canonicalJson, exportJson, traceHash } from "./exportJson.ts";
 import { exportMarkdown } from "./exportMarkdown.ts";
 import { importTraceValue } from "./importer.ts";
 import type { RecordedEvent, Trace } from "./schema.ts";
+import { pushAll } from "../protocol/lists.ts";
 
 /** The `format` member of every bundle. */
 export const BUNDLE_FORMAT = "mailscope-bundle";
@@ -237,7 +238,7 @@ export function checkBundleValue(json: unknown): Parsed<Bundle> {
     violations.push({ path: "$.trace", rule: "BUNDLE-SCHEMA", message: "the trace is missing" });
     return failWith(violations);
   }
-  if (head.success && head.data.emls !== undefined) violations.push(...emlProblems(head.data.emls));
+  if (head.success && head.data.emls !== undefined) pushAll(violations, emlProblems(head.data.emls));
   const trace = importTraceValue(doc["trace"]);
   if (!trace.ok) {
     for (const v of trace.violations) violations.push({ ...v, path: `$.trace${v.path.slice(1)}` });

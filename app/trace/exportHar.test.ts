@@ -118,6 +118,34 @@ describe("HAR 1.2 export", () => {
     expect(caps?.request).not.toHaveProperty("postData");
   });
 
+  it("issue 23: a binary body (recorded in base64) says encoding base64, request and response; a UTF-8 one says nothing", () => {
+    const trace = sampleTrace();
+    const binary = "/wD+gA=="; // 0xff 0x00 0xfe 0x80: not UTF-8
+    const inBase64 = (data: Readonly<Record<string, unknown>>): Record<string, unknown> => {
+      const { body: _text, ...rest } = data;
+      return { ...rest, bodyBase64: binary };
+    };
+    // x2's POST and x3's answer in base64; x3's POST and x1's answer stay text.
+    const bent = {
+      ...trace,
+      events: trace.events.map((e) => {
+        const x = e.data?.["exchangeId"];
+        if ((x === "x2" && e.name === "http.request") || (x === "x3" && e.name === "http.response"))
+          return { ...e, data: inBase64(e.data ?? {}) };
+        return e;
+      }),
+    };
+    const entries = exportHar(bent, { full: true }).log.entries;
+    const of = (x: string) => entries.find((e) => e._exchangeId === x);
+    expect(of("x2")?.request.postData).toMatchObject({ text: binary, _encoding: "base64" });
+    expect(of("x3")?.response.content).toMatchObject({ text: binary, encoding: "base64" });
+    expect(of("x3")?.request.postData?.text).toMatch(/^--b1\r?\n/);
+    expect(of("x3")?.request.postData).not.toHaveProperty("_encoding");
+    expect(of("x1")?.response.content.text).toContain("max_message_size");
+    expect(of("x1")?.response.content).not.toHaveProperty("encoding");
+    for (const entry of entries) expect(requiredFieldProblems(entry)).toEqual([]);
+  });
+
   it("keeps an exchange with no recorded answer, marked as such", () => {
     const trace = sampleTrace();
     const cut = {

@@ -40,6 +40,8 @@ export interface HarEntry {
       readonly text: string;
       readonly params?: readonly HarNameValue[];
       readonly comment?: string;
+      /** `base64` when `text` is the body in base64 (not UTF-8): HAR 1.2 has `encoding` on content only. */
+      readonly _encoding?: string;
     };
     readonly headersSize: number;
     readonly bodySize: number;
@@ -171,6 +173,7 @@ function entry(request: RecordedEvent, id: string, answer: RecordedEvent | undef
               mimeType: contentType(requestHeaders),
               text: requestBody?.text ?? "",
               ...(data["bodyRedacted"] === true && { comment: BODY_LEFT_OUT }),
+              ...(requestBody?.encoding !== undefined ? { _encoding: requestBody.encoding } : {}),
             },
           }
         : {}),

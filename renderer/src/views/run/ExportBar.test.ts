@@ -24,10 +24,10 @@ describe('the run\'s exports and the box "with message bodies" (POST-9)', () => 
       notes.push(exportNote(file, trace, what, false));
     }
     expect(notes).toEqual([
-      'raw.mailscope-trace.json: left out: message bodies and private keys. Tick "with message bodies" to keep them.',
+      'raw.mstrace: left out: message bodies and private keys. Tick "with message bodies" to keep them.',
       'raw.har: left out: message bodies and private keys. Tick "with message bodies" to keep them.',
       "raw.md: left out: message bodies (a report never holds them) and private keys.",
-      'raw.mailscope-bundle.json: left out: message bodies and private keys. It carries the bytes of the scenario\'s eml: file (mail/hello.eml): its re-run needs them. Tick "with message bodies" to keep them.',
+      'raw.msbundle: left out: message bodies and private keys. It carries the bytes of the scenario\'s eml: file (mail/hello.eml): its re-run needs them. Tick "with message bodies" to keep them.',
     ]);
     // Each file says it too, where it has room: the trace's redactions, the HAR's comment, the report's summary.
     const [json, har, report, bundle] = await Promise.all(ALL.map((what) => exportFile(trace, what, false)));
