@@ -185,4 +185,41 @@ test.describe("the playback bar (issue 24)", () => {
     await page.screenshot({ path: `${SHOTS}/playbar-dark.png` });
     await noSeriousViolations(page);
   });
+
+  test("Compare: one clock over both runs; Step by attempt goes to the next verdict of either run; the hand-off shows once the clock passes it", async ({
+    page,
+  }) => {
+    await open(page, "gap-G16-fallback-window-4h");
+    await page.getByRole("button", { name: "Compare…" }).click();
+    const form = page.getByRole("form", { name: "What to compare" });
+    await form.getByLabel("Gap").selectOption("G16 fallback-window");
+    await form.getByLabel("Reading A").selectOption("1h");
+    await form.getByLabel("Reading B").selectOption("4h");
+    await form.getByRole("button", { name: "Run both" }).click();
+    await expect(page.getByTestId("verdict")).toContainText("smtp at +1:03:00 vs accepted at +3:03:00", {
+      timeout: 120_000,
+    });
+    const both = page.getByRole("toolbar", { name: "Playback of both runs" });
+    const runA = page.getByRole("region", { name: /^Run A/ });
+    // Whole runs at first: A's hand-off to SMTP at +1:03:00 is drawn.
+    await expect(page.getByTestId("compare-clock")).toHaveText("whole runs");
+    await expect(runA.locator("[data-kind=handoff]")).toHaveCount(1);
+    await expect(
+      both.getByRole("group", { name: "Step to the next" }).getByRole("button", { name: "Attempt" }),
+    ).toHaveAttribute("aria-pressed", "true");
+    await both.getByRole("button", { name: "Step", exact: true }).click();
+    await expect(page.getByTestId("compare-stop")).toHaveText(/^Run [AB]: #\d+ attempt\.judged at \+0:00:00/);
+    await expect(page.getByTestId("compare-clock")).toHaveText("+0:00:00");
+    // Up to the clock, A has not handed off yet.
+    await expect(runA.locator("[data-kind=handoff]")).toHaveCount(0);
+    // The scrubber to its end (End key), then let go: both whole again, the hand-off drawn.
+    await both.getByRole("slider", { name: "Seek" }).focus();
+    await page.keyboard.press("End");
+    await expect(page.getByTestId("compare-clock")).toHaveText("+3:03:00");
+    await expect(runA.locator("[data-kind=handoff]")).toHaveCount(1);
+    await page.screenshot({ path: `${SHOTS}/playbar-compare.png` });
+    await noSeriousViolations(page);
+    await both.getByRole("button", { name: "Whole runs" }).click();
+    await expect(page.getByTestId("compare-clock")).toHaveText("whole runs");
+  });
 });

@@ -13,6 +13,7 @@ import {
   eventDensity,
   eventOfSeq,
   nextLevel,
+  nextStopOfRuns,
   scrubberEnd,
   stepHint,
   stopText,
@@ -130,5 +131,23 @@ describe("the scrubber", () => {
       expect(bins[i]).toBeGreaterThan(0);
     }
     expect(eventDensity(events, startMs, startMs, 10)).toEqual(new Array(10).fill(0));
+  });
+});
+
+describe("Compare's Step over two runs", () => {
+  it("STATE-2, STATE-3: the next attempt's verdict of either run after the cursor, the earlier first", async () => {
+    const b = await scenarioTrace("gap-G16-fallback-window-2h");
+    const judgedA = events.filter((e) => e.name === "attempt.judged");
+    const judgedB = b.events.filter((e) => e.name === "attempt.judged");
+    const first = nextStopOfRuns([events, b.events], "attempt", startMs - 1);
+    expect(first?.event.name).toBe("attempt.judged");
+    expect(first?.timeMs).toBe(Math.min(judgedA[0]?.timeMs ?? Infinity, judgedB[0]?.timeMs ?? Infinity));
+    // After the last verdict of A, only B's are left, and after them none.
+    const lastA = judgedA.at(-1)?.timeMs ?? 0;
+    const afterA = nextStopOfRuns([events, b.events], "attempt", lastA);
+    expect(afterA === undefined || afterA.run === 1).toBe(true);
+    const lastOfAll = Math.max(lastA, judgedB.at(-1)?.timeMs ?? 0);
+    expect(nextStopOfRuns([events, b.events], "attempt", lastOfAll)).toBeUndefined();
+    expect(nextStopOfRuns([events, b.events], "decision", startMs - 1)?.event.name).toBe("machine.transition");
   });
 });

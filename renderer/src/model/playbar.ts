@@ -9,11 +9,13 @@ import {
   conditionLike,
   describeCondition,
   sameCondition,
+  stepStopsAt,
   type BreakCondition,
   type Breakpoint,
   type PlaybackStop,
   type StepLevel,
 } from "../../../app/sim/breakpoints.ts";
+import { maxOf } from "../../../app/protocol/lists.ts";
 import { describeEvent } from "../../../app/trace/describe.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { offset } from "../../../app/trace/offset.ts";
@@ -108,7 +110,10 @@ export function scrubberEnd(p: {
   readonly knownMs: readonly (number | undefined)[];
 }): number {
   if (p.endMs !== undefined) return Math.max(p.endMs, p.startMs + 1000);
-  return Math.max(p.startMs + 1000, ...p.knownMs.filter((t): t is number => t !== undefined));
+  return maxOf(
+    p.knownMs.filter((t): t is number => t !== undefined),
+    p.startMs + 1000,
+  );
 }
 
 /**
@@ -147,3 +152,22 @@ const USUAL_KINDS = [
   "delivery.bounced",
   "http.failure",
 ] as const;
+
+/**
+ * Compare's Step: the first event of `level` in either run after `afterMs` — its time (the cursor goes there,
+ * both runs shown up to it), the run it is in (0 for A, 1 for B) and the event.
+ */
+export function nextStopOfRuns(
+  runs: readonly (readonly RecordedEvent[])[],
+  level: StepLevel,
+  afterMs: number,
+): { readonly timeMs: number; readonly run: number; readonly event: RecordedEvent } | undefined {
+  let best: { timeMs: number; run: number; event: RecordedEvent } | undefined;
+  runs.forEach((events, run) => {
+    const event = events.find((e) => e.timeMs > afterMs && !CHECKS.has(e.name) && stepStopsAt(level, e));
+    if (event !== undefined && (best === undefined || event.timeMs < best.timeMs)) {
+      best = { timeMs: event.timeMs, run, event };
+    }
+  });
+  return best;
+}

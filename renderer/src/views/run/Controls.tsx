@@ -1,6 +1,7 @@
 import { useId, useMemo, useState } from "react";
 import type { PlaybackSpeed } from "../../../../app/sim/sessionProtocol.ts";
 import { STEP_LEVELS, type Breakpoint, type StepLevel } from "../../../../app/sim/breakpoints.ts";
+import { maxOf } from "../../../../app/protocol/lists.ts";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import type { Drive, PlaybackPhase } from "../../session/machine.ts";
 import { phaseText, SPEEDS } from "../../model/playback.ts";
@@ -184,7 +185,7 @@ export function Controls(p: ControlsProps) {
   );
 }
 
-interface ScrubberProps {
+export interface ScrubberProps {
   readonly events: readonly RecordedEvent[];
   readonly startMs: number;
   readonly endMs: number;
@@ -199,10 +200,13 @@ interface ScrubberProps {
  * A slider over the run's span, its events drawn under it as bars (one per span of time, as tall as the log
  * of its count): dragged or moved with the arrow keys, it jumps there when let go.
  */
-function Scrubber(p: ScrubberProps) {
+export function Scrubber(p: ScrubberProps) {
   const [dragging, setDragging] = useState<number | undefined>();
   const bins = useMemo(() => eventDensity(p.events, p.startMs, p.endMs, BINS), [p.events, p.startMs, p.endMs]);
-  const top = Math.max(1, ...bins.map((n) => Math.log2(n + 1)));
+  const top = maxOf(
+    bins.map((n) => Math.log2(n + 1)),
+    1,
+  );
   const span = p.endMs - p.startMs;
   const at = dragging ?? Math.min(span, Math.max(0, p.playheadMs - p.startMs));
   const seconds = Math.max(1, Math.round(span / 1000));
