@@ -1,5 +1,5 @@
-import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
+import { noSeriousViolations, openScenario as open, SHOTS } from "./support.ts";
 
 /**
  * Issue 24, item 2: the playback bar. It stays in view; Step goes to the next event, attempt or decision and
@@ -8,22 +8,7 @@ import { expect, test, type Page } from "@playwright/test";
  * judged within the fallback window and retried (STATE-2), then the hand-off to SMTP (STATE-3).
  */
 
-const SHOTS = "test-results/screenshots";
-
 test.use({ viewport: { width: 1440, height: 1000 } });
-
-async function noSeriousViolations(page: Page): Promise<void> {
-  const results = await new AxeBuilder({ page }).analyze();
-  const serious = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
-}
-
-async function open(page: Page, name: string): Promise<void> {
-  await page.goto("/");
-  await page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name }).click();
-  await expect(page.getByRole("heading", { level: 2, name })).toBeVisible();
-  await expect(page.getByTestId("phase")).toContainText("Ready");
-}
 
 const bar = (page: Page) => page.getByRole("toolbar", { name: "Playback" });
 const stop = (page: Page) => page.getByTestId("stop");

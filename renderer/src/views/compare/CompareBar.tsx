@@ -1,10 +1,11 @@
 import { useEffect, useMemo, useState } from "react";
-import { STEP_LEVELS, type StepLevel } from "../../../../app/sim/breakpoints.ts";
+import type { StepLevel } from "../../../../app/sim/breakpoints.ts";
+import type { PlaybackSpeed } from "../../../../app/sim/sessionProtocol.ts";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import { SPEEDS } from "../../model/playback.ts";
 import { nextStopOfRuns, STEP_LEVEL_TEXT } from "../../model/playbar.ts";
 import { clockText, offset } from "../../model/time.ts";
-import { Scrubber } from "../run/Controls.tsx";
+import { Scrubber, Speeds, StepLevels } from "../run/Controls.tsx";
 
 export interface CompareBarProps {
   /** Run A's events and run B's. */
@@ -26,7 +27,7 @@ const PLAY_SPEEDS = SPEEDS.filter((s) => s.speed !== 1);
  */
 export function CompareBar({ runs, startMs, endMs, cursorMs, onCursor }: CompareBarProps) {
   const [level, setLevel] = useState<StepLevel>("attempt");
-  const [speed, setSpeed] = useState<number | "max">(3600);
+  const [speed, setSpeed] = useState<PlaybackSpeed>(3600);
   const [playing, setPlaying] = useState(false);
   const [said, setSaid] = useState<string | undefined>();
   const both = useMemo(() => [...runs[0], ...runs[1]].sort((a, b) => a.timeMs - b.timeMs), [runs]);
@@ -83,26 +84,8 @@ export function CompareBar({ runs, startMs, endMs, cursorMs, onCursor }: Compare
       <button onClick={step} aria-describedby="compare-step-hint">
         Step
       </button>
-      <div role="group" aria-label="Step to the next" className="segmented">
-        {STEP_LEVELS.map((l) => (
-          <button key={l} aria-pressed={level === l} onClick={() => setLevel(l)}>
-            {STEP_LEVEL_TEXT[l].label}
-          </button>
-        ))}
-      </div>
-      <div role="group" aria-label="Speed" className="segmented">
-        {PLAY_SPEEDS.map((s) => (
-          <button
-            key={String(s.speed)}
-            aria-pressed={speed === s.speed}
-            title={s.name}
-            aria-label={`Speed ${s.label}`}
-            onClick={() => setSpeed(s.speed)}
-          >
-            {s.label}
-          </button>
-        ))}
-      </div>
+      <StepLevels level={level} onLevel={setLevel} />
+      <Speeds speeds={PLAY_SPEEDS} speed={speed} onSpeed={setSpeed} />
       <button
         disabled={cursorMs === undefined}
         onClick={() => {

@@ -90,31 +90,8 @@ export function Controls(p: ControlsProps) {
           >
             {p.atEnd ? "Step · ends the run" : "Step"}
           </button>
-          <div role="group" aria-label="Step to the next" className="segmented" title="Step to the next … (L)">
-            {STEP_LEVELS.map((level) => (
-              <button
-                key={level}
-                aria-pressed={p.level === level}
-                aria-keyshortcuts="L"
-                onClick={() => p.onLevel(level)}
-              >
-                {STEP_LEVEL_TEXT[level].label}
-              </button>
-            ))}
-          </div>
-          <div role="group" aria-label="Speed" className="segmented">
-            {SPEEDS.map((s) => (
-              <button
-                key={String(s.speed)}
-                aria-pressed={p.speed === s.speed}
-                title={s.name}
-                aria-label={`Speed ${s.label}`}
-                onClick={() => p.onSpeed(s.speed)}
-              >
-                {s.label}
-              </button>
-            ))}
-          </div>
+          <StepLevels level={p.level} onLevel={p.onLevel} keys="L" />
+          <Speeds speeds={SPEEDS} speed={p.speed} onSpeed={p.onSpeed} />
           <form onSubmit={submitJump} className="inline-form">
             <label>
               Jump to{" "}
@@ -251,6 +228,51 @@ export function Scrubber(p: ScrubberProps) {
       <span className="muted edge" data-testid="scrubber-end">
         {offset(p.endMs, p.startMs).replace(/\.\d{3}$/, "")} {p.endKnown ? "end" : "so far"}
       </span>
+    </div>
+  );
+}
+
+/** The step levels as a segmented group: what Step runs to. */
+export function StepLevels(p: {
+  readonly level: StepLevel;
+  readonly onLevel: (level: StepLevel) => void;
+  readonly keys?: string;
+}) {
+  return (
+    <div role="group" aria-label="Step to the next" className="segmented" title="Step to the next …">
+      {STEP_LEVELS.map((level) => (
+        <button
+          key={level}
+          aria-pressed={p.level === level}
+          aria-keyshortcuts={p.keys}
+          onClick={() => p.onLevel(level)}
+        >
+          {STEP_LEVEL_TEXT[level].label}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+/** The speeds offered, as a segmented group. */
+export function Speeds(p: {
+  readonly speeds: typeof SPEEDS;
+  readonly speed: PlaybackSpeed;
+  readonly onSpeed: (speed: PlaybackSpeed) => void;
+}) {
+  return (
+    <div role="group" aria-label="Speed" className="segmented">
+      {p.speeds.map((s) => (
+        <button
+          key={String(s.speed)}
+          aria-pressed={p.speed === s.speed}
+          title={s.name}
+          aria-label={`Speed ${s.label}`}
+          onClick={() => p.onSpeed(s.speed)}
+        >
+          {s.label}
+        </button>
+      ))}
     </div>
   );
 }
