@@ -16,7 +16,6 @@
  * (`network.ts`), DNS faults, changes and record sets (`dnsZone.ts`), times
  * and latencies (`faultScope.ts`).
  */
-import type { Document } from "yaml";
 import * as z from "zod";
 import { gapById, gaps } from "../protocol/gaps.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
@@ -45,14 +44,12 @@ import { networkFaultSchema, problemBaseSchema } from "./network.ts";
 import {
   fieldName,
   formatFileError,
-  keyPositionOf,
+  parseYamlWith,
   positionOf,
-  readYaml,
   type FileError,
-  type OffsetToPosition,
+  type UnknownKeyHint,
 } from "./yamlPosition.ts";
 import { bytesToBinary } from "../protocol/base64.ts";
-import { maxOf } from "../protocol/lists.ts";
 import { MAX_SPAN_S, MAX_SPAN_WHY } from "../protocol/resources.ts";
 
 /** The smallest `max_message_size` a receiver may advertise (CAP-7), and the default of a scenario's receivers. */
@@ -998,43 +995,20 @@ export type Locator = (path: readonly (string | number)[], message: string) => S
  * object that lacks a required field).
  */
 export function parseScenarioText(text: string, file = "scenario.yaml"): ScenarioParse {
-  const read = readYaml(text, file);
-  if (!read.ok) return read;
-  const { doc, at, data } = read;
-  if (data === null || data === undefined) {
-    return {
-      ok: false,
-      errors: [
-        {
-          file,
-          line: 1,
-          column: 1,
-          field: "(file)",
-          message: "the file is empty; a scenario is a mapping with name, domains, messages…",
-        },
-      ],
-    };
-  }
-  if (typeof data !== "object" || Array.isArray(data)) {
-    return {
-      ok: false,
-      errors: [
-        {
-          file,
-          line: 1,
-          column: 1,
-          field: "(file)",
-          message: "a scenario is a mapping of fields (name, domains, messages…)",
-        },
-      ],
-    };
-  }
+  const parsed = parseYamlWith(
+    text,
+    file,
+    scenarioSchema,
+    {
+      empty: "the file is empty; a scenario is a mapping with name, domains, messages…",
+      notMapping: "a scenario is a mapping of fields (name, domains, messages…)",
+    },
+    suggestion,
+  );
+  if (!parsed.ok) return { ok: false, errors: dedupe([...parsed.errors]) };
+  const { doc, at } = parsed;
   const locate: Locator = (path, message) => ({ file, ...positionOf(doc, path, at), field: fieldName(path), message });
-  const result = scenarioSchema.safeParse(data);
-  if (result.success) return { ok: true, scenario: result.data, locate };
-  const errors = result.error.issues.flatMap((issue) => issueErrors(issue, doc, at, file));
-  errors.sort((a, b) => a.line - b.line || a.column - b.column);
-  return { ok: false, errors: dedupe(errors) };
+  return { ok: true, scenario: parsed.value, locate };
 }
 
 function dedupe(errors: ScenarioError[]): ScenarioError[] {
@@ -1047,78 +1021,15 @@ function dedupe(errors: ScenarioError[]): ScenarioError[] {
   });
 }
 
-type Issue = z.core.$ZodIssue;
-type At = OffsetToPosition;
-
-function issueErrors(issue: Issue, doc: Document, at: At, file: string): ScenarioError[] {
-  const path = issue.path.filter((p): p is string | number => typeof p === "string" || typeof p === "number");
-  if (issue.code === "unrecognized_keys") {
-    return issue.keys.map((key) => ({
-      file,
-      ...(keyPositionOf(doc, path, key, at) ?? positionOf(doc, path, at)),
-      field: fieldName([...path, key]),
-      message: `unknown field "${key}"${suggestion(key, doc, path)}`,
-    }));
-  }
-  if (issue.code === "invalid_union") {
-    // A union's branches each complain; the most useful is the one that got furthest into the value.
-    const branches = issue.errors
-      .map((branch) => branch.filter((i) => i.code !== "invalid_type" || i.path.length > 0))
-      .filter((branch) => branch.length > 0)
-      .sort((a, b) => depth(b) - depth(a));
-    const best = branches[0];
-    // …or the only branch of the value's type (a list of too many recipients, not a mailbox string).
-    if (best !== undefined && (depth(best) > 0 || branches.length === 1)) {
-      return best.flatMap((inner) =>
-        issueErrors({ ...inner, path: [...issue.path, ...inner.path] } as Issue, doc, at, file),
-      );
-    }
-  }
-  const options = (issue as unknown as { options?: unknown }).options;
-  if (issue.code === "invalid_union" && "discriminator" in issue && Array.isArray(options)) {
-    // A discriminated union (the network faults' `kind`): the path already ends at the discriminator.
-    const value = doc.getIn(path);
-    const kinds = (options as unknown[]).map(String).join(", ");
-    return [
-      {
-        file,
-        ...positionOf(doc, path, at),
-        field: fieldName(path),
-        message:
-          value === undefined
-            ? `is required: one of ${kinds}`
-            : `unknown kind ${JSON.stringify(value)}; the kinds are ${kinds}`,
-      },
-    ];
-  }
-  return [{ file, ...positionOf(doc, path, at), field: fieldName(path), message: issueMessage(issue, doc, path) }];
-}
-
-function depth(issues: readonly Issue[]): number {
-  return maxOf(
-    issues.map((i) => i.path.length),
-    0,
-  );
-}
-
-function issueMessage(issue: Issue, doc: Document, path: readonly (string | number)[]): string {
-  if (issue.code === "invalid_type" && !doc.hasIn(path)) return `is required (${issue.expected})`;
-  if (issue.code === "invalid_value" && "values" in issue) {
-    return `is ${JSON.stringify(doc.getIn(path))}; expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
-  }
-  return issue.message;
-}
-
 const TOP_LEVEL_FIELDS = Object.keys(scenarioSchema.shape);
 
-function suggestion(key: string, doc: Document, path: readonly (string | number)[]): string {
+const suggestion: UnknownKeyHint = (key, _doc, path) => {
   if (path.length !== 0) return "";
   const close = TOP_LEVEL_FIELDS.find(
     (f) => f.toLowerCase() === key.toLowerCase() || f.startsWith(key) || key.startsWith(f),
   );
-  void doc;
   return close !== undefined ? ` (did you mean "${close}"?)` : ` (the fields are ${TOP_LEVEL_FIELDS.join(", ")})`;
-}
+};
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -61,6 +61,13 @@ export const traceEventNames = {
   "idempotency.conflict": "a known key with other content (exchangeId?, signingDomain, key)",
   "mailbox.delivered": "a message stored in a mailbox (exchangeId?, mailbox, messageId?, size)",
   "failure.after-acceptance": "an accepted message that later failed (mailbox, status), answered by a DSN",
+  // `mailscope probe`: a real receiver checked from outside (docs/probe.md); its trace holds these and the wire.
+  "probe.started":
+    "a probe of a receiver starts (target, origin?, domain, from, keyid, keyRecord, mailboxes, absent, plan: { cases, requests, messages, messagesAtMost })",
+  "probe.tls":
+    "a TLS handshake the probe made to test the origin (version: TLSv1.3 | TLSv1.2, outcome: established | refused | failed, protocol?, cipher?, authorized?, authorizationError?, message?)",
+  "probe.case":
+    "one probe case's verdict (id, rule, rules, grade: MUST | SHOULD | MAY, title, expected, actual, result: PASS | FAIL | SKIP, why?, exchanges, evidence)",
   // Checks of a simulation run.
   "invariant.checked":
     "an invariant over the whole run (id, passed, detail, evidence?: the seqs of the events behind the verdict, rules)",
