@@ -18,7 +18,8 @@ import type { RecordedEvent } from "../trace/schema.ts";
 import { runScenarioText } from "./runScenario.ts";
 import { createSimulationSession, type SimulationSessionOptions } from "./session.ts";
 import { FAST_SETTLING } from "./world.ts";
-import type { SessionCommand, SessionMessage, StartCommand } from "./sessionProtocol.ts";
+import type { PlaybackSpeed, SessionCommand, SessionMessage, StartCommand } from "./sessionProtocol.ts";
+import type { Breakpoint, StepLevel } from "./breakpoints.ts";
 import { EML_BYTES, EML_SCENARIO } from "./testing.ts";
 
 const MAILSCOPE = "session-test";
@@ -241,8 +242,8 @@ describe("a live session gives the trace of `mailscope run` (ARCHITECTURE.md Det
     await c.send({ type: "start", text: g7Enforced, file, mailscope: MAILSCOPE });
     const ready = c.last();
     if (ready?.type !== "ready") throw new Error(`not ready: ${JSON.stringify(ready)}`);
-    for (let i = 0; i < 3; i++) await c.send({ type: "step" });
-    // Three scheduler events go past +2h here: +2h is a jump back, the run built again and run to it.
+    for (let i = 0; i < 3; i++) await c.send({ type: "step", level: "attempt" });
+    // Three attempts go past +2h here (at +0:00:00, +2:00:00, +2:01:00): +2h is a jump back, the run built again.
     const stepped = c.messages.at(-1);
     expect(stepped?.type === "stepped" && stepped.progress.nowMs).toBeGreaterThan(ready.summary.startMs + 2 * HOUR);
     await c.send({ type: "runTo", timeMs: ready.summary.startMs + 2 * HOUR });
@@ -610,5 +611,181 @@ describe("what the app hands over and asks for", () => {
     expect(kept.length).toBeGreaterThan(0);
     expect(kept.some((e) => String(e.data?.["body"]).includes("Hi Bob"))).toBe(true);
     expect(await bodies(false)).toEqual([]);
+  });
+});
+
+describe("issue 24: steps and breakpoints stop at one trace event, the same whatever the speed", () => {
+  // Host timers that answer at once: a play at 60× or 1× waits no wall time, yet its virtual pace is the one asked.
+  // Waits of up to 10 minutes of wall time each (a frame's worth of virtual time at the speed), every report posted.
+  const at = (): SimulationSessionOptions => {
+    let wall = 0;
+    return {
+      wallClock: () => (wall += 600_000),
+      frameMs: 600_000,
+      scheduler: { ...FAST_SETTLING, host: { setTimeout: (fn: () => void) => setTimeout(fn, 0) } },
+    };
+  };
+  const file = "scenarios/receiver-down-past-fallback-window.yaml";
+  const RETRY: Breakpoint = {
+    id: "retry",
+    enabled: true,
+    condition: { kind: "state", state: "retryScheduled", messageId: "m1@a.example" },
+  };
+  const JUDGED: Breakpoint = { id: "judged", enabled: true, condition: { kind: "event", name: "attempt.judged" } };
+
+  /** Plays to the end at `speed`, on again after each stop: where each stop left the run. */
+  async function stopsAt(speed: PlaybackSpeed, breakpoints: readonly Breakpoint[]) {
+    const c = connect(at());
+    await c.send({ type: "start", text: receiverDown, file, mailscope: MAILSCOPE });
+    await c.send({ type: "setBreakpoints", breakpoints });
+    const stops: { stop: unknown; lastSeq: number | undefined; events: number; held: number | undefined }[] = [];
+    await c.send({ type: "play", speed });
+    while (c.session.phase !== "finished") {
+      const paused = c.last();
+      if (paused?.type !== "paused") throw new Error(`not paused: ${paused?.type}`);
+      stops.push({
+        stop: paused.stop,
+        lastSeq: c.events().at(-1)?.seq,
+        events: paused.progress.events,
+        held: paused.progress.held,
+      });
+      await c.send({ type: "resume", speed });
+    }
+    return { stops, hash: c.finished().result.hash, events: c.events() };
+  }
+
+  it("STATE-2: 'pause when m1 enters retryScheduled' and 'every attempt.judged' stop at their events at max, 60× and 1×, the rest held back", async () => {
+    const expected = await reference(receiverDown, { file });
+    const trace = expected.run.trace.events;
+    const judged = trace.filter((e) => e.name === "attempt.judged").map((e) => e.seq);
+    const retry = trace.filter((e) => e.name === "machine.transition" && e.data?.["to"] === "retryScheduled");
+    const want = [
+      ...judged.map((seq) => ({ kind: "breakpoint", id: "judged", seq })),
+      ...retry.map((e) => ({ kind: "breakpoint", id: "retry", seq: e.seq })),
+    ].sort((a, b) => a.seq - b.seq);
+    expect(want).toHaveLength(15);
+    const runs = await Promise.all((["max", 60, 1] as const).map((speed) => stopsAt(speed, [RETRY, JUDGED])));
+    for (const run of runs) {
+      expect(run.stops.map((s) => s.stop)).toEqual(want);
+      // Each stop shows the events up to its event and none after: the last seq is the breakpoint's.
+      expect(run.stops.map((s) => s.lastSeq)).toEqual(want.map((w) => w.seq));
+      expect(run.stops.map((s) => s.events)).toEqual(want.map((w) => w.seq + 1));
+      expect(run.hash).toBe(expected.hash);
+      expectBatchesAreTheTrace(run.events, trace);
+    }
+    expect(runs[1]?.stops).toEqual(runs[0]?.stops);
+    expect(runs[2]?.stops).toEqual(runs[0]?.stops);
+    // The attempt's verdict and the decisions after it are one event of the simulation: the stop holds them back.
+    expect(runs[0]?.stops[0]?.held).toBeGreaterThan(0);
+  });
+
+  it("a disabled breakpoint stops nothing; a jump and 'run to the end' stop at none", async () => {
+    const off = await stopsAt("max", [{ ...RETRY, enabled: false }]);
+    expect(off.stops).toEqual([]);
+    const c = connect(at());
+    await c.send({ type: "start", text: receiverDown, file, mailscope: MAILSCOPE });
+    await c.send({ type: "setBreakpoints", breakpoints: [RETRY, JUDGED] });
+    const startMs = (c.messages[0] as MessageOf<"ready">).summary.startMs;
+    await c.send({ type: "runTo", timeMs: startMs + HOUR });
+    expect(c.last()).toMatchObject({ type: "paused", progress: { nowMs: startMs + HOUR } });
+    expect((c.last() as MessageOf<"paused">).stop).toBeUndefined();
+    await c.send({ type: "finish" });
+    expect(c.last()?.type).toBe("finished");
+  });
+
+  it("the fallback window's end as a breakpoint at +2:00:00: paused there at 60× and at max, as a jump there leaves the run", async () => {
+    const window: Breakpoint = { id: "window", enabled: true, condition: { kind: "time", atMs: 0 } };
+    const landed = await Promise.all(
+      (["max", 60] as const).map(async (speed) => {
+        const c = connect(at());
+        await c.send({ type: "start", text: receiverDown, file, mailscope: MAILSCOPE });
+        const startMs = (c.messages[0] as MessageOf<"ready">).summary.startMs;
+        const atMs = startMs + 2 * HOUR;
+        await c.send({ type: "setBreakpoints", breakpoints: [{ ...window, condition: { kind: "time", atMs } }] });
+        await c.send({ type: "play", speed });
+        const paused = c.last() as MessageOf<"paused">;
+        expect(paused.stop).toEqual({ kind: "time", id: "window", atMs });
+        expect(paused.progress.nowMs).toBe(atMs);
+        return c.events();
+      }),
+    );
+    const jump = connect();
+    await jump.send({ type: "start", text: receiverDown, file, mailscope: MAILSCOPE });
+    const startMs = (jump.messages[0] as MessageOf<"ready">).summary.startMs;
+    await jump.send({ type: "runTo", timeMs: startMs + 2 * HOUR });
+    expect(landed[0]).toEqual(jump.events());
+    expect(landed[1]).toEqual(jump.events());
+  });
+
+  it("steps: the next event one at a time inside one event of the simulation, the next attempt's verdict, the next decision", async () => {
+    const expected = await reference(receiverDown, { file });
+    const trace = expected.run.trace.events;
+    const c = connect();
+    await c.send({ type: "start", text: receiverDown, file, mailscope: MAILSCOPE });
+    const step = async (level: StepLevel) => {
+      await c.send({ type: "step", level });
+      const stepped = c.last();
+      if (stepped?.type !== "stepped") throw new Error(`not stepped: ${stepped?.type}`);
+      return { stop: stepped.stop, label: stepped.label, last: c.events().at(-1)?.seq };
+    };
+    for (const seq of [0, 1, 2]) {
+      expect(await step("event")).toEqual({
+        stop: { kind: "step", level: "event", seq },
+        label: trace[seq]?.name,
+        last: seq,
+      });
+    }
+    const judged = trace.filter((e) => e.name === "attempt.judged").map((e) => e.seq);
+    const decisions = trace.filter((e) => e.name === "machine.transition").map((e) => e.seq);
+    expect(await step("attempt")).toMatchObject({ stop: { level: "attempt", seq: judged[0] }, last: judged[0] });
+    expect(await step("decision")).toMatchObject({ stop: { level: "decision", seq: decisions[0] } });
+    expect(await step("decision")).toMatchObject({ stop: { level: "decision", seq: decisions[1] } });
+    expect(await step("attempt")).toMatchObject({ stop: { level: "attempt", seq: judged[1] } });
+    // The shown events are the trace's, up to the step's event.
+    expect(c.events()).toEqual(trace.slice(0, (judged[1] ?? 0) + 1));
+    // A step without a level is a step to the next event.
+    await c.send({ type: "step" });
+    expect(c.events().at(-1)?.seq).toBe((judged[1] ?? 0) + 1);
+  });
+
+  it("a step that finds no attempt before the end stops at the end and says so; the next step ends the run, same hash", async () => {
+    const expected = await reference(receiverDown, { file });
+    const c = connect();
+    await c.send({ type: "start", text: receiverDown, file, mailscope: MAILSCOPE });
+    let stepped: MessageOf<"stepped"> | undefined;
+    for (let i = 0; i < 9; i++) {
+      await c.send({ type: "step", level: "attempt" });
+      stepped = c.last() as MessageOf<"stepped">;
+      if (i < 8) expect(stepped.progress.atEnd).toBe(false);
+    }
+    // Eight attempts; the ninth step found none: the hand-off and the outcome are shown, the run is not over.
+    expect(stepped?.stop).toEqual({ kind: "end", level: "attempt" });
+    expect(stepped?.progress.atEnd).toBe(true);
+    expect(c.session.phase).toBe("paused");
+    expect(c.messages.some((m) => m.type === "finished")).toBe(false);
+    expect(c.events().some((e) => e.name === "smtp.handoff")).toBe(true);
+    await c.send({ type: "step", level: "attempt" });
+    expect(c.last()?.type).toBe("finished");
+    expect(c.finished().result.hash).toBe(expected.hash);
+  });
+
+  it("refusals in the user's words: a bad list of breakpoints, an unknown step level", async () => {
+    const c = connect();
+    await c.send({
+      type: "setBreakpoints",
+      breakpoints: [{ id: "x", enabled: true, condition: { kind: "rule" } }],
+    } as never);
+    expect(c.last()).toEqual({
+      type: "error",
+      message: "Cannot set the breakpoints: breakpoint 1: a rule breakpoint names a rule or a gap.",
+      command: "setBreakpoints",
+    });
+    await c.send({ type: "start", text: receiverDown, mailscope: MAILSCOPE });
+    await c.send({ type: "step", level: "message" } as never);
+    expect(c.last()).toEqual({
+      type: "error",
+      message: 'Cannot step: a step goes to the next event, attempt, decision, not "message".',
+      command: "step",
+    });
   });
 });

@@ -15,11 +15,22 @@
  * events by (virtual time, sequence) only, and a pause falls between events.
  * For the same reason a jump to an earlier time builds the world again and
  * runs it to that time: it lands where a run from the start to that time does.
+ * A step or a breakpoint stops at one trace event (a {@link StopFinder} reads
+ * each event the world traces); the events the same event of the simulation
+ * traced after it are held back, not undone, and shown by the next command.
  *
  * Wall time is read here for one thing: to send at most one message per
  * frame (~16 ms) while running. It never reaches the simulation.
  */
 import { traceHash } from "../trace/exportJson.ts";
+import {
+  breakpointsProblem,
+  STEP_LEVELS,
+  StopFinder,
+  type Breakpoint,
+  type PlaybackStop,
+  type StepLevel,
+} from "./breakpoints.ts";
 import { formatOffset } from "../trace/offset.ts";
 import { checkScenarioRun, worldErrorAt } from "./runScenario.ts";
 import { emlReader, formatScenarioError, loadScenario, readingsNotation, type LoadedScenario } from "./scenario.ts";
@@ -55,9 +66,10 @@ export interface SimulationSessionOptions {
 
 /**
  * Where a session is. `ready` and `paused` take play, resume, step, runTo and
- * finish; `running` takes pause, setSpeed, runTo, finish and cancel;
- * `finished` takes a runTo to an earlier time; a new `start` is taken before
- * any run, and after one finished or was cancelled.
+ * finish; `running` and `stepping` (a step as fast as possible to its event)
+ * take pause, setSpeed, runTo, finish and cancel; `finished` takes a runTo to
+ * an earlier time; a new `start` is taken before any run, and after one
+ * finished or was cancelled. `setBreakpoints` is taken in any phase.
  */
 export type SessionPhase =
   "empty" | "starting" | "ready" | "running" | "stepping" | "paused" | "checking" | "finished" | "cancelled";
@@ -87,8 +99,11 @@ interface Jump {
 /** What a running drive was asked to do from outside. */
 type Interrupt = "pause" | "finish" | "cancel" | Jump;
 
-/** What a drive does: play at the speed, run to a time as fast as possible, or run to the end. */
-type DriveMode = "play" | "finish" | { readonly untilMs: number };
+/**
+ * What a drive does: play at the speed, run to a time as fast as possible, run to the end, or step to the next
+ * event of a level (as fast as possible). A play and a step stop at breakpoints; a jump and a finish do not.
+ */
+type DriveMode = "play" | "finish" | { readonly untilMs: number } | { readonly step: StepLevel };
 
 /** The run of a started session. */
 interface Live {
@@ -100,8 +115,12 @@ interface Live {
   speed: PlaybackSpeed;
   /** Whether the running drive plays at `speed` (a runTo or a finish runs at full speed). */
   playing: boolean;
-  /** Trace events posted so far. */
+  /** Trace events posted so far; the finder's `scanned` ones may be posted, the rest are held back. */
   sent: number;
+  /** Where playback stops (breakpoints, step levels); it reads the recorder's events in order. */
+  readonly finder: StopFinder;
+  /** A stop the finder met while the scheduler ran: the drive stops there once the scheduler has paused. */
+  found?: PlaybackStop;
   /** Wall time of the last `events` / `progress` message. */
   lastPostMs: number;
   playheadMs: number;
@@ -118,6 +137,8 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
   let phase: SessionPhase = "empty";
   let live: Live | undefined;
   let interrupt: Interrupt | undefined;
+  /** The breakpoints, kept across runs: every run's finder stops at them. */
+  let breakpoints: readonly Breakpoint[] = [];
   /** The start, drive, step or check in progress: cancel waits for it. */
   let current: Promise<void> | undefined;
 
@@ -145,12 +166,15 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
     const { scheduler, recorder } = run.world;
     const nowMs = scheduler.now();
     const next = scheduler.nextEventAtMs();
+    const held = recorder.events.length - run.sent;
     return {
       nowMs,
       playheadMs: Math.max(run.playheadMs, nowMs),
-      events: recorder.events.length,
+      events: run.sent,
       pendingEvents: scheduler.pendingEvents,
       ...(next !== undefined && { nextEventAtMs: next }),
+      held,
+      atEnd: !run.concluded && held === 0 && atEnd(run),
     };
   }
 
@@ -160,21 +184,35 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
     return next === undefined || next > run.world.horizonMs;
   }
 
-  /** Posts the trace events not yet posted, with the progress; or the progress alone when asked. */
+  /**
+   * Posts the trace events not yet posted that the finder has read (the rest are held back at a stop), with the
+   * progress; or the progress alone when asked.
+   */
   function flush(run: Live, progressAlone: boolean): void {
     const events = run.world.recorder.events;
+    const upTo = run.finder.scanned;
     run.lastPostMs = wallClock();
-    if (events.length > run.sent) {
-      const batch = events.slice(run.sent);
-      run.sent = events.length;
+    if (upTo > run.sent) {
+      const batch = events.slice(run.sent, upTo);
+      run.sent = upTo;
       send({ type: "events", events: batch, progress: progressOf(run) });
     } else if (progressAlone) {
       send({ type: "progress", progress: progressOf(run) });
     }
   }
 
-  function onProgress(run: Live, progress: PlaybackProgress): void {
+  /** After each event of the simulation (and each frame of a wait): reads what it traced, stops at a stop. */
+  function onProgress(run: Live, progress: PlaybackProgress, mode: DriveMode): void {
     run.playheadMs = progress.playheadMs;
+    const events = run.world.recorder.events;
+    if (!stopsIn(mode)) run.finder.skip(events);
+    else if (run.found === undefined) {
+      const stop = run.finder.next(events, levelOf(mode));
+      if (stop !== undefined) {
+        run.found = stop;
+        run.world.scheduler.pause();
+      }
+    }
     // Nothing left to run before the horizon: stop here rather than play idle time up to it.
     if (atEnd(run)) run.world.scheduler.pause();
     if (wallClock() - run.lastPostMs >= frameMs) flush(run, true);
@@ -236,6 +274,7 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
       lastPostMs: wallClock(),
       playheadMs: world.startMs,
       concluded: false,
+      finder: finderOf(breakpoints),
     };
   }
 
@@ -256,18 +295,24 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
   }
 
   /**
-   * Runs the scheduler until the run ends, the runTo time is reached, or an
-   * interrupt (pause, finish, cancel, a jump) stops it. Interrupts are read
-   * before each scheduler run starts, so one that came between two runs is
-   * not lost. A jump (`jump`, or one asked for while running) runs to its time
-   * as fast as possible; to a time before the clock, from a world built again.
+   * Runs the scheduler until the run ends, the runTo time is reached, a stop
+   * (a breakpoint, the step's event) is met, or an interrupt (pause, finish,
+   * cancel, a jump) stops it. Interrupts are read before each scheduler run
+   * starts, so one that came between two runs is not lost. A jump (`jump`, or
+   * one asked for while running) runs to its time as fast as possible; to a
+   * time before the clock, from a world built again. A play or a step first
+   * reads the events held back at the last stop: the next stop may be among them.
    */
   async function drive(first: Live, mode: DriveMode, jump?: Jump): Promise<void> {
-    phase = "running";
+    phase = typeof mode === "object" && "step" in mode ? "stepping" : "running";
     let run = first;
     let reached = false;
     let error: string | undefined;
     let jumpTo = jump;
+    // A step that ran or showed anything and met no event of its level stops at the end rather than ending the run.
+    const executed = first.world.scheduler.executedEvents;
+    const scanned = first.finder.scanned;
+    const moved = () => run !== first || run.world.scheduler.executedEvents > executed || run.finder.scanned > scanned;
     try {
       for (;;) {
         const asked = interrupt;
@@ -278,7 +323,9 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
           const { toMs } = jumpTo;
           jumpTo = undefined;
           mode = { untilMs: toMs };
+          phase = "running";
           reached = false;
+          run.found = undefined;
           if (toMs < run.world.scheduler.now()) {
             let again: Live | undefined;
             try {
@@ -297,22 +344,42 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
             continue; // read what was asked while the world was built (a pause, a cancel)
           }
         }
-        if (atEnd(run)) break;
         if (asked === "finish") {
           mode = "finish";
+          phase = "running";
           reached = false;
+          run.found = undefined;
+        }
+        const events = run.world.recorder.events;
+        if (stopsIn(mode)) {
+          const stop = run.found ?? run.finder.next(events, levelOf(mode));
+          run.found = undefined;
+          if (stop !== undefined) return stopHere(run, mode, stop);
+        } else run.finder.skip(events);
+        if (atEnd(run)) {
+          const level = levelOf(mode);
+          if (level !== undefined && moved()) return stopHere(run, mode, { kind: "end", level });
+          break;
         }
         if (asked === "pause" || reached) return pauseHere(run);
         const { scheduler, horizonMs } = run.world;
+        let untilMs = typeof mode === "object" && "untilMs" in mode ? Math.min(mode.untilMs, horizonMs) : horizonMs;
+        // A breakpoint at a time stops the run there as a jump to that time does.
+        const atTime = stopsIn(mode) ? run.finder.nextTime(scheduler.now()) : undefined;
+        const byTime = atTime !== undefined && atTime.atMs <= untilMs ? atTime : undefined;
+        if (byTime !== undefined) untilMs = byTime.atMs;
         run.playing = mode === "play";
-        const untilMs = typeof mode === "object" ? Math.min(mode.untilMs, horizonMs) : horizonMs;
+        const driving = mode;
         const result = await scheduler.runRealtime(
           mode === "play" ? factorOf(run.speed) : Infinity,
-          (progress) => onProgress(run, progress),
+          (progress) => onProgress(run, progress, driving),
           { untilMs, frameMs },
         );
         run.playing = false;
-        reached = typeof mode === "object" && result.reason === "until";
+        if (byTime !== undefined && result.reason === "until" && run.found === undefined) {
+          return stopHere(run, mode, { kind: "time", id: byTime.id, atMs: byTime.atMs });
+        }
+        reached = typeof mode === "object" && "untilMs" in mode && result.reason === "until";
       }
     } catch (cause) {
       run.playing = false;
@@ -322,12 +389,29 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
     await conclude(run, error);
   }
 
+  /** A play or a step stopped at `stop`: the events up to it shown, the rest held; "stepped" or "paused" says why. */
+  function stopHere(run: Live, mode: DriveMode, stop: PlaybackStop): void {
+    phase = "paused";
+    flush(run, false);
+    const progress = progressOf(run);
+    if (typeof mode === "object" && "step" in mode) {
+      const label =
+        stop.kind === "step" || stop.kind === "breakpoint"
+          ? run.world.recorder.events[run.sent - 1]?.name
+          : stop.kind === "end"
+            ? "end"
+            : "time";
+      send({ type: "stepped", progress, stop, ...(label !== undefined && { label }) });
+    } else send({ type: "paused", progress, stop });
+  }
+
   /** Where a runTo goes: ahead from ready or paused, anywhere while running, back from the end. */
   function runTo(timeMs: number): Promise<void> | void {
     if (live === undefined) return refuse("runTo", whyNot());
     const nowMs = live.world.scheduler.now();
     switch (phase) {
       case "running":
+      case "stepping":
         if (interrupt !== "cancel") interrupt = { toMs: timeMs };
         live.world.scheduler.pause();
         return current;
@@ -351,30 +435,6 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
     phase = "paused";
     flush(run, false);
     send({ type: "paused", progress: progressOf(run) });
-  }
-
-  async function step(run: Live): Promise<void> {
-    phase = "stepping";
-    let error: string | undefined;
-    try {
-      if (!atEnd(run)) {
-        const stepped = await run.world.scheduler.step();
-        run.playheadMs = run.world.scheduler.now();
-        flush(run, false);
-        send({
-          type: "stepped",
-          progress: progressOf(run),
-          ...(stepped !== undefined && { label: stepped.label }),
-        });
-        if (!atEnd(run)) {
-          phase = "paused";
-          return;
-        }
-      }
-    } catch (cause) {
-      error = errorMessage(cause);
-    }
-    await conclude(run, error);
   }
 
   /** Ends the run as `runLoadedScenario` does, checks it with the same function, and posts `finished`. */
@@ -401,6 +461,7 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
     });
     run.playheadMs = world.scheduler.now();
     run.endMs = checked.endMs;
+    run.finder.skip(world.recorder.events);
     flush(run, false);
     const { events: _events, ...head } = checked.trace;
     const hash = await traceHash(checked.trace);
@@ -424,7 +485,7 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
 
   async function cancel(): Promise<void> {
     interrupt = "cancel";
-    if (phase === "running") live?.world.scheduler.pause();
+    if (phase === "running" || phase === "stepping") live?.world.scheduler.pause();
     while (current !== undefined) await current.catch(() => undefined);
     interrupt = undefined;
     live = undefined;
@@ -497,17 +558,29 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
         }
         return runTo(timeMs);
       }
-      case "step":
+      case "step": {
+        const level = command.level ?? "event";
+        if (!STEP_LEVELS.includes(level)) {
+          return refuse("step", `a step goes to the next ${STEP_LEVELS.join(", ")}, not ${show(level)}`);
+        }
         if (live === undefined || !stopped) return refuse("step", whyNot());
-        return busy(step(live));
+        return busy(drive(live, { step: level }));
+      }
+      case "setBreakpoints": {
+        const problem = breakpointsProblem(command.breakpoints);
+        if (problem !== undefined) return refuse("setBreakpoints", problem);
+        breakpoints = command.breakpoints;
+        live?.finder.setBreakpoints(breakpoints);
+        return;
+      }
       case "pause": {
-        if (live === undefined || phase !== "running") return refuse("pause", whyNot());
+        if (live === undefined || (phase !== "running" && phase !== "stepping")) return refuse("pause", whyNot());
         if (interrupt !== "cancel") interrupt = "pause";
         live.world.scheduler.pause();
         return current;
       }
       case "finish": {
-        if (live !== undefined && phase === "running") {
+        if (live !== undefined && (phase === "running" || phase === "stepping")) {
           if (interrupt !== "cancel") interrupt = "finish";
           live.world.scheduler.pause();
           return current;
@@ -631,6 +704,22 @@ function joinScope(parts: readonly (string | undefined)[]): string {
 
 function isSpeed(speed: unknown): speed is PlaybackSpeed {
   return speed === "max" || (typeof speed === "number" && speed > 0);
+}
+
+/** Whether a drive stops at breakpoints (a play, a step) or runs where it is sent (a jump, a finish). */
+function stopsIn(mode: DriveMode): boolean {
+  return mode === "play" || (typeof mode === "object" && "step" in mode);
+}
+
+/** The step level of a step's drive. */
+function levelOf(mode: DriveMode): StepLevel | undefined {
+  return typeof mode === "object" && "step" in mode ? mode.step : undefined;
+}
+
+function finderOf(breakpoints: readonly Breakpoint[]): StopFinder {
+  const finder = new StopFinder();
+  finder.setBreakpoints(breakpoints);
+  return finder;
 }
 
 function factorOf(speed: PlaybackSpeed): number {

@@ -9,7 +9,8 @@
  *     start ──► "ready" (the scenario's summary) or "invalid" (file:line:column errors)
  *     play(speed) / resume(speed) ──► "events" batches + "progress" … ──► "paused" | "finished"
  *     pause ──► "paused"
- *     step ──► "events" (that event's trace events) + "stepped"
+ *     step(level) ──► "events" (up to the step's event) + "stepped" (with where it stopped and why)
+ *     setBreakpoints ──► taken at once, in any state; a play or a step stops at the first one met
  *     runTo(timeMs), a later time ──► "events" … ──► "paused" (at that time) | "finished"
  *     runTo(timeMs), an earlier time ──► "rewound" + "events" … ──► "paused" (at that time) | "finished"
  *     setSpeed(speed) ──► takes effect at once, also mid-wait
@@ -33,6 +34,17 @@
  * the state a forward run to that time reaches (the same events, the same
  * last seq). A `pause` interrupts it as it interrupts any run.
  *
+ * A step runs to the next trace event of its level (app/sim/breakpoints.ts):
+ * the next event, the next attempt's verdict, the next decision of a delivery
+ * machine. A play or a step stops at the first enabled breakpoint it meets
+ * and says so ("paused" or "stepped" with its `stop`). A stop comes at one
+ * trace event, not at the end of the simulation's event that traced it: the
+ * session shows the events up to it and holds the rest back (`held`) for
+ * the next command, so the run stops at the same seq whatever the speed.
+ * Jumps and "run to the end" stop at no breakpoint. A step that finds
+ * nothing of its level before the end stops there (`stop.kind: "end"`) and
+ * does not end the run: `atEnd` says that the next step or play will.
+ *
  * "finished" carries the invariants and expectations, checked exactly as
  * `mailscope run` checks them, and the trace hash. Any command that cannot be
  * obeyed in the current state is answered with an "error" that says why in
@@ -48,6 +60,7 @@
  */
 import type { CheckResult, RecordedEvent, Trace } from "../trace/schema.ts";
 import type { LintReceiverConfig } from "../receiver/lintChecks.ts";
+import type { Breakpoint, PlaybackStop, StepLevel } from "./breakpoints.ts";
 
 /** Playback speed: virtual ms per wall ms (1 = real time, 60 = a minute a second), or "max" for as fast as possible. */
 export type PlaybackSpeed = number | "max";
@@ -82,7 +95,10 @@ export type SessionCommand =
   | { readonly type: "pause" }
   /** Plays on from a pause; at `speed` when given (the app always gives the speed it shows), else the last one. */
   | { readonly type: "resume"; readonly speed?: PlaybackSpeed }
-  | { readonly type: "step" }
+  /** Runs to the next trace event of `level` (default "event") or the first breakpoint met. */
+  | { readonly type: "step"; readonly level?: StepLevel }
+  /** The breakpoints, all of them (replacing the last list); kept across a jump back, a finish and a new start. */
+  | { readonly type: "setBreakpoints"; readonly breakpoints: readonly Breakpoint[] }
   | { readonly type: "runTo"; readonly timeMs: number }
   | { readonly type: "finish" }
   | { readonly type: "cancel" };
@@ -148,6 +164,10 @@ export interface SessionProgress {
   /** Scheduler events still queued. */
   readonly pendingEvents: number;
   readonly nextEventAtMs?: number;
+  /** Trace events recorded but not shown yet: a stop fell inside one event of the simulation. */
+  readonly held?: number;
+  /** Nothing is left to run or to show: the next step or play ends the run (and checks it). */
+  readonly atEnd?: boolean;
 }
 
 /** The checks of a finished run, as `mailscope run` reports them. */
@@ -173,8 +193,16 @@ export type SessionMessage =
   | { readonly type: "invalid"; readonly errors: readonly string[] }
   | { readonly type: "events"; readonly events: readonly RecordedEvent[]; readonly progress: SessionProgress }
   | { readonly type: "progress"; readonly progress: SessionProgress }
-  | { readonly type: "stepped"; readonly progress: SessionProgress; readonly label?: string }
-  | { readonly type: "paused"; readonly progress: SessionProgress }
+  | {
+      readonly type: "stepped";
+      readonly progress: SessionProgress;
+      /** The kind of the event the step stopped at (or "end"). */
+      readonly label?: string;
+      /** Where and why the step stopped. */
+      readonly stop?: PlaybackStop;
+    }
+  /** `stop`: the breakpoint a play stopped at (none for a pause asked for, or the end of a jump). */
+  | { readonly type: "paused"; readonly progress: SessionProgress; readonly stop?: PlaybackStop }
   | { readonly type: "finished"; readonly progress: SessionProgress; readonly result: SessionResult }
   /** A runTo went back: the run starts again; keep the first `progress.events` events, drop the rest. */
   | { readonly type: "rewound"; readonly progress: SessionProgress }
@@ -195,6 +223,7 @@ const DOING: Readonly<Record<SessionCommand["type"], string>> = {
   pause: "pause",
   resume: "play on",
   step: "step",
+  setBreakpoints: "set the breakpoints",
   runTo: "jump to a time",
   finish: "run to the end",
   cancel: "stop the run",

@@ -11,6 +11,7 @@ import { RulesPanel } from "./components/RulesPanel.tsx";
 import { duplicateDoc, fileDoc, newDoc, type EmlFiles } from "./model/editorDoc.ts";
 import type { LibraryEntry } from "./model/library.ts";
 import { mergeSettings } from "./model/readings.ts";
+import { eventOfSeq, nextLevel, toggleBreakpointLike } from "./model/playbar.ts";
 import { platform } from "./platform.ts";
 import { entryOf, type OpenedEntry } from "./recent.ts";
 import { phaseOf, playbackMachine, type SessionFactory } from "./session/machine.ts";
@@ -384,20 +385,31 @@ export function App() {
     );
   };
 
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (e.altKey || e.ctrlKey || e.metaKey || ownsKey(e.target, e.key)) return;
-      if (e.key === " ") {
-        e.preventDefault();
-        send({ type: "TOGGLE" });
-      } else if (e.key === "ArrowRight") {
-        e.preventDefault();
-        send({ type: "STEP" });
+  // The player's keys: Space plays and pauses, → steps, L changes what a step goes to, B puts a breakpoint on
+  // events like the one the run stopped at (or takes it away).
+  const onKey = useEffectEvent((e: KeyboardEvent) => {
+    if (e.altKey || e.ctrlKey || e.metaKey || ownsKey(e.target, e.key)) return;
+    if (e.key === " ") {
+      e.preventDefault();
+      send({ type: "TOGGLE" });
+    } else if (e.key === "ArrowRight") {
+      e.preventDefault();
+      send({ type: "STEP" });
+    } else if ((e.key === "l" || e.key === "L") && !e.shiftKey) {
+      send({ type: "SET_LEVEL", level: nextLevel(context.level) });
+    } else if ((e.key === "b" || e.key === "B") && !e.shiftKey && context.source?.kind === "scenario") {
+      const { stop } = context;
+      const seq = stop?.kind === "step" || stop?.kind === "breakpoint" ? stop.seq : context.events.at(-1)?.seq;
+      const event = seq === undefined ? undefined : eventOfSeq(context.events, seq);
+      if (event !== undefined) {
+        send({ type: "SET_BREAKPOINTS", breakpoints: toggleBreakpointLike(context.breakpoints, event) });
       }
-    };
+    }
+  });
+  useEffect(() => {
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [send]);
+  }, []);
 
   /** The run on screen, as Compare and Sweep start from it. */
   const baseOfRun = (playheadMs: number): CompareBase | undefined => {
@@ -667,7 +679,8 @@ export function App() {
               </p>
               <p className="muted">
                 Pick one in the library, open a scenario file (YAML) or a trace, or drop one on the window. Space plays
-                and pauses, → steps.
+                and pauses, → steps, L changes what a step goes to (an event, an attempt, a decision), B puts a
+                breakpoint on events like the one the run stopped at.
               </p>
             </section>
           )}

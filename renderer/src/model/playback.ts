@@ -48,7 +48,9 @@ export function phaseText(p: {
       ? `Jumping to ${formatOffset(running.toMs, p.startMs).replace(/\.\d{3}$/, "")}`
       : running?.kind === "finish"
         ? "Running to the end"
-        : PHASE[p.phase];
+        : running?.kind === "replay"
+          ? "Back to the start"
+          : PHASE[p.phase];
   const speed = running !== undefined && running.kind !== "play" ? "max" : speedLabel(p.speed);
   return `${what} · ${p.events} events${p.live ? ` · ${speed}` : ""}`;
 }

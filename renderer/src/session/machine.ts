@@ -10,7 +10,13 @@
  * the controls show (every play and resume carries it, so the speed shown is
  * the speed run, after a jump or a step too), a jump to a time as fast as
  * possible — to an earlier time as well, also from the end: the session runs
- * the run again from its start (`rewound`) — or the rest as fast as possible.
+ * the run again from its start (`rewound`) — or the rest as fast as possible;
+ * from the end, Play goes back to the start and plays the run again.
+ *
+ * A step goes to the next event of the level chosen (`level`: an event, an
+ * attempt, a decision); a play or a step stops at the breakpoints
+ * (`breakpoints`, sent to every session as they change), and the context
+ * keeps where and why the last one stopped (`stop`) until the next command.
  */
 import { assign, fromCallback, sendTo, setup } from "xstate";
 import type {
@@ -22,6 +28,7 @@ import type {
   SessionSummary,
   StartCommand,
 } from "../../../app/sim/sessionProtocol.ts";
+import type { Breakpoint, PlaybackStop, StepLevel } from "../../../app/sim/breakpoints.ts";
 import type { RecordedEvent, Trace } from "../../../app/trace/schema.ts";
 import { formatOffset } from "../../../app/trace/offset.ts";
 import type { SessionPort } from "./port.ts";
@@ -30,9 +37,15 @@ import { resultFromTrace, summaryFromTrace } from "./replay.ts";
 /** Where the shown run came from. */
 export type RunSource = { readonly kind: "scenario"; readonly start: StartCommand } | { readonly kind: "trace" };
 
-/** What a playing session runs: play at the speed shown, a jump to a time, or the rest of the run. */
+/**
+ * What a playing session runs: play at the speed shown, a jump to a time, the rest of the run, or (Play at the
+ * end) a jump back to the start, then play.
+ */
 export type Drive =
-  { readonly kind: "play" } | { readonly kind: "jump"; readonly toMs: number } | { readonly kind: "finish" };
+  | { readonly kind: "play" }
+  | { readonly kind: "jump"; readonly toMs: number }
+  | { readonly kind: "finish" }
+  | { readonly kind: "replay" };
 
 export interface PlaybackContext {
   readonly source?: RunSource;
@@ -49,6 +62,14 @@ export interface PlaybackContext {
   readonly drive?: Drive;
   /** The scenario's description, for the summary of a played-back run. */
   readonly description?: string;
+  /** How far a step goes. */
+  readonly level: StepLevel;
+  /** Where a play or a step stops; every session of this machine is told them. */
+  readonly breakpoints: readonly Breakpoint[];
+  /** Where and why the last play or step stopped (a breakpoint, the step's event, the end); until the next command. */
+  readonly stop?: PlaybackStop;
+  /** Where this run ends, once it has been run to its end (kept after a jump back): the scrubber spans to it. */
+  readonly knownEndMs?: number;
   /** Makes each run's session (the worker's, or a fake one in tests). */
   readonly create: SessionFactory;
 }
@@ -63,6 +84,8 @@ export type PlaybackEvent =
   | { readonly type: "RUN_TO"; readonly timeMs: number }
   | { readonly type: "FINISH" }
   | { readonly type: "SET_SPEED"; readonly speed: PlaybackSpeed }
+  | { readonly type: "SET_LEVEL"; readonly level: StepLevel }
+  | { readonly type: "SET_BREAKPOINTS"; readonly breakpoints: readonly Breakpoint[] }
   | { readonly type: "RESTART"; readonly seed?: number | string; readonly readings?: StartCommand["readings"] }
   | { readonly type: "SESSION"; readonly message: SessionMessage }
   /** Shows nothing: the file shown is closed (a file that failed to open replaces it). */
@@ -73,12 +96,13 @@ export type SessionFactory = (start: StartCommand, description: string | undefin
 
 const sessionActor = fromCallback<
   { type: "COMMAND"; command: SessionCommand },
-  { start: StartCommand; description?: string; create: SessionFactory }
+  { start: StartCommand; description?: string; create: SessionFactory; breakpoints: readonly Breakpoint[] }
 >(({ input, sendBack, receive }) => {
   const port = input.create(input.start, input.description);
   const stop = port.onMessage((message) => sendBack({ type: "SESSION", message }));
   receive((event) => port.send(event.command));
   port.send(input.start);
+  if (input.breakpoints.length > 0) port.send({ type: "setBreakpoints", breakpoints: input.breakpoints });
   return () => {
     stop();
     port.dispose();
@@ -100,13 +124,15 @@ export function commandFor(
     case "PAUSE":
       return { type: "pause" };
     case "STEP":
-      return { type: "step" };
+      return { type: "step", level: context.level };
     case "RUN_TO":
       return { type: "runTo", timeMs: event.timeMs };
     case "FINISH":
       return { type: "finish" };
     case "SET_SPEED":
       return { type: "setSpeed", speed: event.speed };
+    case "SET_BREAKPOINTS":
+      return { type: "setBreakpoints", breakpoints: event.breakpoints };
     default:
       return { type: "resume" };
   }
@@ -117,7 +143,8 @@ const is =
   ({ event }: { event: PlaybackEvent }): boolean =>
     event.type === "SESSION" && event.message.type === type;
 
-const fresh = { events: [], errors: [] } as const;
+/** A new run (a load, a restart, an opened trace, nothing): no events, no stop, its end not known yet. */
+const fresh = { events: [], errors: [], stop: undefined, knownEndMs: undefined } as const;
 
 export const playbackMachine = setup({
   types: {
@@ -141,11 +168,12 @@ export const playbackMachine = setup({
           // A jump back: the run starts again; its events come again up to the time asked for.
           return { events: context.events.slice(0, m.progress.events), progress: m.progress, result: undefined };
         case "progress":
+          return { progress: m.progress };
         case "stepped":
         case "paused":
-          return { progress: m.progress };
+          return { progress: m.progress, stop: m.stop };
         case "finished":
-          return { progress: m.progress, result: m.result };
+          return { progress: m.progress, result: m.result, knownEndMs: m.result.endMs };
         case "error":
           return { notice: m.message };
         default:
@@ -161,6 +189,14 @@ export const playbackMachine = setup({
       type: "COMMAND" as const,
       command: commandFor(context, { type: "RESUME" }),
     })),
+    /** Play at the end: back to the start (before its first event), then play (see `playOn`). */
+    replay: sendTo("session", ({ context }) => ({
+      type: "COMMAND" as const,
+      command: { type: "runTo", timeMs: beginningOf(context) } as SessionCommand,
+    })),
+    playOn: assign({ drive: { kind: "play" } as Drive }),
+    setLevel: assign(({ event }) => (event.type === "SET_LEVEL" ? { level: event.level } : {})),
+    setBreakpoints: assign(({ event }) => (event.type === "SET_BREAKPOINTS" ? { breakpoints: event.breakpoints } : {})),
     setSpeed: assign(({ event }) => (event.type === "SET_SPEED" ? { speed: event.speed } : {})),
     /** What the session runs from now: set by the command that starts it, cleared when it stops. */
     drive: assign(({ event }): { drive: Drive } => ({
@@ -171,15 +207,19 @@ export const playbackMachine = setup({
             ? { kind: "finish" }
             : { kind: "play" },
     })),
+    replaying: assign({ drive: { kind: "replay" } as Drive }),
     stopped: assign({ drive: undefined }),
-    /** A new command from the user: the last refusal said is done with. */
-    heard: assign({ notice: undefined }),
+    /** A new command from the user: the last refusal said and the last stop are done with. */
+    heard: assign({ notice: undefined, stop: undefined }),
     /** A jump to the end or past it from the end: nothing to run, said so. */
     atEnd: assign(({ context }) => ({
       notice: `The run is over at ${formatOffset(context.result?.endMs ?? 0, context.summary?.startMs ?? 0)}: nothing happens after its end. Jump to an earlier time to see the run there.`,
     })),
   },
   guards: {
+    /** Back at the start for a Play at the end: play on. */
+    backToPlay: ({ context, event }) =>
+      context.drive?.kind === "replay" && event.type === "SESSION" && event.message.type === "paused",
     /** A jump from the end to a time before it (the session runs the run again to it). */
     beforeEnd: ({ context, event }) =>
       event.type === "RUN_TO" && context.result !== undefined && event.timeMs < context.result.endMs,
@@ -191,7 +231,7 @@ export const playbackMachine = setup({
   },
 }).createMachine({
   id: "playback",
-  context: ({ input }) => ({ ...fresh, speed: 60, create: input.create }),
+  context: ({ input }) => ({ ...fresh, speed: 60, level: "event", breakpoints: [], create: input.create }),
   initial: "idle",
   on: {
     LOAD: {
@@ -231,6 +271,8 @@ export const playbackMachine = setup({
       })),
     },
     SET_SPEED: { actions: "setSpeed" },
+    SET_LEVEL: { actions: "setLevel" },
+    SET_BREAKPOINTS: { actions: "setBreakpoints" },
     CLOSE: {
       target: ".idle",
       actions: assign({
@@ -256,6 +298,7 @@ export const playbackMachine = setup({
           start: context.source?.kind === "scenario" ? context.source.start : { type: "start" as const, text: "" },
           ...(context.description !== undefined && { description: context.description }),
           create: context.create,
+          breakpoints: context.breakpoints,
         }),
       },
       on: {
@@ -290,6 +333,9 @@ export const playbackMachine = setup({
         SET_SPEED: {
           actions: ["setSpeed", "forward"],
         },
+        SET_BREAKPOINTS: {
+          actions: ["setBreakpoints", "forward"],
+        },
       },
       initial: "loading",
       states: {
@@ -321,6 +367,7 @@ export const playbackMachine = setup({
             RUN_TO: { actions: ["heard", "drive", "forward"] },
             SESSION: [
               { guard: is("finished"), target: "finished", actions: ["keep", "stopped"] },
+              { guard: "backToPlay", actions: ["keep", "playOn", "resume"] },
               { guard: is("paused"), target: "paused", actions: ["keep", "stopped"] },
               { guard: "runRefused", target: "paused", actions: ["keep", "stopped"] },
               { actions: "keep" },
@@ -339,6 +386,9 @@ export const playbackMachine = setup({
         },
         finished: {
           on: {
+            // Play at the end plays the run again: back to its start (run again there), then play.
+            PLAY: { target: "playing", actions: ["heard", "replaying", "replay"] },
+            TOGGLE: { target: "playing", actions: ["heard", "replaying", "replay"] },
             // Back from the end: the session runs the run again from its start to that time.
             RUN_TO: [
               { guard: "beforeEnd", target: "playing", actions: ["heard", "drive", "forward"] },
@@ -350,6 +400,11 @@ export const playbackMachine = setup({
     },
   },
 });
+
+/** Before the run's first event: where Play at the end goes back to (a jump there runs nothing). */
+export function beginningOf(context: Pick<PlaybackContext, "summary">): number {
+  return (context.summary?.startMs ?? 0) - 1;
+}
 
 /** The phase of playback a snapshot is in, as the UI names it. */
 export type PlaybackPhase = "idle" | "loading" | "ready" | "playing" | "paused" | "finished" | "failed";

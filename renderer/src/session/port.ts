@@ -14,8 +14,7 @@ import {
   type SessionMessage,
   type StartCommand,
 } from "../../../app/sim/sessionProtocol.ts";
-import type { RecordedEvent, Trace } from "../../../app/trace/schema.ts";
-import { describeEvent } from "../../../app/trace/describe.ts";
+import type { Trace } from "../../../app/trace/schema.ts";
 import { coalesceMessages, nextFrame, type FrameScheduler } from "./coalesce.ts";
 import { realTicker, resultFromTrace, summaryFromTrace, TracePlayer, type Ticker } from "./replay.ts";
 
@@ -57,11 +56,6 @@ export interface WorkerLike {
   addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
   addEventListener(type: "error", listener: (event: { message?: string }) => void): void;
   terminate(): void;
-}
-
-/** A step of the played-back trace stops after an event the log shows by default. */
-export function isLogLine(event: RecordedEvent): boolean {
-  return describeEvent(event, { flavour: "timeline", full: false }) !== undefined;
 }
 
 /** The worker's refusal of a `start`: it answers only the one-shot request. */
@@ -116,7 +110,7 @@ export function workerSessionPort(
       mode = "replay";
       const trace = reply.trace;
       const result = resultFromTrace(trace, reply);
-      player = new TracePlayer(trace, result, emit, options.ticker ?? realTicker, isLogLine);
+      player = new TracePlayer(trace, result, emit, options.ticker ?? realTicker);
       return emit({ type: "ready", summary: summaryFromTrace(trace, options.description) });
     }
     live.take(data as SessionMessage);

@@ -11,6 +11,13 @@ import type { RecordedEvent, Trace } from "../../../app/trace/schema.ts";
 import { parseScenarioText, resolveReadings } from "../../../app/sim/scenario.ts";
 import { receiversOfRun } from "../../../app/sim/receivers.ts";
 import {
+  breakpointsProblem,
+  STEP_LEVELS,
+  StopFinder,
+  type Breakpoint,
+  type StepLevel,
+} from "../../../app/sim/breakpoints.ts";
+import {
   refusal,
   type PlaybackSpeed,
   type ReceiverOfRun,
@@ -113,9 +120,13 @@ export function resultFromTrace(
 
 type PlayerState = "ready" | "playing" | "paused" | "finished" | "cancelled";
 
+/** The verdicts a run records at its end: a step stops before them, as a live run's step stops before its checks. */
+const VERDICTS: ReadonlySet<string> = new Set(["invariant.checked", "expectation.checked"]);
+
 /**
- * One session over a whole trace. `post` receives the session's messages;
- * `isStepStop` says which events a step stops after (by default every one).
+ * One session over a whole trace. `post` receives the session's messages.
+ * Steps and breakpoints stop as the live session's do (app/sim/breakpoints.ts):
+ * at one event, the same whatever the speed.
  */
 export class TracePlayer {
   private sent = 0;
@@ -127,30 +138,40 @@ export class TracePlayer {
   private runToMs: number | undefined;
   private cancelTimer: (() => void) | undefined;
   private lastWall = 0;
+  private breakpoints: readonly Breakpoint[] = [];
+  private finder = new StopFinder();
   private readonly events: readonly RecordedEvent[];
+  /** Where the run's events end and its verdicts begin. */
+  private readonly endIndex: number;
 
   private readonly result: SessionResult;
   private readonly post: (message: SessionMessage) => void;
   private readonly ticker: Ticker;
-  private readonly isStepStop: (event: RecordedEvent) => boolean;
 
   constructor(
     trace: Trace,
     result: SessionResult,
     post: (message: SessionMessage) => void,
     ticker: Ticker = realTicker,
-    isStepStop: (event: RecordedEvent) => boolean = () => true,
   ) {
     this.result = result;
     this.post = post;
     this.ticker = ticker;
-    this.isStepStop = isStepStop;
     this.events = trace.events;
     this.playheadMs = trace.startedAtMs;
+    let end = trace.events.length;
+    while (end > 0 && VERDICTS.has(trace.events[end - 1]?.name ?? "")) end -= 1;
+    this.endIndex = end;
   }
 
   /** Obeys one command of the protocol (all but `start`, which made this player). */
-  handle(command: { readonly type: string; readonly speed?: PlaybackSpeed; readonly timeMs?: number }): void {
+  handle(command: {
+    readonly type: string;
+    readonly speed?: PlaybackSpeed;
+    readonly timeMs?: number;
+    readonly level?: StepLevel;
+    readonly breakpoints?: readonly Breakpoint[];
+  }): void {
     if (this.state === "cancelled") return;
     switch (command.type) {
       case "play":
@@ -163,14 +184,27 @@ export class TracePlayer {
       case "setSpeed":
         if (command.speed !== undefined) this.speed = command.speed;
         return;
+      case "setBreakpoints": {
+        const problem = breakpointsProblem(command.breakpoints);
+        if (problem !== undefined || command.breakpoints === undefined) {
+          return this.refuse("setBreakpoints", problem ?? "no breakpoints were given");
+        }
+        this.breakpoints = command.breakpoints;
+        return this.finder.setBreakpoints(this.breakpoints);
+      }
       case "pause":
         if (this.state !== "playing") return this.refuse("pause", "nothing is playing");
         this.stop("paused");
         return this.post({ type: "paused", progress: this.progress() });
-      case "step":
+      case "step": {
         if (this.state === "playing") return this.refuse("step", "the run is playing; pause it first");
         if (this.state === "finished") return this.refuse("step", "the run is over; restart it to run it again");
-        return this.step();
+        const level = command.level ?? "event";
+        if (!STEP_LEVELS.includes(level)) {
+          return this.refuse("step", `a step goes to the next ${STEP_LEVELS.join(", ")}, not ${JSON.stringify(level)}`);
+        }
+        return this.step(level);
+      }
       case "runTo": {
         const t = command.timeMs;
         if (typeof t !== "number" || !Number.isFinite(t)) return this.refuse("runTo", "no time was given");
@@ -206,6 +240,9 @@ export class TracePlayer {
     let kept = 0;
     while (kept < this.sent && (this.events[kept]?.timeMs ?? Infinity) <= timeMs) kept += 1;
     this.sent = kept;
+    this.finder = new StopFinder();
+    this.finder.setBreakpoints(this.breakpoints);
+    this.finder.skip(this.events, kept);
     this.playheadMs = timeMs;
     this.post({ type: "rewound", progress: this.progress() });
     this.post({ type: "paused", progress: this.progress() });
@@ -220,12 +257,19 @@ export class TracePlayer {
       events: this.sent,
       pendingEvents: this.events.length - this.sent,
       ...(next !== undefined && { nextEventAtMs: next.timeMs }),
+      held: 0,
+      atEnd: this.state !== "finished" && this.sent >= this.endIndex,
     };
   }
 
   /** How fast the events go now: as fast as possible for a runTo or a finish, else the speed of play. */
   private pace(): PlaybackSpeed {
     return this.runToMs !== undefined || this.finishing ? "max" : this.speed;
+  }
+
+  /** A play stops at breakpoints; a jump and a finish do not. */
+  private stopping(): boolean {
+    return this.runToMs === undefined && !this.finishing;
   }
 
   private start(): void {
@@ -242,15 +286,21 @@ export class TracePlayer {
     if (state !== "playing") this.finishing = false;
   }
 
-  private take(until: number, max: number): RecordedEvent[] {
-    const out: RecordedEvent[] = [];
-    while (this.sent < this.events.length && out.length < max) {
-      const e = this.events[this.sent];
-      if (e === undefined || e.timeMs > until) break;
-      out.push(e);
-      this.sent += 1;
-    }
-    return out;
+  /** The index of the first event after `until`, at most `max` events on. */
+  private endOf(until: number, max: number): number {
+    let end = this.sent;
+    while (end < this.events.length && end - this.sent < max && (this.events[end]?.timeMs ?? Infinity) <= until) end++;
+    return end;
+  }
+
+  /** Posts the events the finder has read since the last post. */
+  private postRead(): RecordedEvent[] {
+    const batch = this.events.slice(this.sent, this.finder.scanned);
+    this.sent = this.finder.scanned;
+    const last = batch.at(-1);
+    if (last !== undefined) this.playheadMs = Math.max(this.playheadMs, last.timeMs);
+    if (batch.length > 0) this.post({ type: "events", events: batch, progress: this.progress() });
+    return batch;
   }
 
   private tick(): void {
@@ -258,23 +308,33 @@ export class TracePlayer {
     const wall = this.ticker.now();
     const dt = Math.max(0, wall - this.lastWall);
     this.lastWall = wall;
-    const cap = this.runToMs ?? Infinity;
-    let batch: RecordedEvent[];
+    const stopping = this.stopping();
+    const atTime = stopping ? this.finder.nextTime(this.playheadMs) : undefined;
+    const cap = Math.min(this.runToMs ?? Infinity, atTime?.atMs ?? Infinity);
     const speed = this.pace();
-    if (speed === "max") {
-      batch = this.take(cap, MAX_BATCH);
-      const last = batch.at(-1);
-      if (last !== undefined) this.playheadMs = Math.max(this.playheadMs, last.timeMs);
-      if (this.sent < this.events.length && (this.events[this.sent]?.timeMs ?? Infinity) > cap) this.playheadMs = cap;
-    } else {
-      const target = Math.min(cap, this.playheadMs + dt * speed);
-      batch = this.take(target, Infinity);
-      this.playheadMs = target;
-    }
-    if (batch.length > 0) this.post({ type: "events", events: batch, progress: this.progress() });
+    const target = speed === "max" ? cap : Math.min(cap, this.playheadMs + dt * speed);
+    const end = this.endOf(target, speed === "max" ? MAX_BATCH : Infinity);
+    if (stopping) {
+      const stop = this.finder.next(this.events, undefined, end);
+      if (stop !== undefined) {
+        this.postRead();
+        this.stop("paused");
+        return this.post({ type: "paused", progress: this.progress(), stop });
+      }
+    } else this.finder.skip(this.events, end);
+    const batch = this.postRead();
+    const more = this.sent < this.events.length && (this.events[this.sent]?.timeMs ?? Infinity) <= cap;
+    if (speed !== "max" || !more) this.playheadMs = Math.max(this.playheadMs, Number.isFinite(target) ? target : 0);
     if (this.sent >= this.events.length) {
       this.stop("finished");
       this.post({ type: "finished", progress: this.progress(), result: this.result });
+    } else if (atTime !== undefined && this.playheadMs >= atTime.atMs) {
+      this.stop("paused");
+      this.post({
+        type: "paused",
+        progress: this.progress(),
+        stop: { kind: "time", id: atTime.id, atMs: atTime.atMs },
+      });
     } else if (this.runToMs !== undefined && this.playheadMs >= this.runToMs) {
       this.runToMs = undefined;
       this.stop("paused");
@@ -285,23 +345,26 @@ export class TracePlayer {
     }
   }
 
-  private step(): void {
-    const batch: RecordedEvent[] = [];
-    while (this.sent < this.events.length) {
-      const e = this.events[this.sent];
-      if (e === undefined) break;
-      batch.push(e);
-      this.sent += 1;
-      if (this.isStepStop(e)) break;
-    }
-    const last = batch.at(-1);
-    if (last !== undefined) this.playheadMs = Math.max(this.playheadMs, last.timeMs);
+  /** Runs to the next event of `level` or a breakpoint; at the end of the run's events, stops there first. */
+  private step(level: StepLevel): void {
+    const from = this.sent;
+    const stop = this.finder.next(this.events, level, this.endIndex);
     this.state = "paused";
-    if (batch.length > 0) this.post({ type: "events", events: batch, progress: this.progress() });
-    this.post({ type: "stepped", progress: this.progress(), ...(last !== undefined && { label: last.name }) });
-    if (this.sent >= this.events.length) {
-      this.stop("finished");
-      this.post({ type: "finished", progress: this.progress(), result: this.result });
+    if (stop !== undefined || this.finder.scanned > from) {
+      this.postRead();
+      const label = stop === undefined ? "end" : this.events[this.sent - 1]?.name;
+      return this.post({
+        type: "stepped",
+        progress: this.progress(),
+        stop: stop ?? { kind: "end", level },
+        ...(label !== undefined && { label }),
+      });
     }
+    // Nothing is left of the run: the step ends it, with its verdicts.
+    this.finder.skip(this.events);
+    this.postRead();
+    this.post({ type: "stepped", progress: this.progress(), label: "end" });
+    this.stop("finished");
+    this.post({ type: "finished", progress: this.progress(), result: this.result });
   }
 }

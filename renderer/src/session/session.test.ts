@@ -11,6 +11,7 @@ import type { FrameScheduler } from "./coalesce.ts";
 import { phaseOf, playbackMachine } from "./machine.ts";
 import { workerSessionPort, type SessionPort, type WorkerLike } from "./port.ts";
 import { FRAME_MS, type Ticker } from "./replay.ts";
+import type { Breakpoint } from "../../../app/sim/breakpoints.ts";
 import { liveWorker } from "./testing.ts";
 
 const scenarios = import.meta.glob<string>("../../../scenarios/*.yaml", {
@@ -98,6 +99,8 @@ describe.each([
     expect(phaseOf(actor.getSnapshot())).toBe("playing");
     actor.send({ type: "PAUSE" });
     expect(phaseOf(actor.getSnapshot())).toBe("paused");
+    // The events the last step held back (the rest of its simulation event, at the same time) may still land.
+    await new Promise((r) => setTimeout(r, 60));
     const at = actor.getSnapshot().context.events.length;
     await new Promise((r) => setTimeout(r, 60));
     expect(actor.getSnapshot().context.events.length).toBe(at);
@@ -204,7 +207,7 @@ describe("the machine speaks the session protocol", () => {
       { type: "setSpeed", speed: "max" },
       { type: "resume", speed: "max" },
       { type: "pause" },
-      { type: "step" },
+      { type: "step", level: "event" },
       { type: "runTo", timeMs: 5 },
       { type: "finish" },
     ]);
@@ -291,7 +294,7 @@ describe("issue 22: the speed shown is the speed run, after a jump or a step", (
       { type: "runTo", timeMs: 30 * MINUTE },
       { type: "resume", speed: 60 },
       { type: "pause" },
-      { type: "step" },
+      { type: "step", level: "event" },
       { type: "resume", speed: 60 },
     ]);
     actor.stop();
@@ -447,3 +450,57 @@ const SUMMARY = {
   messages: [],
   faults: [],
 };
+
+describe("issue 24: the machine's step levels and breakpoints, the same over the live session and a played-back trace", () => {
+  const RETRY: Breakpoint = {
+    id: "retry",
+    enabled: true,
+    condition: { kind: "state", state: "retryScheduled", messageId: "m1@a.example" },
+  };
+
+  describe.each([
+    ["the live session", () => workerSessionPort(liveWorker)],
+    ["the one-shot run, played back", () => workerSessionPort(oneShotWorker)],
+  ])("over %s", (_name, port) => {
+    it("STATE-2: a step to the next attempt stops at its verdict; Play stops when m1 enters retryScheduled; Play at the end plays the run again", async () => {
+      const cli = await runScenarioText(text("receiver-down-past-fallback-window"), {
+        file: "scenarios/receiver-down-past-fallback-window.yaml",
+      });
+      if (!cli.ok) throw new Error("valid");
+      const trace = cli.run.trace.events;
+      const judged = trace.filter((e) => e.name === "attempt.judged").map((e) => e.seq);
+      const retry = trace
+        .filter((e) => e.name === "machine.transition" && e.data?.["to"] === "retryScheduled")
+        .map((e) => e.seq);
+      const actor = startWith(port);
+      actor.send(load("receiver-down-past-fallback-window"));
+      await waitFor(actor, (s) => phaseOf(s) === "ready", { timeout: 10_000 });
+      actor.send({ type: "SET_LEVEL", level: "attempt" });
+      actor.send({ type: "STEP" });
+      await waitFor(actor, (s) => s.context.stop !== undefined, { timeout: 10_000 });
+      expect(actor.getSnapshot().context.stop).toEqual({ kind: "step", level: "attempt", seq: judged[0] });
+      expect(actor.getSnapshot().context.events.at(-1)?.seq).toBe(judged[0]);
+      // A breakpoint set while paused is told to the session; Play stops at it, the events up to it shown.
+      actor.send({ type: "SET_BREAKPOINTS", breakpoints: [RETRY] });
+      actor.send({ type: "SET_SPEED", speed: "max" });
+      actor.send({ type: "PLAY" });
+      await waitFor(actor, (s) => phaseOf(s) === "paused" && s.context.stop !== undefined, { timeout: 10_000 });
+      expect(actor.getSnapshot().context.stop).toEqual({ kind: "breakpoint", id: "retry", seq: retry[0] });
+      expect(actor.getSnapshot().context.events.map((e) => e.seq)).toEqual(
+        trace.slice(0, (retry[0] ?? 0) + 1).map((e) => e.seq),
+      );
+      // Cleared, the run plays to its end; Play there plays it again from its start.
+      actor.send({ type: "SET_BREAKPOINTS", breakpoints: [] });
+      actor.send({ type: "PLAY" });
+      await waitFor(actor, (s) => phaseOf(s) === "finished", { timeout: 10_000 });
+      expect(actor.getSnapshot().context.events).toHaveLength(trace.length);
+      actor.send({ type: "SET_BREAKPOINTS", breakpoints: [RETRY] });
+      actor.send({ type: "PLAY" });
+      await waitFor(actor, (s) => phaseOf(s) === "paused" && s.context.stop !== undefined, { timeout: 20_000 });
+      expect(actor.getSnapshot().context.stop).toEqual({ kind: "breakpoint", id: "retry", seq: retry[0] });
+      expect(actor.getSnapshot().context.events.at(-1)?.seq).toBe(retry[0]);
+      expect(actor.getSnapshot().context.result).toBeUndefined();
+      actor.stop();
+    });
+  });
+});

@@ -24,6 +24,7 @@ import type { Mark } from "../../model/timeline.ts";
 import type { WorkerLike } from "../../session/port.ts";
 import { TimelineView, type TimelineWindow } from "../timeline/TimelineView.tsx";
 import { runSide } from "./runSide.ts";
+import { CompareBar } from "./CompareBar.tsx";
 import "./compare.css";
 
 type Mode = "readings" | "seeds" | "fork";
@@ -292,6 +293,15 @@ function Result({
   const { table, parting } = comparison;
   // One scale and zoom for both timelines: they share one axis, so a zoom, pan or reset of one is of both.
   const [view, setView] = useState<TimelineWindow>({ kind: "linear", zoom: undefined });
+  // Compare's playback bar: both runs shown up to one clock (undefined: whole).
+  const [cursorMs, setCursorMs] = useState<number | undefined>();
+  const shown = useMemo(
+    () =>
+      cursorMs === undefined
+        ? events
+        : ([events[0].filter((e) => e.timeMs <= cursorMs), events[1].filter((e) => e.timeMs <= cursorMs)] as const),
+    [events, cursorMs],
+  );
   return (
     <>
       <section aria-labelledby="verdicts-heading" className="panel">
@@ -390,13 +400,22 @@ function Result({
           </tbody>
         </table>
       </section>
+      <CompareBar
+        runs={events}
+        startMs={startMs}
+        endMs={Math.max(events[0].at(-1)?.timeMs ?? startMs, events[1].at(-1)?.timeMs ?? startMs)}
+        cursorMs={cursorMs}
+        onCursor={setCursorMs}
+      />
       {sides.map((side, i) => (
         <SideTimeline
           key={side.label}
           side={side}
-          events={events[i] ?? []}
+          events={shown[i] ?? []}
           startMs={startMs}
-          playheadMs={fork ? startMs + fork.atMs : (events[i]?.at(-1)?.timeMs ?? startMs)}
+          playheadMs={
+            cursorMs !== undefined ? cursorMs : fork ? startMs + fork.atMs : (events[i]?.at(-1)?.timeMs ?? startMs)
+          }
           axisEndMs={comparison.axisEndMs}
           view={view}
           onView={setView}

@@ -15,6 +15,7 @@ import { StatechartView } from "../statechart/StatechartView.tsx";
 import { TimelineView } from "../timeline/TimelineView.tsx";
 import { Checks } from "./Checks.tsx";
 import { Controls } from "./Controls.tsx";
+import { scrubberEnd, stopText } from "../../model/playbar.ts";
 import { ExportBar, type RunExports } from "./ExportBar.tsx";
 import { Outcomes } from "./Outcomes.tsx";
 import { Readings } from "./Readings.tsx";
@@ -176,6 +177,20 @@ export function RunView({
   // Mounted with a whole run, the sequence diagram, inspector and statechart come right after the
   // timeline's first draw; later their events change with the timeline's, in the same transition.
   const below = useDeferredValue(heavy, NO_HEAVY);
+  // The scrubber spans the run to its end once it is known (kept after a jump back), else as far as known.
+  const knownEnd = context.knownEndMs ?? (context.source?.kind === "trace" ? context.result?.endMs : undefined);
+  const endMs = scrubberEnd({
+    startMs,
+    endMs: knownEnd,
+    knownMs: [playheadMs, context.progress?.nextEventAtMs, context.events.at(-1)?.timeMs],
+  });
+  const stopLine = useMemo(
+    () =>
+      context.stop === undefined
+        ? undefined
+        : stopText(context.stop, context.events, startMs, context.breakpoints, (m) => labels.get(m) ?? m),
+    [context.stop, context.events, startMs, context.breakpoints, labels],
+  );
   const rule = useLatest(onRule);
   const save = useLatest(onSave);
   const clearDelivery = useCallback(() => setDelivery(undefined), []);
@@ -338,6 +353,21 @@ export function RunView({
             onSpeed={(speed: PlaybackSpeed) => send({ type: "SET_SPEED", speed })}
             onJump={(ms) => send({ type: "RUN_TO", timeMs: startMs + ms })}
             onRestart={(seed) => send({ type: "RESTART", ...(seed !== undefined && { seed }) })}
+            level={context.level}
+            atEnd={context.progress?.atEnd === true && phase === "paused"}
+            onLevel={(level) => send({ type: "SET_LEVEL", level })}
+            stopText={stopLine}
+            scrubEvents={heavy.events}
+            endMs={endMs}
+            endKnown={knownEnd !== undefined}
+            breakpoints={{
+              breakpoints: context.breakpoints,
+              current:
+                context.stop?.kind === "breakpoint" || context.stop?.kind === "time" ? context.stop.id : undefined,
+              messages: context.summary?.messages ?? [],
+              label: (m) => labels.get(m) ?? m,
+              onChange: (breakpoints) => send({ type: "SET_BREAKPOINTS", breakpoints }),
+            }}
           />
           {live && context.summary && (
             <Readings

@@ -1,0 +1,173 @@
+/**
+ * What the playback bar says and draws (issue 24, item 2; docs/decisions/0085):
+ * how far the next step goes, where and why the last play or step stopped
+ * (the event it stopped at, by its seq), the breakpoints in words, and where
+ * the run's events are along the scrubber. Pure functions of the trace's
+ * events and the machine's context; the bar only draws them.
+ */
+import {
+  conditionLike,
+  describeCondition,
+  sameCondition,
+  stepStopsAt,
+  type BreakCondition,
+  type Breakpoint,
+  type PlaybackStop,
+  type StepLevel,
+} from "../../../app/sim/breakpoints.ts";
+import { maxOf } from "../../../app/protocol/lists.ts";
+import { describeEvent } from "../../../app/trace/describe.ts";
+import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import { formatOffset } from "../../../app/trace/offset.ts";
+
+/** The step levels as the bar names them, and what the next step of each runs to. */
+export const STEP_LEVEL_TEXT: Readonly<Record<StepLevel, { readonly label: string; readonly next: string }>> = {
+  event: { label: "Event", next: "the next event" },
+  attempt: { label: "Attempt", next: "the next attempt's verdict" },
+  decision: { label: "Decision", next: "the next decision of a delivery machine" },
+};
+
+/** The level after `level` (the L key goes round them). */
+export function nextLevel(level: StepLevel): StepLevel {
+  return level === "event" ? "attempt" : level === "attempt" ? "decision" : "event";
+}
+
+/**
+ * What Step does from here, said beside it: `Step runs to the next attempt's verdict.`; when nothing of the
+ * run is left to run or show, that it ends the run.
+ */
+export function stepHint(level: StepLevel, atEnd: boolean): string {
+  return atEnd
+    ? "Nothing is left to run: Step ends the run and checks it."
+    : `Step runs to ${STEP_LEVEL_TEXT[level].next}, or to a breakpoint before it.`;
+}
+
+/** The event of `seq` among the shown events (they are numbered from 0 in order; looked for otherwise). */
+export function eventOfSeq(events: readonly RecordedEvent[], seq: number): RecordedEvent | undefined {
+  const at = events[seq];
+  return at?.seq === seq ? at : events.find((e) => e.seq === seq);
+}
+
+/** An event as the stop line cites it: `#12 machine.transition at +0:00:00.120 (judging → retryScheduled)`. */
+function cite(event: RecordedEvent | undefined, seq: number, startMs: number): string {
+  if (event === undefined) return `#${seq}`;
+  const words = describeEvent(event, { flavour: "timeline", full: true });
+  return `#${seq} ${event.name} at ${formatOffset(event.timeMs, startMs)}${words ? `: ${words}` : ""}`;
+}
+
+/**
+ * Where and why the last play or step stopped, citing the event it stopped at:
+ * `Stopped at breakpoint "m1 enters retryScheduled": #12 machine.transition at +0:00:00 …`.
+ */
+export function stopText(
+  stop: PlaybackStop,
+  events: readonly RecordedEvent[],
+  startMs: number,
+  breakpoints: readonly Breakpoint[],
+  label: (messageId: string) => string = (m) => m,
+): string {
+  const named = (id: string) => {
+    const b = breakpoints.find((x) => x.id === id);
+    return b === undefined ? id : describeCondition(b.condition, startMs, label);
+  };
+  switch (stop.kind) {
+    case "step":
+      return `Stepped to ${STEP_LEVEL_TEXT[stop.level].next}: ${cite(eventOfSeq(events, stop.seq), stop.seq, startMs)}`;
+    case "breakpoint":
+      return `Stopped at breakpoint "${named(stop.id)}": ${cite(eventOfSeq(events, stop.seq), stop.seq, startMs)}`;
+    case "time":
+      return `Stopped at breakpoint "${named(stop.id)}": the clock is at ${formatOffset(stop.atMs, startMs)}`;
+    case "end":
+      return `No ${stop.level === "event" ? "event" : stop.level} is left before the end: the next Step or Play ends the run and checks it.`;
+  }
+}
+
+/** A breakpoint that stops at `condition`, added to `list` (a new id); `list` itself when one already does. */
+export function addBreakpoint(list: readonly Breakpoint[], condition: BreakCondition): readonly Breakpoint[] {
+  if (list.some((b) => sameCondition(b.condition, condition))) return list;
+  const taken = new Set(list.map((b) => b.id));
+  let n = list.length + 1;
+  while (taken.has(`bp-${n}`)) n += 1;
+  return [...list, { id: `bp-${n}`, enabled: true, condition }];
+}
+
+/** The B key: a breakpoint like the event the run stopped at (its delivery entering that state, else its kind), or none any more if there was one. */
+export function toggleBreakpointLike(list: readonly Breakpoint[], event: RecordedEvent): readonly Breakpoint[] {
+  const condition = conditionLike(event);
+  const same = list.find((b) => sameCondition(b.condition, condition));
+  return same === undefined ? addBreakpoint(list, condition) : list.filter((b) => b !== same);
+}
+
+/** The same list, `id` enabled or not. */
+export function enableBreakpoint(list: readonly Breakpoint[], id: string, enabled: boolean): readonly Breakpoint[] {
+  return list.map((b) => (b.id === id ? { ...b, enabled } : b));
+}
+
+/** Where the scrubber ends: the run's end once known, else the furthest point known of it so far. */
+export function scrubberEnd(p: {
+  readonly startMs: number;
+  readonly endMs?: number | undefined;
+  readonly knownMs: readonly (number | undefined)[];
+}): number {
+  if (p.endMs !== undefined) return Math.max(p.endMs, p.startMs + 1000);
+  return maxOf(
+    p.knownMs.filter((t): t is number => t !== undefined),
+    p.startMs + 1000,
+  );
+}
+
+/**
+ * How many events fall in each of `bins` equal spans of [startMs, endMs] (the last one's end included; events
+ * outside left out): where the scrubber draws the run's events.
+ */
+export function eventDensity(events: readonly RecordedEvent[], startMs: number, endMs: number, bins: number): number[] {
+  const counts = new Array<number>(bins).fill(0);
+  const span = endMs - startMs;
+  if (span <= 0 || bins <= 0) return counts;
+  for (const e of events) {
+    if (e.timeMs < startMs || e.timeMs > endMs) continue;
+    const i = Math.min(bins - 1, Math.floor(((e.timeMs - startMs) / span) * bins));
+    counts[i] = (counts[i] ?? 0) + 1;
+  }
+  return counts;
+}
+
+/** The kinds of event a breakpoint can be put on: those of the run so far, then the usual ones, once each. */
+export function breakableKinds(events: readonly RecordedEvent[]): string[] {
+  const kinds = new Set<string>(USUAL_KINDS);
+  for (const e of events) if (!CHECKS.has(e.name)) kinds.add(e.name);
+  return [...kinds].sort();
+}
+
+const CHECKS: ReadonlySet<string> = new Set(["invariant.checked", "expectation.checked"]);
+
+const USUAL_KINDS = [
+  "attempt.started",
+  "attempt.judged",
+  "machine.transition",
+  "recipient.result",
+  "recipient.outcome",
+  "smtp.handoff",
+  "dsn.sent",
+  "delivery.bounced",
+  "http.failure",
+] as const;
+
+/**
+ * Compare's Step: the first event of `level` in either run after `afterMs` — its time (the cursor goes there,
+ * both runs shown up to it), the run it is in (0 for A, 1 for B) and the event.
+ */
+export function nextStopOfRuns(
+  runs: readonly (readonly RecordedEvent[])[],
+  level: StepLevel,
+  afterMs: number,
+): { readonly timeMs: number; readonly run: number; readonly event: RecordedEvent } | undefined {
+  let best: { timeMs: number; run: number; event: RecordedEvent } | undefined;
+  runs.forEach((events, run) => {
+    const event = events.find((e) => e.timeMs > afterMs && !CHECKS.has(e.name) && stepStopsAt(level, e));
+    if (event !== undefined && (best === undefined || event.timeMs < best.timeMs)) {
+      best = { timeMs: event.timeMs, run, event };
+    }
+  });
+  return best;
+}
