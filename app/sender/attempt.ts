@@ -71,6 +71,8 @@ export type AttemptOutcome =
       readonly verdicts: readonly RecipientVerdict[];
       /** Tolerated breaches of the answer (G15, G25, RCP-3 …), for the trace. */
       readonly notes: readonly Violation[];
+      /** When this POST's answer was read: a `retry_after` counts from it (RETRY-7), not from the attempt's end. */
+      readonly answeredAtMs?: number;
     }
   | {
       readonly kind: "request-level";
@@ -89,6 +91,8 @@ export type AttemptOutcome =
       readonly sent: boolean;
       /** The problem document as sent (for `unsupported_version`'s `versions`). */
       readonly versions?: readonly string[];
+      /** When this POST's answer (or its failure) was read: a Retry-After counts from it (RETRY-7). */
+      readonly answeredAtMs?: number;
     };
 
 export interface AttemptDeps {
@@ -279,7 +283,9 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
         ...(!outcome.sent && { sent: false }),
       });
     }
-    return outcome;
+    // RETRY-7: Retry-After is read against this answer's time (an HTTP-date becomes seconds from now); an
+    // attempt of several POSTs ends later, so the lower bound must count from here, not from its end.
+    return { ...outcome, answeredAtMs: deps.clock.now() };
   };
 
   const envelope = envelopeOf(input.from, delivery.recipients);

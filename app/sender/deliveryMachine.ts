@@ -259,7 +259,8 @@ export function applyPosting(
         }
         if (verdict.outcome === "deferred") {
           waiting.push({ address: verdict.recipient, deferred: true });
-          if (verdict.retryAfterS !== undefined) bound(nowMs + verdict.retryAfterS * 1000, "retry_after");
+          if (verdict.retryAfterS !== undefined)
+            bound((outcome.answeredAtMs ?? nowMs) + verdict.retryAfterS * 1000, "retry_after");
         } else {
           newOutcomes.push({
             recipient: verdict.recipient,
@@ -295,7 +296,8 @@ export function applyPosting(
       }
     } else {
       keep.add(delivery.deliveryId);
-      if (outcome.retryAfterS !== undefined) bound(nowMs + outcome.retryAfterS * 1000, "Retry-After");
+      if (outcome.retryAfterS !== undefined)
+        bound((outcome.answeredAtMs ?? nowMs) + outcome.retryAfterS * 1000, "Retry-After");
     }
   }
   const fallbackEligible =
