@@ -47,6 +47,7 @@ import {
 } from "./faultScope.ts";
 import { DEFAULT_START_MS } from "./scheduler.ts";
 import { networkFaultSchema } from "./network.ts";
+import { traceEventNames } from "../trace/events.ts";
 import {
   fieldName,
   formatFileError,
@@ -594,6 +595,68 @@ export const expectationSchema = z
   .meta({ title: "Expectation" });
 
 // ---------------------------------------------------------------------------
+// Lessons: the "Start here" path and annotations (lesson.ts)
+
+/** The most annotations a scenario has, and the longest note. */
+export const MAX_ANNOTATIONS = 100;
+export const MAX_NOTE_CHARS = 400;
+
+const lessonSchema = z
+  .strictObject({
+    order: z
+      .number()
+      .positive()
+      .max(1000)
+      .meta({ description: 'Its place in the library\'s "Start here" path: lessons are taken in this order.' }),
+    watchFor: z
+      .array(z.string().min(1).max(MAX_NOTE_CHARS))
+      .min(1)
+      .max(12)
+      .meta({ description: "What a learner should watch for in the run, one point each." }),
+  })
+  .meta({
+    title: "Lesson",
+    description:
+      'Makes the scenario a lesson of the library\'s "Start here" path: its place and what to watch for; the run view offers the next lesson at the end.',
+  });
+
+const eventKinds = Object.keys(traceEventNames) as [keyof typeof traceEventNames, ...(keyof typeof traceEventNames)[]];
+
+/** Zod schema of one annotation: a note about a time of the run or an event kind. */
+export const annotationSchema = z
+  .strictObject({
+    at: timeOffsetSchema
+      .optional()
+      .meta({ description: "The time the note is about: ms or a duration after the start (2h3m), or an ISO time." }),
+    on: z
+      .enum(eventKinds)
+      .optional()
+      .meta({ description: "Or the event kind the note is about (smtp.handoff): its first event, or the nth." }),
+    nth: z
+      .int()
+      .min(1)
+      .optional()
+      .meta({ description: "With on: which event of that kind (1, the first, by default)." }),
+    note: z
+      .string()
+      .min(1)
+      .max(MAX_NOTE_CHARS)
+      .meta({ description: "The note: a sentence or two, shown on the timeline and in the lesson panel." }),
+    pause: z
+      .boolean()
+      .default(true)
+      .meta({ description: "Played as a lesson, the run pauses at the note (default true)." }),
+  })
+  .meta({
+    title: "Annotation",
+    description: "A note about a time of the run (at) or an event kind (on).",
+    // at or on, not both and not neither; nth only with on (as `not` and `dependentRequired`, which editors
+    // check, while the completion reads the properties above).
+    not: { anyOf: [{ required: ["at", "on"] }, { not: { anyOf: [{ required: ["at"] }, { required: ["on"] }] } }] },
+    dependentRequired: { nth: ["on"] },
+  });
+
+// ---------------------------------------------------------------------------
 // The scenario
 
 const gapIdSchema = z.string().regex(/^G[1-9][0-9]*$/, "a gap ID such as G7");
@@ -624,6 +687,16 @@ function readingsJsonSchema(): Record<string, unknown> {
 const scenarioObject = z.strictObject({
   name: z.string().min(1),
   description: z.string().default(""),
+  title: z.string().min(1).max(120).optional().meta({
+    description:
+      "A human title for the library and the run view (Receiver down past the fallback window); default the name.",
+  }),
+  lesson: lessonSchema.optional(),
+  annotations: z
+    .array(annotationSchema)
+    .max(MAX_ANNOTATIONS, { error: `a scenario has at most ${MAX_ANNOTATIONS} annotations` })
+    .default([])
+    .meta({ description: "Notes about times or events of the run, for a learner (docs/scenario-format.md, Lessons)." }),
   seed: seedSchema.default(1),
   start: isoTime.optional().meta({ description: "Virtual time at the start; default 2026-01-01T00:00:00Z." }),
   horizon: durationSchema.optional().meta({
@@ -813,6 +886,13 @@ function checkScenario(s: z.output<typeof scenarioObject>, ctx: z.RefinementCtx)
     });
   }
   s.faults.dnsChanges.forEach((c, i) => checkTime(["faults", "dnsChanges", i, "at"], c.at));
+  s.annotations.forEach((a, i) => {
+    if (a.at === undefined && a.on === undefined)
+      add(["annotations", i], "an annotation needs at (a time) or on (an event kind)");
+    if (a.at !== undefined && a.on !== undefined) add(["annotations", i, "on"], "give at or on, not both");
+    if (a.nth !== undefined && a.on === undefined) add(["annotations", i, "nth"], "nth goes with on");
+    checkTime(["annotations", i, "at"], a.at);
+  });
 
   for (const [name, set] of Object.entries(s.dns.records)) {
     (set.svcb ?? []).forEach((record, i) => {
@@ -1073,10 +1153,46 @@ function depth(issues: readonly Issue[]): number {
 
 function issueMessage(issue: Issue, doc: Document, path: readonly (string | number)[]): string {
   if (issue.code === "invalid_type" && !doc.hasIn(path)) return `is required (${issue.expected})`;
+  if (issue.code === "invalid_value" && "values" in issue && path[0] === "annotations" && path.at(-1) === "on") {
+    // The trace's event kinds are many: the closest one, and where they are listed.
+    const value = String(doc.getIn(path));
+    const close = closest(
+      value,
+      issue.values.map((v) => String(v)),
+    );
+    return `is ${JSON.stringify(value)}, not an event kind of the trace${close !== undefined ? ` (did you mean ${JSON.stringify(close)}?)` : ""}; the kinds are in docs/trace-format.md`;
+  }
   if (issue.code === "invalid_value" && "values" in issue) {
     return `is ${JSON.stringify(doc.getIn(path))}; expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
   }
   return issue.message;
+}
+
+/** The one of `names` at the least edit distance from `text`, if it is at most 3 edits away. */
+function closest(text: string, names: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 4;
+  for (const name of names) {
+    const d = editDistance(text.toLowerCase(), name);
+    if (d < bestDistance) [best, bestDistance] = [name, d];
+  }
+  return best;
+}
+
+/** Levenshtein distance. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(
+        (row[j] ?? 0) + 1,
+        (next[j - 1] ?? 0) + 1,
+        (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    row = next;
+  }
+  return row[b.length] ?? 0;
 }
 
 const TOP_LEVEL_FIELDS = Object.keys(scenarioSchema.shape);
