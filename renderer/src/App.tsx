@@ -9,7 +9,7 @@ import { summarizeScenario } from "../../app/sim/scenarioSummary.ts";
 import { ErrorBoundary } from "./components/ErrorBoundary.tsx";
 import { RulesPanel } from "./components/RulesPanel.tsx";
 import { duplicateDoc, fileDoc, newDoc, type EmlFiles } from "./model/editorDoc.ts";
-import type { LibraryEntry } from "./model/library.ts";
+import { lessonPlace, type LibraryEntry } from "./model/library.ts";
 import { mergeSettings } from "./model/readings.ts";
 import { platform } from "./platform.ts";
 import { entryOf, type OpenedEntry } from "./recent.ts";
@@ -22,6 +22,7 @@ import { useScenarioEditor } from "./views/editor/useScenarioEditor.tsx";
 import type { CompareBase } from "./model/compare.ts";
 import { CompareView } from "./views/compare/CompareView.tsx";
 import { Library } from "./views/library/Library.tsx";
+import { Welcome } from "./views/library/Welcome.tsx";
 import { bundleFile, exportFile } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
 
@@ -182,8 +183,9 @@ export function App() {
     setError(undefined);
     setResults(shownResults);
     const source = trace.scenario.source;
-    const description = source !== undefined ? summarizeScenario(name, source).description : "";
-    setCurrent({ file: path, name: trace.scenario.name, description });
+    const summary = source !== undefined ? summarizeScenario(name, source) : undefined;
+    setCurrent({ ...summary, file: path, name: trace.scenario.name, description: summary?.description ?? "" });
+    const description = summary?.description ?? "";
     setView("run");
     // For `npm run bench timeline`: the trace is read; from here on its events are the views' to draw.
     performance.mark("mailscope:trace-opened");
@@ -241,7 +243,7 @@ export function App() {
     const doc = editor.current?.doc;
     if (!doc) return;
     const summary = summarizeScenario(doc.name, text);
-    run({ file: doc.name, name: summary.name, description: summary.description }, text, doc.name, doc.emlFiles);
+    run({ ...summary, file: doc.name }, text, doc.name, doc.emlFiles);
   };
 
   /** File ▸ New Scenario, Save and Save As: the editor's own New, Save and Save as, shown. */
@@ -347,6 +349,10 @@ export function App() {
     });
     setView("compare");
   };
+
+  // The run's place in the "Start here" path (issue 24): the next and previous lessons open from the run view.
+  const place = current && scenarios ? lessonPlace(scenarios, current) : undefined;
+  const lessonOfRun = place && { ...place, onOpen: select };
 
   const showRule = (rule: string) => {
     setRuleQuery(rule);
@@ -482,7 +488,9 @@ export function App() {
               <RunView
                 phase={phase}
                 context={context}
-                title={context.summary?.name ?? current?.name ?? ""}
+                title={current?.title ?? context.summary?.name ?? current?.name ?? ""}
+                name={context.summary?.name ?? current?.name}
+                lesson={lessonOfRun}
                 description={context.summary?.description || current?.description || ""}
                 send={send}
                 onReading={(setting) => {
@@ -497,17 +505,7 @@ export function App() {
               />
             </>
           ) : (
-            <section aria-label="Welcome" className="welcome">
-              <h2>Choose a scenario</h2>
-              <p>
-                Mailscope runs real senders and receivers of the protocol against a simulated DNS and network, on a
-                virtual clock, and shows every retry, SMTP fallback and DSN.
-              </p>
-              <p className="muted">
-                Pick one in the library, open a scenario file (YAML) or a trace, or drop one on the window. Space plays
-                and pauses, → steps.
-              </p>
-            </section>
+            <Welcome scenarios={scenarios} onOpen={select} />
           )}
         </ErrorBoundary>
       </main>

@@ -19,12 +19,19 @@ import { Outcomes } from "./Outcomes.tsx";
 import { Readings } from "./Readings.tsx";
 import { WhyPanel } from "./WhyPanel.tsx";
 import { whyOf, type WhyLinks, type WhyTarget } from "../../model/why.ts";
+import type { LessonPlace, LibraryEntry } from "../../model/library.ts";
+import { LessonPanel } from "./LessonPanel.tsx";
+import { useLessonNotes } from "./useLessonNotes.ts";
 
 export interface RunViewProps {
   readonly phase: PlaybackPhase;
   readonly context: PlaybackContext;
   readonly title: string;
+  /** The scenario's name, shown beside its title when they differ. */
+  readonly name?: string | undefined;
   readonly description: string;
+  /** The scenario's place in the "Start here" path, and how to open another lesson (issue 24). */
+  readonly lesson?: (LessonPlace & { readonly onOpen: (entry: LibraryEntry) => void }) | undefined;
   readonly send: (event: PlaybackEvent) => void;
   readonly onReading: (setting: [string, string]) => void;
   readonly onRule: (rule: string) => void;
@@ -90,7 +97,9 @@ export function RunView({
   phase,
   context,
   title,
+  name,
   description,
+  lesson,
   send,
   onReading,
   onRule,
@@ -164,6 +173,8 @@ export function RunView({
   // Mounted with a whole run, the sequence diagram, inspector and statechart come right after the
   // timeline's first draw; later their events change with the timeline's, in the same transition.
   const below = useDeferredValue(heavy, NO_HEAVY);
+  // The scenario's notes (issue 24): placed on the run, shown as the playhead reaches them, paused at in a lesson.
+  const notes = useLessonNotes({ context, phase, lesson: lesson !== undefined, startMs, send });
   const rule = useLatest(onRule);
   const save = useLatest(onSave);
   const clearDelivery = useCallback(() => setDelivery(undefined), []);
@@ -281,7 +292,10 @@ export function RunView({
   return (
     <section aria-labelledby="run-title" className="run">
       <header className="run-head">
-        <h2 id="run-title">{title}</h2>
+        <h2 id="run-title">
+          {title}
+          {name !== undefined && name !== title && <span className="run-name"> {name}</span>}
+        </h2>
         {!live && finished && <span className="badge">opened trace</span>}
         {live && onCompare && context.summary && phase !== "loading" && (
           <button onClick={() => onCompare(playheadMs)}>Compare…</button>
@@ -318,7 +332,10 @@ export function RunView({
             onToggle={() => send({ type: "TOGGLE" })}
             onStep={() => send({ type: "STEP" })}
             onSpeed={(speed: PlaybackSpeed) => send({ type: "SET_SPEED", speed })}
-            onJump={(ms) => send({ type: "RUN_TO", timeMs: startMs + ms })}
+            onJump={(ms) => {
+              notes.jumped();
+              send({ type: "RUN_TO", timeMs: startMs + ms });
+            }}
             onRestart={(seed) => send({ type: "RESTART", ...(seed !== undefined && { seed }) })}
           />
           {live && context.summary && (
@@ -330,6 +347,19 @@ export function RunView({
               onToggle={setReadingsOpen}
             />
           )}
+          <LessonPanel
+            place={lesson}
+            onOpen={lesson?.onOpen}
+            notes={notes.points}
+            startMs={startMs}
+            finished={finished}
+            reached={notes.reached}
+            pausedAtNote={notes.paused && phase === "paused"}
+            pauseAtNotes={notes.pauseAtNotes}
+            onPauseAtNotes={notes.setPauseAtNotes}
+            onContinue={() => send({ type: "PLAY" })}
+            onEvent={(seq) => onWhyLog([seq])}
+          />
           <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} why={whyTarget} onWhy={setWhyTarget} />
           {why && (
             <WhyPanel
