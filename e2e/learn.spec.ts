@@ -76,11 +76,14 @@ test.describe("the start-here path (issue 24)", () => {
   }) => {
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.goto("/");
-    await library(page)
-      .getByRole("button", { name: /receiver-down-past-fallback-window/ })
+    // Opened from the lesson path (the welcome pane's list), it is played as a lesson: paused at its notes.
+    await page
+      .getByRole("region", { name: "Welcome" })
+      .getByRole("button", { name: "Receiver down past the fallback window" })
       .click();
     await expect(page.getByTestId("phase")).toContainText("Ready");
     const lesson = page.getByRole("region", { name: "Lesson 2 of 6" });
+    await expect(lesson.getByRole("checkbox", { name: "Pause at each note" })).toBeChecked();
     const notes = lesson.getByRole("list", { name: "Notes on this run" });
     // Before the run, the notes on events wait for them; the one at a time has its time.
     await expect(notes.getByRole("listitem").nth(0)).toContainText("at the first attempt.judged: not reached yet");
@@ -118,16 +121,21 @@ test.describe("the start-here path (issue 24)", () => {
     await expect(
       page.getByRole("heading", { level: 2, name: /Rate limited, then down until the give-up/ }),
     ).toBeVisible();
-    await expect(page.getByRole("region", { name: "Lesson 3 of 6" })).toBeVisible();
+    // The next lesson is played as one too.
+    await expect(
+      page.getByRole("region", { name: "Lesson 3 of 6" }).getByRole("checkbox", { name: "Pause at each note" }),
+    ).toBeChecked();
   });
 
-  test("unticked, the notes are shown as the run reaches them but do not pause it", async ({ page }) => {
+  test("picked in the library, a lesson plays through: its notes are shown as the run reaches them", async ({
+    page,
+  }) => {
     await page.goto("/");
     await library(page)
       .getByRole("button", { name: /happy-path/ })
       .click();
     const lesson = page.getByRole("region", { name: "Lesson 1 of 6" });
-    await lesson.getByRole("checkbox", { name: "Pause at each note" }).uncheck();
+    await expect(lesson.getByRole("checkbox", { name: "Pause at each note" })).not.toBeChecked();
     await page.getByRole("button", { name: "Speed max" }).click();
     await page.getByRole("button", { name: "Play", exact: true }).click();
     await expect(page.getByTestId("phase")).toContainText("Finished");

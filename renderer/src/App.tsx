@@ -59,6 +59,8 @@ export function App() {
   const [scenarios, setScenarios] = useState<ScenarioSummary[] | undefined>();
   const [opened, setOpened] = useState<OpenedEntry[]>([]);
   const [current, setCurrent] = useState<LibraryEntry | undefined>();
+  /** The lesson opened from the lesson path, played as a lesson (issue 24). */
+  const [lessonFile, setLessonFile] = useState<string | undefined>();
   const [view, setView] = useState<View>("run");
   const [ruleQuery, setRuleQuery] = useState("");
   const [results, setResults] = useState<Record<string, boolean>>({});
@@ -352,7 +354,21 @@ export function App() {
 
   // The run's place in the "Start here" path (issue 24): the next and previous lessons open from the run view.
   const place = current && scenarios ? lessonPlace(scenarios, current) : undefined;
-  const lessonOfRun = place && { ...place, onOpen: select };
+  // Opened from the lesson path (the welcome pane, a lesson's next or previous), a lesson is played as one: it
+  // pauses at its notes. Picked in the library, it plays through (its notes still shown; the box turns pausing on).
+  const openLesson = (entry: LibraryEntry) => {
+    setLessonFile(entry.file);
+    select(entry);
+  };
+  const pickInLibrary = (entry: LibraryEntry) => {
+    setLessonFile(undefined);
+    select(entry);
+  };
+  const lessonOfRun = place && {
+    ...place,
+    onOpen: openLesson,
+    playedAsLesson: lessonFile !== undefined && current?.file === lessonFile,
+  };
 
   const showRule = (rule: string) => {
     setRuleQuery(rule);
@@ -423,7 +439,7 @@ export function App() {
           opened={opened}
           selected={current?.file}
           results={shownResults}
-          onSelect={select}
+          onSelect={pickInLibrary}
           onNew={editNew}
           onDuplicate={editCopy}
           onEdit={editOpened}
@@ -505,7 +521,7 @@ export function App() {
               />
             </>
           ) : (
-            <Welcome scenarios={scenarios} onOpen={select} />
+            <Welcome scenarios={scenarios} onOpen={openLesson} />
           )}
         </ErrorBoundary>
       </main>

@@ -31,7 +31,13 @@ export interface RunViewProps {
   readonly name?: string | undefined;
   readonly description: string;
   /** The scenario's place in the "Start here" path, and how to open another lesson (issue 24). */
-  readonly lesson?: (LessonPlace & { readonly onOpen: (entry: LibraryEntry) => void }) | undefined;
+  readonly lesson?:
+    | (LessonPlace & {
+        readonly onOpen: (entry: LibraryEntry) => void;
+        /** Opened from the lesson path: it pauses at its notes ("Pause at each note" ticked). */
+        readonly playedAsLesson: boolean;
+      })
+    | undefined;
   readonly send: (event: PlaybackEvent) => void;
   readonly onReading: (setting: [string, string]) => void;
   readonly onRule: (rule: string) => void;
@@ -174,7 +180,7 @@ export function RunView({
   // timeline's first draw; later their events change with the timeline's, in the same transition.
   const below = useDeferredValue(heavy, NO_HEAVY);
   // The scenario's notes (issue 24): placed on the run, shown as the playhead reaches them, paused at in a lesson.
-  const notes = useLessonNotes({ context, phase, lesson: lesson !== undefined, startMs, send });
+  const notes = useLessonNotes({ context, phase, asLesson: lesson?.playedAsLesson === true, startMs, send });
   const rule = useLatest(onRule);
   const save = useLatest(onSave);
   const clearDelivery = useCallback(() => setDelivery(undefined), []);

@@ -20,7 +20,8 @@ export interface LessonNotes {
 /**
  * The scenario's notes in a run (issue 24): read from the run's scenario text (a live run's, an opened
  * trace's), placed on its events, and — while a live run plays — each shown as the playhead reaches it,
- * the run paused there when it is played as a lesson ("Pause at each note", on for a lesson). Each note
+ * the run paused there when it is played as a lesson ("Pause at each note", ticked for a lesson opened from
+ * the lesson path, unticked for one picked in the library). Each note
  * pauses the run once; notes at the same moment pause one after the other; a jump passes them. The pause
  * is the app's PAUSE sent when the batch that reached the note arrives: the run stops a frame or so of
  * virtual time past it (3 minutes at 3600×), or not at all when it ended first (the notes passed are all
@@ -29,7 +30,8 @@ export interface LessonNotes {
 export function useLessonNotes(p: {
   readonly context: PlaybackContext;
   readonly phase: PlaybackPhase;
-  readonly lesson: boolean;
+  /** Played as a lesson: "Pause at each note" starts ticked (again whenever the run's scenario changes). */
+  readonly asLesson: boolean;
   readonly startMs: number;
   readonly send: (event: PlaybackEvent) => void;
 }): LessonNotes {
@@ -40,7 +42,13 @@ export function useLessonNotes(p: {
     () => notesOfRun(annotations, context.events, startMs),
     [annotations, context.events, startMs],
   );
-  const [pauseAtNotes, setPauseAtNotes] = useState(p.lesson);
+  const [pauseAtNotes, setPauseAtNotes] = useState(p.asLesson);
+  // Another scenario, or the same one opened otherwise: the box as that run starts (React's state-from-props way).
+  const [basis, setBasis] = useState({ asLesson: p.asLesson, text });
+  if (basis.asLesson !== p.asLesson || basis.text !== text) {
+    setBasis({ asLesson: p.asLesson, text });
+    setPauseAtNotes(p.asLesson);
+  }
   const [reached, setReached] = useState<
     { readonly points: readonly AnnotationPoint[]; readonly paused: boolean } | undefined
   >();
