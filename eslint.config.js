@@ -87,6 +87,29 @@ const coreSyntax = [
   },
 ];
 
+/**
+ * A list spread into a call passes one argument per item on the stack: from some 100,000 items the engine
+ * throws "Maximum call stack size exceeded" (issue 23: `mailscope run` of 10,000 messages). Where the list
+ * can be long, loop: maxOf, minOf, pushAll (app/protocol/lists.ts), bytesToBinary (app/protocol/base64.ts),
+ * failWith (app/protocol/result.ts). Everywhere, tests and tools included.
+ */
+const unboundedSpread = [
+  {
+    selector: "CallExpression[callee.object.name=/^(Math|String)$/] > SpreadElement",
+    message:
+      "A list spread into Math.* or String.* overflows the stack when long: use maxOf/minOf (app/protocol/lists.ts) or bytesToBinary (app/protocol/base64.ts).",
+  },
+  {
+    selector: "CallExpression[callee.property.name=/^(push|unshift|splice|concat|of)$/] > SpreadElement",
+    message:
+      "A list spread into push/unshift/splice/concat/of overflows the stack when long: use pushAll (app/protocol/lists.ts) or a loop.",
+  },
+  {
+    selector: "CallExpression[callee.name='fail'] > SpreadElement",
+    message: "A list spread into fail(...) overflows the stack when long: use failWith(list) (app/protocol/result.ts).",
+  },
+];
+
 /** WebCrypto only through app/protocol/webCrypto.ts, so the simulator can wait for it (tests may call it freely). */
 const coreCrypto = [
   {
@@ -125,6 +148,7 @@ export default tseslint.config(
       "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
     },
   },
+  { rules: { "no-restricted-syntax": ["error", ...unboundedSpread] } },
   // The pure core.
   {
     files: ["app/**/*.ts"],
@@ -144,13 +168,13 @@ export default tseslint.config(
         "document",
         "window",
       ],
-      "no-restricted-syntax": ["error", ...coreSyntax],
+      "no-restricted-syntax": ["error", ...coreSyntax, ...unboundedSpread],
     },
   },
   {
     files: ["app/**/*.ts"],
     ignores: ["app/node/**", "app/cli/**", "app/**/*.test.ts"],
-    rules: { "no-restricted-syntax": ["error", ...coreSyntax, ...coreCrypto] },
+    rules: { "no-restricted-syntax": ["error", ...coreSyntax, ...coreCrypto, ...unboundedSpread] },
   },
   // Node adapters and the command line.
   {

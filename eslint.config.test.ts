@@ -83,3 +83,38 @@ describe("the lint config enforces the layers", () => {
     ).toContain("no-restricted-imports");
   });
 });
+
+describe("no list spread into a call that takes one argument per item (issue 23)", () => {
+  const spreads = [
+    "export const m = Math.max(...xs);\n",
+    "export const m = Math.min(0, ...xs);\n",
+    "out.push(...xs);\n",
+    "out.unshift(...xs);\n",
+    "export const s = String.fromCharCode(...bytes);\n",
+    "export const s = String.fromCodePoint(...points);\n",
+    "export const b = Uint8Array.of(...bytes);\n",
+    "export const f = fail(...violations);\n",
+  ];
+  const preamble =
+    "declare const xs: number[], bytes: Uint8Array, points: number[], violations: never[];\n" +
+    "declare const out: number[];\ndeclare function fail(...v: never[]): unknown;\n";
+  it.each([
+    "app/sim/example.ts",
+    "app/node/example.ts",
+    "app/sim/example.test.ts",
+    "renderer/src/example.tsx",
+    "scripts/example.ts",
+    "main/example.ts",
+  ])("%s refuses each of them", async (file) => {
+    for (const code of spreads) {
+      expect(await ruleIds(file, preamble + code), code).toContain("no-restricted-syntax");
+    }
+  });
+
+  it("a spread into other calls, arrays and objects is allowed", async () => {
+    const code =
+      "declare const xs: number[];\ndeclare function f(...a: number[]): number;\n" +
+      "export const a = [...xs];\nexport const b = f(...xs);\nexport const c = { ...xs };\n";
+    expect(await ruleIds("app/sim/example.ts", code)).toEqual([]);
+  });
+});

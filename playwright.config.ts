@@ -37,6 +37,10 @@ export default defineConfig({
   projects: [
     { name: "chromium", testIgnore: /electron\.spec\.ts$/, use: { browserName: "chromium" } },
     { name: "electron", testMatch: /electron\.spec\.ts$/ },
+    // The README's pictures: only for `npm run screenshots` (it writes tracked files; `npm test` never does).
+    ...(process.env["MAILSCOPE_README_SCREENSHOTS"] === "1"
+      ? [{ name: "readme", testMatch: /readme\.screenshots\.ts$/, use: { browserName: "chromium" as const } }]
+      : []),
   ],
   webServer: {
     command: `vite preview --config vite.config.ts --host 127.0.0.1 --port ${port} --strictPort`,

@@ -82,6 +82,36 @@ export interface SmtpRelay {
   handOff(handOff: SmtpHandOff): Promise<{ readonly accepted: boolean; readonly detail?: string }>;
 }
 
+/**
+ * A store's failure, naming the store and the path that failed (issue 23): `idempotency store
+ * /srv/state/idempotency.sqlite: database or disk is full`, `mail store /srv/mail/bob@b.example: ENOSPC: …`.
+ * The stores on disk (app/node) throw it, so that an answer or a log line says which store and where, not
+ * the words of the operating system alone; the system's `code` (ENOSPC, EACCES) is kept.
+ */
+export class StorageError extends Error {
+  readonly store: string;
+  readonly path: string;
+  /** What went wrong, without the store and the path. */
+  readonly reason: string;
+  readonly code?: string;
+
+  constructor(store: string, path: string, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(`${store} ${path}: ${reason}`, { cause });
+    this.name = "StorageError";
+    this.store = store;
+    this.path = path;
+    this.reason = reason;
+    const code = (cause as { code?: unknown } | null)?.code;
+    if (typeof code === "string") this.code = code;
+  }
+
+  /** `cause` as a StorageError of `store` at `path`; one that is already a StorageError is kept as it is (the innermost knows best). */
+  static of(store: string, path: string, cause: unknown): StorageError {
+    return cause instanceof StorageError ? cause : new StorageError(store, path, cause);
+  }
+}
+
 /** Where a receiver keeps accepted messages, byte for byte, per recipient. */
 export interface MailStore {
   /**

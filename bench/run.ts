@@ -25,6 +25,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { meetsTarget, type Bench, type BenchResult } from "./types.ts";
+import { maxOf } from "../app/protocol/lists.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -63,7 +64,12 @@ export function formatTable(rows: readonly { bench: string; result: BenchResult 
     ];
   });
   const header = ["bench", "measure", "value", "unit", "target", "", "how"];
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? "").length)));
+  const widths = header.map((h, i) =>
+    maxOf(
+      cells.map((c) => (c[i] ?? "").length),
+      h.length,
+    ),
+  );
   const line = (c: readonly string[]): string =>
     c
       .map((v, i) => (i === 2 ? v.padStart(widths[i] ?? 0) : v.padEnd(widths[i] ?? 0)))
@@ -242,7 +248,12 @@ async function compareWithBaseline(rev: string, filters: readonly string[], roun
       ];
     });
     const header = ["bench", "measure", "this tree", rev, "unit", "change", "target", ""];
-    const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? "").length)));
+    const widths = header.map((h, i) =>
+      maxOf(
+        cells.map((c) => (c[i] ?? "").length),
+        h.length,
+      ),
+    );
     const line = (c: readonly string[]): string =>
       c
         .map((v, i) => (i === 2 || i === 3 || i === 5 ? v.padStart(widths[i] ?? 0) : v.padEnd(widths[i] ?? 0)))

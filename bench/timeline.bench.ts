@@ -44,6 +44,7 @@ import { exportJson } from "../app/trace/exportJson.ts";
 import { buckets, buildTimeline } from "../renderer/src/model/timeline.ts";
 import { fleetScenario } from "./fleet.bench.ts";
 import type { Bench, BenchResult } from "./types.ts";
+import { maxOf, pushAll } from "../app/protocol/lists.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 /** About 40 events per message in the fleet: 2,500 messages make about 100,000 events. */
@@ -239,7 +240,7 @@ export async function timelineBench(messages = MESSAGES): Promise<BenchResult[]>
       return [zoom, back];
     })()`;
     const redraws: number[] = [];
-    for (let i = 0; i < REDRAWS; i++) redraws.push(...((await page.evaluate(zoomAndReset)) as number[]));
+    for (let i = 0; i < REDRAWS; i++) pushAll(redraws, (await page.evaluate(zoomAndReset)) as number[]);
     // Panning: zoom onto the middle fifth (untimed), then drag in steps; each step timed to the new layout.
     const pan = `(async () => {
       const root = document.querySelector("section[aria-labelledby=timeline-heading]");
@@ -356,7 +357,7 @@ export async function timelineBench(messages = MESSAGES): Promise<BenchResult[]>
         value: median(panFrames),
         unit: "ms",
         target: { op: "<=", value: 33, label: "≤ 33 ms (30 fps)" },
-        note: `median of ${panFrames.length} steps of a 12-px drag when zoomed, to the new layout; worst ${Math.max(...panFrames).toFixed(0)} ms`,
+        note: `median of ${panFrames.length} steps of a 12-px drag when zoomed, to the new layout; worst ${maxOf(panFrames).toFixed(0)} ms`,
       },
       {
         name: `sequence diagram of the busiest message, first draw${label}`,

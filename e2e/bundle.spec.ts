@@ -1,9 +1,9 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { EML_BYTES, EML_SCENARIO } from "../app/sim/testing.ts";
+import { writeDifferingBundle } from "./differingBundle.ts";
 
 /** Issue 15, "Bug bundle and images": export a bug bundle, reopen it, re-run and compare; images of the views. */
 
@@ -75,6 +75,10 @@ test.describe("bug bundles", () => {
     expect(await outcomes(page).innerText()).toBe(table);
     expect(await page.getByRole("region", { name: "Checks" }).innerText()).toBe(checks);
     await expect(page.getByRole("button", { name: "Play", exact: true })).toHaveCount(0);
+    // Listed under "Opened", with nothing to edit: a bundle is a recorded run (issue 22: "Edit" did nothing).
+    const opened = page.getByRole("navigation", { name: "Scenarios" }).getByRole("region", { name: "Opened" });
+    await expect(opened.getByRole("button", { name: `${name}.msbundle` })).toBeVisible();
+    await expect(opened.getByRole("button", { name: "Edit" })).toHaveCount(0);
     await page.screenshot({ path: `${SHOTS}/bundle-opened.png`, fullPage: true });
     await noSeriousViolations(page);
 
@@ -98,31 +102,33 @@ test.describe("bug bundles", () => {
       "edited.mailscope-bundle.json cannot be opened as a bug bundle",
     );
     await expect(page.getByRole("alert")).toContainText("$.traceHash: the bundled trace hashes to");
+    // Nothing of the bundle before stays under the error, as if it were about it (issue 22).
+    await expect(page.getByRole("region", { name: "Bug bundle" })).toHaveCount(0);
+    await expect(page.getByText("Reproduced")).toHaveCount(0);
+
+    // One whose scenario text was edited, the trace untouched: the first line that differs, each side's.
+    const edited = JSON.parse(readFileSync(file, "utf8")) as { scenario: { text: string } };
+    edited.scenario.text = edited.scenario.text.replace(/^seed: 11$/m, "seed: 12");
+    const line = edited.scenario.text.split("\n").indexOf("seed: 12") + 1;
+    expect(line).toBeGreaterThan(0);
+    await page.getByLabel("Open trace…").setInputFiles({
+      name: "text-edited.mailscope-bundle.json",
+      mimeType: "application/json",
+      buffer: Buffer.from(JSON.stringify(edited)),
+    });
+    await expect(page.getByRole("alert")).toContainText(
+      `text-edited.mailscope-bundle.json cannot be opened as a bug bundle: $.scenario.text: line ${line}: the bundle says "seed: 12" but its trace recorded "seed: 11"`,
+    );
+    await page.screenshot({ path: `${SHOTS}/bundle-text-edited.png` });
   });
 
   test("a bundle whose scenario runs differently: not reproduced, and the first differing event", async ({
     page,
   }, info) => {
     const file = info.outputPath("differs.mailscope-bundle.json");
-    const cli = spawnSync(
-      process.execPath,
-      ["bin/mailscope.mjs", "run", "scenarios/state-1-temporary-failure-retried.yaml", "--bundle", file],
-      { encoding: "utf8" },
-    );
-    expect(cli.status).toBe(0);
-    const doc = JSON.parse(readFileSync(file, "utf8")) as {
-      scenario: { text: string };
-      trace: { scenario: { source: string } };
-      traceHash: string;
-    };
     // A consistent bundle of a run this scenario text does not make: the text says the receiver is unavailable
     // 3 times, the trace shows 2, and the hash is recomputed so that the bundle reads.
-    const text = doc.scenario.text.replace("times: 2", "times: 3");
-    expect(text).not.toBe(doc.scenario.text);
-    doc.scenario.text = text;
-    doc.trace.scenario.source = text;
-    doc.traceHash = createHash("sha256").update(canonicalJson(doc.trace)).digest("hex");
-    writeFileSync(file, JSON.stringify(doc));
+    writeDifferingBundle(file);
 
     await page.goto("/");
     await page.getByLabel("Open trace…").setInputFiles(file);
@@ -192,20 +198,6 @@ test.describe("bug bundles", () => {
   });
 });
 
-/** app/trace/exportJson.ts canonicalJson: keys sorted at every level, no whitespace. */
-function canonicalJson(value: unknown): string {
-  const sort = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(sort);
-    if (typeof v !== "object" || v === null) return v;
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort()
-        .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
-    );
-  };
-  return JSON.stringify(sort(value));
-}
-
 test.describe("images of the views", () => {
   test("timeline, sequence diagram and statechart as SVG and PNG", async ({ page }, info) => {
     await runToEnd(page, "receiver-down-past-fallback-window", "bob@b.example", "smtp (fallback)");
@@ -255,6 +247,9 @@ test.describe("images of the views", () => {
       expect(parsed.text).toContain(v.text);
       expect(parsed.width).toBeGreaterThan(200);
       expect(parsed.height).toBeGreaterThan(60);
+      // Issue 22: saved, it says what it left out, as every export of the run does.
+      await expect(region.getByTestId("image-export-note")).toHaveText("Left out: message bodies and keys.");
+      await expect(region.getByTestId("image-export-note")).toHaveAttribute("title", svgDownload.suggestedFilename());
 
       const [pngDownload] = await Promise.all([
         page.waitForEvent("download"),

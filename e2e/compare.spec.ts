@@ -63,10 +63,15 @@ test.describe("compare and fork", () => {
     await form.getByRole("button", { name: "Run both" }).click();
 
     const verdict = page.getByTestId("verdict");
-    await expect(verdict).toHaveText("m1 bob@b.example: smtp at +1:03:00 vs accepted at +3:03:00", {
+    await expect(verdict).toHaveText("m1 bob@b.example: different outcome: smtp at +1:03:00 vs accepted at +3:03:00", {
       timeout: 120_000,
     });
     await expect(page.getByTestId("compare-summary")).toHaveText("Differ: 1 of 1 recipient ended differently.");
+    // Where the runs part: attempt 1's judgement already names each run's fallback window.
+    const parting = page.getByTestId("parting");
+    await expect(parting).toContainText("Where they part: at +0:00:00, after 0 decisions alike.");
+    await expect(parting.getByRole("definition").first()).toContainText("fallback window 1h");
+    await expect(parting.getByRole("definition").last()).toContainText("fallback window 4h");
     const table = page.getByRole("table");
     const a = table.locator('tr[data-run="A"]');
     const b = table.locator('tr[data-run="B"]');
@@ -151,9 +156,19 @@ test.describe("compare and fork", () => {
     await form.getByLabel("Change").selectOption({ label: "End fault b-down (connection-refused) now" });
     await form.getByRole("button", { name: "Run the fork beside the original" }).click();
 
-    await expect(page.getByTestId("verdict")).toHaveText("m1 bob@b.example: smtp at +2:03:00 vs accepted at +0:31:00", {
-      timeout: 120_000,
-    });
+    await expect(page.getByTestId("verdict")).toHaveText(
+      "m1 bob@b.example: different outcome: smtp at +2:03:00 vs accepted at +0:31:00",
+      { timeout: 120_000 },
+    );
+    // Where they part, after the fork: the original's attempt at +0:31:00 finds the receiver down, the fork's is accepted.
+    const parting = page.getByTestId("parting");
+    await expect(parting).toContainText(/^Where they part: at \+0:31:00, after \d+ decisions alike\./);
+    await expect(parting.getByRole("definition").first()).toHaveText(
+      /^\+0:31:00 m1@a\.example→b\.example: attempt 6 over at capabilities \(temporary, fallback-eligible/,
+    );
+    await expect(parting.getByRole("definition").last()).toHaveText(
+      "+0:31:00 m1@a.example→b.example: bob@b.example: accepted",
+    );
     await expect(page.getByTestId("prefix-check")).toHaveText(
       /^Before the fork: identical before \+0:30:00 \(\d+ events, prefix hash [0-9a-f]{12}\)$/,
     );
@@ -191,5 +206,34 @@ test.describe("compare and fork", () => {
       .selectOption({ label: "Submit a message from alice@a.example to bob@b.example now" });
     await expect(form.getByRole("option", { name: "End fault b-down (connection-refused) now" })).toHaveCount(0);
     expect(errors).toEqual([]);
+  });
+
+  test("issue 22: two seeds that bounce alike — same outcome, the DSNs matched by what they report on, and where they part", async ({
+    page,
+  }) => {
+    await open(page, "state-6-give-up-after-5-days");
+    await page.getByRole("button", { name: "Compare…" }).click();
+    const form = page.getByRole("form", { name: "What to compare" });
+    await form.getByRole("button", { name: "Two seeds" }).click();
+    await form.getByLabel("Seed A").fill("1");
+    await form.getByLabel("Seed B").fill("2");
+    await form.getByRole("button", { name: "Run both" }).click();
+    const verdicts = page.getByTestId("verdict");
+    await expect(verdicts).toHaveCount(2, { timeout: 120_000 });
+    await expect(verdicts.first()).toHaveAttribute("data-kind", "same-outcome");
+    await expect(verdicts.first()).toContainText(
+      /^m1 bob@b\.example: same outcome, different time or attempts: bounced at \+120:00:00 in both; attempts \d+ vs \d+/,
+    );
+    await expect(verdicts.last()).toHaveText(
+      "DSN of m1 (bounced: bob@b.example) alice@a.example: same: accepted at +120:00:00",
+    );
+    await expect(page.getByTestId("compare-summary")).toHaveText(
+      "Same outcomes: all 2 recipients ended the same way, 1 of them at another time or after other attempts.",
+    );
+    const parting = page.getByTestId("parting");
+    await expect(parting).toContainText(/^Where they part: at \+0:\d\d:\d\d/);
+    await expect(parting.getByRole("definition").first()).toContainText(/attempt \d+ in/);
+    await page.screenshot({ path: `${SHOTS}/compare-two-seeds.png`, fullPage: true });
+    await noSeriousViolations(page);
   });
 });

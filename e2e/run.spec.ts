@@ -120,7 +120,7 @@ test.describe("running scenarios in the browser", () => {
     await expect(dsn.nth(0)).toHaveText(/^DSN dsn\./);
     await expect(dsn.nth(2)).toHaveText("accepted");
     await expect(page.getByTestId("clock")).toHaveText("+120:00:00");
-    await expect(page.getByTestId("checks-summary")).toHaveText("passed: all 8 checks");
+    await expect(page.getByTestId("checks-summary")).toHaveText("passed: all 9 checks");
     await page.screenshot({ path: `${SHOTS}/run-rate-limited-then-down.png`, fullPage: true });
     // A check links to its evidence: the give-up's events are marked in the log and brought into view.
     const giveUp = page
@@ -185,6 +185,73 @@ test.describe("running scenarios in the browser", () => {
     await noSeriousViolations(page);
   });
 
+  test("issue 22: Play after a jump runs at the speed shown; a jump back lands where a jump from Ready lands", async ({
+    page,
+  }) => {
+    // receiver-down-past-fallback-window, the speed left alone (60×): Jump to 30m, then Play.
+    await open(page, "receiver-down-past-fallback-window");
+    await expect(page.getByRole("button", { name: "Speed 60×" })).toHaveAttribute("aria-pressed", "true");
+    await page.getByLabel("Jump to").fill("30m");
+    await page.getByRole("button", { name: "Go", exact: true }).click();
+    await expect(page.getByTestId("clock")).toHaveText("+0:30:00");
+    await expect(page.getByTestId("phase")).toContainText("Paused");
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText(/^Playing · \d+ events · 60×$/);
+    // At 60× the clock passes +0:31:30 a second and a half later; at 1× (the defect) a minute and a half later.
+    const clockMs = async () => {
+      const m = /^\+(\d+):(\d\d):(\d\d)$/.exec((await page.getByTestId("clock").textContent()) ?? "");
+      return m ? (Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3])) * 1000 : 0;
+    };
+    await expect.poll(clockMs, { timeout: 30_000 }).toBeGreaterThanOrEqual(31.5 * 60_000);
+    await page.getByRole("button", { name: "Pause", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Paused");
+    // A step, then Play: 60× again.
+    await page.getByRole("button", { name: "Step", exact: true }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText(/^Playing · \d+ events · 60×$/);
+    await page.getByRole("button", { name: "Pause", exact: true }).click();
+
+    // rate-limited-then-down, issue 22's example: Jump to 3d, then to 1d.
+    const landAt = async (times: readonly string[]) => {
+      await open(page, "rate-limited-then-down");
+      for (const at of times) {
+        await page.getByLabel("Jump to").fill(at);
+        await page.getByRole("button", { name: "Go", exact: true }).click();
+        await expect(page.getByTestId("phase")).toContainText("Paused", { timeout: 60_000 });
+      }
+      await page.getByLabel("Wire and state machine").check();
+      return {
+        clock: await page.getByTestId("clock").textContent(),
+        phase: await page.getByTestId("phase").textContent(),
+        lines: await page.getByTestId("log-count").textContent(),
+        outcomes: await outcomes(page).innerText(),
+        last: await page.getByTestId("log-row").last().textContent(),
+      };
+    };
+    const forward = await landAt(["1d"]);
+    const back = await landAt(["3d", "1d"]);
+    expect(back).toEqual(forward);
+    expect(back.clock).toBe("+24:00:00");
+    expect(back.phase).toMatch(/^Paused · \d+ events · 60×$/);
+    // Nothing of the protocol on screen: no command name, no ISO timestamp.
+    await expect(page.locator(".notice")).toHaveCount(0);
+    await expect(page.locator("main")).not.toContainText(/runTo|nothing is running|\d{4}-\d\d-\d\dT\d\d:\d\d/);
+    await page.screenshot({ path: `${SHOTS}/run-jumped-back.png`, fullPage: true });
+    // Played on at max from there, the run ends as it ends from the start.
+    await page.getByRole("button", { name: "Speed max" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 60_000 });
+    await expect(row(page, "bob@b.example").getByRole("cell").nth(2)).toHaveText("bounced");
+    // From the end, back again: the checks go (they are the end's), the run is at +24:00:00 again.
+    await page.getByLabel("Jump to").fill("1d");
+    await page.getByRole("button", { name: "Go", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Paused", { timeout: 60_000 });
+    await expect(page.getByTestId("clock")).toHaveText("+24:00:00");
+    await expect(page.getByTestId("log-count")).toHaveText(forward.lines ?? "");
+    await expect(page.getByRole("region", { name: "Checks" })).toHaveCount(0);
+    await noSeriousViolations(page);
+  });
+
   test("G16 at a 4 h window: the hand-off at +2:03:00 is gone, accepted at +3:03:00", async ({ page }) => {
     await open(page, "gap-G16-fallback-window-2h");
     await page.getByRole("button", { name: "Speed max" }).click();
@@ -246,6 +313,35 @@ test.describe("running scenarios in the browser", () => {
       const [d] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name }).click()]);
       expect(d.suggestedFilename()).toBe(`rate-limited-then-down${suffix}`);
     }
+    // Issue 22: every export follows "with message bodies" and says what it left out. The app's runs record
+    // bodies; unticked, the HAR holds none (before: every body went in), and the bar says so.
+    const harOf = async (): Promise<{
+      log: { comment: string; entries: { request: { postData?: { text: string } } }[] };
+    }> => {
+      const [d] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("button", { name: "HAR", exact: true }).click(),
+      ]);
+      const path = info.outputPath(`har-${Date.now()}.har`);
+      await d.saveAs(path);
+      return JSON.parse(readFileSync(path, "utf8"));
+    };
+    const posted = (har: Awaited<ReturnType<typeof harOf>>) =>
+      har.log.entries.filter((e) => (e.request.postData?.text ?? "") !== "").length;
+    const without = await harOf();
+    expect(posted(without)).toBe(0);
+    expect(without.log.comment).toContain("Left out: message bodies and private keys.");
+    await expect(page.getByTestId("export-note")).toHaveText(
+      'rate-limited-then-down.har: left out: message bodies and private keys. Tick "with message bodies" to keep them.',
+    );
+    await page.getByLabel("with message bodies").check();
+    await expect(page.getByTestId("export-note")).toHaveCount(0);
+    const withBodies = await harOf();
+    expect(posted(withBodies)).toBeGreaterThan(0);
+    await expect(page.getByTestId("export-note")).toHaveText(
+      "rate-limited-then-down.har: left out: private keys (message bodies kept).",
+    );
+    await page.getByLabel("with message bodies").uncheck();
 
     await page.goto("/");
     await page.getByLabel("Open trace…").setInputFiles(file);

@@ -70,12 +70,12 @@ test.describe("the statechart view", () => {
     await expect(edgeLabel(page, "retrySameDelivery")).toHaveAttribute("data-count", "126");
     await machine(page).scrollIntoViewIfNeeded();
     await machine(page).screenshot({ path: `${SHOTS}/statechart-rate-limited-end.png` });
-    // For the README: a wider window, where the labels read at a glance.
+    // A wider window, where the labels read at a glance (the README's picture: e2e/readme.screenshots.ts).
     await page.setViewportSize({ width: 1920, height: 1200 });
     await machine(page).scrollIntoViewIfNeeded();
     // The title bar is sticky: let it scroll away for the picture, so it does not cover the panel's head.
     await machine(page).screenshot({
-      path: "docs/screenshots/statechart.png",
+      path: `${SHOTS}/statechart-rate-limited-end-wide.png`,
       style: ".titlebar { position: static !important; }",
     });
     await page.setViewportSize({ width: 1600, height: 1100 });
@@ -125,7 +125,7 @@ test.describe("issue 22: the machine's words read at its default view", () => {
       .evaluateAll((els) => {
         const viewport = document.querySelector(".sc-canvas .react-flow__viewport");
         const scale = viewport ? new DOMMatrixReadOnly(getComputedStyle(viewport).transform).a : 1;
-        return Math.min(...els.map((e) => parseFloat(getComputedStyle(e).fontSize) * scale));
+        return els.reduce((min, e) => Math.min(min, parseFloat(getComputedStyle(e).fontSize) * scale), Infinity);
       });
 
   for (const width of [1280, 1600])

@@ -549,7 +549,7 @@ export function createElectron(options: StandInOptions): ElectronStandIn {
   const protocol = {
     registerSchemesAsPrivileged(customSchemes: Electron.CustomScheme[]): void {
       if (app.isReady()) throw new Error("protocol.registerSchemesAsPrivileged should be called before app is ready");
-      privileged.push(...customSchemes);
+      for (const scheme of customSchemes) privileged.push(scheme);
     },
     handle(scheme: string, handler: (request: Request) => Response | Promise<Response>): void {
       if (!app.isReady()) throw notReady("protocol.handle");

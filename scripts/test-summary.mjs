@@ -166,7 +166,7 @@ try {
   } else {
     const s = summarize(args.dir, args.steps, args.quick);
     ({ passed, failed, skipped } = s);
-    out.push(...s.lines, ...s.notes);
+    for (const line of [...s.lines, ...s.notes]) out.push(line);
   }
 } catch (error) {
   failed++;

@@ -45,7 +45,7 @@ describe("mailscope check", () => {
     expect(await checkCommandAction([dir], { junit }, io)).toBe(1);
     expect(err).toEqual([
       expect.stringMatching(/^\[1\/2\] .*broken\.yaml INVALID \d+\.\d\d s$/),
-      expect.stringMatching(/^\[2\/2\] .*wrong\.yaml FAILED \(1 of 7 checks\) \d+\.\d\d s$/),
+      expect.stringMatching(/^\[2\/2\] .*wrong\.yaml FAILED \(1 of 8 checks\) \d+\.\d\d s$/),
     ]);
     const text = out.join("\n");
     expect(text).toContain("2 scenarios: 0 passed, 1 failed, 1 invalid");
@@ -56,7 +56,7 @@ describe("mailscope check", () => {
     expect(text).toContain(`reproduce: mailscope run ${join(dir, "wrong.yaml")} --seed 99`);
     const xml = readFileSync(junit, "utf8");
     expect(xml).toMatch(
-      /^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="mailscope check" tests="8" failures="1" errors="1"/,
+      /^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="mailscope check" tests="9" failures="1" errors="1"/,
     );
     expect(xml).toContain('<testcase classname="');
     expect(xml).toContain("<failure message=");

@@ -21,6 +21,7 @@ import { consoleIo, type CliIo } from "./io.ts";
 import { progressPrinter, progressWanted } from "./progress.ts";
 import { mailscopeVersion, offset } from "./run.ts";
 import type { RunProgress } from "../sim/runScenario.ts";
+import { maxOf } from "../protocol/lists.ts";
 
 /** How one scenario fared. */
 export interface ScenarioCheck {
@@ -157,7 +158,12 @@ export function formatCheckReport(report: CheckReport): string[] {
     ];
   });
   const header = ["scenario", "result", "checks", "virtual", "wall"];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const widths = header.map((h, i) =>
+    maxOf(
+      rows.map((r) => (r[i] ?? "").length),
+      h.length,
+    ),
+  );
   const line = (cells: readonly string[]): string =>
     cells
       .map((c, i) => (i >= 2 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0)))
@@ -254,7 +260,12 @@ export function formatCoverage(coverage: CoverageReport): string[] {
   const pct = (covered: number, total: number): string =>
     total === 0 ? "-" : `${Math.round((100 * covered) / total)}%`;
   const table = (header: readonly string[], rows: readonly (readonly string[])[], right: number): string[] => {
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+    const widths = header.map((h, i) =>
+      maxOf(
+        rows.map((r) => (r[i] ?? "").length),
+        h.length,
+      ),
+    );
     const line = (cells: readonly string[]): string =>
       cells
         .map((c, i) => (i >= right ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0)))

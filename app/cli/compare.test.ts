@@ -31,8 +31,12 @@ describe("mailscope compare", () => {
     expect(out).toContain("  outcome   smtp (fallback)  accepted  *");
     expect(out).toContain("  time      +1:03:00         +3:03:00  *");
     expect(out).toContain("  attempts  7                9         *");
-    expect(out).toContain("  m1 bob@b.example: smtp at +1:03:00 vs accepted at +3:03:00");
-    expect(out.at(-1)).toBe("differ: 1 of 1 recipient ended differently");
+    expect(out).toContain("  m1 bob@b.example: different outcome: smtp at +1:03:00 vs accepted at +3:03:00");
+    // Where the runs part: at attempt 1, whose judgement names each run's fallback window.
+    expect(out).toContain(
+      "The runs first part at +0:00:00, after 0 decisions alike: A +0:00:00 m1@a.example→b.example: attempt 1 over at capabilities (temporary, fallback-eligible, 0 POSTs); fallback window 1h, give-up after 120h [GET-9]; B +0:00:00 m1@a.example→b.example: attempt 1 over at capabilities (temporary, fallback-eligible, 0 POSTs); fallback window 4h, give-up after 120h [GET-9].",
+    );
+    expect(out.at(-1)).toBe("Differ: 1 of 1 recipient ended differently.");
   });
 
   it("the same reading twice: nothing flagged, exit 0", async () => {
@@ -40,7 +44,8 @@ describe("mailscope compare", () => {
     expect(await compareCommandAction(G16, { set: ["G7=enforced", "G7=enforced"] }, io)).toBe(0);
     expect(out).toContain("  m1 bob@b.example: same: accepted at +3:03:00");
     expect(out.some((l) => l.endsWith("*"))).toBe(false);
-    expect(out.at(-1)).toBe("same: all 1 recipient ended alike");
+    expect(out).toContain("The runs never part: they make the same 19 decisions.");
+    expect(out.at(-1)).toBe("Same: all 1 recipient ended alike.");
   });
 
   it("two seeds: --seed-a and --seed-b (jitter on moves the retries)", async () => {
@@ -93,14 +98,18 @@ describe("mailscope compare", () => {
     expect(code).toBe(1);
     const json = JSON.parse(out.join("\n")) as {
       runs: { readings: Record<string, string> }[];
-      lines: { verdict: string }[];
+      lines: { verdict: string; kind: string }[];
       prefix: { identical: boolean };
     };
     expect(json.runs.map((r) => r.readings["G16"])).toEqual([
       "jitter=off, fallback-window=4h",
       "jitter=off, fallback-window=4h",
     ]);
-    expect(json.lines[0]?.verdict).toBe("accepted at +3:03:00 vs accepted at +1:03:00");
+    // The same outcome sooner: a class of its own (issue 22), not "different".
+    expect(json.lines[0]).toMatchObject({
+      kind: "same-outcome",
+      verdict: "accepted in both, at +3:03:00 vs +1:03:00; attempts 9 vs 7",
+    });
     expect(json.prefix.identical).toBe(true);
   });
 

@@ -3,10 +3,12 @@
  * readings (`--set A --set B`), two seeds (`--seed-a N --seed-b M`), or as
  * itself and a fork at a time (`--fork-at 30m --end-fault b-down`) — and
  * prints the difference table (each recipient's outcome, time, attempts,
- * POSTs and rule in run A and run B, the differing fields marked `*`) and a
- * one-line verdict per recipient (app/sim/compare.ts). For a fork it also
- * checks that the two runs are identical before the fork point (hash of the
- * trace prefix). `--json` prints the same as JSON.
+ * POSTs and rule in run A and run B, the differing fields marked `*`), a
+ * one-line verdict per recipient (app/sim/compare.ts; a DSN matched by what it
+ * reports on, not by its Message-ID) and where the two runs first part (the
+ * first decision one made otherwise, with both). For a fork it also checks
+ * that the two runs are identical before the fork point (hash of the trace
+ * prefix). `--json` prints the same as JSON.
  *
  * Exit codes, as diff(1): 0 the two runs ended the same for every recipient
  * (and a fork's prefix is identical), 1 they differ, 2 bad input.
@@ -17,14 +19,15 @@ import { loadScenarioFile } from "../node/scenarioLoader.ts";
 import {
   checkPrefix,
   COMPARE_FIELDS,
-  compareOutcomes,
+  compareRuns,
   FIELD_TEXT,
   fieldText,
+  VERDICT_KIND_TEXT,
   type CompareTable,
+  type Parting,
   type PrefixCheck,
 } from "../sim/compare.ts";
 import { forkScenario, type ForkChange } from "../sim/fork.ts";
-import { outcomeRows } from "../sim/outcomeRows.ts";
 import { runLoadedScenario, type ScenarioRun } from "../sim/runScenario.ts";
 import {
   formatScenarioError,
@@ -37,6 +40,7 @@ import { WorldError } from "../sim/world.ts";
 import { offset, parseOffset } from "../trace/offset.ts";
 import { consoleIo, type CliIo } from "./io.ts";
 import { mailscopeVersion, parseSeed } from "./run.ts";
+import { maxOf } from "../protocol/lists.ts";
 
 /** Exit codes: 0 the runs agree, 1 they differ, 2 bad input. */
 export const COMPARE_EXIT = { same: 0, differ: 1, badInput: 2 } as const;
@@ -264,7 +268,7 @@ export async function compareCommandAction(
     return COMPARE_EXIT.badInput;
   }
   const startMs = a.run.world.startMs;
-  const table = compareOutcomes(outcomeRows(a.run.trace.events, startMs), outcomeRows(b.run.trace.events, startMs));
+  const { table, parting } = compareRuns(a.run.trace.events, b.run.trace.events, startMs);
   const prefix =
     forkAtMs !== undefined
       ? await checkPrefix(a.run.trace.events, b.run.trace.events, startMs + forkAtMs, startMs)
@@ -289,11 +293,15 @@ export async function compareCommandAction(
           })),
           same,
           differing: table.differing,
+          kinds: table.kinds,
+          summary: table.summary,
+          parting,
           lines: table.lines.map((l) => ({
             message: l.message,
             recipient: l.recipient,
             dsn: l.dsn,
             differs: l.differs,
+            kind: l.kind,
             verdict: l.verdict,
             a: l.a === undefined ? null : jsonRow(l.a),
             b: l.b === undefined ? null : jsonRow(l.b),
@@ -307,7 +315,7 @@ export async function compareCommandAction(
     );
     return same ? COMPARE_EXIT.same : COMPARE_EXIT.differ;
   }
-  for (const line of compareReport(a.run.trace.scenario.name, file, [a, b], table, prefix)) io.out(line);
+  for (const line of compareReport(a.run.trace.scenario.name, file, [a, b], table, parting, prefix)) io.out(line);
   if (forkText !== undefined && options.saveFork !== undefined) io.out(`wrote fork ${options.saveFork}`);
   return same ? COMPARE_EXIT.same : COMPARE_EXIT.differ;
 }
@@ -336,12 +344,13 @@ function jsonPrefix(prefix: PrefixCheck, startMs: number): Record<string, unknow
   };
 }
 
-/** The printed comparison: the two runs, the difference table, the verdicts, the prefix check. */
+/** The printed comparison: the two runs, the difference table, the verdicts, where they part, the prefix check. */
 export function compareReport(
   name: string,
   file: string,
   runs: readonly SideRun[],
   table: CompareTable,
+  parting: Parting,
   prefix: PrefixCheck | undefined,
 ): string[] {
   const lines = [`${name} (${file}): two runs compared`];
@@ -352,11 +361,17 @@ export function compareReport(
   const cells = table.lines.flatMap((l) =>
     COMPARE_FIELDS.map((f) => ({ l, f, a: fieldText(l.a, f), b: fieldText(l.b, f), differs: l.differs.includes(f) })),
   );
-  const wa = Math.max(1, ...cells.map((c) => c.a.length));
-  const wb = Math.max(1, ...cells.map((c) => c.b.length));
+  const wa = maxOf(
+    cells.map((c) => c.a.length),
+    1,
+  );
+  const wb = maxOf(
+    cells.map((c) => c.b.length),
+    1,
+  );
   lines.push(`  ${"".padEnd(10)}${"A".padEnd(wa)}  B`);
   for (const l of table.lines) {
-    lines.push(`${l.message} ${l.recipient}${l.dsn ? " (DSN)" : ""}`);
+    lines.push(`${l.message} ${l.recipient}`);
     for (const c of cells.filter((c) => c.l === l)) {
       lines.push(
         `  ${FIELD_TEXT[c.f].padEnd(10)}${c.a.padEnd(wa)}  ${c.b.padEnd(wb)}${c.differs ? "  *" : ""}`.trimEnd(),
@@ -364,15 +379,14 @@ export function compareReport(
     }
   }
   lines.push("", "verdicts:");
-  for (const l of table.lines) lines.push(`  ${l.message} ${l.recipient}: ${l.verdict}`);
+  for (const l of table.lines) {
+    lines.push(
+      `  ${l.message} ${l.recipient}: ${l.kind === "same" ? "" : `${VERDICT_KIND_TEXT[l.kind]}: `}${l.verdict}`,
+    );
+  }
+  lines.push("", parting.text);
   if (prefix !== undefined) lines.push("", `before the fork: ${prefix.text}`);
-  const n = table.lines.length;
-  lines.push(
-    "",
-    table.same
-      ? `same: all ${n} recipient${n === 1 ? "" : "s"} ended alike`
-      : `differ: ${table.differing} of ${n} recipient${n === 1 ? "" : "s"} ended differently`,
-  );
+  lines.push("", table.summary);
   return lines;
 }
 

@@ -22,6 +22,7 @@ import {
 } from "../node/rawHttp.ts";
 import { formatConfigError, loadReceiverConfigFile } from "../node/receiverConfigFile.ts";
 import { FileTooLargeError, readBounded, readBoundedText, readErrorReason } from "../node/boundedRead.ts";
+import { maxOf } from "../protocol/lists.ts";
 
 export type { LintLine, LintStatus } from "../receiver/lintChecks.ts";
 
@@ -75,7 +76,7 @@ export function formatLintReport(report: LintReport): string {
   );
   for (const line of formatRawHttpProblems(report.file, report.warnings))
     out.push(line.replace(/^([^:]*:\d+): /, "$1: warning: "));
-  const width = Math.max(...report.checks.map((c) => c.check.length));
+  const width = maxOf(report.checks.map((c) => c.check.length));
   for (const c of report.checks) {
     const mark = c.status === "pass" ? "PASS" : c.status === "fail" ? "FAIL" : "SKIP";
     const answer = c.status === "fail" && c.answer !== undefined ? `  → ${c.answer.status} ${c.answer.problem}` : "";

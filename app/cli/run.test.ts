@@ -4,7 +4,14 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { importTrace } from "../trace/importer.ts";
 import { main } from "./main.ts";
-import { offset, parseSeed, runCommandAction } from "./run.ts";
+import { jsonOutcomes, offset, parseSeed, report, runCommandAction } from "./run.ts";
+import { loadScenarioFile } from "../node/scenarioLoader.ts";
+import { checkInvariants } from "../sim/invariants.ts";
+import { runLoadedScenario, type ScenarioRun } from "../sim/runScenario.ts";
+import type { RecordedEvent } from "../trace/schema.ts";
+import { exportMarkdown } from "../trace/exportMarkdown.ts";
+
+const DAY_MS = 86_400_000;
 
 function capture() {
   const out: string[] = [];
@@ -29,7 +36,7 @@ describe("mailscope run", () => {
       /outcomes:\n {2}m1 +bob@b\.example +smtp \(fallback\) +\+2:03:00 +8 attempts +0 POSTs +STATE-3/,
     );
     expect(text).toContain("  ok    smtp-only-where-allowed: 1 hand-off to SMTP, each allowed");
-    expect(out.at(-1)).toMatch(/^passed: all 7 checks; \d+ events; 2:03:00 of virtual time in \d+\.\d\d s$/);
+    expect(out.at(-1)).toMatch(/^passed: all 8 checks; \d+ events; 2:03:00 of virtual time in \d+\.\d\d s$/);
   });
 
   it("collapses alike attempts: five days of retries read in a few lines", async () => {
@@ -157,7 +164,7 @@ describe("mailscope run", () => {
     );
     const { io, out, err } = capture();
     expect(await runCommandAction(file, { seed: "abc" }, io)).toBe(1);
-    expect(out.at(-1)).toMatch(/^FAILED: 1 of 7 checks failed/);
+    expect(out.at(-1)).toMatch(/^FAILED: 1 of 8 checks failed/);
     expect(err).toEqual([`reproduce: mailscope run ${file} --seed abc`]);
   });
 
@@ -215,6 +222,39 @@ describe("mailscope run", () => {
       console.log = log;
       console.error = error;
     }
+  });
+
+  it("issue 23: the summary of a run of 300,000 events and 100,000 recipients is printed, not a stack overflow", async () => {
+    // A run long enough that a list of its events (or outcomes) spread into Math.max overflows the stack:
+    // rate-limited-then-down's five days again and again, six days apart, and as many recipient rows.
+    const load = await loadScenarioFile("scenarios/rate-limited-then-down.yaml");
+    if (!load.ok) throw new Error("the scenario does not load");
+    const run = await runLoadedScenario(load.loaded, {});
+    const events: RecordedEvent[] = [];
+    for (let round = 0; events.length < 300_000; round++) {
+      for (const e of run.trace.events)
+        events.push({ ...e, seq: events.length, timeMs: e.timeMs + round * 6 * DAY_MS });
+    }
+    // The summary's outcome rows come from the trace (app/sim/outcomeRows.ts): the first submission names
+    // 100,000 more recipients, each a row of its own.
+    const submitted = events.findIndex((e) => e.name === "message.submitted");
+    const first = events[submitted];
+    if (first === undefined) throw new Error("no submission");
+    const to = [...((first.data?.["to"] as string[] | undefined) ?? [])];
+    for (let i = 0; i < 100_000; i++) to.push(`r${i}@b.example`);
+    events[submitted] = { ...first, data: { ...first.data, to } };
+    const big: ScenarioRun = { ...run, trace: { ...run.trace, events }, endMs: events.at(-1)?.timeMs ?? 0 };
+
+    const lines = report(big, "big.yaml", 0, false);
+    expect(lines.at(-1)).toMatch(new RegExp(`^passed: all \\d+ checks; ${events.length} events; `));
+    expect(lines.filter((l) => l.includes("@b.example") && l.includes(" r99999@b.example "))).toHaveLength(1);
+    // The --json outcomes: a recipient's attempts are those made before its outcome (the first round's bounce),
+    // read off the whole 300,000-event trace.
+    const once = jsonOutcomes(run)[0]?.["attemptsAt"] as unknown[];
+    expect(jsonOutcomes(big)[0]?.["attemptsAt"]).toHaveLength(once.length);
+    // The checks and the exports of the same run.
+    expect(checkInvariants(events, { readings: run.world.readings, complete: true }).length).toBeGreaterThan(0);
+    expect(exportMarkdown(big.trace, { maxDiagramMessages: 1 })).toContain("## Outcomes");
   });
 
   it("seeds and offsets", () => {

@@ -32,6 +32,7 @@ import {
 } from "../sim/scenario.ts";
 import { WorldError } from "../sim/world.ts";
 import { MAILSCOPE_VERSION } from "./version.ts";
+import { maxOf, pushAll } from "../protocol/lists.ts";
 
 /** Exit codes: 0 every check passed, 1 a check failed, 2 bad input. */
 export const RUN_EXIT = { passed: 0, failed: 1, badInput: 2 } as const;
@@ -125,7 +126,7 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
     written.push(`trace ${options.trace}`);
   }
   if (options.har !== undefined) {
-    await writeFile(options.har, `${JSON.stringify(exportHar(trace), null, 2)}\n`);
+    await writeFile(options.har, `${JSON.stringify(exportHar(trace, { full: options.full === true }), null, 2)}\n`);
     written.push(`HAR ${options.har}`);
   }
   if (options.report !== undefined) {
@@ -260,8 +261,14 @@ export function report(run: ScenarioRun, file: string, wallMs: number, full: boo
   // The rows the app's outcomes table shows (app/sim/outcomeRows.ts): each recipient's own attempts and POSTs.
   const labels = new Map(world.messages.map((m) => [m.messageId, m.id]));
   const rows = outcomeRows(trace.events, world.startMs, labels);
-  const width = Math.max(...rows.map((o) => o.message.length), 4);
-  const rwidth = Math.max(...rows.map((o) => o.recipient.length), 9);
+  const width = maxOf(
+    rows.map((o) => o.message.length),
+    4,
+  );
+  const rwidth = maxOf(
+    rows.map((o) => o.recipient.length),
+    9,
+  );
   const count = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
   for (const o of rows) {
     const at = o.atMs !== undefined ? offset(o.atMs, world.startMs) : "";
@@ -269,7 +276,7 @@ export function report(run: ScenarioRun, file: string, wallMs: number, full: boo
       `  ${o.message.padEnd(width)}  ${o.recipient.padEnd(rwidth)}  ${o.outcomeText.padEnd(24)} ${at.padEnd(12)} ${count(o.attempts, "attempt").padEnd(12)} ${count(o.posts, "POST").padEnd(9)} ${o.rule ?? ""}`.trimEnd(),
     );
   }
-  if (explain) lines.push("", ...whyLines(run, labels));
+  if (explain) pushAll(lines, ["", ...whyLines(run, labels)]);
   lines.push("", "checks:");
   for (const c of [...run.invariants, ...run.expectations]) {
     lines.push(`  ${c.passed ? "ok  " : "FAIL"}  ${c.id}: ${c.detail ?? ""}`);
@@ -314,7 +321,10 @@ function foldedTimes(times: readonly string[]): string {
  * until when.
  */
 export function timeline(events: readonly RecordedEvent[], startMs: number, full: boolean): string[] {
-  const width = Math.max(0, ...events.map((e) => (e.domain ?? "").length));
+  const width = maxOf(
+    events.map((e) => (e.domain ?? "").length),
+    0,
+  );
   const described: { at: string; domain: string; text: string }[] = [];
   for (const event of events) {
     const text = describeEvent(event, { flavour: "timeline", full });
@@ -322,7 +332,10 @@ export function timeline(events: readonly RecordedEvent[], startMs: number, full
     described.push({ at: offset(event.timeMs, startMs), domain: event.domain ?? "", text });
   }
   // 14 columns hold +h:mm:ss.mmm; a run of days (+4d 23:40:45.301) widens the column for every line.
-  const column = Math.max(14, ...described.map((l) => l.at.length));
+  const column = maxOf(
+    described.map((l) => l.at.length),
+    14,
+  );
   const lines: TimelineLine[] = described.map(({ at, domain, text }) => ({
     text: `${at.padStart(column)}  ${domain.padEnd(width)}  ${text}`,
     shape: shapeOf(`${domain} ${text}`),

@@ -284,5 +284,7 @@ export function describeDnsEvent(event: DnsResolverEvent): string {
       return `DNS SVCB ${event.name}: malformed record, ignored: ${event.detail}`;
     case "bad-name":
       return `DNS ${event.name}: cannot be asked (${event.detail})`;
+    case "localhost":
+      return `DNS ${event.type} ${event.name}: a localhost name, answered here, not asked (RFC 6761 §6.3)`;
   }
 }

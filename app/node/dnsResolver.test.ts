@@ -16,6 +16,7 @@ import {
   type DnsResolverEvent,
   type DnsResolverOptions,
 } from "./dnsResolver.ts";
+import { addressLookup } from "../cli/senderPorts.ts";
 
 const SVCB = "UNKNOWN_64" as RecordType;
 
@@ -287,6 +288,46 @@ describe("DNS failures map to the answer kinds the sender reads (G6, G8)", () =>
     expect(await resolver.svcb("_svc..example")).toEqual({ kind: "nxdomain" });
     expect(dns.queries).toHaveLength(0);
     expect(events.map((e) => e.kind)).toEqual(["bad-name", "bad-name"]);
+  });
+});
+
+describe("localhost names (issue 23, RFC 6761 §6.3)", () => {
+  it("are answered by the resolver itself, never asked: A 127.0.0.1, AAAA ::1, SVCB and TXT negative", async () => {
+    const events: DnsResolverEvent[] = [];
+    // A nameserver that would send localhost elsewhere.
+    const dns = await startDns((q) =>
+      q.type === "A" ? { answers: [{ type: "A", name: q.name, ttl: 60, data: "192.0.2.66" }] } : { flags: SERVFAIL },
+    );
+    const resolver = resolverFor(dns, { onEvent: (e) => events.push(e) });
+    for (const name of ["localhost", "localhost.", "LocalHost.", "mx.localhost.", "_svc.b.localhost"]) {
+      expect(await resolver.addresses(name, 4), name).toEqual({ kind: "answer", records: ["127.0.0.1"], ttlS: 86_400 });
+      expect(await resolver.addresses(name, 6), name).toEqual({ kind: "answer", records: ["::1"], ttlS: 86_400 });
+      expect(await resolver.svcb(name), name).toEqual({ kind: "nodata" });
+      expect(await resolver.txt(name), name).toEqual({ kind: "nodata" });
+    }
+    expect(dns.queries).toEqual([]);
+    expect(events).toHaveLength(20);
+    expect(events[0]).toEqual({ kind: "localhost", name: "localhost", type: "A" });
+    // Names that only look like it are asked.
+    expect(await resolver.addresses("localhost.example", 4)).toEqual({
+      kind: "answer",
+      records: ["192.0.2.66"],
+      ttlS: 60,
+    });
+    expect(await resolver.addresses("notlocalhost", 4)).toMatchObject({ kind: "answer" });
+    expect(dns.queries.map((q) => q.name)).toEqual(["localhost.example", "notlocalhost"]);
+  });
+
+  it("an SVCB target of localhost. is reached on this machine, not at the address the nameserver gives", async () => {
+    const dns = await startDns((q) =>
+      q.type === "A" ? { answers: [{ type: "A", name: q.name, ttl: 60, data: "192.0.2.66" }] } : { flags: NXDOMAIN },
+    );
+    const lookup = addressLookup(resolverFor(dns), new Map());
+    expect(await lookup("localhost.")).toEqual([
+      { address: "127.0.0.1", family: 4 },
+      { address: "::1", family: 6 },
+    ]);
+    expect(dns.queries).toEqual([]);
   });
 });
 

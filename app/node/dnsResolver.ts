@@ -24,6 +24,10 @@
  *   reported through `onEvent`. A ServiceMode target `.` reached through a CNAME
  *   is replaced by the record's real owner name (RFC 9460 §2.5.2), because the
  *   caller only knows the name it asked for.
+ * - `localhost` and the names under it are answered here and never asked
+ *   (RFC 6761 §6.3): A is 127.0.0.1, AAAA ::1, SVCB and TXT a negative
+ *   answer (`nodata`), reported through `onEvent`. An SVCB target `localhost.`
+ *   thus reaches this machine, whatever the configured nameserver says.
  */
 import { randomInt } from "node:crypto";
 import { createSocket } from "node:dgram";
@@ -61,7 +65,8 @@ export type DnsResolverEvent =
     }
   | { readonly kind: "truncated"; readonly name: string; readonly type: QueryType }
   | { readonly kind: "malformed-svcb"; readonly name: string; readonly detail: string }
-  | { readonly kind: "bad-name"; readonly name: string; readonly detail: string };
+  | { readonly kind: "bad-name"; readonly name: string; readonly detail: string }
+  | { readonly kind: "localhost"; readonly name: string; readonly type: QueryType };
 
 /** What {@link createDnsResolver} may be told. */
 export interface DnsResolverOptions {
@@ -140,6 +145,17 @@ function badName(name: string): string | undefined {
 
 /** The questions this resolver asks. */
 export type QueryType = "SVCB" | "TXT" | "A" | "AAAA";
+
+/** Whether `name` is `localhost` or a name under it, whatever its case and trailing dot (RFC 6761 §6.3). */
+export function isLocalhostName(name: string): boolean {
+  const bare = name.toLowerCase().replace(/\.$/, "");
+  return bare === "localhost" || bare.endsWith(".localhost");
+}
+
+/** The loopback address of each family: what a resolver answers for a localhost name itself (RFC 6761 §6.3). */
+const LOOPBACK: Readonly<Record<4 | 6, string>> = { 4: "127.0.0.1", 6: "::1" };
+/** The TTL of those answers: they never change. */
+const LOCALHOST_TTL_S = 86_400;
 
 /** The wire type of a question: SVCB is type 64, which dns-packet does not name. */
 function wireTypeOf(type: QueryType): RecordType {
@@ -378,8 +394,16 @@ export function createDnsResolver(options: DnsResolverOptions = {}): Resolver & 
     }
   }
 
+  /** RFC 6761 §6.3: a localhost name is never sent to the nameserver; `true` when `name` is one (and it was told). */
+  function localhost(name: string, type: QueryType): boolean {
+    if (!isLocalhostName(name)) return false;
+    emit({ kind: "localhost", name, type });
+    return true;
+  }
+
   return {
     async svcb(name: string): Promise<DnsAnswer<SvcbRecord>> {
+      if (localhost(name, "SVCB")) return { kind: "nodata" };
       const found = await lookup(name, "SVCB");
       if (found.kind !== "records") return found;
       const records: SvcbRecord[] = [];
@@ -405,6 +429,7 @@ export function createDnsResolver(options: DnsResolverOptions = {}): Resolver & 
     },
 
     async txt(name: string): Promise<DnsAnswer<string>> {
+      if (localhost(name, "TXT")) return { kind: "nodata" };
       const found = await lookup(name, "TXT");
       if (found.kind !== "records") return found;
       const records = found.records.map((answer) => {
@@ -417,6 +442,9 @@ export function createDnsResolver(options: DnsResolverOptions = {}): Resolver & 
     },
 
     async addresses(name: string, family: 4 | 6): Promise<DnsAnswer<string>> {
+      if (localhost(name, family === 4 ? "A" : "AAAA")) {
+        return { kind: "answer", records: [LOOPBACK[family]], ttlS: LOCALHOST_TTL_S };
+      }
       const found = await lookup(name, family === 4 ? "A" : "AAAA");
       if (found.kind !== "records") return found;
       const records = found.records.map((answer) => answer.data).filter((d): d is string => typeof d === "string");

@@ -124,9 +124,15 @@ describe("createEmlStore", () => {
   it("SVC-8: a failed write rejects with the fs error, leaves no temporary file, and the store keeps working", async () => {
     const store = createEmlStore(root);
     await writeFile(join(root, "bob@example.net"), "in the way");
+    // Issue 23: the error names the store and the folder, and keeps the system's code.
     await expect(
       store.deliver("bob@example.net", message("m"), { deliveryId: "d", receivedAtMs: 0 }),
-    ).rejects.toMatchObject({ code: "ENOTDIR" });
+    ).rejects.toMatchObject({
+      code: "ENOTDIR",
+      store: "mail store",
+      path: join(root, "bob@example.net"),
+      message: expect.stringMatching(new RegExp(`^mail store ${join(root, "bob@example.net")}: ENOTDIR`)),
+    });
     await unlink(join(root, "bob@example.net"));
     await store.deliver("bob@example.net", message("m"), { deliveryId: "d", receivedAtMs: 0 });
     expect(await namesIn(join(root, "bob@example.net"))).toEqual([`${fileTime(0)}-d.eml`]);
@@ -398,7 +404,10 @@ describe("createEmlStore: spool (a large message written while it arrives)", () 
     });
     const spool = store.spool();
     spool.write(message("Subject: x\r\n\r\nbody"), 0);
-    await expect(spool.finish(18)).rejects.toThrow("EIO");
+    // Issue 23: the spool file is named.
+    await expect(spool.finish(18)).rejects.toThrow(
+      new RegExp(`^mail store ${join(root, ".spool")}/\\.[0-9a-f]{16}\\.tmp: EIO$`),
+    );
     await expect(spool.deliver("bob@example.net", { deliveryId: "x", receivedAtMs: 0 })).rejects.toThrow(
       "not finished",
     );

@@ -42,7 +42,7 @@ import {
 } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import type { MailSpool, MailStore } from "../ports.ts";
+import { StorageError, type MailSpool, type MailStore } from "../ports.ts";
 
 /** What {@link createEmlStore} may be told. */
 export interface EmlStoreOptions {
@@ -447,7 +447,7 @@ export function createEmlStore(root: string, options: EmlStoreOptions = {}): Eml
    * would give it, and the folder flushed, as `deliver` does. Where hard
    * links are refused, the finished file is copied instead.
    */
-  function spool(): MailSpool {
+  function spool(): Required<MailSpool> & { readonly path: string } {
     const folder = join(root, ".spool");
     const path = join(folder, `.${randomBytes(8).toString("hex")}.tmp`);
     let fd: number | undefined;
@@ -512,6 +512,8 @@ export function createEmlStore(root: string, options: EmlStoreOptions = {}): Eml
     };
 
     return {
+      path,
+
       write(bytes, position) {
         if (closed || failure !== undefined || finished || bytes.byteLength === 0) return;
         try {
@@ -669,7 +671,34 @@ export function createEmlStore(root: string, options: EmlStoreOptions = {}): Eml
     }
   }
 
-  return { root, deliver, usage, mailboxDir, list, spool, removeLeftovers, holds };
+  return {
+    root,
+    deliver: (mailbox, message, meta) => named(mailboxDir(mailbox), deliver(mailbox, message, meta)),
+    usage: (mailbox) => named(mailboxDir(mailbox), usage(mailbox)),
+    mailboxDir,
+    list,
+    spool: () => namedSpool(spool()),
+    removeLeftovers: () => named(root, removeLeftovers()),
+    holds,
+  };
+
+  /** A failure of the store names it and the folder or file it failed at (issue 23): ENOSPC alone says neither. */
+  function named<T>(path: string, operation: Promise<T>): Promise<T> {
+    return operation.catch((error: unknown) => {
+      throw StorageError.of("mail store", path, error);
+    });
+  }
+
+  /** A spool whose failures name the spool file, or the mailbox folder it was being stored into. */
+  function namedSpool(inner: Required<MailSpool> & { readonly path: string }): MailSpool {
+    return {
+      write: (bytes, position) => inner.write(bytes, position),
+      finish: (size) => named(inner.path, inner.finish(size)),
+      deliver: (mailbox, meta) => named(mailboxDir(mailbox), inner.deliver(mailbox, meta)),
+      read: (target) => named(inner.path, inner.read(target)),
+      close: () => inner.close(),
+    };
+  }
 }
 
 function noop(): void {}

@@ -4,6 +4,7 @@ import { Agent, request as httpsRequest } from "node:https";
 import type { IncomingHttpHeaders } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { connect as netConnect, type Socket } from "node:net";
 import { connect, type TLSSocket } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -80,7 +81,14 @@ function send(
 async function withServer(
   handler: FetchHandler,
   run: (server: RunningHttpsServer, log: RequestLogEntry[]) => Promise<void>,
-  extra: { drainLimitBytes?: number; headersTimeoutMs?: number; bodyTimeoutMs?: number; maxConnections?: number } = {},
+  extra: {
+    drainLimitBytes?: number;
+    headersTimeoutMs?: number;
+    bodyTimeoutMs?: number;
+    maxConnections?: number;
+    onConnectionError?: (error: Error) => void;
+    lingerMs?: number;
+  } = {},
 ): Promise<void> {
   const log: RequestLogEntry[] = [];
   const server = await startHttpsServer({
@@ -542,6 +550,71 @@ describe("Slow and many clients (issue 16: limits on what an unauthenticated cli
         expect(await answer).toMatch(/^HTTP\/1\.1 200 /);
       },
       { bodyTimeoutMs: 60_000 },
+    );
+  });
+
+  it("issue 23: clients that hold a half-sent head or never start TLS are freed, and a new client is still served past maxConnections", async () => {
+    const errors: string[] = [];
+    await withServer(
+      echo,
+      async (server) => {
+        // The server's own sockets, to count: each must be freed while its client still holds its end.
+        const serverSide: Socket[] = [];
+        let dropped = 0;
+        let seen = (): void => {};
+        const allSeen = new Promise<void>((done) => (seen = done));
+        const count = (): void => {
+          if (serverSide.length + dropped === 4) seen();
+        };
+        server.server.on("connection", (socket: Socket) => {
+          serverSide.push(socket);
+          count();
+        });
+        server.server.on("drop", () => {
+          dropped += 1;
+          count();
+        });
+        const freed = (socket: Socket): Promise<void> =>
+          socket.destroyed ? Promise.resolve() : new Promise((done) => socket.once("close", () => done()));
+
+        // Two clients send half a request head, then neither read nor close (paused: not even the FIN is read).
+        const halfOpen = [await open(server), await open(server)];
+        for (const socket of halfOpen) {
+          socket.write("POST /v1/messages HTTP/1.1\r\nHost: localhost\r\n");
+          socket.pause();
+        }
+        // Two TCP connections never start their TLS handshake; they read what comes but never close.
+        const idle = [0, 1].map(() => {
+          const socket = netConnect({ host: "127.0.0.1", port: server.port, allowHalfOpen: true });
+          const got: Buffer[] = [];
+          socket.on("data", (d: Buffer) => got.push(d));
+          socket.on("error", () => {});
+          return { socket, got };
+        });
+        // Four clients against a cap of three: one is turned away, the other three are held until freed.
+        await allSeen;
+        expect({ held: serverSide.length, dropped }).toEqual({ held: 3, dropped: 1 });
+        await Promise.all(serverSide.map(freed));
+        const connections = await new Promise<number>((resolve, reject) =>
+          server.server.getConnections((error, n) => (error ? reject(error) : resolve(n))),
+        );
+        expect(connections).toBe(0);
+        // The half-open clients never closed their ends: the server freed those sockets itself.
+        for (const socket of halfOpen) expect(socket.destroyed).toBe(false);
+        // No plain HTTP written into a connection that never finished its TLS handshake.
+        for (const { got } of idle) expect(Buffer.concat(got).toString("latin1")).not.toMatch(/HTTP\//);
+
+        // The log says why each held connection went, once each: the handshakes never finished, the heads timed out.
+        const handshakes = errors.filter((e) => e.startsWith("TLS handshake not finished within 200 ms"));
+        expect(handshakes.length).toBe(serverSide.length - halfOpen.length);
+        expect(errors.length).toBe(serverSide.length);
+
+        const answer = await send(server, { path: "/after" });
+        expect(answer.status).toBe(200);
+        for (const socket of [...halfOpen, ...idle.map((c) => c.socket)]) socket.destroy();
+      },
+      // A linger longer than the test's timeout: only a written answer's flush can free the half-open ones.
+      { maxConnections: 3, headersTimeoutMs: 200, lingerMs: 600_000, onConnectionError: (e) => errors.push(e.message) },
     );
   });
 

@@ -89,6 +89,11 @@ export interface HttpsServerOptions {
   readonly maxConnections?: number;
   /** The clock of the log; default `Date.now`. */
   readonly now?: () => number;
+  /**
+   * @internal How long a connection whose last answer cannot be written (a client that reads nothing) is kept
+   * before it is cut; default 2 s. A test sets it long, to see that a written answer frees it at once.
+   */
+  readonly lingerMs?: number;
 }
 
 /** A server that listens. */
@@ -136,6 +141,9 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
     headersTimeout: headersTimeoutMs,
     // Node looks for connections past their headers or request timeout this often (default 30 s).
     connectionsCheckingInterval: Math.max(5, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
+    // A connection that has not finished its TLS handshake within the headers timeout is cut (issue 23):
+    // the handshake is the first part of "sending the request head".
+    handshakeTimeout: headersTimeoutMs,
   });
   server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
 
@@ -144,24 +152,35 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
   let closing: Promise<void> | undefined;
   let idleWaiters: (() => void)[] = [];
 
+  /** TLS sockets whose handshake finished: only these may be answered in HTTP. */
+  const secured = new WeakSet<Socket>();
   server.on("connection", (socket: Socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
   });
+  server.on("secureConnection", (socket: Socket) => secured.add(socket));
   server.on("tlsClientError", (error: Error & { reason?: string }, socket: Socket) => {
     const from = socket.remoteAddress === undefined ? "" : ` from ${socket.remoteAddress}`;
+    const code = (error as NodeJS.ErrnoException).code;
     const reason = error.reason ?? error.message;
     const hint = /unsupported protocol|version/i.test(reason) ? " (the client offered no TLS 1.3)" : "";
-    const reported = new Error(`TLS handshake refused${from}: ${reason}${hint}`);
-    options.onConnectionError?.(Object.assign(reported, { code: (error as NodeJS.ErrnoException).code }));
+    const reported =
+      code === "ERR_TLS_HANDSHAKE_TIMEOUT"
+        ? new Error(`TLS handshake not finished within ${headersTimeoutMs} ms${from}: connection closed`)
+        : new Error(`TLS handshake refused${from}: ${reason}${hint}`);
+    options.onConnectionError?.(Object.assign(reported, { code }));
   });
   server.on("clientError", (error: Error & { code?: string }, socket: Socket) => {
-    // TLS failures were reported by tlsClientError already.
-    if (!error.code?.startsWith("ERR_SSL")) options.onConnectionError?.(error);
+    if (!secured.has(socket)) {
+      // The TLS handshake failed or timed out (tlsClientError reported it): there is no HTTP to answer in,
+      // so the connection is freed at once (issue 23).
+      socket.destroy();
+      return;
+    }
+    options.onConnectionError?.(error);
     // Node's headers or request timeout (a client too slow to send its request): 408, as RFC 9110 §15.5.9 has it.
     const status = error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? "408 Request Timeout" : "400 Bad Request";
-    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
-    else socket.destroy();
+    endThenDestroy(socket, `HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, options.lingerMs);
   });
 
   let defaultAuthority = host;
@@ -236,6 +255,31 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
   return { server, host, port, origin: `https://${defaultAuthority}`, inFlight: () => active, close, forceClose };
 }
 
+/** How long a connection whose last answer could not be handed to the kernel (a client that reads nothing) is kept. */
+const LINGER_MS = 2_000;
+
+/**
+ * Ends a connection with its last words and frees it as soon as they are written (issue 23): a client that
+ * neither reads nor closes must not hold the socket, which `end()` alone would leave half-open until the
+ * peer's FIN. When even the write cannot finish (the client's window is full), the socket goes after
+ * `lingerMs` ({@link LINGER_MS}).
+ */
+function endThenDestroy(socket: Socket, last?: string, lingerMs = LINGER_MS): void {
+  if (socket.destroyed) return;
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const linger = setTimeout(() => socket.destroy(), lingerMs);
+  linger.unref();
+  socket.once("close", () => clearTimeout(linger));
+  const destroy = (): void => {
+    socket.destroy();
+  };
+  if (last === undefined) socket.end(destroy);
+  else socket.end(last, destroy);
+}
+
 interface ServeContext {
   readonly handler: FetchHandler;
   readonly defaultAuthority: string;
@@ -292,7 +336,7 @@ async function serveOne(req: IncomingMessage, res: ServerResponse, context: Serv
     );
     error = `body timeout: nothing for ${context.bodyTimeoutMs} ms`;
     const facts = await writeWebResponse(res, response, { close: true }).catch(() => ({}));
-    req.socket.destroySoon();
+    endThenDestroy(req.socket);
     return {
       ...base,
       status: res.statusCode,

@@ -70,7 +70,7 @@ describe("nodeCryptoProvider: WebCrypto's answers, computed in place (SIG-* Ed25
             signature = good.slice();
             signature[at % 64] = (signature[at % 64] ?? 0) ^ (1 << (at % 8));
           } else if (kind === "short") signature = good.subarray(0, 63);
-          else if (kind === "long") signature = Uint8Array.of(...good, 0);
+          else if (kind === "long") signature = new Uint8Array([...good, 0]);
           else if (kind === "empty") signature = new Uint8Array(0);
           const key = kind === "other-key" ? other.publicKey : pair.publicKey;
           const ours = await provider.verify!("Ed25519", key, signature, data);

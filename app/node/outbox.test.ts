@@ -61,6 +61,18 @@ describe("the outbox of serve's outbound side (G17, ENV-3)", () => {
     expect(await readdir(root)).toHaveLength(2);
   });
 
+  it("issue 23: an outbox that cannot be written names itself and its folder, with the system's code", async () => {
+    // A file where the folder should be.
+    await writeFile(join(root, "outbox"), "in the way");
+    const outbox = createOutbox(join(root, "outbox", "dsn"));
+    await expect(outbox.add(envelope, bytes("m"))).rejects.toMatchObject({
+      store: "outbox",
+      path: join(root, "outbox", "dsn"),
+      code: "ENOTDIR",
+      message: expect.stringMatching(new RegExp(`^outbox ${join(root, "outbox", "dsn")}: ENOTDIR`)),
+    });
+  });
+
   it("a missing folder is an empty outbox", async () => {
     expect(await createOutbox(join(root, "none")).load()).toEqual({ entries: [], setAside: [] });
   });

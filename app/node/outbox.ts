@@ -23,6 +23,7 @@ import { mkdir, open, readdir, readFile, rename, stat, unlink, type FileHandle }
 import { dirname, join, resolve } from "node:path";
 import * as z from "zod";
 import { cannotSyncFolder, fileTime } from "./emlStore.ts";
+import { StorageError } from "../ports.ts";
 
 /** An entry's envelope: the `.json` file. */
 export const outboxEnvelopeSchema = z.object({
@@ -215,7 +216,17 @@ export function createOutbox(dir: string, options: OutboxOptions = {}): Outbox {
     }
   }
 
-  return { dir, add, remove, load };
+  /** A failure of the outbox names it and the folder or entry it failed at (issue 23). */
+  const named = <T>(path: string, operation: Promise<T>): Promise<T> =>
+    operation.catch((error: unknown) => {
+      throw StorageError.of("outbox", path, error);
+    });
+  return {
+    dir,
+    add: (envelope, message) => named(dir, add(envelope, message)),
+    remove: (id) => named(join(dir, `${id}.json`), remove(id)),
+    load: () => named(dir, load()),
+  };
 }
 
 async function unlinkIfThere(path: string): Promise<void> {

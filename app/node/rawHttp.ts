@@ -11,6 +11,7 @@
  * with the bytes, a malformed chunk. Every problem names its line.
  */
 import type { HttpMessageView } from "../protocol/signature.ts";
+import { bytesToBinary } from "../protocol/base64.ts";
 
 /** A problem with the input, at a 1-based line of the file. */
 export interface RawHttpProblem {
@@ -90,7 +91,7 @@ export function parseRawHttpRequest(bytes: Uint8Array, options: RawHttpOptions =
     const end = lf < 0 ? bytes.length : lf;
     const hasCr = end > offset && bytes[end - 1] === 0x0d;
     if (lf >= 0 && !hasCr) sawBareLf = true;
-    const text = latin1(bytes.subarray(offset, hasCr ? end - 1 : end));
+    const text = bytesToBinary(bytes.subarray(offset, hasCr ? end - 1 : end));
     const line = lineAt(offset);
     const next = lf < 0 ? bytes.length : lf + 1;
     return { text, line, next };
@@ -359,7 +360,7 @@ function decodeChunked(
     const lf = data.indexOf(0x0a, at);
     if (lf < 0) return undefined;
     const end = lf > at && data[lf - 1] === 0x0d ? lf - 1 : lf;
-    return { text: latin1(data.subarray(at, end)), next: lf + 1 };
+    return { text: bytesToBinary(data.subarray(at, end)), next: lf + 1 };
   };
   for (;;) {
     const sizeLine = line();
@@ -428,12 +429,6 @@ function noteTrailing(
 
 function isOnlyNewlines(bytes: Uint8Array): boolean {
   return bytes.every((b) => b === 0x0d || b === 0x0a);
-}
-
-function latin1(bytes: Uint8Array): string {
-  let out = "";
-  for (let i = 0; i < bytes.length; i += 8192) out += String.fromCharCode(...bytes.subarray(i, i + 8192));
-  return out;
 }
 
 function tryUrl(text: string): string | undefined {

@@ -8,6 +8,7 @@ import { readdir, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { loadScenario, parseScenarioText, type ScenarioLoad } from "../sim/scenario.ts";
 import { readBounded, readBoundedRegular, readBoundedText, readErrorReason } from "./boundedRead.ts";
+import { pushAll } from "../protocol/lists.ts";
 
 /**
  * Loads `file`: its text, validated, and the .eml files it names. Never
@@ -107,7 +108,7 @@ export async function findScenarioFiles(paths: readonly string[]): Promise<strin
       out.push(path);
       continue;
     }
-    out.push(...(await walk(path)));
+    pushAll(out, await walk(path));
   }
   return [...new Set(out)];
 }
@@ -118,7 +119,7 @@ async function walk(dir: string): Promise<string[]> {
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     if (entry.name.startsWith(".")) continue;
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...(await walk(path)));
+    if (entry.isDirectory()) pushAll(files, await walk(path));
     else if (/\.ya?ml$/i.test(entry.name)) files.push(path);
   }
   return files;

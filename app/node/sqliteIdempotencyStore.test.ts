@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { IdempotencyRecord } from "../receiver/idempotencyStore.ts";
@@ -11,6 +11,8 @@ import {
   openSqliteIdempotencyStore,
   type SqliteIdempotencyStore,
 } from "./sqliteIdempotencyStore.ts";
+import { StorageError } from "../ports.ts";
+import { createEmlStore } from "./emlStore.ts";
 
 let dir: string;
 let file: string;
@@ -176,6 +178,92 @@ describe("the receiver over the SQLite store", () => {
     expect(h.store.all()).toHaveLength(1);
     expect((await h.deliver({ idempotencyKey: "k", message: "Subject: a\r\n\r\nother\r\n" })).status).toBe(409);
     expect(h.trace.named("idempotency.replay")).toHaveLength(1);
+  });
+});
+
+describe("a full disk (issue 23: every storage error names the store and the path)", () => {
+  /**
+   * Fills the file to its page limit with small intents of a.example, keys in ascending order, until one is
+   * refused: the table's last page is then full, so any intent after them (key "z") needs a page the file
+   * may not have.
+   */
+  async function fill(store: SqliteIdempotencyStore): Promise<unknown> {
+    for (let i = 0; i < 100_000; i++) {
+      const intent = { contentDigest: "x", deliveryId: "d", startedAtMs: 0, expiresAtMs: 1e15 };
+      const refused = await store.begin("a.example", `k${String(i).padStart(6, "0")}`, intent).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      if (refused !== undefined) return refused;
+    }
+    throw new Error("the file never filled");
+  }
+
+  it("a write the disk refuses rejects with the store and its file, the system's words kept", async () => {
+    const store = open({ maxPages: 8 });
+    const error = await fill(store);
+    expect(error).toBeInstanceOf(StorageError);
+    expect(error).toMatchObject({
+      store: "idempotency store",
+      path: resolve(file),
+      reason: "database or disk is full",
+    });
+    expect((error as Error).message).toBe(`idempotency store ${resolve(file)}: database or disk is full`);
+    const large = { ...record("d", 0), response: { ...record("d", 0).response, body: new Uint8Array(64 * 1024) } };
+    await expect(store.put("a.example", "k", large)).rejects.toThrow(`idempotency store ${resolve(file)}: `);
+    // Reading still works, and says nothing is there.
+    expect(await store.get("a.example", "k", 0)).toBeUndefined();
+  });
+
+  it("ERR-21: the receiver defers the recipient, naming the idempotency store and its file, not the mail store; no mail is stored", async () => {
+    const store = open({ maxPages: 8 });
+    await fill(store);
+    const mail = await mkdtemp(join(tmpdir(), "mailscope-idem-mail-"));
+    try {
+      const h = await createReceiverHarness((c) => c, { idempotencyStore: store, mailStore: createEmlStore(mail) });
+      const answer = await h.deliver({ idempotencyKey: "z" });
+      expect(answer.status).toBe(200);
+      const result = (await answer.json()) as { results: { status: string; problem?: { detail?: string } }[] };
+      expect(result.results[0]?.status).toBe("deferred");
+      expect(result.results[0]?.problem?.detail).toBe(
+        `the idempotency store failed at ${resolve(file)}: database or disk is full`,
+      );
+      expect(await readdir(mail)).toEqual([]);
+    } finally {
+      await rm(mail, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a key reused after its record expired, before the purge ran (issue 23, POST-25, LIM-6)", () => {
+  it("POST-25: gets a fresh delivery, not the old answer, with the same body or another; the memory store alike", async () => {
+    for (const which of ["sqlite", "memory"] as const) {
+      const h = await createReceiverHarness(
+        (c) => c,
+        which === "sqlite" ? { idempotencyStore: open({ fsync: false }) } : {},
+      );
+      const message = "Subject: a\r\n\r\nbody\r\n";
+      const first = await h.deliver({ idempotencyKey: "k", message });
+      expect(first.status, which).toBe(200);
+      // Seven days on, to the millisecond: the record's expiry (the retention is 7 days), and no purge has run.
+      await h.clock.advance(7 * 86_400_000);
+      const again = await h.deliver({ idempotencyKey: "k", message });
+      expect(again.status, which).toBe(200);
+      expect(h.trace.named("idempotency.replay"), which).toHaveLength(0);
+      expect(
+        h.store.all().map((m) => m.mailbox),
+        which,
+      ).toEqual(["bob@b.example", "bob@b.example"]);
+      // Another body under the expired key is a new delivery too, not a conflict.
+      await h.clock.advance(7 * 86_400_000);
+      const other = await h.deliver({ idempotencyKey: "k", message: "Subject: b\r\n\r\nother\r\n" });
+      expect(other.status, which).toBe(200);
+      expect(h.trace.named("idempotency.conflict"), which).toHaveLength(0);
+      expect(h.store.all(), which).toHaveLength(3);
+      // …and within the retention of that new record, the same key is answered from it.
+      await h.clock.advance(86_400_000);
+      expect((await h.deliver({ idempotencyKey: "k", message })).status, which).toBe(409);
+    }
   });
 });
 

@@ -39,6 +39,7 @@ import type {
   IdempotencyStore,
   StoredResponse,
 } from "../receiver/idempotencyStore.ts";
+import { StorageError } from "../ports.ts";
 
 /** The schema this code writes; a file with a newer one is refused. */
 const SCHEMA_VERSION = 2;
@@ -55,6 +56,8 @@ export interface SqliteIdempotencyStoreOptions {
   readonly beforePut?: (signingDomain: string, key: string) => void;
   /** @internal Test seam: told of each fdatasync of the WAL just before it is issued, with how many puts it covers. */
   readonly onWalFlush?: (puts: number) => void;
+  /** @internal Test seam: the file may grow to this many pages (SQLite's max_page_count): a full disk, for tests. */
+  readonly maxPages?: number;
 }
 
 /** The durable store, with what `serve` and the tests need beyond the port. */
@@ -150,6 +153,7 @@ export function openSqliteIdempotencyStore(
       ) WITHOUT ROWID;
       PRAGMA user_version = ${SCHEMA_VERSION};
     `);
+    if (options.maxPages !== undefined) db.exec(`PRAGMA max_page_count = ${Math.floor(options.maxPages)}`);
   } catch (error) {
     try {
       db.close();
@@ -243,7 +247,7 @@ export function openSqliteIdempotencyStore(
     fdatasync(fd, finish);
   }
 
-  return {
+  const store: SqliteIdempotencyStore = {
     file,
 
     get(signingDomain, key, nowMs) {
@@ -343,6 +347,24 @@ export function openSqliteIdempotencyStore(
       // A clean close checkpoints the WAL into the database and removes it.
       db.close();
     },
+  };
+  // Every failure names this store and its file (issue 23): "database or disk is full" alone does not say which.
+  const named =
+    <A extends unknown[], R>(operation: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await operation(...args);
+      } catch (error) {
+        throw StorageError.of("idempotency store", path, error);
+      }
+    };
+  return {
+    ...store,
+    get: named(store.get),
+    put: named(store.put),
+    begin: named(store.begin),
+    intent: named(store.intent),
+    purge: named(store.purge),
   };
 }
 

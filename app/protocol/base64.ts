@@ -7,13 +7,23 @@
 
 /** Standard base64 (RFC 4648 §4) with `=` padding. */
 export function bytesToBase64(bytes: Uint8Array): string {
-  // Chunked so that String.fromCharCode never gets more arguments than the engine allows.
+  return btoa(bytesToBinary(bytes));
+}
+
+/** Bytes a `String.fromCharCode` call takes at most: a bounded spread (issue 23), 32 KiB of stack. */
+const BINARY_CHUNK = 0x1000;
+
+/**
+ * The bytes as a "binary string" (latin1: each byte one character, U+0000 to U+00FF), as `btoa` takes
+ * it. `TextDecoder("latin1")` is windows-1252, which maps 0x80–0x9F elsewhere, so it will not do.
+ */
+export function bytesToBinary(bytes: Uint8Array): string {
   let binary = "";
-  const chunk = 0x8000;
-  for (let i = 0; i < bytes.length; i += chunk) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + chunk));
+  for (let i = 0; i < bytes.length; i += BINARY_CHUNK) {
+    // eslint-disable-next-line no-restricted-syntax -- at most BINARY_CHUNK arguments
+    binary += String.fromCharCode(...bytes.subarray(i, i + BINARY_CHUNK));
   }
-  return btoa(binary);
+  return binary;
 }
 
 const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

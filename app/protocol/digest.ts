@@ -10,7 +10,7 @@ import { serializeDictionary } from "structured-headers";
 import { parseDictionary } from "./structuredFields.ts";
 import type { Dictionary } from "structured-headers";
 import { asBufferSource, bytesEqual, fromArrayBuffer } from "./base64.ts";
-import { fail, ok } from "./result.ts";
+import { fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
 import { startDigest, subtle } from "./webCrypto.ts";
@@ -90,7 +90,7 @@ export function parseContentDigest(header: string): Parsed<Map<string, Uint8Arra
     }
     out.set(algorithm, fromArrayBuffer(value));
   }
-  return problems.length > 0 ? fail(...problems) : ok(out);
+  return problems.length > 0 ? failWith(problems) : ok(out);
 }
 
 /** Outcome of checking a Content-Digest field against the body it came with. */

@@ -9,6 +9,7 @@ import {
   STATUS_PATTERN,
   buildDsn,
   decodeUtf8AddrXtext,
+  isDsnMessage,
   encodeUtf8AddrXtext,
   formatRfc5322Date,
   parseDeliveryStatus,
@@ -378,7 +379,7 @@ describe("buildDsn", () => {
   });
 
   it("EVT-4: original headers with odd bytes (no final CRLF, a bare LF, 8-bit) still come back byte for byte", async () => {
-    const odd = Uint8Array.of(...bytes("X-A: 1\nX-B: \u00e9t\u00e9"), 0xff);
+    const odd = new Uint8Array([...bytes("X-A: 1\nX-B: \u00e9t\u00e9"), 0xff]);
     const dsn = await roundTrip(input({ originalHeaders: odd }));
     expect(dsn.returned?.contentType).toBe("message/global-headers");
     expect(bytesEqual(dsn.returned?.content ?? new Uint8Array(), odd)).toBe(true);
@@ -566,6 +567,39 @@ describe("parseDsn: what is not a DSN", () => {
 });
 
 // ── Status codes and helpers ────────────────────────────────────────────
+
+describe("isDsnMessage (issue 23: a DSN never causes a DSN, whatever its envelope)", () => {
+  const text = (t: string): Uint8Array => new TextEncoder().encode(t);
+  it("EVT-4: a DSN buildDsn makes, and the RFC 3464 example, are DSNs", () => {
+    expect(isDsnMessage(buildDsn(input()))).toBe(true);
+    expect(isDsnMessage(text(rfc3464.eml))).toBe(true);
+  });
+
+  it("reads the Content-Type whatever its case, folding, quoting and line ends; RFC 6533's global-delivery-status too", () => {
+    for (const header of [
+      "Content-Type: multipart/report; report-type=delivery-status; boundary=x",
+      'content-type: Multipart/Report;\r\n\tREPORT-TYPE="Delivery-Status";\r\n boundary=x',
+      "Content-Type: multipart/report; boundary=x; report-type=global-delivery-status",
+      "Content-Type:multipart/report;report-type=delivery-status",
+    ]) {
+      expect(isDsnMessage(text(`From: <>\r\n${header}\r\n\r\nbody`)), header).toBe(true);
+      expect(isDsnMessage(text(`From: <>\n${header.replace(/\r\n/g, "\n")}\n\nbody`)), header).toBe(true);
+    }
+  });
+
+  it("is false for other messages: another report, a multipart/mixed, no Content-Type, a DSN only in the body", () => {
+    for (const message of [
+      "Subject: hi\r\n\r\nContent-Type: multipart/report; report-type=delivery-status\r\n",
+      "Content-Type: multipart/report; report-type=disposition-notification; boundary=x\r\n\r\n",
+      "Content-Type: multipart/mixed; report-type=delivery-status; boundary=x\r\n\r\n",
+      "Content-Type: text/plain\r\nX-Note: multipart/report; report-type=delivery-status\r\n\r\n",
+      "Content-Type: multipart/report; report-type=delivery-statuses\r\n\r\n",
+      "",
+    ]) {
+      expect(isDsnMessage(text(message)), message).toBe(false);
+    }
+  });
+});
 
 describe("statusFor", () => {
   it("G29, ERR-1..ERR-7: permanent problems map to their RFC 3463 codes", () => {

@@ -36,6 +36,7 @@ import {
 import type { HeaderField } from "./multipart.ts";
 import { ProtocolError, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
+import { minOf, pushAll } from "./lists.ts";
 
 /** Events: "DSN contents follow RFC 3464" — every DSN violation cites it. */
 const RULE = "EVT-4";
@@ -366,6 +367,27 @@ export interface ParsedDsn {
 const STATUS_PART_TYPES = new Set(["message/delivery-status", "message/global-delivery-status"]);
 
 /**
+ * Whether a message is a DSN by its own header block, whatever its envelope says: a Content-Type
+ * multipart/report with report-type delivery-status (RFC 6522 §3; RFC 6533's global-delivery-status too).
+ * A DSN's failure is never reported by another DSN (RFC 3461 §6.2 sends DSNs with the null reverse-path,
+ * ENV-3, so that none is): the engine reads this rather than trusting the `from` a sender gave (issue 23).
+ * Tolerant: CRLF or bare LF, folded or not, any case; a message without such a header is no DSN.
+ */
+export function isDsnMessage(message: Uint8Array): boolean {
+  const crlf = indexOfBytes(message, encoder.encode("\r\n\r\n"), 0);
+  const lf = indexOfBytes(message, encoder.encode("\n\n"), 0);
+  const ends = [crlf, lf].filter((i) => i >= 0);
+  const head = new TextDecoder("latin1").decode(message.subarray(0, ends.length === 0 ? message.length : minOf(ends)));
+  const contentType = /^content-type[ \t]*:(.*(?:\r?\n[ \t].*)*)/im.exec(head)?.[1];
+  if (contentType === undefined) return false;
+  const value = contentType.replace(/\r?\n/g, "");
+  return (
+    /^\s*multipart\/report\s*(;|$)/i.test(value) &&
+    /;\s*report-type\s*=\s*"?(?:global-)?delivery-status"?\s*(;|$)/i.test(value)
+  );
+}
+
+/**
  * Parses a DSN: a multipart/report with report-type delivery-status (RFC
  * 6522 §3; RFC 6533's global-delivery-status accepted too) of two or three
  * parts, the second message/delivery-status. The delivery-status fields are
@@ -423,7 +445,7 @@ export async function parseDsn(message: Uint8Array): Promise<Parsed<ParsedDsn>> 
     // RFC 2046 §5.1: a part without Content-Type is text/plain; charset=us-ascii.
     const parsed =
       declared === undefined ? undefined : parseMediaType(declared.value, `dsn.body.part[${i}].Content-Type`, RULE);
-    if (parsed !== undefined && !parsed.ok) violations.push(...parsed.violations);
+    if (parsed !== undefined && !parsed.ok) pushAll(violations, parsed.violations);
     partTypes.push(parsed === undefined ? "text/plain" : parsed.ok ? parsed.value.type : "");
   });
   if (parts.length < 2 || parts.length > 3) {

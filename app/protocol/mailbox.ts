@@ -25,6 +25,7 @@
 import { fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
+import { minOf } from "./lists.ts";
 
 /** A mailbox as read from the wire. */
 export interface Mailbox {
@@ -313,7 +314,7 @@ function labelProblem(label: string, index: number, count: number): string | und
 function isALabel(label: string): boolean {
   const decoded = punycodeDecode(label.slice(4));
   if (decoded === undefined) return false;
-  const ulabel = String.fromCodePoint(...decoded);
+  const ulabel = decoded.map((c) => String.fromCodePoint(c)).join("");
   if (!NON_ASCII_RE.test(ulabel)) return false;
   if (/[^a-z0-9\-\u00A0-\u{10FFFF}]/u.test(ulabel)) return false;
   if (ulabel.normalize("NFC") !== ulabel) return false;
@@ -403,7 +404,7 @@ function punycodeEncode(codePoints: readonly number[]): string {
   let delta = 0;
   let bias = INITIAL_BIAS;
   while (handled < codePoints.length) {
-    const m = Math.min(...codePoints.filter((c) => c >= n));
+    const m = minOf(codePoints.filter((c) => c >= n));
     delta += (m - n) * (handled + 1);
     n = m;
     for (const c of codePoints) {

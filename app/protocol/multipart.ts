@@ -26,6 +26,7 @@ import { bytesToHex } from "./base64.ts";
 import { keptAnswers } from "./memo.ts";
 import { ProtocolError, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
+import { pushAll } from "./lists.ts";
 
 /** POST request header table: Content-Type is `multipart/mixed` (G9: with an RFC 2046 boundary). */
 const RULE_CONTENT_TYPE = "POST-6";
@@ -602,7 +603,7 @@ function checkPartType(
   }
   const parsed = parseMediaType(only.value, path, rule);
   if (!parsed.ok) {
-    violations.push(...parsed.violations);
+    pushAll(violations, parsed.violations);
     return;
   }
   if (parsed.value.type !== expected) {

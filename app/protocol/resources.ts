@@ -24,6 +24,7 @@ import type { RuleId } from "./rules.ts";
 import type { ProblemIdentifier } from "./errors.ts";
 import { noWork } from "./work.ts";
 import type { WorkMeter } from "./work.ts";
+import { pushAll } from "./lists.ts";
 
 // ── Values ────────────────────────────────────────────────────────────────
 
@@ -103,6 +104,16 @@ export const MIN_MAX_RECIPIENTS = 100;
 export const MIN_MAX_MESSAGE_SIZE = 26214400;
 /** Senders treat larger `discovery_pin_max_age` values as this (CAP-13). */
 export const MAX_PIN_AGE_S = 31557600;
+/**
+ * The longest time Mailscope takes from a scenario or a receiver's configuration (a time after the start,
+ * a duration, a Retry-After, a window, a delay): 2 years. The longest time the spec names is a discovery
+ * pin of 31557600 s (CAP-13, LIM-11), and a delivery gives up 5 days after its first attempt (RETRY-6); a
+ * scenario reaches past both with room (issue 23: a message after an expired one-year pin was refused).
+ */
+export const MAX_SPAN_S = 2 * 365 * 86_400;
+/** Why {@link MAX_SPAN_S}: written after the bound in errors and in schema descriptions. */
+export const MAX_SPAN_WHY =
+  "2 years: past the longest time the spec names, a discovery pin of 31557600 s (CAP-13), and the 5-day give-up after it (RETRY-6)";
 export const PROBLEM_MEDIA_TYPE = "application/problem+json";
 
 const VERSION_RE = /^v[1-9][0-9]*$/;
@@ -500,7 +511,7 @@ export function parseEnvelope(json: unknown, options: EnvelopeOptions = {}): Par
   if (items !== undefined && items.length > max) {
     const head = safeParse(envelopeFromSchema, json, "$", envelopeTable);
     const violations: Violation[] = head.ok ? [] : [...head.violations];
-    violations.push(...fromDomainViolations(raw["from"], options.signingDomain, count));
+    pushAll(violations, fromDomainViolations(raw["from"], options.signingDomain, count));
     violations.push({
       path: "$.to",
       rule: "ENV-8",
@@ -531,7 +542,7 @@ export function parseEnvelope(json: unknown, options: EnvelopeOptions = {}): Par
       to.push(undefined);
     }
   }
-  violations.push(...fromDomainViolations(raw["from"], options.signingDomain, count));
+  pushAll(violations, fromDomainViolations(raw["from"], options.signingDomain, count));
   // The checks across items run on every item that is a valid mailbox, so one answer lists all that is wrong.
   const firstIndex = new Map<string, number>();
   let domain: string | undefined;
@@ -688,7 +699,7 @@ function parseProblemAt(
   if (!parsed.ok) return parsed;
   const problem = problemOf(parsed.value, cleaned.notes);
   const presence = problemBase === undefined ? [] : versionsPresenceViolations(problem, problemBase, path);
-  return presence.length > 0 ? fail(...presence) : ok(problem);
+  return presence.length > 0 ? failWith(presence) : ok(problem);
 }
 
 /**

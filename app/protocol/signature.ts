@@ -21,10 +21,11 @@ import type { BareItem, Dictionary, InnerList, Item, List, Parameters } from "st
 import { asBufferSource, bytesToBase64, fromArrayBuffer } from "./base64.ts";
 import { keptAnswers } from "./memo.ts";
 import { parseDictionary } from "./structuredFields.ts";
-import { ProtocolError, fail, ok } from "./result.ts";
+import { ProtocolError, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
 import { subtle } from "./webCrypto.ts";
+import { pushAll } from "./lists.ts";
 
 // Rule IDs from the catalogue (rules.ts).
 /** AUTH-1: every request to /v1/messages carries an RFC 9421 signature. */
@@ -148,9 +149,9 @@ export function createSignatureBase(
     if (value !== undefined) sfParams.set(key, value);
   }
   const problems = checkKnownParams(sfParams, "parameters");
-  if (problems.length > 0) return fail(...problems);
+  if (problems.length > 0) return failWith(problems);
   const result = buildSignatureBase(message, components.map(toIdentifier), sfParams);
-  return result.ok ? ok({ base: result.base, signatureParams: result.signatureParams }) : fail(...result.violations);
+  return result.ok ? ok({ base: result.base, signatureParams: result.signatureParams }) : failWith(result.violations);
 }
 
 /** The bytes that are signed: the base's characters as octets (they are HTTP field octets, ASCII in practice). */
@@ -201,7 +202,7 @@ function buildSignatureBase(
     seen.add(identity);
     const value = componentValue(message, component, serialized);
     if (!value.ok) {
-      (value.kind === "missing" ? missing : invalid).push(...value.violations);
+      pushAll(value.kind === "missing" ? missing : invalid, value.violations);
       continue;
     }
     lines.push(`${serialized}: ${value.value}`);
@@ -454,7 +455,7 @@ export function parseSignatureInput(header: string): Parsed<Map<string, Signatur
       components.push(itemParams.size === 0 ? { name: value } : { name: value, params: record });
     }
     const paramProblems = checkKnownParams(rawParams, label);
-    problems.push(...paramProblems);
+    pushAll(problems, paramProblems);
     if (paramProblems.length > 0) continue;
     out.set(label, {
       label,
@@ -464,7 +465,7 @@ export function parseSignatureInput(header: string): Parsed<Map<string, Signatur
       signatureParams: fastSerializeInnerList(items, rawParams) ?? serializeInnerList(member),
     });
   }
-  return problems.length > 0 ? fail(...problems) : ok(out);
+  return problems.length > 0 ? failWith(problems) : ok(out);
 }
 
 /** Serializes members into a Signature-Input field value, in order. */
@@ -485,7 +486,7 @@ export function serializeSignatureInput(
       if (value !== undefined) params.set(key, value);
     }
     const problems = checkKnownParams(params, member.label);
-    if (problems.length > 0) return fail(...problems);
+    if (problems.length > 0) return failWith(problems);
     dict.set(member.label, [items, params]);
   }
   try {
@@ -514,7 +515,7 @@ export function parseSignature(header: string): Parsed<Map<string, Uint8Array>> 
     }
     out.set(label, fromArrayBuffer(value));
   }
-  return problems.length > 0 ? fail(...problems) : ok(out);
+  return problems.length > 0 ? failWith(problems) : ok(out);
 }
 
 /** Serializes label → signature bytes into a Signature field value. */

@@ -20,7 +20,8 @@
  * character per octet), so any identifier round-trips.
  */
 import type { SvcbRecord } from "../ports.ts";
-import { base64ToBytes, bytesToBase64, bytesToHex, hexToBytes } from "./base64.ts";
+import { base64ToBytes, bytesToBase64, bytesToBinary, bytesToHex, hexToBytes } from "./base64.ts";
+import { pushAll } from "./lists.ts";
 import { ProtocolError, childPath, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 
@@ -215,7 +216,7 @@ function interpret(params: WireParams): { readonly fields: RecordFields; readonl
             bad("alpn's identifiers do not exactly fill its value (RFC 9460 §7.1.1)");
             break;
           }
-          ids.push(String.fromCharCode(...value.subarray(at + 1, at + 1 + length)));
+          ids.push(bytesToBinary(value.subarray(at + 1, at + 1 + length)));
           at += 1 + length;
         }
         if (at === value.length) fields.alpn = ids;
@@ -674,17 +675,17 @@ function presentationValue(
   };
   const name = svcParamKeyName(key);
   if (NEEDS_VALUE.has(key) && value.length === 0) return bad(`${name} needs a value (RFC 9460 §7, §8)`);
-  const ascii = String.fromCharCode(...value);
+  const ascii = bytesToBinary(value);
   switch (key) {
     case MANDATORY: {
       const items = decodeValueList(value);
       if (items === undefined) return bad("mandatory is not a comma-separated list of keys (RFC 9460 Appendix A.1)");
       const keys: number[] = [];
       for (const item of items) {
-        const listed = svcParamKeyNumber(String.fromCharCode(...item));
+        const listed = svcParamKeyNumber(bytesToBinary(item));
         if (listed === undefined)
           return bad(
-            `mandatory lists ${JSON.stringify(String.fromCharCode(...item))}, which is not a SvcParamKey (RFC 9460 §8)`,
+            `mandatory lists ${JSON.stringify(bytesToBinary(item))}, which is not a SvcParamKey (RFC 9460 §8)`,
           );
         keys.push(listed);
       }
@@ -706,7 +707,7 @@ function presentationValue(
     case IPV6HINT: {
       const parse = key === IPV4HINT ? parseIpv4 : parseIpv6;
       const items = decodeValueList(value);
-      const addresses = items?.map((item) => parse(String.fromCharCode(...item)));
+      const addresses = items?.map((item) => parse(bytesToBinary(item)));
       if (addresses === undefined || addresses.some((a) => a === undefined)) {
         return bad(
           `${name} ${JSON.stringify(ascii)} is not a comma-separated list of ${key === IPV4HINT ? "IPv4" : "IPv6"} addresses (RFC 9460 §7.3)`,
@@ -799,13 +800,13 @@ function decodeCharString(raw: string): Uint8Array | undefined {
       const next = body.codePointAt(i + 1);
       if (next === undefined) return undefined;
       const ch = String.fromCodePoint(next);
-      out.push(...encoder.encode(ch));
+      pushAll(out, encoder.encode(ch));
       i += 1 + ch.length;
       continue;
     }
     if (c === '"') return undefined;
     const ch = String.fromCodePoint(body.codePointAt(i) ?? 0);
-    out.push(...encoder.encode(ch));
+    pushAll(out, encoder.encode(ch));
     i += ch.length;
   }
   return new Uint8Array(out);
@@ -873,7 +874,7 @@ export function formatSvcbPresentation(record: SvcbRecord): string {
         parts.push(`${name}=${bytesToBase64(value)}`);
         break;
       default:
-        parts.push(value.length === 0 ? name : `${name}=${quote(String.fromCharCode(...value))}`);
+        parts.push(value.length === 0 ? name : `${name}=${quote(bytesToBinary(value))}`);
     }
   }
   return parts.join(" ");

@@ -8,6 +8,7 @@ import {
   versionMajor,
   versionPath,
 } from "./versions.ts";
+import { maxOf } from "./lists.ts";
 
 describe("negotiateVersion", () => {
   it("VER-5: both sides serving v1 agree on v1", () => {
@@ -35,7 +36,7 @@ describe("negotiateVersion", () => {
         const result = negotiateVersion(ours, theirs);
         const common = ours.filter((v) => theirs.includes(v)).map((v) => Number(v.slice(1)));
         if (common.length === 0) expect(result.ok).toBe(false);
-        else expect(result).toEqual({ ok: true, version: `v${Math.max(...common)}`, major: Math.max(...common) });
+        else expect(result).toEqual({ ok: true, version: `v${maxOf(common)}`, major: maxOf(common) });
       }),
       { seed: 9110, numRuns: 300 },
     );

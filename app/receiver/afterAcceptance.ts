@@ -10,6 +10,7 @@ import { digestBytes } from "../protocol/digest.ts";
 import { buildDsn } from "../protocol/dsn.ts";
 import { chooseBoundary, concatBytes, indexOfBytes } from "../protocol/multipart.ts";
 import { bytesToHex } from "../protocol/base64.ts";
+import { minOf } from "../protocol/lists.ts";
 
 const encoder = new TextEncoder();
 
@@ -74,7 +75,7 @@ export function headerBlock(message: Uint8Array): Uint8Array {
   const candidates = [crlf < 0 ? undefined : crlf + 2, lf < 0 ? undefined : lf + 1].filter(
     (n): n is number => n !== undefined,
   );
-  const end = candidates.length === 0 ? message.length : Math.min(...candidates);
+  const end = candidates.length === 0 ? message.length : minOf(candidates);
   return message.subarray(0, end);
 }
 

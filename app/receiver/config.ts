@@ -17,7 +17,14 @@ import * as z from "zod";
 import { STATUS_PATTERN } from "../protocol/dsn.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
 import { DEFAULT_TOLERANCE_S, parseKeyRecord, signingDomainOfKeyid } from "../protocol/profile.ts";
-import { DEFAULT_MAX_RECIPIENTS, MIN_MAX_MESSAGE_SIZE, MIN_MAX_RECIPIENTS } from "../protocol/resources.ts";
+import {
+  DEFAULT_MAX_RECIPIENTS,
+  MAX_PIN_AGE_S,
+  MAX_SPAN_S,
+  MAX_SPAN_WHY,
+  MIN_MAX_MESSAGE_SIZE,
+  MIN_MAX_RECIPIENTS,
+} from "../protocol/resources.ts";
 import { VERSION_PATTERN } from "../protocol/versions.ts";
 
 /** POST-25, LIM-6: keys are remembered for at least 7 days. */
@@ -70,16 +77,25 @@ const senderPattern = z
 
 const count = z.int().min(1);
 const seconds = z.int().min(0);
-/** The longest Retry-After, rate-limit window and delay: a year, in seconds (bad input must not schedule past it). */
-export const MAX_POLICY_SECONDS = 365 * 86_400;
-const policySeconds = seconds.max(MAX_POLICY_SECONDS, { error: `at most ${MAX_POLICY_SECONDS} seconds (365 days)` });
-const windowSeconds = count.max(MAX_POLICY_SECONDS, { error: `at most ${MAX_POLICY_SECONDS} seconds (365 days)` });
+/**
+ * The longest Retry-After, rate-limit window and delay, in seconds: {@link MAX_SPAN_S}, 2 years (bad input
+ * must not schedule past it; a scenario reaches past the spec's longest time with it).
+ */
+export const MAX_POLICY_SECONDS = MAX_SPAN_S;
+const policyBound = `at most ${MAX_POLICY_SECONDS} seconds: ${MAX_SPAN_WHY}`;
+const policySeconds = seconds
+  .max(MAX_POLICY_SECONDS, { error: policyBound })
+  .meta({ description: `Seconds; ${policyBound}.` });
+const windowSeconds = count
+  .max(MAX_POLICY_SECONDS, { error: policyBound })
+  .meta({ description: `Seconds; ${policyBound}.` });
 
 export const capabilitiesConfigSchema = z.strictObject({
   versions: z
     .array(z.string().regex(VERSION_PATTERN, "a version is v followed by a number without leading zero (CAP-3)"))
     .min(1)
     .refine((list) => new Set(list).size === list.length, "versions must be unique (CAP-2)")
+    .meta({ uniqueItems: true })
     .default(["v1"])
     .meta({ description: "CAP-1..CAP-5: the major versions advertised. Mailscope implements v1 only." }),
   max_message_size: z
@@ -89,11 +105,14 @@ export const capabilitiesConfigSchema = z.strictObject({
   max_recipients: z
     .int()
     .min(MIN_MAX_RECIPIENTS, `max_recipients is at least ${MIN_MAX_RECIPIENTS} (CAP-8)`)
-    .default(DEFAULT_MAX_RECIPIENTS),
+    .default(DEFAULT_MAX_RECIPIENTS)
+    .meta({ description: `At least ${MIN_MAX_RECIPIENTS} (CAP-8); no upper bound.` }),
   discovery_pin_max_age: seconds
     .nullable()
     .default(RECOMMENDED_PIN_MAX_AGE_S)
-    .meta({ description: "Seconds (CAP-10, CAP-12); null leaves the member out of the document." }),
+    .meta({
+      description: `Seconds (CAP-10, CAP-12); null leaves the member out of the document. No upper bound: senders read more than ${MAX_PIN_AGE_S} as ${MAX_PIN_AGE_S} (CAP-13).`,
+    }),
   abuse_contact: z
     .string()
     .regex(/^mailto:[^?]+$/, "abuse_contact is one mailto: URI without header fields (CAP-14)")
@@ -156,11 +175,13 @@ export const policyConfigSchema = z.strictObject({
         diagnostic: z
           .string()
           .min(1)
-          .refine((text) => !/[\r\n]/.test(text), "one line"),
+          .refine((text) => !/[\r\n]/.test(text), "one line")
+          .meta({ pattern: "^[^\\r\\n]*$" }),
         delayMs: z
           .int()
           .min(0)
-          .max(MAX_POLICY_SECONDS * 1000, { error: `at most ${MAX_POLICY_SECONDS * 1000} ms (365 days)` })
+          .max(MAX_POLICY_SECONDS * 1000, { error: `at most ${MAX_POLICY_SECONDS * 1000} ms: ${MAX_SPAN_WHY}` })
+          .meta({ description: `Ms; at most ${MAX_POLICY_SECONDS * 1000}: ${MAX_SPAN_WHY}.` })
           .default(0),
       }),
     )

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { MailStore } from "../ports.ts";
+import { StorageError, type MailStore } from "../ports.ts";
 import { createMemoryIdempotencyStore } from "./idempotencyStore.ts";
 import type { IdempotencyRecord, IdempotencyStore } from "./idempotencyStore.ts";
 import { createMemoryMailStore } from "./memoryMailStore.ts";
@@ -161,6 +161,42 @@ describe("idempotency (POST-12, POST-25, POST-26, G11)", () => {
     expect(h.store.all()).toHaveLength(1);
   });
 
+  it("POST-26, ERR-13: the same key with another body while the first request is still being stored: 409 at once, nothing stored for it", async () => {
+    // The first request is held inside the mail store: it is in flight, with no record of its key yet,
+    // when the second arrives (issue 23: this order is made, not left to the engine's timing).
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const entered: (() => void)[] = [];
+    const inStore = [0, 1].map((i) => new Promise<string>((resolve) => (entered[i] = () => resolve("stored"))));
+    let deliveries = 0;
+    const inner = createMemoryMailStore();
+    const h = await createReceiverHarness((c) => c, {
+      mailStore: {
+        deliver: async (mailbox, message, meta) => {
+          entered[deliveries++]?.();
+          await gate;
+          return inner.deliver(mailbox, message, meta);
+        },
+        usage: (mailbox) => inner.usage(mailbox),
+      },
+    });
+    const first = h.receiver(await h.request({ idempotencyKey: "twin", to: ["bob@b.example"] }));
+    await inStore[0];
+    expect(h.idempotency.size()).toBe(0);
+    const second = h.receiver(await h.request({ idempotencyKey: "twin", to: ["carol@b.example"] }));
+    // Answered while the first is still held; reaching the mail store instead is the failure.
+    const answer = await Promise.race([second, inStore[1]]);
+    expect(answer).toBeInstanceOf(Response);
+    const problem = await readProblem(answer as Response);
+    expect([problem.status, problem.identifier]).toEqual([409, "idempotency_conflict"]);
+    expect(h.trace.named("idempotency.conflict")).toHaveLength(1);
+    release();
+    expect((await first).status).toBe(200);
+    expect(inner.all().map((m) => m.mailbox)).toEqual(["bob@b.example"]);
+  });
+
   it("POST-25, LIM-6: a key is remembered for 7 days on the clock and forgotten after", async () => {
     const h = await createReceiverHarness();
     expect((await h.deliver({ idempotencyKey: "weekly" })).status).toBe(200);
@@ -312,6 +348,62 @@ describe("idempotency (POST-12, POST-25, POST-26, G11)", () => {
     expect((await h.deliver({ idempotencyKey: "k", message, createdS: h.clock.nowS() - 3600 })).status).toBe(401);
     expect(h.idempotency.size()).toBe(0);
     expect((await h.deliver({ idempotencyKey: "k", message })).status).toBe(200);
+  });
+});
+
+describe("a failing store is named in the answer (issue 23: the idempotency store's full disk was blamed on the mail store)", () => {
+  /** A memory idempotency store whose `begin` (the intent written before any mail is) or `get` fails. */
+  function failingIdempotency(fails: "begin" | "get"): IdempotencyStore {
+    const inner = createMemoryIdempotencyStore();
+    const full = (): Promise<never> => Promise.reject(new Error("disk full"));
+    return {
+      get: fails === "get" ? full : (domain, key, nowMs) => inner.get(domain, key, nowMs),
+      put: (domain, key, record) => inner.put(domain, key, record),
+      begin: fails === "begin" ? full : () => Promise.resolve(),
+    };
+  }
+
+  it("ERR-21, STATE-6: the intent cannot be written: the recipient is deferred by the idempotency store, and nothing is stored", async () => {
+    const h = await createReceiverHarness((c) => c, { idempotencyStore: failingIdempotency("begin") });
+    const response = await h.deliver();
+    const body = (await response.json()) as {
+      results: { status: string; problem?: { type: string; detail: string } }[];
+    };
+    expect(body.results[0]).toMatchObject({
+      status: "deferred",
+      problem: { type: expect.stringMatching(/temporary_failure$/), detail: "the idempotency store failed: disk full" },
+    });
+    expect(h.store.all()).toHaveLength(0);
+  });
+
+  it("ERR-10: the key cannot be looked up: 503 naming the idempotency store", async () => {
+    const h = await createReceiverHarness((c) => c, { idempotencyStore: failingIdempotency("get") });
+    const problem = await readProblem(await h.deliver());
+    expect(problem).toMatchObject({
+      status: 503,
+      identifier: "temporary_failure",
+      json: { detail: "the idempotency store failed: disk full" },
+    });
+  });
+
+  it("ERR-9: the mail store fails: the recipient is deferred by the mail store, with the store and path a StorageError names", async () => {
+    const mailStore: MailStore = {
+      deliver: () =>
+        Promise.reject(
+          new StorageError(
+            "mail store",
+            "/srv/mail/bob@b.example",
+            new Error("ENOSPC: no space left on device, write"),
+          ),
+        ),
+      usage: () => Promise.resolve({ messages: 0, bytes: 0 }),
+    };
+    const h = await createReceiverHarness((c) => c, { mailStore });
+    const body = (await (await h.deliver()).json()) as { results: { status: string; problem?: { detail: string } }[] };
+    expect(body.results[0]).toMatchObject({
+      status: "deferred",
+      problem: { detail: "the mail store failed at /srv/mail/bob@b.example: ENOSPC: no space left on device, write" },
+    });
   });
 });
 

@@ -4,6 +4,7 @@
  * planned temporary failures, and the matching of refused senders.
  */
 import type { PolicyConfig } from "./config.ts";
+import { maxOf } from "../protocol/lists.ts";
 
 /**
  * A sliding-window limit: at most `max` events in any `windowS` seconds.
@@ -79,7 +80,10 @@ export function createPolicyState(policy: PolicyConfig): PolicyState {
       const applicable = domainLimits.filter(
         ({ rule }) => rule.signingDomain === "*" || rule.signingDomain === signingDomain,
       );
-      const waitS = Math.max(0, ...applicable.map(({ window }) => window.waitS(signingDomain, nowMs)));
+      const waitS = maxOf(
+        applicable.map(({ window }) => window.waitS(signingDomain, nowMs)),
+        0,
+      );
       if (waitS === 0) for (const { window } of applicable) window.record(signingDomain, nowMs);
       return waitS;
     },
@@ -109,11 +113,11 @@ export function createPolicyState(policy: PolicyConfig): PolicyState {
       return rule.retryAfterS === undefined ? {} : { retryAfterS: rule.retryAfterS };
     },
     recipientWaitS(mailbox, nowMs) {
-      return Math.max(
-        0,
-        ...recipientLimits
+      return maxOf(
+        recipientLimits
           .filter(({ rule }) => rule.mailbox === mailbox)
           .map(({ window }) => window.waitS(mailbox, nowMs)),
+        0,
       );
     },
     recordRecipientDelivery(mailbox, nowMs) {

@@ -31,7 +31,7 @@ import { fromRequest, parseSignatureFields } from "../protocol/signature.ts";
 import type { ParsedSignatureFields } from "../protocol/signature.ts";
 import { parseVersionPath } from "../protocol/versions.ts";
 import type { Clock, MailSpool, MailStore, Resolver, TraceSink } from "../ports.ts";
-import { noTrace } from "../ports.ts";
+import { noTrace, StorageError } from "../ports.ts";
 import type { TraceEventName } from "../trace/events.ts";
 import { buildFailureDsn, headerBlock } from "./afterAcceptance.ts";
 import type { FailedRecipient, Outbound } from "./afterAcceptance.ts";
@@ -42,6 +42,7 @@ import type { FailAfterAcceptanceRule, ReceiverConfig, ReceiverConfigInput } fro
 import { createMemoryIdempotencyStore } from "./idempotencyStore.ts";
 import type { DeliveryIntent, IdempotencyStore, StoredResponse } from "./idempotencyStore.ts";
 import { createPolicyState } from "./policy.ts";
+import { pushAll } from "../protocol/lists.ts";
 
 export type { Outbound, OutboundSubmission } from "./afterAcceptance.ts";
 
@@ -549,7 +550,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
           resumed = await idempotency.intent(signingDomain, key, clock.now());
         }
       } catch (error) {
-        return problemAnswer("temporary_failure", 503, `the idempotency store failed: ${describe(error)}`, {
+        return problemAnswer("temporary_failure", 503, storeFailed("idempotency store", error), {
           retryAfterS: cfg.retryAfterS,
         });
       }
@@ -719,12 +720,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         return { recipient, status: "accepted" };
       }
     } catch (error) {
-      return {
-        recipient,
-        status: "deferred",
-        problem: "temporary_failure",
-        detail: `the mail store failed: ${describe(error)}`,
-      };
+      return deferredByStore(recipient, "mail store", error);
     }
     const mailbox = mailboxes.get(recipient);
     if (mailbox === undefined && !cfg.catchAll) {
@@ -770,12 +766,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       try {
         usage = await mailStore.usage(recipient);
       } catch (error) {
-        return {
-          recipient,
-          status: "deferred",
-          problem: "temporary_failure",
-          detail: `the mail store failed: ${describe(error)}`,
-        };
+        return deferredByStore(recipient, "mail store", error);
       }
       if (
         (quota.messages !== undefined && usage.messages + 1 > quota.messages) ||
@@ -790,17 +781,18 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       }
     }
     try {
-      const meta = { deliveryId, receivedAtMs: nowMs };
       await recovery?.beforeStore?.();
+    } catch (error) {
+      // The delivery's intent is written to the idempotency store before any mail is (issue 23: a full disk
+      // there is that store's failure, not the mail store's).
+      return deferredByStore(recipient, "idempotency store", error);
+    }
+    try {
+      const meta = { deliveryId, receivedAtMs: nowMs };
       // The spooled copy when there is one that is ready; from memory when there is none or it could not be finished.
       if (spooled === undefined || !(await spooled(recipient, meta))) await mailStore.deliver(recipient, message, meta);
     } catch (error) {
-      return {
-        recipient,
-        status: "deferred",
-        problem: "temporary_failure",
-        detail: `the mail store failed: ${describe(error)}`,
-      };
+      return deferredByStore(recipient, "mail store", error);
     }
     policy.recordRecipientDelivery(recipient, nowMs);
     if (tracing) {
@@ -1085,8 +1077,16 @@ function headerViolations(headers: Headers): { problems: Violation[]; signatureF
   if (input !== null && signature !== null) {
     signatureFields = parseSignatureFields(input, signature);
     const { inputs, signatures } = signatureFields;
-    if (!inputs.ok) problems.push(...inputs.violations.map((v) => ({ ...v, path: "headers.Signature-Input" })));
-    if (!signatures.ok) problems.push(...signatures.violations.map((v) => ({ ...v, path: "headers.Signature" })));
+    if (!inputs.ok)
+      pushAll(
+        problems,
+        inputs.violations.map((v) => ({ ...v, path: "headers.Signature-Input" })),
+      );
+    if (!signatures.ok)
+      pushAll(
+        problems,
+        signatures.violations.map((v) => ({ ...v, path: "headers.Signature" })),
+      );
     if (inputs.ok && signatures.ok) {
       // The profile reads the first signature; its label must be in both fields.
       const first = [...inputs.value.keys()][0];
@@ -1104,10 +1104,14 @@ function headerViolations(headers: Headers): { problems: Violation[]; signatureF
     problems.push({ path: "headers.Content-Digest", rule: "POST-5", message: "the Content-Digest header is missing" });
   } else {
     const parsed = parseContentDigest(digest);
-    if (!parsed.ok) problems.push(...parsed.violations.map((v) => ({ ...v, path: "headers.Content-Digest" })));
+    if (!parsed.ok)
+      pushAll(
+        problems,
+        parsed.violations.map((v) => ({ ...v, path: "headers.Content-Digest" })),
+      );
   }
   const contentType = parseContentType(headers.get("content-type"));
-  if (!contentType.ok) problems.push(...contentType.violations);
+  if (!contentType.ok) pushAll(problems, contentType.violations);
   return { problems, ...(signatureFields !== undefined && { signatureFields }) };
 }
 
@@ -1138,6 +1142,21 @@ function pathOf(url: string): string {
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A store's failure in an answer: the store and the path it names itself ({@link StorageError}, the stores on
+ * disk), else the store this step called and its words.
+ */
+/** A recipient deferred because a store failed: temporary_failure (ERR-21), the store (and its path) named. */
+function deferredByStore(recipient: string, store: "mail store" | "idempotency store", error: unknown): Outcome {
+  return { recipient, status: "deferred", problem: "temporary_failure", detail: storeFailed(store, error) };
+}
+
+function storeFailed(store: "mail store" | "idempotency store", error: unknown): string {
+  return error instanceof StorageError
+    ? `the ${error.store} failed at ${error.path}: ${error.reason}`
+    : `the ${store} failed: ${describe(error)}`;
 }
 
 /**

@@ -17,6 +17,7 @@ import { bytesToHex } from "../protocol/base64.ts";
 import { buildDsn, problemDiagnostic, statusFor } from "../protocol/dsn.ts";
 import { chooseBoundary, concatBytes, indexOfBytes } from "../protocol/multipart.ts";
 import type { ProblemSummary } from "./http.ts";
+import { minOf } from "../protocol/lists.ts";
 
 const encoder = new TextEncoder();
 
@@ -64,7 +65,7 @@ export function headerBlockOf(message: Uint8Array): Uint8Array {
   const ends = [crlf < 0 ? undefined : crlf + 2, lf < 0 ? undefined : lf + 1].filter(
     (n): n is number => n !== undefined,
   );
-  return message.subarray(0, ends.length === 0 ? message.length : Math.min(...ends));
+  return message.subarray(0, ends.length === 0 ? message.length : minOf(ends));
 }
 
 /** The RFC 3463 status of a failed recipient (G29). */

@@ -16,6 +16,7 @@ import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from "xst
 import type { Random, TraceSink } from "../ports.ts";
 import { createDeliveryMachine, type TransitionMeta } from "./deliveryMachine.ts";
 import { defaultReadings } from "./readings.ts";
+import { pushAll } from "../protocol/lists.ts";
 
 /** A JSON value: what the graph holds, so it survives `structuredClone`, `postMessage` and `JSON.stringify`. */
 export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
@@ -154,7 +155,7 @@ export function machineGraph(machine: AnyStateMachine): MachineGraph {
 
   const visit = (node: AnyStateNode): void => {
     if (node.path.length > 0) states.push(stateOf(node, idOf));
-    transitions.push(...transitionsOf(node, idOf));
+    pushAll(transitions, transitionsOf(node, idOf));
     for (const child of Object.values(node.states) as AnyStateNode[]) visit(child);
   };
   visit(machine.root);

@@ -319,6 +319,40 @@ describe("the sender against the real receiver", () => {
     expect(w.smtp.handOffs).toHaveLength(0);
   });
 
+  it("RETRY-7, STATE-6: recipients deferred in one answer with different retry_after: the next delivery waits for the latest of them", async () => {
+    // carol asks for 15 minutes, bob for 5, dave for 1: the largest is neither the first nor the last.
+    for (const order of [
+      ["bob@b.example", "carol@b.example", "dave@b.example"],
+      ["carol@b.example", "dave@b.example", "bob@b.example"],
+      ["dave@b.example", "bob@b.example", "carol@b.example"],
+    ]) {
+      const w = await world({
+        b: (c) => ({
+          ...c,
+          policy: {
+            temporaryFailures: [
+              { mailbox: "bob@b.example", times: 1, retryAfterS: 300 },
+              { mailbox: "carol@b.example", times: 1, retryAfterS: 900 },
+              { mailbox: "dave@b.example", times: 1, retryAfterS: 60 },
+            ],
+          },
+        }),
+      });
+      const handle = w.alice.submit({ from: "alice@a.example", to: order, message: w.message() });
+      await w.run();
+      expect((await handle.done).map((o) => o.outcome)).toEqual(["accepted", "accepted", "accepted"]);
+      const results = w.trace.data("recipient.result").slice(0, 3);
+      expect(results.map((d) => [d["recipient"], d["status"], d["retryAfterS"]])).toEqual(
+        order.map((r) => [r, "deferred", { "bob@b.example": 300, "carol@b.example": 900, "dave@b.example": 60 }[r]]),
+      );
+      const started = w.trace.named("attempt.started");
+      expect(started, order.join()).toHaveLength(2);
+      // The schedule says 1 minute; every retry_after is a lower bound, so the latest, 15 minutes, decides.
+      expect((started[1]?.timeMs ?? 0) - (started[0]?.timeMs ?? 0), order.join()).toBe(15 * MIN);
+      expect(w.trace.data("timer.set")[0], order.join()).toMatchObject({ delayMs: 15 * MIN, reason: "retry-after" });
+    }
+  });
+
   it("G14, EVT-4, G29: a rejected recipient gets a DSN, delivered to the envelope sender through the service with a null from", async () => {
     const w = await world({ b: (c) => ({ ...c, policy: { recipientRefusals: [{ mailbox: "dave@b.example" }] } }) });
     const message = w.message("Refused");

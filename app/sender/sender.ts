@@ -4,7 +4,9 @@
  * (`deliveryMachine.ts`) over the ports it is given. The simulator hands it a
  * virtual clock, a seeded Random, a DNS zone and an in-process network; the
  * real network hands it the system's. DSNs for failures go back through the
- * same sender, as normal messages with a null `from` (EVT-3, G14, G31).
+ * same sender, as normal messages with a null `from` (EVT-3, G14, G31); the
+ * failure of a DSN is never reported by another DSN, whatever `from` it was
+ * given (issue 23: a wrong `from` made DSNs about DSNs until memory ran out).
  */
 import { createActor } from "xstate";
 import type { Actor, AnyMachineSnapshot, InspectionEvent } from "xstate";
@@ -25,6 +27,7 @@ import { defaultReadings, readingsForTrace } from "./readings.ts";
 import type { SenderReadings } from "./readings.ts";
 import { checkFallbackWindowS } from "./retrySchedule.ts";
 import { initialStatePath, statePath } from "./statePath.ts";
+import { isDsnMessage } from "../protocol/dsn.ts";
 
 export interface SenderConfig {
   /** The sending (and signing) domain. */
@@ -47,10 +50,11 @@ export interface SenderConfig {
   readonly production?: boolean;
   /**
    * Deliberate misbehaviours, for teaching only (`reuseIdempotencyKey`: a
-   * deferred recipient's new delivery reuses the old key, and is answered 409).
-   * Default none: a correct sender.
+   * deferred recipient's new delivery reuses the old key, and is answered 409;
+   * `dsnFromPostmaster`: its DSNs are sent from postmaster@ instead of the null
+   * reverse-path). Default none: a correct sender.
    */
-  readonly misbehaviour?: SenderMisbehaviour;
+  readonly misbehaviour?: SenderMisbehaviours;
   /**
    * Keep each delivery actor in {@link Sender.actors} after it finished
    * (its snapshot, context and message bytes). Default true; a simulation,
@@ -58,6 +62,23 @@ export interface SenderConfig {
    * off so that its memory follows the deliveries in flight, not all of them.
    */
   readonly keepFinishedActors?: boolean;
+  /**
+   * @internal Test seam, default true: false lets a DSN's failure be reported
+   * by another DSN. Only the test of the world's event budget turns it off, to
+   * have a loop to stop.
+   */
+  readonly guardDsnLoops?: boolean;
+}
+
+/** The sender's misbehaviours: the delivery machine's, and one of its own DSNs. */
+export interface SenderMisbehaviours extends SenderMisbehaviour {
+  /**
+   * true: the DSNs this sender sends carry `from: postmaster@<domain>` instead of
+   * the null reverse-path (breaks ENV-3). A DSN that fails would be reported by
+   * another DSN, and that by another, without end; the sender stops at the first
+   * (`dsn.suppressed`).
+   */
+  readonly dsnFromPostmaster?: boolean;
 }
 
 export interface SenderPorts {
@@ -154,7 +175,17 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
     for (const resolve of ready) resolve();
   };
 
+  const guardDsnLoops = config.guardDsnLoops ?? true;
   const reportFailures = (report: FailureReport): void => {
+    // RFC 5321 §4.5.5, ENV-3: a DSN's failure is never reported by another DSN, whatever its `from` says.
+    if (guardDsnLoops && isDsnMessage(report.message)) {
+      emit("dsn.suppressed", {
+        messageId: report.messageId,
+        recipients: report.recipients.map((r) => r.recipient),
+        rule: "ENV-3",
+      });
+      return;
+    }
     const dsn = buildFailureReport(report, {
       reportingDomain: config.domain,
       nowMs: ports.clock.now(),
@@ -176,7 +207,8 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
     queueMicrotask(() => {
       dsnsQueued -= 1;
       if (stopped) return;
-      sender.submit({ messageId: dsn.dsnMessageId, from: null, to: [dsn.to], message: dsn.bytes });
+      const from = config.misbehaviour?.dsnFromPostmaster === true ? `postmaster@${config.domain}` : null;
+      sender.submit({ messageId: dsn.dsnMessageId, from, to: [dsn.to], message: dsn.bytes });
       wakeIfIdle();
     });
   };

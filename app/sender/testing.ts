@@ -28,6 +28,7 @@ import { createTestSender } from "../receiver/testing.ts";
 import type { SenderReadings } from "./readings.ts";
 import { createSender } from "./sender.ts";
 import type { Sender } from "./sender.ts";
+import { pushAll } from "../protocol/lists.ts";
 
 const decoder = new TextDecoder();
 
@@ -328,7 +329,9 @@ export function createScriptedReceiver(origin: string, clock: Pick<Clock, "now">
   return {
     posts,
     capabilityFetches,
-    queue: (...answers) => queued.push(...answers),
+    queue: (...answers) => {
+      pushAll(queued, answers);
+    },
     otherwise: (answer) => {
       fallback = answer;
     },

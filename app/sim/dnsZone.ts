@@ -32,6 +32,7 @@ import {
   latencySchema,
   matchGlob,
   MAX_LATENCY_MS,
+  MAX_LATENCY_WHY,
   normalizeName,
   resolveTimeMs,
   resolveWindow,
@@ -51,13 +52,19 @@ export function svcbOwner(domain: string): string {
   return `_svc.${normalizeName(domain)}`;
 }
 
-const port = z.int().min(0).max(65535);
+/** An SVCB record's 16-bit fields: SvcPriority and the port SvcParam (RFC 9460 §2.2, §7.2). */
+const uint16 = (what: string) =>
+  z
+    .int()
+    .min(0)
+    .max(65535, { error: `${what} is at most 65535: a 16-bit field of the SVCB record (RFC 9460)` })
+    .meta({ description: `At most 65535: a 16-bit field of the SVCB record (RFC 9460).` });
 
 /** Zod schema of an SVCB record given as data (the port's {@link SvcbRecord}). */
 export const svcbRecordSchema = z.strictObject({
-  priority: port,
+  priority: uint16("SvcPriority"),
   target: z.string().min(1),
-  port: port.optional(),
+  port: uint16("a port").optional(),
   alpn: z.array(z.string()).optional(),
   ipv4hint: z.array(z.string()).optional(),
   ipv6hint: z.array(z.string()).optional(),
@@ -67,7 +74,13 @@ export const svcbRecordSchema = z.strictObject({
 /** The longest TTL, seconds: 2^31 - 1 (RFC 2181 section 8). */
 export const MAX_TTL_S = 2_147_483_647;
 /** The error of a TTL over {@link MAX_TTL_S}. */
-export const TTL_TOO_LONG = `a TTL is at most ${MAX_TTL_S} seconds (RFC 2181)`;
+export const TTL_TOO_LONG = `a TTL is at most ${MAX_TTL_S} seconds (RFC 2181 §8)`;
+/** A TTL in seconds, at most {@link MAX_TTL_S}. */
+export const ttlSecondsSchema = z
+  .int()
+  .min(0)
+  .max(MAX_TTL_S, { error: TTL_TOO_LONG })
+  .meta({ description: `Seconds; at most ${MAX_TTL_S} (RFC 2181 §8).` });
 
 /** Zod schema of the records at one name. */
 export const dnsRecordSetSchema = z.strictObject({
@@ -75,7 +88,7 @@ export const dnsRecordSetSchema = z.strictObject({
   svcb: z.array(z.union([z.string(), svcbRecordSchema])).optional(),
   /** TXT records, each one string (the record's strings joined). */
   txt: z.array(z.string()).optional(),
-  ttlS: z.int().min(0).max(MAX_TTL_S, { error: TTL_TOO_LONG }).optional(),
+  ttlS: ttlSecondsSchema.optional(),
 });
 
 /** Zod schema of a DNS fault. */
@@ -88,7 +101,7 @@ export const dnsFaultSchema = z.strictObject({
   /** Only queries asked by this domain's resolver. */
   source: z.string().optional(),
   /** For `timeout`: when the resolver gives up, virtual ms. Default: the zone's `timeoutMs`. */
-  afterMs: boundedMs(MAX_LATENCY_MS, "a DNS timeout").optional(),
+  afterMs: boundedMs(MAX_LATENCY_MS, "a DNS timeout", MAX_LATENCY_WHY).optional(),
 });
 
 /** Zod schema of a change: from `at` on, `name` holds `records` (`null`: the name is gone). */
@@ -106,9 +119,9 @@ export const dnsZoneSchema = z.strictObject({
   /** How long an answer takes, virtual ms. */
   latency: latencySchema.default(0),
   /** When a timed-out query gives up, virtual ms. */
-  timeoutMs: boundedMs(MAX_LATENCY_MS, "a DNS timeout").default(5000),
+  timeoutMs: boundedMs(MAX_LATENCY_MS, "a DNS timeout", MAX_LATENCY_WHY).default(5000),
   /** TTL of a record set that does not give one. */
-  defaultTtlS: z.int().min(0).max(MAX_TTL_S, { error: TTL_TOO_LONG }).default(300),
+  defaultTtlS: ttlSecondsSchema.default(300),
 });
 
 export type DnsRecordSetInput = z.input<typeof dnsRecordSetSchema>;

@@ -12,6 +12,7 @@
 import type { CheckResult } from "../trace/schema.ts";
 import { actorOfDelivery, normalizeAddress, type CheckedEvent } from "./invariants.ts";
 import { durationMs, type ExpectedOutcome, type ScenarioExpectation } from "./scenario.ts";
+import { pushAll } from "../protocol/lists.ts";
 
 /** A scenario message as the expectations need it. */
 export interface ExpectedMessage {
@@ -304,12 +305,12 @@ function evidenceFor(e: ScenarioExpectation, evidence: FactsEvidence): number[] 
   const add = (seq: number | undefined): void => {
     if (seq !== undefined) out.push(seq);
   };
-  if (e.outcome === "dsn-received" && evidence.dsn.length > 0) out.push(...evidence.dsn);
+  if (e.outcome === "dsn-received" && evidence.dsn.length > 0) pushAll(out, evidence.dsn);
   else add(evidence.outcome ?? evidence.submitted);
-  if (e.never?.includes("dsn-received") === true) out.push(...evidence.dsn);
+  if (e.never?.includes("dsn-received") === true) pushAll(out, evidence.dsn);
   if (e.reason !== undefined || e.relay !== undefined || e.never?.includes("smtp") === true) add(evidence.handOff);
-  if (e.attempts !== undefined) out.push(...evidence.attempts);
-  if (e.posts !== undefined) out.push(...evidence.posts);
+  if (e.attempts !== undefined) pushAll(out, evidence.attempts);
+  if (e.posts !== undefined) pushAll(out, evidence.posts);
   return out;
 }
 

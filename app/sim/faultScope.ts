@@ -12,6 +12,7 @@
 import * as z from "zod";
 import { sampleExponential, sampleNormal, sampleUniform } from "./random.ts";
 import type { SeededRandom } from "./random.ts";
+import { MAX_SPAN_S, MAX_SPAN_WHY } from "../protocol/resources.ts";
 
 const UNIT_MS: Readonly<Record<string, number>> = {
   ms: 1,
@@ -48,7 +49,7 @@ const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{
 /**
  * {@link parseDurationMs}'s grammar without the surrounding space, for JSON
  * Schema patterns. Numbers have at most 11 digits before the point: no bounded
- * field takes more (365 days are 31536000000 ms), so an editor flags the
+ * field takes more (730 days are 63072000000 ms), so an editor flags the
  * absurd; the exact bounds are the parser's.
  */
 export const DURATION_PATTERN_BODY = "(?:\\d{1,11}(?:\\.\\d+)?|(?:\\d{1,11}(?:\\.\\d+)?(?:ms|s|m|h|d|w))+)";
@@ -58,11 +59,19 @@ export const DURATION_PATTERN = `^\\s*${DURATION_PATTERN_BODY}\\s*$`;
 /**
  * The latest virtual time a scenario names, after its start: every time
  * (`at`, `from`, `until`), the horizon, and the durations of expectations
- * (`within`, `after`). A year: retries give up after 5 days (G16).
+ * (`within`, `after`): {@link MAX_SPAN_S}, 2 years ({@link MAX_SPAN_WHY}).
  */
-export const MAX_VIRTUAL_MS = 365 * 86_400_000;
-/** The longest latency or timeout of the network or DNS, ms: an hour (a sender's attempt times out long before). */
+export const MAX_VIRTUAL_MS = MAX_SPAN_S * 1000;
+/** The longest latency or timeout of the network or DNS, ms: an hour ({@link MAX_LATENCY_WHY}). */
 export const MAX_LATENCY_MS = 3_600_000;
+/** Why {@link MAX_LATENCY_MS}. */
+export const MAX_LATENCY_WHY =
+  "a resource limit; the spec names no latency or timeout, and an hour is its longest retry delay (RETRY-2)";
+
+/** The words after a bound in errors and schema descriptions: `730d (63072000000 ms): 2 years: …`. */
+function boundWords(max: number, why: string): string {
+  return `${formatBoundMs(max)} (${max} ms): ${why}`;
+}
 
 /** A duration in the words of scenario errors: `365d`, `1h`, `90s`, else ms. */
 export function formatBoundMs(ms: number): string {
@@ -77,14 +86,21 @@ export function formatBoundMs(ms: number): string {
   return `${ms}ms`;
 }
 
-/** A number of ms at most `max`: the error names the bound in words and in ms. */
-export function boundedMs(max: number, what: string): z.ZodNumber {
+/**
+ * A number of ms at most `max`: the error names the bound in words and in ms, and what it follows from
+ * (`why`: the spec's number, or a resource limit), as the JSON Schema's description does.
+ */
+export function boundedMs(max: number, what: string, why: string): z.ZodNumber {
   return z
     .number()
     .min(0)
-    .max(max, {
-      error: (issue) => `is ${String(issue.input)} ms; ${what} is at most ${formatBoundMs(max)} (${max} ms)`,
-    });
+    .max(max, { error: (issue) => `is ${String(issue.input)} ms; ${what} is at most ${boundWords(max, why)}` })
+    .meta({ description: `Ms; at most ${boundWords(max, why)}.` });
+}
+
+/** A time after the start or a duration as a string, at most `max` ms: the error says why, as {@link boundedMs}'s. */
+export function durationStringAtMost(max: number, what: string, why: string): (issue: { input: unknown }) => string {
+  return (issue) => `is ${String(issue.input)}; ${what} is at most ${formatBoundMs(max)}: ${why}`;
 }
 
 /** Whether a duration string is at most `max` ms (strings that are not durations pass: another check names them). */
@@ -99,19 +115,20 @@ export type TimeOffset = number | string;
 /** Zod schema of a {@link TimeOffset}. */
 export const timeOffsetSchema = z
   .union([
-    boundedMs(MAX_VIRTUAL_MS, "a time after the start"),
+    boundedMs(MAX_VIRTUAL_MS, "a time after the start", MAX_SPAN_WHY),
     z
       .string()
       .refine((text) => parseDurationMs(text) !== undefined || ISO_WITH_ZONE.test(text), {
         message: 'a time is ms after the start, a duration such as "90s", "1h30m", "2d", or an ISO time with a zone',
       })
       .refine((text) => durationAtMost(text, MAX_VIRTUAL_MS), {
-        error: (issue) =>
-          `is ${String(issue.input)}; a time after the start is at most ${formatBoundMs(MAX_VIRTUAL_MS)}`,
+        error: durationStringAtMost(MAX_VIRTUAL_MS, "a time after the start", MAX_SPAN_WHY),
       })
       .meta({ pattern: `${DURATION_PATTERN}|${ISO_WITH_ZONE.source}` }),
   ])
-  .meta({ description: 'Ms after the start of the run, a duration after the start ("1h30m"), or an ISO time.' });
+  .meta({
+    description: `Ms after the start of the run, a duration after the start ("1h30m"), or an ISO time; at most ${formatBoundMs(MAX_VIRTUAL_MS)} after the start: ${MAX_SPAN_WHY}.`,
+  });
 
 /** The virtual time (ms since the epoch) a {@link TimeOffset} names in a run that started at `startMs`. */
 export function resolveTimeMs(offset: TimeOffset, startMs: number): number {
@@ -225,7 +242,7 @@ export function normalizeName(name: string): string {
 // ---------------------------------------------------------------------------
 // Latency
 
-const ms = boundedMs(MAX_LATENCY_MS, "a latency");
+const ms = boundedMs(MAX_LATENCY_MS, "a latency", MAX_LATENCY_WHY);
 
 /** Zod schema of a latency: a fixed number of ms, or a distribution. */
 export const latencySchema = z

@@ -61,6 +61,7 @@ describe("invariants hold on real runs", () => {
         "no-retry-after-permanent",
         "retry-schedule",
         "give-up-at-5-days",
+        "no-dsn-about-a-dsn",
       ]);
       expect(results.filter((r) => !r.passed)).toEqual([]);
     }
@@ -119,6 +120,63 @@ describe("smtp-only-where-allowed (STATE-3, STATE-4, ERR-22, ERR-23)", () => {
     const longer = { ...readings, G16: { jitter: false, fallbackWindowS: 3 * 3600 } };
     expect(verdict(events, "smtp-only-where-allowed", longer).detail).toBe(
       "m1@a.example→b.example: handed to SMTP (fallback) at +2:03:00, after an attempt made at +2:03:00, before the 180-minute fallback window ended [STATE-3, ERR-22]",
+    );
+  });
+
+  it("STATE-3: an attempt made before the window's end that ends after it does not allow the fallback; the next attempt does", async () => {
+    // Refused throughout, except the attempt at +1:03, which waits an hour for its answer: made before the
+    // 2-hour window ended, over after it. The states table judges an attempt by when it is made.
+    const { events, readings } = await trace(`readings: { G16: jitter=off }
+messages:
+  - { from: alice@a.example, to: bob@b.example }
+faults:
+  network:
+    - { kind: timeout, host: mx.b.example, afterMs: 3600000, from: 62m, until: 64m }
+    - { kind: connection-refused, host: mx.b.example, until: 5h }
+`);
+    const starts = events
+      .filter((e) => e.name === "timer.fired" || e.name === "message.submitted")
+      .map((e) => e.timeMs);
+    const t0 = starts[0] ?? 0;
+    const at = (e: CheckedEvent | undefined) => ((e?.timeMs ?? 0) - t0) / 60_000;
+    // The engine: the seventh attempt (+63 min) ends at +123 min, after the window; it is retried, not handed
+    // over, and the retry (60 minutes after the seventh attempt's start) is the attempt that hands over.
+    expect(starts.map((t) => (t - t0) / 60_000)).toEqual([0, 1, 3, 7, 15, 31, 63, 123]);
+    const handOff = events.find((e) => e.name === "smtp.handoff");
+    expect(at(handOff)).toBe(123);
+    expect(
+      events.filter((e) => e.name === "attempt.ended" || e.name === "capabilities.invalid").length,
+    ).toBeGreaterThanOrEqual(8);
+    expect(verdict(events, "smtp-only-where-allowed", readings).passed).toBe(true);
+    // The checker: the same hand-off right after the seventh attempt (the eighth taken out) is too early,
+    // though that attempt ended after the window.
+    const eighth = events.findLast((e) => e.name === "timer.fired") as CheckedEvent;
+    const i = events.indexOf(eighth);
+    const tooEarly = [
+      ...events.slice(0, i),
+      ...events.slice(i).filter((e) => e.name === "smtp.handoff" || e.name === "recipient.outcome"),
+    ];
+    expect(verdict(tooEarly, "smtp-only-where-allowed", readings).detail).toBe(
+      "m1@a.example→b.example: handed to SMTP (fallback) at +2:03:00, after an attempt made at +1:03:00, before the 120-minute fallback window ended [STATE-3, ERR-22]",
+    );
+  });
+
+  it("ERR-22, ERR-23: a hand-off after a 4xx temporary_failure fails: only a request-level 5xx or no answer is fallback-eligible", async () => {
+    const { events, readings } = await trace(DOWN_3H);
+    expect(verdict(events, "smtp-only-where-allowed", readings).passed).toBe(true);
+    // One of the refused attempts answered instead, 400 with a temporary_failure problem (a receiver's mix-up, G43).
+    const ended = events.find((e) => e.name === "capabilities.invalid" || e.name === "attempt.ended") as CheckedEvent;
+    const bent = events.map((e) =>
+      e === ended
+        ? {
+            ...e,
+            name: "attempt.ended",
+            data: { deliveryId: "m1@a.example→b.example#1", status: 400, problem: "https://p/temporary_failure" },
+          }
+        : e,
+    );
+    expect(verdict(bent, "smtp-only-where-allowed", readings).detail).toContain(
+      "though attempt 1 was not fallback-eligible (answer 400 temporary_failure) [ERR-23]",
     );
   });
 
@@ -314,6 +372,33 @@ describe("give-up-at-5-days (STATE-7, RETRY-6)", () => {
     };
     const bent = [...events.slice(0, bounced), extra, ...events.slice(bounced)];
     expect(verdict(bent, "give-up-at-5-days").detail).toContain("at or after the give-up at 5 days [STATE-7]");
+  });
+});
+
+describe("no-dsn-about-a-dsn (ENV-3, EVT-4; issue 23)", () => {
+  it("a DSN about a message that was itself a DSN fails, naming both, with both as evidence", async () => {
+    const { events } = await trace(HAPPY.replace("carol@b.example", "nobody@b.example"));
+    const sent = events.find((e) => e.name === "dsn.sent") as CheckedEvent;
+    expect(verdict(events, "no-dsn-about-a-dsn")).toMatchObject({
+      passed: true,
+      detail: "1 DSN sent, none about a DSN",
+      evidence: [sent.seq],
+    });
+    const dsnId = String(sent.data?.["dsnMessageId"]);
+    const second: CheckedEvent = {
+      ...sent,
+      seq: 10_000,
+      timeMs: sent.timeMs + 60_000,
+      data: { ...sent.data, messageId: dsnId, dsnMessageId: "dsn.again@a.example", to: "postmaster@a.example" },
+    };
+    expect(verdict([...events, second], "no-dsn-about-a-dsn")).toMatchObject({
+      passed: false,
+      detail: `the DSN dsn.again@a.example reports on ${dsnId}, itself a DSN about m1@a.example [ENV-3]`,
+      evidence: [sent.seq, 10_000],
+    });
+    // Two DSNs about the same scenario message are no loop.
+    const twin: CheckedEvent = { ...sent, seq: 10_001, data: { ...sent.data, dsnMessageId: "dsn.twin@a.example" } };
+    expect(verdict([...events, twin], "no-dsn-about-a-dsn").passed).toBe(true);
   });
 });
 

@@ -17,6 +17,7 @@
  * | no-retry-after-permanent | nothing is retried over the service after a permanent answer |
  * | retry-schedule | every attempt within the schedule's bounds (G16, jitter), never before a Retry-After |
  * | give-up-at-5-days | the bounce exactly 5 days after the first attempt; no attempt after that |
+ * | no-dsn-about-a-dsn | no DSN reports on a message that was itself a DSN (the loop of issue 23) |
  */
 import { parseMailbox } from "../protocol/mailbox.ts";
 import type { CheckResult } from "../trace/schema.ts";
@@ -71,6 +72,11 @@ export const INVARIANTS: readonly InvariantInfo[] = [
     id: "give-up-at-5-days",
     title: "give-up exactly 5 days after the first attempt, and no attempt after it",
     rules: ["STATE-7", "RETRY-6"],
+  },
+  {
+    id: "no-dsn-about-a-dsn",
+    title: "no DSN reports on a message that was itself a DSN",
+    rules: ["ENV-3", "EVT-4"],
   },
 ];
 
@@ -367,6 +373,7 @@ export function checkInvariants(events: readonly CheckedEvent[], options: Invari
     result("no-retry-after-permanent", noRetryAfterPermanent(model, options)),
     result("retry-schedule", { evidence: retriesJudged(model), ...retrySchedule(model, options) }, model),
     result("give-up-at-5-days", giveUpAtFiveDays(model)),
+    result("no-dsn-about-a-dsn", noDsnAboutADsn(events)),
   ];
 }
 
@@ -512,6 +519,38 @@ function terminalOutcome(events: readonly CheckedEvent[], model: Model, options:
     violations,
     checked: `${plural(recipients, "recipient")} of ${plural(model.submitted.size, "message")}, each with exactly one outcome`,
     evidence: all,
+  };
+}
+
+/**
+ * A DSN is sent with the null reverse-path (ENV-3) so that its own failure is never reported (RFC 5321
+ * §4.5.5): a dsn.sent about a message an earlier dsn.sent sent is a loop under way, whatever `from` it had.
+ */
+function noDsnAboutADsn(events: readonly CheckedEvent[]): Verdict {
+  const dsns = new Map<string, CheckedEvent>();
+  const violations: Finding[] = [];
+  const judged: CheckedEvent[] = [];
+  for (const e of events) {
+    if (e.name !== "dsn.sent") continue;
+    judged.push(e);
+    const original = str(e.data?.["messageId"]);
+    const dsn = str(e.data?.["dsnMessageId"]);
+    const earlier = original === undefined ? undefined : dsns.get(original);
+    if (earlier !== undefined) {
+      violations.push(
+        finding(
+          `the DSN ${dsn ?? "(no id)"} reports on ${original ?? ""}, itself a DSN about ${str(earlier.data?.["messageId"]) ?? "(unknown)"} [ENV-3]`,
+          earlier,
+          e,
+        ),
+      );
+    }
+    if (dsn !== undefined) dsns.set(dsn, e);
+  }
+  return {
+    evidence: judged,
+    violations,
+    checked: `${plural(judged.length, "DSN")} sent, none about a DSN`,
   };
 }
 

@@ -47,7 +47,7 @@ import {
   latencySchema,
   matchGlob,
   MAX_LATENCY_MS,
-  MAX_VIRTUAL_MS,
+  MAX_LATENCY_WHY,
   normalizeName,
   resolveWindow,
   sampleLatencyMs,
@@ -58,6 +58,8 @@ import type { SeededRandom } from "./random.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { startDigest, subtle } from "../protocol/webCrypto.ts";
 import { sha256 } from "../protocol/sha256.ts";
+import { bytesToBase64 } from "../protocol/base64.ts";
+import { MAX_SPAN_S, MAX_SPAN_WHY } from "../protocol/resources.ts";
 
 /** The capabilities path (GET-1); capabilities faults apply to it unless given another `path`. */
 export const CAPABILITIES_PATH = "/v1/capabilities";
@@ -75,13 +77,14 @@ const requestScope = {
   source: z.string().optional(),
 };
 
-/** A Retry-After in seconds: at most a year ({@link MAX_VIRTUAL_MS}). */
+/** A Retry-After in seconds: at most {@link MAX_SPAN_S}, 2 years. */
 const retryAfterSeconds = z
   .int()
   .min(0)
-  .max(MAX_VIRTUAL_MS / 1000, { error: `a Retry-After is at most ${MAX_VIRTUAL_MS / 1000} seconds (365 days)` });
+  .max(MAX_SPAN_S, { error: `a Retry-After is at most ${MAX_SPAN_S} seconds: ${MAX_SPAN_WHY}` })
+  .meta({ description: `Seconds; at most ${MAX_SPAN_S}: ${MAX_SPAN_WHY}.` });
 /** A timeout: at most an hour. */
-const timeoutMs = boundedMs(MAX_LATENCY_MS, "a timeout");
+const timeoutMs = boundedMs(MAX_LATENCY_MS, "a timeout", MAX_LATENCY_WHY);
 
 /**
  * The largest chunk of a slow-body fault, bytes: 100 MiB, the largest body a
@@ -89,6 +92,8 @@ const timeoutMs = boundedMs(MAX_LATENCY_MS, "a timeout");
  * answer's body delivers it in one piece, so a larger one means nothing.
  */
 export const MAX_CHUNK_BYTES = 104_857_600;
+/** Why {@link MAX_CHUNK_BYTES}. */
+const MAX_CHUNK_WHY = "a resource limit: the largest message a scenario makes, 100 MiB, in one chunk";
 
 const retryAfterShape = {
   /** A Retry-After header in seconds. */
@@ -97,7 +102,26 @@ const retryAfterShape = {
   retryAfter: z.string().optional(),
 };
 
-const problemBase = z.url().optional();
+/**
+ * A `{problem_base}`: an absolute URI (PRB-2), as `new URL` reads it. JSON Schema's `format: uri` is only an
+ * annotation in draft 2020-12, so the schema also has a pattern, a scheme and a colon: coarser than the
+ * parser, but an editor flags what is no URI at all (issue 23).
+ */
+export const problemBaseSchema = z
+  .url({ message: "is not an absolute URI (PRB-2)" })
+  .meta({ pattern: "^\\s*[A-Za-z][A-Za-z0-9+.-]*:" });
+
+const problemBase = problemBaseSchema.optional();
+
+/** An HTTP status of the classes a fault may answer with (RFC 9110 §15: 1xx to 5xx; 1xx is no final answer). */
+function httpStatus(min: number, max: number, what: string): z.ZodInt {
+  const words = `${what} HTTP status, ${min} to ${max} (RFC 9110 §15)`;
+  return z
+    .int()
+    .min(min, { error: `is not ${words}` })
+    .max(max, { error: `is not ${words}` })
+    .meta({ description: `${words[0]?.toUpperCase() ?? ""}${words.slice(1)}.` });
+}
 
 /** Zod schema of a network fault, as scenario files describe them. */
 export const networkFaultSchema = z.discriminatedUnion("kind", [
@@ -126,7 +150,7 @@ export const networkFaultSchema = z.discriminatedUnion("kind", [
   z.strictObject({
     kind: z.literal("server-error"),
     ...requestScope,
-    status: z.int().min(500).max(599).default(500),
+    status: httpStatus(500, 599, "a 5xx").default(500),
     body: z.string().default("Internal Server Error"),
   }),
   z.strictObject({
@@ -147,14 +171,14 @@ export const networkFaultSchema = z.discriminatedUnion("kind", [
   z.strictObject({
     kind: z.literal("capabilities-unfetchable"),
     ...requestScope,
-    status: z.int().min(400).max(599).default(404),
+    status: httpStatus(400, 599, "a 4xx or 5xx").default(404),
     body: z.string().default("Not Found"),
   }),
   z.strictObject({
     kind: z.literal("respond"),
     ...requestScope,
     /** Any answer a receiver or a front end could give: the status, the headers and the body, as written. */
-    status: z.int().min(200).max(599),
+    status: httpStatus(200, 599, "a 2xx to 5xx"),
     headers: z.record(z.string(), z.string()).default({}),
     /** A string verbatim, or an object or array as JSON (content-type application/json unless `headers` say). */
     body: z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional(),
@@ -174,10 +198,12 @@ export const networkFaultSchema = z.discriminatedUnion("kind", [
       .int()
       .min(1)
       .max(MAX_CHUNK_BYTES, {
-        error: (issue) => `is ${String(issue.input)} bytes; a chunk is at most ${MAX_CHUNK_BYTES} bytes (100 MiB)`,
+        error: (issue) =>
+          `is ${String(issue.input)} bytes; a chunk is at most ${MAX_CHUNK_BYTES} bytes: ${MAX_CHUNK_WHY}`,
       })
+      .meta({ description: `Bytes; at most ${MAX_CHUNK_BYTES}: ${MAX_CHUNK_WHY}.` })
       .default(1024),
-    intervalMs: boundedMs(MAX_LATENCY_MS, "an interval").default(1000),
+    intervalMs: boundedMs(MAX_LATENCY_MS, "an interval", MAX_LATENCY_WHY).default(1000),
   }),
 ]);
 
@@ -675,9 +701,7 @@ export function sha256FieldInline(bytes: Uint8Array): string {
 }
 
 function digestField(digest: Uint8Array): string {
-  let binary = "";
-  for (const b of digest) binary += String.fromCharCode(b);
-  return `sha-256=:${btoa(binary)}:`;
+  return `sha-256=:${bytesToBase64(digest)}:`;
 }
 
 /** A body for the trace: UTF-8 text as `body`, anything else as `bodyBase64`. */
@@ -686,9 +710,7 @@ function bodyFields(bytes: Uint8Array): { body: string } | { bodyBase64: string 
     // ignoreBOM keeps a leading byte order mark in the text, so the recorded body encodes back to its bytes.
     return { body: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes) };
   } catch {
-    let binary = "";
-    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-    return { bodyBase64: btoa(binary) };
+    return { bodyBase64: bytesToBase64(bytes) };
   }
 }
 

@@ -146,3 +146,48 @@ describe("rate-limited-then-down, read back from its exported and imported trace
     expect(discovery.every((e) => e.data?.["deliveryActor"] === ACTOR)).toBe(true);
   });
 });
+
+describe("issue 23, G16: the retry delay counts from the attempt's start, however slow its POST (on times, not a hash)", () => {
+  /** b.example answers every POST 503 after `latency`; jitter off. The attempts' starts, in seconds from the first. */
+  async function starts(latency: string): Promise<{ starts: number[]; ends: number[]; planned: number[] }> {
+    const outcome = await runScenarioText(`name: slow
+readings: { G16: jitter=off }
+horizon: 10m
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example: { mailboxes: [bob] }
+messages:
+  - { from: alice@a.example, to: bob@b.example }
+faults:
+  network:
+    - { kind: latency, host: mx.b.example, path: /v1/messages, latency: ${latency} }
+    - { kind: unavailable, host: mx.b.example, path: /v1/messages, problem: false }
+`);
+    if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join("; "));
+    const events = outcome.run.trace.events;
+    const t0 = outcome.run.world.startMs;
+    const judged = events.filter((e) => e.name === "attempt.judged").map((e) => e.data ?? {});
+    const timers = events.filter((e) => e.name === "timer.set").map((e) => e.data ?? {});
+    return {
+      starts: judged.map((d) => (num(d["startedAtMs"]) - t0) / 1000),
+      ends: judged.map((d) => (num(d["endedAtMs"]) - t0) / 1000),
+      // When each retry was planned for: the time it then started (never one already past).
+      planned: timers.map((d) => (num(d["atMs"]) - t0) / 1000),
+    };
+  }
+
+  it("RETRY-1, RETRY-2: a POST answered after 40 s: the retries start at 1, 3 and 7 minutes after the first attempt, not after its answer", async () => {
+    const slow = await starts("40000");
+    expect(slow.starts).toEqual([0, 60, 180, 420]);
+    expect(slow.ends).toEqual([40, 100, 220, 460]);
+    expect(slow.planned.slice(0, 3)).toEqual([60, 180, 420]);
+  });
+
+  it("G16: a POST slower than the delay: the retry starts as soon as the answer is in, and the next delay counts from that retry's start", async () => {
+    const slower = await starts("90000");
+    // Planned 1 minute after 0:00, the retry cannot start before the answer at 1:30; the next is 2 minutes after 1:30.
+    expect(slower.starts).toEqual([0, 90, 210, 450]);
+    expect(slower.ends).toEqual([90, 180, 300, 540]);
+    expect(slower.planned.slice(0, 3)).toEqual([90, 210, 450]);
+  });
+});

@@ -3,6 +3,8 @@ import { importTraceValue } from "../trace/importer.ts";
 import { traceHash } from "../trace/exportJson.ts";
 import { runScenarioText, UNKNOWN_VERSION } from "./runScenario.ts";
 import { handleWorkerRequest } from "./worker.ts";
+import { parseScenarioText } from "./scenario.ts";
+import { eventBudgetOf, runawayOf } from "./world.ts";
 
 const HAPPY = `name: happy
 seed: 11
@@ -73,17 +75,18 @@ describe("running a scenario", () => {
       "no-retry-after-permanent",
       "retry-schedule",
       "give-up-at-5-days",
+      "no-dsn-about-a-dsn",
     ]);
     expect(trace.expectations).toHaveLength(1);
     // The checks are events too, at the end, at the time of the last event of the run.
-    const tail = trace.events.slice(-7);
-    expect(tail.map((e) => e.name)).toEqual([...Array<string>(6).fill("invariant.checked"), "expectation.checked"]);
+    const tail = trace.events.slice(-8);
+    expect(tail.map((e) => e.name)).toEqual([...Array<string>(7).fill("invariant.checked"), "expectation.checked"]);
     expect(tail[0]?.data).toMatchObject({
       id: "terminal-outcome",
       passed: true,
       rules: ["STATE-1", "STATE-7", "STATE-9", "SVC-11"],
     });
-    expect(tail[0]?.timeMs).toBe(trace.events.at(-8)?.timeMs);
+    expect(tail[0]?.timeMs).toBe(trace.events.at(-9)?.timeMs);
     expect(r.outcomes).toEqual([
       expect.objectContaining({
         message: "m1",
@@ -206,5 +209,103 @@ ${Array.from({ length: 30 }, (_, i) => `  - { from: alice@a.example, to: [bob@b.
     expect(seen.at(-1)?.messagesDone).toBe(30);
     // The checks' events (invariant.checked, expectation.checked) come after the run.
     expect(seen.at(-1)?.events).toBeLessThan(plain.run.trace.events.length);
+  });
+});
+
+/**
+ * A sender that (wrongly) gives its DSNs a `from` (dsnFromPostmaster): ghost@a.example writes to a mailbox
+ * b.example does not have; the DSN about it goes back to ghost, whom a.example does not have either, so the
+ * DSN fails too — and a DSN about that one would go to postmaster@a.example, who does not exist, and so on.
+ */
+const DSN_LOOP = `name: dsn-loop
+seed: 5
+domains:
+  a.example:
+    mailboxes: [alice]
+    senderMisbehaviour: { dsnFromPostmaster: true }
+  b.example: { mailboxes: [bob] }
+messages:
+  - { id: m1, from: ghost@a.example, to: nobody@b.example }
+`;
+
+describe("a DSN never causes a DSN (issue 23: DSNs about DSNs ran until memory was gone)", () => {
+  it("ENV-3, EVT-4: the DSN's own failure is not reported; the run ends, and every check holds", async () => {
+    const r = await run(DSN_LOOP);
+    const named = (name: string) => r.trace.events.filter((e) => e.name === name);
+    expect(r.error).toBeUndefined();
+    expect(r.complete).toBe(true);
+    expect(r.passed).toBe(true);
+    const [sent, ...more] = named("dsn.sent");
+    expect(more).toEqual([]);
+    expect(sent?.data).toMatchObject({ messageId: "m1@a.example", to: "ghost@a.example" });
+    // The DSN went out with the wrong from, failed at a.example, and its failure stopped there.
+    expect(named("message.submitted")[1]?.data).toMatchObject({
+      from: "postmaster@a.example",
+      to: ["ghost@a.example"],
+    });
+    expect(named("dsn.suppressed").map((e) => e.data)).toEqual([
+      { messageId: sent?.data?.["dsnMessageId"], recipients: ["ghost@a.example"], rule: "ENV-3" },
+    ]);
+    expect(r.invariants.find((c) => c.id === "no-dsn-about-a-dsn")).toMatchObject({
+      passed: true,
+      detail: "1 DSN sent, none about a DSN",
+    });
+  });
+
+  it("ENV-3: a receiver's DSN about a message that was itself a DSN (a failure after accepting it) is not sent either", async () => {
+    // The DSN to alice is accepted by a.example, then fails after acceptance (STATE-8).
+    const text = DSN_LOOP.replace("from: ghost@a.example", "from: alice@a.example").replace(
+      "    senderMisbehaviour: { dsnFromPostmaster: true }",
+      "    senderMisbehaviour: { dsnFromPostmaster: true }\n    policy: { failAfterAcceptance: [{ mailbox: alice@a.example, status: 5.2.2, diagnostic: smtp; 552 full }] }",
+    );
+    const r = await run(text);
+    const named = (name: string) => r.trace.events.filter((e) => e.name === name);
+    expect(r.error).toBeUndefined();
+    expect(r.complete).toBe(true);
+    expect(named("failure.after-acceptance")).toHaveLength(1);
+    expect(named("dsn.sent")).toHaveLength(1);
+    expect(named("dsn.suppressed").map((e) => [e.domain, e.data?.["messageId"]])).toEqual([
+      ["a.example", named("dsn.sent")[0]?.data?.["dsnMessageId"]],
+    ]);
+    expect(r.invariants.every((c) => c.passed)).toBe(true);
+  });
+
+  it("the event budget stops a run that loops anyway, with an error naming the loop; the invariant shows it", async () => {
+    // Only with the engine's guard off (a test seam) does the loop go round.
+    const r = await run(DSN_LOOP, { guardDsnLoops: false, eventBudget: 3_000 });
+    expect(r.passed).toBe(false);
+    expect(r.complete).toBe(false);
+    expect(r.error).toMatch(
+      /^the run was stopped at its budget of 3000 trace events: a loop of DSNs about DSNs, (\d+) messages each reporting the one before: m1@a\.example → dsn\.[0-9a-f]+@a\.example → dsn\.[0-9a-f]+@a\.example → … → dsn\.[0-9a-f]+@a\.example → dsn\.[0-9a-f]+@a\.example \(a DSN never causes a DSN: ENV-3, RFC 5321 §4\.5\.5\)$/,
+    );
+    const chain = Number(/, (\d+) messages/.exec(r.error ?? "")?.[1]);
+    expect(chain).toBe(r.trace.events.filter((e) => e.name === "dsn.sent").length + 1);
+    expect(
+      r.trace.events.filter((e) => e.name !== "invariant.checked" && e.name !== "expectation.checked").length,
+    ).toBeLessThan(3_100);
+    const check = r.invariants.find((c) => c.id === "no-dsn-about-a-dsn");
+    expect(check?.passed).toBe(false);
+    expect(check?.detail).toMatch(
+      /^the DSN dsn\.[0-9a-f]+@a\.example reports on dsn\.[0-9a-f]+@a\.example, itself a DSN about m1@a\.example \[ENV-3\]/,
+    );
+    expect(r.invariants.find((c) => c.id === "simulation")).toMatchObject({ passed: false, detail: r.error });
+  });
+
+  it("a runaway without DSNs about DSNs is named by the delivery most of its events belong to", () => {
+    const event = (name: string, data: Record<string, unknown>) => ({ name, timeMs: 0, data });
+    const events = [
+      ...Array.from({ length: 30 }, () => event("timer.fired", { deliveryActor: "m2@a.example→b.example" })),
+      ...Array.from({ length: 10 }, () => event("timer.fired", { deliveryActor: "m1@a.example→b.example" })),
+      event("dsn.sent", { messageId: "m1@a.example", dsnMessageId: "dsn.1@a.example" }),
+      ...Array.from({ length: 5 }, () => event("dns.query", { name: "_svc.b.example" })),
+    ];
+    expect(runawayOf(events)).toBe("most of them (30 of 46) are of the delivery m2@a.example→b.example");
+  });
+
+  it("the budget by default: 100,000 events, and 10,000 a message and a recipient", () => {
+    expect(eventBudgetOf({ messages: [] })).toBe(100_000);
+    const scenario = parseScenarioText(DSN_LOOP);
+    if (!scenario.ok) throw new Error("the scenario does not parse");
+    expect(eventBudgetOf(scenario.scenario)).toBe(120_000);
   });
 });

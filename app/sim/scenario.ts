@@ -24,29 +24,24 @@ import { DEFAULT_TOLERANCE_S } from "../protocol/profile.ts";
 import { parseSvcbPresentation } from "../protocol/svcb.ts";
 import { capabilitiesConfigSchema, mailboxConfigSchema, policyConfigSchema } from "../receiver/config.ts";
 import { DEFAULT_FALLBACK_WINDOW_S, MAX_FALLBACK_WINDOW_S, MIN_FALLBACK_WINDOW_S } from "../sender/retrySchedule.ts";
-import {
-  dnsChangeSchema,
-  dnsFaultSchema,
-  dnsRecordSetSchema,
-  MAX_TTL_S,
-  svcbRecordSchema,
-  TTL_TOO_LONG,
-} from "./dnsZone.ts";
+import { dnsChangeSchema, dnsFaultSchema, dnsRecordSetSchema, svcbRecordSchema, ttlSecondsSchema } from "./dnsZone.ts";
 import {
   boundedMs,
   durationAtMost,
+  durationStringAtMost,
   DURATION_PATTERN,
   DURATION_PATTERN_BODY,
   formatBoundMs,
   latencySchema,
   MAX_LATENCY_MS,
+  MAX_LATENCY_WHY,
   MAX_VIRTUAL_MS,
   parseDurationMs,
   resolveTimeMs,
   timeOffsetSchema,
 } from "./faultScope.ts";
 import { DEFAULT_START_MS } from "./scheduler.ts";
-import { networkFaultSchema } from "./network.ts";
+import { networkFaultSchema, problemBaseSchema } from "./network.ts";
 import { traceEventNames } from "../trace/events.ts";
 import {
   fieldName,
@@ -57,6 +52,9 @@ import {
   type FileError,
   type OffsetToPosition,
 } from "./yamlPosition.ts";
+import { bytesToBinary } from "../protocol/base64.ts";
+import { maxOf } from "../protocol/lists.ts";
+import { MAX_SPAN_S, MAX_SPAN_WHY } from "../protocol/resources.ts";
 
 /** The smallest `max_message_size` a receiver may advertise (CAP-7), and the default of a scenario's receivers. */
 export const DEFAULT_MAX_MESSAGE_SIZE = 26_214_400;
@@ -68,10 +66,18 @@ export const DEFAULT_PROBLEM_BASE = "https://mailscope.example/problems";
  * (CAP-7), so that a scenario can go over any usual limit.
  */
 export const MAX_MESSAGE_BYTES = 104_857_600;
+/** Why {@link MAX_MESSAGE_BYTES}: written after the bound in errors and schema descriptions. */
+const MAX_MESSAGE_WHY =
+  "a resource limit: 100 MiB, four times the smallest max_message_size (26214400, CAP-7), to go over any usual limit";
 /** The most messages a scenario submits. */
 export const MAX_MESSAGES = 100_000;
 /** The most recipients of one message of a scenario (a receiver's max_recipients is at least 100). */
 export const MAX_RECIPIENTS_PER_MESSAGE = 10_000;
+/** Why the counts of a scenario ({@link MAX_MESSAGES}, {@link MAX_RECIPIENTS}, {@link MAX_MAILBOXES}) stop where they do. */
+const COUNT_WHY = "a resource limit: each costs events, memory and time in every run (the spec names no such number)";
+/** Why {@link MAX_RECIPIENTS_PER_MESSAGE}. */
+const RECIPIENTS_PER_MESSAGE_WHY =
+  "a resource limit: 100 times the smallest max_recipients (100, CAP-8), to go over any usual limit";
 /**
  * The most recipients of a scenario, all messages together: as many as
  * {@link MAX_MESSAGES}, so a scenario may have the most messages of one
@@ -82,8 +88,8 @@ export const MAX_RECIPIENTS_PER_MESSAGE = 10_000;
 export const MAX_RECIPIENTS = 100_000;
 /** The most mailboxes a domain of a scenario lists. */
 export const MAX_MAILBOXES = 100_000;
-/** The longest time in seconds a scenario gives (max-age, Retry-After): {@link MAX_VIRTUAL_MS}. */
-export const MAX_SECONDS = MAX_VIRTUAL_MS / 1000;
+/** The longest time in seconds a scenario gives (max-age, Retry-After): {@link MAX_SPAN_S}, as {@link MAX_VIRTUAL_MS}. */
+export const MAX_SECONDS = MAX_SPAN_S;
 
 /** How long a run lasts at most after the last message is submitted, unless the scenario says: give-up (5 days) and a day to spare. */
 export const DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS = 6 * 86_400_000;
@@ -112,23 +118,28 @@ const domainName = z
   .meta({ description: "A domain name in A-labels, e.g. b.example.", pattern: `^${DOMAIN_PATTERN_BODY}\\.?$` });
 
 /** A mailbox string: the parser checks it (MBX-*); the JSON Schema has {@link MAILBOX_PATTERN}. */
-const mailboxString = z.string().min(1).meta({ pattern: MAILBOX_PATTERN, maxLength: 320 });
+const mailboxString = z
+  .string()
+  .min(1)
+  .meta({ pattern: MAILBOX_PATTERN, maxLength: 320, description: "A mailbox; at most 320 characters (MBX-8, LIM-7)." });
 
 /** A duration: ms as a number, or a string such as `90s`, `2h`, `5d1h`. */
 export const durationSchema = z
   .union([
-    boundedMs(MAX_VIRTUAL_MS, "a duration"),
+    boundedMs(MAX_VIRTUAL_MS, "a duration", MAX_SPAN_WHY),
     z
       .string()
       .refine((text) => parseDurationMs(text) !== undefined, {
         message: 'a duration is a number of ms or a string such as "90s", "2h", "1h30m", "5d"',
       })
       .refine((text) => durationAtMost(text, MAX_VIRTUAL_MS), {
-        error: (issue) => `is ${String(issue.input)}; a duration is at most ${formatBoundMs(MAX_VIRTUAL_MS)}`,
+        error: durationStringAtMost(MAX_VIRTUAL_MS, "a duration", MAX_SPAN_WHY),
       })
       .meta({ pattern: DURATION_PATTERN }),
   ])
-  .meta({ description: 'Ms, or a duration string: "90s", "2h", "1h30m", "5d"; at most 365d.' });
+  .meta({
+    description: `Ms, or a duration string: "90s", "2h", "1h30m", "5d"; at most ${formatBoundMs(MAX_VIRTUAL_MS)}: ${MAX_SPAN_WHY}.`,
+  });
 
 /** The ms of a value {@link durationSchema} accepted. */
 export function durationMs(value: number | string): number {
@@ -164,14 +175,15 @@ export function parseSizeBytes(value: number | string): number | undefined {
   return Math.round(Number(match[1]) * unit);
 }
 
-const sizeTooLarge = `a message is at most ${MAX_MESSAGE_BYTES} bytes (100 MiB)`;
+const sizeTooLarge = `a message is at most ${MAX_MESSAGE_BYTES} bytes: ${MAX_MESSAGE_WHY}`;
 
 const sizeSchema = z
   .union([
     z
       .int()
       .min(0)
-      .max(MAX_MESSAGE_BYTES, { error: (issue) => `is ${String(issue.input)} bytes; ${sizeTooLarge}` }),
+      .max(MAX_MESSAGE_BYTES, { error: (issue) => `is ${String(issue.input)} bytes; ${sizeTooLarge}` })
+      .meta({ description: `Bytes; at most ${MAX_MESSAGE_BYTES}: ${MAX_MESSAGE_WHY}.` }),
     z
       .string()
       .refine((text) => parseSizeBytes(text) !== undefined, {
@@ -183,8 +195,7 @@ const sizeSchema = z
       .meta({ pattern: SIZE_PATTERN }),
   ])
   .meta({
-    description:
-      'Bytes, or a string with a unit: "512B", "2KB", "30MiB" (KB = 1000 bytes, KiB = 1024); at most 100 MiB.',
+    description: `Bytes, or a string with a unit: "512B", "2KB", "30MiB" (KB = 1000 bytes, KiB = 1024); at most 100 MiB: ${MAX_MESSAGE_WHY}.`,
   });
 
 /** A seed: a safe non-negative integer, or any string (the number 7 and the string "7" are different seeds). */
@@ -197,7 +208,11 @@ const isoTime = z
   .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/, "an ISO 8601 time with a zone")
   .meta({ description: "An ISO 8601 time with a zone, e.g. 2026-01-01T00:00:00Z." });
 
-const port = z.int().min(1).max(65535);
+const port = z
+  .int()
+  .min(1)
+  .max(65535, { error: "a port is at most 65535: a 16-bit TCP port (RFC 9293)" })
+  .meta({ description: "A TCP port, 1 to 65535 (RFC 9293: 16 bits)." });
 
 const countRange = z
   .union([
@@ -454,13 +469,16 @@ export const domainSchema = z
     capabilitiesMaxAgeS: z
       .int()
       .min(0)
-      .max(MAX_SECONDS, { error: `max-age is at most ${MAX_SECONDS} seconds (365 days)` })
+      .max(MAX_SECONDS, { error: `max-age is at most ${MAX_SECONDS} seconds: ${MAX_SPAN_WHY}` })
       .optional()
-      .meta({ description: "The capabilities' Cache-Control max-age (GET-5); default 3600." }),
+      .meta({
+        description: `The capabilities' Cache-Control max-age (GET-5); default 3600; at most ${MAX_SECONDS} seconds: ${MAX_SPAN_WHY}.`,
+      }),
     mailboxes: z
       .array(mailboxEntrySchema)
-      .max(MAX_MAILBOXES, { error: `a domain lists at most ${MAX_MAILBOXES} mailboxes` })
-      .default([]),
+      .max(MAX_MAILBOXES, { error: `a domain lists at most ${MAX_MAILBOXES} mailboxes: ${COUNT_WHY}` })
+      .default([])
+      .meta({ description: `At most ${MAX_MAILBOXES} mailboxes: ${COUNT_WHY}.` }),
     catchAll: z.boolean().optional().meta({ description: "Every local part of the domain exists." }),
     policy: policyConfigSchema
       .optional()
@@ -489,6 +507,10 @@ export const domainSchema = z
         reuseIdempotencyKey: z.boolean().optional().meta({
           description:
             "true: a deferred recipient's new delivery keeps the previous delivery's Idempotency-Key (breaks STATE-6, POST-27), so the receiver answers 409 idempotency_conflict.",
+        }),
+        dsnFromPostmaster: z.boolean().optional().meta({
+          description:
+            "true: the DSNs this sender sends come from postmaster@<domain> instead of the null reverse-path (breaks ENV-3). A DSN that fails would be reported by another DSN without end; the sender stops at the first (dsn.suppressed).",
         }),
       })
       .optional()
@@ -527,7 +549,10 @@ export const messageSchema = z
         .array(mailboxString)
         .min(1)
         .max(MAX_RECIPIENTS_PER_MESSAGE, {
-          error: `a message has at most ${MAX_RECIPIENTS_PER_MESSAGE} recipients in a scenario`,
+          error: `a message has at most ${MAX_RECIPIENTS_PER_MESSAGE} recipients in a scenario: ${RECIPIENTS_PER_MESSAGE_WHY}`,
+        })
+        .meta({
+          description: `At least 1 recipient (ENV-5), at most ${MAX_RECIPIENTS_PER_MESSAGE}: ${RECIPIENTS_PER_MESSAGE_WHY}.`,
         }),
     ]),
     subject: z.string().optional(),
@@ -561,7 +586,7 @@ export const expectationSchema = z
       .meta({ description: "A message id; default every message of the scenario (with this recipient)." }),
     recipient: mailboxString
       .optional()
-      .meta({ description: "A recipient; default every recipient of the message(s)." }),
+      .meta({ description: "A recipient; default every recipient of the message(s). At most 320 characters (MBX-8)." }),
     outcome: z.enum(EXPECTED_OUTCOMES).optional(),
     reason: z
       .enum(["no-service", "fallback", "no-common-version"])
@@ -600,19 +625,28 @@ export const expectationSchema = z
 /** The most annotations a scenario has, and the longest note. */
 export const MAX_ANNOTATIONS = 100;
 export const MAX_NOTE_CHARS = 400;
+/** Why a lesson's texts and counts stop where they do (issue 23: every bound says what it follows from). */
+const LESSON_WHY = "a resource limit: the library and the run view show every one of them whole";
 
 const lessonSchema = z
   .strictObject({
     order: z
       .number()
       .positive()
-      .max(1000)
       .meta({ description: 'Its place in the library\'s "Start here" path: lessons are taken in this order.' }),
     watchFor: z
-      .array(z.string().min(1).max(MAX_NOTE_CHARS))
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(MAX_NOTE_CHARS, { error: `a point is at most ${MAX_NOTE_CHARS} characters: ${LESSON_WHY}` })
+          .meta({ description: `One point, at most ${MAX_NOTE_CHARS} characters: ${LESSON_WHY}.` }),
+      )
       .min(1)
-      .max(12)
-      .meta({ description: "What a learner should watch for in the run, one point each." }),
+      .max(12, { error: `a lesson has at most 12 points to watch for: ${LESSON_WHY}` })
+      .meta({
+        description: `What a learner should watch for in the run, one point each; at most 12: ${LESSON_WHY}.`,
+      }),
   })
   .meta({
     title: "Lesson",
@@ -640,8 +674,10 @@ export const annotationSchema = z
     note: z
       .string()
       .min(1)
-      .max(MAX_NOTE_CHARS)
-      .meta({ description: "The note: a sentence or two, shown on the timeline and in the lesson panel." }),
+      .max(MAX_NOTE_CHARS, { error: `a note is at most ${MAX_NOTE_CHARS} characters: ${LESSON_WHY}` })
+      .meta({
+        description: `The note: a sentence or two, shown on the timeline and in the lesson panel; at most ${MAX_NOTE_CHARS} characters: ${LESSON_WHY}.`,
+      }),
     pause: z
       .boolean()
       .default(true)
@@ -687,23 +723,28 @@ function readingsJsonSchema(): Record<string, unknown> {
 const scenarioObject = z.strictObject({
   name: z.string().min(1),
   description: z.string().default(""),
-  title: z.string().min(1).max(120).optional().meta({
-    description:
-      "A human title for the library and the run view (Receiver down past the fallback window); default the name.",
-  }),
+  title: z
+    .string()
+    .min(1)
+    .max(120, { error: `a title is at most 120 characters: ${LESSON_WHY}` })
+    .optional()
+    .meta({
+      description: `A human title for the library and the run view (Receiver down past the fallback window); default the name. At most 120 characters: ${LESSON_WHY}.`,
+    }),
   lesson: lessonSchema.optional(),
   annotations: z
     .array(annotationSchema)
-    .max(MAX_ANNOTATIONS, { error: `a scenario has at most ${MAX_ANNOTATIONS} annotations` })
+    .max(MAX_ANNOTATIONS, { error: `a scenario has at most ${MAX_ANNOTATIONS} annotations: ${LESSON_WHY}` })
     .default([])
-    .meta({ description: "Notes about times or events of the run, for a learner (docs/scenario-format.md, Lessons)." }),
+    .meta({
+      description: `Notes about times or events of the run, for a learner (docs/scenario-format.md, Lessons); at most ${MAX_ANNOTATIONS}: ${LESSON_WHY}.`,
+    }),
   seed: seedSchema.default(1),
   start: isoTime.optional().meta({ description: "Virtual time at the start; default 2026-01-01T00:00:00Z." }),
   horizon: durationSchema.optional().meta({
     description: "Stop the run this long after the start at the latest; default 6 days after the last message.",
   }),
-  problemBase: z
-    .url()
+  problemBase: problemBaseSchema
     .optional()
     .meta({ description: `The {problem_base} of every receiver; default ${DEFAULT_PROBLEM_BASE}.` }),
   readings: z
@@ -720,8 +761,8 @@ const scenarioObject = z.strictObject({
   dns: z
     .strictObject({
       latency: latencySchema.default(0),
-      timeoutMs: boundedMs(MAX_LATENCY_MS, "a DNS timeout").default(5000),
-      defaultTtlS: z.int().min(0).max(MAX_TTL_S, { error: TTL_TOO_LONG }).default(300),
+      timeoutMs: boundedMs(MAX_LATENCY_MS, "a DNS timeout", MAX_LATENCY_WHY).default(5000),
+      defaultTtlS: ttlSecondsSchema.default(300),
       records: z
         .record(z.string(), dnsRecordSetSchema)
         .default({})
@@ -730,11 +771,13 @@ const scenarioObject = z.strictObject({
     .default({ latency: 0, timeoutMs: 5000, defaultTtlS: 300, records: {} }),
   domains: z
     .record(domainName, domainSchema)
-    .refine((domains) => Object.keys(domains).length > 0, { message: "a scenario has at least one domain" }),
+    .refine((domains) => Object.keys(domains).length > 0, { message: "a scenario has at least one domain" })
+    .meta({ minProperties: 1 }),
   messages: z
     .array(messageSchema)
-    .max(MAX_MESSAGES, { error: `a scenario submits at most ${MAX_MESSAGES} messages` })
-    .default([]),
+    .max(MAX_MESSAGES, { error: `a scenario submits at most ${MAX_MESSAGES} messages: ${COUNT_WHY}` })
+    .default([])
+    .meta({ description: `At most ${MAX_MESSAGES} messages: ${COUNT_WHY}.` }),
   faults: z
     .strictObject({
       network: z.array(networkFaultSchema).default([]),
@@ -864,7 +907,7 @@ function checkScenario(s: z.output<typeof scenarioObject>, ctx: z.RefinementCtx)
     }
     if (!Number.isFinite(afterStart)) add(path, `${value} is not a time`);
     else if (afterStart > MAX_VIRTUAL_MS)
-      add(path, `${value} is more than ${formatBoundMs(MAX_VIRTUAL_MS)} after the start of the run`);
+      add(path, `${value} is more than ${formatBoundMs(MAX_VIRTUAL_MS)} after the start of the run: ${MAX_SPAN_WHY}`);
   };
   s.messages.forEach((m, i) => checkTime(["messages", i, "at"], m.at));
   // The recipients of all messages together, reported once, at the message that passes the bound.
@@ -874,7 +917,7 @@ function checkScenario(s: z.output<typeof scenarioObject>, ctx: z.RefinementCtx)
     if (recipients > MAX_RECIPIENTS) {
       add(
         ["messages", i, "to"],
-        `brings the recipients to ${recipients}; a scenario has at most ${MAX_RECIPIENTS} recipients, all messages together`,
+        `brings the recipients to ${recipients}; a scenario has at most ${MAX_RECIPIENTS} recipients, all messages together: ${COUNT_WHY}`,
       );
       break;
     }
@@ -1121,7 +1164,8 @@ function issueErrors(issue: Issue, doc: Document, at: At, file: string): Scenari
       .filter((branch) => branch.length > 0)
       .sort((a, b) => depth(b) - depth(a));
     const best = branches[0];
-    if (best !== undefined && depth(best) > 0) {
+    // …or the only branch of the value's type (a list of too many recipients, not a mailbox string).
+    if (best !== undefined && (depth(best) > 0 || branches.length === 1)) {
       return best.flatMap((inner) =>
         issueErrors({ ...inner, path: [...issue.path, ...inner.path] } as Issue, doc, at, file),
       );
@@ -1148,7 +1192,10 @@ function issueErrors(issue: Issue, doc: Document, at: At, file: string): Scenari
 }
 
 function depth(issues: readonly Issue[]): number {
-  return Math.max(0, ...issues.map((i) => i.path.length));
+  return maxOf(
+    issues.map((i) => i.path.length),
+    0,
+  );
 }
 
 function issueMessage(issue: Issue, doc: Document, path: readonly (string | number)[]): string {
@@ -1332,7 +1379,5 @@ export function headerText(message: Uint8Array): string {
       break;
     }
   }
-  let text = "";
-  for (let i = 0; i < end; i += 0x8000) text += String.fromCharCode(...message.subarray(i, Math.min(end, i + 0x8000)));
-  return text;
+  return bytesToBinary(message.subarray(0, end));
 }

@@ -37,6 +37,7 @@
  * timers.
  */
 import { observeWebCrypto } from "../protocol/webCrypto.ts";
+import { offset } from "../trace/offset.ts";
 import type { Clock } from "../ports.ts";
 
 /** A WebCrypto operation whose result waits for its batch (see `#holdWebCrypto`). */
@@ -214,6 +215,11 @@ export interface Scheduler {
   track<T>(work: Promise<T>, label?: string): Promise<T>;
   /** Tells the scheduler something happened, so settling yields once more (for example, on every trace event). */
   touch(): void;
+  /**
+   * Fails the run with `error`, as a failing event would: the event running now (or the next one to run)
+   * ends by throwing it, whichever way the run is driven (the world's event budget, issue 23).
+   */
+  fail(error: Error): void;
   readonly pendingEvents: number;
   readonly executedEvents: number;
   nextEventAtMs(): number | undefined;
@@ -243,12 +249,17 @@ export interface Scheduler {
   resume(): Promise<RunResult>;
 }
 
-/** A failure inside the simulation: an event threw, or tracked work stalled. Says when and where. */
+/**
+ * A failure inside the simulation: an event threw, or tracked work stalled. Says when and where: the
+ * time as an offset from the run's start (`+2:00:00`, as the app and `mailscope run` write times) when
+ * `startMs` is given.
+ */
 export class SimulationError extends Error {
   readonly timeMs: number;
   readonly eventLabel: string;
-  constructor(message: string, timeMs: number, eventLabel: string, cause?: unknown) {
-    super(`${message} (event "${eventLabel}" at ${new Date(timeMs).toISOString()})`, { cause });
+  constructor(message: string, timeMs: number, eventLabel: string, cause?: unknown, startMs?: number) {
+    const at = startMs !== undefined ? offset(timeMs, startMs) : new Date(timeMs).toISOString();
+    super(`${message} (event "${eventLabel}" at ${at})`, { cause });
     this.name = "SimulationError";
     this.timeMs = timeMs;
     this.eventLabel = eventLabel;
@@ -292,7 +303,7 @@ class EventScheduler implements Scheduler {
   readonly #heldCrypto: HeldOperation[] = [];
   #cryptoOutstanding = 0;
   #activity = false;
-  #failure: SimulationError | undefined;
+  #failure: Error | undefined;
   #state: "idle" | "running" | "paused" = "idle";
   #pauseRequested = false;
   #factor = 1;
@@ -380,6 +391,11 @@ class EventScheduler implements Scheduler {
       this.#activity = true;
     });
     return work;
+  }
+
+  fail(error: Error): void {
+    this.#activity = true;
+    this.#failure ??= error;
   }
 
   touch(): void {
@@ -629,13 +645,21 @@ class EventScheduler implements Scheduler {
   /** Records the first failure; the run stops with it at the end of the event being settled. */
   #fail(cause: unknown, event: QueuedEvent): void {
     this.#activity = true;
-    this.#failure ??= new SimulationError(`the event failed: ${describe(cause)}`, event.timeMs, event.label, cause);
+    this.#failure ??= new SimulationError(
+      `the event failed: ${describe(cause)}`,
+      event.timeMs,
+      event.label,
+      cause,
+      this.startMs,
+    );
   }
 
   /** Yields to the host until tracked work is done and a yield passes with nothing new happening. */
   async #settle(event: QueuedEvent): Promise<void> {
     let quiet = 0;
     for (;;) {
+      // Failed from outside (fail()): a loop in zero virtual time never settles, so the run ends now.
+      if (this.#failure !== undefined) return;
       this.#activity = false;
       await this.#yield();
       if (this.#tracked.size > 0) {
@@ -666,6 +690,8 @@ class EventScheduler implements Scheduler {
           "is a tracked promise waiting on virtual time (a sleep, a simulated Fetch or Resolver)? Track only host work",
         event.timeMs,
         event.label,
+        undefined,
+        this.startMs,
       );
     }
   }

@@ -10,10 +10,14 @@ import { describe, expect, it } from "vitest";
 import rateLimitedThenDown from "../../scenarios/rate-limited-then-down.yaml?raw";
 import jitterOn from "../../scenarios/gap-G16-jitter-on.yaml?raw";
 import g7Enforced from "../../scenarios/gap-G7-enforced.yaml?raw";
+import receiverDown from "../../scenarios/receiver-down-past-fallback-window.yaml?raw";
+import teachMixed from "../../scenarios/teach-mixed-recipient-results.yaml?raw";
+import state7 from "../../scenarios/state-7-failure-after-acceptance-dsn.yaml?raw";
 import { traceHash } from "../trace/exportJson.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { runScenarioText } from "./runScenario.ts";
 import { createSimulationSession, type SimulationSessionOptions } from "./session.ts";
+import { FAST_SETTLING } from "./world.ts";
 import type { SessionCommand, SessionMessage, StartCommand } from "./sessionProtocol.ts";
 import { EML_BYTES, EML_SCENARIO } from "./testing.ts";
 
@@ -48,9 +52,9 @@ function connect(options: SimulationSessionOptions = {}) {
     last(): SessionMessage | undefined {
       return messages.at(-1);
     },
-    /** Every trace event the batches carried, in order. */
+    /** The trace events the app shows: every batch, in order, less those a jump back dropped. */
     events(): RecordedEvent[] {
-      return messages.flatMap((m) => (m.type === "events" ? m.events : []));
+      return shownEvents(messages);
     },
     finished(): MessageOf<"finished"> {
       const m = messages.find((x) => x.type === "finished");
@@ -58,6 +62,16 @@ function connect(options: SimulationSessionOptions = {}) {
       return m as MessageOf<"finished">;
     },
   };
+}
+
+/** The events the app shows after these messages: the batches appended, a `rewound` keeping the first ones it says. */
+function shownEvents(messages: readonly SessionMessage[]): RecordedEvent[] {
+  let shown: RecordedEvent[] = [];
+  for (const m of messages) {
+    if (m.type === "events") shown = shown.concat(m.events);
+    else if (m.type === "rewound") shown = shown.slice(0, m.progress.events);
+  }
+  return shown;
 }
 
 /** A wall clock that lets every progress report through as a message: batches of one event, pauses after the first. */
@@ -228,7 +242,11 @@ describe("a live session gives the trace of `mailscope run` (ARCHITECTURE.md Det
     const ready = c.last();
     if (ready?.type !== "ready") throw new Error(`not ready: ${JSON.stringify(ready)}`);
     for (let i = 0; i < 3; i++) await c.send({ type: "step" });
+    // Three scheduler events go past +2h here: +2h is a jump back, the run built again and run to it.
+    const stepped = c.messages.at(-1);
+    expect(stepped?.type === "stepped" && stepped.progress.nowMs).toBeGreaterThan(ready.summary.startMs + 2 * HOUR);
     await c.send({ type: "runTo", timeMs: ready.summary.startMs + 2 * HOUR });
+    expect(c.messages.filter((m) => m.type === "rewound")).toHaveLength(1);
     await c.send({ type: "finish" });
     const { result } = c.finished();
     expect(result.hash).toBe(expected.hash);
@@ -272,6 +290,144 @@ describe("a live session gives the trace of `mailscope run` (ARCHITECTURE.md Det
   });
 });
 
+describe("seeking backwards (issue 22): a jump to an earlier time lands where a run from the start to that time lands", () => {
+  const MINUTE = 60_000;
+  const DAY = 24 * HOUR;
+  const cases: [name: string, text: string, later: number | "end", earlier: number][] = [
+    // STATE-7: five days of retries and a bounce; back from +3d to +1d (issue 22's example).
+    ["rate-limited-then-down", rateLimitedThenDown, 3 * DAY, DAY],
+    // STATE-3: the hand-off after the fallback window; back from after it to before it.
+    ["receiver-down-past-fallback-window", receiverDown, 3 * HOUR, 90 * MINUTE],
+    // RCP-2, STATE-9: per-recipient results, a deferral, a DSN; back from the end of the run.
+    ["teach-mixed-recipient-results", teachMixed, "end", 5 * MINUTE],
+    // G7: DNS changes at +1h and +2h30m; back across the second.
+    ["gap-G7-enforced", g7Enforced, 3 * HOUR, 2 * HOUR],
+    // STATE-8: a failure after acceptance and its DSN; back to the instant of an event.
+    ["state-7-failure-after-acceptance-dsn", state7, "end", 0],
+  ];
+
+  it.each(cases)(
+    "%s: the same events, last seq, clock and queue as a forward run; then the same trace to the end",
+    async (name, text, later, earlier) => {
+      const file = `scenarios/${name}.yaml`;
+      const expected = await reference(text, { file });
+      const forward = connect();
+      await forward.send({ type: "start", text, file, mailscope: MAILSCOPE });
+      const startMs = (forward.messages[0] as MessageOf<"ready">).summary.startMs;
+      await forward.send({ type: "runTo", timeMs: startMs + earlier });
+      const there = forward.last();
+      expect(there?.type).toBe("paused");
+
+      const back = connect();
+      await back.send({ type: "start", text, file, mailscope: MAILSCOPE });
+      await back.send(later === "end" ? { type: "finish" } : { type: "runTo", timeMs: startMs + later });
+      const before = shownEvents(back.messages).length;
+      const mark = back.messages.length;
+      await back.send({ type: "runTo", timeMs: startMs + earlier });
+      const posted = back.messages.slice(mark);
+      expect(posted[0]).toMatchObject({ type: "rewound", progress: { nowMs: startMs, events: 0 } });
+      expect(posted.at(-1)).toEqual(there);
+      expect(posted.some((m) => m.type === "error" || m.type === "finished")).toBe(false);
+      const shown = shownEvents(back.messages);
+      expect(shown.length).toBeLessThan(before);
+      expect(shown).toEqual(shownEvents(forward.messages));
+      expect(shown.at(-1)?.seq).toBe(shownEvents(forward.messages).at(-1)?.seq);
+      expect(back.session.phase).toBe("paused");
+
+      // Played on from there, the run is the run of `mailscope run`.
+      await back.send({ type: "resume", speed: "max" });
+      expect(back.last()?.type).toBe("finished");
+      const finished = back.messages.filter((m) => m.type === "finished");
+      expect((finished.at(-1) as MessageOf<"finished">).result.hash).toBe(expected.hash);
+      expectBatchesAreTheTrace(shownEvents(back.messages), expected.run.trace.events);
+    },
+  );
+
+  it("a jump while playing takes the run over: ahead, then back, each landing where a forward run lands", async () => {
+    const file = "scenarios/rate-limited-then-down.yaml";
+    const expected = await reference(rateLimitedThenDown, { file });
+    const c = connect({ wallClock: everyReport() });
+    await c.send({ type: "start", text: rateLimitedThenDown, file, mailscope: MAILSCOPE });
+    const startMs = (c.messages[0] as MessageOf<"ready">).summary.startMs;
+    const at = (ms: number) => expected.run.trace.events.filter((e) => e.timeMs <= startMs + ms);
+
+    // Playing in real time: a jump ahead to +2h runs there as fast as possible and pauses.
+    let mark = c.messages.length;
+    const playing = c.send({ type: "play", speed: 1 });
+    await c.waitFor("events", mark);
+    await c.send({ type: "runTo", timeMs: startMs + 2 * HOUR });
+    await playing;
+    expect(c.last()).toMatchObject({ type: "paused", progress: { nowMs: startMs + 2 * HOUR } });
+    expect(shownEvents(c.messages)).toEqual(at(2 * HOUR));
+
+    // Playing again: a jump back to +30m.
+    mark = c.messages.length;
+    const again = c.send({ type: "play", speed: 1 });
+    await c.waitFor("progress", mark);
+    await c.send({ type: "runTo", timeMs: startMs + 30 * 60_000 });
+    await again;
+    expect(c.messages.slice(mark).filter((m) => m.type === "rewound")).toHaveLength(1);
+    expect(c.last()).toMatchObject({ type: "paused", progress: { nowMs: startMs + 30 * 60_000 } });
+    expect(shownEvents(c.messages)).toEqual(at(30 * 60_000));
+    await c.send({ type: "finish" });
+    expect(c.finished().result.hash).toBe(expected.hash);
+  });
+
+  it("a pause interrupts a long jump, forward or back: paused where it got to, the events those of a forward run", async () => {
+    const file = "scenarios/rate-limited-then-down.yaml";
+    const expected = await reference(rateLimitedThenDown, { file });
+    const c = connect({ wallClock: everyReport() });
+    await c.send({ type: "start", text: rateLimitedThenDown, file, mailscope: MAILSCOPE });
+    const startMs = (c.messages[0] as MessageOf<"ready">).summary.startMs;
+    for (const target of [5 * 24 * HOUR, HOUR]) {
+      // The first jump goes ahead from the start; the second back from where the first was paused, then ahead.
+      if (target === HOUR) await c.send({ type: "runTo", timeMs: startMs + 4 * 24 * HOUR });
+      const mark = c.messages.length;
+      const jumping = c.send({ type: "runTo", timeMs: startMs + (target === HOUR ? 4.5 * 24 * HOUR : target) });
+      await c.waitFor("events", mark);
+      expect(c.session.phase).toBe("running");
+      await c.send({ type: "pause" });
+      await jumping;
+      const paused = c.last();
+      if (paused?.type !== "paused") throw new Error(`not paused: ${paused?.type}`);
+      expect(paused.progress.nowMs).toBeLessThan(startMs + 4.5 * 24 * HOUR);
+      const shown = shownEvents(c.messages);
+      expect(shown).toEqual(expected.run.trace.events.slice(0, shown.length));
+      expect(paused.progress.events).toBe(shown.length);
+    }
+    await c.send({ type: "finish" });
+    expect(c.finished().result.hash).toBe(expected.hash);
+  });
+
+  it("resume plays at the speed it carries (issue 22: after a jump it played at 1× whatever the app showed)", async () => {
+    // Host timers that answer at once and note the wall time asked for: the playhead moves speed × that.
+    const waits: number[] = [];
+    const host = {
+      setTimeout: (fn: () => void, delayMs: number) => {
+        waits.push(delayMs);
+        return setTimeout(fn, 0);
+      },
+    };
+    const c = connect({ wallClock: everyReport(), scheduler: { ...FAST_SETTLING, host } });
+    await c.send({ type: "start", text: receiverDown, mailscope: MAILSCOPE });
+    const startMs = (c.messages[0] as MessageOf<"ready">).summary.startMs;
+    await c.send({ type: "runTo", timeMs: startMs + 30 * 60_000 });
+    const speedOf = async (command: SessionCommand): Promise<number> => {
+      const fromMs = (c.last() as MessageOf<"paused">).progress.playheadMs;
+      waits.length = 0;
+      const playing = c.send(command);
+      for (let i = 0; i < 3; i++) await c.waitFor("progress", c.messages.length);
+      await c.send({ type: "pause" });
+      await playing;
+      const paused = c.last() as MessageOf<"paused">;
+      return (paused.progress.playheadMs - fromMs) / waits.reduce((a, b) => a + b, 0);
+    };
+    expect(await speedOf({ type: "resume", speed: 60 })).toBeCloseTo(60, 6);
+    expect(await speedOf({ type: "resume" })).toBeCloseTo(60, 6); // the last speed given
+    expect(await speedOf({ type: "resume", speed: 3600 })).toBeCloseTo(3600, 6);
+  });
+});
+
 describe("a session's answers to what it cannot do", () => {
   const HAPPY = `name: happy
 seed: 11
@@ -285,38 +441,46 @@ expectations:
   - { message: m1, recipient: bob@b.example, outcome: accepted, within: 10s }
 `;
 
-  it("commands invalid in the current state are answered with an error, and the session stays as it was", async () => {
+  it("commands invalid in the current state are answered with an error in the user's words, and the session stays as it was", async () => {
     const expected = await reference(HAPPY);
     const c = connect();
+    const errors: string[] = [];
     const errorOf = async (command: SessionCommand): Promise<string> => {
       const mark = c.messages.length;
       await c.send(command);
       const posted = c.messages.slice(mark);
-      expect(posted).toEqual([{ type: "error", message: expect.any(String) }]);
-      return (posted[0] as MessageOf<"error">).message;
+      expect(posted).toEqual([{ type: "error", message: expect.any(String), command: expect.any(String) }]);
+      const { message } = posted[0] as MessageOf<"error">;
+      errors.push(message);
+      return message;
     };
 
-    expect(await errorOf({ type: "play", speed: 1 })).toBe("play: no run: start one first");
-    expect(await errorOf({ type: "cancel" })).toBe("cancel: no run: start one first");
-    expect(await errorOf({ type: "launch" } as unknown as SessionCommand)).toBe('unknown command "launch"');
-    expect(await errorOf(null as unknown as SessionCommand)).toMatch(/^a command is an object/);
+    expect(await errorOf({ type: "play", speed: 1 })).toBe("Cannot play: no scenario is loaded.");
+    expect(await errorOf({ type: "cancel" })).toBe("Cannot stop the run: no scenario is loaded.");
+    expect(await errorOf({ type: "launch" } as unknown as SessionCommand)).toBe(
+      'Unknown command "launch": this session knows no such command.',
+    );
+    await c.send(null as unknown as SessionCommand);
+    expect(c.last()).toEqual({ type: "error", message: "A command is an object with a type, not null." });
     expect(await errorOf({ type: "start" } as unknown as SessionCommand)).toBe(
-      "start: text is the scenario's YAML, a string",
+      "Cannot start a run: text is the scenario's YAML, a string.",
     );
 
     await c.send({ type: "start", text: HAPPY, mailscope: MAILSCOPE });
     expect(c.last()?.type).toBe("ready");
-    const startMs = c.messages.at(-1)?.type === "ready" ? (c.messages.at(-1) as MessageOf<"ready">).summary.startMs : 0;
-    expect(await errorOf({ type: "start", text: HAPPY })).toBe("start: a run is in progress (ready); cancel it first");
-    expect(await errorOf({ type: "pause" })).toBe("pause: nothing is running");
-    expect(await errorOf({ type: "play", speed: 0 })).toBe(
-      'play: a speed is a number > 0 (virtual ms per wall ms) or "max", not 0',
+    expect(await errorOf({ type: "start", text: HAPPY })).toBe(
+      "Cannot start a run: a run is in progress (ready); stop it first.",
     );
-    expect(await errorOf({ type: "setSpeed", speed: "fast" as unknown as number })).toMatch(/^setSpeed: a speed is/);
-    expect(await errorOf({ type: "runTo", timeMs: Number.NaN })).toMatch(/^runTo: timeMs is a virtual time/);
-    await c.send({ type: "runTo", timeMs: startMs + 5 });
-    expect(await errorOf({ type: "runTo", timeMs: startMs })).toBe(
-      "runTo: the run is at 2026-01-01T00:00:00.005Z already, past 2026-01-01T00:00:00.000Z; runTo goes forward",
+    expect(await errorOf({ type: "pause" })).toBe("Cannot pause: nothing is playing.");
+    expect(await errorOf({ type: "play", speed: 0 })).toBe(
+      'Cannot play: a speed is a number > 0 (virtual ms per wall ms) or "max", not 0.',
+    );
+    expect(await errorOf({ type: "setSpeed", speed: "fast" as unknown as number })).toMatch(
+      /^Cannot change the speed: a speed is/,
+    );
+    expect(await errorOf({ type: "resume", speed: -1 })).toMatch(/^Cannot play on: a speed is/);
+    expect(await errorOf({ type: "runTo", timeMs: Number.NaN })).toBe(
+      "Cannot jump to a time: a time is a number of ms since the epoch, not NaN.",
     );
 
     // While playing (slowly: 100 ms of latency take 100 s of wall time): no step, no second play.
@@ -324,19 +488,25 @@ expectations:
     const playing = c.send({ type: "play", speed: 0.001 });
     await Promise.resolve();
     expect(c.session.phase).toBe("running");
-    expect(await errorOf({ type: "step" })).toBe(
-      "step: the run is running: pause it first (setSpeed changes its speed)",
-    );
-    expect(await errorOf({ type: "play", speed: 2 })).toMatch(/^play: the run is running/);
+    expect(await errorOf({ type: "step" })).toBe("Cannot step: the run is playing; pause it first.");
+    expect(await errorOf({ type: "play", speed: 2 })).toBe("Cannot play: the run is playing; pause it first.");
     await c.send({ type: "finish" });
     await playing;
     expect(c.messages.slice(mark).some((m) => m.type === "finished")).toBe(true);
     expect(c.finished().result.hash).toBe(expected.hash);
 
-    expect(await errorOf({ type: "step" })).toBe("step: the run is finished: start another");
+    expect(await errorOf({ type: "step" })).toBe("Cannot step: the run is over; restart it to run it again.");
+    // From the end, a jump goes back only (a jump back is run again from the start: see the tests of seeking).
+    expect(await errorOf({ type: "runTo", timeMs: c.finished().result.endMs })).toMatch(
+      /^Cannot jump to a time: the run is over at \+0:00:00\.\d{3}: nothing happens after its end; jump to an earlier time\.$/,
+    );
     await c.send({ type: "cancel" });
     expect(c.last()).toEqual({ type: "cancelled" });
-    expect(await errorOf({ type: "resume" })).toBe("resume: the run was cancelled: start another");
+    expect(await errorOf({ type: "resume" })).toBe("Cannot play on: the run was stopped; start another.");
+    // Said for the person at the controls: no command name of the protocol, no ISO timestamp.
+    for (const message of errors) {
+      expect(message).not.toMatch(/\b(runTo|setSpeed|resume|finish|cancel)\b|\d{4}-\d\d-\d\dT\d\d:/);
+    }
     // A new run may start after a cancel.
     await c.send({ type: "start", text: HAPPY, mailscope: MAILSCOPE });
     expect(c.last()?.type).toBe("ready");

@@ -13,23 +13,27 @@
  * `runScenarioText` gives for the same scenario and seed, however the run was
  * paused, stepped, run to a time and resumed on the way: the scheduler orders
  * events by (virtual time, sequence) only, and a pause falls between events.
+ * For the same reason a jump to an earlier time builds the world again and
+ * runs it to that time: it lands where a run from the start to that time does.
  *
  * Wall time is read here for one thing: to send at most one message per
  * frame (~16 ms) while running. It never reaches the simulation.
  */
 import { traceHash } from "../trace/exportJson.ts";
+import { offset } from "../trace/offset.ts";
 import { checkScenarioRun, worldErrorAt } from "./runScenario.ts";
 import { emlReader, formatScenarioError, loadScenario, readingsNotation, type LoadedScenario } from "./scenario.ts";
 import { resolveWindow, type TimeWindow } from "./faultScope.ts";
 import type { PlaybackProgress } from "./scheduler.ts";
-import type {
-  FaultSummary,
-  PlaybackSpeed,
-  SessionCommand,
-  SessionMessage,
-  SessionProgress,
-  SessionSummary,
-  StartCommand,
+import {
+  refusal,
+  type FaultSummary,
+  type PlaybackSpeed,
+  type SessionCommand,
+  type SessionMessage,
+  type SessionProgress,
+  type SessionSummary,
+  type StartCommand,
 } from "./sessionProtocol.ts";
 import { receiversOfRun } from "./receivers.ts";
 import { createWorld, WorldError, type World, type WorldOptions } from "./world.ts";
@@ -49,8 +53,9 @@ export interface SimulationSessionOptions {
 
 /**
  * Where a session is. `ready` and `paused` take play, resume, step, runTo and
- * finish; `running` takes pause, setSpeed, finish and cancel; a new `start` is
- * taken before any run, and after one finished or was cancelled.
+ * finish; `running` takes pause, setSpeed, runTo, finish and cancel;
+ * `finished` takes a runTo to an earlier time; a new `start` is taken before
+ * any run, and after one finished or was cancelled.
  */
 export type SessionPhase =
   "empty" | "starting" | "ready" | "running" | "stepping" | "paused" | "checking" | "finished" | "cancelled";
@@ -68,17 +73,27 @@ export interface SimulationSession {
   readonly phase: SessionPhase;
 }
 
-/** Before any `play` or `setSpeed`, `resume` plays in real time. */
+/** Before any `play`, `resume` with a speed or `setSpeed`, `resume` plays in real time. */
 const DEFAULT_SPEED: PlaybackSpeed = 1;
 const DEFAULT_FRAME_MS = 16;
 
+/** A jump asked for while a run was running: it takes the run over. */
+interface Jump {
+  readonly toMs: number;
+}
+
 /** What a running drive was asked to do from outside. */
-type Interrupt = "pause" | "finish" | "cancel";
+type Interrupt = "pause" | "finish" | "cancel" | Jump;
+
+/** What a drive does: play at the speed, run to a time as fast as possible, or run to the end. */
+type DriveMode = "play" | "finish" | { readonly untilMs: number };
 
 /** The run of a started session. */
 interface Live {
   readonly world: World;
   readonly loaded: LoadedScenario;
+  /** How the world was built: a jump back builds it again the same way. */
+  readonly worldOptions: WorldOptions;
   readonly mailscope: string | undefined;
   speed: PlaybackSpeed;
   /** Whether the running drive plays at `speed` (a runTo or a finish runs at full speed). */
@@ -88,6 +103,10 @@ interface Live {
   /** Wall time of the last `events` / `progress` message. */
   lastPostMs: number;
   playheadMs: number;
+  /** Checked and reported `finished`: only a jump back runs it again (from a world built again). */
+  concluded: boolean;
+  /** Where the run ended, once concluded (its last event; `mailscope run`'s end). */
+  endMs?: number;
 }
 
 /** A live session that posts its messages through `post`. */
@@ -107,7 +126,7 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
       // A closed port or a throwing test double: nothing to tell it then.
     }
   };
-  const fail = (message: string): void => send({ type: "error", message });
+  const refuse = (command: string, why: string): void => send(refusal(command, why));
 
   function busy(work: Promise<void>): Promise<void> {
     const done = work.finally(() => {
@@ -177,48 +196,105 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
     });
     if (!load.ok) return invalid(load.errors.map(formatScenarioError));
     const { loaded } = load;
+    const worldOptions: WorldOptions = {
+      ...(command.seed !== undefined && { seed: command.seed }),
+      ...(command.readings !== undefined && { readings: command.readings }),
+      recordBodies: command.recordBodies === true,
+      emls: loaded.emls,
+      ...(options.scheduler !== undefined && { scheduler: options.scheduler }),
+    };
     let world: World;
     try {
-      world = await createWorld(loaded.scenario, {
-        ...(command.seed !== undefined && { seed: command.seed }),
-        ...(command.readings !== undefined && { readings: command.readings }),
-        recordBodies: command.recordBodies === true,
-        emls: loaded.emls,
-        ...(options.scheduler !== undefined && { scheduler: options.scheduler }),
-      });
+      world = await createWorld(loaded.scenario, worldOptions);
     } catch (error) {
       if (!(error instanceof WorldError)) throw error;
       return invalid([formatScenarioError(worldErrorAt(error, command.file))]);
     }
     if (interrupt === "cancel") return; // cancel posts "cancelled"
-    live = {
-      world,
-      loaded,
-      mailscope: command.mailscope,
-      speed: DEFAULT_SPEED,
-      playing: false,
-      sent: 0,
-      lastPostMs: wallClock(),
-      playheadMs: world.startMs,
-    };
+    live = liveRun(world, loaded, worldOptions, command.mailscope, DEFAULT_SPEED);
     phase = "ready";
     send({ type: "ready", summary: summarize(world, loaded) });
   }
 
+  function liveRun(
+    world: World,
+    loaded: LoadedScenario,
+    worldOptions: WorldOptions,
+    mailscope: string | undefined,
+    speed: PlaybackSpeed,
+  ): Live {
+    return {
+      world,
+      loaded,
+      worldOptions,
+      mailscope,
+      speed,
+      playing: false,
+      sent: 0,
+      lastPostMs: wallClock(),
+      playheadMs: world.startMs,
+      concluded: false,
+    };
+  }
+
+  /**
+   * The run at its start again, for a jump back: the world built as before (the same scenario, seed,
+   * readings and eml bytes), so that running it to a time gives the events the first run gave up to then.
+   * Says "rewound" once it is built; undefined when a cancel came meanwhile.
+   */
+  async function rewind(run: Live): Promise<Live | undefined> {
+    const world = await createWorld(run.loaded.scenario, run.worldOptions);
+    if (interrupt === "cancel") return undefined;
+    const again = liveRun(world, run.loaded, run.worldOptions, run.mailscope, run.speed);
+    live = again;
+    // The app keeps none of its events: the new world's come again from the first (those it traced while
+    // being built included), with the seqs of the first run.
+    send({ type: "rewound", progress: { ...progressOf(again), events: 0 } });
+    return again;
+  }
+
   /**
    * Runs the scheduler until the run ends, the runTo time is reached, or an
-   * interrupt (pause, finish, cancel) stops it. Interrupts are read before
-   * each scheduler run starts, so one that came between two runs is not lost.
+   * interrupt (pause, finish, cancel, a jump) stops it. Interrupts are read
+   * before each scheduler run starts, so one that came between two runs is
+   * not lost. A jump (`jump`, or one asked for while running) runs to its time
+   * as fast as possible; to a time before the clock, from a world built again.
    */
-  async function drive(run: Live, mode: "play" | "finish" | { readonly untilMs: number }): Promise<void> {
+  async function drive(first: Live, mode: DriveMode, jump?: Jump): Promise<void> {
     phase = "running";
+    let run = first;
     let reached = false;
     let error: string | undefined;
+    let jumpTo = jump;
     try {
       for (;;) {
         const asked = interrupt;
         interrupt = undefined;
         if (asked === "cancel") return;
+        if (typeof asked === "object") jumpTo = asked;
+        if (jumpTo !== undefined) {
+          const { toMs } = jumpTo;
+          jumpTo = undefined;
+          mode = { untilMs: toMs };
+          reached = false;
+          if (toMs < run.world.scheduler.now()) {
+            let again: Live | undefined;
+            try {
+              again = await rewind(run);
+            } catch (cause) {
+              // Built once already from the same inputs, the world builds again; if it did not, say so and stay.
+              refuse("runTo", `the run could not be started again to go back: ${describe(cause)}`);
+              if (run.concluded) {
+                phase = "finished";
+                return;
+              }
+              return pauseHere(run);
+            }
+            if (again === undefined) return;
+            run = again;
+            continue; // read what was asked while the world was built (a pause, a cancel)
+          }
+        }
         if (atEnd(run)) break;
         if (asked === "finish") {
           mode = "finish";
@@ -242,6 +318,31 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
       error = describe(cause);
     }
     await conclude(run, error);
+  }
+
+  /** Where a runTo goes: ahead from ready or paused, anywhere while running, back from the end. */
+  function runTo(timeMs: number): Promise<void> | void {
+    if (live === undefined) return refuse("runTo", whyNot());
+    const nowMs = live.world.scheduler.now();
+    switch (phase) {
+      case "running":
+        if (interrupt !== "cancel") interrupt = { toMs: timeMs };
+        live.world.scheduler.pause();
+        return current;
+      case "ready":
+      case "paused":
+        return busy(drive(live, { untilMs: timeMs }, { toMs: timeMs }));
+      case "finished": {
+        const endMs = live.endMs ?? nowMs;
+        if (timeMs < endMs) return busy(drive(live, { untilMs: timeMs }, { toMs: timeMs }));
+        return refuse(
+          "runTo",
+          `the run is over at ${offset(endMs, live.world.startMs)}: nothing happens after its end; jump to an earlier time`,
+        );
+      }
+      default:
+        return refuse("runTo", whyNot());
+    }
   }
 
   function pauseHere(run: Live): void {
@@ -277,6 +378,7 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
   /** Ends the run as `runLoadedScenario` does, checks it with the same function, and posts `finished`. */
   async function conclude(run: Live, error?: string): Promise<void> {
     phase = "checking";
+    run.concluded = true;
     const { world } = run;
     let complete = false;
     if (error === undefined) {
@@ -296,6 +398,7 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
       ...(run.mailscope !== undefined && { mailscope: run.mailscope }),
     });
     run.playheadMs = world.scheduler.now();
+    run.endMs = checked.endMs;
     flush(run, false);
     const { events: _events, ...head } = checked.trace;
     const hash = await traceHash(checked.trace);
@@ -327,26 +430,26 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
     send({ type: "cancelled" });
   }
 
-  /** Why a command cannot be obeyed in this phase. */
-  function refusal(type: string): string {
+  /** Why a command cannot be obeyed in this phase, in words for the person at the controls. */
+  function whyNot(): string {
     switch (phase) {
       case "empty":
-        return `${type}: no run: start one first`;
+        return "no scenario is loaded";
       case "starting":
-        return `${type}: the run is still being built`;
+        return "the run is still being built";
       case "running":
-        return `${type}: the run is running: pause it first (setSpeed changes its speed)`;
+        return "the run is playing; pause it first";
       case "stepping":
-        return `${type}: a step is in progress`;
+        return "a step is in progress";
       case "checking":
-        return `${type}: the run is being checked`;
+        return "the run is being checked";
       case "finished":
-        return `${type}: the run is finished: start another`;
+        return "the run is over; restart it to run it again";
       case "cancelled":
-        return `${type}: the run was cancelled: start another`;
+        return "the run was stopped; start another";
       case "ready":
       case "paused":
-        return `${type}: nothing is running`;
+        return "nothing is playing";
     }
   }
 
@@ -355,17 +458,19 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
     switch (command.type) {
       case "start": {
         if (phase !== "empty" && phase !== "finished" && phase !== "cancelled") {
-          return fail(`start: a run is in progress (${phase}); cancel it first`);
+          return refuse("start", `a run is in progress (${phase}); stop it first`);
         }
         const problem = startProblem(command);
-        if (problem !== undefined) return fail(`start: ${problem}`);
+        if (problem !== undefined) return refuse("start", problem);
         return busy(start(command));
       }
       case "play":
-      case "setSpeed": {
-        if (!isSpeed(command.speed)) {
-          return fail(
-            `${command.type}: a speed is a number > 0 (virtual ms per wall ms) or "max", not ${show(command.speed)}`,
+      case "setSpeed":
+      case "resume": {
+        if ((command.type !== "resume" || command.speed !== undefined) && !isSpeed(command.speed)) {
+          return refuse(
+            command.type,
+            `a speed is a number > 0 (virtual ms per wall ms) or "max", not ${show(command.speed)}`,
           );
         }
         if (
@@ -377,50 +482,42 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
           if (live.playing) live.world.scheduler.setRealtimeFactor(factorOf(command.speed));
           return;
         }
-        if (command.type === "play" && live !== undefined && stopped) {
-          live.speed = command.speed;
+        if (command.type !== "setSpeed" && live !== undefined && stopped) {
+          if (command.speed !== undefined) live.speed = command.speed;
           return busy(drive(live, "play"));
         }
-        return fail(refusal(command.type));
+        return refuse(command.type, whyNot());
       }
-      case "resume":
-        if (live === undefined || !stopped) return fail(refusal("resume"));
-        return busy(drive(live, "play"));
       case "runTo": {
         const { timeMs } = command;
         if (typeof timeMs !== "number" || Number.isNaN(timeMs)) {
-          return fail(`runTo: timeMs is a virtual time in ms since the epoch, not ${show(timeMs)}`);
+          return refuse("runTo", `a time is a number of ms since the epoch, not ${show(timeMs)}`);
         }
-        if (live === undefined || !stopped) return fail(refusal("runTo"));
-        const nowMs = live.world.scheduler.now();
-        if (timeMs < nowMs) {
-          return fail(`runTo: the run is at ${isoTime(nowMs)} already, past ${isoTime(timeMs)}; runTo goes forward`);
-        }
-        return busy(drive(live, { untilMs: timeMs }));
+        return runTo(timeMs);
       }
       case "step":
-        if (live === undefined || !stopped) return fail(refusal("step"));
+        if (live === undefined || !stopped) return refuse("step", whyNot());
         return busy(step(live));
       case "pause": {
-        if (live === undefined || phase !== "running") return fail(refusal("pause"));
+        if (live === undefined || phase !== "running") return refuse("pause", whyNot());
         if (interrupt !== "cancel") interrupt = "pause";
         live.world.scheduler.pause();
         return current;
       }
       case "finish": {
         if (live !== undefined && phase === "running") {
-          if (interrupt === undefined || interrupt === "pause") interrupt = "finish";
+          if (interrupt !== "cancel") interrupt = "finish";
           live.world.scheduler.pause();
           return current;
         }
-        if (live === undefined || !stopped) return fail(refusal("finish"));
+        if (live === undefined || !stopped) return refuse("finish", whyNot());
         return busy(drive(live, "finish"));
       }
       case "cancel":
-        if (phase === "empty" || phase === "cancelled") return fail(refusal("cancel"));
+        if (phase === "empty" || phase === "cancelled") return refuse("cancel", whyNot());
         return cancel();
       default:
-        return fail(`unknown command ${show((command as { type?: unknown }).type)}`);
+        return refuse(String((command as { type?: unknown }).type), "this session knows no such command");
     }
   }
 
@@ -431,13 +528,13 @@ export function createSimulationSession(post: SessionPost, options: SimulationSe
     async handle(command) {
       try {
         if (typeof command !== "object" || command === null) {
-          return fail(`a command is an object with a type, not ${show(command)}`);
+          return send({ type: "error", message: `A command is an object with a type, not ${show(command)}.` });
         }
         await dispatch(command);
       } catch (error) {
         // A bug, not a command's fault: say so, and leave the session where it can be started again.
         if (phase === "starting") phase = "empty";
-        fail(`${(command as { type?: unknown } | null)?.type ?? "command"} failed: ${describe(error)}`);
+        refuse(String((command as { type?: unknown } | null)?.type ?? "command"), `it failed: ${describe(error)}`);
       }
     },
   };
@@ -566,10 +663,6 @@ function startProblem(command: StartCommand): string | undefined {
     return "emlErrors maps each eml path to why it could not be read (a string)";
   }
   return undefined;
-}
-
-function isoTime(ms: number): string {
-  return Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms);
 }
 
 function show(value: unknown): string {

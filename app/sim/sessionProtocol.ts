@@ -7,24 +7,39 @@
  * Life of a session:
  *
  *     start ──► "ready" (the scenario's summary) or "invalid" (file:line:column errors)
- *     play(speed) / resume ──► "events" batches + "progress" … ──► "paused" | "finished"
+ *     play(speed) / resume(speed) ──► "events" batches + "progress" … ──► "paused" | "finished"
  *     pause ──► "paused"
  *     step ──► "events" (that event's trace events) + "stepped"
- *     runTo(timeMs) ──► "events" … ──► "paused" (at that time) | "finished"
+ *     runTo(timeMs), a later time ──► "events" … ──► "paused" (at that time) | "finished"
+ *     runTo(timeMs), an earlier time ──► "rewound" + "events" … ──► "paused" (at that time) | "finished"
  *     setSpeed(speed) ──► takes effect at once, also mid-wait
  *     finish ──► runs what is left as fast as possible ──► "finished"
  *     cancel ──► "cancelled"; the session is gone
  *
  * Whichever command takes the run to its end (no event left, or the horizon:
  * where `mailscope run` stops), the session checks it and posts "finished"
- * after that command's own messages. `resume` plays at the speed last given
- * (play or setSpeed; real time before any). After "finished" or "cancelled",
- * a new "start" may follow.
+ * after that command's own messages. `resume` plays at the speed it carries,
+ * else at the speed last given (play, resume or setSpeed; real time before
+ * any). After "finished" or "cancelled", a new "start" may follow.
+ *
+ * `runTo` runs as fast as possible whatever the speed, and is taken while
+ * ready, paused or running (it then takes over the run: a jump during play)
+ * and, to a time before the run's end, after "finished". To a time before
+ * the virtual clock it seeks backwards: a run cannot go back, but it is
+ * deterministic, so the session builds the world again, says "rewound" (the
+ * run is at its start again; the app keeps the first `progress.events` events
+ * it has, none, and drops the rest), and runs the new world to that time as a
+ * `runTo` from "ready" does, posting its events again: it lands on exactly
+ * the state a forward run to that time reaches (the same events, the same
+ * last seq). A `pause` interrupts it as it interrupts any run.
  *
  * "finished" carries the invariants and expectations, checked exactly as
  * `mailscope run` checks them, and the trace hash. Any command that cannot be
- * obeyed in the current state is answered with an "error" that says why; the
- * session stays as it was. Nothing here throws across the worker boundary.
+ * obeyed in the current state is answered with an "error" that says why in
+ * words for the person at the controls (no command names, no ISO timestamps:
+ * times are offsets from the start, `+2:00:00`) and names the command it
+ * refuses; the session stays as it was. Nothing here throws across the worker
+ * boundary.
  *
  * Event batches: at most one "events" message per animation frame (~16 ms
  * of wall time) while playing, each holding the trace events recorded since
@@ -65,7 +80,8 @@ export type SessionCommand =
   | { readonly type: "play"; readonly speed: PlaybackSpeed }
   | { readonly type: "setSpeed"; readonly speed: PlaybackSpeed }
   | { readonly type: "pause" }
-  | { readonly type: "resume" }
+  /** Plays on from a pause; at `speed` when given (the app always gives the speed it shows), else the last one. */
+  | { readonly type: "resume"; readonly speed?: PlaybackSpeed }
   | { readonly type: "step" }
   | { readonly type: "runTo"; readonly timeMs: number }
   | { readonly type: "finish" }
@@ -158,5 +174,40 @@ export type SessionMessage =
   | { readonly type: "stepped"; readonly progress: SessionProgress; readonly label?: string }
   | { readonly type: "paused"; readonly progress: SessionProgress }
   | { readonly type: "finished"; readonly progress: SessionProgress; readonly result: SessionResult }
+  /** A runTo went back: the run starts again; keep the first `progress.events` events, drop the rest. */
+  | { readonly type: "rewound"; readonly progress: SessionProgress }
   | { readonly type: "cancelled" }
-  | { readonly type: "error"; readonly message: string };
+  | {
+      readonly type: "error";
+      /** Why, in words for the person at the controls: `Cannot step: the run is playing; pause it first.` */
+      readonly message: string;
+      /** The command refused, when the error answers one. */
+      readonly command?: string;
+    };
+
+/** What a command does, in the words a refusal uses: "Cannot jump to a time: …". */
+const DOING: Readonly<Record<SessionCommand["type"], string>> = {
+  start: "start a run",
+  play: "play",
+  setSpeed: "change the speed",
+  pause: "pause",
+  resume: "play on",
+  step: "step",
+  runTo: "jump to a time",
+  finish: "run to the end",
+  cancel: "stop the run",
+};
+
+/**
+ * The error that refuses `command`, saying why in words for the person at the
+ * controls: `Cannot jump to a time: the run is being checked.` Every session
+ * (app/sim/session.ts, the app's played-back trace) refuses with it.
+ */
+export function refusal(command: string, why: string): Extract<SessionMessage, { type: "error" }> {
+  const doing = Object.hasOwn(DOING, command) ? DOING[command as SessionCommand["type"]] : undefined;
+  return {
+    type: "error",
+    message: doing !== undefined ? `Cannot ${doing}: ${why}.` : `Unknown command ${JSON.stringify(command)}: ${why}.`,
+    command,
+  };
+}

@@ -136,7 +136,7 @@ describe.runIf(inBrowser)("the session in a Web Worker gives the trace of an uni
     try {
       const error = c.next("error");
       c.send({ type: "step" });
-      expect(await error).toEqual({ type: "error", message: "step: no run: start one first" });
+      expect(await error).toEqual({ type: "error", message: "Cannot step: no scenario is loaded.", command: "step" });
       const invalid = c.next("invalid", "ready");
       c.send({ type: "start", text: "name: x\n", file: "x.yaml" });
       expect(await invalid).toEqual({ type: "invalid", errors: ["x.yaml:1:1: domains: is required (record)"] });

@@ -193,6 +193,81 @@ describe("the world of a scenario", () => {
     expect((await done.run()).complete).toBe(true);
   });
 
+  it("issue 23, CAP-13, G7: a message after a one-year pin has run out is taken and run, and finds the pin gone", async () => {
+    // b.example advertises a pin longer than the cap: the sender keeps it 31557600 s (365d 6h). Its SVCB record
+    // goes at 365d. m2 at 365d 5h is kept on the service by the pin until the pin's end, then goes to SMTP for
+    // want of a service (G6); m3 at 365d 7h, after the pin, goes to SMTP at once.
+    const s = scenario(`name: year
+readings: { G16: jitter=off }
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example:
+    mailboxes: [bob]
+    capabilities: { max_message_size: 26214400, discovery_pin_max_age: 99999999 }
+messages:
+  - { id: m1, at: 0, from: alice@a.example, to: bob@b.example }
+  - { id: m2, at: 365d5h, from: alice@a.example, to: bob@b.example }
+  - { id: m3, at: 365d7h, from: alice@a.example, to: bob@b.example }
+faults:
+  dnsChanges: [{ at: 365d, name: _svc.b.example, records: null }]
+`);
+    const world = await createWorld(s);
+    await world.run();
+    const pinEndMs = world.startMs + 31_557_600_000;
+    const outcomes = named(world, "recipient.outcome");
+    const at = (id: string) =>
+      world.recorder.events.find(
+        (e) =>
+          e.name === "recipient.outcome" &&
+          e.data?.["messageId"] === world.messages.find((m) => m.id === id)?.messageId,
+      );
+    // SVC-11, G6: no SVCB record and no pin: no service, so SMTP.
+    expect(outcomes.map((o) => [o["outcome"], o["rule"]])).toEqual([
+      ["accepted", "RCP-2"],
+      ["smtp", "SVC-11"],
+      ["smtp", "SVC-11"],
+    ]);
+    const m2 = at("m2");
+    expect(m2?.timeMs).toBeGreaterThan(pinEndMs);
+    expect(m2?.timeMs).toBeLessThan(pinEndMs + 3_600_000);
+    expect(at("m3")?.timeMs).toBe(world.startMs + (365 * 24 + 7) * 3_600_000);
+  });
+
+  it("GET-5, G5: when the SVCB record moves to another host while capabilities are cached, the old origin's document is not used", async () => {
+    // m1 caches b.example's capabilities from https://mx.b.example (an hour, GET-6). At 10 minutes the record
+    // points at mx.c.example instead; m2 at 20 minutes must fetch that origin's document and post there —
+    // where b.example is not served (400, G10) — not reuse the cached one and post to the old host.
+    const s = scenario(`name: moved
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example: { mailboxes: [bob] }
+  c.example: { mailboxes: [carol] }
+messages:
+  - { id: m1, at: 0, from: alice@a.example, to: bob@b.example }
+  - { id: m2, at: 20m, from: alice@a.example, to: bob@b.example }
+faults:
+  dnsChanges: [{ at: 10m, name: _svc.b.example, records: { svcb: ["1 mx.c.example."] } }]
+`);
+    const world = await createWorld(s);
+    await world.run();
+    const of = (actor: string, name: string) =>
+      world.recorder.events
+        .filter((e) => e.name === name && e.data?.["deliveryActor"] === actor)
+        .map((e) => e.data?.["origin"] ?? e.data?.["url"]);
+    expect(of("m1@a.example→b.example", "capabilities.fetched")).toEqual(["https://mx.b.example"]);
+    expect(of("m2@a.example→b.example", "capabilities.cached")).toEqual([]);
+    expect(of("m2@a.example→b.example", "capabilities.fetched")).toEqual(["https://mx.c.example"]);
+    const posts = world.recorder.events.filter(
+      (e) => e.name === "attempt.started" && String(e.data?.["deliveryId"]).startsWith("m2@a.example→"),
+    );
+    expect(posts.map((e) => e.data?.["url"])).toEqual(["https://mx.c.example/v1/messages"]);
+    expect(named(world, "recipient.outcome").map((o) => [o["messageId"], o["outcome"]])).toEqual([
+      ["m1@a.example", "accepted"],
+      ["m2@a.example", "rejected"],
+      [expect.stringMatching(/^dsn\./), "accepted"],
+    ]);
+  });
+
   it("a bad reading override is a WorldError naming the gap", async () => {
     await expect(createWorld(scenario(TWO_DOMAINS), { readings: [["G7", "sometimes"]] })).rejects.toThrow(
       'G7: G7 reads "enforced" or "ignored", not "sometimes"',

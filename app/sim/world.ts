@@ -55,6 +55,8 @@ import {
   type Scheduler,
   type SchedulerOptions,
 } from "./scheduler.ts";
+import { bytesToBinary } from "../protocol/base64.ts";
+import { maxOf } from "../protocol/lists.ts";
 
 /**
  * How the world's scheduler settles an event: every host operation of the
@@ -82,6 +84,88 @@ export interface WorldOptions {
   readonly emls?: ReadonlyMap<string, Uint8Array>;
   /** Options of the scheduler (how it yields to the host). Default {@link FAST_SETTLING}. */
   readonly scheduler?: Omit<SchedulerOptions, "startMs">;
+  /** Trace events the run may record at most; default {@link eventBudgetOf} the scenario. Past it the run fails. */
+  readonly eventBudget?: number;
+  /**
+   * @internal Test seam, default true: false lets a DSN's failure be reported by another DSN (the senders'
+   * and the world's guard off). Only the test of the event budget turns it off, to have a loop to stop.
+   */
+  readonly guardDsnLoops?: boolean;
+}
+
+/** Trace events any run may record (see {@link eventBudgetOf}). */
+export const EVENT_BUDGET_BASE = 100_000;
+/**
+ * Trace events a run may record per message and per recipient besides: more than a delivery retried over
+ * five days with faults at every step records (about 1,600 for rate-limited-then-down's 127 attempts), and
+ * its DSNs.
+ */
+export const EVENT_BUDGET_PER_ITEM = 10_000;
+
+/**
+ * The event budget of a scenario's run (issue 23): {@link EVENT_BUDGET_BASE}, and
+ * {@link EVENT_BUDGET_PER_ITEM} per message and per recipient. A run that records more is caught in a
+ * loop (DSNs about DSNs, say), and is stopped with an error naming it rather than let to fill the memory.
+ */
+export function eventBudgetOf(scenario: Pick<Scenario, "messages">): number {
+  let items = 0;
+  for (const m of scenario.messages) items += 1 + recipientsOf(m).length;
+  return EVENT_BUDGET_BASE + EVENT_BUDGET_PER_ITEM * items;
+}
+
+/** A run stopped at its event budget: {@link EventBudgetError.loop} names what went round. */
+export class EventBudgetError extends Error {
+  readonly budget: number;
+  readonly loop: string;
+  constructor(budget: number, loop: string) {
+    super(`the run was stopped at its budget of ${budget} trace events: ${loop}`);
+    this.name = "EventBudgetError";
+    this.budget = budget;
+    this.loop = loop;
+  }
+}
+
+/**
+ * What a run that ran away went round: the longest chain of DSNs about DSNs when there is one, else the
+ * delivery (or the event) most of the events are of.
+ */
+export function runawayOf(events: readonly TraceEvent[]): string {
+  // Each dsn.sent links the message it reports on to the DSN; a DSN's original was sent before it.
+  const about = new Map<string, string>();
+  const depth = new Map<string, number>();
+  let deepest: string | undefined;
+  for (const e of events) {
+    if (e.name !== "dsn.sent") continue;
+    const original = e.data?.["messageId"];
+    const dsn = e.data?.["dsnMessageId"];
+    if (typeof original !== "string" || typeof dsn !== "string") continue;
+    about.set(dsn, original);
+    depth.set(dsn, (depth.get(original) ?? 0) + 1);
+    if (deepest === undefined || (depth.get(dsn) ?? 0) > (depth.get(deepest) ?? 0)) deepest = dsn;
+  }
+  if (deepest !== undefined && (depth.get(deepest) ?? 0) >= 2) {
+    const chain: string[] = [];
+    for (let id: string | undefined = deepest; id !== undefined && chain.length <= depth.size; id = about.get(id)) {
+      chain.unshift(id);
+    }
+    const shown =
+      chain.length <= 6 ? chain.join(" → ") : `${chain.slice(0, 3).join(" → ")} → … → ${chain.slice(-2).join(" → ")}`;
+    return `a loop of DSNs about DSNs, ${chain.length} messages each reporting the one before: ${shown} (a DSN never causes a DSN: ENV-3, RFC 5321 §4.5.5)`;
+  }
+  const counts = new Map<string, number>();
+  for (const e of events) {
+    const d = e.data ?? {};
+    const key =
+      typeof d["deliveryActor"] === "string"
+        ? `the delivery ${d["deliveryActor"]}`
+        : typeof d["messageId"] === "string"
+          ? `the message ${d["messageId"]}`
+          : `${e.name} events`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  let top: [string, number] = ["nothing", 0];
+  for (const entry of counts) if (entry[1] > top[1]) top = entry;
+  return `most of them (${top[1]} of ${events.length}) are of ${top[0]}`;
 }
 
 /** A domain of the world. */
@@ -199,12 +283,24 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
   const recorder = createRecorder({ recordBodies: options.recordBodies ?? false });
   /** The zone, once built: its record changes are traced as the trace reaches their times. */
   const built: { zone?: DnsZone } = {};
+  const guardDsnLoops = options.guardDsnLoops ?? true;
+  /** Every DSN sent so far (its message id): the receivers' DSNs about them are not sent. */
+  const dsnIds = new Set<string>();
+  let budget = options.eventBudget ?? eventBudgetOf(scenario);
+  let overBudget = false;
   // Every trace event counts as activity, so the scheduler settles an event until nothing more happens.
   const trace: TraceSink = {
     emit(event: TraceEvent) {
       built.zone?.traceChangesUntil(event.timeMs);
       recorder.emit(event);
       scheduler.touch();
+      if (event.name === "dsn.sent" && typeof event.data?.["dsnMessageId"] === "string") {
+        dsnIds.add(event.data["dsnMessageId"]);
+      }
+      if (!overBudget && recorder.events.length >= budget) {
+        overBudget = true;
+        scheduler.fail(new EventBudgetError(budget, runawayOf(recorder.events)));
+      }
     },
   };
   const problemBase = problemBaseOf(scenario);
@@ -273,7 +369,10 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
     if (key === undefined) continue;
     const accepts = (domain.G18 ?? readings.G18) === "accept";
     const smtp = createRecordingRelay(name, accepts);
-    const fetch: Fetch = network.fetchFor(name);
+    const unguarded = network.fetchFor(name);
+    // Past the event budget the run has failed, but a loop in zero virtual time goes on in host work: its next
+    // exchange waits for ever, so it stops there (the run is over; nothing awaits it).
+    const fetch: Fetch = (request) => (overBudget ? new Promise<never>(() => {}) : unguarded(request));
     const sender = createSender(
       {
         domain: name,
@@ -293,6 +392,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
         },
         production: true,
         ...(domain.senderMisbehaviour !== undefined && { misbehaviour: domain.senderMisbehaviour }),
+        guardDsnLoops,
       },
       {
         clock: scheduler.clock,
@@ -318,6 +418,16 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
           // G17: the receiver's DSN goes to its own domain's sender, as a normal message.
           submit: (dsn) => {
             const scan = scanDsn(dsn.message);
+            // ENV-3, RFC 5321 §4.5.5: a message that was itself a DSN gets none, whatever `from` it came with.
+            if (guardDsnLoops && scan.originalMessageId !== undefined && dsnIds.has(scan.originalMessageId)) {
+              trace.emit({
+                name: "dsn.suppressed",
+                timeMs: scheduler.now(),
+                domain: name,
+                data: { messageId: scan.originalMessageId, recipients: scan.recipients, rule: "ENV-3" },
+              });
+              return Promise.resolve();
+            }
             const dsnMessageId = scan.messageId ?? `dsn.${scheduler.now()}.${recorder.events.length}@${name}`;
             trace.emit({
               name: "dsn.sent",
@@ -356,6 +466,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
     const name = normalizeName(domain);
     const sender = senders.get(name);
     if (sender === undefined) throw new WorldError(`${domain} is not a domain of this world`);
+    budget += EVENT_BUDGET_PER_ITEM * (1 + submission.to.length);
     const run = (): SubmissionHandle => sender.submit(submission);
     if (atMs === undefined) scheduler.after(0, run, `submit to ${name}`);
     else scheduler.at(atMs, run, `submit to ${name}`);
@@ -390,7 +501,10 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
     );
   }
 
-  const lastMessageMs = Math.max(startMs, ...messages.map((m) => m.atMs));
+  const lastMessageMs = maxOf(
+    messages.map((m) => m.atMs),
+    startMs,
+  );
   const horizonMs =
     scenario.horizon !== undefined
       ? startMs + durationMs(scenario.horizon)
@@ -512,10 +626,7 @@ export function scanDsn(message: Uint8Array): {
 } {
   const messageId = headerMessageId(message);
   const head = headerText(message);
-  let rest = "";
-  for (let i = head.length; i < message.length; i += 0x8000) {
-    rest += String.fromCharCode(...message.subarray(i, Math.min(message.length, i + 0x8000)));
-  }
+  const rest = bytesToBinary(message.subarray(head.length));
   // Part 3 returns the original's header block, Message-ID and all (RFC 3464 §2, G29).
   const original = /^message-id:[ \t]*<?([^<>\s]+)>?/im.exec(rest)?.[1];
   const recipients = [...rest.matchAll(/^final-recipient:[ \t]*rfc822[ \t]*;[ \t]*<?([^<>\s]+)>?/gim)].map(

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import TEXT from "../../scenarios/state-1-temporary-failure-retried.yaml?raw";
+import rateLimited from "../../scenarios/rate-limited-then-down.yaml?raw";
 import { runScenarioText } from "../sim/runScenario.ts";
 import { emlReader, MAX_MESSAGE_BYTES } from "../sim/scenario.ts";
 import {
@@ -9,12 +10,15 @@ import {
   checkBundleValue,
   compareReplay,
   createBundle,
+  firstDifference,
   readBundle,
   replaySettings,
   replaySummary,
   MAX_EML_BYTES,
+  whereTheyDiffer,
   type Bundle,
 } from "./bundle.ts";
+import { sampleTrace } from "./sampleTrace.ts";
 import { exportJson, traceHash } from "./exportJson.ts";
 import type { Trace } from "./schema.ts";
 import { EML_BYTES, EML_SCENARIO } from "../sim/testing.ts";
@@ -160,6 +164,34 @@ describe("bug bundle (issue 15: Bug bundle and images)", () => {
       expect(!read.ok && read.violations[0]).toMatchObject({ path: "$.traceHash", rule: "BUNDLE-HASH" });
     });
 
+    it("issue 23: a scenario text edited after the run (the trace untouched) is refused, at the first line that differs", async () => {
+      const doc = await valid();
+      const scenario = doc["scenario"] as { text: string };
+      const lines = scenario.text.split("\n");
+      const at = lines.findIndex((l) => l.startsWith("seed:"));
+      expect(at).toBeGreaterThan(0);
+      const original = lines[at];
+      lines[at] = "seed: 99";
+      scenario.text = lines.join("\n");
+      // The trace's hash still holds: only the scenario beside it was changed.
+      const read = await readBundle(JSON.stringify(doc));
+      expect(read.ok).toBe(false);
+      if (read.ok) return;
+      expect(read.violations).toEqual([
+        {
+          path: "$.scenario.text",
+          rule: "BUNDLE-SCHEMA",
+          message: `line ${at + 1}: the bundle says "seed: 99" but its trace recorded ${JSON.stringify(original)}`,
+        },
+      ]);
+      // A line added at the end is found too.
+      scenario.text = `${lines.join("\n").replace("seed: 99", original ?? "")}\n# more\n`;
+      const longer = checkBundleValue(doc);
+      expect(!longer.ok && longer.violations[0]?.message).toMatch(
+        /^line \d+: the bundle says "# more" but its trace recorded /,
+      );
+    });
+
     it("a seed that disagrees with the trace's", async () => {
       const doc = { ...(await valid()), seed: 99 };
       const read = checkBundleValue(doc);
@@ -191,7 +223,9 @@ describe("bug bundle (issue 15: Bug bundle and images)", () => {
     it("carries the file's bytes as base64 (version 2), reads them back, and replays to the same hash", async () => {
       const bundle = await emlBundle();
       expect(bundle.version).toBe(2);
-      expect(bundle.emls).toEqual({ "mail/hello.eml": btoa(String.fromCharCode(...EML_BYTES)) });
+      expect(bundle.emls).toEqual({
+        "mail/hello.eml": btoa(Array.from(EML_BYTES, (b) => String.fromCharCode(b)).join("")),
+      });
       const text = bundleText(bundle);
       const read = await readBundle(text);
       expect(read.ok).toBe(true);
@@ -268,5 +302,42 @@ describe("bug bundle (issue 15: Bug bundle and images)", () => {
       const at = checkBundleValue({ ...doc, emls: { "mail/hello.eml": limit } });
       expect(at.ok).toBe(true);
     });
+  });
+});
+
+describe("issue 22: a bundle whose scenario text was edited says where", () => {
+  it("BUNDLE-SCHEMA: the first line that differs, each side's — not two 160-character prefixes that read the same", async () => {
+    const outcome = await runScenarioText(rateLimited, {
+      file: "scenarios/rate-limited-then-down.yaml",
+      mailscope: "0.1.0",
+    });
+    if (!outcome.ok) throw new Error("valid");
+    const doc = JSON.parse(bundleText(await createBundle(outcome.run.trace, { recordBodies: false }))) as {
+      scenario: { text: string };
+    };
+    const lines = doc.scenario.text.split("\n");
+    const at = lines.findIndex((l) => l.startsWith("seed:"));
+    expect(at).toBeGreaterThan(5);
+    lines[at] = "seed: 4";
+    doc.scenario.text = lines.join("\n");
+    const read = checkBundleValue(doc);
+    expect(read.ok).toBe(false);
+    const violation = !read.ok ? read.violations.find((v) => v.path === "$.scenario.text") : undefined;
+    expect(violation?.message).toBe(`line ${at + 1}: the bundle says "seed: 4" but its trace recorded "seed: 3"`);
+  });
+
+  it("a long line is quoted around where it differs; a replay's first difference in a member goes down to it", () => {
+    const long = `${"x".repeat(300)}A${"y".repeat(300)}`;
+    const [a, b, where] = whereTheyDiffer(long, long.replace("A", "B"));
+    expect(where).toBe("from character 261: ");
+    expect(a).not.toBe(b);
+    expect(a).toMatch(/^"…x{40}Ay+…"$/);
+    const trace = sampleTrace();
+    const edited = { ...trace, scenario: { ...trace.scenario, source: "name: a\nseed: 2\n" } };
+    const difference = firstDifference(
+      { ...trace, scenario: { ...trace.scenario, source: "name: a\nseed: 1\n" } },
+      edited,
+    );
+    expect(difference).toEqual({ path: "$.scenario.source", bundled: 'line 2: "seed: 1"', rerun: 'line 2: "seed: 2"' });
   });
 });

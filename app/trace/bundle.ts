@@ -29,6 +29,7 @@ import { canonicalJson, exportJson, traceHash } from "./exportJson.ts";
 import { exportMarkdown } from "./exportMarkdown.ts";
 import { importTraceValue } from "./importer.ts";
 import type { RecordedEvent, Trace } from "./schema.ts";
+import { pushAll } from "../protocol/lists.ts";
 
 /** The `format` member of every bundle. */
 export const BUNDLE_FORMAT = "mailscope-bundle";
@@ -135,18 +136,6 @@ export async function createBundle(trace: Trace, options: CreateBundleOptions): 
   };
 }
 
-/**
- * Whether the run of a trace recorded whole HTTP bodies: an HTTP event holds
- * one, or says an export left it out. (A run without HTTP events gives the
- * same trace either way.)
- */
-export function recordedBodies(trace: Trace): boolean {
-  return trace.events.some((e) => {
-    if (!e.name.startsWith("http.") || e.data === undefined) return false;
-    return "body" in e.data || "bodyBase64" in e.data || e.data["bodyRedacted"] === true;
-  });
-}
-
 /** The bundle as its file's text: members in a fixed order, the trace last. */
 export function bundleText(bundle: Bundle): string {
   const { trace, ...head } = bundle;
@@ -249,7 +238,7 @@ export function checkBundleValue(json: unknown): Parsed<Bundle> {
     violations.push({ path: "$.trace", rule: "BUNDLE-SCHEMA", message: "the trace is missing" });
     return failWith(violations);
   }
-  if (head.success && head.data.emls !== undefined) violations.push(...emlProblems(head.data.emls));
+  if (head.success && head.data.emls !== undefined) pushAll(violations, emlProblems(head.data.emls));
   const trace = importTraceValue(doc["trace"]);
   if (!trace.ok) {
     for (const v of trace.violations) violations.push({ ...v, path: `$.trace${v.path.slice(1)}` });
@@ -267,10 +256,11 @@ export function checkBundleValue(json: unknown): Parsed<Bundle> {
   ];
   for (const [path, top, inTrace] of agree) {
     if (top !== inTrace) {
+      const [says, recorded, where] = whereTheyDiffer(top, inTrace);
       violations.push({
         path,
         rule: "BUNDLE-SCHEMA",
-        message: `the bundle says ${clip(top)} but its trace recorded ${clip(inTrace)}`,
+        message: `${where}the bundle says ${says} but its trace recorded ${recorded}`,
       });
     }
   }
@@ -466,9 +456,7 @@ export function firstDifference(bundled: Trace, rerun: Trace): ReplayDifference 
   const y = rerun as unknown as Record<string, unknown>;
   for (const key of [...new Set([...Object.keys(x), ...Object.keys(y)])].sort()) {
     if (key === "events") continue;
-    if (canonicalJson(x[key]) !== canonicalJson(y[key])) {
-      return { path: childPath("$", key), bundled: clip(x[key]), rerun: clip(y[key]) };
-    }
+    if (canonicalJson(x[key]) !== canonicalJson(y[key])) return memberDifference(childPath("$", key), x[key], y[key]);
   }
   return { path: "$", bundled: "(the same)", rerun: "(the same)" };
 }
@@ -502,7 +490,60 @@ function offset(ms: number): string {
   return `${total < 0 ? "-" : "+"}${h}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}${frac > 0 ? `.${String(frac).padStart(3, "0")}` : ""}`;
 }
 
-function clip(value: unknown): string {
-  const text = typeof value === "string" ? value : (JSON.stringify(value) ?? "nothing");
-  return text.length > 160 ? `${text.slice(0, 157)}…` : text;
+/** The most of a line a message quotes. */
+const QUOTED = 160;
+
+/**
+ * Where two values of one member differ, descending into objects and arrays to the first member that does
+ * (`$.scenario.source`), then, in a text, to its first line that does.
+ */
+function memberDifference(path: string, a: unknown, b: unknown): ReplayDifference {
+  if (isContainer(a) && isContainer(b) && Array.isArray(a) === Array.isArray(b)) {
+    const ra = a as Record<string, unknown>;
+    const rb = b as Record<string, unknown>;
+    const keys = [...new Set([...Object.keys(ra), ...Object.keys(rb)])];
+    if (!Array.isArray(a)) keys.sort();
+    for (const key of keys) {
+      if (canonicalJson(ra[key]) === canonicalJson(rb[key])) continue;
+      return memberDifference(childPath(path, Array.isArray(a) ? Number(key) : key), ra[key], rb[key]);
+    }
+  }
+  const [bundled, rerun, where] = whereTheyDiffer(a, b);
+  return { path, bundled: `${where}${bundled}`, rerun: `${where}${rerun}` };
+}
+
+function isContainer(value: unknown): value is object {
+  return typeof value === "object" && value !== null;
+}
+
+/**
+ * Two values that differ, as a message quotes them: whole when short; for texts of several lines, the
+ * first line that differs (`line 12: `, then each side's line, cut around where it differs). Never two
+ * quotes that read the same.
+ */
+export function whereTheyDiffer(a: unknown, b: unknown): [a: string, b: string, where: string] {
+  const ta = typeof a === "string" ? a : (JSON.stringify(a) ?? "nothing");
+  const tb = typeof b === "string" ? b : (JSON.stringify(b) ?? "nothing");
+  const quote = (text: string): string =>
+    typeof a === "string" || typeof b === "string" ? JSON.stringify(text) : text;
+  if (ta.length <= QUOTED && tb.length <= QUOTED && !ta.includes("\n") && !tb.includes("\n")) {
+    return [quote(ta), quote(tb), ""];
+  }
+  const la = ta.split("\n");
+  const lb = tb.split("\n");
+  let line = 0;
+  while (line < la.length && line < lb.length && la[line] === lb[line]) line++;
+  const sa = la[line];
+  const sb = lb[line];
+  // Cut both lines at the same place: from a little before the first character that differs.
+  let column = 0;
+  while (sa !== undefined && sb !== undefined && column < sa.length && sa[column] === sb[column]) column++;
+  const from = Math.max(0, column - 40);
+  const cut = (text: string | undefined): string => {
+    if (text === undefined) return "(no such line)";
+    const part = text.slice(from, from + QUOTED);
+    return quote(`${from > 0 ? "…" : ""}${part}${from + QUOTED < text.length ? "…" : ""}`);
+  };
+  const where = la.length > 1 || lb.length > 1 ? `line ${line + 1}: ` : from > 0 ? `from character ${from + 1}: ` : "";
+  return [cut(sa), cut(sb), where];
 }

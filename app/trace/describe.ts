@@ -50,6 +50,7 @@ const PROGRESS: ReadonlySet<string> = new Set<TraceEventName>([
   "smtp.handoff",
   "delivery.bounced",
   "dsn.sent",
+  "dsn.suppressed",
 ]);
 
 /** Never a line of their own: the run prints its checks after the timeline. */
@@ -206,6 +207,7 @@ const WORDS: ReadonlySet<string> = new Set<TraceEventName>([
   "smtp.handoff",
   "delivery.bounced",
   "dsn.sent",
+  "dsn.suppressed",
   "mailbox.delivered",
   "failure.after-acceptance",
   "recipient.outcome",
@@ -302,6 +304,8 @@ function words(name: string, d: Readonly<Record<string, unknown>>, how: Describe
       return `gave up on ${list(d["recipients"])} after ${plural(d["attempts"], "attempt")}: bounced${rule}`;
     case "dsn.sent":
       return `DSN to ${String(d["to"])} about ${list(d["recipients"])} (${String(d["reason"])})${rule}`;
+    case "dsn.suppressed":
+      return `no DSN about ${String(d["messageId"])}, itself a DSN, for ${list(d["recipients"])}: a DSN never causes a DSN${rule}`;
     case "mailbox.delivered":
       return `stored in ${String(d["mailbox"])} (${String(d["size"])} bytes)`;
     case "failure.after-acceptance":

@@ -72,6 +72,7 @@ export const EVENT_DATA: Readonly<Partial<Record<TraceEventName, Readonly<Record
   },
   "delivery.bounced": { messageId: str, domain: str, recipients: strings, attempts: int },
   "dsn.sent": { messageId: str, to: str, reason: str, recipients: strings },
+  "dsn.suppressed": { messageId: str, recipients: strings, rule: str },
   "http.request": { exchangeId: str, method: str, url: str, headers: obj, bodySize: int },
   "http.response": { exchangeId: str, status: int, headers: obj, bodySize: int },
   "http.failure": { exchangeId: str, kind: str, message: str },

@@ -42,6 +42,8 @@ export const traceEventNames = {
   "smtp.handoff": "a message handed to SMTP (messageId, recipients, reason: no-service | fallback | no-common-version)",
   "delivery.bounced": "give-up after 5 days (messageId, domain, recipients)",
   "dsn.sent": "a DSN submitted to the envelope sender (messageId, dsnMessageId, to, reason, recipients)",
+  "dsn.suppressed":
+    "a DSN that failed, not reported by another DSN whatever its from said (messageId: the DSN's, recipients, rule)",
   // HTTP on the wire.
   "http.request":
     "a request sent (exchangeId, method, url, headers, bodySize, bodyDigest, body? | bodyBase64? with whole bodies recorded)",

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { emlTraceWithBodies } from "../sim/testingRuns.ts";
 import { exportHar, type HarEntry } from "./exportHar.ts";
 import { sampleTrace } from "./sampleTrace.ts";
 
@@ -71,7 +72,7 @@ describe("HAR 1.2 export", () => {
   });
 
   it("pairs each request with its answer, with virtual times as timings", () => {
-    const [caps, lost, retry] = exportHar(sampleTrace()).log.entries;
+    const [caps, lost, retry] = exportHar(sampleTrace(), { full: true }).log.entries;
     expect(caps).toMatchObject({
       startedDateTime: new Date(START + 40).toISOString(),
       time: 40,
@@ -117,6 +118,34 @@ describe("HAR 1.2 export", () => {
     expect(caps?.request).not.toHaveProperty("postData");
   });
 
+  it("issue 23: a binary body (recorded in base64) says encoding base64, request and response; a UTF-8 one says nothing", () => {
+    const trace = sampleTrace();
+    const binary = "/wD+gA=="; // 0xff 0x00 0xfe 0x80: not UTF-8
+    const inBase64 = (data: Readonly<Record<string, unknown>>): Record<string, unknown> => {
+      const { body: _text, ...rest } = data;
+      return { ...rest, bodyBase64: binary };
+    };
+    // x2's POST and x3's answer in base64; x3's POST and x1's answer stay text.
+    const bent = {
+      ...trace,
+      events: trace.events.map((e) => {
+        const x = e.data?.["exchangeId"];
+        if ((x === "x2" && e.name === "http.request") || (x === "x3" && e.name === "http.response"))
+          return { ...e, data: inBase64(e.data ?? {}) };
+        return e;
+      }),
+    };
+    const entries = exportHar(bent, { full: true }).log.entries;
+    const of = (x: string) => entries.find((e) => e._exchangeId === x);
+    expect(of("x2")?.request.postData).toMatchObject({ text: binary, _encoding: "base64" });
+    expect(of("x3")?.response.content).toMatchObject({ text: binary, encoding: "base64" });
+    expect(of("x3")?.request.postData?.text).toMatch(/^--b1\r?\n/);
+    expect(of("x3")?.request.postData).not.toHaveProperty("_encoding");
+    expect(of("x1")?.response.content.text).toContain("max_message_size");
+    expect(of("x1")?.response.content).not.toHaveProperty("encoding");
+    for (const entry of entries) expect(requiredFieldProblems(entry)).toEqual([]);
+  });
+
   it("keeps an exchange with no recorded answer, marked as such", () => {
     const trace = sampleTrace();
     const cut = {
@@ -126,5 +155,42 @@ describe("HAR 1.2 export", () => {
     const entry = exportHar(cut).log.entries[2];
     expect(entry?.response).toMatchObject({ status: 0, _error: "no answer recorded" });
     expect(entry?.time).toBe(0);
+  });
+});
+
+describe('issue 22: the HAR follows "with message bodies", and says what it left out', () => {
+  const recorded = emlTraceWithBodies;
+
+  it("POST-9: without `full`, no request or response body: each left out says so, and the log's comment", async () => {
+    const trace = await recorded();
+    // The run recorded the message: the trace holds its body.
+    expect(JSON.stringify(trace.events)).toContain("Hi Bob");
+    const har = exportHar(trace);
+    // Before: the bodies went in whatever the box said.
+    expect(JSON.stringify(har)).not.toContain("Hi Bob");
+    const post = har.log.entries.find((e) => e.request.method === "POST");
+    expect(post?.request.postData).toMatchObject({
+      text: "",
+      comment: "body left out: exported without message bodies",
+    });
+    expect(post?.request.bodySize).toBeGreaterThan(0);
+    expect(post?.response.content).toMatchObject({ comment: "body left out: exported without message bodies" });
+    expect(post?.response.content).not.toHaveProperty("text");
+    expect(har.log.comment).toBe("Scenario raw, seed 1; times are virtual. Left out: message bodies and private keys.");
+  });
+
+  it("POST-9: with `full`, the bodies as recorded, and the comment says only the keys were left out", async () => {
+    const trace = await recorded();
+    const har = exportHar(trace, { full: true });
+    const post = har.log.entries.find((e) => e.request.method === "POST");
+    expect(post?.request.postData?.text).toContain("Hi Bob");
+    expect(post?.request.postData).not.toHaveProperty("comment");
+    expect(har.log.comment).toMatch(/Left out: private keys \(message bodies kept\)\.$/);
+    // A run that recorded no bodies says so.
+    const sample = sampleTrace();
+    const none = { ...sample, events: sample.events.filter((e) => !e.name.startsWith("http.")) };
+    expect(exportHar(none, { full: true }).log.comment).toMatch(
+      /Left out: private keys \(the run recorded no message bodies\)\.$/,
+    );
   });
 });

@@ -9,7 +9,13 @@
  * the time a slow body took. An exchange without an answer has status 0 and
  * the failure in `_error`, as Chrome writes failed requests; custom fields
  * start with `_`, as HAR allows.
+ *
+ * Message bodies go in only with `full` (the app's "with message bodies", the
+ * CLI's `--full`), as in the trace export; private keys never. What the file
+ * leaves out is said in the log's comment, and at each body left out (its
+ * `comment`: HAR 1.2 has one on postData and content).
  */
+import { leftOut, redactTrace } from "./exportJson.ts";
 import type { RecordedEvent, Trace } from "./schema.ts";
 
 /** A HAR name/value pair. */
@@ -29,7 +35,14 @@ export interface HarEntry {
     readonly cookies: readonly HarNameValue[];
     readonly headers: readonly HarNameValue[];
     readonly queryString: readonly HarNameValue[];
-    readonly postData?: { readonly mimeType: string; readonly text: string; readonly params?: readonly HarNameValue[] };
+    readonly postData?: {
+      readonly mimeType: string;
+      readonly text: string;
+      readonly params?: readonly HarNameValue[];
+      readonly comment?: string;
+      /** `base64` when `text` is the body in base64 (not UTF-8): HAR 1.2 has `encoding` on content only. */
+      readonly _encoding?: string;
+    };
     readonly headersSize: number;
     readonly bodySize: number;
   };
@@ -44,6 +57,7 @@ export interface HarEntry {
       readonly mimeType: string;
       readonly text?: string;
       readonly encoding?: string;
+      readonly comment?: string;
     };
     readonly redirectURL: string;
     readonly headersSize: number;
@@ -87,8 +101,19 @@ function httpVersionOf(event: RecordedEvent | undefined): string {
   return stringField(event, "httpVersion") ?? HTTP_VERSION;
 }
 
+/** Options of {@link exportHar}. */
+export interface ExportHarOptions {
+  /** Keep the message bodies the run recorded. Default false. Private keys are left out regardless. */
+  readonly full?: boolean;
+}
+
+/** What a body left out of an export says in its place. */
+const BODY_LEFT_OUT = "body left out: exported without message bodies";
+
 /** The HAR log of the trace's HTTP exchanges, in request order. */
-export function exportHar(trace: Trace): Har {
+export function exportHar(recorded: Trace, options: ExportHarOptions = {}): Har {
+  const full = options.full === true;
+  const trace = redactTrace(recorded, { bodies: !full });
   const answers = new Map<string, RecordedEvent>();
   for (const event of trace.events) {
     if (event.name !== "http.response" && event.name !== "http.failure") continue;
@@ -106,7 +131,7 @@ export function exportHar(trace: Trace): Har {
     log: {
       version: "1.2",
       creator: { name: "Mailscope", version: trace.mailscope },
-      comment: `Scenario ${trace.scenario.name}, seed ${trace.seed}; times are virtual.`,
+      comment: `Scenario ${trace.scenario.name}, seed ${trace.seed}; times are virtual. ${leftOut("har", recorded, full)}`,
       entries,
     },
   };
@@ -143,7 +168,14 @@ function entry(request: RecordedEvent, id: string, answer: RecordedEvent | undef
       queryString: queryOf(url),
       // A GET or HEAD has no body to post; an empty body recorded with --full is none either.
       ...(method !== "GET" && method !== "HEAD" && (requestSize > 0 || (requestBody?.text ?? "") !== "")
-        ? { postData: { mimeType: contentType(requestHeaders), text: requestBody?.text ?? "" } }
+        ? {
+            postData: {
+              mimeType: contentType(requestHeaders),
+              text: requestBody?.text ?? "",
+              ...(data["bodyRedacted"] === true && { comment: BODY_LEFT_OUT }),
+              ...(requestBody?.encoding !== undefined ? { _encoding: requestBody.encoding } : {}),
+            },
+          }
         : {}),
       headersSize: -1,
       bodySize: requestSize,
@@ -159,6 +191,7 @@ function entry(request: RecordedEvent, id: string, answer: RecordedEvent | undef
         mimeType: contentType(responseHeaders),
         ...(responseBody !== undefined ? { text: responseBody.text } : {}),
         ...(responseBody?.encoding !== undefined ? { encoding: responseBody.encoding } : {}),
+        ...(!failed && answerData["bodyRedacted"] === true && { comment: BODY_LEFT_OUT }),
       },
       redirectURL: "",
       headersSize: -1,

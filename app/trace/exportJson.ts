@@ -89,6 +89,42 @@ export function* exportJsonChunks(trace: Trace, options: ExportJsonOptions = {})
   yield `${piece}${newline}${outer}]${text.slice(at + quoted.length)}\n`;
 }
 
+/** What an export is: each says what it leaves out ({@link leftOut}). */
+export type ExportKind = "trace" | "har" | "report" | "bundle" | "image";
+
+/**
+ * Whether the run of a trace recorded whole HTTP bodies: an HTTP event holds
+ * one, or says an export left it out. (A run without HTTP events gives the
+ * same trace either way.)
+ */
+export function recordedBodies(trace: Pick<Trace, "events">): boolean {
+  return trace.events.some((e) => {
+    if (!e.name.startsWith("http.") || e.data === undefined) return false;
+    return "body" in e.data || "bodyBase64" in e.data || e.data["bodyRedacted"] === true;
+  });
+}
+
+/**
+ * What an export of `trace` leaves out, in one sentence — the same in the
+ * file where it has room for a note (a HAR's comment, the report's summary)
+ * and in the app when it saves it: `Left out: message bodies and private
+ * keys.` `full` is "with message bodies": the trace, the HAR and the bundle
+ * keep the bodies the run recorded when it is set, and leave them out when
+ * not; the report and the images never hold a body (an image holds only
+ * what its view draws).
+ */
+export function leftOut(kind: ExportKind, trace: Pick<Trace, "events">, full: boolean): string {
+  switch (kind) {
+    case "report":
+      return "Left out: message bodies (a report never holds them) and private keys.";
+    case "image":
+      return "Left out: message bodies and keys.";
+    default:
+      if (!recordedBodies(trace)) return "Left out: private keys (the run recorded no message bodies).";
+      return full ? "Left out: private keys (message bodies kept)." : "Left out: message bodies and private keys.";
+  }
+}
+
 /** A copy of `trace` without private keys and, when `bodies`, without message bodies. */
 export function redactTrace(trace: Trace, what: { readonly bodies: boolean }): Trace {
   const events = trace.events.map((event) => redactEvent(event, what.bodies));

@@ -7,8 +7,9 @@
  */
 import { gapById } from "../protocol/gaps.ts";
 import { evidenceText, explainOutcomes } from "./explain.ts";
-import { redactTrace } from "./exportJson.ts";
+import { leftOut, redactTrace } from "./exportJson.ts";
 import type { CheckResult, RecordedEvent, Trace } from "./schema.ts";
+import { maxOf, pushAll } from "../protocol/lists.ts";
 
 /** Options of {@link exportMarkdown}. */
 export interface ExportMarkdownOptions {
@@ -23,12 +24,12 @@ export function exportMarkdown(trace: Trace, options: ExportMarkdownOptions = {}
   const safe = redactTrace(trace, { bodies: true });
   const out: string[] = [];
   out.push(`# Mailscope run: ${inline(trace.scenario.name)}`, "");
-  out.push(...summary(safe), "");
-  out.push("## Outcomes", "", ...outcomes(safe), "");
-  out.push("## Why", "", ...why(safe), "");
-  out.push("## Exchanges", "", ...diagram(safe, options.maxDiagramMessages ?? 150), "");
+  pushAll(out, summary(safe)).push("");
+  pushAll(out, ["## Outcomes", "", ...outcomes(safe), ""]);
+  pushAll(out, ["## Why", "", ...why(safe), ""]);
+  pushAll(out, ["## Exchanges", "", ...diagram(safe, options.maxDiagramMessages ?? 150), ""]);
   const checks = checkResults(safe);
-  if (checks.length > 0) out.push("## Checks", "", ...checkTable(checks), "");
+  if (checks.length > 0) pushAll(out, ["## Checks", "", ...checkTable(checks), ""]);
   if (safe.scenario.source !== undefined) {
     out.push("## Scenario", "", fence(safe.scenario.source, "yaml"), "");
   }
@@ -65,6 +66,7 @@ function summary(trace: Trace): string[] {
     `- **Readings:** ${readingsLine(trace.readings)}`,
     `- **Events:** ${events.length}; messages submitted: ${count("message.submitted")}; HTTP exchanges: ${count("http.request")}` +
       ` (${failures} without an answer); DNS queries: ${count("dns.query")}; SMTP hand-offs: ${count("smtp.handoff")}`,
+    `- **${leftOut("report", trace, false).replace(/^Left out: /, "Left out:** ")}`,
   ];
   const checks = checkResults(trace);
   if (checks.length > 0) {
@@ -252,7 +254,10 @@ function inline(value: string): string {
 }
 
 function fence(body: string, language: string): string {
-  const longest = Math.max(2, ...[...body.matchAll(/`+/g)].map((m) => m[0].length));
+  const longest = maxOf(
+    [...body.matchAll(/`+/g)].map((m) => m[0].length),
+    2,
+  );
   const ticks = "`".repeat(longest + 1);
   return `${ticks}${language}\n${body.replace(/\n$/, "")}\n${ticks}`;
 }

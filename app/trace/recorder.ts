@@ -11,6 +11,7 @@
 import type { TraceEvent, TraceSink } from "../ports.ts";
 import { isTraceEventName } from "./events.ts";
 import { TRACE_FORMAT, TRACE_VERSION, type CheckResult, type RecordedEvent, type Trace } from "./schema.ts";
+import { bytesToBase64 } from "../protocol/base64.ts";
 
 /** What {@link createRecorder} may be told. */
 export interface RecorderOptions {
@@ -176,10 +177,4 @@ function convert(value: unknown, path: object[]): unknown {
   } finally {
     path.pop();
   }
-}
-
-function bytesToBase64(bytes: Uint8Array): string {
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
 }

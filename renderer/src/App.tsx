@@ -23,7 +23,7 @@ import type { CompareBase } from "./model/compare.ts";
 import { CompareView } from "./views/compare/CompareView.tsx";
 import { Library } from "./views/library/Library.tsx";
 import { Welcome } from "./views/library/Welcome.tsx";
-import { bundleFile, exportFile } from "./views/run/ExportBar.tsx";
+import { exportFile, exportNote, type ExportWhat, type RunExports } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
 
 type View = "run" | "rules" | "editor" | "compare";
@@ -69,6 +69,9 @@ export function App() {
   // An opened bug bundle, shown above its run (issue 15).
   const [bundle, setBundle] = useState<{ readonly bundle: Bundle; readonly file: string } | undefined>();
   const [compareBase, setCompareBase] = useState<CompareBase | undefined>();
+  // "with message bodies", for every export of the run: the export bar's and File ▸ Export's (issue 22).
+  const [withBodies, setWithBodies] = useState(false);
+  const [exportedNote, setExportedNote] = useState<string | undefined>();
   const [snapshot, send] = useMachine(playbackMachine, { input: { create: createSession } });
   const phase = phaseOf(snapshot);
   const { context } = snapshot;
@@ -148,6 +151,18 @@ export function App() {
     run(entry, text, name, emlFiles);
   };
 
+  /**
+   * A file that could not be opened: its error, and nothing of the file shown before under it (its run, a
+   * bundle's verdict), which the error would seem to be about (issue 22).
+   */
+  const cannotOpen = (message: string) => {
+    setBundle(undefined);
+    setCurrent(undefined);
+    send({ type: "CLOSE" });
+    setView("run");
+    setError(message);
+  };
+
   const openTraceText = async (name: string, text: string, path = name) => {
     let json: unknown;
     try {
@@ -159,7 +174,7 @@ export function App() {
     if (isBundleValue(json)) {
       const read = await readBundleValue(json);
       if (!read.ok) {
-        setError(
+        cannotOpen(
           `${name} cannot be opened as a bug bundle: ${read.violations.map((v) => `${v.path}: ${v.message}`).join("; ")}`,
         );
         return;
@@ -171,7 +186,7 @@ export function App() {
     }
     const parsed = json === undefined ? importTrace(text) : importTraceValue(json);
     if (!parsed.ok) {
-      setError(
+      cannotOpen(
         `${name} cannot be opened as a trace: ${parsed.violations.map((v) => `${v.path}: ${v.message}`).join("; ")}`,
       );
       return;
@@ -265,6 +280,26 @@ export function App() {
     platform.saveFile(name, contents, type).catch((e: unknown) => setError(String(e)));
   };
 
+  /** An export of the run, as "with message bodies" says, and what it left out said under the export bar. */
+  const exportRun = (trace: Trace, what: ExportWhat) => {
+    setExportedNote(undefined);
+    exportFile(trace, what, withBodies, emls)
+      .then(async (f) => {
+        await platform.saveFile(f.name, f.contents, f.type);
+        setExportedNote(exportNote(f, trace, what, withBodies));
+      })
+      .catch((e: unknown) => setError(`Could not export the run: ${e instanceof Error ? e.message : String(e)}`));
+  };
+  const exports: RunExports = {
+    full: withBodies,
+    onFull: (full) => {
+      setWithBodies(full);
+      setExportedNote(undefined);
+    },
+    note: exportedNote,
+    onExport: exportRun,
+  };
+
   // The menus' commands (Electron), and the files given on the command line.
   const onCommand = useEffectEvent((command: AppCommand) => {
     switch (command.type) {
@@ -284,16 +319,7 @@ export function App() {
         return openShellFile(command.file);
       case "export": {
         if (!context.result) return setError("Nothing to export yet: run a scenario to its end first.");
-        const trace = { ...context.result.trace, events: [...context.events] };
-        if (command.what === "bundle") {
-          bundleFile(trace, false, emls).then(
-            (f) => save(f.name, f.contents, f.type),
-            (e: unknown) => setError(`Could not make the bug bundle: ${e instanceof Error ? e.message : String(e)}`),
-          );
-          return;
-        }
-        const f = exportFile(trace, command.what);
-        return save(f.name, f.contents, f.type);
+        return exportRun({ ...context.result.trace, events: [...context.events] }, command.what);
       }
       case "close":
         return window.close();
@@ -493,7 +519,7 @@ export function App() {
             <>
               {bundle && context.source?.kind === "trace" && (
                 <BundlePanel
-                  key={bundle.file}
+                  key={`${bundle.file} ${bundle.bundle.traceHash}`}
                   bundle={bundle.bundle}
                   file={bundle.file}
                   rerun={(b) =>
@@ -516,7 +542,7 @@ export function App() {
                 }}
                 onRule={showRule}
                 onSave={save}
-                emls={emls}
+                exports={exports}
                 onCompare={openCompare}
               />
             </>

@@ -5,9 +5,8 @@
  * the difference table, the verdicts and the shared time axis. The table and
  * verdicts are app/sim/compare.ts's, the same as `mailscope compare` prints.
  */
-import { compareOutcomes, type CompareTable } from "../../../app/sim/compare.ts";
+import { compareRuns, type CompareTable, type Parting } from "../../../app/sim/compare.ts";
 import { changeText, forkableFaults, forkScenario, type ForkChange } from "../../../app/sim/fork.ts";
-import { outcomeRows } from "../../../app/sim/outcomeRows.ts";
 import { formatScenarioError, parseScenarioText } from "../../../app/sim/scenario.ts";
 import { DEFAULT_START_MS } from "../../../app/sim/scheduler.ts";
 import { offset } from "../../../app/trace/offset.ts";
@@ -196,6 +195,8 @@ export function forkSides(base: CompareBase, atMs: number, change: ForkChange): 
 /** The comparison of two finished runs, as the view draws it. */
 export interface Comparison {
   readonly table: CompareTable;
+  /** Where the two runs first part: the first decision one made otherwise, with both. */
+  readonly parting: Parting;
   /** Where the shared time axis ends: the later of the two runs' last events. */
   readonly axisEndMs: number;
 }
@@ -203,7 +204,7 @@ export interface Comparison {
 /** The difference table and the shared axis of runs A and B (the whole traces' events). */
 export function comparisonOf(a: readonly RecordedEvent[], b: readonly RecordedEvent[], startMs: number): Comparison {
   return {
-    table: compareOutcomes(outcomeRows(a, startMs), outcomeRows(b, startMs)),
+    ...compareRuns(a, b, startMs),
     axisEndMs: Math.max(a.at(-1)?.timeMs ?? startMs, b.at(-1)?.timeMs ?? startMs),
   };
 }

@@ -19,6 +19,8 @@ export interface LibraryEntry {
   readonly summary?: string;
   /** Its place in the "Start here" path, if it is a lesson. */
   readonly lesson?: ScenarioLesson;
+  /** What an opened file is: a scenario (it can be edited) or a trace or bug bundle (it cannot). */
+  readonly kind?: "scenario" | "trace";
 }
 
 export type LibraryGroupId = "start" | "teaching" | "state" | "errors" | "gaps" | "others" | "opened";

@@ -7,6 +7,7 @@
 import { describeEvent, timelineLevel } from "../../../app/trace/describe.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { offset } from "./time.ts";
+import { pushAll } from "../../../app/protocol/lists.ts";
 
 /** One row of the log. */
 export interface LogRow {
@@ -97,7 +98,11 @@ function rulesOf(data: Readonly<Record<string, unknown>>): readonly string[] {
   if (rule === undefined && gap === undefined && violates === undefined) return NO_RULES;
   const ids: string[] = [];
   for (const v of [rule, gap]) if (typeof v === "string" && v !== "") ids.push(v);
-  if (Array.isArray(violates)) ids.push(...violates.filter((v): v is string => typeof v === "string"));
+  if (Array.isArray(violates))
+    pushAll(
+      ids,
+      violates.filter((v): v is string => typeof v === "string"),
+    );
   return ids.length === 0 ? NO_RULES : [...new Set(ids)];
 }
 

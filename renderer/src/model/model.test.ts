@@ -143,7 +143,7 @@ describe("the log of rate-limited-then-down", async () => {
     const checks = checkRows(t.invariants, t.expectations);
     expect(checks.map((c) => c.id)).toContain("give-up-at-5-days");
     expect(checks.filter((c) => c.kind === "expectation")).toHaveLength(2);
-    expect(checkSummary(checks)).toEqual({ passed: true, text: "passed: all 8 checks" });
+    expect(checkSummary(checks)).toEqual({ passed: true, text: "passed: all 9 checks" });
     expect(checkRows([{ id: "x", passed: false, evidence: [3, 4] } as never], [])[0]).toMatchObject({
       mark: "FAIL",
       evidence: [3, 4],

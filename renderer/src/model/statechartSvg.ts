@@ -11,6 +11,7 @@
  * Pure: a string from the layout and the run's state, tested in Node.
  */
 import type { LaidEdge, StatechartLayout } from "./statechartLayout.ts";
+import { pushAll } from "../../../app/protocol/lists.ts";
 
 /** The colours of the drawing (the page's theme variables). */
 export interface StatechartPalette {
@@ -117,7 +118,7 @@ export function statechartSvg(
   }
   // Edges over the states, the last one on top.
   const edges = [...layout.edges].sort((a, b) => Number(a.id === options.last) - Number(b.id === options.last));
-  for (const e of edges) out.push(...edgeMarkup(e, options.counts.get(e.id) ?? 0, e.id === options.last, c));
+  for (const e of edges) pushAll(out, edgeMarkup(e, options.counts.get(e.id) ?? 0, e.id === options.last, c));
   out.push("</g></svg>");
   return { svg: out.join("\n"), width, height };
 }

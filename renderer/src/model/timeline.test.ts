@@ -30,6 +30,7 @@ import {
   visibleLaneRangeOf,
   zoomWindow,
 } from "./timeline.ts";
+import { maxOf, minOf } from "../../../app/protocol/lists.ts";
 
 const trace = (name: string): Promise<Trace> => scenarioTrace(name);
 
@@ -190,7 +191,7 @@ describe("the timeline of rate-limited-then-down", async () => {
     expect(chart.rows[0]?.band).toEqual([0.8, 1.2]);
     // Five days of an outage: the delays reach the 1 h cap and stay there; the give-up ends it.
     expect(chart.capMinutes).toBe(60);
-    expect(Math.max(...chart.rows.map((r) => r.base))).toBe(60);
+    expect(maxOf(chart.rows.map((r) => r.base))).toBe(60);
     expect(chart.giveUpAfterAttempt).toBe(127);
     expect(chart.rows.filter((r) => !r.happened)).toHaveLength(1);
   });
@@ -321,7 +322,7 @@ describe("issue 22: the fallback window and the give-up drawn only where they ap
     const chart = retryChart(tl.lanes[0]!);
     // Jitter on: the capped waits reach past the hour (the issue saw 1 h 11 min beside "capped at 1 h").
     const capped = tl.lanes[0]!.retries.filter((r) => r.baseDelayMs === 60 * MIN);
-    expect(chart.cappedJitter?.maxMinutes).toBe(Math.max(...capped.map((r) => r.jitteredDelayMs)) / MIN);
+    expect(chart.cappedJitter?.maxMinutes).toBe(maxOf(capped.map((r) => r.jitteredDelayMs)) / MIN);
     expect(chart.cappedJitter!.maxMinutes).toBeGreaterThan(60);
     expect(chart.cappedJitter!.minMinutes).toBeLessThan(60);
     expect(chart.delayTicks).toEqual([0, 15, 30, 45, 60, 75]);
@@ -467,7 +468,7 @@ describe("issue 13: per-recipient sub-lanes of teach-mixed-recipient-results", a
     const bounced = rows.findIndex((r) => r.bounces > 0);
     expect(bounced).toBeGreaterThan(90);
     expect(rows.slice(1, bounced).map((r) => r.inFlight)).toEqual(new Array(bounced - 1).fill(1));
-    expect(Math.max(...rows.map((r) => r.inFlight))).toBeGreaterThanOrEqual(2);
+    expect(maxOf(rows.map((r) => r.inFlight))).toBeGreaterThanOrEqual(2);
     // Each delivery's end, from its actor's final state: m0's and the DSNs' too.
     for (const lane of tl.lanes) {
       const end = t.events.find(
@@ -485,15 +486,15 @@ describe("issue 13: per-recipient sub-lanes of teach-mixed-recipient-results", a
     const d = inFlightPath(rows, 1171.5, 52);
     const xs = [...d.matchAll(/[MH](-?[\d.]+)/g)].map((m) => Number(m[1]));
     const ys = [...d.matchAll(/(?:M[\d.]+,|V)(-?[\d.]+)/g)].map((m) => Number(m[1]));
-    expect(Math.min(...xs)).toBe(0);
-    expect(Math.max(...xs)).toBe(1171.5);
+    expect(minOf(xs)).toBe(0);
+    expect(maxOf(xs)).toBe(1171.5);
     expect(d.startsWith("M0,")).toBe(true);
     expect(d.endsWith(" H1171.5")).toBe(true);
-    expect(Math.min(...ys)).toBeGreaterThanOrEqual(0);
-    expect(Math.max(...ys)).toBeLessThanOrEqual(52);
+    expect(minOf(ys)).toBeGreaterThanOrEqual(0);
+    expect(maxOf(ys)).toBeLessThanOrEqual(52);
     // The most in flight at the top; m1 alone in flight for days, lower.
-    const peak = Math.max(...rows.map((r) => r.inFlight));
-    expect(Math.min(...ys)).toBe(1);
+    const peak = maxOf(rows.map((r) => r.inFlight));
+    expect(minOf(ys)).toBe(1);
     expect(ys).toContain(Math.round((52 - 1 - (1 / peak) * 50) * 10) / 10);
     expect(inFlightPath([], 100, 52)).toBe("");
   });
@@ -590,7 +591,8 @@ describe("the overview's deliveries in flight: a colour of its own", () => {
     const z = f((0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883);
     return [116 * y - 16, 500 * (x - y), 200 * (y - z)];
   };
-  const deltaE = (a: string, b: string) => Math.hypot(...lab(a).map((v, i) => v - (lab(b)[i] ?? 0)));
+  const deltaE = (a: string, b: string) =>
+    Math.sqrt(lab(a).reduce((sum, v, i) => sum + (v - (lab(b)[i] ?? 0)) ** 2, 0));
 
   it("the computations: black on white is 21:1, a colour against itself 1:1 and 0 apart", () => {
     expect(contrast("#000000", "#ffffff")).toBeCloseTo(21, 5);
@@ -612,4 +614,60 @@ describe("the overview's deliveries in flight: a colour of its own", () => {
       expect(deltaE("#2f5fd0", OUTCOME_COLOUR["deferred"]!)).toBeLessThan(35);
       expect(deltaE(colour, OUTCOME_COLOUR["deferred"]!)).toBeGreaterThan(50);
     });
+});
+
+describe("issue 23: an attempt whose recipients were partly accepted and partly rejected is drawn as what it was", async () => {
+  const text = (to: string): string => `name: mixed
+domains:
+  a.example: { mailboxes: [alice] }
+  b.example: { mailboxes: [bob, carol] }
+messages:
+  - { id: m1, from: alice@a.example, to: [${to}] }
+`;
+  const attemptOf = async (to: string) => {
+    const t = await textTrace(text(to), "mixed.yaml");
+    const tl = buildTimeline(t.events, t.startedAtMs, labels);
+    // m1's lane (a DSN about a rejected recipient has a lane of its own).
+    const lane = tl.lanes.find((l) => l.label === "m1 → b.example");
+    const marks = tl.marks.filter((m) => m.kind === "attempt" && m.lane === lane?.id);
+    expect(marks).toHaveLength(1);
+    return { mark: marks[0], lane };
+  };
+
+  it("RCP-2, ERR-17: accepted and rejected in one answer: the attempt delivered (accepted), its summary names both; each recipient's sub-lane its own", async () => {
+    for (const to of ["bob@b.example, nobody@b.example", "nobody@b.example, bob@b.example"]) {
+      const { mark, lane } = await attemptOf(to);
+      expect(mark?.outcome, to).toBe("accepted");
+      const results = to.startsWith("bob") ? "accepted, rejected" : "rejected, accepted";
+      // (The rule cited after it is the delivery machine's to choose.)
+      expect(mark?.summary?.startsWith(`attempt 1 at +0:00:00: accepted — results: ${results}`), to).toBe(true);
+      expect(lane?.recipientLanes.map((r) => [r.recipient, r.results.map((x) => x.status)])).toEqual(
+        to.split(", ").map((r) => [r, [r.startsWith("bob") ? "accepted" : "rejected"]]),
+      );
+    }
+  });
+
+  it("STATE-6: accepted and deferred in one answer is a deferred attempt (the delivery goes on), whatever the order", async () => {
+    for (const to of ["bob@b.example, carol@b.example", "carol@b.example, bob@b.example"]) {
+      const t = await textTrace(
+        text(to).replace(
+          "  b.example: { mailboxes: [bob, carol] }",
+          "  b.example: { mailboxes: [bob, carol], policy: { temporaryFailures: [{ mailbox: carol@b.example, times: 1 }] } }",
+        ),
+        "mixed.yaml",
+      );
+      const tl = buildTimeline(t.events, t.startedAtMs, labels);
+      const first = tl.marks.find((m) => m.kind === "attempt" && m.attempt === 1);
+      expect(first?.outcome, to).toBe("deferred");
+      expect(first?.summary, to).toContain(
+        `results: ${to.startsWith("bob") ? "accepted, deferred" : "deferred, accepted"}`,
+      );
+      expect(tl.marks.find((m) => m.kind === "attempt" && m.attempt === 2)?.outcome, to).toBe("accepted");
+    }
+  });
+
+  it("RCP-3: every recipient rejected is a rejected attempt; every one accepted an accepted one", async () => {
+    expect((await attemptOf("nobody@b.example, ghost@b.example")).mark?.outcome).toBe("rejected");
+    expect((await attemptOf("bob@b.example, carol@b.example")).mark?.outcome).toBe("accepted");
+  });
 });

@@ -11,6 +11,7 @@
  * column, and counts per time bucket for the overview.
  */
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import { maxOf, minOf, pushAll } from "../../../app/protocol/lists.ts";
 
 /** How an attempt ended, as the timeline colours it. */
 export type AttemptOutcome =
@@ -879,7 +880,7 @@ function timelineOf(state: TimelineState, startMs: number, labels: ReadonlyMap<s
   const lanesUnder = (name: string): Lane[] => {
     const out: Lane[] = [];
     const labels = name.split(".");
-    for (let i = 0; i < labels.length; i++) out.push(...(lanesOfDomain.get(labels.slice(i).join(".")) ?? []));
+    for (let i = 0; i < labels.length; i++) pushAll(out, lanesOfDomain.get(labels.slice(i).join(".")) ?? []);
     return out;
   };
   for (const f of faults) {
@@ -1240,7 +1241,10 @@ export function buckets(
 export function inFlightPath(rows: readonly Bucket[], width: number, height: number): string {
   const n = rows.length;
   if (n === 0) return "";
-  const peak = Math.max(1, ...rows.map((r) => r.inFlight));
+  const peak = maxOf(
+    rows.map((r) => r.inFlight),
+    1,
+  );
   const y = (v: number) => r1(height - 1 - (v / peak) * (height - 2));
   const x = (i: number) => r1((i / n) * width);
   let d = `M0,${y(rows[0]?.inFlight ?? 0)}`;
@@ -1492,15 +1496,17 @@ export function retryChart(lane: Lane): RetryChart {
   const missed = rows.find((r) => !r.happened);
   const capped = lane.retries.filter((r) => r.baseDelayMs >= HOUR);
   const jittered = capped.filter((r) => r.jitter).map((r) => r.jitteredDelayMs / MINUTE);
-  const top = Math.max(0, ...rows.map((r) => Math.max(r.actual, r.band?.[1] ?? 0, r.lowerBound ?? 0)));
+  const top = maxOf(
+    rows.map((r) => Math.max(r.actual, r.band?.[1] ?? 0, r.lowerBound ?? 0)),
+    0,
+  );
   return {
     rows,
     fallbackWindowEndAttempt: after?.attempt,
     fallbackRuledOut: lane.fallbackRuledOut,
     giveUpAfterAttempt: missed ? missed.attempt - 1 : undefined,
     capMinutes: capped.length > 0 ? 60 : undefined,
-    cappedJitter:
-      jittered.length > 0 ? { minMinutes: Math.min(...jittered), maxMinutes: Math.max(...jittered) } : undefined,
+    cappedJitter: jittered.length > 0 ? { minMinutes: minOf(jittered), maxMinutes: maxOf(jittered) } : undefined,
     delayTicks: delayTicks(top),
   };
 }

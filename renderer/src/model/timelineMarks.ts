@@ -21,6 +21,7 @@ import {
   type RetryConnector,
   type TimeScale,
 } from "./timeline.ts";
+import { maxOf, minOf } from "../../../app/protocol/lists.ts";
 
 /** A lane row's height and the middle line the marks sit on (TimelineView's ROW). */
 export const LANE_ROW = 56;
@@ -155,7 +156,7 @@ function polyPath(
   const ys = points.map((p) => p[1]);
   return {
     d: subpaths.map((s) => `M${s.map(([x, y]) => `${x},${y}`).join(" L")}${closed ? " Z" : ""}`).join(" "),
-    box: { x0: Math.min(...xs), x1: Math.max(...xs), y0: Math.min(...ys), y1: Math.max(...ys) },
+    box: { x0: minOf(xs), x1: maxOf(xs), y0: minOf(ys), y1: maxOf(ys) },
   };
 }
 

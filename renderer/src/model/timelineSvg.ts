@@ -47,6 +47,7 @@ import {
   shapeSvg,
   type TimelinePalette,
 } from "./timelineMarks.ts";
+import { pushAll } from "../../../app/protocol/lists.ts";
 
 export { DARK_TIMELINE_PALETTE, LIGHT_TIMELINE_PALETTE, type TimelinePalette } from "./timelineMarks.ts";
 
@@ -111,7 +112,7 @@ export function timelineSvg(
   out.push(`<line x1="${PAD}" x2="${width - PAD}" y1="${y}" y2="${y}" stroke="${c.line}"/>`);
   for (const lane of timeline.lanes) {
     const subs = options.unfolded.has(lane.id) ? lane.recipientLanes : [];
-    out.push(...laneMarkup(lane, laneItems(items, lane.id), subs, y, options, c, measure));
+    pushAll(out, laneMarkup(lane, laneItems(items, lane.id), subs, y, options, c, measure));
     y += LANE_ROW + subs.length * SUB_ROW;
   }
   out.push("</svg>");
@@ -186,7 +187,7 @@ function laneMarkup(
   }
   out.push("</g>");
   const attemptXs = drawn.filter((d) => d.mark.kind === "attempt").map((d) => d.x);
-  subs.forEach((r, i) => out.push(...subLaneMarkup(r, LANE_ROW + i * SUB_ROW, attemptXs, options, c, measure)));
+  subs.forEach((r, i) => pushAll(out, subLaneMarkup(r, LANE_ROW + i * SUB_ROW, attemptXs, options, c, measure)));
   const bottom = LANE_ROW + subs.length * SUB_ROW;
   out.push(`<line x1="${PAD}" x2="${PAD + LABEL_W + w + 8}" y1="${bottom}" y2="${bottom}" stroke="${c.line}"/>`);
   out.push("</g>");

@@ -5,6 +5,12 @@
  * its messages say: the summary, the trace events so far, the progress and,
  * at the end, the checks. An imported trace is shown as a finished run
  * without a session.
+ *
+ * What "playing" runs is in the context ({@link Drive}): play at the speed
+ * the controls show (every play and resume carries it, so the speed shown is
+ * the speed run, after a jump or a step too), a jump to a time as fast as
+ * possible — to an earlier time as well, also from the end: the session runs
+ * the run again from its start (`rewound`) — or the rest as fast as possible.
  */
 import { assign, fromCallback, sendTo, setup } from "xstate";
 import type {
@@ -17,11 +23,16 @@ import type {
   StartCommand,
 } from "../../../app/sim/sessionProtocol.ts";
 import type { RecordedEvent, Trace } from "../../../app/trace/schema.ts";
+import { offset as offsetOf } from "../../../app/trace/offset.ts";
 import type { SessionPort } from "./port.ts";
 import { resultFromTrace, summaryFromTrace } from "./replay.ts";
 
 /** Where the shown run came from. */
 export type RunSource = { readonly kind: "scenario"; readonly start: StartCommand } | { readonly kind: "trace" };
+
+/** What a playing session runs: play at the speed shown, a jump to a time, or the rest of the run. */
+export type Drive =
+  { readonly kind: "play" } | { readonly kind: "jump"; readonly toMs: number } | { readonly kind: "finish" };
 
 export interface PlaybackContext {
   readonly source?: RunSource;
@@ -34,6 +45,8 @@ export interface PlaybackContext {
   /** The last refusal or failure, said to the user. */
   readonly notice?: string;
   readonly speed: PlaybackSpeed;
+  /** What the session runs while playing; undefined when it is not. */
+  readonly drive?: Drive;
   /** The scenario's description, for the summary of a played-back run. */
   readonly description?: string;
   /** Makes each run's session (the worker's, or a fake one in tests). */
@@ -51,7 +64,9 @@ export type PlaybackEvent =
   | { readonly type: "FINISH" }
   | { readonly type: "SET_SPEED"; readonly speed: PlaybackSpeed }
   | { readonly type: "RESTART"; readonly seed?: number | string; readonly readings?: StartCommand["readings"] }
-  | { readonly type: "SESSION"; readonly message: SessionMessage };
+  | { readonly type: "SESSION"; readonly message: SessionMessage }
+  /** Shows nothing: the file shown is closed (a file that failed to open replaces it). */
+  | { readonly type: "CLOSE" };
 
 /** Makes the session of one run. */
 export type SessionFactory = (start: StartCommand, description: string | undefined) => SessionPort;
@@ -70,13 +85,18 @@ const sessionActor = fromCallback<
   };
 });
 
-/** The session command a user's event asks for. */
-export function commandFor(context: PlaybackContext, event: PlaybackEvent): SessionCommand {
+/** The session command a user's event asks for (`RESUME`: play on from a pause, at the speed shown). */
+export function commandFor(
+  context: PlaybackContext,
+  event: PlaybackEvent | { readonly type: "RESUME" },
+): SessionCommand {
   switch (event.type) {
     case "PLAY":
     case "TOGGLE":
       // From ready; a toggle while playing pauses, from paused resumes (the machine's "pause" and "resume").
       return { type: "play", speed: context.speed };
+    case "RESUME":
+      return { type: "resume", speed: context.speed };
     case "PAUSE":
       return { type: "pause" };
     case "STEP":
@@ -117,6 +137,9 @@ export const playbackMachine = setup({
           return { errors: m.errors };
         case "events":
           return { events: context.events.concat(m.events), progress: m.progress };
+        case "rewound":
+          // A jump back: the run starts again; its events come again up to the time asked for.
+          return { events: context.events.slice(0, m.progress.events), progress: m.progress, result: undefined };
         case "progress":
         case "stepped":
         case "paused":
@@ -134,8 +157,37 @@ export const playbackMachine = setup({
       command: commandFor(context, event),
     })),
     pause: sendTo("session", { type: "COMMAND" as const, command: { type: "pause" } as SessionCommand }),
-    resume: sendTo("session", { type: "COMMAND" as const, command: { type: "resume" } as SessionCommand }),
+    resume: sendTo("session", ({ context }) => ({
+      type: "COMMAND" as const,
+      command: commandFor(context, { type: "RESUME" }),
+    })),
     setSpeed: assign(({ event }) => (event.type === "SET_SPEED" ? { speed: event.speed } : {})),
+    /** What the session runs from now: set by the command that starts it, cleared when it stops. */
+    drive: assign(({ event }): { drive: Drive } => ({
+      drive:
+        event.type === "RUN_TO"
+          ? { kind: "jump", toMs: event.timeMs }
+          : event.type === "FINISH"
+            ? { kind: "finish" }
+            : { kind: "play" },
+    })),
+    stopped: assign({ drive: undefined }),
+    /** A new command from the user: the last refusal said is done with. */
+    heard: assign({ notice: undefined }),
+    /** A jump to the end or past it from the end: nothing to run, said so. */
+    atEnd: assign(({ context }) => ({
+      notice: `The run is over at ${offsetOf(context.result?.endMs ?? 0, context.summary?.startMs ?? 0)}: nothing happens after its end. Jump to an earlier time to see the run there.`,
+    })),
+  },
+  guards: {
+    /** A jump from the end to a time before it (the session runs the run again to it). */
+    beforeEnd: ({ context, event }) =>
+      event.type === "RUN_TO" && context.result !== undefined && event.timeMs < context.result.endMs,
+    /** A refusal of the command that was to start the run (a session out of step with the machine). */
+    runRefused: ({ event }) =>
+      event.type === "SESSION" &&
+      event.message.type === "error" &&
+      ["play", "resume", "runTo", "finish"].includes(event.message.command ?? ""),
   },
 }).createMachine({
   id: "playback",
@@ -153,6 +205,7 @@ export const playbackMachine = setup({
         progress: undefined,
         result: undefined,
         notice: undefined,
+        drive: undefined,
       })),
     },
     OPEN_TRACE: {
@@ -174,9 +227,22 @@ export const playbackMachine = setup({
           complete: true,
         }),
         notice: undefined,
+        drive: undefined,
       })),
     },
     SET_SPEED: { actions: "setSpeed" },
+    CLOSE: {
+      target: ".idle",
+      actions: assign({
+        ...fresh,
+        source: undefined,
+        summary: undefined,
+        progress: undefined,
+        result: undefined,
+        notice: undefined,
+        drive: undefined,
+      }),
+    },
   },
   states: {
     idle: {},
@@ -217,6 +283,7 @@ export const playbackMachine = setup({
               progress: undefined,
               result: undefined,
               notice: undefined,
+              drive: undefined,
             };
           }),
         },
@@ -238,36 +305,47 @@ export const playbackMachine = setup({
         },
         ready: {
           on: {
-            PLAY: { target: "playing", actions: "forward" },
-            TOGGLE: { target: "playing", actions: "forward" },
-            STEP: { target: "paused", actions: "forward" },
-            FINISH: { target: "playing", actions: "forward" },
-            RUN_TO: { target: "playing", actions: "forward" },
+            PLAY: { target: "playing", actions: ["heard", "drive", "forward"] },
+            TOGGLE: { target: "playing", actions: ["heard", "drive", "forward"] },
+            STEP: { target: "paused", actions: ["heard", "forward"] },
+            FINISH: { target: "playing", actions: ["heard", "drive", "forward"] },
+            RUN_TO: { target: "playing", actions: ["heard", "drive", "forward"] },
           },
         },
         playing: {
           on: {
-            PAUSE: { target: "paused", actions: "pause" },
-            TOGGLE: { target: "paused", actions: "pause" },
-            FINISH: { actions: "forward" },
+            PAUSE: { target: "paused", actions: ["heard", "stopped", "pause"] },
+            TOGGLE: { target: "paused", actions: ["heard", "stopped", "pause"] },
+            FINISH: { actions: ["heard", "drive", "forward"] },
+            // A jump while playing takes the run over (to a later or an earlier time).
+            RUN_TO: { actions: ["heard", "drive", "forward"] },
             SESSION: [
-              { guard: is("finished"), target: "finished", actions: "keep" },
-              { guard: is("paused"), target: "paused", actions: "keep" },
+              { guard: is("finished"), target: "finished", actions: ["keep", "stopped"] },
+              { guard: is("paused"), target: "paused", actions: ["keep", "stopped"] },
+              { guard: "runRefused", target: "paused", actions: ["keep", "stopped"] },
               { actions: "keep" },
             ],
           },
         },
         paused: {
           on: {
-            PLAY: { target: "playing", actions: "resume" },
-            TOGGLE: { target: "playing", actions: "resume" },
-            STEP: { actions: "forward" },
-            FINISH: { target: "playing", actions: "forward" },
-            RUN_TO: { target: "playing", actions: "forward" },
+            PLAY: { target: "playing", actions: ["heard", "drive", "resume"] },
+            TOGGLE: { target: "playing", actions: ["heard", "drive", "resume"] },
+            STEP: { actions: ["heard", "forward"] },
+            FINISH: { target: "playing", actions: ["heard", "drive", "forward"] },
+            RUN_TO: { target: "playing", actions: ["heard", "drive", "forward"] },
             SESSION: [{ guard: is("finished"), target: "finished", actions: "keep" }, { actions: "keep" }],
           },
         },
-        finished: {},
+        finished: {
+          on: {
+            // Back from the end: the session runs the run again from its start to that time.
+            RUN_TO: [
+              { guard: "beforeEnd", target: "playing", actions: ["heard", "drive", "forward"] },
+              { actions: "atEnd" },
+            ],
+          },
+        },
       },
     },
   },

@@ -8,7 +8,12 @@
  * trace and plays that back with a {@link TracePlayer}: the UI sees the same
  * messages either way.
  */
-import type { SessionCommand, SessionMessage, StartCommand } from "../../../app/sim/sessionProtocol.ts";
+import {
+  refusal,
+  type SessionCommand,
+  type SessionMessage,
+  type StartCommand,
+} from "../../../app/sim/sessionProtocol.ts";
 import type { RecordedEvent, Trace } from "../../../app/trace/schema.ts";
 import { describeEvent } from "../../../app/trace/describe.ts";
 import { coalesceMessages, nextFrame, type FrameScheduler } from "./coalesce.ts";
@@ -126,7 +131,7 @@ export function workerSessionPort(
       if (disposed) return;
       if (command.type === "start") start = command;
       if (mode === "replay" && player !== undefined) return player.handle(command);
-      if (mode === "asking") return emit({ type: "error", message: `${command.type}: the session is loading` });
+      if (mode === "asking") return emit(refusal(command.type, "the run is still loading"));
       worker.postMessage(command);
     },
     onMessage(listener) {

@@ -10,13 +10,14 @@ import { reproduceCommand } from "../../../app/trace/exportMarkdown.ts";
 import type { RecordedEvent, Trace } from "../../../app/trace/schema.ts";
 import { parseScenarioText, resolveReadings } from "../../../app/sim/scenario.ts";
 import { receiversOfRun } from "../../../app/sim/receivers.ts";
-import type {
-  PlaybackSpeed,
-  ReceiverOfRun,
-  SessionMessage,
-  SessionProgress,
-  SessionResult,
-  SessionSummary,
+import {
+  refusal,
+  type PlaybackSpeed,
+  type ReceiverOfRun,
+  type SessionMessage,
+  type SessionProgress,
+  type SessionResult,
+  type SessionSummary,
 } from "../../../app/sim/sessionProtocol.ts";
 
 /** Wall time and timers, replaceable in tests. */
@@ -116,7 +117,9 @@ type PlayerState = "ready" | "playing" | "paused" | "finished" | "cancelled";
 export class TracePlayer {
   private sent = 0;
   private playheadMs: number;
+  /** The speed of play; a runTo or a finish runs as fast as possible and leaves it as it was. */
   private speed: PlaybackSpeed = 1;
+  private finishing = false;
   private state: PlayerState = "ready";
   private runToMs: number | undefined;
   private cancelTimer: (() => void) | undefined;
@@ -149,46 +152,60 @@ export class TracePlayer {
     switch (command.type) {
       case "play":
       case "resume":
+        if (this.state === "finished") return this.refuse(command.type, "the run is over; restart it to run it again");
+        if (this.state === "playing") return this.refuse(command.type, "the run is playing already");
         if (command.speed !== undefined) this.speed = command.speed;
-        if (this.state === "finished") return this.refuse(command.type, "the run is finished");
         this.runToMs = undefined;
         return this.start();
       case "setSpeed":
         if (command.speed !== undefined) this.speed = command.speed;
         return;
       case "pause":
-        if (this.state !== "playing") return this.refuse("pause", `the session is ${this.state}`);
+        if (this.state !== "playing") return this.refuse("pause", "nothing is playing");
         this.stop("paused");
         return this.post({ type: "paused", progress: this.progress() });
       case "step":
-        if (this.state === "playing" || this.state === "finished") {
-          return this.refuse("step", `the session is ${this.state}`);
-        }
+        if (this.state === "playing") return this.refuse("step", "the run is playing; pause it first");
+        if (this.state === "finished") return this.refuse("step", "the run is over; restart it to run it again");
         return this.step();
       case "runTo": {
-        if (this.state === "finished") return this.refuse("runTo", "the run is finished");
         const t = command.timeMs;
-        if (typeof t !== "number" || !Number.isFinite(t)) return this.refuse("runTo", "runTo needs a time");
-        if (t < this.playheadMs) return this.refuse("runTo", "the playhead is already past that time");
+        if (typeof t !== "number" || !Number.isFinite(t)) return this.refuse("runTo", "no time was given");
+        if (t < this.playheadMs) return this.rewind(t);
+        if (this.state === "finished") return this.refuse("runTo", "the run is over at that time already");
         this.runToMs = t;
-        this.speed = "max";
         return this.start();
       }
       case "finish":
-        if (this.state === "finished") return this.refuse("finish", "the run is finished");
+        if (this.state === "finished") return this.refuse("finish", "the run is over already");
         this.runToMs = undefined;
-        this.speed = "max";
+        this.finishing = true;
         return this.start();
       case "cancel":
         this.stop("cancelled");
         return this.post({ type: "cancelled" });
       default:
-        return this.refuse(command.type, "unknown command");
+        return this.refuse(command.type, "this session knows no such command");
     }
   }
 
   private refuse(command: string, why: string): void {
-    this.post({ type: "error", message: `${command}: ${why}` });
+    this.post(refusal(command, why));
+  }
+
+  /**
+   * A jump back: the player keeps the events up to `timeMs` — those a run from the start to that time
+   * gives (the trace is whole and in time order) — and pauses there.
+   */
+  private rewind(timeMs: number): void {
+    this.stop("paused");
+    this.runToMs = undefined;
+    let kept = 0;
+    while (kept < this.sent && (this.events[kept]?.timeMs ?? Infinity) <= timeMs) kept += 1;
+    this.sent = kept;
+    this.playheadMs = timeMs;
+    this.post({ type: "rewound", progress: this.progress() });
+    this.post({ type: "paused", progress: this.progress() });
   }
 
   private progress(): SessionProgress {
@@ -203,6 +220,11 @@ export class TracePlayer {
     };
   }
 
+  /** How fast the events go now: as fast as possible for a runTo or a finish, else the speed of play. */
+  private pace(): PlaybackSpeed {
+    return this.runToMs !== undefined || this.finishing ? "max" : this.speed;
+  }
+
   private start(): void {
     this.cancelTimer?.();
     this.state = "playing";
@@ -214,6 +236,7 @@ export class TracePlayer {
     this.cancelTimer?.();
     this.cancelTimer = undefined;
     this.state = state;
+    if (state !== "playing") this.finishing = false;
   }
 
   private take(until: number, max: number): RecordedEvent[] {
@@ -234,13 +257,14 @@ export class TracePlayer {
     this.lastWall = wall;
     const cap = this.runToMs ?? Infinity;
     let batch: RecordedEvent[];
-    if (this.speed === "max") {
+    const speed = this.pace();
+    if (speed === "max") {
       batch = this.take(cap, MAX_BATCH);
       const last = batch.at(-1);
       if (last !== undefined) this.playheadMs = Math.max(this.playheadMs, last.timeMs);
       if (this.sent < this.events.length && (this.events[this.sent]?.timeMs ?? Infinity) > cap) this.playheadMs = cap;
     } else {
-      const target = Math.min(cap, this.playheadMs + dt * this.speed);
+      const target = Math.min(cap, this.playheadMs + dt * speed);
       batch = this.take(target, Infinity);
       this.playheadMs = target;
     }

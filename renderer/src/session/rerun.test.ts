@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { runScenarioText } from "../../../app/sim/runScenario.ts";
 import { emlReader } from "../../../app/sim/scenario.ts";
-import { compareReplay, createBundle, recordedBodies, type Bundle } from "../../../app/trace/bundle.ts";
+import { compareReplay, createBundle, type Bundle } from "../../../app/trace/bundle.ts";
+import { recordedBodies } from "../../../app/trace/exportJson.ts";
 import { workerSessionPort } from "./port.ts";
 import { liveWorker } from "./testing.ts";
 import { rerunBundle } from "./rerun.ts";

@@ -3,8 +3,14 @@ import { createActor, waitFor } from "xstate";
 import { handleWorkerRequest, type WorkerRequest } from "../../../app/sim/worker.ts";
 import type { SessionCommand, SessionMessage } from "../../../app/sim/sessionProtocol.ts";
 import { runScenarioText } from "../../../app/sim/runScenario.ts";
+import { buildTimeline } from "../model/timeline.ts";
+import { logRows } from "../model/log.ts";
+import { outcomeRows } from "../model/outcomes.ts";
+import { phaseText } from "../model/playback.ts";
+import type { FrameScheduler } from "./coalesce.ts";
 import { phaseOf, playbackMachine } from "./machine.ts";
 import { workerSessionPort, type SessionPort, type WorkerLike } from "./port.ts";
+import { FRAME_MS, type Ticker } from "./replay.ts";
 import { liveWorker } from "./testing.ts";
 
 const scenarios = import.meta.glob<string>("../../../scenarios/*.yaml", {
@@ -196,16 +202,18 @@ describe("the machine speaks the session protocol", () => {
       { type: "play", speed: 3600 },
       { type: "pause" },
       { type: "setSpeed", speed: "max" },
-      { type: "resume" },
+      { type: "resume", speed: "max" },
       { type: "pause" },
       { type: "step" },
       { type: "runTo", timeMs: 5 },
       { type: "finish" },
     ]);
-    // A refusal is said, the session goes on.
-    listener?.({ type: "error", message: "step: the session is playing" });
-    expect(actor.getSnapshot().context.notice).toBe("step: the session is playing");
+    // A refusal is said, the session goes on; the next command of the user clears it.
+    listener?.({ type: "error", message: "Cannot step: the run is playing; pause it first.", command: "step" });
+    expect(actor.getSnapshot().context.notice).toBe("Cannot step: the run is playing; pause it first.");
     expect(phaseOf(actor.getSnapshot())).toBe("playing");
+    actor.send({ type: "PAUSE" });
+    expect(actor.getSnapshot().context.notice).toBeUndefined();
     actor.send({ type: "RESTART", seed: 7 });
     expect(disposed).toBe(1);
     expect(sent.at(-1)).toMatchObject({ type: "start", seed: 7 });
@@ -213,3 +221,229 @@ describe("the machine speaks the session protocol", () => {
     expect(disposed).toBe(2);
   });
 });
+
+/** Wall time and timers that move only when told (the played-back trace's pace, without the machine's speed). */
+function manualTicker() {
+  let now = 0;
+  let due: { at: number; fn: () => void }[] = [];
+  const ticker: Ticker = {
+    now: () => now,
+    schedule(fn, ms) {
+      const entry = { at: now + ms, fn };
+      due.push(entry);
+      return () => {
+        due = due.filter((d) => d !== entry);
+      };
+    },
+  };
+  return {
+    ticker,
+    /** Moves the wall clock on by `ms`, a frame at a time, running what falls due. */
+    advance(ms: number): void {
+      const end = now + ms;
+      while (now < end) {
+        now = Math.min(end, now + FRAME_MS);
+        for (;;) {
+          const next = due.filter((d) => d.at <= now).sort((a, b) => a.at - b.at)[0];
+          if (next === undefined) break;
+          due = due.filter((d) => d !== next);
+          next.fn();
+        }
+      }
+    },
+  };
+}
+
+/** Hands the session's messages on at once (no frames in a test). */
+const atOnce: FrameScheduler = (fn) => {
+  fn();
+  return () => undefined;
+};
+
+const MINUTE = 60_000;
+
+describe("issue 22: the speed shown is the speed run, after a jump or a step", () => {
+  it("the machine plays on after a jump and after a step at the speed the controls show (60× untouched)", () => {
+    const sent: SessionCommand[] = [];
+    let listener: ((m: SessionMessage) => void) | undefined;
+    const actor = startWith(() => ({
+      send: (c) => sent.push(c),
+      onMessage: (l) => {
+        listener = l;
+        return () => (listener = undefined);
+      },
+      dispose: () => undefined,
+    }));
+    actor.send(load("receiver-down-past-fallback-window"));
+    listener?.({ type: "ready", summary: SUMMARY });
+    expect(actor.getSnapshot().context.speed).toBe(60);
+    actor.send({ type: "RUN_TO", timeMs: 30 * MINUTE });
+    listener?.({
+      type: "paused",
+      progress: { nowMs: 30 * MINUTE, playheadMs: 30 * MINUTE, events: 9, pendingEvents: 1 },
+    });
+    actor.send({ type: "PLAY" });
+    actor.send({ type: "PAUSE" });
+    actor.send({ type: "STEP" });
+    actor.send({ type: "TOGGLE" });
+    // Before: `resume` carried no speed, and the session played at its own default, 1×.
+    expect(sent.slice(1)).toEqual([
+      { type: "runTo", timeMs: 30 * MINUTE },
+      { type: "resume", speed: 60 },
+      { type: "pause" },
+      { type: "step" },
+      { type: "resume", speed: 60 },
+    ]);
+    actor.stop();
+  });
+
+  it("a played-back trace (the one-shot worker) plays on after a jump at 60×, not as fast as possible", async () => {
+    const clock = manualTicker();
+    const actor = startWith(() => workerSessionPort(oneShotWorker, { ticker: clock.ticker, frames: atOnce }));
+    actor.send(load("receiver-down-past-fallback-window"));
+    await waitFor(actor, (s) => phaseOf(s) === "ready", { timeout: 10_000 });
+    const startMs = actor.getSnapshot().context.summary?.startMs ?? 0;
+    actor.send({ type: "RUN_TO", timeMs: startMs + 30 * MINUTE });
+    clock.advance(FRAME_MS * 2);
+    expect(phaseOf(actor.getSnapshot())).toBe("paused");
+    expect(actor.getSnapshot().context.progress?.playheadMs).toBe(startMs + 30 * MINUTE);
+    actor.send({ type: "PLAY" });
+    clock.advance(60 * FRAME_MS);
+    // 60 frames of wall time at 60× are 60 × 60 frames of the run (before: the jump had left the player at max).
+    expect(actor.getSnapshot().context.progress?.playheadMs).toBe(startMs + 30 * MINUTE + 60 * 60 * FRAME_MS);
+    expect(phaseOf(actor.getSnapshot())).toBe("playing");
+    actor.stop();
+  });
+});
+
+describe("issue 22: a jump goes back as well as ahead, and lands where a jump from Ready lands", () => {
+  const landing = async (port: () => SessionPort, name: string, hops: readonly number[]) => {
+    const actor = startWith(port);
+    try {
+      actor.send(load(name));
+      await waitFor(actor, (s) => phaseOf(s) === "ready", { timeout: 10_000 });
+      const startMs = actor.getSnapshot().context.summary?.startMs ?? 0;
+      for (const hop of hops) {
+        actor.send({ type: "RUN_TO", timeMs: startMs + hop });
+        await waitFor(actor, (s) => phaseOf(s) === "paused" && s.context.progress?.playheadMs === startMs + hop, {
+          timeout: 20_000,
+        });
+      }
+    } finally {
+      actor.stop();
+    }
+    const { context } = actor.getSnapshot();
+    const startMs = context.summary?.startMs ?? 0;
+    const labels = new Map((context.summary?.messages ?? []).map((m) => [m.messageId, m.id]));
+    return {
+      events: context.events,
+      clock: context.progress?.playheadMs,
+      notice: context.notice,
+      // The views are drawn from the events alone: the same events, the same outcomes, log and timeline.
+      outcomes: outcomeRows(context.events, startMs, labels),
+      log: logRows(context.events, startMs),
+      timeline: buildTimeline(context.events, startMs, labels).lanes,
+    };
+  };
+
+  describe.each([
+    ["the live session", () => workerSessionPort(liveWorker)],
+    ["the one-shot run, played back", () => workerSessionPort(oneShotWorker)],
+  ])("over %s", (_name, port) => {
+    it.each([
+      ["rate-limited-then-down", [3 * DAY, DAY]],
+      ["teach-mixed-recipient-results", [4 * DAY, 10 * MINUTE]],
+      ["receiver-down-past-fallback-window", [HOUR, 2 * HOUR, 45 * MINUTE]],
+    ] as const)("%s: back to the same events, last seq, clock and views", async (name, hops) => {
+      const back = await landing(port, name, hops);
+      const forward = await landing(port, name, [hops.at(-1) ?? 0]);
+      expect(back.notice).toBeUndefined();
+      expect(back.events.length).toBeGreaterThan(0);
+      expect(back.events.map((e) => e.seq)).toEqual(back.events.map((_, i) => i));
+      expect(back.events.at(-1)?.seq).toBe(forward.events.at(-1)?.seq);
+      expect(back).toEqual(forward);
+    });
+  });
+
+  it("from the end: back to a time before it; a jump to the end or past it is said to have nothing to run", async () => {
+    const actor = startWith(() => workerSessionPort(liveWorker));
+    actor.send(load("teach-failure-after-acceptance"));
+    await waitFor(actor, (s) => phaseOf(s) === "ready", { timeout: 10_000 });
+    actor.send({ type: "FINISH" });
+    await waitFor(actor, (s) => phaseOf(s) === "finished", { timeout: 10_000 });
+    const { summary, result, events } = actor.getSnapshot().context;
+    const startMs = summary?.startMs ?? 0;
+    actor.send({ type: "RUN_TO", timeMs: result?.endMs ?? 0 });
+    expect(phaseOf(actor.getSnapshot())).toBe("finished");
+    expect(actor.getSnapshot().context.notice).toBe(
+      "The run is over at +0:05:00: nothing happens after its end. Jump to an earlier time to see the run there.",
+    );
+    actor.send({ type: "RUN_TO", timeMs: startMs + MINUTE });
+    expect(phaseOf(actor.getSnapshot())).toBe("playing");
+    expect(actor.getSnapshot().context.notice).toBeUndefined();
+    await waitFor(actor, (s) => phaseOf(s) === "paused", { timeout: 10_000 });
+    const there = actor.getSnapshot().context;
+    expect(there.result).toBeUndefined();
+    expect(there.events).toEqual(events.filter((e) => e.timeMs <= startMs + MINUTE));
+    // Played on, it ends as it ended.
+    actor.send({ type: "SET_SPEED", speed: "max" });
+    actor.send({ type: "PLAY" });
+    await waitFor(actor, (s) => phaseOf(s) === "finished", { timeout: 10_000 });
+    expect(actor.getSnapshot().context.events).toEqual(events);
+    expect(actor.getSnapshot().context.result?.hash).toBe(result?.hash);
+    actor.stop();
+  });
+
+  it("issue 23: a jump from Ready shows the session running until it lands, and Pause interrupts a long jump", async () => {
+    // A wall clock that lets every progress report through, handed on at once: the jump's first batch comes after
+    // its first event, and the pause reaches the session while the jump runs, whatever the machine's speed.
+    let wall = 0;
+    const said: string[] = [];
+    const actor = startWith(() => {
+      const port = workerSessionPort(() => liveWorker({ wallClock: () => (wall += 1000) }), { frames: atOnce });
+      return { ...port, onMessage: (l) => port.onMessage((m) => (said.push(m.type), l(m))) };
+    });
+    actor.send(load("rate-limited-then-down"));
+    await waitFor(actor, (s) => phaseOf(s) === "ready", { timeout: 10_000 });
+    const startMs = actor.getSnapshot().context.summary?.startMs ?? 0;
+    actor.send({ type: "RUN_TO", timeMs: startMs + 5 * DAY });
+    const jumping = actor.getSnapshot();
+    expect(phaseOf(jumping)).toBe("playing");
+    expect(jumping.context.drive).toEqual({ kind: "jump", toMs: startMs + 5 * DAY });
+    expect(phaseText({ ...jumping.context, phase: "playing", events: 0, startMs, live: true })).toBe(
+      "Jumping to +120:00:00 · 0 events · max",
+    );
+    await waitFor(actor, (s) => s.context.events.length > 0, { timeout: 10_000 });
+    expect(phaseOf(actor.getSnapshot())).toBe("playing");
+    actor.send({ type: "PAUSE" });
+    expect(phaseOf(actor.getSnapshot())).toBe("paused");
+    expect(actor.getSnapshot().context.drive).toBeUndefined();
+    // The session's own "paused" comes where the jump got to: short of +5d, the events a forward run has there.
+    await waitFor(actor, () => said.includes("paused"), { timeout: 10_000 });
+    expect(said).not.toContain("finished");
+    const paused = actor.getSnapshot().context;
+    expect(paused.progress?.nowMs).toBeLessThan(startMs + 5 * DAY);
+    const cli = await runScenarioText(text("rate-limited-then-down"), {
+      file: "scenarios/rate-limited-then-down.yaml",
+    });
+    if (!cli.ok) throw new Error("valid");
+    expect(paused.events).toEqual(cli.run.trace.events.slice(0, paused.events.length));
+    expect(paused.events.length).toBeLessThan(cli.run.trace.events.length);
+    actor.stop();
+  });
+});
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+const SUMMARY = {
+  name: "receiver-down-past-fallback-window",
+  description: "",
+  seed: 7,
+  readings: {},
+  startMs: 0,
+  horizonMs: 6 * 86_400_000,
+  domains: [],
+  messages: [],
+  faults: [],
+};

@@ -1,14 +1,17 @@
 /** For tests: a worker that runs the live session in this thread. */
-import { createSimulationSession } from "../../../app/sim/session.ts";
+import { createSimulationSession, type SimulationSessionOptions } from "../../../app/sim/session.ts";
 import type { SessionCommand } from "../../../app/sim/sessionProtocol.ts";
 import type { WorkerLike } from "./port.ts";
 
-/** A worker running the live session (app/sim/session.ts) in this thread, as app/sim/worker.ts does in its own. */
-export function liveWorker(): WorkerLike {
+/**
+ * A worker running the live session (app/sim/session.ts) in this thread, as app/sim/worker.ts does in its own;
+ * `options` as the session takes them (a wall clock that lets every progress report through, say).
+ */
+export function liveWorker(options: SimulationSessionOptions = {}): WorkerLike {
   const listeners: ((event: { data: unknown }) => void)[] = [];
   const session = createSimulationSession((message) => {
     for (const l of listeners) l({ data: structuredClone(message) });
-  });
+  }, options);
   return {
     postMessage(message) {
       void session.handle(message as SessionCommand);

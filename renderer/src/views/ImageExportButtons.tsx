@@ -1,4 +1,5 @@
 import { useState } from "react";
+import { leftOut } from "../../../app/trace/exportJson.ts";
 import { platform } from "../platform.ts";
 import { imageName, svgToPng, type SvgImage } from "./imageExport.ts";
 import "./imageExport.css";
@@ -20,16 +21,22 @@ function scenarioName(): string {
   return document.getElementById("run-title")?.textContent?.trim() ?? "";
 }
 
-/** "Export SVG" and "Export PNG" of a view (issue 15), saved where the shell saves exports. */
+/**
+ * "Export SVG" and "Export PNG" of a view (issue 15), saved where the shell saves exports; once saved, what
+ * the image left out is said beside them, as every export of the run says it (issue 22).
+ */
 export function ImageExportButtons({ view, label, detail, image, disabled }: ImageExportButtonsProps) {
   const [error, setError] = useState<string | undefined>();
+  const [saved, setSaved] = useState<string | undefined>();
   const save = async (ext: "svg" | "png", button: HTMLElement) => {
     setError(undefined);
+    setSaved(undefined);
     try {
       const drawn = image(button.closest("section") ?? document.body);
       const name = imageName([scenarioName(), view, detail ?? ""], ext);
       if (ext === "svg") await platform.saveFile(name, `${drawn.svg}\n`, "image/svg+xml");
       else await platform.saveBytes(name, await svgToPng(drawn), "image/png");
+      setSaved(name);
     } catch (e) {
       setError(`Could not export ${label}: ${e instanceof Error ? e.message : String(e)}`);
     }
@@ -53,6 +60,11 @@ export function ImageExportButtons({ view, label, detail, image, disabled }: Ima
       {error && (
         <span role="alert" className="error">
           {error}
+        </span>
+      )}
+      {saved && (
+        <span role="status" className="muted image-export-note" data-testid="image-export-note" title={saved}>
+          {leftOut("image", { events: [] }, false)}
         </span>
       )}
     </span>

@@ -17,6 +17,7 @@
  * draws only the lanes scrolled into view; its image is drawn from the model
  * too, every lane (model/timelineSvg.ts).
  */
+import { maxOf, minOf } from "../../../app/protocol/lists.ts";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
@@ -79,10 +80,10 @@ export function composeSvg(container: Element, options: ComposeOptions): SvgImag
     return stacked;
   });
   if (rects.length === 0) throw new Error("there is nothing drawn in this view yet");
-  const left = Math.min(...rects.map((r) => r.left));
-  const top = Math.min(...rects.map((r) => r.top));
-  const right = Math.max(...rects.map((r) => r.right));
-  const bottom = Math.max(...rects.map((r) => r.bottom));
+  const left = minOf(rects.map((r) => r.left));
+  const top = minOf(rects.map((r) => r.top));
+  const right = maxOf(rects.map((r) => r.right));
+  const bottom = maxOf(rects.map((r) => r.bottom));
   const head = options.title !== undefined ? TITLE_H : 0;
   const width = Math.ceil(right - left + PAD * 2);
   const height = Math.ceil(bottom - top + PAD * 2 + head);

@@ -1,5 +1,12 @@
 import { useEffect, useMemo, useRef, useState, type FormEvent } from "react";
-import { checkPrefix, COMPARE_FIELDS, FIELD_TEXT, fieldText, type PrefixCheck } from "../../../../app/sim/compare.ts";
+import {
+  checkPrefix,
+  COMPARE_FIELDS,
+  FIELD_TEXT,
+  fieldText,
+  VERDICT_KIND_TEXT,
+  type PrefixCheck,
+} from "../../../../app/sim/compare.ts";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import {
   comparisonOf,
@@ -265,7 +272,7 @@ function Result({
   readonly onSave: CompareViewProps["onSave"];
 }) {
   const { sides, comparison, prefix, fork, events } = status;
-  const { table } = comparison;
+  const { table, parting } = comparison;
   // One scale and zoom for both timelines: they share one axis, so a zoom, pan or reset of one is of both.
   const [view, setView] = useState<TimelineWindow>({ kind: "linear", zoom: undefined });
   return (
@@ -279,20 +286,37 @@ function Result({
         </div>
         <ul className="verdicts">
           {table.lines.map((l) => (
-            <li key={`${l.message} ${l.recipient}`} data-testid="verdict" data-differs={l.differs.length > 0}>
+            <li
+              key={`${l.message} ${l.recipient}`}
+              data-testid="verdict"
+              data-differs={l.differs.length > 0}
+              data-kind={l.kind}
+            >
               <strong>
-                {l.dsn ? "DSN " : ""}
                 {l.message} {l.recipient}:
               </strong>{" "}
-              {l.verdict}
+              {l.kind !== "same" && <span className="verdict-kind">{VERDICT_KIND_TEXT[l.kind]}:</span>} {l.verdict}
             </li>
           ))}
         </ul>
-        <p data-testid="compare-summary">
-          {table.same
-            ? `Same: all ${table.lines.length} recipients ended alike.`
-            : `Differ: ${table.differing} of ${table.lines.length} recipient${table.lines.length === 1 ? "" : "s"} ended differently.`}
-        </p>
+        <p data-testid="compare-summary">{table.summary}</p>
+        <div data-testid="parting" className={parting.parts ? "parting parts" : "parting"}>
+          {parting.parts ? (
+            <>
+              <p>
+                Where they part: at {parting.at}, after {parting.alike} decision{parting.alike === 1 ? "" : "s"} alike.
+              </p>
+              <dl>
+                <dt>A</dt>
+                <dd>{parting.a?.text ?? "decides nothing more"}</dd>
+                <dt>B</dt>
+                <dd>{parting.b?.text ?? "decides nothing more"}</dd>
+              </dl>
+            </>
+          ) : (
+            <p>{parting.text}</p>
+          )}
+        </div>
         {prefix && (
           <p data-testid="prefix-check" className={prefix.identical ? "prefix same" : "prefix differs"}>
             Before the fork: {prefix.text}
@@ -329,7 +353,7 @@ function Result({
                 >
                   {i === 0 && (
                     <>
-                      <td rowSpan={2}>{l.dsn ? `DSN ${l.message}` : l.message}</td>
+                      <td rowSpan={2}>{l.message}</td>
                       <td rowSpan={2}>{l.recipient}</td>
                     </>
                   )}

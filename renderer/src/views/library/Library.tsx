@@ -99,7 +99,8 @@ export function Library({ scenarios, opened, selected, results, onSelect, onNew,
                         Duplicate
                       </button>
                     )}
-                    {g.id === "opened" && onEdit && (
+                    {/* A trace or a bug bundle is a recorded run: nothing in it to edit. */}
+                    {g.id === "opened" && onEdit && s.kind !== "trace" && (
                       <button
                         className="entry-action"
                         aria-describedby={`entry-${g.id}-${s.file}`}

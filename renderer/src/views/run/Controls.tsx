@@ -1,17 +1,13 @@
 import { useState } from "react";
 import type { PlaybackSpeed } from "../../../../app/sim/sessionProtocol.ts";
-import type { PlaybackPhase } from "../../session/machine.ts";
+import type { Drive, PlaybackPhase } from "../../session/machine.ts";
+import { phaseText, SPEEDS } from "../../model/playback.ts";
 import { clockText, parseOffset } from "../../model/time.ts";
-
-export const SPEEDS: readonly { readonly speed: PlaybackSpeed; readonly label: string; readonly name: string }[] = [
-  { speed: 1, label: "1×", name: "Real time" },
-  { speed: 60, label: "60×", name: "A minute a second" },
-  { speed: 3600, label: "3600×", name: "An hour a second" },
-  { speed: "max", label: "max", name: "As fast as possible" },
-];
 
 export interface ControlsProps {
   readonly phase: PlaybackPhase;
+  /** What a playing run runs: play at the speed, a jump, the rest as fast as possible. */
+  readonly drive?: Drive | undefined;
   readonly speed: PlaybackSpeed;
   readonly startMs: number;
   readonly playheadMs: number;
@@ -25,16 +21,6 @@ export interface ControlsProps {
   readonly onRestart: (seed: number | string | undefined) => void;
 }
 
-const PHASE: Readonly<Record<PlaybackPhase, string>> = {
-  idle: "Idle",
-  loading: "Loading…",
-  ready: "Ready",
-  playing: "Playing",
-  paused: "Paused",
-  finished: "Finished",
-  failed: "Failed",
-};
-
 /** Play/Pause, Step, speed, jump to a time, seed and restart; the virtual clock. */
 export function Controls(p: ControlsProps) {
   const [jump, setJump] = useState("");
@@ -43,6 +29,8 @@ export function Controls(p: ControlsProps) {
   const clock = clockText(p.playheadMs, p.startMs);
   const canPlay = p.live && (p.phase === "ready" || p.phase === "paused" || p.phase === "playing");
   const canStep = p.live && (p.phase === "ready" || p.phase === "paused");
+  // A jump goes anywhere: ahead, back (the run is run again from its start to that time), also from the end.
+  const canJump = p.live && (canStep || p.phase === "playing" || p.phase === "finished");
   const submitJump = (e: React.FormEvent) => {
     e.preventDefault();
     const ms = parseOffset(jump);
@@ -58,8 +46,7 @@ export function Controls(p: ControlsProps) {
         </output>
         <span className="muted">{clock.days}</span>
         <span className="phase" data-testid="phase">
-          {PHASE[p.phase]} · {p.events} events
-          {p.live && ` · ${SPEEDS.find((s) => s.speed === p.speed)?.label ?? String(p.speed)}`}
+          {phaseText(p)}
         </span>
       </div>
       {p.live ? (
@@ -94,7 +81,7 @@ export function Controls(p: ControlsProps) {
                 aria-invalid={jumpError !== undefined}
               />
             </label>
-            <button type="submit" disabled={!canStep && p.phase !== "playing"}>
+            <button type="submit" disabled={!canJump}>
               Go
             </button>
             {jumpError && <span className="error">{jumpError}</span>}

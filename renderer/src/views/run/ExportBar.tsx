@@ -1,16 +1,32 @@
-import { useState } from "react";
-import { bundleText, createBundle, recordedBodies } from "../../../../app/trace/bundle.ts";
+import { bundleText, createBundle } from "../../../../app/trace/bundle.ts";
 import { BUNDLE_SUFFIX, TRACE_SUFFIX } from "../../../../app/trace/fileNames.ts";
 import { exportHar } from "../../../../app/trace/exportHar.ts";
-import { exportJson } from "../../../../app/trace/exportJson.ts";
+import { exportJson, leftOut, recordedBodies } from "../../../../app/trace/exportJson.ts";
 import { exportMarkdown } from "../../../../app/trace/exportMarkdown.ts";
 import type { Trace } from "../../../../app/trace/schema.ts";
 
-export interface ExportBarProps {
-  readonly trace: Trace;
-  /** The bytes of the scenario's `eml:` files, when the run has them: the bug bundle carries them. */
-  readonly emls?: Readonly<Record<string, Uint8Array>> | undefined;
-  readonly onSave: (name: string, contents: string, type: string) => void;
+/** What the export bar (and File ▸ Export in the desktop app) writes. */
+export type ExportWhat = "trace" | "har" | "report" | "bundle";
+
+/** A file an export writes, and what it leaves out (said when it is saved). */
+export interface ExportedFile {
+  readonly name: string;
+  readonly contents: string;
+  readonly type: string;
+  /** `Left out: message bodies and private keys.` */
+  readonly leftOut: string;
+}
+
+/**
+ * The run's exports, one state for the export bar and the desktop app's File ▸ Export: whether they keep
+ * message bodies ("with message bodies"), what the last one left out, and the export itself.
+ */
+export interface RunExports {
+  readonly full: boolean;
+  readonly onFull: (full: boolean) => void;
+  /** What the last export wrote and left out, said under the bar. */
+  readonly note?: string | undefined;
+  readonly onExport: (trace: Trace, what: ExportWhat) => void;
 }
 
 /** The file name of an export: the scenario's name and what it is. */
@@ -18,81 +34,85 @@ export function exportName(trace: Trace, suffix: string): string {
   return `${trace.scenario.name.replace(/[^A-Za-z0-9._-]+/g, "-")}${suffix}`;
 }
 
-/** What an export writes: its file name, contents and media type. */
-export function exportFile(
+/**
+ * What an export writes: its file name, contents, media type and what it leaves out. Every export follows
+ * "with message bodies" (`full`): the trace, the HAR and the bug bundle keep the bodies the run recorded only
+ * with it; the report never holds a body. None holds a private key.
+ */
+export async function exportFile(
   trace: Trace,
-  what: "trace" | "har" | "report",
-  full = false,
-): { readonly name: string; readonly contents: string; readonly type: string } {
+  what: ExportWhat,
+  full: boolean,
+  emls?: Readonly<Record<string, Uint8Array>>,
+): Promise<ExportedFile> {
+  const left = leftOut(what, trace, full);
   switch (what) {
     case "trace":
       return {
         name: exportName(trace, TRACE_SUFFIX),
         contents: exportJson(trace, { full }),
         type: "application/json",
+        leftOut: left,
       };
     case "har":
       return {
         name: exportName(trace, ".har"),
-        contents: `${JSON.stringify(exportHar(trace), null, 2)}\n`,
+        contents: `${JSON.stringify(exportHar(trace, { full }), null, 2)}\n`,
         type: "application/json",
+        leftOut: left,
       };
     case "report":
-      return { name: exportName(trace, ".md"), contents: exportMarkdown(trace), type: "text/markdown" };
+      return { name: exportName(trace, ".md"), contents: exportMarkdown(trace), type: "text/markdown", leftOut: left };
+    case "bundle": {
+      // The bug bundle (issue 15): scenario, seed, readings, version, trace and report in one JSON file, with the
+      // bytes of the scenario's `eml:` files when the run has them: its re-run needs them, so it carries them.
+      const bundle = await createBundle(trace, {
+        recordBodies: recordedBodies(trace),
+        full,
+        ...(emls !== undefined && { emls }),
+      });
+      const files = Object.keys(bundle.emls ?? {});
+      const carried =
+        files.length > 0
+          ? ` It carries the bytes of the scenario's eml: file${files.length === 1 ? "" : "s"} (${files.join(", ")}): its re-run needs them.`
+          : "";
+      return {
+        name: exportName(trace, BUNDLE_SUFFIX),
+        contents: bundleText(bundle),
+        type: "application/json",
+        leftOut: `${left}${carried}`,
+      };
+    }
   }
 }
 
-/**
- * The run's bug bundle (issue 15): scenario, seed, readings, version, trace and report in one JSON
- * file, with the bytes of the scenario's `eml:` files when the run has them. Bodies stay out unless
- * `full` (and the run recorded them).
- */
-export async function bundleFile(
-  trace: Trace,
-  full = false,
-  emls?: Readonly<Record<string, Uint8Array>>,
-): Promise<{ readonly name: string; readonly contents: string; readonly type: string }> {
-  const bundle = await createBundle(trace, {
-    recordBodies: recordedBodies(trace),
-    full,
-    ...(emls !== undefined && { emls }),
-  });
-  return { name: exportName(trace, BUNDLE_SUFFIX), contents: bundleText(bundle), type: "application/json" };
+/** `rate-limited-then-down.har: left out: message bodies and private keys (tick "with message bodies" …).` */
+export function exportNote(file: ExportedFile, trace: Trace, what: ExportWhat, full: boolean): string {
+  const bodies = what !== "report" && !full && recordedBodies(trace);
+  return `${file.name}: ${file.leftOut.replace(/^Left out/, "left out")}${bodies ? ' Tick "with message bodies" to keep them.' : ""}`;
 }
 
-/** Export the run: trace JSON (redacted unless asked), HAR, the Markdown bug report. */
-export function ExportBar({ trace, emls, onSave }: ExportBarProps) {
-  const [full, setFull] = useState(false);
-  const [error, setError] = useState<string | undefined>();
-  const save = (what: "trace" | "har" | "report") => {
-    const f = exportFile(trace, what, full);
-    onSave(f.name, f.contents, f.type);
-  };
+/** Export the run: trace JSON, HAR, the Markdown bug report and the bug bundle, with message bodies or without. */
+export function ExportBar({ trace, full, onFull, note, onExport }: { readonly trace: Trace } & RunExports) {
   return (
     <div className="export" role="group" aria-label="Export">
       <span className="muted">Export</span>
-      <button onClick={() => save("trace")}>Trace JSON</button>
       <label>
-        <input type="checkbox" checked={full} onChange={(e) => setFull(e.target.checked)} /> with message bodies
+        <input type="checkbox" checked={full} onChange={(e) => onFull(e.target.checked)} /> with message bodies
       </label>
-      <button onClick={() => save("har")}>HAR</button>
-      <button onClick={() => save("report")}>Report (Markdown)</button>
+      <button onClick={() => onExport(trace, "trace")}>Trace JSON</button>
+      <button onClick={() => onExport(trace, "har")}>HAR</button>
+      <button onClick={() => onExport(trace, "report")}>Report (Markdown)</button>
       <button
-        onClick={() => {
-          setError(undefined);
-          bundleFile(trace, full, emls).then(
-            (f) => onSave(f.name, f.contents, f.type),
-            (e: unknown) => setError(e instanceof Error ? e.message : String(e)),
-          );
-        }}
+        onClick={() => onExport(trace, "bundle")}
         title="Scenario, seed, readings, Mailscope version, trace and report in one file that re-runs"
       >
         Bug bundle
       </button>
-      {error && (
-        <span role="alert" className="error">
-          Could not make the bundle: {error}
-        </span>
+      {note !== undefined && (
+        <p role="status" className="export-note" data-testid="export-note">
+          {note}
+        </p>
       )}
     </div>
   );

@@ -14,7 +14,7 @@ import { StatechartView } from "../statechart/StatechartView.tsx";
 import { TimelineView } from "../timeline/TimelineView.tsx";
 import { Checks } from "./Checks.tsx";
 import { Controls } from "./Controls.tsx";
-import { ExportBar } from "./ExportBar.tsx";
+import { ExportBar, type RunExports } from "./ExportBar.tsx";
 import { Outcomes } from "./Outcomes.tsx";
 import { Readings } from "./Readings.tsx";
 import { WhyPanel } from "./WhyPanel.tsx";
@@ -42,8 +42,8 @@ export interface RunViewProps {
   readonly onReading: (setting: [string, string]) => void;
   readonly onRule: (rule: string) => void;
   readonly onSave: (name: string, contents: string, type: string) => void;
-  /** The bytes of the scenario's `eml:` files, when the run has them (its bug bundle carries them). */
-  readonly emls?: Readonly<Record<string, Uint8Array>> | undefined;
+  /** The run's exports: "with message bodies", what the last export left out, the export itself. */
+  readonly exports: RunExports;
   /** Opens the Compare view from this run, its playhead the fork time (issue 15). */
   readonly onCompare?: (playheadMs: number) => void;
 }
@@ -110,7 +110,7 @@ export function RunView({
   onReading,
   onRule,
   onSave,
-  emls,
+  exports,
   onCompare,
 }: RunViewProps) {
   const [delivery, setDelivery] = useState<string | undefined>();
@@ -174,7 +174,10 @@ export function RunView({
   const heavy = useThrottled(
     useMemo(() => ({ events: wholeRunEvents, playheadMs }), [wholeRunEvents, playheadMs]),
     shownPhase === "playing",
-    context.speed === "max" ? HEAVY_VIEWS_AT_MAX_EVERY_MS : HEAVY_VIEWS_EVERY_MS,
+    // A jump and "run to the end" go as fast as possible too.
+    context.speed === "max" || (context.drive !== undefined && context.drive.kind !== "play")
+      ? HEAVY_VIEWS_AT_MAX_EVERY_MS
+      : HEAVY_VIEWS_EVERY_MS,
   );
   // Mounted with a whole run, the sequence diagram, inspector and statechart come right after the
   // timeline's first draw; later their events change with the timeline's, in the same transition.
@@ -329,6 +332,7 @@ export function RunView({
           <Controls
             key={String(context.summary?.seed ?? "")}
             phase={shownPhase}
+            drive={context.drive}
             speed={context.speed}
             startMs={startMs}
             playheadMs={playheadMs}
@@ -381,7 +385,7 @@ export function RunView({
           {wholeRunViews}
           {result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
           <LogView rows={rows} delivery={delivery} onClearDelivery={clearDelivery} onRule={rule} highlight={evidence} />
-          {trace && <ExportBar trace={trace} emls={emls} onSave={onSave} />}
+          {trace && <ExportBar trace={trace} {...exports} />}
         </>
       )}
     </section>

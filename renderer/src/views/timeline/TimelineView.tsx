@@ -210,7 +210,7 @@ export function TimelineView({
               })
             }
           />
-          <span className="muted" data-testid="timeline-window">
+          <span className="muted timeline-window" data-testid="timeline-window">
             {offsetText(fromMs, startMs).replace(/\.\d+$/, "")} – {offsetText(toMs, startMs).replace(/\.\d+$/, "")}
             {zoom ? " (zoomed)" : ""}
           </span>
