@@ -110,6 +110,16 @@ test.describe("the start-here path (issue 24)", () => {
     // The hand-off ends the run: its note is shown, with nothing left to pause.
     await expect(reached).toContainText("Note, +2:03:00: Attempt 8, the first at or after the window's end");
     await expect(page.getByTestId("phase")).toContainText("Finished");
+    // The notes on the timeline's axis: numbered flags in time order (+0:00:00, +2:00:00, +2:03:00), words on hover.
+    const flags = page.getByTestId("timeline-notes").locator(".axis-note");
+    await expect(flags).toHaveCount(3);
+    const xs = await flags.evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-x"))));
+    expect(xs[0]).toBeLessThan(xs[1]!);
+    expect(xs[1]).toBeLessThan(xs[2]!);
+    await expect(flags.nth(1).locator("title")).toHaveText(/^Note 2, \+2:00:00: The 2-hour fallback window ends now\./);
+    await page
+      .getByRole("region", { name: "Delivery timeline" })
+      .screenshot({ path: `${SHOTS}/learn-timeline-notes.png` });
     // The note's event in the log.
     await notes.getByRole("button", { name: /smtp\.handoff in the log \(the note at \+2:03:00\)/ }).click();
     await expect(page.locator("[data-testid=log-row][data-evidence]")).toContainText("handed bob@b.example to SMTP");

@@ -22,6 +22,7 @@ import { whyOf, type WhyLinks, type WhyTarget } from "../../model/why.ts";
 import type { LessonPlace, LibraryEntry } from "../../model/library.ts";
 import { LessonPanel } from "./LessonPanel.tsx";
 import { useLessonNotes } from "./useLessonNotes.ts";
+import { notesOfRun } from "../../model/lesson.ts";
 
 export interface RunViewProps {
   readonly phase: PlaybackPhase;
@@ -184,6 +185,11 @@ export function RunView({
   const below = useDeferredValue(heavy, NO_HEAVY);
   // The scenario's notes (issue 24): placed on the run, shown as the playhead reaches them, paused at in a lesson.
   const notes = useLessonNotes({ context, phase, asLesson: lesson?.playedAsLesson === true, startMs, send });
+  // The notes on the timeline: placed on the timeline's own events, so they come with its draws, not each batch.
+  const timelineNotes = useMemo(
+    () => notesOfRun(notes.annotations, heavy.events, startMs),
+    [notes.annotations, heavy.events, startMs],
+  );
   const rule = useLatest(onRule);
   const save = useLatest(onSave);
   const clearDelivery = useCallback(() => setDelivery(undefined), []);
@@ -237,6 +243,7 @@ export function RunView({
       <>
         <TimelineView
           events={heavy.events}
+          notes={timelineNotes}
           startMs={startMs}
           labels={labels}
           playheadMs={heavy.playheadMs}
@@ -296,6 +303,7 @@ export function RunView({
       rule,
       onHistory,
       step,
+      timelineNotes,
     ],
   );
   return (

@@ -1,10 +1,13 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { annotationsOfText, dueNotes, notesOfRun, type AnnotationPoint } from "../../model/lesson.ts";
+import type { ScenarioAnnotation } from "../../../../app/sim/lesson.ts";
 import type { PlaybackContext, PlaybackEvent, PlaybackPhase } from "../../session/machine.ts";
 
 const NONE: readonly AnnotationPoint[] = [];
 
 export interface LessonNotes {
+  /** The scenario's annotations (to place on other events: the timeline's, drawn a moment later). */
+  readonly annotations: readonly ScenarioAnnotation[];
   /** The scenario's notes, placed on the run so far. */
   readonly points: readonly AnnotationPoint[];
   /** The notes the playhead reached last, at once (a live run's; one, unless it passed several in one go). */
@@ -77,6 +80,7 @@ export function useLessonNotes(p: {
     setReached({ points: shown, paused: stop !== undefined });
   }, [points, playheadMs, phase, pauseAtNotes, live, events, send]);
   return {
+    annotations,
     points,
     reached: reached?.points ?? NONE,
     paused: reached?.paused === true,

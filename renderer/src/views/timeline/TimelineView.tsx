@@ -131,6 +131,17 @@ export interface TimelineViewProps {
    */
   readonly view?: TimelineWindow;
   readonly onView?: (view: TimelineWindow) => void;
+  /** The scenario's notes placed on the run (issue 24): numbered flags on the axis, as the lesson panel numbers them. */
+  readonly notes?: readonly TimelineNote[];
+}
+
+/** A scenario's note where the timeline shows it. */
+export interface TimelineNote {
+  /** Its place in the scenario's notes, from 0 (the flag says index + 1). */
+  readonly index: number;
+  readonly note: string;
+  /** Undefined while its event has not come: not drawn. */
+  readonly timeMs?: number;
 }
 
 /** A timeline's scale and zoomed window (undefined: the whole run). */
@@ -155,6 +166,7 @@ export function TimelineView({
   onRange,
   view,
   onView,
+  notes,
 }: TimelineViewProps) {
   const timeline = useMemo(() => buildTimeline(events, startMs, labels), [events, startMs, labels]);
   const [own, setOwn] = useState<TimelineWindow>({ kind: "linear", zoom: undefined });
@@ -249,6 +261,7 @@ export function TimelineView({
             full={full}
             onZoom={setZoom}
             unfoldedRef={unfoldedRef}
+            {...(notes !== undefined && { notes })}
           />
           {lane && (
             <RetryChart lane={lane} startMs={startMs} width={boxWidth} {...(which !== undefined && { which })} />
@@ -326,6 +339,7 @@ interface LanesProps {
   readonly onZoom: (window: Window | undefined) => void;
   /** Where the lanes tell which of them are unfolded (for the exported image). */
   readonly unfoldedRef: { current: ReadonlySet<string> };
+  readonly notes?: readonly TimelineNote[];
 }
 
 /**
@@ -362,6 +376,7 @@ function Lanes({
   full,
   onZoom,
   unfoldedRef,
+  notes = [],
 }: LanesProps) {
   const [scrollTop, setScrollTop] = useState(0);
   const [hover, setHover] = useState<{ mark: Mark; x: number; y: number } | undefined>();
@@ -529,6 +544,38 @@ function Lanes({
 
   return (
     <div className="lanes-wrap">
+      {/* The scenario's notes in view: a numbered flag each, its words on hover (the lesson panel lists them for
+          every reader, so the drawing stays aria-hidden like the axis). */}
+      {notes.some((n) => n.timeMs !== undefined) && (
+        <svg
+          className="axis-notes"
+          width={LABEL_W + scale.width + 8}
+          height={16}
+          aria-hidden="true"
+          data-testid="timeline-notes"
+        >
+          <g transform={`translate(${LABEL_W},0)`}>
+            {notes.map((n) =>
+              n.timeMs === undefined || n.timeMs < scale.fromMs || n.timeMs > scale.toMs ? null : (
+                <g
+                  key={n.index}
+                  className="axis-note"
+                  data-note={n.index}
+                  data-x={scale.x(n.timeMs).toFixed(1)}
+                  transform={`translate(${scale.x(n.timeMs)},0)`}
+                >
+                  <title>{`Note ${n.index + 1}, ${offsetText(n.timeMs, startMs)}: ${n.note}`}</title>
+                  <line y1={12} y2={16} />
+                  <circle cy={6.5} r={6} />
+                  <text y={10} textAnchor="middle">
+                    {n.index + 1}
+                  </text>
+                </g>
+              ),
+            )}
+          </g>
+        </svg>
+      )}
       <svg className="axis" width={LABEL_W + scale.width + 8} height={22} aria-hidden="true">
         <g transform={`translate(${LABEL_W},0)`}>
           {axis.map((t) => (
