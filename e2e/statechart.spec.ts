@@ -183,7 +183,7 @@ test.describe("the delivery machine as a learner reads it (issue 24)", () => {
       );
       // A value's event, in the log.
       await context.getByRole("button", { name: /^Next attempt: event #\d+ in the log$/ }).click();
-      await expect(page.locator("[data-testid=log-row][data-evidence]")).toContainText("retry 6");
+      await expect(page.locator("[data-testid=log-row][data-evidence]")).toContainText("attempt 7 in 32m");
       // Beside the drawing, not under it.
       const canvas = await machine(page).locator(".sc-canvas").boundingBox();
       const side = await context.boundingBox();
