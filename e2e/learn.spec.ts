@@ -117,6 +117,15 @@ test.describe("the start-here path (issue 24)", () => {
     expect(xs[0]).toBeLessThan(xs[1]!);
     expect(xs[1]).toBeLessThan(xs[2]!);
     await expect(flags.nth(1).locator("title")).toHaveText(/^Note 2, \+2:00:00: The 2-hour fallback window ends now\./);
+    // The legend names only what this run draws (issue 24, item 3): no accepted dot, no "SMTP ruled out".
+    await expect(page.getByRole("list", { name: "Legend" }).getByRole("listitem")).toHaveText([
+      "temporary failure, fallback-eligible",
+      "fallback window",
+      "fault",
+      "◆ SMTP hand-off",
+      "deliveries in flight (overview)",
+    ]);
+    await page.mouse.move(0, 0); // no hover text over the picture
     await page
       .getByRole("region", { name: "Delivery timeline" })
       .screenshot({ path: `${SHOTS}/learn-timeline-notes.png` });

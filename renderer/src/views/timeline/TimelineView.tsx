@@ -13,7 +13,6 @@ import {
 } from "react";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import {
-  ATTEMPT_OUTCOMES,
   buildTimeline,
   drawnMarks,
   giveUpOf,
@@ -50,6 +49,7 @@ import {
   markShapes,
   resultShapes,
 } from "../../model/timelineMarks.ts";
+import { legendKinds, type LegendKinds } from "../../model/timelineLegend.ts";
 import { ImageExportButtons } from "../ImageExportButtons.tsx";
 import { IN_FLIGHT_STROKE, Overview } from "./Overview.tsx";
 import { RetryChart } from "./RetryChart.tsx";
@@ -169,6 +169,7 @@ export function TimelineView({
   notes,
 }: TimelineViewProps) {
   const timeline = useMemo(() => buildTimeline(events, startMs, labels), [events, startMs, labels]);
+  const legend = useMemo(() => legendKinds(timeline), [timeline]);
   const [own, setOwn] = useState<TimelineWindow>({ kind: "linear", zoom: undefined });
   const { kind, zoom } = view ?? own;
   // The same functions across renders (the overview's bars are memoised on them).
@@ -247,7 +248,7 @@ export function TimelineView({
             window={[fromMs, toMs]}
             onZoom={setZoom}
           />
-          <Legend />
+          <Legend kinds={legend} />
           <Lanes
             timeline={timeline}
             scale={scale}
@@ -278,10 +279,11 @@ const RULED_OUT_LEGEND = [
   ...markShapes("ruled-out").map((s) => (s.kind === "circle" ? { ...s, cx: 10, cy: 10 } : s)),
 ];
 
-const Legend = memo(function Legend() {
+/** The legend of what the run draws (issue 24): the outcomes among its attempts, the bands, lines and marks it has. */
+const Legend = memo(function Legend({ kinds }: { readonly kinds: LegendKinds }) {
   return (
     <ul className="timeline-legend" aria-label="Legend">
-      {ATTEMPT_OUTCOMES.map((o) => (
+      {kinds.outcomes.map((o) => (
         <li key={o}>
           <svg width="12" height="12" aria-hidden="true">
             <circle cx="6" cy="6" r="5" fill={OUTCOME_COLOUR[o]} />
@@ -289,24 +291,32 @@ const Legend = memo(function Legend() {
           {OUTCOME_TEXT[o]}
         </li>
       ))}
-      <li>
-        <span className="swatch band-window" aria-hidden="true" /> fallback window
-      </li>
-      <li>
-        <svg width="20" height="20" aria-hidden="true">
-          <Shapes shapes={RULED_OUT_LEGEND} />
-        </svg>
-        SMTP ruled out
-      </li>
-      <li>
-        <span className="swatch band-fault" aria-hidden="true" /> fault
-      </li>
-      <li>
-        <span className="diamond" aria-hidden="true">
-          ◆
-        </span>{" "}
-        SMTP hand-off
-      </li>
+      {kinds.window && (
+        <li>
+          <span className="swatch band-window" aria-hidden="true" /> fallback window
+        </li>
+      )}
+      {kinds.ruledOut && (
+        <li>
+          <svg width="20" height="20" aria-hidden="true">
+            <Shapes shapes={RULED_OUT_LEGEND} />
+          </svg>
+          SMTP ruled out
+        </li>
+      )}
+      {kinds.fault && (
+        <li>
+          <span className="swatch band-fault" aria-hidden="true" /> fault
+        </li>
+      )}
+      {kinds.handoff && (
+        <li>
+          <span className="diamond" aria-hidden="true">
+            ◆
+          </span>{" "}
+          SMTP hand-off
+        </li>
+      )}
       <li>
         <svg width="16" height="10" aria-hidden="true">
           <path
