@@ -203,6 +203,29 @@ test.describe("the delivery machine as a learner reads it (issue 24)", () => {
   }
 });
 
+test("issue 24: with 30 deliveries, the statechart's picker is narrowed by the words typed", async ({ page }) => {
+  const messages = Array.from(
+    { length: 30 },
+    (_, i) => `  - { id: m${i + 1}, at: ${i * 1000}, from: alice@a.example, to: bob@b.example }`,
+  );
+  const text = `name: thirty\ndomains:\n  a.example: { mailboxes: [alice] }\n  b.example: { mailboxes: [bob] }\nmessages:\n${messages.join("\n")}\n`;
+  await page.goto("/");
+  await page.getByLabel("Open scenario…").setInputFiles({
+    name: "thirty.yaml",
+    mimeType: "text/yaml",
+    buffer: Buffer.from(text),
+  });
+  await runToEnd(page);
+  const picker = machine(page).getByRole("combobox", { name: "Delivery shown in the statechart" });
+  await expect(picker.getByRole("option")).toHaveCount(30);
+  await machine(page).getByRole("searchbox", { name: "Find a delivery" }).fill("m2");
+  // m2 and m20–m29, and the delivery shown (m1's) kept.
+  await expect(picker.getByRole("option")).toHaveCount(12);
+  await picker.selectOption("m27@a.example→b.example");
+  await expect(page.getByTestId("statechart-headline")).toHaveText(/^m27@a\.example→b\.example is finished at /);
+  await noSeriousViolations(page, ".statechart");
+});
+
 test.describe("the rules as evidence", () => {
   test.setTimeout(300_000);
 

@@ -17,6 +17,10 @@ import { StatechartCanvas } from "./StatechartCanvas.tsx";
 import { TransitionHistory } from "./TransitionHistory.tsx";
 import { ContextPanel } from "./ContextPanel.tsx";
 import { deliveryContext } from "../../model/deliveryContext.ts";
+import { pickList } from "../../model/pickList.ts";
+
+/** Deliveries up to which the picker is a plain menu; past it a search box narrows it. */
+const PICKER_SEARCH_FROM = 20;
 import "./statechart.css";
 
 export interface StatechartViewProps {
@@ -60,6 +64,11 @@ export function StatechartView(p: StatechartViewProps) {
 
   const actors = useMemo(() => deliveryActors(p.events), [p.events]);
   const actor = p.delivery !== undefined && actors.includes(p.delivery) ? p.delivery : actors[0];
+  const [pickQuery, setPickQuery] = useState("");
+  const picked = useMemo(
+    () => (actors.length > PICKER_SEARCH_FROM ? pickList(actors, pickQuery, actor) : { items: actors, more: 0 }),
+    [actors, pickQuery, actor],
+  );
   const chart = useMemo(
     () => (actor === undefined ? undefined : actorChart(p.events, actor, p.startMs, graph)),
     [p.events, actor, p.startMs, graph],
@@ -99,23 +108,40 @@ export function StatechartView(p: StatechartViewProps) {
       <div className="panel-head">
         <h3 id="statechart-heading">Delivery machine</h3>
         {actors.length > 0 && (
-          <label>
-            Delivery{" "}
-            <select
-              aria-label="Delivery shown in the statechart"
-              value={actor ?? ""}
-              onChange={(e) => {
-                setPinned(undefined);
-                p.onSelectDelivery(e.target.value || undefined);
-              }}
-            >
-              {actors.map((a) => (
-                <option key={a} value={a}>
-                  {a}
-                </option>
-              ))}
-            </select>
-          </label>
+          <span className="sc-picker">
+            {/* A run of thousands of deliveries: the words typed narrow the menu (issue 24). */}
+            {actors.length > PICKER_SEARCH_FROM && (
+              <input
+                type="search"
+                aria-label="Find a delivery"
+                placeholder={`Find among ${actors.length} deliveries`}
+                value={pickQuery}
+                onChange={(e) => setPickQuery(e.target.value)}
+              />
+            )}
+            <label>
+              Delivery{" "}
+              <select
+                aria-label="Delivery shown in the statechart"
+                value={actor ?? ""}
+                onChange={(e) => {
+                  setPinned(undefined);
+                  p.onSelectDelivery(e.target.value || undefined);
+                }}
+              >
+                {picked.items.map((a) => (
+                  <option key={a} value={a}>
+                    {a}
+                  </option>
+                ))}
+                {picked.more > 0 && (
+                  <option disabled value="">
+                    {picked.more} more: type to narrow
+                  </option>
+                )}
+              </select>
+            </label>
+          </span>
         )}
         <ImageExportButtons
           view="statechart"
