@@ -215,6 +215,7 @@ test("issue 24: with 30 deliveries, the statechart's picker is narrowed by the w
     mimeType: "text/yaml",
     buffer: Buffer.from(text),
   });
+  await expect(page.getByTestId("phase")).toContainText("Ready");
   await runToEnd(page);
   const picker = machine(page).getByRole("combobox", { name: "Delivery shown in the statechart" });
   await expect(picker.getByRole("option")).toHaveCount(30);
@@ -224,6 +225,7 @@ test("issue 24: with 30 deliveries, the statechart's picker is narrowed by the w
   await picker.selectOption("m27@a.example→b.example");
   await expect(page.getByTestId("statechart-headline")).toHaveText(/^m27@a\.example→b\.example is finished at /);
   await noSeriousViolations(page, ".statechart");
+  await machine(page).locator(".panel-head").screenshot({ path: `${SHOTS}/statechart-picker.png` });
 });
 
 test.describe("the rules as evidence", () => {
