@@ -225,7 +225,9 @@ test("issue 24: with 30 deliveries, the statechart's picker is narrowed by the w
   await picker.selectOption("m27@a.example→b.example");
   await expect(page.getByTestId("statechart-headline")).toHaveText(/^m27@a\.example→b\.example is finished at /);
   await noSeriousViolations(page, ".statechart");
-  await machine(page).locator(".panel-head").screenshot({ path: `${SHOTS}/statechart-picker.png` });
+  await machine(page)
+    .locator(".panel-head")
+    .screenshot({ path: `${SHOTS}/statechart-picker.png` });
 });
 
 test.describe("the rules as evidence", () => {
