@@ -18,10 +18,10 @@ import { TransitionHistory } from "./TransitionHistory.tsx";
 import { ContextPanel } from "./ContextPanel.tsx";
 import { deliveryContext } from "../../model/deliveryContext.ts";
 import { pickList } from "../../model/pickList.ts";
+import "./statechart.css";
 
 /** Deliveries up to which the picker is a plain menu; past it a search box narrows it. */
 const PICKER_SEARCH_FROM = 20;
-import "./statechart.css";
 
 export interface StatechartViewProps {
   /** The run's events so far. */
