@@ -309,7 +309,7 @@ export function RunView({
   return (
     <section aria-labelledby="run-title" className="run">
       <header className="run-head">
-        <h2 id="run-title">
+        <h2 id="run-title" data-scenario={name ?? title}>
           {title}
           {name !== undefined && name !== title && <span className="run-name"> {name}</span>}
         </h2>
