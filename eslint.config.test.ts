@@ -21,6 +21,15 @@ describe("the lint config enforces the layers", () => {
     expect(await ruleIds("app/protocol/example.ts", code)).toContain("no-restricted-imports");
   });
 
+  it("the explorer (app/explore) is core too: no Node modules, no wall clock", async () => {
+    const ids = await ruleIds(
+      "app/explore/example.ts",
+      'import { cpus } from "node:os";\nexport const n = cpus().length + Date.now();\n',
+    );
+    expect(ids).toContain("no-restricted-imports");
+    expect(ids).toContain("no-restricted-syntax");
+  });
+
   it("the core refuses the wall clock and Math.random", async () => {
     const ids = await ruleIds(
       "app/sim/example.ts",

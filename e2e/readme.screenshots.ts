@@ -9,6 +9,10 @@
  * `npm run screenshots` sets: a plain `playwright test` does not run this file.
  */
 import { expect, test, type Locator, type Page } from "@playwright/test";
+import { writeFileSync } from "node:fs";
+import { runProbe } from "../app/probe/probe.ts";
+import { inProcessProbe } from "../app/probe/testing.ts";
+import { exportJson } from "../app/trace/exportJson.ts";
 import { writeDifferingBundle } from "./differingBundle.ts";
 
 test.use({ viewport: { width: 1440, height: 1000 } });
@@ -152,6 +156,19 @@ test.describe("the README's screenshots", () => {
     await expect(page.getByRole("list", { name: "Events citing STATE-7" })).toBeVisible();
     await page.getByLabel("Search rules").fill("");
     await page.getByLabel(/Fired in this run/).check();
+    await shot(page);
+  });
+
+  test("probe-report.png", async ({ page }, info) => {
+    // A probe of a receiver that takes a signature created an hour ago: one MUST case fails (as in e2e/probe.spec.ts).
+    const { options, ports } = await inProcessProbe("stale-accepted");
+    const run = await runProbe(options, ports);
+    const file = info.outputPath("probe.mstrace");
+    writeFileSync(file, exportJson(run.trace, { full: true }));
+    await page.goto("/");
+    await page.getByLabel("Open trace…").setInputFiles(file);
+    await expect(page.getByTestId("probe-case")).toContainText("FAIL signature-stale · MUST");
+    await expect(region(page, "Exchange inspector").getByText(/created \d+ is 3600 s old/)).toBeVisible();
     await shot(page);
   });
 

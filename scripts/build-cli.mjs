@@ -20,7 +20,8 @@ export async function buildCli(outdir = CLI_OUTDIR) {
   await mkdir(outdir, { recursive: true });
   const result = await build({
     absWorkingDir: root,
-    entryPoints: { main: "app/cli/main.ts" },
+    // explore's worker threads (app/node/exploreWorkers.ts) start this entry: a Worker needs a file of its own.
+    entryPoints: { main: "app/cli/main.ts", exploreWorker: "app/node/exploreWorker.ts" },
     outdir,
     bundle: true,
     splitting: true,

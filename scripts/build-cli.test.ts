@@ -62,6 +62,24 @@ describe("the built CLI", () => {
     expect({ ...built, wallMs: 0 }).toEqual({ ...sources, wallMs: 0 });
   });
 
+  it("explores over worker threads, to the report the sources give (issue 26: --workers)", () => {
+    // From a file, as bin/mailscope.mjs runs it: a worker thread inherits the process's flags, and `-e`'s are not its.
+    const runner = join(outdir, "run-main.mjs");
+    writeFileSync(runner, RUN_MAIN.replace("process.argv[1]", "process.argv[2]").replace("slice(2)", "slice(3)"));
+    const explore = (entry: string, out: string) =>
+      execFileSync(
+        process.execPath,
+        [runner, entry, "explore", "--runs", "3", "--seed", "7", "--workers", "2", "--json", "--out", out],
+        {
+          cwd: ROOT,
+          encoding: "utf8",
+        },
+      );
+    const built = explore(join(outdir, "main.js"), join(outdir, "explore-built"));
+    expect(built).toBe(explore(SOURCES, join(outdir, "explore-sources")));
+    expect((JSON.parse(built) as { runs: number }).runs).toBe(3);
+  });
+
   it("was built from the CLI's sources, which bin/mailscope.mjs compares it with", () => {
     expect(inputs).toContain("app/cli/main.ts");
     expect(inputs).toContain("app/cli/run.ts");

@@ -13,6 +13,7 @@ import { writeFile } from "node:fs/promises";
 import { rules as catalogue } from "../protocol/rules.ts";
 import { ruleCounts, ruleCoverage, type CoverageReport } from "../trace/ruleEvidence.ts";
 import type { CheckResult } from "../trace/schema.ts";
+import { xmlText as xml } from "../trace/xmlText.ts";
 import { checkOutputPaths } from "../node/outputPaths.ts";
 import { findScenarioFiles, loadScenarioFile } from "../node/scenarioLoader.ts";
 import { runLoadedScenario } from "../sim/runScenario.ts";
@@ -229,16 +230,6 @@ export function junitXml(report: CheckReport): string {
 
 function seconds(ms: number): string {
   return (ms / 1000).toFixed(3);
-}
-
-/** Text safe in XML attributes and elements; characters XML 1.0 cannot hold are dropped. */
-function xml(text: string): string {
-  return text
-    .replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, "")
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;");
 }
 
 /** The catalogue's coverage by the scenarios that ran (those checked with `coverage`). */

@@ -24,6 +24,8 @@ export const COMMANDS: readonly { readonly name: string; readonly load: () => Pr
   { name: "replay", load: async () => (await import("./replay.ts")).replayCommand() },
   { name: "check", load: async () => (await import("./check.ts")).checkCommand() },
   { name: "compare", load: async () => (await import("./compare.ts")).compareCommand() },
+  { name: "explore", load: async () => (await import("./explore.ts")).exploreCommand() },
+  { name: "probe", load: async () => (await import("./probe.ts")).probeCommand() },
 ];
 
 /**
@@ -53,6 +55,8 @@ export async function createProgram(names: readonly string[] = COMMANDS.map((c) 
     )
     .version(MAILSCOPE_VERSION, "-V, --version")
     .showHelpAfterError("(run mailscope --help for the commands)")
+    // Options after a command are the command's own: `explore merge --out d` is merge's --out, not explore's.
+    .enablePositionalOptions()
     .configureHelp({ sortSubcommands: true });
   const commands = await Promise.all(COMMANDS.filter((c) => names.includes(c.name)).map((c) => c.load()));
   for (const command of commands) {

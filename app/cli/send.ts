@@ -39,11 +39,18 @@ import {
   shortProblem,
 } from "../trace/describe.ts";
 import { createDnsResolver, parseNameserver } from "../node/dnsResolver.ts";
-import { cryptoRandom, systemClock } from "../node/systemPorts.ts";
+import {
+  CLOCK_SCALE_HINT,
+  createScaledClock,
+  cryptoRandom,
+  parseClockScale,
+  systemClock,
+} from "../node/systemPorts.ts";
 import { DEFAULT_TLS_FETCH_TIMEOUT_MS } from "../node/tlsFetch.ts";
 import {
-  UsageError,
+  collect,
   createSenderNetwork,
+  guarded,
   describeDnsEvent,
   offlineResolver,
   parseResolve,
@@ -101,6 +108,8 @@ export interface SendOptions {
   readonly problemBase?: string;
   /** Idle timeout of each connection; default 30s. */
   readonly timeout?: string;
+  /** `--clock-scale n`: the spec's retry schedule runs n times faster (signatures keep the wall clock). */
+  readonly clockScale?: string;
 }
 
 /** Ports a caller (a test) may put in place of the real ones. */
@@ -186,6 +195,7 @@ interface Prepared {
   readonly ca?: Buffer;
   readonly maxWaitMs?: number;
   readonly timeoutMs: number;
+  readonly clockScale: number;
   readonly problemBase: string;
 }
 
@@ -232,6 +242,8 @@ async function prepare(options: SendOptions): Promise<Prepared> {
   if (options.nameserver !== undefined && parseNameserver(options.nameserver) === undefined) {
     usage(`--nameserver ${options.nameserver}: not an IP address with an optional port`);
   }
+  const clockScale = parseClockScale(options.clockScale);
+  if (clockScale === undefined) usage(`--clock-scale ${options.clockScale ?? ""}: ${CLOCK_SCALE_HINT}`);
   const firstDomain = to[0]?.slice(to[0].lastIndexOf("@") + 1) ?? from.value.domain;
   const problemBase = options.problemBase ?? `https://${firstDomain}/problems`;
   if (!URL.canParse(problemBase)) usage(`--problem-base ${problemBase}: not an absolute URI`);
@@ -246,6 +258,7 @@ async function prepare(options: SendOptions): Promise<Prepared> {
     ...(ca !== undefined && { ca }),
     ...(maxWaitMs !== undefined && { maxWaitMs }),
     timeoutMs,
+    clockScale,
     problemBase,
   };
 }
@@ -261,7 +274,12 @@ async function prepare(options: SendOptions): Promise<Prepared> {
 export async function runSend(options: SendOptions, io: CliIo, overrides: SendOverrides = {}): Promise<SendSummary> {
   const input = await prepare(options);
   const progress = options.json === true ? io.err : io.out;
-  const clock = overrides.clock ?? systemClock;
+  // --clock-scale: the schedule on a faster clock; signatures, timeouts and --max-wait on the wall clock.
+  const clock = overrides.clock ?? (input.clockScale === 1 ? systemClock : createScaledClock(input.clockScale));
+  if (input.clockScale !== 1)
+    progress(
+      `the spec's clock runs ×${input.clockScale} from ${new Date().toISOString()}: the times below are on it (a minute of the retry schedule takes ${60 / input.clockScale} s)`,
+    );
   const stamp = (ms: number): string => isoSeconds(ms).slice(11, 19);
 
   const dns =
@@ -319,7 +337,15 @@ export async function runSend(options: SendOptions, io: CliIo, overrides: SendOv
 
   const sender = createSender(
     { domain: input.fromDomain, signingKey: input.signingKey, keyid: input.keyid, problemBase: input.problemBase },
-    { clock, random: overrides.random ?? cryptoRandom, resolver, fetch, smtp, trace },
+    {
+      clock,
+      ...(input.clockScale !== 1 && overrides.clock === undefined && { signingClock: systemClock }),
+      random: overrides.random ?? cryptoRandom,
+      resolver,
+      fetch,
+      smtp,
+      trace,
+    },
   );
   const handle = sender.submit({ from: input.from, to: input.to, message: input.message });
 
@@ -390,23 +416,6 @@ function exitOnUsage(error: CommanderError): never {
   throw new CommanderError(EXIT.badInput, error.code, error.message);
 }
 
-function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
-
-/** Runs an action; a UsageError becomes one line on stderr and exit code 2. */
-async function guarded(name: string, action: () => Promise<number>): Promise<void> {
-  let code: number;
-  try {
-    code = await action();
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    console.error(`mailscope ${name}: ${error.message}`);
-    throw new CommanderError(EXIT.badInput, "mailscope.usage", error.message);
-  }
-  if (code !== 0) throw new CommanderError(code, `mailscope.${name}.exit`, "");
-}
-
 /**
  * `mailscope send --from A --to B[,C] --message file.eml --key key.jwk
  * [--keyid ID] [--resolve domain=host:port]… [--ca cert.pem] [--max-wait 10m]
@@ -429,6 +438,10 @@ export function sendCommand(): Command {
     .option("--ca <cert.pem>", "trust this CA or self-signed certificate instead of the system's")
     .option("--max-wait <duration>", "stop waiting after this long (90s, 10m, 2h) and print where the delivery stands")
     .option("--timeout <duration>", "idle timeout of each connection", "30s")
+    .option(
+      "--clock-scale <n>",
+      "run the spec's retry schedule n times faster (60: a minute a second), e.g. against mailscope serve --faults --clock-scale n; signatures keep the wall clock",
+    )
     .option("--nameserver <ip[:port]>", "DNS server to ask (default: the first of /etc/resolv.conf)")
     .option("--no-dns", "ask no DNS server: only --resolve answers")
     .option("--problem-base <uri>", "the receiver's {problem_base} (default https://<recipient domain>/problems)")

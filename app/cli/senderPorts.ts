@@ -18,6 +18,7 @@
  * Bad input throws a {@link UsageError} of one line naming the option and the
  * file: the commands print it and exit 2.
  */
+import { CommanderError } from "commander";
 import type { DnsAnswer, Fetch, Resolver, SmtpHandOff, SmtpRelay, SvcbRecord } from "../ports.ts";
 import { importSigningKeyJwk, signingDomainOfKeyid } from "../protocol/profile.ts";
 import { FileTooLargeError, readBounded, type ReadKind } from "../node/boundedRead.ts";
@@ -34,6 +35,24 @@ export class UsageError extends Error {
 
 export function usage(message: string): never {
   throw new UsageError(message);
+}
+
+/** Commander's collector of a repeatable option. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** Runs a command's action; a UsageError becomes one line on stderr and exit code 2, another code its exit. */
+export async function guarded(name: string, action: () => Promise<number>): Promise<void> {
+  let code: number;
+  try {
+    code = await action();
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`mailscope ${name}: ${error.message}`);
+    throw new CommanderError(2, "mailscope.usage", error.message);
+  }
+  if (code !== 0) throw new CommanderError(code, `mailscope.${name}.exit`, "");
 }
 
 /**

@@ -47,7 +47,7 @@ import {
   openSqliteIdempotencyStore,
   type SqliteIdempotencyStore,
 } from "../node/sqliteIdempotencyStore.ts";
-import { createSystemClock } from "../node/systemPorts.ts";
+import { CLOCK_SCALE_HINT, createSystemClock, parseClockScale } from "../node/systemPorts.ts";
 import { offlineResolver, UsageError } from "./senderPorts.ts";
 import { createServeOutbound, type ServeOutbound, type ServeOutboundOptions } from "./serveOutbound.ts";
 
@@ -80,6 +80,12 @@ export interface ServeOptions extends ServeOutboundOptions {
   readonly maxConnections?: string;
   /** `--max-unauthenticated-bodies`: request bodies read at once before their digest is checked. */
   readonly maxUnauthenticatedBodies?: string;
+  /** `--faults`: a faults file played on real traffic (the scenario's fault language, app/sim/liveFaults.ts). */
+  readonly faults?: string;
+  /** `--clock-scale`: spec time per real time, for the faults' windows and the sender's expected times. */
+  readonly clockScale?: string;
+  /** `--explain`: under each request, what the spec expects of the sender next (on with --faults or --clock-scale). */
+  readonly explain?: boolean;
   /** @internal Test seam, not an option of the command: see {@link SqliteIdempotencyStoreOptions.afterPut}. */
   readonly afterIdempotencyPut?: (signingDomain: string, key: string) => void;
   /** @internal Test seam: see {@link SqliteIdempotencyStoreOptions.beforePut} (the mail is stored, the key not yet). */
@@ -110,6 +116,8 @@ export interface RunningServe {
   readonly limits: ServeLimits;
   /** The outbound side: DSNs of failures after acceptance, and their outbox. */
   readonly outbound: ServeOutbound;
+  /** The banner's line about `--faults` and `--clock-scale`, when either is given. */
+  readonly faultsLine?: string;
   /**
    * Graceful stop: see {@link RunningHttpsServer.close}; then the outbound
    * side stops, leaving the DSNs without a final outcome in the outbox, and
@@ -269,7 +277,7 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
       }
     },
   };
-  const handler = createReceiver(config, {
+  const receiver = createReceiver(config, {
     // Unref'd timers: a failure-after-acceptance still pending must not keep a stopped server alive.
     clock: createSystemClock({ unref: true }),
     resolver,
@@ -283,6 +291,40 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
     ...(outbound.outbound !== undefined && { outbound: outbound.outbound }),
   });
 
+  // --faults, --clock-scale, --explain: the faults in front of the receiver, and the log's notes (loaded only then).
+  let handler: (request: Request) => Promise<Response> = (request) => receiver(request);
+  let notes: { take(method: string, target: string, key: string | undefined): string[] } | undefined;
+  let faultsLine: string | undefined;
+  if (options.faults !== undefined || options.clockScale !== undefined || options.explain === true) {
+    const clockScale = parseClockScale(options.clockScale);
+    if (clockScale === undefined) {
+      await outbound.stop();
+      await idempotency.close();
+      throw new ServeUsageError(`--clock-scale ${JSON.stringify(options.clockScale)}: ${CLOCK_SCALE_HINT}`);
+    }
+    const explain = await import("./serveFaults.ts");
+    let faults;
+    try {
+      faults = options.faults === undefined ? undefined : await explain.readFaultsFile(options.faults);
+    } catch (error) {
+      await outbound.stop();
+      await idempotency.close();
+      if (error instanceof explain.FaultsFileError) throw new ServeUsageError(error.message);
+      throw error;
+    }
+    const explained = explain.explainedHandler(receiver, {
+      ...(faults !== undefined && { faults }),
+      clockScale,
+      clock: createSystemClock({ unref: true }),
+      startMs: Date.now(),
+      problemBase: config.problem_base,
+      servedDomains: config.domains,
+    });
+    handler = explained.handler;
+    notes = explained.notes;
+    faultsLine = explain.describeFaults(options.faults, faults, clockScale);
+  }
+
   let server: RunningHttpsServer;
   try {
     server = await startHttpsServer({
@@ -291,7 +333,10 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
       key: tls.key,
       host,
       port,
-      onRequest: (entry: RequestLogEntry) => io.out(formatLogLine(entry)),
+      onRequest: (entry: RequestLogEntry) => {
+        io.out(formatLogLine(entry));
+        for (const line of notes?.take(entry.method, entry.target, entry.idempotencyKey) ?? []) io.out(`    ${line}`);
+      },
       onConnectionError: (error) => io.err(`${new Date().toISOString()} connection: ${error.message}`),
       headersTimeoutMs: limits.headersTimeoutMs,
       bodyTimeoutMs: limits.bodyTimeoutMs,
@@ -327,6 +372,7 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
     fsync: options.fsync !== false,
     limits,
     outbound,
+    ...(faultsLine !== undefined && { faultsLine }),
     close: async () => {
       clearInterval(purging);
       await server.close();
@@ -351,6 +397,7 @@ export function describeServe(running: RunningServe): string[] {
     `  limits:      ${running.limits.maxConnections} connections, ${running.limits.maxUnauthenticatedBodies} bodies before authentication, 408 after ${running.limits.headersTimeoutMs} ms for the head or ${running.limits.bodyTimeoutMs} ms without body bytes`,
     `  idempotency: ${running.idempotency.file} (${running.idempotencyAtStart.kept} key(s) kept from earlier runs, ${running.idempotencyAtStart.purged} expired purged; retained ${config.idempotencyRetentionS} s${running.idempotencyAtStart.cutOff > 0 ? `; ${running.idempotencyAtStart.cutOff} delivery(ies) cut off by a crash after storing mail, resumed by their retries without storing twice` : ""})${running.fsync ? "" : " (no fsync)"}`,
     ...running.outbound.describe(),
+    ...(running.faultsLine !== undefined ? [running.faultsLine] : []),
     `  try:         curl --cacert ${tls.certFile} ${origin}/v1/capabilities`,
     "  Ctrl-C stops: no new connections, requests in flight finish first.",
   ];
@@ -428,6 +475,18 @@ export function serveCommand(): Command {
       collect,
     )
     .option("--ca <cert.pem>", "outbound side: trust this CA or self-signed certificate instead of the system's")
+    .option(
+      "--faults <faults.yaml>",
+      "play the scenario's fault language on real traffic: 503, 429, dropped connections, latency, per-recipient deferrals and rejections, failures after acceptance, unsupported_version — by time window or by request count (docs/serve-and-lint.md)",
+    )
+    .option(
+      "--clock-scale <n>",
+      "the spec's clock runs n times faster for the faults' windows and the sender's expected times (60: a minute a second), for a sender that does the same (mailscope send --clock-scale)",
+    )
+    .option(
+      "--explain",
+      "under each request of the log, what the spec expects of the sender next (on with --faults or --clock-scale)",
+    )
     .option("--trace", "print every trace event of the receiver and the outbound side as a JSON line on stderr")
     .option(
       "--no-fsync",

@@ -188,6 +188,39 @@ describe("serve's outbound side: the DSN of a failure after acceptance, for real
     expect(await outboxFiles(b.state)).toEqual([]);
   });
 
+  it("G17 STATE-8: serve --faults' fail-after-acceptance: B accepts bob, then its outbound side delivers the DSN to A", async () => {
+    const dir = mkdtempSync(join(root, "faults-"));
+    const a = await serveDomain(join(dir, "a"), "a.example");
+    const k = await domainKeys();
+    const faults = join(dir, "faults.yaml");
+    await writeFile(
+      faults,
+      "recipients:\n  - { id: full, kind: fail-after-acceptance, mailbox: bob@b.example, status: 5.2.2, diagnostic: 'smtp; 552 full', delayMs: 50 }\n",
+    );
+    const b = await serveDomain(join(dir, "b"), "b.example", {
+      faults,
+      outboundKey: k.b.file,
+      resolve: [`a.example=127.0.0.1:${a.serve.server.port}`],
+      ca: a.serve.tls.certFile,
+    });
+
+    await aliceToBob(b);
+    await until(async () => (await a.serve.store.list("alice@a.example")).length === 1, "the DSN at A");
+    await b.serve.outbound.whenIdle();
+    const [file] = await a.serve.store.list("alice@a.example");
+    const dsn = await parseDsn(new Uint8Array(await readFile(file ?? "")));
+    if (!dsn.ok) throw new Error(JSON.stringify(dsn.violations));
+    expect(dsn.value.deliveryStatus.recipients.map((r) => [r.finalRecipient.value, r.action, r.status])).toEqual([
+      ["bob@b.example", "failed", "5.2.2"],
+    ]);
+    // serve's log: the fault under the 200 that accepted bob, then the DSN queued and delivered.
+    const accepted = b.log.findIndex((l) => / POST \/v1\/messages 200 .*to=bob@b\.example:accepted /.test(l));
+    expect(b.log[accepted + 1]).toBe("    fault full: fail-after-acceptance for bob@b.example (1 so far for it)");
+    expect(b.log.find((l) => / DSN \S+ queued to /.test(l))).toMatch(/ for bob@b\.example \(5\.2\.2\) /);
+    expect(b.log.find((l) => / DSN \S+ final: /.test(l))).toMatch(/ final: alice@a\.example: accepted; /);
+    expect(await outboxFiles(b.state)).toEqual([]);
+  });
+
   it("G17 G45: a DSN whose destination is down stays in the outbox over close(), and the next start resubmits it", async () => {
     const dir = mkdtempSync(join(root, "restart-"));
     const k = await domainKeys();

@@ -326,6 +326,20 @@ async function serveOne(req: IncomingMessage, res: ServerResponse, context: Serv
     }
   }
 
+  if (response.type === "error") {
+    // The handler's network error (fetch's Response.error()): the connection closes without an answer, as
+    // `serve --faults` plays a refused or dropped connection.
+    req.socket.destroy();
+    return {
+      ...base,
+      status: 0,
+      ...extra,
+      bodyBytes: body.bytesRead,
+      durationMs: context.now() - started,
+      error: "closed without an answer",
+    };
+  }
+
   if (body.timedOut) {
     // The client stalled mid-body: whatever the handler made of the cut body, the answer is 408 and the
     // connection closes once it is out.

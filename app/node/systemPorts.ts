@@ -32,6 +32,36 @@ export function createSystemClock(options: SystemClockOptions = {}): Clock {
   };
 }
 
+/** The largest `--clock-scale` of `send` and `serve`: a day of the spec's schedule a second. */
+export const MAX_CLOCK_SCALE = 86_400;
+
+/** A `--clock-scale` value: a number above 0 and at most {@link MAX_CLOCK_SCALE}; undefined when it is not one. */
+export function parseClockScale(text: string | undefined): number | undefined {
+  if (text === undefined) return 1;
+  const value = Number(text.trim());
+  return text.trim() !== "" && Number.isFinite(value) && value > 0 && value <= MAX_CLOCK_SCALE ? value : undefined;
+}
+
+/** What a bad `--clock-scale` is told. */
+export const CLOCK_SCALE_HINT = `a number above 0 and at most ${MAX_CLOCK_SCALE} (60: a minute of the spec's schedule a second)`;
+
+/**
+ * A clock that runs `scale` times faster than the wall clock from the moment
+ * it is made (`send --clock-scale 60`: a minute of the spec's retry schedule
+ * a second): `now()` moves `scale` ms per real ms, and a timer of `ms` fires
+ * after `ms / scale` real ms. Signatures still read the wall clock
+ * (SenderPorts.signingClock): the receiver checks `created` against its own.
+ */
+export function createScaledClock(scale: number, options: SystemClockOptions = {}): Clock {
+  const startMs = Date.now();
+  const real = createSystemClock(options);
+  return {
+    now: () => startMs + (Date.now() - startMs) * scale,
+    setTimeout: (fn, timeoutMs) => real.setTimeout(fn, timeoutMs / scale),
+    clearTimeout: (id) => real.clearTimeout(id),
+  };
+}
+
 /** The wall clock, with timers that keep the process alive. */
 export const systemClock: Clock = createSystemClock();
 

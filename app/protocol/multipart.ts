@@ -213,12 +213,33 @@ export function buildMultipartBody(
     });
   }
   if (collisions.length > 0) throw new ProtocolError(collisions);
+  return multipartBytes(
+    [
+      { contentType: ENVELOPE_PART_TYPE, bytes: envelopeBytes },
+      { contentType: MESSAGE_PART_TYPE, bytes: message },
+    ],
+    boundary,
+  );
+}
 
-  const head = encoder.encode(`--${boundary}\r\nContent-Type: ${ENVELOPE_PART_TYPE}\r\n\r\n`);
-  const middle = encoder.encode(`\r\n--${boundary}\r\nContent-Type: ${MESSAGE_PART_TYPE}\r\n\r\n`);
-  const tail = encoder.encode(`\r\n--${boundary}--\r\n`);
-  const body = concatBytes([head, envelopeBytes, middle, message, tail]);
-  return { body, contentType: `multipart/mixed; boundary=${parameterValue(boundary)}` };
+/**
+ * Any parts in the framing {@link buildMultipartBody} writes (CRLF, no
+ * preamble, a CRLF after the close delimiter), each with its Content-Type
+ * alone: what a test or `mailscope probe` sends when it wants a body of the
+ * wrong shape (three parts, the message first). The boundary is not checked
+ * against the parts: a caller that wants it safe uses {@link chooseBoundary}.
+ */
+export function multipartBytes(
+  parts: readonly { readonly contentType: string; readonly bytes: Uint8Array }[],
+  boundary: string,
+): { body: Uint8Array; contentType: string } {
+  const chunks: Uint8Array[] = [];
+  parts.forEach((part, i) => {
+    chunks.push(encoder.encode(`${i === 0 ? "" : "\r\n"}--${boundary}\r\nContent-Type: ${part.contentType}\r\n\r\n`));
+    chunks.push(part.bytes);
+  });
+  chunks.push(encoder.encode(`${parts.length === 0 ? "" : "\r\n"}--${boundary}--\r\n`));
+  return { body: concatBytes(chunks), contentType: `multipart/mixed; boundary=${parameterValue(boundary)}` };
 }
 
 // ── Content-Type ────────────────────────────────────────────────────────

@@ -603,7 +603,8 @@ export interface SignOptions {
   readonly keyid: string;
   readonly label?: string;
   readonly components: readonly ComponentInput[];
-  readonly created: number;
+  /** Left out of the parameters when undefined (the profile requires it, G2: for testing a receiver that must refuse). */
+  readonly created: number | undefined;
   readonly expires?: number;
   readonly nonce?: string;
   readonly alg?: SignatureAlgorithm;
@@ -640,7 +641,7 @@ export async function signRequest(request: Request | HttpMessageView, options: S
     throw new ProtocolError([checkViolation(`alg "${options.alg}" does not match the key, which is ${algorithm.alg}`)]);
   }
   const params: SignatureParams = {
-    created: options.created,
+    ...(options.created !== undefined ? { created: options.created } : {}),
     ...(options.expires !== undefined ? { expires: options.expires } : {}),
     keyid: options.keyid,
     ...(options.alg !== undefined ? { alg: options.alg } : {}),

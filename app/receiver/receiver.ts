@@ -90,6 +90,28 @@ export interface ReceiverPorts {
 export interface ReceiverRequestContext {
   /** The host's id of the HTTP exchange (the simulated network's `exchangeId`), put on every event of the request. */
   readonly exchangeId?: string;
+  /**
+   * Per-recipient answers a fault layer in front of the receiver plays on real traffic (`mailscope serve
+   * --faults`): asked for each recipient that exists, before its own checks, and for a failure after acceptance
+   * beside the policy's (G17). The only thing here that changes an answer, and only when a host gives it.
+   */
+  readonly recipientFaults?: RecipientFaults;
+}
+
+/** A recipient's result a fault stands in for: a deferral or a rejection with its problem. */
+export interface RecipientFaultAnswer {
+  readonly status: "rejected" | "deferred";
+  readonly problem: ProblemIdentifier;
+  readonly detail: string;
+  readonly retryAfterS?: number;
+}
+
+/** See {@link ReceiverRequestContext.recipientFaults}. */
+export interface RecipientFaults {
+  /** The result to give `mailbox` instead of checking it, or undefined to check it as usual. */
+  answer(mailbox: string): RecipientFaultAnswer | undefined;
+  /** A failure after acceptance for `mailbox` once it is accepted, when the policy has none for it. */
+  failAfterAcceptance(mailbox: string): FailAfterAcceptanceRule | undefined;
 }
 
 /** The receiver's request handler. */
@@ -100,6 +122,8 @@ interface RequestTrace {
   emit(name: TraceEventName, data: Record<string, unknown>): void;
   /** Facts learned on the way (the verified signing domain), for `receiver.response`. */
   note(facts: Record<string, unknown>): void;
+  /** The host's per-recipient faults for this request, if any. */
+  readonly faults?: RecipientFaults;
 }
 
 /** POST-2, LIM-5: 1 to 128 characters of A-Z a-z 0-9 . _ ~ - */
@@ -257,6 +281,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         emit(name, exchangeId === undefined ? data : { exchangeId, ...data });
       },
       note: (more) => Object.assign(facts, more),
+      ...(context?.recipientFaults !== undefined && { faults: context.recipientFaults }),
     };
     // Traced on arrival, before any work: what comes later (the key's DNS lookup) happens later in time.
     if (tracing) {
@@ -688,7 +713,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       }),
       ...(o.retryAfterS !== undefined && { retry_after: o.retryAfterS }),
     }));
-    scheduleFailures(outcomes, envelope, message, deliveryId, arrivalMs);
+    scheduleFailures(outcomes, envelope, message, deliveryId, arrivalMs, traced.faults);
     return {
       response: {
         status: 200,
@@ -731,6 +756,8 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         detail: `${recipient} does not exist here`,
       };
     }
+    const faulted = traced.faults?.answer(recipient);
+    if (faulted !== undefined) return { recipient, ...faulted };
     if (policy.recipientRefuses(recipient, from, signingDomain)) {
       return {
         recipient,
@@ -813,11 +840,14 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     message: Uint8Array,
     deliveryId: string,
     arrivalMs: number,
+    faults?: RecipientFaults,
   ): void {
     const byDelay = new Map<number, FailAfterAcceptanceRule[]>();
     for (const outcome of outcomes) {
       if (outcome.status !== "accepted") continue;
-      const rule = cfg.policy.failAfterAcceptance.find((r) => r.mailbox === outcome.recipient);
+      const rule =
+        cfg.policy.failAfterAcceptance.find((r) => r.mailbox === outcome.recipient) ??
+        faults?.failAfterAcceptance(outcome.recipient);
       if (rule === undefined) continue;
       byDelay.set(rule.delayMs, [...(byDelay.get(rule.delayMs) ?? []), rule]);
     }

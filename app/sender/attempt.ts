@@ -39,6 +39,7 @@ import { versionPath } from "../protocol/versions.ts";
 import type { Endpoint } from "./discovery.ts";
 import { exchange, problemInBody, problemType } from "./http.ts";
 import type { ProblemSummary } from "./http.ts";
+import type { PlantedBug } from "./plantedBugs.ts";
 import type { SenderReadings } from "./readings.ts";
 
 /** One delivery: a set of recipients sent under one Idempotency-Key (POST-23). */
@@ -93,6 +94,8 @@ export type AttemptOutcome =
 export interface AttemptDeps {
   readonly fetch: Fetch;
   readonly clock: Pick<Clock, "now">;
+  /** Where a signature's `created` is read (default `clock`): the wall clock when `clock` runs the schedule faster. */
+  readonly signingClock?: Pick<Clock, "now">;
   readonly trace: TraceSink;
   readonly privateKey: CryptoKey;
   /** `<selector>._svckey.<signing-domain>` (G4). */
@@ -101,6 +104,8 @@ export interface AttemptDeps {
   readonly readings: Pick<SenderReadings, "G13" | "G26">;
   /** The sending domain, for the trace. */
   readonly senderDomain: string;
+  /** A bug planted by a test harness (plantedBugs.ts); never set by a scenario. */
+  readonly plantedBug?: PlantedBug;
 }
 
 export interface AttemptInput {
@@ -329,7 +334,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   const request = await signDelivery(unsigned, {
     privateKey: deps.privateKey,
     keyid: deps.keyid,
-    createdS: Math.floor(deps.clock.now() / 1000),
+    createdS: Math.floor((deps.signingClock ?? deps.clock).now() / 1000),
   });
   emit("attempt.started", {
     attempt: input.attempt,
@@ -378,12 +383,16 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   const problem = problemInBody(answer.body, deps.problemBase);
   const retryAfterHeader = response.headers.get("retry-after");
   const retryAfterS = parseRetryAfter(retryAfterHeader, deps.clock.now());
-  const reading = withRetryAfterReadings(
+  const read = withRetryAfterReadings(
     interpretRequestLevel(response.status, problem, deps.problemBase),
     response.status,
     retryAfterS,
     deps.readings.G26,
   );
+  const reading =
+    deps.plantedBug === "rate-limited-fallback-eligible" && response.status === 429
+      ? { ...read, fallbackEligible: true, smtpFallback: "after the fallback window" as const }
+      : read;
   return ended({
     kind: "request-level",
     deliveryId: delivery.deliveryId,

@@ -61,6 +61,7 @@ import type { DiscoveryOutcome, DiscoveryStage, Endpoint } from "./discovery.ts"
 import type { FailedRecipient, FailureReport } from "./dsnReports.ts";
 import { problemType } from "./http.ts";
 import type { ProblemSummary } from "./http.ts";
+import { PLANTED_GIVE_UP_DELAY_MS, type PlantedBug } from "./plantedBugs.ts";
 import type { SenderReadings } from "./readings.ts";
 import {
   fallbackWindowEndMs,
@@ -407,6 +408,8 @@ export interface DeliveryMachineDeps {
   reportFailures(report: FailureReport): void;
   /** Deliberate misbehaviours (teaching only); none by default. */
   readonly misbehaviour?: SenderMisbehaviour;
+  /** A bug planted by a test harness (plantedBugs.ts); never set by a scenario. */
+  readonly plantedBug?: PlantedBug;
 }
 
 type DoneEvent<T> = { type: string; output: T };
@@ -421,7 +424,14 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
   const actorId = (context: DeliveryContext): string => deliveryActorId(context.messageId, context.domain);
   const emit = (name: string, data: Record<string, unknown>): void =>
     deps.trace.emit({ name, timeMs: now(), domain: deps.senderDomain, data });
-  const giveUpAt = (context: DeliveryContext): number => giveUpAtMs(context.firstAttemptAtMs ?? now());
+  const giveUpAt = (context: DeliveryContext): number =>
+    giveUpAtMs(context.firstAttemptAtMs ?? now()) +
+    (deps.plantedBug === "retry-after-give-up" ? PLANTED_GIVE_UP_DELAY_MS : 0);
+  /** STATE-3's "at or after the end of the fallback window" (`window-end-exclusive` plants `>`). */
+  const atOrAfterWindow = (context: DeliveryContext, attemptAtMs: number): boolean =>
+    deps.plantedBug === "window-end-exclusive"
+      ? attemptAtMs > fallbackWindowEndMs(context.firstAttemptAtMs ?? 0, deps.readings.G16.fallbackWindowS)
+      : isAtOrAfterFallbackWindow(context.firstAttemptAtMs ?? 0, attemptAtMs, deps.readings.G16.fallbackWindowS);
   const meta = (m: TransitionMeta): TransitionMeta => m;
 
   const failedRecipients = (context: DeliveryContext, outcomes: readonly RecipientOutcome[]): FailedRecipient[] =>
@@ -475,20 +485,12 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
       fallbackEligibleAfterWindow: ({ context }) =>
         context.lastAttempt?.fallbackEligible === true &&
         context.allAttemptsFallbackEligible &&
-        isAtOrAfterFallbackWindow(
-          context.firstAttemptAtMs ?? 0,
-          context.lastAttempt.atMs,
-          deps.readings.G16.fallbackWindowS,
-        ),
+        atOrAfterWindow(context, context.lastAttempt.atMs),
       /** STATE-2: fallback-eligible and still below the window (the flag's history decides nothing yet). */
       fallbackEligibleWithinWindow: ({ context }) =>
         context.lastAttempt?.fallbackEligible === true &&
         context.allAttemptsFallbackEligible &&
-        !isAtOrAfterFallbackWindow(
-          context.firstAttemptAtMs ?? 0,
-          context.lastAttempt.atMs,
-          deps.readings.G16.fallbackWindowS,
-        ),
+        !atOrAfterWindow(context, context.lastAttempt.atMs),
       hasDeferredRecipients: ({ context }) => context.waiting.some((w) => w.deferred),
       /** STATE-6: every POST of the attempt answered with per-recipient results, and the recipients left were deferred. */
       onlyDeferredPending: ({ context }) =>
@@ -614,9 +616,16 @@ export function createDeliveryMachine(deps: DeliveryMachineDeps) {
           allAttemptsFallbackEligible: false,
         };
       }),
-      recordPosting: assign(({ context, event }) =>
-        applyPosting(context, (event as DoneEvent<AttemptOutcome[]>).output, now()),
-      ),
+      recordPosting: assign(({ context, event }) => {
+        const posted = applyPosting(context, (event as DoneEvent<AttemptOutcome[]>).output, now());
+        if (deps.plantedBug !== "replay-new-key") return posted;
+        // The planted bug: a delivery kept for a request-level retry gets a new key (POST-24 says the same one).
+        const deliveries = posted.deliveries.map((d) => ({
+          ...d,
+          idempotencyKey: bytesToBase64Url(deps.random.bytes(18)),
+        }));
+        return { ...posted, deliveries };
+      }),
       /**
        * attempt.judged: every attempt once, whether it reached a POST or not, as the table's conditions read it; the
        * first also gives the actor's fallback window and give-up time (G16, RETRY-4, RETRY-6).

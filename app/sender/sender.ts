@@ -23,6 +23,7 @@ import type { DeliveryMachine, RecipientOutcome, SenderMisbehaviour, TransitionM
 import { discover } from "./discovery.ts";
 import { buildFailureReport } from "./dsnReports.ts";
 import type { FailureReport } from "./dsnReports.ts";
+import type { PlantedBug } from "./plantedBugs.ts";
 import { defaultReadings, readingsForTrace } from "./readings.ts";
 import type { SenderReadings } from "./readings.ts";
 import { checkFallbackWindowS } from "./retrySchedule.ts";
@@ -55,6 +56,8 @@ export interface SenderConfig {
    * reverse-path). Default none: a correct sender.
    */
   readonly misbehaviour?: SenderMisbehaviours;
+  /** A bug planted by a test harness (plantedBugs.ts); never set from a scenario. Default none. */
+  readonly plantedBug?: PlantedBug;
   /**
    * Keep each delivery actor in {@link Sender.actors} after it finished
    * (its snapshot, context and message bytes). Default true; a simulation,
@@ -84,6 +87,11 @@ export interface SenderMisbehaviours extends SenderMisbehaviour {
 export interface SenderPorts {
   /** Also the actors' XState `clock`, so virtual time drives the retry timers. */
   readonly clock: Clock;
+  /**
+   * The clock a signature's `created` is read from (default `clock`): the wall clock, when `clock` runs the
+   * spec's schedule faster than real time (`mailscope send --clock-scale`), for the receiver reads its own.
+   */
+  readonly signingClock?: Pick<Clock, "now">;
   /** Jitter, Idempotency-Keys, boundaries, message ids. */
   readonly random: Random;
   readonly resolver: Resolver;
@@ -240,16 +248,19 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
       attemptDelivery(input, {
         fetch: ports.fetch,
         clock: ports.clock,
+        ...(ports.signingClock !== undefined && { signingClock: ports.signingClock }),
         trace,
         privateKey: config.signingKey,
         keyid: config.keyid,
         problemBase: config.problemBase,
         readings,
         senderDomain: config.domain,
+        ...(config.plantedBug !== undefined && { plantedBug: config.plantedBug }),
       }),
     handOff: (handOff) => ports.smtp.handOff(handOff),
     reportFailures,
     ...(config.misbehaviour !== undefined && { misbehaviour: config.misbehaviour }),
+    ...(config.plantedBug !== undefined && { plantedBug: config.plantedBug }),
   });
 
   const initialState = initialStatePath(machine);

@@ -438,3 +438,26 @@ describe("evidence: each result names the events behind it, by seq", () => {
     expect(named.every((n) => n !== undefined && !n.startsWith("dns."))).toBe(true);
   });
 });
+
+describe("a trace the checkers did not see start", () => {
+  it("judges events of a delivery whose message.submitted is not in it, instead of throwing (STATE-1)", () => {
+    const cut: CheckedEvent[] = [
+      {
+        seq: 0,
+        name: "attempt.started",
+        timeMs: 0,
+        domain: "c.example",
+        data: {
+          deliveryId: "m2@c.example→b.example#1",
+          attempt: 1,
+          idempotencyKey: "k1",
+          recipients: ["bob@b.example"],
+        },
+      },
+      { seq: 1, name: "timer.set", timeMs: 0, domain: "c.example", data: { deliveryActor: "m2@c.example→b.example" } },
+    ];
+    expect(checkInvariants(cut, { readings: defaultScenarioReadings, complete: true }).every((r) => r.passed)).toBe(
+      true,
+    );
+  });
+});

@@ -91,13 +91,15 @@ export interface InvariantOptions {
 // ---------------------------------------------------------------------------
 // The deliveries, rebuilt from the trace
 
-interface Attempt {
+/** An attempt of a delivery actor, as the trace shows it. */
+export interface Attempt {
   readonly index: number;
   readonly startMs: number;
   readonly events: CheckedEvent[];
 }
 
-interface Actor {
+/** A delivery actor (message → recipient domain) rebuilt from the trace. */
+export interface Actor {
   /** `<messageId>→<domain>`, as the sender names its delivery actors. */
   readonly id: string;
   readonly messageId: string;
@@ -112,7 +114,8 @@ interface Actor {
   bounced?: CheckedEvent;
 }
 
-interface Model {
+/** The deliveries of a run, rebuilt from its trace ({@link buildModel}). */
+export interface Model {
   readonly actors: Map<string, Actor>;
   /** Each message's recipients, as submitted (normalised). */
   readonly submitted: Map<string, { readonly at: CheckedEvent; readonly recipients: Set<string> }>;
@@ -150,13 +153,14 @@ function strings(value: unknown): string[] {
 }
 
 /** Rebuilds each delivery actor (message → recipient domain) and its attempts from the trace. */
-function buildModel(events: readonly CheckedEvent[]): Model {
+export function buildModel(events: readonly CheckedEvent[]): Model {
   const actors = new Map<string, Actor>();
   const submitted = new Map<string, { at: CheckedEvent; recipients: Set<string> }>();
   const deliveries = new Map<string, readonly string[]>();
   const current = (actor: Actor): Attempt | undefined => actor.attempts.at(-1);
+  // An event of an actor the trace never started (a cut trace) belongs to no attempt.
   const push = (actor: Actor | undefined, event: CheckedEvent): void => {
-    current(actor as Actor)?.events.push(event);
+    if (actor !== undefined) current(actor)?.events.push(event);
   };
   // The actors whose attempt is in discovery, by sender and domain (in the order they were created),
   // so that a discovery event finds its actors without a pass over every actor of the run.
@@ -310,9 +314,10 @@ export function permanentEnding(
 }
 
 /** What an attempt amounts to for the fallback rules. */
-type AttemptKind = "eligible" | "ineligible" | "no-service" | "no-common-version" | "unknown";
+export type AttemptKind = "eligible" | "ineligible" | "no-service" | "no-common-version" | "unknown";
 
-function classify(
+/** What an attempt amounts to for the fallback rules, read from its events by SPEC.md (not the sender's own verdicts). */
+export function classify(
   attempt: Attempt,
   readings: Partial<Pick<ScenarioReadings, "G46">> = {},
 ): { kind: AttemptKind; why: string } {

@@ -56,17 +56,23 @@ import {
 } from "./faultScope.ts";
 import type { SeededRandom } from "./random.ts";
 import type { Scheduler } from "./scheduler.ts";
-import { startDigest, subtle } from "../protocol/webCrypto.ts";
-import { sha256 } from "../protocol/sha256.ts";
-import { bytesToBase64 } from "../protocol/base64.ts";
+import {
+  bodyFields,
+  headersObject,
+  INLINE_DIGEST_MAX_BYTES,
+  sha256Field,
+  sha256FieldInline,
+} from "../trace/httpFields.ts";
 import { MAX_SPAN_S, MAX_SPAN_WHY } from "../protocol/resources.ts";
+
+export { headersObject, INLINE_DIGEST_MAX_BYTES, sha256Field, sha256FieldInline } from "../trace/httpFields.ts";
 
 /** The capabilities path (GET-1); capabilities faults apply to it unless given another `path`. */
 export const CAPABILITIES_PATH = "/v1/capabilities";
 /** How long a timeout or a partition keeps the sender waiting, unless the fault says. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
-const requestScope = {
+export const requestScope = {
   ...faultScopeShape,
   /** Glob over the host name (`mx.b.example`, `*.b.example`). */
   host: z.string().optional(),
@@ -441,37 +447,14 @@ export function createNetwork(options: NetworkOptions): Network {
         await scheduler.sleep(spec.afterMs, `partition ${fault.label}`);
         throw new TransportError("timeout", `${exchange.source} cannot reach ${exchange.url.host} (partition)`);
       case "unavailable":
-        decided();
-        return spec.problem
-          ? problemResponse(503, "temporary_failure", baseFor(host, spec.problemBase), retryAfterHeader(spec))
-          : new Response("Service Unavailable", {
-              status: 503,
-              headers: { "content-type": "text/plain", ...retryAfterHeader(spec) },
-            });
       case "server-error":
-        decided();
-        return new Response(spec.body, { status: spec.status, headers: { "content-type": "text/plain" } });
       case "rate-limited":
-        decided();
-        return problemResponse(429, "rate_limited", baseFor(host, spec.problemBase), retryAfterHeader(spec));
       case "forbidden":
-        decided();
-        return problemResponse(403, "policy_rejected", baseFor(host, spec.problemBase), retryAfterHeader(spec));
-      case "capabilities-invalid": {
-        decided();
-        const body = spec.body ?? { versions: ["v1"], max_message_size: 1024 };
-        return new Response(typeof body === "string" ? body : JSON.stringify(body), {
-          status: 200,
-          headers: { "content-type": spec.contentType, "cache-control": "max-age=3600" },
-        });
-      }
+      case "capabilities-invalid":
       case "capabilities-unfetchable":
+      case "respond":
         decided();
-        return new Response(spec.body, { status: spec.status, headers: { "content-type": "text/plain" } });
-      case "respond": {
-        decided();
-        return crafted(spec.status, spec.headers, spec.body);
-      }
+        return faultAnswer(spec, baseFor(host, "problemBase" in spec ? spec.problemBase : undefined));
       case "slow-body":
         exchange.post.push(fault);
         return undefined;
@@ -637,6 +620,44 @@ export function createNetwork(options: NetworkOptions): Network {
 
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
+/**
+ * The answer a fault gives in the receiver's place (503, 429, 403, a bare
+ * 5xx, a bad capabilities document, a `respond`), its problem types under
+ * `problemBase`; undefined for the kinds that answer nothing (they fail the
+ * connection, wait, or act on the receiver's own answer). What the simulated
+ * network answers, and `mailscope serve --faults` on real traffic.
+ */
+export function faultAnswer(spec: NetworkFault, problemBase: string): Response | undefined {
+  switch (spec.kind) {
+    case "unavailable":
+      return spec.problem
+        ? problemResponse(503, "temporary_failure", problemBase, retryAfterHeader(spec))
+        : new Response("Service Unavailable", {
+            status: 503,
+            headers: { "content-type": "text/plain", ...retryAfterHeader(spec) },
+          });
+    case "server-error":
+      return new Response(spec.body, { status: spec.status, headers: { "content-type": "text/plain" } });
+    case "rate-limited":
+      return problemResponse(429, "rate_limited", problemBase, retryAfterHeader(spec));
+    case "forbidden":
+      return problemResponse(403, "policy_rejected", problemBase, retryAfterHeader(spec));
+    case "capabilities-invalid": {
+      const body = spec.body ?? { versions: ["v1"], max_message_size: 1024 };
+      return new Response(typeof body === "string" ? body : JSON.stringify(body), {
+        status: 200,
+        headers: { "content-type": spec.contentType, "cache-control": "max-age=3600" },
+      });
+    }
+    case "capabilities-unfetchable":
+      return new Response(spec.body, { status: spec.status, headers: { "content-type": "text/plain" } });
+    case "respond":
+      return crafted(spec.status, spec.headers, spec.body);
+    default:
+      return undefined;
+  }
+}
+
 /** The answer of a `respond` fault: the status, the headers as written, the body verbatim or as JSON. */
 function crafted(status: number, headers: Readonly<Record<string, string>>, body: unknown): Response {
   const out = new Headers(headers);
@@ -668,50 +689,6 @@ function retryAfterHeader(spec: {
   if (spec.retryAfter !== undefined) return { "retry-after": spec.retryAfter };
   if (spec.retryAfterS !== undefined) return { "retry-after": String(spec.retryAfterS) };
   return {};
-}
-
-/** Header names (lowercase, sorted by the Headers class) to values. */
-export function headersObject(headers: Headers): Record<string, string> {
-  const out: Record<string, string> = {};
-  headers.forEach((value, name) => {
-    out[name] = name in out ? `${out[name]}, ${value}` : value;
-  });
-  return out;
-}
-
-/** `sha-256=:<base64>:`, the form of a Content-Digest member (RFC 9530), so a trace reader can compare the two. */
-export async function sha256Field(bytes: Uint8Array): Promise<string> {
-  return digestField(new Uint8Array(await subtle.digest("SHA-256", bytes.slice())));
-}
-
-/**
- * Bodies up to this size are digested for the trace in JavaScript: a few KB
- * hash faster there than a WebCrypto round trip to the host's thread pool,
- * while a large body hashes several times faster natively.
- */
-export const INLINE_DIGEST_MAX_BYTES = 256 * 1024;
-
-/** {@link sha256Field} computed synchronously in JavaScript (app/protocol/sha256.ts). */
-export function sha256FieldInline(bytes: Uint8Array): string {
-  // The crypto provider's SHA-256 when there is one (node:crypto under `mailscope`), else the one in TypeScript.
-  const running = startDigest("SHA-256");
-  if (running === undefined) return digestField(sha256(bytes));
-  running.update(bytes);
-  return digestField(running.digest());
-}
-
-function digestField(digest: Uint8Array): string {
-  return `sha-256=:${bytesToBase64(digest)}:`;
-}
-
-/** A body for the trace: UTF-8 text as `body`, anything else as `bodyBase64`. */
-function bodyFields(bytes: Uint8Array): { body: string } | { bodyBase64: string } {
-  try {
-    // ignoreBOM keeps a leading byte order mark in the text, so the recorded body encodes back to its bytes.
-    return { body: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes) };
-  } catch {
-    return { bodyBase64: bytesToBase64(bytes) };
-  }
 }
 
 /**

@@ -16,7 +16,6 @@
  * (`network.ts`), DNS faults, changes and record sets (`dnsZone.ts`), times
  * and latencies (`faultScope.ts`).
  */
-import type { Document } from "yaml";
 import * as z from "zod";
 import { gapById, gaps } from "../protocol/gaps.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
@@ -42,18 +41,16 @@ import {
 } from "./faultScope.ts";
 import { DEFAULT_START_MS } from "./scheduler.ts";
 import { networkFaultSchema, problemBaseSchema } from "./network.ts";
-import { traceEventNames } from "../trace/events.ts";
+import { closestEventName, isTraceEventName, traceEventNames } from "../trace/events.ts";
 import {
   fieldName,
   formatFileError,
-  keyPositionOf,
+  parseYamlWith,
   positionOf,
-  readYaml,
   type FileError,
-  type OffsetToPosition,
+  type UnknownKeyHint,
 } from "./yamlPosition.ts";
 import { bytesToBinary } from "../protocol/base64.ts";
-import { maxOf } from "../protocol/lists.ts";
 import { MAX_SPAN_S, MAX_SPAN_WHY } from "../protocol/resources.ts";
 
 /** The smallest `max_message_size` a receiver may advertise (CAP-7), and the default of a scenario's receivers. */
@@ -654,7 +651,7 @@ const lessonSchema = z
       'Makes the scenario a lesson of the library\'s "Start here" path: its place and what to watch for; the run view offers the next lesson at the end.',
   });
 
-const eventKinds = Object.keys(traceEventNames) as [keyof typeof traceEventNames, ...(keyof typeof traceEventNames)[]];
+const eventKinds = Object.keys(traceEventNames);
 
 /** Zod schema of one annotation: a note about a time of the run or an event kind. */
 export const annotationSchema = z
@@ -663,9 +660,19 @@ export const annotationSchema = z
       .optional()
       .meta({ description: "The time the note is about: ms or a duration after the start (2h3m), or an ISO time." }),
     on: z
-      .enum(eventKinds)
+      .string()
+      .refine(isTraceEventName, {
+        error: (issue) => {
+          const close = closestEventName(String(issue.input));
+          return `is ${JSON.stringify(issue.input)}, not an event kind of the trace${close !== undefined ? ` (did you mean ${JSON.stringify(close)}?)` : ""}; the kinds are in docs/trace-format.md`;
+        },
+      })
       .optional()
-      .meta({ description: "Or the event kind the note is about (smtp.handoff): its first event, or the nth." }),
+      // The kinds as an enum in the JSON Schema (editors check and complete them); the parser's error names the closest.
+      .meta({
+        enum: eventKinds,
+        description: "Or the event kind the note is about (smtp.handoff): its first event, or the nth.",
+      }),
     nth: z
       .int()
       .min(1)
@@ -1095,43 +1102,20 @@ export type Locator = (path: readonly (string | number)[], message: string) => S
  * object that lacks a required field).
  */
 export function parseScenarioText(text: string, file = "scenario.yaml"): ScenarioParse {
-  const read = readYaml(text, file);
-  if (!read.ok) return read;
-  const { doc, at, data } = read;
-  if (data === null || data === undefined) {
-    return {
-      ok: false,
-      errors: [
-        {
-          file,
-          line: 1,
-          column: 1,
-          field: "(file)",
-          message: "the file is empty; a scenario is a mapping with name, domains, messages…",
-        },
-      ],
-    };
-  }
-  if (typeof data !== "object" || Array.isArray(data)) {
-    return {
-      ok: false,
-      errors: [
-        {
-          file,
-          line: 1,
-          column: 1,
-          field: "(file)",
-          message: "a scenario is a mapping of fields (name, domains, messages…)",
-        },
-      ],
-    };
-  }
+  const parsed = parseYamlWith(
+    text,
+    file,
+    scenarioSchema,
+    {
+      empty: "the file is empty; a scenario is a mapping with name, domains, messages…",
+      notMapping: "a scenario is a mapping of fields (name, domains, messages…)",
+    },
+    suggestion,
+  );
+  if (!parsed.ok) return { ok: false, errors: dedupe([...parsed.errors]) };
+  const { doc, at } = parsed;
   const locate: Locator = (path, message) => ({ file, ...positionOf(doc, path, at), field: fieldName(path), message });
-  const result = scenarioSchema.safeParse(data);
-  if (result.success) return { ok: true, scenario: result.data, locate };
-  const errors = result.error.issues.flatMap((issue) => issueErrors(issue, doc, at, file));
-  errors.sort((a, b) => a.line - b.line || a.column - b.column);
-  return { ok: false, errors: dedupe(errors) };
+  return { ok: true, scenario: parsed.value, locate };
 }
 
 function dedupe(errors: ScenarioError[]): ScenarioError[] {
@@ -1144,114 +1128,15 @@ function dedupe(errors: ScenarioError[]): ScenarioError[] {
   });
 }
 
-type Issue = z.core.$ZodIssue;
-type At = OffsetToPosition;
-
-function issueErrors(issue: Issue, doc: Document, at: At, file: string): ScenarioError[] {
-  const path = issue.path.filter((p): p is string | number => typeof p === "string" || typeof p === "number");
-  if (issue.code === "unrecognized_keys") {
-    return issue.keys.map((key) => ({
-      file,
-      ...(keyPositionOf(doc, path, key, at) ?? positionOf(doc, path, at)),
-      field: fieldName([...path, key]),
-      message: `unknown field "${key}"${suggestion(key, doc, path)}`,
-    }));
-  }
-  if (issue.code === "invalid_union") {
-    // A union's branches each complain; the most useful is the one that got furthest into the value.
-    const branches = issue.errors
-      .map((branch) => branch.filter((i) => i.code !== "invalid_type" || i.path.length > 0))
-      .filter((branch) => branch.length > 0)
-      .sort((a, b) => depth(b) - depth(a));
-    const best = branches[0];
-    // …or the only branch of the value's type (a list of too many recipients, not a mailbox string).
-    if (best !== undefined && (depth(best) > 0 || branches.length === 1)) {
-      return best.flatMap((inner) =>
-        issueErrors({ ...inner, path: [...issue.path, ...inner.path] } as Issue, doc, at, file),
-      );
-    }
-  }
-  const options = (issue as unknown as { options?: unknown }).options;
-  if (issue.code === "invalid_union" && "discriminator" in issue && Array.isArray(options)) {
-    // A discriminated union (the network faults' `kind`): the path already ends at the discriminator.
-    const value = doc.getIn(path);
-    const kinds = (options as unknown[]).map(String).join(", ");
-    return [
-      {
-        file,
-        ...positionOf(doc, path, at),
-        field: fieldName(path),
-        message:
-          value === undefined
-            ? `is required: one of ${kinds}`
-            : `unknown kind ${JSON.stringify(value)}; the kinds are ${kinds}`,
-      },
-    ];
-  }
-  return [{ file, ...positionOf(doc, path, at), field: fieldName(path), message: issueMessage(issue, doc, path) }];
-}
-
-function depth(issues: readonly Issue[]): number {
-  return maxOf(
-    issues.map((i) => i.path.length),
-    0,
-  );
-}
-
-function issueMessage(issue: Issue, doc: Document, path: readonly (string | number)[]): string {
-  if (issue.code === "invalid_type" && !doc.hasIn(path)) return `is required (${issue.expected})`;
-  if (issue.code === "invalid_value" && "values" in issue && path[0] === "annotations" && path.at(-1) === "on") {
-    // The trace's event kinds are many: the closest one, and where they are listed.
-    const value = String(doc.getIn(path));
-    const close = closest(
-      value,
-      issue.values.map((v) => String(v)),
-    );
-    return `is ${JSON.stringify(value)}, not an event kind of the trace${close !== undefined ? ` (did you mean ${JSON.stringify(close)}?)` : ""}; the kinds are in docs/trace-format.md`;
-  }
-  if (issue.code === "invalid_value" && "values" in issue) {
-    return `is ${JSON.stringify(doc.getIn(path))}; expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
-  }
-  return issue.message;
-}
-
-/** The one of `names` at the least edit distance from `text`, if it is at most 3 edits away. */
-function closest(text: string, names: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 4;
-  for (const name of names) {
-    const d = editDistance(text.toLowerCase(), name);
-    if (d < bestDistance) [best, bestDistance] = [name, d];
-  }
-  return best;
-}
-
-/** Levenshtein distance. */
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++)
-      next[j] = Math.min(
-        (row[j] ?? 0) + 1,
-        (next[j - 1] ?? 0) + 1,
-        (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    row = next;
-  }
-  return row[b.length] ?? 0;
-}
-
 const TOP_LEVEL_FIELDS = Object.keys(scenarioSchema.shape);
 
-function suggestion(key: string, doc: Document, path: readonly (string | number)[]): string {
+const suggestion: UnknownKeyHint = (key, _doc, path) => {
   if (path.length !== 0) return "";
   const close = TOP_LEVEL_FIELDS.find(
     (f) => f.toLowerCase() === key.toLowerCase() || f.startsWith(key) || key.startsWith(f),
   );
-  void doc;
   return close !== undefined ? ` (did you mean "${close}"?)` : ` (the fields are ${TOP_LEVEL_FIELDS.join(", ")})`;
-}
+};
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -24,6 +24,7 @@ import { buildKeyRecord, exportPublicKeyRaw, importSigningKeyFromSeed, keyidFor 
 import { parseSvcbPresentation } from "../protocol/svcb.ts";
 import { createMemoryMailStore, type MemoryMailStore } from "../receiver/memoryMailStore.ts";
 import { createReceiver, type ReceiverHandler } from "../receiver/receiver.ts";
+import type { PlantedBug } from "../sender/plantedBugs.ts";
 import { createSender, type Sender, type SubmissionHandle } from "../sender/sender.ts";
 import { createRecorder, type Recorder } from "../trace/recorder.ts";
 import type { CheckResult, Trace } from "../trace/schema.ts";
@@ -84,6 +85,12 @@ export interface WorldOptions {
   readonly emls?: ReadonlyMap<string, Uint8Array>;
   /** Options of the scheduler (how it yields to the host). Default {@link FAST_SETTLING}. */
   readonly scheduler?: Omit<SchedulerOptions, "startMs">;
+  /**
+   * A known bug planted in every sender (app/sender/plantedBugs.ts), for the
+   * tests that show `mailscope explore` finds it. Test-only: a scenario has no
+   * field for it, and no command or control of the app passes it.
+   */
+  readonly plantedBug?: PlantedBug;
   /** Trace events the run may record at most; default {@link eventBudgetOf} the scenario. Past it the run fails. */
   readonly eventBudget?: number;
   /**
@@ -392,6 +399,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
         },
         production: true,
         ...(domain.senderMisbehaviour !== undefined && { misbehaviour: domain.senderMisbehaviour }),
+        ...(options.plantedBug !== undefined && { plantedBug: options.plantedBug }),
         guardDsnLoops,
       },
       {

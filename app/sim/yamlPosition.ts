@@ -1,4 +1,6 @@
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from "yaml";
+import type * as z from "zod";
+import { maxOf } from "../protocol/lists.ts";
 
 /** A line and column, both 1-based, as editors show them. */
 export interface TextPosition {
@@ -116,4 +118,113 @@ export function fieldName(path: readonly (string | number)[]): string {
     else out += out === "" ? part : `.${part}`;
   }
   return out;
+}
+
+type Issue = z.core.$ZodIssue;
+
+/** Words after "unknown field" for an unknown key at `path` (a suggestion of the field meant), or "". */
+export type UnknownKeyHint = (key: string, doc: Document, path: readonly (string | number)[]) => string;
+
+/**
+ * A schema's complaint about the value read from `doc`, as errors located in
+ * the file: an unknown key at the key itself, a missing field at the mapping it
+ * belongs in, a union's complaint from the branch that got furthest into the
+ * value, a discriminated union's unknown `kind` with the kinds there are.
+ */
+export function schemaIssueErrors(
+  issue: Issue,
+  doc: Document,
+  at: OffsetToPosition,
+  file: string,
+  hint: UnknownKeyHint = () => "",
+): FileError[] {
+  const path = issue.path.filter((p): p is string | number => typeof p === "string" || typeof p === "number");
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((key) => ({
+      file,
+      ...(keyPositionOf(doc, path, key, at) ?? positionOf(doc, path, at)),
+      field: fieldName([...path, key]),
+      message: `unknown field "${key}"${hint(key, doc, path)}`,
+    }));
+  }
+  if (issue.code === "invalid_union") {
+    // A union's branches each complain; the most useful is the one that got furthest into the value.
+    const branches = issue.errors
+      .map((branch) => branch.filter((i) => i.code !== "invalid_type" || i.path.length > 0))
+      .filter((branch) => branch.length > 0)
+      .sort((a, b) => depth(b) - depth(a));
+    const best = branches[0];
+    // …or the only branch of the value's type (a list of too many recipients, not a mailbox string).
+    if (best !== undefined && (depth(best) > 0 || branches.length === 1)) {
+      return best.flatMap((inner) =>
+        schemaIssueErrors({ ...inner, path: [...issue.path, ...inner.path] } as Issue, doc, at, file, hint),
+      );
+    }
+  }
+  const options = (issue as unknown as { options?: unknown }).options;
+  if (issue.code === "invalid_union" && "discriminator" in issue && Array.isArray(options)) {
+    // A discriminated union (the network faults' `kind`): the path already ends at the discriminator.
+    const value = doc.getIn(path);
+    const kinds = (options as unknown[]).map(String).join(", ");
+    return [
+      {
+        file,
+        ...positionOf(doc, path, at),
+        field: fieldName(path),
+        message:
+          value === undefined
+            ? `is required: one of ${kinds}`
+            : `unknown kind ${JSON.stringify(value)}; the kinds are ${kinds}`,
+      },
+    ];
+  }
+  return [{ file, ...positionOf(doc, path, at), field: fieldName(path), message: issueMessage(issue, doc, path) }];
+}
+
+function depth(issues: readonly Issue[]): number {
+  return maxOf(
+    issues.map((i) => i.path.length),
+    0,
+  );
+}
+
+function issueMessage(issue: Issue, doc: Document, path: readonly (string | number)[]): string {
+  if (issue.code === "invalid_type" && path.length > 0 && !doc.hasIn(path)) return `is required (${issue.expected})`;
+  if (issue.code === "invalid_value" && "values" in issue) {
+    return `is ${JSON.stringify(doc.getIn(path))}; expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+  }
+  return issue.message;
+}
+
+/** What {@link parseYamlWith} returns: the value with the document, to locate later errors; or every error found. */
+export type YamlParse<T> =
+  | { readonly ok: true; readonly value: T; readonly doc: Document; readonly at: OffsetToPosition }
+  | { readonly ok: false; readonly errors: readonly FileError[] };
+
+/**
+ * Reads a YAML file that holds a mapping and validates it with `schema`. Never throws: a syntax error, an
+ * empty file, a file that is not a mapping (`messages` say what it should hold) and each schema issue come
+ * back as errors at their line and column, sorted.
+ */
+export function parseYamlWith<S extends z.ZodType>(
+  text: string,
+  file: string,
+  schema: S,
+  messages: { readonly empty: string; readonly notMapping: string },
+  hint?: UnknownKeyHint,
+): YamlParse<z.output<S>> {
+  const read = readYaml(text, file);
+  if (!read.ok) return read;
+  const { doc, at, data } = read;
+  const whole = (message: string): YamlParse<z.output<S>> => ({
+    ok: false,
+    errors: [{ file, line: 1, column: 1, field: "(file)", message }],
+  });
+  if (data === null || data === undefined) return whole(messages.empty);
+  if (typeof data !== "object" || Array.isArray(data)) return whole(messages.notMapping);
+  const result = schema.safeParse(data);
+  if (result.success) return { ok: true, value: result.data, doc, at };
+  const errors = result.error.issues.flatMap((issue) => schemaIssueErrors(issue, doc, at, file, hint));
+  errors.sort((a, b) => a.line - b.line || a.column - b.column);
+  return { ok: false, errors };
 }

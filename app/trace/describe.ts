@@ -213,6 +213,9 @@ const WORDS: ReadonlySet<string> = new Set<TraceEventName>([
   "recipient.outcome",
   "idempotency.replay",
   "idempotency.conflict",
+  "probe.started",
+  "probe.tls",
+  "probe.case",
 ]);
 
 /** The steps of a discovery that went well, which the timeline shows only with `full` (as it does the wire). */
@@ -316,6 +319,14 @@ function words(name: string, d: Readonly<Record<string, unknown>>, how: Describe
       return `replayed the stored answer for key ${String(d["key"])}${d["recipients"] !== undefined ? ` to ${list(d["recipients"])}` : ""} [POST-12]`;
     case "idempotency.conflict":
       return `key ${String(d["key"])} reused with another body: 409 [POST-26]`;
+    case "probe.started": {
+      const plan = (d["plan"] ?? {}) as Readonly<Record<string, unknown>>;
+      return `probe of ${String(d["target"])}${typeof d["origin"] === "string" ? ` at ${d["origin"]}` : ""}: ${plural(plan["cases"], "case")}, ${plural(plan["messages"], "message")} to store`;
+    }
+    case "probe.tls":
+      return `TLS handshake offering ${String(d["version"])}: ${String(d["outcome"])}${typeof d["protocol"] === "string" ? ` (${d["protocol"]})` : ""}${typeof d["message"] === "string" ? `: ${d["message"]}` : ""}`;
+    case "probe.case":
+      return `${String(d["result"])} ${String(d["id"])} (${String(d["grade"])}): ${String(d["actual"])}${rule}`;
     default:
       return undefined;
   }

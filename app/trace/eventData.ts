@@ -82,6 +82,15 @@ export const EVENT_DATA: Readonly<Partial<Record<TraceEventName, Readonly<Record
   "idempotency.conflict": { signingDomain: str, key: str },
   "mailbox.delivered": { mailbox: str, size: int },
   "failure.after-acceptance": { mailbox: str, status: str },
+  "probe.started": { target: str, plan: obj },
+  "probe.tls": { version: oneOf("TLSv1.3", "TLSv1.2"), outcome: oneOf("established", "refused", "failed") },
+  "probe.case": {
+    id: str,
+    rule: str,
+    grade: oneOf("MUST", "SHOULD", "MAY"),
+    result: oneOf("PASS", "FAIL", "SKIP"),
+    exchanges: strings,
+  },
   "invariant.checked": { id: str, passed: bool },
   "expectation.checked": { id: str, passed: bool },
 };

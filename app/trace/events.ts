@@ -61,6 +61,13 @@ export const traceEventNames = {
   "idempotency.conflict": "a known key with other content (exchangeId?, signingDomain, key)",
   "mailbox.delivered": "a message stored in a mailbox (exchangeId?, mailbox, messageId?, size)",
   "failure.after-acceptance": "an accepted message that later failed (mailbox, status), answered by a DSN",
+  // `mailscope probe`: a real receiver checked from outside (docs/probe.md); its trace holds these and the wire.
+  "probe.started":
+    "a probe of a receiver starts (target, origin?, domain, from, keyid, keyRecord, mailboxes, absent, plan: { cases, requests, messages, messagesAtMost })",
+  "probe.tls":
+    "a TLS handshake the probe made to test the origin (version: TLSv1.3 | TLSv1.2, outcome: established | refused | failed, protocol?, cipher?, authorized?, authorizationError?, message?)",
+  "probe.case":
+    "one probe case's verdict (id, rule, rules, grade: MUST | SHOULD | MAY, title, expected, actual, result: PASS | FAIL | SKIP, why?, exchanges, evidence)",
   // Checks of a simulation run.
   "invariant.checked":
     "an invariant over the whole run (id, passed, detail, evidence?: the seqs of the events behind the verdict, rules)",
@@ -72,4 +79,28 @@ export type TraceEventName = keyof typeof traceEventNames;
 
 export function isTraceEventName(name: string): name is TraceEventName {
   return Object.hasOwn(traceEventNames, name);
+}
+
+/** Edits (insert, delete, replace) from `a` to `b`. */
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(
+        (row[j] ?? 0) + 1,
+        (next[j - 1] ?? 0) + 1,
+        (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    row = next;
+  }
+  return row[b.length] ?? 0;
+}
+
+/** The event name closest to `name` (a typo's), if one is at most 3 edits away. */
+export function closestEventName(name: string): TraceEventName | undefined {
+  const names = Object.keys(traceEventNames) as TraceEventName[];
+  const closest = names.map((n) => ({ n, d: distance(name, n) })).sort((a, b) => a.d - b.d)[0];
+  return closest !== undefined && closest.d <= 3 ? closest.n : undefined;
 }

@@ -21,12 +21,18 @@ import { EditorStart } from "./views/editor/EditorStart.tsx";
 import { useScenarioEditor } from "./views/editor/useScenarioEditor.tsx";
 import type { CompareBase } from "./model/compare.ts";
 import { CompareView } from "./views/compare/CompareView.tsx";
+// Imported with the page, not in a chunk of its own: a chunk shared with the editor's would build zod schemas
+// before noEval.ts makes zod jitless, and the page's CSP refuses the eval zod then probes.
+import { ExploreView } from "./views/explore/ExploreView.tsx";
 import { Library } from "./views/library/Library.tsx";
 import { Welcome } from "./views/library/Welcome.tsx";
 import { exportFile, exportNote, type ExportWhat, type RunExports } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
+import { isProbeReport } from "../../app/probe/report.ts";
+import { isProbeTrace } from "./model/probe.ts";
+import { ProbeView } from "./views/probe/ProbeView.tsx";
 
-type View = "run" | "rules" | "editor" | "compare";
+type View = "run" | "rules" | "editor" | "compare" | "explore" | "probe";
 
 // The editor (CodeMirror and the scenario parser) loads on first use, in a chunk of its own.
 const ScenarioEditor = lazy(() =>
@@ -69,6 +75,10 @@ export function App() {
   // An opened bug bundle, shown above its run (issue 15).
   const [bundle, setBundle] = useState<{ readonly bundle: Bundle; readonly file: string } | undefined>();
   const [compareBase, setCompareBase] = useState<CompareBase | undefined>();
+  // The Explore view, once opened, stays mounted (hidden) so that an exploration goes on while a run shows.
+  const [exploring, setExploring] = useState(false);
+  // An opened probe's trace or report (`mailscope probe`): its cases, beside the sequence diagram and inspector.
+  const [probe, setProbe] = useState<{ readonly file: string; readonly trace: Trace } | undefined>();
   // "with message bodies", for every export of the run: the export bar's and File ▸ Export's (issue 22).
   const [withBodies, setWithBodies] = useState(false);
   const [exportedNote, setExportedNote] = useState<string | undefined>();
@@ -184,7 +194,19 @@ export function App() {
       setBundle({ bundle: read.value, file: name });
       return;
     }
-    const parsed = json === undefined ? importTrace(text) : importTraceValue(json);
+    // A probe's JSON report carries its trace; a probe's trace opens as the report it is.
+    const probeReport = isProbeReport(json);
+    const parsed =
+      json === undefined
+        ? importTrace(text)
+        : importTraceValue(probeReport ? (json as { trace?: unknown }).trace : json);
+    if (parsed.ok && (probeReport || isProbeTrace(parsed.value.events))) {
+      remember(entryOf({ kind: "trace", name, path, text }));
+      setError(undefined);
+      setProbe({ file: name, trace: parsed.value });
+      setView("probe");
+      return;
+    }
     if (!parsed.ok) {
       cannotOpen(
         `${name} cannot be opened as a trace: ${parsed.violations.map((v) => `${v.path}: ${v.message}`).join("; ")}`,
@@ -454,6 +476,20 @@ export function App() {
           <button aria-pressed={view === "editor"} onClick={() => setView("editor")}>
             Editor
           </button>
+          <button
+            aria-pressed={view === "explore"}
+            onClick={() => {
+              setExploring(true);
+              setView("explore");
+            }}
+          >
+            Explore
+          </button>
+          {probe && (
+            <button aria-pressed={view === "probe"} onClick={() => setView("probe")}>
+              Probe
+            </button>
+          )}
         </nav>
         <span className="shell" data-testid="shell">
           {info ? `${info.shell}${info.electron ? ` ${info.electron}` : ""} · v${info.version}` : "…"}
@@ -498,8 +534,24 @@ export function App() {
           </ErrorBoundary>
         </div>
         {editor.dialogs}
+        {exploring && (
+          <div hidden={view !== "explore"}>
+            <ErrorBoundary resetKey="explore">
+              <ExploreView
+                mailscope={info?.version ?? __MAILSCOPE_VERSION__}
+                onOpenRun={(name, text) => openScenarioText(name, text)}
+                onOpenEditor={(name, text) => {
+                  editor.open({ name, savedText: "", text, untitled: true });
+                  setView("editor");
+                }}
+              />
+            </ErrorBoundary>
+          </div>
+        )}
         <ErrorBoundary resetKey={`${view} ${current?.file ?? ""} ${String(context.source?.kind)}`}>
-          {view === "editor" ? null : view === "compare" && compareBase ? (
+          {view === "editor" || view === "explore" ? null : view === "probe" && probe ? (
+            <ProbeView key={probe.file} events={probe.trace.events} file={probe.file} onRule={showRule} onSave={save} />
+          ) : view === "compare" && compareBase ? (
             <CompareView
               base={compareBase}
               mailscope={info?.version ?? __MAILSCOPE_VERSION__}

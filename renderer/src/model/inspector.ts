@@ -127,10 +127,32 @@ export function exchangeView(
   let handledBy: string | undefined;
   const fetched = new Map<string, RecordedEvent>();
   const held = new Map<string, RecordedEvent>();
+  // A probe (`mailscope probe`) keeps no capabilities cache: what it held is the document its last
+  // GET /v1/capabilities before the request was answered with (200), read off that exchange.
+  const probe = events[0]?.name === "probe.started";
+  const capabilityRequests = new Map<string, string>();
   // The DNS answers and capabilities in force are read off the run up to the request; the exchange's own
   // events are found on the way (one pass, made when an exchange is selected).
   for (const e of events) {
     const d = e.data as Data;
+    if (probe && !request) {
+      const id = str(d["exchangeId"]) ?? "";
+      const url = str(d["url"]);
+      if (e.name === "http.request" && d["method"] === "GET" && url !== undefined && URL.canParse(url)) {
+        const u = new URL(url);
+        if (u.pathname === "/v1/capabilities") capabilityRequests.set(id, u.origin);
+      } else if (e.name === "http.response" && d["status"] === 200 && capabilityRequests.has(id)) {
+        const origin = capabilityRequests.get(id) ?? "";
+        const document = parseJson(str(d["body"]) ?? "");
+        const asFetched: RecordedEvent = {
+          ...e,
+          name: "capabilities.fetched",
+          data: { origin, ...(document !== undefined && { capabilities: document }) },
+        };
+        held.set(origin, asFetched);
+        fetched.set(origin, asFetched);
+      }
+    }
     if (e.name === "dns.answer") {
       const key = `${str(d["name"])}|${str(d["type"])}`;
       if (!request) answers.set(key, e);
@@ -348,6 +370,8 @@ export async function exchangeChecks(
   events: readonly RecordedEvent[],
   exchangeId: string,
   receivers: readonly ReceiverOfRun[] = [],
+  /** Key records the trace holds besides its DNS answers (a probe's own, in `probe.started`), by keyid. */
+  keyRecords: Readonly<Record<string, string>> = {},
 ): Promise<readonly LintLine[] | undefined> {
   const request = events.find((e) => e.name === "http.request" && (e.data as Data)["exchangeId"] === exchangeId);
   if (!request) return undefined;
@@ -380,6 +404,7 @@ export async function exchangeChecks(
         (keyid) => after.get(keyid) ?? [],
         "a DNS answer the trace recorded after this request (none was looked up for it)",
       ),
+      txtRecordKeys((keyid) => (keyRecords[keyid] !== undefined ? [keyRecords[keyid]] : []), "the probe's own record"),
     ]),
     ...(config !== undefined && { config }),
     hints: {

@@ -114,7 +114,8 @@ export function sequenceOfEvents(
     const actor = str(d["deliveryActor"]) ?? actorOf(str(d["deliveryId"]));
     if (actor && e.domain && e.name !== "recipient.result" && e.name !== "recipient.outcome")
       currentActor.set(e.domain, actor);
-    const mine = e.domain !== undefined && ownActor(currentActor.get(e.domain));
+    // A range shows every exchange in it, also those of no delivery actor (a probe's requests, `mailscope probe`).
+    const mine = e.domain !== undefined && (range !== undefined || ownActor(currentActor.get(e.domain)));
     const inRange = range === undefined || (e.timeMs >= range.fromMs && e.timeMs <= range.toMs);
     const row = (r: Omit<SequenceRow, "seq" | "timeMs" | "results" | "broken"> & Partial<SequenceRow>) => {
       if (inRange) rows.push({ results: [], broken: false, seq: e.seq, timeMs: e.timeMs, ...r });

@@ -13,6 +13,8 @@ export interface InspectorViewProps {
   /** The run's receivers (the session's summary), whose configurations the checks read. */
   readonly receivers: readonly ReceiverOfRun[];
   readonly onRule: (rule: string) => void;
+  /** Key records the trace holds besides its DNS answers (a probe's own), by keyid. */
+  readonly keyRecords?: Readonly<Record<string, string>>;
 }
 
 async function copy(text: string, setNote: (note: string) => void, what: string) {
@@ -25,7 +27,7 @@ async function copy(text: string, setNote: (note: string) => void, what: string)
 }
 
 /** One HTTP exchange: request, signature, digest, envelope, response, the receiver's checks; copies. */
-export function InspectorView({ events, startMs, exchangeIds, receivers, onRule }: InspectorViewProps) {
+export function InspectorView({ events, startMs, exchangeIds, receivers, onRule, keyRecords }: InspectorViewProps) {
   const [chosen, setChosen] = useState<string | undefined>();
   const exchangeId = chosen !== undefined && exchangeIds.includes(chosen) ? chosen : exchangeIds.at(-1);
   const x = useMemo(
@@ -38,14 +40,14 @@ export function InspectorView({ events, startMs, exchangeIds, receivers, onRule 
   useEffect(() => {
     if (!exchangeId || !x || x.method !== "POST") return;
     let live = true;
-    exchangeChecks(events, exchangeId, receivers).then(
+    exchangeChecks(events, exchangeId, receivers, keyRecords).then(
       (lines) => live && setChecks({ id: exchangeId, lines }),
       (e: unknown) => live && setChecks({ id: exchangeId, lines: undefined, error: String(e) }),
     );
     return () => {
       live = false;
     };
-  }, [events, exchangeId, x, receivers]);
+  }, [events, exchangeId, x, receivers, keyRecords]);
 
   return (
     <section aria-labelledby="inspector-heading" className="panel inspector">

@@ -1,0 +1,133 @@
+/**
+ * What one run exercised (issue 26, docs/explore.md "Coverage"), read from
+ * its trace's events generically — the delivery machine's transitions matched
+ * to its graph, the rule and gap IDs the events cite, the outcomes, the
+ * answers and their classes — as a set of keys. A run whose keys add to what
+ * the search has seen joins the corpus; the keys' union is the coverage.
+ *
+ * Nothing here counts transitions or rules by hand: the graph comes from the
+ * machine (`deliveryMachineGraph`), the citations from the events
+ * (`rulesCited`, `gapEvidence`), so a change in what the engine emits changes
+ * the coverage, not this file.
+ */
+import { deliveryMachineGraph, transitionsMatching, type MachineGraph } from "../sender/machineGraph.ts";
+import { gapEvidence, rulesCited } from "../trace/ruleEvidence.ts";
+import type { RecordedEvent } from "../trace/schema.ts";
+
+let graph: MachineGraph | undefined;
+
+/** The delivery machine's graph, built once. */
+export function machineGraph(): MachineGraph {
+  graph ??= deliveryMachineGraph();
+  return graph;
+}
+
+/** The graph's transitions, as coverage keys (`transition:<id>`), in the graph's order. */
+export function transitionKeys(): string[] {
+  return machineGraph().transitions.map((t) => `transition:${t.id}`);
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" || typeof value === "number" || typeof value === "boolean"
+    ? String(value)
+    : undefined;
+}
+
+/** `https://…/rate_limited` → `rate_limited`. */
+function identifier(type: unknown): string {
+  const text = str(type);
+  return text === undefined ? "-" : text.slice(text.lastIndexOf("/") + 1);
+}
+
+/** The checks' verdicts cite rules whether or not the run exercised them (ruleEvidence.ts): they are no coverage. */
+const VERDICTS = new Set(["invariant.checked", "expectation.checked"]);
+
+/** For each event name, the data fields whose values tell its behaviours apart. */
+const DISTINGUISHING: Readonly<Record<string, readonly string[]>> = {
+  "recipient.outcome": ["outcome"],
+  "smtp.handoff": ["reason", "accepted"],
+  "attempt.ended": ["status", "failure", "class", "fallbackEligible"],
+  "attempt.judged": ["stage", "class", "fallbackEligible"],
+  "recipient.result": ["status"],
+  "dns.answer": ["type", "kind"],
+  "discovery.resolved": ["outcome", "gap"],
+  "timer.set": ["decidedBy", "reason"],
+  "receiver.response": ["status"],
+  "dsn.sent": ["reason"],
+  "pin.removed": ["reason"],
+  "http.failure": ["kind"],
+  "delivery.created": ["gap"],
+};
+
+/** The keys of one run: everything it exercised that the search tells apart. */
+export function coverageKeys(events: readonly RecordedEvent[]): Set<string> {
+  const keys = new Set<string>();
+  const g = machineGraph();
+  for (const e of events) {
+    if (VERDICTS.has(e.name)) continue;
+    keys.add(`event:${e.name}`);
+    const d = e.data ?? {};
+    for (const id of rulesCited(d)) keys.add(`rule:${id}`);
+    const fields = DISTINGUISHING[e.name];
+    if (fields !== undefined) {
+      const problem = d["problem"] !== undefined ? `:${identifier(d["problem"])}` : "";
+      keys.add(`${e.name}:${fields.map((f) => str(d[f]) ?? "-").join(":")}${problem}`);
+    }
+    if (e.name === "machine.transition") {
+      const recorded = {
+        from: str(d["from"]) ?? "",
+        to: str(d["to"]) ?? "",
+        event: str(d["event"]) ?? "",
+        ...(str(d["transition"]) !== undefined && { transition: str(d["transition"]) as string }),
+      };
+      for (const t of transitionsMatching(g, recorded)) keys.add(`transition:${t.id}`);
+      const row = str(d["row"]);
+      if (row !== undefined) keys.add(`row:${row}`);
+    }
+  }
+  for (const gap of gapEvidence(events as RecordedEvent[]).keys()) keys.add(`gap:${gap}`);
+  for (const path of machinePaths(events)) keys.add(`path:${path}`);
+  return keys;
+}
+
+/**
+ * Each delivery actor's path through the machine, in words: its transitions'
+ * names in order, in attempts (an attempt ends with the retry that follows
+ * it). The attempts that were retried are written once each, in the order
+ * they first came, inside `( … )+` when there were several
+ * (`(discoveryEnded retryWithinFallbackWindow)+ | discoveryEnded fallBackToSmtpAfterWindow handedOver`
+ * for an actor retried sixty times, then handed to SMTP); the last attempt
+ * follows. Two runs that take the same path have the same words, whatever
+ * their times and counts.
+ */
+export function machinePaths(events: readonly RecordedEvent[]): Set<string> {
+  const steps = new Map<string, string[]>();
+  for (const e of events) {
+    if (e.name !== "machine.transition") continue;
+    const actor = str(e.data?.["deliveryActor"]);
+    if (actor === undefined) continue;
+    const name = str(e.data?.["transition"]) ?? `${str(e.data?.["from"]) ?? "?"}->${str(e.data?.["to"]) ?? "?"}`;
+    const list = steps.get(actor) ?? [];
+    list.push(name);
+    steps.set(actor, list);
+  }
+  const paths = new Set<string>();
+  for (const list of steps.values()) paths.add(pathWords(list));
+  return paths;
+}
+
+const RETRIES = new Set(["retrySameDelivery", "retryDeferredAsNewDelivery"]);
+
+/** A list of transition names as a path (see {@link machinePaths}). */
+export function pathWords(names: readonly string[]): string {
+  const attempts: string[][] = [[]];
+  for (const name of names) {
+    (attempts.at(-1) as string[]).push(name);
+    if (RETRIES.has(name)) attempts.push([]);
+  }
+  const last = attempts.pop() as string[];
+  const retried = [...new Set(attempts.map((a) => a.join(" ")))];
+  const loop =
+    attempts.length === 0 ? [] : [attempts.length === 1 ? (retried[0] as string) : `(${retried.join(" | ")})+`];
+  return [...loop, ...(last.length > 0 ? [last.join(" ")] : [])].join(" | ");
+}

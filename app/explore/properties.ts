@@ -1,0 +1,245 @@
+/**
+ * What every explored run is held to (issue 26, docs/explore.md
+ * "Properties"): the invariants every simulation checks (app/sim/
+ * invariants.ts), plus the spec's guarantees stated over a whole run that
+ * those do not already say, plus the user's own properties
+ * (userProperties.ts).
+ *
+ * Like the invariants, these read the trace alone and judge it by SPEC.md's
+ * words, not by the delivery machine's own verdicts: an attempt's kind comes
+ * from its answers (`classify`), a key from what went on the wire.
+ *
+ * | id | what holds |
+ * |---|---|
+ * | rejected-never-smtp | a rejected recipient (per recipient, or by a request-level 4xx) is never handed to SMTP |
+ * | nothing-after-give-up | after a delivery bounced, nothing more of it: no attempt, timer, new delivery or hand-off |
+ * | idempotency-keys | every POST of a delivery carries its key (a replay the same key), and no two deliveries share one |
+ * | dsn-for-every-bounce | every bounce of a message with a sender is reported to it by a DSN |
+ * | fallback-at-window-end | an attempt at or after the fallback window's end, every attempt so far fallback-eligible, is the last over the service |
+ */
+import {
+  buildModel,
+  classify,
+  normalizeAddress,
+  permanentEnding,
+  type CheckedEvent,
+  type InvariantOptions,
+} from "../sim/invariants.ts";
+import type { CheckResult } from "../trace/schema.ts";
+
+/** One property of the whole run: its id, what it says, the rules it stands on. */
+export interface PropertyInfo {
+  readonly id: string;
+  readonly title: string;
+  readonly rules: readonly string[];
+}
+
+/** The whole-run guarantees checked on every explored run, besides the invariants. */
+export const RUN_PROPERTIES: readonly PropertyInfo[] = [
+  {
+    id: "rejected-never-smtp",
+    title: "a rejected recipient is never sent over SMTP",
+    rules: ["RCP-7", "STATE-9", "ERR-5"],
+  },
+  {
+    id: "nothing-after-give-up",
+    title: "nothing happens to a delivery after it bounced: no attempt, timer, new delivery or hand-off",
+    rules: ["STATE-7", "RETRY-6"],
+  },
+  {
+    id: "idempotency-keys",
+    title: "a replay carries the same Idempotency-Key, a new delivery a new one",
+    rules: ["POST-24", "STATE-6", "POST-27"],
+  },
+  {
+    id: "dsn-for-every-bounce",
+    title: "a DSN reports every bounce, except to the null sender",
+    rules: ["STATE-7", "EVT-3"],
+  },
+  {
+    id: "fallback-at-window-end",
+    title:
+      "an attempt at or after the fallback window's end, every attempt so far fallback-eligible, is handed to SMTP: no further attempt over the service",
+    rules: ["STATE-3", "RETRY-4", "ERR-25"],
+  },
+];
+
+/** The events an explored run is judged on: a trace's events, each with its seq. */
+export type JudgedEvent = CheckedEvent & { readonly seq: number };
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+function list(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
+
+/** A verdict: passed with what was checked, or the violations and their evidence. */
+function verdict(
+  id: string,
+  violations: readonly { text: string; evidence: readonly CheckedEvent[] }[],
+  checked: string,
+): CheckResult {
+  if (violations.length === 0) return { id, passed: true, detail: checked };
+  const shown = violations.slice(0, 5).map((v) => v.text);
+  const more = violations.length > 5 ? `; and ${violations.length - 5} more` : "";
+  const seqs = [...new Set(violations.flatMap((v) => v.evidence.map((e) => e.seq)))]
+    .filter((s): s is number => s !== undefined)
+    .sort((a, b) => a - b);
+  return { id, passed: false, detail: `${shown.join("; ")}${more}`, ...(seqs.length > 0 && { evidence: seqs }) };
+}
+
+/** `+h:mm:ss` after `startMs`. */
+function at(ms: number, startMs: number): string {
+  const s = Math.max(0, Math.round((ms - startMs) / 1000));
+  return `+${Math.floor(s / 3600)}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`;
+}
+
+/** Checks every whole-run property over `events`; one result per {@link RUN_PROPERTIES} entry, in order. */
+export function checkRunProperties(events: readonly CheckedEvent[], options: InvariantOptions): CheckResult[] {
+  const model = buildModel(events);
+  const actors = [...model.actors.values()];
+
+  // rejected-never-smtp
+  const rejectedSmtp: { text: string; evidence: CheckedEvent[] }[] = [];
+  let rejected = 0;
+  for (const actor of actors) {
+    const final = new Map<string, CheckedEvent>();
+    for (const attempt of actor.attempts) {
+      for (const e of attempt.events) {
+        const d = e.data ?? {};
+        if (e.name === "recipient.result" && d["status"] === "rejected") {
+          final.set(normalizeAddress(str(d["recipient"]) ?? ""), e);
+        } else if (
+          e.name === "attempt.ended" &&
+          permanentEnding(d, options.readings) &&
+          // unsupported_version is permanent yet goes to SMTP at once (STATE-4, ERR-26).
+          !(str(d["problem"]) ?? "").endsWith("/unsupported_version")
+        ) {
+          for (const r of model.deliveries.get(str(d["deliveryId"]) ?? "") ?? []) final.set(r, e);
+        }
+      }
+    }
+    rejected += final.size;
+    for (const { event } of actor.handOffs) {
+      for (const r of list(event.data?.["recipients"]).map(normalizeAddress)) {
+        const answer = final.get(r);
+        if (answer !== undefined) {
+          rejectedSmtp.push({
+            text: `${actor.id}: ${r} handed to SMTP at ${at(event.timeMs, actor.startMs)} after it was rejected at ${at(answer.timeMs, actor.startMs)} [RCP-7]`,
+            evidence: [answer, event],
+          });
+        }
+      }
+    }
+  }
+
+  // nothing-after-give-up
+  const afterGiveUp: { text: string; evidence: CheckedEvent[] }[] = [];
+  let bounces = 0;
+  const LATER = new Set(["attempt.started", "timer.set", "timer.fired", "delivery.created", "smtp.handoff"]);
+  for (const actor of actors) {
+    const bounce = actor.bounced;
+    if (bounce === undefined) continue;
+    bounces++;
+    const seq = bounce.seq ?? Number.POSITIVE_INFINITY;
+    const late = actor.attempts.flatMap((a) => a.events).find((e) => LATER.has(e.name) && (e.seq ?? -1) > seq);
+    if (late !== undefined) {
+      afterGiveUp.push({
+        text: `${actor.id}: ${late.name} at ${at(late.timeMs, actor.startMs)}, after it bounced at ${at(bounce.timeMs, actor.startMs)} [STATE-7]`,
+        evidence: [bounce, late],
+      });
+    }
+  }
+
+  // idempotency-keys
+  const keyViolations: { text: string; evidence: CheckedEvent[] }[] = [];
+  const keyOf = new Map<string, { key: string; event: CheckedEvent }>();
+  const deliveryOfKey = new Map<string, { deliveryId: string; event: CheckedEvent }>();
+  let posts = 0;
+  for (const e of events) {
+    if (e.name !== "attempt.started") continue;
+    const deliveryId = str(e.data?.["deliveryId"]);
+    const key = str(e.data?.["idempotencyKey"]);
+    if (deliveryId === undefined || key === undefined) continue;
+    posts++;
+    const first = keyOf.get(deliveryId);
+    if (first === undefined) keyOf.set(deliveryId, { key, event: e });
+    else if (first.key !== key) {
+      keyViolations.push({
+        text: `${deliveryId}: attempt ${String(e.data?.["attempt"] ?? "?")} sent with the key ${key}, not the delivery's ${first.key} [POST-24]`,
+        evidence: [first.event, e],
+      });
+    }
+    // Keys are scoped per signing domain (AUTH-5): the sending domain is the event's.
+    const scoped = `${e.domain ?? ""}\n${key}`;
+    const owner = deliveryOfKey.get(scoped);
+    if (owner === undefined) deliveryOfKey.set(scoped, { deliveryId, event: e });
+    else if (owner.deliveryId !== deliveryId) {
+      keyViolations.push({
+        text: `${deliveryId}: a new delivery sent with ${owner.deliveryId}'s key ${key} [STATE-6, POST-27]`,
+        evidence: [owner.event, e],
+      });
+    }
+  }
+
+  // dsn-for-every-bounce
+  const missingDsn: { text: string; evidence: CheckedEvent[] }[] = [];
+  const reported = new Set<string>();
+  for (const e of events) {
+    if (e.name !== "dsn.sent") continue;
+    const messageId = str(e.data?.["messageId"]) ?? "";
+    for (const r of list(e.data?.["recipients"])) reported.add(`${messageId}\n${normalizeAddress(r)}`);
+  }
+  const fromOf = new Map<string, string | null>();
+  for (const e of events) {
+    if (e.name === "message.submitted") {
+      const from = e.data?.["from"];
+      fromOf.set(str(e.data?.["messageId"]) ?? "", typeof from === "string" ? from : null);
+    }
+  }
+  for (const actor of actors) {
+    const bounce = actor.bounced;
+    if (bounce === undefined || (fromOf.get(actor.messageId) ?? null) === null) continue;
+    const unreported = list(bounce.data?.["recipients"])
+      .map(normalizeAddress)
+      .filter((r) => !reported.has(`${actor.messageId}\n${r}`));
+    if (unreported.length > 0) {
+      missingDsn.push({
+        text: `${actor.id}: ${unreported.join(", ")} bounced at ${at(bounce.timeMs, actor.startMs)}, and no DSN told the sender [EVT-3]`,
+        evidence: [bounce],
+      });
+    }
+  }
+
+  // fallback-at-window-end
+  const lateFallback: { text: string; evidence: CheckedEvent[] }[] = [];
+  const windowMs = options.readings.G16.fallbackWindowS * 1000;
+  for (const actor of actors) {
+    const endMs = actor.startMs + windowMs;
+    for (const [i, attempt] of actor.attempts.entries()) {
+      const next = actor.attempts[i + 1];
+      if (attempt.startMs < endMs || next === undefined) continue;
+      const kinds = actor.attempts.slice(0, i + 1).map((a) => classify(a, options.readings).kind);
+      if (!kinds.every((k) => k === "eligible")) break;
+      lateFallback.push({
+        text: `${actor.id}: attempt ${attempt.index} at ${at(attempt.startMs, actor.startMs)}, at or after the ${windowMs / 60000}-minute fallback window's end with every attempt fallback-eligible, was followed by attempt ${next.index} over the service instead of SMTP [STATE-3]`,
+        evidence: [...attempt.events.slice(-1), ...next.events.slice(0, 1)],
+      });
+      break;
+    }
+  }
+
+  return [
+    verdict("rejected-never-smtp", rejectedSmtp, `${rejected} rejected recipient(s), none handed to SMTP`),
+    verdict("nothing-after-give-up", afterGiveUp, `${bounces} bounce(s), nothing after any`),
+    verdict("idempotency-keys", keyViolations, `${posts} POST(s): each delivery one key, no key on two deliveries`),
+    verdict("dsn-for-every-bounce", missingDsn, `${bounces} bounce(s), each reported unless the sender is null`),
+    verdict(
+      "fallback-at-window-end",
+      lateFallback,
+      `${actors.length} delivery actor(s): none retried over the service after the window with every attempt fallback-eligible`,
+    ),
+  ];
+}

@@ -1,0 +1,179 @@
+/**
+ * `npm run bench explore` (issue 26): what `mailscope explore` reaches, in
+ * runs and ratios — never a timed test.
+ *
+ * - Small worlds (≤ 2 domains, ≤ 3 messages): the same runs from the same
+ *   seed with 1 and then 2 worker threads, side by side: runs per minute with
+ *   2 workers (target ≥ 1,000), and the speed-up 1 → 2 (target ≥ 1.8×). The
+ *   two runs make the same worlds (the report is the same for any number of
+ *   workers; both in worker threads), so the ratio compares like with like. The machine's load
+ *   average and the CPU time used are printed with them: on a machine shared
+ *   with other work, wall time says as much about the others as about this.
+ * - Each planted bug (app/sender/plantedBugs.ts): the runs until explore
+ *   found it, and the size it shrank to (targets: within 200 runs; at most 2
+ *   domains, 1 message, 2 faults).
+ * - Coverage: 10,000 runs from one seed with the default options (2
+ *   workers): the delivery machine's transitions reached (target: every one a
+ *   world can reach), the rules the bundled scenarios' events cite that the
+ *   exploration did not (target 0), and the rule coverage reached (target:
+ *   more than `mailscope check --coverage` of the bundled scenarios, measured
+ *   here in the same run).
+ *
+ * `EXPLORE_BENCH_RUNS` (small-world runs, default 400) and
+ * `EXPLORE_COVERAGE_RUNS` (default 10000) make it shorter.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { availableParallelism, loadavg } from "node:os";
+import { exploreOptions, type ExploreOptions } from "../app/explore/options.ts";
+import { buildReport, exploreHeader } from "../app/explore/report.ts";
+import { shardLanes, type ExploreConfig } from "../app/explore/search.ts";
+import { CAUGHT_BY, HUNT_BUDGET, huntPlantedBug } from "../app/explore/testing.ts";
+import { machineGraph } from "../app/explore/coverage.ts";
+import { nodeCryptoProvider } from "../app/node/nodeCrypto.ts";
+import { runLanesInWorkers } from "../app/node/exploreWorkers.ts";
+import { useCryptoProvider } from "../app/protocol/webCrypto.ts";
+import { PLANTED_BUG_NAMES } from "../app/sender/plantedBugs.ts";
+import { runScenarioText } from "../app/sim/runScenario.ts";
+import { ruleCoverage } from "../app/trace/ruleEvidence.ts";
+import type { RecordedEvent } from "../app/trace/schema.ts";
+import type { Bench, BenchResult } from "./types.ts";
+
+const SMALL_RUNS = Number(process.env["EXPLORE_BENCH_RUNS"] ?? 400);
+const COVERAGE_RUNS = Number(process.env["EXPLORE_COVERAGE_RUNS"] ?? 10_000);
+const SMALL = exploreOptions({ domains: { max: 2 }, messages: { max: 3 } });
+
+function config(options: ExploreOptions, runs: number, seed: number): ExploreConfig {
+  return { seed, runs, options, properties: [], corpus: [], mailscope: "bench" };
+}
+
+/** Runs `runs` small worlds over `workers` threads: wall ms and CPU ms (this process and its threads). */
+async function timed(workers: number): Promise<{ wallMs: number; cpuMs: number; load: number }> {
+  const load = loadavg()[0] ?? 0;
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  // Worker threads for 1 as for 2 ("always"): the ratio compares threads with threads.
+  const lanes = shardLanes(SMALL.lanes, { index: 1, count: 1 });
+  await runLanesInWorkers(config(SMALL, SMALL_RUNS, 1), lanes, workers, () => {}, "always").results;
+  const used = process.cpuUsage(cpu);
+  return { wallMs: performance.now() - started, cpuMs: (used.user + used.system) / 1000, load };
+}
+
+async function throughput(): Promise<BenchResult[]> {
+  const one = await timed(1);
+  const two = await timed(2);
+  const perMinute = (ms: number): number => (SMALL_RUNS / ms) * 60_000;
+  const busy = `load average ${one.load.toFixed(1)} / ${two.load.toFixed(1)} on ${availableParallelism()} cores`;
+  return [
+    {
+      name: "small worlds, 2 workers",
+      value: perMinute(two.wallMs),
+      unit: "runs/min",
+      target: { op: ">=", value: 1000, label: "≥ 1,000 runs/min" },
+      note: `${SMALL_RUNS} runs (≤ 2 domains, ≤ 3 messages) in ${(two.wallMs / 1000).toFixed(1)} s; ${busy}`,
+    },
+    {
+      name: "small worlds, CPU per run",
+      value: two.cpuMs / SMALL_RUNS,
+      unit: "ms/run",
+      note: `with 2 workers (${(one.cpuMs / SMALL_RUNS).toFixed(0)} ms with 1): 2 free cores would run ${Math.round((2 * 60_000) / (two.cpuMs / SMALL_RUNS))} runs/min at this cost; CPU busy ${(one.cpuMs / one.wallMs).toFixed(2)} cores with 1 worker, ${(two.cpuMs / two.wallMs).toFixed(2)} with 2`,
+    },
+    {
+      name: "speed-up 1 → 2 workers",
+      value: one.wallMs / two.wallMs,
+      unit: "ratio",
+      target: { op: ">=", value: 1.8, label: "≥ 1.8×" },
+      note: `the same ${SMALL_RUNS} runs: ${(one.wallMs / 1000).toFixed(1)} s with 1, ${(two.wallMs / 1000).toFixed(1)} s with 2; ${busy}`,
+    },
+  ];
+}
+
+async function plantedBugs(): Promise<BenchResult[]> {
+  const out: BenchResult[] = [];
+  for (const bug of PLANTED_BUG_NAMES) {
+    const { finding, runs } = await huntPlantedBug(bug);
+    const size = finding?.shrunkSize;
+    const small = size !== undefined && size.domains <= 2 && size.messages <= 1 && size.faults <= 2;
+    out.push(
+      {
+        name: `planted ${bug}: runs to find`,
+        value: finding === undefined ? Number.POSITIVE_INFINITY : runs,
+        unit: "runs",
+        target: { op: "<=", value: HUNT_BUDGET, label: `≤ ${HUNT_BUDGET} runs` },
+        note: `caught by ${CAUGHT_BY[bug]}; shrunk in ${finding?.shrinkRuns ?? "-"} runs`,
+      },
+      {
+        name: `planted ${bug}: shrunk small`,
+        value: small ? 1 : 0,
+        unit: "yes",
+        target: { op: ">=", value: 1, label: "≤ 2 domains, 1 message, 2 faults" },
+        note:
+          size === undefined
+            ? "not found"
+            : `${size.domains} domains, ${size.messages} message, ${size.recipients} recipients, ${size.faults} faults`,
+      },
+    );
+  }
+  return out;
+}
+
+/** The rules the bundled scenarios' events cite (`mailscope check --coverage`'s). */
+async function bundledRules(): Promise<{ covered: Set<string>; percent: number }> {
+  const runs: { name: string; events: readonly RecordedEvent[] }[] = [];
+  for (const file of (await readdir("scenarios")).filter((f) => f.endsWith(".yaml")).sort()) {
+    const result = await runScenarioText(await readFile(`scenarios/${file}`, "utf8"), { file });
+    if (result.ok) runs.push({ name: file, events: result.run.trace.events });
+  }
+  const coverage = ruleCoverage(runs);
+  return {
+    covered: new Set(coverage.rules.filter((r) => r.events > 0).map((r) => r.id)),
+    percent: Math.round((100 * coverage.covered) / coverage.total),
+  };
+}
+
+async function coverage(): Promise<BenchResult[]> {
+  const options = exploreOptions();
+  const cfg = config(options, COVERAGE_RUNS, 1);
+  const started = performance.now();
+  const lanes = await runLanesInWorkers(cfg, shardLanes(options.lanes, { index: 1, count: 1 }), 2).results;
+  const seconds = (performance.now() - started) / 1000;
+  const report = buildReport(exploreHeader({ ...cfg, runs: COVERAGE_RUNS }), lanes);
+  // Transitions no world can take: those out of an invoked actor's failure (the sender's own code or its SMTP port throwing).
+  const reachable = machineGraph().transitions.filter((t) => t.trigger !== "error").length;
+  const bundled = await bundledRules();
+  const reached = new Set(report.coverage.rules.ids);
+  const missing = [...bundled.covered].filter((id) => !reached.has(id));
+  const where = `${report.runs} runs from seed 1 in ${seconds.toFixed(0)} s`;
+  return [
+    {
+      name: "coverage: delivery machine transitions",
+      value: report.coverage.transitions.covered,
+      unit: `of ${report.coverage.transitions.total}`,
+      target: { op: ">=", value: reachable, label: `every one a world can reach (${reachable})` },
+      note: `${where}; not reached: ${report.coverage.transitions.missing.join("; ") || "none"}`,
+    },
+    {
+      name: "coverage: bundled scenarios' rules not reached",
+      value: missing.length,
+      unit: "rules",
+      target: { op: "<=", value: 0, label: "0" },
+      note: missing.length === 0 ? `all ${bundled.covered.size} reached` : missing.join(", "),
+    },
+    {
+      name: "coverage: rules cited",
+      value: report.coverage.rules.percent,
+      unit: "%",
+      target: { op: ">=", value: bundled.percent + 1, label: `> check --coverage (${bundled.percent} %)` },
+      note: `${report.coverage.rules.covered} of ${report.coverage.rules.total} rules; ${report.coverage.keys} behaviours, ${report.gallery.length} paths; ${report.violations.length === 0 ? "no violation" : `violated: ${report.violations.map((v) => v.property).join(", ")}`}`,
+    },
+  ];
+}
+
+export const bench: Bench = {
+  name: "explore",
+  description:
+    "mailscope explore: small-world runs per minute and the 1 → 2 worker speed-up, the planted bugs, 10,000-run coverage",
+  run: async () => {
+    useCryptoProvider(nodeCryptoProvider());
+    return [...(await throughput()), ...(await plantedBugs()), ...(await coverage())];
+  },
+};
