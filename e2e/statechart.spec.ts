@@ -157,6 +157,79 @@ test.describe("issue 22: the machine's words read at its default view", () => {
     });
 });
 
+test.describe("the delivery machine as a learner reads it (issue 24)", () => {
+  test.setTimeout(120_000);
+  for (const scheme of ["light", "dark"] as const) {
+    test(`drawn before the run; a headline and the context at the step, beside the drawing at 1280 px (${scheme})`, async ({
+      page,
+    }) => {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await open(page, "receiver-down-past-fallback-window");
+      // Before the run: the machine is drawn, nothing active.
+      await expect(machine(page).locator('[data-state-id="retryScheduled"]')).toBeVisible();
+      await expect(machine(page).locator('[data-active="true"]')).toHaveCount(0);
+      await expect(page.getByTestId("statechart-status")).toContainText("No delivery has started yet");
+      // STATE-2: at +1:00:00 it waits inside the window for attempt 7 (jitter off: 0, 1, 3, 7, 15, 31, 63 min).
+      await jumpTo(page, "+1:00:00");
+      await expect(page.getByTestId("statechart-headline")).toHaveText(
+        "bob@b.example is in retryScheduled; attempt 7 at +1:03:00",
+      );
+      const context = page.getByTestId("statechart-context");
+      await expect(context).toContainText("Fallback window ends+2:00:00 (in 1:00:00)");
+      await expect(context).toContainText("Next attemptretry 6, +1:03:00 (in 0:03:00)");
+      await expect(context).toContainText(
+        "SMTP fallbackstill possible: every attempt so far fallback-eligible; not before the window ends at +2:00:00 (STATE-2)",
+      );
+      // A value's event, in the log.
+      await context.getByRole("button", { name: /^Next attempt: event #\d+ in the log$/ }).click();
+      await expect(page.locator("[data-testid=log-row][data-evidence]")).toContainText("attempt 7 in 32m");
+      // Beside the drawing, not under it.
+      const canvas = await machine(page).locator(".sc-canvas").boundingBox();
+      const side = await context.boundingBox();
+      expect(side!.x).toBeGreaterThan(canvas!.x + canvas!.width - 1);
+      expect(side!.y).toBeLessThan(canvas!.y + canvas!.height);
+      await machine(page).scrollIntoViewIfNeeded();
+      await noSeriousViolations(page);
+      await machine(page).screenshot({ path: `${SHOTS}/statechart-context-${scheme}.png` });
+      // STATE-3: handed over at +2:03:00; SMTP taken.
+      await runToEnd(page);
+      await expect(page.getByTestId("statechart-headline")).toHaveText(
+        "m1@a.example→b.example is in handedToSmtp: handed to SMTP at +2:03:00",
+      );
+      await expect(page.getByTestId("active-state")).toHaveText("handedToSmtp");
+      await expect(context).toContainText("SMTP fallbacktaken: handed to SMTP");
+    });
+  }
+});
+
+test("issue 24: with 30 deliveries, the statechart's picker is narrowed by the words typed", async ({ page }) => {
+  const messages = Array.from(
+    { length: 30 },
+    (_, i) => `  - { id: m${i + 1}, at: ${i * 1000}, from: alice@a.example, to: bob@b.example }`,
+  );
+  const text = `name: thirty\ndomains:\n  a.example: { mailboxes: [alice] }\n  b.example: { mailboxes: [bob] }\nmessages:\n${messages.join("\n")}\n`;
+  await page.goto("/");
+  await page.getByLabel("Open scenario…").setInputFiles({
+    name: "thirty.yaml",
+    mimeType: "text/yaml",
+    buffer: Buffer.from(text),
+  });
+  await expect(page.getByTestId("phase")).toContainText("Ready");
+  await runToEnd(page);
+  const picker = machine(page).getByRole("combobox", { name: "Delivery shown in the statechart" });
+  await expect(picker.getByRole("option")).toHaveCount(30);
+  await machine(page).getByRole("searchbox", { name: "Find a delivery" }).fill("m2");
+  // m2 and m20–m29, and the delivery shown (m1's) kept.
+  await expect(picker.getByRole("option")).toHaveCount(12);
+  await picker.selectOption("m27@a.example→b.example");
+  await expect(page.getByTestId("statechart-headline")).toHaveText(/^m27@a\.example→b\.example is finished at /);
+  await noSeriousViolations(page, ".statechart");
+  await machine(page)
+    .locator(".panel-head")
+    .screenshot({ path: `${SHOTS}/statechart-picker.png` });
+});
+
 test.describe("the rules as evidence", () => {
   test.setTimeout(300_000);
 

@@ -22,7 +22,13 @@ export interface AppInfo {
 export interface ScenarioSummary {
   readonly file: string;
   readonly name: string;
+  /** Its `title`, else its name. */
+  readonly title: string;
   readonly description: string;
+  /** The description's first sentence: the library's one line. */
+  readonly summary: string;
+  /** Its place in the "Start here" path and what to watch for, if it is a lesson. */
+  readonly lesson?: { readonly order: number; readonly watchFor: readonly string[] };
 }
 
 /** The outcome of saving an exported trace through the main process's save dialog. */

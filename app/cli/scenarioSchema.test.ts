@@ -79,6 +79,13 @@ const REFUSED: Readonly<Record<string, string>> = {
   "a receiver's Retry-After over two years": `domains:\n  a.example:\n    mailboxes: [alice]\n  b.example:\n    mailboxes: [bob]\n    policy: { unavailable: { retryAfterS: 1e12 } }\n${OK}`,
   "a message with 10,001 recipients": `${DOMAINS}messages:\n  - from: alice@a.example\n    to: [${Array.from({ length: 10_001 }, () => "bob@b.example").join(", ")}]\n`,
   "a slow-body chunk over 100 MiB": `${DOMAINS}${OK}faults:\n  network:\n    - { kind: slow-body, chunkBytes: 1e9 }\n`,
+  // Issue 24: a lesson's annotations are about a time or an event kind, and the kinds are the trace's.
+  "an annotation with neither at nor on": `${DOMAINS}${OK}annotations:\n  - { note: hello }\n`,
+  "an annotation with both at and on": `${DOMAINS}${OK}annotations:\n  - { at: 1m, on: smtp.handoff, note: hello }\n`,
+  "an annotation's nth without on": `${DOMAINS}${OK}annotations:\n  - { at: 1m, nth: 2, note: hello }\n`,
+  "an annotation on an event kind the trace has not": `${DOMAINS}${OK}annotations:\n  - { on: smtp.handof, note: hello }\n`,
+  "an annotation without a note": `${DOMAINS}${OK}annotations:\n  - { at: 1m }\n`,
+  "a lesson without what to watch for": `lesson: { order: 1, watchFor: [] }\n${DOMAINS}${OK}`,
   // Only the parser: the checks across fields, and ranges inside a reading's text.
   "a recipient of an undeclared domain": `${DOMAINS}${message("from: alice@a.example, to: bob@c.example")}`,
   "a sender of an undeclared domain": `${DOMAINS}${message("from: carol@c.example, to: bob@b.example")}`,
@@ -166,6 +173,12 @@ describe("schemas/scenario.schema.json refuses what the parser refuses, where JS
     ]);
     expect(errors("a slow-body chunk over 100 MiB")).toEqual([
       "s.yaml:11:38: faults.network[0].chunkBytes: is 1000000000 bytes; a chunk is at most 104857600 bytes: a resource limit: the largest message a scenario makes, 100 MiB, in one chunk",
+    ]);
+    expect(errors("an annotation with both at and on")).toEqual([
+      "s.yaml:10:19: annotations[0].on: give at or on, not both",
+    ]);
+    expect(errors("an annotation on an event kind the trace has not")).toEqual([
+      's.yaml:10:11: annotations[0].on: is "smtp.handof", not an event kind of the trace (did you mean "smtp.handoff"?); the kinds are in docs/trace-format.md',
     ]);
     expect(errors("100,001 recipients in all, no message over 10,000")).toEqual([
       "s.yaml:18:34: messages[10].to: brings the recipients to 100001; a scenario has at most 100000 recipients, all messages together: a resource limit: each costs events, memory and time in every run (the spec names no such number)",

@@ -36,7 +36,7 @@ import * as z from "zod";
 import { parseDurationMs } from "../sim/faultScope.ts";
 import { normalizeAddress } from "../protocol/mailbox.ts";
 import type { FileError } from "../sim/yamlPosition.ts";
-import { traceEventNames } from "../trace/events.ts";
+import { closestEventName, traceEventNames } from "../trace/events.ts";
 import type { CheckResult } from "../trace/schema.ts";
 import type { JudgedEvent } from "./properties.ts";
 import { readYamlFile } from "./yamlFile.ts";
@@ -49,28 +49,11 @@ const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
 const EVENT_NAMES = Object.keys(traceEventNames);
 
-/** Edits (insert, delete, replace) from `a` to `b`. */
-function distance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) {
-      next[j] = Math.min(
-        (row[j] ?? 0) + 1,
-        (next[j - 1] ?? 0) + 1,
-        (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    row = next;
-  }
-  return row[b.length] ?? 0;
-}
-
 /** What an unknown event name is: the closest name when there is one, else the list. */
 function unknownEvent(name: string): string {
-  const closest = EVENT_NAMES.map((n) => ({ n, d: distance(name, n) })).sort((a, b) => a.d - b.d)[0];
-  return closest !== undefined && closest.d <= 3
-    ? `unknown event "${name}" (did you mean ${closest.n}?)`
+  const closest = closestEventName(name);
+  return closest !== undefined
+    ? `unknown event "${name}" (did you mean ${closest}?)`
     : `unknown event "${name}"; the events are ${EVENT_NAMES.join(", ")}`;
 }
 

@@ -19,7 +19,8 @@ export async function listScenarioFiles(dir: string): Promise<ScenarioSummary[]>
       try {
         return summarizeScenario(file, await readBoundedText(join(dir, file), "scenarios"));
       } catch (error) {
-        return { file, name: file, description: `cannot be read: ${readErrorReason(error)}` };
+        const description = `cannot be read: ${readErrorReason(error)}`;
+        return { file, name: file, title: file, description, summary: description };
       }
     }),
   );

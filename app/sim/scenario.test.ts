@@ -180,6 +180,9 @@ describe("scenario files: the schema", () => {
     expect(Object.keys(schema.properties)).toEqual([
       "name",
       "description",
+      "title",
+      "lesson",
+      "annotations",
       "seed",
       "start",
       "horizon",

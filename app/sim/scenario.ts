@@ -44,6 +44,7 @@ import {
 } from "./faultScope.ts";
 import { DEFAULT_START_MS } from "./scheduler.ts";
 import { networkFaultSchema, problemBaseSchema } from "./network.ts";
+import { closestEventName, isTraceEventName, traceEventNames } from "../trace/events.ts";
 import {
   fieldName,
   formatFileError,
@@ -662,6 +663,89 @@ export const expectationSchema = z
   .meta({ title: "Expectation" });
 
 // ---------------------------------------------------------------------------
+// Lessons: the "Start here" path and annotations (lesson.ts)
+
+/** The most annotations a scenario has, and the longest note. */
+export const MAX_ANNOTATIONS = 100;
+export const MAX_NOTE_CHARS = 400;
+/** Why a lesson's texts and counts stop where they do (issue 23: every bound says what it follows from). */
+const LESSON_WHY = "a resource limit: the library and the run view show every one of them whole";
+
+const lessonSchema = z
+  .strictObject({
+    order: z
+      .number()
+      .positive()
+      .meta({ description: 'Its place in the library\'s "Start here" path: lessons are taken in this order.' }),
+    watchFor: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(MAX_NOTE_CHARS, { error: `a point is at most ${MAX_NOTE_CHARS} characters: ${LESSON_WHY}` })
+          .meta({ description: `One point, at most ${MAX_NOTE_CHARS} characters: ${LESSON_WHY}.` }),
+      )
+      .min(1)
+      .max(12, { error: `a lesson has at most 12 points to watch for: ${LESSON_WHY}` })
+      .meta({
+        description: `What a learner should watch for in the run, one point each; at most 12: ${LESSON_WHY}.`,
+      }),
+  })
+  .meta({
+    title: "Lesson",
+    description:
+      'Makes the scenario a lesson of the library\'s "Start here" path: its place and what to watch for; the run view offers the next lesson at the end.',
+  });
+
+const eventKinds = Object.keys(traceEventNames);
+
+/** Zod schema of one annotation: a note about a time of the run or an event kind. */
+export const annotationSchema = z
+  .strictObject({
+    at: timeOffsetSchema
+      .optional()
+      .meta({ description: "The time the note is about: ms or a duration after the start (2h3m), or an ISO time." }),
+    on: z
+      .string()
+      .refine(isTraceEventName, {
+        error: (issue) => {
+          const close = closestEventName(String(issue.input));
+          return `is ${JSON.stringify(issue.input)}, not an event kind of the trace${close !== undefined ? ` (did you mean ${JSON.stringify(close)}?)` : ""}; the kinds are in docs/trace-format.md`;
+        },
+      })
+      .optional()
+      // The kinds as an enum in the JSON Schema (editors check and complete them); the parser's error names the closest.
+      .meta({
+        enum: eventKinds,
+        description: "Or the event kind the note is about (smtp.handoff): its first event, or the nth.",
+      }),
+    nth: z
+      .int()
+      .min(1)
+      .optional()
+      .meta({ description: "With on: which event of that kind (1, the first, by default)." }),
+    note: z
+      .string()
+      .min(1)
+      .max(MAX_NOTE_CHARS, { error: `a note is at most ${MAX_NOTE_CHARS} characters: ${LESSON_WHY}` })
+      .meta({
+        description: `The note: a sentence or two, shown on the timeline and in the lesson panel; at most ${MAX_NOTE_CHARS} characters: ${LESSON_WHY}.`,
+      }),
+    pause: z
+      .boolean()
+      .default(true)
+      .meta({ description: "Played as a lesson, the run pauses at the note (default true)." }),
+  })
+  .meta({
+    title: "Annotation",
+    description: "A note about a time of the run (at) or an event kind (on).",
+    // at or on, not both and not neither; nth only with on (as `not` and `dependentRequired`, which editors
+    // check, while the completion reads the properties above).
+    not: { anyOf: [{ required: ["at", "on"] }, { not: { anyOf: [{ required: ["at"] }, { required: ["on"] }] } }] },
+    dependentRequired: { nth: ["on"] },
+  });
+
+// ---------------------------------------------------------------------------
 // The scenario
 
 const gapIdSchema = z.string().regex(/^G[1-9][0-9]*$/, "a gap ID such as G7");
@@ -717,6 +801,22 @@ function constantsJsonSchema(): Record<string, unknown> {
 const scenarioObject = z.strictObject({
   name: z.string().min(1),
   description: z.string().default(""),
+  title: z
+    .string()
+    .min(1)
+    .max(120, { error: `a title is at most 120 characters: ${LESSON_WHY}` })
+    .optional()
+    .meta({
+      description: `A human title for the library and the run view (Receiver down past the fallback window); default the name. At most 120 characters: ${LESSON_WHY}.`,
+    }),
+  lesson: lessonSchema.optional(),
+  annotations: z
+    .array(annotationSchema)
+    .max(MAX_ANNOTATIONS, { error: `a scenario has at most ${MAX_ANNOTATIONS} annotations: ${LESSON_WHY}` })
+    .default([])
+    .meta({
+      description: `Notes about times or events of the run, for a learner (docs/scenario-format.md, Lessons); at most ${MAX_ANNOTATIONS}: ${LESSON_WHY}.`,
+    }),
   seed: seedSchema.default(1),
   start: isoTime.optional().meta({ description: "Virtual time at the start; default 2026-01-01T00:00:00Z." }),
   horizon: durationSchema.optional().meta({
@@ -932,6 +1032,13 @@ function checkScenario(s: z.output<typeof scenarioObject>, ctx: z.RefinementCtx)
     });
   }
   s.faults.dnsChanges.forEach((c, i) => checkTime(["faults", "dnsChanges", i, "at"], c.at));
+  s.annotations.forEach((a, i) => {
+    if (a.at === undefined && a.on === undefined)
+      add(["annotations", i], "an annotation needs at (a time) or on (an event kind)");
+    if (a.at !== undefined && a.on !== undefined) add(["annotations", i, "on"], "give at or on, not both");
+    if (a.nth !== undefined && a.on === undefined) add(["annotations", i, "nth"], "nth goes with on");
+    checkTime(["annotations", i, "at"], a.at);
+  });
 
   for (const [name, set] of Object.entries(s.dns.records)) {
     (set.svcb ?? []).forEach((record, i) => {

@@ -83,3 +83,27 @@ export type TraceEventName = keyof typeof traceEventNames;
 export function isTraceEventName(name: string): name is TraceEventName {
   return Object.hasOwn(traceEventNames, name);
 }
+
+/** Edits (insert, delete, replace) from `a` to `b`. */
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(
+        (row[j] ?? 0) + 1,
+        (next[j - 1] ?? 0) + 1,
+        (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    row = next;
+  }
+  return row[b.length] ?? 0;
+}
+
+/** The event name closest to `name` (a typo's), if one is at most 3 edits away. */
+export function closestEventName(name: string): TraceEventName | undefined {
+  const names = Object.keys(traceEventNames) as TraceEventName[];
+  const closest = names.map((n) => ({ n, d: distance(name, n) })).sort((a, b) => a.d - b.d)[0];
+  return closest !== undefined && closest.d <= 3 ? closest.n : undefined;
+}

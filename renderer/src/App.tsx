@@ -9,7 +9,7 @@ import { summarizeScenario } from "../../app/sim/scenarioSummary.ts";
 import { ErrorBoundary } from "./components/ErrorBoundary.tsx";
 import { RulesPanel } from "./components/RulesPanel.tsx";
 import { duplicateDoc, fileDoc, newDoc, type EmlFiles } from "./model/editorDoc.ts";
-import type { LibraryEntry } from "./model/library.ts";
+import { lessonPlace, type LibraryEntry } from "./model/library.ts";
 import { mergeSettings } from "./model/readings.ts";
 import { eventOfSeq, nextLevel, toggleBreakpointLike } from "./model/playbar.ts";
 import { platform } from "./platform.ts";
@@ -27,6 +27,7 @@ import { CompareView } from "./views/compare/CompareView.tsx";
 // before noEval.ts makes zod jitless, and the page's CSP refuses the eval zod then probes.
 import { ExploreView } from "./views/explore/ExploreView.tsx";
 import { Library } from "./views/library/Library.tsx";
+import { Welcome } from "./views/library/Welcome.tsx";
 import { exportFile, exportNote, type ExportWhat, type RunExports } from "./views/run/ExportBar.tsx";
 import { RunView } from "./views/run/RunView.tsx";
 import { isProbeReport } from "../../app/probe/report.ts";
@@ -70,6 +71,8 @@ export function App() {
   const [scenarios, setScenarios] = useState<ScenarioSummary[] | undefined>();
   const [opened, setOpened] = useState<OpenedEntry[]>([]);
   const [current, setCurrent] = useState<LibraryEntry | undefined>();
+  /** The lesson opened from the lesson path, played as a lesson (issue 24). */
+  const [lessonFile, setLessonFile] = useState<string | undefined>();
   const [view, setView] = useState<View>("run");
   const [ruleQuery, setRuleQuery] = useState("");
   const [results, setResults] = useState<Record<string, boolean>>({});
@@ -241,8 +244,9 @@ export function App() {
     setError(undefined);
     setResults(shownResults);
     const source = trace.scenario.source;
-    const description = source !== undefined ? summarizeScenario(name, source).description : "";
-    setCurrent({ file: path, name: trace.scenario.name, description });
+    const summary = source !== undefined ? summarizeScenario(name, source) : undefined;
+    setCurrent({ ...summary, file: path, name: trace.scenario.name, description: summary?.description ?? "" });
+    const description = summary?.description ?? "";
     setView("run");
     // For `npm run bench timeline`: the trace is read; from here on its events are the views' to draw.
     performance.mark("mailscope:trace-opened");
@@ -300,7 +304,7 @@ export function App() {
     const doc = editor.current?.doc;
     if (!doc) return;
     const summary = summarizeScenario(doc.name, text);
-    run({ file: doc.name, name: summary.name, description: summary.description }, text, doc.name, doc.emlFiles);
+    run({ ...summary, file: doc.name }, text, doc.name, doc.emlFiles);
   };
 
   /** File ▸ New Scenario, Save and Save As: the editor's own New, Save and Save as, shown. */
@@ -463,6 +467,24 @@ export function App() {
     setView("compare");
   };
 
+  // The run's place in the "Start here" path (issue 24): the next and previous lessons open from the run view.
+  const place = current && scenarios ? lessonPlace(scenarios, current) : undefined;
+  // Opened from the lesson path (the welcome pane, a lesson's next or previous), a lesson is played as one: it
+  // pauses at its notes. Picked in the library, it plays through (its notes still shown; the box turns pausing on).
+  const openLesson = (entry: LibraryEntry) => {
+    setLessonFile(entry.file);
+    select(entry);
+  };
+  const pickInLibrary = (entry: LibraryEntry) => {
+    setLessonFile(undefined);
+    select(entry);
+  };
+  const lessonOfRun = place && {
+    ...place,
+    onOpen: openLesson,
+    playedAsLesson: lessonFile !== undefined && current?.file === lessonFile,
+  };
+
   const showRule = (rule: string) => {
     setRuleQuery(rule);
     setView("rules");
@@ -546,7 +568,7 @@ export function App() {
           opened={opened}
           selected={current?.file}
           results={shownResults}
-          onSelect={select}
+          onSelect={pickInLibrary}
           onNew={editNew}
           onDuplicate={editCopy}
           onEdit={editOpened}
@@ -651,8 +673,10 @@ export function App() {
                 title={
                   sweepPoint !== undefined && sweepPoint === current
                     ? sweepPoint.name
-                    : (context.summary?.name ?? current?.name ?? "")
+                    : (current?.title ?? context.summary?.name ?? current?.name ?? "")
                 }
+                name={context.summary?.name ?? current?.name}
+                lesson={lessonOfRun}
                 description={context.summary?.description || current?.description || ""}
                 send={send}
                 onReading={(setting) => {
@@ -671,18 +695,7 @@ export function App() {
               />
             </>
           ) : (
-            <section aria-label="Welcome" className="welcome">
-              <h2>Choose a scenario</h2>
-              <p>
-                Mailscope runs real senders and receivers of the protocol against a simulated DNS and network, on a
-                virtual clock, and shows every retry, SMTP fallback and DSN.
-              </p>
-              <p className="muted">
-                Pick one in the library, open a scenario file (YAML) or a trace, or drop one on the window. Space plays
-                and pauses, → steps, L changes what a step goes to (an event, an attempt, a decision), B puts a
-                breakpoint on events like the one the run stopped at.
-              </p>
-            </section>
+            <Welcome scenarios={scenarios} onOpen={openLesson} />
           )}
         </ErrorBoundary>
       </main>

@@ -45,6 +45,9 @@ export function entryOf(file: ShellFile): OpenedEntry {
     fileName: file.name,
     name: summary.name,
     description: summary.description,
+    title: summary.title,
+    summary: summary.summary,
+    ...(summary.lesson !== undefined && { lesson: summary.lesson }),
     text: file.text,
   };
 }

@@ -109,6 +109,18 @@ describe("completion from the scenario schema", () => {
     );
   });
 
+  it("completes a lesson's fields and its annotations: at or on, the trace's event kinds, nth, note, pause (issue 24)", () => {
+    expect(labels("name: x\n|\n")).toEqual(expect.arrayContaining(["title", "lesson", "annotations"]));
+    expect(labels("lesson:\n  |\n")).toEqual(["order", "watchFor"]);
+    expect(labels("annotations:\n  - |\n")).toEqual(expect.arrayContaining(["at", "on", "nth", "note", "pause"]));
+    expect(labels("annotations:\n  - note: hi\n    |\n")).not.toContain("note");
+    const kinds = labels("annotations:\n  - on: smtp|\n")!;
+    expect(kinds).toEqual(expect.arrayContaining(["smtp.handoff", "attempt.judged", "delivery.bounced", "dsn.sent"]));
+    expect(labels("annotations:\n  - pause: |\n")).toEqual(["true", "false"]);
+    const [text, offset] = at("annotations:\n  - o|n: smtp.handoff\n");
+    expect(hoverAt(schema, text, offset)?.description).toMatch(/event kind the note is about/);
+  });
+
   it("says nothing where the schema knows nothing", () => {
     expect(completeAt(schema, "name: |x", 6)).toBeUndefined();
     expect(labels("domains:\n  b.example:\n    nonsense:\n      |\n")).toBeUndefined();

@@ -64,6 +64,9 @@ export interface GuardContext {
   /** For a retry: its number and when the timer was set to fire. */
   readonly retry?: number;
   readonly retryAtMs?: number;
+  /** The events these come from: the `attempt.judged` last read, the `timer.set` last read. */
+  readonly judgedSeq?: number;
+  readonly timerSeq?: number;
 }
 
 /** One transition the actor took. */
@@ -91,6 +94,8 @@ export interface HistoryRow {
   /** The guard the transition passed, if any. */
   readonly guard?: string;
   readonly context: GuardContext;
+  /** The recipients still pending once the transition was taken (its actions may have given outcomes). */
+  readonly pendingAfter: readonly string[];
   /** Why the guard chose this transition, in words: `attempt at +2:03:00 ≥ window end +2:00:00, every attempt eligible`. */
   readonly why: string;
 }
@@ -214,6 +219,7 @@ export function actorChartOfEvents(
           ...(cls !== undefined && { attemptClass: cls }),
           ...(problem !== undefined && { problem: problemIdentifier(problem) }),
           ...(status !== undefined && { status }),
+          judgedSeq: e.seq,
         };
         break;
       }
@@ -226,6 +232,7 @@ export function actorChartOfEvents(
           ...(retry !== undefined && { retry }),
           ...(at !== undefined && { retryAtMs: at }),
           ...(giveUp !== undefined && ctx.giveUpAtMs === undefined && { giveUpAtMs: giveUp }),
+          timerSeq: e.seq,
         };
         break;
       }
@@ -267,6 +274,7 @@ export function actorChartOfEvents(
           event,
           ...(t?.guard !== undefined && { guard: t.guard }),
           context,
+          pendingAfter: recipients.filter((r) => !done.has(r.toLowerCase())),
           why: explain(name, context, startMs, e.timeMs),
         });
         break;

@@ -17,9 +17,10 @@ export interface ImageExportButtonsProps {
   readonly disabled?: boolean;
 }
 
-/** The run's scenario name, for file names: the run view's heading. */
+/** The run's scenario name, for file names: the run view's heading's (which shows the title beside it, issue 24). */
 function scenarioName(): string {
-  return document.getElementById("run-title")?.textContent?.trim() ?? "";
+  const heading = document.getElementById("run-title");
+  return (heading?.getAttribute("data-scenario") ?? heading?.textContent ?? "").trim();
 }
 
 /**

@@ -1,5 +1,6 @@
 import { useMemo, useState } from "react";
-import { groupLibrary, type LibraryEntry } from "../../model/library.ts";
+import "./library.css";
+import { groupLibrary, lessonPath, titleOf, type LibraryEntry } from "../../model/library.ts";
 
 export interface LibraryProps {
   readonly scenarios: readonly LibraryEntry[] | undefined;
@@ -14,10 +15,15 @@ export interface LibraryProps {
   readonly onEdit?: (entry: LibraryEntry) => void;
 }
 
-/** The scenario library: grouped (opened files, teaching, state table, errors table, gaps, others), searchable. */
+/**
+ * The scenario library: grouped (opened files, the "Start here" lessons in order, teaching, state table, errors
+ * table, gaps, others), searchable; each scenario by its title, its file's name and its one-line summary.
+ */
 export function Library({ scenarios, opened, selected, results, onSelect, onNew, onDuplicate, onEdit }: LibraryProps) {
   const [query, setQuery] = useState("");
   const groups = useMemo(() => groupLibrary(scenarios ?? [], query, opened), [scenarios, query, opened]);
+  // A lesson's number is its place in the whole path, also while a search shows a few of them.
+  const path = useMemo(() => lessonPath(scenarios ?? []), [scenarios]);
   return (
     <nav aria-label="Scenarios" className="scenario-list">
       <h2>Scenarios</h2>
@@ -44,22 +50,46 @@ export function Library({ scenarios, opened, selected, results, onSelect, onNew,
         <p className="muted">No scenario matches “{query}”.</p>
       ) : (
         groups.map((g) => (
-          <section key={g.id} aria-labelledby={`library-${g.id}`}>
+          <section key={g.id} aria-labelledby={`library-${g.id}`} className={`library-group ${g.id}`}>
             <h3 id={`library-${g.id}`}>{g.title}</h3>
+            {g.id === "start" && (
+              <p className="library-intro">Lessons in order: each says what to watch for and leads to the next.</p>
+            )}
             <ul>
               {g.entries.map((s) => {
                 const result = results[s.file];
+                const id = `entry-${g.id}-${s.file}`;
+                const title = titleOf(s);
+                const summary = s.summary ?? s.description;
                 return (
                   <li key={`${g.id}:${s.file}`} className="entry-row">
-                    <button aria-current={s.file === selected} title={s.description} onClick={() => onSelect(s)}>
-                      <span className="entry-name" id={`entry-${g.id}-${s.file}`}>
-                        {s.name}
-                      </span>
-                      {result !== undefined && (
-                        <span className={result ? "badge pass" : "badge fail"}>{result ? "passed" : "failed"}</span>
+                    <div className="entry-main">
+                      {/* Named by its title and its file's name (what a search or a test looks for); the summary describes it. */}
+                      <button
+                        aria-current={s.file === selected}
+                        title={s.description}
+                        {...(summary !== "" && { "aria-describedby": `${id}-summary` })}
+                        onClick={() => onSelect(s)}
+                      >
+                        <span className="entry-head">
+                          <span className="entry-name" id={id}>
+                            {g.id === "start" && <span className="entry-number">{path.indexOf(s) + 1}. </span>}
+                            {title}
+                          </span>
+                          {result !== undefined && (
+                            <span className={result ? "badge pass" : "badge fail"}>{result ? "passed" : "failed"}</span>
+                          )}
+                        </span>
+                        {title !== s.name && <span className="entry-file">{s.name}</span>}
+                      </button>
+                      {summary !== "" && (
+                        // Shown, not only a tooltip; a click on it chooses the scenario too (the button is the keyboard's way).
+                        <p className="entry-summary" id={`${id}-summary`} onClick={() => onSelect(s)}>
+                          {summary}
+                        </p>
                       )}
-                    </button>
-                    {g.id === "teaching" && onDuplicate && (
+                    </div>
+                    {(g.id === "teaching" || g.id === "start") && onDuplicate && (
                       <button
                         className="entry-action"
                         aria-describedby={`entry-${g.id}-${s.file}`}

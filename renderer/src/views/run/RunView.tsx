@@ -21,12 +21,26 @@ import { Outcomes } from "./Outcomes.tsx";
 import { Readings } from "./Readings.tsx";
 import { WhyPanel } from "./WhyPanel.tsx";
 import { whyOf, type WhyLinks, type WhyTarget } from "../../model/why.ts";
+import type { LessonPlace, LibraryEntry } from "../../model/library.ts";
+import { LessonPanel } from "./LessonPanel.tsx";
+import { useLessonNotes } from "./useLessonNotes.ts";
+import { notesOfRun } from "../../model/lesson.ts";
 
 export interface RunViewProps {
   readonly phase: PlaybackPhase;
   readonly context: PlaybackContext;
   readonly title: string;
+  /** The scenario's name, shown beside its title when they differ. */
+  readonly name?: string | undefined;
   readonly description: string;
+  /** The scenario's place in the "Start here" path, and how to open another lesson (issue 24). */
+  readonly lesson?:
+    | (LessonPlace & {
+        readonly onOpen: (entry: LibraryEntry) => void;
+        /** Opened from the lesson path: it pauses at its notes ("Pause at each note" ticked). */
+        readonly playedAsLesson: boolean;
+      })
+    | undefined;
   readonly send: (event: PlaybackEvent) => void;
   readonly onReading: (setting: [string, string]) => void;
   readonly onRule: (rule: string) => void;
@@ -96,7 +110,9 @@ export function RunView({
   phase,
   context,
   title,
+  name,
   description,
+  lesson,
   send,
   onReading,
   onRule,
@@ -191,6 +207,13 @@ export function RunView({
         : stopText(context.stop, context.events, startMs, context.breakpoints, (m) => labels.get(m) ?? m),
     [context.stop, context.events, startMs, context.breakpoints, labels],
   );
+  // The scenario's notes (issue 24): placed on the run, shown as the playhead reaches them, paused at in a lesson.
+  const notes = useLessonNotes({ context, phase, asLesson: lesson?.playedAsLesson === true, startMs, send });
+  // The notes on the timeline: placed on the timeline's own events, so they come with its draws, not each batch.
+  const timelineNotes = useMemo(
+    () => notesOfRun(notes.annotations, heavy.events, startMs),
+    [notes.annotations, heavy.events, startMs],
+  );
   const rule = useLatest(onRule);
   const save = useLatest(onSave);
   const clearDelivery = useCallback(() => setDelivery(undefined), []);
@@ -245,6 +268,7 @@ export function RunView({
         <TimelineView
           reader={timelines}
           events={heavy.events}
+          notes={timelineNotes}
           startMs={startMs}
           labels={labels}
           playheadMs={heavy.playheadMs}
@@ -305,12 +329,16 @@ export function RunView({
       rule,
       onHistory,
       step,
+      timelineNotes,
     ],
   );
   return (
     <section aria-labelledby="run-title" className="run">
       <header className="run-head">
-        <h2 id="run-title">{title}</h2>
+        <h2 id="run-title" data-scenario={name ?? title}>
+          {title}
+          {name !== undefined && name !== title && <span className="run-name"> {name}</span>}
+        </h2>
         {!live && finished && <span className="badge">opened trace</span>}
         {live && onCompare && context.summary && phase !== "loading" && (
           <button onClick={() => onCompare(playheadMs)}>Compare…</button>
@@ -351,7 +379,10 @@ export function RunView({
             onToggle={() => send({ type: "TOGGLE" })}
             onStep={() => send({ type: "STEP" })}
             onSpeed={(speed: PlaybackSpeed) => send({ type: "SET_SPEED", speed })}
-            onJump={(ms) => send({ type: "RUN_TO", timeMs: startMs + ms })}
+            onJump={(ms) => {
+              notes.jumped();
+              send({ type: "RUN_TO", timeMs: startMs + ms });
+            }}
             onRestart={(seed) => send({ type: "RESTART", ...(seed !== undefined && { seed }) })}
             level={context.level}
             atEnd={context.progress?.atEnd === true && phase === "paused"}
@@ -378,6 +409,19 @@ export function RunView({
               onToggle={setReadingsOpen}
             />
           )}
+          <LessonPanel
+            place={lesson}
+            onOpen={lesson?.onOpen}
+            notes={notes.points}
+            startMs={startMs}
+            finished={finished}
+            reached={notes.reached}
+            pausedAtNote={notes.paused && phase === "paused"}
+            pauseAtNotes={notes.pauseAtNotes}
+            onPauseAtNotes={notes.setPauseAtNotes}
+            onContinue={() => send({ type: "PLAY" })}
+            onEvent={(seq) => onWhyLog([seq])}
+          />
           <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} why={whyTarget} onWhy={setWhyTarget} />
           {why && (
             <WhyPanel

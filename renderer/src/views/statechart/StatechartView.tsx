@@ -15,7 +15,13 @@ import { LIGHT_PALETTE, statechartSvg, type StatechartPalette } from "../../mode
 import { ImageExportButtons } from "../ImageExportButtons.tsx";
 import { StatechartCanvas } from "./StatechartCanvas.tsx";
 import { TransitionHistory } from "./TransitionHistory.tsx";
+import { ContextPanel } from "./ContextPanel.tsx";
+import { deliveryContext } from "../../model/deliveryContext.ts";
+import { pickList } from "../../model/pickList.ts";
 import "./statechart.css";
+
+/** Deliveries up to which the picker is a plain menu; past it a search box narrows it. */
+const PICKER_SEARCH_FROM = 20;
 
 export interface StatechartViewProps {
   /** The run's events so far. */
@@ -58,6 +64,11 @@ export function StatechartView(p: StatechartViewProps) {
 
   const actors = useMemo(() => deliveryActors(p.events), [p.events]);
   const actor = p.delivery !== undefined && actors.includes(p.delivery) ? p.delivery : actors[0];
+  const [pickQuery, setPickQuery] = useState("");
+  const picked = useMemo(
+    () => (actors.length > PICKER_SEARCH_FROM ? pickList(actors, pickQuery, actor) : { items: actors, more: 0 }),
+    [actors, pickQuery, actor],
+  );
   const chart = useMemo(
     () => (actor === undefined ? undefined : actorChart(p.events, actor, p.startMs, graph)),
     [p.events, actor, p.startMs, graph],
@@ -70,6 +81,9 @@ export function StatechartView(p: StatechartViewProps) {
     chart === undefined ? undefined : pin !== undefined ? chartAtRow(chart, pin) : chartAt(chart, p.playheadMs);
   const rows = useMemo(() => chart?.history.slice(0, atPlayhead + 1) ?? [], [chart, atPlayhead]);
   const active = useMemo(() => activeStates(at?.state), [at?.state]);
+  // The step shown: the pinned row's time, else the playhead's (issue 24: the delivery's context at it).
+  const nowMs = pin !== undefined ? (chart?.history[pin]?.timeMs ?? p.playheadMs) : p.playheadMs;
+  const context = chart !== undefined && at !== undefined ? deliveryContext(chart, at, p.startMs, nowMs) : undefined;
 
   // A step chosen elsewhere: pinned once the chart has its row (the events may arrive a moment later), as
   // React adjusts state to a prop while rendering; later clicks and "Follow the playhead" change it as usual.
@@ -94,23 +108,40 @@ export function StatechartView(p: StatechartViewProps) {
       <div className="panel-head">
         <h3 id="statechart-heading">Delivery machine</h3>
         {actors.length > 0 && (
-          <label>
-            Delivery{" "}
-            <select
-              aria-label="Delivery shown in the statechart"
-              value={actor ?? ""}
-              onChange={(e) => {
-                setPinned(undefined);
-                p.onSelectDelivery(e.target.value || undefined);
-              }}
-            >
-              {actors.map((a) => (
-                <option key={a} value={a}>
-                  {a}
-                </option>
-              ))}
-            </select>
-          </label>
+          <span className="sc-picker">
+            {/* A run of thousands of deliveries: the words typed narrow the menu (issue 24). */}
+            {actors.length > PICKER_SEARCH_FROM && (
+              <input
+                type="search"
+                aria-label="Find a delivery"
+                placeholder={`Find among ${actors.length} deliveries`}
+                value={pickQuery}
+                onChange={(e) => setPickQuery(e.target.value)}
+              />
+            )}
+            <label>
+              Delivery{" "}
+              <select
+                aria-label="Delivery shown in the statechart"
+                value={actor ?? ""}
+                onChange={(e) => {
+                  setPinned(undefined);
+                  p.onSelectDelivery(e.target.value || undefined);
+                }}
+              >
+                {picked.items.map((a) => (
+                  <option key={a} value={a}>
+                    {a}
+                  </option>
+                ))}
+                {picked.more > 0 && (
+                  <option disabled value="">
+                    {picked.more} more: type to narrow
+                  </option>
+                )}
+              </select>
+            </label>
+          </span>
         )}
         <ImageExportButtons
           view="statechart"
@@ -130,41 +161,44 @@ export function StatechartView(p: StatechartViewProps) {
         />
       </div>
       {actor === undefined ? (
-        <p className="muted">No delivery has started yet.</p>
+        <p className="sc-status muted" data-testid="statechart-status">
+          No delivery has started yet: the machine every delivery follows, from discovering to its outcome.
+        </p>
       ) : (
-        <>
-          <p className="sc-status" role="status" data-testid="statechart-status">
-            <span>
-              State: <strong data-testid="active-state">{at?.state ?? "not started"}</strong>
+        <p className="sc-status" role="status" data-testid="statechart-status">
+          <Headline text={context?.headline ?? ""} state={at?.state} />
+          {at?.last && (
+            <span className="muted">
+              {" "}
+              · last: <code>{at.last.name}</code>
+              {at.last.row !== undefined && ` (row ${at.last.row})`} at {at.last.at}
             </span>
-            {at?.last && (
-              <span>
-                {" "}
-                · last: <code>{at.last.name}</code>
-                {at.last.row !== undefined && ` (row ${at.last.row})`} at {at.last.at}
-              </span>
-            )}
-            {pin !== undefined ? (
-              <span>
-                {" "}
-                · pinned to a transition of the history{" "}
-                <button className="chip" onClick={() => setPinned(undefined)}>
-                  Follow the playhead
-                </button>
-              </span>
-            ) : null}
-          </p>
-          <div className="sc-grid">
-            {layout ? (
-              <StatechartCanvas
-                layout={layout}
-                active={active}
-                counts={at?.counts ?? new Map()}
-                last={at?.last?.transitionId}
-              />
-            ) : (
-              <p className="muted sc-canvas">{layoutError ?? "Laying out the machine…"}</p>
-            )}
+          )}
+          {pin !== undefined ? (
+            <span>
+              {" "}
+              · pinned to a transition of the history{" "}
+              <button className="chip" onClick={() => setPinned(undefined)}>
+                Follow the playhead
+              </button>
+            </span>
+          ) : null}
+        </p>
+      )}
+      <div className="sc-grid">
+        {layout ? (
+          <StatechartCanvas
+            layout={layout}
+            active={active}
+            counts={at?.counts ?? new Map()}
+            last={at?.last?.transitionId}
+          />
+        ) : (
+          <p className="muted sc-canvas">{layoutError ?? "Laying out the machine…"}</p>
+        )}
+        {actor !== undefined && (
+          <div className="sc-side">
+            {context !== undefined && <ContextPanel context={context} onEvent={(seq) => p.onEvents([seq])} />}
             <TransitionHistory
               rows={rows}
               current={current}
@@ -173,9 +207,22 @@ export function StatechartView(p: StatechartViewProps) {
               onRule={p.onRule}
             />
           </div>
-        </>
-      )}
+        )}
+      </div>
     </section>
+  );
+}
+
+/** The headline (`bob@b.example is in retryScheduled; …`) with its state in bold. */
+function Headline({ text, state }: { readonly text: string; readonly state: string | undefined }) {
+  const at = state === undefined ? -1 : text.indexOf(state);
+  if (state === undefined || at < 0) return <span data-testid="statechart-headline">{text}</span>;
+  return (
+    <span data-testid="statechart-headline">
+      {text.slice(0, at)}
+      <strong data-testid="active-state">{state}</strong>
+      {text.slice(at + state.length)}
+    </span>
   );
 }
 

@@ -1,4 +1,5 @@
 import { useCallback, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { formatOffset } from "../../model/time.ts";
 import type { Mark, Timeline } from "../../model/timeline.ts";
 import { itemsByLane, laneItems } from "../../model/timelineDrawn.ts";
 import { laneLayout, TIP_GAP, tipPlace, visibleLaneRangeOf } from "../../model/timelineLayout.ts";
@@ -8,6 +9,7 @@ import { ticks } from "../../model/timelineTicks.ts";
 import { LABEL_W, ROW, SUB, UNFOLD_UP_TO, VIEWPORT_ROWS, type Window } from "./dimensions.ts";
 import { useStable } from "./hooks.ts";
 import { LaneRow } from "./LaneRow.tsx";
+import type { TimelineNote } from "./TimelineView.tsx";
 import { useTimelineGestures } from "./useTimelineGestures.ts";
 
 export interface LanesProps {
@@ -26,6 +28,8 @@ export interface LanesProps {
   readonly onZoom: (window: Window | undefined) => void;
   /** Where the lanes tell which of them are unfolded (for the exported image). */
   readonly unfoldedRef: { current: ReadonlySet<string> };
+  /** The scenario's notes placed on the run (issue 24): a numbered flag each over the axis. */
+  readonly notes?: readonly TimelineNote[];
 }
 
 /** The time axis and the lanes, scrolled and virtualised: the marks, the keyboard, the gestures. */
@@ -42,6 +46,7 @@ export function Lanes({
   full,
   onZoom,
   unfoldedRef,
+  notes = [],
 }: LanesProps) {
   const [scrollTop, setScrollTop] = useState(0);
   const [hover, setHover] = useState<{ mark: Mark; x: number; y: number } | undefined>();
@@ -131,6 +136,38 @@ export function Lanes({
 
   return (
     <div className="lanes-wrap">
+      {/* The scenario's notes in view: a numbered flag each, its words on hover (the lesson panel lists them for
+          every reader, so the drawing stays aria-hidden like the axis). */}
+      {notes.some((n) => n.timeMs !== undefined) && (
+        <svg
+          className="axis-notes"
+          width={LABEL_W + scale.width + 8}
+          height={16}
+          aria-hidden="true"
+          data-testid="timeline-notes"
+        >
+          <g transform={`translate(${LABEL_W},0)`}>
+            {notes.map((n) =>
+              n.timeMs === undefined || n.timeMs < scale.fromMs || n.timeMs > scale.toMs ? null : (
+                <g
+                  key={n.index}
+                  className="axis-note"
+                  data-note={n.index}
+                  data-x={scale.x(n.timeMs).toFixed(1)}
+                  transform={`translate(${scale.x(n.timeMs)},0)`}
+                >
+                  <title>{`Note ${n.index + 1}, ${formatOffset(n.timeMs, startMs)}: ${n.note}`}</title>
+                  <line y1={12} y2={16} />
+                  <circle cy={6.5} r={6} />
+                  <text y={10} textAnchor="middle">
+                    {n.index + 1}
+                  </text>
+                </g>
+              ),
+            )}
+          </g>
+        </svg>
+      )}
       <svg className="axis" width={LABEL_W + scale.width + 8} height={22} aria-hidden="true">
         <g transform={`translate(${LABEL_W},0)`}>
           {axis.map((t) => (

@@ -1,15 +1,10 @@
 import { memo, useMemo, useRef, useState } from "react";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import { formatOffset } from "../../model/time.ts";
-import {
-  ATTEMPT_OUTCOMES,
-  OUTCOME_TEXT,
-  timelineReader,
-  type Mark,
-  type TimelineReader,
-} from "../../model/timeline.ts";
+import { OUTCOME_TEXT, timelineReader, type Mark, type TimelineReader } from "../../model/timeline.ts";
 import { markShapes } from "../../model/timelineMarks.ts";
 import { timeScale, type ScaleKind } from "../../model/timelineScale.ts";
+import { legendKinds, type LegendKinds } from "../../model/timelineLegend.ts";
 import { ImageExportButtons } from "../ImageExportButtons.tsx";
 import { OUTCOME_COLOUR } from "./colours.ts";
 import { LABEL_W, type Window } from "./dimensions.ts";
@@ -54,6 +49,17 @@ export interface TimelineViewProps {
    * of the same timeline); without it the timeline keeps its own.
    */
   readonly reader?: TimelineReader;
+  /** The scenario's notes placed on the run (issue 24): numbered flags on the axis, as the lesson panel numbers them. */
+  readonly notes?: readonly TimelineNote[];
+}
+
+/** A scenario's note where the timeline shows it. */
+export interface TimelineNote {
+  /** Its place in the scenario's notes, from 0 (the flag says index + 1). */
+  readonly index: number;
+  readonly note: string;
+  /** Undefined while its event has not come: not drawn. */
+  readonly timeMs?: number;
 }
 
 /** A timeline's scale and zoomed window (undefined: the whole run). */
@@ -79,11 +85,13 @@ export function TimelineView({
   view,
   onView,
   reader: given,
+  notes,
 }: TimelineViewProps) {
   // Each timeline reads its own run (Compare draws two): a live run's next batch is the only thing read.
   const [own] = useState(timelineReader);
   const reader = given ?? own;
   const timeline = useMemo(() => reader.read(events, startMs, labels), [reader, events, startMs, labels]);
+  const legend = useMemo(() => legendKinds(timeline), [timeline]);
   const [ownView, setOwnView] = useState<TimelineWindow>({ kind: "linear", zoom: undefined });
   const { kind, zoom } = view ?? ownView;
   // The same functions across renders (the overview's bars are memoised on them).
@@ -162,7 +170,7 @@ export function TimelineView({
             window={[fromMs, toMs]}
             onZoom={setZoom}
           />
-          <Legend />
+          <Legend kinds={legend} />
           <Lanes
             timeline={timeline}
             scale={scale}
@@ -176,6 +184,7 @@ export function TimelineView({
             full={full}
             onZoom={setZoom}
             unfoldedRef={unfoldedRef}
+            {...(notes !== undefined && { notes })}
           />
           {lane && (
             <RetryChart lane={lane} startMs={startMs} width={boxWidth} {...(which !== undefined && { which })} />
@@ -192,10 +201,11 @@ const RULED_OUT_LEGEND = [
   ...markShapes("ruled-out").map((s) => (s.kind === "circle" ? { ...s, cx: 10, cy: 10 } : s)),
 ];
 
-const Legend = memo(function Legend() {
+/** The legend of what the run draws (issue 24): the outcomes among its attempts, the bands, lines and marks it has. */
+const Legend = memo(function Legend({ kinds }: { readonly kinds: LegendKinds }) {
   return (
     <ul className="timeline-legend" aria-label="Legend">
-      {ATTEMPT_OUTCOMES.map((o) => (
+      {kinds.outcomes.map((o) => (
         <li key={o}>
           <svg width="12" height="12" aria-hidden="true">
             <circle cx="6" cy="6" r="5" fill={OUTCOME_COLOUR[o]} />
@@ -203,24 +213,32 @@ const Legend = memo(function Legend() {
           {OUTCOME_TEXT[o]}
         </li>
       ))}
-      <li>
-        <span className="swatch band-window" aria-hidden="true" /> fallback window
-      </li>
-      <li>
-        <svg width="20" height="20" aria-hidden="true">
-          <Shapes shapes={RULED_OUT_LEGEND} />
-        </svg>
-        SMTP ruled out
-      </li>
-      <li>
-        <span className="swatch band-fault" aria-hidden="true" /> fault
-      </li>
-      <li>
-        <span className="diamond" aria-hidden="true">
-          ◆
-        </span>{" "}
-        SMTP hand-off
-      </li>
+      {kinds.window && (
+        <li>
+          <span className="swatch band-window" aria-hidden="true" /> fallback window
+        </li>
+      )}
+      {kinds.ruledOut && (
+        <li>
+          <svg width="20" height="20" aria-hidden="true">
+            <Shapes shapes={RULED_OUT_LEGEND} />
+          </svg>
+          SMTP ruled out
+        </li>
+      )}
+      {kinds.fault && (
+        <li>
+          <span className="swatch band-fault" aria-hidden="true" /> fault
+        </li>
+      )}
+      {kinds.handoff && (
+        <li>
+          <span className="diamond" aria-hidden="true">
+            ◆
+          </span>{" "}
+          SMTP hand-off
+        </li>
+      )}
       <li>
         <svg width="16" height="10" aria-hidden="true">
           <path

@@ -1,0 +1,164 @@
+import { expect, test, type Page } from "@playwright/test";
+import { noSeriousViolations, SHOTS } from "./support.ts";
+
+/**
+ * Issue 24, item 1: a new user is led through the lessons — titles and one-line summaries in the library,
+ * the "Start here" path first, the welcome pane pointing at it, each lesson's "what to watch for", its notes
+ * placed on the run and paused at as it plays, and the next lesson at its end.
+ */
+
+const library = (page: Page) => page.getByRole("navigation", { name: "Scenarios" });
+
+test.describe("the start-here path (issue 24)", () => {
+  for (const scheme of ["light", "dark"] as const) {
+    test(`the library lists titles and summaries, Start here first; the welcome pane points at it (${scheme})`, async ({
+      page,
+    }) => {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await page.goto("/");
+      const groups = library(page).getByRole("heading", { level: 3 });
+      await expect(groups.first()).toHaveText("Start here");
+      const start = library(page).getByRole("region", { name: "Start here" });
+      const lessons = start.getByRole("listitem");
+      await expect(lessons).toHaveCount(6);
+      // In the issue's order, each by its title and its file's name, with its one-line summary shown (not a tooltip).
+      const first = start.getByRole("button", { name: /^1\. A message delivered at once happy-path$/ });
+      await expect(first).toBeVisible();
+      await expect(first).toHaveAccessibleDescription(/^alice@a\.example sends one message to bob@b\.example\./);
+      await expect(lessons.first()).toContainText("alice@a.example sends one message to bob@b.example.");
+      const names = await lessons.locator(".entry-file").allTextContents();
+      expect(names).toEqual([
+        "happy-path",
+        "receiver-down-past-fallback-window",
+        "rate-limited-then-down",
+        "teach-mixed-recipient-results",
+        "teach-failure-after-acceptance",
+        "state-6-give-up-after-5-days",
+      ]);
+      // Listed once: the lessons are not under Teaching, State table or Others again.
+      await expect(library(page).getByRole("button", { name: /state-6-give-up-after-5-days/ })).toHaveCount(1);
+      await expect(
+        library(page).getByRole("button", { name: /State 2: SMTP after the fallback window/ }),
+      ).toHaveAccessibleDescription(/^Row 2 of the states table \(STATE-3\)\. b\.example's endpoint/);
+      // A search finds a scenario by its title's words.
+      await library(page).getByRole("searchbox", { name: "Search scenarios" }).fill("four fates");
+      // Found alone, a lesson keeps its number in the path.
+      await expect(
+        library(page).getByRole("button", { name: /^4\. One POST, four recipients, four fates teach-mixed/ }),
+      ).toBeVisible();
+      await expect(library(page).getByRole("listitem")).toHaveCount(1);
+      await library(page).getByRole("searchbox", { name: "Search scenarios" }).fill("");
+
+      const welcome = page.getByRole("region", { name: "Welcome" });
+      const startHere = welcome.getByRole("region", { name: "New here? Start here" });
+      await expect(startHere).toContainText(
+        "6 lessons, in order, from “A message delivered at once” to “State 6: the give-up after 5 days”",
+      );
+      await expect(startHere.getByRole("listitem")).toHaveCount(6);
+      await noSeriousViolations(page);
+      await page.screenshot({ path: `${SHOTS}/learn-welcome-${scheme}.png` });
+
+      await startHere.getByRole("button", { name: "Start the first lesson" }).click();
+      await expect(
+        page.getByRole("heading", { level: 2, name: "A message delivered at once happy-path" }),
+      ).toBeVisible();
+      const lesson = page.getByRole("region", { name: "Lesson 1 of 6" });
+      await expect(lesson.getByRole("list", { name: "What to watch for" }).getByRole("listitem")).toHaveCount(4);
+      await expect(lesson.getByRole("list", { name: "Notes on this run" }).getByRole("listitem")).toHaveCount(3);
+      await expect(lesson.getByRole("checkbox", { name: "Pause at each note" })).toBeChecked();
+      await noSeriousViolations(page);
+    });
+  }
+
+  test("a lesson pauses at each of its notes as it plays, and leads to the next lesson at its end", async ({
+    page,
+  }) => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto("/");
+    // Opened from the lesson path (the welcome pane's list), it is played as a lesson: paused at its notes.
+    await page
+      .getByRole("region", { name: "Welcome" })
+      .getByRole("button", { name: "Receiver down past the fallback window" })
+      .click();
+    await expect(page.getByTestId("phase")).toContainText("Ready");
+    const lesson = page.getByRole("region", { name: "Lesson 2 of 6" });
+    await expect(lesson.getByRole("checkbox", { name: "Pause at each note" })).toBeChecked();
+    const notes = lesson.getByRole("list", { name: "Notes on this run" });
+    // Before the run, the notes on events wait for them; the one at a time has its time.
+    await expect(notes.getByRole("listitem").nth(0)).toContainText("at the first attempt.judged: not reached yet");
+    await expect(notes.getByRole("listitem").nth(1)).toContainText("+2:00:00");
+    await page.getByRole("button", { name: "Speed 3600×" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    const reached = lesson.getByTestId("lesson-reached");
+    // The first note: attempt 1, at +0:00:00; the run pauses there.
+    await expect(reached).toContainText("Paused at a note, +0:00:00: Attempt 1 ends at the capabilities request");
+    await expect(page.getByTestId("phase")).toContainText("Paused");
+    await expect(notes.locator("li[aria-current=step]")).toHaveAttribute("data-note", "0");
+    await page.screenshot({ path: `${SHOTS}/learn-paused-at-note.png` });
+    // Close to the window's end (a jump passes the notes on its way), then at 60×: paused within a frame of it.
+    await page.getByRole("textbox", { name: "Jump to" }).fill("+1:55:00");
+    await page.getByRole("button", { name: "Go" }).click();
+    await expect(page.getByTestId("phase")).toContainText("Paused");
+    await page.getByRole("button", { name: "Speed 60×" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(reached).toContainText("Paused at a note, +2:00:00: The 2-hour fallback window ends now.");
+    await expect(page.getByTestId("phase")).toContainText("Paused");
+    expect(await page.getByTestId("clock").textContent()).toMatch(/^\+2:00:0\d$/);
+    await page.getByRole("button", { name: "Speed 3600×" }).click();
+    await reached.getByRole("button", { name: "Continue" }).click();
+    // The hand-off ends the run: its note is shown, with nothing left to pause.
+    await expect(reached).toContainText("Note, +2:03:00: Attempt 8, the first at or after the window's end");
+    await expect(page.getByTestId("phase")).toContainText("Finished");
+    // The notes on the timeline's axis: numbered flags in time order (+0:00:00, +2:00:00, +2:03:00), words on hover.
+    const flags = page.getByTestId("timeline-notes").locator(".axis-note");
+    await expect(flags).toHaveCount(3);
+    const xs = await flags.evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-x"))));
+    expect(xs[0]).toBeLessThan(xs[1]!);
+    expect(xs[1]).toBeLessThan(xs[2]!);
+    await expect(flags.nth(1).locator("title")).toHaveText(/^Note 2, \+2:00:00: The 2-hour fallback window ends now\./);
+    // The legend names only what this run draws (issue 24, item 3): no accepted dot, no "SMTP ruled out".
+    await expect(page.getByRole("list", { name: "Legend" }).getByRole("listitem")).toHaveText([
+      "temporary failure, fallback-eligible",
+      "fallback window",
+      "fault",
+      "◆ SMTP hand-off",
+      "deliveries in flight (overview)",
+    ]);
+    await page.mouse.move(0, 0); // no hover text over the picture
+    await page
+      .getByRole("region", { name: "Delivery timeline" })
+      .screenshot({ path: `${SHOTS}/learn-timeline-notes.png` });
+    // The note's event in the log.
+    await notes.getByRole("button", { name: /smtp\.handoff in the log \(the note at \+2:03:00\)/ }).click();
+    await expect(page.locator("[data-testid=log-row][data-evidence]")).toContainText("handed bob@b.example to SMTP");
+    const end = lesson.getByTestId("lesson-end");
+    await expect(end).toContainText("End of lesson 2.");
+    await noSeriousViolations(page);
+    await lesson.screenshot({ path: `${SHOTS}/learn-lesson-end.png` });
+    await end.getByRole("button", { name: "Next lesson: Rate limited, then down until the give-up →" }).click();
+    await expect(
+      page.getByRole("heading", { level: 2, name: /Rate limited, then down until the give-up/ }),
+    ).toBeVisible();
+    // The next lesson is played as one too.
+    await expect(
+      page.getByRole("region", { name: "Lesson 3 of 6" }).getByRole("checkbox", { name: "Pause at each note" }),
+    ).toBeChecked();
+  });
+
+  test("picked in the library, a lesson plays through: its notes are shown as the run reaches them", async ({
+    page,
+  }) => {
+    await page.goto("/");
+    await library(page)
+      .getByRole("button", { name: /happy-path/ })
+      .click();
+    const lesson = page.getByRole("region", { name: "Lesson 1 of 6" });
+    await expect(lesson.getByRole("checkbox", { name: "Pause at each note" })).not.toBeChecked();
+    await page.getByRole("button", { name: "Speed max" }).click();
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("phase")).toContainText("Finished");
+    await expect(lesson.getByTestId("lesson-reached")).toContainText("Note, +0:00:00: bob is accepted");
+    await expect(lesson.getByRole("button", { name: "Continue" })).toHaveCount(0);
+  });
+});
