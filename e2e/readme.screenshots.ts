@@ -159,6 +159,17 @@ test.describe("the README's screenshots", () => {
     await shot(page);
   });
 
+  test("sweep.png", async ({ page }) => {
+    await open(page, "receiver-down-past-fallback-window");
+    await page.getByRole("button", { name: "Sweep…" }).click();
+    const form = page.getByRole("form", { name: "What to sweep" });
+    await form.getByLabel("Field").selectOption("faults.network[b-down].until");
+    await form.getByLabel("To", { exact: true }).fill("3h");
+    await form.getByRole("button", { name: "Run the sweep" }).click();
+    await expect(page.getByTestId("sweep-progress")).toHaveText(/^Done: /, { timeout: 120_000 });
+    await shot(page);
+  });
+
   test("probe-report.png", async ({ page }, info) => {
     // A probe of a receiver that takes a signature created an hour ago: one MUST case fails (as in e2e/probe.spec.ts).
     const { options, ports } = await inProcessProbe("stale-accepted");

@@ -151,7 +151,9 @@ describe("main.ts against Electron's API (issue 29)", () => {
     window.webContents.emit("will-navigate", away, "https://evil.example/", false, true, 1, 1);
     expect(away.defaultPrevented).toBe(true);
     const { api } = await page(electron);
-    expect(await api.scenariosList()).toEqual([{ file: "teaching.yaml", name: "alpha", description: "the first" }]);
+    expect(await api.scenariosList()).toEqual([
+      { file: "teaching.yaml", name: "alpha", title: "alpha", description: "the first", summary: "the first" },
+    ]);
   });
 
   it("the preload exposes no method that reads a path the page names; a frame gone (senderFrame null) or another page is refused", async () => {

@@ -78,7 +78,7 @@ describe("determinism: the same scenario and seed give the same trace", () => {
     expect(reply.type).toBe("invalid");
     if (reply.type === "invalid")
       expect(reply.errors).toContain(
-        'bad.yaml:3:1: foo: unknown field "foo" (the fields are name, description, seed, start, horizon, problemBase, readings, constants, network, dns, domains, messages, faults, expectations)',
+        'bad.yaml:3:1: foo: unknown field "foo" (the fields are name, description, title, lesson, annotations, seed, start, horizon, problemBase, readings, constants, network, dns, domains, messages, faults, expectations)',
       );
   });
 });

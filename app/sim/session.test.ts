@@ -531,7 +531,7 @@ expectations:
     expect(c.last()).toEqual({
       type: "invalid",
       errors: expect.arrayContaining([
-        'bad.yaml:3:1: foo: unknown field "foo" (the fields are name, description, seed, start, horizon, problemBase, readings, constants, network, dns, domains, messages, faults, expectations)',
+        'bad.yaml:3:1: foo: unknown field "foo" (the fields are name, description, title, lesson, annotations, seed, start, horizon, problemBase, readings, constants, network, dns, domains, messages, faults, expectations)',
       ]),
     });
     await c.send({ type: "start", text: HAPPY, file: "x.yaml", readings: [["G12", "sometimes"]] });

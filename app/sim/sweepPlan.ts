@@ -307,6 +307,8 @@ function fieldAt(data: unknown, path: string): { ok: true; field: FieldAt } | { 
   return { ok: true, field: { path: docPath, display, ...leaf, ...(value !== undefined && { current: value }) } };
 }
 
+const NOT_SWEPT: ReadonlySet<string> = new Set(["expectations", "readings", "constants", "lesson", "annotations"]);
+
 /** The numbers and durations written in the scenario (not its expectations), with their paths. */
 export function scenarioFields(data: unknown): SweepField[] {
   const out: SweepField[] = [];
@@ -319,7 +321,9 @@ export function scenarioFields(data: unknown): SweepField[] {
     }
     if (isRecord(value)) {
       for (const [key, child] of Object.entries(value)) {
-        if (display === "" && (key === "expectations" || key === "readings" || key === "constants")) continue;
+        // Not the world's: what the run is checked against, the readings and numbers listed on their own, and a
+        // lesson's words and the place of its notes (issue 24), which change nothing the protocol does.
+        if (display === "" && NOT_SWEPT.has(key)) continue;
         walk(child, propertyOf(schema, key, value), join(display, key));
       }
       return;

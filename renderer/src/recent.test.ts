@@ -89,7 +89,16 @@ describe("the Opened list (browser: local storage)", () => {
       JSON.stringify([{ file: 1 }, { file: "old.yaml", name: "old", description: "", text: "name: old\n" }]),
     );
     expect(loadOpened(storage)).toEqual([
-      { kind: "scenario", file: "old.yaml", fileName: "old.yaml", name: "old", description: "", text: "name: old\n" },
+      {
+        kind: "scenario",
+        file: "old.yaml",
+        fileName: "old.yaml",
+        name: "old",
+        title: "old",
+        description: "",
+        summary: "",
+        text: "name: old\n",
+      },
     ]);
     expect(loadOpened(undefined)).toEqual([]);
   });

@@ -74,14 +74,19 @@ export function loadOpened(storage: Pick<Storage, "getItem"> | undefined = globa
   try {
     const raw: unknown = JSON.parse(storage?.getItem(KEY) ?? "[]");
     if (!Array.isArray(raw)) return [];
-    return raw.filter(isEntry).map((f) => ({
-      kind: f["kind"] === "trace" ? "trace" : "scenario",
-      file: f.file,
-      fileName: typeof f["fileName"] === "string" ? f["fileName"] : f.file,
-      name: typeof f["name"] === "string" ? f["name"] : f.file,
-      description: typeof f["description"] === "string" ? f["description"] : "",
-      text: f.text,
-    }));
+    return raw.filter(isEntry).map((f): OpenedEntry => {
+      const fileName = typeof f["fileName"] === "string" ? f["fileName"] : f.file;
+      // A scenario is read again from its text: its title, summary and lesson as the library shows them (issue 24).
+      if (f["kind"] !== "trace") return entryOf({ kind: "scenario", name: fileName, path: f.file, text: f.text });
+      return {
+        kind: "trace",
+        file: f.file,
+        fileName,
+        name: typeof f["name"] === "string" ? f["name"] : f.file,
+        description: typeof f["description"] === "string" ? f["description"] : "",
+        text: f.text,
+      };
+    });
   } catch {
     return [];
   }

@@ -25,7 +25,7 @@ describe("the delivery machine's context at a step (issue 24)", async () => {
       "Attempt: 6, started +0:31:00",
       "First attempt: +0:00:00",
       "Fallback window ends: +2:00:00 (in 1:00:00)",
-      "Gives up at: +120:00:00 (in 119:00:00)",
+      "Gives up at: +5d 0:00:00 (in 4d 23:00:00)",
       "Next attempt: retry 6, +1:03:00 (in 0:03:00)",
       "Pending: bob@b.example",
       "Last answer: the capabilities unusable (no answer: connection refused) — temporary, fallback-eligible",
@@ -74,8 +74,8 @@ describe("the delivery machine's context at a step (issue 24)", async () => {
       limited.startedAtMs,
       limitedChart.history[end]!.timeMs,
     );
-    expect(bounced.headline).toBe(`${ACTOR} is bounced at +120:00:00: the sender gave up`);
-    expect(lines(bounced.items)).toContain("Gives up at: +120:00:00 (now)");
+    expect(bounced.headline).toBe(`${ACTOR} is bounced at +5d 0:00:00: the sender gave up`);
+    expect(lines(bounced.items)).toContain("Gives up at: +5d 0:00:00 (now)");
   });
 
   it("before the actor's first transition: attempt 1 under way; before it started: not started", () => {
