@@ -22,8 +22,8 @@ async function shot(page: Page, of?: Locator): Promise<void> {
   const path = `docs/screenshots/${test.info().title}`;
   await page.mouse.move(0, 0);
   if (of === undefined) return void (await page.screenshot({ path }));
-  // The title bar is sticky: let it scroll away, so that it does not cover the element's head.
-  await page.addStyleTag({ content: ".titlebar { position: static !important; }" });
+  // The title bar and the playback bar are sticky: let them scroll away, so that they do not cover the element.
+  await page.addStyleTag({ content: ".titlebar, .controls { position: static !important; }" });
   await of.scrollIntoViewIfNeeded();
   await of.screenshot({ path });
 }
