@@ -5,7 +5,7 @@
  * (app/sim/yamlPosition.ts).
  */
 import type * as z from "zod";
-import { positionOf, readYaml, schemaIssueErrors, type FileError, type TextPosition } from "../sim/yamlPosition.ts";
+import { positionOf, readYaml, validateYaml, type FileError, type TextPosition } from "../sim/yamlPosition.ts";
 
 /** A file read and validated, or what is wrong with it. */
 export type YamlFileRead<T> =
@@ -31,9 +31,6 @@ export function readYamlFile<S extends z.ZodType>(
   if (!read.ok) return read;
   const { doc, at } = read;
   const data = read.data === null || read.data === undefined ? emptyIs : read.data;
-  const result = schema.safeParse(data);
-  if (result.success) return { ok: true, value: result.data, locate: (path) => positionOf(doc, path, at) };
-  const errors = result.error.issues.flatMap((issue) => schemaIssueErrors(issue, doc, at, file));
-  errors.sort((a, b) => a.line - b.line || a.column - b.column);
-  return { ok: false, errors };
+  const checked = validateYaml(schema, data, doc, at, file);
+  return checked.ok ? { ...checked, locate: (path) => positionOf(doc, path, at) } : checked;
 }

@@ -223,8 +223,24 @@ export function parseYamlWith<S extends z.ZodType>(
   });
   if (data === null || data === undefined) return whole(messages.empty);
   if (typeof data !== "object" || Array.isArray(data)) return whole(messages.notMapping);
+  const checked = validateYaml(schema, data, doc, at, file, hint);
+  return checked.ok ? { ...checked, doc, at } : checked;
+}
+
+/**
+ * `data`, read from `doc`, validated with `schema`: its value, or each of the schema's issues located in the
+ * file ({@link schemaIssueErrors}), sorted by line and column.
+ */
+export function validateYaml<S extends z.ZodType>(
+  schema: S,
+  data: unknown,
+  doc: Document,
+  at: OffsetToPosition,
+  file: string,
+  hint?: UnknownKeyHint,
+): { readonly ok: true; readonly value: z.output<S> } | { readonly ok: false; readonly errors: readonly FileError[] } {
   const result = schema.safeParse(data);
-  if (result.success) return { ok: true, value: result.data, doc, at };
+  if (result.success) return { ok: true, value: result.data };
   const errors = result.error.issues.flatMap((issue) => schemaIssueErrors(issue, doc, at, file, hint));
   errors.sort((a, b) => a.line - b.line || a.column - b.column);
   return { ok: false, errors };
