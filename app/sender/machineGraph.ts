@@ -14,7 +14,8 @@
  */
 import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from "xstate";
 import type { Random, TraceSink } from "../ports.ts";
-import { createDeliveryMachine, type TransitionMeta } from "./deliveryMachine.ts";
+import type { TransitionMeta } from "./deliveryContext.ts";
+import { createDeliveryMachine } from "./deliveryMachine.ts";
 import { defaultReadings } from "./readings.ts";
 import { pushAll } from "../protocol/lists.ts";
 
