@@ -30,6 +30,20 @@ export interface RecipientOutcome {
   readonly problem?: ProblemSummary;
 }
 
+/** A delivery just opened, with what its delivery.created says of it. */
+export interface NewDelivery {
+  readonly delivery: OpenDelivery;
+  /** Its recipients were answered `deferred` before (STATE-6, G20). */
+  readonly deferred: boolean;
+  /** Its place among the deliveries opened together (1-based) and their number: more than one under G12 `split`. */
+  readonly batch: number;
+  readonly batches: number;
+  /** The batch size those deliveries were cut to (`max_recipients`, or all the recipients). */
+  readonly maxRecipients: number;
+  /** Under `misbehaviour.reuseIdempotencyKey`: the previous delivery whose key this one reuses. */
+  readonly keyReusedFrom?: string;
+}
+
 /** A recipient not yet final and not in an open delivery: waiting for a new delivery (first attempt, or after `deferred`). */
 export interface WaitingRecipient {
   readonly address: string;
@@ -71,7 +85,15 @@ export interface AttemptSummary {
   readonly gaps: readonly string[];
 }
 
+/**
+ * What one actor is started with: its message and recipients, and the
+ * sender's ports and settings. The ports come with the input (and stay in the
+ * context) rather than being closed over, so the machine is one module-level
+ * definition that can be read, drawn and tested without any.
+ */
 export interface DeliveryInput {
+  /** The sender's ports and settings, the same object for every actor of one sender. */
+  readonly deps: DeliveryMachineDeps;
   readonly messageId: string;
   /** The recipient domain. */
   readonly domain: string;
@@ -95,6 +117,8 @@ export interface DeliveryContext extends DeliveryInput {
   readonly waiting: readonly WaitingRecipient[];
   /** Deliveries with a key, to be (re)sent with that key (POST-24). */
   readonly deliveries: readonly OpenDelivery[];
+  /** The deliveries the last step opened, for the trace's delivery.created. */
+  readonly newDeliveries: readonly NewDelivery[];
   readonly deliveriesMade: number;
   readonly outcomes: readonly RecipientOutcome[];
   /** The outcomes decided by the last step, for the trace and the DSN. */
@@ -144,7 +168,7 @@ export function deliveryActorId(messageId: string, domain: string): string {
   return `${messageId}→${domain}`;
 }
 
-/** What the machine needs from the sender that runs it. */
+/** What the machine needs from the sender that runs it: ports (clock, Random, trace, discovery, POST, SMTP, DSNs) and settings. */
 export interface DeliveryMachineDeps {
   readonly clock: Pick<Clock, "now">;
   readonly random: Random;

@@ -19,8 +19,8 @@ import { attemptDelivery } from "./attempt.ts";
 import { createCapabilitiesCache } from "./capabilitiesCache.ts";
 import type { CapabilitiesCache } from "./capabilitiesCache.ts";
 import { deliveryActorId } from "./deliveryContext.ts";
-import type { RecipientOutcome, SenderMisbehaviour, TransitionMeta } from "./deliveryContext.ts";
-import { createDeliveryMachine } from "./deliveryMachine.ts";
+import type { DeliveryMachineDeps, RecipientOutcome, SenderMisbehaviour, TransitionMeta } from "./deliveryContext.ts";
+import { deliveryMachine } from "./deliveryMachine.ts";
 import type { DeliveryMachine } from "./deliveryMachine.ts";
 import { discover } from "./discovery.ts";
 import { buildFailureReport } from "./dsnReports.ts";
@@ -230,7 +230,7 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
     });
   };
 
-  const machine = createDeliveryMachine({
+  const deps: DeliveryMachineDeps = {
     clock: ports.clock,
     random: ports.random,
     trace,
@@ -272,9 +272,9 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
     reportFailures,
     ...(config.misbehaviour !== undefined && { misbehaviour: config.misbehaviour }),
     ...(config.plantedBug !== undefined && { plantedBug: config.plantedBug }),
-  });
+  };
 
-  const initialState = initialStatePath(machine);
+  const initialState = initialStatePath(deliveryMachine);
   /**
    * The actor's transitions, from XState's inspection: `from` and `to` are the
    * leaf state paths before and after (statePath.ts), so a transition into
@@ -374,15 +374,23 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
         // Before start(): starting runs the first attempt's discovery, whose events come after this one.
         emit("machine.started", {
           deliveryActor: id,
-          machine: machine.id,
+          machine: deliveryMachine.id,
           state: initialState,
           messageId,
           domain,
           recipients,
         });
-        const actor = createActor(machine, {
+        const actor = createActor(deliveryMachine, {
           id,
-          input: { messageId, domain, from: submission.from, message: submission.message, recipients, submittedAtMs },
+          input: {
+            deps,
+            messageId,
+            domain,
+            from: submission.from,
+            message: submission.message,
+            recipients,
+            submittedAtMs,
+          },
           clock: ports.clock,
           inspect: inspectorFor(id),
         });
