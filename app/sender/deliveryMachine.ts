@@ -101,6 +101,16 @@ const actorId = (context: Pick<DeliveryContext, "messageId" | "domain">): string
   deliveryActorId(context.messageId, context.domain);
 const meta = (m: TransitionMeta): TransitionMeta => m;
 
+/** A port that threw during discovery or the POSTs: the attempt is judged a fault of the sender itself (ERR-24). */
+const senderFault = (stage: "discovery" | "post") => ({
+  target: "judging",
+  actions: {
+    type: "recordUnexpectedError" as const,
+    params: ({ event }: { readonly event: { readonly error: unknown } }) => ({ stage, error: event.error }),
+  },
+  meta: meta({ name: "senderFault", rules: ["ERR-24"] }),
+});
+
 /** The POSTs of one attempt: the open deliveries, over the endpoint discovery found. */
 type PostInput = Omit<AttemptInput, "delivery"> & {
   readonly deliveries: readonly OpenDelivery[];
@@ -280,14 +290,7 @@ export const deliveryMachine = setup({
                 meta: meta({ name: "discoveryEnded", rules: ["SVC-5"] }),
               },
             ],
-            onError: {
-              target: "judging",
-              actions: {
-                type: "recordUnexpectedError",
-                params: ({ event }) => ({ stage: "discovery" as const, error: event.error }),
-              },
-              meta: meta({ name: "senderFault", rules: ["ERR-24"] }),
-            },
+            onError: senderFault("discovery"),
           },
         },
         posting: {
@@ -311,14 +314,7 @@ export const deliveryMachine = setup({
               ],
               meta: meta({ name: "answersRead", rules: ["POST-11", "ERR-17", "ERR-18", "ERR-19"] }),
             },
-            onError: {
-              target: "judging",
-              actions: {
-                type: "recordUnexpectedError",
-                params: ({ event }) => ({ stage: "post" as const, error: event.error }),
-              },
-              meta: meta({ name: "senderFault", rules: ["ERR-24"] }),
-            },
+            onError: senderFault("post"),
           },
         },
         /** The table's conditions, in the order they take precedence. */
