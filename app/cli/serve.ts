@@ -441,7 +441,7 @@ export function serveCommand(): Command {
     )
     .option(
       "--headers-timeout <ms>",
-      "a TLS handshake that stalls this long (no bytes; Node's handshakeTimeout) is cut, nothing written; a client that has not sent a whole request head this long after connecting is answered 408 and disconnected",
+      "a TLS handshake not finished this long after connecting is cut, nothing written (however slowly its bytes come); a client that has not sent a whole request head this long after connecting is answered 408 and disconnected",
       String(DEFAULT_HEADERS_TIMEOUT_MS),
     )
     .option(
