@@ -60,14 +60,20 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
       if (strict && !isTraceEventName(event.name)) {
         throw new Error(`unknown trace event "${event.name}": add it to app/trace/events.ts`);
       }
-      // Built field by field, in the order the trace's JSON has them.
-      const recorded: { -readonly [K in keyof RecordedEvent]: RecordedEvent[K] } = {
-        seq: events.length,
-        timeMs: event.timeMs,
-        name: event.name,
-      };
-      if (event.domain !== undefined) recorded.domain = event.domain;
-      if (event.data !== undefined) recorded.data = toJsonValue(event.data) as Record<string, unknown>;
+      // One object literal per shape, its fields in the order the trace's JSON has them: a literal's
+      // fields sit inside the object, where fields added one by one after it need a second block
+      // (~50 bytes more for each of a fleet's 400k events).
+      const seq = events.length;
+      const { timeMs, name, domain } = event;
+      const data = event.data === undefined ? undefined : (toJsonValue(event.data) as Record<string, unknown>);
+      const recorded: RecordedEvent =
+        domain === undefined
+          ? data === undefined
+            ? { seq, timeMs, name }
+            : { seq, timeMs, name, data }
+          : data === undefined
+            ? { seq, timeMs, name, domain }
+            : { seq, timeMs, name, domain, data };
       events.push(recorded);
       for (const listener of listeners) listener(recorded);
     },
