@@ -111,6 +111,13 @@ export function toJsonValue(value: unknown): unknown {
   return convert(value, []);
 }
 
+/** `record` without its members whose value is `undefined` (a copy). */
+function withoutUndefined(record: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k in record) if (record[k] !== undefined) out[k] = record[k];
+  return out;
+}
+
 /**
  * {@link toJsonValue} with `path`, the objects being converted around `value`
  * (a cycle leads back to one of them). Every event of a run passes through
@@ -136,14 +143,23 @@ function convert(value: unknown, path: object[]): unknown {
   const proto: unknown = Object.getPrototypeOf(value);
   if ((proto === Object.prototype || proto === null) && typeof (value as { toJSON?: unknown }).toJSON !== "function") {
     path.push(value);
-    const out: Record<string, unknown> = {};
-    const record = value as Record<string, unknown>;
-    for (const k of Object.keys(record)) {
-      const json = convert(record[k], path);
-      if (json !== undefined) out[k] = json;
+    // A copy by spread has the original's shape: its fields inside the object, as the emitter's literal
+    // had them, where fields added one by one to `{}` past the fourth need a second block (~40–70 bytes
+    // more for most events' data, kept for the whole run). Then each value is converted in place.
+    const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    let dropped = false;
+    for (const k in out) {
+      const item = out[k];
+      const json = convert(item, path);
+      if (json === undefined) {
+        dropped = true;
+        out[k] = undefined;
+      } else if (json !== item) {
+        out[k] = json;
+      }
     }
     path.pop();
-    return out;
+    return dropped ? withoutUndefined(out) : out;
   }
   if (Array.isArray(value)) {
     path.push(value);
