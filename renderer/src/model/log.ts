@@ -9,6 +9,7 @@ import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { formatOffset } from "./time.ts";
 import { actorOfDelivery } from "../../../app/trace/deliveryIds.ts";
 import { pushAll } from "../../../app/protocol/lists.ts";
+import { gapEvidence, ruleEvidence } from "../../../app/trace/ruleEvidence.ts";
 
 /** One row of the log. */
 export interface LogRow {
@@ -44,6 +45,7 @@ class Row implements LogRow {
   readonly detail: boolean;
   #event: RecordedEvent | undefined;
   #text: string | undefined;
+  #words: string | undefined;
   #startMs: number;
   #at: string | undefined;
 
@@ -72,6 +74,11 @@ class Row implements LogRow {
       this.#event = undefined;
     }
     return this.#text;
+  }
+
+  /** What a free-text search reads: time, domain, kind and words, lower-cased; written when first read. */
+  get words(): string {
+    return (this.#words ??= wordsOf(this));
   }
 
   /** As a plain object (what a test compares, and JSON). */
@@ -135,25 +142,77 @@ export interface LogFilter {
   /** Also the routine steps, the wire and the state machine. */
   readonly full?: boolean;
   readonly domain?: string;
+  /** One event kind (`attempt.ended`). */
   readonly kind?: string;
+  /** Any of these kinds (the multi-select); empty or absent: every kind. */
+  readonly kinds?: ReadonlySet<string>;
   readonly rule?: string;
   readonly delivery?: string;
-  /** Words anywhere in the row, any case. */
+  /** Every word, anywhere in the row (time, domain, kind, words), any case. */
   readonly text?: string;
+  /** Only these events (evidence rows, see {@link evidenceSeqs}). */
+  readonly only?: ReadonlySet<number>;
+}
+
+/** A row's searchable words: its offset, domain, kind and text, lower-cased. */
+function wordsOf(r: LogRow): string {
+  return `${r.at} ${r.domain} ${r.kind} ${r.text}`.toLowerCase();
+}
+
+/** The words {@link filterLog} searches in: the row's own, kept once read (plain rows: made again). */
+function searchWords(r: LogRow): string {
+  return r instanceof Row ? r.words : wordsOf(r);
+}
+
+/**
+ * Reads the searchable words of `rows[from…from+count)` (the index a free-text search answers from) and
+ * gives where the next slice starts. A 100k-event log is indexed a slice at a time between frames (the
+ * log view does, right after it opens), so that no search ever writes 100k rows' words at once.
+ */
+export function indexLogWords(rows: readonly LogRow[], from: number, count: number): number {
+  const to = Math.min(rows.length, from + count);
+  for (let i = from; i < to; i++) searchWords(rows[i] as LogRow);
+  return to;
+}
+
+/** The words of a search: lower-cased, split at spaces. */
+function searchTerms(text: string | undefined): string[] {
+  return (text ?? "").toLowerCase().split(/\s+/).filter(Boolean);
 }
 
 /** The rows that pass `filter`. */
 export function filterLog(rows: readonly LogRow[], filter: LogFilter): LogRow[] {
-  const text = filter.text?.trim().toLowerCase() ?? "";
+  const words = searchTerms(filter.text);
+  const kinds = filter.kinds !== undefined && filter.kinds.size > 0 ? filter.kinds : undefined;
+  const only = filter.only;
   return rows.filter(
     (r) =>
       (filter.full === true || !r.detail) &&
       (!filter.domain || r.domain === filter.domain) &&
       (!filter.kind || r.kind === filter.kind) &&
+      (kinds === undefined || kinds.has(r.kind)) &&
       (!filter.rule || r.rules.includes(filter.rule)) &&
       (!filter.delivery || r.delivery === filter.delivery) &&
-      (text === "" || `${r.at} ${r.domain} ${r.text}`.toLowerCase().includes(text)),
+      (only === undefined || only.has(r.seq)) &&
+      (words.length === 0 || hasEvery(searchWords(r), words)),
   );
+}
+
+function hasEvery(hay: string, words: readonly string[]): boolean {
+  for (const w of words) if (!hay.includes(w)) return false;
+  return true;
+}
+
+/**
+ * The evidence rows of a run: the events that cite a rule of the spec or a gap of it (as the Rules view
+ * counts them, app/trace/ruleEvidence.ts; the checks' verdicts aside), and `also` (what a Why clause or a
+ * check points at).
+ */
+export function evidenceSeqs(events: readonly RecordedEvent[], also: Iterable<number> = []): Set<number> {
+  const out = new Set<number>(also);
+  for (const seqs of ruleEvidence(events).values()) for (const seq of seqs) out.add(seq);
+  for (const seqs of gapEvidence(events).values()) for (const seq of seqs) out.add(seq);
+  return out;
 }
 
 /** `localeCompare(b, "en", { numeric: true })`, with one collator made once rather than one per comparison. */

@@ -1,9 +1,12 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { memo, useEffect, useMemo, useRef, useState } from "react";
-import { filterLog, logFacets, type LogFilter, type LogRow } from "../../model/log.ts";
+import { memo, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
+import type { RecordedEvent } from "../../../../app/trace/schema.ts";
+import { evidenceSeqs, filterLog, indexLogWords, logFacets, type LogFilter, type LogRow } from "../../model/log.ts";
 
 export interface LogViewProps {
   readonly rows: readonly LogRow[];
+  /** The events the rows were read from: which of them are evidence ("Only evidence rows"). */
+  readonly events: readonly RecordedEvent[];
   /** The selected delivery (from the outcomes table), if any. */
   readonly delivery: string | undefined;
   readonly onClearDelivery: () => void;
@@ -13,21 +16,72 @@ export interface LogViewProps {
 }
 
 const ROW_HEIGHT = 24;
+/** Rows whose words are read between two frames: a few milliseconds' work (a 100k-event log takes 20 slices). */
+export const INDEX_SLICE = 5_000;
+
+/**
+ * How many of `rows` a free-text search can read: their words are indexed a slice at a time, between
+ * frames, from the moment the rows arrive (a row's words are kept once read, so a longer log of the same
+ * run reads only its new rows' again). Never blocks the page for more than a slice.
+ */
+function useIndexedWords(rows: readonly LogRow[]): number {
+  const [indexed, setIndexed] = useState<{ readonly rows: readonly LogRow[]; readonly count: number }>({
+    rows: [],
+    count: 0,
+  });
+  useEffect(() => {
+    let from = 0;
+    let id: ReturnType<typeof setTimeout> | undefined;
+    const slice = () => {
+      from = indexLogWords(rows, from, INDEX_SLICE);
+      if (from < rows.length) id = setTimeout(slice, 0);
+      else setIndexed({ rows, count: from });
+    };
+    id = setTimeout(slice, 0);
+    return () => clearTimeout(id);
+  }, [rows]);
+  return indexed.rows === rows ? indexed.count : Math.min(indexed.count, rows.length);
+}
 
 /**
  * The log: virtualised rows in the CLI's words, filterable, following the playhead.
  * Drawn again only when its props change (not when the clock alone moves).
  */
-export const LogView = memo(function LogView({ rows, delivery, onClearDelivery, onRule, highlight }: LogViewProps) {
+export const LogView = memo(function LogView({
+  rows,
+  events,
+  delivery,
+  onClearDelivery,
+  onRule,
+  highlight,
+}: LogViewProps) {
   const [filter, setFilter] = useState<LogFilter>({});
+  const [onlyEvidence, setOnlyEvidence] = useState(false);
   const [follow, setFollow] = useState(true);
   const facets = useMemo(() => logFacets(rows), [rows]);
+  // Typing stays fluid: the search follows the words typed as soon as the page is free.
+  const text = useDeferredValue(filter.text ?? "");
+  const searching = text.trim() !== "";
+  const indexed = useIndexedWords(rows);
+  // Until every row's words are read, a search answers from those read (and says so).
+  const searched = searching && indexed < rows.length ? rows.slice(0, indexed) : rows;
+  const evidence = useMemo(
+    () => (onlyEvidence ? evidenceSeqs(events, highlight) : undefined),
+    [onlyEvidence, events, highlight],
+  );
   const shown = useMemo(
-    () => filterLog(rows, { ...filter, ...(delivery !== undefined && { delivery }) }),
-    [rows, filter, delivery],
+    () =>
+      filterLog(searched, {
+        ...filter,
+        text,
+        ...(delivery !== undefined && { delivery }),
+        ...(evidence !== undefined && { only: evidence }),
+      }),
+    [searched, filter, text, delivery, evidence],
   );
   const scroller = useRef<HTMLDivElement>(null);
   // The virtualiser's functions are not memoisable; this component is not compiled, and needs not be.
+  // eslint-disable-next-line react-hooks/incompatible-library -- the React Compiler skips it, as said above
   const virtual = useVirtualizer({
     count: shown.length,
     getScrollElement: () => scroller.current,
@@ -56,8 +110,23 @@ export const LogView = memo(function LogView({ rows, delivery, onClearDelivery, 
         <span className="muted" data-testid="log-count">
           {shown.length} of {rows.filter((r) => filter.full === true || !r.detail).length} lines
         </span>
+        {searching && indexed < rows.length && (
+          <span className="muted" role="status">
+            searching: {Math.floor((100 * indexed) / Math.max(1, rows.length))} % of the log read
+          </span>
+        )}
       </div>
       <div className="filters" role="group" aria-label="Log filters">
+        <label>
+          Search{" "}
+          <input
+            type="search"
+            size={18}
+            placeholder="words in the log"
+            value={filter.text ?? ""}
+            onChange={(e) => set({ text: e.target.value })}
+          />
+        </label>
         <label>
           Domain{" "}
           <select
@@ -71,19 +140,7 @@ export const LogView = memo(function LogView({ rows, delivery, onClearDelivery, 
             ))}
           </select>
         </label>
-        <label>
-          Event{" "}
-          <select
-            aria-label="Filter by event"
-            value={filter.kind ?? ""}
-            onChange={(e) => set({ kind: e.target.value || undefined })}
-          >
-            <option value="">all</option>
-            {facets.kinds.map((k) => (
-              <option key={k}>{k}</option>
-            ))}
-          </select>
-        </label>
+        <KindPicker kinds={facets.kinds} chosen={filter.kinds} onChange={(kinds) => set({ kinds })} />
         <label>
           Rule{" "}
           <select
@@ -100,6 +157,10 @@ export const LogView = memo(function LogView({ rows, delivery, onClearDelivery, 
         <label>
           <input type="checkbox" checked={filter.full === true} onChange={(e) => set({ full: e.target.checked })} />{" "}
           Wire and state machine
+        </label>
+        <label title="Events citing a rule or gap of the spec, and those a Why clause or a check points at">
+          <input type="checkbox" checked={onlyEvidence} onChange={(e) => setOnlyEvidence(e.target.checked)} /> Only
+          evidence rows
         </label>
         <label>
           <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> Follow playhead
@@ -152,3 +213,50 @@ export const LogView = memo(function LogView({ rows, delivery, onClearDelivery, 
     </section>
   );
 });
+
+/**
+ * The event kinds shown: a disclosure of checkboxes, one per kind in the run (none ticked: every kind),
+ * its summary saying how many are chosen.
+ */
+function KindPicker({
+  kinds,
+  chosen,
+  onChange,
+}: {
+  readonly kinds: readonly string[];
+  readonly chosen: ReadonlySet<string> | undefined;
+  readonly onChange: (kinds: ReadonlySet<string> | undefined) => void;
+}) {
+  const n = chosen?.size ?? 0;
+  const toggle = (kind: string, on: boolean) => {
+    const next = new Set(chosen);
+    if (on) next.add(kind);
+    else next.delete(kind);
+    onChange(next.size === 0 ? undefined : next);
+  };
+  return (
+    <details className="kind-picker">
+      <summary>Events: {n === 0 ? "every kind" : n === 1 ? [...(chosen ?? [])][0] : `${n} kinds`}</summary>
+      <fieldset>
+        <legend>Event kinds shown (none ticked: every kind)</legend>
+        <button onClick={() => onChange(undefined)} disabled={n === 0}>
+          Every kind
+        </button>
+        <ul>
+          {kinds.map((k) => (
+            <li key={k}>
+              <label>
+                <input
+                  type="checkbox"
+                  checked={chosen?.has(k) === true}
+                  onChange={(e) => toggle(k, e.target.checked)}
+                />{" "}
+                {k}
+              </label>
+            </li>
+          ))}
+        </ul>
+      </fieldset>
+    </details>
+  );
+}

@@ -436,7 +436,14 @@ export function RunView({
           )}
           {wholeRunViews}
           {result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
-          <LogView rows={rows} delivery={delivery} onClearDelivery={clearDelivery} onRule={rule} highlight={evidence} />
+          <LogView
+            rows={rows}
+            events={events}
+            delivery={delivery}
+            onClearDelivery={clearDelivery}
+            onRule={rule}
+            highlight={evidence}
+          />
           {trace && <ExportBar trace={trace} {...exports} />}
         </>
       )}
