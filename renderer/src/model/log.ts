@@ -198,6 +198,25 @@ export function filterLog(rows: readonly LogRow[], filter: LogFilter): LogRow[] 
   );
 }
 
+/**
+ * Why `filter` leaves `row` out of the log: one phrase per filter that does (none: the row is shown), so
+ * that a link to a hidden row can say what hides it (issue 24: filter, then follow a link).
+ */
+export function hiddenBy(row: LogRow, filter: LogFilter): string[] {
+  const out: string[] = [];
+  const words = searchTerms(filter.text);
+  if (row.detail && filter.full !== true) out.push("“Wire and state machine” is off");
+  if (filter.domain && row.domain !== filter.domain) out.push(`the domain filter (${filter.domain})`);
+  if (filter.kind && row.kind !== filter.kind) out.push(`the event filter (${filter.kind})`);
+  if (filter.kinds !== undefined && filter.kinds.size > 0 && !filter.kinds.has(row.kind))
+    out.push(`the event kinds chosen (${row.kind} is not one)`);
+  if (filter.rule && !row.rules.includes(filter.rule)) out.push(`the rule filter (${filter.rule})`);
+  if (filter.delivery && row.delivery !== filter.delivery) out.push(`the selected delivery (${filter.delivery})`);
+  if (filter.only !== undefined && !filter.only.has(row.seq)) out.push("“Only evidence rows”");
+  if (words.length > 0 && !hasEvery(searchWords(row), words)) out.push(`the search “${filter.text?.trim()}”`);
+  return out;
+}
+
 function hasEvery(hay: string, words: readonly string[]): boolean {
   for (const w of words) if (!hay.includes(w)) return false;
   return true;
@@ -234,6 +253,20 @@ export function logFacets(rows: readonly LogRow[]): {
   }
   const sort = (s: Set<string>): string[] => [...s].sort(byNumericText);
   return { domains: sort(domains), kinds: sort(kinds), rules: sort(rules) };
+}
+
+/** The row of event `seq` (rows ascend by seq), if the log has one. */
+export function rowOfSeq(rows: readonly LogRow[], seq: number): LogRow | undefined {
+  let lo = 0;
+  let hi = rows.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const r = rows[mid] as LogRow;
+    if (r.seq === seq) return r;
+    if (r.seq < seq) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return undefined;
 }
 
 /** The index of the last row at or before `timeMs` (the playhead), or -1. */

@@ -1,12 +1,28 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { memo, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
-import { evidenceSeqs, filterLog, indexLogWords, logFacets, type LogFilter, type LogRow } from "../../model/log.ts";
+import {
+  evidenceSeqs,
+  filterLog,
+  hiddenBy,
+  indexLogWords,
+  logFacets,
+  rowOfSeq,
+  type LogFilter,
+  type LogRow,
+} from "../../model/log.ts";
+import { CopyLink } from "../run/Permalink.tsx";
 
 export interface LogViewProps {
   readonly rows: readonly LogRow[];
   /** The events the rows were read from: which of them are evidence ("Only evidence rows"). */
   readonly events: readonly RecordedEvent[];
+  /** The event selected (a link's, a line's, a timeline mark's): its line is marked and brought into view. */
+  readonly selected?: number | undefined;
+  /** The event a permalink selected: the page itself scrolls to its line (a link opens at its place). */
+  readonly linked?: number | undefined;
+  /** A line's time pressed: select its event. */
+  readonly onSelect?: (seq: number) => void;
   /** The selected delivery (from the outcomes table), if any. */
   readonly delivery: string | undefined;
   readonly onClearDelivery: () => void;
@@ -50,6 +66,9 @@ function useIndexedWords(rows: readonly LogRow[]): number {
 export const LogView = memo(function LogView({
   rows,
   events,
+  selected,
+  linked,
+  onSelect,
   delivery,
   onClearDelivery,
   onRule,
@@ -79,6 +98,25 @@ export const LogView = memo(function LogView({
       }),
     [searched, filter, text, delivery, evidence],
   );
+  // The selected event's line, when the filters hide it (a link followed with a filter on): what hides it.
+  const selectedRow = selected === undefined ? undefined : rowOfSeq(rows, selected);
+  const hiding = useMemo(
+    () =>
+      selectedRow === undefined
+        ? []
+        : hiddenBy(selectedRow, {
+            ...filter,
+            ...(delivery !== undefined && { delivery }),
+            ...(evidence !== undefined && { only: evidence }),
+          }),
+    [selectedRow, filter, delivery, evidence],
+  );
+  const showSelected = () => {
+    if (selectedRow === undefined) return;
+    setFilter((f) => ({ ...(f.full === true || selectedRow.detail ? { full: true } : {}) }));
+    setOnlyEvidence(false);
+    if (delivery !== undefined && selectedRow.delivery !== delivery) onClearDelivery();
+  };
   const scroller = useRef<HTMLDivElement>(null);
   // The virtualiser's functions are not memoisable; this component is not compiled, and needs not be.
   // eslint-disable-next-line react-hooks/incompatible-library -- the React Compiler skips it, as said above
@@ -101,6 +139,18 @@ export const LogView = memo(function LogView({
     // Only a new highlight moves the view; later batches and filters leave the reader where they are.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [highlight]);
+
+  // A newly selected event: stop following and bring its line into view, once the filters show it.
+  const [scrolledTo, setScrolledTo] = useState<number | undefined>();
+  useEffect(() => {
+    if (selected === undefined || selected === scrolledTo) return;
+    const index = shown.findIndex((r) => r.seq === selected);
+    if (index < 0) return;
+    setScrolledTo(selected);
+    setFollow(false);
+    virtual.scrollToIndex(index, { align: "center" });
+    if (selected === linked) requestAnimationFrame(() => scroller.current?.scrollIntoView({ block: "center" }));
+  }, [selected, linked, scrolledTo, shown, virtual]);
 
   const set = (patch: Partial<LogFilter>) => setFilter((f) => ({ ...f, ...patch }));
   return (
@@ -174,6 +224,12 @@ export const LogView = memo(function LogView({
           </button>
         )}
       </div>
+      {selectedRow !== undefined && hiding.length > 0 && (
+        <p className="notice" role="status" data-testid="log-hidden">
+          Event #{selectedRow.seq} is selected, but the log hides its line: {hiding.join(", ")}.{" "}
+          <button onClick={showSelected}>Show it</button>
+        </p>
+      )}
       <div
         ref={scroller}
         className="log-scroll"
@@ -189,17 +245,31 @@ export const LogView = memo(function LogView({
             return (
               <div
                 key={row.seq}
-                className={`log-row${row.detail ? " detail" : ""}${highlight.has(row.seq) ? " evidence" : ""}`}
+                className={`log-row${row.detail ? " detail" : ""}${highlight.has(row.seq) ? " evidence" : ""}${row.seq === selected ? " selected" : ""}`}
                 data-seq={row.seq}
+                data-kind={row.kind}
+                data-selected={row.seq === selected || undefined}
                 data-evidence={highlight.has(row.seq) || undefined}
                 data-testid="log-row"
                 style={{ transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
               >
-                <span className="at">{row.at}</span>
+                {onSelect ? (
+                  <button
+                    className="at link"
+                    aria-pressed={row.seq === selected}
+                    title={`Select event #${row.seq} (for a link to it)`}
+                    onClick={() => onSelect(row.seq)}
+                  >
+                    {row.at}
+                  </button>
+                ) : (
+                  <span className="at">{row.at}</span>
+                )}
                 <span className="domain">{row.domain}</span>
                 <span className="text" title={row.text}>
                   {row.text.replace(/ \[[^\]]+\]$/, "")}
                 </span>
+                {row.seq === selected && <CopyLink key={row.seq} seq={row.seq} compact />}
                 {row.rules.map((r) => (
                   <button key={r} className="rule" onClick={() => onRule(r)} title={`Rule ${r}`}>
                     {r}

@@ -220,7 +220,11 @@ function OutcomeFilters({
     <div className="filters" role="group" aria-label="Outcome filters">
       <label>
         Outcome{" "}
-        <select value={filter.outcome ?? ""} onChange={(e) => set({ outcome: e.target.value || undefined })}>
+        <select
+          aria-label="Filter by outcome"
+          value={filter.outcome ?? ""}
+          onChange={(e) => set({ outcome: e.target.value || undefined })}
+        >
           <option value="">all</option>
           {facets.outcomes.map((o) => (
             <option key={o} value={o}>
@@ -231,7 +235,11 @@ function OutcomeFilters({
       </label>
       <label>
         Domain{" "}
-        <select value={filter.domain ?? ""} onChange={(e) => set({ domain: e.target.value || undefined })}>
+        <select
+          aria-label="Filter by recipient domain"
+          value={filter.domain ?? ""}
+          onChange={(e) => set({ domain: e.target.value || undefined })}
+        >
           <option value="">all</option>
           {facets.domains.map((d) => (
             <option key={d}>{d}</option>

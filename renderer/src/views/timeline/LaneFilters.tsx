@@ -30,6 +30,7 @@ export const LaneFilters = memo(function LaneFilters({
       <label>
         Deliveries that{" "}
         <select
+          aria-label="Deliveries that went"
           value={filter.outcome ?? ""}
           onChange={(e) => set({ outcome: (e.target.value || undefined) as LaneOutcome | undefined })}
         >
@@ -43,7 +44,11 @@ export const LaneFilters = memo(function LaneFilters({
       </label>
       <label>
         Domain{" "}
-        <select value={filter.domain ?? ""} onChange={(e) => set({ domain: e.target.value || undefined })}>
+        <select
+          aria-label="Lanes of domain"
+          value={filter.domain ?? ""}
+          onChange={(e) => set({ domain: e.target.value || undefined })}
+        >
           <option value="">all</option>
           {domains.map((d) => (
             <option key={d}>{d}</option>
