@@ -21,7 +21,7 @@ export const LANE_OUTCOME_TEXT: Readonly<Record<LaneOutcome, string>> = {
 
 /** What the lanes are filtered by; every field optional, all of them must hold. */
 export interface LaneFilter {
-  /** A recipient of the delivery ended so (a hand-off or a bounce mark counts too). */
+  /** A recipient of the delivery ended so (its `recipient.outcome`: a hand-off's is smtp, a bounce's bounced). */
   readonly outcome?: LaneOutcome;
   /** The receiving domain. */
   readonly domain?: string;
@@ -47,11 +47,6 @@ function laneIndex(timeline: Timeline): ReadonlyMap<string, LaneFacts> {
     for (const r of lane.recipientLanes) set.add(laneOutcome(r.outcome?.outcome));
     if (lane.recipientLanes.length === 0) set.add("pending");
     outcomes.set(lane.id, set);
-  }
-  for (const m of timeline.marks) {
-    if (m.lane === undefined) continue;
-    if (m.kind === "handoff") outcomes.get(m.lane)?.add("smtp");
-    if (m.kind === "bounce") outcomes.get(m.lane)?.add("bounced");
   }
   const index = new Map<string, LaneFacts>();
   for (const lane of timeline.lanes)

@@ -9,7 +9,7 @@ import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { formatOffset } from "./time.ts";
 import { actorOfDelivery } from "../../../app/trace/deliveryIds.ts";
 import { pushAll } from "../../../app/protocol/lists.ts";
-import { gapEvidence, ruleEvidence } from "../../../app/trace/ruleEvidence.ts";
+import { citesRuleOrGap } from "../../../app/trace/ruleEvidence.ts";
 
 /** One row of the log. */
 export interface LogRow {
@@ -43,6 +43,8 @@ class Row implements LogRow {
   readonly rules: readonly string[];
   readonly delivery?: string;
   readonly detail: boolean;
+  /** It cites a rule or gap of the spec (evidence, as the Rules view counts it): read once, with the row. */
+  readonly evidence: boolean;
   #event: RecordedEvent | undefined;
   #text: string | undefined;
   #words: string | undefined;
@@ -56,6 +58,7 @@ class Row implements LogRow {
     this.domain = event.domain ?? "";
     this.kind = event.name;
     this.rules = rulesOf(data);
+    this.evidence = citesRuleOrGap(event);
     if (delivery !== undefined) this.delivery = delivery;
     this.detail = detail;
     this.#event = event;
@@ -150,8 +153,10 @@ export interface LogFilter {
   readonly delivery?: string;
   /** Every word, anywhere in the row (time, domain, kind, words), any case. */
   readonly text?: string;
-  /** Only these events (evidence rows, see {@link evidenceSeqs}). */
-  readonly only?: ReadonlySet<number>;
+  /** Only the evidence rows: those citing a rule or gap of the spec (see {@link isEvidence}), and `also`. */
+  readonly evidence?: boolean;
+  /** Events that count as evidence too (what a Why clause or a check points at). */
+  readonly also?: ReadonlySet<number>;
 }
 
 /** A row's searchable words: its offset, domain, kind and text, lower-cased. */
@@ -163,6 +168,9 @@ function wordsOf(r: LogRow): string {
 function searchWords(r: LogRow): string {
   return r instanceof Row ? r.words : wordsOf(r);
 }
+
+/** Rows whose words are read between two frames: a few milliseconds' work (a 100k-event log takes 50 slices). */
+export const LOG_INDEX_SLICE = 2_000;
 
 /**
  * Reads the searchable words of `rows[from…from+count)` (the index a free-text search answers from) and
@@ -184,7 +192,8 @@ function searchTerms(text: string | undefined): string[] {
 export function filterLog(rows: readonly LogRow[], filter: LogFilter): LogRow[] {
   const words = searchTerms(filter.text);
   const kinds = filter.kinds !== undefined && filter.kinds.size > 0 ? filter.kinds : undefined;
-  const only = filter.only;
+  const only = filter.evidence === true;
+  const also = filter.also;
   return rows.filter(
     (r) =>
       (filter.full === true || !r.detail) &&
@@ -193,7 +202,7 @@ export function filterLog(rows: readonly LogRow[], filter: LogFilter): LogRow[] 
       (kinds === undefined || kinds.has(r.kind)) &&
       (!filter.rule || r.rules.includes(filter.rule)) &&
       (!filter.delivery || r.delivery === filter.delivery) &&
-      (only === undefined || only.has(r.seq)) &&
+      (!only || isEvidence(r) || also?.has(r.seq) === true) &&
       (words.length === 0 || hasEvery(searchWords(r), words)),
   );
 }
@@ -212,7 +221,8 @@ export function hiddenBy(row: LogRow, filter: LogFilter): string[] {
     out.push(`the event kinds chosen (${row.kind} is not one)`);
   if (filter.rule && !row.rules.includes(filter.rule)) out.push(`the rule filter (${filter.rule})`);
   if (filter.delivery && row.delivery !== filter.delivery) out.push(`the selected delivery (${filter.delivery})`);
-  if (filter.only !== undefined && !filter.only.has(row.seq)) out.push("“Only evidence rows”");
+  if (filter.evidence === true && !isEvidence(row) && filter.also?.has(row.seq) !== true)
+    out.push("“Only evidence rows”");
   if (words.length > 0 && !hasEvery(searchWords(row), words)) out.push(`the search “${filter.text?.trim()}”`);
   return out;
 }
@@ -223,15 +233,11 @@ function hasEvery(hay: string, words: readonly string[]): boolean {
 }
 
 /**
- * The evidence rows of a run: the events that cite a rule of the spec or a gap of it (as the Rules view
- * counts them, app/trace/ruleEvidence.ts; the checks' verdicts aside), and `also` (what a Why clause or a
- * check points at).
+ * Whether a row is evidence: its event cites a rule of the spec or a gap of it, as the Rules view counts
+ * them (app/trace/ruleEvidence.ts; the checks' verdicts aside). Read once per row, when the row is made.
  */
-export function evidenceSeqs(events: readonly RecordedEvent[], also: Iterable<number> = []): Set<number> {
-  const out = new Set<number>(also);
-  for (const seqs of ruleEvidence(events).values()) for (const seq of seqs) out.add(seq);
-  for (const seqs of gapEvidence(events).values()) for (const seq of seqs) out.add(seq);
-  return out;
+export function isEvidence(r: LogRow): boolean {
+  return r instanceof Row && r.evidence;
 }
 
 /** `localeCompare(b, "en", { numeric: true })`, with one collator made once rather than one per comparison. */

@@ -53,12 +53,16 @@ describe("permalinks to an event", async () => {
     expect(wire).toBeDefined();
     expect(hiddenBy(bounce!, {})).toEqual([]);
     expect(hiddenBy(wire!, {})).toEqual(["“Wire and state machine” is off"]);
-    const filter = { text: "retry-after", kinds: new Set(["attempt.ended"]), only: new Set<number>() };
+    const filter = { text: "retry-after", kinds: new Set(["attempt.ended"]), evidence: true };
+    // The bounce cites STATE-7: evidence, so "Only evidence rows" does not hide it.
     expect(hiddenBy(bounce!, filter)).toEqual([
       "the event kinds chosen (delivery.bounced is not one)",
-      "“Only evidence rows”",
       "the search “retry-after”",
     ]);
+    const plain = rows.find((r) => !r.detail && r.rules.length === 0 && r.kind === "timer.fired");
+    expect(plain).toBeDefined();
+    expect(hiddenBy(plain!, { evidence: true })).toEqual(["“Only evidence rows”"]);
+    expect(hiddenBy(plain!, { evidence: true, also: new Set([plain!.seq]) })).toEqual([]);
     // The same verdict as the filter itself, row by row, for several filters.
     const filters = [
       {},
@@ -67,6 +71,7 @@ describe("permalinks to an event", async () => {
       { kinds: new Set(["timer.set", "attempt.ended"]), full: true },
       { rule: "RETRY-2", domain: "a.example" },
       { delivery: "m1@a.example→b.example", text: "no answer" },
+      { evidence: true, also: new Set([rows[3]!.seq]) },
     ];
     for (const f of filters) {
       const shown = new Set(filterLog(rows, f));

@@ -1,11 +1,10 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { memo, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
-import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import {
-  evidenceSeqs,
   filterLog,
   hiddenBy,
   indexLogWords,
+  LOG_INDEX_SLICE,
   logFacets,
   rowOfSeq,
   type LogFilter,
@@ -15,8 +14,6 @@ import { CopyLink } from "../run/Permalink.tsx";
 
 export interface LogViewProps {
   readonly rows: readonly LogRow[];
-  /** The events the rows were read from: which of them are evidence ("Only evidence rows"). */
-  readonly events: readonly RecordedEvent[];
   /** The event selected (a link's, a line's, a timeline mark's): its line is marked and brought into view. */
   readonly selected?: number | undefined;
   /** The event a permalink selected: the page itself scrolls to its line (a link opens at its place). */
@@ -32,8 +29,6 @@ export interface LogViewProps {
 }
 
 const ROW_HEIGHT = 24;
-/** Rows whose words are read between two frames: a few milliseconds' work (a 100k-event log takes 20 slices). */
-export const INDEX_SLICE = 5_000;
 
 /**
  * How many of `rows` a free-text search can read: their words are indexed a slice at a time, between
@@ -49,7 +44,7 @@ function useIndexedWords(rows: readonly LogRow[]): number {
     let from = 0;
     let id: ReturnType<typeof setTimeout> | undefined;
     const slice = () => {
-      from = indexLogWords(rows, from, INDEX_SLICE);
+      from = indexLogWords(rows, from, LOG_INDEX_SLICE);
       if (from < rows.length) id = setTimeout(slice, 0);
       else setIndexed({ rows, count: from });
     };
@@ -65,7 +60,6 @@ function useIndexedWords(rows: readonly LogRow[]): number {
  */
 export const LogView = memo(function LogView({
   rows,
-  events,
   selected,
   linked,
   onSelect,
@@ -84,9 +78,10 @@ export const LogView = memo(function LogView({
   const indexed = useIndexedWords(rows);
   // Until every row's words are read, a search answers from those read (and says so).
   const searched = searching && indexed < rows.length ? rows.slice(0, indexed) : rows;
+  // "Only evidence rows": those citing a rule or gap, and those a Why clause or a check points at.
   const evidence = useMemo(
-    () => (onlyEvidence ? evidenceSeqs(events, highlight) : undefined),
-    [onlyEvidence, events, highlight],
+    () => (onlyEvidence ? ({ evidence: true, also: highlight } as const) : undefined),
+    [onlyEvidence, highlight],
   );
   const shown = useMemo(
     () =>
@@ -94,7 +89,7 @@ export const LogView = memo(function LogView({
         ...filter,
         text,
         ...(delivery !== undefined && { delivery }),
-        ...(evidence !== undefined && { only: evidence }),
+        ...evidence,
       }),
     [searched, filter, text, delivery, evidence],
   );
@@ -107,7 +102,7 @@ export const LogView = memo(function LogView({
         : hiddenBy(selectedRow, {
             ...filter,
             ...(delivery !== undefined && { delivery }),
-            ...(evidence !== undefined && { only: evidence }),
+            ...evidence,
           }),
     [selectedRow, filter, delivery, evidence],
   );

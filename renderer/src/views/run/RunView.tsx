@@ -508,7 +508,6 @@ export function RunView({
           {result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
           <LogView
             rows={rows}
-            events={events}
             selected={selectedSeq}
             linked={followed}
             onSelect={onLogSelect}
