@@ -173,14 +173,87 @@ function searchWords(r: LogRow): string {
 export const LOG_INDEX_SLICE = 2_000;
 
 /**
- * Reads the searchable words of `rows[from…from+count)` (the index a free-text search answers from) and
- * gives where the next slice starts. A 100k-event log is indexed a slice at a time between frames (the
- * log view does, right after it opens), so that no search ever writes 100k rows' words at once.
+ * The free-text index of a log: every row's words (time, domain, kind, text; lower-cased) in one string,
+ * a line each, and where each row's line starts. A word is found by the string's own search, from one
+ * match to the next row's line, not by asking each of 100k rows (`npm run bench find`).
  */
-export function indexLogWords(rows: readonly LogRow[], from: number, count: number): number {
-  const to = Math.min(rows.length, from + count);
-  for (let i = from; i < to; i++) searchWords(rows[i] as LogRow);
-  return to;
+export interface LogWordIndex {
+  readonly rows: readonly LogRow[];
+  readonly text: string;
+  readonly starts: Int32Array;
+}
+
+/** A {@link LogWordIndex} being built, a slice of rows at a time ({@link stepLogWordIndex}). */
+export interface LogWordIndexDraft {
+  readonly rows: readonly LogRow[];
+  readonly parts: string[];
+  readonly starts: Int32Array;
+  /** The next row to read, and where its line starts. */
+  next: number;
+  at: number;
+}
+
+/** An index of `rows` to build. */
+export function draftLogWordIndex(rows: readonly LogRow[]): LogWordIndexDraft {
+  return { rows, parts: [], starts: new Int32Array(rows.length), next: 0, at: 0 };
+}
+
+/**
+ * Reads the next `count` rows' words into `draft` (the page does it between frames: no search ever reads
+ * 100k rows' words at once); the index once every row is read, else undefined.
+ */
+export function stepLogWordIndex(draft: LogWordIndexDraft, count: number): LogWordIndex | undefined {
+  const { rows, starts } = draft;
+  const to = Math.min(rows.length, draft.next + count);
+  const words: string[] = [];
+  for (let i = draft.next; i < to; i++) {
+    const w = searchWords(rows[i] as LogRow);
+    starts[i] = draft.at;
+    draft.at += w.length + 1;
+    words.push(w);
+  }
+  if (words.length > 0) draft.parts.push(words.join("\n"));
+  draft.next = to;
+  return to < rows.length ? undefined : { rows, text: draft.parts.join("\n"), starts };
+}
+
+/** The index of `rows`, built at once (a test's, a bench's; the page builds it a slice at a time). */
+export function logWordIndex(rows: readonly LogRow[]): LogWordIndex {
+  const draft = draftLogWordIndex(rows);
+  let index: LogWordIndex | undefined;
+  while ((index = stepLogWordIndex(draft, LOG_INDEX_SLICE)) === undefined);
+  return index;
+}
+
+/** Which rows of `index` hold `word` (1 at each such row's position). */
+function rowsHolding(index: LogWordIndex, word: string): Uint8Array {
+  const { text, starts } = index;
+  const out = new Uint8Array(starts.length);
+  let at = text.indexOf(word);
+  while (at >= 0) {
+    // The row whose line holds the match: the last that starts at or before it.
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((starts[mid] as number) <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    out[lo] = 1;
+    at = lo + 1 < starts.length ? text.indexOf(word, starts[lo + 1]) : -1;
+  }
+  return out;
+}
+
+/** The rows of `index` holding every one of `words`. */
+function rowsHoldingAll(index: LogWordIndex, words: readonly string[]): Uint8Array {
+  let all: Uint8Array | undefined;
+  for (const w of words) {
+    const one = rowsHolding(index, w);
+    if (all === undefined) all = one;
+    else for (let i = 0; i < all.length; i++) all[i] = (all[i] as number) & (one[i] as number);
+  }
+  return all ?? new Uint8Array(index.starts.length).fill(1);
 }
 
 /** The words of a search: lower-cased, split at spaces. */
@@ -188,14 +261,15 @@ function searchTerms(text: string | undefined): string[] {
   return (text ?? "").toLowerCase().split(/\s+/).filter(Boolean);
 }
 
-/** The rows that pass `filter`. */
-export function filterLog(rows: readonly LogRow[], filter: LogFilter): LogRow[] {
+/** The rows that pass `filter`; a search reads `index` when it is of these rows (else each row's words). */
+export function filterLog(rows: readonly LogRow[], filter: LogFilter, index?: LogWordIndex): LogRow[] {
   const words = searchTerms(filter.text);
+  const holding = words.length > 0 && index?.rows === rows ? rowsHoldingAll(index, words) : undefined;
   const kinds = filter.kinds !== undefined && filter.kinds.size > 0 ? filter.kinds : undefined;
   const only = filter.evidence === true;
   const also = filter.also;
   return rows.filter(
-    (r) =>
+    (r, i) =>
       (filter.full === true || !r.detail) &&
       (!filter.domain || r.domain === filter.domain) &&
       (!filter.kind || r.kind === filter.kind) &&
@@ -203,7 +277,7 @@ export function filterLog(rows: readonly LogRow[], filter: LogFilter): LogRow[] 
       (!filter.rule || r.rules.includes(filter.rule)) &&
       (!filter.delivery || r.delivery === filter.delivery) &&
       (!only || isEvidence(r) || also?.has(r.seq) === true) &&
-      (words.length === 0 || hasEvery(searchWords(r), words)),
+      (words.length === 0 || (holding !== undefined ? holding[i] === 1 : hasEvery(searchWords(r), words))),
   );
 }
 

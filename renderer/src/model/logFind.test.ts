@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { citesRuleOrGap, gapEvidence, ruleEvidence } from "../../../app/trace/ruleEvidence.ts";
-import { filterLog, indexLogWords, isEvidence, logRows } from "./log.ts";
+import { draftLogWordIndex, filterLog, isEvidence, logRows, logWordIndex, stepLogWordIndex } from "./log.ts";
 import { scenarioTrace } from "./testing.ts";
 
 describe("finding rows in the log of rate-limited-then-down", async () => {
@@ -26,16 +26,19 @@ describe("finding rows in the log of rate-limited-then-down", async () => {
     expect(filterLog(rows, { text: "+5d" }).length).toBeGreaterThan(0);
   });
 
-  it("the index reads a slice at a time and gives where the next starts; searching after it finds the same", () => {
+  it("the index is built a slice at a time; searching it finds what asking each row finds", () => {
     const fresh = logRows(trace.events, trace.startedAtMs);
-    let from = 0;
-    let slices = 0;
-    while (from < fresh.length) {
-      from = indexLogWords(fresh, from, 50);
+    const draft = draftLogWordIndex(fresh);
+    let slices = 1;
+    let index = stepLogWordIndex(draft, 50);
+    while (index === undefined) {
+      expect(draft.next).toBe(50 * slices);
+      index = stepLogWordIndex(draft, 50);
       slices++;
     }
     expect(slices).toBe(Math.ceil(fresh.length / 50));
-    expect(filterLog(fresh, { full: true, text: "bounced" }).map((r) => r.seq)).toEqual(
+    expect(index).toEqual(logWordIndex(fresh));
+    expect(filterLog(fresh, { full: true, text: "bounced" }, index).map((r) => r.seq)).toEqual(
       filterLog(rows, { full: true, text: "bounced" }).map((r) => r.seq),
     );
   });
@@ -77,5 +80,34 @@ describe("finding rows in the log of rate-limited-then-down", async () => {
     const verdicts = trace.events.filter((e) => e.name === "invariant.checked");
     expect(verdicts.length).toBeGreaterThan(0);
     expect(verdicts.some(citesRuleOrGap)).toBe(false);
+  });
+});
+
+describe("the log's word index", async () => {
+  const trace = await scenarioTrace("rate-limited-then-down");
+  const rows = logRows(trace.events, trace.startedAtMs);
+  const index = logWordIndex(rows);
+
+  it("finds what asking each row finds, for rare and common words, several at once, and none", () => {
+    for (const text of [
+      "bounced",
+      "attempt",
+      "a.example attempt.ended",
+      "+5d",
+      "2m3s",
+      "no-such-word",
+      "ERR-21 no answer",
+    ])
+      for (const full of [false, true])
+        expect(filterLog(rows, { full, text }, index).map((r) => r.seq)).toEqual(
+          filterLog(rows, { full, text }).map((r) => r.seq),
+        );
+  });
+
+  it("is read only for the rows it was built of (a longer log asks each row)", () => {
+    const longer = [...rows];
+    expect(filterLog(longer, { text: "bounced" }, index).map((r) => r.seq)).toEqual(
+      filterLog(rows, { text: "bounced" }).map((r) => r.seq),
+    );
   });
 });

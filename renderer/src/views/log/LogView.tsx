@@ -3,9 +3,11 @@ import { memo, useDeferredValue, useEffect, useMemo, useRef, useState } from "re
 import {
   filterLog,
   hiddenBy,
-  indexLogWords,
+  draftLogWordIndex,
   LOG_INDEX_SLICE,
   logFacets,
+  stepLogWordIndex,
+  type LogWordIndex,
   rowOfSeq,
   type LogFilter,
   type LogRow,
@@ -29,29 +31,41 @@ export interface LogViewProps {
 }
 
 const ROW_HEIGHT = 24;
+const NO_ROWS: readonly LogRow[] = [];
 
 /**
- * How many of `rows` a free-text search can read: their words are indexed a slice at a time, between
- * frames, from the moment the rows arrive (a row's words are kept once read, so a longer log of the same
- * run reads only its new rows' again). Never blocks the page for more than a slice.
+ * The log's word index for a search (issue 24): built once a search is typed, a slice of rows between
+ * frames (never blocking the page for more than a slice), and again for a longer log of the same run
+ * (its rows keep their words: only the new ones are read). Until it is built, the index of the rows
+ * before, if any, answers; `read` says how far the build is.
  */
-function useIndexedWords(rows: readonly LogRow[]): number {
-  const [indexed, setIndexed] = useState<{ readonly rows: readonly LogRow[]; readonly count: number }>({
-    rows: [],
-    count: 0,
+function useWordIndex(
+  rows: readonly LogRow[],
+  enabled: boolean,
+): { readonly index: LogWordIndex | undefined; readonly read: number } {
+  const [state, setState] = useState<{ readonly index: LogWordIndex | undefined; readonly read: number }>({
+    index: undefined,
+    read: 0,
   });
+  const built = useRef<LogWordIndex | undefined>(undefined);
   useEffect(() => {
-    let from = 0;
+    if (!enabled || built.current?.rows === rows) return;
+    const draft = draftLogWordIndex(rows);
     let id: ReturnType<typeof setTimeout> | undefined;
     const slice = () => {
-      from = indexLogWords(rows, from, LOG_INDEX_SLICE);
-      if (from < rows.length) id = setTimeout(slice, 0);
-      else setIndexed({ rows, count: from });
+      const index = stepLogWordIndex(draft, LOG_INDEX_SLICE);
+      if (index !== undefined) {
+        built.current = index;
+        setState({ index, read: rows.length });
+      } else {
+        setState((s) => ({ index: s.index, read: draft.next }));
+        id = setTimeout(slice, 0);
+      }
     };
     id = setTimeout(slice, 0);
     return () => clearTimeout(id);
-  }, [rows]);
-  return indexed.rows === rows ? indexed.count : Math.min(indexed.count, rows.length);
+  }, [rows, enabled]);
+  return state;
 }
 
 /**
@@ -75,9 +89,11 @@ export const LogView = memo(function LogView({
   // Typing stays fluid: the search follows the words typed as soon as the page is free.
   const text = useDeferredValue(filter.text ?? "");
   const searching = text.trim() !== "";
-  const indexed = useIndexedWords(rows);
-  // Until every row's words are read, a search answers from those read (and says so).
-  const searched = searching && indexed < rows.length ? rows.slice(0, indexed) : rows;
+  const words = useWordIndex(rows, searching);
+  // A search answers from the index (of these rows, or of the rows before while it is built for these).
+  const wordIndex = searching ? words.index : undefined;
+  const searched = searching ? (wordIndex?.rows ?? NO_ROWS) : rows;
+  const indexing = searching && wordIndex?.rows !== rows;
   // "Only evidence rows": those citing a rule or gap, and those a Why clause or a check points at.
   const evidence = useMemo(
     () => (onlyEvidence ? ({ evidence: true, also: highlight } as const) : undefined),
@@ -85,13 +101,17 @@ export const LogView = memo(function LogView({
   );
   const shown = useMemo(
     () =>
-      filterLog(searched, {
-        ...filter,
-        text,
-        ...(delivery !== undefined && { delivery }),
-        ...evidence,
-      }),
-    [searched, filter, text, delivery, evidence],
+      filterLog(
+        searched,
+        {
+          ...filter,
+          text,
+          ...(delivery !== undefined && { delivery }),
+          ...evidence,
+        },
+        wordIndex,
+      ),
+    [searched, filter, text, delivery, evidence, wordIndex],
   );
   // The selected event's line, when the filters hide it (a link followed with a filter on): what hides it.
   const selectedRow = selected === undefined ? undefined : rowOfSeq(rows, selected);
@@ -155,9 +175,10 @@ export const LogView = memo(function LogView({
         <span className="muted" data-testid="log-count">
           {shown.length} of {rows.filter((r) => filter.full === true || !r.detail).length} lines
         </span>
-        {searching && indexed < rows.length && (
+        {indexing && (
           <span className="muted" role="status">
-            searching: {Math.floor((100 * indexed) / Math.max(1, rows.length))} % of the log read
+            searching: {Math.floor((100 * Math.min(words.read, rows.length)) / Math.max(1, rows.length))} % of the log
+            read
           </span>
         )}
       </div>
