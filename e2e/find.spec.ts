@@ -178,6 +178,8 @@ test("a permalink: copied from a log line, reopens the same trace there; wrong l
   await page.screenshot({ path: `${SHOTS}/find-permalink-hidden.png` });
   await hidden.getByRole("button", { name: "Show it" }).click();
   await expect(hidden).toBeHidden();
+  // Show it cleared the filter that hid the line (the search), nothing else.
+  await expect(log(page).getByLabel("Search")).toHaveValue("");
   await expect(page.locator("[data-testid=log-row][data-selected=true]")).toHaveAttribute("data-seq", String(other));
   // A link to an event this trace does not have, and one that names no event: clear words, no crash.
   await page.evaluate((s) => (window.location.hash = `#seq=${s}`), last + 1000);

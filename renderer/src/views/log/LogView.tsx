@@ -128,8 +128,15 @@ export const LogView = memo(function LogView({
   );
   const showSelected = () => {
     if (selectedRow === undefined) return;
-    setFilter((f) => ({ ...(f.full === true || selectedRow.detail ? { full: true } : {}) }));
-    setOnlyEvidence(false);
+    // Only the filters that hide it are cleared; the others stay as the reader set them.
+    setFilter((f) => {
+      const next: Record<string, unknown> = { ...f };
+      if (selectedRow.detail) next["full"] = true;
+      for (const key of ["domain", "kind", "kinds", "rule", "text"] as const)
+        if (hiddenBy(selectedRow, { full: true, [key]: f[key] }).length > 0) delete next[key];
+      return next as LogFilter;
+    });
+    if (hiddenBy(selectedRow, { full: true, ...evidence }).length > 0) setOnlyEvidence(false);
     if (delivery !== undefined && selectedRow.delivery !== delivery) onClearDelivery();
   };
   const scroller = useRef<HTMLDivElement>(null);
