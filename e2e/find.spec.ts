@@ -225,6 +225,11 @@ for (const scheme of ["light", "dark"] as const)
       .getByLabel("attempt.ended")
       .check();
     await noSeriousViolations(page);
-    await page.addStyleTag({ content: ".titlebar, .playbar { position: static !important; }" });
-    await page.screenshot({ path: `${SHOTS}/find-${scheme}.png`, fullPage: true });
+    await page.addStyleTag({ content: ".titlebar, .controls { position: static !important; }" });
+    await page
+      .getByRole("region", { name: "Link to this place" })
+      .screenshot({ path: `${SHOTS}/find-${scheme}-link.png` });
+    await outcomes(page).screenshot({ path: `${SHOTS}/find-${scheme}-outcomes.png` });
+    await timeline(page).screenshot({ path: `${SHOTS}/find-${scheme}-lanes.png` });
+    await log(page).screenshot({ path: `${SHOTS}/find-${scheme}-log.png` });
   });

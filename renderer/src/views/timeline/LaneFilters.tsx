@@ -59,7 +59,7 @@ export const LaneFilters = memo(function LaneFilters({
         Find lanes{" "}
         <input
           type="search"
-          size={16}
+          size={20}
           placeholder="message or recipient"
           value={filter.text ?? ""}
           onChange={(e) => set({ text: e.target.value })}
