@@ -13,6 +13,7 @@ import {
   type LogRow,
 } from "../../model/log.ts";
 import { CopyLink } from "../run/Permalink.tsx";
+import { FacetSelect } from "../FacetSelect.tsx";
 
 export interface LogViewProps {
   readonly rows: readonly LogRow[];
@@ -200,33 +201,21 @@ export const LogView = memo(function LogView({
             onChange={(e) => set({ text: e.target.value })}
           />
         </label>
-        <label>
-          Domain{" "}
-          <select
-            aria-label="Filter by domain"
-            value={filter.domain ?? ""}
-            onChange={(e) => set({ domain: e.target.value || undefined })}
-          >
-            <option value="">all</option>
-            {facets.domains.map((d) => (
-              <option key={d}>{d}</option>
-            ))}
-          </select>
-        </label>
+        <FacetSelect
+          label="Domain"
+          name="Filter by domain"
+          value={filter.domain}
+          values={facets.domains}
+          onChange={(domain) => set({ domain })}
+        />
         <KindPicker kinds={facets.kinds} chosen={filter.kinds} onChange={(kinds) => set({ kinds })} />
-        <label>
-          Rule{" "}
-          <select
-            aria-label="Filter by rule"
-            value={filter.rule ?? ""}
-            onChange={(e) => set({ rule: e.target.value || undefined })}
-          >
-            <option value="">all</option>
-            {facets.rules.map((k) => (
-              <option key={k}>{k}</option>
-            ))}
-          </select>
-        </label>
+        <FacetSelect
+          label="Rule"
+          name="Filter by rule"
+          value={filter.rule}
+          values={facets.rules}
+          onChange={(rule) => set({ rule })}
+        />
         <label>
           <input type="checkbox" checked={filter.full === true} onChange={(e) => set({ full: e.target.checked })} />{" "}
           Wire and state machine

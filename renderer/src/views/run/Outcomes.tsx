@@ -10,6 +10,7 @@ import {
   type OutcomeSort,
 } from "../../model/outcomes.ts";
 import type { WhyTarget } from "../../model/why.ts";
+import { FacetSelect, patchFilter } from "../FacetSelect.tsx";
 
 export interface OutcomesProps {
   readonly rows: readonly OutcomeRow[];
@@ -211,41 +212,24 @@ function OutcomeFilters({
   readonly onFilter: (filter: OutcomeFilter) => void;
   readonly filtered: boolean;
 }) {
-  const set = (patch: Partial<Record<keyof OutcomeFilter, string | number | undefined>>) => {
-    const next: Record<string, unknown> = { ...filter, ...patch };
-    for (const k of Object.keys(next)) if (next[k] === undefined) delete next[k];
-    onFilter(next as OutcomeFilter);
-  };
+  const set = (patch: Partial<Record<keyof OutcomeFilter, unknown>>) => onFilter(patchFilter(filter, patch));
   return (
     <div className="filters" role="group" aria-label="Outcome filters">
-      <label>
-        Outcome{" "}
-        <select
-          aria-label="Filter by outcome"
-          value={filter.outcome ?? ""}
-          onChange={(e) => set({ outcome: e.target.value || undefined })}
-        >
-          <option value="">all</option>
-          {facets.outcomes.map((o) => (
-            <option key={o} value={o}>
-              {o === "smtp" ? "smtp (went to SMTP)" : o}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Domain{" "}
-        <select
-          aria-label="Filter by recipient domain"
-          value={filter.domain ?? ""}
-          onChange={(e) => set({ domain: e.target.value || undefined })}
-        >
-          <option value="">all</option>
-          {facets.domains.map((d) => (
-            <option key={d}>{d}</option>
-          ))}
-        </select>
-      </label>
+      <FacetSelect
+        label="Outcome"
+        name="Filter by outcome"
+        value={filter.outcome}
+        values={facets.outcomes}
+        text={(o) => (o === "smtp" ? "smtp (went to SMTP)" : o)}
+        onChange={(outcome) => set({ outcome })}
+      />
+      <FacetSelect
+        label="Domain"
+        name="Filter by recipient domain"
+        value={filter.domain}
+        values={facets.domains}
+        onChange={(domain) => set({ domain })}
+      />
       <label>
         Message{" "}
         <input

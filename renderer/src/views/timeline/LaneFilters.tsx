@@ -1,4 +1,5 @@
 import { memo } from "react";
+import { FacetSelect, patchFilter } from "../FacetSelect.tsx";
 import { LANE_OUTCOME_TEXT, laneFilterActive, type LaneFilter, type LaneOutcome } from "../../model/laneFilter.ts";
 
 /**
@@ -20,41 +21,25 @@ export const LaneFilters = memo(function LaneFilters({
   readonly shown: number;
   readonly total: number;
 }) {
-  const set = (patch: LaneFilter) => {
-    const next: Record<string, unknown> = { ...filter, ...patch };
-    for (const k of Object.keys(next)) if (next[k] === undefined || next[k] === "") delete next[k];
-    onFilter(next as LaneFilter);
-  };
+  const set = (patch: LaneFilter) => onFilter(patchFilter(filter, patch));
   return (
     <div className="filters lane-filters" role="group" aria-label="Lane filters">
-      <label>
-        Deliveries that{" "}
-        <select
-          aria-label="Deliveries that went"
-          value={filter.outcome ?? ""}
-          onChange={(e) => set({ outcome: (e.target.value || undefined) as LaneOutcome | undefined })}
-        >
-          <option value="">went any way</option>
-          {outcomes.map((o) => (
-            <option key={o} value={o}>
-              {LANE_OUTCOME_TEXT[o]}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Domain{" "}
-        <select
-          aria-label="Lanes of domain"
-          value={filter.domain ?? ""}
-          onChange={(e) => set({ domain: e.target.value || undefined })}
-        >
-          <option value="">all</option>
-          {domains.map((d) => (
-            <option key={d}>{d}</option>
-          ))}
-        </select>
-      </label>
+      <FacetSelect
+        label="Deliveries that"
+        name="Deliveries that went"
+        any="went any way"
+        value={filter.outcome}
+        values={outcomes}
+        text={(o) => LANE_OUTCOME_TEXT[o as LaneOutcome]}
+        onChange={(outcome) => set({ outcome: outcome as LaneOutcome | undefined })}
+      />
+      <FacetSelect
+        label="Domain"
+        name="Lanes of domain"
+        value={filter.domain}
+        values={domains}
+        onChange={(domain) => set({ domain })}
+      />
       <label>
         Find lanes{" "}
         <input
