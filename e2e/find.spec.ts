@@ -137,6 +137,8 @@ test("a permalink: copied from a log line, reopens the same trace there; wrong l
   page,
   context,
 }, info) => {
+  // A run, an export and an opening of its trace: minutes on the loaded machine; the limit ends a hang.
+  test.setTimeout(600_000);
   await context.grantPermissions(["clipboard-read", "clipboard-write"]);
   await openScenario(page, "rate-limited-then-down");
   await runToEnd(page);
