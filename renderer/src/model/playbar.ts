@@ -171,3 +171,10 @@ export function nextStopOfRuns(
   });
   return best;
 }
+
+/** How many times each breakpoint has stopped the run (in the part of it now shown): its hit count. */
+export function hitCounts(hits: readonly { readonly id: string }[]): ReadonlyMap<string, number> {
+  const counts = new Map<string, number>();
+  for (const h of hits) counts.set(h.id, (counts.get(h.id) ?? 0) + 1);
+  return counts;
+}
