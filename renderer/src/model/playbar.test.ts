@@ -12,6 +12,7 @@ import {
   enableBreakpoint,
   eventDensity,
   eventOfSeq,
+  hitCounts,
   nextLevel,
   nextStopOfRuns,
   scrubberEnd,
@@ -74,6 +75,31 @@ describe("where the run stopped, citing the event by its seq", () => {
     expect(stopText({ kind: "time", id: "w", atMs: startMs + 7_200_000 }, events, startMs, [bp])).toBe(
       'Stopped at breakpoint "at +2:00:00": the clock is at +2:00:00',
     );
+  });
+
+  it("a lesson's note by its number; a breakpoint taken away while stopped at it, as such", () => {
+    const judged = first((e) => e.name === "attempt.judged");
+    const note: Breakpoint = {
+      id: "note-1",
+      enabled: true,
+      condition: { kind: "annotation", note: "Attempt 1 fails.", on: "attempt.judged", nth: 1 },
+    };
+    expect(stopText({ kind: "breakpoint", id: "note-1", seq: judged.seq }, events, startMs, [note])).toMatch(
+      new RegExp(`^Stopped at lesson note 1: #${judged.seq} attempt\\.judged at \\+`),
+    );
+    expect(stopText({ kind: "time", id: "note-2", atMs: startMs + 7_200_000 }, events, startMs, [note])).toBe(
+      "Stopped at lesson note 2: the clock is at +2:00:00",
+    );
+    expect(stopText({ kind: "breakpoint", id: "bp-1", seq: judged.seq }, events, startMs, [note])).toMatch(
+      /^Stopped at a breakpoint removed since: #/,
+    );
+  });
+
+  it("counts each breakpoint's hits", () => {
+    expect([...hitCounts([{ id: "a" }, { id: "note-1" }, { id: "a" }])]).toEqual([
+      ["a", 2],
+      ["note-1", 1],
+    ]);
   });
 
   it("finds an event by its seq among the shown events", () => {

@@ -15,6 +15,7 @@ import {
   type PlaybackStop,
   type StepLevel,
 } from "../../../app/sim/breakpoints.ts";
+import { noteOfBreakpoint } from "../../../app/sim/lesson.ts";
 import { maxOf } from "../../../app/protocol/lists.ts";
 import { describeEvent } from "../../../app/trace/describe.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
@@ -66,17 +67,22 @@ export function stopText(
   breakpoints: readonly Breakpoint[],
   label: (messageId: string) => string = (m) => m,
 ): string {
+  // A lesson's note by its number (the lesson panel shows its words); a breakpoint taken away since, as such.
   const named = (id: string) => {
+    const note = noteOfBreakpoint(id);
+    if (note !== undefined) return `lesson note ${note + 1}`;
     const b = breakpoints.find((x) => x.id === id);
-    return b === undefined ? id : describeCondition(b.condition, startMs, label);
+    return b === undefined
+      ? "a breakpoint removed since"
+      : `breakpoint "${describeCondition(b.condition, startMs, label)}"`;
   };
   switch (stop.kind) {
     case "step":
       return `Stepped to ${STEP_LEVEL_TEXT[stop.level].next}: ${cite(eventOfSeq(events, stop.seq), stop.seq, startMs)}`;
     case "breakpoint":
-      return `Stopped at breakpoint "${named(stop.id)}": ${cite(eventOfSeq(events, stop.seq), stop.seq, startMs)}`;
+      return `Stopped at ${named(stop.id)}: ${cite(eventOfSeq(events, stop.seq), stop.seq, startMs)}`;
     case "time":
-      return `Stopped at breakpoint "${named(stop.id)}": the clock is at ${formatOffset(stop.atMs, startMs)}`;
+      return `Stopped at ${named(stop.id)}: the clock is at ${formatOffset(stop.atMs, startMs)}`;
     case "end":
       return `No ${stop.level === "event" ? "event" : stop.level} is left before the end: the next Step or Play ends the run and checks it.`;
   }
