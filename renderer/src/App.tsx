@@ -638,6 +638,9 @@ export function App() {
               onBack={() => setView(comparePreset ? "sweep" : "run")}
               onSave={save}
               {...(comparePreset && { preset: comparePreset })}
+              breakpoints={context.breakpoints}
+              onBreakpoints={(breakpoints) => send({ type: "SET_BREAKPOINTS", breakpoints })}
+              messages={context.summary?.messages ?? []}
             />
           ) : view === "rules" ? (
             <RulesPanel
