@@ -96,7 +96,10 @@ test.describe("the start-here path (issue 24)", () => {
     await expect(reached).toContainText("Paused at a note, +0:00:00: Attempt 1 ends at the capabilities request");
     await expect(page.getByTestId("phase")).toContainText("Paused");
     await expect(notes.locator("li[aria-current=step]")).toHaveAttribute("data-note", "0");
-    await expect(stop).toHaveText(/^Stopped at lesson note 1: #\d+ attempt\.judged at \+0:00:00/);
+    // The bar, in view while one reads the log, says the note's words too.
+    await expect(stop).toHaveText(
+      /^Stopped at lesson note 1 \(#\d+ attempt\.judged at \+0:00:00[^)]*\): Attempt 1 ends at the capabilities request/,
+    );
     const judgedSeq = Number(/#(\d+)/.exec((await stop.textContent()) ?? "")?.[1]);
     // Nothing after the note's event is in the log.
     const logged = await page
@@ -127,7 +130,9 @@ test.describe("the start-here path (issue 24)", () => {
     await expect(reached).toContainText("Paused at a note, +2:00:00: The 2-hour fallback window ends now.");
     await expect(page.getByTestId("phase")).toContainText("Paused");
     await expect(page.getByTestId("clock")).toHaveText("+2:00:00");
-    await expect(stop).toHaveText("Stopped at lesson note 2: the clock is at +2:00:00");
+    await expect(stop).toHaveText(
+      "Stopped at lesson note 2 (the clock at +2:00:00): The 2-hour fallback window ends now. Nothing happens yet: the next attempt decides.",
+    );
     // Back before it (a jump stops at no note) and on again: paused at it once more, its hits those of the run shown.
     await page.getByRole("textbox", { name: "Jump to" }).fill("+1:00:00");
     await page.getByRole("button", { name: "Go", exact: true }).click();
@@ -141,7 +146,7 @@ test.describe("the start-here path (issue 24)", () => {
     await expect(reached).toContainText(
       "Paused at a note, +2:03:00: Attempt 8, the first at or after the window's end",
     );
-    await expect(stop).toHaveText(/^Stopped at lesson note 3: #\d+ smtp\.handoff at \+2:03:00/);
+    await expect(stop).toHaveText(/^Stopped at lesson note 3 \(#\d+ smtp\.handoff at \+2:03:00[^)]*\): Attempt 8/);
     await reached.getByRole("button", { name: "Continue" }).click();
     await expect(page.getByTestId("phase")).toContainText("Finished");
     // The notes on the timeline's axis: numbered flags in time order (+0:00:00, +2:00:00, +2:03:00), words on hover.

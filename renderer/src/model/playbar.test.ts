@@ -87,8 +87,19 @@ describe("where the run stopped, citing the event by its seq", () => {
       condition: { kind: "annotation", note: "Attempt 1 fails.", on: "attempt.judged", nth: 1 },
     };
     expect(stopText({ kind: "breakpoint", id: "note-1", seq: judged.seq }, events, startMs, [note])).toMatch(
-      new RegExp(`^Stopped at lesson note 1: #${judged.seq} attempt\\.judged at \\+`),
+      new RegExp(
+        `^Stopped at lesson note 1 \\(#${judged.seq} attempt\\.judged at \\+0:00:00[^)]*\\): Attempt 1 fails\\.$`,
+      ),
     );
+    const window: Breakpoint = {
+      id: "note-2",
+      enabled: true,
+      condition: { kind: "annotation", note: "The window ends.", atMs: startMs + 7_200_000 },
+    };
+    expect(stopText({ kind: "time", id: "note-2", atMs: startMs + 7_200_000 }, events, startMs, [note, window])).toBe(
+      "Stopped at lesson note 2 (the clock at +2:00:00): The window ends.",
+    );
+    // Its breakpoint gone (the box unticked while stopped there), the note by its number.
     expect(stopText({ kind: "time", id: "note-2", atMs: startMs + 7_200_000 }, events, startMs, [note])).toBe(
       "Stopped at lesson note 2: the clock is at +2:00:00",
     );

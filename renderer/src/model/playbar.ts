@@ -60,7 +60,8 @@ function cite(event: RecordedEvent | undefined, seq: number, startMs: number): s
 
 /**
  * Where and why the last play or step stopped, citing the event it stopped at:
- * `Stopped at breakpoint "m1 enters retryScheduled": #12 machine.transition at +0:00:00 …`.
+ * `Stopped at breakpoint "m1 enters retryScheduled": #12 machine.transition at +0:00:00 …`; at a lesson's
+ * note, its words: `Stopped at lesson note 2 (the clock at +2:00:00): The 2-hour fallback window ends now.`
  */
 export function stopText(
   stop: PlaybackStop,
@@ -70,6 +71,16 @@ export function stopText(
   label: (messageId: string) => string = (m) => m,
 ): string {
   const named = (id: string) => breakpointName(id, breakpoints, startMs, label);
+  // At a lesson's note, its words: the bar stays in view while the lesson panel may not.
+  const note = stop.kind === "breakpoint" || stop.kind === "time" ? noteOfBreakpoint(stop.id) : undefined;
+  const condition = breakpoints.find((b) => note !== undefined && b.id === stop.id)?.condition;
+  if (note !== undefined && condition?.kind === "annotation") {
+    const where =
+      stop.kind === "breakpoint"
+        ? `#${stop.seq} ${eventOfSeq(events, stop.seq)?.name ?? "event"} at ${formatOffset(eventOfSeq(events, stop.seq)?.timeMs ?? startMs, startMs)}`
+        : `the clock at ${formatOffset(stop.kind === "time" ? stop.atMs : startMs, startMs)}`;
+    return `Stopped at lesson note ${note + 1} (${where}): ${condition.note}`;
+  }
   switch (stop.kind) {
     case "step":
       return `Stepped to ${STEP_LEVEL_TEXT[stop.level].next}: ${cite(eventOfSeq(events, stop.seq), stop.seq, startMs)}`;
