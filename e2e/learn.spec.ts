@@ -122,6 +122,7 @@ test.describe("the start-here path (issue 24)", () => {
       await noSeriousViolations(page);
       await page.screenshot({ path: `${SHOTS}/learn-paused-at-note-${scheme}.png` });
     }
+    await page.emulateMedia({ colorScheme: "light" });
     // A step after the pause goes on to the next event, not to the note again.
     await page.getByRole("button", { name: "Step", exact: true }).click();
     await expect(stop).toHaveText(new RegExp(`^Stepped to the next event: #${judgedSeq + 1} `));
@@ -149,6 +150,11 @@ test.describe("the start-here path (issue 24)", () => {
     await expect(stop).toHaveText(/^Stopped at lesson note 3 \(#\d+ smtp\.handoff at \+2:03:00[^)]*\): Attempt 8/);
     await reached.getByRole("button", { name: "Continue" }).click();
     await expect(page.getByTestId("phase")).toContainText("Finished");
+    // Each note stopped the run once in the run shown (note 2 once, though it was reached twice).
+    await expect(list.getByRole("listitem").filter({ hasText: "hit once" })).toHaveCount(3);
+    // The list closed again, the bar is short: the pictures below are not under it.
+    await page.getByRole("button", { name: /^Breakpoints/ }).click();
+    await expect(list).toHaveCount(0);
     // The notes on the timeline's axis: numbered flags in time order (+0:00:00, +2:00:00, +2:03:00), words on hover.
     const flags = page.getByTestId("timeline-notes").locator(".axis-note");
     await expect(flags).toHaveCount(3);
