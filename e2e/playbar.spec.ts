@@ -17,6 +17,20 @@ const events = async (page: Page) =>
 /** The seq the stop line cites. */
 const stopSeq = async (page: Page) => Number((await stop(page).textContent())?.match(/#(\d+) /)?.[1]);
 
+/** gap-G16-fallback-window-4h compared under a 1-hour and a 4-hour window: A hands off at +1:03:00, B does not. */
+async function compareWindows(page: Page): Promise<void> {
+  await open(page, "gap-G16-fallback-window-4h");
+  await page.getByRole("button", { name: "Compare…" }).click();
+  const form = page.getByRole("form", { name: "What to compare" });
+  await form.getByLabel("Gap").selectOption("G16 fallback-window");
+  await form.getByLabel("Reading A").selectOption("1h");
+  await form.getByLabel("Reading B").selectOption("4h");
+  await form.getByRole("button", { name: "Run both" }).click();
+  await expect(page.getByTestId("verdict")).toContainText("smtp at +1:03:00 vs accepted at +3:03:00", {
+    timeout: 120_000,
+  });
+}
+
 test.describe("the playback bar (issue 24)", () => {
   test("STATE-2: Step by attempt stops at each verdict; a breakpoint on m1 entering retryScheduled stops Play there; untick it and Play runs to the end", async ({
     page,
@@ -174,16 +188,7 @@ test.describe("the playback bar (issue 24)", () => {
   test("Compare: one clock over both runs; Step by attempt goes to the next verdict of either run; the hand-off shows once the clock passes it", async ({
     page,
   }) => {
-    await open(page, "gap-G16-fallback-window-4h");
-    await page.getByRole("button", { name: "Compare…" }).click();
-    const form = page.getByRole("form", { name: "What to compare" });
-    await form.getByLabel("Gap").selectOption("G16 fallback-window");
-    await form.getByLabel("Reading A").selectOption("1h");
-    await form.getByLabel("Reading B").selectOption("4h");
-    await form.getByRole("button", { name: "Run both" }).click();
-    await expect(page.getByTestId("verdict")).toContainText("smtp at +1:03:00 vs accepted at +3:03:00", {
-      timeout: 120_000,
-    });
+    await compareWindows(page);
     const both = page.getByRole("toolbar", { name: "Playback of both runs" });
     const runA = page.getByRole("region", { name: /^Run A/ });
     // Whole runs at first: A's hand-off to SMTP at +1:03:00 is drawn.
@@ -213,16 +218,7 @@ test.describe("the playback bar (issue 24)", () => {
       page,
     }) => {
       await page.emulateMedia({ colorScheme: scheme });
-      await open(page, "gap-G16-fallback-window-4h");
-      await page.getByRole("button", { name: "Compare…" }).click();
-      const form = page.getByRole("form", { name: "What to compare" });
-      await form.getByLabel("Gap").selectOption("G16 fallback-window");
-      await form.getByLabel("Reading A").selectOption("1h");
-      await form.getByLabel("Reading B").selectOption("4h");
-      await form.getByRole("button", { name: "Run both" }).click();
-      await expect(page.getByTestId("verdict")).toContainText("smtp at +1:03:00 vs accepted at +3:03:00", {
-        timeout: 120_000,
-      });
+      await compareWindows(page);
       const both = page.getByRole("toolbar", { name: "Playback of both runs" });
       const runA = page.getByRole("region", { name: /^Run A/ });
       const said = page.getByTestId("compare-stop");

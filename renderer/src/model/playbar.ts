@@ -72,8 +72,9 @@ export function stopText(
 ): string {
   const named = (id: string) => breakpointName(id, breakpoints, startMs, label);
   // At a lesson's note, its words: the bar stays in view while the lesson panel may not.
-  const note = stop.kind === "breakpoint" || stop.kind === "time" ? noteOfBreakpoint(stop.id) : undefined;
-  const condition = breakpoints.find((b) => note !== undefined && b.id === stop.id)?.condition;
+  const id = stop.kind === "breakpoint" || stop.kind === "time" ? stop.id : undefined;
+  const note = id === undefined ? undefined : noteOfBreakpoint(id);
+  const condition = note === undefined ? undefined : breakpoints.find((b) => b.id === id)?.condition;
   if (note !== undefined && condition?.kind === "annotation") {
     const where =
       stop.kind === "breakpoint"
