@@ -71,7 +71,6 @@ export function App() {
   const [scenarios, setScenarios] = useState<ScenarioSummary[] | undefined>();
   const [opened, setOpened] = useState<OpenedEntry[]>([]);
   const [current, setCurrent] = useState<LibraryEntry | undefined>();
-  /** The lesson opened from the lesson path, played as a lesson (issue 24). */
   const [view, setView] = useState<View>("run");
   const [ruleQuery, setRuleQuery] = useState("");
   const [results, setResults] = useState<Record<string, boolean>>({});
