@@ -15,7 +15,7 @@ import { StatechartView } from "../statechart/StatechartView.tsx";
 import { TimelineView } from "../timeline/TimelineView.tsx";
 import { Checks } from "./Checks.tsx";
 import { Controls } from "./Controls.tsx";
-import { scrubberEnd, stopText } from "../../model/playbar.ts";
+import { hitCounts, scrubberEnd, stopText } from "../../model/playbar.ts";
 import { ExportBar, type RunExports } from "./ExportBar.tsx";
 import { Outcomes } from "./Outcomes.tsx";
 import { Readings } from "./Readings.tsx";
@@ -38,13 +38,7 @@ export interface RunViewProps {
   readonly name?: string | undefined;
   readonly description: string;
   /** The scenario's place in the "Start here" path, and how to open another lesson (issue 24). */
-  readonly lesson?:
-    | (LessonPlace & {
-        readonly onOpen: (entry: LibraryEntry) => void;
-        /** Opened from the lesson path: it pauses at its notes ("Pause at each note" ticked). */
-        readonly playedAsLesson: boolean;
-      })
-    | undefined;
+  readonly lesson?: (LessonPlace & { readonly onOpen: (entry: LibraryEntry) => void }) | undefined;
   readonly send: (event: PlaybackEvent) => void;
   readonly onReading: (setting: [string, string]) => void;
   readonly onRule: (rule: string) => void;
@@ -225,8 +219,9 @@ export function RunView({
         : stopText(context.stop, context.events, startMs, context.breakpoints, (m) => labels.get(m) ?? m),
     [context.stop, context.events, startMs, context.breakpoints, labels],
   );
+  const hits = useMemo(() => hitCounts(context.hits), [context.hits]);
   // The scenario's notes (issue 24): placed on the run, shown as the playhead reaches them, paused at in a lesson.
-  const notes = useLessonNotes({ context, phase, asLesson: lesson?.playedAsLesson === true, startMs, send });
+  const notes = useLessonNotes({ context, phase, startMs });
   // The notes on the timeline: placed on the timeline's own events, so they come with its draws, not each batch.
   const timelineNotes = useMemo(
     () => notesOfRun(notes.annotations, heavy.events, startMs),
@@ -439,10 +434,7 @@ export function RunView({
             onToggle={() => send({ type: "TOGGLE" })}
             onStep={() => send({ type: "STEP" })}
             onSpeed={(speed: PlaybackSpeed) => send({ type: "SET_SPEED", speed })}
-            onJump={(ms) => {
-              notes.jumped();
-              send({ type: "RUN_TO", timeMs: startMs + ms });
-            }}
+            onJump={(ms) => send({ type: "RUN_TO", timeMs: startMs + ms })}
             onRestart={(seed) => send({ type: "RESTART", ...(seed !== undefined && { seed }) })}
             level={context.level}
             atEnd={context.progress?.atEnd === true && phase === "paused"}
@@ -455,6 +447,7 @@ export function RunView({
               breakpoints: context.breakpoints,
               current:
                 context.stop?.kind === "breakpoint" || context.stop?.kind === "time" ? context.stop.id : undefined,
+              hits,
               messages: context.summary?.messages ?? [],
               label: (m) => labels.get(m) ?? m,
               onChange: (breakpoints) => send({ type: "SET_BREAKPOINTS", breakpoints }),
@@ -476,9 +469,9 @@ export function RunView({
             startMs={startMs}
             finished={finished}
             reached={notes.reached}
-            pausedAtNote={notes.paused && phase === "paused"}
-            pauseAtNotes={notes.pauseAtNotes}
-            onPauseAtNotes={notes.setPauseAtNotes}
+            pausedAt={notes.pausedAt}
+            pauseAtNotes={context.notePauses}
+            onPauseAtNotes={(on) => send({ type: "SET_NOTE_PAUSES", on })}
             onContinue={() => send({ type: "PLAY" })}
             onEvent={(seq) => onWhyLog([seq])}
           />
