@@ -33,6 +33,11 @@ export function exploreWorkerUrl(here: string = import.meta.url): URL {
 /** A running exploration: its results, and a way to stop it early (the runs under way finish). */
 export interface LaneRun {
   readonly results: Promise<LaneResult[]>;
+  /**
+   * The CPU time each worker thread used, in ms (with `results`; none when the lanes ran in this thread):
+   * the bench reads the work's balance and the process's other threads (GC, the compiler) from it.
+   */
+  readonly threadCpuMs: Promise<readonly number[]>;
   stop(): void;
 }
 
@@ -53,12 +58,14 @@ export function runLanesInWorkers(
     let stopped = false;
     return {
       results: runLanes(config, lanes, { onRun, shouldStop: () => stopped }),
+      threadCpuMs: Promise.resolve([]),
       stop: () => {
         stopped = true;
       },
     };
   }
   const threads: Worker[] = [];
+  const threadCpuMs: number[] = [];
   // A fixed number of runs: lanes dealt one at a time to a free worker. Until stopped: all at once, l mod K.
   const queue = config.runs !== undefined ? [...lanes] : [];
   let stopped = false;
@@ -68,7 +75,7 @@ export function runLanesInWorkers(
       : Array.from({ length: count }, (_, w) => lanes.filter((_, i) => i % count === w));
   const results = Promise.all(
     firsts.map(
-      (first) =>
+      (first, w) =>
         new Promise<readonly LaneResult[]>((resolve, reject) => {
           const done: LaneResult[] = [];
           const start: ExploreWorkerRequest = { type: "start", config, lanes: first, more: config.runs !== undefined };
@@ -83,9 +90,17 @@ export function runLanesInWorkers(
                 worker.postMessage({ type: "lanes", lanes: [next] } satisfies ExploreWorkerRequest);
                 return;
               }
-              if (start.more === true) worker.postMessage({ type: "lanes", lanes: [] } satisfies ExploreWorkerRequest);
-              resolve(done);
-              void worker.terminate();
+              // Nothing more: the thread waits for lanes, and is ended here once its CPU time is read.
+              void worker
+                .cpuUsage()
+                .then(
+                  (used) => (threadCpuMs[w] = (used.user + used.system) / 1000),
+                  () => {},
+                )
+                .finally(() => {
+                  resolve(done);
+                  void worker.terminate();
+                });
             } else reject(new Error(`a worker of the exploration failed: ${reply.message}`));
           });
           worker.on("error", (error) => reject(error));
@@ -100,6 +115,7 @@ export function runLanesInWorkers(
   );
   return {
     results,
+    threadCpuMs: results.then(() => threadCpuMs),
     stop: () => {
       stopped = true;
       for (const t of threads) t.postMessage({ type: "stop" } satisfies ExploreWorkerRequest);
