@@ -90,11 +90,13 @@ export function runLanesInWorkers(
                 worker.postMessage({ type: "lanes", lanes: [next] } satisfies ExploreWorkerRequest);
                 return;
               }
-              // Nothing more: the thread waits for lanes, and is ended here once its CPU time is read.
-              void worker
-                .cpuUsage()
+              // Nothing more: the thread waits for lanes, and is ended here once its CPU time is read
+              // (Worker#cpuUsage is recent, Node 24.6: on an older Node the bench goes without).
+              const used =
+                typeof worker.cpuUsage === "function" ? worker.cpuUsage() : Promise.reject(new Error("no cpuUsage"));
+              void used
                 .then(
-                  (used) => (threadCpuMs[w] = (used.user + used.system) / 1000),
+                  (usage) => (threadCpuMs[w] = (usage.user + usage.system) / 1000),
                   () => {},
                 )
                 .finally(() => {
