@@ -22,7 +22,7 @@ import type { DigestAlgorithm, Digester } from "../protocol/digest.ts";
 import type { ProblemIdentifier } from "../protocol/errors.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
 import { parseContentType, parseMultipartBody } from "../protocol/multipart.ts";
-import { importPublicKeyRaw, verifyDelivery } from "../protocol/profile.ts";
+import { verifyDelivery } from "../protocol/profile.ts";
 import type { KeyRecordLookup } from "../protocol/profile.ts";
 import { createProblem, parseEnvelope, parseJson, problemJson, PROBLEM_MEDIA_TYPE } from "../protocol/resources.ts";
 import type { Envelope, Problem } from "../protocol/resources.ts";
@@ -43,6 +43,8 @@ import type { FailAfterAcceptanceRule, ReceiverConfig, ReceiverConfigInput } fro
 import { createMemoryIdempotencyStore } from "./idempotencyStore.ts";
 import type { DeliveryIntent, IdempotencyStore, StoredResponse } from "./idempotencyStore.ts";
 import { createPolicyState } from "./policy.ts";
+import { createLocks } from "./locks.ts";
+import { createReceiverKeys } from "./keyLookup.ts";
 import { errorMessage } from "../errorMessage.ts";
 import { pushAll } from "../protocol/lists.ts";
 
@@ -132,11 +134,6 @@ interface RequestTrace {
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._~-]{1,128}$/;
 const JSON_MEDIA_TYPE = "application/json";
 const utf8 = new TextDecoder("utf-8");
-/** Imported public keys kept, by key record text; the least recently used goes first. */
-const KEY_CACHE_ENTRIES = 1024;
-/** Key TXT answers kept, by keyid, each for its TTL but at most this long. */
-const TXT_CACHE_ENTRIES = 1024;
-const TXT_CACHE_MAX_S = 3600;
 /** At most this many violations are spelled out in a problem's detail; the rest are counted. */
 const DETAIL_VIOLATIONS = 20;
 
@@ -196,14 +193,7 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
   /** Bodies being read whose Content-Digest is not checked yet. */
   let unauthenticatedBodies = 0;
   const hostnames = ports.hostnames === undefined ? undefined : new Set(ports.hostnames.map(normalizeHost));
-  /** Public keys imported before, by the key record that published them: a key is imported once, not per delivery. */
-  /** The configured key records by keyid in lower case: a keyid is a DNS name, matched whatever its case (issue 16). */
-  const keyRecords = new Map(Object.entries(cfg.keyRecords).map(([keyid, record]) => [keyid.toLowerCase(), record]));
-  const importedKeys = createLru<string, CryptoKey | Promise<CryptoKey>>(KEY_CACHE_ENTRIES);
-  /** The resolver's TXT answers at keyids, until their TTL runs out on the clock. */
-  const keyAnswers = createLru<string, { readonly txt: readonly string[]; readonly untilMs: number }>(
-    TXT_CACHE_ENTRIES,
-  );
+  const { resolveKey, knownKey, importKey } = createReceiverKeys(cfg.keyRecords, ports);
 
   const capabilitiesBody = new TextEncoder().encode(
     JSON.stringify({
@@ -909,60 +899,6 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
     return cfg.domains.some((domain) => host === domain || host.endsWith(`.${domain}`));
   }
 
-  async function resolveKey(keyid: string): Promise<KeyRecordLookup> {
-    if (ports.keyLookup !== undefined) return ports.keyLookup(keyid);
-    const known = knownKey(keyid);
-    if (known !== undefined) return known;
-    const answer = await ports.resolver.txt(keyid);
-    switch (answer.kind) {
-      case "answer": {
-        const keepS = Math.min(answer.ttlS, TXT_CACHE_MAX_S);
-        if (keepS > 0)
-          keyAnswers.set(keyid.toLowerCase(), { txt: answer.records, untilMs: clock.now() + keepS * 1000 });
-        return { kind: "records", txt: answer.records };
-      }
-      case "nxdomain":
-      case "nodata":
-        return { kind: "none" };
-      default:
-        return { kind: "error", detail: answer.kind };
-    }
-  }
-
-  /**
-   * The key lookup's answer when no one needs asking: a configured record, or
-   * a TXT answer still within its TTL. Not with a `keyLookup` port, which
-   * replaces the lookup entirely and is asked every time.
-   */
-  function knownKey(keyid: string): KeyRecordLookup | undefined {
-    if (ports.keyLookup !== undefined) return undefined;
-    const fixed = keyRecords.get(keyid.toLowerCase());
-    if (fixed !== undefined) return { kind: "records", txt: [fixed] };
-    const kept = keyAnswers.get(keyid.toLowerCase());
-    if (kept === undefined) return undefined;
-    if (clock.now() < kept.untilMs) return { kind: "records", txt: kept.txt };
-    keyAnswers.delete(keyid.toLowerCase());
-    return undefined;
-  }
-
-  /** The public key of a key record, imported once and then answered at once, without a promise. */
-  function importKey(record: string, publicKeyRaw: Uint8Array): CryptoKey | Promise<CryptoKey> {
-    const kept = importedKeys.get(record);
-    if (kept !== undefined) return kept;
-    const importing = importPublicKeyRaw(publicKeyRaw);
-    importedKeys.set(record, importing);
-    importing.then(
-      (key) => {
-        if (importedKeys.peek(record) === importing) importedKeys.set(record, key);
-      },
-      () => {
-        // Not kept: the next delivery tries again (and is told why it failed).
-        if (importedKeys.peek(record) === importing) importedKeys.delete(record);
-      },
-    );
-    return importing;
-  }
-
   function parseBody(body: Uint8Array, contentType: string): ParsedBody {
     const multipart = parseMultipartBody(body, contentType);
     if (!multipart.ok) return { ok: false, violations: multipart.violations };
@@ -1186,67 +1122,4 @@ function storeFailed(store: "mail store" | "idempotency store", error: unknown):
   return error instanceof StorageError
     ? `the ${error.store} failed at ${error.path}: ${error.reason}`
     : `the ${store} failed: ${errorMessage(error)}`;
-}
-
-/**
- * Locks on mailboxes, so that the quota and rate checks and the store of one
- * delivery are not interleaved with another's for the same mailbox. All keys
- * of one holder are claimed in one synchronous step, and a holder waits only
- * for those that claimed before it, so no two holders can wait on each other.
- */
-function createLocks(): { with<T>(keys: readonly string[], fn: () => Promise<T>): Promise<T> } {
-  const tails = new Map<string, Promise<void>>();
-  return {
-    async with(keys, fn) {
-      const unique = [...new Set(keys)];
-      let release: () => void = () => {};
-      const done = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      const before: Promise<void>[] = [];
-      for (const k of unique) {
-        const tail = tails.get(k);
-        if (tail !== undefined) before.push(tail);
-        tails.set(k, done);
-      }
-      // Uncontended, the usual case: nothing to wait for.
-      if (before.length > 0) await Promise.all(before);
-      try {
-        return await fn();
-      } finally {
-        release();
-        for (const k of unique) if (tails.get(k) === done) tails.delete(k);
-      }
-    },
-  };
-}
-
-/** A map of at most `capacity` entries that forgets the least recently used one first. */
-function createLru<K, V>(
-  capacity: number,
-): { get(key: K): V | undefined; peek(key: K): V | undefined; set(key: K, value: V): void; delete(key: K): void } {
-  const entries = new Map<K, V>();
-  return {
-    get(key) {
-      const value = entries.get(key);
-      if (value !== undefined) {
-        // Map keeps insertion order: moved to the end, it is the most recently used.
-        entries.delete(key);
-        entries.set(key, value);
-      }
-      return value;
-    },
-    peek: (key) => entries.get(key),
-    set(key, value) {
-      entries.delete(key);
-      entries.set(key, value);
-      if (entries.size > capacity) {
-        const oldest = entries.keys().next();
-        if (oldest.done !== true) entries.delete(oldest.value);
-      }
-    },
-    delete(key) {
-      entries.delete(key);
-    },
-  };
 }
