@@ -29,7 +29,8 @@ import { createLocks } from "./locks.ts";
 import { createPolicyState } from "./policy.ts";
 import { deliverToRecipients } from "./recipientSteps.ts";
 import type { Delivery, Receiving, RequestTrace } from "./receiving.ts";
-import { EMPTY_BODY, IDEMPOTENCY_KEY, normalizeHost, requestSteps } from "./requestSteps.ts";
+import { IDEMPOTENCY_KEY } from "./requestChecks.ts";
+import { EMPTY_BODY, normalizeHost, requestSteps } from "./requestSteps.ts";
 import type { RequestStep } from "./requestSteps.ts";
 
 export type { Outbound, OutboundSubmission } from "./afterAcceptance.ts";

@@ -5,8 +5,6 @@
  */
 import type { DigestAlgorithm } from "../protocol/digest.ts";
 import type { ProblemIdentifier } from "../protocol/errors.ts";
-import type { Envelope } from "../protocol/resources.ts";
-import type { Violation } from "../protocol/result.ts";
 import type { ParsedSignatureFields } from "../protocol/signature.ts";
 import type { Clock, MailStore } from "../ports.ts";
 import type { TraceEventName } from "../trace/events.ts";
@@ -17,6 +15,7 @@ import type { ReceiverKeys } from "./keyLookup.ts";
 import type { Locks } from "./locks.ts";
 import type { PolicyState } from "./policy.ts";
 import type { ReceiverPorts, RecipientFaults } from "./receiver.ts";
+import type { ParsedBody } from "./requestChecks.ts";
 import type { BodySpooler } from "./spool.ts";
 
 /** One receiver's configuration, ports and state, shared by every request it handles. */
@@ -59,11 +58,6 @@ export interface RequestTrace {
   /** The host's per-recipient faults for this request, if any. */
   readonly faults?: RecipientFaults;
 }
-
-/** The body parsed (`from-domain` parses it, `envelope` answers for it). */
-export type ParsedBody =
-  | { readonly ok: true; readonly envelope: Envelope; readonly message: Uint8Array; readonly fromDomain?: string }
-  | { readonly ok: false; readonly violations: readonly Violation[]; readonly fromDomain?: string };
 
 /** What a delivery needs to survive a crash between storing and answering (the idempotency store's intent). */
 export interface Recovery {

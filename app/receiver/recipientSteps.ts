@@ -90,11 +90,18 @@ function recipientRateLimit(r: Receiving, c: RecipientCheck): Outcome | undefine
   };
 }
 
-/** SVC-7, ERR-9 (`deferred`): the message fits the mailbox's quota. */
-async function quota(r: Receiving, c: RecipientCheck): Promise<Outcome | undefined> {
-  const { recipient, message } = c;
+/** SVC-7, ERR-9 (`deferred`): the message fits the mailbox's quota. Without a quota, nothing to ask the store. */
+function quota(r: Receiving, c: RecipientCheck): Promise<Outcome | undefined> | undefined {
   const limit = c.mailbox?.quota;
-  if (limit === undefined) return undefined;
+  return limit === undefined ? undefined : withinQuota(r, c, limit);
+}
+
+async function withinQuota(
+  r: Receiving,
+  c: RecipientCheck,
+  limit: NonNullable<ReceiverConfig["mailboxes"][number]["quota"]>,
+): Promise<Outcome | undefined> {
+  const { recipient, message } = c;
   let usage;
   try {
     usage = await r.mailStore.usage(recipient);

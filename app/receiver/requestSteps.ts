@@ -18,14 +18,11 @@ import {
   parseContentDigest,
 } from "../protocol/digest.ts";
 import type { DigestAlgorithm, Digester } from "../protocol/digest.ts";
-import { parseMailbox } from "../protocol/mailbox.ts";
-import { parseContentType, parseMultipartBody } from "../protocol/multipart.ts";
+import { parseContentType } from "../protocol/multipart.ts";
 import { verifyDelivery } from "../protocol/profile.ts";
-import { parseEnvelope, parseJson } from "../protocol/resources.ts";
 import type { Violation } from "../protocol/result.ts";
 import { fromRequest, parseSignatureFields } from "../protocol/signature.ts";
 import type { ParsedSignatureFields } from "../protocol/signature.ts";
-import { parseVersionPath } from "../protocol/versions.ts";
 import { pushAll } from "../protocol/lists.ts";
 import { errorMessage } from "../errorMessage.ts";
 import type { MailSpool } from "../ports.ts";
@@ -34,7 +31,16 @@ import type { Answer } from "./answers.ts";
 import { declaredLength, readBodyWithLimit } from "./body.ts";
 import type { RequestCheckId } from "./checks.ts";
 import type { DeliveryIntent } from "./idempotencyStore.ts";
-import type { Delivery, ParsedBody, Receiving, RequestTrace } from "./receiving.ts";
+import type { Delivery, Receiving, RequestTrace } from "./receiving.ts";
+import {
+  firstLabelViolation,
+  fromDomainAnswer,
+  fromDomainMismatch,
+  idempotencyKeyViolation,
+  parseBody,
+  versionPathVerdict,
+} from "./requestChecks.ts";
+import type { ParsedBody } from "./requestChecks.ts";
 import { createBodySpooler, SPOOL_MIN_BYTES, type BodySpooler } from "./spool.ts";
 
 /** What a step gives back: nothing (passed), the answer, or (`idempotency`) what to do with the rest's answer. */
@@ -46,57 +52,51 @@ export type AroundRest = (rest: Promise<Answer>) => Promise<Answer>;
 /** One check of the request as a whole. Synchronous where the check is, so the walk adds no waiting of its own. */
 export type RequestStep = (r: Receiving, d: Delivery) => StepResult | Promise<StepResult>;
 
-/** POST-2, LIM-5: 1 to 128 characters of A-Z a-z 0-9 . _ ~ - */
-export const IDEMPOTENCY_KEY = /^[A-Za-z0-9._~-]{1,128}$/;
 export const EMPTY_BODY = new Uint8Array(0);
 
 /** VER-1, VER-7, GET-10, ERR-14, ERR-15, POST-16: the path is under a version served, the resource and method exist. */
 function versionPath(r: Receiving, d: Delivery): Answer | undefined {
   const { path, request } = d;
-  const version = parseVersionPath(path);
-  if (!version.versioned) {
-    return r.problem("invalid_request", 404, `${path} is not a path of the service; its resources are under /v1/`);
-  }
-  // The capabilities document is where a sender learns the versions, so it is served under /v1 even when v1 is not.
-  if (version.segment === "v1" && version.rest === "/capabilities") {
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      return r.problem("invalid_request", 405, `${request.method} is not allowed on ${path}`, {
-        allow: "GET, HEAD",
-      });
-    }
-    return {
-      response: {
-        status: 200,
-        headers: [
-          ["content-type", JSON_MEDIA_TYPE],
-          ["cache-control", `max-age=${r.cfg.capabilitiesMaxAgeS}`],
-        ],
-        body: r.capabilitiesBody,
-      },
-    };
-  }
   const versions = r.cfg.capabilities.versions;
-  if (!versions.includes(version.segment)) {
-    return r.problem(
-      "unsupported_version",
-      404,
-      `${version.segment} is not served here; served: ${versions.join(", ")}`,
-    );
+  const verdict = versionPathVerdict(request.method, path, versions);
+  switch (verdict.kind) {
+    case "delivery":
+      return undefined;
+    case "unversioned":
+      return r.problem("invalid_request", 404, `${path} is not a path of the service; its resources are under /v1/`);
+    case "capabilities":
+      if (!verdict.allowed) {
+        return r.problem("invalid_request", 405, `${request.method} is not allowed on ${path}`, {
+          allow: "GET, HEAD",
+        });
+      }
+      return {
+        response: {
+          status: 200,
+          headers: [
+            ["content-type", JSON_MEDIA_TYPE],
+            ["cache-control", `max-age=${r.cfg.capabilitiesMaxAgeS}`],
+          ],
+          body: r.capabilitiesBody,
+        },
+      };
+    case "unsupported":
+      return r.problem(
+        "unsupported_version",
+        404,
+        `${verdict.segment} is not served here; served: ${versions.join(", ")}`,
+      );
+    case "unimplemented":
+      return r.problem(
+        "invalid_request",
+        404,
+        `Mailscope's receiver advertises ${verdict.segment} but implements only v1`,
+      );
+    case "no-resource":
+      return r.problem("invalid_request", 404, `${path} is not a resource of v1 (/v1/messages, /v1/capabilities)`);
+    case "method":
+      return r.problem("invalid_request", 405, `${request.method} is not allowed on ${path}`, { allow: "POST" });
   }
-  if (version.segment !== "v1") {
-    return r.problem(
-      "invalid_request",
-      404,
-      `Mailscope's receiver advertises ${version.segment} but implements only v1`,
-    );
-  }
-  if (version.rest !== "/messages") {
-    return r.problem("invalid_request", 404, `${path} is not a resource of v1 (/v1/messages, /v1/capabilities)`);
-  }
-  if (request.method !== "POST") {
-    return r.problem("invalid_request", 405, `${request.method} is not allowed on ${path}`, { allow: "POST" });
-  }
-  return undefined;
 }
 
 /** ERR-10, POST-20 (G21): a receiver that is down (policy `unavailable`) says so before it looks at anything. */
@@ -240,14 +240,15 @@ async function digest(r: Receiving, d: Delivery): Promise<Answer | undefined> {
 /** AUTH-4 (401, or 403 under G19's other reading): the envelope's `from` is in the signing domain. Parses the body, now authenticated. */
 function fromDomain(r: Receiving, d: Delivery): Answer | undefined {
   // max_recipients is checked here before anything per recipient.
-  const parsed = parseBody(r, d.body, d.contentType);
+  const parsed = parseBody(d.body, d.contentType, {
+    maxRecipients: r.cfg.capabilities.max_recipients,
+    work: r.ports.work,
+  });
   d.parsed = parsed;
   const claimedFrom = parsed.fromDomain;
   if (claimedFrom === undefined || claimedFrom === d.signingDomain) return undefined;
-  const detail = `the envelope from is in ${claimedFrom}, but the signature is by ${d.signingDomain} [AUTH-4] (G19)`;
-  return r.cfg.readings.G19 === "403"
-    ? r.problem("policy_rejected", 403, detail)
-    : r.problem("invalid_signature", 401, detail);
+  const answer = fromDomainAnswer(r.cfg.readings.G19);
+  return r.problem(answer.problem, answer.status, `${fromDomainMismatch(claimedFrom, d.signingDomain)} [AUTH-4] (G19)`);
 }
 
 /**
@@ -535,34 +536,6 @@ function replayedRecipients(parsed: ParsedBody | undefined): { recipients?: stri
   return parsed?.ok === true ? { recipients: parsed.envelope.to.map((m) => m.address) } : {};
 }
 
-function parseBody(r: Receiving, body: Uint8Array, contentType: string): ParsedBody {
-  const multipart = parseMultipartBody(body, contentType);
-  if (!multipart.ok) return { ok: false, violations: multipart.violations };
-  const json = parseJson(multipart.value.envelopeJson, "$", "POST-8");
-  if (!json.ok) return { ok: false, violations: json.violations };
-  const fromDomain = fromDomainOf(json.value);
-  const envelope = parseEnvelope(json.value, {
-    maxRecipients: r.cfg.capabilities.max_recipients,
-    ...(r.ports.work !== undefined && { work: r.ports.work }),
-  });
-  if (!envelope.ok)
-    return { ok: false, violations: envelope.violations, ...(fromDomain !== undefined && { fromDomain }) };
-  return {
-    ok: true,
-    envelope: envelope.value,
-    message: multipart.value.message,
-    ...(fromDomain !== undefined && { fromDomain }),
-  };
-}
-
-/** The domain of the envelope's `from` when it is a valid mailbox; `undefined` for null or anything invalid (left to the envelope check). */
-function fromDomainOf(json: unknown): string | undefined {
-  if (typeof json !== "object" || json === null || Array.isArray(json)) return undefined;
-  const from = (json as Record<string, unknown>)["from"];
-  if (typeof from !== "string") return undefined;
-  const parsed = parseMailbox(from);
-  return parsed.ok ? parsed.value.domain : undefined;
-}
 /**
  * The header-shape violations of a POST (G10 "headers present and well-formed"),
  * and Signature-Input and Signature as parsed here, so the signature check
@@ -571,26 +544,8 @@ function fromDomainOf(json: unknown): string | undefined {
 export function headerViolations(headers: Headers): { problems: Violation[]; signatureFields?: ParsedSignatureFields } {
   const problems: Violation[] = [];
   let signatureFields: ParsedSignatureFields | undefined;
-  const key = headers.get("idempotency-key");
-  if (key === null) {
-    problems.push({
-      path: "headers.Idempotency-Key",
-      rule: "POST-2",
-      message: "the Idempotency-Key header is missing",
-    });
-  } else if (key.length < 1 || key.length > 128) {
-    problems.push({
-      path: "headers.Idempotency-Key",
-      rule: "LIM-5",
-      message: `the Idempotency-Key has ${key.length} characters; 1 to 128 are allowed`,
-    });
-  } else if (!IDEMPOTENCY_KEY.test(key)) {
-    problems.push({
-      path: "headers.Idempotency-Key",
-      rule: "POST-2",
-      message: "the Idempotency-Key may hold only A-Z a-z 0-9 . _ ~ -",
-    });
-  }
+  const keyViolation = idempotencyKeyViolation(headers.get("idempotency-key"));
+  if (keyViolation !== undefined) problems.push(keyViolation);
   const input = headers.get("signature-input");
   const signature = headers.get("signature");
   if (input === null)
@@ -615,15 +570,8 @@ export function headerViolations(headers: Headers): { problems: Violation[]; sig
         signatures.violations.map((v) => ({ ...v, path: "headers.Signature" })),
       );
     if (inputs.ok && signatures.ok) {
-      // The profile reads the first signature; its label must be in both fields.
-      const first = [...inputs.value.keys()][0];
-      if (first !== undefined && !signatures.value.has(first)) {
-        problems.push({
-          path: "headers.Signature",
-          rule: "POST-3",
-          message: `Signature has no member "${first}", which Signature-Input names first`,
-        });
-      }
+      const label = firstLabelViolation([...inputs.value.values()][0], signatures.value);
+      if (label !== undefined) problems.push(label);
     }
   }
   const digest = headers.get("content-digest");
