@@ -209,16 +209,8 @@ function versionPathLines(c: LintContext): LintLine[] {
   const { method, url } = c.request;
   const path = pathOf(url);
   const verdict = versionPathVerdict(method, path, c.versions);
-  const fail = (rule: string, detail: string, answer: LintLine["answer"]): LintLine[] => [
-    {
-      check: "version-path",
-      step: "version-path",
-      status: "fail",
-      rule,
-      detail,
-      ...(answer !== undefined && { answer }),
-    },
-  ];
+  const fail = (rule: string, detail: string, answer?: LintLine["answer"]): LintLine[] =>
+    stepLine("version-path", rule)("fail", detail, answer);
   switch (verdict.kind) {
     case "delivery":
       return [{ check: "version-path", step: "version-path", status: "pass", rule: "VER-1", detail: `POST ${path}` }];
@@ -468,16 +460,7 @@ function bodyOf(c: LintContext): { readonly parsed: ParsedBody } | { readonly pr
 
 /** `from-domain` (401, or 403 under G19's reading): the envelope's `from` as the receiver reads it (`fromDomainOf`). */
 function fromDomainLines(c: LintContext): LintLine[] {
-  const line = (status: LintStatus, detail: string, answer?: LintLine["answer"]): LintLine[] => [
-    {
-      check: "from-domain",
-      step: "from-domain",
-      status,
-      rule: "AUTH-4",
-      detail,
-      ...(answer !== undefined && { answer }),
-    },
-  ];
+  const line = stepLine("from-domain", "AUTH-4");
   const body = bodyOf(c);
   if (!("parsed" in body)) return line("skip", "not checked: no envelope");
   const keyid = c.member?.params.keyid;
@@ -567,16 +550,7 @@ function envelopeLines(c: LintContext): LintLine[] {
 
 /** `recipient-domain` (400): the recipients' domain is served (needs the configuration). */
 function recipientDomainLines(c: LintContext): LintLine[] {
-  const line = (status: LintStatus, detail: string, answer?: LintLine["answer"]): LintLine[] => [
-    {
-      check: "recipient-domain",
-      step: "recipient-domain",
-      status,
-      rule: "POST-22",
-      detail,
-      ...(answer !== undefined && { answer }),
-    },
-  ];
+  const line = stepLine("recipient-domain", "POST-22");
   const body = bodyOf(c);
   if (!("parsed" in body)) return line("skip", "not checked: no envelope part");
   const { config } = c;
@@ -647,6 +621,16 @@ function pathOf(url: string): string {
   } catch {
     return url;
   }
+}
+
+/** The one line of a step that gives one, named as the step: its status, detail and answer. */
+function stepLine(
+  step: ReceiverCheckId,
+  rule: string,
+): (status: LintStatus, detail: string, answer?: LintLine["answer"]) => LintLine[] {
+  return (status, detail, answer) => [
+    { check: step, step, status, rule, detail, ...(answer !== undefined && { answer }) },
+  ];
 }
 
 function headerLine(name: string, rule: string, detail: string, pass = false): LintLine {
