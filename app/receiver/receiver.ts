@@ -53,7 +53,8 @@ export interface ReceiverPorts {
   /**
    * At most this many request bodies are read at once before they are authenticated (their signature
    * verified from the headers, their Content-Digest not yet checked); a request past it is answered 503
-   * with Retry-After, its body unread (issue 16). Default: no limit (the simulator); `serve` sets one.
+   * with Retry-After, its body unread, so bodies no signature vouches for cannot fill the memory. Default:
+   * no limit (the simulator); `serve` sets one.
    */
   readonly maxUnauthenticatedBodies?: number;
   /**
