@@ -117,7 +117,7 @@ export const MAX_PIN_AGE_S = SPEC_CONSTANTS.pinMaxAgeS;
  * The longest time Mailscope takes from a scenario or a receiver's configuration (a time after the start,
  * a duration, a Retry-After, a window, a delay): 2 years. The longest time the spec names is a discovery
  * pin of 31557600 s (CAP-13, LIM-11), and a delivery gives up 5 days after its first attempt (RETRY-6); a
- * scenario reaches past both with room (issue 23: a message after an expired one-year pin was refused).
+ * scenario reaches past both with room (a message after an expired one-year pin must still be accepted).
  */
 export const MAX_SPAN_S = 2 * 365 * 86_400;
 /** Why {@link MAX_SPAN_S}: written after the bound in errors and in schema descriptions. */
@@ -507,7 +507,7 @@ export function parseJson(text: string | Uint8Array, path = "$", rule: RuleId = 
  * of it is done per recipient: a `to` longer than that is refused on its
  * length alone (ENV-8), with only `from` read besides, so a request of a
  * million recipients costs no more than one of a hundred. Otherwise each item
- * is read once, and repeats are found by the address in a map (issue 16: the
+ * is read once, and repeats are found by the address in a map (the
  * comparison of every item with every other held a receiver for minutes).
  * `options.work` counts the steps (see {@link WorkMeter}).
  */
