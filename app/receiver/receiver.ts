@@ -3,8 +3,10 @@
  * GET /v1/capabilities and POST /v1/messages for the domains of its
  * configuration, the same in the simulator and behind the real HTTPS server.
  *
- * POST runs the checks of `checks.ts` in G10's order; the first that fails
- * decides the answer. Every answer is a Response: bad input never throws out
+ * Every request walks the steps of `requestSteps.ts` (one function per check
+ * of `checks.ts`, keyed by its ID) in G10's order; the first that answers
+ * decides the answer, and a delivery that passes them all walks the
+ * per-recipient steps of `recipientSteps.ts` for each recipient. Every answer is a Response: bad input never throws out
  * of the handler, and an unexpected failure inside it is a 503
  * `temporary_failure` (the sender retries, ERR-10) rather than a dropped
  * connection.
