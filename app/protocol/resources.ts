@@ -27,6 +27,7 @@ import { noWork } from "./work.ts";
 import type { WorkMeter } from "./work.ts";
 import { errorMessage } from "../errorMessage.ts";
 import { pushAll } from "./lists.ts";
+import { keptAnswers } from "./memo.ts";
 
 // ── Values ────────────────────────────────────────────────────────────────
 
@@ -992,6 +993,32 @@ export function parseCapabilities(json: unknown): Parsed<Capabilities> {
     ...(wire.abuse_contact !== undefined && { abuse_contact: wire.abuse_contact }),
   });
 }
+
+/**
+ * A capabilities answer's body read as {@link parseJson} (GET-3) and
+ * {@link parseCapabilities} read it. A receiver answers every GET with the
+ * same document, so the reading is kept by the body's text (at most 256
+ * texts of up to 4 KiB; see {@link keptAnswers}): callers share it and must
+ * not change it.
+ */
+export function parseCapabilitiesBody(body: Uint8Array): Parsed<Capabilities> {
+  let text: string;
+  try {
+    text = utf8Decoder.decode(body);
+  } catch {
+    return parseJson(body, "$", "GET-3") as Parsed<never>;
+  }
+  return capabilitiesOfText(text);
+}
+
+const capabilitiesOfText = keptAnswers(
+  (text: string): Parsed<Capabilities> => {
+    const json = parseJson(text, "$", "GET-3");
+    return json.ok ? parseCapabilities(json.value) : json;
+  },
+  256,
+  4096,
+);
 
 /**
  * The pin lifetime a sender applies, in seconds: 0 (no pin) when absent or 0
