@@ -242,9 +242,15 @@ test.describe("sweep", () => {
     await expect(page.getByTestId("verdict")).toContainText("different outcome", { timeout: 120_000 });
     await page.getByRole("button", { name: "Back to the sweep" }).click();
     // The right end of the 3h window's small chart is its 3h outage: its run opens with both values.
-    const box = await small.nth(1).locator(".recharts-surface").boundingBox();
+    const surface = small.nth(1).locator(".recharts-surface");
+    await surface.scrollIntoViewIfNeeded();
+    const box = await surface.boundingBox();
     if (box === null) throw new Error("no small chart");
-    await page.mouse.click(box.x + box.width - 26, box.y + box.height / 2);
+    // As a person does: the pointer rests on the point (its tooltip shows), then clicks.
+    const at = { x: box.width - 26, y: box.height / 2 };
+    await surface.hover({ position: at });
+    await expect(small.nth(1).locator(".recharts-tooltip-wrapper")).toContainText("3h");
+    await surface.click({ position: at });
     await expect(
       page.getByRole("heading", {
         level: 2,
@@ -289,6 +295,29 @@ test.describe("sweep", () => {
     await form.getByLabel("Seeds", { exact: true }).fill("0");
     await form.getByRole("button", { name: "Run the sweep" }).click();
     await expect(alert).toContainText('Seeds: "0" is not a whole number from 1 to 1000.');
+    await form.getByLabel("Seeds", { exact: true }).fill("1");
+    // A value of the wrong kind, and a sweep over the limit: said before anything runs.
+    await form.getByLabel("From", { exact: true }).fill("soon");
+    await form.getByRole("button", { name: "Run the sweep" }).click();
+    await expect(alert).toContainText('faults.network[b-down].until: "soon"');
+    await form.getByLabel("From", { exact: true }).fill("1s");
+    await form.getByLabel("To", { exact: true }).fill("6h");
+    await form.getByLabel("Step", { exact: true }).fill("1s");
+    await form.getByRole("button", { name: "Run the sweep" }).click();
+    await expect(alert).toContainText("a sweep has at most 10000 points");
+    await expect(page.getByTestId("sweep-point")).toHaveCount(0);
+    await noSeriousViolations(page);
+    // RETRY-5: a point whose scenario fails validation (a 30m window) is that point's error; the others run.
+    await form.getByLabel("Field").selectOption("G16.fallback-window");
+    await form.getByLabel("From", { exact: true }).fill("30m");
+    await form.getByLabel("To", { exact: true }).fill("1h");
+    await form.getByLabel("Step", { exact: true }).fill("30m");
+    await form.getByRole("button", { name: "Run the sweep" }).click();
+    await expect(page.getByTestId("sweep-progress")).toHaveText(/^Done: 2 runs, 2 points/, { timeout: 120_000 });
+    const rows = page.getByTestId("sweep-point");
+    await expect(rows.nth(0)).toHaveAttribute("data-outcome", "error");
+    await expect(rows.nth(0)).toContainText("G16: fallback-window is 30m; it must be within 1h and 4h (RETRY-5)");
+    await expect(rows.nth(1)).toHaveAttribute("data-outcome", "smtp");
     await noSeriousViolations(page);
   });
 });

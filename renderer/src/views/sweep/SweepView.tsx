@@ -538,7 +538,8 @@ function xAxis(chart: SweepChart, small = false) {
       {...(ticks && { ticks: ticks.map((_, i) => i), tickFormatter: (i: number) => ticks[i] ?? "" })}
       allowDecimals={axis.kind !== "integer" && !ticks}
       label={{
-        value: small ? (axis.unit?.name ?? "") : `${axis.path}${axis.unit ? ` (${axis.unit.name})` : ""}`,
+        value: `${axis.path}${axis.unit ? ` (${axis.unit.name})` : ""}`,
+        ...(small && { fontSize: 12 }),
         position: "insideBottom",
         offset: -4,
       }}
