@@ -1,5 +1,5 @@
 import { maxOf } from "../../../../app/protocol/lists.ts";
-import { useEffect, useId, useMemo, useRef, useState, type FormEvent } from "react";
+import { startTransition, useEffect, useId, useMemo, useRef, useState, type FormEvent } from "react";
 import { Area, AreaChart, Bar, CartesianGrid, ComposedChart, Legend, Line, Tooltip, XAxis, YAxis } from "recharts";
 import type { MouseHandlerDataParam } from "recharts/types/synchronisation/types";
 import { runSweep, type Boundary, type PointResult } from "../../../../app/sim/sweep.ts";
@@ -143,7 +143,8 @@ export function SweepView({ base, mailscope, createWorker, onBack, onOpenRun, on
     });
     const draw = () => {
       timer = undefined;
-      if (!controller.signal.aborted) setStatus(running());
+      // A transition: React draws the charts in slices, between which the page answers the user.
+      if (!controller.signal.aborted) startTransition(() => setStatus(running()));
     };
     setRecipient(undefined);
     setOpenSeed(seedList?.[0]);
