@@ -463,6 +463,7 @@ function SideTimeline({
         onMark={setMark}
         view={view}
         onView={onView}
+        compressible={false}
       />
     </section>
   );

@@ -1,0 +1,105 @@
+import { expect, test, type Locator, type Page } from "@playwright/test";
+import { noSeriousViolations, openScenario, runToEnd, SHOTS } from "./support.ts";
+
+/**
+ * Issue 24, item 3: readable long runs (docs/decisions/0095, 0096). rate-limited-then-down runs 5 days: 127
+ * attempts of m1, the first ones minutes apart (429 with Retry-After 120 s, then the schedule's doubling), the
+ * rest about an hour apart (the 1 h cap, RETRY-2, jittered, RETRY-3) until the give-up (STATE-7). Its axis
+ * compresses the idle spans between them by default: each attempt is drawn apart from the next, each break is
+ * drawn and says the time it hides, and every mark sits where the axis says its time is.
+ */
+
+test.use({ viewport: { width: 1440, height: 1000 } });
+
+const timeline = (page: Page) => page.getByRole("region", { name: "Delivery timeline" });
+const lane = (page: Page, label: string) => timeline(page).locator(".lane").filter({ hasText: label });
+const tools = (page: Page) => timeline(page).getByRole("group", { name: "Timeline scale" });
+
+/** The x of the axis at `timeMs` (from the start), read off the axis' own ticks and breaks as drawn. */
+async function axisX(page: Page, timeMs: number): Promise<number> {
+  const points = await timeline(page)
+    .locator("svg.axis")
+    .evaluate((svg) => {
+      const out: [number, number][] = [];
+      for (const t of svg.querySelectorAll(".axis-tick"))
+        out.push([Number(t.getAttribute("data-time-ms")), Number(t.getAttribute("data-x"))]);
+      for (const b of svg.querySelectorAll(".axis-break")) {
+        out.push([Number(b.getAttribute("data-from-ms")), Number(b.getAttribute("data-x1"))]);
+        out.push([Number(b.getAttribute("data-until-ms")), Number(b.getAttribute("data-x2"))]);
+      }
+      return out.sort((a, b) => a[0] - b[0]);
+    });
+  // The axis is linear between the points it states (a break's ends, the ticks): read the time there.
+  const before = points.filter(([t]) => t <= timeMs).at(-1);
+  const after = points.find(([t]) => t >= timeMs);
+  if (!before || !after) throw new Error(`no axis point around ${timeMs}`);
+  if (after[0] === before[0]) return before[1];
+  return before[1] + ((timeMs - before[0]) / (after[0] - before[0])) * (after[1] - before[1]);
+}
+
+/** The attempts of a lane as drawn: number, time from the start, x. */
+async function attempts(row: Locator): Promise<{ attempt: number; timeMs: number; x: number }[]> {
+  return row.locator("[data-kind=attempt]").evaluateAll((els) =>
+    els.map((e) => ({
+      attempt: Number(e.getAttribute("data-attempt")),
+      timeMs: Number(e.getAttribute("data-time-ms")),
+      x: Number(e.getAttribute("data-x")),
+    })),
+  );
+}
+
+test.describe("readable long runs (issue 24, item 3)", () => {
+  test("rate-limited-then-down: 127 attempts over 5 days told apart at the default zoom; marks where the axis says", async ({
+    page,
+  }) => {
+    test.setTimeout(300_000);
+    await openScenario(page, "rate-limited-then-down");
+    await runToEnd(page);
+    const m1 = lane(page, "m1 → b.example");
+    const compress = tools(page).getByRole("button", { name: "Compress idle time" });
+    // On by default: the run is longer than a day.
+    await expect(compress).toHaveAttribute("aria-pressed", "true");
+    const drawn = await attempts(m1);
+    // Every attempt drawn, each apart from the next (none merged into another's pixel column).
+    expect(drawn.map((a) => a.attempt)).toEqual(Array.from({ length: 127 }, (_, i) => i + 1));
+    const gaps = drawn.slice(1).map((a, i) => a.x - (drawn[i]?.x ?? 0));
+    for (const g of gaps) expect(g).toBeGreaterThanOrEqual(5);
+    // Each dot fits in its room: no two attempts' dots overlap.
+    const dots = await m1.locator("[data-kind=attempt] .attempt-shape").evaluateAll((els) =>
+      els.map((e) => {
+        const r = e.getBoundingClientRect();
+        return [r.left, r.right] as const;
+      }),
+    );
+    for (let i = 1; i < dots.length; i++) expect(dots[i]![0]).toBeGreaterThanOrEqual(dots[i - 1]![1] - 0.01);
+    // Breaks drawn between them, each saying the time it hides.
+    const breaks = timeline(page).locator("svg.axis .axis-break");
+    expect(await breaks.count()).toBeGreaterThan(100);
+    const hidden = await breaks.first().getAttribute("data-hidden");
+    expect(hidden).toMatch(/^\d+ (min|h|s)/);
+    // Marks' positions are claims: attempt 2 (+0:02:00, after the Retry-After) and the last attempts (days on,
+    // after a hundred breaks) sit where the axis says their times are.
+    for (const a of [drawn[1]!, drawn[2]!, drawn[60]!, drawn.at(-1)!])
+      expect(Math.abs((await axisX(page, a.timeMs)) - a.x)).toBeLessThan(1);
+    // The bounce at +5d 0:00:00 too.
+    const bounce = m1.locator("[data-kind=bounce]");
+    expect(Math.abs((await axisX(page, 5 * 86_400_000)) - Number(await bounce.getAttribute("data-x")))).toBeLessThan(1);
+
+    await page.mouse.move(0, 0);
+    await timeline(page).scrollIntoViewIfNeeded();
+    await timeline(page).screenshot({ path: `${SHOTS}/long-run-compressed.png` });
+    await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
+    await page.emulateMedia({ colorScheme: "dark" });
+    await timeline(page).screenshot({ path: `${SHOTS}/long-run-compressed-dark.png` });
+    await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
+    await page.emulateMedia({ colorScheme: "light" });
+
+    // Off: the linear axis of before, no break; on again.
+    await compress.click();
+    await expect(compress).toHaveAttribute("aria-pressed", "false");
+    await expect(breaks).toHaveCount(0);
+    await timeline(page).screenshot({ path: `${SHOTS}/long-run-linear.png` });
+    await compress.click();
+    await expect(compress).toHaveAttribute("aria-pressed", "true");
+  });
+});
