@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { expect, test, type Locator, type Page } from "@playwright/test";
 import { noSeriousViolations, openScenario, runToEnd, SHOTS } from "./support.ts";
 
@@ -23,7 +24,7 @@ async function axisX(page: Page, timeMs: number): Promise<number> {
       const out: [number, number][] = [];
       for (const t of svg.querySelectorAll(".axis-tick"))
         out.push([Number(t.getAttribute("data-time-ms")), Number(t.getAttribute("data-x"))]);
-      for (const b of svg.querySelectorAll(".axis-break")) {
+      for (const b of svg.querySelectorAll("g.axis-break")) {
         out.push([Number(b.getAttribute("data-from-ms")), Number(b.getAttribute("data-x1"))]);
         out.push([Number(b.getAttribute("data-until-ms")), Number(b.getAttribute("data-x2"))]);
       }
@@ -73,7 +74,7 @@ test.describe("readable long runs (issue 24, item 3)", () => {
     );
     for (let i = 1; i < dots.length; i++) expect(dots[i]![0]).toBeGreaterThanOrEqual(dots[i - 1]![1] - 0.01);
     // Breaks drawn between them, each saying the time it hides.
-    const breaks = timeline(page).locator("svg.axis .axis-break");
+    const breaks = timeline(page).locator("svg.axis g.axis-break");
     expect(await breaks.count()).toBeGreaterThan(100);
     const hidden = await breaks.first().getAttribute("data-hidden");
     expect(hidden).toMatch(/^\d+ (min|h|s)/);
@@ -93,6 +94,68 @@ test.describe("readable long runs (issue 24, item 3)", () => {
     await timeline(page).screenshot({ path: `${SHOTS}/long-run-compressed-dark.png` });
     await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
     await page.emulateMedia({ colorScheme: "light" });
+
+    // Keyboard: → walks m1's attempts in time order, across the breaks.
+    await m1.locator("[data-kind=attempt][data-attempt='60']").click();
+    await page.keyboard.press("ArrowRight");
+    await expect(m1.locator("[data-kind=attempt][data-attempt='61']")).toBeFocused();
+    await expect(m1.locator("[data-kind=attempt][data-attempt='61']")).toHaveAttribute("aria-pressed", "true");
+
+    // The retry chart of the selected lane (attempt number against the delay, no time axis): as before.
+    const retry = page.getByRole("region", { name: "Retry delays of m1 → b.example" });
+    await expect(retry.locator("tr[data-attempt='2']")).toHaveAttribute("data-decided-by", "retry-after");
+
+    // The exported image draws the axis as the page does: its breaks, each with the time it hides.
+    const download = page.waitForEvent("download");
+    await tools(page).getByRole("button", { name: "Export SVG" }).click();
+    const svg = readFileSync(await (await download).path(), "utf8");
+    expect((svg.match(/<g data-break=""/g) ?? []).length).toBe(await breaks.count());
+    expect(svg).toContain("drawn short: no mark from +0:02:00 to +0:04:0");
+
+    // A brush over the overview zooms to the times under it. Its first 16 px: attempts 1 to 3, wide apart, the
+    // first arc saying the 429's Retry-After decided its wait (RETRY-7).
+    const overview = timeline(page).getByTestId("overview");
+    const brush = async (from: number, to: number) => {
+      // In the middle of the window: not under the playback bar that stays in view.
+      await overview.evaluate((e) => e.scrollIntoView({ block: "center" }));
+      const plot = (await m1.locator("svg.lane-plot").boundingBox())!;
+      const ob = (await overview.boundingBox())!;
+      await page.mouse.move(plot.x + 4 + from, ob.y + ob.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(plot.x + 4 + (from + to) / 2, ob.y + ob.height / 2, { steps: 4 });
+      await page.mouse.move(plot.x + 4 + to, ob.y + ob.height / 2, { steps: 4 });
+      await page.mouse.up();
+      await expect(timeline(page).getByTestId("timeline-window")).toContainText("(zoomed)");
+      await page.mouse.move(0, 0);
+    };
+    await brush(1, 16);
+    const start = await attempts(m1);
+    expect(start[0]?.attempt).toBe(1);
+    for (const a of start.slice(1)) expect(Math.abs((await axisX(page, a.timeMs)) - a.x)).toBeLessThan(1);
+    await expect(m1.locator("[data-kind=retry-wait][data-retry='1'] text")).toHaveText("Retry-After 2 min");
+    await timeline(page).screenshot({ path: `${SHOTS}/long-run-zoomed-start.png` });
+    // Further on, the hourly retries: each arc says its wait and that the schedule was at its cap (RETRY-2).
+    await tools(page).getByRole("button", { name: "Reset zoom" }).click();
+    await brush(300, 330);
+    const later = await attempts(m1);
+    expect(later.length).toBeGreaterThanOrEqual(3);
+    for (const a of later) expect(Math.abs((await axisX(page, a.timeMs)) - a.x)).toBeLessThan(1);
+    const words = m1.locator("[data-kind=retry-wait] text");
+    await expect(words.filter({ hasText: /^\+\d+ min \(1 h cap\)$/ }).first()).toBeVisible();
+    await timeline(page).screenshot({ path: `${SHOTS}/long-run-zoomed.png` });
+    await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
+    await page.emulateMedia({ colorScheme: "dark" });
+    await timeline(page).screenshot({ path: `${SHOTS}/long-run-zoomed-dark.png` });
+    await page.emulateMedia({ colorScheme: "light" });
+    // Zoomed out by the keyboard (−) from there: the breaks say the time each hides where it fits.
+    await m1.locator("[data-kind=attempt]").first().focus();
+    await page.keyboard.press("-");
+    await page.keyboard.press("-");
+    await page.keyboard.press("-");
+    await expect(timeline(page).locator("svg.axis .break-label").first()).toHaveText(
+      /^(… )?\d+ (min|h)( \d+ min)?( …)?$/,
+    );
+    await tools(page).getByRole("button", { name: "Reset zoom" }).click();
 
     // Off: the linear axis of before, no break; on again.
     await compress.click();

@@ -46,15 +46,17 @@ const attemptsOf = (tl: Timeline, label: string) => {
 
 /** Where the axis' stated points (its ticks and its breaks' ends) put `timeMs`: linear between two of them. */
 function axisSays(scale: TimeScale, startMs: number, timeMs: number): number {
-  const points: [number, number][] = [
-    ...ticks(scale, startMs).map((t): [number, number] => [t.timeMs, t.x]),
-    ...scale.breaks.flatMap((b): [number, number][] => [
+  type Point = readonly [timeMs: number, x: number];
+  const stated: Point[] = [
+    ...ticks(scale, startMs).map((t): Point => [t.timeMs, t.x]),
+    ...scale.breaks.flatMap((b): Point[] => [
       [b.fromMs, b.x1],
       [b.toMs, b.x2],
     ]),
     [scale.fromMs, 0],
     [scale.toMs, scale.width],
-  ].sort((a, b) => a[0] - b[0]);
+  ];
+  const points = stated.sort((a, b) => a[0] - b[0]);
   const before = points.filter(([t]) => t <= timeMs).at(-1)!;
   const after = points.find(([t]) => t >= timeMs)!;
   return after[0] === before[0]

@@ -121,12 +121,12 @@ export interface BreakMark {
   readonly x2: number;
   /** `52 min`: how long the idle span it hides lasts. */
   readonly hidden: string;
-  /** `… 52 min …`, when it fits in the break without running into a tick's label. */
+  /** `… 52 min …` (or `52 min`), when it fits in the break without running into a tick's label. */
   readonly label: string | undefined;
 }
 
 /**
- * The compressed axis' breaks with their labels: `… 52 min …` centred in the break where the break is wide
+ * The compressed axis' breaks with their labels: `… 52 min …` (or, narrower, `52 min`) centred in the break where the break is wide
  * enough for it and it runs into no tick's label (`measure` gives 11 px text widths).
  */
 export function breakMarks(
@@ -141,11 +141,14 @@ export function breakMarks(
   });
   return scale.breaks.map((b) => {
     const hidden = formatDuration(b.toMs - b.fromMs);
-    const text = `… ${hidden} …`;
-    const w = measure(text);
     const mid = (b.x1 + b.x2) / 2;
-    const fits = b.x2 - b.x1 >= w + 6 && !tickBoxes.some(([x0, x1]) => x0 < mid + w / 2 + 4 && mid - w / 2 - 4 < x1);
-    return { fromMs: b.fromMs, toMs: b.toMs, x1: b.x1, x2: b.x2, hidden, label: fits ? text : undefined };
+    const fits = (text: string) => {
+      const w = measure(text);
+      return b.x2 - b.x1 >= w + 6 && !tickBoxes.some(([x0, x1]) => x0 < mid + w / 2 + 4 && mid - w / 2 - 4 < x1);
+    };
+    // `… 52 min …`, else `52 min` in a narrower break (its slashes say it is one).
+    const label = [`… ${hidden} …`, hidden].find(fits);
+    return { fromMs: b.fromMs, toMs: b.toMs, x1: b.x1, x2: b.x2, hidden, label };
   });
 }
 
