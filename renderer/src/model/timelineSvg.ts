@@ -16,7 +16,7 @@ import type { Lane, Timeline } from "./timeline.ts";
 import { giveUpOf } from "./timelineApplies.ts";
 import { drawnMarks, itemsByLane, laneItems, type LaneItems } from "./timelineDrawn.ts";
 import type { TimeScale } from "./timelineScale.ts";
-import { breakMarks, breakTitle, ticks } from "./timelineTicks.ts";
+import { breakMarks, breakTitle, tickAnchor, ticks } from "./timelineTicks.ts";
 import {
   estimateWidth,
   LANE_MID,
@@ -106,7 +106,7 @@ export function timelineSvg(
   for (const t of axis)
     out.push(
       `<line x1="${n(t.x)}" x2="${n(t.x)}" y1="16" y2="22" stroke="${c.muted}"/>`,
-      `<text x="${n(t.x)}" y="12" font-size="11" text-anchor="${t.x < 30 ? "start" : "middle"}" fill="${c.fg}">${esc(t.label)}</text>`,
+      `<text x="${n(t.x)}" y="12" font-size="11" text-anchor="${tickAnchor(t.x, scale.width)}" fill="${c.fg}">${esc(t.label)}</text>`,
     );
   out.push("</g>");
   let y = PAD + head + AXIS_H;

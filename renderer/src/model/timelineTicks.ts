@@ -35,6 +35,11 @@ export function tickLabel(offsetMs: number, stepMs: number): string {
   return stepMs >= SECOND ? text.replace(/\.\d{3}$/, "") : text;
 }
 
+/** How a tick's label is anchored: from the tick near the plot's left edge, up to it near its right edge. */
+export function tickAnchor(x: number, width: number): "start" | "middle" | "end" {
+  return x < 30 ? "start" : x > width - 30 ? "end" : "middle";
+}
+
 export interface Tick {
   readonly timeMs: number;
   readonly x: number;
@@ -43,7 +48,18 @@ export interface Tick {
 
 /** Ticks at least `minGapPx` apart, labelled as offsets from `startMs`. */
 export function ticks(scale: TimeScale, startMs: number, minGapPx = 90): Tick[] {
-  if (scale.breaks.length > 0) return brokenTicks(scale, startMs, minGapPx);
+  const all = scale.breaks.length > 0 ? brokenTicks(scale, startMs, minGapPx) : evenTicks(scale, startMs, minGapPx);
+  // A label near the right edge ends at its tick (tickAnchor): kept where it does not run into the one before
+  // (11 px text, about 6.6 px a character).
+  const last = all.at(-1);
+  const before = all.at(-2);
+  const w = (t: Tick) => t.label.length * 6.6;
+  if (last && before && tickAnchor(last.x, scale.width) === "end" && last.x - w(last) < before.x + w(before) / 2 + 6)
+    all.pop();
+  return all;
+}
+
+function evenTicks(scale: TimeScale, startMs: number, minGapPx: number): Tick[] {
   const out: Tick[] = [];
   if (scale.kind === "log") {
     const candidates = [0, SECOND, 10 * SECOND, MINUTE, 10 * MINUTE, HOUR, 6 * HOUR, DAY, 5 * DAY, 30 * DAY];
@@ -136,7 +152,8 @@ export function breakMarks(
 ): BreakMark[] {
   const tickBoxes = axisTicks.map((t) => {
     const w = measure(t.label);
-    const x0 = t.x < 30 ? t.x : t.x - w / 2;
+    const anchor = tickAnchor(t.x, scale.width);
+    const x0 = anchor === "start" ? t.x : anchor === "end" ? t.x - w : t.x - w / 2;
     return [x0, x0 + w] as const;
   });
   return scale.breaks.map((b) => {

@@ -6,7 +6,7 @@ import { laneLayout, TIP_GAP, tipPlace, visibleLaneRangeOf } from "../../model/t
 import { neighbourMark, panWindow, zoomWindow } from "../../model/timelineNavigation.ts";
 import type { TimeScale } from "../../model/timelineScale.ts";
 import { axisBreakShape } from "../../model/timelineMarks.ts";
-import { breakMarks, breakTitle, ticks } from "../../model/timelineTicks.ts";
+import { breakMarks, breakTitle, tickAnchor, ticks } from "../../model/timelineTicks.ts";
 import { LABEL_W, ROW, SUB, UNFOLD_UP_TO, VIEWPORT_ROWS, type Window } from "./dimensions.ts";
 import { useStable } from "./hooks.ts";
 import { LaneRow } from "./LaneRow.tsx";
@@ -203,7 +203,7 @@ export function Lanes({
               data-x={t.x.toFixed(1)}
             >
               <line y1={16} y2={22} stroke="currentColor" />
-              <text y={12} textAnchor={t.x < 30 ? "start" : "middle"} className="tick">
+              <text y={12} textAnchor={tickAnchor(t.x, scale.width)} className="tick">
                 {t.label}
               </text>
             </g>
