@@ -96,7 +96,7 @@ export interface SmtpRelay {
 }
 
 /**
- * A store's failure, naming the store and the path that failed (issue 23): `idempotency store
+ * A store's failure, naming the store and the path that failed: `idempotency store
  * /srv/state/idempotency.sqlite: database or disk is full`, `mail store /srv/mail/bob@b.example: ENOSPC: …`.
  * The stores on disk (app/node) throw it, so that an answer or a log line says which store and where, not
  * the words of the operating system alone; the system's `code` (ENOSPC, EACCES) is kept.
@@ -161,7 +161,7 @@ export interface MailSpool {
    * Optional: reads back, into `target`, the bytes written at `[0, target.length)`, once the writes
    * queued before it are done; rejects when storage failed or fewer were written. Before `finish`. With
    * it, the receiver keeps a large body in the spool, not in memory, until its digest is checked
-   * (issue 16), and reads it back only once it is authenticated.
+   * and reads it back only once it is authenticated.
    */
   read?(target: Uint8Array): Promise<void>;
   /** Lets the spooled bytes go (after the last `deliver`, or when the message is not stored). Never throws; may be called again. */

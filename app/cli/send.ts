@@ -27,8 +27,8 @@ import {
   keyidFor,
   signingDomainOfKeyid,
 } from "../protocol/profile.ts";
-import { deliveryActorId } from "../sender/deliveryMachine.ts";
-import type { RecipientOutcome } from "../sender/deliveryMachine.ts";
+import { deliveryActorId } from "../sender/deliveryContext.ts";
+import type { RecipientOutcome } from "../sender/deliveryContext.ts";
 import { createSender } from "../sender/sender.ts";
 import {
   attemptFailure,

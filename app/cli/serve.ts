@@ -106,13 +106,13 @@ export interface RunningServe {
   readonly idempotencyAtStart: {
     readonly kept: number;
     readonly purged: number;
-    /** Deliveries a crash cut off between storing mail and answering: their retries resume them (issue 16). */
+    /** Deliveries a crash cut off between storing mail and answering: their retries resume them. */
     readonly cutOff: number;
   };
   readonly config: ReceiverConfig;
   /** Whether each message is flushed to disk before the answer. */
   readonly fsync: boolean;
-  /** The limits on slow and many clients, as in force (issue 16). */
+  /** The limits on slow and many clients, as in force. */
   readonly limits: ServeLimits;
   /** The outbound side: DSNs of failures after acceptance, and their outbox. */
   readonly outbound: ServeOutbound;
@@ -126,7 +126,7 @@ export interface RunningServe {
   close(): Promise<void>;
 }
 
-/** What bounds the work and memory a client can make serve spend before it is authenticated (issue 16). */
+/** What bounds the work and memory a client can make serve spend before it is authenticated. */
 export interface ServeLimits {
   readonly headersTimeoutMs: number;
   readonly bodyTimeoutMs: number;
@@ -441,7 +441,7 @@ export function serveCommand(): Command {
     )
     .option(
       "--headers-timeout <ms>",
-      "a TLS handshake that stalls this long (no bytes; Node's handshakeTimeout) is cut, nothing written; a client that has not sent a whole request head this long after connecting is answered 408 and disconnected",
+      "a TLS handshake not finished this long after connecting is cut, nothing written (however slowly its bytes come); a client that has not sent a whole request head this long after connecting is answered 408 and disconnected",
       String(DEFAULT_HEADERS_TIMEOUT_MS),
     )
     .option(

@@ -682,7 +682,7 @@ export function createEmlStore(root: string, options: EmlStoreOptions = {}): Eml
     holds,
   };
 
-  /** A failure of the store names it and the folder or file it failed at (issue 23): ENOSPC alone says neither. */
+  /** A failure of the store names it and the folder or file it failed at: ENOSPC alone says neither. */
   function named<T>(path: string, operation: Promise<T>): Promise<T> {
     return operation.catch((error: unknown) => {
       throw StorageError.of("mail store", path, error);

@@ -553,6 +553,32 @@ describe("Slow and many clients (issue 16: limits on what an unauthenticated cli
     );
   });
 
+  it("a client that trickles its TLS handshake a byte at a time is cut when the headers timeout has passed since it connected", async () => {
+    const errors: string[] = [];
+    await withServer(
+      echo,
+      async (server) => {
+        const socket = netConnect({ host: "127.0.0.1", port: server.port });
+        socket.on("error", () => {});
+        let closed = false;
+        socket.once("close", () => (closed = true));
+        // A TLS handshake record that announces 512 bytes, then one byte every 20 ms: each byte would reset an
+        // inactivity timer, so only a deadline counted from the connection's start ends it.
+        await new Promise<void>((done) => socket.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00]), () => done()));
+        let sent = 0;
+        while (!closed && sent < 500) {
+          await new Promise((wait) => setTimeout(wait, 20));
+          if (!closed) socket.write(Buffer.from([0]));
+          sent += 1;
+        }
+        expect(closed).toBe(true);
+        expect(errors.filter((e) => e.startsWith("TLS handshake not finished within 200 ms"))).toHaveLength(1);
+        expect(errors).toHaveLength(1);
+      },
+      { headersTimeoutMs: 200, onConnectionError: (e) => errors.push(e.message) },
+    );
+  });
+
   it("issue 23: clients that hold a half-sent head or never start TLS are freed, and a new client is still served past maxConnections", async () => {
     const errors: string[] = [];
     await withServer(

@@ -117,7 +117,7 @@ export interface RunningHttpsServer {
 }
 
 const MiB = 1024 * 1024;
-/** Defaults of the limits on slow and many clients (issue 16); `serve` has an option for each. */
+/** Defaults of the limits on slow and many clients; `serve` has an option for each. */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 30_000;
 export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_CONNECTIONS = 512;
@@ -142,7 +142,7 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
     headersTimeout: headersTimeoutMs,
     // Node looks for connections past their headers or request timeout this often (default 30 s).
     connectionsCheckingInterval: Math.max(5, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
-    // A connection that has not finished its TLS handshake within the headers timeout is cut (issue 23):
+    // A connection that has not finished its TLS handshake within the headers timeout is cut:
     // the handshake is the first part of "sending the request head".
     handshakeTimeout: headersTimeoutMs,
   });
@@ -174,7 +174,7 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
   server.on("clientError", (error: Error & { code?: string }, socket: Socket) => {
     if (!secured.has(socket)) {
       // The TLS handshake failed or timed out (tlsClientError reported it): there is no HTTP to answer in,
-      // so the connection is freed at once (issue 23).
+      // so the connection is freed at once.
       socket.destroy();
       return;
     }
@@ -260,7 +260,7 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
 const LINGER_MS = 2_000;
 
 /**
- * Ends a connection with its last words and frees it as soon as they are written (issue 23): a client that
+ * Ends a connection with its last words and frees it as soon as they are written: a client that
  * neither reads nor closes must not hold the socket, which `end()` alone would leave half-open until the
  * peer's FIN. When even the write cannot finish (the client's window is full), the socket goes after
  * `lingerMs` ({@link LINGER_MS}).

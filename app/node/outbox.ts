@@ -216,7 +216,7 @@ export function createOutbox(dir: string, options: OutboxOptions = {}): Outbox {
     }
   }
 
-  /** A failure of the outbox names it and the folder or entry it failed at (issue 23). */
+  /** A failure of the outbox names it and the folder or entry it failed at. */
   const named = <T>(path: string, operation: Promise<T>): Promise<T> =>
     operation.catch((error: unknown) => {
       throw StorageError.of("outbox", path, error);

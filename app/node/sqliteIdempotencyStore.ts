@@ -8,7 +8,7 @@
  * One SQLite file (`node:sqlite`, built into Node), one table keyed by
  * (signing domain, key), holding the body's digest (G11), the response as it
  * was sent (status, header fields in order, body bytes) and the store and
- * expiry times. A second table holds the intents (issue 16): a delivery
+ * expiry times. A second table holds the intents: a delivery
  * writes one, durably, before it stores its first message, and its record
  * replaces it in one transaction; an intent left over is a delivery a crash
  * cut off between storing and answering, which its retry resumes. Nothing per key is held in memory: SQLite's page cache is
@@ -348,7 +348,7 @@ export function openSqliteIdempotencyStore(
       db.close();
     },
   };
-  // Every failure names this store and its file (issue 23): "database or disk is full" alone does not say which.
+  // Every failure names this store and its file: "database or disk is full" alone does not say which.
   const named =
     <A extends unknown[], R>(operation: (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {

@@ -10,7 +10,7 @@ export function bytesToBase64(bytes: Uint8Array): string {
   return btoa(bytesToBinary(bytes));
 }
 
-/** Bytes a `String.fromCharCode` call takes at most (issue 23: a bounded argument list), 32 KiB of stack. */
+/** Bytes a `String.fromCharCode` call takes at most (a bounded argument list), 32 KiB of stack. */
 const BINARY_CHUNK = 0x1000;
 
 /**

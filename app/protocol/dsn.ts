@@ -371,7 +371,7 @@ const STATUS_PART_TYPES = new Set(["message/delivery-status", "message/global-de
  * Whether a message is a DSN by its own header block, whatever its envelope says: a Content-Type
  * multipart/report with report-type delivery-status (RFC 6522 §3; RFC 6533's global-delivery-status too).
  * A DSN's failure is never reported by another DSN (RFC 3461 §6.2 sends DSNs with the null reverse-path,
- * ENV-3, so that none is): the engine reads this rather than trusting the `from` a sender gave (issue 23).
+ * ENV-3, so that none is): the engine reads this rather than trusting the `from` a sender gave.
  * Tolerant: CRLF or bare LF, folded or not, any case; a message without such a header is no DSN.
  */
 export function isDsnMessage(message: Uint8Array): boolean {

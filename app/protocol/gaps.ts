@@ -7,7 +7,7 @@
  * G1–G20 come from the design's gaps table; G21–G32 were found while
  * cataloguing the rules (`rules.ts`); G33 onward while building the receiver,
  * the sender and the protocol library; G46 and G47 where the spec contradicts
- * itself about the capabilities request (issue 17). IDs are stable and never reused.
+ * itself about the capabilities request. IDs are stable and never reused.
  *
  * `rules` is derived from the catalogue: the IDs of every rule whose `gaps`
  * cites this gap, so the two cannot drift apart.
@@ -364,7 +364,7 @@ const rows: readonly GapRow[] = [
       "`mailscope serve` keeps each DSN it sends (G17) in a durable outbox until every recipient has a final outcome, and resubmits what is left there when it starts again. The resubmission is a new delivery: a new Idempotency-Key, and the retry schedule, fallback window and 5-day give-up count from its own first attempt. A DSN accepted just before a stop or crash, whose answer was not yet recorded, can therefore arrive twice. A failure after acceptance still waiting for its `delayMs` when serve stops is not kept, and sends no DSN.",
     switchable: false,
   },
-  // ── Found by checking the engine against the spec from outside (issue 17) ──
+  // ── Found by checking the engine against the spec from outside ──
   {
     id: "G46",
     title:
@@ -384,7 +384,7 @@ const rows: readonly GapRow[] = [
     readings: ["ignored", "lower-bound"],
     defaultValue: "ignored",
   },
-  // ── Found by trying `serve` as an attacker (issue 16) ──
+  // ── Found by trying `serve` as an attacker ──
   {
     id: "G48",
     title: "A delivery signed for another receiver's URI: whether the receiver checks the signed target host",

@@ -11,6 +11,7 @@ import {
   jsonSchemas,
   matchResults,
   parseCapabilities,
+  parseCapabilitiesBody,
   parseDeliveryResult,
   parseEnvelope,
   parseJson,
@@ -246,6 +247,16 @@ describe("Capabilities", () => {
   it("GET-3, GET-9: a document that is not a JSON object is invalid", () => {
     expect(rules(parseCapabilities([minimal]))).toEqual(["$ GET-3"]);
     expect(rules(parseCapabilities("{}"))).toEqual(["$ GET-3"]);
+  });
+
+  it("GET-3: a body is read as its JSON, the same reading for the same text, each fault said as parseJson says it", () => {
+    const bytes = new TextEncoder().encode('{"max_message_size":26214400,"versions":["v1"]}');
+    const first = parseCapabilitiesBody(bytes);
+    expect(value(first)).toEqual({ versions: ["v1"], max_message_size: 26214400, max_recipients: 100 });
+    expect(parseCapabilitiesBody(bytes.slice())).toBe(first);
+    expect(rules(parseCapabilitiesBody(new Uint8Array([0x7b, 0xff, 0x7d])))).toEqual(["$ GET-3"]);
+    expect(rules(parseCapabilitiesBody(new TextEncoder().encode("{")))).toEqual(["$ GET-3"]);
+    expect(rules(parseCapabilitiesBody(new TextEncoder().encode("[]")))).toEqual(["$ GET-3"]);
   });
 });
 

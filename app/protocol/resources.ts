@@ -27,6 +27,7 @@ import { noWork } from "./work.ts";
 import type { WorkMeter } from "./work.ts";
 import { errorMessage } from "../errorMessage.ts";
 import { pushAll } from "./lists.ts";
+import { keptAnswers } from "./memo.ts";
 
 // ── Values ────────────────────────────────────────────────────────────────
 
@@ -117,7 +118,7 @@ export const MAX_PIN_AGE_S = SPEC_CONSTANTS.pinMaxAgeS;
  * The longest time Mailscope takes from a scenario or a receiver's configuration (a time after the start,
  * a duration, a Retry-After, a window, a delay): 2 years. The longest time the spec names is a discovery
  * pin of 31557600 s (CAP-13, LIM-11), and a delivery gives up 5 days after its first attempt (RETRY-6); a
- * scenario reaches past both with room (issue 23: a message after an expired one-year pin was refused).
+ * scenario reaches past both with room (a message after an expired one-year pin must still be accepted).
  */
 export const MAX_SPAN_S = 2 * 365 * 86_400;
 /** Why {@link MAX_SPAN_S}: written after the bound in errors and in schema descriptions. */
@@ -507,7 +508,7 @@ export function parseJson(text: string | Uint8Array, path = "$", rule: RuleId = 
  * of it is done per recipient: a `to` longer than that is refused on its
  * length alone (ENV-8), with only `from` read besides, so a request of a
  * million recipients costs no more than one of a hundred. Otherwise each item
- * is read once, and repeats are found by the address in a map (issue 16: the
+ * is read once, and repeats are found by the address in a map (the
  * comparison of every item with every other held a receiver for minutes).
  * `options.work` counts the steps (see {@link WorkMeter}).
  */
@@ -992,6 +993,32 @@ export function parseCapabilities(json: unknown): Parsed<Capabilities> {
     ...(wire.abuse_contact !== undefined && { abuse_contact: wire.abuse_contact }),
   });
 }
+
+/**
+ * A capabilities answer's body read as {@link parseJson} (GET-3) and
+ * {@link parseCapabilities} read it. A receiver answers every GET with the
+ * same document, so the reading is kept by the body's text (at most 256
+ * texts of up to 4 KiB; see {@link keptAnswers}): callers share it and must
+ * not change it.
+ */
+export function parseCapabilitiesBody(body: Uint8Array): Parsed<Capabilities> {
+  let text: string;
+  try {
+    text = utf8Decoder.decode(body);
+  } catch {
+    return parseJson(body, "$", "GET-3") as Parsed<never>;
+  }
+  return capabilitiesOfText(text);
+}
+
+const capabilitiesOfText = keptAnswers(
+  (text: string): Parsed<Capabilities> => {
+    const json = parseJson(text, "$", "GET-3");
+    return json.ok ? parseCapabilities(json.value) : json;
+  },
+  256,
+  4096,
+);
 
 /**
  * The pin lifetime a sender applies, in seconds: 0 (no pin) when absent or 0

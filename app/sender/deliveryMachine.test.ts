@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseDsn } from "../protocol/dsn.ts";
+import { deliveryMachine } from "./deliveryMachine.ts";
 import type { SenderReadings } from "./readings.ts";
 import { baseRetryDelayMs } from "./retrySchedule.ts";
 import {
@@ -799,5 +800,20 @@ describe("every attempt in the trace (attempt.judged), and each retry's plan (ti
     expect(jittered).toBeGreaterThanOrEqual(0.8 * MIN);
     expect(jittered).toBeLessThanOrEqual(1.2 * MIN);
     expect(plan?.["atMs"]).toBe(T0 + jittered);
+  });
+});
+
+describe("one machine for every actor (the states table as a module-level definition)", () => {
+  it("STATE-2 … STATE-9: each actor runs `deliveryMachine` itself, its ports and settings in its input", async () => {
+    const h = await harness();
+    h.receiver.queue(() => problemAnswer("temporary_failure", 503));
+    send(h);
+    await h.run();
+    const actor = h.sender.actors()[0]?.actor;
+    expect(actor?.logic).toBe(deliveryMachine);
+    const deps = actor?.getSnapshot().context.deps;
+    expect(deps?.senderDomain).toBe("a.example");
+    expect(deps?.readings.G16).toEqual({ jitter: false, fallbackWindowS: 7_200 });
+    expect(transitions(h)).toContain("retryWithinFallbackWindow");
   });
 });

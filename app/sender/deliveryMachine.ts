@@ -51,980 +51,438 @@
  * attempt the table's conditions judged. Timers go through the
  * actor's `clock` (XState's `after`), jitter through the Random port; nothing
  * here reads the wall clock.
+ *
+ * The machine is one module-level definition (`deliveryMachine`), read as it
+ * is by the graph (machineGraph.ts) and the statechart view. Its ports and
+ * settings come with each actor's input (`deps`, kept in the context), so
+ * nothing closes over them. Each action is one step: what it does to the
+ * context is in deliverySteps.ts, the times it compares in deliveryTimes.ts,
+ * the trace event it emits in deliveryTrace.ts (one named `trace…` action per
+ * event), and the context's types in deliveryContext.ts. An action that
+ * reads what an invoked actor returned takes it as `params` from the
+ * transition, where XState types the done event's `output`.
  */
 import { assign, fromPromise, setup } from "xstate";
-import type { Clock, Random, SmtpHandOff, TraceSink } from "../ports.ts";
-import { bytesToBase64Url } from "../protocol/base64.ts";
-import { chooseBoundary } from "../protocol/multipart.ts";
+import type { SmtpHandOff } from "../ports.ts";
 import type { AttemptInput, AttemptOutcome, OpenDelivery } from "./attempt.ts";
-import type { DiscoveryOutcome, DiscoveryStage, Endpoint } from "./discovery.ts";
-import type { FailedRecipient, FailureReport } from "./dsnReports.ts";
-import { problemType } from "./http.ts";
-import type { ProblemSummary } from "./http.ts";
-import { PLANTED_GIVE_UP_DELAY_MS, type PlantedBug } from "./plantedBugs.ts";
-import type { SenderReadings } from "./readings.ts";
-import {
-  fallbackWindowEndMs,
-  giveUpAtMs,
-  isAtOrAfterFallbackWindow,
-  planRetry,
-  retryDecider,
-} from "./retrySchedule.ts";
-import type { RetryPlan } from "./retrySchedule.ts";
-import { errorMessage } from "../errorMessage.ts";
-import { SPEC_CONSTANTS, type SpecConstants } from "../protocol/specConstants.ts";
-
-// ── Context ─────────────────────────────────────────────────────────────
-
-/** A recipient's final outcome: exactly one per recipient. */
-export interface RecipientOutcome {
-  readonly recipient: string;
-  readonly outcome: "accepted" | "rejected" | "smtp" | "bounced";
-  /** The rule that decided it. */
-  readonly rule: string;
-  readonly gaps: readonly string[];
-  readonly atMs: number;
-  readonly deliveryId?: string;
-  readonly problem?: ProblemSummary;
-}
-
-/** A recipient not yet final and not in an open delivery: waiting for a new delivery (first attempt, or after `deferred`). */
-export interface WaitingRecipient {
-  readonly address: string;
-  /** It was answered `deferred` before (STATE-6, G20). */
-  readonly deferred: boolean;
-}
-
-/** How far an attempt got: a step of discovery ({@link DiscoveryStage}), or the POSTs. */
-export type AttemptStage = DiscoveryStage | "post";
-
-/**
- * How an attempt ended, in one word: `results` (every POST answered with
- * per-recipient results), `temporary` or `permanent` (a request-level answer,
- * or a failure before any POST), `no-service` (no SVCB record: plain SMTP),
- * `no-common-version` (STATE-4).
- */
-export type AttemptClass = "results" | "temporary" | "permanent" | "no-service" | "no-common-version";
-
-/** How one attempt ended, as the table's conditions need it. */
-export interface AttemptSummary {
-  readonly attempt: number;
-  readonly atMs: number;
-  /** posted: at least one POST answered or failed; the others end before any POST. */
-  readonly kind: "posted" | "temporary-failure" | "no-service" | "no-common-version";
-  /** The step it reached. */
-  readonly stage: AttemptStage;
-  readonly class: AttemptClass;
-  /** POSTs sent (a body G13 kept back is not one). */
-  readonly posts: number;
-  /** Every part of the attempt ended in a fallback-eligible failure (ERR-22): no answer, request-level 5xx, capabilities, DNS. */
-  readonly fallbackEligible: boolean;
-  /** The latest Retry-After / `retry_after` time (RETRY-7). */
-  readonly lowerBoundMs?: number;
-  /** Where that latest lower bound came from: a request-level `Retry-After` header or a recipient's `retry_after`. */
-  readonly lowerBoundFrom?: "Retry-After" | "retry_after";
-  /** This attempt's last problem, if it had one. */
-  readonly problem?: ProblemSummary;
-  readonly rule: string;
-  readonly gaps: readonly string[];
-}
-
-export interface DeliveryInput {
-  readonly messageId: string;
-  /** The recipient domain. */
-  readonly domain: string;
-  readonly from: string | null;
-  readonly message: Uint8Array;
-  readonly recipients: readonly string[];
-  /** When the sender took the message (a DSN's Arrival-Date). */
-  readonly submittedAtMs: number;
-}
-
-export interface DeliveryContext extends DeliveryInput {
-  /** The first attempt's time: every time of the table counts from here. */
-  readonly firstAttemptAtMs?: number;
-  /** Attempts made so far, across request-level retries and new deliveries (G16). */
-  readonly attempts: number;
-  /** When the current (or last) attempt started. */
-  readonly attemptAtMs?: number;
-  /** Every attempt so far ended in a fallback-eligible failure (STATE-3); one `rate_limited` makes it false for good. */
-  readonly allAttemptsFallbackEligible: boolean;
-  /** Recipients waiting for a new delivery. */
-  readonly waiting: readonly WaitingRecipient[];
-  /** Deliveries with a key, to be (re)sent with that key (POST-24). */
-  readonly deliveries: readonly OpenDelivery[];
-  readonly deliveriesMade: number;
-  readonly outcomes: readonly RecipientOutcome[];
-  /** The outcomes decided by the last step, for the trace and the DSN. */
-  readonly newOutcomes: readonly RecipientOutcome[];
-  /** The last problem per pending recipient, for the bounce DSN. */
-  readonly lastProblems: Readonly<Record<string, ProblemSummary>>;
-  readonly endpoint?: Endpoint;
-  readonly lastAttempt?: AttemptSummary;
-  /** The last problem of the whole actor. */
-  readonly lastProblem?: ProblemSummary;
-  readonly retryPlan?: RetryPlan;
-  readonly smtp?: { readonly reason: SmtpHandOff["reason"]; readonly rule: string; readonly gaps: readonly string[] };
-  /** Only under `misbehaviour.reuseIdempotencyKey`: each recipient's last delivery, whose key a new delivery reuses. */
-  readonly lastDeliveryOf?: Readonly<Record<string, { readonly deliveryId: string; readonly idempotencyKey: string }>>;
-}
-
-/**
- * Deliberate sender misbehaviours, for teaching what the receiver does when a
- * sender breaks a rule. All off by default; a correct sender sets none.
- */
-export interface SenderMisbehaviour {
-  /**
-   * A new delivery for deferred recipients keeps the previous delivery's
-   * Idempotency-Key instead of a new one: breaks STATE-6 and POST-27, and the
-   * receiver answers 409 `idempotency_conflict` (POST-26), since the body
-   * (envelope, boundary) differs.
-   */
-  readonly reuseIdempotencyKey?: boolean;
-}
-
-/** What a transition's `meta` says, for the reviewer and the trace. */
-export interface TransitionMeta {
-  readonly name: string;
-  /** The row of SPEC.md's table (1–8) this transition implements, if any. */
-  readonly row?: number;
-  readonly rules: readonly string[];
-  readonly gaps?: readonly string[];
-}
-
-/** The recipients of this actor that have no final outcome yet. */
-export function pendingRecipients(context: Pick<DeliveryContext, "waiting" | "deliveries">): string[] {
-  return [...context.waiting.map((w) => w.address), ...context.deliveries.flatMap((d) => d.recipients)];
-}
-
-/** The actor's id, as the trace names it. */
-export function deliveryActorId(messageId: string, domain: string): string {
-  return `${messageId}→${domain}`;
-}
-
-// ── Pure steps ──────────────────────────────────────────────────────────
-
-function later(a: number | undefined, b: number | undefined): number | undefined {
-  if (a === undefined) return b;
-  if (b === undefined) return a;
-  return Math.max(a, b);
-}
-
-/**
- * Applies the outcomes of one attempt's POSTs: accepted and rejected
- * recipients become final (STATE-9, G14), deferred ones wait for a new
- * delivery (STATE-6, RCP-9), a request-level permanent answer makes every
- * recipient of that delivery final (STATE-9, G31), a temporary one keeps the
- * delivery and its key (POST-24), `unsupported_version` leaves them all for
- * SMTP (STATE-4).
- */
-export function applyPosting(
-  context: DeliveryContext,
-  outcomes: readonly AttemptOutcome[],
-  nowMs: number,
-): Pick<
+import { deliveryActorId, pendingRecipients } from "./deliveryContext.ts";
+import type {
+  AttemptStage,
   DeliveryContext,
-  | "waiting"
-  | "deliveries"
-  | "outcomes"
-  | "newOutcomes"
-  | "lastProblems"
-  | "lastAttempt"
-  | "lastProblem"
-  | "allAttemptsFallbackEligible"
-> {
-  const waiting = [...context.waiting];
-  const newOutcomes: RecipientOutcome[] = [];
-  const lastProblems: Record<string, ProblemSummary> = { ...context.lastProblems };
-  const keep = new Set<string>();
-  let lowerBoundMs: number | undefined;
-  let lowerBoundFrom: AttemptSummary["lowerBoundFrom"];
-  const bound = (atMs: number, from: NonNullable<AttemptSummary["lowerBoundFrom"]>): void => {
-    if (lowerBoundMs === undefined || atMs > lowerBoundMs) lowerBoundFrom = from;
-    lowerBoundMs = later(lowerBoundMs, atMs);
-  };
-  let lastProblem = context.lastProblem;
-  /** The last problem of this attempt alone (`lastProblem` goes back to earlier ones). */
-  let attemptProblem: ProblemSummary | undefined;
-  let noCommonVersion = false;
-  for (const outcome of outcomes) {
-    const delivery = context.deliveries.find((d) => d.deliveryId === outcome.deliveryId);
-    if (delivery === undefined) continue;
-    if (outcome.kind === "results") {
-      for (const verdict of outcome.verdicts) {
-        if (verdict.problem !== undefined) {
-          lastProblems[verdict.recipient] = verdict.problem;
-          lastProblem = verdict.problem;
-          attemptProblem = verdict.problem;
-        }
-        if (verdict.outcome === "deferred") {
-          waiting.push({ address: verdict.recipient, deferred: true });
-          if (verdict.retryAfterS !== undefined)
-            bound((outcome.answeredAtMs ?? nowMs) + verdict.retryAfterS * 1000, "retry_after");
-        } else {
-          newOutcomes.push({
-            recipient: verdict.recipient,
-            outcome: verdict.outcome,
-            rule: verdict.outcome === "rejected" ? "STATE-9" : verdict.rule,
-            gaps: verdict.outcome === "rejected" ? [...verdict.gaps, "G14"] : verdict.gaps,
-            atMs: nowMs,
-            deliveryId: delivery.deliveryId,
-            ...(verdict.problem !== undefined && { problem: verdict.problem }),
-          });
-        }
-      }
-      continue;
-    }
-    const { reading } = outcome;
-    lastProblem = outcome.problem;
-    attemptProblem = outcome.problem;
-    for (const r of delivery.recipients) lastProblems[r] = outcome.problem;
-    if (reading.smtpFallback === "immediately") {
-      noCommonVersion = true;
-      keep.add(delivery.deliveryId);
-    } else if (reading.class === "permanent") {
-      for (const recipient of delivery.recipients) {
-        newOutcomes.push({
-          recipient,
-          outcome: "rejected",
-          rule: "STATE-9",
-          gaps: [...reading.gaps, "G31"],
-          atMs: nowMs,
-          deliveryId: delivery.deliveryId,
-          problem: outcome.problem,
-        });
-      }
-    } else {
-      keep.add(delivery.deliveryId);
-      if (outcome.retryAfterS !== undefined)
-        bound((outcome.answeredAtMs ?? nowMs) + outcome.retryAfterS * 1000, "Retry-After");
-    }
-  }
-  const fallbackEligible =
-    outcomes.length > 0 && outcomes.every((o) => o.kind === "request-level" && o.reading.fallbackEligible);
-  const decisive =
-    outcomes.find((o) => o.kind === "request-level" && o.reading.smtpFallback === "immediately") ??
-    outcomes.find((o) => o.kind === "request-level");
-  const summary: AttemptSummary = {
-    attempt: context.attempts,
-    atMs: context.attemptAtMs ?? nowMs,
-    kind: noCommonVersion ? "no-common-version" : "posted",
-    stage: "post",
-    class: noCommonVersion
-      ? "no-common-version"
-      : decisive?.kind === "request-level"
-        ? decisive.reading.class
-        : "results",
-    posts: outcomes.filter((o) => o.kind === "results" || o.sent).length,
-    fallbackEligible,
-    ...(lowerBoundMs !== undefined && { lowerBoundMs }),
-    ...(lowerBoundFrom !== undefined && { lowerBoundFrom }),
-    ...(attemptProblem !== undefined && { problem: attemptProblem }),
-    rule: decisive?.kind === "request-level" ? decisive.reading.rule : "POST-11",
-    gaps: decisive?.kind === "request-level" ? decisive.reading.gaps : [],
-  };
-  for (const o of newOutcomes) delete lastProblems[o.recipient];
-  return {
-    waiting,
-    deliveries: context.deliveries.filter((d) => keep.has(d.deliveryId)),
-    outcomes: [...context.outcomes, ...newOutcomes],
-    newOutcomes,
-    lastProblems,
-    lastAttempt: summary,
-    ...(lastProblem !== undefined && { lastProblem }),
-    allAttemptsFallbackEligible: context.allAttemptsFallbackEligible && fallbackEligible,
-  };
-}
+  DeliveryInput,
+  DeliveryMachineDeps,
+  TransitionMeta,
+} from "./deliveryContext.ts";
+import {
+  bouncePending,
+  failedRecipients,
+  handOffPending,
+  openDeliveries,
+  recordDiscovery,
+  recordPosting,
+  recordSenderFault,
+} from "./deliverySteps.ts";
+import { atOrAfterWindow, giveUpAt, nextRetry } from "./deliveryTimes.ts";
+import {
+  attemptJudged,
+  deliveryBounced,
+  deliveryCreated,
+  emitTrace,
+  recipientOutcomes,
+  smtpHandOff,
+  timerFired,
+  timerSet,
+  type HandOffAnswer,
+} from "./deliveryTrace.ts";
+import type { DiscoveryOutcome, Endpoint } from "./discovery.ts";
 
-/** The summary of an attempt that ended in discovery, before any POST. */
-export function summarizeDiscovery(
-  context: DeliveryContext,
-  outcome: Exclude<DiscoveryOutcome, { kind: "endpoint" }>,
-  problemBase: string,
-): AttemptSummary {
-  const base = { attempt: context.attempts, atMs: context.attemptAtMs ?? 0, stage: outcome.stage, posts: 0 };
-  switch (outcome.kind) {
-    case "no-service":
-      // Not a failure: "fallback-eligible" keeps the flag as it was, so plain SMTP stays possible only while nothing forbade it.
-      return {
-        ...base,
-        kind: "no-service",
-        class: "no-service",
-        fallbackEligible: true,
-        rule: outcome.rule,
-        gaps: outcome.gaps,
-      };
-    case "no-common-version":
-      return {
-        ...base,
-        kind: "no-common-version",
-        class: "no-common-version",
-        fallbackEligible: false,
-        problem: {
-          type: problemType(problemBase, "unsupported_version"),
-          identifier: "unsupported_version",
-          detail: `ours ${outcome.ours.join(", ")}; theirs ${outcome.theirs.join(", ")}`,
-        },
-        rule: outcome.reading.rule,
-        gaps: outcome.reading.gaps,
-      };
-    case "temporary-failure":
-      return {
-        ...base,
-        kind: "temporary-failure",
-        class: outcome.reading.class,
-        fallbackEligible: outcome.reading.fallbackEligible,
-        problem: {
-          type: problemType(problemBase, "temporary_failure"),
-          identifier: "temporary_failure",
-          detail: outcome.detail,
-          ...(outcome.status !== undefined && { status: outcome.status }),
-        },
-        // G47 `lower-bound`: the capabilities answer's Retry-After counts like a POST's (RETRY-7).
-        ...(outcome.lowerBoundMs !== undefined && {
-          lowerBoundMs: outcome.lowerBoundMs,
-          lowerBoundFrom: "Retry-After" as const,
-        }),
-        rule: outcome.reading.rule,
-        gaps: outcome.reading.gaps,
-      };
-  }
-}
+const now = (context: Pick<DeliveryContext, "deps">): number => context.deps.clock.now();
+const actorId = (context: Pick<DeliveryContext, "messageId" | "domain">): string =>
+  deliveryActorId(context.messageId, context.domain);
+const meta = (m: TransitionMeta): TransitionMeta => m;
 
-// ── The machine ─────────────────────────────────────────────────────────
+/** A port that threw during discovery or the POSTs: the attempt is judged a fault of the sender itself (ERR-24). */
+const senderFault = (stage: "discovery" | "post") => ({
+  target: "judging",
+  actions: {
+    type: "recordUnexpectedError" as const,
+    params: ({ event }: { readonly event: { readonly error: unknown } }) => ({ stage, error: event.error }),
+  },
+  meta: meta({ name: "senderFault", rules: ["ERR-24"] }),
+});
 
-/** What the machine needs from the sender that runs it. */
-export interface DeliveryMachineDeps {
-  readonly clock: Pick<Clock, "now">;
-  readonly random: Random;
-  readonly trace: TraceSink;
-  readonly readings: SenderReadings;
-  /** The draft's numbers in force (RETRY-1 … RETRY-6); default SPEC.md's. */
-  readonly constants?: SpecConstants;
-  /** The sending domain (trace, DSN Reporting-MTA). */
-  readonly senderDomain: string;
-  readonly problemBase: string;
-  /** Discovery before each attempt ({@link discover} with the sender's ports), on behalf of the actor `deliveryActor`. */
-  discover(domain: string, deliveryActor: string): Promise<DiscoveryOutcome>;
-  /** One POST of one delivery ({@link attemptDelivery} with the sender's ports). */
-  attempt(input: AttemptInput): Promise<AttemptOutcome>;
-  /** The SMTP hand-off port. */
-  handOff(handOff: SmtpHandOff): Promise<{ readonly accepted: boolean; readonly detail?: string }>;
-  /** Reports recipients that failed for good to the envelope sender (a DSN; none for a null sender). */
-  reportFailures(report: FailureReport): void;
-  /** Deliberate misbehaviours (teaching only); none by default. */
-  readonly misbehaviour?: SenderMisbehaviour;
-  /** A bug planted by a test harness (plantedBugs.ts); never set by a scenario. */
-  readonly plantedBug?: PlantedBug;
-}
-
-type DoneEvent<T> = { type: string; output: T };
+/** The POSTs of one attempt: the open deliveries, over the endpoint discovery found. */
+type PostInput = Omit<AttemptInput, "delivery"> & {
+  readonly deliveries: readonly OpenDelivery[];
+  readonly deps: DeliveryMachineDeps;
+};
 
 /**
- * The delivery machine over `deps`. Run one actor per (message, domain) with
- * `createActor(machine, { input, clock })`: the clock must be the same Clock
- * `deps.clock` reads, so that XState's timers and the machine's times agree.
+ * The delivery machine. Run one actor per (message, domain) with
+ * `createActor(deliveryMachine, { input, clock })`: `input.deps` holds the
+ * sender's ports and settings, and the clock must be the Clock `deps.clock`
+ * reads, so that XState's timers and the machine's times agree.
  */
-export function createDeliveryMachine(deps: DeliveryMachineDeps) {
-  const now = (): number => deps.clock.now();
-  const actorId = (context: DeliveryContext): string => deliveryActorId(context.messageId, context.domain);
-  const emit = (name: string, data: Record<string, unknown>): void =>
-    deps.trace.emit({ name, timeMs: now(), domain: deps.senderDomain, data });
-  const constants = deps.constants ?? SPEC_CONSTANTS;
-  const giveUpAt = (context: DeliveryContext): number =>
-    giveUpAtMs(context.firstAttemptAtMs ?? now(), constants) +
-    (deps.plantedBug === "retry-after-give-up" ? PLANTED_GIVE_UP_DELAY_MS : 0);
-  /** STATE-3's "at or after the end of the fallback window" (`window-end-exclusive` plants `>`). */
-  const atOrAfterWindow = (context: DeliveryContext, attemptAtMs: number): boolean =>
-    deps.plantedBug === "window-end-exclusive"
-      ? attemptAtMs > fallbackWindowEndMs(context.firstAttemptAtMs ?? 0, deps.readings.G16.fallbackWindowS)
-      : isAtOrAfterFallbackWindow(context.firstAttemptAtMs ?? 0, attemptAtMs, deps.readings.G16.fallbackWindowS);
-  const meta = (m: TransitionMeta): TransitionMeta => m;
-
-  const failedRecipients = (context: DeliveryContext, outcomes: readonly RecipientOutcome[]): FailedRecipient[] =>
-    outcomes
-      .filter((o) => o.outcome === "rejected" || o.outcome === "bounced")
-      .map((o) => ({
-        recipient: o.recipient,
-        kind: o.outcome === "bounced" ? ("bounced" as const) : ("rejected" as const),
-        ...(o.problem !== undefined && { problem: o.problem }),
-        permanent: o.outcome === "rejected",
-        rule: o.rule,
-        gaps: o.gaps,
-        ...(context.attemptAtMs !== undefined && { lastAttemptAtMs: context.attemptAtMs }),
-        ...(context.endpoint !== undefined && { remoteOrigin: context.endpoint.origin }),
-      }));
-
-  return setup({
-    types: {
-      context: {} as DeliveryContext,
-      input: {} as DeliveryInput,
-      events: {} as DoneEvent<unknown>,
-      meta: {} as TransitionMeta,
-    },
-    actors: {
-      discover: fromPromise<DiscoveryOutcome, { domain: string; deliveryActor: string }>(({ input }) =>
-        deps.discover(input.domain, input.deliveryActor),
-      ),
-      post: fromPromise<AttemptOutcome[], Omit<AttemptInput, "delivery"> & { deliveries: readonly OpenDelivery[] }>(
-        async ({ input }) => {
-          const outcomes: AttemptOutcome[] = [];
-          // One POST per delivery, in order, so the trace (and any seeded draw) repeats.
-          for (const delivery of input.deliveries) outcomes.push(await deps.attempt({ ...input, delivery }));
-          return outcomes;
-        },
-      ),
-      handOff: fromPromise<{ readonly accepted: boolean; readonly detail?: string }, SmtpHandOff>(({ input }) =>
-        deps.handOff(input),
-      ),
-    },
-    guards: {
-      endpointFound: ({ event }) => (event as DoneEvent<DiscoveryOutcome>).output.kind === "endpoint",
-      noCommonVersion: ({ context }) => context.lastAttempt?.kind === "no-common-version",
-      /** G6: no record, and nothing so far forbade leaving the service (no 4xx, no per-recipient result). */
-      noServiceWhileSmtpAllowed: ({ context }) =>
-        context.lastAttempt?.kind === "no-service" && context.allAttemptsFallbackEligible,
-      nothingPending: ({ context }) => pendingRecipients(context).length === 0,
-      everyRecipientAccepted: ({ context }) =>
-        pendingRecipients(context).length === 0 && context.outcomes.every((o) => o.outcome === "accepted"),
-      fiveDaysElapsed: ({ context }) => now() >= giveUpAt(context),
-      /** STATE-3: fallback-eligible, every attempt so far too, and this attempt made at or after the window's end. */
-      fallbackEligibleAfterWindow: ({ context }) =>
-        context.lastAttempt?.fallbackEligible === true &&
-        context.allAttemptsFallbackEligible &&
-        atOrAfterWindow(context, context.lastAttempt.atMs),
-      /** STATE-2: fallback-eligible and still below the window (the flag's history decides nothing yet). */
-      fallbackEligibleWithinWindow: ({ context }) =>
-        context.lastAttempt?.fallbackEligible === true &&
-        context.allAttemptsFallbackEligible &&
-        !atOrAfterWindow(context, context.lastAttempt.atMs),
-      hasDeferredRecipients: ({ context }) => context.waiting.some((w) => w.deferred),
-      /** STATE-6: every POST of the attempt answered with per-recipient results, and the recipients left were deferred. */
-      onlyDeferredPending: ({ context }) =>
-        context.lastAttempt?.class === "results" && context.waiting.some((w) => w.deferred),
-      /** ERR-23, ERR-24: a fallback-eligible failure, but an earlier attempt's answer ruled SMTP out for the message. */
-      fallbackEligibleButSmtpRuledOut: ({ context }) =>
-        context.lastAttempt?.fallbackEligible === true && !context.allAttemptsFallbackEligible,
-    },
-    delays: {
-      retryDelay: ({ context }) => Math.max(0, (context.retryPlan?.atMs ?? now()) - now()),
-      giveUpDelay: ({ context }) => Math.max(0, giveUpAt(context) - now()),
-    },
-    actions: {
-      startAttempt: assign(({ context }) => {
-        const atMs = now();
-        return {
-          attempts: context.attempts + 1,
-          attemptAtMs: atMs,
-          firstAttemptAtMs: context.firstAttemptAtMs ?? atMs,
-          newOutcomes: [],
-        };
-      }),
-      keepEndpoint: assign(({ event }) => {
-        const outcome = (event as DoneEvent<DiscoveryOutcome>).output;
-        return outcome.kind === "endpoint" ? { endpoint: outcome.endpoint } : {};
-      }),
-      /**
-       * Mints a delivery with a new Idempotency-Key for the waiting recipients, in batches of `max_recipients` under G12 `split`
-       * (under `misbehaviour.reuseIdempotencyKey`, a deferred recipient's new delivery keeps its previous delivery's key).
-       */
-      openDeliveries: assign(({ context }) => {
-        if (context.waiting.length === 0 || context.endpoint === undefined) return {};
-        const addresses = context.waiting.map((w) => w.address);
-        const size = deps.readings.G12 === "split" ? context.endpoint.capabilities.max_recipients : addresses.length;
-        const batches: string[][] = [];
-        for (let i = 0; i < addresses.length; i += size) batches.push(addresses.slice(i, i + size));
-        const deferred = context.waiting.some((w) => w.deferred);
-        const reuseKeys = deps.misbehaviour?.reuseIdempotencyKey === true;
-        const opened = batches.map((recipients, index): OpenDelivery => {
-          const n = context.deliveriesMade + index + 1;
-          // Drawn even when the misbehaviour discards it, so every other draw stays as a correct sender's.
-          const freshKey = bytesToBase64Url(deps.random.bytes(18));
-          const previous = reuseKeys
-            ? recipients.map((r) => context.lastDeliveryOf?.[r]).find((d) => d !== undefined)
-            : undefined;
-          const delivery: OpenDelivery = {
-            deliveryId: `${actorId(context)}#${n}`,
-            idempotencyKey: previous?.idempotencyKey ?? freshKey,
-            recipients,
-            boundary: chooseBoundary(deps.random.bytes(24), context.message),
-          };
-          emit("delivery.created", {
-            messageId: context.messageId,
-            domain: context.domain,
-            deliveryId: delivery.deliveryId,
-            idempotencyKey: delivery.idempotencyKey,
-            recipients,
-            rule: deferred ? "STATE-6" : "POST-23",
-            ...(deferred && { rules: ["STATE-6", "POST-27", "RCP-9"], gap: "G20" }),
-            ...(batches.length > 1 && { batch: index + 1, batches: batches.length, maxRecipients: size, gap: "G12" }),
-            ...(reuseKeys && { misbehaviour: { reuseIdempotencyKey: true } }),
-            ...(previous !== undefined && { keyReusedFrom: previous.deliveryId, violates: ["STATE-6", "POST-27"] }),
-          });
-          return delivery;
-        });
-        const lastDeliveryOf = reuseKeys
-          ? {
-              lastDeliveryOf: Object.fromEntries([
-                ...Object.entries(context.lastDeliveryOf ?? {}),
-                ...opened.flatMap((d) =>
-                  d.recipients.map((r) => [r, { deliveryId: d.deliveryId, idempotencyKey: d.idempotencyKey }] as const),
-                ),
-              ]),
-            }
-          : {};
-        return {
-          waiting: [],
-          deliveries: [...context.deliveries, ...opened],
-          deliveriesMade: context.deliveriesMade + opened.length,
-          ...lastDeliveryOf,
-        };
-      }),
-      recordDiscovery: assign(({ context, event }) => {
-        const outcome = (event as DoneEvent<DiscoveryOutcome>).output;
-        if (outcome.kind === "endpoint") return {};
-        const summary = summarizeDiscovery(context, outcome, deps.problemBase);
-        const lastProblems: Record<string, ProblemSummary> = { ...context.lastProblems };
-        if (summary.problem !== undefined)
-          for (const r of pendingRecipients(context)) lastProblems[r] = summary.problem;
-        return {
-          lastAttempt: summary,
-          lastProblems,
-          ...(summary.problem !== undefined && { lastProblem: summary.problem }),
-          // no-service decides nothing about the flag: see summarizeDiscovery.
-          allAttemptsFallbackEligible:
-            outcome.kind === "no-service"
-              ? context.allAttemptsFallbackEligible
-              : context.allAttemptsFallbackEligible && summary.fallbackEligible,
-        };
-      }),
-      recordUnexpectedError: assign(({ context, event }, params: { stage: AttemptStage }) => {
-        const error = (event as unknown as { error: unknown }).error;
-        const problem: ProblemSummary = {
-          type: problemType(deps.problemBase, "temporary_failure"),
-          identifier: "temporary_failure",
-          detail: `the sender failed: ${errorMessage(error)}`,
-        };
-        // A fault of the sender itself is no answer from the receiver: temporary, and not a reason to leave the service.
-        return {
-          lastAttempt: {
-            attempt: context.attempts,
-            atMs: context.attemptAtMs ?? now(),
-            kind: "temporary-failure" as const,
-            stage: params.stage,
-            class: "temporary" as const,
-            posts: 0,
-            fallbackEligible: false,
-            problem,
-            rule: "ERR-24",
-            gaps: [],
-          },
-          lastProblem: problem,
-          allAttemptsFallbackEligible: false,
-        };
-      }),
-      recordPosting: assign(({ context, event }) => {
-        const posted = applyPosting(context, (event as DoneEvent<AttemptOutcome[]>).output, now());
-        if (deps.plantedBug !== "replay-new-key") return posted;
-        // The planted bug: a delivery kept for a request-level retry gets a new key (POST-24 says the same one).
-        const deliveries = posted.deliveries.map((d) => ({
-          ...d,
-          idempotencyKey: bytesToBase64Url(deps.random.bytes(18)),
-        }));
-        return { ...posted, deliveries };
-      }),
-      /**
-       * attempt.judged: every attempt once, whether it reached a POST or not, as the table's conditions read it; the
-       * first also gives the actor's fallback window and give-up time (G16, RETRY-4, RETRY-6).
-       */
-      traceAttempt: ({ context }) => {
-        const summary = context.lastAttempt;
-        if (summary === undefined) return;
-        const firstAtMs = context.firstAttemptAtMs ?? summary.atMs;
-        const windowS = deps.readings.G16.fallbackWindowS;
-        emit("attempt.judged", {
-          deliveryActor: actorId(context),
-          attempt: summary.attempt,
-          startedAtMs: summary.atMs,
-          endedAtMs: now(),
-          stage: summary.stage,
-          class: summary.class,
-          posts: summary.posts,
-          fallbackEligible: summary.fallbackEligible,
-          allAttemptsFallbackEligible: context.allAttemptsFallbackEligible,
-          ...(summary.problem !== undefined && {
-            problem: summary.problem.type,
-            ...(summary.problem.status !== undefined && { status: summary.problem.status }),
-            ...(summary.problem.detail !== undefined && { detail: summary.problem.detail }),
-          }),
-          ...(summary.lowerBoundMs !== undefined && { lowerBoundMs: summary.lowerBoundMs }),
-          rule: summary.rule,
-          ...(summary.gaps.length > 0 && { gaps: summary.gaps }),
-          ...(summary.attempt === 1 && {
-            fallbackWindowS: windowS,
-            fallbackWindowStartMs: firstAtMs,
-            fallbackWindowEndMs: fallbackWindowEndMs(firstAtMs, windowS),
-            giveUpAtMs: giveUpAtMs(firstAtMs, constants),
-          }),
-        });
-      },
-      traceNewOutcomes: ({ context }) => {
-        for (const o of context.newOutcomes) {
-          emit("recipient.outcome", {
-            messageId: context.messageId,
-            recipient: o.recipient,
-            outcome: o.outcome,
-            rule: o.rule,
-            ...(o.gaps.length > 0 && { gaps: o.gaps }),
-            ...(o.deliveryId !== undefined && { deliveryId: o.deliveryId }),
-            ...(o.problem !== undefined && { problem: o.problem.type }),
-          });
-        }
-      },
-      /** G14, G31 and the bounce: one DSN for the recipients that just failed for good; none for a null sender. */
-      reportNewFailures: ({ context }) => {
-        const recipients = failedRecipients(context, context.newOutcomes);
-        if (recipients.length === 0 || context.from === null) return;
-        deps.reportFailures({
-          messageId: context.messageId,
-          from: context.from,
-          message: context.message,
-          arrivalAtMs: context.submittedAtMs,
-          domain: context.domain,
-          recipients,
-        });
-      },
-      planRetry: assign(({ context }) => {
-        const plan = planRetry({
-          attempts: context.attempts,
-          lastAttemptAtMs: context.attemptAtMs ?? now(),
-          nowMs: now(),
-          ...(context.lastAttempt?.lowerBoundMs !== undefined && { lowerBoundMs: context.lastAttempt.lowerBoundMs }),
-          ...(deps.readings.G16.jitter && { jitter: deps.random }),
-          constants,
-        });
-        return { retryPlan: plan };
-      }),
-      traceTimerSet: ({ context }) => {
-        const plan = context.retryPlan;
-        if (plan === undefined) return;
-        emit("timer.set", {
-          deliveryActor: actorId(context),
-          atMs: plan.atMs,
-          delayMs: plan.atMs - now(),
-          reason: plan.decidedBy,
-          retry: plan.retry,
-          attemptStartedAtMs: plan.lastAttemptAtMs,
-          baseDelayMs: plan.baseDelayMs,
-          jitter: plan.jittered,
-          jitteredDelayMs: plan.delayMs,
-          scheduledAtMs: plan.scheduledAtMs,
-          ...(plan.lowerBoundMs !== undefined && {
-            lowerBoundMs: plan.lowerBoundMs,
-            lowerBoundDelayMs: plan.lowerBoundMs - plan.lastAttemptAtMs,
-            ...(context.lastAttempt?.lowerBoundFrom !== undefined && {
-              lowerBoundFrom: context.lastAttempt.lowerBoundFrom,
-            }),
-          }),
-          decidedBy: retryDecider(plan),
-          // The attempt this timer starts, in the numbering of attempt.started (retry 1 starts attempt 2).
-          attempt: plan.retry + 1,
-          giveUpAtMs: giveUpAt(context),
-          rule: plan.decidedBy === "retry-after" ? "RETRY-7" : plan.retry === 1 ? "RETRY-1" : "RETRY-2",
-          gap: "G16",
-        });
-      },
-      traceTimerFired: ({ context }) => {
-        const retry = context.retryPlan?.retry;
-        emit("timer.fired", {
-          deliveryActor: actorId(context),
-          retry,
-          ...(retry !== undefined && { attempt: retry + 1 }),
-        });
-      },
-      chooseSmtpForNoCommonVersion: assign({
-        smtp: () => ({ reason: "no-common-version" as const, rule: "STATE-4", gaps: ["G32"] }),
-      }),
-      chooseSmtpForFallback: assign({ smtp: () => ({ reason: "fallback" as const, rule: "STATE-3", gaps: ["G16"] }) }),
-      chooseSmtpForNoService: assign({
-        smtp: ({ context }) => ({
-          reason: "no-service" as const,
-          rule: "SVC-11",
-          gaps: context.lastAttempt?.gaps ?? ["G6"],
-        }),
-      }),
-      recordHandOff: assign(({ context, event }) => {
-        const result = (event as DoneEvent<{ accepted: boolean; detail?: string }>).output as
-          { accepted: boolean; detail?: string } | undefined;
-        const atMs = now();
-        const smtp = context.smtp ?? { reason: "fallback" as const, rule: "STATE-3", gaps: [] };
-        const newOutcomes = pendingRecipients(context).map((recipient): RecipientOutcome => ({
-          recipient,
-          outcome: "smtp",
-          rule: smtp.rule,
-          gaps: [...smtp.gaps, "G18"],
-          atMs,
-        }));
-        emit("smtp.handoff", {
-          messageId: context.messageId,
-          recipients: newOutcomes.map((o) => o.recipient),
-          reason: smtp.reason,
-          rule: smtp.rule,
-          accepted: result?.accepted ?? false,
-          ...(result?.detail !== undefined && { detail: result.detail }),
-        });
-        return { waiting: [], deliveries: [], outcomes: [...context.outcomes, ...newOutcomes], newOutcomes };
-      }),
-      bouncePending: assign(({ context }) => {
-        const atMs = now();
-        const newOutcomes = pendingRecipients(context).map((recipient): RecipientOutcome => {
-          const problem = context.lastProblems[recipient] ?? context.lastProblem;
-          return {
-            recipient,
-            outcome: "bounced",
-            rule: "STATE-7",
-            gaps: ["G29"],
-            atMs,
-            ...(problem !== undefined && { problem }),
-          };
-        });
-        emit("delivery.bounced", {
-          messageId: context.messageId,
-          domain: context.domain,
-          recipients: newOutcomes.map((o) => o.recipient),
-          firstAttemptAtMs: context.firstAttemptAtMs,
-          attempts: context.attempts,
-          rule: "STATE-7",
-        });
-        return { waiting: [], deliveries: [], outcomes: [...context.outcomes, ...newOutcomes], newOutcomes };
-      }),
-    },
-  }).createMachine({
-    id: "delivery",
-    context: ({ input }) => ({
-      ...input,
-      attempts: 0,
-      allAttemptsFallbackEligible: true,
-      waiting: input.recipients.map((address) => ({ address, deferred: false })),
-      deliveries: [],
-      deliveriesMade: 0,
-      outcomes: [],
-      newOutcomes: [],
-      lastProblems: {},
+export const deliveryMachine = setup({
+  types: {
+    context: {} as DeliveryContext,
+    input: {} as DeliveryInput,
+    meta: {} as TransitionMeta,
+  },
+  actors: {
+    discover: fromPromise<
+      DiscoveryOutcome,
+      { readonly domain: string; readonly deliveryActor: string; readonly deps: DeliveryMachineDeps }
+    >(({ input }) => input.deps.discover(input.domain, input.deliveryActor)),
+    post: fromPromise<AttemptOutcome[], PostInput>(async ({ input: { deps, ...input } }) => {
+      const outcomes: AttemptOutcome[] = [];
+      // One POST per delivery, in order, so the trace (and any seeded draw) repeats.
+      for (const delivery of input.deliveries) outcomes.push(await deps.attempt({ ...input, delivery }));
+      return outcomes;
     }),
-    initial: "attemptingOverService",
-    states: {
-      attemptingOverService: {
-        tags: ["busy"],
-        entry: "startAttempt",
-        initial: "discovering",
-        states: {
-          discovering: {
-            invoke: {
-              src: "discover",
-              input: ({ context }) => ({ domain: context.domain, deliveryActor: actorId(context) }),
-              onDone: [
-                {
-                  guard: "endpointFound",
-                  target: "posting",
-                  actions: ["keepEndpoint", "openDeliveries"],
-                  meta: meta({ name: "postToEndpoint", rules: ["SVC-5", "VER-5", "GET-8"] }),
-                },
-                {
-                  target: "judging",
-                  actions: "recordDiscovery",
-                  meta: meta({ name: "discoveryEnded", rules: ["SVC-5"] }),
-                },
-              ],
-              onError: {
+    handOff: fromPromise<HandOffAnswer, { readonly handOff: SmtpHandOff; readonly deps: DeliveryMachineDeps }>(
+      ({ input }) => input.deps.handOff(input.handOff),
+    ),
+  },
+  guards: {
+    endpointFound: (_, params: { outcome: DiscoveryOutcome }) => params.outcome.kind === "endpoint",
+    noCommonVersion: ({ context }) => context.lastAttempt?.kind === "no-common-version",
+    /** G6: no record, and nothing so far forbade leaving the service (no 4xx, no per-recipient result). */
+    noServiceWhileSmtpAllowed: ({ context }) =>
+      context.lastAttempt?.kind === "no-service" && context.allAttemptsFallbackEligible,
+    nothingPending: ({ context }) => pendingRecipients(context).length === 0,
+    everyRecipientAccepted: ({ context }) =>
+      pendingRecipients(context).length === 0 && context.outcomes.every((o) => o.outcome === "accepted"),
+    fiveDaysElapsed: ({ context }) => now(context) >= giveUpAt(context, now(context)),
+    /** STATE-3: fallback-eligible, every attempt so far too, and this attempt made at or after the window's end. */
+    fallbackEligibleAfterWindow: ({ context }) =>
+      context.lastAttempt?.fallbackEligible === true &&
+      context.allAttemptsFallbackEligible &&
+      atOrAfterWindow(context, context.lastAttempt.atMs),
+    /** STATE-2: fallback-eligible and still below the window (the flag's history decides nothing yet). */
+    fallbackEligibleWithinWindow: ({ context }) =>
+      context.lastAttempt?.fallbackEligible === true &&
+      context.allAttemptsFallbackEligible &&
+      !atOrAfterWindow(context, context.lastAttempt.atMs),
+    hasDeferredRecipients: ({ context }) => context.waiting.some((w) => w.deferred),
+    /** STATE-6: every POST of the attempt answered with per-recipient results, and the recipients left were deferred. */
+    onlyDeferredPending: ({ context }) =>
+      context.lastAttempt?.class === "results" && context.waiting.some((w) => w.deferred),
+    /** ERR-23, ERR-24: a fallback-eligible failure, but an earlier attempt's answer ruled SMTP out for the message. */
+    fallbackEligibleButSmtpRuledOut: ({ context }) =>
+      context.lastAttempt?.fallbackEligible === true && !context.allAttemptsFallbackEligible,
+  },
+  delays: {
+    retryDelay: ({ context }) => Math.max(0, (context.retryPlan?.atMs ?? now(context)) - now(context)),
+    giveUpDelay: ({ context }) => Math.max(0, giveUpAt(context, now(context)) - now(context)),
+  },
+  actions: {
+    // The context's steps (deliverySteps.ts, deliveryTimes.ts).
+    startAttempt: assign(({ context }) => {
+      const atMs = now(context);
+      return {
+        attempts: context.attempts + 1,
+        attemptAtMs: atMs,
+        firstAttemptAtMs: context.firstAttemptAtMs ?? atMs,
+        newOutcomes: [],
+      };
+    }),
+    keepEndpoint: assign((_, params: { outcome: DiscoveryOutcome }) =>
+      params.outcome.kind === "endpoint" ? { endpoint: params.outcome.endpoint } : {},
+    ),
+    openDeliveries: assign(({ context }) => openDeliveries(context, context.deps.random)),
+    recordDiscovery: assign(({ context }, params: { outcome: DiscoveryOutcome }) =>
+      recordDiscovery(context, params.outcome),
+    ),
+    recordUnexpectedError: assign(({ context }, params: { stage: AttemptStage; error: unknown }) =>
+      recordSenderFault(context, params.stage, params.error, now(context)),
+    ),
+    recordPosting: assign(({ context }, params: { outcomes: readonly AttemptOutcome[] }) =>
+      recordPosting(context, params.outcomes, now(context)),
+    ),
+    planRetry: assign(({ context }) => ({ retryPlan: nextRetry(context, now(context)) })),
+    chooseSmtpForNoCommonVersion: assign({
+      smtp: () => ({ reason: "no-common-version" as const, rule: "STATE-4", gaps: ["G32"] }),
+    }),
+    chooseSmtpForFallback: assign({ smtp: () => ({ reason: "fallback" as const, rule: "STATE-3", gaps: ["G16"] }) }),
+    chooseSmtpForNoService: assign({
+      smtp: ({ context }) => ({
+        reason: "no-service" as const,
+        rule: "SVC-11",
+        gaps: context.lastAttempt?.gaps ?? ["G6"],
+      }),
+    }),
+    recordHandOff: assign(({ context }) => handOffPending(context, now(context))),
+    bouncePending: assign(({ context }) => bouncePending(context, now(context))),
+    // The trace's events (deliveryTrace.ts), each emitted by an action of its own.
+    traceDeliveriesCreated: ({ context }) => {
+      for (const opened of context.newDeliveries)
+        emitTrace(context, "delivery.created", deliveryCreated(context, opened));
+    },
+    traceAttempt: ({ context }) => {
+      const data = attemptJudged(context, now(context));
+      if (data !== undefined) emitTrace(context, "attempt.judged", data);
+    },
+    traceNewOutcomes: ({ context }) => {
+      for (const data of recipientOutcomes(context)) emitTrace(context, "recipient.outcome", data);
+    },
+    traceTimerSet: ({ context }) => {
+      const data = timerSet(context, now(context));
+      if (data !== undefined) emitTrace(context, "timer.set", data);
+    },
+    traceTimerFired: ({ context }) => emitTrace(context, "timer.fired", timerFired(context)),
+    traceHandOff: ({ context }, params: { answer: HandOffAnswer | undefined }) =>
+      emitTrace(context, "smtp.handoff", smtpHandOff(context, params.answer)),
+    traceBounce: ({ context }) => emitTrace(context, "delivery.bounced", deliveryBounced(context)),
+    /** G14, G31 and the bounce: one DSN for the recipients that just failed for good; none for a null sender. */
+    reportNewFailures: ({ context }) => {
+      const recipients = failedRecipients(context, context.newOutcomes);
+      if (recipients.length === 0 || context.from === null) return;
+      context.deps.reportFailures({
+        messageId: context.messageId,
+        from: context.from,
+        message: context.message,
+        arrivalAtMs: context.submittedAtMs,
+        domain: context.domain,
+        recipients,
+      });
+    },
+  },
+}).createMachine({
+  id: "delivery",
+  context: ({ input }) => ({
+    ...input,
+    attempts: 0,
+    allAttemptsFallbackEligible: true,
+    waiting: input.recipients.map((address) => ({ address, deferred: false })),
+    deliveries: [],
+    newDeliveries: [],
+    deliveriesMade: 0,
+    outcomes: [],
+    newOutcomes: [],
+    lastProblems: {},
+  }),
+  initial: "attemptingOverService",
+  states: {
+    attemptingOverService: {
+      tags: ["busy"],
+      entry: "startAttempt",
+      initial: "discovering",
+      states: {
+        discovering: {
+          invoke: {
+            src: "discover",
+            input: ({ context }) => ({ domain: context.domain, deliveryActor: actorId(context), deps: context.deps }),
+            onDone: [
+              {
+                guard: { type: "endpointFound", params: ({ event }) => ({ outcome: event.output }) },
+                target: "posting",
+                actions: [
+                  { type: "keepEndpoint", params: ({ event }) => ({ outcome: event.output }) },
+                  "openDeliveries",
+                  "traceDeliveriesCreated",
+                ],
+                meta: meta({ name: "postToEndpoint", rules: ["SVC-5", "VER-5", "GET-8"] }),
+              },
+              {
                 target: "judging",
-                actions: { type: "recordUnexpectedError", params: { stage: "discovery" } },
-                meta: meta({ name: "senderFault", rules: ["ERR-24"] }),
-              },
-            },
-          },
-          posting: {
-            invoke: {
-              src: "post",
-              input: ({ context }) => ({
-                deliveries: context.deliveries,
-                from: context.from,
-                message: context.message,
-                // `endpoint` is set by the transition into this state.
-                endpoint: context.endpoint as Endpoint,
-                attempt: context.attempts,
-              }),
-              onDone: {
-                target: "judging",
-                actions: ["recordPosting", "traceNewOutcomes", "reportNewFailures"],
-                meta: meta({ name: "answersRead", rules: ["POST-11", "ERR-17", "ERR-18", "ERR-19"] }),
-              },
-              onError: {
-                target: "judging",
-                actions: { type: "recordUnexpectedError", params: { stage: "post" } },
-                meta: meta({ name: "senderFault", rules: ["ERR-24"] }),
-              },
-            },
-          },
-          /** The table's conditions, in the order they take precedence. */
-          judging: {
-            entry: "traceAttempt",
-            always: [
-              {
-                guard: "noCommonVersion",
-                target: "#delivery.handingToSmtp",
-                actions: "chooseSmtpForNoCommonVersion",
-                meta: meta({
-                  name: "handOffNoCommonVersion",
-                  row: 3,
-                  rules: ["STATE-4", "ERR-26", "VER-5"],
-                  gaps: ["G32"],
-                }),
-              },
-              {
-                guard: "noServiceWhileSmtpAllowed",
-                target: "#delivery.handingToSmtp",
-                actions: "chooseSmtpForNoService",
-                meta: meta({ name: "deliverByPlainSmtp", rules: ["SVC-11", "SVC-5"], gaps: ["G6", "G8"] }),
-              },
-              {
-                guard: "everyRecipientAccepted",
-                target: "#delivery.finished",
-                meta: meta({ name: "finishAllAccepted", rules: ["POST-11", "RCP-2"] }),
-              },
-              {
-                guard: "nothingPending",
-                target: "#delivery.finished",
-                meta: meta({
-                  name: "finishNothingPending",
-                  row: 8,
-                  rules: ["STATE-9", "RCP-7", "RCP-8"],
-                  gaps: ["G14", "G31"],
-                }),
-              },
-              {
-                guard: "fiveDaysElapsed",
-                target: "#delivery.bounced",
-                meta: meta({ name: "giveUpAfterAttempt", row: 6, rules: ["STATE-7", "RETRY-6"] }),
-              },
-              {
-                guard: "onlyDeferredPending",
-                target: "#delivery.retryScheduled",
-                actions: "planRetry",
-                meta: meta({
-                  name: "retryDeferredRecipients",
-                  row: 5,
-                  rules: ["STATE-6", "RCP-9", "ERR-23", "RETRY-8"],
-                  gaps: ["G16", "G20"],
-                }),
-              },
-              {
-                guard: "fallbackEligibleAfterWindow",
-                target: "#delivery.handingToSmtp",
-                actions: "chooseSmtpForFallback",
-                meta: meta({
-                  name: "fallBackToSmtpAfterWindow",
-                  row: 2,
-                  rules: ["STATE-3", "ERR-22", "ERR-25", "RETRY-4"],
-                  gaps: ["G16"],
-                }),
-              },
-              {
-                guard: "fallbackEligibleWithinWindow",
-                target: "#delivery.retryScheduled",
-                actions: "planRetry",
-                meta: meta({
-                  name: "retryWithinFallbackWindow",
-                  row: 1,
-                  rules: ["STATE-2", "ERR-21", "RETRY-8"],
-                  gaps: ["G16"],
-                }),
-              },
-              {
-                guard: "fallbackEligibleButSmtpRuledOut",
-                target: "#delivery.retryScheduled",
-                actions: "planRetry",
-                meta: meta({
-                  name: "retrySmtpRuledOut",
-                  rules: ["ERR-24", "ERR-23", "RETRY-8"],
-                  gaps: ["G16"],
-                }),
-              },
-              {
-                target: "#delivery.retryScheduled",
-                actions: "planRetry",
-                meta: meta({
-                  name: "retryNotFallbackEligible",
-                  row: 4,
-                  rules: ["STATE-5", "ERR-23", "ERR-24", "RETRY-8"],
-                  gaps: ["G16"],
-                }),
+                actions: { type: "recordDiscovery", params: ({ event }) => ({ outcome: event.output }) },
+                meta: meta({ name: "discoveryEnded", rules: ["SVC-5"] }),
               },
             ],
+            onError: senderFault("discovery"),
           },
         },
-      },
-      retryScheduled: {
-        entry: "traceTimerSet",
-        after: {
-          // Listed first, so that at the same instant the give-up wins.
-          giveUpDelay: {
-            target: "bounced",
-            meta: meta({ name: "giveUpWhileRetrying", row: 6, rules: ["STATE-7", "RETRY-6"] }),
+        posting: {
+          invoke: {
+            src: "post",
+            input: ({ context }) => ({
+              deliveries: context.deliveries,
+              from: context.from,
+              message: context.message,
+              // `endpoint` is set by the transition into this state.
+              endpoint: context.endpoint as Endpoint,
+              attempt: context.attempts,
+              deps: context.deps,
+            }),
+            onDone: {
+              target: "judging",
+              actions: [
+                { type: "recordPosting", params: ({ event }) => ({ outcomes: event.output }) },
+                "traceNewOutcomes",
+                "reportNewFailures",
+              ],
+              meta: meta({ name: "answersRead", rules: ["POST-11", "ERR-17", "ERR-18", "ERR-19"] }),
+            },
+            onError: senderFault("post"),
           },
-          retryDelay: [
+        },
+        /** The table's conditions, in the order they take precedence. */
+        judging: {
+          entry: "traceAttempt",
+          always: [
             {
-              guard: "hasDeferredRecipients",
-              target: "attemptingOverService",
-              actions: "traceTimerFired",
+              guard: "noCommonVersion",
+              target: "#delivery.handingToSmtp",
+              actions: "chooseSmtpForNoCommonVersion",
               meta: meta({
-                name: "retryDeferredAsNewDelivery",
+                name: "handOffNoCommonVersion",
+                row: 3,
+                rules: ["STATE-4", "ERR-26", "VER-5"],
+                gaps: ["G32"],
+              }),
+            },
+            {
+              guard: "noServiceWhileSmtpAllowed",
+              target: "#delivery.handingToSmtp",
+              actions: "chooseSmtpForNoService",
+              meta: meta({ name: "deliverByPlainSmtp", rules: ["SVC-11", "SVC-5"], gaps: ["G6", "G8"] }),
+            },
+            {
+              guard: "everyRecipientAccepted",
+              target: "#delivery.finished",
+              meta: meta({ name: "finishAllAccepted", rules: ["POST-11", "RCP-2"] }),
+            },
+            {
+              guard: "nothingPending",
+              target: "#delivery.finished",
+              meta: meta({
+                name: "finishNothingPending",
+                row: 8,
+                rules: ["STATE-9", "RCP-7", "RCP-8"],
+                gaps: ["G14", "G31"],
+              }),
+            },
+            {
+              guard: "fiveDaysElapsed",
+              target: "#delivery.bounced",
+              meta: meta({ name: "giveUpAfterAttempt", row: 6, rules: ["STATE-7", "RETRY-6"] }),
+            },
+            {
+              guard: "onlyDeferredPending",
+              target: "#delivery.retryScheduled",
+              actions: "planRetry",
+              meta: meta({
+                name: "retryDeferredRecipients",
                 row: 5,
-                rules: ["STATE-6", "POST-27", "RCP-9", "RETRY-8"],
+                rules: ["STATE-6", "RCP-9", "ERR-23", "RETRY-8"],
                 gaps: ["G16", "G20"],
               }),
             },
             {
-              target: "attemptingOverService",
-              actions: "traceTimerFired",
+              guard: "fallbackEligibleAfterWindow",
+              target: "#delivery.handingToSmtp",
+              actions: "chooseSmtpForFallback",
               meta: meta({
-                name: "retrySameDelivery",
-                rules: ["POST-24", "RETRY-1", "RETRY-2", "RETRY-7"],
+                name: "fallBackToSmtpAfterWindow",
+                row: 2,
+                rules: ["STATE-3", "ERR-22", "ERR-25", "RETRY-4"],
+                gaps: ["G16"],
+              }),
+            },
+            {
+              guard: "fallbackEligibleWithinWindow",
+              target: "#delivery.retryScheduled",
+              actions: "planRetry",
+              meta: meta({
+                name: "retryWithinFallbackWindow",
+                row: 1,
+                rules: ["STATE-2", "ERR-21", "RETRY-8"],
+                gaps: ["G16"],
+              }),
+            },
+            {
+              guard: "fallbackEligibleButSmtpRuledOut",
+              target: "#delivery.retryScheduled",
+              actions: "planRetry",
+              meta: meta({
+                name: "retrySmtpRuledOut",
+                rules: ["ERR-24", "ERR-23", "RETRY-8"],
+                gaps: ["G16"],
+              }),
+            },
+            {
+              target: "#delivery.retryScheduled",
+              actions: "planRetry",
+              meta: meta({
+                name: "retryNotFallbackEligible",
+                row: 4,
+                rules: ["STATE-5", "ERR-23", "ERR-24", "RETRY-8"],
                 gaps: ["G16"],
               }),
             },
           ],
         },
       },
-      handingToSmtp: {
-        tags: ["busy"],
-        invoke: {
-          src: "handOff",
-          input: ({ context }) => ({
+    },
+    retryScheduled: {
+      entry: "traceTimerSet",
+      after: {
+        // Listed first, so that at the same instant the give-up wins.
+        giveUpDelay: {
+          target: "bounced",
+          meta: meta({ name: "giveUpWhileRetrying", row: 6, rules: ["STATE-7", "RETRY-6"] }),
+        },
+        retryDelay: [
+          {
+            guard: "hasDeferredRecipients",
+            target: "attemptingOverService",
+            actions: "traceTimerFired",
+            meta: meta({
+              name: "retryDeferredAsNewDelivery",
+              row: 5,
+              rules: ["STATE-6", "POST-27", "RCP-9", "RETRY-8"],
+              gaps: ["G16", "G20"],
+            }),
+          },
+          {
+            target: "attemptingOverService",
+            actions: "traceTimerFired",
+            meta: meta({
+              name: "retrySameDelivery",
+              rules: ["POST-24", "RETRY-1", "RETRY-2", "RETRY-7"],
+              gaps: ["G16"],
+            }),
+          },
+        ],
+      },
+    },
+    handingToSmtp: {
+      tags: ["busy"],
+      invoke: {
+        src: "handOff",
+        input: ({ context }) => ({
+          handOff: {
             messageId: context.messageId,
             from: context.from,
             to: pendingRecipients(context),
             message: context.message,
             reason: context.smtp?.reason ?? "fallback",
-          }),
-          onDone: {
-            target: "handedToSmtp",
-            actions: ["recordHandOff", "traceNewOutcomes"],
-            meta: meta({ name: "handedOver", rules: ["SVC-11"], gaps: ["G18"] }),
           },
-          onError: {
-            target: "handedToSmtp",
-            actions: ["recordHandOff", "traceNewOutcomes"],
-            meta: meta({ name: "handedOver", rules: ["SVC-11"], gaps: ["G18"] }),
-          },
+          deps: context.deps,
+        }),
+        onDone: {
+          target: "handedToSmtp",
+          actions: [
+            "recordHandOff",
+            { type: "traceHandOff", params: ({ event }) => ({ answer: event.output }) },
+            "traceNewOutcomes",
+          ],
+          meta: meta({ name: "handedOver", rules: ["SVC-11"], gaps: ["G18"] }),
+        },
+        onError: {
+          target: "handedToSmtp",
+          // The relay port failed: no answer, so not accepted.
+          actions: ["recordHandOff", { type: "traceHandOff", params: { answer: undefined } }, "traceNewOutcomes"],
+          meta: meta({ name: "handedOver", rules: ["SVC-11"], gaps: ["G18"] }),
         },
       },
-      handedToSmtp: { type: "final" },
-      finished: { type: "final" },
-      bounced: { type: "final", entry: ["bouncePending", "traceNewOutcomes", "reportNewFailures"] },
     },
-  });
-}
+    handedToSmtp: { type: "final" },
+    finished: { type: "final" },
+    bounced: { type: "final", entry: ["bouncePending", "traceBounce", "traceNewOutcomes", "reportNewFailures"] },
+  },
+});
 
 /** The machine's type, for actor refs. */
-export type DeliveryMachine = ReturnType<typeof createDeliveryMachine>;
+export type DeliveryMachine = typeof deliveryMachine;

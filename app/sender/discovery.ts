@@ -24,7 +24,7 @@
 import type { Clock, DnsAnswer, Fetch, Resolver, SvcbRecord, TraceSink } from "../ports.ts";
 import { noCommonVersion, parseRetryAfter, transportFailure } from "../protocol/errors.ts";
 import type { RequestLevelReading } from "../protocol/errors.ts";
-import { parseCapabilities, parseJson, problemIdentifier } from "../protocol/resources.ts";
+import { parseCapabilitiesBody, problemIdentifier } from "../protocol/resources.ts";
 import type { Capabilities } from "../protocol/resources.ts";
 import type { Violation } from "../protocol/result.ts";
 import { negotiateVersion, versionPath } from "../protocol/versions.ts";
@@ -218,9 +218,7 @@ async function fetchCapabilities(deps: DiscoveryDeps, origin: string, version: s
     const retryAfterS = parseRetryAfter(response.headers.get("retry-after"), deps.clock.now());
     return { kind: "refused", status: response.status, ...(retryAfterS !== undefined && { retryAfterS }) };
   }
-  const json = parseJson(body, "$", "GET-3");
-  if (!json.ok) return { kind: "invalid", violations: json.violations };
-  const parsed = parseCapabilities(json.value);
+  const parsed = parseCapabilitiesBody(body);
   if (!parsed.ok) return { kind: "invalid", violations: parsed.violations };
   const freshness = freshnessOf(response.headers.get("cache-control"), deps.constants);
   return { kind: "ok", capabilities: parsed.value, maxAgeS: freshness.maxAgeS, freshnessRule: freshness.rule };

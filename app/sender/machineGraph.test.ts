@@ -2,10 +2,10 @@
 import type { AnyStateNode, AnyTransitionDefinition } from "xstate";
 import { describe, expect, it } from "vitest";
 import { runScenarioText } from "../sim/runScenario.ts";
-import { deliveryMachineGraph, inertDeliveryMachine, machineGraph, transitionsMatching } from "./machineGraph.ts";
+import { deliveryMachine as machine } from "./deliveryMachine.ts";
+import { deliveryMachineGraph, machineGraph, transitionsMatching } from "./machineGraph.ts";
 
 const graph = deliveryMachineGraph();
-const machine = inertDeliveryMachine();
 
 /** Every state node of the machine, root first, by walking `states` (independently of the graph's own walk). */
 function stateNodes(node: AnyStateNode = machine.root): AnyStateNode[] {
@@ -45,7 +45,8 @@ describe("deliveryMachineGraph: the graph is the machine", () => {
     ]);
     expect(graph.transitions).toHaveLength(defined.length);
     for (const { t, always } of defined) {
-      const guard = typeof t.guard === "string" ? t.guard : undefined;
+      // A guard is named by a string, or by `{ type, params }` when it reads the done event's output (endpointFound).
+      const guard = typeof t.guard === "string" ? t.guard : (t.guard as { type?: string } | undefined)?.type;
       const found = graph.transitions.filter(
         (g) =>
           g.source === pathOf(t.source) &&
@@ -115,7 +116,12 @@ describe("deliveryMachineGraph: the graph is the machine", () => {
     expect(byId.get("retryScheduled")?.exit).toEqual([]);
     expect(byId.get("attemptingOverService")?.tags).toEqual(["busy"]);
     expect(byId.get("attemptingOverService.posting")?.invoke).toEqual(["post"]);
-    expect(byId.get("bounced")?.entry).toEqual(["bouncePending", "traceNewOutcomes", "reportNewFailures"]);
+    expect(byId.get("bounced")?.entry).toEqual([
+      "bouncePending",
+      "traceBounce",
+      "traceNewOutcomes",
+      "reportNewFailures",
+    ]);
   });
 
   it("is plain JSON: structuredClone and a JSON round trip give it back unchanged", () => {

@@ -13,9 +13,8 @@
  * (`attemptingOverService.posting`), as the trace names states.
  */
 import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from "xstate";
-import type { Random, TraceSink } from "../ports.ts";
-import { createDeliveryMachine, type TransitionMeta } from "./deliveryMachine.ts";
-import { defaultReadings } from "./readings.ts";
+import type { TransitionMeta } from "./deliveryContext.ts";
+import { deliveryMachine } from "./deliveryMachine.ts";
 import { pushAll } from "../protocol/lists.ts";
 
 /** A JSON value: what the graph holds, so it survives `structuredClone`, `postMessage` and `JSON.stringify`. */
@@ -112,34 +111,13 @@ export interface MachineGraph<TMeta extends JsonValue = JsonValue> {
 export type DeliveryTransitionMeta = TransitionMeta & { readonly [key: string]: JsonValue };
 
 /**
- * The delivery machine ({@link createDeliveryMachine}) as data: its states
- * and every transition with its `meta` (name, row of SPEC.md's table,
- * rules, gaps). The machine is built over ports that are never called: its
- * shape does not depend on them.
+ * The delivery machine ({@link deliveryMachine}) as data: its states and
+ * every transition with its `meta` (name, row of SPEC.md's table, rules,
+ * gaps), read from the module-level definition (its ports come with each
+ * actor's input, so none is needed to read it).
  */
 export function deliveryMachineGraph(): MachineGraph<DeliveryTransitionMeta> {
-  return machineGraph(inertDeliveryMachine()) as MachineGraph<DeliveryTransitionMeta>;
-}
-
-/** A delivery machine for reading its definition; running it throws. */
-export function inertDeliveryMachine(): ReturnType<typeof createDeliveryMachine> {
-  const never = (what: string) => (): never => {
-    throw new Error(`the delivery machine of deliveryMachineGraph() is for reading, not running (${what})`);
-  };
-  const random: Random = { next: never("random"), bytes: never("random") };
-  const trace: TraceSink = { emit: never("trace") };
-  return createDeliveryMachine({
-    clock: { now: never("clock") },
-    random,
-    trace,
-    readings: defaultReadings,
-    senderDomain: "graph.invalid",
-    problemBase: "https://graph.invalid/problems",
-    discover: never("discover"),
-    attempt: never("attempt"),
-    handOff: never("handOff"),
-    reportFailures: never("reportFailures"),
-  });
+  return machineGraph(deliveryMachine) as MachineGraph<DeliveryTransitionMeta>;
 }
 
 /**

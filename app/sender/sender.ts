@@ -18,8 +18,10 @@ import { SUPPORTED_VERSIONS } from "../protocol/versions.ts";
 import { attemptDelivery } from "./attempt.ts";
 import { createCapabilitiesCache } from "./capabilitiesCache.ts";
 import type { CapabilitiesCache } from "./capabilitiesCache.ts";
-import { createDeliveryMachine, deliveryActorId } from "./deliveryMachine.ts";
-import type { DeliveryMachine, RecipientOutcome, SenderMisbehaviour, TransitionMeta } from "./deliveryMachine.ts";
+import { deliveryActorId } from "./deliveryContext.ts";
+import type { DeliveryMachineDeps, RecipientOutcome, SenderMisbehaviour, TransitionMeta } from "./deliveryContext.ts";
+import { deliveryMachine } from "./deliveryMachine.ts";
+import type { DeliveryMachine } from "./deliveryMachine.ts";
 import { discover } from "./discovery.ts";
 import { buildFailureReport } from "./dsnReports.ts";
 import type { FailureReport } from "./dsnReports.ts";
@@ -228,86 +230,7 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
     });
   };
 
-  const machine = createDeliveryMachine({
-    clock: ports.clock,
-    random: ports.random,
-    trace,
-    readings,
-    constants,
-    senderDomain: config.domain,
-    problemBase: config.problemBase,
-    discover: (domain, deliveryActor) =>
-      discover(
-        domain,
-        {
-          resolver: ports.resolver,
-          fetch: ports.fetch,
-          clock: ports.clock,
-          cache,
-          trace,
-          readings,
-          constants,
-          versions,
-          problemBase: config.problemBase,
-          senderDomain: config.domain,
-        },
-        deliveryActor,
-      ),
-    attempt: (input) =>
-      attemptDelivery(input, {
-        fetch: ports.fetch,
-        clock: ports.clock,
-        ...(ports.signingClock !== undefined && { signingClock: ports.signingClock }),
-        trace,
-        privateKey: config.signingKey,
-        keyid: config.keyid,
-        problemBase: config.problemBase,
-        readings,
-        senderDomain: config.domain,
-        ...(config.plantedBug !== undefined && { plantedBug: config.plantedBug }),
-      }),
-    handOff: (handOff) => ports.smtp.handOff(handOff),
-    reportFailures,
-    ...(config.misbehaviour !== undefined && { misbehaviour: config.misbehaviour }),
-    ...(config.plantedBug !== undefined && { plantedBug: config.plantedBug }),
-  });
-
-  const initialState = initialStatePath(machine);
-  /**
-   * The actor's transitions, from XState's inspection: `from` and `to` are the
-   * leaf state paths before and after (statePath.ts), so a transition into
-   * `attemptingOverService` names the child it enters, and one out of a child
-   * the child it leaves.
-   */
-  const inspectorFor = (id: string) => {
-    let current = initialState;
-    return (event: InspectionEvent) => {
-      if (event.type !== "@xstate.microstep") return;
-      const snapshot = event.snapshot as AnyMachineSnapshot;
-      const to = statePath(snapshot.value);
-      // The attempt under way after the step: a retry's transition names the attempt it starts.
-      const attempt = (snapshot.context as { attempts?: unknown } | undefined)?.attempts;
-      for (const transition of event._transitions) {
-        if (transition.target === undefined || transition.target.length === 0) continue;
-        const meta = transition.meta as TransitionMeta | undefined;
-        emit("machine.transition", {
-          deliveryActor: id,
-          from: current,
-          to,
-          event: event.event.type,
-          ...(typeof attempt === "number" && attempt > 0 && { attempt }),
-          ...(meta !== undefined && {
-            transition: meta.name,
-            ...(meta.row !== undefined && { row: meta.row }),
-            rule: meta.rules[0],
-            rules: meta.rules,
-            ...(meta.gaps !== undefined && { gaps: meta.gaps }),
-          }),
-        });
-      }
-      current = to;
-    };
-  };
+  const deps = deliveryDeps(config, ports, { trace, readings, constants, versions, cache, reportFailures });
 
   const sender: Sender = {
     domain: config.domain,
@@ -323,29 +246,7 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
         readings: readingsForTrace(readings),
       });
 
-      // Recipients by domain (G22: domains without case), each once; a mailbox that does not parse fails here.
-      const byDomain = new Map<string, string[]>();
-      const seen = new Set<string>();
-      const local: RecipientOutcome[] = [];
-      for (const address of submission.to) {
-        const parsed = parseMailbox(address);
-        if (!parsed.ok) {
-          const violation = parsed.violations[0];
-          local.push({
-            recipient: address,
-            outcome: "rejected",
-            rule: violation?.rule ?? "MBX-1",
-            gaps: [],
-            atMs: submittedAtMs,
-          });
-          continue;
-        }
-        if (seen.has(parsed.value.address)) continue;
-        seen.add(parsed.value.address);
-        const list = byDomain.get(parsed.value.domain) ?? [];
-        list.push(parsed.value.address);
-        byDomain.set(parsed.value.domain, list);
-      }
+      const { byDomain, local } = recipientsByDomain(submission.to, submittedAtMs);
       for (const o of local)
         emit("recipient.outcome", { messageId, recipient: o.recipient, outcome: o.outcome, rule: o.rule });
       if (local.length > 0 && submission.from !== null) {
@@ -372,17 +273,25 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
         // Before start(): starting runs the first attempt's discovery, whose events come after this one.
         emit("machine.started", {
           deliveryActor: id,
-          machine: machine.id,
-          state: initialState,
+          machine: deliveryMachine.id,
+          state: INITIAL_STATE,
           messageId,
           domain,
           recipients,
         });
-        const actor = createActor(machine, {
+        const actor = createActor(deliveryMachine, {
           id,
-          input: { messageId, domain, from: submission.from, message: submission.message, recipients, submittedAtMs },
+          input: {
+            deps,
+            messageId,
+            domain,
+            from: submission.from,
+            message: submission.message,
+            recipients,
+            submittedAtMs,
+          },
           clock: ports.clock,
-          inspect: inspectorFor(id),
+          inspect: transitionTracer(emit, id),
         });
         const entry: DeliveryActorEntry = { id, messageId, domain, actor };
         entries.push(entry);
@@ -432,4 +341,138 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
     },
   };
   return sender;
+}
+
+/** What a sender's delivery actors share: the ports and settings in their input. */
+function deliveryDeps(
+  config: SenderConfig,
+  ports: SenderPorts,
+  shared: {
+    readonly trace: TraceSink;
+    readonly readings: SenderReadings;
+    readonly constants: SpecConstants;
+    readonly versions: readonly string[];
+    readonly cache: CapabilitiesCache;
+    readonly reportFailures: (report: FailureReport) => void;
+  },
+): DeliveryMachineDeps {
+  const { trace, readings, constants, versions, cache, reportFailures } = shared;
+  return {
+    clock: ports.clock,
+    random: ports.random,
+    trace,
+    readings,
+    constants,
+    senderDomain: config.domain,
+    problemBase: config.problemBase,
+    discover: (domain, deliveryActor) =>
+      discover(
+        domain,
+        {
+          resolver: ports.resolver,
+          fetch: ports.fetch,
+          clock: ports.clock,
+          cache,
+          trace,
+          readings,
+          constants,
+          versions,
+          problemBase: config.problemBase,
+          senderDomain: config.domain,
+        },
+        deliveryActor,
+      ),
+    attempt: (input) =>
+      attemptDelivery(input, {
+        fetch: ports.fetch,
+        clock: ports.clock,
+        ...(ports.signingClock !== undefined && { signingClock: ports.signingClock }),
+        trace,
+        privateKey: config.signingKey,
+        keyid: config.keyid,
+        problemBase: config.problemBase,
+        readings,
+        senderDomain: config.domain,
+        ...(config.plantedBug !== undefined && { plantedBug: config.plantedBug }),
+      }),
+    handOff: (handOff) => ports.smtp.handOff(handOff),
+    reportFailures,
+    ...(config.misbehaviour !== undefined && { misbehaviour: config.misbehaviour }),
+    ...(config.plantedBug !== undefined && { plantedBug: config.plantedBug }),
+  };
+}
+
+/** The path of the leaf every delivery actor starts in. */
+const INITIAL_STATE = initialStatePath(deliveryMachine);
+
+/**
+ * The actor's transitions, from XState's inspection: `from` and `to` are the
+ * leaf state paths before and after (statePath.ts), so a transition into
+ * `attemptingOverService` names the child it enters, and one out of a child
+ * the child it leaves.
+ */
+function transitionTracer(
+  emit: (name: string, data: Record<string, unknown>) => void,
+  id: string,
+): (event: InspectionEvent) => void {
+  let current = INITIAL_STATE;
+  return (event: InspectionEvent) => {
+    if (event.type !== "@xstate.microstep") return;
+    const snapshot = event.snapshot as AnyMachineSnapshot;
+    const to = statePath(snapshot.value);
+    // The attempt under way after the step: a retry's transition names the attempt it starts.
+    const attempt = (snapshot.context as { attempts?: unknown } | undefined)?.attempts;
+    for (const transition of event._transitions) {
+      if (transition.target === undefined || transition.target.length === 0) continue;
+      const meta = transition.meta as TransitionMeta | undefined;
+      emit("machine.transition", {
+        deliveryActor: id,
+        from: current,
+        to,
+        event: event.event.type,
+        ...(typeof attempt === "number" && attempt > 0 && { attempt }),
+        ...(meta !== undefined && {
+          transition: meta.name,
+          ...(meta.row !== undefined && { row: meta.row }),
+          rule: meta.rules[0],
+          rules: meta.rules,
+          ...(meta.gaps !== undefined && { gaps: meta.gaps }),
+        }),
+      });
+    }
+    current = to;
+  };
+}
+
+/**
+ * A submission's recipients by domain (G22: domains without case), each once; a
+ * mailbox that does not parse is rejected here, at `atMs`.
+ */
+function recipientsByDomain(
+  to: readonly string[],
+  atMs: number,
+): { readonly byDomain: Map<string, string[]>; readonly local: RecipientOutcome[] } {
+  const byDomain = new Map<string, string[]>();
+  const seen = new Set<string>();
+  const local: RecipientOutcome[] = [];
+  for (const address of to) {
+    const parsed = parseMailbox(address);
+    if (!parsed.ok) {
+      const violation = parsed.violations[0];
+      local.push({
+        recipient: address,
+        outcome: "rejected",
+        rule: violation?.rule ?? "MBX-1",
+        gaps: [],
+        atMs,
+      });
+      continue;
+    }
+    if (seen.has(parsed.value.address)) continue;
+    seen.add(parsed.value.address);
+    const list = byDomain.get(parsed.value.domain) ?? [];
+    list.push(parsed.value.address);
+    byDomain.set(parsed.value.domain, list);
+  }
+  return { byDomain, local };
 }

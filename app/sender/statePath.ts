@@ -18,9 +18,26 @@ export function statePaths(value: StateValue): string[] {
   );
 }
 
-/** A state value as one path: the leaf paths joined by `,` (one path when nothing runs in parallel). */
+/** `parent.child` of the one-level values seen so far: every transition of a run names one, as the same string. */
+const oneLevel = new Map<string, Map<string, string>>();
+
+/**
+ * A state value as one path: the leaf paths joined by `,` (one path when
+ * nothing runs in parallel). A value one level deep (`{ parent: "child" }`,
+ * the delivery machine's every state but its top-level ones) is joined once
+ * per pair of names a machine has, not once per transition.
+ */
 export function statePath(value: StateValue): string {
-  return statePaths(value).join(",");
+  if (typeof value === "string") return value;
+  const keys = Object.keys(value);
+  const key = keys[0];
+  const child = key === undefined ? undefined : value[key];
+  if (keys.length !== 1 || key === undefined || typeof child !== "string") return statePaths(value).join(",");
+  let byChild = oneLevel.get(key);
+  if (byChild === undefined) oneLevel.set(key, (byChild = new Map()));
+  let path = byChild.get(child);
+  if (path === undefined) byChild.set(child, (path = `${key}.${child}`));
+  return path;
 }
 
 /**

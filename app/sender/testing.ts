@@ -25,6 +25,8 @@ import { parseMultipartBody } from "../protocol/multipart.ts";
 import { createProblem, problemResponse } from "../protocol/resources.ts";
 import type { ProblemIdentifier } from "../protocol/errors.ts";
 import { createTestSender } from "../receiver/testing.ts";
+import type { DeliveryContext, DeliveryMachineDeps } from "./deliveryContext.ts";
+import { defaultReadings } from "./readings.ts";
 import type { SenderReadings } from "./readings.ts";
 import { createSender } from "./sender.ts";
 import type { Sender } from "./sender.ts";
@@ -430,5 +432,47 @@ export async function createSenderHarness(options: SenderHarnessOptions = {}): P
       new TextEncoder().encode(
         `From: <alice@a.example>\r\nTo: <bob@b.example>\r\nSubject: ${subject}\r\nMessage-ID: <m1@a.example>\r\n\r\nHi.\r\n`,
       ),
+  };
+}
+
+// ── The delivery machine's steps ─────────────────────────────────────
+
+/**
+ * A delivery context as the machine starts one (a.example's sender, m1@a.example to bob and carol at b.example,
+ * jitter off, a seeded Random, a stepping clock at T0), for testing its steps (deliverySteps.ts,
+ * deliveryTimes.ts) without running the machine. The I/O ports reject: a step never calls them.
+ */
+export function testDeliveryContext(): DeliveryContext {
+  const notHere = (port: string) => () => Promise.reject(new Error(`${port}: not used by a step`));
+  const deps: DeliveryMachineDeps = {
+    clock: createSteppingClock(),
+    random: createSeededRandom(7),
+    trace: createTraceLog(),
+    readings: { ...defaultReadings, G16: { jitter: false, fallbackWindowS: 7_200 } },
+    senderDomain: "a.example",
+    problemBase: PROBLEM_BASE,
+    discover: notHere("discover"),
+    attempt: notHere("attempt"),
+    handOff: notHere("handOff"),
+    reportFailures: () => undefined,
+  };
+  const recipients = ["bob@b.example", "carol@b.example"];
+  return {
+    deps,
+    messageId: "m1@a.example",
+    domain: "b.example",
+    from: "alice@a.example",
+    message: new TextEncoder().encode("Subject: Hello\r\n\r\nHi.\r\n"),
+    recipients,
+    submittedAtMs: T0,
+    attempts: 0,
+    allAttemptsFallbackEligible: true,
+    waiting: recipients.map((address) => ({ address, deferred: false })),
+    deliveries: [],
+    newDeliveries: [],
+    deliveriesMade: 0,
+    outcomes: [],
+    newOutcomes: [],
+    lastProblems: {},
   };
 }

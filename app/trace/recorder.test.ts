@@ -54,6 +54,28 @@ describe("recorder", () => {
     });
   });
 
+  it("keeps a copy: an emitter changing its data after the event changes nothing recorded", () => {
+    const r = createRecorder();
+    const headers = { accept: "application/json" };
+    const data: Record<string, unknown> = {
+      url: "https://mx.b.example/v1/messages",
+      headers,
+      list: ["a"],
+      gone: undefined,
+    };
+    r.emit({ name: "http.request", timeMs: 1, domain: "a.example", data });
+    data["url"] = "changed";
+    data["extra"] = 1;
+    headers.accept = "text/plain";
+    (data["list"] as string[]).push("b");
+    expect(r.events[0]?.data).toEqual({
+      url: "https://mx.b.example/v1/messages",
+      headers: { accept: "application/json" },
+      list: ["a"],
+    });
+    expect(Object.keys(r.events[0]?.data ?? {})).toEqual(["url", "headers", "list"]);
+  });
+
   it("tells subscribers about each event as it is recorded, until they unsubscribe", () => {
     const r = createRecorder();
     const seen: number[] = [];

@@ -76,7 +76,7 @@ export function loadOpened(storage: Pick<Storage, "getItem"> | undefined = globa
     if (!Array.isArray(raw)) return [];
     return raw.filter(isEntry).map((f): OpenedEntry => {
       const fileName = typeof f["fileName"] === "string" ? f["fileName"] : f.file;
-      // A scenario is read again from its text: its title, summary and lesson as the library shows them (issue 24).
+      // A scenario is read again from its text: its title, summary and lesson as the library shows them.
       if (f["kind"] !== "trace") return entryOf({ kind: "scenario", name: fileName, path: f.file, text: f.text });
       return {
         kind: "trace",

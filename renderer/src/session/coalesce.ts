@@ -2,7 +2,7 @@
  * The session's messages as the page takes them in: `events` and `progress`
  * messages that arrive before the page's next frame become one message, so
  * the run view draws once per frame whatever the worker's cadence and however
- * long a drawing took (issue 12 "Measure": while the views drew one batch,
+ * long a drawing took (without it, while the views drew one batch,
  * the worker's next ones queued up and each was drawn in turn, taking the
  * CPU the worker needed). Every other message (stepped, paused, finished, …)
  * first hands over what is held, then itself, at once: nothing is reordered,

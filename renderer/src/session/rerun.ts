@@ -1,5 +1,5 @@
 /**
- * "Re-run and compare" of an opened bug bundle (issue 15): runs the bundled
+ * "Re-run and compare" of an opened bug bundle: runs the bundled
  * scenario with its seed, readings and body recording in a simulation
  * session of its own (a worker, as every run of the app), to its end, and
  * hands back the trace for app/trace/bundle.ts `compareReplay`. The bytes of

@@ -17,15 +17,15 @@ export interface ImageExportButtonsProps {
   readonly disabled?: boolean;
 }
 
-/** The run's scenario name, for file names: the run view's heading's (which shows the title beside it, issue 24). */
+/** The run's scenario name, for file names: the run view's heading's (which shows the title beside it). */
 function scenarioName(): string {
   const heading = document.getElementById("run-title");
   return (heading?.getAttribute("data-scenario") ?? heading?.textContent ?? "").trim();
 }
 
 /**
- * "Export SVG" and "Export PNG" of a view (issue 15), saved where the shell saves exports; once saved, what
- * the image left out is said beside them, as every export of the run says it (issue 22).
+ * "Export SVG" and "Export PNG" of a view, saved where the shell saves exports; once saved, what
+ * the image left out is said beside them, as every export of the run says it.
  */
 export function ImageExportButtons({ view, label, detail, image, disabled }: ImageExportButtonsProps) {
   const [error, setError] = useState<string | undefined>();

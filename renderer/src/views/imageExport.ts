@@ -1,5 +1,5 @@
 /**
- * Images of the views (issue 15: export the timeline, the sequence diagram
+ * Images of the views (export the timeline, the sequence diagram
  * and the statechart as SVG and PNG), shared by the three.
  *
  * - {@link composeSvg}: the SVG a view shows, as one standalone document.

@@ -9,7 +9,7 @@ import type { SvgImage } from "../imageExport.ts";
 import { measureLabel } from "./measure.ts";
 
 /**
- * The timeline's image (issue 15): every lane over the window shown, drawn
+ * The timeline's image: every lane over the window shown, drawn
  * from the model (timelineSvg.ts) in the colours of the theme the page shows
  * now — light or dark, as the user sees it.
  */

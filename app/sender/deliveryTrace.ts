@@ -1,0 +1,167 @@
+/**
+ * The trace events the delivery machine's actions emit, each built from the
+ * context (and the time) by a function of its own: what an event says is
+ * read here, when it is said is the machine's (deliveryMachine.ts, one named
+ * action per event). docs/trace-format.md describes each event's fields.
+ */
+import type { TraceEvent } from "../ports.ts";
+import { deliveryActorId } from "./deliveryContext.ts";
+import type { DeliveryContext, NewDelivery } from "./deliveryContext.ts";
+import { smtpChoice } from "./deliverySteps.ts";
+import { constantsOf, giveUpAt } from "./deliveryTimes.ts";
+import { fallbackWindowEndMs, giveUpAtMs, retryDecider } from "./retrySchedule.ts";
+
+type EventData = Record<string, unknown>;
+
+/** Emits `name` with `data` to the actor's trace, at the clock's time, as the sender's domain. */
+export function emitTrace(context: Pick<DeliveryContext, "deps">, name: string, data: EventData): void {
+  const { deps } = context;
+  const event: TraceEvent = { name, timeMs: deps.clock.now(), domain: deps.senderDomain, data };
+  deps.trace.emit(event);
+}
+
+/** delivery.created for a delivery just opened (POST-23; STATE-6 for deferred recipients; G12 batches). */
+export function deliveryCreated(context: DeliveryContext, opened: NewDelivery): EventData {
+  const { delivery, deferred } = opened;
+  return {
+    messageId: context.messageId,
+    domain: context.domain,
+    deliveryId: delivery.deliveryId,
+    idempotencyKey: delivery.idempotencyKey,
+    recipients: delivery.recipients,
+    rule: deferred ? "STATE-6" : "POST-23",
+    ...(deferred && { rules: ["STATE-6", "POST-27", "RCP-9"], gap: "G20" }),
+    ...(opened.batches > 1 && {
+      batch: opened.batch,
+      batches: opened.batches,
+      maxRecipients: opened.maxRecipients,
+      gap: "G12",
+    }),
+    ...(context.deps.misbehaviour?.reuseIdempotencyKey === true && { misbehaviour: { reuseIdempotencyKey: true } }),
+    ...(opened.keyReusedFrom !== undefined && {
+      keyReusedFrom: opened.keyReusedFrom,
+      violates: ["STATE-6", "POST-27"],
+    }),
+  };
+}
+
+/**
+ * attempt.judged: the last attempt as the table's conditions read it, whether it reached a POST or not; the first
+ * also gives the actor's fallback window and give-up time (G16, RETRY-4, RETRY-6). Undefined before any attempt.
+ */
+export function attemptJudged(context: DeliveryContext, endedAtMs: number): EventData | undefined {
+  const summary = context.lastAttempt;
+  if (summary === undefined) return undefined;
+  const firstAtMs = context.firstAttemptAtMs ?? summary.atMs;
+  const windowS = context.deps.readings.G16.fallbackWindowS;
+  return {
+    deliveryActor: deliveryActorId(context.messageId, context.domain),
+    attempt: summary.attempt,
+    startedAtMs: summary.atMs,
+    endedAtMs,
+    stage: summary.stage,
+    class: summary.class,
+    posts: summary.posts,
+    fallbackEligible: summary.fallbackEligible,
+    allAttemptsFallbackEligible: context.allAttemptsFallbackEligible,
+    ...(summary.problem !== undefined && {
+      problem: summary.problem.type,
+      ...(summary.problem.status !== undefined && { status: summary.problem.status }),
+      ...(summary.problem.detail !== undefined && { detail: summary.problem.detail }),
+    }),
+    ...(summary.lowerBoundMs !== undefined && { lowerBoundMs: summary.lowerBoundMs }),
+    rule: summary.rule,
+    ...(summary.gaps.length > 0 && { gaps: summary.gaps }),
+    ...(summary.attempt === 1 && {
+      fallbackWindowS: windowS,
+      fallbackWindowStartMs: firstAtMs,
+      fallbackWindowEndMs: fallbackWindowEndMs(firstAtMs, windowS),
+      giveUpAtMs: giveUpAtMs(firstAtMs, constantsOf(context.deps)),
+    }),
+  };
+}
+
+/** recipient.outcome for each outcome the last step decided. */
+export function recipientOutcomes(context: DeliveryContext): EventData[] {
+  return context.newOutcomes.map((o) => ({
+    messageId: context.messageId,
+    recipient: o.recipient,
+    outcome: o.outcome,
+    rule: o.rule,
+    ...(o.gaps.length > 0 && { gaps: o.gaps }),
+    ...(o.deliveryId !== undefined && { deliveryId: o.deliveryId }),
+    ...(o.problem !== undefined && { problem: o.problem.type }),
+  }));
+}
+
+/** timer.set: the retry just planned (RETRY-1, RETRY-2, RETRY-7, G16). Undefined when none is. */
+export function timerSet(context: DeliveryContext, nowMs: number): EventData | undefined {
+  const plan = context.retryPlan;
+  if (plan === undefined) return undefined;
+  return {
+    deliveryActor: deliveryActorId(context.messageId, context.domain),
+    atMs: plan.atMs,
+    delayMs: plan.atMs - nowMs,
+    reason: plan.decidedBy,
+    retry: plan.retry,
+    attemptStartedAtMs: plan.lastAttemptAtMs,
+    baseDelayMs: plan.baseDelayMs,
+    jitter: plan.jittered,
+    jitteredDelayMs: plan.delayMs,
+    scheduledAtMs: plan.scheduledAtMs,
+    ...(plan.lowerBoundMs !== undefined && {
+      lowerBoundMs: plan.lowerBoundMs,
+      lowerBoundDelayMs: plan.lowerBoundMs - plan.lastAttemptAtMs,
+      ...(context.lastAttempt?.lowerBoundFrom !== undefined && {
+        lowerBoundFrom: context.lastAttempt.lowerBoundFrom,
+      }),
+    }),
+    decidedBy: retryDecider(plan),
+    // The attempt this timer starts, in the numbering of attempt.started (retry 1 starts attempt 2).
+    attempt: plan.retry + 1,
+    giveUpAtMs: giveUpAt(context, nowMs),
+    rule: plan.decidedBy === "retry-after" ? "RETRY-7" : plan.retry === 1 ? "RETRY-1" : "RETRY-2",
+    gap: "G16",
+  };
+}
+
+/** timer.fired: the retry timer ran out. */
+export function timerFired(context: DeliveryContext): EventData {
+  const retry = context.retryPlan?.retry;
+  return {
+    deliveryActor: deliveryActorId(context.messageId, context.domain),
+    retry,
+    ...(retry !== undefined && { attempt: retry + 1 }),
+  };
+}
+
+/** What the SMTP relay port answered to a hand-off (nothing when it failed). */
+export interface HandOffAnswer {
+  readonly accepted: boolean;
+  readonly detail?: string;
+}
+
+/** smtp.handoff: the recipients just handed to SMTP (after `handOffPending`), and the relay's answer (G18). */
+export function smtpHandOff(context: DeliveryContext, answer: HandOffAnswer | undefined): EventData {
+  const smtp = smtpChoice(context);
+  return {
+    messageId: context.messageId,
+    recipients: context.newOutcomes.map((o) => o.recipient),
+    reason: smtp.reason,
+    rule: smtp.rule,
+    accepted: answer?.accepted ?? false,
+    ...(answer?.detail !== undefined && { detail: answer.detail }),
+  };
+}
+
+/** delivery.bounced: the recipients just bounced at the give-up (after `bouncePending`, STATE-7). */
+export function deliveryBounced(context: DeliveryContext): EventData {
+  return {
+    messageId: context.messageId,
+    domain: context.domain,
+    recipients: context.newOutcomes.map((o) => o.recipient),
+    firstAttemptAtMs: context.firstAttemptAtMs,
+    attempts: context.attempts,
+    rule: "STATE-7",
+  };
+}
