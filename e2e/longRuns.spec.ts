@@ -137,7 +137,7 @@ test.describe("readable long runs (issue 24, item 3)", () => {
     const start = await attempts(m1);
     expect(start[0]?.attempt).toBe(1);
     for (const a of start.slice(1)) expect(Math.abs((await axisX(page, a.timeMs)) - a.x)).toBeLessThan(1);
-    await expect(m1.locator("[data-kind=retry-wait][data-retry='1'] text")).toHaveText("Retry-After 2 min");
+    await expect(m1.locator("[data-kind=retry-wait-label][data-retry='1'] text")).toHaveText("Retry-After 2 min");
     await timeline(page).screenshot({ path: `${SHOTS}/long-run-zoomed-start.png` });
     // Further on, the hourly retries: each arc says its wait and that the schedule was at its cap (RETRY-2).
     await tools(page).getByRole("button", { name: "Reset zoom" }).click();
@@ -145,7 +145,7 @@ test.describe("readable long runs (issue 24, item 3)", () => {
     const later = await attempts(m1);
     expect(later.length).toBeGreaterThanOrEqual(3);
     for (const a of later) expect(Math.abs((await axisX(page, a.timeMs)) - a.x)).toBeLessThan(1);
-    const words = m1.locator("[data-kind=retry-wait] text");
+    const words = m1.locator("[data-kind=retry-wait-label] text");
     await expect(words.filter({ hasText: /^\+(1 h )?\d+ min \(1 h cap\)$/ }).first()).toBeVisible();
     // Its breaks wide enough to say the time each hides.
     await expect(timeline(page).locator("svg.axis .break-label").first()).toHaveText(/^(… )?\d+ (min|h)\b.*$/);
@@ -193,8 +193,8 @@ test("receiver-down, compressed: the doubling waits at their length, the long id
     drawn[6]!.x.toFixed(1),
   );
   // The waits over the arcs, from timer.set (RETRY-1, RETRY-2: no jitter in this scenario).
-  await expect(m1.locator("[data-kind=retry-wait][data-retry='3'] text")).toHaveText("+4 min");
-  await expect(m1.locator("[data-kind=retry-wait][data-retry='5'] text")).toHaveText("+16 min");
+  await expect(m1.locator("[data-kind=retry-wait-label][data-retry='3'] text")).toHaveText("+4 min");
+  await expect(m1.locator("[data-kind=retry-wait-label][data-retry='5'] text")).toHaveText("+16 min");
   await page.addStyleTag({ content: ".titlebar, .controls { position: static !important; }" });
   await timeline(page).scrollIntoViewIfNeeded();
   await page.mouse.move(0, 0);

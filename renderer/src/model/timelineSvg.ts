@@ -165,7 +165,7 @@ function laneMarkup(
   );
   for (const k of arcs)
     out.push(
-      `<g data-kind="retry-wait" data-retry="${k.connector.retry}">${shapeSvg(connectorShape(k.x1, k.x2, k.connector.decidedBy), c)}${labelMarkup(labels.get(`arc:${k.connector.retry}`), c)}</g>`,
+      `<g data-kind="retry-wait" data-retry="${k.connector.retry}">${shapeSvg(connectorShape(k.x1, k.x2, k.connector.decidedBy), c)}</g>`,
     );
   const playhead = options.playheadMs;
   if (playhead !== undefined && playhead >= scale.fromMs && playhead <= scale.toMs) {
@@ -174,7 +174,8 @@ function laneMarkup(
       `<line x1="${px}" x2="${px}" y1="0" y2="${LANE_ROW}" stroke="${c.accent}" stroke-width="2" data-playhead=""/>`,
     );
   }
-  // The give-up line and the marks over the playhead: their labels read over it, on their halo.
+  // The arcs' waits, the give-up line and the marks over the playhead: their words read over it, on their halo.
+  for (const k of arcs) out.push(labelMarkup(labels.get(`arc:${k.connector.retry}`), c));
   if (giveUpShown)
     out.push(
       `<g data-kind="give-up">${shapeSvg(giveUpShape(scale.x(giveUp)), c)}${labelMarkup(labels.get("give-up"), c)}</g>`,

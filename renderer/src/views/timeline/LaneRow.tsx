@@ -142,7 +142,6 @@ export const LaneRow = memo(function LaneRow({
                 data-seq={a.connector.seq}
               >
                 <ShapeView shape={connectorShape(a.x1, a.x2, a.connector.decidedBy)} />
-                <Label label={labels.get(`arc:${a.connector.retry}`)} dx={0} />
               </g>
             ))}
             {playheadMs >= scale.fromMs && playheadMs <= scale.toMs && (
@@ -156,7 +155,12 @@ export const LaneRow = memo(function LaneRow({
                 data-x={scale.x(playheadMs).toFixed(1)}
               />
             )}
-            {/* The give-up line and the marks over the playhead: their labels read over it, on their halo. */}
+            {/* The arcs' waits, the give-up line and the marks over the playhead: their words read over it, on their halo. */}
+            {arcs.map((a) => (
+              <g key={a.connector.retry} data-kind="retry-wait-label" data-retry={a.connector.retry}>
+                <Label label={labels.get(`arc:${a.connector.retry}`)} dx={0} />
+              </g>
+            ))}
             {giveUpShown && (
               <g data-kind="give-up" data-time-ms={giveUp - startMs}>
                 <ShapeView shape={giveUpShape(scale.x(giveUp))} />
