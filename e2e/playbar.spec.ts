@@ -110,7 +110,8 @@ test.describe("the playback bar (issue 24)", () => {
     await expect(seek).toHaveAttribute("aria-valuetext", end ?? "");
     // Bars where the events are: the attempts at the start and the hand-off at the end.
     const bars = page.getByTestId("scrubber-events").locator("rect");
-    expect(await bars.count()).toBeGreaterThan(2);
+    const drawn = await bars.count();
+    expect(drawn).toBeGreaterThan(2);
     await expect(bars.first()).toHaveAttribute("x", "0");
     await expect(bars.last()).toHaveAttribute("x", "159");
     // Scrolled to the log at the bottom, the bar is still on screen, under the title bar.
@@ -125,6 +126,12 @@ test.describe("the playback bar (issue 24)", () => {
     await page.keyboard.press("Home");
     await expect(page.getByTestId("clock")).toHaveText("+0:00:00");
     await expect(page.getByTestId("phase")).toContainText("Paused");
+    // What the run has shown stays drawn after the jump back (it comes again the same: the run is deterministic),
+    // the part ahead of the clock dimmed (issue 24, item 3; docs/decisions/0097).
+    await expect(bars).toHaveCount(drawn);
+    await expect(bars.last()).toHaveAttribute("x", "159");
+    await expect(bars.last()).toHaveAttribute("data-ahead", "true");
+    await expect(bars.first()).toHaveAttribute("data-ahead", "false");
     // Keys: L goes round the levels; → steps at the level; B puts a breakpoint like the stopped event.
     await page.getByRole("log", { name: "Event log" }).focus();
     const levels = bar(page).getByRole("group", { name: "Step to the next" });

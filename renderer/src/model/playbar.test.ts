@@ -12,12 +12,14 @@ import {
   enableBreakpoint,
   eventDensity,
   eventOfSeq,
+  firstBinAhead,
   hitCounts,
   nextLevel,
   compareStopText,
   nextBreakOfRuns,
   nextStopOfRuns,
   scrubberEnd,
+  seenOfRun,
   stepHint,
   stopText,
   toggleBreakpointLike,
@@ -172,6 +174,38 @@ describe("the scrubber", () => {
     expect(eventDensity(events, startMs, startMs, 10)).toEqual(new Array(10).fill(0));
   });
 });
+
+describe("the scrubber after a jump back (issue 24, item 3)", () => {
+  it("STATE-3: a jump back keeps drawing what the run showed, up to the hand-off; another run starts again", () => {
+    const source = { kind: "scenario" };
+    const whole = seenOfRun(undefined, source, events);
+    const handoff = first((e) => e.name === "smtp.handoff");
+    // Jumped back to +0:30:00: the run is run again to there, and shows the events up to it only.
+    const back = events.filter((e) => e.timeMs <= startMs + 1_800_000);
+    expect(back.length).toBeLessThan(events.length);
+    const kept = seenOfRun(whole, source, back);
+    expect(kept.events).toBe(events);
+    expect(kept.events).toContain(handoff);
+    // Played on past where it had been: the longer events are drawn.
+    expect(seenOfRun(kept, source, events).events).toBe(events);
+    // A restart (a new source), or a shorter run whose events differ (another seed): its own events.
+    expect(seenOfRun(kept, { kind: "scenario" }, back).events).toBe(back);
+    const last = back.at(-1);
+    if (last === undefined) throw new Error("no event before +0:30:00");
+    const differs = [...back.slice(0, -1), { ...last, timeMs: last.timeMs + 1 }];
+    expect(seenOfRun(whole, source, differs).events).toBe(differs);
+  });
+
+  it("the bars wholly past the clock are those ahead; the bar with the clock in it is not", () => {
+    const endMs = handoffEnd();
+    expect(firstBinAhead(startMs, endMs, 160, startMs)).toBe(1);
+    expect(firstBinAhead(startMs, endMs, 160, endMs)).toBe(160);
+    expect(firstBinAhead(startMs, endMs, 160, startMs + (endMs - startMs) / 2)).toBe(81);
+    expect(firstBinAhead(startMs, startMs, 160, startMs)).toBe(160);
+  });
+});
+
+const handoffEnd = () => events.at(-1)?.timeMs ?? startMs;
 
 describe("Compare's Step over two runs", () => {
   it("STATE-2, STATE-3: the next attempt's verdict of either run after the cursor, the earlier first", async () => {

@@ -176,6 +176,39 @@ export function eventDensity(events: readonly RecordedEvent[], startMs: number, 
   return counts;
 }
 
+/**
+ * What the scrubber draws of a run: the events of the furthest it has been shown (issue 24, item 3;
+ * docs/decisions/0097). A jump back runs the run again from its start and shows its events up to the time
+ * only (0038); the run is deterministic, so the events after it come again the same, and the scrubber keeps
+ * drawing them — "where the events are" does not shrink because the clock went back. `run` tells runs apart
+ * (the session's source: a restart or another scenario is a new one); a shorter array of the same run whose
+ * last event is not the kept one's at that place is another run too, and starts again.
+ */
+export interface SeenRun {
+  readonly run: unknown;
+  readonly events: readonly RecordedEvent[];
+}
+
+/** The events seen of `run` after `events` came: see {@link SeenRun}. */
+export function seenOfRun(seen: SeenRun | undefined, run: unknown, events: readonly RecordedEvent[]): SeenRun {
+  if (seen === undefined || seen.run !== run || events.length >= seen.events.length) return { run, events };
+  const i = events.length - 1;
+  const now = events[i];
+  const before = seen.events[i];
+  if (now === undefined) return seen;
+  return now.seq === before?.seq && now.name === before.name && now.timeMs === before.timeMs ? seen : { run, events };
+}
+
+/**
+ * The first of `bins` equal spans of [startMs, endMs] that lies wholly after the clock: from there on the
+ * scrubber's bars are what the run showed before a jump back and has not shown again yet (drawn dimmed).
+ */
+export function firstBinAhead(startMs: number, endMs: number, bins: number, playheadMs: number): number {
+  const span = endMs - startMs;
+  if (span <= 0) return bins;
+  return Math.max(0, Math.min(bins, Math.floor(((playheadMs - startMs) / span) * bins) + 1));
+}
+
 /** The kinds of event a breakpoint can be put on: those of the run so far, then the usual ones, once each. */
 export function breakableKinds(events: readonly RecordedEvent[]): string[] {
   const kinds = new Set<string>(USUAL_KINDS);

@@ -98,6 +98,15 @@ export interface RetryConnector {
   /** False when the give-up came first and the retry never happened. */
   readonly happened: boolean;
   readonly seq: number;
+  /**
+   * The schedule's cap (RETRY-2, the run's constants: its `spec.constants` event's, else SPEC.md's) when this
+   * retry's base delay reached it (timer.set's baseDelayMs).
+   */
+  readonly capMs?: number;
+  /** The Retry-After / `retry_after` lower bound from the attempt's start (timer.set's lowerBoundDelayMs) … */
+  readonly lowerBoundDelayMs?: number;
+  /** … and where it was read: `retry_after` (a recipient's result) or the Retry-After header. */
+  readonly lowerBoundFrom?: string;
 }
 
 export interface Band {

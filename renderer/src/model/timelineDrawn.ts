@@ -34,6 +34,8 @@ export interface DrawnMark {
   readonly mark: Mark;
   readonly x: number;
   readonly count: number;
+  /** An attempt: how far (px) the nearest other attempt drawn on its lane is, its dot drawn to fit (timelineMarks.ts). */
+  readonly room?: number;
 }
 
 /**
@@ -62,6 +64,20 @@ export function drawnMarks(
     last.set(key, { col, index: out.length });
     out.push({ mark: m, x, count: 1 });
   }
+  // Each attempt's room: the distance to the attempts drawn before and after it on its lane.
+  const before = new Map<string, number>();
+  out.forEach((d, i) => {
+    if (d.mark.kind !== "attempt") return;
+    const lane = d.mark.lane ?? "";
+    const j = before.get(lane);
+    const prev = j === undefined ? undefined : out[j];
+    if (prev) {
+      const gap = d.x - prev.x;
+      out[j as number] = { ...prev, room: Math.min(prev.room ?? Infinity, gap) };
+      out[i] = { ...d, room: gap };
+    }
+    before.set(lane, i);
+  });
   return out;
 }
 

@@ -28,6 +28,8 @@ import {
   type RuledOutAt,
 } from "./timelineApplies.ts";
 import { formatOffset } from "./time.ts";
+import { constantsOf } from "../../../app/sim/constants.ts";
+import { SPEC_CONSTANTS } from "../../../app/protocol/specConstants.ts";
 import { actorOfDelivery } from "../../../app/trace/deliveryIds.ts";
 import { pushAll } from "../../../app/protocol/lists.ts";
 
@@ -114,6 +116,8 @@ export interface TimelineState {
   readonly dsnParent: Map<string, string>;
   readonly dsnOfMessage: Map<string, { messageId: string; reason: string }>;
   endMs: number;
+  /** The retry schedule's cap in force (RETRY-2): the `spec.constants` event's, else SPEC.md's. */
+  retryCapMs: number;
 }
 
 export const newTimelineState = (startMs: number): TimelineState => ({
@@ -128,6 +132,7 @@ export const newTimelineState = (startMs: number): TimelineState => ({
   dsnParent: new Map(),
   dsnOfMessage: new Map(),
   endMs: startMs,
+  retryCapMs: SPEC_CONSTANTS.retryCapMs,
 });
 
 /** The delivery machine's final states (app/sender/deliveryMachine.ts): the delivery is over. */
@@ -316,6 +321,8 @@ function timerSet(read: Read): void {
     happened: giveUp === undefined || at < giveUp,
     seq: e.seq,
   });
+  const lowerBound = num(d["lowerBoundDelayMs"]);
+  const boundFrom = str(d["lowerBoundFrom"]);
   state.connectors.push({
     lane: lane.id,
     retry,
@@ -324,7 +331,17 @@ function timerSet(read: Read): void {
     decidedBy: str(d["decidedBy"]) ?? "base-delay",
     happened: giveUp === undefined || at < giveUp,
     seq: e.seq,
+    ...(base > 0 && base >= state.retryCapMs && { capMs: state.retryCapMs }),
+    ...(lowerBound !== undefined && { lowerBoundDelayMs: lowerBound }),
+    ...(boundFrom !== undefined && { lowerBoundFrom: boundFrom }),
   });
+}
+
+/** The draft's numbers the run follows (issue 30): the retry schedule's cap, for the arcs' words. */
+function specConstants({ state, d }: Read): void {
+  const notation = d["constants"];
+  if (typeof notation === "object" && notation !== null)
+    state.retryCapMs = constantsOf(notation as Record<string, unknown>).retryCapMs;
 }
 
 function smtpHandoff({ state, e, d, startMs }: Read): void {
@@ -460,6 +477,7 @@ const READERS: ReadonlyMap<string, (read: Read) => void> = new Map([
   ["recipient.result", recipientResult],
   ["attempt.judged", attemptJudged],
   ["timer.set", timerSet],
+  ["spec.constants", specConstants],
   ["smtp.handoff", smtpHandoff],
   ["delivery.bounced", deliveryBounced],
   ["recipient.outcome", recipientOutcome],

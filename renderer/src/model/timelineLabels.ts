@@ -9,7 +9,8 @@
  * accessible name say it in full. Pure: widths come from a `measure`
  * function (the page measures with a canvas, Node estimates).
  */
-import type { RecipientLane } from "./timeline.ts";
+import type { RecipientLane, RetryConnector } from "./timeline.ts";
+import { formatDuration } from "./time.ts";
 import type { DrawnMark } from "./timelineDrawn.ts";
 import type { TimeScale } from "./timelineScale.ts";
 import { arcCrosses, LANE_MID, markObstacle, type Box } from "./timelineMarks.ts";
@@ -127,6 +128,28 @@ function candidates(d: DrawnMark, width: number, underTaken = false): Candidate[
   }
 }
 
+/** A wait as an arc says it: to the second under a minute, else to the minute (`45 s`, `52 min`, `1 h 2 min`). */
+export function waitText(ms: number): string {
+  return formatDuration(ms < 60_000 ? Math.round(ms / 1000) * 1000 : Math.round(ms / 60_000) * 60_000);
+}
+
+/**
+ * What a retry connector's arc says of the wait it spans (issue 24, item 3), from its timer.set: the wait
+ * and what set it, the longest first — `Retry-After 2 min` (or `retry_after 2 min`, a recipient's) where a
+ * lower bound decided it, `+52 min (1 h cap)` where the schedule's delay had reached its cap (RETRY-2), else
+ * `+4 min`; then the wait alone, for a narrower arc.
+ */
+export function connectorTexts(c: RetryConnector): string[] {
+  const wait = `+${waitText(c.toMs - c.fromMs)}`;
+  if (c.decidedBy === "retry-after" && c.lowerBoundDelayMs !== undefined)
+    return [
+      `${c.lowerBoundFrom === "retry_after" ? "retry_after" : "Retry-After"} ${waitText(c.lowerBoundDelayMs)}`,
+      wait,
+    ];
+  if (c.capMs !== undefined && c.decidedBy !== "attempt-end") return [`${wait} (${waitText(c.capMs)} cap)`, wait];
+  return [wait];
+}
+
 /** Marks whose label is placed first: the few events of a lane before its many attempt numbers. */
 const PRIORITY: Readonly<Record<string, number>> = {
   bounce: 0,
@@ -152,8 +175,8 @@ export function laneLabels(
   options: {
     readonly giveUpX?: number | undefined;
     readonly measure?: Measure;
-    /** The connectors' arcs drawn on the lane (drawnConnectors). */
-    readonly arcs?: readonly { readonly x1: number; readonly x2: number }[];
+    /** The connectors' arcs drawn on the lane (drawnConnectors): labels keep off them; each says its wait. */
+    readonly arcs?: readonly { readonly x1: number; readonly x2: number; readonly connector?: RetryConnector }[];
   } = {},
 ): PlacedLabel[] {
   const measure = options.measure ?? estimateWidth;
@@ -236,8 +259,18 @@ export function laneLabels(
     const texts = d.mark.kind === "attempt" && text !== d.mark.label ? [text, d.mark.label] : [text];
     place(d.mark.id, texts, candidates(d, width, under.has(d)));
   }
+  // Last, each arc's wait over its top, centred, where it fits inside the arc's span and meets no other label.
+  for (const a of options.arcs ?? []) {
+    if (a.connector === undefined) continue;
+    const mid = (a.x1 + a.x2) / 2;
+    const texts = connectorTexts(a.connector).filter((t) => measure(t) + 6 <= a.x2 - a.x1);
+    if (texts.length > 0) place(`arc:${a.connector.retry}`, texts, [[mid, ARC_BASELINE, "middle"]]);
+  }
   return placed;
 }
+
+/** The baseline of an arc's words: over its peak (timelineMarks' arcs peak 14 px from the row's top). */
+const ARC_BASELINE = 10;
 
 // ---------------------------------------------------------------- a recipient's sub-lane
 

@@ -230,24 +230,38 @@ const MARK_SHAPES: Readonly<Record<Exclude<MarkKind, "attempt">, readonly Shape[
 
 const ATTEMPT_SHAPES = new Map<string, readonly Shape[]>();
 
-/** An attempt's dot: coloured by how it ended, larger when selected. */
-function attemptShapes(outcome: AttemptOutcome | undefined, selected: boolean): readonly Shape[] {
-  const key = `${outcome ?? ""}|${selected}`;
+/**
+ * An attempt dot's radius with `room` px to the nearest attempt on its lane: 5.5 where there is room, smaller
+ * where attempts crowd (a 5-day run's hourly retries), so that each dot stays apart from the next.
+ */
+export function attemptRadius(room: number): number {
+  return room >= 13 ? 5.5 : room >= 9.5 ? 4 : room >= 7.5 ? 3 : 2.5;
+}
+
+/** An attempt's dot: coloured by how it ended, larger when selected, smaller when attempts crowd. */
+function attemptShapes(outcome: AttemptOutcome | undefined, selected: boolean, room: number): readonly Shape[] {
+  const r = selected ? 7 : attemptRadius(room);
+  const key = `${outcome ?? ""}|${r}`;
   let shapes = ATTEMPT_SHAPES.get(key);
   if (!shapes) {
-    shapes = [{ kind: "circle", cx: 0, cy: M, r: selected ? 7 : 5.5, fill: outcome ?? "muted", name: "attempt-shape" }];
+    shapes = [{ kind: "circle", cx: 0, cy: M, r, fill: outcome ?? "muted", name: "attempt-shape" }];
     ATTEMPT_SHAPES.set(key, shapes);
   }
   return shapes;
 }
 
-/** The shapes of a mark drawn at x = 0 of a lane row (the same array for the same mark kind, outcome and selection). */
+/**
+ * The shapes of a mark drawn at x = 0 of a lane row (the same array for the same mark kind, outcome, selection
+ * and size); `room`: an attempt's px to the nearest attempt on its lane (DrawnMark's).
+ */
 export function markShapes(
   kind: MarkKind,
   outcome?: AttemptOutcome,
-  options: { readonly selected?: boolean } = {},
+  options: { readonly selected?: boolean; readonly room?: number | undefined } = {},
 ): readonly Shape[] {
-  return kind === "attempt" ? attemptShapes(outcome, options.selected === true) : MARK_SHAPES[kind];
+  return kind === "attempt"
+    ? attemptShapes(outcome, options.selected === true, options.room ?? Infinity)
+    : MARK_SHAPES[kind];
 }
 
 /** The box of some shapes. */
@@ -343,6 +357,24 @@ export function arcCrosses(x1: number, x2: number, box: Box): boolean {
   const low = Math.min(lift(ta), lift(tb));
   // y grows downwards: the arc spans [foot − high, foot − low], a pixel wider for its stroke.
   return ARC_FOOT - high - 1 < box.y1 && box.y0 < ARC_FOOT - low + 1;
+}
+
+// ---------------------------------------------------------------- the axis
+
+/**
+ * A break of a compressed axis (timelineScale.ts), drawn at the foot of the axis' 22-px row between x1 and
+ * x2: two short slashes at its middle, the sign of an axis cut short.
+ */
+export function axisBreakShape(x1: number, x2: number): Shape {
+  const m = (x1 + x2) / 2;
+  return {
+    kind: "path",
+    d: `M${r1(m - 3)},21 L${r1(m - 1)},14 M${r1(m + 1)},21 L${r1(m + 3)},14`,
+    box: { x0: m - 3, x1: m + 3, y0: 14, y1: 21 },
+    stroke: "muted",
+    strokeWidth: 1.2,
+    name: "axis-break",
+  };
 }
 
 // ---------------------------------------------------------------- the rest of a lane

@@ -39,7 +39,8 @@ const zeroOutcomes = (): Record<AttemptOutcome, number> => ({
 });
 
 /**
- * The whole run as `count` buckets of equal time (linear) or equal log-width:
+ * The whole run as `count` buckets of equal time (linear) or equal log-width,
+ * or of equal width on a scale of the lanes' whole window (a compressed one):
  * the overview chart's bars. They cover the start to `toMs` (default the last
  * event): the lanes' whole window, so that each bar sits over the lanes' time
  * it counts, and two stacked timelines on one axis (Compare) bucket alike.
@@ -47,11 +48,20 @@ const zeroOutcomes = (): Record<AttemptOutcome, number> => ({
 export function buckets(
   timeline: Timeline,
   count: number,
-  kind: ScaleKind = "linear",
+  kind: ScaleKind | TimeScale = "linear",
   toMs: number = timeline.endMs,
 ): Bucket[] {
   const n = Math.max(1, Math.floor(count));
-  const scale = timeScale(kind, timeline.startMs, Math.max(toMs, timeline.startMs + 1), n, timeline.startMs);
+  // A scale of the lanes' whole window (a compressed one, say): buckets of equal width on it.
+  const given = typeof kind === "string" ? undefined : kind;
+  const scale: TimeScale = given
+    ? {
+        ...given,
+        width: n,
+        x: (t) => (given.x(t) / given.width) * n,
+        timeAt: (x) => given.timeAt((x / n) * given.width),
+      }
+    : timeScale(kind as ScaleKind, timeline.startMs, Math.max(toMs, timeline.startMs + 1), n, timeline.startMs);
   const edges = Array.from({ length: n + 1 }, (_, i) => scale.timeAt(i));
   const rows = Array.from({ length: n }, (_, i) => ({
     fromMs: edges[i] ?? 0,

@@ -59,8 +59,13 @@ describe("the timeline as SVG (issue 15: export the timeline as SVG and PNG)", a
           .map((s) => shapeSvg(s, LIGHT_TIMELINE_PALETTE))
           .join(""),
       );
+    // An attempt's dot as the view draws it: its size fits the room to its lane's next attempt.
+    const deferred = drawnMarks(laneItems(itemsByLane(tl), m1.id).marks, scale, new Set([m1.id])).find(
+      (d) => d.mark.outcome === "deferred",
+    );
+    expect(deferred).toBeDefined();
     expect(svg).toContain(
-      markShapes("attempt", "deferred")
+      markShapes("attempt", "deferred", { room: deferred?.room })
         .map((s) => shapeSvg(s, LIGHT_TIMELINE_PALETTE))
         .join(""),
     );

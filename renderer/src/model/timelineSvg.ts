@@ -16,7 +16,7 @@ import type { Lane, Timeline } from "./timeline.ts";
 import { giveUpOf } from "./timelineApplies.ts";
 import { drawnMarks, itemsByLane, laneItems, type LaneItems } from "./timelineDrawn.ts";
 import type { TimeScale } from "./timelineScale.ts";
-import { ticks } from "./timelineTicks.ts";
+import { breakMarks, breakTitle, tickAnchor, ticks } from "./timelineTicks.ts";
 import {
   estimateWidth,
   LANE_MID,
@@ -28,6 +28,7 @@ import {
   type PlacedLabel,
 } from "./timelineLabels.ts";
 import {
+  axisBreakShape,
   clampToPlot,
   colourOf,
   connectorShape,
@@ -96,10 +97,16 @@ export function timelineSvg(
   // The axis: its ticks over the plot.
   const plotLeft = PAD + LABEL_W + 4;
   out.push(`<g transform="translate(${plotLeft},${PAD + head})" data-axis="">`);
-  for (const t of ticks(scale, startMs))
+  const axis = ticks(scale, startMs);
+  // A compressed axis' breaks: drawn, labelled with the time each hides where it fits (issue 24).
+  for (const b of breakMarks(scale, axis, measure))
+    out.push(
+      `<g data-break="" data-from-ms="${b.fromMs - startMs}" data-until-ms="${b.toMs - startMs}"><title>${esc(breakTitle(b, startMs))}</title>${shapeSvg(axisBreakShape(b.x1, b.x2), c)}${b.label === undefined ? "" : `<text x="${n((b.x1 + b.x2) / 2)}" y="12" font-size="11" text-anchor="middle" fill="${c.muted}">${esc(b.label)}</text>`}</g>`,
+    );
+  for (const t of axis)
     out.push(
       `<line x1="${n(t.x)}" x2="${n(t.x)}" y1="16" y2="22" stroke="${c.muted}"/>`,
-      `<text x="${n(t.x)}" y="12" font-size="11" text-anchor="${t.x < 30 ? "start" : "middle"}" fill="${c.fg}">${esc(t.label)}</text>`,
+      `<text x="${n(t.x)}" y="12" font-size="11" text-anchor="${tickAnchor(t.x, scale.width)}" fill="${c.fg}">${esc(t.label)}</text>`,
     );
   out.push("</g>");
   let y = PAD + head + AXIS_H;
@@ -146,7 +153,6 @@ function laneMarkup(
   }
   out.push(`<line x1="0" x2="${n(w)}" y1="${mid}" y2="${mid}" stroke="${c.line}"/>`);
   const arcs = drawnConnectors(items.connectors, scale);
-  for (const k of arcs) out.push(shapeSvg(connectorShape(k.x1, k.x2, k.connector.decidedBy), c));
   const giveUp = giveUpOf(lane);
   const giveUpShown = giveUp !== undefined && giveUp >= scale.fromMs && giveUp <= scale.toMs;
   const drawn = drawnMarks(items.marks, scale, new Set([lane.id]));
@@ -157,6 +163,10 @@ function laneMarkup(
       arcs,
     }).map((l) => [l.id, l]),
   );
+  for (const k of arcs)
+    out.push(
+      `<g data-kind="retry-wait" data-retry="${k.connector.retry}">${shapeSvg(connectorShape(k.x1, k.x2, k.connector.decidedBy), c)}</g>`,
+    );
   const playhead = options.playheadMs;
   if (playhead !== undefined && playhead >= scale.fromMs && playhead <= scale.toMs) {
     const px = n(scale.x(playhead));
@@ -164,15 +174,16 @@ function laneMarkup(
       `<line x1="${px}" x2="${px}" y1="0" y2="${LANE_ROW}" stroke="${c.accent}" stroke-width="2" data-playhead=""/>`,
     );
   }
-  // The give-up line and the marks over the playhead: their labels read over it, on their halo.
+  // The arcs' waits, the give-up line and the marks over the playhead: their words read over it, on their halo.
+  for (const k of arcs) out.push(labelMarkup(labels.get(`arc:${k.connector.retry}`), c));
   if (giveUpShown)
     out.push(
       `<g data-kind="give-up">${shapeSvg(giveUpShape(scale.x(giveUp)), c)}${labelMarkup(labels.get("give-up"), c)}</g>`,
     );
-  for (const { mark: m, x, count } of drawn) {
+  for (const { mark: m, x, count, room } of drawn) {
     const attrs = `data-mark-id="${esc(m.id)}" data-kind="${m.kind}" data-time-ms="${m.timeMs - startMs}"${m.attempt !== undefined ? ` data-attempt="${m.attempt}"` : ""}${m.outcome !== undefined ? ` data-outcome="${m.outcome}"` : ""}${count > 1 ? ` data-count="${count}"` : ""}`;
     const title = `<title>${esc(count > 1 ? `${m.summary} (and ${count - 1} more here)` : m.summary)}</title>`;
-    const shapes = markShapes(m.kind, m.outcome)
+    const shapes = markShapes(m.kind, m.outcome, { room })
       .map((s) => shapeSvg(s, c))
       .join("");
     out.push(

@@ -500,6 +500,7 @@ function SideTimeline({
         onMark={setMark}
         view={view}
         onView={onView}
+        compressible={false}
       />
     </section>
   );

@@ -5,7 +5,7 @@ import { maxOf } from "../../../../app/protocol/lists.ts";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import type { Drive, PlaybackPhase } from "../../session/machine.ts";
 import { phaseText, SPEEDS } from "../../model/playback.ts";
-import { eventDensity, STEP_LEVEL_TEXT, stepHint } from "../../model/playbar.ts";
+import { eventDensity, firstBinAhead, STEP_LEVEL_TEXT, stepHint } from "../../model/playbar.ts";
 import { clockText, formatOffset, parseOffset } from "../../model/time.ts";
 import { Breakpoints, type BreakpointsProps } from "./Breakpoints.tsx";
 
@@ -30,7 +30,7 @@ export interface ControlsProps {
   readonly onLevel: (level: StepLevel) => void;
   /** Where and why the last play or step stopped, in words (citing the event's seq). */
   readonly stopText?: string | undefined;
-  /** The scrubber: the run's events so far and where its span ends. */
+  /** The scrubber: the run's events as far as it has been shown (kept after a jump back) and where its span ends. */
   readonly scrubEvents: readonly RecordedEvent[];
   readonly endMs: number;
   /** Whether `endMs` is the run's end (else as far as known so far). */
@@ -185,6 +185,8 @@ export function Scrubber(p: ScrubberProps) {
     1,
   );
   const span = p.endMs - p.startMs;
+  // Bars past the clock: events the run showed before a jump back, to come again (dimmed).
+  const ahead = firstBinAhead(p.startMs, p.endMs, BINS, p.playheadMs);
   const at = dragging ?? Math.min(span, Math.max(0, p.playheadMs - p.startMs));
   const seconds = Math.max(1, Math.round(span / 1000));
   const commit = () => {
@@ -206,6 +208,8 @@ export function Scrubber(p: ScrubberProps) {
                 y={10 - (10 * Math.log2(n + 1)) / top}
                 height={(10 * Math.log2(n + 1)) / top}
                 data-events={n}
+                data-ahead={i >= ahead}
+                className={i >= ahead ? "ahead" : undefined}
               />
             ),
           )}

@@ -15,7 +15,7 @@ import { StatechartView } from "../statechart/StatechartView.tsx";
 import { TimelineView } from "../timeline/TimelineView.tsx";
 import { Checks } from "./Checks.tsx";
 import { Controls } from "./Controls.tsx";
-import { hitCounts, scrubberEnd, stopText } from "../../model/playbar.ts";
+import { hitCounts, scrubberEnd, seenOfRun, stopText, type SeenRun } from "../../model/playbar.ts";
 import { ExportBar, type RunExports } from "./ExportBar.tsx";
 import { Outcomes } from "./Outcomes.tsx";
 import { Readings } from "./Readings.tsx";
@@ -212,6 +212,10 @@ export function RunView({
     endMs: knownEnd,
     knownMs: [playheadMs, context.progress?.nextEventAtMs, context.events.at(-1)?.timeMs],
   });
+  // The scrubber draws where the run's events are as far as it has been shown: a jump back keeps them (0097).
+  const [seenBefore, setSeen] = useState<SeenRun | undefined>();
+  const seen = seenOfRun(seenBefore, context.source, heavy.events);
+  if (seen.run !== seenBefore?.run || seen.events !== seenBefore?.events) setSeen(seen);
   const stopLine = useMemo(
     () =>
       context.stop === undefined
@@ -440,7 +444,7 @@ export function RunView({
             atEnd={context.progress?.atEnd === true && phase === "paused"}
             onLevel={(level) => send({ type: "SET_LEVEL", level })}
             stopText={stopLine}
-            scrubEvents={heavy.events}
+            scrubEvents={seen.events}
             endMs={endMs}
             endKnown={knownEnd !== undefined}
             breakpoints={{

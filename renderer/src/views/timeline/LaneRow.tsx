@@ -133,7 +133,16 @@ export const LaneRow = memo(function LaneRow({
             })}
             <line x1={0} x2={w} y1={mid} y2={mid} className="lane-axis" />
             {arcs.map((a) => (
-              <ShapeView key={a.connector.retry} shape={connectorShape(a.x1, a.x2, a.connector.decidedBy)} />
+              <g
+                key={a.connector.retry}
+                data-kind="retry-wait"
+                data-retry={a.connector.retry}
+                data-from-ms={a.connector.fromMs - startMs}
+                data-until-ms={a.connector.toMs - startMs}
+                data-seq={a.connector.seq}
+              >
+                <ShapeView shape={connectorShape(a.x1, a.x2, a.connector.decidedBy)} />
+              </g>
             ))}
             {playheadMs >= scale.fromMs && playheadMs <= scale.toMs && (
               <line
@@ -146,14 +155,19 @@ export const LaneRow = memo(function LaneRow({
                 data-x={scale.x(playheadMs).toFixed(1)}
               />
             )}
-            {/* The give-up line and the marks over the playhead: their labels read over it, on their halo. */}
+            {/* The arcs' waits, the give-up line and the marks over the playhead: their words read over it, on their halo. */}
+            {arcs.map((a) => (
+              <g key={a.connector.retry} data-kind="retry-wait-label" data-retry={a.connector.retry}>
+                <Label label={labels.get(`arc:${a.connector.retry}`)} dx={0} />
+              </g>
+            ))}
             {giveUpShown && (
               <g data-kind="give-up" data-time-ms={giveUp - startMs}>
                 <ShapeView shape={giveUpShape(scale.x(giveUp))} />
                 <Label label={labels.get("give-up")} dx={0} />
               </g>
             )}
-            {drawn.map(({ mark: m, x, count }) => {
+            {drawn.map(({ mark: m, x, count, room }) => {
               const isSel = selectedMark?.id === m.id;
               const label = labels.get(m.id);
               const common = {
@@ -193,7 +207,7 @@ export const LaneRow = memo(function LaneRow({
                   data-outcome={m.kind === "handoff" ? "smtp" : m.kind === "bounce" ? "bounced" : m.outcome}
                   transform={`translate(${x},0)`}
                 >
-                  <Shapes shapes={markShapes(m.kind, m.outcome, { selected: isSel })} />
+                  <Shapes shapes={markShapes(m.kind, m.outcome, { selected: isSel, room })} />
                   <Label label={label} dx={x} testId={m.kind === "attempt" ? "attempt-number" : undefined} />
                 </g>
               );

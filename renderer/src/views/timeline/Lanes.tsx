@@ -5,10 +5,13 @@ import { itemsByLane, laneItems } from "../../model/timelineDrawn.ts";
 import { laneLayout, TIP_GAP, tipPlace, visibleLaneRangeOf } from "../../model/timelineLayout.ts";
 import { neighbourMark, panWindow, zoomWindow } from "../../model/timelineNavigation.ts";
 import type { TimeScale } from "../../model/timelineScale.ts";
-import { ticks } from "../../model/timelineTicks.ts";
+import { axisBreakShape } from "../../model/timelineMarks.ts";
+import { breakMarks, breakTitle, tickAnchor, ticks } from "../../model/timelineTicks.ts";
 import { LABEL_W, ROW, SUB, UNFOLD_UP_TO, VIEWPORT_ROWS, type Window } from "./dimensions.ts";
 import { useStable } from "./hooks.ts";
 import { LaneRow } from "./LaneRow.tsx";
+import { measureLabel } from "./measure.ts";
+import { ShapeView } from "./Shapes.tsx";
 import type { TimelineNote } from "./TimelineView.tsx";
 import { useTimelineGestures } from "./useTimelineGestures.ts";
 
@@ -67,7 +70,9 @@ export function Lanes({
   const viewport = Math.min(layout.height, VIEWPORT_ROWS * ROW);
   const { first, last } = visibleLaneRangeOf(layout, scrollTop, viewport);
   const shown = lanes.slice(first, last + 1);
-  const axis = ticks(scale, startMs);
+  const axis = useMemo(() => ticks(scale, startMs), [scale, startMs]);
+  // A compressed axis' breaks (issue 24, item 3): drawn, and labelled with the time each hides where it fits.
+  const cuts = useMemo(() => breakMarks(scale, axis, measureLabel), [scale, axis]);
   // Each lane's marks, bands and connectors, once per timeline: a lane draws from its own.
   const items = useMemo(() => itemsByLane(timeline), [timeline]);
 
@@ -170,10 +175,35 @@ export function Lanes({
       )}
       <svg className="axis" width={LABEL_W + scale.width + 8} height={22} aria-hidden="true">
         <g transform={`translate(${LABEL_W},0)`}>
+          {cuts.map((b) => (
+            <g
+              key={b.fromMs}
+              className="axis-break"
+              data-from-ms={b.fromMs - startMs}
+              data-until-ms={b.toMs - startMs}
+              data-x1={b.x1.toFixed(1)}
+              data-x2={b.x2.toFixed(1)}
+              data-hidden={b.hidden}
+            >
+              <title>{breakTitle(b, startMs)}</title>
+              <ShapeView shape={axisBreakShape(b.x1, b.x2)} />
+              {b.label !== undefined && (
+                <text x={(b.x1 + b.x2) / 2} y={12} textAnchor="middle" className="break-label">
+                  {b.label}
+                </text>
+              )}
+            </g>
+          ))}
           {axis.map((t) => (
-            <g key={t.timeMs} transform={`translate(${t.x},0)`}>
+            <g
+              key={t.timeMs}
+              transform={`translate(${t.x},0)`}
+              className="axis-tick"
+              data-time-ms={t.timeMs - startMs}
+              data-x={t.x.toFixed(1)}
+            >
               <line y1={16} y2={22} stroke="currentColor" />
-              <text y={12} textAnchor={t.x < 30 ? "start" : "middle"} className="tick">
+              <text y={12} textAnchor={tickAnchor(t.x, scale.width)} className="tick">
                 {t.label}
               </text>
             </g>

@@ -3,7 +3,7 @@ import { Bar, ComposedChart, Tooltip, XAxis, YAxis } from "recharts";
 import { formatOffset } from "../../model/time.ts";
 import { ATTEMPT_OUTCOMES, OUTCOME_TEXT, type Timeline } from "../../model/timeline.ts";
 import { buckets, IN_FLIGHT_COLOUR, inFlightPath, overviewWindow } from "../../model/timelineOverview.ts";
-import { timeScale, type ScaleKind } from "../../model/timelineScale.ts";
+import type { TimeScale } from "../../model/timelineScale.ts";
 import { OUTCOME_COLOUR } from "./colours.ts";
 
 const BUCKETS = 120;
@@ -19,9 +19,8 @@ export interface OverviewProps {
   /** Where the lanes' plot starts and how wide it is, so that the bars line up with the lanes. */
   readonly left: number;
   readonly plotWidth: number;
-  readonly kind: ScaleKind;
-  /** The lanes' whole window (from the start): the bars' time axis, the same as the lanes'. */
-  readonly domain: readonly [number, number];
+  /** The scale of the lanes' whole window (from the start): the bars' time axis, the same as the lanes'. */
+  readonly scale: TimeScale;
   readonly window: readonly [number, number];
   readonly onZoom: (window: readonly [number, number] | undefined) => void;
 }
@@ -32,20 +31,9 @@ export interface OverviewProps {
  * the visible window marked. Dragging across it zooms the lanes to the range brushed; clicking a bar
  * zooms them to its bucket.
  */
-export function Overview({
-  timeline,
-  width,
-  left,
-  plotWidth,
-  kind,
-  domain,
-  window: [fromMs, toMs],
-  onZoom,
-}: OverviewProps) {
-  const startMs = timeline.startMs;
+export function Overview({ timeline, width, left, plotWidth, scale, window: [fromMs, toMs], onZoom }: OverviewProps) {
   // The visible window over the bars: a box of its own, so that zooming and panning redraw no bar.
-  const scale = timeScale(kind, domain[0], domain[1], plotWidth, startMs);
-  const zoomed = fromMs > domain[0] || toMs < domain[1];
+  const zoomed = fromMs > scale.fromMs || toMs < scale.toMs;
   const x1 = Math.max(0, Math.min(plotWidth, scale.x(fromMs)));
   const x2 = Math.max(0, Math.min(plotWidth, scale.x(toMs)));
   // Mounted with a whole run, the chart comes right after the lanes' first draw: Recharts lays a chart out
@@ -81,14 +69,7 @@ export function Overview({
       onPointerCancel={() => setBrush(undefined)}
     >
       {chartTimeline ? (
-        <OverviewChart
-          timeline={chartTimeline}
-          width={width}
-          left={left}
-          plotWidth={plotWidth}
-          kind={kind}
-          toMs={domain[1]}
-        />
+        <OverviewChart timeline={chartTimeline} width={width} left={left} plotWidth={plotWidth} scale={scale} />
       ) : (
         <div className="overview" style={{ height: OVERVIEW_HEIGHT }} aria-hidden="true" />
       )}
@@ -116,17 +97,10 @@ export function Overview({
   );
 }
 
-type OverviewChartProps = Omit<OverviewProps, "window" | "domain" | "onZoom"> & { readonly toMs: number };
+type OverviewChartProps = Omit<OverviewProps, "window" | "onZoom">;
 
-const OverviewChart = memo(function OverviewChart({
-  timeline,
-  width,
-  left,
-  plotWidth,
-  kind,
-  toMs,
-}: OverviewChartProps) {
-  const counts = useMemo(() => buckets(timeline, BUCKETS, kind, toMs), [timeline, kind, toMs]);
+const OverviewChart = memo(function OverviewChart({ timeline, width, left, plotWidth, scale }: OverviewChartProps) {
+  const counts = useMemo(() => buckets(timeline, BUCKETS, scale), [timeline, scale]);
   const rows = useMemo(
     () =>
       counts.map((b, i) => ({

@@ -3,7 +3,7 @@ import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import { formatOffset } from "../../model/time.ts";
 import { OUTCOME_TEXT, timelineReader, type Mark, type TimelineReader } from "../../model/timeline.ts";
 import { markShapes } from "../../model/timelineMarks.ts";
-import { timeScale, type ScaleKind } from "../../model/timelineScale.ts";
+import { busyTimes, COMPRESS_BY_DEFAULT_OVER_MS, timelineScale, type ScaleKind } from "../../model/timelineScale.ts";
 import { legendKinds, type LegendKinds } from "../../model/timelineLegend.ts";
 import { ImageExportButtons } from "../ImageExportButtons.tsx";
 import { OUTCOME_COLOUR } from "./colours.ts";
@@ -53,6 +53,11 @@ export interface TimelineViewProps {
   readonly reader?: TimelineReader;
   /** The scenario's notes placed on the run (issue 24): numbered flags on the axis, as the lesson panel numbers them. */
   readonly notes?: readonly TimelineNote[];
+  /**
+   * Whether the axis may compress idle spans (default true). Compare's two stacked timelines share one axis,
+   * which two runs' own compressions would not give: they draw linear or log only.
+   */
+  readonly compressible?: boolean;
 }
 
 /** A scenario's note where the timeline shows it. */
@@ -68,6 +73,11 @@ export interface TimelineNote {
 export interface TimelineWindow {
   readonly kind: ScaleKind;
   readonly zoom: Window | undefined;
+  /**
+   * Whether the linear scale compresses the idle spans (issue 24, item 3); undefined: as the run's length
+   * has it (on for a run longer than a day).
+   */
+  readonly compress?: boolean;
 }
 
 /** The delivery timeline: overview, axis, one lane per delivery actor, the retry chart of the selected one. */
@@ -88,6 +98,7 @@ export function TimelineView({
   onView,
   reader: given,
   notes,
+  compressible = true,
 }: TimelineViewProps) {
   // Each timeline reads its own run (Compare draws two): a live run's next batch is the only thing read.
   const [own] = useState(timelineReader);
@@ -99,20 +110,30 @@ export function TimelineView({
   const laneChoices = useMemo(() => laneFacets(timeline), [timeline]);
   const filtered = useMemo(() => filterTimeline(timeline, laneFilter), [timeline, laneFilter]);
   const [ownView, setOwnView] = useState<TimelineWindow>({ kind: "linear", zoom: undefined });
-  const { kind, zoom } = view ?? ownView;
+  const { kind, zoom, compress: chosen } = view ?? ownView;
   // The same functions across renders (the overview's bars are memoised on them).
   const setView = useStable((next: TimelineWindow) => (onView ? onView(next) : setOwnView(next)));
-  const setKind = useStable((k: ScaleKind) => setView({ kind: k, zoom }));
-  const setZoom = useStable((w: Window | undefined) => setView({ kind, zoom: w }));
+  const keep = chosen === undefined ? {} : { compress: chosen };
+  const setKind = useStable((k: ScaleKind) => setView({ kind: k, zoom, ...keep }));
+  const setZoom = useStable((w: Window | undefined) => setView({ kind, zoom: w, ...keep }));
   const [boxRef, boxWidth] = useWidth(900);
   const plotWidth = Math.max(200, boxWidth - LABEL_W - 16);
   // Follows the playhead unless zoomed: the whole run so far, and the playhead at the right.
   const fullTo = Math.max(timeline.endMs, playheadMs, axisEndMs ?? startMs, startMs + 60_000);
-  const full: Window = [startMs, fullTo + (fullTo - startMs) * 0.04];
+  const fullEnd = fullTo + (fullTo - startMs) * 0.04;
+  const full: Window = [startMs, fullEnd];
   const [fromMs, toMs] = zoom ?? full;
+  // Idle spans compressed (issue 24, item 3): by default for a run longer than a day, linear scale only.
+  const compress = compressible && (chosen ?? timeline.endMs - startMs > COMPRESS_BY_DEFAULT_OVER_MS);
+  const busy = useMemo(() => (compress ? busyTimes(timeline) : []), [compress, timeline]);
   const scale = useMemo(
-    () => timeScale(kind, fromMs, toMs, plotWidth, startMs),
-    [kind, fromMs, toMs, plotWidth, startMs],
+    () => timelineScale(kind, compress, busy, fromMs, toMs, plotWidth, startMs),
+    [kind, compress, busy, fromMs, toMs, plotWidth, startMs],
+  );
+  // The whole run's scale: the overview's bars and its window.
+  const wholeScale = useMemo(
+    () => timelineScale(kind, compress, busy, startMs, fullEnd, plotWidth, startMs),
+    [kind, compress, busy, fullEnd, plotWidth, startMs],
   );
   const lane = useMemo(
     () => (delivery === undefined ? undefined : timeline.lanes.find((l) => l.id === delivery)),
@@ -134,6 +155,20 @@ export function TimelineView({
           <button aria-pressed={kind === "log"} onClick={() => setKind("log")}>
             Log
           </button>
+          {compressible && (
+            <button
+              aria-pressed={compress && kind === "linear"}
+              disabled={kind !== "linear"}
+              title={
+                kind === "linear"
+                  ? "Draw the idle spans shorter than they last, each break labelled with the time it hides"
+                  : "Idle spans are compressed on the linear scale"
+              }
+              onClick={() => setView({ kind, zoom, compress: !compress })}
+            >
+              Compress idle time
+            </button>
+          )}
           <button onClick={() => setZoom(undefined)} disabled={!zoom}>
             Reset zoom
           </button>
@@ -171,8 +206,7 @@ export function TimelineView({
             width={boxWidth}
             left={LABEL_W}
             plotWidth={plotWidth}
-            kind={kind}
-            domain={full}
+            scale={wholeScale}
             window={[fromMs, toMs]}
             onZoom={setZoom}
           />
