@@ -94,7 +94,7 @@ export function Breakpoints(p: BreakpointsProps) {
                   {text}
                 </label>
                 {hits > 0 && (
-                  <span className="muted hits" data-hits={hits}>
+                  <span className="badge hits" data-hits={hits}>
                     {hits === 1 ? "hit once" : `hit ${hits} times`}
                   </span>
                 )}
