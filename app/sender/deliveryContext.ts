@@ -158,6 +158,22 @@ export interface TransitionMeta {
   readonly gaps?: readonly string[];
 }
 
+/** The context a delivery starts with: its input, no attempt yet, every recipient waiting. */
+export function initialDeliveryContext(input: DeliveryInput): DeliveryContext {
+  return {
+    ...input,
+    attempts: 0,
+    allAttemptsFallbackEligible: true,
+    waiting: input.recipients.map((address) => ({ address, deferred: false })),
+    deliveries: [],
+    newDeliveries: [],
+    deliveriesMade: 0,
+    outcomes: [],
+    newOutcomes: [],
+    lastProblems: {},
+  };
+}
+
 /** The recipients of this actor that have no final outcome yet. */
 export function pendingRecipients(context: Pick<DeliveryContext, "waiting" | "deliveries">): string[] {
   return [...context.waiting.map((w) => w.address), ...context.deliveries.flatMap((d) => d.recipients)];

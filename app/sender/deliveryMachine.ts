@@ -65,7 +65,7 @@
 import { assign, fromPromise, setup } from "xstate";
 import type { SmtpHandOff } from "../ports.ts";
 import type { AttemptInput, AttemptOutcome, OpenDelivery } from "./attempt.ts";
-import { deliveryActorId, pendingRecipients } from "./deliveryContext.ts";
+import { deliveryActorId, initialDeliveryContext, pendingRecipients } from "./deliveryContext.ts";
 import type {
   AttemptStage,
   DeliveryContext,
@@ -250,18 +250,7 @@ export const deliveryMachine = setup({
   },
 }).createMachine({
   id: "delivery",
-  context: ({ input }) => ({
-    ...input,
-    attempts: 0,
-    allAttemptsFallbackEligible: true,
-    waiting: input.recipients.map((address) => ({ address, deferred: false })),
-    deliveries: [],
-    newDeliveries: [],
-    deliveriesMade: 0,
-    outcomes: [],
-    newOutcomes: [],
-    lastProblems: {},
-  }),
+  context: ({ input }) => initialDeliveryContext(input),
   initial: "attemptingOverService",
   states: {
     attemptingOverService: {

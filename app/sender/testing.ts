@@ -25,7 +25,7 @@ import { parseMultipartBody } from "../protocol/multipart.ts";
 import { createProblem, problemResponse } from "../protocol/resources.ts";
 import type { ProblemIdentifier } from "../protocol/errors.ts";
 import { createTestSender } from "../receiver/testing.ts";
-import type { DeliveryContext, DeliveryMachineDeps } from "./deliveryContext.ts";
+import { initialDeliveryContext, type DeliveryContext, type DeliveryMachineDeps } from "./deliveryContext.ts";
 import { defaultReadings } from "./readings.ts";
 import type { SenderReadings } from "./readings.ts";
 import { createSender } from "./sender.ts";
@@ -456,23 +456,13 @@ export function testDeliveryContext(): DeliveryContext {
     handOff: notHere("handOff"),
     reportFailures: () => undefined,
   };
-  const recipients = ["bob@b.example", "carol@b.example"];
-  return {
+  return initialDeliveryContext({
     deps,
     messageId: "m1@a.example",
     domain: "b.example",
     from: "alice@a.example",
     message: new TextEncoder().encode("Subject: Hello\r\n\r\nHi.\r\n"),
-    recipients,
+    recipients: ["bob@b.example", "carol@b.example"],
     submittedAtMs: T0,
-    attempts: 0,
-    allAttemptsFallbackEligible: true,
-    waiting: recipients.map((address) => ({ address, deferred: false })),
-    deliveries: [],
-    newDeliveries: [],
-    deliveriesMade: 0,
-    outcomes: [],
-    newOutcomes: [],
-    lastProblems: {},
-  };
+  });
 }
