@@ -11,6 +11,7 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { inThisRealm, thisRealmWorker } from "../sim/runHere.ts";
+import { threadExecArgv } from "./runThread.ts";
 import { poolOf, type PoolWorker } from "../sim/runPool.ts";
 import type { RunPool } from "../sim/sweep.ts";
 import type { WorkerReply, WorkerRequest } from "../sim/worker.ts";
@@ -39,9 +40,7 @@ export function createRunPool(workers: number, runs = Number.POSITIVE_INFINITY):
   const count = Math.max(1, Math.min(Math.floor(workers), runs));
   if (count === 1) return inThisRealm();
   const threads: PoolWorker[] = Array.from({ length: count - 1 }, () => {
-    // Node's flags go to the thread, but not --input-type (a file, not an -e string, is what it runs).
-    const execArgv = process.execArgv.filter((flag) => !flag.startsWith("--input-type"));
-    const thread = new Worker(THREAD_MODULE, { execArgv });
+    const thread = new Worker(THREAD_MODULE, { execArgv: threadExecArgv() });
     // A thread waiting for work does not keep the process alive; one running does (it is referenced while busy).
     thread.unref();
     return {
