@@ -1,14 +1,14 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUN_THREAD_RESOURCE_LIMITS, startRunThread } from "../node/runThread.ts";
 import { runCommandAction } from "./run.ts";
-import { runInThread } from "./runCommand.ts";
+import { RUN_THREAD_MIN_BYTES, runInThread, runsInThread } from "./runCommand.ts";
 
 /**
- * `mailscope run` runs in a worker thread with a bounded young generation
- * (decision 0130): what it prints, writes and exits with is what
+ * `mailscope run` runs a large scenario in a worker thread with a bounded
+ * young generation (decision 0130): what it prints, writes and exits with is what
  * `runCommandAction` prints, writes and exits with on this thread.
  */
 function capture() {
@@ -66,6 +66,16 @@ describe("mailscope run in its thread", { timeout: 60_000 }, () => {
       expect(there.lines).toEqual(here.lines);
       expect(there.lines.length).toBeGreaterThan(0);
     }
+  });
+
+  it("a large scenario file runs in the thread, a small one (every file of scenarios/) and a missing one here", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mailscope-run-thread-"));
+    writeFileSync(join(dir, "large.yaml"), " ".repeat(RUN_THREAD_MIN_BYTES));
+    writeFileSync(join(dir, "small.yaml"), " ".repeat(RUN_THREAD_MIN_BYTES - 1));
+    expect(await runsInThread(join(dir, "large.yaml"))).toBe(true);
+    expect(await runsInThread(join(dir, "small.yaml"))).toBe(false);
+    expect(await runsInThread(join(dir, "missing.yaml"))).toBe(false);
+    for (const file of readdirSync("scenarios")) expect(await runsInThread(join("scenarios", file))).toBe(false);
   });
 
   it("the thread is made with the bounded young generation", async () => {

@@ -1,10 +1,13 @@
 /**
  * The `run` command's line (its arguments and options) and where its run
- * happens: app/cli/run.ts's `runCommandAction`, in a worker thread with a
- * bounded young generation (app/node/runThread.ts, decision 0130), so that a
- * large run holds less. This module loads no engine: the thread does.
+ * happens: app/cli/run.ts's `runCommandAction`, for a large scenario in a
+ * worker thread with a bounded young generation (app/node/runThread.ts,
+ * decision 0130), so that a large run holds less; a small one on this thread,
+ * where it starts sooner. This module loads no engine: the thread does, or
+ * run.ts when the run stays here.
  */
 import { Command, CommanderError } from "commander";
+import { stat } from "node:fs/promises";
 import { consoleIo, type CliIo } from "./io.ts";
 import type { RunOptions } from "./run.ts";
 import { startRunThread } from "../node/runThread.ts";
@@ -32,6 +35,24 @@ export type RunThreadMessage =
 const THREAD_MODULE = import.meta.url.endsWith(".ts")
   ? new URL("./runCommandThread.ts", import.meta.url)
   : new URL("../runCommandThread.js", import.meta.url);
+
+/**
+ * A scenario file of this many bytes or more runs in a thread. A scenario
+ * lists its messages, domains and faults one by one, so its size is what a
+ * run's grows with; a thread costs a fresh process ~0.08 s of CPU and ~14 MiB
+ * more (Node and the engine loaded a second time), which only a run of some
+ * hundreds of messages pays back (0130). The scenarios/ files are 1–7 KB.
+ */
+export const RUN_THREAD_MIN_BYTES = 32 * 1024;
+
+/** Whether `file` is run in a thread: a file of {@link RUN_THREAD_MIN_BYTES} or more (one that cannot be read stays here, and says so). */
+export async function runsInThread(file: string): Promise<boolean> {
+  try {
+    return (await stat(file)).size >= RUN_THREAD_MIN_BYTES;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * `runCommandAction(file, options)` in the run's thread, its lines written to
@@ -92,7 +113,9 @@ export function runCommand(): Command {
     .option("--progress", "print progress to stderr about once a second (default when stderr is a terminal)")
     .option("--no-progress", "print no progress")
     .action(async (file: string, options: RunOptions) => {
-      const code = await runInThread(file, options);
+      const code = (await runsInThread(file))
+        ? await runInThread(file, options)
+        : await (await import("./run.ts")).runCommandAction(file, options);
       if (code !== 0) throw new CommanderError(code, "mailscope.run.exit", "");
     });
 }
