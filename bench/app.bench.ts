@@ -23,10 +23,17 @@
  *    from /proc, reset through clear_refs just before), plus the JS heap
  *    (CDP Performance.getMetrics JSHeapUsedSize) once it is open. Medians of {@link OPEN_ROUNDS} openings.
  *
+ * 3. The Sweep view (issue 30): from receiver-down-past-fallback-window's
+ *    run view, Sweep… of the outage's end 1 h..6 h in 30-minute steps by the
+ *    fallback window 1 h..4 h (44 points in Web Workers), from the click on
+ *    "Run the sweep" until "Done"; the page's tasks over 50 ms are watched by
+ *    a PerformanceObserver of `longtask`, and the longest counts. Target: no
+ *    task over 100 ms on the page's thread. {@link SWEEP_ROUNDS} rounds, each in a fresh page.
+ *
  * Bounded: everything stops after {@link DEADLINE_MS}; the preview server and
  * the browser are stopped whatever happens.
  *
- * `node bench/app.bench.ts [rounds]` runs it alone; `MAILSCOPE_APP_BENCH_ONLY=play` or `=open` runs one
+ * `node bench/app.bench.ts [rounds]` runs it alone; `MAILSCOPE_APP_BENCH_ONLY=play`, `=open` or `=sweep` runs one
  * part, and `MAILSCOPE_APP_BENCH_PROFILE=<dir>` writes the renderer's CPU profiles there.
  */
 import { chromium, type Browser, type Page } from "@playwright/test";
@@ -37,6 +44,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { maxOf } from "../app/protocol/lists.ts";
 import { nodeCryptoProvider } from "../app/node/nodeCrypto.ts";
 import { useCryptoProvider } from "../app/protocol/webCrypto.ts";
 import { runLoadedScenario, runScenarioText } from "../app/sim/runScenario.ts";
@@ -56,6 +64,8 @@ const TRACE_EVENTS = 100_000;
 const FLEET_MESSAGES = 2_600;
 const FLEET_SEED = 20260105;
 const DEADLINE_MS = 10 * 60_000;
+/** Sweeps run in the Sweep view, each in a fresh page: the worst counts. */
+const SWEEP_ROUNDS = 2;
 const MiB = 1024 * 1024;
 /** `MAILSCOPE_APP_BENCH_PROFILE=<dir>`: write the renderer's CPU profiles (Chrome DevTools format) there. */
 const PROFILE = process.env["MAILSCOPE_APP_BENCH_PROFILE"];
@@ -68,7 +78,7 @@ const CHROME_TRACE = process.env["MAILSCOPE_APP_BENCH_CHROME_TRACE"];
 const BASE = process.env["MAILSCOPE_APP_BENCH_BASE"];
 /** `MAILSCOPE_APP_BENCH_TRACE=<file>`: open that trace rather than the fleet's (e2e/run.spec.ts's 100k trace, say). */
 const TRACE_FILE = process.env["MAILSCOPE_APP_BENCH_TRACE"];
-/** `MAILSCOPE_APP_BENCH_ONLY=play|open`: measure only that part (while profiling one of them). */
+/** `MAILSCOPE_APP_BENCH_ONLY=play|open|sweep`: measure only that part (while profiling one of them). */
 const ONLY = process.env["MAILSCOPE_APP_BENCH_ONLY"];
 const CHROMIUM =
   process.env["MAILSCOPE_CHROMIUM"] ?? (existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined);
@@ -650,6 +660,74 @@ async function openBigTrace(browser: Browser, url: string, dir: string): Promise
   ];
 }
 
+// ── The Sweep view's page thread ──────────────────────────────────────
+
+interface SweepWatched {
+  /** Click on "Run the sweep" → "Done" on screen. */
+  readonly ms: number;
+  /** The page's long tasks (over 50 ms) meanwhile, in ms. */
+  readonly tasks: readonly number[];
+}
+
+/** One 44-point grid sweep in the Sweep view of a fresh page, its long tasks watched. */
+async function sweepOnce(browser: Browser, url: string): Promise<SweepWatched> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  try {
+    const page = await context.newPage();
+    await page.goto(url);
+    const name = "receiver-down-past-fallback-window";
+    await page.getByRole("navigation", { name: "Scenarios" }).getByRole("button", { name }).click();
+    await page.getByTestId("phase").filter({ hasText: "Ready" }).waitFor({ timeout: 30_000 });
+    await page.getByRole("button", { name: "Sweep…" }).click();
+    const form = page.getByRole("form", { name: "What to sweep" });
+    await form.getByLabel("Field").selectOption("faults.network[b-down].until");
+    await form.getByLabel("From", { exact: true }).fill("1h");
+    await form.getByLabel("To", { exact: true }).fill("6h");
+    await form.getByLabel("Step", { exact: true }).fill("30m");
+    await form.getByLabel("Series by").selectOption("G16.fallback-window");
+    await form.getByLabel("Series from").fill("1h");
+    await form.getByLabel("Series to").fill("4h");
+    await form.getByLabel("Series step").fill("1h");
+    await page.evaluate(() => {
+      const tasks: number[] = [];
+      (globalThis as unknown as { __longTasks: number[] }).__longTasks = tasks;
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) tasks.push(e.duration);
+      }).observe({ type: "longtask" });
+    });
+    const started = Date.now();
+    await form.getByRole("button", { name: "Run the sweep" }).click();
+    await page
+      .getByTestId("sweep-progress")
+      .filter({ hasText: /^Done: 44 runs, 44 points/ })
+      .waitFor({ timeout: 300_000 });
+    const ms = Date.now() - started;
+    // The observer's last entries arrive after the task that ends the sweep.
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
+    const tasks = await page.evaluate(() => (globalThis as unknown as { __longTasks: number[] }).__longTasks);
+    return { ms, tasks };
+  } finally {
+    await context.close();
+  }
+}
+
+/** The Sweep view's page thread while a 44-point sweep runs: the longest task of {@link SWEEP_ROUNDS} sweeps. */
+async function sweepLongTasks(browser: Browser, url: string): Promise<BenchResult[]> {
+  const rounds: SweepWatched[] = [];
+  for (let round = 0; round < SWEEP_ROUNDS; round++) rounds.push(await sweepOnce(browser, url));
+  const tasks = rounds.flatMap((r) => r.tasks);
+  const longest = maxOf(tasks, 0);
+  return [
+    {
+      name: "Sweep view: longest task on the page's thread while 44 points run",
+      value: Math.round(longest),
+      unit: "ms",
+      target: { op: "<=", value: 100, label: "≤ 100 ms" },
+      note: `${SWEEP_ROUNDS} sweeps (outage 1h..6h/30m × windows 1h..4h, a small chart and a line per window), ${list(rounds.map((r) => r.ms))} ms each; long tasks (> 50 ms): ${tasks.length === 0 ? "none" : list(tasks.map((t) => Math.round(t)))}`,
+    },
+  ];
+}
+
 // ── The bench ─────────────────────────────────────────────────────────
 
 export async function app(rounds = ROUNDS): Promise<BenchResult[]> {
@@ -667,9 +745,11 @@ export async function app(rounds = ROUNDS): Promise<BenchResult[]> {
     const baseServer = BASE === undefined ? undefined : await preview(BASE);
     extra = baseServer?.child;
     browser = await chromium.launch({ ...(CHROMIUM ? { executablePath: CHROMIUM } : {}), args: CHROMIUM_ARGS });
-    const play = ONLY === "open" ? [] : await playVersusCli(browser, url, rounds, baseServer?.url);
-    const open = ONLY === "play" ? [] : await openBigTrace(browser, url, dir);
-    return [...play, ...open];
+    const play =
+      ONLY === undefined || ONLY === "play" ? await playVersusCli(browser, url, rounds, baseServer?.url) : [];
+    const open = ONLY === undefined || ONLY === "open" ? await openBigTrace(browser, url, dir) : [];
+    const sweep = ONLY === undefined || ONLY === "sweep" ? await sweepLongTasks(browser, url) : [];
+    return [...play, ...open, ...sweep];
   };
   try {
     return await Promise.race([
@@ -689,7 +769,8 @@ export async function app(rounds = ROUNDS): Promise<BenchResult[]> {
 
 export const bench: Bench = {
   name: "app",
-  description: "the browser build in Chromium: a run at max against mailscope run, and opening a 100k-event trace",
+  description:
+    "the browser build in Chromium: a run at max against mailscope run, opening a 100k-event trace, the Sweep view's longest task",
   run: () => app(),
 };
 

@@ -91,25 +91,70 @@ test.describe("the start-here path (issue 24)", () => {
     await page.getByRole("button", { name: "Speed 3600×" }).click();
     await page.getByRole("button", { name: "Play", exact: true }).click();
     const reached = lesson.getByTestId("lesson-reached");
-    // The first note: attempt 1, at +0:00:00; the run pauses there.
+    const stop = page.getByTestId("stop");
+    // The first note, on the first attempt.judged: the run pauses at that event itself, the clock at its time.
     await expect(reached).toContainText("Paused at a note, +0:00:00: Attempt 1 ends at the capabilities request");
     await expect(page.getByTestId("phase")).toContainText("Paused");
     await expect(notes.locator("li[aria-current=step]")).toHaveAttribute("data-note", "0");
-    await page.screenshot({ path: `${SHOTS}/learn-paused-at-note.png` });
-    // Close to the window's end (a jump passes the notes on its way), then at 60×: paused within a frame of it.
-    await page.getByRole("textbox", { name: "Jump to" }).fill("+1:55:00");
-    await page.getByRole("button", { name: "Go" }).click();
-    await expect(page.getByTestId("phase")).toContainText("Paused");
-    await page.getByRole("button", { name: "Speed 60×" }).click();
+    // The bar, in view while one reads the log, says the note's words too.
+    await expect(stop).toHaveText(
+      /^Stopped at lesson note 1 \(#\d+ attempt\.judged at \+0:00:00[^)]*\): Attempt 1 ends at the capabilities request/,
+    );
+    const judgedSeq = Number(/#(\d+)/.exec((await stop.textContent()) ?? "")?.[1]);
+    // Nothing after the note's event is in the log.
+    const logged = await page
+      .getByRole("log", { name: "Event log" })
+      .locator("[data-testid=log-row]")
+      .evaluateAll((rows) => rows.map((r) => Number(r.getAttribute("data-seq"))));
+    expect(logged.every((seq) => seq <= judgedSeq)).toBe(true);
+    // The notes are breakpoints, listed with the user's: ticked, one hit.
+    await page.getByRole("button", { name: /^Breakpoints/ }).click();
+    const list = page.getByRole("region", { name: "Breakpoints" });
+    await expect(list.getByRole("listitem")).toHaveCount(3);
+    await expect(list.getByRole("listitem").nth(0)).toContainText(
+      "lesson note at the first attempt.judged: Attempt 1 ends",
+    );
+    await expect(list.getByRole("listitem").nth(0)).toContainText("hit once");
+    await expect(list.getByRole("listitem").nth(0)).toContainText("stopped here");
+    await expect(list.getByRole("listitem").nth(1)).toContainText("lesson note at +2:00:00: The 2-hour fallback");
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await noSeriousViolations(page);
+      await page.screenshot({ path: `${SHOTS}/learn-paused-at-note-${scheme}.png` });
+    }
+    await page.emulateMedia({ colorScheme: "light" });
+    // A step after the pause goes on to the next event, not to the note again.
+    await page.getByRole("button", { name: "Step", exact: true }).click();
+    await expect(stop).toHaveText(new RegExp(`^Stepped to the next event: #${judgedSeq + 1} `));
+    // At 3600× the window's end: paused with the clock at +2:00:00 exactly.
     await page.getByRole("button", { name: "Play", exact: true }).click();
     await expect(reached).toContainText("Paused at a note, +2:00:00: The 2-hour fallback window ends now.");
     await expect(page.getByTestId("phase")).toContainText("Paused");
-    expect(await page.getByTestId("clock").textContent()).toMatch(/^\+2:00:0\d$/);
-    await page.getByRole("button", { name: "Speed 3600×" }).click();
+    await expect(page.getByTestId("clock")).toHaveText("+2:00:00");
+    await expect(stop).toHaveText(
+      "Stopped at lesson note 2 (the clock at +2:00:00): The 2-hour fallback window ends now. Nothing happens yet: the next attempt decides.",
+    );
+    // Back before it (a jump stops at no note) and on again: paused at it once more, its hits those of the run shown.
+    await page.getByRole("textbox", { name: "Jump to" }).fill("+1:00:00");
+    await page.getByRole("button", { name: "Go", exact: true }).click();
+    await expect(page.getByTestId("clock")).toHaveText("+1:00:00");
+    await expect(list.getByRole("listitem").nth(1)).not.toContainText("hit");
+    await page.getByRole("button", { name: "Play", exact: true }).click();
+    await expect(page.getByTestId("clock")).toHaveText("+2:00:00");
+    await expect(list.getByRole("listitem").nth(1)).toContainText("hit once");
     await reached.getByRole("button", { name: "Continue" }).click();
-    // The hand-off ends the run: its note is shown, with nothing left to pause.
-    await expect(reached).toContainText("Note, +2:03:00: Attempt 8, the first at or after the window's end");
+    // The hand-off: paused at its event; Continue ends the run.
+    await expect(reached).toContainText(
+      "Paused at a note, +2:03:00: Attempt 8, the first at or after the window's end",
+    );
+    await expect(stop).toHaveText(/^Stopped at lesson note 3 \(#\d+ smtp\.handoff at \+2:03:00[^)]*\): Attempt 8/);
+    await reached.getByRole("button", { name: "Continue" }).click();
     await expect(page.getByTestId("phase")).toContainText("Finished");
+    // Each note stopped the run once in the run shown (note 2 once, though it was reached twice).
+    await expect(list.getByRole("listitem").filter({ hasText: "hit once" })).toHaveCount(3);
+    // The list closed again, the bar is short: the pictures below are not under it.
+    await page.getByRole("button", { name: /^Breakpoints/ }).click();
+    await expect(list).toHaveCount(0);
     // The notes on the timeline's axis: numbered flags in time order (+0:00:00, +2:00:00, +2:03:00), words on hover.
     const flags = page.getByTestId("timeline-notes").locator(".axis-note");
     await expect(flags).toHaveCount(3);

@@ -17,6 +17,20 @@ const events = async (page: Page) =>
 /** The seq the stop line cites. */
 const stopSeq = async (page: Page) => Number((await stop(page).textContent())?.match(/#(\d+) /)?.[1]);
 
+/** gap-G16-fallback-window-4h compared under a 1-hour and a 4-hour window: A hands off at +1:03:00, B does not. */
+async function compareWindows(page: Page): Promise<void> {
+  await open(page, "gap-G16-fallback-window-4h");
+  await page.getByRole("button", { name: "Compare…" }).click();
+  const form = page.getByRole("form", { name: "What to compare" });
+  await form.getByLabel("Gap").selectOption("G16 fallback-window");
+  await form.getByLabel("Reading A").selectOption("1h");
+  await form.getByLabel("Reading B").selectOption("4h");
+  await form.getByRole("button", { name: "Run both" }).click();
+  await expect(page.getByTestId("verdict")).toContainText("smtp at +1:03:00 vs accepted at +3:03:00", {
+    timeout: 120_000,
+  });
+}
+
 test.describe("the playback bar (issue 24)", () => {
   test("STATE-2: Step by attempt stops at each verdict; a breakpoint on m1 entering retryScheduled stops Play there; untick it and Play runs to the end", async ({
     page,
@@ -174,16 +188,7 @@ test.describe("the playback bar (issue 24)", () => {
   test("Compare: one clock over both runs; Step by attempt goes to the next verdict of either run; the hand-off shows once the clock passes it", async ({
     page,
   }) => {
-    await open(page, "gap-G16-fallback-window-4h");
-    await page.getByRole("button", { name: "Compare…" }).click();
-    const form = page.getByRole("form", { name: "What to compare" });
-    await form.getByLabel("Gap").selectOption("G16 fallback-window");
-    await form.getByLabel("Reading A").selectOption("1h");
-    await form.getByLabel("Reading B").selectOption("4h");
-    await form.getByRole("button", { name: "Run both" }).click();
-    await expect(page.getByTestId("verdict")).toContainText("smtp at +1:03:00 vs accepted at +3:03:00", {
-      timeout: 120_000,
-    });
+    await compareWindows(page);
     const both = page.getByRole("toolbar", { name: "Playback of both runs" });
     const runA = page.getByRole("region", { name: /^Run A/ });
     // Whole runs at first: A's hand-off to SMTP at +1:03:00 is drawn.
@@ -207,4 +212,50 @@ test.describe("the playback bar (issue 24)", () => {
     await both.getByRole("button", { name: "Whole runs" }).click();
     await expect(page.getByTestId("compare-clock")).toHaveText("whole runs");
   });
+
+  for (const scheme of ["light", "dark"] as const) {
+    test(`Compare's breakpoints: one list for both runs; Play stops both where either hits one and says which; a seek back forgets the hits after it (${scheme})`, async ({
+      page,
+    }) => {
+      await page.emulateMedia({ colorScheme: scheme });
+      await compareWindows(page);
+      const both = page.getByRole("toolbar", { name: "Playback of both runs" });
+      const runA = page.getByRole("region", { name: /^Run A/ });
+      const said = page.getByTestId("compare-stop");
+      await both.getByRole("button", { name: /^Breakpoints/ }).click();
+      const list = both.getByRole("region", { name: "Breakpoints" });
+      await list.getByRole("combobox", { name: "Pause at" }).selectOption({ label: "an event of a kind" });
+      await list.getByRole("combobox", { name: "Kind" }).selectOption("smtp.handoff");
+      await list.getByRole("button", { name: "Add breakpoint" }).click();
+      await expect(list.getByRole("checkbox", { name: "every smtp.handoff" })).toBeChecked();
+      await both.getByRole("button", { name: "Speed max" }).click();
+      await both.getByRole("button", { name: "Play", exact: true }).click();
+      // Run A hands off at +1:03:00 (its window is 1 h): both runs stop there, A's hand-off drawn.
+      await expect(said).toHaveText(
+        /^Run A stopped at breakpoint "every smtp\.handoff": #\d+ smtp\.handoff at \+1:03:00/,
+      );
+      await expect(page.getByTestId("compare-clock")).toHaveText("+1:03:00");
+      await expect(runA.locator("[data-kind=handoff]")).toHaveCount(1);
+      const item = list.getByRole("listitem").first();
+      await expect(item).toContainText("hit once");
+      await expect(item).toContainText("stopped here");
+      await noSeriousViolations(page);
+      await page.screenshot({ path: `${SHOTS}/playbar-compare-breakpoint-${scheme}.png` });
+      // Back to the start: the hit is after the clock, so not counted; Play stops at it again, once.
+      await both.getByRole("slider", { name: "Seek" }).focus();
+      await page.keyboard.press("Home");
+      await expect(page.getByTestId("compare-clock")).toHaveText("+0:00:00");
+      await expect(item).not.toContainText("hit");
+      await both.getByRole("button", { name: "Play", exact: true }).click();
+      await expect(page.getByTestId("compare-clock")).toHaveText("+1:03:00");
+      await expect(item).toContainText("hit once");
+      // Unticked while stopped on it, Play runs both to the end (B never hands off).
+      await list.getByRole("checkbox", { name: "every smtp.handoff" }).uncheck();
+      await both.getByRole("button", { name: "Play", exact: true }).click();
+      await expect(page.getByTestId("compare-clock")).toHaveText("+3:03:00");
+      // One list: the run view's playback bar has it too.
+      await page.getByRole("button", { name: "Back to the run" }).click();
+      await expect(bar(page).getByRole("button", { name: "Breakpoints (0/1)" })).toBeVisible();
+    });
+  }
 });

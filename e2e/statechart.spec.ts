@@ -117,17 +117,17 @@ test.describe("the statechart view", () => {
   });
 });
 
-test.describe("issue 22: the machine's words read at its default view", () => {
-  /** The size on screen of the drawing's smallest words (its transitions' row and trigger lines), in px. */
-  const smallestText = (page: Page) =>
-    machine(page)
-      .locator(".sc-edge-label .sc-edge-trigger")
-      .evaluateAll((els) => {
-        const viewport = document.querySelector(".sc-canvas .react-flow__viewport");
-        const scale = viewport ? new DOMMatrixReadOnly(getComputedStyle(viewport).transform).a : 1;
-        return els.reduce((min, e) => Math.min(min, parseFloat(getComputedStyle(e).fontSize) * scale), Infinity);
-      });
+/** The size on screen of the drawing's smallest words (its transitions' row and trigger lines), in px. */
+const smallestText = (page: Page) =>
+  machine(page)
+    .locator(".sc-edge-label .sc-edge-trigger")
+    .evaluateAll((els) => {
+      const viewport = document.querySelector(".sc-canvas .react-flow__viewport");
+      const scale = viewport ? new DOMMatrixReadOnly(getComputedStyle(viewport).transform).a : 1;
+      return els.reduce((min, e) => Math.min(min, parseFloat(getComputedStyle(e).fontSize) * scale), Infinity);
+    });
 
+test.describe("issue 22: the machine's words read at its default view", () => {
   for (const width of [1280, 1600])
     test(`a ${width} px window: the transitions' labels at 11 px or more, the active state in view`, async ({
       page,
@@ -155,6 +155,40 @@ test.describe("issue 22: the machine's words read at its default view", () => {
       await page.emulateMedia({ colorScheme: "light" });
       await noSeriousViolations(page, ".statechart");
     });
+});
+
+test.describe("issue 24: the machine before the run, in a 1280 × 800 window", () => {
+  test("the drawing takes the whole width (nothing goes beside it yet), where deliveries start in view, its words at 11 px or more", async ({
+    page,
+  }) => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await open(page, "receiver-down-past-fallback-window");
+    await expect(machine(page).locator(".sc-edge-label").first()).toBeVisible();
+    // Measured: states 14.7 px, transitions' names 12.6 px, their row and trigger lines 11 px on screen.
+    await expect.poll(() => smallestText(page)).toBeGreaterThanOrEqual(11);
+    const section = (await machine(page).boundingBox())!;
+    const canvas = (await machine(page).locator(".sc-canvas").boundingBox())!;
+    expect(canvas.width).toBeGreaterThan(section.width * 0.9);
+    for (const state of [
+      "attemptingOverService.discovering",
+      "attemptingOverService.posting",
+      "attemptingOverService.judging",
+    ]) {
+      const box = (await machine(page).locator(`[data-state-id="${state}"]`).boundingBox())!;
+      expect(box.x).toBeGreaterThanOrEqual(canvas.x);
+      expect(box.x + box.width).toBeLessThanOrEqual(canvas.x + canvas.width);
+      expect(box.y).toBeGreaterThanOrEqual(canvas.y);
+      expect(box.y + box.height).toBeLessThanOrEqual(canvas.y + canvas.height);
+    }
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await machine(page).screenshot({
+        path: `${SHOTS}/statechart-before-run-1280-${scheme}.png`,
+        style: ".titlebar, .controls { position: static !important; }",
+      });
+    }
+    await noSeriousViolations(page, ".statechart");
+  });
 });
 
 test.describe("the delivery machine as a learner reads it (issue 24)", () => {

@@ -172,6 +172,116 @@ test.describe("sweep", () => {
     expect(errors).toEqual([]);
   });
 
+  test("a grid: the outage's end by the fallback window, a small chart and a line per window; leave, stop, come back", async ({
+    page,
+  }) => {
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await openSweep(page, "receiver-down-past-fallback-window");
+    const form = page.getByRole("form", { name: "What to sweep" });
+    await form.getByLabel("Field").selectOption("faults.network[b-down].until");
+    await form.getByLabel("To", { exact: true }).fill("3h");
+    await form.getByLabel("Step", { exact: true }).fill("1h");
+    await form.getByLabel("Series by").selectOption("G16.fallback-window");
+    await expect(form.getByLabel("Series from")).toHaveValue("1h");
+    await form.getByLabel("Series to").fill("3h");
+    await form.getByLabel("Series step").fill("2h");
+    // A wrong move: start, then stop at once; the points that ran are kept and said.
+    await form.getByRole("button", { name: "Run the sweep" }).click();
+    await form.getByRole("button", { name: "Stop" }).click();
+    await expect(page.getByTestId("sweep-progress")).toHaveText(/^Stopped: \d of 6 points ran\.$/, { timeout: 60_000 });
+    await expect(form.getByRole("button", { name: "Run the sweep" })).toBeEnabled();
+    // Another: start again, go back to the run and come back while it runs; it goes on, and ends.
+    await form.getByRole("button", { name: "Run the sweep" }).click();
+    await page.getByRole("button", { name: "Back to the run" }).click();
+    await expect(page.getByRole("heading", { level: 2, name: "receiver-down-past-fallback-window" })).toBeVisible();
+    await page.getByRole("button", { name: "Sweep…" }).click();
+    await expect(page.getByTestId("sweep-progress")).toHaveText("Done: 6 runs, 6 points, 3 boundaries.", {
+      timeout: 120_000,
+    });
+    await expect(form.getByLabel("Series by")).toHaveValue("G16.fallback-window");
+    // STATE-3 and RETRY-5: a 1h window sends outages past 1h to SMTP; a 3h window accepts all three.
+    const rows = page.getByTestId("sweep-point");
+    await expect(rows).toHaveCount(6);
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-outcome")))).toEqual([
+      "accepted",
+      "smtp",
+      "smtp",
+      "accepted",
+      "accepted",
+      "accepted",
+    ]);
+    await expect(page.getByRole("columnheader", { name: "G16.fallback-window" })).toBeVisible();
+    await expect(rows.nth(4).locator("td").nth(1)).toHaveText("3h");
+    // One small chart of the outcome bands per window, one line per window in the time and attempts charts.
+    const small = page.getByTestId("outcome-band");
+    await expect(small).toHaveCount(2);
+    await expect(small.locator("figcaption")).toHaveText(["G16.fallback-window = 1h", "G16.fallback-window = 3h"]);
+    await expect(page.getByTestId("outcome-bands").getByRole("list", { name: "Outcomes" })).toHaveText(
+      /accepted\s*smtp/,
+    );
+    await expect(page.getByTestId("time-chart").locator(".recharts-legend-item-text")).toHaveText([
+      "G16.fallback-window 1h",
+      "G16.fallback-window 3h",
+    ]);
+    await expect(page.getByTestId("attempts-chart").locator(".recharts-line")).toHaveCount(2);
+    await expect(page.getByTestId("boundary")).toHaveText([
+      /^boundary between 1h and 2h \(faults\.network\[b-down\]\.until; G16\.fallback-window 1h\): accepted → smtp Compare 1h and 2h at G16\.fallback-window 1h$/,
+      /boundary between 1h and 3h \(G16\.fallback-window; faults\.network\[b-down\]\.until 2h\): smtp → accepted/,
+      /boundary between 1h and 3h \(G16\.fallback-window; faults\.network\[b-down\]\.until 3h\): smtp → accepted/,
+    ]);
+    await page.screenshot({ path: `${SHOTS}/sweep-grid.png`, fullPage: true });
+    await noSeriousViolations(page);
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.screenshot({ path: `${SHOTS}/sweep-grid-dark.png`, fullPage: true });
+    await noSeriousViolations(page);
+    await page.emulateMedia({ colorScheme: "light" });
+
+    // A wrong move: a boundary first, then a point. The boundary opens Compare of its sides with the window held.
+    await page.getByRole("button", { name: "Compare 1h and 2h at G16.fallback-window 1h" }).click();
+    await expect(page.getByTestId("verdict")).toContainText("different outcome", { timeout: 120_000 });
+    await page.getByRole("button", { name: "Back to the sweep" }).click();
+    // The right end of the 3h window's small chart is its 3h outage: its run opens with both values.
+    const surface = small.nth(1).locator(".recharts-surface");
+    await surface.scrollIntoViewIfNeeded();
+    const box = await surface.boundingBox();
+    if (box === null) throw new Error("no small chart");
+    // As a person does: the pointer rests on the point (its tooltip shows), then clicks.
+    const at = { x: box.width - 26, y: box.height / 2 };
+    await surface.hover({ position: at });
+    await expect(small.nth(1).locator(".recharts-tooltip-wrapper")).toContainText("3h");
+    await surface.click({ position: at });
+    await expect(
+      page.getByRole("heading", {
+        level: 2,
+        name: "receiver-down-past-fallback-window at faults.network[b-down].until=3h, G16.fallback-window=3h",
+      }),
+    ).toBeVisible();
+    await page.getByRole("button", { name: "Back to the sweep" }).click();
+    await page.getByRole("button", { name: "Open run at 2h, G16.fallback-window 1h" }).click();
+    await expect(
+      page.getByRole("heading", {
+        level: 2,
+        name: "receiver-down-past-fallback-window at faults.network[b-down].until=2h, G16.fallback-window=1h",
+      }),
+    ).toBeVisible();
+    expect(errors).toEqual([]);
+  });
+
+  test("a grid's second field of more than 8 values is refused before anything runs", async ({ page }) => {
+    await openSweep(page, "receiver-down-past-fallback-window");
+    const form = page.getByRole("form", { name: "What to sweep" });
+    await form.getByLabel("Series by").selectOption("G16.fallback-window");
+    await form.getByLabel("Series from").fill("1h");
+    await form.getByLabel("Series to").fill("5h");
+    await form.getByLabel("Series step").fill("30m");
+    await form.getByRole("button", { name: "Run the sweep" }).click();
+    await expect(page.getByRole("alert", { name: "Cannot sweep" })).toHaveText(
+      "G16.fallback-window takes 9 values; the second field of a grid takes at most 8 in the app (one line or small chart each)",
+    );
+    await expect(page.getByTestId("sweep-point")).toHaveCount(0);
+  });
+
   test("bad input says what and where, and runs nothing", async ({ page }) => {
     await openSweep(page, "receiver-down-past-fallback-window");
     const form = page.getByRole("form", { name: "What to sweep" });
@@ -185,6 +295,29 @@ test.describe("sweep", () => {
     await form.getByLabel("Seeds", { exact: true }).fill("0");
     await form.getByRole("button", { name: "Run the sweep" }).click();
     await expect(alert).toContainText('Seeds: "0" is not a whole number from 1 to 1000.');
+    await form.getByLabel("Seeds", { exact: true }).fill("1");
+    // A value of the wrong kind, and a sweep over the limit: said before anything runs.
+    await form.getByLabel("From", { exact: true }).fill("soon");
+    await form.getByRole("button", { name: "Run the sweep" }).click();
+    await expect(alert).toContainText('faults.network[b-down].until: "soon"');
+    await form.getByLabel("From", { exact: true }).fill("1s");
+    await form.getByLabel("To", { exact: true }).fill("6h");
+    await form.getByLabel("Step", { exact: true }).fill("1s");
+    await form.getByRole("button", { name: "Run the sweep" }).click();
+    await expect(alert).toContainText("a sweep has at most 10000 points");
+    await expect(page.getByTestId("sweep-point")).toHaveCount(0);
+    await noSeriousViolations(page);
+    // RETRY-5: a point whose scenario fails validation (a 30m window) is that point's error; the others run.
+    await form.getByLabel("Field").selectOption("G16.fallback-window");
+    await form.getByLabel("From", { exact: true }).fill("30m");
+    await form.getByLabel("To", { exact: true }).fill("1h");
+    await form.getByLabel("Step", { exact: true }).fill("30m");
+    await form.getByRole("button", { name: "Run the sweep" }).click();
+    await expect(page.getByTestId("sweep-progress")).toHaveText(/^Done: 2 runs, 2 points/, { timeout: 120_000 });
+    const rows = page.getByTestId("sweep-point");
+    await expect(rows.nth(0)).toHaveAttribute("data-outcome", "error");
+    await expect(rows.nth(0)).toContainText("G16: fallback-window is 30m; it must be within 1h and 4h (RETRY-5)");
+    await expect(rows.nth(1)).toHaveAttribute("data-outcome", "smtp");
     await noSeriousViolations(page);
   });
 });

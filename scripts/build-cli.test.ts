@@ -63,18 +63,9 @@ describe("the built CLI", () => {
   });
 
   it("explores over worker threads, to the report the sources give (issue 26: --workers)", () => {
-    // From a file, as bin/mailscope.mjs runs it: a worker thread inherits the process's flags, and `-e`'s are not its.
-    const runner = join(outdir, "run-main.mjs");
-    writeFileSync(runner, RUN_MAIN.replace("process.argv[1]", "process.argv[2]").replace("slice(2)", "slice(3)"));
+    // Under `node --input-type=module -e`, as mailscope() runs it: the threads start without the -e flags.
     const explore = (entry: string, out: string) =>
-      execFileSync(
-        process.execPath,
-        [runner, entry, "explore", "--runs", "3", "--seed", "7", "--workers", "2", "--json", "--out", out],
-        {
-          cwd: ROOT,
-          encoding: "utf8",
-        },
-      );
+      mailscope(entry, ["explore", "--runs", "3", "--seed", "7", "--workers", "2", "--json", "--out", out]);
     const built = explore(join(outdir, "main.js"), join(outdir, "explore-built"));
     expect(built).toBe(explore(SOURCES, join(outdir, "explore-sources")));
     expect((JSON.parse(built) as { runs: number }).runs).toBe(3);

@@ -49,7 +49,7 @@ describe("progress lines", () => {
     const slow = fakeIo(5000);
     expect(await runCommandAction("scenarios/happy-path.yaml", { progress: true }, slow.io)).toBe(0);
     expect(slow.err).toEqual([
-      expect.stringMatching(/^progress: \+[\dd :]+ of \+6d 0:00:\d\d virtual, \d+ events, 1 of 1 messages done$/),
+      expect.stringMatching(/^progress: \+[\dd :]+ of \+12d 0:00:\d\d virtual, \d+ events, 1 of 1 messages done$/),
     ]);
     expect(slow.out.at(-1)).toMatch(/^passed: /);
     const piped = fakeIo(5000);

@@ -59,13 +59,30 @@ const DISTINGUISHING: Readonly<Record<string, readonly string[]>> = {
   "delivery.created": ["gap"],
 };
 
+/** A recorded transition's graph transitions, by its from, to, event and name: the same few recur in every run. */
+const matched = new Map<string, readonly string[]>();
+
+function transitionIds(recorded: { from: string; to: string; event: string; transition?: string }): readonly string[] {
+  const key = `${recorded.from}\n${recorded.to}\n${recorded.event}\n${recorded.transition ?? "\0"}`;
+  let ids = matched.get(key);
+  if (ids === undefined) {
+    ids = transitionsMatching(machineGraph(), recorded).map((t) => t.id);
+    if (matched.size >= 10_000) matched.clear(); // a machine has few; a trace edited by hand could make many
+    matched.set(key, ids);
+  }
+  return ids;
+}
+
 /** The keys of one run: everything it exercised that the search tells apart. */
-export function coverageKeys(events: readonly RecordedEvent[]): Set<string> {
+export function coverageKeys(events: readonly RecordedEvent[], paths = machinePaths(events)): Set<string> {
   const keys = new Set<string>();
-  const g = machineGraph();
+  const names = new Set<string>();
   for (const e of events) {
     if (VERDICTS.has(e.name)) continue;
-    keys.add(`event:${e.name}`);
+    if (!names.has(e.name)) {
+      names.add(e.name);
+      keys.add(`event:${e.name}`);
+    }
     const d = e.data ?? {};
     for (const id of rulesCited(d)) keys.add(`rule:${id}`);
     const fields = DISTINGUISHING[e.name];
@@ -80,13 +97,13 @@ export function coverageKeys(events: readonly RecordedEvent[]): Set<string> {
         event: str(d["event"]) ?? "",
         ...(str(d["transition"]) !== undefined && { transition: str(d["transition"]) as string }),
       };
-      for (const t of transitionsMatching(g, recorded)) keys.add(`transition:${t.id}`);
+      for (const id of transitionIds(recorded)) keys.add(`transition:${id}`);
       const row = str(d["row"]);
       if (row !== undefined) keys.add(`row:${row}`);
     }
   }
   for (const gap of gapEvidence(events as RecordedEvent[]).keys()) keys.add(`gap:${gap}`);
-  for (const path of machinePaths(events)) keys.add(`path:${path}`);
+  for (const path of paths) keys.add(`path:${path}`);
   return keys;
 }
 

@@ -19,6 +19,7 @@ import type { dnsChangeSchema, dnsFaultSchema } from "../sim/dnsZone.ts";
 import type { networkFaultSchema } from "../sim/network.ts";
 import { createRandom, type SeededRandom } from "../sim/random.ts";
 import {
+  DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS,
   DEFAULT_MAX_MESSAGE_SIZE,
   DEFAULT_PROBLEM_BASE,
   ENUM_READINGS,
@@ -54,10 +55,11 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
 /**
- * How long a generated world may run after its last message: that message's give-up (5 days), the give-up of
- * the DSN that reports it (5 more), and two days to spare for failures after acceptance and slow exchanges.
+ * How long a generated world may run after its last message: a scenario's default
+ * ({@link DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS}: that message's give-up, the give-up of the DSN that reports
+ * it, and two days to spare), written into the world so that its YAML says when it stops.
  */
-export const WORLD_HORIZON_AFTER_LAST_MS = 12 * DAY;
+export const WORLD_HORIZON_AFTER_LAST_MS = DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS;
 
 /** What one run's swarm draw decided: the features on, and each count's cap. */
 export interface Swarm {
@@ -157,8 +159,7 @@ export function generateWorld(genome: Genome, options: ExploreOptions): Generate
   const seed = sim.uint32();
   const readings = drawReadings(sim, on);
   const seedText = formatGenome(genome);
-  // The default horizon (6 days after the last message) cuts the delivery of a DSN sent at a bounce, which may
-  // itself take 5 days: a world runs until the last message's bounce and its DSN's could both be over.
+  // A world runs until the last message's bounce and its DSN's could both be over.
   const horizon = formatDuration(
     maxOf(
       messages.map((m) => parseAt(m.at)),

@@ -1,33 +1,45 @@
 import { describe, expect, it } from "vitest";
 import { maxOf } from "../protocol/lists.ts";
-import { durationMs, parseScenarioText } from "../sim/scenario.ts";
+import { DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS, durationMs, parseScenarioText } from "../sim/scenario.ts";
 import { generateWorld, WORLD_HORIZON_AFTER_LAST_MS } from "./generate.ts";
 import { judgeScenario } from "./judge.ts";
 import { exploreOptions } from "./options.ts";
 
-describe("a generated world's horizon", () => {
-  it("leaves room for a bounce's DSN to be delivered or bounce in turn (STATE-7, EVT-3)", async () => {
-    // m1 bounces at 5 days (bob's mailbox is full); the DSN to alice is answered 429 for ever, so it bounces 5
-    // days later. The default horizon (6 days after the last message) would stop the run with the DSN pending,
-    // and terminal-outcome would fail for a run that did nothing wrong.
-    const world = {
-      name: "dsn-after-bounce",
-      horizon: WORLD_HORIZON_AFTER_LAST_MS,
-      domains: {
-        "a.example": { mailboxes: ["s1"] },
-        "b.example": { mailboxes: [{ address: "u1", quota: { messages: 0 } }] },
-      },
-      messages: [{ id: "m1", from: "s1@a.example", to: "u1@b.example" }],
-      faults: {
-        network: [{ kind: "rate-limited" as const, host: "mx.a.example", path: "/v1/messages", retryAfterS: 60 }],
-      },
-    };
-    expect((await judgeScenario(world, { properties: [], mailscope: "test" })).failed).toEqual([]);
-    const { horizon: _default, ...cut } = world;
-    expect((await judgeScenario(cut, { properties: [], mailscope: "test" })).failed).toEqual(["terminal-outcome"]);
-  });
+const DAY = 86_400_000;
 
-  it("is set on every world: 12 days after its last message", () => {
+/**
+ * m1 is submitted `at` after the start and bounces 5 days later (bob's mailbox is full); the DSN to alice is
+ * answered 429 for ever, so it bounces 5 days after that.
+ */
+const dsnAfterBounce = (at = "0s") => ({
+  name: "dsn-after-bounce",
+  domains: {
+    "a.example": { mailboxes: ["s1"] },
+    "b.example": { mailboxes: [{ address: "u1", quota: { messages: 0 } }] },
+  },
+  messages: [{ id: "m1", from: "s1@a.example", to: "u1@b.example", at }],
+  faults: {
+    network: [{ kind: "rate-limited" as const, host: "mx.a.example", path: "/v1/messages", retryAfterS: 60 }],
+  },
+});
+
+describe("the default horizon", () => {
+  it("leaves room for a bounce's DSN to bounce in turn (STATE-7, EVT-3)", async () => {
+    // With 6 days after the last message (the default before), the run stopped with the DSN pending and
+    // terminal-outcome failed for a sender that did nothing wrong.
+    expect((await judgeScenario(dsnAfterBounce(), { properties: [], mailscope: "test" })).failed).toEqual([]);
+    const late = await judgeScenario(dsnAfterBounce("119h"), { properties: [], mailscope: "test" });
+    expect(late.failed).toEqual([]);
+    const dsn = late.run?.trace.events.filter((e) => e.name === "recipient.outcome").map((e) => e.data?.["outcome"]);
+    expect(dsn).toEqual(["bounced", "bounced"]);
+    expect(late.run?.complete).toBe(true);
+    expect(DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS).toBe(12 * DAY);
+  });
+});
+
+describe("a generated world's horizon", () => {
+  it("is set on every world: the default, 12 days after its last message, written in its YAML", () => {
+    expect(WORLD_HORIZON_AFTER_LAST_MS).toBe(DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS);
     for (let base = 0; base < 20; base++) {
       const parsed = parseScenarioText(
         JSON.stringify(generateWorld({ base, overrides: {} }, exploreOptions()).scenario),

@@ -108,11 +108,12 @@ export async function judgeLoaded(loaded: LoadedScenario, context: JudgeContext)
     ...checkRunProperties(events, { readings: run.world.readings, complete: run.complete }),
     ...context.properties.map((p) => checkUserProperty(p, events)),
   ];
+  const paths = machinePaths(run.trace.events);
   return {
     checks,
     failed: checks.filter((c) => !c.passed).map((c) => c.id),
-    keys: coverageKeys(run.trace.events),
-    paths: machinePaths(run.trace.events),
+    keys: coverageKeys(run.trace.events, paths),
+    paths,
     run,
   };
 }

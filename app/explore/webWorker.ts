@@ -19,7 +19,8 @@ self.onmessage = (event) => {
     stopped = true;
     return;
   }
-  if (started) return;
+  // The app deals all its lanes at the start: it sends no more (`lanes`).
+  if (started || request.type !== "start") return;
   started = true;
   void serveLanes(
     request,

@@ -1,14 +1,23 @@
 /**
- * The lanes of an exploration run over K worker threads (`--workers K`):
- * lane l goes to worker l mod K, each worker runs its lanes one run at a
- * time (app/node/exploreWorker.ts), and the results come back to be merged
+ * The lanes of an exploration run over K worker threads (`--workers K`),
+ * each worker running its lanes one run at a time
+ * (app/node/exploreWorker.ts), and the results come back to be merged
  * (app/explore/report.ts). With K = 1 the lanes run in this thread. Which
  * worker runs a lane changes nothing in what it finds: the report is the
  * same for any K.
+ *
+ * An exploration of a fixed number of runs deals its lanes one at a time to
+ * whichever worker is free (a lane's runs cost from milliseconds to seconds,
+ * so lanes dealt in advance, l mod K, left one worker idle while the other
+ * ran the longer half). One that runs until stopped (`--time`) gives each
+ * worker its lanes l mod K from the start, all run in turn, so that every
+ * lane has made about as many runs when it stops.
  */
 import { Worker } from "node:worker_threads";
-import { runLanes, type ExploreConfig, type LaneResult, type RunReport } from "../explore/search.ts";
+import { Lane, runLanes, type ExploreConfig, type LaneResult, type RunReport } from "../explore/search.ts";
 import type { ExploreWorkerReply, ExploreWorkerRequest } from "../explore/workerProtocol.ts";
+import { pushAll } from "../protocol/lists.ts";
+import { threadExecArgv } from "./threadFlags.ts";
 
 /**
  * The module a worker thread starts: beside this file in the sources; in the
@@ -24,6 +33,11 @@ export function exploreWorkerUrl(here: string = import.meta.url): URL {
 /** A running exploration: its results, and a way to stop it early (the runs under way finish). */
 export interface LaneRun {
   readonly results: Promise<LaneResult[]>;
+  /**
+   * The CPU time each worker thread used, in ms (with `results`; none when the lanes ran in this thread):
+   * the bench reads the work's balance and the process's other threads (GC, the compiler) from it.
+   */
+  readonly threadCpuMs: Promise<readonly number[]>;
   stop(): void;
 }
 
@@ -44,25 +58,51 @@ export function runLanesInWorkers(
     let stopped = false;
     return {
       results: runLanes(config, lanes, { onRun, shouldStop: () => stopped }),
+      threadCpuMs: Promise.resolve([]),
       stop: () => {
         stopped = true;
       },
     };
   }
   const threads: Worker[] = [];
-  const parts = Array.from({ length: count }, (_, w) => lanes.filter((_, i) => i % count === w));
+  const threadCpuMs: number[] = [];
+  // A fixed number of runs: lanes dealt one at a time to a free worker. Until stopped: all at once, l mod K.
+  const queue = config.runs !== undefined ? [...lanes] : [];
+  let stopped = false;
+  const firsts =
+    config.runs !== undefined
+      ? Array.from({ length: count }, () => [queue.shift() as number])
+      : Array.from({ length: count }, (_, w) => lanes.filter((_, i) => i % count === w));
   const results = Promise.all(
-    parts.map(
-      (part) =>
+    firsts.map(
+      (first, w) =>
         new Promise<readonly LaneResult[]>((resolve, reject) => {
-          const start: ExploreWorkerRequest = { type: "start", config, lanes: part };
-          const worker = new Worker(exploreWorkerUrl(), { workerData: start });
+          const done: LaneResult[] = [];
+          const start: ExploreWorkerRequest = { type: "start", config, lanes: first, more: config.runs !== undefined };
+          const worker = new Worker(exploreWorkerUrl(), { workerData: start, execArgv: threadExecArgv() });
           threads.push(worker);
           worker.on("message", (reply: ExploreWorkerReply) => {
             if (reply.type === "run") onRun(reply.report);
             else if (reply.type === "done") {
-              resolve(reply.results);
-              void worker.terminate();
+              pushAll(done, reply.results);
+              const next = start.more === true && !stopped ? queue.shift() : undefined;
+              if (next !== undefined) {
+                worker.postMessage({ type: "lanes", lanes: [next] } satisfies ExploreWorkerRequest);
+                return;
+              }
+              // Nothing more: the thread waits for lanes, and is ended here once its CPU time is read
+              // (Worker#cpuUsage is recent, Node 24.6: on an older Node the bench goes without).
+              const used =
+                typeof worker.cpuUsage === "function" ? worker.cpuUsage() : Promise.reject(new Error("no cpuUsage"));
+              void used
+                .then(
+                  (usage) => (threadCpuMs[w] = (usage.user + usage.system) / 1000),
+                  () => {},
+                )
+                .finally(() => {
+                  resolve(done);
+                  void worker.terminate();
+                });
             } else reject(new Error(`a worker of the exploration failed: ${reply.message}`));
           });
           worker.on("error", (error) => reject(error));
@@ -71,10 +111,15 @@ export function runLanesInWorkers(
           });
         }),
     ),
-  ).then((all) => all.flat());
+  ).then((all) =>
+    // Lanes a stop left unstarted made no run.
+    [...all.flat(), ...queue.map((l) => new Lane(config, l).result())].sort((a, b) => a.lane - b.lane),
+  );
   return {
     results,
+    threadCpuMs: results.then(() => threadCpuMs),
     stop: () => {
+      stopped = true;
       for (const t of threads) t.postMessage({ type: "stop" } satisfies ExploreWorkerRequest);
     },
   };

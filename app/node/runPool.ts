@@ -11,10 +11,10 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { inThisRealm, thisRealmWorker } from "../sim/runHere.ts";
-import { threadExecArgv } from "./runThread.ts";
 import { poolOf, type PoolWorker } from "../sim/runPool.ts";
 import type { RunPool } from "../sim/sweep.ts";
 import type { WorkerReply, WorkerRequest } from "../sim/worker.ts";
+import { threadExecArgv } from "./threadFlags.ts";
 
 /**
  * The threads' module: the TypeScript beside this file, or in the built CLI
@@ -36,21 +36,36 @@ export function defaultWorkers(): number {
  * first run while the others start (loading the engine takes a thread a
  * moment).
  */
-export function createRunPool(workers: number, runs = Number.POSITIVE_INFINITY): RunPool {
+export function createRunPool(
+  workers: number,
+  runs = Number.POSITIVE_INFINITY,
+  /** The threads' module, if not this build's (a bench runs the built CLI's from the sources). */
+  threadModule: URL = THREAD_MODULE,
+): RunPool {
   const count = Math.max(1, Math.min(Math.floor(workers), runs));
   if (count === 1) return inThisRealm();
   const threads: PoolWorker[] = Array.from({ length: count - 1 }, () => {
-    const thread = new Worker(THREAD_MODULE, { execArgv: threadExecArgv() });
+    const thread = new Worker(threadModule, { execArgv: threadExecArgv() });
     // A thread waiting for work does not keep the process alive; one running does (it is referenced while busy).
     thread.unref();
+    let loaded: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => (loaded = resolve));
+    let holding = 0;
     return {
+      // It says when it has loaded the engine (its first message): the pool gives it nothing before.
+      ready,
+      // A second request waits in its own queue, so that it goes on without this (busy) thread's hand-over.
+      capacity: 2,
       post(request: WorkerRequest) {
+        holding++;
         thread.ref();
         thread.postMessage(request);
       },
       listen(onReply: (reply: WorkerReply) => void, onFailure: (message: string) => void) {
-        thread.on("message", (reply: WorkerReply) => {
-          thread.unref();
+        thread.on("message", (reply: WorkerReply | { type: "ready" }) => {
+          if (reply.type === "ready") return loaded();
+          holding--;
+          if (holding === 0) thread.unref();
           onReply(reply);
         });
         thread.on("error", (error: Error) => onFailure(error.message));

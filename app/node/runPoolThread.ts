@@ -12,6 +12,8 @@ import { nodeCryptoProvider } from "./nodeCrypto.ts";
 useCryptoProvider(nodeCryptoProvider());
 const port = parentPort;
 if (port === null) throw new Error("app/node/runPoolThread.ts runs as a worker thread");
+// Loaded: the pool hands this thread work from now on (app/sim/runPool.ts's `ready`).
+port.postMessage({ type: "ready" });
 let chain = Promise.resolve();
 port.on("message", (request: WorkerRequest) => {
   chain = chain.then(async () => port.postMessage(await handleWorkerRequest(request)));

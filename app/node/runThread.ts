@@ -10,6 +10,7 @@
  * run in such a thread.
  */
 import { Worker } from "node:worker_threads";
+import { threadExecArgv } from "./threadFlags.ts";
 
 /** The young generation of a run's thread: 24 MiB in V8's count is 8 MiB semi-spaces, 16 MiB of new space. */
 export const RUN_THREAD_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 24 } as const;
@@ -17,9 +18,4 @@ export const RUN_THREAD_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 24 } as co
 /** Starts `module` in a worker thread with {@link RUN_THREAD_RESOURCE_LIMITS}, Node's flags and `workerData`. */
 export function startRunThread(module: URL, workerData: unknown): Worker {
   return new Worker(module, { execArgv: threadExecArgv(), workerData, resourceLimits: RUN_THREAD_RESOURCE_LIMITS });
-}
-
-/** Node's flags for a thread: this process's, but not --input-type (a file, not an -e string, is what it runs). */
-export function threadExecArgv(): string[] {
-  return process.execArgv.filter((flag) => !flag.startsWith("--input-type"));
 }

@@ -1,7 +1,8 @@
 /**
  * The receiver's checks of POST /v1/messages in the order of gap G10, as
- * data: the handler runs them in this order, the lint-request tool and the
- * docs show them from here. When several things are wrong with a request,
+ * data: the handler walks its steps in this order (one function per check,
+ * `requestSteps.ts` and `recipientSteps.ts`), and so does the lint-request
+ * tool (`lintChecks.ts`); the docs show them from here. When several things are wrong with a request,
  * the first failing check decides the answer.
  *
  * The spec gives no order of checks (G10 is that silence; the only order it
@@ -11,7 +12,7 @@
  * (decision 0017), and both failures are 401 `invalid_signature` (AUTH-5), so
  * the order decides only which reason a request wrong in both is given.
  *
- * The work follows the same order (issue 16): nothing of the body is read
+ * The work follows the same order: nothing of the body is read
  * before `signature` passes nor parsed before `digest` does, so an
  * unauthenticated request costs no work per recipient; `envelope` checks the length of `to` against
  * max_recipients before it reads any recipient, and every check across
@@ -20,8 +21,8 @@
 import type { ProblemIdentifier } from "../protocol/errors.ts";
 import type { RuleId } from "../protocol/rules.ts";
 
-/** The name of one check, used in problem details and the trace. */
-export type ReceiverCheckId =
+/** A check of the request as a whole (level R): the first failing one answers the request with a problem. */
+export type RequestCheckId =
   | "version-path"
   | "availability"
   | "headers"
@@ -34,13 +35,14 @@ export type ReceiverCheckId =
   | "envelope"
   | "recipient-domain"
   | "rate-limit"
-  | "policy"
-  | "recipient-exists"
-  | "recipient-policy"
-  | "recipient-temporary-failure"
-  | "recipient-rate-limit"
-  | "quota"
-  | "store";
+  | "policy";
+
+/** A check of one recipient (level P): the first failing one gives that recipient's entry of the 200. */
+export type RecipientCheckId =
+  "recipient-exists" | "recipient-policy" | "recipient-temporary-failure" | "recipient-rate-limit" | "quota" | "store";
+
+/** The name of one check, used in problem details and the trace. */
+export type ReceiverCheckId = RequestCheckId | RecipientCheckId;
 
 /** One step of the receiver's check order. */
 export interface ReceiverCheck {
@@ -273,4 +275,11 @@ export function receiverCheck(id: ReceiverCheckId): ReceiverCheck {
   const check = byId.get(id);
   if (check === undefined) throw new RangeError(`no receiver check ${id}`);
   return check;
+}
+
+/** The IDs of the checks of one level, in G10's order: the order the handler and lintChecks walk them in. */
+export function checkOrder(level: "R"): readonly RequestCheckId[];
+export function checkOrder(level: "P"): readonly RecipientCheckId[];
+export function checkOrder(level: "R" | "P"): readonly ReceiverCheckId[] {
+  return receiverChecks.filter((c) => c.level === level).map((c) => c.id);
 }

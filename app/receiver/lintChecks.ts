@@ -20,7 +20,7 @@
 import { base64ToBytes } from "../protocol/base64.ts";
 import { parseContentDigest, verifyContentDigest } from "../protocol/digest.ts";
 import type { ProblemIdentifier } from "../protocol/errors.ts";
-import { parseContentType, parseMultipartBody } from "../protocol/multipart.ts";
+import { parseContentType } from "../protocol/multipart.ts";
 import {
   checkAlgorithm,
   checkComponents,
@@ -31,7 +31,8 @@ import {
   signingDomainOfKeyid,
   type ProfileCheck,
 } from "../protocol/profile.ts";
-import { DEFAULT_MAX_RECIPIENTS, MIN_MAX_MESSAGE_SIZE, parseEnvelope, parseJson } from "../protocol/resources.ts";
+import { pushAll } from "../protocol/lists.ts";
+import { DEFAULT_MAX_RECIPIENTS, MIN_MAX_MESSAGE_SIZE } from "../protocol/resources.ts";
 import type { Violation } from "../protocol/result.ts";
 import {
   parseSignature,
@@ -40,10 +41,18 @@ import {
   type HttpMessageView,
   type SignatureInputMember,
 } from "../protocol/signature.ts";
-import { parseVersionPath } from "../protocol/versions.ts";
-import type { ReceiverCheckId } from "./checks.ts";
+import { checkOrder, type ReceiverCheckId, type RequestCheckId } from "./checks.ts";
 import { lintReceiverConfigSchema, type ReceiverConfig, type ReceiverConfigInput } from "./config.ts";
 import type { LintKeys } from "./lintKeys.ts";
+import {
+  firstLabelViolation,
+  fromDomainAnswer,
+  fromDomainMismatch,
+  idempotencyKeyViolation,
+  parseBody,
+  versionPathVerdict,
+  type ParsedBody,
+} from "./requestChecks.ts";
 
 /** pass, fail, or not run (an earlier failure or missing input left nothing to check). */
 export type LintStatus = "pass" | "fail" | "skip";
@@ -118,99 +127,138 @@ const ANSWER = {
 export const NOT_LINTED =
   "idempotency, rate limit, policy and the per-recipient checks (they need the receiver's state)";
 
+/** What the dry walk reads of one request, and what its steps learn on the way (each step reads what the earlier ones left). */
+interface LintContext {
+  readonly request: LintedRequest;
+  readonly view: HttpMessageView;
+  readonly options: LintOptions;
+  readonly config: LintReceiverConfig | undefined;
+  readonly versions: readonly string[];
+  readonly maxSize: number;
+  readonly maxRecipients: number;
+  readonly toleranceS: number;
+  /** A field's value, repeated fields combined with ", " (as fetch and RFC 9421 combine them). */
+  header(name: string): string | undefined;
+  /** `headers`: the first member of a Signature-Input that parses. */
+  member?: SignatureInputMember;
+  /** `headers`: a Content-Digest that parses, for `digest`. */
+  digest?: string;
+  /** `headers`: whether the Content-Type is multipart/mixed with a boundary, to split the body by. */
+  contentTypeOk: boolean;
+  /** `from-domain`: the body parsed as far as the envelope (the receiver's own parse), or why it could not be. */
+  body?: { readonly parsed: ParsedBody } | { readonly problem: string };
+}
+
+/** One check run dry: its lines. */
+type LintStep = (c: LintContext) => LintLine[] | Promise<LintLine[]>;
+
 /**
- * Runs the receiver's checks on a request, in G10's order, one line per
- * check, going on past failures wherever a later check can still run. Never
- * throws for what the request holds; a key set's `lookup` may throw (a key
- * that cannot be imported), and that error comes through.
+ * The checks run dry, by ID. Those left out need the receiver's state or its host (availability,
+ * target-host, idempotency, rate-limit, policy: {@link NOT_LINTED}) and give no line.
+ */
+const lintSteps: { readonly [id in RequestCheckId]: LintStep | undefined } = {
+  "version-path": versionPathLines,
+  availability: undefined,
+  headers: headerLines,
+  size: sizeLines,
+  "target-host": undefined,
+  signature: signatureLines,
+  digest: digestLines,
+  "from-domain": fromDomainLines,
+  idempotency: undefined,
+  envelope: envelopeLines,
+  "recipient-domain": recipientDomainLines,
+  "rate-limit": undefined,
+  policy: undefined,
+};
+
+/**
+ * Runs the receiver's checks on a request, in G10's order (`checkOrder`, the order the handler walks its
+ * steps in), one line per check, going on past failures wherever a later check can still run. Dry: nothing
+ * is stored, no state is read or changed. Never throws for what the request holds; a key set's `lookup`
+ * may throw (a key that cannot be imported), and that error comes through.
  */
 export async function lintChecks(request: LintedRequest, options: LintOptions): Promise<LintLine[]> {
-  const parsed = { ...request, view: viewOf(request) };
-  const lines: LintLine[] = [];
-  const add = (line: LintLine): void => {
-    lines.push(line);
-  };
+  const view = viewOf(request);
   const config = options.config;
-  const versions = config?.capabilities.versions ?? ["v1"];
-  const maxSize = config?.capabilities.max_message_size ?? MIN_MAX_MESSAGE_SIZE;
-  const maxRecipients = config?.capabilities.max_recipients ?? DEFAULT_MAX_RECIPIENTS;
-  const toleranceS = config?.readings.G3.toleranceS ?? DEFAULT_TOLERANCE_S;
-  const view = parsed.view;
-  const header = (name: string): string | undefined => {
-    const values = view.headers.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
-    return values.length === 0 ? undefined : values.join(", ");
+  const c: LintContext = {
+    request,
+    view,
+    options,
+    config,
+    versions: config?.capabilities.versions ?? ["v1"],
+    maxSize: config?.capabilities.max_message_size ?? MIN_MAX_MESSAGE_SIZE,
+    maxRecipients: config?.capabilities.max_recipients ?? DEFAULT_MAX_RECIPIENTS,
+    toleranceS: config?.readings.G3.toleranceS ?? DEFAULT_TOLERANCE_S,
+    header: (name) => {
+      const values = view.headers.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
+      return values.length === 0 ? undefined : values.join(", ");
+    },
+    contentTypeOk: false,
   };
-
-  // ── version-path (404) and the resource ──────────────────────────
-  const path = pathOf(parsed.url);
-  const version = parseVersionPath(path);
-  if (!version.versioned) {
-    add({
-      check: "version-path",
-      step: "version-path",
-      status: "fail",
-      rule: "POST-1",
-      detail: `${path} is not a path of the service: deliveries go to /v1/messages`,
-      answer: ANSWER.notFound,
-    });
-  } else if (!versions.includes(version.segment)) {
-    add({
-      check: "version-path",
-      step: "version-path",
-      status: "fail",
-      rule: "VER-7",
-      detail: `${version.segment} is not served (served: ${versions.join(", ")})`,
-      answer: ANSWER.unsupported,
-    });
-  } else if (version.rest !== "/messages") {
-    add({
-      check: "version-path",
-      step: "version-path",
-      status: "fail",
-      rule: "POST-1",
-      detail: `${path} is not /${version.segment}/messages`,
-      answer: ANSWER.notFound,
-    });
-  } else if (parsed.method !== "POST") {
-    add({
-      check: "version-path",
-      step: "version-path",
-      status: "fail",
-      rule: "POST-1",
-      detail: `${parsed.method} ${path}: deliveries are POSTed`,
-      answer: ANSWER.method,
-    });
-  } else {
-    add({ check: "version-path", step: "version-path", status: "pass", rule: "VER-1", detail: `POST ${path}` });
+  const lines: LintLine[] = [];
+  for (const id of checkOrder("R")) {
+    const step = lintSteps[id];
+    if (step !== undefined) pushAll(lines, await step(c));
   }
+  return lines;
+}
 
-  // ── headers (400), one line each ─────────────────────────────────
-  const key = header("idempotency-key");
-  add(
-    key === undefined
-      ? headerLine("idempotency-key", "POST-2", "the Idempotency-Key header is missing")
-      : key.length < 1 || key.length > 128
-        ? headerLine(
-            "idempotency-key",
-            "LIM-5",
-            `the Idempotency-Key has ${key.length} characters; 1 to 128 are allowed`,
-          )
-        : !/^[A-Za-z0-9._~-]+$/.test(key)
-          ? headerLine("idempotency-key", "POST-2", "the Idempotency-Key may hold only A-Z a-z 0-9 . _ ~ -")
-          : headerLine("idempotency-key", "POST-2", `${key}`, true),
+/** `version-path` (404, 405): where the receiver sends the request (`versionPathVerdict`, as it does). */
+function versionPathLines(c: LintContext): LintLine[] {
+  const { method, url } = c.request;
+  const path = pathOf(url);
+  const verdict = versionPathVerdict(method, path, c.versions);
+  const fail = (rule: string, detail: string, answer?: LintLine["answer"]): LintLine[] =>
+    stepLine("version-path", rule)("fail", detail, answer);
+  switch (verdict.kind) {
+    case "delivery":
+      return [{ check: "version-path", step: "version-path", status: "pass", rule: "VER-1", detail: `POST ${path}` }];
+    case "unversioned":
+      return fail("POST-1", `${path} is not a path of the service: deliveries go to /v1/messages`, ANSWER.notFound);
+    case "capabilities":
+      return fail(
+        "POST-1",
+        `${path} is the capabilities document, not /v1/messages`,
+        verdict.allowed ? undefined : ANSWER.method,
+      );
+    case "unsupported":
+      return fail("VER-7", `${verdict.segment} is not served (served: ${c.versions.join(", ")})`, ANSWER.unsupported);
+    case "unimplemented":
+      return fail(
+        "VER-1",
+        `${verdict.segment} is served, but Mailscope's receiver implements only v1`,
+        ANSWER.notFound,
+      );
+    case "no-resource":
+      return fail("POST-1", `${path} is not /${verdict.segment}/messages`, ANSWER.notFound);
+    case "method":
+      return fail("POST-1", `${method} ${path}: deliveries are POSTed`, ANSWER.method);
+  }
+}
+
+/** `headers` (400): one line per header, with the receiver's rules (`idempotencyKeyViolation`, `firstLabelViolation`). */
+function headerLines(c: LintContext): LintLine[] {
+  const lines: LintLine[] = [];
+  const key = c.header("idempotency-key");
+  const keyViolation = idempotencyKeyViolation(key ?? null);
+  lines.push(
+    keyViolation === undefined
+      ? headerLine("idempotency-key", "POST-2", `${key}`, true)
+      : headerLine("idempotency-key", keyViolation.rule, keyViolation.message),
   );
-  const inputHeader = header("signature-input");
-  const signatureHeader = header("signature");
-  let member: SignatureInputMember | undefined;
+  const inputHeader = c.header("signature-input");
+  const signatureHeader = c.header("signature");
   if (inputHeader === undefined) {
-    add(headerLine("signature-input", "POST-4", "the Signature-Input header is missing"));
+    lines.push(headerLine("signature-input", "POST-4", "the Signature-Input header is missing"));
   } else {
     const inputs = parseSignatureInput(inputHeader);
-    if (!inputs.ok) add(headerLine("signature-input", "POST-4", text(inputs.violations)));
+    if (!inputs.ok) lines.push(headerLine("signature-input", "POST-4", text(inputs.violations)));
     else {
-      member = [...inputs.value.values()][0];
+      const member = [...inputs.value.values()][0];
+      if (member !== undefined) c.member = member;
       const more = inputs.value.size > 1 ? ` (and ${inputs.value.size - 1} more; the first is checked)` : "";
-      add(
+      lines.push(
         headerLine(
           "signature-input",
           "POST-4",
@@ -221,67 +269,64 @@ export async function lintChecks(request: LintedRequest, options: LintOptions): 
     }
   }
   if (signatureHeader === undefined) {
-    add(headerLine("signature", "POST-3", "the Signature header is missing"));
+    lines.push(headerLine("signature", "POST-3", "the Signature header is missing"));
   } else {
     const signatures = parseSignature(signatureHeader);
-    if (!signatures.ok) add(headerLine("signature", "POST-3", text(signatures.violations)));
-    else if (member !== undefined && !signatures.value.has(member.label)) {
-      add(
-        headerLine(
-          "signature",
-          "POST-3",
-          `Signature has no member "${member.label}", which Signature-Input names first`,
-        ),
-      );
-    } else
-      add(
-        headerLine(
-          "signature",
-          "POST-3",
-          `${signatures.value.size} signature${signatures.value.size === 1 ? "" : "s"}`,
-          true,
-        ),
-      );
+    const label = signatures.ok ? firstLabelViolation(c.member, signatures.value) : undefined;
+    if (!signatures.ok) lines.push(headerLine("signature", "POST-3", text(signatures.violations)));
+    else if (label !== undefined) lines.push(headerLine("signature", label.rule, label.message));
+    else {
+      const n = signatures.value.size;
+      lines.push(headerLine("signature", "POST-3", `${n} signature${n === 1 ? "" : "s"}`, true));
+    }
   }
-  const digestHeader = header("content-digest");
-  let digestUsable = false;
+  const digestHeader = c.header("content-digest");
   if (digestHeader === undefined) {
-    add(headerLine("content-digest", "POST-5", "the Content-Digest header is missing"));
+    lines.push(headerLine("content-digest", "POST-5", "the Content-Digest header is missing"));
   } else {
     const digest = parseContentDigest(digestHeader);
-    digestUsable = digest.ok;
-    add(
+    if (digest.ok) c.digest = digestHeader;
+    lines.push(
       digest.ok
         ? headerLine("content-digest", "POST-5", [...digest.value.keys()].join(", "), true)
         : headerLine("content-digest", "POST-5", text(digest.violations)),
     );
   }
-  const contentTypeHeader = header("content-type");
-  const contentType = parseContentType(contentTypeHeader ?? null);
-  add(
+  const contentType = parseContentType(c.header("content-type") ?? null);
+  c.contentTypeOk = contentType.ok;
+  lines.push(
     contentType.ok
       ? headerLine("content-type", "POST-6", `multipart/mixed, boundary ${contentType.value.boundary}`, true)
       : headerLine("content-type", "POST-6", text(contentType.violations)),
   );
+  return lines;
+}
 
-  // ── size (413) ───────────────────────────────────────────────────
-  const size = parsed.body.length;
-  add(
-    size > maxSize
+/** `size` (413): the whole body against max_message_size. */
+function sizeLines(c: LintContext): LintLine[] {
+  const size = c.request.body.length;
+  return [
+    size > c.maxSize
       ? {
           check: "size",
           step: "size",
           status: "fail",
           rule: "ERR-12",
-          detail: `the body has ${size} bytes, over max_message_size ${maxSize}`,
+          detail: `the body has ${size} bytes, over max_message_size ${c.maxSize}`,
           answer: ANSWER.tooLarge,
         }
-      : { check: "size", step: "size", status: "pass", rule: "LIM-2", detail: `${size} bytes, at most ${maxSize}` },
-  );
+      : { check: "size", step: "size", status: "pass", rule: "LIM-2", detail: `${size} bytes, at most ${c.maxSize}` },
+  ];
+}
 
-  // ── signature (401): RFC 9421 as such, any components, any algorithm ──
-  // Verified here, reported after the profile's lines: serve checks what the Signature-Input claims
-  // before it looks the key up, so a request wrong in both is refused for its claims (G10).
+/**
+ * `signature` (401): the profile's claims (G1–G4), then RFC 9421 as such, any components, any algorithm.
+ * Verified first, reported after the profile's lines: serve checks what the Signature-Input claims before
+ * it looks the key up, so a request wrong in both is refused for its claims (G10).
+ */
+async function signatureLines(c: LintContext): Promise<LintLine[]> {
+  const { member, options } = c;
+  const signatureHeader = c.header("signature");
   let verifiedAlgorithm: string | undefined;
   let signatureLine: LintLine;
   if (member === undefined || signatureHeader === undefined) {
@@ -295,7 +340,7 @@ export async function lintChecks(request: LintedRequest, options: LintOptions): 
   } else {
     let source: string | undefined;
     const keys = options.keys;
-    const result = await verifyRequestSignature(view, {
+    const result = await verifyRequestSignature(c.view, {
       label: member.label,
       nowS: options.nowS,
       keyLookup: async (keyid, alg) => {
@@ -304,14 +349,6 @@ export async function lintChecks(request: LintedRequest, options: LintOptions): 
         return found?.key as CryptoKey | undefined;
       },
     });
-    const covered = member.components
-      .map(
-        (c) =>
-          `"${c.name}"${Object.entries(c.params ?? {})
-            .map(([k, v]) => (v === true ? `;${k}` : `;${k}=${JSON.stringify(v)}`))
-            .join("")}`,
-      )
-      .join(" ");
     if (result.ok) {
       verifiedAlgorithm = result.algorithm;
       signatureLine = {
@@ -319,7 +356,7 @@ export async function lintChecks(request: LintedRequest, options: LintOptions): 
         step: "signature",
         status: "pass",
         rule: "AUTH-5",
-        detail: `${result.algorithm} signature ${result.label} over (${covered}) verifies with ${source ?? "the key"}`,
+        detail: `${result.algorithm} signature ${result.label} over (${coveredText(member)}) verifies with ${source ?? "the key"}`,
       };
     } else {
       const hint = result.reason === "unknown-key" ? (options.hints?.unknownKey ?? "") : "";
@@ -333,254 +370,202 @@ export async function lintChecks(request: LintedRequest, options: LintOptions): 
       };
     }
   }
+  return [...profileLines(c, verifiedAlgorithm), signatureLine];
+}
 
-  // ── the profile (G1–G4, 401), then the signature ────────────────
+/** The profile's lines (G1–G4): its components, algorithm (and the key's, once verified), `created`, keyid. */
+function profileLines(c: LintContext, verifiedAlgorithm: string | undefined): LintLine[] {
+  const { member } = c;
   if (member === undefined) {
-    for (const [check, rule] of [
-      ["components", "G2"],
-      ["algorithm", "G1"],
-      ["created", "G3"],
-      ["keyid", "G4"],
-    ] as const) {
-      add({ check, step: "signature", status: "skip", rule, detail: "not checked: no usable Signature-Input" });
-    }
-  } else {
-    add(profileLine(checkComponents(member)));
-    const algorithm = checkAlgorithm(member);
-    if (algorithm.pass && verifiedAlgorithm !== undefined && verifiedAlgorithm !== PROFILE_ALGORITHM) {
-      add({
-        check: "algorithm",
-        step: "signature",
-        status: "fail",
-        rule: "G1",
-        detail: `the key is ${verifiedAlgorithm}; the profile signs with ${PROFILE_ALGORITHM} only`,
-        answer: ANSWER.badSignature,
-      });
-    } else {
-      add(profileLine(algorithm));
-    }
-    add(profileLine(checkCreated(member, options.nowS, toleranceS)));
-    add(profileLine(checkKeyid(member)));
-  }
-  add(signatureLine);
-
-  // ── digest (401): after the signature, as serve reads the body only once it verifies ──
-  if (digestHeader === undefined || !digestUsable) {
-    add({
-      check: "digest",
-      step: "digest",
+    return (
+      [
+        ["components", "G2"],
+        ["algorithm", "G1"],
+        ["created", "G3"],
+        ["keyid", "G4"],
+      ] as const
+    ).map(([check, rule]) => ({
+      check,
+      step: "signature",
       status: "skip",
-      rule: "POST-5",
-      detail: "not checked: no usable Content-Digest",
-    });
+      rule,
+      detail: "not checked: no usable Signature-Input",
+    }));
+  }
+  const algorithm = checkAlgorithm(member);
+  return [
+    profileLine(checkComponents(member)),
+    algorithm.pass && verifiedAlgorithm !== undefined && verifiedAlgorithm !== PROFILE_ALGORITHM
+      ? {
+          check: "algorithm",
+          step: "signature",
+          status: "fail",
+          rule: "G1",
+          detail: `the key is ${verifiedAlgorithm}; the profile signs with ${PROFILE_ALGORITHM} only`,
+          answer: ANSWER.badSignature,
+        }
+      : profileLine(algorithm),
+    profileLine(checkCreated(member, c.options.nowS, c.toleranceS)),
+    profileLine(checkKeyid(member)),
+  ];
+}
+
+/** `digest` (401): after the signature, as serve reads the body only once it verifies. */
+async function digestLines(c: LintContext): Promise<LintLine[]> {
+  if (c.digest === undefined) {
+    return [
+      {
+        check: "digest",
+        step: "digest",
+        status: "skip",
+        rule: "POST-5",
+        detail: "not checked: no usable Content-Digest",
+      },
+    ];
+  }
+  const verdict = await verifyContentDigest(c.request.body, c.digest);
+  return [
+    verdict.ok
+      ? {
+          check: "digest",
+          step: "digest",
+          status: "pass",
+          rule: "POST-5",
+          detail: `${verdict.algorithm} matches the body`,
+        }
+      : {
+          check: "digest",
+          step: "digest",
+          status: "fail",
+          rule: "POST-5",
+          detail: verdict.violation.message,
+          answer: ANSWER.badSignature,
+        },
+  ];
+}
+
+/** The body parsed as the receiver parses it (`parseBody`), once: `from-domain` and `envelope` read it. */
+function bodyOf(c: LintContext): { readonly parsed: ParsedBody } | { readonly problem: string } {
+  if (c.body !== undefined) return c.body;
+  let body: { readonly parsed: ParsedBody } | { readonly problem: string };
+  if (!c.contentTypeOk) {
+    body = { problem: "no multipart/mixed Content-Type to split the body by" };
   } else {
-    const verdict = await verifyContentDigest(parsed.body, digestHeader);
-    add(
-      verdict.ok
-        ? {
-            check: "digest",
-            step: "digest",
-            status: "pass",
-            rule: "POST-5",
-            detail: `${verdict.algorithm} matches the body`,
-          }
-        : {
-            check: "digest",
-            step: "digest",
-            status: "fail",
-            rule: "POST-5",
-            detail: verdict.violation.message,
-            answer: ANSWER.badSignature,
-          },
+    const parsed = parseBody(c.request.body, c.header("content-type") ?? "", { maxRecipients: c.maxRecipients });
+    body = !parsed.ok && parsed.stage !== "envelope" ? { problem: text(parsed.violations) } : { parsed };
+  }
+  c.body = body;
+  return body;
+}
+
+/** `from-domain` (401, or 403 under G19's reading): the envelope's `from` as the receiver reads it (`fromDomainOf`). */
+function fromDomainLines(c: LintContext): LintLine[] {
+  const line = stepLine("from-domain", "AUTH-4");
+  const body = bodyOf(c);
+  if (!("parsed" in body)) return line("skip", "not checked: no envelope");
+  const keyid = c.member?.params.keyid;
+  const signingDomain = keyid === undefined ? undefined : signingDomainOfKeyid(keyid);
+  if (signingDomain === undefined || !signingDomain.ok) {
+    return line("skip", "not checked: no signing domain (the keyid is not of the G4 form)");
+  }
+  if (fromOf(body.parsed.json) === null) return line("pass", "null from (a DSN): no domain to compare");
+  const from = body.parsed.fromDomain;
+  if (from === undefined) return line("skip", "not checked: the envelope from is not a mailbox");
+  if (from !== signingDomain.value) {
+    return line(
+      "fail",
+      `${fromDomainMismatch(from, signingDomain.value)} (G19)`,
+      fromDomainAnswer(c.config?.readings.G19 ?? "401"),
     );
   }
+  return line("pass", `${from} is the signing domain`);
+}
 
-  const keyid = member?.params.keyid;
-  const signingDomain = keyid === undefined ? undefined : signingDomainOfKeyid(keyid);
-
-  // ── the body: from-domain (401), envelope (400), mailboxes, recipient-domain ──
-  let envelopeJson: unknown;
-  let bodyProblem: string | undefined;
-  if (!contentType.ok) {
-    bodyProblem = "no multipart/mixed Content-Type to split the body by";
-  } else {
-    const multipart = parseMultipartBody(parsed.body, contentTypeHeader ?? "");
-    if (!multipart.ok) bodyProblem = text(multipart.violations);
-    else {
-      const json = parseJson(multipart.value.envelopeJson, "$", "POST-8");
-      if (!json.ok) bodyProblem = text(json.violations);
-      else envelopeJson = json.value;
-    }
+/** `envelope` (400): the two parts, the Envelope, its mailboxes (ENV-8 first: the recipients of a `to` too long are not read). */
+function envelopeLines(c: LintContext): LintLine[] {
+  const body = bodyOf(c);
+  if (!("parsed" in body)) {
+    return [
+      {
+        check: "body",
+        step: "envelope",
+        status: "fail",
+        rule: "POST-7",
+        detail: body.problem,
+        answer: ANSWER.badRequest,
+      },
+      { check: "envelope", step: "envelope", status: "skip", rule: "ENV-1", detail: "not checked: no envelope part" },
+      { check: "mailboxes", step: "envelope", status: "skip", rule: "MBX-1", detail: "not checked: no envelope part" },
+    ];
   }
-  const from = fromOf(envelopeJson);
-  if (bodyProblem !== undefined || envelopeJson === undefined) {
-    add({
-      check: "from-domain",
-      step: "from-domain",
-      status: "skip",
-      rule: "AUTH-4",
-      detail: "not checked: no envelope",
-    });
-  } else if (signingDomain === undefined || !signingDomain.ok) {
-    add({
-      check: "from-domain",
-      step: "from-domain",
-      status: "skip",
-      rule: "AUTH-4",
-      detail: "not checked: no signing domain (the keyid is not of the G4 form)",
-    });
-  } else if (from === null) {
-    add({
-      check: "from-domain",
-      step: "from-domain",
-      status: "pass",
-      rule: "AUTH-4",
-      detail: "null from (a DSN): no domain to compare",
-    });
-  } else if (from === undefined || from.domain !== signingDomain.value) {
-    add({
-      check: "from-domain",
-      step: "from-domain",
-      status: from === undefined ? "skip" : "fail",
-      rule: "AUTH-4",
-      detail:
-        from === undefined
-          ? "not checked: the envelope from is not a mailbox"
-          : `the envelope from is in ${from.domain}, but the signature is by ${signingDomain.value} (G19)`,
-      ...(from !== undefined && {
-        answer:
-          config?.readings.G19 === "403" ? { status: 403, problem: "policy_rejected" as const } : ANSWER.badSignature,
-      }),
-    });
-  } else {
-    add({
-      check: "from-domain",
-      step: "from-domain",
-      status: "pass",
-      rule: "AUTH-4",
-      detail: `${from.domain} is the signing domain`,
-    });
-  }
-
-  if (bodyProblem !== undefined || envelopeJson === undefined) {
-    add({
-      check: "body",
-      step: "envelope",
-      status: "fail",
-      rule: "POST-7",
-      detail: bodyProblem ?? "no envelope",
-      answer: ANSWER.badRequest,
-    });
-    add({
-      check: "envelope",
-      step: "envelope",
-      status: "skip",
-      rule: "ENV-1",
-      detail: "not checked: no envelope part",
-    });
-    add({
-      check: "mailboxes",
-      step: "envelope",
-      status: "skip",
-      rule: "MBX-1",
-      detail: "not checked: no envelope part",
-    });
-    add({
-      check: "recipient-domain",
-      step: "recipient-domain",
-      status: "skip",
-      rule: "POST-22",
-      detail: "not checked: no envelope part",
-    });
-  } else {
-    add({
+  const { parsed } = body;
+  const violations = parsed.ok ? [] : parsed.violations;
+  const mailboxViolations = violations.filter((v) => v.rule.startsWith("MBX-"));
+  const otherViolations = violations.filter((v) => !v.rule.startsWith("MBX-"));
+  const tooMany = otherViolations.some((v) => v.rule === "ENV-8");
+  return [
+    {
       check: "body",
       step: "envelope",
       status: "pass",
       rule: "POST-7",
       detail: "two parts: application/json, message/rfc822",
-    });
-    const envelope = parseEnvelope(envelopeJson, { maxRecipients });
-    const violations = envelope.ok ? [] : envelope.violations;
-    const mailboxViolations = violations.filter((v) => v.rule.startsWith("MBX-"));
-    const otherViolations = violations.filter((v) => !v.rule.startsWith("MBX-"));
-    add(
-      otherViolations.length > 0
-        ? {
-            check: "envelope",
-            step: "envelope",
-            status: "fail",
-            rule: otherViolations[0]?.rule ?? "ENV-1",
-            detail: pathText(otherViolations),
-            answer: ANSWER.badRequest,
-          }
-        : { check: "envelope", step: "envelope", status: "pass", rule: "ENV-1", detail: envelopeSummary(envelopeJson) },
-    );
-    // ENV-8 comes first, on the length of `to` alone: the recipients of a `to` that is too long are not read.
-    const tooMany = otherViolations.some((v) => v.rule === "ENV-8");
-    add(
-      tooMany
+    },
+    otherViolations.length > 0
+      ? {
+          check: "envelope",
+          step: "envelope",
+          status: "fail",
+          rule: otherViolations[0]?.rule ?? "ENV-1",
+          detail: pathText(otherViolations),
+          answer: ANSWER.badRequest,
+        }
+      : { check: "envelope", step: "envelope", status: "pass", rule: "ENV-1", detail: envelopeSummary(parsed.json) },
+    tooMany
+      ? {
+          check: "mailboxes",
+          step: "envelope",
+          status: "skip",
+          rule: "MBX-1",
+          detail: `not checked: "to" has more than ${c.maxRecipients} recipients (ENV-8 comes first)`,
+        }
+      : mailboxViolations.length > 0
         ? {
             check: "mailboxes",
             step: "envelope",
-            status: "skip",
-            rule: "MBX-1",
-            detail: `not checked: "to" has more than ${maxRecipients} recipients (ENV-8 comes first)`,
+            status: "fail",
+            rule: mailboxViolations[0]?.rule ?? "MBX-1",
+            detail: pathText(mailboxViolations),
+            answer: ANSWER.badRequest,
           }
-        : mailboxViolations.length > 0
-          ? {
-              check: "mailboxes",
-              step: "envelope",
-              status: "fail",
-              rule: mailboxViolations[0]?.rule ?? "MBX-1",
-              detail: pathText(mailboxViolations),
-              answer: ANSWER.badRequest,
-            }
-          : {
-              check: "mailboxes",
-              step: "envelope",
-              status: "pass",
-              rule: "MBX-1",
-              detail: "every mailbox is well-formed",
-            },
+        : {
+            check: "mailboxes",
+            step: "envelope",
+            status: "pass",
+            rule: "MBX-1",
+            detail: "every mailbox is well-formed",
+          },
+  ];
+}
+
+/** `recipient-domain` (400): the recipients' domain is served (needs the configuration). */
+function recipientDomainLines(c: LintContext): LintLine[] {
+  const line = stepLine("recipient-domain", "POST-22");
+  const body = bodyOf(c);
+  if (!("parsed" in body)) return line("skip", "not checked: no envelope part");
+  const { config } = c;
+  if (config === undefined) {
+    return line(
+      "skip",
+      `not checked: which domains are served?${c.options.hints?.noConfig ?? " (no receiver configuration)"}`,
     );
-    const domain = envelope.ok ? envelope.value.to[0]?.domain : undefined;
-    if (config === undefined) {
-      add({
-        check: "recipient-domain",
-        step: "recipient-domain",
-        status: "skip",
-        rule: "POST-22",
-        detail: `not checked: which domains are served?${options.hints?.noConfig ?? " (no receiver configuration)"}`,
-      });
-    } else if (domain === undefined) {
-      add({
-        check: "recipient-domain",
-        step: "recipient-domain",
-        status: "skip",
-        rule: "POST-22",
-        detail: "not checked: no valid envelope",
-      });
-    } else if (!config.domains.includes(domain)) {
-      add({
-        check: "recipient-domain",
-        step: "recipient-domain",
-        status: "fail",
-        rule: "POST-22",
-        detail: `${domain} is not served here (served: ${config.domains.join(", ")})`,
-        answer: ANSWER.badRequest,
-      });
-    } else {
-      add({
-        check: "recipient-domain",
-        step: "recipient-domain",
-        status: "pass",
-        rule: "POST-22",
-        detail: `${domain} is served here`,
-      });
-    }
   }
-  return lines;
+  const domain = body.parsed.ok ? body.parsed.envelope.to[0]?.domain : undefined;
+  if (domain === undefined) return line("skip", "not checked: no valid envelope");
+  if (!config.domains.includes(domain)) {
+    return line("fail", `${domain} is not served here (served: ${config.domains.join(", ")})`, ANSWER.badRequest);
+  }
+  return line("pass", `${domain} is served here`);
 }
 
 /**
@@ -638,6 +623,16 @@ function pathOf(url: string): string {
   }
 }
 
+/** The one line of a step that gives one, named as the step: its status, detail and answer. */
+function stepLine(
+  step: ReceiverCheckId,
+  rule: string,
+): (status: LintStatus, detail: string, answer?: LintLine["answer"]) => LintLine[] {
+  return (status, detail, answer) => [
+    { check: step, step, status, rule, detail, ...(answer !== undefined && { answer }) },
+  ];
+}
+
 function headerLine(name: string, rule: string, detail: string, pass = false): LintLine {
   return pass
     ? { check: `header ${name}`, step: "headers", status: "pass", rule, detail }
@@ -656,17 +651,22 @@ function profileLine(check: ProfileCheck): LintLine {
   };
 }
 
-function fromOf(json: unknown): { domain: string } | null | undefined {
+/** The envelope's raw `from`: null for a DSN (undefined when the JSON is not an object). */
+function fromOf(json: unknown): unknown {
   if (typeof json !== "object" || json === null || Array.isArray(json)) return undefined;
-  const from = (json as Record<string, unknown>)["from"];
-  if (from === null) return null;
-  if (typeof from !== "string" || !from.includes("@")) return undefined;
-  return {
-    domain: from
-      .slice(from.lastIndexOf("@") + 1)
-      .toLowerCase()
-      .replace(/\.$/, ""),
-  };
+  return (json as Record<string, unknown>)["from"];
+}
+
+/** The components a signature covers, as its Signature-Input writes them. */
+function coveredText(member: SignatureInputMember): string {
+  return member.components
+    .map(
+      (c) =>
+        `"${c.name}"${Object.entries(c.params ?? {})
+          .map(([k, v]) => (v === true ? `;${k}` : `;${k}=${JSON.stringify(v)}`))
+          .join("")}`,
+    )
+    .join(" ");
 }
 
 function envelopeSummary(json: unknown): string {

@@ -8,7 +8,6 @@ import { beforeAll, describe, expect, it } from "vitest";
 import receiverDown from "../../scenarios/receiver-down-past-fallback-window.yaml?raw";
 import type { RecordedEvent } from "../trace/schema.ts";
 import {
-  annotationBreakpoints,
   breakpointsProblem,
   conditionLike,
   conditionMatches,
@@ -127,7 +126,7 @@ describe("breakpoint conditions", () => {
       "lesson note at +2:00:00: The window ends.",
     );
     expect(words({ kind: "annotation", note: "Down again.", on: "attempt.judged", nth: 2 })).toBe(
-      "lesson note at attempt.judged no. 2: Down again.",
+      "lesson note at the 2nd attempt.judged: Down again.",
     );
   });
 
@@ -143,29 +142,6 @@ describe("breakpoint conditions", () => {
     expect(
       sameCondition({ messageId: "m1@a.example", state: "retryScheduled", kind: "state" }, conditionLike(transition)),
     ).toBe(true);
-  });
-
-  it("a lesson's annotations become breakpoints: at a time (from the start) or on a kind", () => {
-    expect(
-      annotationBreakpoints(
-        [
-          { note: "The window ends", atOffsetMs: 7_200_000 },
-          { note: "The hand-off", on: "smtp.handoff", nth: 1 },
-        ],
-        startMs,
-      ),
-    ).toEqual([
-      {
-        id: "annotation-1",
-        enabled: true,
-        condition: { kind: "annotation", note: "The window ends", atMs: startMs + 7_200_000 },
-      },
-      {
-        id: "annotation-2",
-        enabled: true,
-        condition: { kind: "annotation", note: "The hand-off", on: "smtp.handoff", nth: 1 },
-      },
-    ]);
   });
 
   it("a list that came over a message port is checked, and what is wrong said with where", () => {

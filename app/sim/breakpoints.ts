@@ -19,6 +19,7 @@
  * without stopping: a jump goes where it is sent.
  */
 import { formatOffset } from "../trace/offset.ts";
+import { ordinal } from "./lesson.ts";
 import { rulesCited } from "../trace/ruleEvidence.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 
@@ -185,7 +186,7 @@ export function describeCondition(
         condition.atMs !== undefined
           ? `at ${formatOffset(condition.atMs, startMs)}`
           : condition.nth !== undefined
-            ? `at ${condition.on ?? "?"} no. ${condition.nth}`
+            ? `at the ${ordinal(condition.nth)} ${condition.on ?? "?"}`
             : `at every ${condition.on ?? "?"}`;
       return `lesson note ${where}: ${condition.note}`;
     }
@@ -266,32 +267,6 @@ function conditionProblem(value: unknown): string | undefined {
     default:
       return `no breakpoint is of kind ${JSON.stringify(c["kind"])}`;
   }
-}
-
-/** A lesson's annotation as a scenario gives it: at an offset from the start, or on an event kind (its nth). */
-export interface AnnotationAt {
-  readonly note: string;
-  /** Offset from the run's start, ms. */
-  readonly atOffsetMs?: number;
-  readonly on?: string;
-  readonly nth?: number;
-}
-
-/**
- * The breakpoints of a lesson's annotations (a pause at each note, as a
- * lesson is played), ids `annotation-1`, `annotation-2`, … in order.
- */
-export function annotationBreakpoints(annotations: readonly AnnotationAt[], startMs: number): Breakpoint[] {
-  return annotations.map((a, i) => ({
-    id: `annotation-${i + 1}`,
-    enabled: true,
-    condition: {
-      kind: "annotation",
-      note: a.note,
-      ...(a.atOffsetMs !== undefined ? { atMs: startMs + a.atOffsetMs } : { on: a.on ?? "" }),
-      ...(a.atOffsetMs === undefined && a.nth !== undefined && { nth: a.nth }),
-    },
-  }));
 }
 
 /**

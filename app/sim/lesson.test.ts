@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { annotationPoints, firstSentence, ordinal, pausesBetween, readAnnotations } from "./lesson.ts";
+import { StopFinder } from "./breakpoints.ts";
+import {
+  annotationPoints,
+  firstSentence,
+  noteBreakpoints,
+  noteOfBreakpoint,
+  ordinal,
+  readAnnotations,
+} from "./lesson.ts";
 import { parse } from "yaml";
 import { runScenarioText } from "./runScenario.ts";
 import { parseScenarioText } from "./scenario.ts";
@@ -82,9 +90,22 @@ describe("lessons: summaries and annotations (issue 24)", () => {
     // Before the hand-off happened, its annotation is not placed yet.
     const early = annotationPoints(annotations, trace.events.slice(0, 10), start);
     expect(early[1]?.timeMs).toBeUndefined();
-    // The pause points of a span: those with pause, in time order; the 8th attempt's has pause: false.
-    expect(pausesBetween(points, start, start + 7_380_000).map((p) => p.index)).toEqual([4, 0, 1]);
-    expect(pausesBetween(points, start + 7_200_000, start + 7_380_000).map((p) => p.index)).toEqual([1]);
-    expect(pausesBetween(points, start + 7_380_000, start + 9_000_000)).toEqual([]);
+    // Played as a lesson, the notes with pause are breakpoints: the 8th attempt's has pause: false.
+    const breakpoints = noteBreakpoints(annotations, start);
+    expect(breakpoints.map((b) => [b.id, b.condition])).toEqual([
+      ["note-1", { kind: "annotation", note: "the window ends", atMs: start + 7_200_000 }],
+      ["note-2", { kind: "annotation", note: "handed over", on: "smtp.handoff", nth: 1 }],
+      ["note-4", { kind: "annotation", note: "never happens here", on: "delivery.bounced", nth: 1 }],
+      ["note-5", { kind: "annotation", note: "an ISO time", atMs: start + 60_000 }],
+    ]);
+    expect(breakpoints.map((b) => noteOfBreakpoint(b.id))).toEqual([0, 1, 3, 4]);
+    expect(noteOfBreakpoint("bp-1")).toBeUndefined();
+    // A note on an event kind stops at that event itself, the first of its kind (not at every one).
+    const finder = new StopFinder();
+    finder.setBreakpoints(breakpoints);
+    expect(finder.nextTime(start)).toEqual({ id: "note-5", atMs: start + 60_000 });
+    expect(finder.nextTime(start + 60_000)).toEqual({ id: "note-1", atMs: start + 7_200_000 });
+    expect(finder.next(trace.events)).toEqual({ kind: "breakpoint", id: "note-2", seq: handoff?.seq });
+    expect(finder.next(trace.events)).toBeUndefined();
   });
 });

@@ -3,8 +3,8 @@
  * itself — its title, a one-line summary (the description's first sentence),
  * its place in the "Start here" path with what to watch for, and its
  * annotations: short notes about a time of the run or an event kind, shown
- * on the timeline and used as pause points when the run is played as a
- * lesson.
+ * on the timeline and, played as a lesson, breakpoints of the playback
+ * ({@link noteBreakpoints}).
  *
  * The scenario parser (scenario.ts) checks these fields; the readers here are
  * lenient, for lists and summaries of files that may not parse (a broken file
@@ -13,6 +13,7 @@
  * opened trace place them alike.
  */
 import { isTraceEventName } from "../trace/events.ts";
+import type { Breakpoint } from "./breakpoints.ts";
 import { formatOffset } from "../trace/offset.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { parseDurationMs, resolveTimeMs, type TimeOffset } from "./faultScope.ts";
@@ -191,13 +192,36 @@ export function annotationPoints(
   });
 }
 
+/** The id of the breakpoint of the note at `index` in the scenario's `annotations` (from 0): `note-1`, `note-2`, …. */
+export function noteBreakpointId(index: number): string {
+  return `note-${index + 1}`;
+}
+
+/** The index of the note a breakpoint id names (`note-2` → 1); undefined for the user's own breakpoints. */
+export function noteOfBreakpoint(id: string): number | undefined {
+  const m = /^note-(\d+)$/.exec(id);
+  return m === null ? undefined : Number(m[1]) - 1;
+}
+
 /**
- * The pause points a run reaches when its playhead goes from `fromMs` (exclusive) to `toMs` (inclusive):
- * the annotations with `pause` placed in that span, in time order. What the playback pauses at when it
- * plays a lesson.
+ * The pause points of a lesson as breakpoints (docs/decisions/0100): each note with `pause`, at its time
+ * (resolved from the run's start) or on the nth event of its kind (the first by default, as
+ * {@link annotationPoints} places it), ids {@link noteBreakpointId}. The session stops at them as at any
+ * breakpoint: at the note's event itself (the last event shown is the note's), or with the clock at its time.
+ * A note whose time does not resolve gives none.
  */
-export function pausesBetween(points: readonly AnnotationPoint[], fromMs: number, toMs: number): AnnotationPoint[] {
-  return points
-    .filter((p) => p.pause && p.timeMs !== undefined && p.timeMs > fromMs && p.timeMs <= toMs)
-    .sort((a, b) => (a.timeMs ?? 0) - (b.timeMs ?? 0) || a.index - b.index);
+export function noteBreakpoints(annotations: readonly ScenarioAnnotation[], startMs: number): Breakpoint[] {
+  const out: Breakpoint[] = [];
+  for (const p of annotationPoints(annotations, [], startMs)) {
+    if (!p.pause) continue;
+    const where =
+      p.on !== undefined ? { on: p.on, nth: p.nth ?? 1 } : p.timeMs !== undefined ? { atMs: p.timeMs } : undefined;
+    if (where === undefined) continue;
+    out.push({
+      id: noteBreakpointId(p.index),
+      enabled: true,
+      condition: { kind: "annotation", note: p.note, ...where },
+    });
+  }
+  return out;
 }

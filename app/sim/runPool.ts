@@ -13,6 +13,19 @@ import type { WorkerReply, WorkerRequest } from "./worker.ts";
 
 /** What the pool needs of one worker. */
 export interface PoolWorker {
+  /**
+   * Settles once the worker can run (a thread has loaded the engine); until
+   * then it is given nothing, so that a slow start delays no run the other
+   * workers could do. Absent: ready at once.
+   */
+  readonly ready?: Promise<void>;
+  /**
+   * Requests it holds at once (default 1): a thread given a second while it
+   * runs one starts it from its own queue, without waiting for the pool's
+   * thread to hand it over (that thread may be busy running one itself). It
+   * still runs them one at a time.
+   */
+  readonly capacity?: number;
   post(request: WorkerRequest): void;
   /** Listens to its replies and to its failure (the worker is then gone). */
   listen(onReply: (reply: WorkerReply) => void, onFailure: (message: string) => void): void;
@@ -27,33 +40,49 @@ interface Job {
 /** A pool over `workers` (at least one). */
 export function poolOf(workers: readonly PoolWorker[]): RunPool {
   const queue: Job[] = [];
-  const busy = new Map<PoolWorker, Job>();
+  // Each worker's requests in flight, oldest first (it answers them in order).
+  const busy = new Map<PoolWorker, Job[]>(workers.map((w) => [w, []]));
   const alive = new Set(workers);
+  const ready = new Set(workers.filter((w) => w.ready === undefined));
   let closed = false;
   const fail = (job: Job, message: string): void =>
     job.resolve({ type: "error", ...(job.request.id !== undefined && { id: job.request.id }), message });
-  const next = (worker: PoolWorker): void => {
-    const job = queue.shift();
-    if (job === undefined) return;
-    busy.set(worker, job);
-    worker.post(job.request);
+  const held = (worker: PoolWorker): Job[] => busy.get(worker) ?? [];
+  /** Hands `worker` the requests waiting, up to its capacity. */
+  const feed = (worker: PoolWorker): void => {
+    if (closed || !alive.has(worker) || !ready.has(worker)) return;
+    const jobs = held(worker);
+    while (jobs.length < (worker.capacity ?? 1)) {
+      const job = queue.shift();
+      if (job === undefined) return;
+      jobs.push(job);
+      worker.post(job.request);
+    }
+  };
+  /** The first worker free, else the first with room. */
+  const place = (): void => {
+    const candidates = [...ready].filter((w) => alive.has(w));
+    const free = candidates.find((w) => held(w).length === 0);
+    const target = free ?? candidates.find((w) => held(w).length < (w.capacity ?? 1));
+    if (target !== undefined) feed(target);
   };
   for (const worker of workers) {
     worker.listen(
       (reply) => {
-        const job = busy.get(worker);
-        busy.delete(worker);
-        job?.resolve(reply);
-        if (!closed) next(worker);
+        held(worker).shift()?.resolve(reply);
+        // A worker that just finished is free: it takes the next waiting request first.
+        feed(worker);
       },
       (message) => {
         alive.delete(worker);
-        const job = busy.get(worker);
-        busy.delete(worker);
-        if (job !== undefined) fail(job, `the simulation worker failed: ${message}`);
+        for (const job of held(worker).splice(0)) fail(job, `the simulation worker failed: ${message}`);
         if (alive.size === 0) for (const waiting of queue.splice(0)) fail(waiting, "no simulation worker is left");
       },
     );
+    void worker.ready?.then(() => {
+      ready.add(worker);
+      feed(worker);
+    });
   }
   return {
     size: workers.length,
@@ -63,14 +92,13 @@ export function poolOf(workers: readonly PoolWorker[]): RunPool {
         if (closed || alive.size === 0)
           return fail(job, closed ? "the pool is closed" : "no simulation worker is left");
         queue.push(job);
-        for (const worker of alive) if (!busy.has(worker)) return next(worker);
+        place();
       });
     },
     close() {
       closed = true;
       for (const waiting of queue.splice(0)) fail(waiting, "cancelled");
-      for (const [, job] of busy) fail(job, "cancelled");
-      busy.clear();
+      for (const jobs of busy.values()) for (const job of jobs.splice(0)) fail(job, "cancelled");
       for (const worker of workers) worker.terminate();
     },
   };

@@ -88,8 +88,14 @@ export const MAX_MAILBOXES = 100_000;
 /** The longest time in seconds a scenario gives (max-age, Retry-After): {@link MAX_SPAN_S}, as {@link MAX_VIRTUAL_MS}. */
 export const MAX_SECONDS = MAX_SPAN_S;
 
-/** How long a run lasts at most after the last message is submitted, unless the scenario says: give-up (5 days) and a day to spare. */
-export const DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS = 6 * 86_400_000;
+/**
+ * How long a run lasts at most after the last message is submitted, unless the scenario says: that
+ * message's give-up (5 days, STATE-7), the give-up of the DSN that reports its bounce (5 more: the DSN is a
+ * delivery of its own, EVT-3), and two days to spare for a failure after acceptance and slow exchanges.
+ * Shorter, a run whose last message bounces stops with its DSN pending, and `terminal-outcome` fails for a
+ * sender that did nothing wrong (decision note 0120).
+ */
+export const DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS = 12 * 86_400_000;
 
 // ---------------------------------------------------------------------------
 // Small value schemas
@@ -820,7 +826,7 @@ const scenarioObject = z.strictObject({
   seed: seedSchema.default(1),
   start: isoTime.optional().meta({ description: "Virtual time at the start; default 2026-01-01T00:00:00Z." }),
   horizon: durationSchema.optional().meta({
-    description: "Stop the run this long after the start at the latest; default 6 days after the last message.",
+    description: "Stop the run this long after the start at the latest; default 12 days after the last message.",
   }),
   problemBase: problemBaseSchema
     .optional()

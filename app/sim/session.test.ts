@@ -16,6 +16,7 @@ import state7 from "../../scenarios/state-7-failure-after-acceptance-dsn.yaml?ra
 import { traceHash } from "../trace/exportJson.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { runScenarioText } from "./runScenario.ts";
+import { DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS } from "./scenario.ts";
 import { createSimulationSession, type SimulationSessionOptions } from "./session.ts";
 import { FAST_SETTLING } from "./world.ts";
 import type { PlaybackSpeed, SessionCommand, SessionMessage, StartCommand } from "./sessionProtocol.ts";
@@ -109,7 +110,7 @@ describe("a live session gives the trace of `mailscope run` (ARCHITECTURE.md Det
       name: "rate-limited-then-down",
       file,
       seed: 3,
-      horizonMs: startMs + 6 * 24 * HOUR,
+      horizonMs: startMs + DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS,
       domains: [
         { name: "a.example", receiver: true },
         { name: "b.example", receiver: true },

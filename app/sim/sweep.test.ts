@@ -181,4 +181,49 @@ describe("the pool: one run at a time per worker, the next to the first free", (
       message: "the pool is closed",
     });
   });
+
+  it("a worker still starting is given nothing (the others run everything meanwhile); one of capacity 2 holds two", async () => {
+    const log: string[] = [];
+    const worker = (name: string, extra: Partial<Pick<PoolWorker, "ready" | "capacity">> = {}) => {
+      let reply: (r: WorkerReply) => void = () => {};
+      const held: number[] = [];
+      const w: PoolWorker & { answer(): void } = {
+        ...extra,
+        post(request: WorkerRequest) {
+          log.push(`${name} ${String(request.id)}`);
+          held.push(Number(request.id));
+        },
+        listen(r) {
+          reply = r;
+        },
+        terminate() {},
+        answer() {
+          const id = held.shift();
+          if (id !== undefined) reply({ type: "invalid", id, errors: [] });
+        },
+      };
+      return w;
+    };
+    let started: () => void = () => {};
+    const here = worker("here");
+    const thread = worker("thread", { ready: new Promise((r) => (started = r)), capacity: 2 });
+    const pool = poolOf([here, thread]);
+    const replies = [1, 2, 3, 4, 5].map((id) => pool.run({ type: "run", id, text: "" }));
+    await Promise.resolve();
+    expect(log).toEqual(["here 1"]);
+    here.answer();
+    expect(log).toEqual(["here 1", "here 2"]);
+    started();
+    await Promise.resolve();
+    await Promise.resolve();
+    // Ready: it takes two at once; the one free takes the next.
+    expect(log).toEqual(["here 1", "here 2", "thread 3", "thread 4"]);
+    thread.answer();
+    expect(log.at(-1)).toBe("thread 5");
+    here.answer();
+    thread.answer();
+    thread.answer();
+    expect((await Promise.all(replies)).map((r) => r.id)).toEqual([1, 2, 3, 4, 5]);
+    pool.close();
+  });
 });

@@ -170,16 +170,40 @@ export async function runSweep(plan: SweepPlan, options: RunSweepOptions): Promi
   let planned = plan.points.length * seeds.length;
   let done = 0;
   let nextId = 0;
+  // Points in hand at once: twice the workers, so that none waits for work, and each point's text
+  // (a YAML document written out) is made when a worker is about to need it — spread over the
+  // sweep, not all at its start in one long task of the calling thread (the app's page, say).
+  const limit = Math.max(1, options.pool.size * 2);
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  const acquire = async (): Promise<void> => {
+    if (active < limit) {
+      active++;
+      return;
+    }
+    // A slot is handed over by release, still counted as active.
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  };
+  const release = (): void => {
+    const next = waiting.shift();
+    if (next !== undefined) next();
+    else active--;
+  };
   const runPoint = async (values: readonly SweepValue[]): Promise<PointRun[]> => {
-    const scenario = scenarioOf(plan.axes, values);
-    return Promise.all(
-      seeds.map(async (seed) => {
-        const run = await runOne(scenario, seed, nextId++, options);
-        done++;
-        options.onRun?.(done, planned);
-        return run;
-      }),
-    );
+    await acquire();
+    try {
+      const scenario = scenarioOf(plan.axes, values);
+      return await Promise.all(
+        seeds.map(async (seed) => {
+          const run = await runOne(scenario, seed, nextId++, options);
+          done++;
+          options.onRun?.(done, planned);
+          return run;
+        }),
+      );
+    } finally {
+      release();
+    }
   };
   const points = await Promise.all(
     plan.points.map(async (point) => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseKeyRecord } from "../protocol/profile.ts";
 import { observeWebCrypto } from "../protocol/webCrypto.ts";
 import { traceHash } from "../trace/exportJson.ts";
-import { parseScenarioText, type Scenario } from "./scenario.ts";
+import { DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS, parseScenarioText, type Scenario } from "./scenario.ts";
 import { createWorld, messageBytes, scanDsn, WorldError, type World } from "./world.ts";
 
 function scenario(text: string): Scenario {
@@ -224,7 +224,7 @@ describe("the world of a scenario", () => {
     const done = await createWorld(
       scenario(`${TWO_DOMAINS}messages:\n  - { from: alice@a.example, to: bob@b.example }\n`),
     );
-    expect(done.horizonMs).toBe(done.startMs + 6 * 86_400_000);
+    expect(done.horizonMs).toBe(done.startMs + DEFAULT_HORIZON_AFTER_LAST_MESSAGE_MS);
     expect((await done.run()).complete).toBe(true);
   });
 

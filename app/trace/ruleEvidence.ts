@@ -71,6 +71,30 @@ export function ruleEvidence(events: readonly RecordedEvent[]): Map<string, numb
   return out;
 }
 
+/** Whether `v` (a string or a list of them) holds an ID that `pattern` matches. */
+function holdsId(v: unknown, pattern: RegExp): boolean {
+  if (typeof v === "string") return pattern.test(v);
+  if (!Array.isArray(v)) return false;
+  for (const id of v) if (typeof id === "string" && pattern.test(id)) return true;
+  return false;
+}
+
+/** A rule cited in a problem's `detail`: `[ENV-8]`. */
+const DETAIL_CITES = /\[[A-Z]+-\d+\]/;
+
+/**
+ * Whether `event` is evidence of a rule or a gap: whether {@link ruleEvidence} or {@link gapEvidence}
+ * lists it. Reads the event without building anything, for a log of 100k events to ask of each.
+ */
+export function citesRuleOrGap(event: RecordedEvent): boolean {
+  const d = event.data;
+  if (d === undefined || VERDICTS.has(event.name)) return false;
+  if (holdsId(d["rule"], RULE_ID) || holdsId(d["rules"], RULE_ID) || holdsId(d["violates"], RULE_ID)) return true;
+  const detail = d["detail"];
+  if (typeof detail === "string" && DETAIL_CITES.test(detail)) return true;
+  return holdsId(d["gap"], GAP_ID) || holdsId(d["gaps"], GAP_ID);
+}
+
 /** One rule of the catalogue across a set of runs. */
 export interface RuleCoverage {
   readonly id: string;

@@ -71,8 +71,6 @@ export function App() {
   const [scenarios, setScenarios] = useState<ScenarioSummary[] | undefined>();
   const [opened, setOpened] = useState<OpenedEntry[]>([]);
   const [current, setCurrent] = useState<LibraryEntry | undefined>();
-  /** The lesson opened from the lesson path, played as a lesson (issue 24). */
-  const [lessonFile, setLessonFile] = useState<string | undefined>();
   const [view, setView] = useState<View>("run");
   const [ruleQuery, setRuleQuery] = useState("");
   const [results, setResults] = useState<Record<string, boolean>>({});
@@ -129,6 +127,8 @@ export function App() {
     emlFiles?: EmlFiles,
     // A sweep's point: its readings and draft numbers (as --set), and its seed.
     point?: { readonly settings: readonly (readonly [string, string])[]; readonly seed?: number | string },
+    /** Opened from the lesson path: it pauses at its notes. */
+    asLesson = false,
   ) => {
     setResults(shownResults);
     setCurrent(entry);
@@ -151,10 +151,11 @@ export function App() {
         ...(emlFiles?.emlErrors !== undefined && { emlErrors: emlFiles.emlErrors }),
       },
       description: entry.description,
+      notePauses: asLesson,
     });
   };
 
-  const select = (entry: LibraryEntry) => {
+  const select = (entry: LibraryEntry, asLesson = false) => {
     // An entry of "Opened" (the same object), not a bundled scenario of the same file name.
     const own = opened.find((f) => f === entry);
     if (own) {
@@ -162,7 +163,7 @@ export function App() {
       return;
     }
     platform.readScenario(entry.file).then(
-      (text) => run(entry, text, `scenarios/${entry.file}`),
+      (text) => run(entry, text, `scenarios/${entry.file}`, undefined, undefined, asLesson),
       (e: unknown) => setError(String(e)),
     );
   };
@@ -469,21 +470,12 @@ export function App() {
 
   // The run's place in the "Start here" path (issue 24): the next and previous lessons open from the run view.
   const place = current && scenarios ? lessonPlace(scenarios, current) : undefined;
-  // Opened from the lesson path (the welcome pane, a lesson's next or previous), a lesson is played as one: it
-  // pauses at its notes. Picked in the library, it plays through (its notes still shown; the box turns pausing on).
-  const openLesson = (entry: LibraryEntry) => {
-    setLessonFile(entry.file);
-    select(entry);
-  };
-  const pickInLibrary = (entry: LibraryEntry) => {
-    setLessonFile(undefined);
-    select(entry);
-  };
-  const lessonOfRun = place && {
-    ...place,
-    onOpen: openLesson,
-    playedAsLesson: lessonFile !== undefined && current?.file === lessonFile,
-  };
+  // Opened from the lesson path (the welcome pane, a lesson's next or previous), a lesson is played as one: its
+  // notes are breakpoints (the machine's `notePauses`). Picked in the library, it plays through (its notes still
+  // shown; the box turns pausing on).
+  const openLesson = (entry: LibraryEntry) => select(entry, true);
+  const pickInLibrary = (entry: LibraryEntry) => select(entry);
+  const lessonOfRun = place && { ...place, onOpen: openLesson };
 
   const showRule = (rule: string) => {
     setRuleQuery(rule);
@@ -645,6 +637,9 @@ export function App() {
               onBack={() => setView(comparePreset ? "sweep" : "run")}
               onSave={save}
               {...(comparePreset && { preset: comparePreset })}
+              breakpoints={context.breakpoints}
+              onBreakpoints={(breakpoints) => send({ type: "SET_BREAKPOINTS", breakpoints })}
+              messages={context.summary?.messages ?? []}
             />
           ) : view === "rules" ? (
             <RulesPanel

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { summarizeScenario } from "../../../app/sim/scenarioSummary.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
-import { dueNotes, noteWhen, notesOfRun, annotationsOfText } from "./lesson.ts";
+import { dueNotes, noteWhen, notesOfRun, annotationsOfText, pausedAtNote } from "./lesson.ts";
 import { groupLibrary, lessonPath, lessonPlace } from "./library.ts";
 import { scenarioText, scenarioTrace } from "./testing.ts";
 
@@ -143,5 +143,15 @@ describe("the start-here path (issue 24)", () => {
     expect(dueNotes(notes, new Set([0]), start + 7_200_000).map((n) => n.index)).toEqual([1]);
     expect(dueNotes(notes, new Set([0]), start + 7_380_000).map((n) => n.index)).toEqual([1, 2]);
     expect(dueNotes(notes, new Set([0, 1, 2]), start + 9_000_000)).toEqual([]);
+  });
+});
+
+describe("the note the playback is paused at (issue 24)", () => {
+  it("is the note whose breakpoint made the stop; the user's breakpoints and steps are no note", () => {
+    expect(pausedAtNote({ kind: "breakpoint", id: "note-3", seq: 96 })).toBe(2);
+    expect(pausedAtNote({ kind: "time", id: "note-2", atMs: 7_200_000 })).toBe(1);
+    expect(pausedAtNote({ kind: "breakpoint", id: "bp-1", seq: 5 })).toBeUndefined();
+    expect(pausedAtNote({ kind: "step", level: "event", seq: 5 })).toBeUndefined();
+    expect(pausedAtNote(undefined)).toBeUndefined();
   });
 });

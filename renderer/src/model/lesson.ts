@@ -1,11 +1,17 @@
 /**
  * A lesson in the run view (issue 24): the scenario's annotations placed on
- * the run (app/sim/lesson.ts), which of them the playhead has reached, and
- * what each says of itself — its time, or that its event has not come yet or
- * never came in this run. Pure; the lesson panel and the playback's pauses
- * use it.
+ * the run (app/sim/lesson.ts), which of them the playhead has reached, which
+ * one the playback is paused at, and what each says of itself — its time, or
+ * that its event has not come yet or never came in this run. Pure; the lesson
+ * panel uses it.
  */
-import { annotationPoints, type AnnotationPoint, type ScenarioAnnotation } from "../../../app/sim/lesson.ts";
+import {
+  annotationPoints,
+  noteOfBreakpoint,
+  type AnnotationPoint,
+  type ScenarioAnnotation,
+} from "../../../app/sim/lesson.ts";
+import type { PlaybackStop } from "../../../app/sim/breakpoints.ts";
 import { summarizeScenario } from "../../../app/sim/scenarioSummary.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { formatOffset } from "./time.ts";
@@ -28,8 +34,7 @@ export function notesOfRun(
 
 /**
  * The notes the playhead has reached and that were not reached before (`seen`), in time order: those placed
- * at or before `playheadMs`. The playback shows the last of them, and pauses there if one of them has
- * `pause` and the run is played as a lesson.
+ * at or before `playheadMs`. The lesson panel shows them as reached.
  */
 export function dueNotes(
   points: readonly AnnotationPoint[],
@@ -48,4 +53,9 @@ export function dueNotes(
 export function noteWhen(point: AnnotationPoint, startMs: number, finished: boolean): string {
   if (point.timeMs !== undefined) return formatOffset(point.timeMs, startMs);
   return `${point.about}: ${finished ? "not in this run" : "not reached yet"}`;
+}
+
+/** The note a stop of the playback is at (its index in the scenario's annotations): a note's breakpoint made it. */
+export function pausedAtNote(stop: PlaybackStop | undefined): number | undefined {
+  return stop?.kind === "breakpoint" || stop?.kind === "time" ? noteOfBreakpoint(stop.id) : undefined;
 }

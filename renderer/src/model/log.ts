@@ -9,6 +9,7 @@ import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { formatOffset } from "./time.ts";
 import { actorOfDelivery } from "../../../app/trace/deliveryIds.ts";
 import { pushAll } from "../../../app/protocol/lists.ts";
+import { citesRuleOrGap } from "../../../app/trace/ruleEvidence.ts";
 
 /** One row of the log. */
 export interface LogRow {
@@ -42,8 +43,11 @@ class Row implements LogRow {
   readonly rules: readonly string[];
   readonly delivery?: string;
   readonly detail: boolean;
+  /** It cites a rule or gap of the spec (evidence, as the Rules view counts it): read once, with the row. */
+  readonly evidence: boolean;
   #event: RecordedEvent | undefined;
   #text: string | undefined;
+  #words: string | undefined;
   #startMs: number;
   #at: string | undefined;
 
@@ -54,6 +58,7 @@ class Row implements LogRow {
     this.domain = event.domain ?? "";
     this.kind = event.name;
     this.rules = rulesOf(data);
+    this.evidence = citesRuleOrGap(event);
     if (delivery !== undefined) this.delivery = delivery;
     this.detail = detail;
     this.#event = event;
@@ -72,6 +77,11 @@ class Row implements LogRow {
       this.#event = undefined;
     }
     return this.#text;
+  }
+
+  /** What a free-text search reads: time, domain, kind and words, lower-cased; written when first read. */
+  get words(): string {
+    return (this.#words ??= wordsOf(this));
   }
 
   /** As a plain object (what a test compares, and JSON). */
@@ -135,25 +145,173 @@ export interface LogFilter {
   /** Also the routine steps, the wire and the state machine. */
   readonly full?: boolean;
   readonly domain?: string;
+  /** One event kind (`attempt.ended`). */
   readonly kind?: string;
+  /** Any of these kinds (the multi-select); empty or absent: every kind. */
+  readonly kinds?: ReadonlySet<string>;
   readonly rule?: string;
   readonly delivery?: string;
-  /** Words anywhere in the row, any case. */
+  /** Every word, anywhere in the row (time, domain, kind, words), any case. */
   readonly text?: string;
+  /** Only the evidence rows: those citing a rule or gap of the spec (see {@link isEvidence}), and `also`. */
+  readonly evidence?: boolean;
+  /** Events that count as evidence too (what a Why clause or a check points at). */
+  readonly also?: ReadonlySet<number>;
 }
 
-/** The rows that pass `filter`. */
-export function filterLog(rows: readonly LogRow[], filter: LogFilter): LogRow[] {
-  const text = filter.text?.trim().toLowerCase() ?? "";
+/** A row's searchable words: its offset, domain, kind and text, lower-cased. */
+function wordsOf(r: LogRow): string {
+  return `${r.at} ${r.domain} ${r.kind} ${r.text}`.toLowerCase();
+}
+
+/** The words {@link filterLog} searches in: the row's own, kept once read (plain rows: made again). */
+function searchWords(r: LogRow): string {
+  return r instanceof Row ? r.words : wordsOf(r);
+}
+
+/** Rows whose words are read between two frames: a few milliseconds' work (a 100k-event log takes 50 slices). */
+export const LOG_INDEX_SLICE = 2_000;
+
+/**
+ * The free-text index of a log: every row's words (time, domain, kind, text; lower-cased) in one string,
+ * a line each, and where each row's line starts. A word is found by the string's own search, from one
+ * match to the next row's line, not by asking each of 100k rows (`npm run bench find`).
+ */
+export interface LogWordIndex {
+  readonly rows: readonly LogRow[];
+  readonly text: string;
+  readonly starts: Int32Array;
+}
+
+/** A {@link LogWordIndex} being built, a slice of rows at a time ({@link stepLogWordIndex}). */
+export interface LogWordIndexDraft {
+  readonly rows: readonly LogRow[];
+  readonly parts: string[];
+  readonly starts: Int32Array;
+  /** The next row to read, and where its line starts. */
+  next: number;
+  at: number;
+}
+
+/** An index of `rows` to build. */
+export function draftLogWordIndex(rows: readonly LogRow[]): LogWordIndexDraft {
+  return { rows, parts: [], starts: new Int32Array(rows.length), next: 0, at: 0 };
+}
+
+/**
+ * Reads the next `count` rows' words into `draft` (the page does it between frames: no search ever reads
+ * 100k rows' words at once); the index once every row is read, else undefined.
+ */
+export function stepLogWordIndex(draft: LogWordIndexDraft, count: number): LogWordIndex | undefined {
+  const { rows, starts } = draft;
+  const to = Math.min(rows.length, draft.next + count);
+  const words: string[] = [];
+  for (let i = draft.next; i < to; i++) {
+    const w = searchWords(rows[i] as LogRow);
+    starts[i] = draft.at;
+    draft.at += w.length + 1;
+    words.push(w);
+  }
+  if (words.length > 0) draft.parts.push(words.join("\n"));
+  draft.next = to;
+  return to < rows.length ? undefined : { rows, text: draft.parts.join("\n"), starts };
+}
+
+/** The index of `rows`, built at once (a test's, a bench's; the page builds it a slice at a time). */
+export function logWordIndex(rows: readonly LogRow[]): LogWordIndex {
+  const draft = draftLogWordIndex(rows);
+  let index: LogWordIndex | undefined;
+  while ((index = stepLogWordIndex(draft, LOG_INDEX_SLICE)) === undefined);
+  return index;
+}
+
+/** Which rows of `index` hold `word` (1 at each such row's position). */
+function rowsHolding(index: LogWordIndex, word: string): Uint8Array {
+  const { text, starts } = index;
+  const out = new Uint8Array(starts.length);
+  let at = text.indexOf(word);
+  while (at >= 0) {
+    // The row whose line holds the match: the last that starts at or before it.
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((starts[mid] as number) <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    out[lo] = 1;
+    at = lo + 1 < starts.length ? text.indexOf(word, starts[lo + 1]) : -1;
+  }
+  return out;
+}
+
+/** The rows of `index` holding every one of `words`. */
+function rowsHoldingAll(index: LogWordIndex, words: readonly string[]): Uint8Array {
+  let all: Uint8Array | undefined;
+  for (const w of words) {
+    const one = rowsHolding(index, w);
+    if (all === undefined) all = one;
+    else for (let i = 0; i < all.length; i++) all[i] = (all[i] as number) & (one[i] as number);
+  }
+  return all ?? new Uint8Array(index.starts.length).fill(1);
+}
+
+/** The words of a search: lower-cased, split at spaces. */
+function searchTerms(text: string | undefined): string[] {
+  return (text ?? "").toLowerCase().split(/\s+/).filter(Boolean);
+}
+
+/** The rows that pass `filter`; a search reads `index` when it is of these rows (else each row's words). */
+export function filterLog(rows: readonly LogRow[], filter: LogFilter, index?: LogWordIndex): LogRow[] {
+  const words = searchTerms(filter.text);
+  const holding = words.length > 0 && index?.rows === rows ? rowsHoldingAll(index, words) : undefined;
+  const kinds = filter.kinds !== undefined && filter.kinds.size > 0 ? filter.kinds : undefined;
+  const only = filter.evidence === true;
+  const also = filter.also;
   return rows.filter(
-    (r) =>
+    (r, i) =>
       (filter.full === true || !r.detail) &&
       (!filter.domain || r.domain === filter.domain) &&
       (!filter.kind || r.kind === filter.kind) &&
+      (kinds === undefined || kinds.has(r.kind)) &&
       (!filter.rule || r.rules.includes(filter.rule)) &&
       (!filter.delivery || r.delivery === filter.delivery) &&
-      (text === "" || `${r.at} ${r.domain} ${r.text}`.toLowerCase().includes(text)),
+      (!only || isEvidence(r) || also?.has(r.seq) === true) &&
+      (words.length === 0 || (holding !== undefined ? holding[i] === 1 : hasEvery(searchWords(r), words))),
   );
+}
+
+/**
+ * Why `filter` leaves `row` out of the log: one phrase per filter that does (none: the row is shown), so
+ * that a link to a hidden row can say what hides it (issue 24: filter, then follow a link).
+ */
+export function hiddenBy(row: LogRow, filter: LogFilter): string[] {
+  const out: string[] = [];
+  const words = searchTerms(filter.text);
+  if (row.detail && filter.full !== true) out.push("“Wire and state machine” is off");
+  if (filter.domain && row.domain !== filter.domain) out.push(`the domain filter (${filter.domain})`);
+  if (filter.kind && row.kind !== filter.kind) out.push(`the event filter (${filter.kind})`);
+  if (filter.kinds !== undefined && filter.kinds.size > 0 && !filter.kinds.has(row.kind))
+    out.push(`the event kinds chosen (${row.kind} is not one)`);
+  if (filter.rule && !row.rules.includes(filter.rule)) out.push(`the rule filter (${filter.rule})`);
+  if (filter.delivery && row.delivery !== filter.delivery) out.push(`the selected delivery (${filter.delivery})`);
+  if (filter.evidence === true && !isEvidence(row) && filter.also?.has(row.seq) !== true)
+    out.push("“Only evidence rows”");
+  if (words.length > 0 && !hasEvery(searchWords(row), words)) out.push(`the search “${filter.text?.trim()}”`);
+  return out;
+}
+
+function hasEvery(hay: string, words: readonly string[]): boolean {
+  for (const w of words) if (!hay.includes(w)) return false;
+  return true;
+}
+
+/**
+ * Whether a row is evidence: its event cites a rule of the spec or a gap of it, as the Rules view counts
+ * them (app/trace/ruleEvidence.ts; the checks' verdicts aside). Read once per row, when the row is made.
+ */
+export function isEvidence(r: LogRow): boolean {
+  return r instanceof Row && r.evidence;
 }
 
 /** `localeCompare(b, "en", { numeric: true })`, with one collator made once rather than one per comparison. */
@@ -175,6 +333,20 @@ export function logFacets(rows: readonly LogRow[]): {
   }
   const sort = (s: Set<string>): string[] => [...s].sort(byNumericText);
   return { domains: sort(domains), kinds: sort(kinds), rules: sort(rules) };
+}
+
+/** The row of event `seq` (rows ascend by seq), if the log has one. */
+export function rowOfSeq(rows: readonly LogRow[], seq: number): LogRow | undefined {
+  let lo = 0;
+  let hi = rows.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const r = rows[mid] as LogRow;
+    if (r.seq === seq) return r;
+    if (r.seq < seq) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return undefined;
 }
 
 /** The index of the last row at or before `timeMs` (the playhead), or -1. */

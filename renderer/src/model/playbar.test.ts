@@ -12,7 +12,10 @@ import {
   enableBreakpoint,
   eventDensity,
   eventOfSeq,
+  hitCounts,
   nextLevel,
+  compareStopText,
+  nextBreakOfRuns,
   nextStopOfRuns,
   scrubberEnd,
   stepHint,
@@ -74,6 +77,42 @@ describe("where the run stopped, citing the event by its seq", () => {
     expect(stopText({ kind: "time", id: "w", atMs: startMs + 7_200_000 }, events, startMs, [bp])).toBe(
       'Stopped at breakpoint "at +2:00:00": the clock is at +2:00:00',
     );
+  });
+
+  it("a lesson's note by its number; a breakpoint taken away while stopped at it, as such", () => {
+    const judged = first((e) => e.name === "attempt.judged");
+    const note: Breakpoint = {
+      id: "note-1",
+      enabled: true,
+      condition: { kind: "annotation", note: "Attempt 1 fails.", on: "attempt.judged", nth: 1 },
+    };
+    expect(stopText({ kind: "breakpoint", id: "note-1", seq: judged.seq }, events, startMs, [note])).toMatch(
+      new RegExp(
+        `^Stopped at lesson note 1 \\(#${judged.seq} attempt\\.judged at \\+0:00:00[^)]*\\): Attempt 1 fails\\.$`,
+      ),
+    );
+    const window: Breakpoint = {
+      id: "note-2",
+      enabled: true,
+      condition: { kind: "annotation", note: "The window ends.", atMs: startMs + 7_200_000 },
+    };
+    expect(stopText({ kind: "time", id: "note-2", atMs: startMs + 7_200_000 }, events, startMs, [note, window])).toBe(
+      "Stopped at lesson note 2 (the clock at +2:00:00): The window ends.",
+    );
+    // Its breakpoint gone (the box unticked while stopped there), the note by its number.
+    expect(stopText({ kind: "time", id: "note-2", atMs: startMs + 7_200_000 }, events, startMs, [note])).toBe(
+      "Stopped at lesson note 2: the clock is at +2:00:00",
+    );
+    expect(stopText({ kind: "breakpoint", id: "bp-1", seq: judged.seq }, events, startMs, [note])).toMatch(
+      /^Stopped at a breakpoint removed since: #/,
+    );
+  });
+
+  it("counts each breakpoint's hits", () => {
+    expect([...hitCounts([{ id: "a" }, { id: "note-1" }, { id: "a" }])]).toEqual([
+      ["a", 2],
+      ["note-1", 1],
+    ]);
   });
 
   it("finds an event by its seq among the shown events", () => {
@@ -149,5 +188,51 @@ describe("Compare's Step over two runs", () => {
     const lastOfAll = Math.max(lastA, judgedB.at(-1)?.timeMs ?? 0);
     expect(nextStopOfRuns([events, b.events], "attempt", lastOfAll)).toBeUndefined();
     expect(nextStopOfRuns([events, b.events], "decision", startMs - 1)?.event.name).toBe("machine.transition");
+  });
+});
+
+describe("Compare's breakpoints: one list for both runs", () => {
+  it("STATE-3: the earliest event of either run that meets one, the run named; a time; a note's nth counted in its run", async () => {
+    const b = (await scenarioTrace("gap-G16-fallback-window-2h")).events;
+    const runs = [events, b] as const;
+    const handoffs = runs.map((r) => r.find((e) => e.name === "smtp.handoff"));
+    const handoff: Breakpoint = { id: "bp-1", enabled: true, condition: { kind: "event", name: "smtp.handoff" } };
+    const firstRun = (handoffs[0]?.timeMs ?? Infinity) <= (handoffs[1]?.timeMs ?? Infinity) ? 0 : 1;
+    const hit = nextBreakOfRuns(runs, [handoff], startMs - 1, Infinity);
+    if (hit === undefined) throw new Error("a hand-off in either run");
+    expect(compareStopText(hit, startMs, [handoff])).toMatch(
+      new RegExp(
+        `^Run ${firstRun === 0 ? "A" : "B"} stopped at breakpoint "every smtp\\.handoff": #${handoffs[firstRun]?.seq} smtp\\.handoff at \\+`,
+      ),
+    );
+    expect(hit).toMatchObject({ kind: "event", id: "bp-1", run: firstRun, event: { seq: handoffs[firstRun]?.seq } });
+    // Played on from the hit, not the same event again: the other run's, or none.
+    const after = nextBreakOfRuns(runs, [handoff], hit?.timeMs ?? 0, Infinity);
+    const other = handoffs[1 - firstRun];
+    if (other !== undefined && other.timeMs > (hit?.timeMs ?? 0)) expect(after).toMatchObject({ run: 1 - firstRun });
+    else expect(after).toBeUndefined();
+    // Not past the frame's end; a disabled one stops nothing.
+    expect(nextBreakOfRuns(runs, [handoff], startMs - 1, (hit?.timeMs ?? 0) - 1)).toBeUndefined();
+    expect(nextBreakOfRuns(runs, [{ ...handoff, enabled: false }], startMs - 1, Infinity)).toBeUndefined();
+    // A time stops both there, unless an event does first.
+    const hour: Breakpoint = { id: "t", enabled: true, condition: { kind: "time", atMs: startMs + 3_600_000 } };
+    expect(nextBreakOfRuns(runs, [handoff, hour], startMs - 1, Infinity)).toEqual({
+      kind: "time",
+      id: "t",
+      timeMs: startMs + 3_600_000,
+    });
+    expect(compareStopText({ kind: "time", id: "t", timeMs: startMs + 3_600_000 }, startMs, [hour])).toBe(
+      'Both runs stopped at breakpoint "at +1:00:00": the clock is at +1:00:00',
+    );
+    // A lesson's note on the 3rd attempt.judged: the 3rd of run A or of run B, whichever comes first.
+    const third = runs.map((r) => r.filter((e) => e.name === "attempt.judged")[2]);
+    const note: Breakpoint = {
+      id: "note-1",
+      enabled: true,
+      condition: { kind: "annotation", note: "n", on: "attempt.judged", nth: 3 },
+    };
+    const at = Math.min(third[0]?.timeMs ?? Infinity, third[1]?.timeMs ?? Infinity);
+    expect(nextBreakOfRuns(runs, [note], startMs - 1, Infinity)).toMatchObject({ kind: "event", timeMs: at });
+    expect(nextBreakOfRuns(runs, [note], at, Infinity)?.timeMs ?? Infinity).toBeGreaterThan(at);
   });
 });

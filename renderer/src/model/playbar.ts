@@ -7,6 +7,8 @@
  */
 import {
   conditionLike,
+  conditionMatches,
+  conditionTime,
   describeCondition,
   sameCondition,
   stepStopsAt,
@@ -15,6 +17,7 @@ import {
   type PlaybackStop,
   type StepLevel,
 } from "../../../app/sim/breakpoints.ts";
+import { noteOfBreakpoint } from "../../../app/sim/lesson.ts";
 import { maxOf } from "../../../app/protocol/lists.ts";
 import { describeEvent } from "../../../app/trace/describe.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
@@ -57,7 +60,8 @@ function cite(event: RecordedEvent | undefined, seq: number, startMs: number): s
 
 /**
  * Where and why the last play or step stopped, citing the event it stopped at:
- * `Stopped at breakpoint "m1 enters retryScheduled": #12 machine.transition at +0:00:00 …`.
+ * `Stopped at breakpoint "m1 enters retryScheduled": #12 machine.transition at +0:00:00 …`; at a lesson's
+ * note, its words: `Stopped at lesson note 2 (the clock at +2:00:00): The 2-hour fallback window ends now.`
  */
 export function stopText(
   stop: PlaybackStop,
@@ -66,20 +70,60 @@ export function stopText(
   breakpoints: readonly Breakpoint[],
   label: (messageId: string) => string = (m) => m,
 ): string {
-  const named = (id: string) => {
-    const b = breakpoints.find((x) => x.id === id);
-    return b === undefined ? id : describeCondition(b.condition, startMs, label);
-  };
+  const named = (id: string) => breakpointName(id, breakpoints, startMs, label);
+  // At a lesson's note, its words: the bar stays in view while the lesson panel may not.
+  const id = stop.kind === "breakpoint" || stop.kind === "time" ? stop.id : undefined;
+  const note = id === undefined ? undefined : noteOfBreakpoint(id);
+  const condition = note === undefined ? undefined : breakpoints.find((b) => b.id === id)?.condition;
+  if (note !== undefined && condition?.kind === "annotation") {
+    const where =
+      stop.kind === "breakpoint"
+        ? `#${stop.seq} ${eventOfSeq(events, stop.seq)?.name ?? "event"} at ${formatOffset(eventOfSeq(events, stop.seq)?.timeMs ?? startMs, startMs)}`
+        : `the clock at ${formatOffset(stop.kind === "time" ? stop.atMs : startMs, startMs)}`;
+    return `Stopped at lesson note ${note + 1} (${where}): ${condition.note}`;
+  }
   switch (stop.kind) {
     case "step":
       return `Stepped to ${STEP_LEVEL_TEXT[stop.level].next}: ${cite(eventOfSeq(events, stop.seq), stop.seq, startMs)}`;
     case "breakpoint":
-      return `Stopped at breakpoint "${named(stop.id)}": ${cite(eventOfSeq(events, stop.seq), stop.seq, startMs)}`;
+      return `Stopped at ${named(stop.id)}: ${cite(eventOfSeq(events, stop.seq), stop.seq, startMs)}`;
     case "time":
-      return `Stopped at breakpoint "${named(stop.id)}": the clock is at ${formatOffset(stop.atMs, startMs)}`;
+      return `Stopped at ${named(stop.id)}: the clock is at ${formatOffset(stop.atMs, startMs)}`;
     case "end":
       return `No ${stop.level === "event" ? "event" : stop.level} is left before the end: the next Step or Play ends the run and checks it.`;
   }
+}
+
+/** A breakpoint as a stop names it: a lesson's note by its number (the lesson panel shows its words), a breakpoint taken away since as such. */
+function breakpointName(
+  id: string,
+  breakpoints: readonly Breakpoint[],
+  startMs: number,
+  label: (messageId: string) => string,
+): string {
+  const note = noteOfBreakpoint(id);
+  if (note !== undefined) return `lesson note ${note + 1}`;
+  const b = breakpoints.find((x) => x.id === id);
+  return b === undefined
+    ? "a breakpoint removed since"
+    : `breakpoint "${describeCondition(b.condition, startMs, label)}"`;
+}
+
+/**
+ * Where Compare's clock stopped at a breakpoint, saying which run hit it: `Run B stopped at breakpoint "every
+ * smtp.handoff": #96 smtp.handoff at +2:03:00 …`; a time stops both: `Both runs stopped at breakpoint "at
+ * +1:00:00": the clock is at +1:00:00`.
+ */
+export function compareStopText(
+  hit: BreakOfRuns,
+  startMs: number,
+  breakpoints: readonly Breakpoint[],
+  label: (messageId: string) => string = (m) => m,
+): string {
+  const named = breakpointName(hit.id, breakpoints, startMs, label);
+  return hit.kind === "time"
+    ? `Both runs stopped at ${named}: the clock is at ${formatOffset(hit.timeMs, startMs)}`
+    : `Run ${hit.run === 0 ? "A" : "B"} stopped at ${named}: ${cite(hit.event, hit.event.seq, startMs)}`;
 }
 
 /** A breakpoint that stops at `condition`, added to `list` (a new id); `list` itself when one already does. */
@@ -167,6 +211,65 @@ export function nextStopOfRuns(
     const event = events.find((e) => e.timeMs > afterMs && !CHECKS.has(e.name) && stepStopsAt(level, e));
     if (event !== undefined && (best === undefined || event.timeMs < best.timeMs)) {
       best = { timeMs: event.timeMs, run, event };
+    }
+  });
+  return best;
+}
+
+/** How many times each breakpoint has stopped the run (in the part of it now shown): its hit count. */
+export function hitCounts(hits: readonly { readonly id: string }[]): ReadonlyMap<string, number> {
+  const counts = new Map<string, number>();
+  for (const h of hits) counts.set(h.id, (counts.get(h.id) ?? 0) + 1);
+  return counts;
+}
+
+/** Where a breakpoint stops Compare's clock: the run whose event met it (0 for A, 1 for B), or a time of both. */
+export type BreakOfRuns =
+  | {
+      readonly kind: "event";
+      readonly id: string;
+      readonly timeMs: number;
+      readonly run: number;
+      readonly event: RecordedEvent;
+    }
+  | { readonly kind: "time"; readonly id: string; readonly timeMs: number };
+
+/**
+ * Compare's breakpoints (one list for both runs): the first enabled breakpoint met after `afterMs` up to
+ * `untilMs` (included) — an event of either run that meets its condition (the earliest; at one time, run A's
+ * first), or a breakpoint at a time. Both runs are shown up to it. An annotation's `nth` counts the events of
+ * its kind from the start of the run the event is in, as the live session's finder does.
+ */
+export function nextBreakOfRuns(
+  runs: readonly (readonly RecordedEvent[])[],
+  breakpoints: readonly Breakpoint[],
+  afterMs: number,
+  untilMs: number,
+): BreakOfRuns | undefined {
+  const on = breakpoints.filter((b) => b.enabled);
+  if (on.length === 0 || untilMs <= afterMs) return undefined;
+  let best: BreakOfRuns | undefined;
+  for (const b of on) {
+    const atMs = conditionTime(b.condition);
+    if (atMs !== undefined && atMs > afterMs && atMs <= untilMs && (best === undefined || atMs < best.timeMs)) {
+      best = { kind: "time", id: b.id, timeMs: atMs };
+    }
+  }
+  const byEvent = on.filter((b) => conditionTime(b.condition) === undefined);
+  if (byEvent.length === 0) return best;
+  runs.forEach((events, run) => {
+    const counts = new Map<string, number>();
+    for (const event of events) {
+      if (event.timeMs > untilMs || (best !== undefined && event.timeMs >= best.timeMs && best.kind === "event")) break;
+      const nth = (counts.get(event.name) ?? 0) + 1;
+      counts.set(event.name, nth);
+      if (event.timeMs <= afterMs || CHECKS.has(event.name)) continue;
+      if (best !== undefined && event.timeMs > best.timeMs) break;
+      const hit = byEvent.find((b) => conditionMatches(b.condition, event, nth));
+      if (hit !== undefined) {
+        best = { kind: "event", id: hit.id, timeMs: event.timeMs, run, event };
+        break;
+      }
     }
   });
   return best;

@@ -12,7 +12,18 @@ import { inThisRealm } from "../../../app/sim/runHere.ts";
 import { runSweep, type SweepResult } from "../../../app/sim/sweep.ts";
 import { planSweep } from "../../../app/sim/sweepPlan.ts";
 import { constantControls } from "./readings.ts";
-import { boundariesOf, boundarySides, pointRun, rangeValues, sweepChart, sweepChoices, unitFor } from "./sweep.ts";
+import {
+  boundariesOf,
+  boundarySides,
+  chartProblem,
+  pointRun,
+  rangeValues,
+  seriesData,
+  seriesRows,
+  sweepChart,
+  sweepChoices,
+  unitFor,
+} from "./sweep.ts";
 
 const FILE = "scenarios/receiver-down-past-fallback-window.yaml";
 const BASE = { text: downText, file: FILE, name: "receiver-down-past-fallback-window", settings: [], seed: 7 } as const;
@@ -130,6 +141,64 @@ describe("the charts of a sweep of the outage's end", () => {
     expect(row?.time?.min).toBeLessThanOrEqual(row?.time?.median ?? 0);
     expect(row?.time?.median).toBeLessThanOrEqual(row?.time?.p90 ?? 0);
     expect(row?.time?.p90).toBeLessThanOrEqual(row?.time?.max ?? 0);
+  });
+});
+
+describe("a grid of two fields: the outage's end by the fallback window", () => {
+  async function grid(): Promise<SweepResult> {
+    const planned = planSweep(downText, [
+      { path: "faults.network[b-down].until", values: "1h..3h/1h" },
+      { path: "G16.fallback-window", values: "1h,3h" },
+    ]);
+    if (!planned.ok) throw new Error(planned.errors.map((e) => e.message).join("\n"));
+    return runSweep(planned.plan, { text: downText, file: FILE, pool: inThisRealm() });
+  }
+
+  it("STATE-3, RETRY-5: a series per window; the outage ending past the window goes to SMTP, inside it is accepted", async () => {
+    const result = await grid();
+    const chart = sweepChart(result.plan, result.points);
+    expect(chart.series).toEqual({ path: "G16.fallback-window", labels: ["1h", "3h"] });
+    // Rows by series, then by x: a 1h window sends every outage past 1h to SMTP; a 3h one accepts all three.
+    expect(chart.rows.map((r) => [r.series, r.label, r.mode])).toEqual([
+      [0, "1h", "accepted"],
+      [0, "2h", "smtp"],
+      [0, "3h", "smtp"],
+      [1, "1h", "accepted"],
+      [1, "2h", "accepted"],
+      [1, "3h", "accepted"],
+    ]);
+    expect(seriesRows(chart, 1).map((r) => r.label)).toEqual(["1h", "2h", "3h"]);
+    // The line charts: one datum per x with each series' value beside the other.
+    const attempts = seriesData(chart, (r) => r.attempts?.median);
+    expect(attempts.map((d) => d.label)).toEqual(["1h", "2h", "3h"]);
+    expect(attempts.every((d) => d.s0 !== undefined && d.s1 !== undefined)).toBe(true);
+    // Boundaries along either field, each saying what it holds.
+    expect(result.boundaries.map((b) => b.text)).toContain(
+      "boundary between 1h and 2h (faults.network[b-down].until; G16.fallback-window 1h): accepted → smtp",
+    );
+  });
+
+  it("a point still running leaves its series' value out at that x (the line joins its neighbours)", async () => {
+    const result = await grid();
+    const partial = result.points.map((p, i) => (i === 1 ? undefined : p));
+    const data = seriesData(sweepChart(result.plan, partial), (r) => r.time?.median);
+    expect(data[0]?.s0).toBeDefined();
+    expect(data[0]?.s1).toBeUndefined();
+  });
+
+  it("the app draws one or two fields, the second of at most 8 values", () => {
+    const plan = (n: number) => {
+      const planned = planSweep(downText, [
+        { path: "faults.network[b-down].until", values: "1h..2h/1h" },
+        { path: "G16.fallback-window", values: `1h..${n}h/1h` },
+      ]);
+      if (!planned.ok) throw new Error("no plan");
+      return planned.plan;
+    };
+    expect(chartProblem(plan(4))).toBeUndefined();
+    expect(chartProblem(plan(9))).toBe(
+      "G16.fallback-window takes 9 values; the second field of a grid takes at most 8 in the app (one line or small chart each)",
+    );
   });
 });
 

@@ -157,6 +157,8 @@ export interface RecipientChoice {
 export interface SweepRow {
   /** The point's index in the plan (what a click opens). */
   readonly point: number;
+  /** On a grid, the index of its value of the second field (its series); 0 on one axis. */
+  readonly series: number;
   /** Where it is on the x axis: the value in the axis's unit, or its place among named readings. */
   readonly x: number;
   /** The value as written: `2h30m`. */
@@ -193,14 +195,53 @@ export interface SweepChart {
   readonly recipient?: string;
   /** More than one run per point: the box chart shows. */
   readonly seeds: boolean;
+  /** A grid of two fields: the second one's values, one series (line, small chart) each. */
+  readonly series?: { readonly path: string; readonly labels: readonly string[] };
+}
+
+/** The most values the second field of a grid may take in the app, so that one line or small chart each stays readable. */
+export const MAX_SERIES = 8;
+
+/** Why `plan` cannot be drawn (more than two fields, or a second one of more than {@link MAX_SERIES} values). */
+export function chartProblem(plan: Pick<SweepPlan, "axes">): string | undefined {
+  if (plan.axes.length > 2) return `the app draws one or two fields, not ${plan.axes.length}; the CLI sweeps more`;
+  const second = plan.axes[1];
+  if (second !== undefined && second.values.length > MAX_SERIES) {
+    return `${second.path} takes ${second.values.length} values; the second field of a grid takes at most ${MAX_SERIES} in the app (one line or small chart each)`;
+  }
+  return undefined;
+}
+
+/** One x value's row for a chart with a line per series: `s0`, `s1`… hold each series' value (undefined while it runs). */
+export interface SeriesDatum {
+  readonly x: number;
+  readonly label: string;
+  readonly [series: `s${number}`]: number | undefined;
+}
+
+/** The rows of `chart` merged by x, each series' value by `pick` as `s<series>`, in x order. */
+export function seriesData(chart: SweepChart, pick: (row: SweepRow) => number | undefined): SeriesDatum[] {
+  const byX = new Map<number, Record<string, number | string | undefined>>();
+  for (const r of chart.rows) {
+    const datum = byX.get(r.x) ?? { x: r.x, label: r.label };
+    datum[`s${r.series}`] = pick(r);
+    byX.set(r.x, datum);
+  }
+  return ([...byX.values()] as unknown as SeriesDatum[]).sort((a, b) => a.x - b.x);
+}
+
+/** The rows of one series (a small chart of a grid), in x order. */
+export function seriesRows(chart: SweepChart, series: number): SweepRow[] {
+  return chart.rows.filter((r) => r.series === series);
 }
 
 const keyOf = (r: Pick<RecipientSummary, "message" | "recipient">): string => `${r.message} ${r.recipient}`;
 
 /**
  * The charts of the points finished so far (`points[i]` undefined while
- * point i runs), for `recipient` (default the first). A one-axis sweep: its
- * axis is the x axis.
+ * point i runs), for `recipient` (default the first). The first field is the
+ * x axis; on a grid the second field's values are the series (rows in series
+ * order, then by x).
  */
 export function sweepChart(
   plan: SweepPlan,
@@ -208,6 +249,7 @@ export function sweepChart(
   recipient?: string,
 ): SweepChart {
   const axis = plan.axes[0] as SweepAxis;
+  const second = plan.axes[1];
   const done = points.filter((p): p is PointResult => p !== undefined);
   const recipients: RecipientChoice[] = [];
   for (const p of done) {
@@ -244,6 +286,7 @@ export function sweepChart(
     const t = (ms: number): number => round(ms / timeUnit.ms);
     return {
       point: p.point.index,
+      series: p.point.coords[1] ?? 0,
       x: xOf(value, p.point.coords[0] ?? 0),
       label: value.text,
       shares,
@@ -265,7 +308,7 @@ export function sweepChart(
       runs: p.runs.length,
     };
   });
-  rows.sort((a, b) => a.x - b.x);
+  rows.sort((a, b) => a.series - b.series || a.x - b.x);
   const rank = (o: string): number => (OUTCOME_ORDER.includes(o) ? OUTCOME_ORDER.indexOf(o) : OUTCOME_ORDER.length);
   return {
     axis: {
@@ -280,6 +323,7 @@ export function sweepChart(
     recipients,
     ...(chosen !== undefined && { recipient: chosen }),
     seeds: (plan.seeds?.length ?? 1) > 1,
+    ...(second !== undefined && { series: { path: second.path, labels: second.values.map((v) => v.text) } }),
   };
 }
 

@@ -17,6 +17,12 @@
  * attempt, a decision); a play or a step stops at the breakpoints
  * (`breakpoints`, sent to every session as they change), and the context
  * keeps where and why the last one stopped (`stop`) until the next command.
+ *
+ * Played as a lesson (`notePauses`), the scenario's notes are breakpoints
+ * too (ids `note-N`, docs/decisions/0100), listed with the user's: the
+ * session stops at a note's event or time exactly. Each breakpoint's hits
+ * (`hits`) are the stops it made in the part of the run now shown: a restart
+ * forgets them all, a jump back those after the time it goes to.
  */
 import { assign, fromCallback, sendTo, setup } from "xstate";
 import type {
@@ -33,6 +39,8 @@ import type { RecordedEvent, Trace } from "../../../app/trace/schema.ts";
 import { formatOffset } from "../../../app/trace/offset.ts";
 import type { SessionPort } from "./port.ts";
 import { resultFromTrace, summaryFromTrace } from "./replay.ts";
+import { noteBreakpoints, noteOfBreakpoint } from "../../../app/sim/lesson.ts";
+import { annotationsOfText } from "../model/lesson.ts";
 
 /** Where the shown run came from. */
 export type RunSource = { readonly kind: "scenario"; readonly start: StartCommand } | { readonly kind: "trace" };
@@ -68,14 +76,34 @@ export interface PlaybackContext {
   readonly breakpoints: readonly Breakpoint[];
   /** Where and why the last play or step stopped (a breakpoint, the step's event, the end); until the next command. */
   readonly stop?: PlaybackStop;
+  /**
+   * Played as a lesson: the scenario's notes with `pause` are breakpoints (listed in `breakpoints`, ids
+   * `note-N`), added as each run of it is ready.
+   */
+  readonly notePauses: boolean;
+  /** The stops each breakpoint made in the part of the run now shown, in order (its hit count is how many). */
+  readonly hits: readonly BreakpointHit[];
   /** Where this run ends, once it has been run to its end (kept after a jump back): the scrubber spans to it. */
   readonly knownEndMs?: number;
   /** Makes each run's session (the worker's, or a fake one in tests). */
   readonly create: SessionFactory;
 }
 
+/** A stop a breakpoint made: the event it stopped at (or its time) and the clock then. */
+export interface BreakpointHit {
+  readonly id: string;
+  readonly seq?: number;
+  readonly atMs: number;
+}
+
 export type PlaybackEvent =
-  | { readonly type: "LOAD"; readonly start: StartCommand; readonly description?: string }
+  | {
+      readonly type: "LOAD";
+      readonly start: StartCommand;
+      readonly description?: string;
+      /** Played as a lesson: it pauses at its notes (they become breakpoints). */
+      readonly notePauses?: boolean;
+    }
   | { readonly type: "OPEN_TRACE"; readonly trace: Trace; readonly description?: string }
   | { readonly type: "PLAY" }
   | { readonly type: "PAUSE" }
@@ -86,6 +114,8 @@ export type PlaybackEvent =
   | { readonly type: "SET_SPEED"; readonly speed: PlaybackSpeed }
   | { readonly type: "SET_LEVEL"; readonly level: StepLevel }
   | { readonly type: "SET_BREAKPOINTS"; readonly breakpoints: readonly Breakpoint[] }
+  /** "Pause at each note": the scenario's notes listed as breakpoints (again, all enabled), or none of them. */
+  | { readonly type: "SET_NOTE_PAUSES"; readonly on: boolean }
   | { readonly type: "RESTART"; readonly seed?: number | string; readonly readings?: StartCommand["readings"] }
   | { readonly type: "SESSION"; readonly message: SessionMessage }
   /** Shows nothing: the file shown is closed (a file that failed to open replaces it). */
@@ -143,8 +173,41 @@ const is =
   ({ event }: { event: PlaybackEvent }): boolean =>
     event.type === "SESSION" && event.message.type === type;
 
-/** A new run (a load, a restart, an opened trace, nothing): no events, no stop, its end not known yet. */
-const fresh = { events: [], errors: [], stop: undefined, knownEndMs: undefined } as const;
+/** A new run (a load, a restart, an opened trace, nothing): no events, no stop, no hits, its end not known yet. */
+const fresh = { events: [], errors: [], stop: undefined, knownEndMs: undefined, hits: [] } as const;
+
+/** The user's breakpoints of a list: those that are not a scenario's notes. */
+function ownBreakpoints(list: readonly Breakpoint[]): readonly Breakpoint[] {
+  return list.filter((b) => noteOfBreakpoint(b.id) === undefined);
+}
+
+/**
+ * The list with the scenario's notes as breakpoints, all enabled (after the user's, in the scenario's order),
+ * or without them; the list itself when it has them already (a restart keeps how the user left them).
+ */
+function withNotes(context: PlaybackContext, on: boolean, again = false): readonly Breakpoint[] {
+  const own = ownBreakpoints(context.breakpoints);
+  if (!on) return own.length === context.breakpoints.length ? context.breakpoints : own;
+  if (!again && own.length < context.breakpoints.length) return context.breakpoints;
+  const text = context.source?.kind === "scenario" ? context.source.start.text : undefined;
+  const startMs = context.summary?.startMs;
+  if (startMs === undefined) return own;
+  return [...own, ...noteBreakpoints(annotationsOfText(text), startMs)];
+}
+
+/** The hit a stop is, if a breakpoint made it: at its event's time (the events are numbered from 0 in order). */
+function hitOf(
+  stop: PlaybackStop | undefined,
+  events: readonly RecordedEvent[],
+  progress: SessionProgress,
+): BreakpointHit | undefined {
+  if (stop?.kind === "breakpoint") {
+    const event = events[stop.seq];
+    return { id: stop.id, seq: stop.seq, atMs: event?.seq === stop.seq ? event.timeMs : progress.playheadMs };
+  }
+  if (stop?.kind === "time") return { id: stop.id, atMs: stop.atMs };
+  return undefined;
+}
 
 export const playbackMachine = setup({
   types: {
@@ -164,14 +227,24 @@ export const playbackMachine = setup({
           return { errors: m.errors };
         case "events":
           return { events: context.events.concat(m.events), progress: m.progress };
-        case "rewound":
-          // A jump back: the run starts again; its events come again up to the time asked for.
-          return { events: context.events.slice(0, m.progress.events), progress: m.progress, result: undefined };
+        case "rewound": {
+          // A jump back: the run starts again; its events come again up to the time asked for, and the
+          // breakpoints' hits before that time stay (a jump stops at none, so none comes again).
+          const toMs = context.drive?.kind === "jump" ? context.drive.toMs : -Infinity;
+          return {
+            events: context.events.slice(0, m.progress.events),
+            progress: m.progress,
+            result: undefined,
+            hits: context.hits.filter((h) => h.atMs <= toMs),
+          };
+        }
         case "progress":
           return { progress: m.progress };
         case "stepped":
-        case "paused":
-          return { progress: m.progress, stop: m.stop };
+        case "paused": {
+          const hit = hitOf(m.stop, context.events, m.progress);
+          return { progress: m.progress, stop: m.stop, ...(hit !== undefined && { hits: [...context.hits, hit] }) };
+        }
         case "finished":
           return { progress: m.progress, result: m.result, knownEndMs: m.result.endMs };
         case "error":
@@ -196,7 +269,28 @@ export const playbackMachine = setup({
     })),
     playOn: assign({ drive: { kind: "play" } as Drive }),
     setLevel: assign(({ event }) => (event.type === "SET_LEVEL" ? { level: event.level } : {})),
-    setBreakpoints: assign(({ event }) => (event.type === "SET_BREAKPOINTS" ? { breakpoints: event.breakpoints } : {})),
+    setBreakpoints: assign(({ context, event }) => {
+      if (event.type !== "SET_BREAKPOINTS") return {};
+      // A breakpoint taken away takes its hits with it (a new one may get its id).
+      const ids = new Set(event.breakpoints.map((b) => b.id));
+      return {
+        breakpoints: event.breakpoints,
+        hits: context.hits.filter((h) => ids.has(h.id)),
+        notePauses: event.breakpoints.some((b) => noteOfBreakpoint(b.id) !== undefined),
+      };
+    }),
+    setNotePauses: assign(({ context, event }) => {
+      if (event.type !== "SET_NOTE_PAUSES") return {};
+      const breakpoints = withNotes(context, event.on, true);
+      const ids = new Set(breakpoints.map((b) => b.id));
+      return { notePauses: event.on, breakpoints, hits: context.hits.filter((h) => ids.has(h.id)) };
+    }),
+    /** A run of a lesson is ready: its notes join the breakpoints (unless the list has them from a run before). */
+    notesIn: assign(({ context }) => (context.notePauses ? { breakpoints: withNotes(context, true) } : {})),
+    tellBreakpoints: sendTo("session", ({ context }) => ({
+      type: "COMMAND" as const,
+      command: { type: "setBreakpoints", breakpoints: context.breakpoints } as SessionCommand,
+    })),
     setSpeed: assign(({ event }) => (event.type === "SET_SPEED" ? { speed: event.speed } : {})),
     /** What the session runs from now: set by the command that starts it, cleared when it stops. */
     drive: assign(({ event }): { drive: Drive } => ({
@@ -231,14 +325,24 @@ export const playbackMachine = setup({
   },
 }).createMachine({
   id: "playback",
-  context: ({ input }) => ({ ...fresh, speed: 60, level: "event", breakpoints: [], create: input.create }),
+  context: ({ input }) => ({
+    ...fresh,
+    speed: 60,
+    level: "event",
+    breakpoints: [],
+    notePauses: false,
+    create: input.create,
+  }),
   initial: "idle",
   on: {
     LOAD: {
       target: ".session",
       reenter: true,
-      actions: assign(({ event }) => ({
+      actions: assign(({ context, event }) => ({
         ...fresh,
+        // Another scenario: the notes of the one before are no breakpoints of it; its own come when it is ready.
+        breakpoints: ownBreakpoints(context.breakpoints),
+        notePauses: event.notePauses === true,
         source: { kind: "scenario" as const, start: event.start },
         description: event.description,
         summary: undefined,
@@ -250,8 +354,10 @@ export const playbackMachine = setup({
     },
     OPEN_TRACE: {
       target: ".finished",
-      actions: assign(({ event }) => ({
+      actions: assign(({ context, event }) => ({
         ...fresh,
+        breakpoints: ownBreakpoints(context.breakpoints),
+        notePauses: false,
         source: { kind: "trace" as const },
         summary: summaryFromTrace(event.trace, event.description),
         events: event.trace.events,
@@ -273,17 +379,20 @@ export const playbackMachine = setup({
     SET_SPEED: { actions: "setSpeed" },
     SET_LEVEL: { actions: "setLevel" },
     SET_BREAKPOINTS: { actions: "setBreakpoints" },
+    SET_NOTE_PAUSES: { actions: "setNotePauses" },
     CLOSE: {
       target: ".idle",
-      actions: assign({
+      actions: assign(({ context }) => ({
         ...fresh,
+        breakpoints: ownBreakpoints(context.breakpoints),
+        notePauses: false,
         source: undefined,
         summary: undefined,
         progress: undefined,
         result: undefined,
         notice: undefined,
         drive: undefined,
-      }),
+      })),
     },
   },
   states: {
@@ -336,12 +445,20 @@ export const playbackMachine = setup({
         SET_BREAKPOINTS: {
           actions: ["setBreakpoints", "forward"],
         },
+        SET_NOTE_PAUSES: {
+          actions: ["setNotePauses", "tellBreakpoints"],
+        },
       },
       initial: "loading",
       states: {
         loading: {
           on: {
             SESSION: [
+              {
+                guard: ({ context, event }) => context.notePauses && is("ready")({ event }),
+                target: "ready",
+                actions: ["keep", "notesIn", "tellBreakpoints"],
+              },
               { guard: is("ready"), target: "ready", actions: "keep" },
               { guard: is("invalid"), target: "#playback.failed", actions: "keep" },
               { guard: is("error"), target: "#playback.failed", actions: "keep" },

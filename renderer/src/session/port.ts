@@ -83,6 +83,8 @@ export function workerSessionPort(
   let start: StartCommand | undefined;
   let mode: "session" | "asking" | "replay" = "session";
   let player: TracePlayer | undefined;
+  /** The breakpoints last sent before the trace came: the player gets them (a restart sends them at once). */
+  let breakpoints: SessionCommand | undefined;
   let disposed = false;
 
   worker.addEventListener("message", (event) => {
@@ -103,6 +105,8 @@ export function workerSessionPort(
       return;
     }
     if (mode === "asking") {
+      // The worker refused the commands sent after the start too (the breakpoints): the player takes those.
+      if (isOneShotRefusal(data)) return;
       const reply = data as OneShotReply;
       if (reply.type === "invalid") return emit({ type: "invalid", errors: reply.errors });
       if (reply.type === "error") return emit({ type: "error", message: reply.message });
@@ -111,6 +115,7 @@ export function workerSessionPort(
       const trace = reply.trace;
       const result = resultFromTrace(trace, reply);
       player = new TracePlayer(trace, result, emit, options.ticker ?? realTicker);
+      if (breakpoints !== undefined) player.handle(breakpoints);
       return emit({ type: "ready", summary: summaryFromTrace(trace, options.description) });
     }
     live.take(data as SessionMessage);
@@ -125,6 +130,8 @@ export function workerSessionPort(
       if (disposed) return;
       if (command.type === "start") start = command;
       if (mode === "replay" && player !== undefined) return player.handle(command);
+      if (command.type === "setBreakpoints") breakpoints = command;
+      if (mode === "asking" && command.type === "setBreakpoints") return;
       if (mode === "asking") return emit(refusal(command.type, "the run is still loading"));
       worker.postMessage(command);
     },

@@ -7,6 +7,7 @@ import { buildTimeline } from "../model/timeline.ts";
 import { logRows } from "../model/log.ts";
 import { outcomeRows } from "../model/outcomes.ts";
 import { phaseText } from "../model/playback.ts";
+import { hitCounts } from "../model/playbar.ts";
 import type { FrameScheduler } from "./coalesce.ts";
 import { phaseOf, playbackMachine } from "./machine.ts";
 import { workerSessionPort, type SessionPort, type WorkerLike } from "./port.ts";
@@ -502,5 +503,117 @@ describe("issue 24: the machine's step levels and breakpoints, the same over the
       expect(actor.getSnapshot().context.result).toBeUndefined();
       actor.stop();
     });
+  });
+});
+
+describe("issue 24: a lesson pauses at its notes exactly, and each breakpoint counts its hits", () => {
+  describe.each([
+    ["the live session", () => workerSessionPort(liveWorker)],
+    ["the one-shot run, played back", () => workerSessionPort(oneShotWorker)],
+  ])("over %s", (_name, port) => {
+    it("STATE-3: at 3600×, paused at the first attempt.judged, at +2:00:00 and at the hand-off: the clock and the last event's seq are the note's", async () => {
+      const name = "receiver-down-past-fallback-window";
+      const cli = await runScenarioText(text(name), { file: `scenarios/${name}.yaml` });
+      if (!cli.ok) throw new Error("valid");
+      const trace = cli.run.trace.events;
+      const startMs = cli.run.trace.startedAtMs;
+      const judged = trace.find((e) => e.name === "attempt.judged");
+      const handoff = trace.find((e) => e.name === "smtp.handoff");
+      const windowEnd = startMs + 2 * HOUR;
+      const lastBy = (t: number) => trace.filter((e) => e.timeMs <= t).at(-1)?.seq;
+      if (judged === undefined || handoff === undefined) throw new Error("in the run");
+
+      const actor = startWith(port);
+      const stoppedAt = async () => {
+        await waitFor(actor, (s) => phaseOf(s) === "paused" && s.context.stop !== undefined, { timeout: 20_000 });
+        const { context } = actor.getSnapshot();
+        return { stop: context.stop, clock: context.progress?.playheadMs, last: context.events.at(-1)?.seq };
+      };
+      const counts = () => Object.fromEntries(hitCounts(actor.getSnapshot().context.hits));
+      actor.send({ ...load(name), notePauses: true });
+      await waitFor(actor, (s) => phaseOf(s) === "ready", { timeout: 10_000 });
+      // The user's own breakpoint stays; the notes join it.
+      actor.send({
+        type: "SET_BREAKPOINTS",
+        breakpoints: [{ id: "bp-1", enabled: false, condition: { kind: "fallback" } }],
+      });
+      expect(actor.getSnapshot().context.breakpoints.map((b) => b.id)).toEqual(["bp-1"]);
+      actor.send({ type: "SET_NOTE_PAUSES", on: true });
+      expect(actor.getSnapshot().context.breakpoints.map((b) => b.id)).toEqual(["bp-1", "note-1", "note-2", "note-3"]);
+      actor.send({ type: "SET_SPEED", speed: 3600 });
+
+      actor.send({ type: "PLAY" });
+      expect(await stoppedAt()).toEqual({
+        stop: { kind: "breakpoint", id: "note-1", seq: judged.seq },
+        clock: judged.timeMs,
+        last: judged.seq,
+      });
+      // A step after a pause at a note goes to the next event, not the note again.
+      actor.send({ type: "STEP" });
+      expect(await stoppedAt()).toMatchObject({ stop: { kind: "step", seq: judged.seq + 1 }, last: judged.seq + 1 });
+      actor.send({ type: "PLAY" });
+      expect(await stoppedAt()).toEqual({
+        stop: { kind: "time", id: "note-2", atMs: windowEnd },
+        clock: windowEnd,
+        last: lastBy(windowEnd),
+      });
+      actor.send({ type: "PLAY" });
+      expect(await stoppedAt()).toEqual({
+        stop: { kind: "breakpoint", id: "note-3", seq: handoff.seq },
+        clock: handoff.timeMs,
+        last: handoff.seq,
+      });
+      expect(counts()).toEqual({ "note-1": 1, "note-2": 1, "note-3": 1 });
+
+      // Back past two hits: only the stops before the time gone to are counted; played again, note 2 is hit once.
+      actor.send({ type: "RUN_TO", timeMs: startMs + HOUR });
+      await waitFor(actor, (s) => phaseOf(s) === "paused" && s.context.progress?.playheadMs === startMs + HOUR, {
+        timeout: 20_000,
+      });
+      expect(counts()).toEqual({ "note-1": 1 });
+      actor.send({ type: "PLAY" });
+      expect(await stoppedAt()).toMatchObject({ stop: { kind: "time", id: "note-2" }, clock: windowEnd });
+      expect(counts()).toEqual({ "note-1": 1, "note-2": 1 });
+
+      // Unticked while paused on it, note 2 keeps its hit and stops nothing more; Play goes on to the hand-off.
+      const off = actor
+        .getSnapshot()
+        .context.breakpoints.map((b) => (b.id === "note-2" ? { ...b, enabled: false } : b));
+      actor.send({ type: "SET_BREAKPOINTS", breakpoints: off });
+      actor.send({ type: "PLAY" });
+      expect(await stoppedAt()).toMatchObject({ stop: { kind: "breakpoint", id: "note-3", seq: handoff.seq } });
+      expect(counts()).toEqual({ "note-1": 1, "note-2": 1, "note-3": 1 });
+
+      // "Pause at each note" unticked: the notes leave the list (and their hits); the run plays to its end.
+      actor.send({ type: "SET_NOTE_PAUSES", on: false });
+      expect(actor.getSnapshot().context.breakpoints.map((b) => b.id)).toEqual(["bp-1"]);
+      expect(counts()).toEqual({});
+      actor.send({ type: "PLAY" });
+      await waitFor(actor, (s) => phaseOf(s) === "finished", { timeout: 20_000 });
+      // A restart counts afresh; the list is kept as the user left it.
+      actor.send({ type: "SET_NOTE_PAUSES", on: true });
+      actor.send({ type: "RESTART" });
+      await waitFor(actor, (s) => phaseOf(s) === "ready", { timeout: 10_000 });
+      expect(actor.getSnapshot().context.hits).toEqual([]);
+      expect(actor.getSnapshot().context.breakpoints.map((b) => b.id)).toEqual(["bp-1", "note-1", "note-2", "note-3"]);
+      actor.stop();
+    });
+  });
+
+  it("a lesson opened from the path lists its notes as breakpoints once ready; another scenario takes them away", async () => {
+    const actor = startWith(() => workerSessionPort(liveWorker));
+    actor.send({ ...load("receiver-down-past-fallback-window"), notePauses: true });
+    await waitFor(actor, (s) => phaseOf(s) === "ready", { timeout: 10_000 });
+    expect(actor.getSnapshot().context.breakpoints.map((b) => [b.id, b.condition.kind])).toEqual([
+      ["note-1", "annotation"],
+      ["note-2", "annotation"],
+      ["note-3", "annotation"],
+    ]);
+    expect(actor.getSnapshot().context.notePauses).toBe(true);
+    actor.send(load("rate-limited-then-down"));
+    expect(actor.getSnapshot().context.breakpoints).toEqual([]);
+    await waitFor(actor, (s) => phaseOf(s) === "ready", { timeout: 10_000 });
+    expect(actor.getSnapshot().context.breakpoints).toEqual([]);
+    actor.stop();
   });
 });

@@ -1,10 +1,18 @@
-import { useEffect, useMemo, useState } from "react";
-import type { StepLevel } from "../../../../app/sim/breakpoints.ts";
+import { useEffect, useEffectEvent, useId, useMemo, useState } from "react";
+import type { Breakpoint, StepLevel } from "../../../../app/sim/breakpoints.ts";
 import type { PlaybackSpeed } from "../../../../app/sim/sessionProtocol.ts";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import { SPEEDS } from "../../model/playback.ts";
-import { nextStopOfRuns, STEP_LEVEL_TEXT } from "../../model/playbar.ts";
+import {
+  compareStopText,
+  hitCounts,
+  nextBreakOfRuns,
+  nextStopOfRuns,
+  STEP_LEVEL_TEXT,
+  type BreakOfRuns,
+} from "../../model/playbar.ts";
 import { clockText, formatOffset } from "../../model/time.ts";
+import { Breakpoints } from "../run/Breakpoints.tsx";
 import { Scrubber, Speeds, StepLevels } from "../run/Controls.tsx";
 
 export interface CompareBarProps {
@@ -16,6 +24,11 @@ export interface CompareBarProps {
   /** Where both runs are shown up to; undefined: whole. */
   readonly cursorMs: number | undefined;
   readonly onCursor: (cursorMs: number | undefined) => void;
+  /** The breakpoints (the run view's list): one list for both runs. */
+  readonly breakpoints: readonly Breakpoint[];
+  readonly onBreakpoints: (breakpoints: readonly Breakpoint[]) => void;
+  /** The scenario's messages, for a breakpoint on one of them, and their names. */
+  readonly messages: readonly { readonly id: string; readonly messageId: string }[];
 }
 
 const PLAY_SPEEDS = SPEEDS.filter((s) => s.speed !== 1);
@@ -23,16 +36,47 @@ const PLAY_SPEEDS = SPEEDS.filter((s) => s.speed !== 1);
 /**
  * Compare's playback bar: one clock over both runs. Play moves it at the speed chosen; Step goes to the next
  * event, attempt or decision of either run; the scrubber spans the later run's end and draws both runs'
- * events. Both timelines show their runs up to it; "Whole runs" shows them to their ends again.
+ * events. Both timelines show their runs up to it; "Whole runs" shows them to their ends again. The
+ * breakpoints are one list for both runs (the run view's): Play and Step stop both runs where either meets
+ * one, and say which run did; each counts its hits before the clock (a move back forgets those after it).
  */
-export function CompareBar({ runs, startMs, endMs, cursorMs, onCursor }: CompareBarProps) {
+export function CompareBar({
+  runs,
+  startMs,
+  endMs,
+  cursorMs,
+  onCursor,
+  breakpoints,
+  onBreakpoints,
+  messages,
+}: CompareBarProps) {
+  const boxId = useId();
   const [level, setLevel] = useState<StepLevel>("attempt");
   const [speed, setSpeed] = useState<PlaybackSpeed>(3600);
   const [playing, setPlaying] = useState(false);
   const [said, setSaid] = useState<string | undefined>();
+  const [showBreakpoints, setShowBreakpoints] = useState(false);
+  /** The stops breakpoints made, and the one the clock is at. */
+  const [hits, setHits] = useState<readonly BreakOfRuns[]>([]);
+  const [current, setCurrent] = useState<BreakOfRuns | undefined>();
+  const labels = useMemo(() => new Map(messages.map((m) => [m.messageId, m.id])), [messages]);
+  const label = (m: string) => labels.get(m) ?? m;
   const both = useMemo(() => [...runs[0], ...runs[1]].sort((a, b) => a.timeMs - b.timeMs), [runs]);
   const at = cursorMs ?? endMs;
   const atEnd = at >= endMs;
+  // The clock moved back (a seek, Play from the end): the hits after it are not in the runs shown.
+  if (hits.some((h) => h.timeMs > at)) setHits(hits.filter((h) => h.timeMs <= at));
+  if (current !== undefined && current.timeMs !== at) setCurrent(undefined);
+
+  /** The clock stops at a breakpoint's hit: both runs shown up to it, which run met it said. */
+  const stopAt = (hit: BreakOfRuns) => {
+    setPlaying(false);
+    setHits((h) => [...h, hit]);
+    setCurrent(hit);
+    setSaid(compareStopText(hit, startMs, breakpoints, label));
+    onCursor(hit.timeMs);
+  };
+  const hitWhilePlaying = useEffectEvent(stopAt);
 
   useEffect(() => {
     if (!playing) return;
@@ -40,18 +84,22 @@ export function CompareBar({ runs, startMs, endMs, cursorMs, onCursor }: Compare
     let id = requestAnimationFrame(function frame(now) {
       const next = speed === "max" ? endMs : Math.min(endMs, at + (now - last) * speed);
       last = now;
+      const hit = nextBreakOfRuns(runs, breakpoints, at, next);
+      if (hit !== undefined) return hitWhilePlaying(hit);
       onCursor(next);
       if (next >= endMs) setPlaying(false);
       else id = requestAnimationFrame(frame);
     });
     return () => cancelAnimationFrame(id);
     // The loop reads the cursor it started from; each frame's move comes back as `at`, restarting it.
-  }, [playing, speed, at, endMs, onCursor]);
+  }, [playing, speed, at, endMs, onCursor, runs, breakpoints]);
 
   const step = () => {
     setPlaying(false);
     const from = cursorMs ?? startMs - 1;
     const stop = nextStopOfRuns(runs, level, from);
+    const hit = nextBreakOfRuns(runs, breakpoints, from, stop?.timeMs ?? endMs);
+    if (hit !== undefined) return stopAt(hit);
     if (stop === undefined) {
       setSaid(`No ${level} is left in either run after ${formatOffset(from, startMs)}: both are shown to their ends.`);
       return onCursor(endMs);
@@ -96,6 +144,10 @@ export function CompareBar({ runs, startMs, endMs, cursorMs, onCursor }: Compare
       >
         Whole runs
       </button>
+      <button aria-expanded={showBreakpoints} aria-controls={boxId} onClick={() => setShowBreakpoints((v) => !v)}>
+        Breakpoints
+        {breakpoints.length > 0 ? ` (${breakpoints.filter((b) => b.enabled).length}/${breakpoints.length})` : ""}
+      </button>
       <Scrubber
         events={both}
         startMs={startMs}
@@ -117,6 +169,20 @@ export function CompareBar({ runs, startMs, endMs, cursorMs, onCursor }: Compare
           {said ?? ""}
         </output>
       </p>
+      {showBreakpoints && (
+        <div id={boxId} className="breakpoints-box">
+          <Breakpoints
+            breakpoints={breakpoints}
+            current={current?.id}
+            hits={hitCounts(hits)}
+            events={both}
+            startMs={startMs}
+            messages={messages}
+            label={label}
+            onChange={onBreakpoints}
+          />
+        </div>
+      )}
     </div>
   );
 }

@@ -8,6 +8,7 @@ import {
   type PrefixCheck,
 } from "../../../../app/sim/compare.ts";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
+import type { Breakpoint } from "../../../../app/sim/breakpoints.ts";
 import {
   comparisonOf,
   forkChoices,
@@ -57,7 +58,15 @@ export interface CompareViewProps {
   readonly onSave: (name: string, contents: string, type: string) => void;
   /** Two sides to run at once (a sweep's boundary, issue 30) rather than those the form makes. */
   readonly preset?: readonly [CompareSide, CompareSide];
+  /** The run view's breakpoints: the playback bar's, one list for both runs. */
+  readonly breakpoints?: readonly Breakpoint[];
+  readonly onBreakpoints?: (breakpoints: readonly Breakpoint[]) => void;
+  /** The scenario's messages (its ids), for a breakpoint on one of them. */
+  readonly messages?: readonly { readonly id: string; readonly messageId: string }[];
 }
+
+const NO_BREAKPOINTS: readonly Breakpoint[] = [];
+const NO_MESSAGES: readonly { readonly id: string; readonly messageId: string }[] = [];
 
 const NO_LABELS: ReadonlyMap<string, string> = new Map();
 
@@ -68,7 +77,17 @@ const NO_LABELS: ReadonlyMap<string, string> = new Map();
  * two delivery timelines stacked on one time axis, with one scale and zoom
  * (a zoom, pan or reset of either is of both).
  */
-export function CompareView({ base, mailscope, createWorker, onBack, onSave, preset }: CompareViewProps) {
+export function CompareView({
+  base,
+  mailscope,
+  createWorker,
+  onBack,
+  onSave,
+  preset,
+  breakpoints = NO_BREAKPOINTS,
+  onBreakpoints = () => {},
+  messages = NO_MESSAGES,
+}: CompareViewProps) {
   // The readings of the switchable gaps, then the draft's numbers (issue 30).
   const controls = useMemo(
     () => [...readingControls(base.readings), ...constantControls(base.constants)],
@@ -275,7 +294,16 @@ export function CompareView({ base, mailscope, createWorker, onBack, onSave, pre
           </ul>
         </section>
       )}
-      {status.phase === "done" && <Result status={status} startMs={base.startMs} onSave={onSave} />}
+      {status.phase === "done" && (
+        <Result
+          status={status}
+          startMs={base.startMs}
+          onSave={onSave}
+          breakpoints={breakpoints}
+          onBreakpoints={onBreakpoints}
+          messages={messages}
+        />
+      )}
     </section>
   );
 }
@@ -284,10 +312,16 @@ function Result({
   status,
   startMs,
   onSave,
+  breakpoints,
+  onBreakpoints,
+  messages,
 }: {
   readonly status: Extract<Status, { phase: "done" }>;
   readonly startMs: number;
   readonly onSave: CompareViewProps["onSave"];
+  readonly breakpoints: readonly Breakpoint[];
+  readonly onBreakpoints: (breakpoints: readonly Breakpoint[]) => void;
+  readonly messages: readonly { readonly id: string; readonly messageId: string }[];
 }) {
   const { sides, comparison, prefix, fork, events } = status;
   const { table, parting } = comparison;
@@ -406,6 +440,9 @@ function Result({
         endMs={Math.max(events[0].at(-1)?.timeMs ?? startMs, events[1].at(-1)?.timeMs ?? startMs)}
         cursorMs={cursorMs}
         onCursor={setCursorMs}
+        breakpoints={breakpoints}
+        onBreakpoints={onBreakpoints}
+        messages={messages}
       />
       {sides.map((side, i) => (
         <SideTimeline

@@ -1,9 +1,28 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { memo, useEffect, useMemo, useRef, useState } from "react";
-import { filterLog, logFacets, type LogFilter, type LogRow } from "../../model/log.ts";
+import { memo, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
+import {
+  filterLog,
+  hiddenBy,
+  draftLogWordIndex,
+  LOG_INDEX_SLICE,
+  logFacets,
+  stepLogWordIndex,
+  type LogWordIndex,
+  rowOfSeq,
+  type LogFilter,
+  type LogRow,
+} from "../../model/log.ts";
+import { CopyLink } from "../run/Permalink.tsx";
+import { FacetSelect } from "../FacetSelect.tsx";
 
 export interface LogViewProps {
   readonly rows: readonly LogRow[];
+  /** The event selected (a link's, a line's, a timeline mark's): its line is marked and brought into view. */
+  readonly selected?: number | undefined;
+  /** The event a permalink selected: the page itself scrolls to its line (a link opens at its place). */
+  readonly linked?: number | undefined;
+  /** A line's time pressed: select its event. */
+  readonly onSelect?: (seq: number) => void;
   /** The selected delivery (from the outcomes table), if any. */
   readonly delivery: string | undefined;
   readonly onClearDelivery: () => void;
@@ -13,21 +32,117 @@ export interface LogViewProps {
 }
 
 const ROW_HEIGHT = 24;
+const NO_ROWS: readonly LogRow[] = [];
+
+/**
+ * The log's word index for a search (issue 24): built once a search is typed, a slice of rows between
+ * frames (never blocking the page for more than a slice), and again for a longer log of the same run
+ * (its rows keep their words: only the new ones are read). Until it is built, the index of the rows
+ * before, if any, answers; `read` says how far the build is.
+ */
+function useWordIndex(
+  rows: readonly LogRow[],
+  enabled: boolean,
+): { readonly index: LogWordIndex | undefined; readonly read: number } {
+  const [state, setState] = useState<{ readonly index: LogWordIndex | undefined; readonly read: number }>({
+    index: undefined,
+    read: 0,
+  });
+  const built = useRef<LogWordIndex | undefined>(undefined);
+  useEffect(() => {
+    if (!enabled || built.current?.rows === rows) return;
+    const draft = draftLogWordIndex(rows);
+    let id: ReturnType<typeof setTimeout> | undefined;
+    const slice = () => {
+      const index = stepLogWordIndex(draft, LOG_INDEX_SLICE);
+      if (index !== undefined) {
+        built.current = index;
+        setState({ index, read: rows.length });
+      } else {
+        setState((s) => ({ index: s.index, read: draft.next }));
+        id = setTimeout(slice, 0);
+      }
+    };
+    id = setTimeout(slice, 0);
+    return () => clearTimeout(id);
+  }, [rows, enabled]);
+  return state;
+}
 
 /**
  * The log: virtualised rows in the CLI's words, filterable, following the playhead.
  * Drawn again only when its props change (not when the clock alone moves).
  */
-export const LogView = memo(function LogView({ rows, delivery, onClearDelivery, onRule, highlight }: LogViewProps) {
+export const LogView = memo(function LogView({
+  rows,
+  selected,
+  linked,
+  onSelect,
+  delivery,
+  onClearDelivery,
+  onRule,
+  highlight,
+}: LogViewProps) {
   const [filter, setFilter] = useState<LogFilter>({});
+  const [onlyEvidence, setOnlyEvidence] = useState(false);
   const [follow, setFollow] = useState(true);
   const facets = useMemo(() => logFacets(rows), [rows]);
-  const shown = useMemo(
-    () => filterLog(rows, { ...filter, ...(delivery !== undefined && { delivery }) }),
-    [rows, filter, delivery],
+  // Typing stays fluid: the search follows the words typed as soon as the page is free.
+  const text = useDeferredValue(filter.text ?? "");
+  const searching = text.trim() !== "";
+  const words = useWordIndex(rows, searching);
+  // A search answers from the index (of these rows, or of the rows before while it is built for these).
+  const wordIndex = searching ? words.index : undefined;
+  const searched = searching ? (wordIndex?.rows ?? NO_ROWS) : rows;
+  const indexing = searching && wordIndex?.rows !== rows;
+  // "Only evidence rows": those citing a rule or gap, and those a Why clause or a check points at.
+  const evidence = useMemo(
+    () => (onlyEvidence ? ({ evidence: true, also: highlight } as const) : undefined),
+    [onlyEvidence, highlight],
   );
+  const shown = useMemo(
+    () =>
+      filterLog(
+        searched,
+        {
+          ...filter,
+          text,
+          ...(delivery !== undefined && { delivery }),
+          ...evidence,
+        },
+        wordIndex,
+      ),
+    [searched, filter, text, delivery, evidence, wordIndex],
+  );
+  // The selected event's line, when the filters hide it (a link followed with a filter on): what hides it.
+  const selectedRow = selected === undefined ? undefined : rowOfSeq(rows, selected);
+  const hiding = useMemo(
+    () =>
+      selectedRow === undefined
+        ? []
+        : hiddenBy(selectedRow, {
+            ...filter,
+            ...(delivery !== undefined && { delivery }),
+            ...evidence,
+          }),
+    [selectedRow, filter, delivery, evidence],
+  );
+  const showSelected = () => {
+    if (selectedRow === undefined) return;
+    // Only the filters that hide it are cleared; the others stay as the reader set them.
+    setFilter((f) => {
+      const next: Record<string, unknown> = { ...f };
+      if (selectedRow.detail) next["full"] = true;
+      for (const key of ["domain", "kind", "kinds", "rule", "text"] as const)
+        if (hiddenBy(selectedRow, { full: true, [key]: f[key] }).length > 0) delete next[key];
+      return next as LogFilter;
+    });
+    if (hiddenBy(selectedRow, { full: true, ...evidence }).length > 0) setOnlyEvidence(false);
+    if (delivery !== undefined && selectedRow.delivery !== delivery) onClearDelivery();
+  };
   const scroller = useRef<HTMLDivElement>(null);
   // The virtualiser's functions are not memoisable; this component is not compiled, and needs not be.
+  // eslint-disable-next-line react-hooks/incompatible-library -- the React Compiler skips it, as said above
   const virtual = useVirtualizer({
     count: shown.length,
     getScrollElement: () => scroller.current,
@@ -48,6 +163,18 @@ export const LogView = memo(function LogView({ rows, delivery, onClearDelivery, 
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [highlight]);
 
+  // A newly selected event: stop following and bring its line into view, once the filters show it.
+  const [scrolledTo, setScrolledTo] = useState<number | undefined>();
+  useEffect(() => {
+    if (selected === undefined || selected === scrolledTo) return;
+    const index = shown.findIndex((r) => r.seq === selected);
+    if (index < 0) return;
+    setScrolledTo(selected);
+    setFollow(false);
+    virtual.scrollToIndex(index, { align: "center" });
+    if (selected === linked) requestAnimationFrame(() => scroller.current?.scrollIntoView({ block: "center" }));
+  }, [selected, linked, scrolledTo, shown, virtual]);
+
   const set = (patch: Partial<LogFilter>) => setFilter((f) => ({ ...f, ...patch }));
   return (
     <section aria-labelledby="log-heading" className="panel log">
@@ -56,50 +183,46 @@ export const LogView = memo(function LogView({ rows, delivery, onClearDelivery, 
         <span className="muted" data-testid="log-count">
           {shown.length} of {rows.filter((r) => filter.full === true || !r.detail).length} lines
         </span>
+        {indexing && (
+          <span className="muted" role="status">
+            searching: {Math.floor((100 * Math.min(words.read, rows.length)) / Math.max(1, rows.length))} % of the log
+            read
+          </span>
+        )}
       </div>
       <div className="filters" role="group" aria-label="Log filters">
         <label>
-          Domain{" "}
-          <select
-            aria-label="Filter by domain"
-            value={filter.domain ?? ""}
-            onChange={(e) => set({ domain: e.target.value || undefined })}
-          >
-            <option value="">all</option>
-            {facets.domains.map((d) => (
-              <option key={d}>{d}</option>
-            ))}
-          </select>
+          Search{" "}
+          <input
+            type="search"
+            size={18}
+            placeholder="words in the log"
+            value={filter.text ?? ""}
+            onChange={(e) => set({ text: e.target.value })}
+          />
         </label>
-        <label>
-          Event{" "}
-          <select
-            aria-label="Filter by event"
-            value={filter.kind ?? ""}
-            onChange={(e) => set({ kind: e.target.value || undefined })}
-          >
-            <option value="">all</option>
-            {facets.kinds.map((k) => (
-              <option key={k}>{k}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Rule{" "}
-          <select
-            aria-label="Filter by rule"
-            value={filter.rule ?? ""}
-            onChange={(e) => set({ rule: e.target.value || undefined })}
-          >
-            <option value="">all</option>
-            {facets.rules.map((k) => (
-              <option key={k}>{k}</option>
-            ))}
-          </select>
-        </label>
+        <FacetSelect
+          label="Domain"
+          name="Filter by domain"
+          value={filter.domain}
+          values={facets.domains}
+          onChange={(domain) => set({ domain })}
+        />
+        <KindPicker kinds={facets.kinds} chosen={filter.kinds} onChange={(kinds) => set({ kinds })} />
+        <FacetSelect
+          label="Rule"
+          name="Filter by rule"
+          value={filter.rule}
+          values={facets.rules}
+          onChange={(rule) => set({ rule })}
+        />
         <label>
           <input type="checkbox" checked={filter.full === true} onChange={(e) => set({ full: e.target.checked })} />{" "}
           Wire and state machine
+        </label>
+        <label title="Events citing a rule or gap of the spec, and those a Why clause or a check points at">
+          <input type="checkbox" checked={onlyEvidence} onChange={(e) => setOnlyEvidence(e.target.checked)} /> Only
+          evidence rows
         </label>
         <label>
           <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> Follow playhead
@@ -113,6 +236,12 @@ export const LogView = memo(function LogView({ rows, delivery, onClearDelivery, 
           </button>
         )}
       </div>
+      {selectedRow !== undefined && hiding.length > 0 && (
+        <p className="notice" role="status" data-testid="log-hidden">
+          Event #{selectedRow.seq} is selected, but the log hides its line: {hiding.join(", ")}.{" "}
+          <button onClick={showSelected}>Show it</button>
+        </p>
+      )}
       <div
         ref={scroller}
         className="log-scroll"
@@ -128,17 +257,31 @@ export const LogView = memo(function LogView({ rows, delivery, onClearDelivery, 
             return (
               <div
                 key={row.seq}
-                className={`log-row${row.detail ? " detail" : ""}${highlight.has(row.seq) ? " evidence" : ""}`}
+                className={`log-row${row.detail ? " detail" : ""}${highlight.has(row.seq) ? " evidence" : ""}${row.seq === selected ? " selected" : ""}`}
                 data-seq={row.seq}
+                data-kind={row.kind}
+                data-selected={row.seq === selected || undefined}
                 data-evidence={highlight.has(row.seq) || undefined}
                 data-testid="log-row"
                 style={{ transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
               >
-                <span className="at">{row.at}</span>
+                {onSelect ? (
+                  <button
+                    className="at link"
+                    aria-pressed={row.seq === selected}
+                    title={`Select event #${row.seq} (for a link to it)`}
+                    onClick={() => onSelect(row.seq)}
+                  >
+                    {row.at}
+                  </button>
+                ) : (
+                  <span className="at">{row.at}</span>
+                )}
                 <span className="domain">{row.domain}</span>
                 <span className="text" title={row.text}>
                   {row.text.replace(/ \[[^\]]+\]$/, "")}
                 </span>
+                {row.seq === selected && <CopyLink key={row.seq} seq={row.seq} compact />}
                 {row.rules.map((r) => (
                   <button key={r} className="rule" onClick={() => onRule(r)} title={`Rule ${r}`}>
                     {r}
@@ -152,3 +295,50 @@ export const LogView = memo(function LogView({ rows, delivery, onClearDelivery, 
     </section>
   );
 });
+
+/**
+ * The event kinds shown: a disclosure of checkboxes, one per kind in the run (none ticked: every kind),
+ * its summary saying how many are chosen.
+ */
+function KindPicker({
+  kinds,
+  chosen,
+  onChange,
+}: {
+  readonly kinds: readonly string[];
+  readonly chosen: ReadonlySet<string> | undefined;
+  readonly onChange: (kinds: ReadonlySet<string> | undefined) => void;
+}) {
+  const n = chosen?.size ?? 0;
+  const toggle = (kind: string, on: boolean) => {
+    const next = new Set(chosen);
+    if (on) next.add(kind);
+    else next.delete(kind);
+    onChange(next.size === 0 ? undefined : next);
+  };
+  return (
+    <details className="kind-picker">
+      <summary>Events: {n === 0 ? "every kind" : n === 1 ? [...(chosen ?? [])][0] : `${n} kinds`}</summary>
+      <fieldset>
+        <legend>Event kinds shown (none ticked: every kind)</legend>
+        <button onClick={() => onChange(undefined)} disabled={n === 0}>
+          Every kind
+        </button>
+        <ul>
+          {kinds.map((k) => (
+            <li key={k}>
+              <label>
+                <input
+                  type="checkbox"
+                  checked={chosen?.has(k) === true}
+                  onChange={(e) => toggle(k, e.target.checked)}
+                />{" "}
+                {k}
+              </label>
+            </li>
+          ))}
+        </ul>
+      </fieldset>
+    </details>
+  );
+}

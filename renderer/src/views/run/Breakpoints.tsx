@@ -20,6 +20,8 @@ export interface BreakpointsProps {
   readonly breakpoints: readonly Breakpoint[];
   /** The breakpoint the run is stopped at, if any. */
   readonly current?: string | undefined;
+  /** How many times each has stopped the run (in the part of it shown). */
+  readonly hits: ReadonlyMap<string, number>;
   readonly events: readonly RecordedEvent[];
   readonly startMs: number;
   readonly messages: readonly { readonly id: string; readonly messageId: string }[];
@@ -27,7 +29,10 @@ export interface BreakpointsProps {
   readonly onChange: (breakpoints: readonly Breakpoint[]) => void;
 }
 
-/** The breakpoints as a debugger lists them: each ticked or not, removed, all cleared; and a form to add one. */
+/**
+ * The breakpoints as a debugger lists them: each ticked or not, how many times it has stopped the run, removed,
+ * all cleared; and a form to add one. A lesson's notes are listed among them (played as a lesson).
+ */
 export function Breakpoints(p: BreakpointsProps) {
   const [kind, setKind] = useState<Exclude<Kind, "annotation">>("fallback");
   const [state, setState] = useState("retryScheduled");
@@ -77,6 +82,7 @@ export function Breakpoints(p: BreakpointsProps) {
         <ul>
           {p.breakpoints.map((b) => {
             const text = describeCondition(b.condition, p.startMs, p.label);
+            const hits = p.hits.get(b.id) ?? 0;
             return (
               <li key={b.id} data-breakpoint={b.id} aria-current={p.current === b.id ? "true" : undefined}>
                 <label>
@@ -87,6 +93,11 @@ export function Breakpoints(p: BreakpointsProps) {
                   />{" "}
                   {text}
                 </label>
+                {hits > 0 && (
+                  <span className="muted hits" data-hits={hits}>
+                    {hits === 1 ? "hit once" : `hit ${hits} times`}
+                  </span>
+                )}
                 {p.current === b.id && <span className="badge">stopped here</span>}
                 <button
                   aria-label={`Remove breakpoint: ${text}`}

@@ -14,8 +14,8 @@ export interface LessonPanelProps {
   readonly finished: boolean;
   /** The notes the playhead reached last, at once (usually one; none before the first). */
   readonly reached: readonly AnnotationPoint[];
-  /** Whether the run paused at the last of `reached` (played as a lesson). */
-  readonly pausedAtNote: boolean;
+  /** The note the run is paused at (played as a lesson, its notes are breakpoints), if it is. */
+  readonly pausedAt: number | undefined;
   readonly pauseAtNotes: boolean;
   readonly onPauseAtNotes: (on: boolean) => void;
   /** Plays on from a note's pause. */
@@ -48,17 +48,16 @@ export function LessonPanel(p: LessonPanelProps) {
       {p.reached.length > 0 && (
         <div className="lesson-reached" role="status" data-testid="lesson-reached">
           <ul>
-            {p.reached.map((n, i) => (
+            {p.reached.map((n) => (
               <li key={n.index}>
                 <span className="lesson-reached-at">
-                  {p.pausedAtNote && i === p.reached.length - 1 ? "Paused at a note" : "Note"},{" "}
-                  {noteWhen(n, p.startMs, p.finished)}:
+                  {p.pausedAt === n.index ? "Paused at a note" : "Note"}, {noteWhen(n, p.startMs, p.finished)}:
                 </span>{" "}
                 <span>{n.note}</span>
               </li>
             ))}
           </ul>
-          {p.pausedAtNote && p.onContinue && (
+          {p.pausedAt !== undefined && p.onContinue && (
             <button className="primary lesson-continue" onClick={p.onContinue}>
               Continue
             </button>

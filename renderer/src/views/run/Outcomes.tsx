@@ -1,7 +1,16 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { memo, useRef } from "react";
-import type { OutcomeRow } from "../../model/outcomes.ts";
+import { memo, useMemo, useRef, useState } from "react";
+import {
+  nextSort,
+  outcomeFacets,
+  outcomeView,
+  type OutcomeColumn,
+  type OutcomeFilter,
+  type OutcomeRow,
+  type OutcomeSort,
+} from "../../model/outcomes.ts";
 import type { WhyTarget } from "../../model/why.ts";
+import { FacetSelect, patchFilter } from "../FacetSelect.tsx";
 
 export interface OutcomesProps {
   readonly rows: readonly OutcomeRow[];
@@ -26,7 +35,12 @@ const ROW_HEIGHT = 26;
  * delivery; "Why?" opens the explanation of its outcome. Drawn again only when its props change (not when
  * the clock alone moves).
  */
-export const Outcomes = memo(function Outcomes({ rows, selected, onSelect, why, onWhy }: OutcomesProps) {
+export const Outcomes = memo(function Outcomes({ rows: all, selected, onSelect, why, onWhy }: OutcomesProps) {
+  const [filter, setFilter] = useState<OutcomeFilter>({});
+  const [sort, setSort] = useState<OutcomeSort | undefined>();
+  const facets = useMemo(() => outcomeFacets(all), [all]);
+  const rows = useMemo(() => outcomeView(all, filter, sort), [all, filter, sort]);
+  const filtered = Object.values(filter).some((v) => v !== undefined);
   const windowed = rows.length > WINDOWED_FROM;
   const scroller = useRef<HTMLDivElement>(null);
   // The virtualiser's functions are not memoisable; this component is not compiled, and needs not be.
@@ -45,7 +59,15 @@ export const Outcomes = memo(function Outcomes({ rows, selected, onSelect, why, 
   const below = items === undefined ? 0 : virtual.getTotalSize() - (items.at(-1)?.end ?? 0);
   return (
     <section aria-labelledby="outcomes-heading" className="panel">
-      <h3 id="outcomes-heading">Outcomes</h3>
+      <div className="panel-head">
+        <h3 id="outcomes-heading">Outcomes</h3>
+        {all.length > 0 && (
+          <span className="muted" role="status" data-testid="outcomes-count">
+            showing {rows.length.toLocaleString("en-US")} of {all.length.toLocaleString("en-US")}
+          </span>
+        )}
+      </div>
+      {all.length > 0 && <OutcomeFilters facets={facets} filter={filter} onFilter={setFilter} filtered={filtered} />}
       <div
         ref={scroller}
         {...(windowed && {
@@ -55,19 +77,17 @@ export const Outcomes = memo(function Outcomes({ rows, selected, onSelect, why, 
           "aria-label": "Outcomes, scrolling",
         })}
       >
-        {rows.length === 0 ? (
+        {all.length === 0 ? (
           <p className="muted">No message submitted yet.</p>
+        ) : rows.length === 0 ? (
+          <p className="muted">No recipient passes these filters.</p>
         ) : (
           <table className="outcomes" {...(windowed && { "aria-rowcount": rows.length + 1 })}>
             <thead>
               <tr>
-                <th scope="col">Message</th>
-                <th scope="col">Recipient</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">When</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">POSTs</th>
-                <th scope="col">Rule</th>
+                {COLUMNS.map(([column, words]) => (
+                  <SortableHeader key={column} column={column} words={words} sort={sort} onSort={setSort} />
+                ))}
                 {onWhy && (
                   <th scope="col">
                     <span className="visually-hidden">Explanation</span>
@@ -141,5 +161,101 @@ function WhyButton({
     >
       Why?
     </button>
+  );
+}
+
+/** The table's columns and their headers' words. */
+const COLUMNS: readonly (readonly [OutcomeColumn, string])[] = [
+  ["message", "Message"],
+  ["recipient", "Recipient"],
+  ["outcome", "Outcome"],
+  ["when", "When"],
+  ["attempts", "Attempts"],
+  ["posts", "POSTs"],
+  ["rule", "Rule"],
+];
+
+/** A column header: a button that sorts by it (Enter or Space, as any button), `aria-sort` saying the order. */
+function SortableHeader({
+  column,
+  words,
+  sort,
+  onSort,
+}: {
+  readonly column: OutcomeColumn;
+  readonly words: string;
+  readonly sort: OutcomeSort | undefined;
+  readonly onSort: (sort: OutcomeSort) => void;
+}) {
+  const direction = sort?.column === column ? sort.direction : undefined;
+  return (
+    <th scope="col" aria-sort={direction ?? "none"}>
+      <button className="sort" onClick={() => onSort(nextSort(sort, column))}>
+        {words}
+        <span aria-hidden="true" className="sort-arrow">
+          {direction === "ascending" ? " ▲" : direction === "descending" ? " ▼" : ""}
+        </span>
+      </button>
+    </th>
+  );
+}
+
+/** The outcomes' filters: outcome, recipient domain, message words, more than N attempts; and clearing them. */
+function OutcomeFilters({
+  facets,
+  filter,
+  onFilter,
+  filtered,
+}: {
+  readonly facets: { readonly outcomes: readonly string[]; readonly domains: readonly string[] };
+  readonly filter: OutcomeFilter;
+  readonly onFilter: (filter: OutcomeFilter) => void;
+  readonly filtered: boolean;
+}) {
+  const set = (patch: Partial<Record<keyof OutcomeFilter, unknown>>) => onFilter(patchFilter(filter, patch));
+  return (
+    <div className="filters" role="group" aria-label="Outcome filters">
+      <FacetSelect
+        label="Outcome"
+        name="Filter by outcome"
+        value={filter.outcome}
+        values={facets.outcomes}
+        text={(o) => (o === "smtp" ? "smtp (went to SMTP)" : o)}
+        onChange={(outcome) => set({ outcome })}
+      />
+      <FacetSelect
+        label="Domain"
+        name="Filter by recipient domain"
+        value={filter.domain}
+        values={facets.domains}
+        onChange={(domain) => set({ domain })}
+      />
+      <label>
+        Message{" "}
+        <input
+          type="search"
+          size={12}
+          value={filter.message ?? ""}
+          onChange={(e) => set({ message: e.target.value === "" ? undefined : e.target.value })}
+        />
+      </label>
+      <label>
+        Attempts more than{" "}
+        <input
+          type="number"
+          min={0}
+          step={1}
+          className="attempts-over"
+          value={filter.attemptsOver ?? ""}
+          onChange={(e) => {
+            const n = e.target.valueAsNumber;
+            set({ attemptsOver: Number.isFinite(n) ? n : undefined });
+          }}
+        />
+      </label>
+      <button onClick={() => onFilter({})} disabled={!filtered}>
+        Clear filters
+      </button>
+    </div>
   );
 }

@@ -15,7 +15,7 @@ import { StatechartView } from "../statechart/StatechartView.tsx";
 import { TimelineView } from "../timeline/TimelineView.tsx";
 import { Checks } from "./Checks.tsx";
 import { Controls } from "./Controls.tsx";
-import { scrubberEnd, stopText } from "../../model/playbar.ts";
+import { hitCounts, scrubberEnd, stopText } from "../../model/playbar.ts";
 import { ExportBar, type RunExports } from "./ExportBar.tsx";
 import { Outcomes } from "./Outcomes.tsx";
 import { Readings } from "./Readings.tsx";
@@ -25,6 +25,10 @@ import type { LessonPlace, LibraryEntry } from "../../model/library.ts";
 import { LessonPanel } from "./LessonPanel.tsx";
 import { useLessonNotes } from "./useLessonNotes.ts";
 import { notesOfRun } from "../../model/lesson.ts";
+import { eventOfSeq, linkPlace, linkProblem } from "../../model/permalink.ts";
+import { exchangeEvents, runIndexOf } from "../../model/runIndex.ts";
+import type { RecordedEvent } from "../../../../app/trace/schema.ts";
+import { PermalinkBar, useLinkRequest } from "./Permalink.tsx";
 
 export interface RunViewProps {
   readonly phase: PlaybackPhase;
@@ -34,13 +38,7 @@ export interface RunViewProps {
   readonly name?: string | undefined;
   readonly description: string;
   /** The scenario's place in the "Start here" path, and how to open another lesson (issue 24). */
-  readonly lesson?:
-    | (LessonPlace & {
-        readonly onOpen: (entry: LibraryEntry) => void;
-        /** Opened from the lesson path: it pauses at its notes ("Pause at each note" ticked). */
-        readonly playedAsLesson: boolean;
-      })
-    | undefined;
+  readonly lesson?: (LessonPlace & { readonly onOpen: (entry: LibraryEntry) => void }) | undefined;
   readonly send: (event: PlaybackEvent) => void;
   readonly onReading: (setting: [string, string]) => void;
   readonly onRule: (rule: string) => void;
@@ -133,6 +131,10 @@ export function RunView({
   // The timeline's reader, shared with the timeline view: a link to an attempt reads no event again.
   const [timelines] = useState(timelineReader);
   const [step, setStep] = useState<{ readonly seq: number; readonly nonce: number } | undefined>();
+  // The event selected (a log line, a timeline mark, an exchange) and its permalink; a link's event (issue 24).
+  const [selectedSeq, setSelectedSeq] = useState<number | undefined>();
+  const linkRequest = useLinkRequest();
+  const [dismissed, setDismissed] = useState<unknown>();
   const startMs = context.summary?.startMs ?? context.events[0]?.timeMs ?? 0;
   // The log and the outcomes follow the events as fast as they can draw; while a batch is drawn,
   // the next ones are taken in (and the clock moves) rather than queued behind it. Mounted with a whole
@@ -148,6 +150,16 @@ export function RunView({
   const shownPhase: PlaybackPhase = phase === "finished" && !drawnAll ? (live ? "playing" : "loading") : phase;
   const finished = shownPhase === "finished";
   const rows = useMemo(() => logRowsOf(events, startMs), [events, startMs]);
+  const linkedSeq = linkRequest?.kind === "seq" ? linkRequest.seq : undefined;
+  const place = useMemo(
+    () => (linkedSeq === undefined ? undefined : linkPlace(context.events, linkedSeq, finished)),
+    [linkedSeq, context.events, finished],
+  );
+  const problem =
+    dismissed === (linkRequest?.kind === "bad" ? linkRequest.message : linkedSeq)
+      ? undefined
+      : linkProblem(linkRequest, place);
+  const selectedEvent = selectedSeq === undefined ? undefined : eventOfSeq(context.events, selectedSeq);
   const labels = useMemo(
     () => new Map((context.summary?.messages ?? []).map((m) => [m.messageId, m.id])),
     [context.summary],
@@ -207,8 +219,9 @@ export function RunView({
         : stopText(context.stop, context.events, startMs, context.breakpoints, (m) => labels.get(m) ?? m),
     [context.stop, context.events, startMs, context.breakpoints, labels],
   );
+  const hits = useMemo(() => hitCounts(context.hits), [context.hits]);
   // The scenario's notes (issue 24): placed on the run, shown as the playhead reaches them, paused at in a lesson.
-  const notes = useLessonNotes({ context, phase, asLesson: lesson?.playedAsLesson === true, startMs, send });
+  const notes = useLessonNotes({ context, phase, startMs });
   // The notes on the timeline: placed on the timeline's own events, so they come with its draws, not each batch.
   const timelineNotes = useMemo(
     () => notesOfRun(notes.annotations, heavy.events, startMs),
@@ -219,7 +232,10 @@ export function RunView({
   const clearDelivery = useCallback(() => setDelivery(undefined), []);
   const onMark = useCallback((m: Mark | undefined) => {
     setMark(m);
-    if (m) setExchanges(m.exchangeIds);
+    if (m) {
+      setExchanges(m.exchangeIds);
+      setSelectedSeq(m.seq);
+    }
   }, []);
   const onHistory = useCallback(
     (seqs: readonly number[]) => {
@@ -235,6 +251,41 @@ export function RunView({
     },
     [timelines, heavy.events, startMs, labels],
   );
+  // An event selected by a link or a log line: its line in the log, its attempt on the timeline, its exchange.
+  const selectEvent = useCallback(
+    (event: RecordedEvent) => {
+      setSelectedSeq(event.seq);
+      const exchangeId = event.data?.["exchangeId"];
+      if (typeof exchangeId === "string") setExchanges([exchangeId]);
+      const actor = event.data?.["deliveryActor"];
+      if (typeof actor !== "string") return;
+      const attempt = attemptMarkAt(timelines.read(heavy.events, startMs, labels), actor, event.timeMs);
+      if (attempt === undefined) return;
+      setMark(attempt);
+      if (typeof exchangeId !== "string") setExchanges(attempt.exchangeIds);
+    },
+    [timelines, heavy.events, startMs, labels],
+  );
+  const onLogSelect = useCallback(
+    (seq: number) => {
+      const event = eventOfSeq(context.events, seq);
+      if (event !== undefined) selectEvent(event);
+    },
+    [context.events, selectEvent],
+  );
+  // A link followed (at load, or a hash changed): its event is selected once it is in the run; another run
+  // (a scenario or trace opened) starts with nothing selected, and follows the link again.
+  const [followed, setFollowed] = useState<number | undefined>();
+  const [runOf, setRunOf] = useState(context.source);
+  if (runOf !== context.source) {
+    setRunOf(context.source);
+    setSelectedSeq(undefined);
+    setFollowed(undefined);
+  }
+  if (place?.kind === "found" && followed !== place.event.seq) {
+    setFollowed(place.event.seq);
+    selectEvent(place.event);
+  }
   // A Why clause's links: its attempt on the timeline, its events in the log, its step of the delivery machine.
   const onWhyAttempt = useCallback(
     (a: NonNullable<WhyLinks["attempt"]>) => {
@@ -290,7 +341,11 @@ export function RunView({
           range={range}
           onRange={setRange}
           exchangeId={exchanges.at(-1)}
-          onExchange={(x) => setExchanges([x])}
+          onExchange={(x) => {
+            setExchanges([x]);
+            const first = exchangeEvents(runIndexOf(below.events), x)[0];
+            if (first !== undefined) setSelectedSeq(first.seq);
+          }}
           onSave={save}
         />
         <InspectorView
@@ -379,10 +434,7 @@ export function RunView({
             onToggle={() => send({ type: "TOGGLE" })}
             onStep={() => send({ type: "STEP" })}
             onSpeed={(speed: PlaybackSpeed) => send({ type: "SET_SPEED", speed })}
-            onJump={(ms) => {
-              notes.jumped();
-              send({ type: "RUN_TO", timeMs: startMs + ms });
-            }}
+            onJump={(ms) => send({ type: "RUN_TO", timeMs: startMs + ms })}
             onRestart={(seed) => send({ type: "RESTART", ...(seed !== undefined && { seed }) })}
             level={context.level}
             atEnd={context.progress?.atEnd === true && phase === "paused"}
@@ -395,6 +447,7 @@ export function RunView({
               breakpoints: context.breakpoints,
               current:
                 context.stop?.kind === "breakpoint" || context.stop?.kind === "time" ? context.stop.id : undefined,
+              hits,
               messages: context.summary?.messages ?? [],
               label: (m) => labels.get(m) ?? m,
               onChange: (breakpoints) => send({ type: "SET_BREAKPOINTS", breakpoints }),
@@ -416,11 +469,21 @@ export function RunView({
             startMs={startMs}
             finished={finished}
             reached={notes.reached}
-            pausedAtNote={notes.paused && phase === "paused"}
-            pauseAtNotes={notes.pauseAtNotes}
-            onPauseAtNotes={notes.setPauseAtNotes}
+            pausedAt={notes.pausedAt}
+            pauseAtNotes={context.notePauses}
+            onPauseAtNotes={(on) => send({ type: "SET_NOTE_PAUSES", on })}
             onContinue={() => send({ type: "PLAY" })}
             onEvent={(seq) => onWhyLog([seq])}
+          />
+          <PermalinkBar
+            selected={selectedEvent}
+            startMs={startMs}
+            problem={problem}
+            onDismiss={() => {
+              setDismissed(linkRequest?.kind === "bad" ? linkRequest.message : linkedSeq);
+              // The link is done with: a reload or the next run opened does not follow it again.
+              window.history.replaceState(window.history.state, "", window.location.pathname + window.location.search);
+            }}
           />
           <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} why={whyTarget} onWhy={setWhyTarget} />
           {why && (
@@ -436,7 +499,16 @@ export function RunView({
           )}
           {wholeRunViews}
           {result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
-          <LogView rows={rows} delivery={delivery} onClearDelivery={clearDelivery} onRule={rule} highlight={evidence} />
+          <LogView
+            rows={rows}
+            selected={selectedSeq}
+            linked={followed}
+            onSelect={onLogSelect}
+            delivery={delivery}
+            onClearDelivery={clearDelivery}
+            onRule={rule}
+            highlight={evidence}
+          />
           {trace && <ExportBar trace={trace} {...exports} />}
         </>
       )}

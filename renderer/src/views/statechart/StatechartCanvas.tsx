@@ -208,9 +208,13 @@ export function StatechartCanvas({ layout, active, counts, last }: StatechartCan
     return () => observer.disconnect();
   }, []);
   const height = canvasView(layout, width).height;
-  // The active state, kept in view when the drawing is larger than the canvas.
+  // The active state, kept in view when the drawing is larger than the canvas; with none (before a delivery
+  // starts), where every delivery starts: the machine's initial marker (the root's is laid out first).
   const leaf = active.at(-1);
-  const focus = useMemo(() => layout.states.find((s) => s.id === leaf), [layout, leaf]);
+  const focus = useMemo(
+    () => layout.states.find((s) => s.id === leaf) ?? layout.states.find((s) => s.marker),
+    [layout, leaf],
+  );
   return (
     <div className="sc-canvas" ref={box} style={{ height }}>
       <ReactFlow

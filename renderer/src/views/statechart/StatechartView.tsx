@@ -185,7 +185,8 @@ export function StatechartView(p: StatechartViewProps) {
           ) : null}
         </p>
       )}
-      <div className="sc-grid">
+      {/* With no delivery shown (before the run), nothing goes beside the drawing: it takes the whole width. */}
+      <div className={actor === undefined ? "sc-grid sc-alone" : "sc-grid"}>
         {layout ? (
           <StatechartCanvas
             layout={layout}

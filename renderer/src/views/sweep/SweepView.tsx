@@ -1,5 +1,5 @@
 import { maxOf } from "../../../../app/protocol/lists.ts";
-import { useEffect, useId, useMemo, useRef, useState, type FormEvent } from "react";
+import { startTransition, useEffect, useId, useMemo, useRef, useState, type FormEvent } from "react";
 import { Area, AreaChart, Bar, CartesianGrid, ComposedChart, Legend, Line, Tooltip, XAxis, YAxis } from "recharts";
 import type { MouseHandlerDataParam } from "recharts/types/synchronisation/types";
 import { runSweep, type Boundary, type PointResult } from "../../../../app/sim/sweep.ts";
@@ -8,12 +8,16 @@ import type { CompareBase, CompareSide } from "../../model/compare.ts";
 import {
   boundariesOf,
   boundarySides,
+  chartProblem,
   pointRun,
   rangeValues,
+  seriesData,
+  seriesRows,
   sweepChart,
   sweepChoices,
   type PointRunStart,
   type SweepChart,
+  type SweepChoice,
   type SweepRow,
 } from "../../model/sweep.ts";
 import { OUTCOME_COLOUR } from "../../model/timeline.ts";
@@ -31,6 +35,10 @@ const BAND_COLOUR: Readonly<Record<string, string>> = {
   pending: "#6b7280",
   error: "#8a5cf6",
 };
+
+/** One colour per series of a grid (the second field's values), readable on both themes. */
+const SERIES_COLOUR = ["#2f5fd0", "#e08a00", "#1f8a45", "#c0362c", "#8a5cf6", "#0f8b8d", "#b5487a", "#6b7280"];
+const seriesColour = (i: number): string => SERIES_COLOUR[i % SERIES_COLOUR.length] ?? "#586174";
 
 /** Charts follow a running sweep this often at most (the page's thread only draws; the runs are in workers). */
 const DRAW_EVERY_MS = 250;
@@ -71,17 +79,19 @@ export interface SweepViewProps {
  */
 export function SweepView({ base, mailscope, createWorker, onBack, onOpenRun, onCompare }: SweepViewProps) {
   const fieldId = useId();
+  const seriesId = useId();
   const choices = useMemo(() => sweepChoices(base.text), [base.text]);
-  const [path, setPath] = useState(
-    () =>
+  const [x, setX] = useState<Range>(() =>
+    rangeOf(
+      choices,
       choices.find((c) => c.kind !== "choice" && c.current !== undefined && c.path !== "seed")?.path ??
-      choices[0]?.path ??
-      "",
+        choices[0]?.path ??
+        "",
+    ),
   );
-  const choice = choices.find((c) => c.path === path) ?? choices[0];
-  const [from, setFrom] = useState(choice?.from ?? "");
-  const [to, setTo] = useState(choice?.to ?? "");
-  const [step, setStep] = useState(choice?.step ?? "");
+  const [second, setSecond] = useState<Range>(() => rangeOf(choices, ""));
+  const choice = choices.find((c) => c.path === x.path) ?? choices[0];
+  const secondChoice = choices.find((c) => c.path === second.path);
   const [seeds, setSeeds] = useState("1");
   const [refine, setRefine] = useState("");
   const [status, setStatus] = useState<Status>({ phase: "idle" });
@@ -89,14 +99,6 @@ export function SweepView({ base, mailscope, createWorker, onBack, onOpenRun, on
   const [openSeed, setOpenSeed] = useState<number | string | undefined>();
   const abort = useRef<AbortController | undefined>(undefined);
   useEffect(() => () => abort.current?.abort(), []);
-
-  const choose = (next: string) => {
-    const c = choices.find((x) => x.path === next);
-    setPath(next);
-    setFrom(c?.from ?? "");
-    setTo(c?.to ?? "");
-    setStep(c?.step ?? "");
-  };
 
   const start = async (e: FormEvent) => {
     e.preventDefault();
@@ -108,14 +110,19 @@ export function SweepView({ base, mailscope, createWorker, onBack, onOpenRun, on
     const resolution = refine.trim() === "" ? undefined : parseResolution(refine);
     if (resolution !== undefined && !resolution.ok) return setStatus({ phase: "failed", errors: [resolution.message] });
     const seedList = n > 1 ? Array.from({ length: n }, (_, k) => k + 1) : undefined;
-    const planned = planSweep(
-      base.text,
-      [{ path: choice.path, values: rangeValues(choice, from, to, step) }],
-      seedList,
-    );
+    const varies = [{ path: choice.path, values: rangeValues(choice, x.from, x.to, x.step) }];
+    if (secondChoice !== undefined) {
+      varies.push({
+        path: secondChoice.path,
+        values: rangeValues(secondChoice, second.from, second.to, second.step),
+      });
+    }
+    const planned = planSweep(base.text, varies, seedList);
     if (!planned.ok)
-      return setStatus({ phase: "failed", errors: planned.errors.map((x) => `${x.path}: ${x.message}`) });
+      return setStatus({ phase: "failed", errors: planned.errors.map((e) => `${e.path}: ${e.message}`) });
     const { plan } = planned;
+    const problem = chartProblem(plan);
+    if (problem !== undefined) return setStatus({ phase: "failed", errors: [problem] });
     abort.current?.abort();
     const controller = new AbortController();
     abort.current = controller;
@@ -136,7 +143,8 @@ export function SweepView({ base, mailscope, createWorker, onBack, onOpenRun, on
     });
     const draw = () => {
       timer = undefined;
-      if (!controller.signal.aborted) setStatus(running());
+      // A transition: React draws the charts in slices, between which the page answers the user.
+      if (!controller.signal.aborted) startTransition(() => setStatus(running()));
     };
     setRecipient(undefined);
     setOpenSeed(seedList?.[0]);
@@ -175,7 +183,7 @@ export function SweepView({ base, mailscope, createWorker, onBack, onOpenRun, on
   };
 
   const stop = () => abort.current?.abort();
-  const knob = choice !== undefined && /^[A-Z]+-\d/.test(choice.path);
+  const knobs = [choice, secondChoice].filter((c): c is SweepChoice => c !== undefined && /^[A-Z]+-\d/.test(c.path));
 
   return (
     <section aria-labelledby="sweep-title" className="run sweep">
@@ -186,53 +194,26 @@ export function SweepView({ base, mailscope, createWorker, onBack, onOpenRun, on
       <form className="panel sweep-form" aria-label="What to sweep" onSubmit={(e) => void start(e)}>
         <span className="sweep-field">
           <label htmlFor={fieldId}>Field</label>
-          <select id={fieldId} value={choice?.path ?? ""} onChange={(e) => choose(e.target.value)}>
-            <optgroup label="The scenario's numbers and durations">
-              {choices
-                .filter((c) => !/^(G\d|[A-Z]+-\d)/.test(c.path))
-                .map((c) => (
-                  <option key={c.path} value={c.path}>
-                    {c.label}
-                  </option>
-                ))}
-            </optgroup>
-            <optgroup label="Gap readings">
-              {choices
-                .filter((c) => /^G\d/.test(c.path))
-                .map((c) => (
-                  <option key={c.path} value={c.path}>
-                    {c.label}
-                  </option>
-                ))}
-            </optgroup>
-            <optgroup label="The draft's numbers">
-              {choices
-                .filter((c) => /^[A-Z]+-\d/.test(c.path))
-                .map((c) => (
-                  <option key={c.path} value={c.path}>
-                    {c.label}
-                  </option>
-                ))}
-            </optgroup>
-          </select>
+          <FieldSelect
+            id={fieldId}
+            choices={choices}
+            value={choice?.path ?? ""}
+            onChange={(p) => setX(rangeOf(choices, p))}
+          />
         </span>
-        {choice?.kind === "choice" ? (
-          <span className="muted">every reading: {(choice.options ?? []).join(", ")}</span>
-        ) : (
-          <>
-            <label>
-              From
-              <input value={from} onChange={(e) => setFrom(e.target.value)} size={8} />
-            </label>
-            <label>
-              To
-              <input value={to} onChange={(e) => setTo(e.target.value)} size={8} />
-            </label>
-            <label>
-              Step
-              <input value={step} onChange={(e) => setStep(e.target.value)} size={6} />
-            </label>
-          </>
+        <RangeInputs choice={choice} range={x} onChange={setX} prefix="" />
+        <span className="sweep-field sweep-series">
+          <label htmlFor={seriesId}>Series by</label>
+          <FieldSelect
+            id={seriesId}
+            choices={choices.filter((c) => c.path !== choice?.path)}
+            value={second.path}
+            onChange={(p) => setSecond(rangeOf(choices, p))}
+            none="(none: one field)"
+          />
+        </span>
+        {secondChoice !== undefined && (
+          <RangeInputs choice={secondChoice} range={second} onChange={setSecond} prefix="Series " />
         )}
         <label>
           Seeds
@@ -244,21 +225,23 @@ export function SweepView({ base, mailscope, createWorker, onBack, onOpenRun, on
             <input value={refine} onChange={(e) => setRefine(e.target.value)} size={6} placeholder="e.g. 1m" />
           </label>
         )}
+        {/* Keyed apart: React must not turn the submit button it was clicked as into Stop (a click on Stop then submitted). */}
         {status.phase === "running" ? (
-          <button type="button" onClick={stop}>
+          <button key="stop" type="button" onClick={stop}>
             Stop
           </button>
         ) : (
-          <button type="submit" className="primary" disabled={choice === undefined}>
+          <button key="run" type="submit" className="primary" disabled={choice === undefined}>
             Run the sweep
           </button>
         )}
         {choice?.description !== undefined && <p className="muted sweep-help">{choice.description}</p>}
-        {knob && (
-          <p className="departs" role="note">
-            Every point changes the draft&apos;s {choice.path}: its runs depart from SPEC.md, and say so.
+        {secondChoice?.description !== undefined && <p className="muted sweep-help">{secondChoice.description}</p>}
+        {knobs.map((k) => (
+          <p className="departs" role="note" key={k.path}>
+            Every point changes the draft&apos;s {k.path}: its runs depart from SPEC.md, and say so.
           </p>
-        )}
+        ))}
       </form>
       {status.phase === "failed" && (
         <section role="alert" aria-label="Cannot sweep" className="panel errors">
@@ -287,6 +270,86 @@ export function SweepView({ base, mailscope, createWorker, onBack, onOpenRun, on
   );
 }
 
+/** A field and its range as the form holds them. */
+interface Range {
+  readonly path: string;
+  readonly from: string;
+  readonly to: string;
+  readonly step: string;
+}
+
+/** `path` with the range it starts with ("" for none). */
+function rangeOf(choices: readonly SweepChoice[], path: string): Range {
+  const c = choices.find((x) => x.path === path);
+  return { path: c?.path ?? "", from: c?.from ?? "", to: c?.to ?? "", step: c?.step ?? "" };
+}
+
+/** The fields a sweep can vary, grouped: the scenario's, the gap readings, the draft's numbers. */
+function FieldSelect({
+  id,
+  choices,
+  value,
+  onChange,
+  none,
+}: {
+  readonly id: string;
+  readonly choices: readonly SweepChoice[];
+  readonly value: string;
+  readonly onChange: (path: string) => void;
+  readonly none?: string;
+}) {
+  const group = (label: string, test: (path: string) => boolean) => (
+    <optgroup label={label}>
+      {choices
+        .filter((c) => test(c.path))
+        .map((c) => (
+          <option key={c.path} value={c.path}>
+            {c.label}
+          </option>
+        ))}
+    </optgroup>
+  );
+  return (
+    <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
+      {none !== undefined && <option value="">{none}</option>}
+      {group("The scenario's numbers and durations", (p) => !/^(G\d|[A-Z]+-\d)/.test(p))}
+      {group("Gap readings", (p) => /^G\d/.test(p))}
+      {group("The draft's numbers", (p) => /^[A-Z]+-\d/.test(p))}
+    </select>
+  );
+}
+
+/** A field's range (from, to, step), or the readings a choice sweeps. */
+function RangeInputs({
+  choice,
+  range,
+  onChange,
+  prefix,
+}: {
+  readonly choice: SweepChoice | undefined;
+  readonly range: Range;
+  readonly onChange: (range: Range) => void;
+  /** Before each label: "" for the x axis, "Series " for a grid's second field. */
+  readonly prefix: string;
+}) {
+  if (choice?.kind === "choice") {
+    return <span className="muted">every reading: {(choice.options ?? []).join(", ")}</span>;
+  }
+  const input = (name: "from" | "to" | "step", label: string, size: number) => (
+    <label>
+      {prefix === "" ? label : `${prefix}${label.toLowerCase()}`}
+      <input value={range[name]} onChange={(e) => onChange({ ...range, [name]: e.target.value })} size={size} />
+    </label>
+  );
+  return (
+    <>
+      {input("from", "From", 8)}
+      {input("to", "To", 8)}
+      {input("step", "Step", 6)}
+    </>
+  );
+}
+
 interface ResultsProps {
   readonly status: Extract<Status, { plan: SweepPlan }>;
   readonly base: CompareBase;
@@ -307,11 +370,8 @@ function Results({ status, base, recipient, onRecipient, openSeed, onOpenSeed, o
     const p = index === undefined ? undefined : points[index];
     if (p !== undefined) onOpenRun(pointRun(base, plan, p.point.values, openSeed));
   };
-  const openRow = (state: MouseHandlerDataParam) => {
-    const i = Number(state.activeTooltipIndex);
-    if (Number.isInteger(i)) open(chart.rows[i]?.point);
-  };
   const finished = points.filter((p) => p !== undefined).length;
+  const grid = chart.series !== undefined;
   return (
     <>
       <p role="status" className="notice" data-testid="sweep-progress">
@@ -323,7 +383,10 @@ function Results({ status, base, recipient, onRecipient, openSeed, onOpenSeed, o
       </p>
       <div className="panel sweep-charts" ref={boxRef}>
         <div className="panel-head">
-          <h3>By {chart.axis.path}</h3>
+          <h3>
+            By {chart.axis.path}
+            {chart.series && ` and ${chart.series.path}`}
+          </h3>
           {chart.recipients.length > 1 && (
             <label>
               Recipient{" "}
@@ -341,25 +404,39 @@ function Results({ status, base, recipient, onRecipient, openSeed, onOpenSeed, o
             </label>
           )}
         </div>
-        <p className="muted">Click a point to open its run.</p>
-        <OutcomeBands chart={chart} width={width} onClick={openRow} />
-        <TimeChart chart={chart} width={width} onClick={openRow} />
-        <CountChart chart={chart} width={width} onClick={openRow} />
-        {chart.seeds && <BoxChart chart={chart} width={width} onClick={openRow} />}
+        <p className="muted">
+          {grid
+            ? `Click a point of a small chart (one per ${chart.series?.path ?? ""}) or a row of the table to open its run.`
+            : "Click a point to open its run."}
+        </p>
+        <SmallMultiples chart={chart} width={width} testId="outcome-bands" legend={<OutcomeLegend chart={chart} />}>
+          {(rows, w, title) => <OutcomeBands chart={chart} rows={rows} width={w} title={title} onOpen={open} />}
+        </SmallMultiples>
+        <TimeChart chart={chart} width={width} onOpen={open} />
+        <CountChart chart={chart} width={width} onOpen={open} />
+        {chart.seeds && (
+          <SmallMultiples chart={chart} width={width} testId="box-chart">
+            {(rows, w, title) => <BoxChart chart={chart} rows={rows} width={w} title={title} onOpen={open} />}
+          </SmallMultiples>
+        )}
       </div>
       {status.boundaries.length > 0 && (
         <section className="panel" aria-labelledby="boundaries-heading">
           <h3 id="boundaries-heading">Boundaries</h3>
           <ul className="boundaries">
-            {boundaries.map((b) => (
-              <li key={`${b.fromPoint} ${b.toPoint} ${b.message} ${b.recipient}`} data-testid="boundary">
-                <span>{b.text}</span>
-                {b.refined !== undefined && <span className="muted"> — {b.refined.text}</span>}{" "}
-                <button onClick={() => onCompare(boundarySides(base, plan, points, b, openSeed))}>
-                  Compare {b.refined?.from.text ?? b.from.text} and {b.refined?.to.text ?? b.to.text}
-                </button>
-              </li>
-            ))}
+            {boundaries.map((b) => {
+              const held = heldText(plan, points, b);
+              return (
+                <li key={`${b.fromPoint} ${b.toPoint} ${b.message} ${b.recipient}`} data-testid="boundary">
+                  <span>{b.text}</span>
+                  {b.refined !== undefined && <span className="muted"> — {b.refined.text}</span>}{" "}
+                  <button onClick={() => onCompare(boundarySides(base, plan, points, b, openSeed))}>
+                    Compare {b.refined?.from.text ?? b.from.text} and {b.refined?.to.text ?? b.to.text}
+                    {held}
+                  </button>
+                </li>
+              );
+            })}
           </ul>
         </section>
       )}
@@ -375,14 +452,83 @@ function Results({ status, base, recipient, onRecipient, openSeed, onOpenSeed, o
   );
 }
 
+/** On a grid, what a boundary's button holds fixed: ` at G16.fallback-window 2h` (its two sides differ on the other field). */
+function heldText(plan: SweepPlan, points: readonly (PointResult | undefined)[], b: Boundary): string {
+  if (plan.axes.length < 2) return "";
+  const values = points[b.fromPoint]?.point.values ?? [];
+  return plan.axes
+    .map((a, k) => (k === b.axis ? undefined : ` at ${a.path} ${values[k]?.text ?? "?"}`))
+    .filter((x) => x !== undefined)
+    .join("");
+}
+
+/** One chart, or on a grid one small chart per value of the second field (in as many columns as fit). */
+function SmallMultiples({
+  chart,
+  width,
+  testId,
+  legend,
+  children,
+}: {
+  readonly chart: SweepChart;
+  readonly width: number;
+  readonly testId: string;
+  readonly legend?: React.ReactNode;
+  readonly children: (rows: readonly SweepRow[], width: number, title?: string) => React.ReactNode;
+}) {
+  const series = chart.series;
+  if (series === undefined) return <div data-testid={testId}>{children(chart.rows, width)}</div>;
+  const columns = Math.max(1, Math.min(series.labels.length, Math.floor(width / 300)));
+  const w = Math.floor((width - (columns - 1) * 12) / columns);
+  return (
+    <div data-testid={testId}>
+      {legend}
+      <div className="small-multiples" style={{ gridTemplateColumns: `repeat(${columns}, ${w}px)` }}>
+        {series.labels.map((label, i) => (
+          <div key={label}>{children(seriesRows(chart, i), w, `${series.path} = ${label}`)}</div>
+        ))}
+      </div>
+    </div>
+  );
+}
+
+/** The outcomes' colours once above a grid's small charts (each small chart has no legend of its own). */
+function OutcomeLegend({ chart }: { readonly chart: SweepChart }) {
+  return (
+    <ul className="sweep-legend" aria-label="Outcomes">
+      {chart.outcomes.map((o) => (
+        <li key={o}>
+          <span className="swatch" style={{ background: BAND_COLOUR[o] ?? "#586174" }} aria-hidden="true" /> {o}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 interface ChartProps {
   readonly chart: SweepChart;
   readonly width: number;
-  readonly onClick: (state: MouseHandlerDataParam) => void;
+  /** Opens the run of the point at this index of the plan. */
+  readonly onOpen: (point: number) => void;
 }
 
+interface SmallChartProps extends ChartProps {
+  /** The points this chart draws (one series of a grid, or all). */
+  readonly rows: readonly SweepRow[];
+  /** A small chart's title: `G16.fallback-window = 2h`. */
+  readonly title?: string | undefined;
+}
+
+/** A click on a chart of `rows`: the run of the point under the pointer. */
+const clickOf =
+  (rows: readonly { point?: number }[], onOpen: (point: number) => void) =>
+  (state: MouseHandlerDataParam): void => {
+    const point = rows[Number(state.activeTooltipIndex)]?.point;
+    if (point !== undefined) onOpen(point);
+  };
+
 /** The x axis of every chart: the value in its unit, or the named readings. */
-function xAxis(chart: SweepChart) {
+function xAxis(chart: SweepChart, small = false) {
   const { axis } = chart;
   const ticks = axis.ticks;
   return (
@@ -394,6 +540,7 @@ function xAxis(chart: SweepChart) {
       allowDecimals={axis.kind !== "integer" && !ticks}
       label={{
         value: `${axis.path}${axis.unit ? ` (${axis.unit.name})` : ""}`,
+        ...(small && { fontSize: 12 }),
         position: "insideBottom",
         offset: -4,
       }}
@@ -410,20 +557,24 @@ const pointLabel = (_: unknown, payload: readonly { payload?: { label?: string }
 
 const percent = (v: number) => `${Math.round(v * 100)}%`;
 
-/** Outcome by value: the share of each outcome at each value, a band per outcome. */
-function OutcomeBands({ chart, width, onClick }: ChartProps) {
+/** Outcome by value: the share of each outcome at each value, a band per outcome (one small chart per series on a grid). */
+function OutcomeBands({ chart, rows, width, title, onOpen }: SmallChartProps) {
   // Every outcome at every point (0 where it did not happen), so that a band steps down rather than breaks off.
   const none = Object.fromEntries(chart.outcomes.map((o) => [o, 0]));
-  const data = chart.rows.map((r) => ({ x: r.x, label: r.label, point: r.point, ...none, ...r.shares }));
+  const data = rows.map((r) => ({ x: r.x, label: r.label, point: r.point, ...none, ...r.shares }));
   return (
-    <figure aria-label={`Outcome by ${chart.axis.path}: the share of each outcome`} data-testid="outcome-bands">
-      <figcaption>Outcome by value</figcaption>
-      <AreaChart width={width} height={200} data={data} onClick={onClick} margin={MARGIN}>
+    <figure
+      aria-label={`Outcome by ${chart.axis.path}${title ? ` at ${title}` : ""}: the share of each outcome`}
+      data-testid="outcome-band"
+      data-series={title}
+    >
+      <figcaption>{title ?? "Outcome by value"}</figcaption>
+      <AreaChart width={width} height={title ? 150 : 200} data={data} onClick={clickOf(data, onOpen)} margin={MARGIN}>
         <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
-        {xAxis(chart)}
+        {xAxis(chart, title !== undefined)}
         <YAxis domain={[0, 1]} tickFormatter={percent} width={48} />
         <Tooltip formatter={(v) => percent(Number(v))} labelFormatter={pointLabel} />
-        <Legend verticalAlign="top" height={28} />
+        {title === undefined && <Legend verticalAlign="top" height={28} />}
         {chart.outcomes.map((o) => (
           <Area
             key={o}
@@ -442,20 +593,58 @@ function OutcomeBands({ chart, width, onClick }: ChartProps) {
   );
 }
 
-/** The outcome's time against the value: the median (with min–max and p90 under seeds). */
-function TimeChart({ chart, width, onClick }: ChartProps) {
+/** A line per value of a grid's second field, named by it. */
+function seriesLines(chart: SweepChart, dashed = false) {
+  return (chart.series?.labels ?? []).map((label, i) => (
+    <Line
+      key={label}
+      dataKey={`s${i}`}
+      name={`${chart.series?.path ?? ""} ${label}`}
+      stroke={seriesColour(i)}
+      strokeWidth={2}
+      strokeDasharray={dashed ? "4 3" : undefined}
+      dot={{ r: 3 }}
+      connectNulls
+      isAnimationActive={false}
+    />
+  ));
+}
+
+/** The outcome's time against the value: the median (with min–max and p90 under seeds); a line per series on a grid. */
+function TimeChart({ chart, width, onOpen }: ChartProps) {
+  const unit = chart.timeUnit.name;
+  const label = `Time of the outcome against ${chart.axis.path}, in ${unit}`;
+  if (chart.series !== undefined) {
+    const data = seriesData(chart, (r) => r.time?.median);
+    return (
+      <figure aria-label={`${label}, a line per ${chart.series.path}`} data-testid="time-chart">
+        <figcaption>
+          Time of the outcome ({chart.seeds ? "median, " : ""}
+          {unit} after the start), a line per {chart.series.path}
+        </figcaption>
+        <ComposedChart width={width} height={220} data={data} margin={MARGIN}>
+          <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
+          {xAxis(chart)}
+          <YAxis width={48} />
+          <Tooltip labelFormatter={pointLabel} />
+          <Legend verticalAlign="top" height={28} />
+          {seriesLines(chart)}
+        </ComposedChart>
+      </figure>
+    );
+  }
   const data = chart.rows.map((r) => ({
     x: r.x,
     label: r.label,
+    point: r.point,
     median: r.time?.median,
     p90: r.time?.p90,
     range: r.time ? [r.time.min, r.time.max] : undefined,
   }));
-  const unit = chart.timeUnit.name;
   return (
-    <figure aria-label={`Time of the outcome against ${chart.axis.path}, in ${unit}`} data-testid="time-chart">
+    <figure aria-label={label} data-testid="time-chart">
       <figcaption>Time of the outcome ({unit} after the start)</figcaption>
-      <ComposedChart width={width} height={200} data={data} onClick={onClick} margin={MARGIN}>
+      <ComposedChart width={width} height={200} data={data} onClick={clickOf(data, onOpen)} margin={MARGIN}>
         <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
         {xAxis(chart)}
         <YAxis width={48} />
@@ -487,11 +676,33 @@ function TimeChart({ chart, width, onClick }: ChartProps) {
   );
 }
 
-/** Attempts and POSTs against the value (medians; attempts' min–max under seeds). */
-function CountChart({ chart, width, onClick }: ChartProps) {
+/** Attempts and POSTs against the value (medians; attempts' min–max under seeds); attempts per series on a grid. */
+function CountChart({ chart, width, onOpen }: ChartProps) {
+  if (chart.series !== undefined) {
+    const data = seriesData(chart, (r) => r.attempts?.median);
+    return (
+      <figure
+        aria-label={`Attempts against ${chart.axis.path}, a line per ${chart.series.path}`}
+        data-testid="attempts-chart"
+      >
+        <figcaption>
+          Attempts{chart.seeds ? " (median)" : ""}, a line per {chart.series.path} (POSTs in the table)
+        </figcaption>
+        <ComposedChart width={width} height={200} data={data} margin={MARGIN}>
+          <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
+          {xAxis(chart)}
+          <YAxis allowDecimals={false} width={48} />
+          <Tooltip labelFormatter={pointLabel} />
+          <Legend verticalAlign="top" height={28} />
+          {seriesLines(chart)}
+        </ComposedChart>
+      </figure>
+    );
+  }
   const data = chart.rows.map((r) => ({
     x: r.x,
     label: r.label,
+    point: r.point,
     attempts: r.attempts?.median,
     posts: r.posts?.median,
     range: r.attempts ? [r.attempts.min, r.attempts.max] : undefined,
@@ -499,7 +710,7 @@ function CountChart({ chart, width, onClick }: ChartProps) {
   return (
     <figure aria-label={`Attempts and POSTs against ${chart.axis.path}`} data-testid="attempts-chart">
       <figcaption>Attempts and POSTs</figcaption>
-      <ComposedChart width={width} height={180} data={data} onClick={onClick} margin={MARGIN}>
+      <ComposedChart width={width} height={180} data={data} onClick={clickOf(data, onOpen)} margin={MARGIN}>
         <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
         {xAxis(chart)}
         <YAxis allowDecimals={false} width={48} />
@@ -530,9 +741,10 @@ function CountChart({ chart, width, onClick }: ChartProps) {
 }
 
 /** Under seeds: the outcome times of each point as a box (median to p90) on a whisker (min to max). */
-function BoxChart({ chart, width, onClick }: ChartProps) {
-  const data = chart.rows.map((r) => ({
+function BoxChart({ chart, rows, width, title, onOpen }: SmallChartProps) {
+  const data = rows.map((r) => ({
     label: r.label,
+    point: r.point,
     time: r.time,
     whisker: r.time ? [r.time.min, r.time.max] : undefined,
   }));
@@ -542,12 +754,28 @@ function BoxChart({ chart, width, onClick }: ChartProps) {
     0,
   );
   return (
-    <figure aria-label={`Distribution of the outcome times at each value, in ${unit}`} data-testid="box-chart">
-      <figcaption>Outcome times per value: box median to p90, whiskers min to max ({unit} after the start)</figcaption>
-      <ComposedChart width={width} height={200} data={data} onClick={onClick} margin={MARGIN}>
+    <figure
+      aria-label={`Distribution of the outcome times at each value${title ? ` at ${title}` : ""}, in ${unit}`}
+      data-testid="box-plot"
+      data-series={title}
+    >
+      <figcaption>
+        {title ?? `Outcome times per value: box median to p90, whiskers min to max (${unit} after the start)`}
+      </figcaption>
+      <ComposedChart
+        width={width}
+        height={title ? 170 : 200}
+        data={data}
+        onClick={clickOf(data, onOpen)}
+        margin={MARGIN}
+      >
         <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
-        <XAxis dataKey="label" height={44} label={{ value: chart.axis.path, position: "insideBottom", offset: -4 }} />
-        <YAxis width={48} domain={[0, top > 0 ? "auto" : 1]} />
+        <XAxis
+          dataKey="label"
+          height={44}
+          label={{ value: title ? "" : chart.axis.path, position: "insideBottom", offset: -4 }}
+        />
+        <YAxis width={48} domain={[0, top > 0 ? Math.ceil(top) : 1]} />
         <Tooltip
           formatter={(_, __, item) => {
             const t = (item.payload as { time?: SweepRow["time"] }).time;
@@ -650,6 +878,7 @@ function PointsTable({
         <thead>
           <tr>
             <th scope="col">{chart.axis.path}</th>
+            {chart.series && <th scope="col">{chart.series.path}</th>}
             <th scope="col">outcome</th>
             <th scope="col">at</th>
             <th scope="col">attempts</th>
@@ -664,13 +893,17 @@ function PointsTable({
           {chart.rows.flatMap((r) => [
             <tr key={r.point} data-testid="sweep-point" data-outcome={r.mode}>
               <td>{r.label}</td>
+              {chart.series && <td>{chart.series.labels[r.series]}</td>}
               <td>{r.text.outcome}</td>
               <td>{r.text.time}</td>
               <td>{r.text.attempts}</td>
               <td>{r.text.posts}</td>
               <td>{r.checks}</td>
               <td>
-                <button onClick={() => onOpen(r.point)} aria-label={`Open run at ${r.label}`}>
+                <button
+                  onClick={() => onOpen(r.point)}
+                  aria-label={`Open run at ${r.label}${chart.series ? `, ${chart.series.path} ${chart.series.labels[r.series] ?? ""}` : ""}`}
+                >
                   Open run
                 </button>
               </td>
@@ -679,7 +912,7 @@ function PointsTable({
               .filter((b) => b.fromPoint === r.point)
               .map((b) => (
                 <tr key={`${r.point} boundary ${b.message} ${b.recipient}`} className="boundary-row">
-                  <td colSpan={7}>↳ {b.text}</td>
+                  <td colSpan={chart.series ? 8 : 7}>↳ {b.text}</td>
                 </tr>
               )),
           ])}

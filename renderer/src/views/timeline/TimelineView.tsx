@@ -10,6 +10,8 @@ import { OUTCOME_COLOUR } from "./colours.ts";
 import { LABEL_W, type Window } from "./dimensions.ts";
 import { useStable, useWidth } from "./hooks.ts";
 import { Lanes } from "./Lanes.tsx";
+import { LaneFilters } from "./LaneFilters.tsx";
+import { filterTimeline, laneFacets, type LaneFilter } from "../../model/laneFilter.ts";
 import { IN_FLIGHT_STROKE, Overview } from "./Overview.tsx";
 import { RetryChart } from "./RetryChart.tsx";
 import { Shapes } from "./Shapes.tsx";
@@ -92,6 +94,10 @@ export function TimelineView({
   const reader = given ?? own;
   const timeline = useMemo(() => reader.read(events, startMs, labels), [reader, events, startMs, labels]);
   const legend = useMemo(() => legendKinds(timeline), [timeline]);
+  // The lanes a person filtered or searched for (issue 24): the lanes drawn; the overview keeps the whole run.
+  const [laneFilter, setLaneFilter] = useState<LaneFilter>({});
+  const laneChoices = useMemo(() => laneFacets(timeline), [timeline]);
+  const filtered = useMemo(() => filterTimeline(timeline, laneFilter), [timeline, laneFilter]);
   const [ownView, setOwnView] = useState<TimelineWindow>({ kind: "linear", zoom: undefined });
   const { kind, zoom } = view ?? ownView;
   // The same functions across renders (the overview's bars are memoised on them).
@@ -171,8 +177,17 @@ export function TimelineView({
             onZoom={setZoom}
           />
           <Legend kinds={legend} />
+          <LaneFilters
+            filter={laneFilter}
+            onFilter={setLaneFilter}
+            outcomes={laneChoices.outcomes}
+            domains={laneChoices.domains}
+            shown={filtered.lanes.length}
+            total={timeline.lanes.length}
+          />
+          {filtered.lanes.length === 0 && <p className="muted">No lane passes these filters.</p>}
           <Lanes
-            timeline={timeline}
+            timeline={filtered}
             scale={scale}
             startMs={startMs}
             playheadMs={playheadMs}
