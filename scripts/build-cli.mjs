@@ -21,9 +21,10 @@ export async function buildCli(outdir = CLI_OUTDIR) {
   const result = await build({
     absWorkingDir: root,
     // Worker threads start a file of their own: explore's (app/node/exploreWorkers.ts) and the sweep's pool
-    // (app/node/runPool.ts finds it beside chunks/).
+    // (app/node/runPool.ts finds it beside chunks/), and `run`'s (app/cli/runCommand.ts, the same way).
     entryPoints: {
       main: "app/cli/main.ts",
+      runCommandThread: "app/cli/runCommandThread.ts",
       exploreWorker: "app/node/exploreWorker.ts",
       runPoolThread: "app/node/runPoolThread.ts",
     },

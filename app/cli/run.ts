@@ -9,7 +9,6 @@
  */
 import { consoleIo, type CliIo } from "./io.ts";
 import { progressPrinter, progressWanted } from "./progress.ts";
-import { Command, CommanderError } from "commander";
 import { writeFile } from "node:fs/promises";
 import { checkOutputPaths } from "../node/outputPaths.ts";
 import { BUNDLE_SUFFIX, bundleText, createBundle } from "../trace/bundle.ts";
@@ -391,40 +390,4 @@ function collapse(lines: readonly TimelineLine[], column: number): string[] {
     i += best.repeats * best.period;
   }
   return out;
-}
-
-function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
-
-/** `mailscope run <scenario> [--seed N] [--set G7=ignored]… [--trace out.mstrace] [--har out.har] [--report out.md] [--bundle out.msbundle] [--full] [--json] [--explain]`. */
-export function runCommand(): Command {
-  return new Command("run")
-    .description("play a scenario at full speed: timeline, outcomes, invariants and expectations")
-    .argument("<scenario>", "a scenario file (YAML)")
-    .option("--seed <n>", "the seed (a number, or any string); default the scenario's")
-    .option(
-      "--set <gap=reading|knob=value>",
-      "a gap reading over the scenario's, e.g. G7=ignored or G16.fallback-window=3h, or one of the draft's numbers, e.g. RETRY-2.cap=30m (repeatable)",
-      collect,
-    )
-    .option("--trace <out.mstrace>", "write the trace (JSON; .mstrace opens in the desktop app by double-click)")
-    .option("--har <out.har>", "write the HTTP exchanges as HAR 1.2")
-    .option("--report <out.md>", "write a Markdown bug report with a sequence diagram")
-    .option(
-      "--bundle <out.msbundle>",
-      "write a bug bundle: scenario and its eml: files, seed, readings, version, trace and report in one JSON file (mailscope replay checks it)",
-    )
-    .option("--full", "print every event, and keep message bodies in the trace")
-    .option("--json", "print a JSON summary instead of the timeline")
-    .option(
-      "--explain",
-      "after the outcomes, why each recipient got its outcome: the decisive events, with their times, rules and seqs",
-    )
-    .option("--progress", "print progress to stderr about once a second (default when stderr is a terminal)")
-    .option("--no-progress", "print no progress")
-    .action(async (file: string, options: RunOptions) => {
-      const code = await runCommandAction(file, options);
-      if (code !== 0) throw new CommanderError(code, "mailscope.run.exit", "");
-    });
 }
