@@ -186,11 +186,14 @@ test.describe("sweep", () => {
     await expect(form.getByLabel("Series from")).toHaveValue("1h");
     await form.getByLabel("Series to").fill("3h");
     await form.getByLabel("Series step").fill("2h");
-    // A wrong move: start, then stop at once; the points that ran are kept and said.
+    // A wrong move: start, then stop at once; the points that ran are kept and said. Under 20 seeds a point
+    // is 20 runs, so that the sweep is still running when Stop is clicked, however fast the machine.
+    await form.getByLabel("Seeds").fill("20");
     await form.getByRole("button", { name: "Run the sweep" }).click();
     await form.getByRole("button", { name: "Stop" }).click();
-    await expect(page.getByTestId("sweep-progress")).toHaveText(/^Stopped: \d of 6 points ran\.$/, { timeout: 60_000 });
+    await expect(page.getByTestId("sweep-progress")).toHaveText(/^Stopped: \d of 6 points ran\.$/, { timeout: 120_000 });
     await expect(form.getByRole("button", { name: "Run the sweep" })).toBeEnabled();
+    await form.getByLabel("Seeds").fill("1");
     // Another: start again, go back to the run and come back while it runs; it goes on, and ends.
     await form.getByRole("button", { name: "Run the sweep" }).click();
     await page.getByRole("button", { name: "Back to the run" }).click();
