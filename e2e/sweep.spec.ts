@@ -191,7 +191,9 @@ test.describe("sweep", () => {
     await form.getByLabel("Seeds").fill("20");
     await form.getByRole("button", { name: "Run the sweep" }).click();
     await form.getByRole("button", { name: "Stop" }).click();
-    await expect(page.getByTestId("sweep-progress")).toHaveText(/^Stopped: \d of 6 points ran\.$/, { timeout: 120_000 });
+    await expect(page.getByTestId("sweep-progress")).toHaveText(/^Stopped: \d of 6 points ran\.$/, {
+      timeout: 120_000,
+    });
     await expect(form.getByRole("button", { name: "Run the sweep" })).toBeEnabled();
     await form.getByLabel("Seeds").fill("1");
     // Another: start again, go back to the run and come back while it runs; it goes on, and ends.
