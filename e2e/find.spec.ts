@@ -78,6 +78,11 @@ test("the log: free-text search, several event kinds, only evidence rows", async
   const all = Number((await count.textContent())?.match(/^(\d+)/)?.[1]);
   // Search: every line shown holds the words, in any case (ERR-8: the 429's Retry-After).
   await log(page).getByLabel("Search").fill("RETRY-after");
+  // The search answers between frames: wait until the count says fewer lines than the whole log.
+  await expect
+    .poll(async () => Number((await count.textContent())?.match(/^(\d+)/)?.[1]), { timeout: 30_000 })
+    .toBeLessThan(all);
+  await expect(log(page).getByText(/searching: /)).toHaveCount(0);
   await expect(logRows(page).first()).toBeVisible();
   for (const text of await logRows(page).allTextContents()) expect(text.toLowerCase()).toContain("retry-after");
   await log(page).getByLabel("Search").fill("");
@@ -87,17 +92,22 @@ test("the log: free-text search, several event kinds, only evidence rows", async
   await kinds.getByLabel("attempt.ended").check();
   await kinds.getByLabel("delivery.bounced").check();
   await expect(log(page).getByText("Events: 2 kinds")).toBeVisible();
-  const shownKinds = new Set(await logRows(page).evaluateAll((rows) => rows.map((r) => r.getAttribute("data-kind"))));
-  expect(shownKinds).toEqual(new Set(["attempt.ended", "delivery.bounced"]));
+  await expect
+    .poll(async () =>
+      [...new Set(await logRows(page).evaluateAll((rows) => rows.map((r) => r.getAttribute("data-kind"))))].sort(),
+    )
+    .toEqual(["attempt.ended", "delivery.bounced"]);
   await noSeriousViolations(page, "section[aria-labelledby=log-heading]");
   await log(page).screenshot({ path: `${SHOTS}/find-log-kinds.png` });
   await kinds.getByRole("button", { name: "Every kind" }).click();
   await log(page).getByText("Events: every kind").click();
   // Only the evidence rows: fewer lines, each citing a rule or gap of the spec.
   await log(page).getByLabel("Only evidence rows").check();
+  await expect
+    .poll(async () => Number((await count.textContent())?.match(/^(\d+)/)?.[1]), { timeout: 30_000 })
+    .toBeLessThan(all);
   const evidence = Number((await count.textContent())?.match(/^(\d+)/)?.[1]);
   expect(evidence).toBeGreaterThan(0);
-  expect(evidence).toBeLessThan(all);
   for (const row of await logRows(page).all())
     await expect(row.getByRole("button", { name: /^[A-Z]+-\d+$|^G\d+$/ }).first()).toBeVisible();
   await noSeriousViolations(page, "section[aria-labelledby=log-heading]");
