@@ -610,27 +610,47 @@ function seriesLines(chart: SweepChart, dashed = false) {
   ));
 }
 
+/** A grid's chart: one line per value of the second field, of one number of each point. */
+function SeriesChart(p: {
+  readonly chart: SweepChart;
+  readonly width: number;
+  readonly height: number;
+  readonly value: Parameters<typeof seriesData>[1];
+  readonly wholeNumbers?: boolean;
+  readonly label: string;
+  readonly caption: string;
+  readonly testId: string;
+}) {
+  return (
+    <figure aria-label={p.label} data-testid={p.testId}>
+      <figcaption>{p.caption}</figcaption>
+      <ComposedChart width={p.width} height={p.height} data={seriesData(p.chart, p.value)} margin={MARGIN}>
+        <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
+        {xAxis(p.chart)}
+        <YAxis allowDecimals={p.wholeNumbers !== true} width={48} />
+        <Tooltip labelFormatter={pointLabel} />
+        <Legend verticalAlign="top" height={28} />
+        {seriesLines(p.chart)}
+      </ComposedChart>
+    </figure>
+  );
+}
+
 /** The outcome's time against the value: the median (with min–max and p90 under seeds); a line per series on a grid. */
 function TimeChart({ chart, width, onOpen }: ChartProps) {
   const unit = chart.timeUnit.name;
   const label = `Time of the outcome against ${chart.axis.path}, in ${unit}`;
   if (chart.series !== undefined) {
-    const data = seriesData(chart, (r) => r.time?.median);
     return (
-      <figure aria-label={`${label}, a line per ${chart.series.path}`} data-testid="time-chart">
-        <figcaption>
-          Time of the outcome ({chart.seeds ? "median, " : ""}
-          {unit} after the start), a line per {chart.series.path}
-        </figcaption>
-        <ComposedChart width={width} height={220} data={data} margin={MARGIN}>
-          <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
-          {xAxis(chart)}
-          <YAxis width={48} />
-          <Tooltip labelFormatter={pointLabel} />
-          <Legend verticalAlign="top" height={28} />
-          {seriesLines(chart)}
-        </ComposedChart>
-      </figure>
+      <SeriesChart
+        chart={chart}
+        width={width}
+        height={220}
+        value={(r) => r.time?.median}
+        label={`${label}, a line per ${chart.series.path}`}
+        caption={`Time of the outcome (${chart.seeds ? "median, " : ""}${unit} after the start), a line per ${chart.series.path}`}
+        testId="time-chart"
+      />
     );
   }
   const data = chart.rows.map((r) => ({
@@ -679,24 +699,17 @@ function TimeChart({ chart, width, onOpen }: ChartProps) {
 /** Attempts and POSTs against the value (medians; attempts' min–max under seeds); attempts per series on a grid. */
 function CountChart({ chart, width, onOpen }: ChartProps) {
   if (chart.series !== undefined) {
-    const data = seriesData(chart, (r) => r.attempts?.median);
     return (
-      <figure
-        aria-label={`Attempts against ${chart.axis.path}, a line per ${chart.series.path}`}
-        data-testid="attempts-chart"
-      >
-        <figcaption>
-          Attempts{chart.seeds ? " (median)" : ""}, a line per {chart.series.path} (POSTs in the table)
-        </figcaption>
-        <ComposedChart width={width} height={200} data={data} margin={MARGIN}>
-          <CartesianGrid stroke="var(--line)" strokeDasharray="2 4" />
-          {xAxis(chart)}
-          <YAxis allowDecimals={false} width={48} />
-          <Tooltip labelFormatter={pointLabel} />
-          <Legend verticalAlign="top" height={28} />
-          {seriesLines(chart)}
-        </ComposedChart>
-      </figure>
+      <SeriesChart
+        chart={chart}
+        width={width}
+        height={200}
+        value={(r) => r.attempts?.median}
+        wholeNumbers
+        label={`Attempts against ${chart.axis.path}, a line per ${chart.series.path}`}
+        caption={`Attempts${chart.seeds ? " (median)" : ""}, a line per ${chart.series.path} (POSTs in the table)`}
+        testId="attempts-chart"
+      />
     );
   }
   const data = chart.rows.map((r) => ({
