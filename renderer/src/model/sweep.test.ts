@@ -17,6 +17,7 @@ import {
   boundarySides,
   chartProblem,
   pointRun,
+  pointsTable,
   rangeValues,
   seriesData,
   seriesRows,
@@ -176,6 +177,31 @@ describe("a grid of two fields: the outage's end by the fallback window", () => 
     expect(result.boundaries.map((b) => b.text)).toContain(
       "boundary between 1h and 2h (faults.network[b-down].until; G16.fallback-window 1h): accepted → smtp",
     );
+  });
+
+  it("STATE-3: the Points table puts a boundary only between its two points' rows; the second field's are listed apart", async () => {
+    const result = await grid();
+    const chart = sweepChart(result.plan, result.points);
+    const { lines, apart } = pointsTable(chart, result.boundaries);
+    const pointAt = (i: number): number | undefined => {
+      const line = lines[i];
+      return line?.kind === "point" ? line.row.point : undefined;
+    };
+    const placed = lines.flatMap((line, i) => (line.kind === "boundary" ? [{ b: line.boundary, i }] : []));
+    // Along the outage's end (the rows' order): between 1h and 2h in the 1h window's series, its two rows around it.
+    expect(placed.map(({ b }) => b.text)).toEqual([
+      "boundary between 1h and 2h (faults.network[b-down].until; G16.fallback-window 1h): accepted → smtp",
+    ]);
+    for (const { b, i } of placed) {
+      expect(pointAt(i - 1)).toBe(b.fromPoint);
+      expect(pointAt(i + 1)).toBe(b.toPoint);
+    }
+    // Along the window (one row per series apart): at 2h and 3h, smtp with 1h → accepted with 3h.
+    expect(apart.map((b) => [b.axis, b.from.text, b.to.text, b.before, b.after])).toEqual([
+      [1, "1h", "3h", "smtp", "accepted"],
+      [1, "1h", "3h", "smtp", "accepted"],
+    ]);
+    expect(lines.filter((l) => l.kind === "point")).toHaveLength(6);
   });
 
   it("a point still running leaves its series' value out at that x (the line joins its neighbours)", async () => {

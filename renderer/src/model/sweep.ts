@@ -327,6 +327,39 @@ export function sweepChart(
   };
 }
 
+/** A line of the Points table: a point's row, or a boundary between the row above it and the row below. */
+export type PointsTableLine =
+  | { readonly kind: "point"; readonly row: SweepRow }
+  | { readonly kind: "boundary"; readonly boundary: Boundary };
+
+/**
+ * The Points table of `chart` (rows by series, then by x) with each boundary
+ * placed between its two points' rows — only where they are neighbours (a
+ * boundary along the x field, within a series). A boundary along a grid's
+ * second field joins two rows of different series' blocks, so it is listed
+ * `apart` (under the table, and in the Boundaries list) rather than put
+ * between two rows that are not its sides.
+ */
+export function pointsTable(
+  chart: Pick<SweepChart, "rows">,
+  boundaries: readonly Boundary[],
+): { readonly lines: readonly PointsTableLine[]; readonly apart: readonly Boundary[] } {
+  const lines: PointsTableLine[] = [];
+  const placed = new Set<Boundary>();
+  chart.rows.forEach((row, i) => {
+    lines.push({ kind: "point", row });
+    const next = chart.rows[i + 1]?.point;
+    for (const b of boundaries) {
+      // Either way round: a list of values written high to low draws its rows low to high.
+      const sides = [b.fromPoint, b.toPoint];
+      if (next === undefined || !sides.includes(row.point) || !sides.includes(next)) continue;
+      lines.push({ kind: "boundary", boundary: b });
+      placed.add(b);
+    }
+  });
+  return { lines, apart: boundaries.filter((b) => !placed.has(b)) };
+}
+
 /** The boundaries of `recipient` (all of them when undefined), as the list under the charts shows them. */
 export function boundariesOf(boundaries: readonly Boundary[], recipient?: string): Boundary[] {
   return boundaries.filter((b) => recipient === undefined || `${b.message} ${b.recipient}` === recipient);

@@ -10,6 +10,7 @@ import {
   boundarySides,
   chartProblem,
   pointRun,
+  pointsTable,
   rangeValues,
   seriesData,
   seriesRows,
@@ -868,6 +869,7 @@ function PointsTable({
   readonly onOpenSeed: (seed: number | string) => void;
   readonly onOpen: (point: number) => void;
 }) {
+  const table = pointsTable(chart, boundaries);
   return (
     <section className="panel" aria-labelledby="points-heading">
       <div className="panel-head">
@@ -903,34 +905,50 @@ function PointsTable({
           </tr>
         </thead>
         <tbody>
-          {chart.rows.flatMap((r) => [
-            <tr key={r.point} data-testid="sweep-point" data-outcome={r.mode}>
-              <td>{r.label}</td>
-              {chart.series && <td>{chart.series.labels[r.series]}</td>}
-              <td>{r.text.outcome}</td>
-              <td>{r.text.time}</td>
-              <td>{r.text.attempts}</td>
-              <td>{r.text.posts}</td>
-              <td>{r.checks}</td>
-              <td>
-                <button
-                  onClick={() => onOpen(r.point)}
-                  aria-label={`Open run at ${r.label}${chart.series ? `, ${chart.series.path} ${chart.series.labels[r.series] ?? ""}` : ""}`}
-                >
-                  Open run
-                </button>
-              </td>
-            </tr>,
-            ...boundaries
-              .filter((b) => b.fromPoint === r.point)
-              .map((b) => (
-                <tr key={`${r.point} boundary ${b.message} ${b.recipient}`} className="boundary-row">
+          {table.lines.map((line) => {
+            if (line.kind === "boundary") {
+              const b = line.boundary;
+              return (
+                <tr key={`${b.fromPoint} ${b.toPoint} ${b.message} ${b.recipient}`} className="boundary-row">
                   <td colSpan={chart.series ? 8 : 7}>↳ {b.text}</td>
                 </tr>
-              )),
-          ])}
+              );
+            }
+            const r = line.row;
+            return (
+              <tr key={r.point} data-testid="sweep-point" data-outcome={r.mode}>
+                <td>{r.label}</td>
+                {chart.series && <td>{chart.series.labels[r.series]}</td>}
+                <td>{r.text.outcome}</td>
+                <td>{r.text.time}</td>
+                <td>{r.text.attempts}</td>
+                <td>{r.text.posts}</td>
+                <td>{r.checks}</td>
+                <td>
+                  <button
+                    onClick={() => onOpen(r.point)}
+                    aria-label={`Open run at ${r.label}${chart.series ? `, ${chart.series.path} ${chart.series.labels[r.series] ?? ""}` : ""}`}
+                  >
+                    Open run
+                  </button>
+                </td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
+      {table.apart.length > 0 && (
+        <>
+          <p className="muted" id="apart-heading">
+            Boundaries along {chart.series?.path ?? "another field"} (each joins rows of two blocks above):
+          </p>
+          <ul className="boundaries" aria-labelledby="apart-heading" data-testid="boundaries-apart">
+            {table.apart.map((b) => (
+              <li key={`${b.fromPoint} ${b.toPoint} ${b.message} ${b.recipient}`}>↳ {b.text}</li>
+            ))}
+          </ul>
+        </>
+      )}
     </section>
   );
 }
