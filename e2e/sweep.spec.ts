@@ -69,7 +69,9 @@ test.describe("sweep", () => {
     const bands = page.getByTestId("outcome-bands");
     await expect(bands.locator(".recharts-area")).toHaveCount(2);
     await expect(bands.locator(".recharts-legend-item-text")).toHaveText(["accepted", "smtp"]);
-    await expect(page.getByTestId("time-chart").locator(".recharts-line-dot, .recharts-dot")).toHaveCount(5);
+    // Each dot is a button named by its point and value (what a keyboard user reaches by Tab).
+    await expect(page.getByTestId("time-chart").getByRole("button", { name: /^Time at / })).toHaveCount(5);
+    await expect(page.getByTestId("time-chart").getByRole("button", { name: "Time at 2h30m: +2:03:00" })).toBeVisible();
     await page.screenshot({ path: `${SHOTS}/sweep-outage-end.png`, fullPage: true });
     await noSeriousViolations(page);
     await page.emulateMedia({ colorScheme: "dark" });
@@ -235,6 +237,14 @@ test.describe("sweep", () => {
       /boundary between 1h and 3h \(G16\.fallback-window; faults\.network\[b-down\]\.until 2h\): smtp → accepted/,
       /boundary between 1h and 3h \(G16\.fallback-window; faults\.network\[b-down\]\.until 3h\): smtp → accepted/,
     ]);
+    // The table puts a boundary only between its two rows (along the outage's end, in the 1h window's block);
+    // those along the window join rows of two blocks and are listed under the table.
+    await expect(page.locator(".boundary-row")).toHaveText([/^↳ boundary between 1h and 2h \(faults/]);
+    await expect(page.locator(".boundary-row + tr td").first()).toHaveText("2h");
+    await expect(page.getByTestId("boundaries-apart").getByRole("listitem")).toHaveText([
+      /between 1h and 3h \(G16\.fallback-window; faults\.network\[b-down\]\.until 2h\)/,
+      /between 1h and 3h \(G16\.fallback-window; faults\.network\[b-down\]\.until 3h\)/,
+    ]);
     await page.screenshot({ path: `${SHOTS}/sweep-grid.png`, fullPage: true });
     await noSeriousViolations(page);
     await page.emulateMedia({ colorScheme: "dark" });
@@ -268,6 +278,38 @@ test.describe("sweep", () => {
       page.getByRole("heading", {
         level: 2,
         name: "receiver-down-past-fallback-window at faults.network[b-down].until=2h, G16.fallback-window=1h",
+      }),
+    ).toBeVisible();
+    await page.getByRole("button", { name: "Back to the sweep" }).click();
+
+    // A dot of a grid's line opens its own point, not the x's first: the 3h window's line at 2h in the time chart.
+    const timeDots = page.getByTestId("time-chart").getByRole("button");
+    await expect(timeDots).toHaveCount(6);
+    const dot = page
+      .getByTestId("time-chart")
+      .getByRole("button", { name: /^Time at 2h, G16\.fallback-window 3h: \+/ });
+    await expect(dot).toHaveCount(1);
+    await dot.click();
+    await expect(
+      page.getByRole("heading", {
+        level: 2,
+        name: "receiver-down-past-fallback-window at faults.network[b-down].until=2h, G16.fallback-window=3h",
+      }),
+    ).toBeVisible();
+    await page.getByRole("button", { name: "Back to the sweep" }).click();
+    // By keyboard: Tab from one dot of the attempts chart reaches the next on its line; Enter opens it.
+    const attempts = page.getByTestId("attempts-chart");
+    await attempts.getByRole("button", { name: /^Attempts at 2h, G16\.fallback-window 1h: \d+$/ }).focus();
+    await page.keyboard.press("Tab");
+    await expect(
+      attempts.getByRole("button", { name: /^Attempts at 3h, G16\.fallback-window 1h: \d+$/ }),
+    ).toBeFocused();
+    await page.screenshot({ path: `${SHOTS}/sweep-grid-dot-focused.png`, fullPage: true });
+    await page.keyboard.press("Enter");
+    await expect(
+      page.getByRole("heading", {
+        level: 2,
+        name: "receiver-down-past-fallback-window at faults.network[b-down].until=3h, G16.fallback-window=1h",
       }),
     ).toBeVisible();
     expect(errors).toEqual([]);

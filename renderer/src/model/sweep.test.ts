@@ -173,6 +173,13 @@ describe("a grid of two fields: the outage's end by the fallback window", () => 
     const attempts = seriesData(chart, (r) => r.attempts?.median);
     expect(attempts.map((d) => d.label)).toEqual(["1h", "2h", "3h"]);
     expect(attempts.every((d) => d.s0 !== undefined && d.s1 !== undefined)).toBe(true);
+    // A dot of a line opens its own point: at 2h, the 1h window's line is the point (2h, 1h), the 3h window's (2h, 3h).
+    const at2h = attempts[1];
+    const pointOf = (series: number): string | undefined => {
+      const index = at2h?.points[series];
+      return index === undefined ? undefined : result.points[index]?.point.values.map((v) => v.text).join(" ");
+    };
+    expect([pointOf(0), pointOf(1)]).toEqual(["2h 1h", "2h 3h"]);
     // Boundaries along either field, each saying what it holds.
     expect(result.boundaries.map((b) => b.text)).toContain(
       "boundary between 1h and 2h (faults.network[b-down].until; G16.fallback-window 1h): accepted → smtp",

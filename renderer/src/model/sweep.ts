@@ -216,15 +216,18 @@ export function chartProblem(plan: Pick<SweepPlan, "axes">): string | undefined 
 export interface SeriesDatum {
   readonly x: number;
   readonly label: string;
+  /** The point (its index in the plan) each series has at this x: what a click on that series' dot opens. */
+  readonly points: Readonly<Record<number, number>>;
   readonly [series: `s${number}`]: number | undefined;
 }
 
 /** The rows of `chart` merged by x, each series' value by `pick` as `s<series>`, in x order. */
 export function seriesData(chart: SweepChart, pick: (row: SweepRow) => number | undefined): SeriesDatum[] {
-  const byX = new Map<number, Record<string, number | string | undefined>>();
+  const byX = new Map<number, Record<string, unknown> & { points: Record<number, number> }>();
   for (const r of chart.rows) {
-    const datum = byX.get(r.x) ?? { x: r.x, label: r.label };
+    const datum = byX.get(r.x) ?? { x: r.x, label: r.label, points: {} };
     datum[`s${r.series}`] = pick(r);
+    datum.points[r.series] = r.point;
     byX.set(r.x, datum);
   }
   return ([...byX.values()] as unknown as SeriesDatum[]).sort((a, b) => a.x - b.x);
@@ -329,8 +332,7 @@ export function sweepChart(
 
 /** A line of the Points table: a point's row, or a boundary between the row above it and the row below. */
 export type PointsTableLine =
-  | { readonly kind: "point"; readonly row: SweepRow }
-  | { readonly kind: "boundary"; readonly boundary: Boundary };
+  { readonly kind: "point"; readonly row: SweepRow } | { readonly kind: "boundary"; readonly boundary: Boundary };
 
 /**
  * The Points table of `chart` (rows by series, then by x) with each boundary

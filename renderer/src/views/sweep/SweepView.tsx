@@ -19,6 +19,7 @@ import {
   type PointRunStart,
   type SweepChart,
   type SweepChoice,
+  type SeriesDatum,
   type SweepRow,
 } from "../../model/sweep.ts";
 import { OUTCOME_COLOUR } from "../../model/timeline.ts";
@@ -407,7 +408,7 @@ function Results({ status, base, recipient, onRecipient, openSeed, onOpenSeed, o
         </div>
         <p className="muted">
           {grid
-            ? `Click a point of a small chart (one per ${chart.series?.path ?? ""}) or a row of the table to open its run.`
+            ? `Click a point of a small chart (one per ${chart.series?.path ?? ""}), a dot of a line or a row of the table to open its run.`
             : "Click a point to open its run."}
         </p>
         <SmallMultiples chart={chart} width={width} testId="outcome-bands" legend={<OutcomeLegend chart={chart} />}>
@@ -594,8 +595,74 @@ function OutcomeBands({ chart, rows, width, title, onOpen }: SmallChartProps) {
   );
 }
 
-/** A line per value of a grid's second field, named by it. */
-function seriesLines(chart: SweepChart, dashed = false) {
+/** Recharts' props of one dot of a line (its place, its colour, its datum). */
+interface DotProps {
+  readonly cx?: number;
+  readonly cy?: number;
+  readonly stroke?: string;
+  readonly index?: number;
+  readonly payload?: unknown;
+}
+
+/**
+ * A dot that opens its point's run: clicked, or focused (Tab) and Enter or
+ * Space — a button named by the point and its value (`Time at 2h,
+ * G16.fallback-window 1h: +1:03:00`). Its click does not reach the chart's.
+ */
+function PointDot(props: DotProps & { readonly name: string | undefined; readonly onOpen: () => void }) {
+  const { cx, cy, stroke, name, onOpen } = props;
+  if (name === undefined || cx === undefined || cy === undefined || !Number.isFinite(cx) || !Number.isFinite(cy))
+    return <g />;
+  return (
+    <g
+      role="button"
+      tabIndex={0}
+      aria-label={name}
+      className="sweep-dot"
+      onClick={(e) => {
+        e.stopPropagation();
+        onOpen();
+      }}
+      onKeyDown={(e) => {
+        if (e.key !== "Enter" && e.key !== " ") return;
+        e.preventDefault();
+        e.stopPropagation();
+        onOpen();
+      }}
+    >
+      <title>{name}</title>
+      <circle cx={cx} cy={cy} r={8} fill="transparent" />
+      <circle cx={cx} cy={cy} r={3} fill="var(--bg, #fff)" stroke={stroke} strokeWidth={2} />
+    </g>
+  );
+}
+
+/** The words a dot of point `row` is named by: `Time at 2h, G16.fallback-window 1h: +1:03:00`. */
+function dotName(chart: SweepChart, row: SweepRow | undefined, what: string, value: string): string | undefined {
+  if (row === undefined) return undefined;
+  const series = chart.series ? `, ${chart.series.path} ${chart.series.labels[row.series] ?? ""}` : "";
+  return `${what} at ${row.label}${series}: ${value}`;
+}
+
+/** A line's dots for the rows of a chart (one field), each opening its point. */
+function rowDots(chart: SweepChart, onOpen: (point: number) => void, what: string, value: (r: SweepRow) => string) {
+  const RowDot = (props: DotProps) => {
+    const row = chart.rows[props.index ?? -1];
+    return (
+      <PointDot
+        key={`${what} ${props.index}`}
+        {...props}
+        name={dotName(chart, row, what, row ? value(row) : "")}
+        onOpen={() => row && onOpen(row.point)}
+      />
+    );
+  };
+  return RowDot;
+}
+
+/** A line per value of a grid's second field, named by it; each dot opens its own point (its x, its series). */
+function seriesLines(chart: SweepChart, onOpen: (point: number) => void, what: string, value: (r: SweepRow) => string) {
+  const byPoint = new Map(chart.rows.map((r) => [r.point, r]));
   return (chart.series?.labels ?? []).map((label, i) => (
     <Line
       key={label}
@@ -603,20 +670,35 @@ function seriesLines(chart: SweepChart, dashed = false) {
       name={`${chart.series?.path ?? ""} ${label}`}
       stroke={seriesColour(i)}
       strokeWidth={2}
-      strokeDasharray={dashed ? "4 3" : undefined}
-      dot={{ r: 3 }}
+      dot={(props: DotProps) => {
+        const point = (props.payload as SeriesDatum | undefined)?.points[i];
+        const row = point === undefined ? undefined : byPoint.get(point);
+        return (
+          <PointDot
+            key={`s${i} ${props.index}`}
+            {...props}
+            name={dotName(chart, row, what, row ? value(row) : "")}
+            onOpen={() => row && onOpen(row.point)}
+          />
+        );
+      }}
+      activeDot={false}
       connectNulls
       isAnimationActive={false}
     />
   ));
 }
 
-/** A grid's chart: one line per value of the second field, of one number of each point. */
+/** A grid's chart: one line per value of the second field, of one number of each point; a dot opens its point. */
 function SeriesChart(p: {
   readonly chart: SweepChart;
   readonly width: number;
   readonly height: number;
   readonly value: Parameters<typeof seriesData>[1];
+  /** A dot's name: what it shows (`Time`) and its value as the table writes it. */
+  readonly what: string;
+  readonly valueText: (r: SweepRow) => string;
+  readonly onOpen: (point: number) => void;
   readonly wholeNumbers?: boolean;
   readonly label: string;
   readonly caption: string;
@@ -631,7 +713,7 @@ function SeriesChart(p: {
         <YAxis allowDecimals={p.wholeNumbers !== true} width={48} />
         <Tooltip labelFormatter={pointLabel} />
         <Legend verticalAlign="top" height={28} />
-        {seriesLines(p.chart)}
+        {seriesLines(p.chart, p.onOpen, p.what, p.valueText)}
       </ComposedChart>
     </figure>
   );
@@ -648,6 +730,9 @@ function TimeChart({ chart, width, onOpen }: ChartProps) {
         width={width}
         height={220}
         value={(r) => r.time?.median}
+        what="Time"
+        valueText={(r) => r.text.time}
+        onOpen={onOpen}
         label={`${label}, a line per ${chart.series.path}`}
         caption={`Time of the outcome (${chart.seeds ? "median, " : ""}${unit} after the start), a line per ${chart.series.path}`}
         testId="time-chart"
@@ -689,7 +774,8 @@ function TimeChart({ chart, width, onOpen }: ChartProps) {
           name={chart.seeds ? "median" : "time"}
           stroke="#2f5fd0"
           strokeWidth={2}
-          dot={{ r: 3 }}
+          dot={rowDots(chart, onOpen, "Time", (r) => r.text.time)}
+          activeDot={false}
           isAnimationActive={false}
         />
       </ComposedChart>
@@ -706,6 +792,9 @@ function CountChart({ chart, width, onOpen }: ChartProps) {
         width={width}
         height={200}
         value={(r) => r.attempts?.median}
+        what="Attempts"
+        valueText={(r) => r.text.attempts}
+        onOpen={onOpen}
         wholeNumbers
         label={`Attempts against ${chart.axis.path}, a line per ${chart.series.path}`}
         caption={`Attempts${chart.seeds ? " (median)" : ""}, a line per ${chart.series.path} (POSTs in the table)`}
@@ -745,7 +834,8 @@ function CountChart({ chart, width, onOpen }: ChartProps) {
           name="attempts"
           stroke="#e08a00"
           strokeWidth={2}
-          dot={{ r: 3 }}
+          dot={rowDots(chart, onOpen, "Attempts", (r) => r.text.attempts)}
+          activeDot={false}
           isAnimationActive={false}
         />
         <Line dataKey="posts" name="POSTs" stroke="#1f8a45" dot={{ r: 2 }} isAnimationActive={false} />
