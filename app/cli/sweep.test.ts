@@ -88,7 +88,7 @@ describe("mailscope sweep", () => {
     expect(csv.out[1]).toMatch(/^0,2h,1,m1,bob@b\.example,(smtp|accepted),/);
   });
 
-  it("in worker threads the points run as in this thread: the same hashes", async () => {
+  it("with up to 3 workers the points run as in one: the same hashes; it says how many workers it used", async () => {
     const options = { vary: ["faults.network[b-down].until=1h,2h30m", "G16.fallback-window=1h..3h/1h"], json: true };
     const one = await sweep({ ...options, workers: "1" });
     const three = await sweep({ ...options, workers: "3" });
@@ -97,7 +97,10 @@ describe("mailscope sweep", () => {
     expect(three.code).toBe(0);
     expect(hashes(three.out)).toEqual(hashes(one.out));
     expect(hashes(one.out)).toHaveLength(6);
-    expect((JSON.parse(three.out.join("\n")) as { workers: number }).workers).toBe(3);
+    // Threads start only when the runs left are worth them (note 0155): 6 short runs may end in this thread.
+    const used = (JSON.parse(three.out.join("\n")) as { workers: number }).workers;
+    expect(used).toBeGreaterThanOrEqual(1);
+    expect(used).toBeLessThanOrEqual(3);
   });
 
   it("a point that fails validation is that point's error: the sweep goes on and exits 1", async () => {

@@ -124,7 +124,7 @@ export async function sweepCommandAction(file: string, options: SweepOptions, io
         if (t - lastProgress < PROGRESS_INTERVAL_MS) return;
         lastProgress = t;
         io.err(
-          `sweep: ${done} of ${total} runs, ${pool.size} worker${pool.size === 1 ? "" : "s"}, ${((t - started) / 1000).toFixed(1)} s`,
+          `sweep: ${done} of ${total} runs, ${pool.used} worker${pool.used === 1 ? "" : "s"}, ${((t - started) / 1000).toFixed(1)} s`,
         );
       },
     });
@@ -133,9 +133,9 @@ export async function sweepCommandAction(file: string, options: SweepOptions, io
   }
   const wallMs = now() - started;
   if (options.json === true)
-    io.out(JSON.stringify(sweepJson(result, file, load.loaded.scenario.name, pool.size, wallMs), null, 2));
+    io.out(JSON.stringify(sweepJson(result, file, load.loaded.scenario.name, pool.used, wallMs), null, 2));
   else if (options.csv === true) for (const line of sweepCsv(result)) io.out(line);
-  else for (const line of sweepTable(result, file, load.loaded.scenario.name, pool.size, wallMs)) io.out(line);
+  else for (const line of sweepTable(result, file, load.loaded.scenario.name, pool.used, wallMs)) io.out(line);
   return result.passed ? SWEEP_EXIT.passed : SWEEP_EXIT.failed;
 }
 

@@ -3,7 +3,8 @@
  * so they use every worker): each thread (app/node/runPoolThread.ts) runs
  * app/sim/worker.ts's one-shot requests with the Node crypto provider the CLI
  * uses, one at a time, and app/sim/runPool.ts hands the next request to the
- * first worker free; this thread is one of the workers.
+ * first worker free; this thread is one of the workers, and the first: the
+ * threads start only when the work left is worth them (note 0155).
  *
  * This is the small interface (`RunPool`) a later common pool (issue 31's
  * `explore` has one too) can stand behind.
@@ -11,7 +12,7 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { inThisRealm, thisRealmWorker } from "../sim/runHere.ts";
-import { poolOf, type PoolWorker } from "../sim/runPool.ts";
+import { poolOf, workersWorth, type PoolWorker } from "../sim/runPool.ts";
 import type { RunPool } from "../sim/sweep.ts";
 import type { WorkerReply, WorkerRequest } from "../sim/worker.ts";
 import { threadExecArgv } from "./threadFlags.ts";
@@ -31,10 +32,20 @@ export function defaultWorkers(): number {
 }
 
 /**
- * A pool of `workers` (at most `runs`: a thread is not started for nothing):
- * this thread and `workers − 1` worker threads. This thread works from the
- * first run while the others start (loading the engine takes a thread a
- * moment).
+ * How long a thread of each module takes to its first reply before one has
+ * been measured in this process: starting, loading the engine, its first
+ * (cold) run. Measured at a load of 30 on 2 cores, ready alone: the built
+ * CLI's bundle 120–250 ms, the TypeScript sources 570–910 ms (note 0155).
+ */
+export const THREAD_START_ESTIMATE_MS = { built: 250, sources: 1000 } as const;
+
+/**
+ * A pool of up to `workers` (at most `runs`: a thread is not started for
+ * nothing): this thread, and worker threads started when the runs left are
+ * worth them (`workersWorth`, weighed after each run here with how long this
+ * thread's runs take). A sweep of a few hundred ms of runs ends in this thread
+ * before a thread could have loaded the engine, so it starts none; a large one
+ * starts every thread after its first runs, which go on here meanwhile.
  */
 export function createRunPool(
   workers: number,
@@ -44,39 +55,92 @@ export function createRunPool(
 ): RunPool {
   const count = Math.max(1, Math.min(Math.floor(workers), runs));
   if (count === 1) return inThisRealm();
-  const threads: PoolWorker[] = Array.from({ length: count - 1 }, () => {
-    const thread = new Worker(threadModule, { execArgv: threadExecArgv() });
-    // A thread waiting for work does not keep the process alive; one running does (it is referenced while busy).
-    thread.unref();
-    let loaded: () => void = () => undefined;
-    const ready = new Promise<void>((resolve) => (loaded = resolve));
-    let holding = 0;
-    return {
-      // It says when it has loaded the engine (its first message): the pool gives it nothing before.
-      ready,
-      // A second request waits in its own queue, so that it goes on without this (busy) thread's hand-over.
-      capacity: 2,
-      post(request: WorkerRequest) {
-        holding++;
-        thread.ref();
-        thread.postMessage(request);
-      },
-      listen(onReply: (reply: WorkerReply) => void, onFailure: (message: string) => void) {
-        thread.on("message", (reply: WorkerReply | { type: "ready" }) => {
-          if (reply.type === "ready") return loaded();
-          holding--;
-          if (holding === 0) thread.unref();
-          onReply(reply);
-        });
-        thread.on("error", (error: Error) => onFailure(error.message));
-        thread.on("exit", (code) => {
-          if (code !== 0) onFailure(`its thread stopped with exit code ${code}`);
-        });
-      },
-      terminate() {
-        void thread.terminate();
-      },
-    };
-  });
-  return poolOf([thisRealmWorker(), ...threads]);
+  let startMs: number = THREAD_START_ESTIMATE_MS[threadModule.pathname.endsWith(".ts") ? "sources" : "built"];
+  let startMeasured = false;
+  let answered = 0;
+  const times: number[] = [];
+  let threads = 0;
+  const weigh = (): void => {
+    // A realm's first run is cold (the engine compiles as it goes): the later ones say what a run costs.
+    const warm = times.length > 1 ? times.slice(1) : times;
+    const want = workersWorth({
+      runsLeft: runs - answered,
+      msPerRun: warm.reduce((a, b) => a + b, 0) / warm.length,
+      startMs,
+      workers: 1 + threads,
+      most: count,
+    });
+    for (; 1 + threads < want; threads++) {
+      const started = performance.now();
+      pool.add(
+        startThread(threadModule, () => {
+          answered++;
+          if (!startMeasured) {
+            startMeasured = true;
+            startMs = performance.now() - started;
+          }
+        }),
+      );
+    }
+  };
+  const pool = poolOf([timedHere(weigh, times, () => answered++)], count);
+  return pool;
+}
+
+/** This thread as a worker, each run timed into `times`; `weigh` after each. */
+function timedHere(weigh: () => void, times: number[], onAnswer: () => void): PoolWorker {
+  const here = thisRealmWorker();
+  let started = 0;
+  return {
+    post(request) {
+      started = performance.now();
+      here.post(request);
+    },
+    listen(onReply, onFailure) {
+      here.listen((reply) => {
+        times.push(performance.now() - started);
+        onAnswer();
+        weigh();
+        onReply(reply);
+      }, onFailure);
+    },
+    terminate: () => here.terminate(),
+  };
+}
+
+/** A worker thread of `threadModule`, ready once it has loaded the engine; `onAnswer` after each reply. */
+export function startThread(threadModule: URL = THREAD_MODULE, onAnswer: () => void = () => undefined): PoolWorker {
+  const thread = new Worker(threadModule, { execArgv: threadExecArgv() });
+  // A thread waiting for work does not keep the process alive; one running does (it is referenced while busy).
+  thread.unref();
+  let loaded: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (loaded = resolve));
+  let holding = 0;
+  return {
+    // It says when it has loaded the engine (its first message): the pool gives it nothing before.
+    ready,
+    // A second request waits in its own queue, so that it goes on without this (busy) thread's hand-over.
+    capacity: 2,
+    post(request: WorkerRequest) {
+      holding++;
+      thread.ref();
+      thread.postMessage(request);
+    },
+    listen(onReply: (reply: WorkerReply) => void, onFailure: (message: string) => void) {
+      thread.on("message", (reply: WorkerReply | { type: "ready" }) => {
+        if (reply.type === "ready") return loaded();
+        holding--;
+        if (holding === 0) thread.unref();
+        onAnswer();
+        onReply(reply);
+      });
+      thread.on("error", (error: Error) => onFailure(error.message));
+      thread.on("exit", (code) => {
+        if (code !== 0) onFailure(`its thread stopped with exit code ${code}`);
+      });
+    },
+    terminate() {
+      void thread.terminate();
+    },
+  };
 }

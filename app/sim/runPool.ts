@@ -37,13 +37,25 @@ interface Job {
   readonly resolve: (reply: WorkerReply) => void;
 }
 
-/** A pool over `workers` (at least one). */
-export function poolOf(workers: readonly PoolWorker[]): RunPool {
+/** A pool that can take more workers while it runs (app/node/runPool.ts starts threads when the work is worth them). */
+export interface GrowingPool extends RunPool {
+  /** Adds a worker: it is fed once ready. */
+  add(worker: PoolWorker): void;
+}
+
+/**
+ * A pool over `workers` (at least one), which may grow to `size` workers
+ * (runSweep keeps twice that many points in hand).
+ */
+export function poolOf(workers: readonly PoolWorker[], size = workers.length): GrowingPool {
   const queue: Job[] = [];
+  const all: PoolWorker[] = [];
   // Each worker's requests in flight, oldest first (it answers them in order).
-  const busy = new Map<PoolWorker, Job[]>(workers.map((w) => [w, []]));
-  const alive = new Set(workers);
-  const ready = new Set(workers.filter((w) => w.ready === undefined));
+  const busy = new Map<PoolWorker, Job[]>();
+  const alive = new Set<PoolWorker>();
+  const ready = new Set<PoolWorker>();
+  // The workers that ran at least one request: the workers a sweep used.
+  const used = new Set<PoolWorker>();
   let closed = false;
   const fail = (job: Job, message: string): void =>
     job.resolve({ type: "error", ...(job.request.id !== undefined && { id: job.request.id }), message });
@@ -56,6 +68,7 @@ export function poolOf(workers: readonly PoolWorker[]): RunPool {
       const job = queue.shift();
       if (job === undefined) return;
       jobs.push(job);
+      used.add(worker);
       worker.post(job.request);
     }
   };
@@ -66,7 +79,11 @@ export function poolOf(workers: readonly PoolWorker[]): RunPool {
     const target = free ?? candidates.find((w) => held(w).length < (w.capacity ?? 1));
     if (target !== undefined) feed(target);
   };
-  for (const worker of workers) {
+  const attach = (worker: PoolWorker): void => {
+    all.push(worker);
+    busy.set(worker, []);
+    alive.add(worker);
+    if (worker.ready === undefined) ready.add(worker);
     worker.listen(
       (reply) => {
         held(worker).shift()?.resolve(reply);
@@ -83,9 +100,18 @@ export function poolOf(workers: readonly PoolWorker[]): RunPool {
       ready.add(worker);
       feed(worker);
     });
-  }
+  };
+  for (const worker of workers) attach(worker);
   return {
-    size: workers.length,
+    size: Math.max(size, workers.length),
+    get used() {
+      return used.size;
+    },
+    add(worker) {
+      if (closed) return worker.terminate();
+      attach(worker);
+      feed(worker);
+    },
     run(request) {
       return new Promise((resolve) => {
         const job = { request, resolve };
@@ -99,7 +125,38 @@ export function poolOf(workers: readonly PoolWorker[]): RunPool {
       closed = true;
       for (const waiting of queue.splice(0)) fail(waiting, "cancelled");
       for (const jobs of busy.values()) for (const job of jobs.splice(0)) fail(job, "cancelled");
-      for (const worker of workers) worker.terminate();
+      for (const worker of all) worker.terminate();
     },
   };
+}
+
+/** What a pool knows when it weighs starting more workers (app/node/runPool.ts, after each run in its own thread). */
+export interface WorkersWorthInput {
+  /** Runs planned and not yet answered. */
+  readonly runsLeft: number;
+  /** How long a run has taken, on average, in the calling thread (a worker too). */
+  readonly msPerRun: number;
+  /** How long a new worker takes to its first reply: starting, loading the engine, a first (cold) run. */
+  readonly startMs: number;
+  /** The workers the pool has, and the most it may have (one per core). */
+  readonly workers: number;
+  readonly most: number;
+}
+
+/**
+ * How many workers the runs left are worth (never fewer than the pool has:
+ * a started worker is kept). A new worker is ready only after `startMs`,
+ * while the workers there are go on; with n workers the work left after that
+ * is shared n ways. A worker is worth starting when its share is at least
+ * half its start: (work − startMs) / n ≥ startMs / 2. So a small sweep
+ * (a few hundred ms of runs, as a thread's start costs) runs in the calling
+ * thread alone, and a large one gets every worker.
+ */
+export function workersWorth({ runsLeft, msPerRun, startMs, workers, most }: WorkersWorthInput): number {
+  const have = Math.max(1, Math.min(workers, most));
+  if (!(runsLeft > 0) || !(msPerRun > 0)) return have;
+  if (!(startMs > 0)) return Math.max(have, most);
+  const work = runsLeft * msPerRun;
+  const worth = Math.floor((2 * (work - startMs)) / startMs);
+  return Math.max(have, Math.min(most, worth));
 }

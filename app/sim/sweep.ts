@@ -30,8 +30,10 @@ import {
 
 /** Where the runs go: a pool of simulation workers, each running one request at a time. */
 export interface RunPool {
-  /** How many runs go at once. */
+  /** How many runs may go at once (the most workers it may have). */
   readonly size: number;
+  /** How many workers ran at least one request so far (a pool starts workers only when the work is worth them). */
+  readonly used: number;
   /** Runs one request (app/sim/worker.ts's one-shot `run`); never rejects for what the run does. */
   run(request: WorkerRequest): Promise<WorkerReply>;
   /** Ends the workers. */
