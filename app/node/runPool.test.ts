@@ -12,7 +12,8 @@ import { runSweep, type RunPool } from "../sim/sweep.ts";
 import { planSweep } from "../sim/sweepPlan.ts";
 import { useCryptoProvider } from "../protocol/webCrypto.ts";
 import { nodeCryptoProvider } from "./nodeCrypto.ts";
-import { createRunPool, startThread } from "./runPool.ts";
+import { availableParallelism } from "node:os";
+import { createRunPool, startThread, THREAD_START_ESTIMATE_MS, threadStartEstimate } from "./runPool.ts";
 
 const FILE = "scenarios/receiver-down-past-fallback-window.yaml";
 
@@ -52,5 +53,14 @@ describe("the sweep's worker threads", () => {
     expect(pool.size).toBe(4);
     expect(pool.used).toBe(0);
     pool.close();
+  });
+
+  it("a thread's start is estimated by its module, stretched by the load per core", () => {
+    const cores = availableParallelism();
+    const built = new URL("file:///x/dist-cli/runPoolThread.js");
+    const sources = new URL("file:///x/app/node/runPoolThread.ts");
+    expect(threadStartEstimate(built, 0)).toBe(THREAD_START_ESTIMATE_MS.built);
+    expect(threadStartEstimate(sources, cores / 2)).toBe(THREAD_START_ESTIMATE_MS.sources);
+    expect(threadStartEstimate(built, cores * 10)).toBe(THREAD_START_ESTIMATE_MS.built * 10);
   });
 });

@@ -9,7 +9,7 @@
  * This is the small interface (`RunPool`) a later common pool (issue 31's
  * `explore` has one too) can stand behind.
  */
-import { availableParallelism } from "node:os";
+import { availableParallelism, loadavg } from "node:os";
 import { Worker } from "node:worker_threads";
 import { inThisRealm, thisRealmWorker } from "../sim/runHere.ts";
 import { poolOf, workersWorth, type PoolWorker } from "../sim/runPool.ts";
@@ -34,10 +34,22 @@ export function defaultWorkers(): number {
 /**
  * How long a thread of each module takes to its first reply before one has
  * been measured in this process: starting, loading the engine, its first
- * (cold) run. Measured at a load of 30 on 2 cores, ready alone: the built
- * CLI's bundle 120–250 ms, the TypeScript sources 570–910 ms (note 0155).
+ * (cold) run, on a quiet machine. Measured at a load of 30 on 2 cores (niced), ready
+ * alone: the built CLI's bundle 120–250 ms, the TypeScript sources 570–910 ms
+ * (note 0155); {@link threadStartEstimate} stretches it by the load.
  */
 export const THREAD_START_ESTIMATE_MS = { built: 250, sources: 1000 } as const;
+
+/**
+ * How long a thread of `threadModule` would take to its first reply now: the
+ * quiet machine's estimate, stretched by the load per core (on a machine
+ * whose cores are shared by other work, a thread's start gets its share of a
+ * core, as do the runs here that it is weighed against).
+ */
+export function threadStartEstimate(threadModule: URL = THREAD_MODULE, load = loadavg()[0] ?? 0): number {
+  const quiet = THREAD_START_ESTIMATE_MS[threadModule.pathname.endsWith(".ts") ? "sources" : "built"];
+  return quiet * Math.max(1, load / availableParallelism());
+}
 
 /**
  * A pool of up to `workers` (at most `runs`: a thread is not started for
@@ -55,7 +67,7 @@ export function createRunPool(
 ): RunPool {
   const count = Math.max(1, Math.min(Math.floor(workers), runs));
   if (count === 1) return inThisRealm();
-  let startMs: number = THREAD_START_ESTIMATE_MS[threadModule.pathname.endsWith(".ts") ? "sources" : "built"];
+  let startMs = threadStartEstimate(threadModule);
   let startMeasured = false;
   let answered = 0;
   const times: number[] = [];
