@@ -1,5 +1,5 @@
 import { maxOf } from "../../../../app/protocol/lists.ts";
-import { startTransition, useEffect, useId, useMemo, useRef, useState, type FormEvent } from "react";
+import { startTransition, useCallback, useEffect, useId, useMemo, useRef, useState, type FormEvent } from "react";
 import { Area, AreaChart, Bar, CartesianGrid, ComposedChart, Legend, Line, Tooltip, XAxis, YAxis } from "recharts";
 import type { MouseHandlerDataParam } from "recharts/types/synchronisation/types";
 import { runSweep, type Boundary, type PointResult } from "../../../../app/sim/sweep.ts";
@@ -372,8 +372,17 @@ function Results({ status, base, recipient, onRecipient, openSeed, onOpenSeed, o
     const p = index === undefined ? undefined : points[index];
     if (p !== undefined) onOpenRun(pointRun(base, plan, p.point.values, openSeed));
   };
+  // The charts keep the `open` of the frame they were drawn in: it must open with the seed chosen since.
+  const latestOpen = useRef(open);
+  useEffect(() => {
+    latestOpen.current = open;
+  });
+  const openPoint = useCallback((index: number) => latestOpen.current(index), []);
+  // What the charts draw: each redraws (in its turn) when this changes.
+  const drawn = useMemo(() => ({ chart, width }), [chart, width]);
   const finished = points.filter((p) => p !== undefined).length;
   const grid = chart.series !== undefined;
+  const multiples = chart.series?.labels.length ?? 1;
   return (
     <>
       <p role="status" className="notice" data-testid="sweep-progress">
@@ -411,14 +420,25 @@ function Results({ status, base, recipient, onRecipient, openSeed, onOpenSeed, o
             ? `Click a point of a small chart (one per ${chart.series?.path ?? ""}), a dot of a line or a row of the table to open its run.`
             : "Click a point to open its run."}
         </p>
-        <SmallMultiples chart={chart} width={width} testId="outcome-bands" legend={<OutcomeLegend chart={chart} />}>
-          {(rows, w, title) => <OutcomeBands chart={chart} rows={rows} width={w} title={title} onOpen={open} />}
+        <SmallMultiples
+          chart={chart}
+          width={width}
+          testId="outcome-bands"
+          legend={<OutcomeLegend chart={chart} />}
+          slot={0}
+          height={grid ? 150 : 200}
+        >
+          {(rows, w, title) => <OutcomeBands chart={chart} rows={rows} width={w} title={title} onOpen={openPoint} />}
         </SmallMultiples>
-        <TimeChart chart={chart} width={width} onOpen={open} />
-        <CountChart chart={chart} width={width} onOpen={open} />
+        <InTurn slot={multiples} drawn={drawn} height={220}>
+          {() => <TimeChart chart={chart} width={width} onOpen={openPoint} />}
+        </InTurn>
+        <InTurn slot={multiples + 1} drawn={drawn} height={200}>
+          {() => <CountChart chart={chart} width={width} onOpen={openPoint} />}
+        </InTurn>
         {chart.seeds && (
-          <SmallMultiples chart={chart} width={width} testId="box-chart">
-            {(rows, w, title) => <BoxChart chart={chart} rows={rows} width={w} title={title} onOpen={open} />}
+          <SmallMultiples chart={chart} width={width} testId="box-chart" slot={multiples + 2} height={grid ? 170 : 200}>
+            {(rows, w, title) => <BoxChart chart={chart} rows={rows} width={w} title={title} onOpen={openPoint} />}
           </SmallMultiples>
         )}
       </div>
@@ -464,22 +484,69 @@ function heldText(plan: SweepPlan, points: readonly (PointResult | undefined)[],
     .join("");
 }
 
-/** One chart, or on a grid one small chart per value of the second field (in as many columns as fit). */
+/**
+ * A chart drawn in its turn: when what it draws changes (`drawn`), it is
+ * drawn `slot` frames later, so that a redraw of the Sweep view draws one
+ * chart per frame rather than every chart in one task of the page (Recharts
+ * draws a chart in one go). Until its first turn it holds its place.
+ */
+function InTurn({
+  slot,
+  drawn,
+  height,
+  children,
+}: {
+  readonly slot: number;
+  readonly drawn: unknown;
+  readonly height: number;
+  readonly children: () => React.ReactNode;
+}) {
+  const [shown, setShown] = useState<React.ReactNode>(undefined);
+  const draw = useRef(children);
+  useEffect(() => {
+    draw.current = children;
+  });
+  useEffect(() => {
+    let left = slot;
+    let frame = requestAnimationFrame(function turn() {
+      if (left-- > 0) frame = requestAnimationFrame(turn);
+      // The same element until the next turn: React leaves the chart alone when the view redraws meanwhile.
+      else setShown(draw.current());
+    });
+    return () => cancelAnimationFrame(frame);
+  }, [drawn, slot]);
+  return shown ?? <div style={{ height }} aria-hidden="true" />;
+}
+
+/** One chart, or on a grid one small chart per value of the second field (in as many columns as fit), each in its turn. */
 function SmallMultiples({
   chart,
   width,
   testId,
   legend,
+  slot,
+  height,
   children,
 }: {
   readonly chart: SweepChart;
   readonly width: number;
   readonly testId: string;
   readonly legend?: React.ReactNode;
+  /** The first chart's turn (the others follow, a frame each), and the height it holds until then. */
+  readonly slot: number;
+  readonly height: number;
   readonly children: (rows: readonly SweepRow[], width: number, title?: string) => React.ReactNode;
 }) {
   const series = chart.series;
-  if (series === undefined) return <div data-testid={testId}>{children(chart.rows, width)}</div>;
+  const drawn = useMemo(() => ({ chart, width }), [chart, width]);
+  if (series === undefined)
+    return (
+      <div data-testid={testId}>
+        <InTurn slot={slot} drawn={drawn} height={height}>
+          {() => children(chart.rows, width)}
+        </InTurn>
+      </div>
+    );
   const columns = Math.max(1, Math.min(series.labels.length, Math.floor(width / 300)));
   const w = Math.floor((width - (columns - 1) * 12) / columns);
   return (
@@ -487,7 +554,11 @@ function SmallMultiples({
       {legend}
       <div className="small-multiples" style={{ gridTemplateColumns: `repeat(${columns}, ${w}px)` }}>
         {series.labels.map((label, i) => (
-          <div key={label}>{children(seriesRows(chart, i), w, `${series.path} = ${label}`)}</div>
+          <div key={label}>
+            <InTurn slot={slot + i} drawn={drawn} height={height}>
+              {() => children(seriesRows(chart, i), w, `${series.path} = ${label}`)}
+            </InTurn>
+          </div>
         ))}
       </div>
     </div>
