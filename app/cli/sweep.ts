@@ -405,7 +405,10 @@ export function sweepCommand(): Command {
       collect,
     )
     .option("--refine <resolution>", "bisect each boundary down to this resolution (1m for durations, 1 for numbers)")
-    .option("--workers <n>", "worker threads (default: one per core)")
+    .option(
+      "--workers <n>",
+      "the most workers: this thread and threads, started when the runs left are worth them (default: one per core)",
+    )
     .option("--json", "print JSON: every point, its runs and distributions, the boundaries")
     .option("--csv", "print CSV: one row per run and recipient")
     .option("--progress", "print progress to stderr about once a second (default when stderr is a terminal)")
