@@ -70,14 +70,15 @@ export function createRunPool(
   let startMs = threadStartEstimate(threadModule);
   let startMeasured = false;
   let answered = 0;
-  const times: number[] = [];
+  // This thread's runs: the first, and the sum and count of the others.
+  const times = { first: 0, sum: 0, count: 0 };
   let threads = 0;
   const weigh = (): void => {
+    if (1 + threads >= count) return;
     // A realm's first run is cold (the engine compiles as it goes): the later ones say what a run costs.
-    const warm = times.length > 1 ? times.slice(1) : times;
     const want = workersWorth({
       runsLeft: runs - answered,
-      msPerRun: warm.reduce((a, b) => a + b, 0) / warm.length,
+      msPerRun: times.count > 0 ? times.sum / times.count : times.first,
       startMs,
       workers: 1 + threads,
       most: count,
@@ -100,7 +101,12 @@ export function createRunPool(
 }
 
 /** This thread as a worker, each run timed into `times`; `weigh` after each. */
-function timedHere(weigh: () => void, times: number[], onAnswer: () => void): PoolWorker {
+function timedHere(
+  weigh: () => void,
+  times: { first: number; sum: number; count: number },
+  onAnswer: () => void,
+): PoolWorker {
+  let runs = 0;
   const here = thisRealmWorker();
   let started = 0;
   return {
@@ -110,7 +116,12 @@ function timedHere(weigh: () => void, times: number[], onAnswer: () => void): Po
     },
     listen(onReply, onFailure) {
       here.listen((reply) => {
-        times.push(performance.now() - started);
+        const ms = performance.now() - started;
+        if (runs++ === 0) times.first = ms;
+        else {
+          times.sum += ms;
+          times.count++;
+        }
         onAnswer();
         weigh();
         onReply(reply);
