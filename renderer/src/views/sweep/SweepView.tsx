@@ -722,7 +722,9 @@ function rowDots(chart: SweepChart, onOpen: (point: number) => void, what: strin
     return (
       <PointDot
         key={`${what} ${props.index}`}
-        {...props}
+        cx={props.cx}
+        cy={props.cy}
+        stroke={props.stroke}
         name={dotName(chart, row, what, row ? value(row) : "")}
         onOpen={() => row && onOpen(row.point)}
       />
@@ -747,7 +749,9 @@ function seriesLines(chart: SweepChart, onOpen: (point: number) => void, what: s
         return (
           <PointDot
             key={`s${i} ${props.index}`}
-            {...props}
+            cx={props.cx}
+            cy={props.cy}
+            stroke={props.stroke}
             name={dotName(chart, row, what, row ? value(row) : "")}
             onOpen={() => row && onOpen(row.point)}
           />
