@@ -167,6 +167,8 @@ test.describe("the README's screenshots", () => {
     await form.getByLabel("To", { exact: true }).fill("3h");
     await form.getByRole("button", { name: "Run the sweep" }).click();
     await expect(page.getByTestId("sweep-progress")).toHaveText(/^Done: /, { timeout: 120_000 });
+    // The charts draw one per frame after the results: the last of them has its 5 points.
+    await expect(page.getByTestId("attempts-chart").getByRole("button", { name: /^Attempts at / })).toHaveCount(5);
     await shot(page);
   });
 

@@ -72,6 +72,8 @@ test.describe("sweep", () => {
     // Each dot is a button named by its point and value (what a keyboard user reaches by Tab).
     await expect(page.getByTestId("time-chart").getByRole("button", { name: /^Time at / })).toHaveCount(5);
     await expect(page.getByTestId("time-chart").getByRole("button", { name: "Time at 2h30m: +2:03:00" })).toBeVisible();
+    // The charts draw one per frame: the last (attempts) has its points before the screenshots.
+    await expect(page.getByTestId("attempts-chart").getByRole("button", { name: /^Attempts at / })).toHaveCount(5);
     await page.screenshot({ path: `${SHOTS}/sweep-outage-end.png`, fullPage: true });
     await noSeriousViolations(page);
     await page.emulateMedia({ colorScheme: "dark" });
@@ -232,6 +234,7 @@ test.describe("sweep", () => {
       "G16.fallback-window 3h",
     ]);
     await expect(page.getByTestId("attempts-chart").locator(".recharts-line")).toHaveCount(2);
+    await expect(page.getByTestId("attempts-chart").getByRole("button", { name: /^Attempts at / })).toHaveCount(6);
     await expect(page.getByTestId("boundary")).toHaveText([
       /^boundary between 1h and 2h \(faults\.network\[b-down\]\.until; G16\.fallback-window 1h\): accepted → smtp Compare 1h and 2h at G16\.fallback-window 1h$/,
       /boundary between 1h and 3h \(G16\.fallback-window; faults\.network\[b-down\]\.until 2h\): smtp → accepted/,
