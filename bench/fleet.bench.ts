@@ -260,6 +260,22 @@ function stopwatch(): () => Took {
   };
 }
 
+/** What each of `rounds` rounds of `one` over every POST took, after a warm-up over the first 200. */
+async function timedRounds(
+  posts: readonly Post[],
+  rounds: number,
+  one: (post: Post) => Promise<void>,
+): Promise<Took[]> {
+  for (const post of posts.slice(0, 200)) await one(post); // warm-up
+  const took: Took[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const stop = stopwatch();
+    for (const post of posts) await one(post);
+    took.push(stop());
+  }
+  return took;
+}
+
 /** How the core's crypto runs: WebCrypto (a browser, a Worker, the desktop app) or the Node provider (the CLI). */
 type CryptoMode = "webcrypto" | "node";
 
@@ -291,14 +307,7 @@ async function bareCrypto(posts: readonly Post[], rounds: number, mode: CryptoMo
     hash("sha256", view, "buffer");
   };
   const one = mode === "webcrypto" ? viaWebCrypto : (post: Post) => Promise.resolve(inPlace(post));
-  for (const post of posts.slice(0, 200)) await one(post); // warm-up
-  const took: Took[] = [];
-  for (let round = 0; round < rounds; round++) {
-    const stop = stopwatch();
-    for (const post of posts) await one(post);
-    took.push(stop());
-  }
-  return took;
+  return timedRounds(posts, rounds, one);
 }
 
 // ── The plumbing floor: what the architecture mandates per POST, no protocol work ──
@@ -348,14 +357,7 @@ async function barePlumbing(posts: readonly Post[], rounds: number): Promise<Too
     actor.send({ type: "DONE" });
     if (actor.getSnapshot().status !== "done") throw new Error("bare plumbing actor did not finish");
   };
-  for (const post of posts.slice(0, 200)) await one(post); // warm-up
-  const took: Took[] = [];
-  for (let round = 0; round < rounds; round++) {
-    const stop = stopwatch();
-    for (const post of posts) await one(post);
-    took.push(stop());
-  }
-  return took;
+  return timedRounds(posts, rounds, one);
 }
 
 // ── The delivery machine floor: the card's XState machine per POST, its ports answering at once ──
@@ -451,14 +453,7 @@ async function bareMachine(posts: readonly Post[], rounds: number): Promise<Took
     await done;
     if (actor.getSnapshot().context.outcomes[0]?.outcome !== "accepted") throw new Error("bare machine: not accepted");
   };
-  for (const post of posts.slice(0, 200)) await one(post); // warm-up
-  const took: Took[] = [];
-  for (let round = 0; round < rounds; round++) {
-    const stop = stopwatch();
-    for (const post of posts) await one(post);
-    took.push(stop());
-  }
-  return took;
+  return timedRounds(posts, rounds, one);
 }
 
 /** A full garbage collection, so that one run's garbage is not collected during the next measure. */
