@@ -30,13 +30,14 @@
 import { hash, KeyObject, sign as signInPlace, verify as verifyInPlace } from "node:crypto";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { assign, createActor, createMachine } from "xstate";
+import { assign, createActor, createMachine, type AnyMachineSnapshot } from "xstate";
 import { nodeCryptoProvider } from "../app/node/nodeCrypto.ts";
 import { useCryptoProvider, type CryptoProvider } from "../app/protocol/webCrypto.ts";
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import { startRunThread } from "../app/node/runThread.ts";
 import { createRandom, type SeededRandom } from "../app/sim/random.ts";
 import type { ScenarioInput } from "../app/sim/scenario.ts";
+import type { DeliveryMachineDeps } from "../app/sender/deliveryContext.ts";
 import type { Bench, BenchResult } from "./types.ts";
 
 const DOMAINS = 100;
@@ -259,6 +260,22 @@ function stopwatch(): () => Took {
   };
 }
 
+/** What each of `rounds` rounds of `one` over every POST took, after a warm-up over the first 200. */
+async function timedRounds(
+  posts: readonly Post[],
+  rounds: number,
+  one: (post: Post) => Promise<void>,
+): Promise<Took[]> {
+  for (const post of posts.slice(0, 200)) await one(post); // warm-up
+  const took: Took[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const stop = stopwatch();
+    for (const post of posts) await one(post);
+    took.push(stop());
+  }
+  return took;
+}
+
 /** How the core's crypto runs: WebCrypto (a browser, a Worker, the desktop app) or the Node provider (the CLI). */
 type CryptoMode = "webcrypto" | "node";
 
@@ -290,14 +307,7 @@ async function bareCrypto(posts: readonly Post[], rounds: number, mode: CryptoMo
     hash("sha256", view, "buffer");
   };
   const one = mode === "webcrypto" ? viaWebCrypto : (post: Post) => Promise.resolve(inPlace(post));
-  for (const post of posts.slice(0, 200)) await one(post); // warm-up
-  const took: Took[] = [];
-  for (let round = 0; round < rounds; round++) {
-    const stop = stopwatch();
-    for (const post of posts) await one(post);
-    took.push(stop());
-  }
-  return took;
+  return timedRounds(posts, rounds, one);
 }
 
 // ── The plumbing floor: what the architecture mandates per POST, no protocol work ──
@@ -347,14 +357,103 @@ async function barePlumbing(posts: readonly Post[], rounds: number): Promise<Too
     actor.send({ type: "DONE" });
     if (actor.getSnapshot().status !== "done") throw new Error("bare plumbing actor did not finish");
   };
-  for (const post of posts.slice(0, 200)) await one(post); // warm-up
-  const took: Took[] = [];
-  for (let round = 0; round < rounds; round++) {
-    const stop = stopwatch();
-    for (const post of posts) await one(post);
-    took.push(stop());
-  }
-  return took;
+  return timedRounds(posts, rounds, one);
+}
+
+// ── The delivery machine floor: the card's XState machine per POST, its ports answering at once ──
+
+/**
+ * What each round of the machine floor took, over every POST in turn: the
+ * real delivery machine (app/sender/deliveryMachine.ts) through one accepted
+ * attempt — discovery, the POST, judging, finished: its actions, its invoked
+ * actors, its trace events and its microsteps read as the sender reads them
+ * (`machine.transition`) into a recorder — with ports that answer at once
+ * (discovery finds the endpoint, the POST's one recipient is accepted). No
+ * crypto, no web objects, no network, no protocol parsing: what the machine
+ * the card asks for costs per POST by itself (decision 0150).
+ */
+async function bareMachine(posts: readonly Post[], rounds: number): Promise<Took[]> {
+  const [{ deliveryMachine }, { createRecorder }, { statePath }, { defaultReadings }] = await Promise.all([
+    import("../app/sender/deliveryMachine.ts"),
+    import("../app/trace/recorder.ts"),
+    import("../app/sender/statePath.ts"),
+    import("../app/sender/readings.ts"),
+  ]);
+  let nowMs = Date.UTC(2026, 0, 1);
+  const clock = {
+    now: () => nowMs,
+    setTimeout: (fn: () => void, ms: number): unknown => setTimeout(fn, ms),
+    clearTimeout: (id: unknown): void => clearTimeout(id as ReturnType<typeof setTimeout>),
+  };
+  const recorder = createRecorder();
+  const capabilities = { versions: ["v1"], max_message_size: 26_214_400, max_recipients: 100 };
+  const endpoint = { origin: "https://mx.d00.example", version: "v1", capabilities };
+  const deps: DeliveryMachineDeps = {
+    clock,
+    random: createRandom(SEED),
+    trace: recorder,
+    readings: defaultReadings,
+    senderDomain: "d01.example",
+    problemBase: "https://d01.example/problems",
+    discover: () => Promise.resolve({ kind: "endpoint", endpoint }),
+    attempt: ({ delivery }) =>
+      Promise.resolve({
+        kind: "results",
+        deliveryId: delivery.deliveryId,
+        status: 200,
+        verdicts: delivery.recipients.map((recipient) => ({ recipient, outcome: "accepted", rule: "RCP-2", gaps: [] })),
+        notes: [],
+        answeredAtMs: nowMs,
+      }),
+    handOff: () => Promise.resolve({ accepted: false }),
+    reportFailures: () => undefined,
+  };
+  const largest = posts.reduce((n, p) => Math.max(n, p.bodySize), 0);
+  const message = new Uint8Array(largest).fill(0x41);
+  let n = 0;
+  const one = async (post: Post): Promise<void> => {
+    const id = `m${++n}@d01.example→d00.example`;
+    nowMs += 1000;
+    const actor = createActor(deliveryMachine, {
+      id,
+      input: {
+        deps,
+        messageId: `m${n}@d01.example`,
+        domain: "d00.example",
+        from: "alice@d01.example",
+        message: message.subarray(0, post.bodySize),
+        recipients: ["bob@d00.example"],
+        submittedAtMs: nowMs,
+      },
+      clock,
+      // As the sender's tracer (app/sender/sender.ts): each microstep's transitions as machine.transition.
+      inspect: (event) => {
+        if (event.type !== "@xstate.microstep") return;
+        const to = statePath((event.snapshot as AnyMachineSnapshot).value);
+        for (const transition of event._transitions) {
+          if (transition.target === undefined || transition.target.length === 0) continue;
+          const meta = transition.meta as { name: string; rules: readonly string[] } | undefined;
+          recorder.emit({
+            name: "machine.transition",
+            timeMs: nowMs,
+            data: { deliveryActor: id, to, event: event.event.type, transition: meta?.name, rules: meta?.rules },
+          });
+        }
+      },
+    });
+    const done = new Promise<void>((resolve, reject) =>
+      actor.subscribe({
+        next: (snapshot) => {
+          if (snapshot.status === "done") resolve();
+        },
+        error: reject,
+      }),
+    );
+    actor.start();
+    await done;
+    if (actor.getSnapshot().context.outcomes[0]?.outcome !== "accepted") throw new Error("bare machine: not accepted");
+  };
+  return timedRounds(posts, rounds, one);
 }
 
 /** A full garbage collection, so that one run's garbage is not collected during the next measure. */
@@ -498,6 +597,9 @@ async function fleetWith(messages: number, mode: CryptoMode, label: string): Pro
   const ratio = totalS / bareS;
   const plumbing = await barePlumbing(posts, FLOOR_ROUNDS);
   const plumbingS = median(plumbing.map((r) => r.wallS));
+  const machine = await bareMachine(posts, FLOOR_ROUNDS);
+  const machineS = median(machine.map((r) => r.wallS));
+  const machineCpuS = median(machine.map((r) => r.cpuS));
   const c = run.crypto;
   const outcomeNote = [...run.outcomes].map(([k, v]) => `${v} ${k}`).join(", ");
   const floorHow =
@@ -568,6 +670,12 @@ async function fleetWith(messages: number, mode: CryptoMode, label: string): Pro
       value: plumbingS / bareS,
       unit: "ratio",
       note: "the mandated web objects and actor alone, against the crypto floor: above 0.5, ≤ 1.5 is out of reach before any protocol work",
+    },
+    {
+      name: `bare delivery machine vs bare crypto, ${how}${label}`,
+      value: machineS / bareS,
+      unit: "ratio",
+      note: `${posts.length} × the real XState delivery machine through one accepted attempt, ports answering at once, its transitions traced (${machineS.toFixed(2)} s; CPU ${(machineCpuS / bareCpuS).toFixed(2)} × the floor's): with the floor, what the card's machine leaves of the ${RATIO_TARGET} × target for everything else`,
     },
     {
       name: `fleet CPU time vs bare crypto's, ${how}${label}`,

@@ -206,6 +206,15 @@ describe("nodeCryptoProvider: WebCrypto's answers, computed in place (SIG-* Ed25
     expect(digest.byteLength).toBe(32);
     const pair = await ed25519();
     expect((await provider.sign!("Ed25519", pair.privateKey, new Uint8Array(10))).byteLength).toBe(64);
+    // node:crypto's own result buffer when it is the whole of it: no one else writes into it later.
+    const first = await provider.digest!("SHA-256", new Uint8Array([1]));
+    const copy = new Uint8Array(first).slice();
+    await provider.digest!("SHA-256", new Uint8Array([2]));
+    expect(new Uint8Array(first)).toEqual(copy);
+    expect(provider.digestNow!("SHA-256", new Uint8Array(10))?.buffer.byteLength).toBe(32);
+    const running = provider.incrementalDigest!("SHA-512");
+    running?.update(new Uint8Array(3));
+    expect(running?.digest().buffer.byteLength).toBe(64);
   });
 
   it("leaves to WebCrypto what it does not know, with WebCrypto's own errors", async () => {

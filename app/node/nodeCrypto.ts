@@ -69,8 +69,14 @@ function bytesOf(data: unknown): Uint8Array | undefined {
   return undefined;
 }
 
-/** A fresh ArrayBuffer with exactly these bytes (node:crypto's Buffers may share a pooled slab). */
+/**
+ * An ArrayBuffer with exactly these bytes that no one else holds: node:crypto's
+ * own when its Buffer is the whole of it (its one-shot hash and sign give such
+ * Buffers, made for the call), else a copy (a Buffer may share a pooled slab).
+ */
 function ownBuffer(bytes: Uint8Array): ArrayBuffer {
+  const whole = bytes.buffer;
+  if (whole instanceof ArrayBuffer && bytes.byteOffset === 0 && whole.byteLength === bytes.byteLength) return whole;
   const out = new ArrayBuffer(bytes.byteLength);
   new Uint8Array(out).set(bytes);
   return out;

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { SCENARIO } from "../sim/fixtures/determinismScenario.ts";
 import { runScenarioText } from "../sim/runScenario.ts";
-import { canonicalJson, exportJson, exportJsonChunks, traceHash } from "./exportJson.ts";
+import { Sha256 } from "../protocol/sha256.ts";
+import { useCryptoProvider } from "../protocol/webCrypto.ts";
+import { canonicalJson, canonicalJsonChunks, exportJson, exportJsonChunks, traceHash } from "./exportJson.ts";
+import type { Trace } from "./schema.ts";
 import { sampleTrace } from "./sampleTrace.ts";
 
 describe("JSON export", () => {
@@ -109,5 +112,47 @@ describe("JSON export", () => {
       events: changed.events.map((e, i) => (i === 2 ? { ...e, timeMs: e.timeMs + 1 } : e)),
     };
     expect(await traceHash(tweaked)).not.toBe(hash);
+  });
+
+  it("canonical JSON in pieces is canonicalJson's text, and traceHash hashes the same bytes in pieces or whole", async () => {
+    const outcome = await runScenarioText(SCENARIO, { recordBodies: true });
+    if (!outcome.ok) throw new Error("the determinism scenario does not load");
+    const run = outcome.run.trace;
+    // Enough events for several pieces, text outside the BMP (a surrogate pair), members JSON leaves out or
+    // writes as null, and an integer-like member JSON.stringify writes first.
+    const odd = {
+      ...run,
+      events: [
+        ...Array.from({ length: 4 }, () => run.events).flat(),
+        { seq: 1, timeMs: 0, name: "note", data: { text: "📬 — ü", gone: undefined, list: [undefined, () => 1] } },
+      ],
+      "7": "integer-like",
+      skipped: undefined,
+      fn: () => 1,
+    } as unknown as Trace;
+    for (const trace of [run, odd, { ...run, events: [] }]) {
+      const pieces = [...canonicalJsonChunks(trace)];
+      expect(pieces.join("")).toBe(canonicalJson(trace));
+      const whole = await traceHash(trace); // WebCrypto alone: the pieces joined, hashed at once
+      // A provider with a digest in pieces (as the CLI's Node provider has): the pieces fed one by one.
+      const stop = useCryptoProvider({
+        incrementalDigest: () => {
+          const running = new Sha256();
+          return { update: (bytes) => void running.update(bytes), digest: () => running.digest() };
+        },
+      });
+      try {
+        expect(await traceHash(trace)).toBe(whole);
+      } finally {
+        stop();
+      }
+    }
+    expect([...canonicalJsonChunks(odd)].length).toBeGreaterThan(1);
+    // The hash of the text itself, computed apart from the code under test.
+    const text = new TextEncoder().encode(canonicalJson(run));
+    const expected = [...new Uint8Array(await crypto.subtle.digest("SHA-256", text))]
+      .map((b) => b.toString(16).padStart(2, "0"))
+      .join("");
+    expect(await traceHash(run)).toBe(expected);
   });
 });

@@ -17,7 +17,7 @@
  * which is what the determinism tests compare.
  */
 import type { RecordedEvent, Trace } from "./schema.ts";
-import { subtle } from "../protocol/webCrypto.ts";
+import { startDigest, subtle } from "../protocol/webCrypto.ts";
 
 /** Options of {@link exportJson}. */
 export interface ExportJsonOptions {
@@ -254,10 +254,64 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));
 }
 
-/** SHA-256 (lowercase hex) of the trace's canonical JSON: equal for equal runs, byte for byte. */
+/**
+ * {@link canonicalJson} of a trace in pieces, each a whole JSON value or the
+ * punctuation between them (no piece ends inside a string, so each may be
+ * encoded as UTF-8 alone): the events one at a time, a piece of about
+ * {@link CHUNK_CHARS} characters each, never the whole text or a sorted copy
+ * of every event at once. Joined, the pieces are canonicalJson's text, byte
+ * for byte.
+ */
+export function* canonicalJsonChunks(trace: Trace): Generator<string> {
+  const doc = trace as unknown as Record<string, unknown>;
+  // The members in the order JSON.stringify writes a fresh object given them sorted (integer-like keys first).
+  const order: Record<string, true> = {};
+  for (const key of Object.keys(doc).sort()) order[key] = true;
+  let piece = "{";
+  let first = true;
+  for (const key of Object.keys(order)) {
+    const value = doc[key];
+    if (key === "events" && Array.isArray(value)) {
+      piece += `${first ? "" : ","}${JSON.stringify(key)}:[`;
+      for (let i = 0; i < value.length; i++) {
+        // JSON.stringify writes null for an array item it cannot write (as canonicalJson does).
+        piece += `${i > 0 ? "," : ""}${JSON.stringify(sortKeys(value[i])) ?? "null"}`;
+        if (piece.length >= CHUNK_CHARS) {
+          yield piece;
+          piece = "";
+        }
+      }
+      piece += "]";
+      first = false;
+      continue;
+    }
+    const json = value === undefined ? undefined : (JSON.stringify(sortKeys(value)) as string | undefined);
+    if (json === undefined) continue; // a member JSON.stringify leaves out
+    piece += `${first ? "" : ","}${JSON.stringify(key)}:${json}`;
+    first = false;
+  }
+  yield `${piece}}`;
+}
+
+/**
+ * SHA-256 (lowercase hex) of the trace's canonical JSON: equal for equal runs,
+ * byte for byte. Hashed in pieces where the crypto provider can (the CLI's
+ * Node provider): a fleet's canonical JSON is over 100 MB as one string, twice
+ * that as its UTF-8 bytes. WebCrypto alone has no digest in pieces: there the
+ * pieces are joined and hashed at once, as before.
+ */
 export async function traceHash(trace: Trace): Promise<string> {
-  const digest = await subtle.digest("SHA-256", new TextEncoder().encode(canonicalJson(trace)));
+  const running = startDigest("SHA-256");
+  let digest: Uint8Array;
+  if (running !== undefined) {
+    const encoder = new TextEncoder();
+    for (const piece of canonicalJsonChunks(trace)) running.update(encoder.encode(piece));
+    digest = running.digest();
+  } else {
+    const text = [...canonicalJsonChunks(trace)].join("");
+    digest = new Uint8Array(await subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  }
   let hex = "";
-  for (const b of new Uint8Array(digest)) hex += b.toString(16).padStart(2, "0");
+  for (const b of digest) hex += b.toString(16).padStart(2, "0");
   return hex;
 }
