@@ -109,18 +109,15 @@ describe("running a scenario", () => {
     expect(jitterOff.reproduce).toBe("mailscope run scenarios/x.yaml --seed 3 --set G16=jitter=off,fallback-window=2h");
   });
 
-  it("STATE-7, ERR-23: rate-limited once then down: never SMTP, bounced at 5 days, DSN to alice — in well under a second", async () => {
-    const started = performance.now();
+  it("STATE-7, ERR-23: rate-limited once then down: never SMTP, bounced at 5 days, DSN to alice", async () => {
+    // Five virtual days on the virtual clock; how fast that runs is a bench row (cli: rate-limited-then-down, warm), not a test.
     const r = await run(FIVE_DAYS);
-    const wallMs = performance.now() - started;
     expect(r.passed).toBe(true);
     expect(r.endMs - r.world.startMs).toBe(5 * 86_400_000);
     expect(r.outcomes.map((o) => [o.recipient, o.outcome, o.dsn])).toEqual([
       ["bob@b.example", "bounced", false],
       ["alice@a.example", "accepted", true],
     ]);
-    // A generous ceiling for a loaded CI machine; it takes about 0.1 to 0.2 s.
-    expect(wallMs).toBeLessThan(3000);
   });
 
   it("a run cut short by its horizon fails terminal-outcome, and says the run did not complete", async () => {
