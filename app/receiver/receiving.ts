@@ -3,7 +3,7 @@
  * made once per receiver ({@link Receiving}), and one POST being handled ({@link Delivery}), which each
  * step reads and adds to in G10's order.
  */
-import type { DigestAlgorithm } from "../protocol/digest.ts";
+import type { DigestAlgorithm, ParsedContentDigest } from "../protocol/digest.ts";
 import type { ProblemIdentifier } from "../protocol/errors.ts";
 import type { ParsedSignatureFields } from "../protocol/signature.ts";
 import type { Clock, MailStore } from "../ports.ts";
@@ -87,7 +87,9 @@ export interface Delivery {
   contentType: string;
   /** The Content-Length, when the request has a valid one (`size`). */
   declared?: number;
-  /** The Content-Digest's digests by algorithm (`signature`). */
+  /** Content-Digest as `headers` parsed it, so `signature` does not parse it again. */
+  contentDigest?: ParsedContentDigest;
+  /** The Content-Digest's digests by algorithm (`headers`). */
   claimedDigests: ReadonlyMap<string, Uint8Array>;
   /** The domain of the verified signature (`signature`). */
   signingDomain: string;

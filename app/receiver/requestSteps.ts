@@ -17,7 +17,7 @@ import {
   incrementalDigester,
   parseContentDigest,
 } from "../protocol/digest.ts";
-import type { DigestAlgorithm, Digester } from "../protocol/digest.ts";
+import type { DigestAlgorithm, Digester, ParsedContentDigest } from "../protocol/digest.ts";
 import { parseContentType } from "../protocol/multipart.ts";
 import { verifyDelivery } from "../protocol/profile.ts";
 import type { Violation } from "../protocol/result.ts";
@@ -111,11 +111,15 @@ function availability(r: Receiving): Answer | undefined {
 /** POST-2 to POST-6, LIM-5, POST-13 (400): every problem with the request headers at once, so a sender fixes them in one go. */
 function headers(r: Receiving, d: Delivery): Answer | undefined {
   const fields = d.request.headers;
-  const { problems, signatureFields } = headerViolations(fields);
+  const { problems, signatureFields, contentDigest } = headerViolations(fields);
   if (problems.length > 0) return r.problem("invalid_request", 400, violationsDetail(problems));
   d.key = fields.get("idempotency-key") ?? "";
   d.contentType = fields.get("content-type") ?? "";
   if (signatureFields !== undefined) d.signatureFields = signatureFields;
+  if (contentDigest?.parsed.ok === true) {
+    d.contentDigest = contentDigest;
+    d.claimedDigests = contentDigest.parsed.value;
+  }
   return undefined;
 }
 
@@ -151,8 +155,7 @@ function targetHost(r: Receiving, d: Delivery): Answer | undefined {
  */
 async function signature(r: Receiving, d: Delivery): Promise<Answer | undefined> {
   const httpView = fromRequest(d.request);
-  const claimedDigests = claimedDigestsOf(d.request.headers);
-  d.claimedDigests = claimedDigests;
+  const claimedDigests = d.claimedDigests;
   const verdict = await verifyDelivery(httpView, EMPTY_BODY, {
     nowS: Math.floor(r.clock.now() / 1000),
     toleranceS: r.cfg.readings.G3.toleranceS,
@@ -162,6 +165,7 @@ async function signature(r: Receiving, d: Delivery): Promise<Answer | undefined>
     // The digest step compares the header with itself here: the body is checked by `digest`, once read.
     bodyDigest: (algorithm: DigestAlgorithm) => Promise.resolve(claimedDigests.get(algorithm) ?? EMPTY_BODY),
     ...(d.signatureFields !== undefined && { signatureFields: d.signatureFields }),
+    ...(d.contentDigest !== undefined && { contentDigest: d.contentDigest }),
   });
   if (!verdict.ok) {
     const detail = `${verdict.check}: ${verdict.detail} [${verdict.rule}]`;
@@ -525,12 +529,6 @@ function bodyDigestAlgorithms(claimedDigests: ReadonlyMap<string, Uint8Array>): 
   return DIGEST_ALGORITHMS.filter((algorithm) => algorithm === "sha-256" || claimedDigests.has(algorithm));
 }
 
-/** The Content-Digest's digests by algorithm; the header step has checked that it parses. */
-function claimedDigestsOf(headers: Headers): ReadonlyMap<string, Uint8Array> {
-  const parsed = parseContentDigest(headers.get("content-digest") ?? "");
-  return parsed.ok ? parsed.value : new Map();
-}
-
 /** The recipients of a replayed request, for idempotency.replay: its envelope's `to`, when the body parsed. */
 function replayedRecipients(parsed: ParsedBody | undefined): { recipients?: string[] } {
   return parsed?.ok === true ? { recipients: parsed.envelope.to.map((m) => m.address) } : {};
@@ -538,12 +536,17 @@ function replayedRecipients(parsed: ParsedBody | undefined): { recipients?: stri
 
 /**
  * The header-shape violations of a POST (G10 "headers present and well-formed"),
- * and Signature-Input and Signature as parsed here, so the signature check
- * does not parse them again.
+ * and Signature-Input, Signature and Content-Digest as parsed here, so the
+ * signature and digest checks do not parse them again.
  */
-export function headerViolations(headers: Headers): { problems: Violation[]; signatureFields?: ParsedSignatureFields } {
+export function headerViolations(headers: Headers): {
+  problems: Violation[];
+  signatureFields?: ParsedSignatureFields;
+  contentDigest?: ParsedContentDigest;
+} {
   const problems: Violation[] = [];
   let signatureFields: ParsedSignatureFields | undefined;
+  let contentDigest: ParsedContentDigest | undefined;
   const keyViolation = idempotencyKeyViolation(headers.get("idempotency-key"));
   if (keyViolation !== undefined) problems.push(keyViolation);
   const input = headers.get("signature-input");
@@ -579,6 +582,7 @@ export function headerViolations(headers: Headers): { problems: Violation[]; sig
     problems.push({ path: "headers.Content-Digest", rule: "POST-5", message: "the Content-Digest header is missing" });
   } else {
     const parsed = parseContentDigest(digest);
+    contentDigest = { header: digest, parsed };
     if (!parsed.ok)
       pushAll(
         problems,
@@ -587,5 +591,9 @@ export function headerViolations(headers: Headers): { problems: Violation[]; sig
   }
   const contentType = parseContentType(headers.get("content-type"));
   if (!contentType.ok) pushAll(problems, contentType.violations);
-  return { problems, ...(signatureFields !== undefined && { signatureFields }) };
+  return {
+    problems,
+    ...(signatureFields !== undefined && { signatureFields }),
+    ...(contentDigest !== undefined && { contentDigest }),
+  };
 }
