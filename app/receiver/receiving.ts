@@ -98,6 +98,11 @@ export interface Delivery {
   /** Whether the body is being read and not yet authenticated (counted in `unauthenticatedBodies`). */
   reading: boolean;
   spooler?: BodySpooler & { readonly holdsBody: boolean };
+  /** The digests of a body at hand, started beside the signature's verification (`signature`). */
+  digestsAtHand?: {
+    readonly bytes: Uint8Array;
+    readonly digests: ReadonlyMap<DigestAlgorithm, Promise<Uint8Array>>;
+  };
   /** The body in memory; while it is held in the spool, empty until its digest matches. */
   body: Uint8Array;
   /** The body's digest with an algorithm, computed once (`digest` and `idempotency` share its SHA-256). */

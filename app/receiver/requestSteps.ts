@@ -19,6 +19,7 @@ import {
 } from "../protocol/digest.ts";
 import type { DigestAlgorithm, Digester, ParsedContentDigest } from "../protocol/digest.ts";
 import { parseContentType } from "../protocol/multipart.ts";
+import { hashesOnThisThread } from "../protocol/webCrypto.ts";
 import { verifyDelivery } from "../protocol/profile.ts";
 import type { Violation } from "../protocol/result.ts";
 import { fromRequest, parseSignatureFields } from "../protocol/signature.ts";
@@ -156,7 +157,7 @@ function targetHost(r: Receiving, d: Delivery): Answer | undefined {
 async function signature(r: Receiving, d: Delivery): Promise<Answer | undefined> {
   const httpView = fromRequest(d.request);
   const claimedDigests = d.claimedDigests;
-  const verdict = await verifyDelivery(httpView, EMPTY_BODY, {
+  const verifying = verifyDelivery(httpView, EMPTY_BODY, {
     nowS: Math.floor(r.clock.now() / 1000),
     toleranceS: r.cfg.readings.G3.toleranceS,
     resolveKey: r.keys.resolveKey,
@@ -167,6 +168,9 @@ async function signature(r: Receiving, d: Delivery): Promise<Answer | undefined>
     ...(d.signatureFields !== undefined && { signatureFields: d.signatureFields }),
     ...(d.contentDigest !== undefined && { contentDigest: d.contentDigest }),
   });
+  // Started once the verification has (the longer job), so that the two run side by side.
+  startDigestsAtHand(r, d);
+  const verdict = await verifying;
   if (!verdict.ok) {
     const detail = `${verdict.check}: ${verdict.detail} [${verdict.rule}]`;
     if (verdict.problem === "temporary_failure") {
@@ -211,7 +215,9 @@ async function digest(r: Receiving, d: Delivery): Promise<Answer | undefined> {
   d.body = read.body;
   // The body is hashed once per algorithm: its SHA-256 serves the digest check and the idempotency
   // record alike. A body held in the spool has a digester for each algorithm asked for here.
-  const digests = new Map<DigestAlgorithm, Promise<Uint8Array>>();
+  const digests = new Map<DigestAlgorithm, Promise<Uint8Array>>(
+    d.digestsAtHand?.bytes === d.body ? d.digestsAtHand.digests : [],
+  );
   d.bodyDigest = (algorithm: DigestAlgorithm): Promise<Uint8Array> => {
     let digest = digests.get(algorithm);
     if (digest === undefined) {
@@ -527,6 +533,27 @@ function hostOf(url: string): string {
  */
 function bodyDigestAlgorithms(claimedDigests: ReadonlyMap<string, Uint8Array>): DigestAlgorithm[] {
   return DIGEST_ALGORITHMS.filter((algorithm) => algorithm === "sha-256" || claimedDigests.has(algorithm));
+}
+
+/**
+ * A body at hand (made in this process: app/protocol/bodies.ts), which WebCrypto's threads will hash: its
+ * digests start now, beside the signature's verification, rather than after it. Nothing is read from
+ * anyone for it and nothing more is held; `digest` takes them (when the body it reads is these very bytes)
+ * and still gives its verdict after the signature's, in G10's order. With a provider that hashes on this
+ * thread nothing would run side by side, and the body is hashed by `digest` as before.
+ */
+function startDigestsAtHand(r: Receiving, d: Delivery): void {
+  if (hashesOnThisThread()) return;
+  const bytes = bodyBytesOf(d.request);
+  if (bytes === undefined || bytes.length === 0 || bytes.length > r.maxSize || bytes.length >= SPOOL_MIN_BYTES) return;
+  const digests = new Map<DigestAlgorithm, Promise<Uint8Array>>();
+  for (const algorithm of bodyDigestAlgorithms(d.claimedDigests)) {
+    const digest = digestBytes(algorithm, bytes);
+    // Settled even when the signature fails and nobody awaits it.
+    digest.catch(() => {});
+    digests.set(algorithm, digest);
+  }
+  d.digestsAtHand = { bytes, digests };
 }
 
 /** The recipients of a replayed request, for idempotency.replay: its envelope's `to`, when the body parsed. */
