@@ -36,13 +36,12 @@ import {
   signatureBaseBytes,
 } from "../app/protocol/signature.ts";
 import { requestWithBody } from "../app/protocol/bodies.ts";
-import { chooseBoundary } from "../app/protocol/multipart.ts";
 import { useCryptoProvider } from "../app/protocol/webCrypto.ts";
 import { createMemoryMailStore } from "../app/receiver/memoryMailStore.ts";
 import { createReceiver } from "../app/receiver/receiver.ts";
 import { createTestSender, signedDelivery, type TestSender } from "../app/receiver/testing.ts";
 import { fileCreationProbe } from "./lib/fileProbe.ts";
-import { messageOf, noDns, postHttps, receiverConfig } from "./lib/harness.ts";
+import { aliceToBob, freshBoundary, messageOf, noDns, postHttps, receiverConfig } from "./lib/harness.ts";
 import type { Bench, BenchResult } from "./types.ts";
 
 const MiB = 1024 * 1024;
@@ -62,11 +61,6 @@ const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 };
-
-/** A boundary of its own for each request, as a sender chooses one (so nothing a receiver keeps from one body serves the next). */
-function freshBoundary(message: Uint8Array): string {
-  return chooseBoundary(crypto.getRandomValues(new Uint8Array(24)), message);
-}
 
 /** `request` again with its body at hand (app/protocol/bodies.ts), as the engine's sender and network hand it to a receiver. */
 async function atHand(request: Request): Promise<Request> {
@@ -107,18 +101,7 @@ async function inProcessWith(sender: TestSender, mode: "webcrypto" | "node"): Pr
   });
   // As the engine's sender makes a POST (app/sender/attempt.ts): its body at hand, not a stream to read.
   const build = async (i: number, tag: string): Promise<Request> =>
-    atHand(
-      await signedDelivery({
-        from: "alice@a.example",
-        to: ["bob@b.example"],
-        message,
-        key: sender.privateKey,
-        keyid: sender.keyid,
-        createdS: Math.floor(clock.now() / 1000),
-        idempotencyKey: `${tag}-${i}`,
-        boundary: freshBoundary(message),
-      }),
-    );
+    atHand(await aliceToBob(sender, message, Math.floor(clock.now() / 1000), `${tag}-${i}`));
   const warm = await Promise.all(Array.from({ length: 200 }, (_, i) => build(i, "warm")));
   // The bare cryptography of the same message: its signature base and body.
   const sample = await build(0, "sample");
