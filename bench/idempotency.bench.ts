@@ -47,7 +47,7 @@ import { createMemoryIdempotencyStore, type IdempotencyStore } from "../app/rece
 import { createMemoryMailStore } from "../app/receiver/memoryMailStore.ts";
 import { createReceiver } from "../app/receiver/receiver.ts";
 import { createTestSender, receiverConfigYaml, signedDelivery, type TestSender } from "../app/receiver/testing.ts";
-import { messageOf, noDns, postHttps, receiverConfig } from "./lib/harness.ts";
+import { aliceToBob, messageOf, noDns, postHttps, receiverConfig } from "./lib/harness.ts";
 import type { Bench, BenchResult } from "./types.ts";
 
 const MiB = 1024 * 1024;
@@ -162,16 +162,7 @@ async function receiverOver(sender: TestSender, dir: string): Promise<BenchResul
   };
   const message = messageOf(10 * 1024);
   const build = (i: number, tag: string): Promise<Request> =>
-    signedDelivery({
-      from: "alice@a.example",
-      to: ["bob@b.example"],
-      message,
-      key: sender.privateKey,
-      keyid: sender.keyid,
-      createdS: Math.floor(clock.now() / 1000),
-      idempotencyKey: `${tag}-${i}`,
-      boundary: chooseBoundary(crypto.getRandomValues(new Uint8Array(24)), message),
-    });
+    aliceToBob(sender, message, Math.floor(clock.now() / 1000), `${tag}-${i}`);
   const round = async (which: "memory" | "sqlite", tag: string, n: number): Promise<number> => {
     const requests = await Promise.all(Array.from({ length: n }, (_, i) => build(i, tag)));
     const receiver = receivers[which];

@@ -94,6 +94,12 @@ export function parseContentDigest(header: string): Parsed<Map<string, Uint8Arra
   return problems.length > 0 ? failWith(problems) : ok(out);
 }
 
+/** A Content-Digest field value and what {@link parseContentDigest} made of it, so that it is parsed once. */
+export interface ParsedContentDigest {
+  readonly header: string;
+  readonly parsed: Parsed<Map<string, Uint8Array>>;
+}
+
 /** Outcome of checking a Content-Digest field against the body it came with. */
 export type DigestVerdict =
   | { readonly ok: true; readonly algorithm: DigestAlgorithm }

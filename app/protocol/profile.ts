@@ -14,7 +14,7 @@
 import { asBufferSource, base64ToBytes, base64UrlToBytes, bytesToBase64, fromArrayBuffer } from "./base64.ts";
 import { checkContentDigest, parseContentDigest } from "./digest.ts";
 import { keptAnswers } from "./memo.ts";
-import type { BodyDigests } from "./digest.ts";
+import type { BodyDigests, ParsedContentDigest } from "./digest.ts";
 import { ProtocolError, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
@@ -329,6 +329,8 @@ export interface ProfileOptions {
   readonly signatureFields?: ParsedSignatureFields;
   /** The body's digests the caller has (or is computing); the digest check hashes the body itself for any other. */
   readonly bodyDigest?: BodyDigests;
+  /** Content-Digest as the caller already parsed it (used only if parsed from this very value). */
+  readonly contentDigest?: ParsedContentDigest;
   /**
    * The key lookup's answer when it is at hand without asking anyone (a
    * configured record, a TXT answer still within its TTL); `undefined` when
@@ -578,7 +580,8 @@ async function run(
   if (digestHeader === undefined) {
     digestCheck = failed("digest", R.digest, "the request has no Content-Digest header", "invalid_request");
   } else {
-    const parsed = parseContentDigest(digestHeader);
+    const parsed =
+      options.contentDigest?.header === digestHeader ? options.contentDigest.parsed : parseContentDigest(digestHeader);
     if (!parsed.ok) {
       digestCheck = failed("digest", R.digest, violationText(parsed.violations), "invalid_request");
     } else {

@@ -80,6 +80,14 @@ export function startDigest(algorithm: IncrementalAlgorithm): IncrementalDigest 
 }
 
 /**
+ * Whether the provider in use hashes on the calling thread ({@link CryptoProvider.digestNow}); when not, a
+ * digest is a job of WebCrypto's own threads, which can run while this thread does something else.
+ */
+export function hashesOnThisThread(): boolean {
+  return provider.digestNow !== undefined;
+}
+
+/**
  * The digest of `data` at once, when the provider in use computes one on the
  * calling thread ({@link CryptoProvider.digestNow}), else undefined. The same
  * bytes as any other way of hashing them.

@@ -3,7 +3,7 @@
  * made once per receiver ({@link Receiving}), and one POST being handled ({@link Delivery}), which each
  * step reads and adds to in G10's order.
  */
-import type { DigestAlgorithm } from "../protocol/digest.ts";
+import type { DigestAlgorithm, ParsedContentDigest } from "../protocol/digest.ts";
 import type { ProblemIdentifier } from "../protocol/errors.ts";
 import type { ParsedSignatureFields } from "../protocol/signature.ts";
 import type { Clock, MailStore } from "../ports.ts";
@@ -87,7 +87,9 @@ export interface Delivery {
   contentType: string;
   /** The Content-Length, when the request has a valid one (`size`). */
   declared?: number;
-  /** The Content-Digest's digests by algorithm (`signature`). */
+  /** Content-Digest as `headers` parsed it, so `signature` does not parse it again. */
+  contentDigest?: ParsedContentDigest;
+  /** The Content-Digest's digests by algorithm (`headers`). */
   claimedDigests: ReadonlyMap<string, Uint8Array>;
   /** The domain of the verified signature (`signature`). */
   signingDomain: string;
@@ -96,6 +98,11 @@ export interface Delivery {
   /** Whether the body is being read and not yet authenticated (counted in `unauthenticatedBodies`). */
   reading: boolean;
   spooler?: BodySpooler & { readonly holdsBody: boolean };
+  /** The digests of a body at hand, started beside the signature's verification (`signature`). */
+  digestsAtHand?: {
+    readonly bytes: Uint8Array;
+    readonly digests: ReadonlyMap<DigestAlgorithm, Promise<Uint8Array>>;
+  };
   /** The body in memory; while it is held in the spool, empty until its digest matches. */
   body: Uint8Array;
   /** The body's digest with an algorithm, computed once (`digest` and `idempotency` share its SHA-256). */

@@ -17,8 +17,9 @@ import {
   incrementalDigester,
   parseContentDigest,
 } from "../protocol/digest.ts";
-import type { DigestAlgorithm, Digester } from "../protocol/digest.ts";
+import type { DigestAlgorithm, Digester, ParsedContentDigest } from "../protocol/digest.ts";
 import { parseContentType } from "../protocol/multipart.ts";
+import { hashesOnThisThread } from "../protocol/webCrypto.ts";
 import { verifyDelivery } from "../protocol/profile.ts";
 import type { Violation } from "../protocol/result.ts";
 import { fromRequest, parseSignatureFields } from "../protocol/signature.ts";
@@ -111,11 +112,15 @@ function availability(r: Receiving): Answer | undefined {
 /** POST-2 to POST-6, LIM-5, POST-13 (400): every problem with the request headers at once, so a sender fixes them in one go. */
 function headers(r: Receiving, d: Delivery): Answer | undefined {
   const fields = d.request.headers;
-  const { problems, signatureFields } = headerViolations(fields);
+  const { problems, signatureFields, contentDigest } = headerViolations(fields);
   if (problems.length > 0) return r.problem("invalid_request", 400, violationsDetail(problems));
   d.key = fields.get("idempotency-key") ?? "";
   d.contentType = fields.get("content-type") ?? "";
   if (signatureFields !== undefined) d.signatureFields = signatureFields;
+  if (contentDigest?.parsed.ok === true) {
+    d.contentDigest = contentDigest;
+    d.claimedDigests = contentDigest.parsed.value;
+  }
   return undefined;
 }
 
@@ -151,9 +156,8 @@ function targetHost(r: Receiving, d: Delivery): Answer | undefined {
  */
 async function signature(r: Receiving, d: Delivery): Promise<Answer | undefined> {
   const httpView = fromRequest(d.request);
-  const claimedDigests = claimedDigestsOf(d.request.headers);
-  d.claimedDigests = claimedDigests;
-  const verdict = await verifyDelivery(httpView, EMPTY_BODY, {
+  const claimedDigests = d.claimedDigests;
+  const verifying = verifyDelivery(httpView, EMPTY_BODY, {
     nowS: Math.floor(r.clock.now() / 1000),
     toleranceS: r.cfg.readings.G3.toleranceS,
     resolveKey: r.keys.resolveKey,
@@ -162,7 +166,11 @@ async function signature(r: Receiving, d: Delivery): Promise<Answer | undefined>
     // The digest step compares the header with itself here: the body is checked by `digest`, once read.
     bodyDigest: (algorithm: DigestAlgorithm) => Promise.resolve(claimedDigests.get(algorithm) ?? EMPTY_BODY),
     ...(d.signatureFields !== undefined && { signatureFields: d.signatureFields }),
+    ...(d.contentDigest !== undefined && { contentDigest: d.contentDigest }),
   });
+  // Started once the verification has (the longer job), so that the two run side by side.
+  startDigestsAtHand(r, d);
+  const verdict = await verifying;
   if (!verdict.ok) {
     const detail = `${verdict.check}: ${verdict.detail} [${verdict.rule}]`;
     if (verdict.problem === "temporary_failure") {
@@ -207,7 +215,9 @@ async function digest(r: Receiving, d: Delivery): Promise<Answer | undefined> {
   d.body = read.body;
   // The body is hashed once per algorithm: its SHA-256 serves the digest check and the idempotency
   // record alike. A body held in the spool has a digester for each algorithm asked for here.
-  const digests = new Map<DigestAlgorithm, Promise<Uint8Array>>();
+  const digests = new Map<DigestAlgorithm, Promise<Uint8Array>>(
+    d.digestsAtHand?.bytes === d.body ? d.digestsAtHand.digests : [],
+  );
   d.bodyDigest = (algorithm: DigestAlgorithm): Promise<Uint8Array> => {
     let digest = digests.get(algorithm);
     if (digest === undefined) {
@@ -525,10 +535,25 @@ function bodyDigestAlgorithms(claimedDigests: ReadonlyMap<string, Uint8Array>): 
   return DIGEST_ALGORITHMS.filter((algorithm) => algorithm === "sha-256" || claimedDigests.has(algorithm));
 }
 
-/** The Content-Digest's digests by algorithm; the header step has checked that it parses. */
-function claimedDigestsOf(headers: Headers): ReadonlyMap<string, Uint8Array> {
-  const parsed = parseContentDigest(headers.get("content-digest") ?? "");
-  return parsed.ok ? parsed.value : new Map();
+/**
+ * A body at hand (made in this process: app/protocol/bodies.ts), which WebCrypto's threads will hash: its
+ * digests start now, beside the signature's verification, rather than after it. Nothing is read from
+ * anyone for it and nothing more is held; `digest` takes them (when the body it reads is these very bytes)
+ * and still gives its verdict after the signature's, in G10's order. With a provider that hashes on this
+ * thread nothing would run side by side, and the body is hashed by `digest` as before.
+ */
+function startDigestsAtHand(r: Receiving, d: Delivery): void {
+  if (hashesOnThisThread()) return;
+  const bytes = bodyBytesOf(d.request);
+  if (bytes === undefined || bytes.length === 0 || bytes.length > r.maxSize || bytes.length >= SPOOL_MIN_BYTES) return;
+  const digests = new Map<DigestAlgorithm, Promise<Uint8Array>>();
+  for (const algorithm of bodyDigestAlgorithms(d.claimedDigests)) {
+    const digest = digestBytes(algorithm, bytes);
+    // Settled even when the signature fails and nobody awaits it.
+    digest.catch(() => {});
+    digests.set(algorithm, digest);
+  }
+  d.digestsAtHand = { bytes, digests };
 }
 
 /** The recipients of a replayed request, for idempotency.replay: its envelope's `to`, when the body parsed. */
@@ -538,12 +563,17 @@ function replayedRecipients(parsed: ParsedBody | undefined): { recipients?: stri
 
 /**
  * The header-shape violations of a POST (G10 "headers present and well-formed"),
- * and Signature-Input and Signature as parsed here, so the signature check
- * does not parse them again.
+ * and Signature-Input, Signature and Content-Digest as parsed here, so the
+ * signature and digest checks do not parse them again.
  */
-export function headerViolations(headers: Headers): { problems: Violation[]; signatureFields?: ParsedSignatureFields } {
+export function headerViolations(headers: Headers): {
+  problems: Violation[];
+  signatureFields?: ParsedSignatureFields;
+  contentDigest?: ParsedContentDigest;
+} {
   const problems: Violation[] = [];
   let signatureFields: ParsedSignatureFields | undefined;
+  let contentDigest: ParsedContentDigest | undefined;
   const keyViolation = idempotencyKeyViolation(headers.get("idempotency-key"));
   if (keyViolation !== undefined) problems.push(keyViolation);
   const input = headers.get("signature-input");
@@ -579,6 +609,7 @@ export function headerViolations(headers: Headers): { problems: Violation[]; sig
     problems.push({ path: "headers.Content-Digest", rule: "POST-5", message: "the Content-Digest header is missing" });
   } else {
     const parsed = parseContentDigest(digest);
+    contentDigest = { header: digest, parsed };
     if (!parsed.ok)
       pushAll(
         problems,
@@ -587,5 +618,9 @@ export function headerViolations(headers: Headers): { problems: Violation[]; sig
   }
   const contentType = parseContentType(headers.get("content-type"));
   if (!contentType.ok) pushAll(problems, contentType.violations);
-  return { problems, ...(signatureFields !== undefined && { signatureFields }) };
+  return {
+    problems,
+    ...(signatureFields !== undefined && { signatureFields }),
+    ...(contentDigest !== undefined && { contentDigest }),
+  };
 }

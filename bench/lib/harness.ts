@@ -4,7 +4,8 @@
  * `serve` child over HTTPS on loopback.
  */
 import { request as httpsRequest, type Agent } from "node:https";
-import { textMessage, type TestSender } from "../../app/receiver/testing.ts";
+import { chooseBoundary } from "../../app/protocol/multipart.ts";
+import { signedDelivery, textMessage, type TestSender } from "../../app/receiver/testing.ts";
 
 /** A resolver that answers NXDOMAIN to everything: the benches' keys come from the config. */
 export const noDns = {
@@ -21,6 +22,30 @@ export function receiverConfig(sender: TestSender, maxMessageSize = 26_214_400) 
     mailboxes: [{ address: "bob@b.example" }],
     keyRecords: { [sender.keyid]: sender.keyRecord },
   };
+}
+
+/** A boundary of its own for each request, as a sender chooses one (so nothing a receiver keeps from one body serves the next). */
+export function freshBoundary(message: Uint8Array): string {
+  return chooseBoundary(crypto.getRandomValues(new Uint8Array(24)), message);
+}
+
+/** A signed delivery of `message` from alice to bob (the receiver of {@link receiverConfig}), with a fresh boundary. */
+export function aliceToBob(
+  sender: TestSender,
+  message: Uint8Array,
+  createdS: number,
+  idempotencyKey: string,
+): Promise<Request> {
+  return signedDelivery({
+    from: "alice@a.example",
+    to: ["bob@b.example"],
+    message,
+    key: sender.privateKey,
+    keyid: sender.keyid,
+    createdS,
+    idempotencyKey,
+    boundary: freshBoundary(message),
+  });
 }
 
 /** A message of about `size` bytes from alice to bob: headers, then lines of text. */
