@@ -13,11 +13,11 @@
  * worker its lanes l mod K from the start, all run in turn, so that every
  * lane has made about as many runs when it stops.
  */
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { Lane, runLanes, type ExploreConfig, type LaneResult, type RunReport } from "../explore/search.ts";
 import type { ExploreWorkerReply, ExploreWorkerRequest } from "../explore/workerProtocol.ts";
 import { pushAll } from "../protocol/lists.ts";
-import { threadExecArgv } from "./threadFlags.ts";
+import { startThread } from "./threadFlags.ts";
 
 /**
  * The module a worker thread starts: beside this file in the sources; in the
@@ -79,7 +79,7 @@ export function runLanesInWorkers(
         new Promise<readonly LaneResult[]>((resolve, reject) => {
           const done: LaneResult[] = [];
           const start: ExploreWorkerRequest = { type: "start", config, lanes: first, more: config.runs !== undefined };
-          const worker = new Worker(exploreWorkerUrl(), { workerData: start, execArgv: threadExecArgv() });
+          const worker = startThread(exploreWorkerUrl(), { workerData: start });
           threads.push(worker);
           worker.on("message", (reply: ExploreWorkerReply) => {
             if (reply.type === "run") onRun(reply.report);

@@ -10,12 +10,11 @@
  * `explore` has one too) can stand behind.
  */
 import { availableParallelism, loadavg } from "node:os";
-import { Worker } from "node:worker_threads";
 import { inThisRealm, thisRealmWorker } from "../sim/runHere.ts";
 import { poolOf, workersWorth, type PoolWorker } from "../sim/runPool.ts";
 import type { RunPool } from "../sim/sweep.ts";
 import type { WorkerReply, WorkerRequest } from "../sim/worker.ts";
-import { threadExecArgv } from "./threadFlags.ts";
+import { startThread } from "./threadFlags.ts";
 
 /**
  * The threads' module: the TypeScript beside this file, or in the built CLI
@@ -133,7 +132,7 @@ function timedHere(
 
 /** A worker thread of `threadModule`, ready once it has loaded the engine; `onAnswer` after each reply. */
 export function startThread(threadModule: URL = THREAD_MODULE, onAnswer: () => void = () => undefined): PoolWorker {
-  const thread = new Worker(threadModule, { execArgv: threadExecArgv() });
+  const thread = startThread(threadModule);
   // A thread waiting for work does not keep the process alive; one running does (it is referenced while busy).
   thread.unref();
   let loaded: () => void = () => undefined;

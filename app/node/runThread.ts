@@ -9,13 +9,13 @@
  * process, so `mailscope run` and the fleet bench's measured run start their
  * run in such a thread.
  */
-import { Worker } from "node:worker_threads";
-import { threadExecArgv } from "./threadFlags.ts";
+import type { Worker } from "node:worker_threads";
+import { startThread } from "./threadFlags.ts";
 
 /** The young generation of a run's thread: 24 MiB in V8's count is 8 MiB semi-spaces, 16 MiB of new space. */
 export const RUN_THREAD_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 24 } as const;
 
 /** Starts `module` in a worker thread with {@link RUN_THREAD_RESOURCE_LIMITS}, Node's flags and `workerData`. */
 export function startRunThread(module: URL, workerData: unknown): Worker {
-  return new Worker(module, { execArgv: threadExecArgv(), workerData, resourceLimits: RUN_THREAD_RESOURCE_LIMITS });
+  return startThread(module, { workerData, resourceLimits: RUN_THREAD_RESOURCE_LIMITS });
 }
