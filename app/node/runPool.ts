@@ -14,7 +14,7 @@ import { inThisRealm, thisRealmWorker } from "../sim/runHere.ts";
 import { poolOf, workersWorth, type PoolWorker } from "../sim/runPool.ts";
 import type { RunPool } from "../sim/sweep.ts";
 import type { WorkerReply, WorkerRequest } from "../sim/worker.ts";
-import { startThread } from "./threadFlags.ts";
+import { startThread as startNodeThread } from "./threadFlags.ts";
 
 /**
  * The threads' module: the TypeScript beside this file, or in the built CLI
@@ -132,7 +132,7 @@ function timedHere(
 
 /** A worker thread of `threadModule`, ready once it has loaded the engine; `onAnswer` after each reply. */
 export function startThread(threadModule: URL = THREAD_MODULE, onAnswer: () => void = () => undefined): PoolWorker {
-  const thread = startThread(threadModule);
+  const thread = startNodeThread(threadModule);
   // A thread waiting for work does not keep the process alive; one running does (it is referenced while busy).
   thread.unref();
   let loaded: () => void = () => undefined;
