@@ -100,7 +100,7 @@ const REFUSED: Readonly<Record<string, string>> = {
   "100,001 recipients in all, no message over 10,000": `${DOMAINS}${TEN_FULL_MESSAGES}  - { from: alice@a.example, to: bob@b.example }\n`,
 };
 
-/** The cases of {@link REFUSED} that break a bound on a number (issue 16): each error cites why the bound is there. */
+/** The cases of {@link REFUSED} that break a bound on a number: each error cites why the bound is there. */
 const REFUSED_BOUNDS_FROM = Object.keys(REFUSED).indexOf("a size of 1e15 bytes");
 const REFUSED_BOUNDS_TO = Object.keys(REFUSED).indexOf("a slow-body chunk over 100 MiB") + 1;
 
@@ -149,7 +149,7 @@ describe("schemas/scenario.schema.json refuses what the parser refuses, where JS
     expect(validate(parse(text)), JSON.stringify(validate.errors)).toBe(true);
   });
 
-  it("an absurd number is refused where it is, with its bound (issue 16)", () => {
+  it("an absurd number is refused where it is, with its bound", () => {
     const errors = (what: string): string[] => {
       const result = parseScenarioText(`name: t\n${REFUSED[what] ?? ""}`, "s.yaml");
       return result.ok ? [] : result.errors.map(formatScenarioError);
@@ -185,7 +185,7 @@ describe("schemas/scenario.schema.json refuses what the parser refuses, where JS
     ]);
   });
 
-  it("issue 23: every bound on a number cites what it follows from (a rule, an RFC, a resource limit), in the parser's error and the schema alike", () => {
+  it("every bound on a number cites what it follows from (a rule, an RFC, a resource limit), in the parser's error and the schema alike", () => {
     const CITES = /\b[A-Z]{2,6}-\d+\b|RFC \d+|resource limit/;
     // The parser: each bound-breaking case of the list says why.
     for (const [what, text] of Object.entries(REFUSED).slice(REFUSED_BOUNDS_FROM, REFUSED_BOUNDS_TO)) {
@@ -214,7 +214,7 @@ describe("schemas/scenario.schema.json refuses what the parser refuses, where JS
     expect(uncited).toEqual([]);
   });
 
-  it("issue 23: times reach past every limit the spec names, with room: the one-year pin's cap and the give-up after it", () => {
+  it("times reach past every limit the spec names, with room: the one-year pin's cap and the give-up after it", () => {
     // CAP-13, LIM-11: a pin is kept at most 31557600 s; RETRY-6: a delivery gives up 5 days after its first attempt.
     expect(MAX_VIRTUAL_MS).toBeGreaterThanOrEqual(1.5 * (MAX_PIN_AGE_S * 1000 + GIVE_UP_AFTER_MS));
     expect(MAX_SECONDS * 1000).toBe(MAX_VIRTUAL_MS);

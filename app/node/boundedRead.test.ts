@@ -26,7 +26,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe("readBounded (issue 16: unbounded reads of files)", () => {
+describe("readBounded (unbounded reads of files)", () => {
   it("reads a file up to its limit, and exactly the limit", async () => {
     const file = join(dir, "ten.txt");
     await writeFile(file, "0123456789");

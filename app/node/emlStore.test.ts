@@ -423,7 +423,7 @@ describe("createEmlStore: spool (a large message written while it arrives)", () 
     spool.close();
   });
 
-  it("issue 16: read gives back the bytes written, once the writes queued before it are done; fewer bytes than asked for → rejects", async () => {
+  it("read gives back the bytes written, once the writes queued before it are done; fewer bytes than asked for → rejects", async () => {
     const store = createEmlStore(root, { fsync: false });
     const spool = store.spool();
     const bytes = new Uint8Array(randomBytes(3 * 1024 * 1024 + 11));
@@ -442,7 +442,7 @@ describe("createEmlStore: spool (a large message written while it arrives)", () 
   });
 });
 
-describe("holds (issue 16: whether a delivery cut off by a crash stored its message)", () => {
+describe("holds (whether a delivery cut off by a crash stored its message)", () => {
   it("POST-12: a mailbox holds a delivery's message whatever its time, and only that delivery's", async () => {
     const root = await mkdtemp(join(tmpdir(), "mailscope-holds-"));
     try {

@@ -119,7 +119,7 @@ const retryAfterShape = {
 /**
  * A `{problem_base}`: an absolute URI (PRB-2), as `new URL` reads it. JSON Schema's `format: uri` is only an
  * annotation in draft 2020-12, so the schema also has a pattern, a scheme and a colon: coarser than the
- * parser, but an editor flags what is no URI at all (issue 23).
+ * parser, but an editor flags what is no URI at all.
  */
 export const problemBaseSchema = z
   .url({ message: "is not an absolute URI (PRB-2)" })

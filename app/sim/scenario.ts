@@ -674,7 +674,7 @@ export const expectationSchema = z
 /** The most annotations a scenario has, and the longest note. */
 export const MAX_ANNOTATIONS = 100;
 export const MAX_NOTE_CHARS = 400;
-/** Why a lesson's texts and counts stop where they do (issue 23: every bound says what it follows from). */
+/** Why a lesson's texts and counts stop where they do (every bound says what it follows from). */
 const LESSON_WHY = "a resource limit: the library and the run view show every one of them whole";
 
 const lessonSchema = z

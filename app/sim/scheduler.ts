@@ -219,7 +219,7 @@ export interface Scheduler {
   touch(): void;
   /**
    * Fails the run with `error`, as a failing event would: the event running now (or the next one to run)
-   * ends by throwing it, whichever way the run is driven (the world's event budget, issue 23).
+   * ends by throwing it, whichever way the run is driven (the world's event budget).
    */
   fail(error: Error): void;
   readonly pendingEvents: number;

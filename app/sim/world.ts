@@ -119,7 +119,7 @@ export const EVENT_BUDGET_BASE = 100_000;
 export const EVENT_BUDGET_PER_ITEM = 10_000;
 
 /**
- * The event budget of a scenario's run (issue 23): {@link EVENT_BUDGET_BASE}, and
+ * The event budget of a scenario's run: {@link EVENT_BUDGET_BASE}, and
  * {@link EVENT_BUDGET_PER_ITEM} per message and per recipient. A run that records more is caught in a
  * loop (DSNs about DSNs, say), and is stopped with an error naming it rather than let to fill the memory.
  */
@@ -331,7 +331,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
     },
   };
   const problemBase = problemBaseOf(scenario);
-  // A run that departs from SPEC.md's numbers says so first of all (issue 30).
+  // A run that departs from SPEC.md's numbers says so first of all.
   if (departed.length > 0) {
     recorder.emit({
       name: "spec.constants",

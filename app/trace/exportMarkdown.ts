@@ -49,7 +49,7 @@ export function reproduceCommand(trace: Trace, file?: string): string {
     if (gap !== undefined && !gap.switchable) continue;
     parts.push("--set", shellQuote(`${id}=${reading}`));
   }
-  // The draft's numbers the run departed to (issue 30), by their knobs.
+  // The draft's numbers the run departed to, by their knobs.
   for (const [name, value] of Object.entries(trace.constants ?? {}))
     parts.push("--set", shellQuote(`${name}=${value}`));
   return parts.join(" ");

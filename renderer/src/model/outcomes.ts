@@ -69,7 +69,7 @@ export interface OutcomeSort {
   readonly direction: "ascending" | "descending";
 }
 
-/** What the outcomes table is filtered by (issue 24, item 5); every field optional, all of them must hold. */
+/** What the outcomes table is filtered by; every field optional, all of them must hold. */
 export interface OutcomeFilter {
   /** `accepted`, `rejected`, `smtp`, `bounced` or `pending`. */
   readonly outcome?: string;

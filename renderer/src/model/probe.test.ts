@@ -11,7 +11,7 @@ async function probeTrace() {
   return (await runProbe(options, ports)).trace;
 }
 
-describe("a probe's report from its trace (issue 27)", () => {
+describe("a probe's report from its trace", () => {
   it("AUTH-5: the cases, their results by grade and the failed one, read off probe.case events", async () => {
     const trace = await probeTrace();
     expect(isProbeTrace(trace.events)).toBe(true);

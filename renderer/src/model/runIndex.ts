@@ -1,5 +1,5 @@
 /**
- * One index of a run's events, shared by the models (issue 12 "Measure": a
+ * One index of a run's events, shared by the models (a
  * 100k-event trace opened in under 2 s, and a live run's work per batch in
  * proportion to the batch). It lists where each delivery actor's, message's
  * and exchange's events are, so that a model of one delivery, one message or

@@ -64,7 +64,7 @@ describe("the sequence diagram", () => {
     expect(mermaid).toContain("  Note over P1,P4: … 1 h …");
   });
 
-  it("issue 22: teach-failure-after-acceptance — the DSN from the receiving domain's column, and its delivery", async () => {
+  it("teach-failure-after-acceptance — the DSN from the receiving domain's column, and its delivery", async () => {
     const t = await trace("teach-failure-after-acceptance");
     const d = sequenceOf(t.events, "m1@a.example", t.startedAtMs);
     expect(d.participants).toEqual(["sender a.example", "DNS", "mx.b.example", "sender b.example", "mx.a.example"]);
@@ -99,7 +99,7 @@ describe("the sequence diagram", () => {
     }
   });
 
-  it("issue 22: on every bundled scenario, every exchange and every key lookup is drawn, from the actor that made it", async () => {
+  it("on every bundled scenario, every exchange and every key lookup is drawn, from the actor that made it", async () => {
     const files = import.meta.glob<string>("../../../scenarios/*.yaml", { query: "?raw", import: "default" });
     for (const file of Object.keys(files)) {
       const t = await trace(file.replace(/^.*\/(.*)\.yaml$/, "$1"));
@@ -123,7 +123,7 @@ describe("the sequence diagram", () => {
     }
   });
 
-  it("issue 13: a time range shows every message's exchanges in it, each request marked with its message", async () => {
+  it("a time range shows every message's exchanges in it, each request marked with its message", async () => {
     const t = await trace("teach-mixed-recipient-results");
     const labels = new Map([
       ["m0@a.example", "m0"],

@@ -30,7 +30,7 @@ export interface ExploreViewProps {
 const CORES = typeof navigator !== "undefined" ? Math.max(1, navigator.hardwareConcurrency || 1) : 1;
 
 /**
- * The Explore view (issue 26): explore generated worlds in Web Workers,
+ * The Explore view: explore generated worlds in Web Workers,
  * watch the coverage grow, open each violation's shrunk scenario and each
  * path's smallest world in the run view or the editor.
  */

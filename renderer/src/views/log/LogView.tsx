@@ -35,7 +35,7 @@ const ROW_HEIGHT = 24;
 const NO_ROWS: readonly LogRow[] = [];
 
 /**
- * The log's word index for a search (issue 24): built once a search is typed, a slice of rows between
+ * The log's word index for a search: built once a search is typed, a slice of rows between
  * frames (never blocking the page for more than a slice), and again for a longer log of the same run
  * (its rows keep their words: only the new ones are read). Until it is built, the index of the rows
  * before, if any, answers; `read` says how far the build is.

@@ -31,7 +31,7 @@ export interface LanesProps {
   readonly onZoom: (window: Window | undefined) => void;
   /** Where the lanes tell which of them are unfolded (for the exported image). */
   readonly unfoldedRef: { current: ReadonlySet<string> };
-  /** The scenario's notes placed on the run (issue 24): a numbered flag each over the axis. */
+  /** The scenario's notes placed on the run: a numbered flag each over the axis. */
   readonly notes?: readonly TimelineNote[];
 }
 
@@ -71,7 +71,7 @@ export function Lanes({
   const { first, last } = visibleLaneRangeOf(layout, scrollTop, viewport);
   const shown = lanes.slice(first, last + 1);
   const axis = useMemo(() => ticks(scale, startMs), [scale, startMs]);
-  // A compressed axis' breaks (issue 24, item 3): drawn, and labelled with the time each hides where it fits.
+  // A compressed axis' breaks: drawn, and labelled with the time each hides where it fits.
   const cuts = useMemo(() => breakMarks(scale, axis, measureLabel), [scale, axis]);
   // Each lane's marks, bands and connectors, once per timeline: a lane draws from its own.
   const items = useMemo(() => itemsByLane(timeline), [timeline]);
