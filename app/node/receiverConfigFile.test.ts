@@ -132,7 +132,18 @@ describe("receiver.yaml", () => {
 
   it("G10: an empty file and a file that is not a mapping are errors, not crashes", () => {
     expect(errorsOf("")[0]).toMatchObject({ line: 1, column: 1, field: "(file)" });
-    expect(errorsOf("- a\n- b\n")[0]).toMatchObject({ line: 1, column: 1, field: "(top level)" });
+    // A list or a word holds no fields: the file says what it must hold, as every YAML file of the project does.
+    for (const text of ["- a\n- b\n", "b.example\n"]) {
+      expect(errorsOf(text)).toEqual([
+        {
+          file: "receiver.yaml",
+          line: 1,
+          column: 1,
+          field: "(file)",
+          message: "the file must hold a mapping of fields",
+        },
+      ]);
+    }
   });
 
   it("G10: a file that does not exist is one error naming it", async () => {
