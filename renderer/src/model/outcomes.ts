@@ -6,7 +6,7 @@
  */
 import { messageLabel, recipientRows, type OutcomeRow, type RecipientRow } from "../../../app/sim/outcomeRows.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
-import { messageIdsOf, outcomeEventCount, outcomeEvents, runCache, runIndexOf } from "./runIndex.ts";
+import { messageIdsOf, outcomeEventCount, outcomeEvents, runCache, runIndexOf } from "../../../app/trace/runIndex.ts";
 
 export { messageLabel, type OutcomeRow } from "../../../app/sim/outcomeRows.ts";
 

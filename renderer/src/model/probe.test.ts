@@ -3,7 +3,7 @@ import { runProbe } from "../../../app/probe/probe.ts";
 import { inProcessProbe } from "../../../app/probe/testing.ts";
 import { exchangeChecks, exchangeView } from "./inspector.ts";
 import { caseEvents, caseRange, filterRows, isProbeTrace, probeReportOf, summaryText } from "./probe.ts";
-import { sequenceOf } from "./sequence.ts";
+import { sequenceOf } from "../../../app/trace/sequence.ts";
 
 /** A probe's trace against a receiver that takes a stale signature (one MUST case fails). */
 async function probeTrace() {

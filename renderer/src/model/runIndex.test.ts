@@ -11,8 +11,8 @@ import { outcomeRows as wholeRunOutcomeRows } from "../../../app/sim/outcomeRows
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { exchangeView } from "./inspector.ts";
 import { outcomeRows } from "./outcomes.ts";
-import { actorEvents, exchangeEvents, runIndexOf } from "./runIndex.ts";
-import { messagesOf, sequenceOf, sequenceOfEvents } from "./sequence.ts";
+import { actorEvents, exchangeEvents, runIndexOf } from "../../../app/trace/runIndex.ts";
+import { messagesOf, sequenceOf, sequenceOfEvents } from "../../../app/trace/sequence.ts";
 import { actorChart, actorChartOfEvents, deliveryActors } from "./statechart.ts";
 import { buildTimeline } from "./timeline.ts";
 import { scenarioTrace } from "./testing.ts";

@@ -6,10 +6,10 @@
  * hand-offs, bounces and DSNs as arrows and notes, in trace order; long quiet
  * spans compressed to one labelled row (`… 58 min …`). Also as Mermaid text.
  */
-import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import type { RecordedEvent } from "./schema.ts";
 import { messageIdsOf, messageOfActor, receiverLookup, runIndexOf, sequenceEvents } from "./runIndex.ts";
-import { formatDuration, formatOffset } from "./time.ts";
-import { actorOfDelivery } from "../../../app/trace/deliveryIds.ts";
+import { formatDuration, formatOffset } from "./offset.ts";
+import { actorOfDelivery } from "./deliveryIds.ts";
 
 export type SequenceRowKind =
   "dns-query" | "dns-answer" | "request" | "response" | "failure" | "handoff" | "dsn" | "note" | "gap";
@@ -310,9 +310,10 @@ function problemType(body: string): string | undefined {
 
 /** Mermaid text of the diagram: what the Markdown report draws, for this message. */
 export function sequenceMermaid(diagram: SequenceDiagram, startMs: number): string {
+  // Text Mermaid draws as is: no statement separators, comments (%%) or entity codes (#…;).
   const clean = (t: string) =>
     t
-      .replace(/[;#\n]/g, " ")
+      .replace(/[;#%\r\n]/g, " ")
       .replace(/\s+/g, " ")
       .trim();
   const alias = (i: number) => `P${i + 1}`;
