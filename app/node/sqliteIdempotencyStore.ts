@@ -30,6 +30,7 @@
  * same file (another `serve` with the same `--state`) is refused at start
  * rather than sharing keys it cannot coordinate.
  */
+import { asError } from "../errorMessage.ts";
 import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
@@ -287,7 +288,7 @@ export function openSqliteIdempotencyStore(
         if (row === undefined || row.expires_at_ms <= nowMs) return Promise.resolve(undefined);
         return Promise.resolve(toRecord(row));
       } catch (error) {
-        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+        return Promise.reject(asError(error));
       }
     },
 
@@ -343,7 +344,7 @@ export function openSqliteIdempotencyStore(
           expiresAtMs: Number(row.expires_at_ms),
         });
       } catch (error) {
-        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+        return Promise.reject(asError(error));
       }
     },
 
