@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runScenarioText } from "../sim/runScenario.ts";
 import { evidenceText, explainOutcomes } from "./explain.ts";
+import { redactTrace } from "./exportJson.ts";
 import { exportMarkdown, reproduceCommand } from "./exportMarkdown.ts";
 import { sampleTrace } from "./sampleTrace.ts";
 import { sequenceMermaid, sequenceOfEvents } from "./sequence.ts";
@@ -66,6 +67,23 @@ describe("Markdown bug report", () => {
       "  P1->>P4: +0:01:00.120 POST /v1/messages [d1]",
       "  P4-->>P1: +0:01:00.160 200",
     ]);
+  });
+
+  it("AUTH-9, G4: a real run's diagram is the app's, the receiver's TXT lookup of the signing key included", async () => {
+    const run = await runScenarioText(library["../../scenarios/teach-mixed-recipient-results.yaml"] ?? "", {
+      file: "scenarios/teach-mixed-recipient-results.yaml",
+    });
+    if (!run.ok) throw new Error("the scenario does not load");
+    const { trace } = run.run;
+    const block = /```mermaid\n([\s\S]*?)\n```/.exec(exportMarkdown(trace))?.[1] ?? "";
+    // The report draws the trace it holds: bodies redacted.
+    const held = redactTrace(trace, { bodies: true });
+    const drawn = sequenceOfEvents(held.events, WHOLE_RUN, held.startedAtMs);
+    // Its first 150 rows (the default cap), then how many more there are.
+    expect(block).toBe(
+      `${sequenceMermaid({ ...drawn, rows: drawn.rows.slice(0, 150) }, held.startedAtMs)}\n  Note over P1: ${drawn.rows.length - 150} more rows not drawn`,
+    );
+    expect(block).toMatch(/P3->>P2: \S+ TXT s1\._svckey\.a\.example\?/);
   });
 
   it("caps the diagram and says how much it left out", () => {
