@@ -82,7 +82,7 @@ describe("the channel map", () => {
     expect(channelValidators["file:open"].safeParse(["scenario"]).success).toBe(true);
     expect(channelValidators["file:open"].safeParse(["/etc/passwd"]).success).toBe(false);
     expect(channelValidators["file:save"].safeParse(["../x.json", "{}"]).success).toBe(false);
-    // Issue 15: PNG images of the views are saved as bytes; a name, never a path, and bytes, not text.
+    // PNG images of the views are saved as bytes; a name, never a path, and bytes, not text.
     expect(channelValidators["file:save-bytes"].safeParse(["timeline.png", new Uint8Array([137, 80])]).success).toBe(
       true,
     );

@@ -1,6 +1,6 @@
 /**
- * Issue 16, item 4: "spool rather than buffer large bodies before
- * authentication". Over loopback HTTPS, with the Node crypto provider (as
+ * Large bodies are spooled rather than buffered before authentication. Over
+ * loopback HTTPS, with the Node crypto provider (as
  * `mailscope` runs): a large body whose signature verifies from the headers
  * goes to a spool file under `<maildir>/.spool/` while it is hashed, not to
  * memory; a digest that does not match deletes the spool (401, nothing

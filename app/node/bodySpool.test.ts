@@ -1,6 +1,6 @@
 /**
- * Issue 16, item 4: "spool rather than buffer large bodies before
- * authentication", in the receiver with the .eml store's spool and the Node
+ * Large bodies are spooled rather than buffered before authentication: in
+ * the receiver with the .eml store's spool and the Node
  * crypto provider (as `mailscope serve` runs them). A large body whose
  * signature verifies from the headers is written to the spool while it is
  * hashed; its reader keeps only the envelope part and the last MiB gathered

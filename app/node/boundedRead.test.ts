@@ -1,5 +1,5 @@
 /**
- * Issue 16: every file a command reads is read with a limit — `/dev/zero`, a
+ * Every file a command reads is read with a limit — `/dev/zero`, a
  * FIFO that never ends, a huge file are refused after at most limit + 1
  * bytes, with the file and the limit named.
  */

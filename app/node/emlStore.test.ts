@@ -124,7 +124,7 @@ describe("createEmlStore", () => {
   it("SVC-8: a failed write rejects with the fs error, leaves no temporary file, and the store keeps working", async () => {
     const store = createEmlStore(root);
     await writeFile(join(root, "bob@example.net"), "in the way");
-    // Issue 23: the error names the store and the folder, and keeps the system's code.
+    // The error names the store and the folder, and keeps the system's code.
     await expect(
       store.deliver("bob@example.net", message("m"), { deliveryId: "d", receivedAtMs: 0 }),
     ).rejects.toMatchObject({
@@ -404,7 +404,7 @@ describe("createEmlStore: spool (a large message written while it arrives)", () 
     });
     const spool = store.spool();
     spool.write(message("Subject: x\r\n\r\nbody"), 0);
-    // Issue 23: the spool file is named.
+    // The spool file is named.
     await expect(spool.finish(18)).rejects.toThrow(
       new RegExp(`^mail store ${join(root, ".spool")}/\\.[0-9a-f]{16}\\.tmp: EIO$`),
     );

@@ -1,5 +1,5 @@
 /**
- * Issue 15 "Compare and fork": the difference table and the verdicts of two
+ * The difference table and the verdicts of two
  * runs, on real runs of the library's G16 scenario (a 2.5-hour outage of
  * b.example's receiver, jitter off), and the check that a fork agrees with
  * its original before the fork point.

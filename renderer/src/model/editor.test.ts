@@ -15,7 +15,7 @@ import {
 } from "./editorDoc.ts";
 import { completeAt, hoverAt, ITEM, pathText, schemaAt, type SchemaNode } from "./editorSchema.ts";
 
-/** Issue 15, scenario editor: completion and hover from schemas/scenario.schema.json, diagnostics from the parser. */
+/** Completion and hover from schemas/scenario.schema.json, diagnostics from the parser. */
 
 const schema = schemaJson as unknown as SchemaNode;
 const texts = import.meta.glob<string>("../../../scenarios/*.yaml", { query: "?raw", import: "default", eager: true });
