@@ -262,6 +262,29 @@ export default tseslint.config(
       ],
     },
   },
+  // A function fits on a few screens: one idea, split by idea when it grows (#28, decision 0145). Tests (lists
+  // of cases) are exempt; so is an XState setup object that reads as the spec's table (none exceeds it today).
+  {
+    files: ["app/**/*.ts", "renderer/**/*.{ts,tsx}", "main/**/*.ts"],
+    ignores: ["**/*.test.ts", "**/*.test.tsx"],
+    rules: {
+      "max-lines-per-function": ["error", { max: 200, skipBlankLines: false, skipComments: false, IIFEs: true }],
+    },
+  },
+  // Not split yet. App, RunView and CompareView: their state moves out in #28 item 4 (worked on beside this).
+  // runProbe, the simulation session and the .eml store: closures over shared state, to be split behind a
+  // context object of their own (decision 0145). Take a file off this list once it is split.
+  {
+    files: [
+      "renderer/src/App.tsx",
+      "renderer/src/views/run/RunView.tsx",
+      "renderer/src/views/compare/CompareView.tsx",
+      "app/probe/probe.ts",
+      "app/sim/session.ts",
+      "app/node/emlStore.ts",
+    ],
+    rules: { "max-lines-per-function": "off" },
+  },
   // Tools, tests and configs outside the app: Node, but neither Electron nor React.
   {
     files: ["scripts/**/*.{ts,mjs,js}", "e2e/**/*.ts", "bench/**/*.ts", "bin/**/*.mjs", "*.{js,mjs,ts}"],

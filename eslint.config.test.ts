@@ -165,3 +165,20 @@ describe("no list spread into a call that takes one argument per item (issue 23)
     expect(await ruleIds("app/sim/example.ts", code)).toEqual([]);
   });
 });
+
+describe("a function stays under 200 lines (#28)", () => {
+  const body = (lines: number) =>
+    `export function big(): number {\n  let n = 0;\n${"  n++;\n".repeat(lines - 4)}  return n;\n}\n`;
+
+  it.each(["app/sim/example.ts", "renderer/src/model/example.ts", "renderer/src/views/Example.tsx", "main/example.ts"])(
+    "%s refuses a function of 201 lines and takes one of 200",
+    async (file) => {
+      expect(await ruleIds(file, body(201))).toContain("max-lines-per-function");
+      expect(await ruleIds(file, body(200))).not.toContain("max-lines-per-function");
+    },
+  );
+
+  it("a test (a list of cases) may be longer", async () => {
+    expect(await ruleIds("app/sim/example.test.ts", body(400))).not.toContain("max-lines-per-function");
+  });
+});

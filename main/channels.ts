@@ -164,7 +164,7 @@ export const preloadApiNames: readonly string[] = [
 
 /**
  * The API the preload exposes on `window.mailscope`: one method per exposed channel, the menus' commands,
- * and the drop. No method takes a path of the page's making for a file to read (issue 29).
+ * and the drop. No method takes a path of the page's making for a file to read.
  */
 export type PreloadApi = {
   readonly [C in ExposedChannel as MethodName<C>]: (...args: Channels[C]["args"]) => Promise<Channels[C]["result"]>;

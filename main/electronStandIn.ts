@@ -5,7 +5,7 @@
  * uses as Electron declares them, and what each event hands its listeners is
  * checked against Electron's `on()` ({@link electronTakesTheseListeners}), so a
  * wrong signature fails to compile. It behaves like Electron where main's
- * correctness rests on it (issue 29):
+ * correctness rests on it:
  *
  * - most modules only work once the app is ready (a BrowserWindow, the
  *   default session, protocol.handle, screen), and

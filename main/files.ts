@@ -108,7 +108,7 @@ export async function loadRecent(path: string): Promise<RecentFile[]> {
 }
 
 /**
- * Writes the recent list: at once, not after the quit that may follow (issue 29), and whole (a new
+ * Writes the recent list: at once, not after the quit that may follow, and whole (a new
  * file renamed over the old one), so that a crash leaves the old list or the new one, never half of one.
  */
 export function saveRecent(path: string, recent: readonly RecentFile[]): void {

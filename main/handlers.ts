@@ -94,7 +94,7 @@ export async function saveWithDialog(
  * The files for the window (command line, a second launch, the OS, File ▸ Open from the menu): each
  * delivered once. Until the page asks for them (files:pending, which it does once it listens to the
  * menus' commands) they wait; after that each is sent as it comes. A page that loads again (or a new
- * window) asks again, and files that come meanwhile wait for it (issue 29: a file arriving between the
+ * window) asks again, and files that come meanwhile wait for it (a file arriving between the
  * page's asking and its load finishing was lost).
  */
 export class FileInbox {

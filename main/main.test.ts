@@ -82,7 +82,7 @@ describe("the channel map", () => {
     expect(channelValidators["file:open"].safeParse(["scenario"]).success).toBe(true);
     expect(channelValidators["file:open"].safeParse(["/etc/passwd"]).success).toBe(false);
     expect(channelValidators["file:save"].safeParse(["../x.json", "{}"]).success).toBe(false);
-    // Issue 15: PNG images of the views are saved as bytes; a name, never a path, and bytes, not text.
+    // PNG images of the views are saved as bytes; a name, never a path, and bytes, not text.
     expect(channelValidators["file:save-bytes"].safeParse(["timeline.png", new Uint8Array([137, 80])]).success).toBe(
       true,
     );
@@ -157,7 +157,7 @@ describe("the app:// scheme", () => {
 });
 
 describe("files", () => {
-  it("issue 29: traces and bundles have extensions of their own; old .json traces and bundles open too", () => {
+  it("traces and bundles have extensions of their own; old .json traces and bundles open too", () => {
     expect(kindOfPath("a/b.yaml")).toBe("scenario");
     expect(kindOfPath("a/b.YML")).toBe("scenario");
     expect(kindOfPath("run.mstrace")).toBe("trace");
@@ -170,7 +170,7 @@ describe("files", () => {
     expect(kindOfPath("yaml")).toBeUndefined();
   });
 
-  it("issue 29: files from a command line are absolute, relative ones taken from its working directory, file URIs decoded", () => {
+  it("files from a command line are absolute, relative ones taken from its working directory, file URIs decoded", () => {
     const cwd = "/home/ann/runs";
     expect(
       filesFromArgv(
@@ -188,7 +188,7 @@ describe("files", () => {
     ).toEqual([]);
   });
 
-  it("issue 16: an endless file (/dev/zero) is refused at its kind's limit, not read to the end", async () => {
+  it("an endless file (/dev/zero) is refused at its kind's limit, not read to the end", async () => {
     await expect(readOpenedFile("/dev/zero", "scenario")).rejects.toThrow(
       "zero is larger than the app opens (33554432 bytes, the limit for scenarios)",
     );
@@ -212,7 +212,7 @@ describe("files", () => {
   });
 });
 
-describe("issue 12: one recent list (File ▸ Open Recent and the library's Opened), kept between launches", () => {
+describe("one recent list (File ▸ Open Recent and the library's Opened), kept between launches", () => {
   it("a file read is listed with its scenario's name and description; a trace by its file name", () => {
     expect(
       recentOf({ kind: "scenario", name: "a.yaml", path: "/x/a.yaml", text: "name: alpha\ndescription: first\n" }),
@@ -306,7 +306,7 @@ describe("dialogs", () => {
     expect(await saveWithDialog(cancel, undefined, "run.har", "{}")).toEqual({ saved: false });
   });
 
-  it("issue 29: files wait until the page asks for them, once; then they are sent; a page loading again asks again", () => {
+  it("files wait until the page asks for them, once; then they are sent; a page loading again asks again", () => {
     const sent: string[] = [];
     const inbox = new FileInbox((f) => sent.push(f.path));
     const file = (path: string): OpenedFile => ({ kind: "scenario", name: path, path, text: "" });
@@ -436,7 +436,7 @@ describe("the menu", () => {
     }
   });
 
-  it("issue 29: on macOS Space and → are no menu shortcuts (they would be taken from text fields there): the label shows them", () => {
+  it("on macOS Space and → are no menu shortcuts (they would be taken from text fields there): the label shows them", () => {
     const menu = menuTemplate(actions, recent, "darwin") as Item[];
     const play = find(menu, "Run", "Play/Pause (Space)");
     const step = find(menu, "Run", "Step (→)");
@@ -493,7 +493,7 @@ describe("window bounds", () => {
   });
 });
 
-describe("issue 16: the window may do nothing beyond drawing the app", () => {
+describe("the window may do nothing beyond drawing the app", () => {
   const own = "app://mailscope/index.html";
 
   /** Electron's web contents and session (typed stand-ins, electronStandIn.ts), locked down as main does. */
@@ -525,7 +525,7 @@ describe("issue 16: the window may do nothing beyond drawing the app", () => {
     return details.defaultPrevented;
   };
 
-  it("will-navigate: stays on the app's pages (issue 29: read from Electron 45's details object)", () => {
+  it("will-navigate: stays on the app's pages (read from Electron 45's details object)", () => {
     const c = contents();
     expect(willNavigate(c, "https://evil.example/")).toBe(true);
     expect(willNavigate(c, own)).toBe(false);

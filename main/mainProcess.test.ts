@@ -3,7 +3,7 @@
  * typed from Electron's typings and behaving like it where main relies on it),
  * with the preload (preload.ts) as the page's side: what a user on a real
  * machine does — launch with files, launch again, open from the Finder, close
- * the window, drop a file — and what main must do in each case (issue 29).
+ * the window, drop a file — and what main must do in each case.
  */
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -104,7 +104,7 @@ function write(dir: string, name: string, text: string): string {
 const opened = (commands: readonly AppCommand[]): string[] =>
   commands.flatMap((c) => (c.type === "open" ? [c.file.path] : []));
 
-describe("main.ts against Electron's API (issue 29)", () => {
+describe("main.ts against Electron's API", () => {
   it("registers app:// as privileged before ready and serves it after; opens one sandboxed window, shown once drawn", async () => {
     const launched = await launch();
     const { electron, appRoot } = launched;
@@ -201,7 +201,7 @@ describe("main.ts against Electron's API (issue 29)", () => {
     expect(await api.filesPending()).toEqual([]);
   });
 
-  it("issue 29: a second launch's relative path is taken from its working directory, and its file reaches the page that asked before its load finished", async () => {
+  it("a second launch's relative path is taken from its working directory, and its file reaches the page that asked before its load finished", async () => {
     const launched = await launch();
     const window = await ready(launched);
     const { api, commands } = await page(launched.electron);
@@ -218,7 +218,7 @@ describe("main.ts against Electron's API (issue 29)", () => {
     expect(window.webContents.sentOn(APP_COMMAND).filter((c) => (c as AppCommand).type === "recent")).toHaveLength(1);
   });
 
-  it("issue 29: a page loading again gets the files that came meanwhile when it asks again", async () => {
+  it("a page loading again gets the files that came meanwhile when it asks again", async () => {
     const launched = await launch();
     const window = await ready(launched);
     const { api, commands } = await page(launched.electron);
@@ -231,7 +231,7 @@ describe("main.ts against Electron's API (issue 29)", () => {
     expect((await api.filesPending()).map((f: OpenedFile) => f.path)).toEqual([file]);
   });
 
-  it("issue 29 (macOS): a file opened before ready leaves the saved recent list in place, below it", async () => {
+  it("macOS: a file opened before ready leaves the saved recent list in place, below it", async () => {
     const userData = tempDir("user");
     const files = tempDir("mac");
     const old = [write(files, "a.yaml", SCENARIO), write(files, "b.yaml", SCENARIO)];
@@ -256,7 +256,7 @@ describe("main.ts against Electron's API (issue 29)", () => {
     expect((await api.filesPending()).map((f) => f.path)).toEqual([fromFinder]);
   });
 
-  it("issue 29 (macOS): with the window closed the app stays; a file from the Finder, or File ▸ Open…, opens a window and shows", async () => {
+  it("macOS: with the window closed the app stays; a file from the Finder, or File ▸ Open…, opens a window and shows", async () => {
     const launched = await launch({ platform: "darwin" });
     const { electron } = launched;
     const first = await ready(launched);
@@ -295,7 +295,7 @@ describe("main.ts against Electron's API (issue 29)", () => {
     expect(linux.electron.app.quitCalled).toBe(true);
   });
 
-  it("issue 29: an Open from the menu that fails says why; so does a file from the command line that cannot be read", async () => {
+  it("an Open from the menu that fails says why; so does a file from the command line that cannot be read", async () => {
     const launched = await launch({ argv: ["/no/such/dir/gone.yaml"] });
     await ready(launched);
     await settle(() => expect(launched.electron.dialogs.errors).toHaveLength(1));
@@ -315,7 +315,7 @@ describe("main.ts against Electron's API (issue 29)", () => {
     });
   });
 
-  it("issue 29: a drop is read only for a File Electron knows the path of, and only that scenario may be saved over", async () => {
+  it("a drop is read only for a File Electron knows the path of, and only that scenario may be saved over", async () => {
     const launched = await launch();
     await ready(launched);
     const { api } = await page(launched.electron);
@@ -331,7 +331,7 @@ describe("main.ts against Electron's API (issue 29)", () => {
     expect(readFileSync(elsewhere, "utf8")).toBe(SCENARIO);
   });
 
-  it("issue 29: a window saved maximized is maximized once drawn (not shown blank); its state is on disk as it closes", async () => {
+  it("a window saved maximized is maximized once drawn (not shown blank); its state is on disk as it closes", async () => {
     const userData = tempDir("user");
     writeFileSync(
       join(userData, "window-state.json"),

@@ -9,7 +9,7 @@
  * in): the menu shows them without taking them. On Linux and Windows an
  * accelerator that is not registered does that; macOS has no such thing (every
  * accelerator is a shortcut, even in a text field), so there the key is written
- * in the item's label instead (issue 29).
+ * in the item's label instead.
  */
 import type { MenuItemConstructorOptions } from "electron";
 import type { AppCommand, FileKind, MenuSpeed, RecentFile } from "./channels.ts";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 
-/** Issue 15, scenario editor: Save and Save As through the typed channel map, against a stand-in for Electron. */
+/** Save and Save As through the typed channel map, against a stand-in for Electron. */
 
 const handlers = new Map<string, (event: unknown, ...args: unknown[]) => unknown>();
 vi.mock("electron", () => ({

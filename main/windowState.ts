@@ -58,7 +58,7 @@ export async function loadWindowState(path: string): Promise<unknown> {
   }
 }
 
-/** Writes the window's state at once (the window is closing, the app may be quitting: issue 29). */
+/** Writes the window's state at once (the window is closing, the app may be quitting). */
 export function saveWindowState(path: string, state: WindowState): void {
   writeWhole(path, `${JSON.stringify(state)}\n`);
 }

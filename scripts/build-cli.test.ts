@@ -62,7 +62,7 @@ describe("the built CLI", () => {
     expect({ ...built, wallMs: 0 }).toEqual({ ...sources, wallMs: 0 });
   });
 
-  it("explores over worker threads, to the report the sources give (issue 26: --workers)", () => {
+  it("explores over worker threads, to the report the sources give (--workers)", () => {
     // Under `node --input-type=module -e`, as mailscope() runs it: the threads start without the -e flags.
     const explore = (entry: string, out: string) =>
       mailscope(entry, ["explore", "--runs", "3", "--seed", "7", "--workers", "2", "--json", "--out", out]);
@@ -71,7 +71,7 @@ describe("the built CLI", () => {
     expect((JSON.parse(built) as { runs: number }).runs).toBe(3);
   });
 
-  it("sweeps in its worker threads as the sources do (issue 30): the threads' module is built too", () => {
+  it("sweeps in its worker threads as the sources do: the threads' module is built too", () => {
     const args = [
       "sweep",
       "scenarios/receiver-down-past-fallback-window.yaml",

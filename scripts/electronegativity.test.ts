@@ -1,5 +1,5 @@
 /**
- * Issue 16: electronegativity runs in the lint step and holds the app to zero findings; an
+ * Electronegativity runs in the lint step and holds the app to zero findings; an
  * exception needs a reason and must still match a finding.
  */
 import { spawnSync } from "node:child_process";

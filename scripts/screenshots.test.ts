@@ -1,5 +1,5 @@
 /**
- * Issue 22: the README's pictures come from one place, `npm run screenshots` (e2e/readme.screenshots.ts), and
+ * The README's pictures come from one place, `npm run screenshots` (e2e/readme.screenshots.ts), and
  * `npm test` writes no tracked file. The docs and that file name the same pictures; no end-to-end test writes
  * into docs/.
  */

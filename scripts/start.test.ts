@@ -1,5 +1,5 @@
 /**
- * `npm start` (scripts/start.mjs, issue 29): what it decides on a machine, from that machine's facts.
+ * `npm start` (scripts/start.mjs): what it decides on a machine, from that machine's facts.
  * Electron's binary cannot be had here, so the launch itself is in docs/desktop-checklist.md; these
  * tests pin the decisions — the Ubuntu 24.04 sandbox above all, where Electron would abort with a
  * SIGTRAP and no word of why.
@@ -47,7 +47,7 @@ describe("npm start (scripts/start.mjs)", () => {
     expect(displayProblem("win32", {})).toBeUndefined();
   });
 
-  it("issue 29: Ubuntu 24.04 (user namespaces restricted) with chrome-sandbox as installed: one line, the fix, and the browser", () => {
+  it("Ubuntu 24.04 (user namespaces restricted) with chrome-sandbox as installed: one line, the fix, and the browser", () => {
     expect(userNamespacesRefused(UBUNTU_24_04)).toBe("kernel.apparmor_restrict_unprivileged_userns=1");
     const problem = sandboxProblem({ readProc: UBUNTU_24_04, helper: AS_INSTALLED, helperPath: HELPER, uid: 1000 });
     expect(problem).toBe(

@@ -108,7 +108,7 @@ describe("mailscope check", () => {
     expect(report.scenarios[1]?.rulesCited["STATE-7"]).toBe(3);
   });
 
-  it("issue 16: a --junit path in a missing folder is exit 2 before any scenario runs", async () => {
+  it("a --junit path in a missing folder is exit 2 before any scenario runs", async () => {
     const dir = mkdtempSync(join(tmpdir(), "mailscope-check-"));
     const out: string[] = [];
     const err: string[] = [];

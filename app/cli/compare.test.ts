@@ -1,5 +1,5 @@
 /**
- * `mailscope compare` (issue 15, "Compare and fork"): the difference table and
+ * `mailscope compare` (README, "Compare and fork"): the difference table and
  * verdicts of two readings, two seeds and a fork, `--json`, the exit codes
  * (0 same, 1 differ, 2 bad input) and located errors for bad settings.
  */
@@ -105,7 +105,7 @@ describe("mailscope compare", () => {
       "jitter=off, fallback-window=4h",
       "jitter=off, fallback-window=4h",
     ]);
-    // The same outcome sooner: a class of its own (issue 22), not "different".
+    // The same outcome sooner: a class of its own, not "different".
     expect(json.lines[0]).toMatchObject({
       kind: "same-outcome",
       verdict: "accepted in both, at +3:03:00 vs +1:03:00; attempts 9 vs 7",

@@ -1,6 +1,6 @@
 /**
  * `mailscope explore`: searches the space of worlds and faults from one seed
- * (issue 26, docs/explore.md). Each run draws a small world and its faults
+ * (docs/explore.md). Each run draws a small world and its faults
  * (app/explore/generate.ts), runs it with the engine, judges it by every
  * property and reads what it covered; the runs that add coverage join a
  * corpus, a violation is shrunk to a small scenario with a bug bundle and the

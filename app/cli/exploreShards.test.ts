@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUNDLE_SUFFIX } from "../trace/bundle.ts";
 
 /**
- * Issue 26 item 6: `--shard i/n` in separate processes, then `explore merge`,
+ * `--shard i/n` in separate processes, then `explore merge`,
  * make the report one process makes, byte for byte — the report file, the
  * printed report, the shrunk violations and the gallery.
  */

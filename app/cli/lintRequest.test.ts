@@ -247,7 +247,7 @@ describe("lint-request on a good delivery", () => {
   });
 });
 
-describe("lint-request on too many recipients (issue 16)", () => {
+describe("lint-request on too many recipients", () => {
   it("ENV-8: a `to` over max_recipients fails on its length; its 100,000 recipients are not read", async () => {
     const to = [...Array.from({ length: 99_999 }, (_, i) => `user${i}@b.example`), "bad@@x"];
     const request = await signedDelivery({
@@ -293,7 +293,7 @@ describe("lint-request exit codes", () => {
     });
   });
 
-  it("issue 16: /dev/zero as the request, the keys or the configuration is refused at its limit, not read to the end", async () => {
+  it("/dev/zero as the request, the keys or the configuration is refused at its limit, not read to the end", async () => {
     expect(await run("/dev/zero")).toMatchObject({
       code: 2,
       err: "mailscope lint-request: /dev/zero: larger than 105906176 bytes (the limit for requests)",

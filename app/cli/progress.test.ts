@@ -1,5 +1,5 @@
 /**
- * Issue 16: long runs print progress on stderr. The clock is the CliIo's, so
+ * Long runs print progress on stderr. The clock is the CliIo's, so
  * these tests move it themselves: nothing here waits or reads wall time.
  */
 import { describe, expect, it } from "vitest";

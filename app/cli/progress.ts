@@ -1,5 +1,5 @@
 /**
- * Progress of long runs on stderr (issue 16: a million messages ran silently
+ * Progress of long runs on stderr (a million messages ran silently
  * for minutes). `mailscope run` and `mailscope check` print a line about once
  * a second while a run lasts — where virtual time is, how many events, how
  * many messages are done — when stderr is a terminal or with `--progress`

@@ -26,7 +26,7 @@ async function writeBundle(dir: string, args: { seed?: string; set?: string[]; f
   return path;
 }
 
-describe("mailscope run --bundle and mailscope replay (issue 15: Bug bundle)", () => {
+describe("mailscope run --bundle and mailscope replay (Bug bundle)", () => {
   it("run --bundle writes one JSON file with the scenario, seed, readings, version, trace and report", async () => {
     const dir = mkdtempSync(join(tmpdir(), "mailscope-bundle-"));
     const path = await writeBundle(dir, { seed: "3", set: ["G7=ignored"] });

@@ -186,7 +186,7 @@ describe("mailscope run", () => {
     expect(third.err[0]).toBe(`${join(dir, "none.yaml")}:1:1: (file): cannot be read: no such file`);
   });
 
-  it("issue 16: an output path that cannot be written is exit 2 before the scenario is even read, not after the run", async () => {
+  it("an output path that cannot be written is exit 2 before the scenario is even read, not after the run", async () => {
     const dir = mkdtempSync(join(tmpdir(), "mailscope-run-"));
     const missing = join(dir, "missing", "t.json");
     const first = capture();
@@ -225,7 +225,7 @@ describe("mailscope run", () => {
     }
   });
 
-  it("issue 23: the summary of a run of 300,000 events and 100,000 recipients is printed, not a stack overflow", async () => {
+  it("the summary of a run of 300,000 events and 100,000 recipients is printed, not a stack overflow", async () => {
     // A run long enough that a list of its events (or outcomes) spread into Math.max overflows the stack:
     // rate-limited-then-down's five days again and again, six days apart, and as many recipient rows.
     const load = await loadScenarioFile("scenarios/rate-limited-then-down.yaml");

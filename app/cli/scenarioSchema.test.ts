@@ -58,13 +58,13 @@ const REFUSED: Readonly<Record<string, string>> = {
   "a recipient with a space": `${DOMAINS}${message('from: alice@a.example, to: "bob smith@b.example"')}`,
   "a domain that is no host name": `domains:\n  a_example:\n    mailboxes: [alice]\n${OK}`,
   "an expectation's malformed recipient": `${DOMAINS}${OK}expectations:\n  - { recipient: bob, outcome: accepted }\n`,
-  // Issue 23: what the parser refuses and JSON Schema can say (minProperties, a URI pattern, uniqueItems, a pattern).
+  // What the parser refuses and JSON Schema can say (minProperties, a URI pattern, uniqueItems, a pattern).
   "no domain at all": `domains: {}\n`,
   "a problemBase that is no URI": `problemBase: not a uri\n${DOMAINS}${OK}`,
   "a fault's problemBase that is no URI": `${DOMAINS}${OK}faults:\n  network:\n    - { kind: unavailable, problemBase: "problems here" }\n`,
   "a version advertised twice": `domains:\n  a.example:\n    mailboxes: [alice]\n  b.example:\n    mailboxes: [bob]\n    capabilities: { max_message_size: 26214400, versions: [v1, v1] }\n${OK}`,
   "a diagnostic of two lines": `domains:\n  a.example:\n    mailboxes: [alice]\n  b.example:\n    mailboxes: [bob]\n    policy: { failAfterAcceptance: [{ mailbox: bob@b.example, status: 5.2.1, diagnostic: "smtp; one\\ntwo" }] }\n${OK}`,
-  // Issue 16: absurd numbers are refused with a bound, not run (a size that fails to allocate, a time that prints as 2.7e293 hours).
+  // Absurd numbers are refused with a bound, not run (a size that fails to allocate, a time that prints as 2.7e293 hours).
   "a size of 1e15 bytes": `${DOMAINS}${message("from: alice@a.example, to: bob@b.example, size: 1e15")}`,
   "a size of 2GiB": `${DOMAINS}${message("from: alice@a.example, to: bob@b.example, size: 2GiB")}`,
   "a time 1e300 ms after the start": `${DOMAINS}${message("at: 1e300, from: alice@a.example, to: bob@b.example")}`,
@@ -79,7 +79,7 @@ const REFUSED: Readonly<Record<string, string>> = {
   "a receiver's Retry-After over two years": `domains:\n  a.example:\n    mailboxes: [alice]\n  b.example:\n    mailboxes: [bob]\n    policy: { unavailable: { retryAfterS: 1e12 } }\n${OK}`,
   "a message with 10,001 recipients": `${DOMAINS}messages:\n  - from: alice@a.example\n    to: [${Array.from({ length: 10_001 }, () => "bob@b.example").join(", ")}]\n`,
   "a slow-body chunk over 100 MiB": `${DOMAINS}${OK}faults:\n  network:\n    - { kind: slow-body, chunkBytes: 1e9 }\n`,
-  // Issue 24: a lesson's annotations are about a time or an event kind, and the kinds are the trace's.
+  // A lesson's annotations are about a time or an event kind, and the kinds are the trace's.
   "an annotation with neither at nor on": `${DOMAINS}${OK}annotations:\n  - { note: hello }\n`,
   "an annotation with both at and on": `${DOMAINS}${OK}annotations:\n  - { at: 1m, on: smtp.handoff, note: hello }\n`,
   "an annotation's nth without on": `${DOMAINS}${OK}annotations:\n  - { at: 1m, nth: 2, note: hello }\n`,
@@ -100,7 +100,7 @@ const REFUSED: Readonly<Record<string, string>> = {
   "100,001 recipients in all, no message over 10,000": `${DOMAINS}${TEN_FULL_MESSAGES}  - { from: alice@a.example, to: bob@b.example }\n`,
 };
 
-/** The cases of {@link REFUSED} that break a bound on a number (issue 16): each error cites why the bound is there. */
+/** The cases of {@link REFUSED} that break a bound on a number: each error cites why the bound is there. */
 const REFUSED_BOUNDS_FROM = Object.keys(REFUSED).indexOf("a size of 1e15 bytes");
 const REFUSED_BOUNDS_TO = Object.keys(REFUSED).indexOf("a slow-body chunk over 100 MiB") + 1;
 
@@ -149,7 +149,7 @@ describe("schemas/scenario.schema.json refuses what the parser refuses, where JS
     expect(validate(parse(text)), JSON.stringify(validate.errors)).toBe(true);
   });
 
-  it("an absurd number is refused where it is, with its bound (issue 16)", () => {
+  it("an absurd number is refused where it is, with its bound", () => {
     const errors = (what: string): string[] => {
       const result = parseScenarioText(`name: t\n${REFUSED[what] ?? ""}`, "s.yaml");
       return result.ok ? [] : result.errors.map(formatScenarioError);
@@ -185,7 +185,7 @@ describe("schemas/scenario.schema.json refuses what the parser refuses, where JS
     ]);
   });
 
-  it("issue 23: every bound on a number cites what it follows from (a rule, an RFC, a resource limit), in the parser's error and the schema alike", () => {
+  it("every bound on a number cites what it follows from (a rule, an RFC, a resource limit), in the parser's error and the schema alike", () => {
     const CITES = /\b[A-Z]{2,6}-\d+\b|RFC \d+|resource limit/;
     // The parser: each bound-breaking case of the list says why.
     for (const [what, text] of Object.entries(REFUSED).slice(REFUSED_BOUNDS_FROM, REFUSED_BOUNDS_TO)) {
@@ -214,7 +214,7 @@ describe("schemas/scenario.schema.json refuses what the parser refuses, where JS
     expect(uncited).toEqual([]);
   });
 
-  it("issue 23: times reach past every limit the spec names, with room: the one-year pin's cap and the give-up after it", () => {
+  it("times reach past every limit the spec names, with room: the one-year pin's cap and the give-up after it", () => {
     // CAP-13, LIM-11: a pin is kept at most 31557600 s; RETRY-6: a delivery gives up 5 days after its first attempt.
     expect(MAX_VIRTUAL_MS).toBeGreaterThanOrEqual(1.5 * (MAX_PIN_AGE_S * 1000 + GIVE_UP_AFTER_MS));
     expect(MAX_SECONDS * 1000).toBe(MAX_VIRTUAL_MS);

@@ -258,7 +258,7 @@ describe("bad input is refused before anything is sent (exit code 2)", () => {
     ],
     ["an empty message file", (w) => ({ message: write(w, "empty.eml", "") }), /--message .*: the file is empty/],
     ["a missing key file", (w) => ({ key: join(w.dir, "nokey.jwk") }), /^--key .*nokey\.jwk: no such file$/],
-    // Issue 16: an endless file is read up to the limit of its kind, no further.
+    // An endless file is read up to the limit of its kind, no further.
     [
       "/dev/zero as the message",
       () => ({ message: "/dev/zero" }),
@@ -292,7 +292,7 @@ describe("bad input is refused before anything is sent (exit code 2)", () => {
       /--resolve b\.example:8443: expected domain=host:port/,
     ],
     ["a bad --max-wait", () => ({ maxWait: "soon" }), /--max-wait soon: not a duration/],
-    // Issue 16: a duration past Node's timer range would fire at once.
+    // A duration past Node's timer range would fire at once.
     ["a --max-wait over a week", () => ({ maxWait: "30d" }), /^--max-wait 30d: at most 7d/],
     ["a --timeout over an hour", () => ({ timeout: "99999999999" }), /^--timeout 99999999999: at most 1h$/],
     ["a --ca file without a certificate", (w) => ({ ca: w.messageFile }), /--ca .*: no PEM certificate/],

@@ -104,7 +104,7 @@ describe("mailscope serve, end to end over HTTPS", () => {
     expect(await running.store.list("bob@b.example")).toHaveLength(before);
   });
 
-  it("G48, issue 16: a delivery signed for https://mx.other.example/v1/messages and sent with that Host is 401; for a served name it is taken", async () => {
+  it("G48: a delivery signed for https://mx.other.example/v1/messages and sent with that Host is 401; for a served name it is taken", async () => {
     const signedFor = async (authority: string, key: string): Promise<HttpsAnswer> => {
       const request = await signedForServe(sender, running.server.port, {
         idempotencyKey: key,
@@ -123,7 +123,7 @@ describe("mailscope serve, end to end over HTTPS", () => {
     expect((await signedFor("MX.B.EXAMPLE", "g48-2")).status).toBe(200);
   });
 
-  it("issue 16: the banner states the limits on slow and many clients", () => {
+  it("the banner states the limits on slow and many clients", () => {
     expect(describeServe(running).join("\n")).toContain(
       "limits:      512 connections, 16 bodies before authentication, 408 after 30000 ms for the head or 30000 ms without body bytes",
     );
@@ -228,7 +228,7 @@ describe("mailscope serve, bad input", () => {
     );
   });
 
-  it("G4, issue 16: a keyRecords value that is not a key record is refused at start, with its position", async () => {
+  it("G4: a keyRecords value that is not a key record is refused at start, with its position", async () => {
     const config = join(dir, "badkey.yaml");
     await writeFile(
       config,
@@ -246,7 +246,7 @@ describe("mailscope serve, bad input", () => {
     );
   });
 
-  it("issue 16: a --maildir that is a file is refused at start, before anything listens", async () => {
+  it("a --maildir that is a file is refused at start, before anything listens", async () => {
     const config = join(dir, "ok2.yaml");
     await writeFile(
       config,
@@ -266,7 +266,7 @@ describe("mailscope serve, bad input", () => {
     await expect(startServe({ ...options, bodyTimeout: "1s" }, io)).rejects.toThrow(/--body-timeout "1s"/);
   });
 
-  it("issue 16: --headers-timeout and --body-timeout reach the server: 408 for a stalled head, and for a signed delivery whose body stalls", async () => {
+  it("--headers-timeout and --body-timeout reach the server: 408 for a stalled head, and for a signed delivery whose body stalls", async () => {
     const config = join(dir, "limits.yaml");
     await writeFile(config, receiverConfigYaml(sender, ["bob@b.example"], "https://b.example/p"));
     const limited = await startServe(

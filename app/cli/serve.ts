@@ -154,6 +154,49 @@ export class ServeUsageError extends Error {
   }
 }
 
+/** The connection limits of the options (or their defaults). */
+function readLimits(options: ServeOptions): ServeLimits {
+  return {
+    headersTimeoutMs: positive(options.headersTimeout, "--headers-timeout", DEFAULT_HEADERS_TIMEOUT_MS),
+    bodyTimeoutMs: positive(options.bodyTimeout, "--body-timeout", DEFAULT_BODY_TIMEOUT_MS),
+    maxConnections: positive(options.maxConnections, "--max-connections", DEFAULT_MAX_CONNECTIONS),
+    maxUnauthenticatedBodies: positive(
+      options.maxUnauthenticatedBodies,
+      "--max-unauthenticated-bodies",
+      DEFAULT_MAX_UNAUTHENTICATED_BODIES,
+    ),
+  };
+}
+
+/** Removes (and logs) the temporary files of messages a crash left half written. */
+async function removeLeftovers(store: EmlStore, io: CliIo): Promise<void> {
+  // A crash leaves the temporary file of a message being written; no delivery runs yet, so every such file is a leftover.
+  const leftovers = await store.removeLeftovers().catch((error: unknown) => {
+    io.err(
+      `${new Date().toISOString()} mail store: cannot look for leftover temporary files: ${(error as Error).message}`,
+    );
+    return [];
+  });
+  if (leftovers.length > 0) {
+    const shown = leftovers.slice(0, 3).join(", ");
+    io.err(
+      `${new Date().toISOString()} mail store: removed ${leftovers.length} temporary file(s) an interrupted run left (not mail: a message is stored once linked to its .eml name): ${shown}${leftovers.length > 3 ? ", …" : ""}`,
+    );
+  }
+}
+
+/** What a failure to listen on `host:port` means for the user. */
+function listenError(error: unknown, host: string, port: number): ServeUsageError {
+  const code = (error as NodeJS.ErrnoException).code;
+  return new ServeUsageError(
+    code === "EADDRINUSE"
+      ? `${host}:${port} is in use; choose another --port`
+      : code === "EACCES"
+        ? `${host}:${port} needs privileges; choose a --port above 1023`
+        : `cannot listen on ${host}:${port}: ${(error as Error).message}`,
+  );
+}
+
 /**
  * Starts the receiver of `options.config` over HTTPS and returns once it
  * listens. Does not install signal handlers (the command does).
@@ -171,16 +214,7 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
     throw new ServeUsageError(`--port ${JSON.stringify(options.port)}: a port is a number from 0 to 65535`);
   }
   const host = options.host ?? "127.0.0.1";
-  const limits = {
-    headersTimeoutMs: positive(options.headersTimeout, "--headers-timeout", DEFAULT_HEADERS_TIMEOUT_MS),
-    bodyTimeoutMs: positive(options.bodyTimeout, "--body-timeout", DEFAULT_BODY_TIMEOUT_MS),
-    maxConnections: positive(options.maxConnections, "--max-connections", DEFAULT_MAX_CONNECTIONS),
-    maxUnauthenticatedBodies: positive(
-      options.maxUnauthenticatedBodies,
-      "--max-unauthenticated-bodies",
-      DEFAULT_MAX_UNAUTHENTICATED_BODIES,
-    ),
-  };
+  const limits = readLimits(options);
   const maildir = options.maildir ?? "mail";
   try {
     await mkdir(maildir, { recursive: true });
@@ -234,19 +268,7 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
   }
 
   const store = createEmlStore(maildir, { fsync: options.fsync !== false });
-  // A crash leaves the temporary file of a message being written; no delivery runs yet, so every such file is a leftover.
-  const leftovers = await store.removeLeftovers().catch((error: unknown) => {
-    io.err(
-      `${new Date().toISOString()} mail store: cannot look for leftover temporary files: ${(error as Error).message}`,
-    );
-    return [];
-  });
-  if (leftovers.length > 0) {
-    const shown = leftovers.slice(0, 3).join(", ");
-    io.err(
-      `${new Date().toISOString()} mail store: removed ${leftovers.length} temporary file(s) an interrupted run left (not mail: a message is stored once linked to its .eml name): ${shown}${leftovers.length > 3 ? ", …" : ""}`,
-    );
-  }
+  await removeLeftovers(store, io);
   let idempotency: SqliteIdempotencyStore;
   try {
     idempotency = openSqliteIdempotencyStore(
@@ -345,14 +367,7 @@ export async function startServe(options: ServeOptions, io: CliIo): Promise<Runn
   } catch (error) {
     await outbound.stop();
     await idempotency.close();
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new ServeUsageError(
-      code === "EADDRINUSE"
-        ? `${host}:${port} is in use; choose another --port`
-        : code === "EACCES"
-          ? `${host}:${port} needs privileges; choose a --port above 1023`
-          : `cannot listen on ${host}:${port}: ${(error as Error).message}`,
-    );
+    throw listenError(error, host, port);
   }
   // What an earlier run left in the outbox goes out again (or, without a key, is counted).
   await outbound.resume();

@@ -112,23 +112,18 @@ function reported(envelope: OutboxEnvelope): string {
 }
 
 /**
- * Reads the outbound options and makes the outbound side (without starting
- * anything: {@link ServeOutbound.resume} does).
+ * The outbound options read: the signing key (which must sign for a served domain), `--resolve` and `--ca`.
  *
- * @throws UsageError naming the option or file: a key that is not an Ed25519
- * private JWK, one that does not sign for a served domain, a bad `--resolve`
- * or `--ca`, or those without `--outbound-key`.
+ * @throws UsageError naming the option or file.
  */
-export async function createServeOutbound(
+async function readOutboundOptions(
   options: ServeOutboundOptions,
-  context: ServeOutboundContext,
-): Promise<ServeOutbound> {
-  const { io } = context;
-  const clock = context.clock ?? createSystemClock({ unref: true });
-  const random = context.random ?? cryptoRandom;
-  const outbox = createOutbox(context.outboxDir, { fsync: context.fsync });
-  const log = (line: string): void => io.err(`${isoTime(clock.now())} ${line}`);
-
+  domains: readonly string[],
+): Promise<{
+  readonly identity: SigningIdentity | undefined;
+  readonly resolve: readonly ResolveEntry[];
+  readonly ca: Awaited<ReturnType<typeof readCa>> | undefined;
+}> {
   if (options.outboundKey === undefined) {
     for (const [given, option] of [
       [options.outboundKeyid, "--outbound-keyid"],
@@ -148,13 +143,35 @@ export async function createServeOutbound(
           ...(options.outboundKeyid !== undefined && { keyid: options.outboundKeyid }),
           signer: "serve signs its DSNs with it",
         });
-  if (identity !== undefined && !context.domains.includes(identity.domain)) {
+  if (identity !== undefined && !domains.includes(identity.domain)) {
     usage(
-      `--outbound-key ${options.outboundKey ?? ""}: its keyid ${identity.keyid} signs for ${identity.domain}, which this receiver does not serve (${context.domains.join(", ")}); the DSNs go out in a served domain's name (G17)`,
+      `--outbound-key ${options.outboundKey ?? ""}: its keyid ${identity.keyid} signs for ${identity.domain}, which this receiver does not serve (${domains.join(", ")}); the DSNs go out in a served domain's name (G17)`,
     );
   }
   const resolve: readonly ResolveEntry[] = (options.resolve ?? []).map(parseResolve);
   const ca = options.ca === undefined ? undefined : await readCa(options.ca);
+  return { identity, resolve, ca };
+}
+
+/**
+ * Reads the outbound options and makes the outbound side (without starting
+ * anything: {@link ServeOutbound.resume} does).
+ *
+ * @throws UsageError naming the option or file: a key that is not an Ed25519
+ * private JWK, one that does not sign for a served domain, a bad `--resolve`
+ * or `--ca`, or those without `--outbound-key`.
+ */
+export async function createServeOutbound(
+  options: ServeOutboundOptions,
+  context: ServeOutboundContext,
+): Promise<ServeOutbound> {
+  const { io } = context;
+  const clock = context.clock ?? createSystemClock({ unref: true });
+  const random = context.random ?? cryptoRandom;
+  const outbox = createOutbox(context.outboxDir, { fsync: context.fsync });
+  const log = (line: string): void => io.err(`${isoTime(clock.now())} ${line}`);
+
+  const { identity, resolve, ca } = await readOutboundOptions(options, context.domains);
 
   /** The senders at work, each with its network (to cut its requests in flight on stop). */
   const live = new Set<{ readonly sender: Sender; readonly network: SenderNetwork }>();

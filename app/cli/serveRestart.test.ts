@@ -178,7 +178,7 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
     }
   });
 
-  it("POST-12, SVC-8, issue 16: killed (SIGKILL) after the mail is stored and before the key is written, the retry after the restart stores nothing twice", async () => {
+  it("POST-12, SVC-8: killed (SIGKILL) after the mail is stored and before the key is written, the retry after the restart stores nothing twice", async () => {
     const to = ["bob@b.example", "carol@b.example"];
     const child = await serveChild("window", { crashBeforeIdempotencyPut: true });
     const lost = await deliver(child, { key: "window-1", to }).then(
@@ -277,7 +277,7 @@ describe("serve keeps idempotency keys across restarts (POST-12, POST-25, POST-2
     }
   });
 
-  it("issue 16: across three SIGKILLs (after a key is written, between mail and key, between requests), no accepted message is lost and none is stored twice", async () => {
+  it("across three SIGKILLs (after a key is written, between mail and key, between requests), no accepted message is lost and none is stored twice", async () => {
     const keys = Array.from({ length: 8 }, (_, i) => `kill-${i + 1}`);
     const to = ["bob@b.example", "carol@b.example"];
     /** Keys answered 200, and the answers, as the sender saw them. */

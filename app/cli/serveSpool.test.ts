@@ -1,6 +1,6 @@
 /**
- * Issue 16, item 4: "spool rather than buffer large bodies before
- * authentication". Over loopback HTTPS, with the Node crypto provider (as
+ * Large bodies are spooled rather than buffered before authentication. Over
+ * loopback HTTPS, with the Node crypto provider (as
  * `mailscope` runs): a large body whose signature verifies from the headers
  * goes to a spool file under `<maildir>/.spool/` while it is hashed, not to
  * memory; a digest that does not match deletes the spool (401, nothing
@@ -95,7 +95,7 @@ const spooledBytes = async (): Promise<number> => {
   return files.length === 1 ? (await stat(join(spoolDir(), files[0] ?? ""))).size : 0;
 };
 
-describe("issue 16: a large body is spooled, not buffered, before its digest is checked", () => {
+describe("a large body is spooled, not buffered, before its digest is checked", () => {
   it("AUTH-5 POST-5: a valid signature replayed with another 4 MiB body → 401 invalid_signature (digest), nothing stored, no spool file left", async () => {
     const { headers, body } = await signed(largeMessage(4 * 1024 * 1024), "spool-replay");
     const other = body.slice();

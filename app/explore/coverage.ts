@@ -1,5 +1,5 @@
 /**
- * What one run exercised (issue 26, docs/explore.md "Coverage"), read from
+ * What one run exercised (docs/explore.md "Coverage"), read from
  * its trace's events generically — the delivery machine's transitions matched
  * to its graph, the rule and gap IDs the events cite, the outcomes, the
  * answers and their classes — as a set of keys. A run whose keys add to what

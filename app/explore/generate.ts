@@ -1,5 +1,5 @@
 /**
- * Swarm generation (issue 26, docs/explore.md "What a world is made of"):
+ * Swarm generation (docs/explore.md "What a world is made of"):
  * from a run's seed ({@link Genome}) and the options, a small world and its
  * faults, as a scenario — the same data a person writes in a scenario file,
  * so a generated world can be written as YAML, opened in the app, edited and

@@ -8,6 +8,7 @@
  * seed that made them; an event that threw is the run's failed `simulation`
  * check, a finding too.
  */
+import { errorWithName } from "../errorMessage.ts";
 import type { PlantedBug } from "../sender/plantedBugs.ts";
 import { INVARIANTS } from "../sim/invariants.ts";
 import { runLoadedScenario, type ScenarioRun } from "../sim/runScenario.ts";
@@ -97,7 +98,7 @@ export async function judgeLoaded(loaded: LoadedScenario, context: JudgeContext)
       ...(context.plantedBug !== undefined && { plantedBug: context.plantedBug }),
     });
   } catch (error) {
-    return crashed(`the run threw: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
+    return crashed(`the run threw: ${errorWithName(error)}`);
   }
   const events = run.trace.events as readonly JudgedEvent[];
   const simulation = run.invariants.find((c) => c.id === SIMULATION.id);

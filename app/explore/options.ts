@@ -1,6 +1,5 @@
 /**
- * Every knob of `mailscope explore` in one options object (issue 26,
- * docs/explore.md "Options"): the ranges a generated world is drawn from,
+ * Every knob of `mailscope explore` in one options object (docs/explore.md "Options"): the ranges a generated world is drawn from,
  * the behaviours it may contain, and the search's own settings.
  *
  * Swarm testing (after TigerBeetle's VOPR `options_swarm`): each run first

@@ -7,12 +7,12 @@ import { runLanes, shardLanes, type Finding } from "./search.ts";
 import { CAUGHT_BY, HUNT_BUDGET, HUNT_OPTIONS, HUNT_SEED, huntPlantedBug } from "./testing.ts";
 
 /**
- * Issue 26 item 5: explore finds each planted bug from a fixed seed and
+ * `explore` finds each planted bug from a fixed seed and
  * shrinks it to at most 2 domains, 1 message and 2 faults, within a budget
  * counted in runs (never in seconds). The worlds are small (at most 2
  * domains, 2 messages, 5 recipients each).
  */
-describe("explore finds and shrinks each planted bug (issue 26)", () => {
+describe("explore finds and shrinks each planted bug", () => {
   it("plants only the bugs it documents, each naming the rules it breaks", () => {
     for (const bug of PLANTED_BUG_NAMES) expect(PLANTED_BUGS[bug]).toMatch(/breaks [A-Z]+-\d+/);
     expect(Object.keys(CAUGHT_BY).sort()).toEqual([...PLANTED_BUG_NAMES].sort());

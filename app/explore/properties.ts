@@ -1,5 +1,5 @@
 /**
- * What every explored run is held to (issue 26, docs/explore.md
+ * What every explored run is held to (docs/explore.md
  * "Properties"): the invariants every simulation checks (app/sim/
  * invariants.ts), plus the spec's guarantees stated over a whole run that
  * those do not already say, plus the user's own properties

@@ -1,6 +1,5 @@
 /**
- * The exploration's report, and the shard files it is merged from (issue 26,
- * docs/explore.md "Shards and merge").
+ * The exploration's report, and the shard files it is merged from (docs/explore.md "Shards and merge").
  *
  * Lanes (search.ts) run anywhere; what each found is a {@link LaneResult}. A
  * shard writes its lanes' results with a header that says what was explored

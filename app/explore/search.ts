@@ -1,5 +1,5 @@
 /**
- * Coverage-guided search in lanes (issue 26, docs/explore.md "How the search
+ * Coverage-guided search in lanes (docs/explore.md "How the search
  * goes").
  *
  * The runs of an exploration are numbered 0, 1, 2 … and dealt to `lanes`

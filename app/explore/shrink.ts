@@ -1,5 +1,5 @@
 /**
- * Shrinking (issue 26, docs/explore.md "Shrinking"): a world that violates a
+ * Shrinking (docs/explore.md "Shrinking"): a world that violates a
  * property, made smaller while the same property still fails — fewer
  * domains, messages, recipients, faults and settings, shorter fault windows,
  * earlier times, default readings — until no single step keeps the

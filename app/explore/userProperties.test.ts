@@ -169,6 +169,11 @@ describe("users' properties: the verdicts", () => {
     const dsn = { name: "dsn.sent", timeMs: 10, domain: "a.example", data: { messageId: "m1@a.example" } };
     expect(checkUserProperty(p, trace(submitted(), bounced(10), dsn)).passed).toBe(true);
     expect(checkUserProperty(p, trace(submitted(), bounced(10))).passed).toBe(false);
+    // The span is written exactly, as a run writes its times: 1.5 s is not rounded to within the bound.
+    const late = { ...dsn, timeMs: 1_510 };
+    expect(checkUserProperty(p, trace(submitted(), bounced(10), late)).detail).toContain(
+      "is followed by dsn.sent only 0:00:01.500 later (within 0:00:01)",
+    );
   });
 
   it("count … per … atMost", () => {

@@ -37,6 +37,7 @@ import { parseDurationMs } from "../sim/faultScope.ts";
 import { normalizeAddress } from "../protocol/mailbox.ts";
 import type { FileError } from "../sim/yamlPosition.ts";
 import { closestEventName, traceEventNames } from "../trace/events.ts";
+import { formatOffset } from "../trace/offset.ts";
 import type { CheckResult } from "../trace/schema.ts";
 import type { JudgedEvent } from "./properties.ts";
 import { readYamlFile } from "./yamlFile.ts";
@@ -252,11 +253,12 @@ export function scopeKeys(event: JudgedEvent, scope: Scope): string[] {
   return [...new Set(domains.map((domain) => `${messageId}→${domain}`))];
 }
 
-function offset(ms: number): string {
-  const s = Math.round(ms / 1000);
-  const days = Math.floor(s / 86_400);
-  const clock = `${Math.floor((s % 86_400) / 3600)}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`;
-  return days > 0 ? `${days}d ${clock}` : clock;
+/**
+ * A span between two events, exact (`0:00:01.500`, `5d 0:02:00`), as a time of the run is written: a check
+ * compares it with a bound, which the rounded words of `formatDuration` (`5 d`) could hide.
+ */
+function span(ms: number): string {
+  return formatOffset(Math.abs(ms), 0).slice(1);
 }
 
 /** Judges one user property over a run's events. */
@@ -304,7 +306,7 @@ export function checkUserProperty(property: UserProperty, events: readonly Judge
           });
         } else if (property.within !== undefined && follower.timeMs - e.timeMs > property.within) {
           violations.push({
-            text: `${e.name} at seq ${e.seq} is followed by ${follower.name} only ${offset(follower.timeMs - e.timeMs)} later (within ${offset(property.within)})`,
+            text: `${e.name} at seq ${e.seq} is followed by ${follower.name} only ${span(follower.timeMs - e.timeMs)} later (within ${span(property.within)})`,
             evidence: [e.seq, follower.seq],
           });
         }
@@ -325,7 +327,7 @@ export function checkUserProperty(property: UserProperty, events: readonly Judge
         (property.is !== undefined && Math.abs(elapsed - property.is) > (property.tolerance ?? 0));
       if (bad) {
         violations.push({
-          text: `${e.name} at seq ${e.seq} came ${offset(elapsed)} after ${start.name} at seq ${start.seq}`,
+          text: `${e.name} at seq ${e.seq} came ${span(elapsed)} after ${start.name} at seq ${start.seq}`,
           evidence: [start.seq, e.seq],
         });
       }

@@ -1,6 +1,6 @@
 /**
- * Issue 16, item 4: "spool rather than buffer large bodies before
- * authentication", in the receiver with the .eml store's spool and the Node
+ * Large bodies are spooled rather than buffered before authentication: in
+ * the receiver with the .eml store's spool and the Node
  * crypto provider (as `mailscope serve` runs them). A large body whose
  * signature verifies from the headers is written to the spool while it is
  * hashed; its reader keeps only the envelope part and the last MiB gathered
@@ -105,7 +105,7 @@ async function arriving(request: Request, body?: Uint8Array): Promise<Request> {
 
 const spoolFiles = (): Promise<string[]> => readdir(join(root, ".spool")).catch(() => []);
 
-describe("issue 16: a large body is held in the spool, not in memory, until its digest is checked", () => {
+describe("a large body is held in the spool, not in memory, until its digest is checked", () => {
   // Whatever algorithms the Content-Digest has (the Node provider hashes sha-256 and sha-512 in pieces).
   const digestSets: (readonly DigestAlgorithm[])[] = [["sha-256"], ["sha-512"], ["sha-512", "sha-256"]];
 

@@ -1,5 +1,5 @@
 /**
- * Issue 16: every file a command reads is read with a limit — `/dev/zero`, a
+ * Every file a command reads is read with a limit — `/dev/zero`, a
  * FIFO that never ends, a huge file are refused after at most limit + 1
  * bytes, with the file and the limit named.
  */
@@ -26,7 +26,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe("readBounded (issue 16: unbounded reads of files)", () => {
+describe("readBounded (unbounded reads of files)", () => {
   it("reads a file up to its limit, and exactly the limit", async () => {
     const file = join(dir, "ten.txt");
     await writeFile(file, "0123456789");

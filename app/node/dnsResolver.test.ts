@@ -291,7 +291,7 @@ describe("DNS failures map to the answer kinds the sender reads (G6, G8)", () =>
   });
 });
 
-describe("localhost names (issue 23, RFC 6761 §6.3)", () => {
+describe("localhost names (RFC 6761 §6.3)", () => {
   it("are answered by the resolver itself, never asked: A 127.0.0.1, AAAA ::1, SVCB and TXT negative", async () => {
     const events: DnsResolverEvent[] = [];
     // A nameserver that would send localhost elsewhere.

@@ -124,7 +124,7 @@ describe("createEmlStore", () => {
   it("SVC-8: a failed write rejects with the fs error, leaves no temporary file, and the store keeps working", async () => {
     const store = createEmlStore(root);
     await writeFile(join(root, "bob@example.net"), "in the way");
-    // Issue 23: the error names the store and the folder, and keeps the system's code.
+    // The error names the store and the folder, and keeps the system's code.
     await expect(
       store.deliver("bob@example.net", message("m"), { deliveryId: "d", receivedAtMs: 0 }),
     ).rejects.toMatchObject({
@@ -404,7 +404,7 @@ describe("createEmlStore: spool (a large message written while it arrives)", () 
     });
     const spool = store.spool();
     spool.write(message("Subject: x\r\n\r\nbody"), 0);
-    // Issue 23: the spool file is named.
+    // The spool file is named.
     await expect(spool.finish(18)).rejects.toThrow(
       new RegExp(`^mail store ${join(root, ".spool")}/\\.[0-9a-f]{16}\\.tmp: EIO$`),
     );
@@ -423,7 +423,7 @@ describe("createEmlStore: spool (a large message written while it arrives)", () 
     spool.close();
   });
 
-  it("issue 16: read gives back the bytes written, once the writes queued before it are done; fewer bytes than asked for → rejects", async () => {
+  it("read gives back the bytes written, once the writes queued before it are done; fewer bytes than asked for → rejects", async () => {
     const store = createEmlStore(root, { fsync: false });
     const spool = store.spool();
     const bytes = new Uint8Array(randomBytes(3 * 1024 * 1024 + 11));
@@ -442,7 +442,7 @@ describe("createEmlStore: spool (a large message written while it arrives)", () 
   });
 });
 
-describe("holds (issue 16: whether a delivery cut off by a crash stored its message)", () => {
+describe("holds (whether a delivery cut off by a crash stored its message)", () => {
   it("POST-12: a mailbox holds a delivery's message whatever its time, and only that delivery's", async () => {
     const root = await mkdtemp(join(tmpdir(), "mailscope-holds-"));
     try {

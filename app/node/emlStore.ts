@@ -20,6 +20,7 @@
  * in that folder share (group commit), and the write of a large message, in
  * chunks.
  */
+import { asError } from "../errorMessage.ts";
 import { randomBytes } from "node:crypto";
 import {
   closeSync,
@@ -423,7 +424,7 @@ export function createEmlStore(root: string, options: EmlStoreOptions = {}): Eml
     };
     const held = beforeSync?.(kind, path);
     if (held === undefined) run();
-    else held.then(run, (error: unknown) => done(error instanceof Error ? error : new Error(String(error))));
+    else held.then(run, (error: unknown) => done(asError(error)));
   }
 
   async function list(mailbox: string): Promise<string[]> {
@@ -460,7 +461,7 @@ export function createEmlStore(root: string, options: EmlStoreOptions = {}): Eml
     let closed = false;
 
     const fail = (error: unknown): void => {
-      failure ??= error instanceof Error ? error : new Error(String(error));
+      failure ??= asError(error);
     };
     const settled = (): void => {
       if (inFlight > 0) return;

@@ -26,7 +26,7 @@ const config = (runs?: number): ExploreConfig => ({
 
 beforeAll(() => useCryptoProvider(nodeCryptoProvider()));
 
-describe("explore's worker threads (issue 26: --workers)", () => {
+describe("explore's worker threads (--workers)", () => {
   it("deal a fixed number of runs' lanes to free workers: the lanes' results of one thread", async () => {
     const here = await runLanes(config(12), [0, 1, 2, 3]);
     const threads = await runLanesInWorkers(config(12), [0, 1, 2, 3], 2, () => {}, "always").results;

@@ -467,7 +467,7 @@ describe("Certificate (AUTH-8)", () => {
     await expect(loadOrCreateCertificate({ certFile })).rejects.toThrow(/--cert and --key go together/);
   });
 
-  it("issue 16: an endless --cert or --key (/dev/zero) is refused at its limit, not read to the end", async () => {
+  it("an endless --cert or --key (/dev/zero) is refused at its limit, not read to the end", async () => {
     const certFile = join(dir, "given-cert.pem");
     await writeFile(certFile, tls.cert);
     await expect(loadOrCreateCertificate({ certFile: "/dev/zero", keyFile: certFile })).rejects.toThrow(
@@ -479,7 +479,7 @@ describe("Certificate (AUTH-8)", () => {
   });
 });
 
-describe("Slow and many clients (issue 16: limits on what an unauthenticated client can hold)", () => {
+describe("Slow and many clients (limits on what an unauthenticated client can hold)", () => {
   /** A TLS connection to the server that has finished its handshake. */
   function open(server: RunningHttpsServer): Promise<TLSSocket> {
     return new Promise((resolve, reject) => {
@@ -579,7 +579,7 @@ describe("Slow and many clients (issue 16: limits on what an unauthenticated cli
     );
   });
 
-  it("issue 23: clients that hold a half-sent head or never start TLS are freed, and a new client is still served past maxConnections", async () => {
+  it("clients that hold a half-sent head or never start TLS are freed, and a new client is still served past maxConnections", async () => {
     const errors: string[] = [];
     await withServer(
       echo,

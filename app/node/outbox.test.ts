@@ -61,7 +61,7 @@ describe("the outbox of serve's outbound side (G17, ENV-3)", () => {
     expect(await readdir(root)).toHaveLength(2);
   });
 
-  it("issue 23: an outbox that cannot be written names itself and its folder, with the system's code", async () => {
+  it("an outbox that cannot be written names itself and its folder, with the system's code", async () => {
     // A file where the folder should be.
     await writeFile(join(root, "outbox"), "in the way");
     const outbox = createOutbox(join(root, "outbox", "dsn"));

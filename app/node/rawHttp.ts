@@ -187,16 +187,69 @@ export function parseRawHttpRequest(bytes: Uint8Array, options: RawHttpOptions =
     return headerLines[index] ?? first.line;
   };
   const values = (name: string): string[] => headers.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
+  const head: ParsedHead = { errors, warnings, lineAt, fieldLine, values };
 
   // ── Target URI (RFC 9110 §7.1) ──────────────────────────────────────
+  const url = targetUrl(target, first.line, options, head);
+
+  // ── Body (RFC 9112 §6) ──────────────────────────────────────────────
+  const bodyLine = lineAt(Math.min(offset, Math.max(0, bytes.length - 1)));
+  const rest = bytes.subarray(offset);
+  const trailers: [string, string][] = [];
+  const body = readBody(rest, offset, bodyLine, head, trailers);
+
+  if (FORBIDDEN_METHODS.has(method.toUpperCase())) {
+    errors.push({ line: first.line, message: `${method} requests cannot be represented as a fetch Request` });
+  }
+  if (errors.length > 0 || url === undefined) return failed();
+
+  const view: HttpMessageView = { method, url, headers };
+  let request: Request;
+  try {
+    const canHaveBody = !["GET", "HEAD"].includes(method.toUpperCase());
+    if (!canHaveBody && body.length > 0)
+      warnings.push({ line: bodyLine, message: `a ${method} request's body is not passed on` });
+    request = new Request(url, {
+      method,
+      headers: headers.map(([n, v]): [string, string] => [n, v]),
+      ...(canHaveBody && body.length > 0 && { body }),
+    });
+  } catch (error) {
+    errors.push({
+      line: first.line,
+      message: `cannot be made into a fetch Request: ${errorMessage(error)}`,
+    });
+    return failed();
+  }
+  return {
+    ok: true,
+    value: { method, target, version, url, headers, trailers, body, bodyLine, warnings, view, request },
+  };
+}
+
+/** What the head's reading gathers, and how to find a field's line and values in it. */
+interface ParsedHead {
+  readonly errors: RawHttpProblem[];
+  readonly warnings: RawHttpProblem[];
+  /** The line of a byte offset. */
+  readonly lineAt: (offset: number) => number;
+  /** The line of the first field `name` (lower case), or the request line's. */
+  readonly fieldLine: (name: string) => number;
+  /** The values of the fields `name` (lower case), in order. */
+  readonly values: (name: string) => string[];
+}
+
+/** The target URI (RFC 9110 §7.1) of the request target and Host, or undefined (with an error) when there is none. */
+function targetUrl(target: string, requestLine: number, options: RawHttpOptions, head: ParsedHead): string | undefined {
+  const { errors, warnings, fieldLine, values } = head;
   const hosts = values("host");
+  let url: string | undefined;
   if (hosts.length > 1) errors.push({ line: fieldLine("host"), message: "more than one Host field (RFC 9112 §3.2)" });
   const authority = hosts[0] ?? options.defaultAuthority;
-  let url: string | undefined;
   if (target.startsWith("/")) {
     if (authority === undefined) {
       errors.push({
-        line: first.line,
+        line: requestLine,
         message: "no Host field, so the target URI is unknown (RFC 9112 §3.2); add one",
       });
     } else {
@@ -204,14 +257,14 @@ export function parseRawHttpRequest(bytes: Uint8Array, options: RawHttpOptions =
       url = tryUrl(raw) === undefined ? undefined : raw;
       if (url === undefined)
         errors.push({
-          line: hosts.length > 0 ? fieldLine("host") : first.line,
+          line: hosts.length > 0 ? fieldLine("host") : requestLine,
           message: `Host ${JSON.stringify(authority)} and target ${JSON.stringify(target)} do not form a URI`,
         });
     }
   } else if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(target)) {
     url = tryUrl(target) === undefined ? undefined : target;
     if (url === undefined)
-      errors.push({ line: first.line, message: `the absolute target ${JSON.stringify(target)} is not a URI` });
+      errors.push({ line: requestLine, message: `the absolute target ${JSON.stringify(target)} is not a URI` });
     else if (authority !== undefined && new URL(url).host !== authority.toLowerCase()) {
       warnings.push({
         line: fieldLine("host"),
@@ -220,16 +273,26 @@ export function parseRawHttpRequest(bytes: Uint8Array, options: RawHttpOptions =
     }
   } else {
     errors.push({
-      line: first.line,
+      line: requestLine,
       message: `the request target ${JSON.stringify(target)} is neither a path (/…) nor an absolute URI`,
     });
   }
+  return url;
+}
 
-  // ── Body (RFC 9112 §6) ──────────────────────────────────────────────
-  const bodyLine = lineAt(Math.min(offset, Math.max(0, bytes.length - 1)));
-  const rest = bytes.subarray(offset);
+/**
+ * The body (RFC 9112 §6) of the bytes `rest` after the head (at `offset`), by Transfer-Encoding (chunked, its
+ * trailers into `trailers`) or Content-Length; without either, none.
+ */
+function readBody(
+  rest: Uint8Array,
+  offset: number,
+  bodyLine: number,
+  head: ParsedHead,
+  trailers: [string, string][],
+): Uint8Array<ArrayBuffer> {
+  const { errors, warnings, lineAt, fieldLine, values } = head;
   let body: Uint8Array<ArrayBuffer> = new Uint8Array(0);
-  const trailers: [string, string][] = [];
   const te = values("transfer-encoding");
   const cl = values("content-length");
   if (te.length > 0) {
@@ -293,34 +356,7 @@ export function parseRawHttpRequest(bytes: Uint8Array, options: RawHttpOptions =
       });
     }
   }
-
-  if (FORBIDDEN_METHODS.has(method.toUpperCase())) {
-    errors.push({ line: first.line, message: `${method} requests cannot be represented as a fetch Request` });
-  }
-  if (errors.length > 0 || url === undefined) return failed();
-
-  const view: HttpMessageView = { method, url, headers };
-  let request: Request;
-  try {
-    const canHaveBody = !["GET", "HEAD"].includes(method.toUpperCase());
-    if (!canHaveBody && body.length > 0)
-      warnings.push({ line: bodyLine, message: `a ${method} request's body is not passed on` });
-    request = new Request(url, {
-      method,
-      headers: headers.map(([n, v]): [string, string] => [n, v]),
-      ...(canHaveBody && body.length > 0 && { body }),
-    });
-  } catch (error) {
-    errors.push({
-      line: first.line,
-      message: `cannot be made into a fetch Request: ${errorMessage(error)}`,
-    });
-    return failed();
-  }
-  return {
-    ok: true,
-    value: { method, target, version, url, headers, trailers, body, bodyLine, warnings, view, request },
-  };
+  return body;
 }
 
 /** `file:line: message` for each problem. */

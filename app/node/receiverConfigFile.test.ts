@@ -103,7 +103,7 @@ describe("receiver.yaml", () => {
     expect(errors[0]).toMatchObject({ line: 8, column: 25, field: 'keyRecords["s1._svckey.a.example"]' });
   });
 
-  it("G4, issue 16: a keyRecords entry that is not a key record, or whose keyid is not one, is refused where it is", () => {
+  it("G4: a keyRecords entry that is not a key record, or whose keyid is not one, is refused where it is", () => {
     const errors = errorsOf(
       `${good}keyRecords:\n  s1._svckey.a.example: "v=svc1; k=rsa; p=AAAA"\n  nokeyid.a.example: "v=svc1; k=ed25519; p=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="\n`,
     );
@@ -115,7 +115,7 @@ describe("receiver.yaml", () => {
     expect(errors[1]?.message).toMatch(/_svckey/);
   });
 
-  it("G4, issue 16: two keyRecords keyids that differ only in case are refused (DNS names compare without case)", () => {
+  it("G4: two keyRecords keyids that differ only in case are refused (DNS names compare without case)", () => {
     const errors = errorsOf(
       `${good}keyRecords:\n  s1._svckey.a.example: "v=svc1; k=ed25519; p=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="\n  s1._svckey.A.EXAMPLE: "v=svc1; k=ed25519; p=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="\n`,
     );
@@ -132,7 +132,18 @@ describe("receiver.yaml", () => {
 
   it("G10: an empty file and a file that is not a mapping are errors, not crashes", () => {
     expect(errorsOf("")[0]).toMatchObject({ line: 1, column: 1, field: "(file)" });
-    expect(errorsOf("- a\n- b\n")[0]).toMatchObject({ line: 1, column: 1, field: "(top level)" });
+    // A list or a word holds no fields: the file says what it must hold, as every YAML file of the project does.
+    for (const text of ["- a\n- b\n", "b.example\n"]) {
+      expect(errorsOf(text)).toEqual([
+        {
+          file: "receiver.yaml",
+          line: 1,
+          column: 1,
+          field: "(file)",
+          message: "the file must hold a mapping of fields",
+        },
+      ]);
+    }
   });
 
   it("G10: a file that does not exist is one error naming it", async () => {

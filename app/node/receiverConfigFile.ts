@@ -3,26 +3,16 @@
  * as a YAML file, for `mailscope serve`. Every problem is reported as
  * `file:line:column: field: message`, pointing at the offending value (or,
  * for a missing field, at the object that lacks it): YAML syntax errors from
- * the parser, schema errors from zod with each issue's path looked up in the
- * YAML document's nodes.
+ * the parser, schema errors from zod located as every YAML file of the
+ * project locates them (`app/sim/yamlPosition.ts`).
  */
-import type { Document } from "yaml";
 import type * as z from "zod";
 import { receiverConfigSchema, type ReceiverConfig } from "../receiver/config.ts";
-import {
-  fieldName,
-  formatFileError,
-  keyPositionOf,
-  positionOf,
-  readYaml,
-  type FileError,
-  type OffsetToPosition,
-} from "../sim/yamlPosition.ts";
+import { fieldName, formatFileError, parseYamlWith, type FileError } from "../sim/yamlPosition.ts";
 import { readBoundedText, readErrorReason } from "./boundedRead.ts";
 
 export { fieldName };
 
-/** One problem of a configuration file. */
 /** A problem in a configuration file: file, line, column, field and what is wrong. */
 export type ConfigFileError = FileError;
 
@@ -54,23 +44,11 @@ export function validateYamlText<S extends z.ZodType>(
   file: string,
   schema: S,
 ): ConfigFileResult<z.output<S>> {
-  const read = readYaml(text, file);
-  if (!read.ok) return { ok: false, file, errors: read.errors };
-  const { doc, at, data } = read;
-  if (data === null || data === undefined) {
-    return {
-      ok: false,
-      file,
-      errors: [
-        { file, line: 1, column: 1, field: "(file)", message: "the file is empty; it must hold a mapping of fields" },
-      ],
-    };
-  }
-  const parsed = schema.safeParse(data);
-  if (parsed.success) return { ok: true, value: parsed.data, file };
-  const errors = parsed.error.issues.flatMap((issue) => issueErrors(issue, doc, at, file));
-  errors.sort((a, b) => a.line - b.line || a.column - b.column);
-  return { ok: false, file, errors };
+  const parsed = parseYamlWith(text, file, schema, {
+    empty: "the file is empty; it must hold a mapping of fields",
+    notMapping: "the file must hold a mapping of fields",
+  });
+  return parsed.ok ? { ok: true, value: parsed.value, file } : { ok: false, file, errors: parsed.errors };
 }
 
 /** Reads and validates a receiver configuration file; a file that cannot be read is one error at 1:1. */
@@ -98,27 +76,4 @@ export async function readReceiverConfigFile(file: string): Promise<ReceiverConf
   const result = await loadReceiverConfigFile(file);
   if (!result.ok) throw new ConfigFileInvalidError(result.errors);
   return result.value;
-}
-
-// ---------------------------------------------------------------------------
-
-type Issue = z.core.$ZodIssue;
-
-function issueErrors(issue: Issue, doc: Document, at: OffsetToPosition, file: string): ConfigFileError[] {
-  const path = issue.path.filter((p): p is string | number => typeof p === "string" || typeof p === "number");
-  if (issue.code === "unrecognized_keys") {
-    // Point at each unknown key itself.
-    return issue.keys.map((key) => {
-      const where = keyPositionOf(doc, path, key, at) ?? positionOf(doc, path, at);
-      return { file, ...where, field: fieldName([...path, key]), message: `unknown field "${key}"` };
-    });
-  }
-  return [{ file, ...positionOf(doc, path, at), field: fieldName(path), message: issueMessage(issue, doc, path) }];
-}
-
-function issueMessage(issue: Issue, doc: Document, path: readonly (string | number)[]): string {
-  if (issue.code === "invalid_type" && !doc.hasIn(path)) {
-    return `is required (${issue.expected})`;
-  }
-  return issue.message;
 }

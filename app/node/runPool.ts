@@ -1,13 +1,13 @@
 /**
- * The sweep's runs in worker threads (issue 30: the points are independent,
+ * The sweep's runs in worker threads (the points are independent,
  * so they use every worker): each thread (app/node/runPoolThread.ts) runs
  * app/sim/worker.ts's one-shot requests with the Node crypto provider the CLI
  * uses, one at a time, and app/sim/runPool.ts hands the next request to the
  * first worker free; this thread is one of the workers, and the first: the
  * threads start only when the work left is worth them (note 0155).
  *
- * This is the small interface (`RunPool`) a later common pool (issue 31's
- * `explore` has one too) can stand behind.
+ * This is the small interface (`RunPool`) a later common pool (`explore` has
+ * one too) can stand behind.
  */
 import { availableParallelism, loadavg } from "node:os";
 import { inThisRealm, thisRealmWorker } from "../sim/runHere.ts";

@@ -1,5 +1,5 @@
 /**
- * Where a large run lives (issue 25, decision 0130): a worker thread whose
+ * Where a large run lives (decision 0130): a worker thread whose
  * young generation V8 may not grow past a few MiB. A run keeps most of what it
  * makes (every trace event survives), so on the main thread V8 grows the
  * young generation to its maximum (128 MiB reserved for a fleet) for objects

@@ -42,7 +42,7 @@ describe("scenario files on disk", () => {
     ]);
   });
 
-  it("issue 16: eml: /dev/zero, and /dev/zero as the scenario, are refused at their limits, not read to the end", async () => {
+  it("eml: /dev/zero, and /dev/zero as the scenario, are refused at their limits, not read to the end", async () => {
     const dir = mkdtempSync(join(tmpdir(), "mailscope-zero-"));
     const file = join(dir, "s.yaml");
     writeFileSync(

@@ -181,7 +181,7 @@ describe("the receiver over the SQLite store", () => {
   });
 });
 
-describe("a full disk (issue 23: every storage error names the store and the path)", () => {
+describe("a full disk (every storage error names the store and the path)", () => {
   /**
    * Fills the file to its page limit with small intents of a.example, keys in ascending order, until one is
    * refused: the table's last page is then full, so any intent after them (key "z") needs a page the file
@@ -235,7 +235,7 @@ describe("a full disk (issue 23: every storage error names the store and the pat
   });
 });
 
-describe("a key reused after its record expired, before the purge ran (issue 23, POST-25, LIM-6)", () => {
+describe("a key reused after its record expired, before the purge ran (POST-25, LIM-6)", () => {
   it("POST-25: gets a fresh delivery, not the old answer, with the same body or another; the memory store alike", async () => {
     for (const which of ["sqlite", "memory"] as const) {
       const h = await createReceiverHarness(
@@ -267,7 +267,7 @@ describe("a key reused after its record expired, before the purge ran (issue 23,
   });
 });
 
-describe("intents (issue 16: a crash between storing mail and writing the key)", () => {
+describe("intents (a crash between storing mail and writing the key)", () => {
   const intent = { contentDigest: "sha-256:ab", deliveryId: "a.example/k@1", startedAtMs: 1000, expiresAtMs: 5000 };
 
   it("POST-12: an intent begun and never followed by its record is still there after a reopen; the record's put ends it", async () => {

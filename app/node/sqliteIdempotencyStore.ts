@@ -30,6 +30,7 @@
  * same file (another `serve` with the same `--state`) is refused at start
  * rather than sharing keys it cannot coordinate.
  */
+import { asError } from "../errorMessage.ts";
 import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
@@ -99,19 +100,11 @@ interface WalSync {
 }
 
 /**
- * Opens (creating if needed, with its folder) the SQLite idempotency store at
- * `file`.
+ * The database at `path` opened, locked for this process, in WAL mode, with the schema made.
  *
- * @throws IdempotencyStoreOpenError when the file cannot be opened, is not a
- * SQLite database, holds a newer schema, or is in use by another process.
+ * @throws IdempotencyStoreOpenError naming `file`.
  */
-export function openSqliteIdempotencyStore(
-  file: string,
-  options: SqliteIdempotencyStoreOptions = {},
-): SqliteIdempotencyStore {
-  const path = resolve(file);
-  const walPath = `${path}-wal`;
-  const sync = options.fsync ?? true;
+function openDatabase(file: string, path: string, maxPages: number | undefined): DatabaseSync {
   let db: DatabaseSync;
   try {
     mkdirSync(dirname(path), { recursive: true });
@@ -153,7 +146,7 @@ export function openSqliteIdempotencyStore(
       ) WITHOUT ROWID;
       PRAGMA user_version = ${SCHEMA_VERSION};
     `);
-    if (options.maxPages !== undefined) db.exec(`PRAGMA max_page_count = ${Math.floor(options.maxPages)}`);
+    if (maxPages !== undefined) db.exec(`PRAGMA max_page_count = ${Math.floor(maxPages)}`);
   } catch (error) {
     try {
       db.close();
@@ -167,35 +160,74 @@ export function openSqliteIdempotencyStore(
         : `idempotency store ${file}: ${message}`,
     );
   }
+  return db;
+}
 
-  const select: StatementSync = db.prepare(
+/** The store's statements, prepared once. */
+function prepareStatements(
+  db: DatabaseSync,
+): Readonly<
+  Record<
+    | "select"
+    | "upsert"
+    | "purgeBatch"
+    | "countAll"
+    | "countIntents"
+    | "selectIntent"
+    | "upsertIntent"
+    | "deleteIntent"
+    | "purgeIntents",
+    StatementSync
+  >
+> {
+  const select = db.prepare(
     "SELECT content_digest, status, headers, body, stored_at_ms, expires_at_ms FROM idempotency WHERE signing_domain = ? AND key = ?",
   );
-  const upsert: StatementSync = db.prepare(
+  const upsert = db.prepare(
     `INSERT INTO idempotency (signing_domain, key, content_digest, status, headers, body, stored_at_ms, expires_at_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (signing_domain, key) DO UPDATE SET
        content_digest = excluded.content_digest, status = excluded.status, headers = excluded.headers,
        body = excluded.body, stored_at_ms = excluded.stored_at_ms, expires_at_ms = excluded.expires_at_ms`,
   );
-  const purgeBatch: StatementSync = db.prepare(
+  const purgeBatch = db.prepare(
     `DELETE FROM idempotency WHERE (signing_domain, key) IN
        (SELECT signing_domain, key FROM idempotency WHERE expires_at_ms <= ? LIMIT ${PURGE_BATCH})`,
   );
-  const countAll: StatementSync = db.prepare("SELECT count(*) AS n FROM idempotency");
-  const countIntents: StatementSync = db.prepare("SELECT count(*) AS n FROM intent");
-  const selectIntent: StatementSync = db.prepare(
+  const countAll = db.prepare("SELECT count(*) AS n FROM idempotency");
+  const countIntents = db.prepare("SELECT count(*) AS n FROM intent");
+  const selectIntent = db.prepare(
     "SELECT content_digest, delivery_id, started_at_ms, expires_at_ms FROM intent WHERE signing_domain = ? AND key = ?",
   );
-  const upsertIntent: StatementSync = db.prepare(
+  const upsertIntent = db.prepare(
     `INSERT INTO intent (signing_domain, key, content_digest, delivery_id, started_at_ms, expires_at_ms)
      VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (signing_domain, key) DO UPDATE SET
        content_digest = excluded.content_digest, delivery_id = excluded.delivery_id,
        started_at_ms = excluded.started_at_ms, expires_at_ms = excluded.expires_at_ms`,
   );
-  const deleteIntent: StatementSync = db.prepare("DELETE FROM intent WHERE signing_domain = ? AND key = ?");
-  const purgeIntents: StatementSync = db.prepare("DELETE FROM intent WHERE expires_at_ms <= ?");
+  const deleteIntent = db.prepare("DELETE FROM intent WHERE signing_domain = ? AND key = ?");
+  const purgeIntents = db.prepare("DELETE FROM intent WHERE expires_at_ms <= ?");
+  return { select, upsert, purgeBatch, countAll, countIntents, selectIntent, upsertIntent, deleteIntent, purgeIntents };
+}
+
+/**
+ * Opens (creating if needed, with its folder) the SQLite idempotency store at
+ * `file`.
+ *
+ * @throws IdempotencyStoreOpenError when the file cannot be opened, is not a
+ * SQLite database, holds a newer schema, or is in use by another process.
+ */
+export function openSqliteIdempotencyStore(
+  file: string,
+  options: SqliteIdempotencyStoreOptions = {},
+): SqliteIdempotencyStore {
+  const path = resolve(file);
+  const walPath = `${path}-wal`;
+  const sync = options.fsync ?? true;
+  const db = openDatabase(file, path, options.maxPages);
+  const { select, upsert, purgeBatch, countAll, countIntents, selectIntent, upsertIntent, deleteIntent, purgeIntents } =
+    prepareStatements(db);
 
   let walFd: number | undefined;
   let walSync: WalSync | undefined;
@@ -256,7 +288,7 @@ export function openSqliteIdempotencyStore(
         if (row === undefined || row.expires_at_ms <= nowMs) return Promise.resolve(undefined);
         return Promise.resolve(toRecord(row));
       } catch (error) {
-        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+        return Promise.reject(asError(error));
       }
     },
 
@@ -312,7 +344,7 @@ export function openSqliteIdempotencyStore(
           expiresAtMs: Number(row.expires_at_ms),
         });
       } catch (error) {
-        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+        return Promise.reject(asError(error));
       }
     },
 

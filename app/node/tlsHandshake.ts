@@ -9,6 +9,7 @@
  * completes with a certificate the probe does not trust still says which
  * version it spoke: `authorized` and `authorizationError` tell the rest.
  */
+import { errorMessage } from "../errorMessage.ts";
 import { connect, type TLSSocket } from "node:tls";
 import { isIP } from "node:net";
 import type { TlsHandshake } from "../probe/probe.ts";
@@ -77,7 +78,7 @@ export function tlsHandshake(options: TlsHandshakeOptions): Promise<TlsHandshake
         protocol: socket.getProtocol() ?? "unknown",
         cipher: socket.getCipher().name,
         authorized: socket.authorized,
-        ...(socket.authorized ? {} : { authorizationError: error instanceof Error ? error.message : String(error) }),
+        ...(socket.authorized ? {} : { authorizationError: errorMessage(error) }),
         certificateNames: names,
       });
     });

@@ -32,6 +32,7 @@ import { TransportError } from "../ports.ts";
 import { asBufferSource, bytesToBase64, bytesToHex } from "../protocol/base64.ts";
 import { createContentDigest, createDigester } from "../protocol/digest.ts";
 import { PROBLEM_IDENTIFIERS, parseRetryAfter } from "../protocol/errors.ts";
+import { errorMessage } from "../errorMessage.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
 import {
   buildMultipartBody,
@@ -648,7 +649,7 @@ export async function runProbe(options: ProbeOptions, ports: ProbePorts): Promis
       silent = 0;
     } catch (error) {
       const kind = error instanceof TransportError ? error.kind : "error";
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       answer = { kind: "failure", failure: kind, message };
       silent += 1;
       seqs.push(emit("http.failure", { exchangeId: id, kind, message, probeCases: caseIds }));

@@ -137,6 +137,41 @@ function envelopeOf(body: Uint8Array): Json | undefined {
   }
 }
 
+/** The request signed again, properly, by the key the receiver trusts (and its digest made right). */
+async function resigned(context: MisbehaviourContext, request: Request, body: Uint8Array): Promise<Request> {
+  const headers = new Headers(request.headers);
+  headers.delete("signature");
+  headers.delete("signature-input");
+  if (headers.has("content-digest")) headers.set("content-digest", await createContentDigest(body));
+  const signed = await signRequest(
+    { method: request.method, url: request.url, headers: [...headers] },
+    {
+      key: context.privateKey,
+      keyid: context.keyid,
+      label: PROFILE_LABEL,
+      components: PROFILE_COMPONENTS,
+      created: Math.floor(context.clock.now() / 1000),
+    },
+  );
+  return new Request(request.url, { method: request.method, headers: signed.headers, body: asBufferSource(body) });
+}
+
+/** A 200 DeliveryResult rewritten by `change`; other answers as they are. */
+async function results(response: Response, change: (results: Json[]) => Json[] | Response): Promise<Response> {
+  if (response.status !== 200 || !(response.headers.get("content-type") ?? "").includes("json")) return response;
+  const text = await response.text();
+  const doc = JSON.parse(text) as { results?: unknown };
+  if (!Array.isArray(doc.results)) return new Response(text, { status: 200, headers: response.headers });
+  const changed = change(doc.results as Json[]);
+  return changed instanceof Response ? changed : jsonResponse(200, { ...doc, results: changed });
+}
+
+/** A problem answer rewritten by `change`; other answers as they are. */
+async function problems(response: Response, change: (doc: Json, headers: Headers) => Response): Promise<Response> {
+  if (!(response.headers.get("content-type") ?? "").includes("problem+json")) return response;
+  return change(JSON.parse(await response.text()) as Json, response.headers);
+}
+
 /** `handler` with `kind` switched on (`undefined`: as it is). */
 export function misbehaving(
   handler: ReceiverHandler,
@@ -146,40 +181,6 @@ export function misbehaving(
   if (kind === undefined) return handler;
   const seenKeys = new Map<string, number>();
   let capabilitiesAsked = 0;
-
-  /** The request signed again, properly, by the key the receiver trusts (and its digest made right). */
-  async function resigned(request: Request, body: Uint8Array): Promise<Request> {
-    const headers = new Headers(request.headers);
-    headers.delete("signature");
-    headers.delete("signature-input");
-    if (headers.has("content-digest")) headers.set("content-digest", await createContentDigest(body));
-    const signed = await signRequest(
-      { method: request.method, url: request.url, headers: [...headers] },
-      {
-        key: context.privateKey,
-        keyid: context.keyid,
-        label: PROFILE_LABEL,
-        components: PROFILE_COMPONENTS,
-        created: Math.floor(context.clock.now() / 1000),
-      },
-    );
-    return new Request(request.url, { method: request.method, headers: signed.headers, body: asBufferSource(body) });
-  }
-
-  /** A 200 DeliveryResult rewritten by `change`; other answers as they are. */
-  async function results(response: Response, change: (results: Json[]) => Json[] | Response): Promise<Response> {
-    if (response.status !== 200 || !(response.headers.get("content-type") ?? "").includes("json")) return response;
-    const text = await response.text();
-    const doc = JSON.parse(text) as { results?: unknown };
-    if (!Array.isArray(doc.results)) return new Response(text, { status: 200, headers: response.headers });
-    const changed = change(doc.results as Json[]);
-    return changed instanceof Response ? changed : jsonResponse(200, { ...doc, results: changed });
-  }
-
-  async function problems(response: Response, change: (doc: Json, headers: Headers) => Response): Promise<Response> {
-    if (!(response.headers.get("content-type") ?? "").includes("problem+json")) return response;
-    return change(JSON.parse(await response.text()) as Json, response.headers);
-  }
 
   return async (request, ctx) => {
     const path = new URL(request.url).pathname;
@@ -250,24 +251,24 @@ export function misbehaving(
       case "too-many-accepted":
         return to.length > 100 ? acceptAll() : pass();
       case "stale-accepted":
-        return created !== undefined && created < nowS - 300 ? pass(await resigned(request, body)) : pass();
+        return created !== undefined && created < nowS - 300 ? pass(await resigned(context, request, body)) : pass();
       case "future-accepted":
-        return created !== undefined && created > nowS + 300 ? pass(await resigned(request, body)) : pass();
+        return created !== undefined && created > nowS + 300 ? pass(await resigned(context, request, body)) : pass();
       case "no-created-accepted":
-        return member !== undefined && created === undefined ? pass(await resigned(request, body)) : pass();
+        return member !== undefined && created === undefined ? pass(await resigned(context, request, body)) : pass();
       case "component-missing-accepted":
         return member !== undefined && !components.includes("@target-uri")
-          ? pass(await resigned(request, body))
+          ? pass(await resigned(context, request, body))
           : pass();
       case "digest-not-covered-accepted":
         return member !== undefined && request.headers.has("content-digest") && !components.includes("content-digest")
-          ? pass(await resigned(request, body))
+          ? pass(await resigned(context, request, body))
           : pass();
       case "body-changed-accepted": {
         const digest = request.headers.get("content-digest");
         if (!isPost || digest === null) return pass();
         const verdict = await verifyContentDigest(body, digest);
-        return verdict.ok ? pass() : pass(await resigned(request, body));
+        return verdict.ok ? pass() : pass(await resigned(context, request, body));
       }
       case "untrusted-key-accepted": {
         if (!isPost || member === undefined || created === undefined) return pass();
@@ -275,7 +276,7 @@ export function misbehaving(
           { method: request.method, url: request.url, headers: [...request.headers] },
           { keyLookup: () => context.publicKey },
         );
-        return verified.ok ? pass() : pass(await resigned(request, body));
+        return verified.ok ? pass() : pass(await resigned(context, request, body));
       }
       case "too-large-accepted":
         if (!big) return pass();

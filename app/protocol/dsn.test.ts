@@ -568,7 +568,7 @@ describe("parseDsn: what is not a DSN", () => {
 
 // ── Status codes and helpers ────────────────────────────────────────────
 
-describe("isDsnMessage (issue 23: a DSN never causes a DSN, whatever its envelope)", () => {
+describe("isDsnMessage (a DSN never causes a DSN, whatever its envelope)", () => {
   const text = (t: string): Uint8Array => new TextEncoder().encode(t);
   it("EVT-4: a DSN buildDsn makes, and the RFC 3464 example, are DSNs", () => {
     expect(isDsnMessage(buildDsn(input()))).toBe(true);

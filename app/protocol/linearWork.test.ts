@@ -12,7 +12,7 @@ import { parseHeaderBlock, parseMediaType } from "./multipart.ts";
 import { parseDeliveryStatus } from "./dsn.ts";
 import { createSignatureBase } from "./signature.ts";
 
-// Issue 16: parseEnvelope compared every recipient with every other before it
+// parseEnvelope compared every recipient with every other before it
 // looked at max_recipients, so one envelope of 100,000 recipients held a
 // receiver for 103 s. The work is counted here in steps (WorkMeter), not
 // timed: a step is a constant amount of work or one character read.
@@ -47,7 +47,7 @@ const recipient = fc.oneof(
   fc.constant({}),
 );
 
-describe("parseEnvelope: work bounded by the input (issue 16)", () => {
+describe("parseEnvelope: work bounded by the input", () => {
   it("ENV-8 first: a `to` longer than max_recipients is refused on its length alone, no item read", () => {
     const many = Array.from({ length: 100_000 }, () => "same@b.example");
     const { steps, parsed } = measure({ from: "alice@a.example", to: many });
@@ -127,7 +127,7 @@ describe("parseEnvelope: work bounded by the input (issue 16)", () => {
   });
 });
 
-describe("the other checks across items are linear too (issue 16)", () => {
+describe("the other checks across items are linear too", () => {
   // Each of these compared every item with every other: minutes for 100,000 items, tens of seconds for 30,000.
   it("CAP-2, PRB-6: unique versions are checked in a map; a repeat still names the item it repeats", () => {
     const n = 100_000;
@@ -162,7 +162,7 @@ describe("the other checks across items are linear too (issue 16)", () => {
   });
 });
 
-describe("media types with many parameters (issue 16)", () => {
+describe("media types with many parameters", () => {
   const withParams = (names: readonly string[]): string =>
     `application/json; ${names.map((n, i) => `${n}=${i}`).join("; ")}`;
 
@@ -189,7 +189,7 @@ describe("media types with many parameters (issue 16)", () => {
   });
 });
 
-describe("signature bases over many components (issue 16)", () => {
+describe("signature bases over many components", () => {
   // Before the signature verifies, each covered component looked through the whole query, or every header
   // field, again: about a second for 300 `@query-param`s over 2,000 parameters, within serve's 16 KiB of headers.
   const n = 5_000;
@@ -225,7 +225,7 @@ describe("signature bases over many components (issue 16)", () => {
   });
 });
 
-describe("parsers with a violation per line never throw (issue 16)", () => {
+describe("parsers with a violation per line never throw", () => {
   it("G9: a header block of 300,000 broken lines gives 300,000 violations", () => {
     const lines = Array.from({ length: 300_000 }, () => "not a header").join("\r\n");
     const parsed = parseHeaderBlock(new TextEncoder().encode(lines), "body.part[0]", "POST-7");
@@ -233,7 +233,7 @@ describe("parsers with a violation per line never throw (issue 16)", () => {
   });
 });
 
-describe("long lists of violations are returned, not spread (issue 16)", () => {
+describe("long lists of violations are returned, not spread", () => {
   it("EVT-4: a delivery-status part of 200,000 broken lines answers with 200,000 violations", () => {
     // `fail(...violations)` overflowed the stack from about a hundred thousand items.
     const text = "Reporting-MTA: dns; a.example\r\n\r\n" + "no colon here\r\n".repeat(200_000);

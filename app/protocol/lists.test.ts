@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { bytesToBinary } from "./base64.ts";
 import { maxOf, minOf, pushAll } from "./lists.ts";
 
-describe("lists of any length (issue 23: no list spread into a call)", () => {
+describe("lists of any length (no list spread into a call)", () => {
   const million = Array.from({ length: 1_000_000 }, (_, i) => ((i * 7919) % 1_000_003) - 500_000);
 
   it("maxOf and minOf take a million values; the floor or ceiling counts as one of them", () => {

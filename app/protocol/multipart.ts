@@ -687,7 +687,7 @@ function scanMediaType(input: string): MediaType | string {
   const subtype = readToken();
   if (subtype === "") return `not a media type: ${JSON.stringify(input)}`;
   // Usually few enough to look for a repeated name by walking them; past a handful, in a set, so that a
-  // header of many parameters costs linear time, not quadratic (issue 16).
+  // header of many parameters costs linear time, not quadratic.
   const params: [name: string, value: string][] = [];
   let names: Set<string> | undefined;
   skipWsp();

@@ -932,11 +932,11 @@ function fieldValues(view: HttpMessageView, lowerName: string): readonly string[
 
 /**
  * Up to this many header fields, a component's values are found by walking them; past it, in an index
- * built once per message, so that many components over many fields cost linear time (issue 16).
+ * built once per message, so that many components over many fields cost linear time.
  */
 const FIELDS_WALKED = 16;
 
-/** What the components of one message share, computed once for all of them (issue 16): one signature may cover thousands. */
+/** What the components of one message share, computed once for all of them: one signature may cover thousands. */
 interface MessageIndex {
   /** The target URI parsed, or `null` when it is not an absolute URI. */
   target?: Target | null;

@@ -1,5 +1,5 @@
 /**
- * The draft's own numbers as one object (issue 30, "the draft's own numbers
+ * The draft's own numbers as one object ("the draft's own numbers
  * as knobs"): the retry schedule, the fallback window's allowed bounds, the
  * give-up, the capabilities cache lifetimes and the pin cap, each with the
  * rule IDs of SPEC.md that give it. The sender reads every one of them from

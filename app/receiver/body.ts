@@ -31,7 +31,7 @@ export interface ReadBodyOptions {
   readonly onBytes?: (bytes: Uint8Array, offset: number) => void;
   /**
    * False: the bytes are only handed to `onBytes` (each chunk as it came),
-   * not kept; the body handed back is empty (issue 16: a large body not yet
+   * not kept; the body handed back is empty (a large body not yet
    * authenticated goes to a spool, not to memory). Default true.
    */
   readonly keep?: boolean;

@@ -233,7 +233,7 @@ export const receiverConfigSchema = z
     /**
      * Key records by keyid, consulted before DNS (G4): for `serve` without a DNS zone. Each keyid is
      * `<selector>._svckey.<domain>` and each record a valid `v=svc1; k=ed25519; p=…` (checked at start);
-     * a keyid is a DNS name, so it matches a request's keyid whatever the case (issue 16).
+     * a keyid is a DNS name, so it matches a request's keyid whatever the case.
      */
     keyRecords: z.record(z.string(), z.string()).default({}),
   })

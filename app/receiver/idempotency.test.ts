@@ -163,7 +163,7 @@ describe("idempotency (POST-12, POST-25, POST-26, G11)", () => {
 
   it("POST-26, ERR-13: the same key with another body while the first request is still being stored: 409 at once, nothing stored for it", async () => {
     // The first request is held inside the mail store: it is in flight, with no record of its key yet,
-    // when the second arrives (issue 23: this order is made, not left to the engine's timing).
+    // when the second arrives (this order is made, not left to the engine's timing).
     let release: () => void = () => {};
     const gate = new Promise<void>((resolve) => {
       release = resolve;
@@ -351,7 +351,7 @@ describe("idempotency (POST-12, POST-25, POST-26, G11)", () => {
   });
 });
 
-describe("a failing store is named in the answer (issue 23: the idempotency store's full disk was blamed on the mail store)", () => {
+describe("a failing store is named in the answer (the idempotency store's full disk was blamed on the mail store)", () => {
   /** A memory idempotency store whose `begin` (the intent written before any mail is) or `get` fails. */
   function failingIdempotency(fails: "begin" | "get"): IdempotencyStore {
     const inner = createMemoryIdempotencyStore();

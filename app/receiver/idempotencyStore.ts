@@ -32,7 +32,7 @@ export interface IdempotencyRecord {
 }
 
 /**
- * A delivery that is about to store mail under a key (issue 16): kept by a durable store before the first
+ * A delivery that is about to store mail under a key: kept by a durable store before the first
  * message is stored, and replaced by the record when the answer is known. One left without a record
  * after a restart belongs to a delivery a crash cut off between storing and answering: its retry resumes
  * it under the same delivery id, and a mailbox that already holds that delivery's message is not given

@@ -269,7 +269,7 @@ describe("G10's order with the key at hand (the signature check started before t
     return warmed;
   }
 
-  it("G10, POST-5, AUTH-5, issue 16: a bad signature and a body that does not match its digest → 401 for the signature, checked before the body is read", async () => {
+  it("G10, POST-5, AUTH-5: a bad signature and a body that does not match its digest → 401 for the signature, checked before the body is read", async () => {
     const { h, dns } = await warm();
     const signed = await h.request({
       bodyAfterSigning: buildMultipartBody(
@@ -321,7 +321,7 @@ describe("G10's order with the key at hand (the signature check started before t
     expect(answer.detail).toMatch(/^created:/);
   });
 
-  it("G10, G4, POST-5, issue 16: an unknown key with a body that does not match its digest → 401 for the key, looked up before the body is read", async () => {
+  it("G10, G4, POST-5: an unknown key with a body that does not match its digest → 401 for the key, looked up before the body is read", async () => {
     const { h, dns } = await warm();
     const unknown = await createTestSender("a.example", "unpublished");
     const answer = await problemOf(

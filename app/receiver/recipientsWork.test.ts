@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createReceiverHarness, createTestSender, readProblem } from "./testing.ts";
 import type { ReceiverHarness } from "./testing.ts";
 
-// Issue 16: one unauthenticated POST of 100,000 recipients (1.9 MB, a bogus
+// One unauthenticated POST of 100,000 recipients (1.9 MB, a bogus
 // signature) held `serve` for 103 s, since the envelope was parsed, and every
 // recipient compared with every other, before the signature's verdict and
 // before max_recipients. The receiver's work per recipient is counted here
@@ -29,7 +29,7 @@ async function counted(): Promise<{ h: ReceiverHarness; steps: () => number }> {
   };
 }
 
-describe("100,000 recipients cost no more than 100 (issue 16)", () => {
+describe("100,000 recipients cost no more than 100", () => {
   it("AUTH-5, G10: with a bogus signature, 401 invalid_signature and no work per recipient at all", async () => {
     const { h, steps } = await counted();
     const small = await h.deliver({ to: recipients(100) });
@@ -66,7 +66,7 @@ describe("100,000 recipients cost no more than 100 (issue 16)", () => {
   });
 });
 
-describe("bad input with a violation per line (issue 16)", () => {
+describe("bad input with a violation per line", () => {
   it("POST-8, G9: a part header block of 200,000 broken lines is 400 with a short detail, not a 503", async () => {
     // Spread into one call, that many violations overflowed the stack: the handler's catch made it a 503.
     const h = await createReceiverHarness();

@@ -225,7 +225,7 @@ describe("signature attacks", () => {
     expect((await h.deliver()).status).toBe(200);
   });
 
-  it("G4, issue 16: a keyid matches keyRecords without regard to case (s1._svckey.A.EXAMPLE, both ways)", async () => {
+  it("G4: a keyid matches keyRecords without regard to case (s1._svckey.A.EXAMPLE, both ways)", async () => {
     const sender = await createTestSender("a.example");
     const upper = sender.keyid.replace("a.example", "A.EXAMPLE");
     const h = await createReceiverHarness((c) => ({ ...c, keyRecords: { [sender.keyid]: sender.keyRecord } }));
@@ -237,7 +237,7 @@ describe("signature attacks", () => {
     expect((await h2.deliver()).status).toBe(200);
   });
 
-  it("G48, AUTH-5, issue 16: a delivery signed for another receiver's URI (mx.other.example) is 401; the receiver's own names pass", async () => {
+  it("G48, AUTH-5: a delivery signed for another receiver's URI (mx.other.example) is 401; the receiver's own names pass", async () => {
     const h = await createReceiverHarness((c) => c, { hostnames: ["localhost", "127.0.0.1", "::1"] });
     const other = await readProblem(await h.deliver({ url: "https://mx.other.example/v1/messages" }));
     expect(other).toMatchObject({ status: 401, identifier: "invalid_signature" });

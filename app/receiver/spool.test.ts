@@ -259,7 +259,7 @@ describe("the receiver with a spooling store (large bodies)", () => {
     for (const mailbox of to) expect(store.messages(mailbox).map((m) => m.message)).toEqual([message]);
   });
 
-  it("SVC-3 G10, issue 16: a large delivery refused (a bad signature → 401) stores nothing and starts no spool: its body is never read", async () => {
+  it("SVC-3 G10: a large delivery refused (a bad signature → 401) stores nothing and starts no spool: its body is never read", async () => {
     const { store, spools } = spoolingStore();
     const h = await createReceiverHarness((c) => c, { mailStore: store });
     const request = await h.request({ message: largeMessage(SIZE), headers: { signature: "sig1=:AAAA:" } });
@@ -320,7 +320,7 @@ describe("the receiver with a spooling store (large bodies)", () => {
   });
 });
 
-describe("issue 16: a spooler that holds the body (app/node/bodySpool.test.ts runs it in the receiver)", () => {
+describe("a spooler that holds the body (app/node/bodySpool.test.ts runs it in the receiver)", () => {
   it("property, POST-9: whatever the chunking, and with no message start in the first 256 KiB, the spooler gives the body back byte for byte", async () => {
     const request = await (await createReceiverHarness()).request({ message: largeMessage(300_000) });
     const withPart = new Uint8Array(await request.arrayBuffer());

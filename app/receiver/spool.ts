@@ -45,7 +45,7 @@ export interface BodySpooler {
     | ((mailbox: string, meta: { readonly deliveryId: string; readonly receivedAtMs: number }) => Promise<boolean>)
     | undefined;
   /**
-   * For a spooler made with `holdsBody` (issue 16): the whole body, `size`
+   * For a spooler made with `holdsBody`: the whole body, `size`
    * bytes, once the read is done: its first bytes from memory, the rest read
    * back from the spool. Rejects when the spool failed (the body is lost:
    * a temporary failure).
@@ -59,7 +59,7 @@ export interface BodySpooler {
 export interface BodySpoolerOptions {
   /**
    * The body is not kept in memory by its reader (it is not authenticated
-   * yet, issue 16): the spool holds every byte after the first few (up to
+   * yet): the spool holds every byte after the first few (up to
    * the message's start, or the first {@link PREFIX_MAX} bytes when no start
    * is found there), copied as they come into writes of 1 MiB, and
    * {@link BodySpooler.body} gives the body back. Needs the spool's `read`.

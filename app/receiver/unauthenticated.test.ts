@@ -1,5 +1,5 @@
 /**
- * Issue 16, item 4: an unauthenticated client cannot make the receiver hold
+ * An unauthenticated client cannot make the receiver hold
  * its body. The signature (whose inputs are the headers, Content-Digest
  * among them) is verified before a byte of the body is read, and at most
  * `maxUnauthenticatedBodies` bodies are read at once before their digest is
@@ -38,7 +38,7 @@ function stalledBody(): { stream: ReadableStream<Uint8Array>; pulls: () => numbe
   };
 }
 
-describe("issue 16: no body is read before the signature verifies", () => {
+describe("no body is read before the signature verifies", () => {
   it("AUTH-5, G10: a bad signature with a body that never arrives is answered 401 at once, the body never read", async () => {
     const h = await createReceiverHarness();
     const body = stalledBody();

@@ -1,7 +1,7 @@
 /**
  * Known bugs a test harness can plant in the sender, to show that `mailscope
- * explore` finds each one and shrinks it to a small scenario (issue 26,
- * docs/explore.md "Planted bugs").
+ * explore` finds each one and shrinks it to a small scenario
+ * (docs/explore.md "Planted bugs").
  *
  * Test-only: no scenario field, no command-line option, no environment
  * variable and no control of the app turns one on. Only code that calls

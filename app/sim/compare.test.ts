@@ -1,5 +1,5 @@
 /**
- * Issue 15 "Compare and fork": the difference table and the verdicts of two
+ * The difference table and the verdicts of two
  * runs, on real runs of the library's G16 scenario (a 2.5-hour outage of
  * b.example's receiver, jitter off), and the check that a fork agrees with
  * its original before the fork point.
@@ -105,7 +105,7 @@ describe("fork at a time", () => {
     expect(prefix.map((e) => e.seq)).toEqual(prefix.map((_, i) => i));
   });
 
-  it("issue 23: a fork placed exactly at an event's time: that event is the fork's, not the prefix's; no false difference", async () => {
+  it("a fork placed exactly at an event's time: that event is the fork's, not the prefix's; no false difference", async () => {
     const a = await run(g16Default);
     const startMs = a.world.startMs;
     // The retry at +0:31:00 (jitter off): the fork point is its very time.
@@ -149,7 +149,7 @@ describe("fork at a time", () => {
   });
 });
 
-describe("issue 22: Compare's verdicts are true of the two runs", () => {
+describe("Compare's verdicts are true of the two runs", () => {
   const seeds = async (text: string, a: number, b: number) => {
     const ra = await run(text, { seed: a });
     const rb = await run(text, { seed: b });

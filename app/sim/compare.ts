@@ -1,5 +1,5 @@
 /**
- * Two runs of one scenario side by side (issue 15, "Compare and fork"): two
+ * Two runs of one scenario side by side (README, "Compare and fork"): two
  * readings of a gap, two seeds, or a run and its fork. From each run's
  * outcomes table (app/sim/outcomeRows.ts, the same rows the run view and
  * `mailscope run` show) this makes the difference table — one line per
@@ -9,7 +9,7 @@
  * attempts, another outcome, or in one run only. A DSN is matched by what it
  * reports on — the original message, the kind of report, the recipients it
  * reports, and who it goes to — never by its Message-ID, which the seed draws
- * (issue 22). From the two traces it also finds where the runs first part:
+ *. From the two traces it also finds where the runs first part:
  * the first decision (an attempt judged, a retry timed, a recipient's result,
  * a hand-off, a bounce, an outcome, a DSN) one run made otherwise, with what
  * each run decided there ({@link firstParting}). For a fork it also checks

@@ -1,5 +1,5 @@
 /**
- * The draft's numbers as knobs (issue 30): a scenario's `constants`, `--set`
+ * The draft's numbers as knobs: a scenario's `constants`, `--set`
  * and the world's runs follow them, the trace and the report say the run
  * departs from SPEC.md, and the invariants judge by the numbers in force.
  */

@@ -1,5 +1,5 @@
 /**
- * The draft's numbers as a run sets them (issue 30): a scenario's
+ * The draft's numbers as a run sets them: a scenario's
  * `constants: { RETRY-2.cap: 30m }`, `--set RETRY-2.cap=30m`,
  * `sweep --vary RETRY-2.cap=15m..2h/15m` and Compare all come here. Each
  * knob is named after its rule ID (app/protocol/specConstants.ts); a value is

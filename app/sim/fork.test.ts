@@ -1,5 +1,5 @@
 /**
- * Issue 15 "Fork at a time": the fork's scenario text — the changed fault cut
+ * The fork's scenario text — the changed fault cut
  * at the fork time, a new fault or message from it — and located errors for
  * a fork that cannot be made.
  */

@@ -1,5 +1,5 @@
 /**
- * Fork at a time (issue 15): the scenario a run would have been had one
+ * Fork at a time: the scenario a run would have been had one
  * thing changed from a point in virtual time on — a fault ended then, one
  * started then, a fault's probability changed then, or a message submitted
  * then. The fork is a new scenario text, run from the start like any other:

@@ -375,7 +375,7 @@ describe("give-up-at-5-days (STATE-7, RETRY-6)", () => {
   });
 });
 
-describe("no-dsn-about-a-dsn (ENV-3, EVT-4; issue 23)", () => {
+describe("no-dsn-about-a-dsn (ENV-3, EVT-4)", () => {
   it("a DSN about a message that was itself a DSN fails, naming both, with both as evidence", async () => {
     const { events } = await trace(HAPPY.replace("carol@b.example", "nobody@b.example"));
     const sent = events.find((e) => e.name === "dsn.sent") as CheckedEvent;

@@ -17,7 +17,7 @@
  * | no-retry-after-permanent | nothing is retried over the service after a permanent answer |
  * | retry-schedule | every attempt within the schedule's bounds (G16, jitter), never before a Retry-After |
  * | give-up-at-5-days | the bounce exactly 5 days after the first attempt; no attempt after that |
- * | no-dsn-about-a-dsn | no DSN reports on a message that was itself a DSN (the loop of issue 23) |
+ * | no-dsn-about-a-dsn | no DSN reports on a message that was itself a DSN (so DSNs cannot loop) |
  */
 import { normalizeAddress, parseMailbox } from "../protocol/mailbox.ts";
 import { actorOfDelivery } from "../trace/deliveryIds.ts";
@@ -93,7 +93,7 @@ export interface InvariantOptions {
   /**
    * The draft's numbers that departed from SPEC.md in the run, as the trace's
    * `constants` member writes them (`{ "RETRY-2.cap": "30m" }`): the schedule
-   * and the give-up are judged by the numbers in force (issue 30). Absent:
+   * and the give-up are judged by the numbers in force. Absent:
    * SPEC.md's.
    */
   readonly constants?: Readonly<Record<string, string>>;

@@ -31,7 +31,7 @@ annotations:
   - { at: "2026-01-01T00:01:00Z", note: an ISO time }
 `;
 
-describe("lessons: summaries and annotations (issue 24)", () => {
+describe("lessons: summaries and annotations", () => {
   it("the summary is the description's first sentence; dots inside words do not end it", () => {
     expect(firstSentence("alice@a.example sends one message to bob@b.example over the service. It arrives.")).toBe(
       "alice@a.example sends one message to bob@b.example over the service.",

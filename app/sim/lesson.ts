@@ -1,5 +1,5 @@
 /**
- * Lessons (issue 24): what a scenario file says to a learner besides the run
+ * Lessons: what a scenario file says to a learner besides the run
  * itself — its title, a one-line summary (the description's first sentence),
  * its place in the "Start here" path with what to watch for, and its
  * annotations: short notes about a time of the run or an event kind, shown

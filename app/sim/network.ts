@@ -119,7 +119,7 @@ const retryAfterShape = {
 /**
  * A `{problem_base}`: an absolute URI (PRB-2), as `new URL` reads it. JSON Schema's `format: uri` is only an
  * annotation in draft 2020-12, so the schema also has a pattern, a scheme and a colon: coarser than the
- * parser, but an editor flags what is no URI at all (issue 23).
+ * parser, but an editor flags what is no URI at all.
  */
 export const problemBaseSchema = z
   .url({ message: "is not an absolute URI (PRB-2)" })
@@ -290,6 +290,183 @@ interface CompiledFault {
   readonly handler: RequestHandler;
 }
 
+/**
+ * The trace's `bodyDigest` of a body: computed in JavaScript for the bodies
+ * of everyday mail (no host task, nothing to wait for), through WebCrypto,
+ * as tracked work, for large ones. The same bytes either way.
+ */
+function traceDigest(scheduler: Scheduler, bytes: Uint8Array, label: string): string | Promise<string> {
+  if (bytes.length <= INLINE_DIGEST_MAX_BYTES) return sha256FieldInline(bytes);
+  return scheduler.track(sha256Field(bytes), label);
+}
+
+/** The `fault.window` data of a network fault: a capabilities fault's scope is the capabilities request unless it says otherwise. */
+function networkFaultWindowData(label: string, spec: NetworkFault, window: TimeWindow, startMs: number) {
+  return faultWindowData(
+    "network",
+    label,
+    // A capabilities fault's scope is the capabilities request unless it says otherwise.
+    spec.kind === "capabilities-invalid" || spec.kind === "capabilities-unfetchable"
+      ? { ...spec, path: spec.path ?? CAPABILITIES_PATH, method: spec.method ?? "GET" }
+      : spec,
+    window,
+    startMs,
+    NETWORK_SCOPE_KEYS,
+  );
+}
+
+/**
+ * The answer handed to the sender: the receiver's own Response when its body is at hand (`atHand`) and no
+ * slow-body fault chunks it; else one made from the bytes read, chunked at the fault's pace when one does.
+ */
+function answerFor(
+  response: Response,
+  responseBody: Uint8Array,
+  atHand: boolean,
+  chunking: Extract<NetworkFault, { kind: "slow-body" }> | undefined,
+  scheduler: Scheduler,
+): Response {
+  // The sender is handed the receiver's own Response when its body is at hand, as the receiver the sender's Request.
+  if (chunking === undefined && atHand) return response;
+  const init = { status: response.status, statusText: response.statusText, headers: response.headers };
+  if (NULL_BODY_STATUSES.has(response.status)) return new Response(null, init);
+  return chunking === undefined
+    ? responseWithBody(responseBody, init)
+    : new Response(slowBody(scheduler, responseBody, chunking.chunkBytes, chunking.intervalMs), init);
+}
+
+/**
+ * The msw handler of the receiver at origin `key`. msw hands the resolver the exchange's request, whose body is
+ * at hand (see `exchange`); one whose body is not is read as tracked work and handed on as a copy whose body is.
+ */
+function receiverMsw(
+  key: string,
+  handler: HttpHandlerFn,
+  exchanges: WeakMap<Request, Exchange>,
+  scheduler: Scheduler,
+): RequestHandler {
+  return http.all(
+    ({ request }) => new URL(request.url).origin === key,
+    async ({ request }) => {
+      const exchange = exchanges.get(request);
+      const settled = bodyBytesOf(request) !== undefined ? request : await settledRequest(request, scheduler);
+      return exchange === undefined ? handler(settled) : handler(settled, { exchangeId: exchange.id });
+    },
+  );
+}
+
+/**
+ * Whether a fault in the exchange's static scope acts on it now: its time
+ * window when its handler runs (after the latency before it), then its
+ * probability, drawn only for requests in scope, from the fault's own stream.
+ */
+function inScope(fault: CompiledFault, nowMs: number): boolean {
+  const spec = fault.spec;
+  if (!inWindow(fault.window, nowMs)) return false;
+  return spec.probability === undefined || fault.chance.chance(spec.probability);
+}
+
+/** Whether `host` is `domain`'s (mounted for it, the domain itself, or a name under it). */
+function targetIs(host: string, domain: string, hostDomains: ReadonlyMap<string, string>): boolean {
+  const d = normalizeName(domain);
+  return hostDomains.get(host) === d || host === d || host.endsWith(`.${d}`);
+}
+
+/**
+ * Whether the exchange is in the fault's scope by what does not change while
+ * it runs: host, path, method, source, partition. An exchange's handler
+ * list holds only the faults that pass, so a request runs through the few
+ * faults that concern it rather than all of them. No random draw here.
+ */
+function inStaticScope(fault: CompiledFault, exchange: Exchange, hostDomains: ReadonlyMap<string, string>): boolean {
+  const spec = fault.spec;
+  const host = exchange.url.hostname;
+  if (spec.kind === "partition") {
+    const [a, b] = spec.between.map(normalizeName) as [string, string];
+    const across =
+      (exchange.source === a && targetIs(host, b, hostDomains)) ||
+      (exchange.source === b && targetIs(host, a, hostDomains));
+    if (!across) return false;
+  } else {
+    const path =
+      spec.path ??
+      (spec.kind === "capabilities-invalid" || spec.kind === "capabilities-unfetchable"
+        ? CAPABILITIES_PATH
+        : undefined);
+    const method =
+      spec.method ??
+      (spec.kind === "capabilities-invalid" || spec.kind === "capabilities-unfetchable" ? "GET" : undefined);
+    if (spec.host !== undefined && !matchGlob(spec.host, host)) return false;
+    if (path !== undefined && !matchGlob(path, exchange.url.pathname)) return false;
+    if (method !== undefined && method.toUpperCase() !== exchange.method) return false;
+    if (spec.source !== undefined && normalizeName(spec.source) !== exchange.source) return false;
+  }
+  return true;
+}
+
+/** What `fault` does to `exchange`: waits, fails its connection, answers in the receiver's place, or marks it for after. */
+async function act(
+  fault: CompiledFault,
+  exchange: Exchange,
+  scheduler: Scheduler,
+  baseFor: (host: string, explicit: string | undefined) => string,
+): Promise<Response | undefined> {
+  const spec = fault.spec;
+  const host = exchange.url.hostname;
+  const decided = (): void => {
+    exchange.fault = fault.label;
+  };
+  switch (spec.kind) {
+    case "latency": {
+      const delayMs = sampleLatencyMs(spec.latency, fault.latency);
+      if (delayMs > 0) await scheduler.sleep(delayMs, `latency fault ${fault.label}`);
+      return undefined;
+    }
+    case "connection-refused":
+      decided();
+      throw new TransportError("connection-refused", `connection refused by ${exchange.url.host}`);
+    case "connection-reset":
+      if (spec.phase === "response") {
+        exchange.post.push(fault);
+        return undefined;
+      }
+      decided();
+      throw new TransportError(
+        "connection-reset",
+        `connection reset by ${exchange.url.host} before the request was read`,
+      );
+    case "tls-failure":
+      decided();
+      throw new TransportError("tls", `TLS handshake with ${exchange.url.host} failed`);
+    case "timeout":
+      await scheduler.sleep(spec.afterMs, `timeout fault ${fault.label}`);
+      decided();
+      throw new TransportError("timeout", `no answer from ${exchange.url.host} within ${spec.afterMs} ms`);
+    case "partition":
+      decided();
+      if (spec.failure === "connection-refused") {
+        throw new TransportError(
+          "connection-refused",
+          `${exchange.source} cannot reach ${exchange.url.host} (partition)`,
+        );
+      }
+      await scheduler.sleep(spec.afterMs, `partition ${fault.label}`);
+      throw new TransportError("timeout", `${exchange.source} cannot reach ${exchange.url.host} (partition)`);
+    case "unavailable":
+    case "server-error":
+    case "rate-limited":
+    case "forbidden":
+    case "capabilities-invalid":
+    case "capabilities-unfetchable":
+    case "respond":
+      decided();
+      return faultAnswer(spec, baseFor(host, "problemBase" in spec ? spec.problemBase : undefined));
+    case "slow-body":
+      exchange.post.push(fault);
+      return undefined;
+  }
+}
+
 /** A network with no receivers yet and the given faults. */
 export function createNetwork(options: NetworkOptions): Network {
   const { scheduler } = options;
@@ -319,7 +496,9 @@ export function createNetwork(options: NetworkOptions): Network {
       );
       scopes.set(host, candidates);
     }
-    return candidates.length === 0 ? candidates : candidates.filter((fault) => inStaticScope(fault, exchange));
+    return candidates.length === 0
+      ? candidates
+      : candidates.filter((fault) => inStaticScope(fault, exchange, hostDomains));
   }
 
   /**
@@ -348,125 +527,12 @@ export function createNetwork(options: NetworkOptions): Network {
     return getResponse(handlers, forwarded);
   }
 
-  /**
-   * The trace's `bodyDigest` of a body: computed in JavaScript for the bodies
-   * of everyday mail (no host task, nothing to wait for), through WebCrypto,
-   * as tracked work, for large ones. The same bytes either way.
-   */
-  function traceDigest(bytes: Uint8Array, label: string): string | Promise<string> {
-    if (bytes.length <= INLINE_DIGEST_MAX_BYTES) return sha256FieldInline(bytes);
-    return scheduler.track(sha256Field(bytes), label);
-  }
-
   function emit(name: string, source: string, data: Record<string, unknown>): void {
     trace.emit({ name, timeMs: scheduler.now(), domain: source, data });
   }
 
-  function targetIs(host: string, domain: string): boolean {
-    const d = normalizeName(domain);
-    return hostDomains.get(host) === d || host === d || host.endsWith(`.${d}`);
-  }
-
-  /**
-   * Whether the exchange is in the fault's scope by what does not change while
-   * it runs: host, path, method, source, partition. An exchange's handler
-   * list holds only the faults that pass, so a request runs through the few
-   * faults that concern it rather than all of them. No random draw here.
-   */
-  function inStaticScope(fault: CompiledFault, exchange: Exchange): boolean {
-    const spec = fault.spec;
-    const host = exchange.url.hostname;
-    if (spec.kind === "partition") {
-      const [a, b] = spec.between.map(normalizeName) as [string, string];
-      const across = (exchange.source === a && targetIs(host, b)) || (exchange.source === b && targetIs(host, a));
-      if (!across) return false;
-    } else {
-      const path =
-        spec.path ??
-        (spec.kind === "capabilities-invalid" || spec.kind === "capabilities-unfetchable"
-          ? CAPABILITIES_PATH
-          : undefined);
-      const method =
-        spec.method ??
-        (spec.kind === "capabilities-invalid" || spec.kind === "capabilities-unfetchable" ? "GET" : undefined);
-      if (spec.host !== undefined && !matchGlob(spec.host, host)) return false;
-      if (path !== undefined && !matchGlob(path, exchange.url.pathname)) return false;
-      if (method !== undefined && method.toUpperCase() !== exchange.method) return false;
-      if (spec.source !== undefined && normalizeName(spec.source) !== exchange.source) return false;
-    }
-    return true;
-  }
-
-  /**
-   * Whether a fault in the exchange's static scope acts on it now: its time
-   * window when its handler runs (after the latency before it), then its
-   * probability, drawn only for requests in scope, from the fault's own stream.
-   */
-  function inScope(fault: CompiledFault): boolean {
-    const spec = fault.spec;
-    if (!inWindow(fault.window, scheduler.now())) return false;
-    return spec.probability === undefined || fault.chance.chance(spec.probability);
-  }
-
   function baseFor(host: string, explicit: string | undefined): string {
     return (explicit ?? options.problemBase?.(host) ?? `https://${host}/problems`).replace(/\/+$/, "");
-  }
-
-  async function act(fault: CompiledFault, exchange: Exchange): Promise<Response | undefined> {
-    const spec = fault.spec;
-    const host = exchange.url.hostname;
-    const decided = (): void => {
-      exchange.fault = fault.label;
-    };
-    switch (spec.kind) {
-      case "latency": {
-        const delayMs = sampleLatencyMs(spec.latency, fault.latency);
-        if (delayMs > 0) await scheduler.sleep(delayMs, `latency fault ${fault.label}`);
-        return undefined;
-      }
-      case "connection-refused":
-        decided();
-        throw new TransportError("connection-refused", `connection refused by ${exchange.url.host}`);
-      case "connection-reset":
-        if (spec.phase === "response") {
-          exchange.post.push(fault);
-          return undefined;
-        }
-        decided();
-        throw new TransportError(
-          "connection-reset",
-          `connection reset by ${exchange.url.host} before the request was read`,
-        );
-      case "tls-failure":
-        decided();
-        throw new TransportError("tls", `TLS handshake with ${exchange.url.host} failed`);
-      case "timeout":
-        await scheduler.sleep(spec.afterMs, `timeout fault ${fault.label}`);
-        decided();
-        throw new TransportError("timeout", `no answer from ${exchange.url.host} within ${spec.afterMs} ms`);
-      case "partition":
-        decided();
-        if (spec.failure === "connection-refused") {
-          throw new TransportError(
-            "connection-refused",
-            `${exchange.source} cannot reach ${exchange.url.host} (partition)`,
-          );
-        }
-        await scheduler.sleep(spec.afterMs, `partition ${fault.label}`);
-        throw new TransportError("timeout", `${exchange.source} cannot reach ${exchange.url.host} (partition)`);
-      case "unavailable":
-      case "server-error":
-      case "rate-limited":
-      case "forbidden":
-      case "capabilities-invalid":
-      case "capabilities-unfetchable":
-      case "respond":
-        decided();
-        return faultAnswer(spec, baseFor(host, "problemBase" in spec ? spec.problemBase : undefined));
-      case "slow-body":
-        exchange.post.push(fault);
-        return undefined;
-    }
   }
 
   function addFault(input: NetworkFaultInput): NetworkFault {
@@ -484,8 +550,8 @@ export function createNetwork(options: NetworkOptions): Network {
         () => true,
         async ({ request }) => {
           const exchange = exchanges.get(request);
-          if (exchange === undefined || !inScope(fault)) return undefined;
-          return act(fault, exchange);
+          if (exchange === undefined || !inScope(fault, scheduler.now())) return undefined;
+          return act(fault, exchange, scheduler, baseFor);
         },
       ),
     };
@@ -494,17 +560,7 @@ export function createNetwork(options: NetworkOptions): Network {
     trace.emit({
       name: "fault.window",
       timeMs: scheduler.now(),
-      data: faultWindowData(
-        "network",
-        label,
-        // A capabilities fault's scope is the capabilities request unless it says otherwise.
-        spec.kind === "capabilities-invalid" || spec.kind === "capabilities-unfetchable"
-          ? { ...spec, path: spec.path ?? CAPABILITIES_PATH, method: spec.method ?? "GET" }
-          : spec,
-        fault.window,
-        scheduler.startMs,
-        NETWORK_SCOPE_KEYS,
-      ),
+      data: networkFaultWindowData(label, spec, fault.window, scheduler.startMs),
     });
     return spec;
   }
@@ -523,7 +579,7 @@ export function createNetwork(options: NetworkOptions): Network {
       url: url.href,
       headers: headersObject(request.headers),
       bodySize: requestBody.length,
-      bodyDigest: await traceDigest(requestBody, "http.request digest"),
+      bodyDigest: await traceDigest(scheduler, requestBody, "http.request digest"),
       ...(options.recordBodies === true ? bodyFields(requestBody) : {}),
     });
     // The receiver is handed the sender's own Request when its body is at hand (app/protocol/bodies.ts):
@@ -563,18 +619,12 @@ export function createNetwork(options: NetworkOptions): Network {
         ...(response.statusText !== "" ? { statusText: response.statusText } : {}),
         headers: headersObject(response.headers),
         bodySize: responseBody.length,
-        bodyDigest: await traceDigest(responseBody, "http.response digest"),
+        bodyDigest: await traceDigest(scheduler, responseBody, "http.response digest"),
         ...(bodyDurationMs > 0 ? { bodyDurationMs } : {}),
         ...(current.fault !== undefined ? { fault: current.fault } : {}),
         ...(options.recordBodies === true ? bodyFields(responseBody) : {}),
       });
-      // The sender is handed the receiver's own Response when its body is at hand, as the request above.
-      if (chunking === undefined && answered !== undefined) return response;
-      const init = { status: response.status, statusText: response.statusText, headers: response.headers };
-      if (NULL_BODY_STATUSES.has(response.status)) return new Response(null, init);
-      return chunking === undefined
-        ? responseWithBody(responseBody, init)
-        : new Response(slowBody(scheduler, responseBody, chunking.chunkBytes, chunking.intervalMs), init);
+      return answerFor(response, responseBody, answered !== undefined, chunking, scheduler);
     } catch (error) {
       emit("http.failure", source, {
         exchangeId: id,
@@ -594,16 +644,7 @@ export function createNetwork(options: NetworkOptions): Network {
       const key = parsed.origin;
       receivers.set(key, {
         handler,
-        // msw hands the resolver the exchange's request, whose body is at hand (see `exchange`); one whose
-        // body is not is read as tracked work and handed on as a copy whose body is.
-        msw: http.all(
-          ({ request }) => new URL(request.url).origin === key,
-          async ({ request }) => {
-            const exchange = exchanges.get(request);
-            const settled = bodyBytesOf(request) !== undefined ? request : await settledRequest(request, scheduler);
-            return exchange === undefined ? handler(settled) : handler(settled, { exchangeId: exchange.id });
-          },
-        ),
+        msw: receiverMsw(key, handler, exchanges, scheduler),
       });
       hostDomains.set(parsed.hostname, normalizeName(mountOptions.domain ?? parsed.hostname));
       scopes.clear();

@@ -147,7 +147,7 @@ describe("rate-limited-then-down, read back from its exported and imported trace
   });
 });
 
-describe("issue 23, G16: the retry delay counts from the attempt's start, however slow its POST (on times, not a hash)", () => {
+describe("G16: the retry delay counts from the attempt's start, however slow its POST (on times, not a hash)", () => {
   /** b.example answers every POST 503 after `latency`; jitter off. The attempts' starts, in seconds from the first. */
   async function starts(latency: string): Promise<{ starts: number[]; ends: number[]; planned: number[] }> {
     const outcome = await runScenarioText(`name: slow

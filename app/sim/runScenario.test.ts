@@ -175,7 +175,7 @@ describe("the worker's request handler", () => {
   });
 });
 
-describe("progress of long runs (issue 16)", () => {
+describe("progress of long runs", () => {
   const MANY = `name: many
 seed: 5
 domains:
@@ -225,7 +225,7 @@ messages:
   - { id: m1, from: ghost@a.example, to: nobody@b.example }
 `;
 
-describe("a DSN never causes a DSN (issue 23: DSNs about DSNs ran until memory was gone)", () => {
+describe("a DSN never causes a DSN (DSNs about DSNs ran until memory was gone)", () => {
   it("ENV-3, EVT-4: the DSN's own failure is not reported; the run ends, and every check holds", async () => {
     const r = await run(DSN_LOOP);
     const named = (name: string) => r.trace.events.filter((e) => e.name === name);

@@ -674,7 +674,7 @@ export const expectationSchema = z
 /** The most annotations a scenario has, and the longest note. */
 export const MAX_ANNOTATIONS = 100;
 export const MAX_NOTE_CHARS = 400;
-/** Why a lesson's texts and counts stop where they do (issue 23: every bound says what it follows from). */
+/** Why a lesson's texts and counts stop where they do (every bound says what it follows from). */
 const LESSON_WHY = "a resource limit: the library and the run view show every one of them whole";
 
 const lessonSchema = z
@@ -924,10 +924,21 @@ function normalizeDomain(domain: string): string {
   return domain.toLowerCase().replace(/\.$/, "");
 }
 
+/** Adds an issue at `path` (a field of the scenario). */
+type AddIssue = (path: (string | number)[], message: string) => void;
+
 /** Checks across fields: references between messages, domains and expectations, and the readings. */
 function checkScenario(s: z.output<typeof scenarioObject>, ctx: z.RefinementCtx): void {
-  const add = (path: (string | number)[], message: string): void => ctx.addIssue({ code: "custom", path, message });
+  const add: AddIssue = (path, message) => ctx.addIssue({ code: "custom", path, message });
+  checkConstantsAndReadings(s, add);
+  checkDomains(s, add);
+  checkTimesAndCounts(s, add);
+  const { messageIds, recipientsById } = checkMessages(s, add);
+  checkExpectations(s, add, messageIds, recipientsById);
+}
 
+/** The constants and gap readings: each applies, and together they do not cross (RETRY-5). */
+function checkConstantsAndReadings(s: z.output<typeof scenarioObject>, add: AddIssue): void {
   let constants = SPEC_CONSTANTS;
   for (const [name, value] of Object.entries(s.constants)) {
     const applied = applyConstant(constants, name, value);
@@ -950,8 +961,10 @@ function checkScenario(s: z.output<typeof scenarioObject>, ctx: z.RefinementCtx)
       inForce.message,
     );
   }
+}
 
-  const domains = new Map(Object.entries(s.domains).map(([name, d]) => [normalizeDomain(name), { name, d }]));
+/** Each domain: what a domain without a receiver cannot have, its mailboxes, policy lists, SVCB records, endpoint. */
+function checkDomains(s: z.output<typeof scenarioObject>, add: AddIssue): void {
   for (const [name, d] of Object.entries(s.domains)) {
     const key = normalizeDomain(name);
     if (d.receiver === "none") {
@@ -1003,7 +1016,10 @@ function checkScenario(s: z.output<typeof scenarioObject>, ctx: z.RefinementCtx)
     if (host !== undefined && host !== "" && !isDomainName(host))
       add(["domains", name, "endpoint"], `"${host}" is not a host name`);
   }
+}
 
+/** Times within the run's span, the recipients' bound, annotations and the SVCB records of DNS and its changes. */
+function checkTimesAndCounts(s: z.output<typeof scenarioObject>, add: AddIssue): void {
   // An ISO time is bounded by its distance from the start, as offsets are (MAX_VIRTUAL_MS).
   const startMs = s.start !== undefined ? Date.parse(s.start) : DEFAULT_START_MS;
   const checkTime = (path: (string | number)[], value: number | string | undefined): void => {
@@ -1058,7 +1074,17 @@ function checkScenario(s: z.output<typeof scenarioObject>, ctx: z.RefinementCtx)
       if (problem !== undefined) add(["faults", "dnsChanges", c, "records", "svcb", i], problem);
     });
   });
+}
 
+/** Each message: a unique id, one body, its sender and recipients in the scenario's domains. */
+function checkMessages(
+  s: z.output<typeof scenarioObject>,
+  add: AddIssue,
+): {
+  readonly messageIds: ReadonlyMap<string, number>;
+  readonly recipientsById: ReadonlyMap<string, ReadonlySet<string>>;
+} {
+  const domains = new Map(Object.entries(s.domains).map(([name, d]) => [normalizeDomain(name), { name, d }]));
   const messageIds = new Map<string, number>();
   const recipientsById = new Map<string, Set<string>>();
   s.messages.forEach((m, i) => {
@@ -1117,7 +1143,16 @@ function checkScenario(s: z.output<typeof scenarioObject>, ctx: z.RefinementCtx)
     recipientsById.set(id, recipients);
     if (m.size !== undefined && parseSizeBytes(m.size) === undefined) add(["messages", i, "size"], "not a size");
   });
+  return { messageIds, recipientsById };
+}
 
+/** Each expectation: its message and recipient exist, and its fields go together. */
+function checkExpectations(
+  s: z.output<typeof scenarioObject>,
+  add: AddIssue,
+  messageIds: ReadonlyMap<string, number>,
+  recipientsById: ReadonlyMap<string, ReadonlySet<string>>,
+): void {
   s.expectations.forEach((e, i) => {
     if (e.message !== undefined && !messageIds.has(e.message)) {
       add(

@@ -47,7 +47,7 @@ describe("summarizeScenario", () => {
       'name: x\ntitle: One POST, four fates\ndescription: "One POST, four fates: the answer carries one result per recipient. More."';
     expect(summarizeScenario("x.yaml", text).summary).toBe("The answer carries one result per recipient.");
   });
-  it("reads the title, the first sentence as the summary, the lesson and the well-formed annotations (issue 24)", () => {
+  it("reads the title, the first sentence as the summary, the lesson and the well-formed annotations", () => {
     const text = [
       "name: down",
       "title: Receiver down",

@@ -249,7 +249,7 @@ describe("scheduler: tracked work finishes before the next event", () => {
     expect((error as Error).message).toMatch(/boom.*"exploding" at \+0:00:00\.007\)$/);
   });
 
-  it("issue 23: fail() ends a run whose event never settles (a loop in zero virtual time), with that error, however it is driven", async () => {
+  it("fail() ends a run whose event never settles (a loop in zero virtual time), with that error, however it is driven", async () => {
     for (const drive of ["run", "realtime", "step"] as const) {
       const s = createScheduler({ startMs: 0 });
       let turns = 0;

@@ -36,6 +36,7 @@
  * {@link Scheduler.runRealtime}. Both are injectable, so tests can use fake
  * timers.
  */
+import { errorWithName } from "../errorMessage.ts";
 import { observeWebCrypto } from "../protocol/webCrypto.ts";
 import { formatOffset } from "../trace/offset.ts";
 import type { Clock } from "../ports.ts";
@@ -219,7 +220,7 @@ export interface Scheduler {
   touch(): void;
   /**
    * Fails the run with `error`, as a failing event would: the event running now (or the next one to run)
-   * ends by throwing it, whichever way the run is driven (the world's event budget, issue 23).
+   * ends by throwing it, whichever way the run is driven (the world's event budget).
    */
   fail(error: Error): void;
   readonly pendingEvents: number;
@@ -666,7 +667,7 @@ class EventScheduler implements Scheduler {
   #fail(cause: unknown, event: QueuedEvent): void {
     this.#activity = true;
     this.#failure ??= new SimulationError(
-      `the event failed: ${describe(cause)}`,
+      `the event failed: ${errorWithName(cause)}`,
       event.timeMs,
       event.label,
       cause,
@@ -734,10 +735,6 @@ class EventScheduler implements Scheduler {
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 // ---------------------------------------------------------------------------

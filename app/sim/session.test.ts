@@ -292,11 +292,11 @@ describe("a live session gives the trace of `mailscope run` (ARCHITECTURE.md Det
   });
 });
 
-describe("seeking backwards (issue 22): a jump to an earlier time lands where a run from the start to that time lands", () => {
+describe("seeking backwards: a jump to an earlier time lands where a run from the start to that time lands", () => {
   const MINUTE = 60_000;
   const DAY = 24 * HOUR;
   const cases: [name: string, text: string, later: number | "end", earlier: number][] = [
-    // STATE-7: five days of retries and a bounce; back from +3d to +1d (issue 22's example).
+    // STATE-7: five days of retries and a bounce; back from +3d to +1d (a jump back over days of retries).
     ["rate-limited-then-down", rateLimitedThenDown, 3 * DAY, DAY],
     // STATE-3: the hand-off after the fallback window; back from after it to before it.
     ["receiver-down-past-fallback-window", receiverDown, 3 * HOUR, 90 * MINUTE],
@@ -401,7 +401,7 @@ describe("seeking backwards (issue 22): a jump to an earlier time lands where a 
     expect(c.finished().result.hash).toBe(expected.hash);
   });
 
-  it("resume plays at the speed it carries (issue 22: after a jump it played at 1× whatever the app showed)", async () => {
+  it("resume plays at the speed it carries (after a jump it played at 1× whatever the app showed)", async () => {
     // Host timers that answer at once and note the wall time asked for: the playhead moves speed × that.
     const waits: number[] = [];
     const host = {
@@ -615,7 +615,7 @@ describe("what the app hands over and asks for", () => {
   });
 });
 
-describe("issue 24: steps and breakpoints stop at one trace event, the same whatever the speed", () => {
+describe("steps and breakpoints stop at one trace event, the same whatever the speed", () => {
   // Host timers that answer at once: a play at 60× or 1× waits no wall time, yet its virtual pace is the one asked.
   // Waits of up to 10 minutes of wall time each (a frame's worth of virtual time at the speed), every report posted.
   const at = (): SimulationSessionOptions => {

@@ -228,7 +228,7 @@ describe("the world of a scenario", () => {
     expect((await done.run()).complete).toBe(true);
   });
 
-  it("issue 23, CAP-13, G7: a message after a one-year pin has run out is taken and run, and finds the pin gone", async () => {
+  it("CAP-13, G7: a message after a one-year pin has run out is taken and run, and finds the pin gone", async () => {
     // b.example advertises a pin longer than the cap: the sender keeps it 31557600 s (365d 6h). Its SVCB record
     // goes at 365d. m2 at 365d 5h is kept on the service by the pin until the pin's end, then goes to SMTP for
     // want of a service (G6); m3 at 365d 7h, after the pin, goes to SMTP at once.

@@ -26,9 +26,10 @@ import { bytesToBinary, bytesToHex } from "../protocol/base64.ts";
 import { buildKeyRecord, exportPublicKeyRaw, importSigningKeyFromSeed, keyidFor } from "../protocol/profile.ts";
 import { parseSvcbPresentation } from "../protocol/svcb.ts";
 import { createMemoryMailStore, type MemoryMailStore } from "../receiver/memoryMailStore.ts";
+import type { Outbound } from "../receiver/afterAcceptance.ts";
 import { createReceiver, type ReceiverHandler } from "../receiver/receiver.ts";
 import type { PlantedBug } from "../sender/plantedBugs.ts";
-import { createSender, type Sender, type SubmissionHandle } from "../sender/sender.ts";
+import { createSender, type Sender, type SenderConfig, type SubmissionHandle } from "../sender/sender.ts";
 import { createRecorder, type Recorder } from "../trace/recorder.ts";
 import type { CheckResult, Trace } from "../trace/schema.ts";
 import { createDnsZone, svcbOwner, type DnsRecordSetInput, type DnsZone } from "./dnsZone.ts";
@@ -48,6 +49,7 @@ import {
   resolveReadings,
   senderDomainOf,
   type Scenario,
+  type ScenarioDomain,
   type ScenarioMessage,
   type ScenarioReadings,
 } from "./scenario.ts";
@@ -119,7 +121,7 @@ export const EVENT_BUDGET_BASE = 100_000;
 export const EVENT_BUDGET_PER_ITEM = 10_000;
 
 /**
- * The event budget of a scenario's run (issue 23): {@link EVENT_BUDGET_BASE}, and
+ * The event budget of a scenario's run: {@link EVENT_BUDGET_BASE}, and
  * {@link EVENT_BUDGET_PER_ITEM} per message and per recipient. A run that records more is caught in a
  * loop (DSNs about DSNs, say), and is stopped with an error naming it rather than let to fill the memory.
  */
@@ -284,6 +286,179 @@ export class WorldError extends Error {
 
 const encoder = new TextEncoder();
 
+/** The `spec.constants` event of a run whose constants depart from SPEC.md's: which, and the rules they change. */
+function constantsEvent(
+  startMs: number,
+  constants: SpecConstants,
+  departed: ReturnType<typeof departures>,
+): Parameters<Recorder["emit"]>[0] {
+  return {
+    name: "spec.constants",
+    timeMs: startMs,
+    data: {
+      constants: constantsNotation(constants),
+      departures: departed,
+      rules: [...new Set(departed.flatMap((d) => d.rules))],
+    },
+  };
+}
+
+/** The zone's records of the domains (each key's TXT record, when published, and SVCB record; then the scenario's own), and each receiver's endpoint. */
+function zoneRecords(
+  scenario: Scenario,
+  keys: ReadonlyMap<string, { readonly keyid: string; readonly keyRecord: string }>,
+): {
+  readonly records: Record<string, DnsRecordSetInput>;
+  readonly endpoints: ReadonlyMap<string, { host: string; port: number; origin: string }>;
+} {
+  const records: Record<string, DnsRecordSetInput> = {};
+  const endpoints = new Map<string, { host: string; port: number; origin: string }>();
+  for (const [rawName, domain] of Object.entries(scenario.domains)) {
+    const name = normalizeName(rawName);
+    const key = keys.get(name);
+    if (key !== undefined && domain.keys.publish) records[key.keyid] = { txt: [key.keyRecord] };
+    const endpoint = endpointOf(name, domain);
+    if (domain.receiver !== "none") endpoints.set(name, endpoint);
+    const svcb =
+      domain.svcb !== undefined
+        ? domain.svcb
+        : domain.receiver === "none"
+          ? null
+          : [`1 ${endpoint.host}. port=${endpoint.port}`];
+    if (svcb !== null) records[svcbOwner(name)] = { ...records[svcbOwner(name)], svcb };
+  }
+  for (const [name, set] of Object.entries(scenario.dns.records)) records[normalizeName(name)] = set;
+  return { records, endpoints };
+}
+
+/**
+ * The outbound side of `name`'s receiver (G17): its DSN goes to the domain's own `sender`, as a normal message,
+ * and is traced; none about a DSN (ENV-3) when `guardDsnLoops`.
+ */
+function receiverDsns(
+  name: string,
+  sender: Sender,
+  run: {
+    readonly scheduler: Scheduler;
+    readonly recorder: Recorder;
+    readonly trace: TraceSink;
+    readonly guardDsnLoops: boolean;
+    /** Every DSN sent so far (its message id). */
+    readonly dsnIds: ReadonlySet<string>;
+  },
+): Outbound {
+  const { scheduler, recorder, trace, guardDsnLoops, dsnIds } = run;
+  return {
+    submit: (dsn) => {
+      const scan = scanDsn(dsn.message);
+      // ENV-3, RFC 5321 §4.5.5: a message that was itself a DSN gets none, whatever `from` it came with.
+      if (guardDsnLoops && scan.originalMessageId !== undefined && dsnIds.has(scan.originalMessageId)) {
+        trace.emit({
+          name: "dsn.suppressed",
+          timeMs: scheduler.now(),
+          domain: name,
+          data: { messageId: scan.originalMessageId, recipients: scan.recipients, rule: "ENV-3" },
+        });
+        return Promise.resolve();
+      }
+      const dsnMessageId = scan.messageId ?? `dsn.${scheduler.now()}.${recorder.events.length}@${name}`;
+      trace.emit({
+        name: "dsn.sent",
+        timeMs: scheduler.now(),
+        domain: name,
+        data: {
+          ...(scan.originalMessageId !== undefined && { messageId: scan.originalMessageId }),
+          dsnMessageId,
+          to: dsn.to.join(", "),
+          reason: "failure-after-acceptance",
+          recipients: scan.recipients,
+          rule: "STATE-8",
+          gaps: ["G17", "G29"],
+        },
+      });
+      sender.submit({ messageId: dsnMessageId, from: null, to: dsn.to, message: dsn.message });
+      return Promise.resolve();
+    },
+  };
+}
+
+/** The configuration of `name`'s sender in a run: its key, the run's readings and constants, its misbehaviour. */
+function senderConfig(
+  name: string,
+  key: { readonly keyid: string; readonly privateKey: CryptoKey },
+  domain: ScenarioDomain,
+  run: {
+    readonly problemBase: string;
+    readonly readings: ScenarioReadings;
+    readonly constants: SpecConstants;
+    readonly guardDsnLoops: boolean;
+    readonly plantedBug: PlantedBug | undefined;
+  },
+): SenderConfig {
+  const { problemBase, readings, constants, guardDsnLoops } = run;
+  return {
+    domain: name,
+    signingKey: key.privateKey,
+    keyid: key.keyid,
+    problemBase,
+    keepFinishedActors: false,
+    readings: {
+      G7: readings.G7,
+      G8: readings.G8,
+      G12: readings.G12,
+      G13: readings.G13,
+      G16: readings.G16,
+      G26: readings.G26,
+      G46: readings.G46,
+      G47: readings.G47,
+    },
+    production: true,
+    constants,
+    ...(domain.senderMisbehaviour !== undefined && { misbehaviour: domain.senderMisbehaviour }),
+    ...(run.plantedBug !== undefined && { plantedBug: run.plantedBug }),
+    guardDsnLoops,
+  };
+}
+
+/** Each message of the scenario built and scheduled at its time, submitted to its domain's sender. */
+function scheduleMessages(
+  scenario: Scenario,
+  startMs: number,
+  scheduler: Scheduler,
+  senders: ReadonlyMap<string, Sender>,
+  emls: WorldOptions["emls"],
+): WorldMessage[] {
+  const messages: WorldMessage[] = [];
+  for (const [index, m] of scenario.messages.entries()) {
+    const id = messageIdOf(m, index);
+    const senderDomain = senderDomainOf(m);
+    if (senderDomain === undefined || !senders.has(senderDomain)) {
+      throw new WorldError(`messages[${index}] (${id}): no sender for its domain`);
+    }
+    const atMs = resolveTimeMs(m.at, startMs);
+    const bytes = messageBytes(m, id, senderDomain, atMs, emls);
+    const header = headerMessageId(bytes);
+    const messageId = header ?? `${id}@${senderDomain}`;
+    const to = recipientsOf(m);
+    messages.push({
+      id,
+      messageId,
+      ...(header !== undefined && { headerMessageId: header }),
+      atMs,
+      senderDomain,
+      from: m.from,
+      to,
+      size: bytes.length,
+    });
+    scheduler.at(
+      atMs,
+      () => senders.get(senderDomain)?.submit({ messageId, from: m.from, to, message: bytes }),
+      `submit ${id}`,
+    );
+  }
+  return messages;
+}
+
 /**
  * Builds the world of `scenario`: keys derived from the seed and published
  * (G4), SVCB records (G5), receivers mounted on the network, senders, and
@@ -331,18 +506,8 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
     },
   };
   const problemBase = problemBaseOf(scenario);
-  // A run that departs from SPEC.md's numbers says so first of all (issue 30).
-  if (departed.length > 0) {
-    recorder.emit({
-      name: "spec.constants",
-      timeMs: startMs,
-      data: {
-        constants: constantsNotation(constants),
-        departures: departed,
-        rules: [...new Set(departed.flatMap((d) => d.rules))],
-      },
-    });
-  }
+  // A run that departs from SPEC.md's numbers says so first of all, before any event of the run.
+  if (departed.length > 0) recorder.emit(constantsEvent(startMs, constants, departed));
 
   // Keys first: they go into the zone.
   const keys = new Map<string, { keyid: string; keyRecord: string; privateKey: CryptoKey }>();
@@ -352,23 +517,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
     keys.set(name, { keyid: keyidFor(domain.keys.selector, name), keyRecord, privateKey });
   }
 
-  const records: Record<string, DnsRecordSetInput> = {};
-  const endpoints = new Map<string, { host: string; port: number; origin: string }>();
-  for (const [rawName, domain] of Object.entries(scenario.domains)) {
-    const name = normalizeName(rawName);
-    const key = keys.get(name);
-    if (key !== undefined && domain.keys.publish) records[key.keyid] = { txt: [key.keyRecord] };
-    const endpoint = endpointOf(name, domain);
-    if (domain.receiver !== "none") endpoints.set(name, endpoint);
-    const svcb =
-      domain.svcb !== undefined
-        ? domain.svcb
-        : domain.receiver === "none"
-          ? null
-          : [`1 ${endpoint.host}. port=${endpoint.port}`];
-    if (svcb !== null) records[svcbOwner(name)] = { ...records[svcbOwner(name)], svcb };
-  }
-  for (const [name, set] of Object.entries(scenario.dns.records)) records[normalizeName(name)] = set;
+  const { records, endpoints } = zoneRecords(scenario, keys);
 
   let dns: DnsZone;
   try {
@@ -411,28 +560,13 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
     // exchange waits for ever, so it stops there (the run is over; nothing awaits it).
     const fetch: Fetch = (request) => (overBudget ? new Promise<never>(() => {}) : unguarded(request));
     const sender = createSender(
-      {
-        domain: name,
-        signingKey: key.privateKey,
-        keyid: key.keyid,
+      senderConfig(name, key, domain, {
         problemBase,
-        keepFinishedActors: false,
-        readings: {
-          G7: readings.G7,
-          G8: readings.G8,
-          G12: readings.G12,
-          G13: readings.G13,
-          G16: readings.G16,
-          G26: readings.G26,
-          G46: readings.G46,
-          G47: readings.G47,
-        },
-        production: true,
+        readings,
         constants,
-        ...(domain.senderMisbehaviour !== undefined && { misbehaviour: domain.senderMisbehaviour }),
-        ...(options.plantedBug !== undefined && { plantedBug: options.plantedBug }),
         guardDsnLoops,
-      },
+        plantedBug: options.plantedBug,
+      }),
       {
         clock: scheduler.clock,
         random: random.fork(`sender/${name}`),
@@ -453,39 +587,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
         resolver: dns.resolver(name),
         mailStore,
         trace,
-        outbound: {
-          // G17: the receiver's DSN goes to its own domain's sender, as a normal message.
-          submit: (dsn) => {
-            const scan = scanDsn(dsn.message);
-            // ENV-3, RFC 5321 §4.5.5: a message that was itself a DSN gets none, whatever `from` it came with.
-            if (guardDsnLoops && scan.originalMessageId !== undefined && dsnIds.has(scan.originalMessageId)) {
-              trace.emit({
-                name: "dsn.suppressed",
-                timeMs: scheduler.now(),
-                domain: name,
-                data: { messageId: scan.originalMessageId, recipients: scan.recipients, rule: "ENV-3" },
-              });
-              return Promise.resolve();
-            }
-            const dsnMessageId = scan.messageId ?? `dsn.${scheduler.now()}.${recorder.events.length}@${name}`;
-            trace.emit({
-              name: "dsn.sent",
-              timeMs: scheduler.now(),
-              domain: name,
-              data: {
-                ...(scan.originalMessageId !== undefined && { messageId: scan.originalMessageId }),
-                dsnMessageId,
-                to: dsn.to.join(", "),
-                reason: "failure-after-acceptance",
-                recipients: scan.recipients,
-                rule: "STATE-8",
-                gaps: ["G17", "G29"],
-              },
-            });
-            sender.submit({ messageId: dsnMessageId, from: null, to: dsn.to, message: dsn.message });
-            return Promise.resolve();
-          },
-        },
+        outbound: receiverDsns(name, sender, { scheduler, recorder, trace, guardDsnLoops, dsnIds }),
       });
       network.mount(endpoint.origin, receiver, { domain: name });
     }
@@ -511,34 +613,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
     else scheduler.at(atMs, run, `submit to ${name}`);
   };
 
-  const messages: WorldMessage[] = [];
-  for (const [index, m] of scenario.messages.entries()) {
-    const id = messageIdOf(m, index);
-    const senderDomain = senderDomainOf(m);
-    if (senderDomain === undefined || !senders.has(senderDomain)) {
-      throw new WorldError(`messages[${index}] (${id}): no sender for its domain`);
-    }
-    const atMs = resolveTimeMs(m.at, startMs);
-    const bytes = messageBytes(m, id, senderDomain, atMs, options.emls);
-    const header = headerMessageId(bytes);
-    const messageId = header ?? `${id}@${senderDomain}`;
-    const to = recipientsOf(m);
-    messages.push({
-      id,
-      messageId,
-      ...(header !== undefined && { headerMessageId: header }),
-      atMs,
-      senderDomain,
-      from: m.from,
-      to,
-      size: bytes.length,
-    });
-    scheduler.at(
-      atMs,
-      () => senders.get(senderDomain)?.submit({ messageId, from: m.from, to, message: bytes }),
-      `submit ${id}`,
-    );
-  }
+  const messages = scheduleMessages(scenario, startMs, scheduler, senders, options.emls);
 
   const lastMessageMs = maxOf(
     messages.map((m) => m.atMs),

@@ -31,7 +31,7 @@ async function run(options: { seed?: number; readings?: [string, string][]; reco
   return outcome.run;
 }
 
-describe("bug bundle (issue 15: Bug bundle and images)", () => {
+describe("bug bundle (Bug bundle and images)", () => {
   it("holds the scenario text and name, seed, readings, version, the exported trace and the report", async () => {
     const r = await run({ readings: [["G7", "ignored"]] });
     const bundle = await createBundle(r.trace, { recordBodies: false, file: FILE });
@@ -164,7 +164,7 @@ describe("bug bundle (issue 15: Bug bundle and images)", () => {
       expect(!read.ok && read.violations[0]).toMatchObject({ path: "$.traceHash", rule: "BUNDLE-HASH" });
     });
 
-    it("issue 23: a scenario text edited after the run (the trace untouched) is refused, at the first line that differs", async () => {
+    it("a scenario text edited after the run (the trace untouched) is refused, at the first line that differs", async () => {
       const doc = await valid();
       const scenario = doc["scenario"] as { text: string };
       const lines = scenario.text.split("\n");
@@ -305,7 +305,7 @@ describe("bug bundle (issue 15: Bug bundle and images)", () => {
   });
 });
 
-describe("issue 22: a bundle whose scenario text was edited says where", () => {
+describe("a bundle whose scenario text was edited says where", () => {
   it("BUNDLE-SCHEMA: the first line that differs, each side's — not two 160-character prefixes that read the same", async () => {
     const outcome = await runScenarioText(rateLimited, {
       file: "scenarios/rate-limited-then-down.yaml",

@@ -314,7 +314,7 @@ export function replaySettings(bundle: Bundle): Parsed<ReplaySettings> {
     text: bundle.scenario.text,
     file: bundle.scenario.file ?? `${bundle.scenario.name}.yaml`,
     seed: bundle.seed,
-    // The draft's numbers the run departed to (issue 30) ride with the readings, as --set takes them.
+    // The draft's numbers the run departed to ride with the readings, as --set takes them.
     readings: [...Object.entries(bundle.readings), ...Object.entries(bundle.trace.constants ?? {})],
     recordBodies: bundle.recordBodies,
     emls: bundleEmls(bundle),

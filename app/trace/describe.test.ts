@@ -425,7 +425,7 @@ describe("trace events in words, one wording for run's timeline and send's and s
   });
 });
 
-describe("timelineLevel: whether run's timeline has a line, without writing it (the app's log, issue 12)", () => {
+describe("timelineLevel: whether run's timeline has a line, without writing it (the app's log)", () => {
   it("is plain, full or none exactly as describeEvent gives text, for every event name", () => {
     const variants: Readonly<Record<string, unknown>>[] = [
       {},

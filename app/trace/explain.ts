@@ -22,6 +22,7 @@
  *
  * Pure: no clock, no I/O.
  */
+import { pushAll } from "../protocol/lists.ts";
 import { normalizeAddress } from "../protocol/mailbox.ts";
 import { actorOfDelivery } from "./deliveryIds.ts";
 import { formatOffset } from "./offset.ts";
@@ -742,6 +743,163 @@ function gapsOf(e: Ev | undefined): string[] {
   return e === undefined ? [] : [...list(e.data["gap"]), ...list(e.data["gaps"])];
 }
 
+/** The clauses of the attempts `told`, alike attempts told once; the attempt that ruled SMTP out by itself. */
+function attemptClauses(
+  told: readonly Step[],
+  ruledOut: SmtpRuledOut | undefined,
+  readings: Readonly<Record<string, string>>,
+  startMs: number,
+): WhyClause[] {
+  const clauses: WhyClause[] = [];
+  for (let i = 0; i < told.length;) {
+    const first = told[i] as Step;
+    const decisionOf = (s: Step) =>
+      `${str(s.attempt.decision?.data["transition"]) ?? ""} ${str(s.attempt.timer?.data["decidedBy"]) === "retry-after" ? "lower bound" : ""}`;
+    let j = i;
+    // Alike attempts are told once; the attempt that ruled SMTP out is told by itself.
+    const alike = (s: Step | undefined): boolean =>
+      s !== undefined &&
+      s.answer === first.answer &&
+      decisionOf(s) === decisionOf(first) &&
+      s.attempt.n !== ruledOut?.attempt &&
+      first.attempt.n !== ruledOut?.attempt;
+    while (alike(told[j + 1])) j++;
+    const group = told.slice(i, j + 1);
+    const end = group.at(-1) as Step;
+    const b = new ClauseBuilder("attempts", startMs);
+    for (const s of group) {
+      b.cite(s.attempt.start, { attempt: true });
+      b.cite(s.answerEvent, { attempt: true });
+    }
+    const ruledHere = ruledOut !== undefined && first.attempt.n === ruledOut.attempt;
+    // Its attempt.judged says so: the first whose "every attempt fallback-eligible" is false.
+    if (ruledHere) b.cite(first.attempt.judged, { attempt: true });
+    let decided = "";
+    for (const [n, s] of group.entries()) {
+      const words = decisionWords(b, s, ruledOut, ruledHere);
+      if (n === 0) decided = words;
+    }
+    const why = readingsNamed(b, gapsOf(first.answerEvent), readings);
+    clauses.push(
+      b.build(`${attemptsText(first, end, startMs)} ${first.answer}${why}${decided}`, [first.attempt.n, end.attempt.n]),
+    );
+    i = j + 1;
+  }
+  return clauses;
+}
+
+/** The clause of a recipient handed to SMTP by the attempt `ending`: after the fallback window, no common version, or no service. */
+function smtpClause(
+  actor: ActorFacts,
+  ending: Step,
+  handOff: Ev,
+  outcome: Ev,
+  relay: string,
+  readings: Readonly<Record<string, string>>,
+  startMs: number,
+): WhyClause {
+  const at = (ms: number) => formatOffset(ms, startMs);
+  const b = new ClauseBuilder("smtp", startMs);
+  const reason = str(handOff.data["reason"]);
+  const n = ending.attempt.n;
+  const when = `attempt ${n} at ${at(ending.attempt.start.timeMs)}`;
+  if (reason === "fallback") {
+    const window = windowOf(actor);
+    b.cite(window?.judged, { attempt: true });
+    b.cite(ending.attempt.start, { attempt: true });
+    b.cite(ending.attempt.judged, { attempt: true });
+    b.cite(ending.attempt.decision, { rule: "STATE-3", attempt: true });
+    b.cite(handOff, { rule: "STATE-3" });
+    b.cite(outcome);
+    const reading = b.reading("G16", readings);
+    const span = window?.windowS !== undefined ? `of ${spanText(window.windowS * 1000)} ` : "";
+    return b.build(
+      `every attempt was fallback-eligible; the fallback window ${span}(${reading !== "" ? `reading ${reading}` : "G16"}) ended at ${window?.endMs !== undefined ? at(window.endMs) : "?"}, and ${when}, the first at or after its end, ${ending.answer}: handed to SMTP${b.rule("STATE-3")}${relay}`,
+      [n, n],
+      ending.attempt.start,
+    );
+  } else if (reason === "no-common-version") {
+    b.cite(ending.attempt.start, { attempt: true });
+    b.cite(ending.answerEvent, { attempt: true });
+    b.cite(ending.attempt.judged, { attempt: true });
+    b.cite(ending.attempt.decision, { rule: "STATE-4", attempt: true });
+    b.cite(handOff);
+    b.cite(outcome);
+    const found =
+      ending.attempt.judged !== undefined
+        ? `found ${beforePost(ending.attempt.judged.data, ending.attempt.discovery).noun.replace(/^(?!no common version)/, "no common version: ")}`
+        : ending.answer;
+    return b.build(`${when} ${found}: handed to SMTP at once${b.rule("STATE-4")}${relay}`, [n, n]);
+  } else {
+    // no-service: no SVCB record, and nothing so far forbade leaving the service.
+    b.cite(ending.attempt.start, { attempt: true });
+    b.cite(
+      ending.attempt.discovery.find((e) => e.name === "discovery.resolved"),
+      { rule: "SVC-11" },
+    );
+    b.cite(ending.attempt.judged, { attempt: true });
+    b.cite(handOff, { rule: "SVC-11" });
+    b.cite(outcome);
+    const why = readingsNamed(b, gapsOf(ending.attempt.judged), readings);
+    return b.build(`${when} ${ending.answer}${why}: plain SMTP${b.rule("SVC-11")}${relay}`, [n, n]);
+  }
+}
+
+/** The clauses after a recipient's outcome: the DSN its envelope sender got, or why none. */
+function dsnClauses(
+  index: TraceIndex,
+  told: {
+    readonly messageId: string;
+    readonly recipient: string;
+    readonly message: MessageFacts;
+    readonly outcomeName: string;
+  },
+  startMs: number,
+  clauses: WhyClause[],
+  unexplained: (what: string) => void,
+): void {
+  const { messageId, recipient: r, message, outcomeName } = told;
+  const at = (ms: number) => formatOffset(ms, startMs);
+  const dsns = index.dsns.get(key(messageId, r)) ?? [];
+  const failed = outcomeName === "rejected" || outcomeName === "bounced";
+  if (outcomeName === "accepted") {
+    for (const dsn of dsns.filter((d) => d.data["reason"] === "failure-after-acceptance")) {
+      const b = new ClauseBuilder("failure-after-acceptance", startMs);
+      const failure = (index.failuresAfterAcceptance.get(r) ?? []).findLast((f) => f.seq < dsn.seq);
+      b.cite(failure);
+      b.cite(dsn, { rule: "STATE-8" });
+      const arrival = arrivalOf(index, dsn, b, at);
+      clauses.push(
+        b.build(
+          `at ${at((failure ?? dsn).timeMs)} the mailbox failed after acceptance${failure !== undefined ? ` (${String(failure.data["status"])})` : ""}, and ${dsn.domain ?? "the receiver"} sent ${String(dsn.data["to"])} a DSN${b.rule("STATE-8")}${arrival}`,
+        ),
+      );
+    }
+  } else if (failed && message.from === null) {
+    const b = new ClauseBuilder("no-dsn", startMs);
+    b.cite(message.submitted);
+    clauses.push(
+      b.build(
+        `no DSN: the message's envelope sender is null (it is a DSN itself, submitted at ${at(message.submitted.timeMs)}), and no DSN is sent about a DSN`,
+      ),
+    );
+  } else if (failed) {
+    const sent = dsns.filter((d) => d.data["reason"] !== "failure-after-acceptance");
+    if (sent.length === 0) unexplained(`whether ${String(message.from)} was told (no DSN about ${r})`);
+    for (const dsn of sent) {
+      const b = new ClauseBuilder("dsn", startMs);
+      const rule = str(dsn.data["rule"]);
+      b.cite(dsn, { rule });
+      const arrival = arrivalOf(index, dsn, b, at);
+      clauses.push(
+        b.build(
+          `at ${at(dsn.timeMs)} the sender sent ${String(dsn.data["to"])} a DSN${rule !== undefined ? b.rule(rule) : ""}${arrival}`,
+        ),
+      );
+    }
+  }
+}
+
 /** Explains one recipient of one message. */
 function explainOne(index: TraceIndex, messageId: string, recipient: string, startMs: number): Why {
   const r = mailboxKey(recipient);
@@ -807,43 +965,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
     )
       ruledOut = ruling;
     const told = ending === undefined ? steps : steps.slice(0, -1);
-    for (let i = 0; i < told.length;) {
-      const first = told[i] as Step;
-      const decisionOf = (s: Step) =>
-        `${str(s.attempt.decision?.data["transition"]) ?? ""} ${str(s.attempt.timer?.data["decidedBy"]) === "retry-after" ? "lower bound" : ""}`;
-      let j = i;
-      // Alike attempts are told once; the attempt that ruled SMTP out is told by itself.
-      const alike = (s: Step | undefined): boolean =>
-        s !== undefined &&
-        s.answer === first.answer &&
-        decisionOf(s) === decisionOf(first) &&
-        s.attempt.n !== ruledOut?.attempt &&
-        first.attempt.n !== ruledOut?.attempt;
-      while (alike(told[j + 1])) j++;
-      const group = told.slice(i, j + 1);
-      const end = group.at(-1) as Step;
-      const b = new ClauseBuilder("attempts", startMs);
-      for (const s of group) {
-        b.cite(s.attempt.start, { attempt: true });
-        b.cite(s.answerEvent, { attempt: true });
-      }
-      const ruledHere = ruledOut !== undefined && first.attempt.n === ruledOut.attempt;
-      // Its attempt.judged says so: the first whose "every attempt fallback-eligible" is false.
-      if (ruledHere) b.cite(first.attempt.judged, { attempt: true });
-      let decided = "";
-      for (const [n, s] of group.entries()) {
-        const words = decisionWords(b, s, ruledOut, ruledHere);
-        if (n === 0) decided = words;
-      }
-      const why = readingsNamed(b, gapsOf(first.answerEvent), readings);
-      clauses.push(
-        b.build(`${attemptsText(first, end, startMs)} ${first.answer}${why}${decided}`, [
-          first.attempt.n,
-          end.attempt.n,
-        ]),
-      );
-      i = j + 1;
-    }
+    pushAll(clauses, attemptClauses(told, ruledOut, readings, startMs));
 
     const handOff = index.handOffs.get(key(messageId, r));
     const relay =
@@ -885,52 +1007,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
       const why = readingsNamed(b, [...gapsOf(outcome), ...gapsOf(ending.answerEvent)], readings);
       clauses.push(b.build(`${text}${why}`, [ending.attempt.n, ending.attempt.n]));
     } else if (outcomeName === "smtp" && ending !== undefined && handOff !== undefined) {
-      const b = new ClauseBuilder("smtp", startMs);
-      const reason = str(handOff.data["reason"]);
-      const n = ending.attempt.n;
-      const when = `attempt ${n} at ${at(ending.attempt.start.timeMs)}`;
-      if (reason === "fallback") {
-        const window = windowOf(actor);
-        b.cite(window?.judged, { attempt: true });
-        b.cite(ending.attempt.start, { attempt: true });
-        b.cite(ending.attempt.judged, { attempt: true });
-        b.cite(ending.attempt.decision, { rule: "STATE-3", attempt: true });
-        b.cite(handOff, { rule: "STATE-3" });
-        b.cite(outcome);
-        const reading = b.reading("G16", readings);
-        const span = window?.windowS !== undefined ? `of ${spanText(window.windowS * 1000)} ` : "";
-        clauses.push(
-          b.build(
-            `every attempt was fallback-eligible; the fallback window ${span}(${reading !== "" ? `reading ${reading}` : "G16"}) ended at ${window?.endMs !== undefined ? at(window.endMs) : "?"}, and ${when}, the first at or after its end, ${ending.answer}: handed to SMTP${b.rule("STATE-3")}${relay}`,
-            [n, n],
-            ending.attempt.start,
-          ),
-        );
-      } else if (reason === "no-common-version") {
-        b.cite(ending.attempt.start, { attempt: true });
-        b.cite(ending.answerEvent, { attempt: true });
-        b.cite(ending.attempt.judged, { attempt: true });
-        b.cite(ending.attempt.decision, { rule: "STATE-4", attempt: true });
-        b.cite(handOff);
-        b.cite(outcome);
-        const found =
-          ending.attempt.judged !== undefined
-            ? `found ${beforePost(ending.attempt.judged.data, ending.attempt.discovery).noun.replace(/^(?!no common version)/, "no common version: ")}`
-            : ending.answer;
-        clauses.push(b.build(`${when} ${found}: handed to SMTP at once${b.rule("STATE-4")}${relay}`, [n, n]));
-      } else {
-        // no-service: no SVCB record, and nothing so far forbade leaving the service.
-        b.cite(ending.attempt.start, { attempt: true });
-        b.cite(
-          ending.attempt.discovery.find((e) => e.name === "discovery.resolved"),
-          { rule: "SVC-11" },
-        );
-        b.cite(ending.attempt.judged, { attempt: true });
-        b.cite(handOff, { rule: "SVC-11" });
-        b.cite(outcome);
-        const why = readingsNamed(b, gapsOf(ending.attempt.judged), readings);
-        clauses.push(b.build(`${when} ${ending.answer}${why}: plain SMTP${b.rule("SVC-11")}${relay}`, [n, n]));
-      }
+      clauses.push(smtpClause(actor, ending, handOff, outcome, relay, readings, startMs));
     } else if (outcomeName === "bounced") {
       const b = new ClauseBuilder("give-up", startMs);
       const window = windowOf(actor);
@@ -964,46 +1041,8 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
   }
 
   // After the outcome: the DSN the envelope sender got, or why none.
-  if (message !== undefined && outcome !== undefined) {
-    const dsns = index.dsns.get(key(messageId, r)) ?? [];
-    const failed = outcomeName === "rejected" || outcomeName === "bounced";
-    if (outcomeName === "accepted") {
-      for (const dsn of dsns.filter((d) => d.data["reason"] === "failure-after-acceptance")) {
-        const b = new ClauseBuilder("failure-after-acceptance", startMs);
-        const failure = (index.failuresAfterAcceptance.get(r) ?? []).findLast((f) => f.seq < dsn.seq);
-        b.cite(failure);
-        b.cite(dsn, { rule: "STATE-8" });
-        const arrival = arrivalOf(index, dsn, b, at);
-        clauses.push(
-          b.build(
-            `at ${at((failure ?? dsn).timeMs)} the mailbox failed after acceptance${failure !== undefined ? ` (${String(failure.data["status"])})` : ""}, and ${dsn.domain ?? "the receiver"} sent ${String(dsn.data["to"])} a DSN${b.rule("STATE-8")}${arrival}`,
-          ),
-        );
-      }
-    } else if (failed && message.from === null) {
-      const b = new ClauseBuilder("no-dsn", startMs);
-      b.cite(message.submitted);
-      clauses.push(
-        b.build(
-          `no DSN: the message's envelope sender is null (it is a DSN itself, submitted at ${at(message.submitted.timeMs)}), and no DSN is sent about a DSN`,
-        ),
-      );
-    } else if (failed) {
-      const sent = dsns.filter((d) => d.data["reason"] !== "failure-after-acceptance");
-      if (sent.length === 0) unexplained(`whether ${String(message.from)} was told (no DSN about ${r})`);
-      for (const dsn of sent) {
-        const b = new ClauseBuilder("dsn", startMs);
-        const rule = str(dsn.data["rule"]);
-        b.cite(dsn, { rule });
-        const arrival = arrivalOf(index, dsn, b, at);
-        clauses.push(
-          b.build(
-            `at ${at(dsn.timeMs)} the sender sent ${String(dsn.data["to"])} a DSN${rule !== undefined ? b.rule(rule) : ""}${arrival}`,
-          ),
-        );
-      }
-    }
-  }
+  if (message !== undefined && outcome !== undefined)
+    dsnClauses(index, { messageId, recipient: r, message, outcomeName }, startMs, clauses, unexplained);
 
   const handOff = index.handOffs.get(key(messageId, r));
   const smtpReason = outcomeName === "smtp" ? str(handOff?.data["reason"]) : undefined;

@@ -118,7 +118,7 @@ describe("HAR 1.2 export", () => {
     expect(caps?.request).not.toHaveProperty("postData");
   });
 
-  it("issue 23: a binary body (recorded in base64) says encoding base64, request and response; a UTF-8 one says nothing", () => {
+  it("a binary body (recorded in base64) says encoding base64, request and response; a UTF-8 one says nothing", () => {
     const trace = sampleTrace();
     const binary = "/wD+gA=="; // 0xff 0x00 0xfe 0x80: not UTF-8
     const inBase64 = (data: Readonly<Record<string, unknown>>): Record<string, unknown> => {
@@ -158,7 +158,7 @@ describe("HAR 1.2 export", () => {
   });
 });
 
-describe('issue 22: the HAR follows "with message bodies", and says what it left out', () => {
+describe('the HAR follows "with message bodies", and says what it left out', () => {
   const recorded = emlTraceWithBodies;
 
   it("POST-9: without `full`, no request or response body: each left out says so, and the log's comment", async () => {

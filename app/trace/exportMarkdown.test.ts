@@ -1,8 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { runScenarioText } from "../sim/runScenario.ts";
 import { evidenceText, explainOutcomes } from "./explain.ts";
+import { redactTrace } from "./exportJson.ts";
 import { exportMarkdown, reproduceCommand } from "./exportMarkdown.ts";
 import { sampleTrace } from "./sampleTrace.ts";
+import { sequenceMermaid, sequenceOfEvents } from "./sequence.ts";
+
+const WHOLE_RUN = { fromMs: -Infinity, toMs: Infinity };
+const START = sampleTrace().startedAtMs;
 
 const library = import.meta.glob<string>("../../scenarios/*.yaml", { query: "?raw", import: "default", eager: true });
 
@@ -41,26 +46,51 @@ describe("Markdown bug report", () => {
     expect(report).toContain("the trace does not say");
   });
 
-  it("draws the exchanges and hand-offs as a Mermaid sequence diagram", () => {
+  it("draws the run as the app's sequence view draws it, DNS lookups included, as a Mermaid sequence diagram", () => {
     const block = /```mermaid\n([\s\S]*?)\n```/.exec(report)?.[1] ?? "";
+    expect(block).toBe(sequenceMermaid(sequenceOfEvents(sampleTrace().events, WHOLE_RUN, START), START));
     expect(block.split("\n")).toEqual([
       "sequenceDiagram",
-      "  participant P1 as a.example",
-      "  participant P2 as SMTP",
-      "  participant P3 as mx.b.example:8443",
-      "  P1->>P2: [+0:00:00.040] hand-off (no-service), 1 recipient(s)",
-      "  P1->>P3: [+0:00:00.040] GET /v1/capabilities",
-      "  P3-->>P1: [+0:00:00.080] 200",
-      "  P1->>P3: [+0:00:00.080] POST /v1/messages",
-      "  P3--xP1: [+0:00:00.120] connection-reset",
-      "  P1->>P3: [+0:01:00.120] POST /v1/messages",
-      "  P3-->>P1: [+0:01:00.160] 200",
+      "  participant P1 as sender a.example",
+      "  participant P2 as DNS",
+      "  participant P3 as SMTP relay",
+      "  participant P4 as mx.b.example:8443",
+      "  P1->>P2: +0:00:00 SVCB _svc.b.example?",
+      "  P2-->>P1: +0:00:00.020 _svc.b.example: mx.b.example",
+      "  P1->>P2: +0:00:00.020 SVCB _svc.c.example?",
+      "  P2-->>P1: +0:00:00.040 _svc.c.example: nxdomain",
+      "  P1->>P3: +0:00:00.040 SMTP hand-off (no-service): dave@c.example [<m1@a.example>]",
+      "  P1->>P4: +0:00:00.040 GET /v1/capabilities",
+      "  P4-->>P1: +0:00:00.080 200",
+      "  P1->>P4: +0:00:00.080 POST /v1/messages [d1]",
+      "  P4--xP1: +0:00:00.120 connection-reset (fault 0:connection-reset)",
+      "  P1->>P4: +0:01:00.120 POST /v1/messages [d1]",
+      "  P4-->>P1: +0:01:00.160 200",
     ]);
+  });
+
+  it("AUTH-9, G4: a real run's diagram is the app's, the receiver's TXT lookup of the signing key included", async () => {
+    const run = await runScenarioText(library["../../scenarios/teach-mixed-recipient-results.yaml"] ?? "", {
+      file: "scenarios/teach-mixed-recipient-results.yaml",
+    });
+    if (!run.ok) throw new Error("the scenario does not load");
+    const { trace } = run.run;
+    const block = /```mermaid\n([\s\S]*?)\n```/.exec(exportMarkdown(trace))?.[1] ?? "";
+    // The report draws the trace it holds: bodies redacted.
+    const held = redactTrace(trace, { bodies: true });
+    const drawn = sequenceOfEvents(held.events, WHOLE_RUN, held.startedAtMs);
+    // Its first 150 rows (the default cap), then how many more there are.
+    expect(block).toBe(
+      `${sequenceMermaid({ ...drawn, rows: drawn.rows.slice(0, 150) }, held.startedAtMs)}\n  Note over P1: ${drawn.rows.length - 150} more rows not drawn`,
+    );
+    expect(block).toMatch(/P3->>P2: \S+ TXT s1\._svckey\.a\.example\?/);
   });
 
   it("caps the diagram and says how much it left out", () => {
     const short = exportMarkdown(sampleTrace(), { maxDiagramMessages: 2 });
-    expect(short).toContain("  Note over P1: 5 more messages not drawn");
+    expect(short).toContain(
+      "  P2-->>P1: +0:00:00.020 _svc.b.example: mx.b.example\n  Note over P1: 9 more rows not drawn\n```",
+    );
   });
 
   it("includes the scenario text with private keys redacted, and the command that reproduces the run", () => {

@@ -1,6 +1,6 @@
 /**
  * A trace as a bug report in Markdown: a summary, each recipient's outcome
- * and why (app/trace/explain.ts), a Mermaid sequence diagram of the HTTP exchanges and SMTP hand-offs, the
+ * and why (app/trace/explain.ts), the Mermaid sequence diagram the app draws (app/trace/sequence.ts), the
  * invariant and expectation results, the scenario text, and the command
  * that reproduces the run (`mailscope run <file> --seed N --set …`).
  * GitHub, GitLab and most Markdown viewers draw the diagram.
@@ -9,14 +9,15 @@ import { gapById } from "../protocol/gaps.ts";
 import { evidenceText, explainOutcomes } from "./explain.ts";
 import { leftOut, redactTrace } from "./exportJson.ts";
 import { formatDuration, formatOffset } from "./offset.ts";
-import type { CheckResult, RecordedEvent, Trace } from "./schema.ts";
+import { sequenceMermaid, sequenceOfEvents } from "./sequence.ts";
+import type { CheckResult, Trace } from "./schema.ts";
 import { maxOf, pushAll } from "../protocol/lists.ts";
 
 /** Options of {@link exportMarkdown}. */
 export interface ExportMarkdownOptions {
   /** The scenario file for the command, if the trace does not name one. */
   readonly file?: string;
-  /** Messages in the sequence diagram before the rest is summarised. Default 150. */
+  /** Rows of the sequence diagram (arrows and notes) before the rest is summarised. Default 150. */
   readonly maxDiagramMessages?: number;
 }
 
@@ -49,7 +50,7 @@ export function reproduceCommand(trace: Trace, file?: string): string {
     if (gap !== undefined && !gap.switchable) continue;
     parts.push("--set", shellQuote(`${id}=${reading}`));
   }
-  // The draft's numbers the run departed to (issue 30), by their knobs.
+  // The draft's numbers the run departed to, by their knobs.
   for (const [name, value] of Object.entries(trace.constants ?? {}))
     parts.push("--set", shellQuote(`${name}=${value}`));
   return parts.join(" ");
@@ -155,78 +156,18 @@ function checkTable(checks: readonly CheckResult[]): string[] {
 // ---------------------------------------------------------------------------
 // The sequence diagram
 
-function diagram(trace: Trace, maxMessages: number): string[] {
-  const participants = new Map<string, string>();
-  const id = (name: string): string => {
-    let alias = participants.get(name);
-    if (alias === undefined) {
-      alias = `P${participants.size + 1}`;
-      participants.set(name, alias);
-    }
-    return alias;
-  };
-  const exchanges = new Map<string, { from: string; to: string }>();
-  const lines: string[] = [];
-  let omitted = 0;
-  const add = (line: string): void => {
-    if (lines.length < maxMessages) lines.push(`  ${line}`);
-    else omitted++;
-  };
-  const at = (e: RecordedEvent): string => `[${formatOffset(e.timeMs, trace.startedAtMs)}]`;
-  for (const e of trace.events) {
-    const d = e.data ?? {};
-    switch (e.name) {
-      case "http.request": {
-        const url = typeof d["url"] === "string" && URL.canParse(d["url"]) ? new URL(d["url"]) : undefined;
-        const from = id(e.domain ?? "sender");
-        const to = id(url?.host ?? "unknown host");
-        exchanges.set(String(d["exchangeId"]), { from, to });
-        add(`${from}->>${to}: ${text(`${at(e)} ${String(d["method"] ?? "")} ${url?.pathname ?? ""}`)}`);
-        break;
-      }
-      case "http.response": {
-        const x = exchanges.get(String(d["exchangeId"]));
-        if (x === undefined) break;
-        const fault = typeof d["fault"] === "string" ? ` (fault ${d["fault"]})` : "";
-        add(`${x.to}-->>${x.from}: ${text(`${at(e)} ${String(d["status"] ?? "")}${fault}`)}`);
-        break;
-      }
-      case "http.failure": {
-        const x = exchanges.get(String(d["exchangeId"]));
-        if (x === undefined) break;
-        add(`${x.to}--x${x.from}: ${text(`${at(e)} ${String(d["kind"] ?? "failure")}`)}`);
-        break;
-      }
-      case "smtp.handoff": {
-        const recipients = Array.isArray(d["recipients"]) ? d["recipients"].length : undefined;
-        add(
-          `${id(e.domain ?? "sender")}->>${id("SMTP")}: ${text(`${at(e)} hand-off (${String(d["reason"] ?? "")})${recipients !== undefined ? `, ${recipients} recipient(s)` : ""}`)}`,
-        );
-        break;
-      }
-      case "delivery.bounced":
-      case "dsn.sent":
-      case "failure.after-acceptance": {
-        add(`Note over ${id(e.domain ?? "sender")}: ${text(`${at(e)} ${e.name}`)}`);
-        break;
-      }
-      default:
-        break;
-    }
-  }
-  if (participants.size === 0) return ["No HTTP exchanges or hand-offs in this run."];
-  const header = [
-    "sequenceDiagram",
-    ...[...participants].map(([name, alias]) => `  participant ${alias} as ${text(name)}`),
-  ];
-  const tail =
-    omitted > 0 ? [`  Note over ${[...participants.values()][0] ?? "P1"}: ${omitted} more messages not drawn`] : [];
-  return ["```mermaid", ...header, ...lines, ...tail, "```"];
-}
-
-/** Text Mermaid draws as is: no statement separators, comments or entity codes. */
-function text(value: string): string {
-  return value.replace(/[;#%\r\n]/g, " ").trim();
+/**
+ * The run's sequence diagram as the app draws it over the whole run (app/trace/sequence.ts): every sending
+ * domain's sender, DNS, each receiver host and the SMTP relay, with DNS queries and answers (the receivers'
+ * key lookups too), exchanges, per-recipient results, hand-offs, bounces and DSNs; at most `maxRows` rows.
+ */
+function diagram(trace: Trace, maxRows: number): string[] {
+  const whole = sequenceOfEvents(trace.events, { fromMs: -Infinity, toMs: Infinity }, trace.startedAtMs);
+  if (whole.rows.length === 0) return ["No HTTP exchanges, DNS lookups or hand-offs in this run."];
+  const shown = whole.rows.slice(0, maxRows);
+  const omitted = whole.rows.length - shown.length;
+  const tail = omitted > 0 ? [`  Note over P1: ${omitted} more rows not drawn`] : [];
+  return ["```mermaid", sequenceMermaid({ ...whole, rows: shown }, trace.startedAtMs), ...tail, "```"];
 }
 
 // ---------------------------------------------------------------------------

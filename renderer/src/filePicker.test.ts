@@ -1,4 +1,4 @@
-/** Issue 12: the browser build opens files with the File System Access API when present, else the file input. */
+/** The browser build opens files with the File System Access API when present, else the file input. */
 import { describe, expect, it } from "vitest";
 import { filePicker, type FilePickerWindow } from "./filePicker.ts";
 

@@ -1,7 +1,7 @@
 /**
  * The browser build's open dialog: the File System Access API's
  * `showOpenFilePicker` where the browser has it (Chromium), else nothing and
- * the page's `<input type=file>` opens files (issue 12).
+ * the page's `<input type=file>` opens files.
  */
 import { acceptedSuffixes } from "../../app/trace/fileNames.ts";
 import type { FileKind, OpenedFile } from "../../main/channels.ts";

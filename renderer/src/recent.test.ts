@@ -1,5 +1,5 @@
 /**
- * Issue 12: opened files are listed under "Opened" and kept between launches — in the browser in
+ * Opened files are listed under "Opened" and kept between launches — in the browser in
  * local storage (with their texts); in Electron the list is main's, the one File ▸ Open Recent shows.
  */
 import { describe, expect, it } from "vitest";

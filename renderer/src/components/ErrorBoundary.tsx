@@ -1,3 +1,4 @@
+import { asError } from "../../../app/errorMessage.ts";
 import { Component, type ReactNode } from "react";
 
 interface State {
@@ -9,7 +10,7 @@ export class ErrorBoundary extends Component<{ readonly children: ReactNode; rea
   override state: State = {};
 
   static getDerivedStateFromError(error: unknown): State {
-    return { error: error instanceof Error ? error : new Error(String(error)) };
+    return { error: asError(error) };
   }
 
   override componentDidUpdate(previous: { readonly resetKey?: unknown }): void {

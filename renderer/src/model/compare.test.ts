@@ -1,5 +1,5 @@
 /**
- * The Compare view's data (issue 15, "Compare and fork"), on real runs of the
+ * The Compare view's data (README, "Compare and fork"), on real runs of the
  * library's G16 scenarios: the two sides of two readings, two seeds and a
  * fork, the fork's choices at a time, and the table and shared axis of two
  * finished runs.

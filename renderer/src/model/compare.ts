@@ -1,5 +1,5 @@
 /**
- * The Compare view's data (issue 15, "Compare and fork"): what each of the
+ * The Compare view's data (README, "Compare and fork"): what each of the
  * two runs is (two readings of a gap, two seeds, or the run and a fork of
  * it), the changes a fork can make at its time, and — from the two traces —
  * the difference table, the verdicts and the shared time axis. The table and
@@ -29,7 +29,7 @@ export interface CompareBase {
   readonly settings: readonly (readonly [string, string])[];
   /** The readings in force (the summary's), for the reading controls. */
   readonly readings: Readonly<Record<string, string>>;
-  /** The draft's numbers that depart from SPEC.md in the run (the summary's), for their controls (issue 30). */
+  /** The draft's numbers that depart from SPEC.md in the run (the summary's), for their controls. */
   readonly constants?: Readonly<Record<string, string>>;
   readonly startMs: number;
   /** The playhead of the run view, as an offset from the start: where a fork starts by default. */

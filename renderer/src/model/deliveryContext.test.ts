@@ -9,7 +9,7 @@ const H = 3_600_000;
 /** The context's items as `label: value`. */
 const lines = (items: readonly { label: string; value: string }[]) => items.map((i) => `${i.label}: ${i.value}`);
 
-describe("the delivery machine's context at a step (issue 24)", async () => {
+describe("the delivery machine's context at a step", async () => {
   const down = await scenarioTrace("receiver-down-past-fallback-window");
   const downChart = actorChart(down.events, ACTOR, down.startedAtMs);
   const limited = await scenarioTrace("rate-limited-then-down");

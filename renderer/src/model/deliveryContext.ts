@@ -1,5 +1,5 @@
 /**
- * The delivery machine's context at a step, as a learner reads it (issue 24, item 4): a headline (`bob@b.example
+ * The delivery machine's context at a step, as a learner reads it: a headline (`bob@b.example
  * is in retryScheduled; attempt 3 at +0:04:03`) and the values the machine's guards read — the attempt, the first
  * attempt's time, the fallback window's end, the give-up time, the recipients pending, the last answer and its
  * class, whether SMTP is still possible or what ruled it out. Read off the statechart's history rows (statechart.ts),

@@ -15,7 +15,7 @@ import {
 } from "./editorDoc.ts";
 import { completeAt, hoverAt, ITEM, pathText, schemaAt, type SchemaNode } from "./editorSchema.ts";
 
-/** Issue 15, scenario editor: completion and hover from schemas/scenario.schema.json, diagnostics from the parser. */
+/** Completion and hover from schemas/scenario.schema.json, diagnostics from the parser. */
 
 const schema = schemaJson as unknown as SchemaNode;
 const texts = import.meta.glob<string>("../../../scenarios/*.yaml", { query: "?raw", import: "default", eager: true });
@@ -109,7 +109,7 @@ describe("completion from the scenario schema", () => {
     );
   });
 
-  it("completes a lesson's fields and its annotations: at or on, the trace's event kinds, nth, note, pause (issue 24)", () => {
+  it("completes a lesson's fields and its annotations: at or on, the trace's event kinds, nth, note, pause", () => {
     expect(labels("name: x\n|\n")).toEqual(expect.arrayContaining(["title", "lesson", "annotations"]));
     expect(labels("lesson:\n  |\n")).toEqual(["order", "watchFor"]);
     expect(labels("annotations:\n  - |\n")).toEqual(expect.arrayContaining(["at", "on", "nth", "note", "pause"]));

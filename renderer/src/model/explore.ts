@@ -1,5 +1,5 @@
 /**
- * The Explore view's data (issue 26): an exploration's progress as its
+ * The Explore view's data: an exploration's progress as its
  * workers report runs, then its report. Pure functions, tested in Node; the
  * view only draws them.
  *

@@ -59,7 +59,7 @@ describe("the exchange inspector", () => {
     expect(x?.response).toMatchObject({ status: 429, fault: "rate-limited-once" });
     expect(JSON.parse(x?.problem ?? "{}")).toMatchObject({ type: "https://mailscope.example/problems/rate_limited" });
     // The fault kept it from the receiver, so no key was looked up then: the key record answered later holds,
-    // and the check says where it came from (issue 22: nothing presented as known when it was not).
+    // and the check says where it came from (nothing presented as known when it was not).
     const checks = await exchangeChecks(t.events, "x2");
     expect(checks?.find((c) => c.check === "signature")).toMatchObject({
       status: "pass",
@@ -71,7 +71,7 @@ describe("the exchange inspector", () => {
     expect(refused?.failure).toMatchObject({ kind: "connection-refused", fault: "b-down" });
   });
 
-  it("issue 22: 'In force when it was sent' holds only what was known then — no DNS answer recorded after the request", async () => {
+  it("'In force when it was sent' holds only what was known then — no DNS answer recorded after the request", async () => {
     const t = await trace("rate-limited-then-down");
     const seqOf = (x: string) => t.events.find((e) => e.name === "http.request" && e.data?.["exchangeId"] === x)!.seq;
     // Attempt 1's POST (x2), answered 429 by a fault at +0:00:00: the receiver never saw it, so no key was looked
@@ -101,7 +101,7 @@ describe("the exchange inspector", () => {
       }
   });
 
-  it("issue 13: the POST's message (headers, text preview), the DNS answers and capabilities in force", async () => {
+  it("the POST's message (headers, text preview), the DNS answers and capabilities in force", async () => {
     const t = await trace("teach-mixed-recipient-results");
     const x = exchangeView(t.events, "x3", t.startedAtMs);
     expect(x?.message?.headers).toContainEqual(["Subject", "Message m1"]);

@@ -1,5 +1,5 @@
 /**
- * The timeline's lanes filtered and searched (issue 24, item 5), on real traces: a delivery that went to
+ * The timeline's lanes filtered and searched, on real traces: a delivery that went to
  * SMTP after the fallback window (STATE-2), one that bounced after five days with its DSN's lane (STATE-6,
  * STATE-7), and one message's mixed recipient results.
  */

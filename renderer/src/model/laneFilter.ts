@@ -1,5 +1,5 @@
 /**
- * The timeline's lanes filtered and searched (issue 24, item 5 "Finding things"): by how the delivery
+ * The timeline's lanes filtered and searched: by how the delivery
  * went ("went to SMTP", "bounced", …), by its domain, and by words in its message, label or recipients —
  * the 7 SMTP hand-offs among 2,689 deliveries of a 100k-event trace, found at once. Pure, over the
  * timeline's model; the timeline draws the lanes it gives and keeps its axis, zoom and overview as they

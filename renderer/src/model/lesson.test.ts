@@ -19,7 +19,7 @@ const LESSONS = [
   "state-6-give-up-after-5-days",
 ];
 
-describe("the start-here path (issue 24)", () => {
+describe("the start-here path", () => {
   it("every bundled scenario has a title and a one-line summary; the lessons are the issue's six, in order", () => {
     expect(library.length).toBeGreaterThan(40);
     for (const s of library) {
@@ -146,7 +146,7 @@ describe("the start-here path (issue 24)", () => {
   });
 });
 
-describe("the note the playback is paused at (issue 24)", () => {
+describe("the note the playback is paused at", () => {
   it("is the note whose breakpoint made the stop; the user's breakpoints and steps are no note", () => {
     expect(pausedAtNote({ kind: "breakpoint", id: "note-3", seq: 96 })).toBe(2);
     expect(pausedAtNote({ kind: "time", id: "note-2", atMs: 7_200_000 })).toBe(1);

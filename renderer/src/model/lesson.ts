@@ -1,5 +1,5 @@
 /**
- * A lesson in the run view (issue 24): the scenario's annotations placed on
+ * A lesson in the run view: the scenario's annotations placed on
  * the run (app/sim/lesson.ts), which of them the playhead has reached, which
  * one the playback is paused at, and what each says of itself — its time, or
  * that its event has not come yet or never came in this run. Pure; the lesson

@@ -283,7 +283,7 @@ export function filterLog(rows: readonly LogRow[], filter: LogFilter, index?: Lo
 
 /**
  * Why `filter` leaves `row` out of the log: one phrase per filter that does (none: the row is shown), so
- * that a link to a hidden row can say what hides it (issue 24: filter, then follow a link).
+ * that a link to a hidden row can say what hides it (filter, then follow a link).
  */
 export function hiddenBy(row: LogRow, filter: LogFilter): string[] {
   const out: string[] = [];

@@ -1,5 +1,5 @@
 /**
- * The log's finding tools (issue 24, item 5): free-text search over the indexed words, several event kinds
+ * The log's finding tools: free-text search over the indexed words, several event kinds
  * at once, and only the evidence rows — on real traces.
  */
 import { describe, expect, it } from "vitest";

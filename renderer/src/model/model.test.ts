@@ -88,7 +88,7 @@ describe("the log of rate-limited-then-down", async () => {
     expect(filterLog(rows, { full: true }).length).toBe(rows.length);
   });
 
-  it("rows written when read (issue 12: a 100k-event log writes only what it shows) are the CLI's lines", () => {
+  it("rows written when read (a 100k-event log writes only what it shows) are the CLI's lines", () => {
     const expected = t.events.flatMap((e) => {
       const plain = describeEvent(e, { flavour: "timeline", full: false, startMs: t.startedAtMs });
       const full = describeEvent(e, { flavour: "timeline", full: true, startMs: t.startedAtMs });

@@ -6,7 +6,7 @@
  */
 import { messageLabel, recipientRows, type OutcomeRow, type RecipientRow } from "../../../app/sim/outcomeRows.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
-import { messageIdsOf, outcomeEventCount, outcomeEvents, runCache, runIndexOf } from "./runIndex.ts";
+import { messageIdsOf, outcomeEventCount, outcomeEvents, runCache, runIndexOf } from "../../../app/trace/runIndex.ts";
 
 export { messageLabel, type OutcomeRow } from "../../../app/sim/outcomeRows.ts";
 
@@ -69,7 +69,7 @@ export interface OutcomeSort {
   readonly direction: "ascending" | "descending";
 }
 
-/** What the outcomes table is filtered by (issue 24, item 5); every field optional, all of them must hold. */
+/** What the outcomes table is filtered by; every field optional, all of them must hold. */
 export interface OutcomeFilter {
   /** `accepted`, `rejected`, `smtp`, `bounced` or `pending`. */
   readonly outcome?: string;

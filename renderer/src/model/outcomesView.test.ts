@@ -1,5 +1,5 @@
 /**
- * The outcomes table sorted and filtered (issue 24, item 5 "Finding things"), on real traces: a fleet-like
+ * The outcomes table sorted and filtered, on real traces: a fleet-like
  * run's outcomes are mixed (rate-limited-then-down: a DSN; teach-mixed-recipient-results: accepted and
  * rejected recipients of one message).
  */

@@ -1,5 +1,5 @@
 /**
- * Permalinks (issue 24, item 5): what `#seq=N` asks for, where that event is in a run, what the app says
+ * Permalinks: what `#seq=N` asks for, where that event is in a run, what the app says
  * when it cannot follow it, and what hides its log line — on a real trace, with the user's wrong moves
  * (a typo in the link, a link to another trace, a filter on, then the link followed).
  */

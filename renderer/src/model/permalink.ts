@@ -1,5 +1,5 @@
 /**
- * Permalinks to a place in a run (issue 24, item 5): `#seq=1572` names one event of the trace; opened with
+ * Permalinks to a place in a run: `#seq=1572` names one event of the trace; opened with
  * that hash, the run view selects it (its log line, its attempt on the timeline, its exchange). Pure: what
  * a hash says, and where its event is in the events at hand — found, not reached yet (a live run that has
  * not got there), or not in this trace at all.

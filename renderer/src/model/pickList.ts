@@ -1,5 +1,5 @@
 /**
- * A long list narrowed by what a person types (issue 24, item 5: the statechart's delivery picker has one
+ * A long list narrowed by what a person types (the statechart's delivery picker has one
  * option per delivery, 3,714 in the 100k-event trace): the items holding every word typed (any case), at most
  * `limit` of them, the chosen one always kept, and how many more matched.
  */

@@ -175,7 +175,7 @@ describe("the scrubber", () => {
   });
 });
 
-describe("the scrubber after a jump back (issue 24, item 3)", () => {
+describe("the scrubber after a jump back", () => {
   it("STATE-3: a jump back keeps drawing what the run showed, up to the hand-off; another run starts again", () => {
     const source = { kind: "scenario" };
     const whole = seenOfRun(undefined, source, events);

@@ -1,5 +1,5 @@
 /**
- * What the playback bar says and draws (issue 24, item 2; docs/decisions/0085):
+ * What the playback bar says and draws (docs/decisions/0085):
  * how far the next step goes, where and why the last play or step stopped
  * (the event it stopped at, by its seq), the breakpoints in words, and where
  * the run's events are along the scrubber. Pure functions of the trace's
@@ -177,7 +177,7 @@ export function eventDensity(events: readonly RecordedEvent[], startMs: number, 
 }
 
 /**
- * What the scrubber draws of a run: the events of the furthest it has been shown (issue 24, item 3;
+ * What the scrubber draws of a run: the events of the furthest it has been shown (item 3;
  * docs/decisions/0097). A jump back runs the run again from its start and shows its events up to the time
  * only (0038); the run is deterministic, so the events after it come again the same, and the scrubber keeps
  * drawing them — "where the events are" does not shrink because the clock went back. `run` tells runs apart

@@ -3,7 +3,7 @@ import { runProbe } from "../../../app/probe/probe.ts";
 import { inProcessProbe } from "../../../app/probe/testing.ts";
 import { exchangeChecks, exchangeView } from "./inspector.ts";
 import { caseEvents, caseRange, filterRows, isProbeTrace, probeReportOf, summaryText } from "./probe.ts";
-import { sequenceOf } from "./sequence.ts";
+import { sequenceOf } from "../../../app/trace/sequence.ts";
 
 /** A probe's trace against a receiver that takes a stale signature (one MUST case fails). */
 async function probeTrace() {
@@ -11,7 +11,7 @@ async function probeTrace() {
   return (await runProbe(options, ports)).trace;
 }
 
-describe("a probe's report from its trace (issue 27)", () => {
+describe("a probe's report from its trace", () => {
   it("AUTH-5: the cases, their results by grade and the failed one, read off probe.case events", async () => {
     const trace = await probeTrace();
     expect(isProbeTrace(trace.events)).toBe(true);

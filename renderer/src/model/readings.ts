@@ -83,7 +83,7 @@ export function readingControls(readings: Readonly<Record<string, string>>): Rea
 }
 
 /**
- * One control per number of the draft (issue 30: Compare can change them):
+ * One control per number of the draft (Compare can change them):
  * the knob's value in force (`constants`, the run's departures; SPEC.md's
  * otherwise) and half and twice SPEC.md's value to choose from.
  */

@@ -1,5 +1,5 @@
 /**
- * The run's index (issue 12 "Measure": each model reads only the events of
+ * The run's index (each model reads only the events of
  * its delivery, message or exchange, and a batch adds only its own events to
  * the index). What a model computes from the events the index finds is what
  * it computes from the whole run, on every bundled scenario, whole and as it
@@ -11,8 +11,8 @@ import { outcomeRows as wholeRunOutcomeRows } from "../../../app/sim/outcomeRows
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { exchangeView } from "./inspector.ts";
 import { outcomeRows } from "./outcomes.ts";
-import { actorEvents, exchangeEvents, runIndexOf } from "./runIndex.ts";
-import { messagesOf, sequenceOf, sequenceOfEvents } from "./sequence.ts";
+import { actorEvents, exchangeEvents, runIndexOf } from "../../../app/trace/runIndex.ts";
+import { messagesOf, sequenceOf, sequenceOfEvents } from "../../../app/trace/sequence.ts";
 import { actorChart, actorChartOfEvents, deliveryActors } from "./statechart.ts";
 import { buildTimeline } from "./timeline.ts";
 import { scenarioTrace } from "./testing.ts";
@@ -109,7 +109,7 @@ describe("the run's index", () => {
   });
 });
 
-describe("the timeline of a live run (issue 12: a batch's work in proportion to the batch)", () => {
+describe("the timeline of a live run (a batch's work in proportion to the batch)", () => {
   it.each([
     "rate-limited-then-down",
     "state-7-failure-after-acceptance-dsn",

@@ -19,7 +19,7 @@ import {
 } from "../../../app/sender/machineGraph.ts";
 import { judgedAnswer, smtpRuling } from "../../../app/trace/explain.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
-import { actorEvents, actorsOf, runIndexOf } from "./runIndex.ts";
+import { actorEvents, actorsOf, runIndexOf } from "../../../app/trace/runIndex.ts";
 import { formatOffset } from "./time.ts";
 
 export type DeliveryGraph = MachineGraph<DeliveryTransitionMeta>;

@@ -4,7 +4,7 @@ import { layoutStatechart } from "./statechartLayout.ts";
 import { statechartSvg } from "./statechartSvg.ts";
 import { scenarioTrace } from "./testing.ts";
 
-describe("the statechart as SVG (issue 15: export the statechart as SVG and PNG)", () => {
+describe("the statechart as SVG (export the statechart as SVG and PNG)", () => {
   it("STATE-3: draws every state and transition of the layout, the active state and the last transition marked", async () => {
     const trace = await scenarioTrace("receiver-down-past-fallback-window");
     const graph = deliveryGraph();

@@ -6,7 +6,7 @@
  * its label (name, row and fire count, trigger), the active state and the
  * transition just taken in the accent colour, the transitions never taken
  * faded — what the @xyflow/react canvas draws in HTML and SVG, as plain SVG
- * with its styles written on the elements, for "Export SVG/PNG" (issue 15).
+ * with its styles written on the elements, for "Export SVG/PNG".
  *
  * Pure: a string from the layout and the run's state, tested in Node.
  */

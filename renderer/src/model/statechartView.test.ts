@@ -10,7 +10,7 @@ import {
   SMALLEST_TEXT_PX,
 } from "./statechartView.ts";
 
-describe("issue 22: the delivery machine's default view — its words read at 11 px or more", async () => {
+describe("the delivery machine's default view — its words read at 11 px or more", async () => {
   const layout = await statechartLayout(deliveryGraph());
   const state = (id: string) => layout.states.find((s) => s.id === id)!;
 

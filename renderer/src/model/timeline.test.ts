@@ -209,7 +209,7 @@ describe("the timeline of rate-limited-then-down", async () => {
   });
 });
 
-describe("issue 22: the fallback window and the give-up drawn only where they apply; where SMTP was ruled out", async () => {
+describe("the fallback window and the give-up drawn only where they apply; where SMTP was ruled out", async () => {
   const limited = await trace("rate-limited-then-down");
   const mixed = await trace("teach-mixed-recipient-results");
   const deferred = await trace("state-5-deferred-new-delivery");
@@ -319,7 +319,7 @@ describe("issue 22: the fallback window and the give-up drawn only where they ap
   });
 });
 
-describe("issue 22: on every bundled scenario, a lane's `SMTP ruled out` says what its cited event says", async () => {
+describe("on every bundled scenario, a lane's `SMTP ruled out` says what its cited event says", async () => {
   const files = import.meta.glob<string>("../../../scenarios/*.yaml", { query: "?raw", import: "default" });
   const names = Object.keys(files).map((f) => f.replace(/^.*\/(.*)\.yaml$/, "$1"));
   let checked = 0;
@@ -373,7 +373,7 @@ describe("issue 22: on every bundled scenario, a lane's `SMTP ruled out` says wh
   it("the Why? of some recipient and its lane were compared", () => expect(checked).toBeGreaterThan(0));
 });
 
-describe("issue 22: gestures — the overview brushes the range dragged; a hover text flips at the right edge", () => {
+describe("gestures — the overview brushes the range dragged; a hover text flips at the right edge", () => {
   const scale = timeScale("linear", 0, 120 * MIN, 600, 0);
   it("a drag across the overview is the range dragged, not one bucket", () => {
     expect(overviewWindow(scale, 100, 400, 120)).toEqual([20 * MIN, 80 * MIN]);
@@ -456,7 +456,7 @@ describe("a timeline reader reads a live run batch by batch, each its own (Compa
   });
 });
 
-describe("issue 13: per-recipient sub-lanes of teach-mixed-recipient-results", async () => {
+describe("per-recipient sub-lanes of teach-mixed-recipient-results", async () => {
   const t = await trace("teach-mixed-recipient-results");
   const tl = buildTimeline(t.events, t.startedAtMs, labels);
   const m1 = tl.lanes.find((l) => l.label === "m1 → b.example");
@@ -553,7 +553,7 @@ describe("issue 13: per-recipient sub-lanes of teach-mixed-recipient-results", a
   });
 });
 
-describe("issue 13: panning and zooming the window", () => {
+describe("panning and zooming the window", () => {
   const H = 3_600_000;
   it("a drag to the right shows earlier times, by the pixels' worth of time, and stops at the run's start", () => {
     const scale = timeScale("linear", 2 * H, 4 * H, 200, 0);
@@ -582,7 +582,7 @@ describe("issue 13: panning and zooming the window", () => {
   });
 });
 
-describe("issue 13: each lane's own items, so that a pan or zoom redraws a lane from its own", async () => {
+describe("each lane's own items, so that a pan or zoom redraws a lane from its own", async () => {
   const tl = buildTimeline((await trace("receiver-down-past-fallback-window")).events, 0, labels);
   const items = itemsByLane(tl);
   it("gives every lane its marks, bands and happened connectors, and nothing of another lane", () => {
@@ -652,7 +652,7 @@ describe("the overview's deliveries in flight: a colour of its own", () => {
     });
 });
 
-describe("issue 23: an attempt whose recipients were partly accepted and partly rejected is drawn as what it was", async () => {
+describe("an attempt whose recipients were partly accepted and partly rejected is drawn as what it was", async () => {
   const text = (to: string): string => `name: mixed
 domains:
   a.example: { mailboxes: [alice] }

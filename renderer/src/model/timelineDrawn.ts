@@ -97,7 +97,7 @@ const NO_ITEMS: LaneItems = { marks: [], bands: [], connectors: [], bounced: fal
 /**
  * Each lane's marks, bands and connectors, in one pass over the timeline's:
  * a lane's redraw then costs in proportion to what it has, not to the whole
- * trace (issue 13: pans and zooms at 30 frames per second on 100k events).
+ * trace (pans and zooms at 30 frames per second on 100k events).
  */
 export function itemsByLane(timeline: Timeline): ReadonlyMap<string, LaneItems> {
   type Builder = { marks: Mark[]; bands: Band[]; connectors: RetryConnector[]; bounced: boolean };

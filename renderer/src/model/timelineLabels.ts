@@ -134,7 +134,7 @@ export function waitText(ms: number): string {
 }
 
 /**
- * What a retry connector's arc says of the wait it spans (issue 24, item 3), from its timer.set: the wait
+ * What a retry connector's arc says of the wait it spans, from its timer.set: the wait
  * and what set it, the longest first — `Retry-After 2 min` (or `retry_after 2 min`, a recipient's) where a
  * lower bound decided it, `+52 min (1 h cap)` where the schedule's delay had reached its cap (RETRY-2), else
  * `+4 min`; then the wait alone, for a narrower arc.

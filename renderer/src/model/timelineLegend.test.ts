@@ -8,7 +8,7 @@ const legendOf = async (name: string) => {
   return legendKinds(buildTimeline(t.events, t.startedAtMs, new Map()));
 };
 
-describe("the timeline's legend names only what the run draws (issue 24)", () => {
+describe("the timeline's legend names only what the run draws", () => {
   it("happy-path: one accepted attempt, nothing else", async () => {
     expect(await legendOf("happy-path")).toEqual({
       outcomes: ["accepted"],

@@ -1,5 +1,5 @@
 /**
- * The timeline's legend names only what the run draws (issue 24, item 3): the attempt outcomes among its
+ * The timeline's legend names only what the run draws: the attempt outcomes among its
  * marks, a fallback window or fault band if there is one, "SMTP ruled out" and "SMTP hand-off" where they
  * happened. Pure; read off the timeline the lanes draw.
  */

@@ -1,5 +1,5 @@
 /**
- * Readable long runs (issue 24, item 3; docs/decisions/0095, 0096): the compressed axis, its ticks and
+ * Readable long runs (docs/decisions/0095, 0096): the compressed axis, its ticks and
  * breaks, the overview's buckets and the moves over it, the arcs' words — on real traces.
  *
  * - rate-limited-then-down: 127 attempts of m1 over 5 days (STATE-7), the first retry after a 429's
@@ -64,7 +64,7 @@ function axisSays(scale: TimeScale, startMs: number, timeMs: number): number {
     : before[1] + ((timeMs - before[0]) / (after[0] - before[0])) * (after[1] - before[1]);
 }
 
-describe("the compressed axis (issue 24, item 3)", () => {
+describe("the compressed axis", () => {
   it("STATE-7, RETRY-2: rate-limited-then-down's 127 attempts of m1 each drawn apart in 820 px, where the axis says", async () => {
     const tl = await timelineOf("rate-limited-then-down");
     const scale = wholeScale(tl, 820);
@@ -164,7 +164,7 @@ describe("the compressed axis (issue 24, item 3)", () => {
   });
 });
 
-describe("the arcs' words (issue 24, item 3)", () => {
+describe("the arcs' words", () => {
   it("RETRY-7, RETRY-2, RETRY-3: rate-limited-then-down's waits: Retry-After 2 min, the schedule's, the 1 h cap", async () => {
     const tl = await timelineOf("rate-limited-then-down");
     const lane = tl.lanes.find((l) => l.label === "m1 → b.example")!;

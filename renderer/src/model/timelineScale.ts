@@ -1,7 +1,7 @@
 /**
  * The timeline's time scale: virtual time to x and back over a window of the
  * run, linear or log (a 1-minute retry and a 5-day give-up visible together),
- * or linear with its idle spans compressed (issue 24, item 3;
+ * or linear with its idle spans compressed (item 3;
  * docs/decisions/0095): a piecewise axis whose breaks are drawn and say how
  * long they are.
  */
@@ -198,7 +198,7 @@ export function busyTimes(timeline: Timeline): number[] {
   return [...out].sort((a, b) => a - b);
 }
 
-/** Runs longer than this get a compressed axis unless the user turns it off (issue 24: a 5-day run). */
+/** Runs longer than this get a compressed axis unless the user turns it off (a 5-day run). */
 export const COMPRESS_BY_DEFAULT_OVER_MS = 86_400_000;
 
 /**

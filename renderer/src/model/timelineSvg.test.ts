@@ -11,7 +11,7 @@ const labels = new Map([
   ["m1@a.example", "m1"],
 ]);
 
-describe("the timeline as SVG (issue 15: export the timeline as SVG and PNG)", async () => {
+describe("the timeline as SVG (export the timeline as SVG and PNG)", async () => {
   const t = await scenarioTrace("teach-mixed-recipient-results");
   const tl = buildTimeline(t.events, t.startedAtMs, labels);
   const scale = timeScale("linear", t.startedAtMs, tl.endMs, 870, t.startedAtMs);
@@ -105,7 +105,7 @@ describe("the timeline as SVG (issue 15: export the timeline as SVG and PNG)", a
     }
   });
 
-  it("issue 22: the give-up line only on lanes it applies to; where SMTP was ruled out, with its words", () => {
+  it("the give-up line only on lanes it applies to; where SMTP was ruled out, with its words", () => {
     const { svg } = timelineSvg(tl, { scale, startMs: t.startedAtMs, unfolded: new Set() });
     const laneSvg = (id: string) => {
       const from = svg.indexOf(`<g data-lane="${id}"`);

@@ -1,6 +1,6 @@
 /**
- * The delivery timeline as one standalone SVG document, for "Export SVG/PNG"
- * (issue 15): every delivery lane of the timeline (not only the lanes the
+ * The delivery timeline as one standalone SVG document, for "Export SVG/PNG":
+ * every delivery lane of the timeline (not only the lanes the
  * view has scrolled into its page), each with its sub-lanes folded or
  * unfolded as on screen, over the window shown, in the colours of the theme
  * the user sees. It draws what TimelineView draws — bands, the lane's line,
@@ -98,7 +98,7 @@ export function timelineSvg(
   const plotLeft = PAD + LABEL_W + 4;
   out.push(`<g transform="translate(${plotLeft},${PAD + head})" data-axis="">`);
   const axis = ticks(scale, startMs);
-  // A compressed axis' breaks: drawn, labelled with the time each hides where it fits (issue 24).
+  // A compressed axis' breaks: drawn, labelled with the time each hides where it fits.
   for (const b of breakMarks(scale, axis, measure))
     out.push(
       `<g data-break="" data-from-ms="${b.fromMs - startMs}" data-until-ms="${b.toMs - startMs}"><title>${esc(breakTitle(b, startMs))}</title>${shapeSvg(axisBreakShape(b.x1, b.x2), c)}${b.label === undefined ? "" : `<text x="${n((b.x1 + b.x2) / 2)}" y="12" font-size="11" text-anchor="middle" fill="${c.muted}">${esc(b.label)}</text>`}</g>`,

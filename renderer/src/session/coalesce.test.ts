@@ -25,7 +25,7 @@ function frames(): { schedule: FrameScheduler; fire(): void; readonly pending: n
   };
 }
 
-// Issue 12 "Measure": the run view draws once per frame, whatever the worker's cadence.
+// The run view draws once per frame, whatever the worker's cadence.
 describe("coalesceMessages", () => {
   it("hands the batches that came before a frame on as one, with the last progress", () => {
     const out: SessionMessage[] = [];

@@ -9,7 +9,7 @@ import { rerunBundle } from "./rerun.ts";
 import { scenarioTrace } from "../model/testing.ts";
 import { EML_BYTES, EML_SCENARIO } from "../../../app/sim/testing.ts";
 
-describe("Re-run and compare (issue 15: an opened bundle re-run in a session of its own)", () => {
+describe("Re-run and compare (an opened bundle re-run in a session of its own)", () => {
   it("a bundle of the app's run (bodies recorded) re-runs in a live session to the same hash: reproduced", async () => {
     const trace = await scenarioTrace("state-1-temporary-failure-retried", {
       recordBodies: true,

@@ -266,7 +266,7 @@ const atOnce: FrameScheduler = (fn) => {
 
 const MINUTE = 60_000;
 
-describe("issue 22: the speed shown is the speed run, after a jump or a step", () => {
+describe("the speed shown is the speed run, after a jump or a step", () => {
   it("the machine plays on after a jump and after a step at the speed the controls show (60× untouched)", () => {
     const sent: SessionCommand[] = [];
     let listener: ((m: SessionMessage) => void) | undefined;
@@ -320,7 +320,7 @@ describe("issue 22: the speed shown is the speed run, after a jump or a step", (
   });
 });
 
-describe("issue 22: a jump goes back as well as ahead, and lands where a jump from Ready lands", () => {
+describe("a jump goes back as well as ahead, and lands where a jump from Ready lands", () => {
   const landing = async (port: () => SessionPort, name: string, hops: readonly number[]) => {
     const actor = startWith(port);
     try {
@@ -398,7 +398,7 @@ describe("issue 22: a jump goes back as well as ahead, and lands where a jump fr
     actor.stop();
   });
 
-  it("issue 23: a jump from Ready shows the session running until it lands, and Pause interrupts a long jump", async () => {
+  it("a jump from Ready shows the session running until it lands, and Pause interrupts a long jump", async () => {
     // A wall clock that lets every progress report through, handed on at once: the jump's first batch comes after
     // its first event, and the pause reaches the session while the jump runs, whatever the machine's speed.
     let wall = 0;
@@ -452,7 +452,7 @@ const SUMMARY = {
   faults: [],
 };
 
-describe("issue 24: the machine's step levels and breakpoints, the same over the live session and a played-back trace", () => {
+describe("the machine's step levels and breakpoints, the same over the live session and a played-back trace", () => {
   const RETRY: Breakpoint = {
     id: "retry",
     enabled: true,
@@ -506,7 +506,7 @@ describe("issue 24: the machine's step levels and breakpoints, the same over the
   });
 });
 
-describe("issue 24: a lesson pauses at its notes exactly, and each breakpoint counts its hits", () => {
+describe("a lesson pauses at its notes exactly, and each breakpoint counts its hits", () => {
   describe.each([
     ["the live session", () => workerSessionPort(liveWorker)],
     ["the one-shot run, played back", () => workerSessionPort(oneShotWorker)],

@@ -1,5 +1,5 @@
 /**
- * Issue 15 "Compare": each side runs in a worker of its own, asked with the
+ * Each side runs in a worker of its own, asked with the
  * worker's one-shot `run` request; the worker ends with the run. A fake
  * worker here answers as app/sim/worker.ts does (handleWorkerRequest).
  */

@@ -2,7 +2,7 @@ import { useEffect, useMemo, useState } from "react";
 import type { LintLine } from "../../../../app/receiver/lintChecks.ts";
 import type { ReceiverOfRun } from "../../../../app/sim/sessionProtocol.ts";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
-import { curlOf, exchangeChecks, exchangeView, rawHttpOf } from "../../model/inspector.ts";
+import { curlOf, exchangeChecks, exchangeView, rawHttpOf, type ExchangeView } from "../../model/inspector.ts";
 import "./inspector.css";
 
 export interface InspectorViewProps {
@@ -83,190 +83,10 @@ export function InspectorView({ events, startMs, exchangeIds, receivers, onRule,
             </span>
           </div>
           <div className="inspector-grid">
-            <section aria-label="Request">
-              <h4>Request</h4>
-              <pre tabIndex={0} className="http">
-                {x.requestLine}
-                {"\n"}
-                {x.headers.map(([k, v]) => `${k}: ${v}`).join("\n")}
-              </pre>
-              {x.signatureInput.length > 0 && (
-                <>
-                  <h4>Signature-Input</h4>
-                  <dl className="sig" data-testid="signature-input">
-                    {x.signatureInput.map((s) => (
-                      <div key={s.label}>
-                        <dt>label</dt>
-                        <dd>{s.label}</dd>
-                        <dt>components</dt>
-                        <dd>{s.components.join(" ")}</dd>
-                        <dt>created</dt>
-                        <dd>
-                          {s.created ?? "—"}
-                          {s.created !== undefined && ` (${new Date(s.created * 1000).toISOString()})`}
-                        </dd>
-                        <dt>keyid</dt>
-                        <dd>{s.keyid ?? "—"}</dd>
-                        <dt>alg</dt>
-                        <dd>{s.alg ?? "— (from the key)"}</dd>
-                      </div>
-                    ))}
-                  </dl>
-                </>
-              )}
-              {x.signatureBase && (
-                <>
-                  <h4>Signature base (rebuilt)</h4>
-                  <pre tabIndex={0} data-testid="signature-base">
-                    {x.signatureBase}
-                  </pre>
-                </>
-              )}
-              {x.signatureInputError && <p className="fail-text">Signature-Input: {x.signatureInputError}</p>}
-              {x.contentDigest && (
-                <p>
-                  Content-Digest: <code>{x.contentDigest}</code>
-                </p>
-              )}
-              {x.envelope && (
-                <>
-                  <h4>Envelope</h4>
-                  <pre tabIndex={0} data-testid="envelope">
-                    {x.envelope}
-                  </pre>
-                </>
-              )}
-              {x.message && (
-                <section aria-label="Message" data-testid="message">
-                  <h4>Message</h4>
-                  <table className="message-headers">
-                    <caption className="visually-hidden">Message headers</caption>
-                    <tbody>
-                      {x.message.headers.map(([k, v], i) => (
-                        <tr key={`${k}-${i}`}>
-                          <th scope="row">{k}</th>
-                          <td>{v}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                  <pre tabIndex={0} className="body" data-testid="message-preview" aria-label="Text preview">
-                    {x.message.preview}
-                    {x.message.moreLines > 0 ? `\n… ${x.message.moreLines} more lines` : ""}
-                  </pre>
-                  <details>
-                    <summary>The whole message as sent</summary>
-                    <pre tabIndex={0} className="body">
-                      {x.message.raw}
-                    </pre>
-                  </details>
-                </section>
-              )}
-              {x.body === undefined && x.method === "POST" && (
-                <p className="muted">The run did not keep bodies: no message to show, and the checks need the body.</p>
-              )}
-            </section>
-            <section aria-label="Response">
-              <h4>Response</h4>
-              {x.failure ? (
-                <p className="fail-text" data-testid="exchange-failure">
-                  {x.failure.kind}: {x.failure.message}
-                  {x.failure.fault ? ` (fault ${x.failure.fault})` : ""}
-                </p>
-              ) : x.response ? (
-                <>
-                  <pre tabIndex={0} className="http" data-testid="response-head">
-                    {`HTTP/1.1 ${x.response.status ?? ""}`}
-                    {x.response.fault ? ` (fault ${x.response.fault})` : ""}
-                    {"\n"}
-                    {x.response.headers.map(([k, v]) => `${k}: ${v}`).join("\n")}
-                  </pre>
-                  {x.results.length > 0 && (
-                    <table className="results">
-                      <caption>Per-recipient results</caption>
-                      <thead>
-                        <tr>
-                          <th scope="col">Recipient</th>
-                          <th scope="col">Status</th>
-                          <th scope="col">Detail</th>
-                        </tr>
-                      </thead>
-                      <tbody>
-                        {x.results.map((r) => (
-                          <tr key={r.recipient}>
-                            <td>{r.recipient}</td>
-                            <td>{r.status}</td>
-                            <td>{r.detail}</td>
-                          </tr>
-                        ))}
-                      </tbody>
-                    </table>
-                  )}
-                  {x.problem && (
-                    <>
-                      <h4>Problem document</h4>
-                      <pre tabIndex={0} data-testid="problem">
-                        {x.problem}
-                      </pre>
-                    </>
-                  )}
-                  {!x.problem && x.results.length === 0 && x.response.body && (
-                    <pre tabIndex={0} className="body">
-                      {x.response.body.slice(0, 2000)}
-                    </pre>
-                  )}
-                </>
-              ) : (
-                <p className="muted">No answer yet.</p>
-              )}
-            </section>
+            <RequestPart x={x} />
+            <ResponsePart x={x} />
           </div>
-          <section aria-labelledby="in-force-heading" data-testid="in-force">
-            <h4 id="in-force-heading">In force when it was sent</h4>
-            {x.dns.length === 0 ? (
-              <p className="muted">No DNS answer for this request's host in the trace.</p>
-            ) : (
-              <table className="dns-in-force">
-                <caption className="visually-hidden">DNS answers in force</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Answer</th>
-                    <th scope="col">TTL</th>
-                    <th scope="col">Answered</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {x.dns.map((a) => (
-                    <tr key={a.seq} data-name={a.name}>
-                      <td>{a.name}</td>
-                      <td>{a.type}</td>
-                      <td className="records">{a.kind === "answer" ? a.records.join("; ") : a.kind}</td>
-                      <td>{a.ttlS !== undefined ? `${a.ttlS} s` : "—"}</td>
-                      <td>{a.at}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-            {x.capabilities ? (
-              <>
-                <p data-testid="capabilities-in-force">
-                  Capabilities of {x.capabilities.origin}: {x.capabilities.how} at {x.capabilities.at}
-                  {x.capabilities.ageS !== undefined ? `, ${x.capabilities.ageS} s old` : ""}
-                  {x.capabilities.maxAgeS !== undefined ? `, kept for ${x.capabilities.maxAgeS} s` : ""}
-                </p>
-                {x.capabilities.document && (
-                  <pre tabIndex={0} aria-label="Capabilities document">
-                    {x.capabilities.document}
-                  </pre>
-                )}
-              </>
-            ) : (
-              <p className="muted">No capabilities held for this origin yet.</p>
-            )}
-          </section>
+          <InForce x={x} />
           {x.method === "POST" && (
             <section aria-labelledby="checks-heading-x">
               <h4 id="checks-heading-x">The receiver's checks, in order</h4>
@@ -292,6 +112,207 @@ export function InspectorView({ events, startMs, exchangeIds, receivers, onRule,
             </section>
           )}
         </>
+      )}
+    </section>
+  );
+}
+
+/** The request: its head, signature input and base, digest, envelope and message. */
+function RequestPart({ x }: { readonly x: ExchangeView }) {
+  return (
+    <section aria-label="Request">
+      <h4>Request</h4>
+      <pre tabIndex={0} className="http">
+        {x.requestLine}
+        {"\n"}
+        {x.headers.map(([k, v]) => `${k}: ${v}`).join("\n")}
+      </pre>
+      {x.signatureInput.length > 0 && (
+        <>
+          <h4>Signature-Input</h4>
+          <dl className="sig" data-testid="signature-input">
+            {x.signatureInput.map((s) => (
+              <div key={s.label}>
+                <dt>label</dt>
+                <dd>{s.label}</dd>
+                <dt>components</dt>
+                <dd>{s.components.join(" ")}</dd>
+                <dt>created</dt>
+                <dd>
+                  {s.created ?? "—"}
+                  {s.created !== undefined && ` (${new Date(s.created * 1000).toISOString()})`}
+                </dd>
+                <dt>keyid</dt>
+                <dd>{s.keyid ?? "—"}</dd>
+                <dt>alg</dt>
+                <dd>{s.alg ?? "— (from the key)"}</dd>
+              </div>
+            ))}
+          </dl>
+        </>
+      )}
+      {x.signatureBase && (
+        <>
+          <h4>Signature base (rebuilt)</h4>
+          <pre tabIndex={0} data-testid="signature-base">
+            {x.signatureBase}
+          </pre>
+        </>
+      )}
+      {x.signatureInputError && <p className="fail-text">Signature-Input: {x.signatureInputError}</p>}
+      {x.contentDigest && (
+        <p>
+          Content-Digest: <code>{x.contentDigest}</code>
+        </p>
+      )}
+      {x.envelope && (
+        <>
+          <h4>Envelope</h4>
+          <pre tabIndex={0} data-testid="envelope">
+            {x.envelope}
+          </pre>
+        </>
+      )}
+      {x.message && (
+        <section aria-label="Message" data-testid="message">
+          <h4>Message</h4>
+          <table className="message-headers">
+            <caption className="visually-hidden">Message headers</caption>
+            <tbody>
+              {x.message.headers.map(([k, v], i) => (
+                <tr key={`${k}-${i}`}>
+                  <th scope="row">{k}</th>
+                  <td>{v}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <pre tabIndex={0} className="body" data-testid="message-preview" aria-label="Text preview">
+            {x.message.preview}
+            {x.message.moreLines > 0 ? `\n… ${x.message.moreLines} more lines` : ""}
+          </pre>
+          <details>
+            <summary>The whole message as sent</summary>
+            <pre tabIndex={0} className="body">
+              {x.message.raw}
+            </pre>
+          </details>
+        </section>
+      )}
+      {x.body === undefined && x.method === "POST" && (
+        <p className="muted">The run did not keep bodies: no message to show, and the checks need the body.</p>
+      )}
+    </section>
+  );
+}
+
+/** The response: its head, per-recipient results and problem document, or the failure. */
+function ResponsePart({ x }: { readonly x: ExchangeView }) {
+  return (
+    <section aria-label="Response">
+      <h4>Response</h4>
+      {x.failure ? (
+        <p className="fail-text" data-testid="exchange-failure">
+          {x.failure.kind}: {x.failure.message}
+          {x.failure.fault ? ` (fault ${x.failure.fault})` : ""}
+        </p>
+      ) : x.response ? (
+        <>
+          <pre tabIndex={0} className="http" data-testid="response-head">
+            {`HTTP/1.1 ${x.response.status ?? ""}`}
+            {x.response.fault ? ` (fault ${x.response.fault})` : ""}
+            {"\n"}
+            {x.response.headers.map(([k, v]) => `${k}: ${v}`).join("\n")}
+          </pre>
+          {x.results.length > 0 && (
+            <table className="results">
+              <caption>Per-recipient results</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Recipient</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Detail</th>
+                </tr>
+              </thead>
+              <tbody>
+                {x.results.map((r) => (
+                  <tr key={r.recipient}>
+                    <td>{r.recipient}</td>
+                    <td>{r.status}</td>
+                    <td>{r.detail}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          {x.problem && (
+            <>
+              <h4>Problem document</h4>
+              <pre tabIndex={0} data-testid="problem">
+                {x.problem}
+              </pre>
+            </>
+          )}
+          {!x.problem && x.results.length === 0 && x.response.body && (
+            <pre tabIndex={0} className="body">
+              {x.response.body.slice(0, 2000)}
+            </pre>
+          )}
+        </>
+      ) : (
+        <p className="muted">No answer yet.</p>
+      )}
+    </section>
+  );
+}
+
+/** What was in force when the request was sent: the DNS answers and capabilities held. */
+function InForce({ x }: { readonly x: ExchangeView }) {
+  return (
+    <section aria-labelledby="in-force-heading" data-testid="in-force">
+      <h4 id="in-force-heading">In force when it was sent</h4>
+      {x.dns.length === 0 ? (
+        <p className="muted">No DNS answer for this request's host in the trace.</p>
+      ) : (
+        <table className="dns-in-force">
+          <caption className="visually-hidden">DNS answers in force</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Type</th>
+              <th scope="col">Answer</th>
+              <th scope="col">TTL</th>
+              <th scope="col">Answered</th>
+            </tr>
+          </thead>
+          <tbody>
+            {x.dns.map((a) => (
+              <tr key={a.seq} data-name={a.name}>
+                <td>{a.name}</td>
+                <td>{a.type}</td>
+                <td className="records">{a.kind === "answer" ? a.records.join("; ") : a.kind}</td>
+                <td>{a.ttlS !== undefined ? `${a.ttlS} s` : "—"}</td>
+                <td>{a.at}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {x.capabilities ? (
+        <>
+          <p data-testid="capabilities-in-force">
+            Capabilities of {x.capabilities.origin}: {x.capabilities.how} at {x.capabilities.at}
+            {x.capabilities.ageS !== undefined ? `, ${x.capabilities.ageS} s old` : ""}
+            {x.capabilities.maxAgeS !== undefined ? `, kept for ${x.capabilities.maxAgeS} s` : ""}
+          </p>
+          {x.capabilities.document && (
+            <pre tabIndex={0} aria-label="Capabilities document">
+              {x.capabilities.document}
+            </pre>
+          )}
+        </>
+      ) : (
+        <p className="muted">No capabilities held for this origin yet.</p>
       )}
     </section>
   );

@@ -13,8 +13,11 @@ import {
   progressText,
   violationList,
   violationScenario,
+  type ExploreGalleryEntry,
+  type ExploreViolation,
 } from "../../model/explore.ts";
 import { useWidth } from "../timeline/hooks.ts";
+import type { ExploreConfig } from "../../../../app/explore/search.ts";
 import { useExplore } from "./useExplore.ts";
 import "./explore.css";
 
@@ -30,7 +33,7 @@ export interface ExploreViewProps {
 const CORES = typeof navigator !== "undefined" ? Math.max(1, navigator.hardwareConcurrency || 1) : 1;
 
 /**
- * The Explore view (issue 26): explore generated worlds in Web Workers,
+ * The Explore view: explore generated worlds in Web Workers,
  * watch the coverage grow, open each violation's shrunk scenario and each
  * path's smallest world in the run view or the editor.
  */
@@ -202,103 +205,8 @@ export function ExploreView({ mailscope, onOpenRun, onOpenEditor }: ExploreViewP
             <GrowthChart points={points} />
           </section>
 
-          <section className="panel" aria-labelledby="explore-violations-heading">
-            <h3 id="explore-violations-heading">Violations</h3>
-            {violations.length === 0 ? (
-              <p className="muted">{running ? "None so far." : "None: every property held on every run."}</p>
-            ) : (
-              <ul className="explore-violations">
-                {violations.map((v) => (
-                  <li key={v.property} data-property={v.property}>
-                    <p>
-                      <strong>{v.property}</strong>{" "}
-                      <span className="muted">
-                        {v.count} {v.count === 1 ? "run" : "runs"}; first run {v.index}, seed <code>{v.seed}</code>
-                      </span>
-                    </p>
-                    {v.yaml === "" ? (
-                      <p className="muted">Shrinking…</p>
-                    ) : (
-                      <>
-                        <p>
-                          Shrunk in {v.shrinkRuns} runs to {sizeWords(v.size)}: {v.detail}
-                        </p>
-                        <div className="explore-buttons">
-                          <button
-                            type="button"
-                            onClick={() => onOpenRun(violationScenario(v).name, violationScenario(v).text)}
-                          >
-                            Open shrunk scenario
-                          </button>
-                          <button
-                            type="button"
-                            onClick={() => onOpenEditor(violationScenario(v).name, violationScenario(v).text)}
-                          >
-                            Edit shrunk scenario
-                          </button>
-                        </div>
-                      </>
-                    )}
-                  </li>
-                ))}
-              </ul>
-            )}
-          </section>
-
-          <section className="panel" aria-labelledby="explore-gallery-heading">
-            <h3 id="explore-gallery-heading">Behaviour gallery</h3>
-            <p className="muted">
-              For each distinct path through the delivery machine, the smallest world found that takes it (
-              {gallery.length} {gallery.length === 1 ? "path" : "paths"}).
-            </p>
-            {gallery.length > 0 && config !== undefined && (
-              <div className="explore-gallery">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Path through the delivery machine</th>
-                      <th scope="col">World</th>
-                      <th scope="col">Run</th>
-                      <th scope="col">
-                        <span className="visually-hidden">Open</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {gallery.map((g, i) => {
-                      const open = (to: (name: string, text: string) => void) => () => {
-                        const scenario = galleryScenario(g, config.options, String(config.seed));
-                        if (scenario !== undefined) to(scenario.name, scenario.text);
-                      };
-                      return (
-                        <tr key={g.path} data-seed={g.seed}>
-                          <td className="explore-path">{g.path}</td>
-                          <td>{sizeWords(g.size)}</td>
-                          <td>
-                            {g.index} (<code>{g.seed}</code>)
-                          </td>
-                          <td>
-                            <div className="explore-buttons explore-row-buttons">
-                              <button
-                                type="button"
-                                onClick={open(onOpenRun)}
-                                aria-label={`Open world ${i + 1} in the run view`}
-                              >
-                                Open
-                              </button>
-                              <button type="button" onClick={open(onOpenEditor)} aria-label={`Edit world ${i + 1}`}>
-                                Edit
-                              </button>
-                            </div>
-                          </td>
-                        </tr>
-                      );
-                    })}
-                  </tbody>
-                </table>
-              </div>
-            )}
-          </section>
+          <Violations violations={violations} running={running} onOpenRun={onOpenRun} onOpenEditor={onOpenEditor} />
+          <Gallery gallery={gallery} config={config} onOpenRun={onOpenRun} onOpenEditor={onOpenEditor} />
         </>
       )}
     </section>
@@ -342,5 +250,135 @@ function GrowthChart({ points }: { readonly points: readonly { runs: number; key
         </LineChart>
       </figure>
     </div>
+  );
+}
+
+type OpenScenario = (name: string, text: string) => void;
+
+/** Each property violated: how often, first where, and its shrunk scenario to open or edit. */
+function Violations({
+  violations,
+  running,
+  onOpenRun,
+  onOpenEditor,
+}: {
+  readonly violations: readonly ExploreViolation[];
+  readonly running: boolean;
+  readonly onOpenRun: OpenScenario;
+  readonly onOpenEditor: OpenScenario;
+}) {
+  return (
+    <section className="panel" aria-labelledby="explore-violations-heading">
+      <h3 id="explore-violations-heading">Violations</h3>
+      {violations.length === 0 ? (
+        <p className="muted">{running ? "None so far." : "None: every property held on every run."}</p>
+      ) : (
+        <ul className="explore-violations">
+          {violations.map((v) => (
+            <li key={v.property} data-property={v.property}>
+              <p>
+                <strong>{v.property}</strong>{" "}
+                <span className="muted">
+                  {v.count} {v.count === 1 ? "run" : "runs"}; first run {v.index}, seed <code>{v.seed}</code>
+                </span>
+              </p>
+              {v.yaml === "" ? (
+                <p className="muted">Shrinking…</p>
+              ) : (
+                <>
+                  <p>
+                    Shrunk in {v.shrinkRuns} runs to {sizeWords(v.size)}: {v.detail}
+                  </p>
+                  <div className="explore-buttons">
+                    <button
+                      type="button"
+                      onClick={() => onOpenRun(violationScenario(v).name, violationScenario(v).text)}
+                    >
+                      Open shrunk scenario
+                    </button>
+                    <button
+                      type="button"
+                      onClick={() => onOpenEditor(violationScenario(v).name, violationScenario(v).text)}
+                    >
+                      Edit shrunk scenario
+                    </button>
+                  </div>
+                </>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+/** For each distinct path through the delivery machine, the smallest world found that takes it. */
+function Gallery({
+  gallery,
+  config,
+  onOpenRun,
+  onOpenEditor,
+}: {
+  readonly gallery: readonly ExploreGalleryEntry[];
+  readonly config: ExploreConfig | undefined;
+  readonly onOpenRun: OpenScenario;
+  readonly onOpenEditor: OpenScenario;
+}) {
+  return (
+    <section className="panel" aria-labelledby="explore-gallery-heading">
+      <h3 id="explore-gallery-heading">Behaviour gallery</h3>
+      <p className="muted">
+        For each distinct path through the delivery machine, the smallest world found that takes it ({gallery.length}{" "}
+        {gallery.length === 1 ? "path" : "paths"}).
+      </p>
+      {gallery.length > 0 && config !== undefined && (
+        <div className="explore-gallery">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Path through the delivery machine</th>
+                <th scope="col">World</th>
+                <th scope="col">Run</th>
+                <th scope="col">
+                  <span className="visually-hidden">Open</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {gallery.map((g, i) => {
+                const open = (to: OpenScenario) => () => {
+                  const scenario = galleryScenario(g, config.options, String(config.seed));
+                  if (scenario !== undefined) to(scenario.name, scenario.text);
+                };
+                return (
+                  <tr key={g.path} data-seed={g.seed}>
+                    <td className="explore-path">{g.path}</td>
+                    <td>{sizeWords(g.size)}</td>
+                    <td>
+                      {g.index} (<code>{g.seed}</code>)
+                    </td>
+                    <td>
+                      <div className="explore-buttons explore-row-buttons">
+                        <button
+                          type="button"
+                          onClick={open(onOpenRun)}
+                          aria-label={`Open world ${i + 1} in the run view`}
+                        >
+                          Open
+                        </button>
+                        <button type="button" onClick={open(onOpenEditor)} aria-label={`Edit world ${i + 1}`}>
+                          Edit
+                        </button>
+                      </div>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
   );
 }

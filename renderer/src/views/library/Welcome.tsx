@@ -7,7 +7,7 @@ export interface WelcomeProps {
   readonly onOpen: (entry: LibraryEntry) => void;
 }
 
-/** The run view with nothing chosen: what Mailscope does, and the "Start here" lessons (issue 24). */
+/** The run view with nothing chosen: what Mailscope does, and the "Start here" lessons. */
 export function Welcome({ scenarios, onOpen }: WelcomeProps) {
   const lessons = lessonPath(scenarios ?? []);
   const first = lessons[0];

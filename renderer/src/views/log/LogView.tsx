@@ -35,7 +35,7 @@ const ROW_HEIGHT = 24;
 const NO_ROWS: readonly LogRow[] = [];
 
 /**
- * The log's word index for a search (issue 24): built once a search is typed, a slice of rows between
+ * The log's word index for a search: built once a search is typed, a slice of rows between
  * frames (never blocking the page for more than a slice), and again for a longer log of the same run
  * (its rows keep their words: only the new ones are read). Until it is built, the index of the rows
  * before, if any, answers; `read` says how far the build is.
@@ -255,39 +255,15 @@ export const LogView = memo(function LogView({
             const row = shown[item.index];
             if (row === undefined) return null;
             return (
-              <div
+              <LogLine
                 key={row.seq}
-                className={`log-row${row.detail ? " detail" : ""}${highlight.has(row.seq) ? " evidence" : ""}${row.seq === selected ? " selected" : ""}`}
-                data-seq={row.seq}
-                data-kind={row.kind}
-                data-selected={row.seq === selected || undefined}
-                data-evidence={highlight.has(row.seq) || undefined}
-                data-testid="log-row"
-                style={{ transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
-              >
-                {onSelect ? (
-                  <button
-                    className="at link"
-                    aria-pressed={row.seq === selected}
-                    title={`Select event #${row.seq} (for a link to it)`}
-                    onClick={() => onSelect(row.seq)}
-                  >
-                    {row.at}
-                  </button>
-                ) : (
-                  <span className="at">{row.at}</span>
-                )}
-                <span className="domain">{row.domain}</span>
-                <span className="text" title={row.text}>
-                  {row.text.replace(/ \[[^\]]+\]$/, "")}
-                </span>
-                {row.seq === selected && <CopyLink key={row.seq} seq={row.seq} compact />}
-                {row.rules.map((r) => (
-                  <button key={r} className="rule" onClick={() => onRule(r)} title={`Rule ${r}`}>
-                    {r}
-                  </button>
-                ))}
-              </div>
+                row={row}
+                top={item.start}
+                selected={row.seq === selected}
+                evidence={highlight.has(row.seq)}
+                onSelect={onSelect}
+                onRule={onRule}
+              />
             );
           })}
         </div>
@@ -340,5 +316,58 @@ function KindPicker({
         </ul>
       </fieldset>
     </details>
+  );
+}
+
+/** One line of the log, at `top` px in the virtual list. */
+function LogLine({
+  row,
+  top,
+  selected,
+  evidence,
+  onSelect,
+  onRule,
+}: {
+  readonly row: LogRow;
+  readonly top: number;
+  readonly selected: boolean;
+  /** A check's evidence or a Why clause points at it. */
+  readonly evidence: boolean;
+  readonly onSelect: LogViewProps["onSelect"];
+  readonly onRule: (rule: string) => void;
+}) {
+  return (
+    <div
+      className={`log-row${row.detail ? " detail" : ""}${evidence ? " evidence" : ""}${selected ? " selected" : ""}`}
+      data-seq={row.seq}
+      data-kind={row.kind}
+      data-selected={selected || undefined}
+      data-evidence={evidence || undefined}
+      data-testid="log-row"
+      style={{ transform: `translateY(${top}px)`, height: ROW_HEIGHT }}
+    >
+      {onSelect ? (
+        <button
+          className="at link"
+          aria-pressed={selected}
+          title={`Select event #${row.seq} (for a link to it)`}
+          onClick={() => onSelect(row.seq)}
+        >
+          {row.at}
+        </button>
+      ) : (
+        <span className="at">{row.at}</span>
+      )}
+      <span className="domain">{row.domain}</span>
+      <span className="text" title={row.text}>
+        {row.text.replace(/ \[[^\]]+\]$/, "")}
+      </span>
+      {selected && <CopyLink key={row.seq} seq={row.seq} compact />}
+      {row.rules.map((r) => (
+        <button key={r} className="rule" onClick={() => onRule(r)} title={`Rule ${r}`}>
+          {r}
+        </button>
+      ))}
+    </div>
   );
 }

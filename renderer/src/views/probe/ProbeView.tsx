@@ -7,6 +7,7 @@ import {
   probeReportOf,
   summaryText,
   type ProbeCaseRow,
+  type ProbeReportView,
   type ProbeFilter,
 } from "../../model/probe.ts";
 import { InspectorView } from "../exchange/InspectorView.tsx";
@@ -68,38 +69,7 @@ export function ProbeView({ events, file, onRule, onSave }: ProbeViewProps) {
           {report.from ? ` · signed for ${report.from} (${report.keyid ?? "?"})` : ""}
         </p>
       </header>
-      <section aria-labelledby="probe-summary-heading" className="panel">
-        <h3 id="probe-summary-heading">Summary</h3>
-        <p className={report.counts.MUST.FAIL > 0 ? "summary fail" : "summary pass"} data-testid="probe-summary">
-          {summaryText(report)}
-        </p>
-        <table className="probe-grades">
-          <caption className="visually-hidden">Results by grade</caption>
-          <thead>
-            <tr>
-              <th scope="col">Grade</th>
-              <th scope="col">PASS</th>
-              <th scope="col">FAIL</th>
-              <th scope="col">SKIP</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(["MUST", "SHOULD", "MAY"] as const).map((g) => (
-              <tr key={g}>
-                <th scope="row">{g}</th>
-                <td className="num">{report.counts[g].PASS}</td>
-                <td className="num">{report.counts[g].FAIL}</td>
-                <td className="num">{report.counts[g].SKIP}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        <p className="muted">
-          The plan said {report.plan.cases} cases, at most {report.plan.requests} requests, {report.plan.messages}{" "}
-          message{report.plan.messages === 1 ? "" : "s"} stored by a receiver that follows the spec (at most{" "}
-          {report.plan.messagesAtMost}), for {report.plan.mailboxes.join(", ") || "no mailbox"}.
-        </p>
-      </section>
+      <ProbeSummary report={report} />
       <div className="probe-layout">
         <section aria-labelledby="probe-cases-heading" className="panel probe-cases">
           <div className="panel-head">
@@ -180,39 +150,7 @@ export function ProbeView({ events, file, onRule, onSave }: ProbeViewProps) {
           )}
         </section>
         <div className="probe-detail">
-          {selected && (
-            <section aria-labelledby="probe-case-heading" className="panel" data-testid="probe-case">
-              <h3 id="probe-case-heading">
-                <span className={`probe-result ${selected.result.toLowerCase()}`}>{selected.result}</span> {selected.id}{" "}
-                · {selected.grade}
-              </h3>
-              <p>{selected.title}</p>
-              <dl className="probe-facts">
-                <dt>Expected</dt>
-                <dd>{selected.expected}</dd>
-                <dt>Actual</dt>
-                <dd>{selected.actual}</dd>
-                {selected.why && (
-                  <>
-                    <dt>{selected.result === "PASS" ? "Note" : "Why"}</dt>
-                    <dd>{selected.why}</dd>
-                  </>
-                )}
-                <dt>Rules</dt>
-                <dd>
-                  {selected.rules.map((rule) => (
-                    <button key={rule} className="link probe-rule" onClick={() => onRule(rule)}>
-                      {rule}
-                    </button>
-                  ))}
-                </dd>
-                <dt>Exchanges</dt>
-                <dd>
-                  {selected.exchanges.length > 0 ? selected.exchanges.join(", ") : "none: nothing was sent for it"}
-                </dd>
-              </dl>
-            </section>
-          )}
+          {selected && <CaseDetail row={selected} onRule={onRule} />}
           {shownEvents && range && (
             <SequenceView
               key={`sequence ${selected?.id ?? ""}`}
@@ -240,6 +178,78 @@ export function ProbeView({ events, file, onRule, onSave }: ProbeViewProps) {
           )}
         </div>
       </div>
+    </section>
+  );
+}
+
+/** The probe's counts by grade and what its plan said. */
+function ProbeSummary({ report }: { readonly report: ProbeReportView }) {
+  return (
+    <section aria-labelledby="probe-summary-heading" className="panel">
+      <h3 id="probe-summary-heading">Summary</h3>
+      <p className={report.counts.MUST.FAIL > 0 ? "summary fail" : "summary pass"} data-testid="probe-summary">
+        {summaryText(report)}
+      </p>
+      <table className="probe-grades">
+        <caption className="visually-hidden">Results by grade</caption>
+        <thead>
+          <tr>
+            <th scope="col">Grade</th>
+            <th scope="col">PASS</th>
+            <th scope="col">FAIL</th>
+            <th scope="col">SKIP</th>
+          </tr>
+        </thead>
+        <tbody>
+          {(["MUST", "SHOULD", "MAY"] as const).map((g) => (
+            <tr key={g}>
+              <th scope="row">{g}</th>
+              <td className="num">{report.counts[g].PASS}</td>
+              <td className="num">{report.counts[g].FAIL}</td>
+              <td className="num">{report.counts[g].SKIP}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p className="muted">
+        The plan said {report.plan.cases} cases, at most {report.plan.requests} requests, {report.plan.messages} message
+        {report.plan.messages === 1 ? "" : "s"} stored by a receiver that follows the spec (at most{" "}
+        {report.plan.messagesAtMost}), for {report.plan.mailboxes.join(", ") || "no mailbox"}.
+      </p>
+    </section>
+  );
+}
+
+/** The selected case: what was expected, what came, why, its rules and exchanges. */
+function CaseDetail({ row, onRule }: { readonly row: ProbeCaseRow; readonly onRule: (rule: string) => void }) {
+  return (
+    <section aria-labelledby="probe-case-heading" className="panel" data-testid="probe-case">
+      <h3 id="probe-case-heading">
+        <span className={`probe-result ${row.result.toLowerCase()}`}>{row.result}</span> {row.id} · {row.grade}
+      </h3>
+      <p>{row.title}</p>
+      <dl className="probe-facts">
+        <dt>Expected</dt>
+        <dd>{row.expected}</dd>
+        <dt>Actual</dt>
+        <dd>{row.actual}</dd>
+        {row.why && (
+          <>
+            <dt>{row.result === "PASS" ? "Note" : "Why"}</dt>
+            <dd>{row.why}</dd>
+          </>
+        )}
+        <dt>Rules</dt>
+        <dd>
+          {row.rules.map((rule) => (
+            <button key={rule} className="link probe-rule" onClick={() => onRule(rule)}>
+              {rule}
+            </button>
+          ))}
+        </dd>
+        <dt>Exchanges</dt>
+        <dd>{row.exchanges.length > 0 ? row.exchanges.join(", ") : "none: nothing was sent for it"}</dd>
+      </dl>
     </section>
   );
 }

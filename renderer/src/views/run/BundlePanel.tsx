@@ -19,7 +19,7 @@ type Verdict =
   | { readonly state: "failed"; readonly message: string };
 
 /**
- * An opened bug bundle (issue 15): what it holds — scenario, seed, the
+ * An opened bug bundle: what it holds — scenario, seed, the
  * Mailscope that wrote it, the trace hash — shown above its run (drawn from
  * the bundled trace, not re-run), and "Re-run and compare": the scenario run
  * again with the same seed and readings, "reproduced" when the new trace

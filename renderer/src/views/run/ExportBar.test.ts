@@ -1,5 +1,5 @@
 /**
- * Issue 22: every export of the run follows "with message bodies" — the trace, the HAR, the report and the
+ * Every export of the run follows "with message bodies" — the trace, the HAR, the report and the
  * bug bundle (File ▸ Export in the desktop app goes through the same function) — and says what it left out.
  */
 import { describe, expect, it } from "vitest";

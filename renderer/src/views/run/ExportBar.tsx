@@ -64,7 +64,7 @@ export async function exportFile(
     case "report":
       return { name: exportName(trace, ".md"), contents: exportMarkdown(trace), type: "text/markdown", leftOut: left };
     case "bundle": {
-      // The bug bundle (issue 15): scenario, seed, readings, version, trace and report in one JSON file, with the
+      // The bug bundle: scenario, seed, readings, version, trace and report in one JSON file, with the
       // bytes of the scenario's `eml:` files when the run has them: its re-run needs them, so it carries them.
       const bundle = await createBundle(trace, {
         recordBodies: recordedBodies(trace),

@@ -25,7 +25,7 @@ export interface LessonPanelProps {
 }
 
 /**
- * A lesson of the "Start here" path as the run view shows it (issue 24): its number, what to watch for, the
+ * A lesson of the "Start here" path as the run view shows it: its number, what to watch for, the
  * scenario's notes with where each is in the run (the one reached last marked; the run pauses at them when
  * played as a lesson), and at the end the next lesson. A scenario that is no lesson but has notes shows
  * the notes alone.

@@ -17,7 +17,7 @@ export interface LessonNotes {
 }
 
 /**
- * The scenario's notes in a run (issue 24): read from the run's scenario text (a live run's, an opened
+ * The scenario's notes in a run: read from the run's scenario text (a live run's, an opened
  * trace's), placed on its events, and — while a live run plays — each shown as the playhead reaches it. Played
  * as a lesson, the notes are breakpoints of the playback (the machine's `notePauses`, docs/decisions/0100):
  * the session stops at a note's event or time exactly, and `pausedAt` says which note it stopped at.

@@ -3,7 +3,7 @@ import { flushSync } from "react-dom";
 import { composeSvg } from "../imageExport.ts";
 import { ImageExportButtons } from "../ImageExportButtons.tsx";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
-import { messagesOf, sequenceMermaid, sequenceOf, type SequenceRow } from "../../model/sequence.ts";
+import { messagesOf, sequenceMermaid, sequenceOf, type SequenceRow } from "../../../../app/trace/sequence.ts";
 import { formatOffset } from "../../model/time.ts";
 import { useWidth } from "../timeline/hooks.ts";
 import "./sequence.css";

@@ -7,7 +7,7 @@ export interface ContextPanelProps {
 }
 
 /**
- * The delivery's context at the step the statechart shows (issue 24, item 4): what the machine's guards read —
+ * The delivery's context at the step the statechart shows: what the machine's guards read —
  * attempt, window end, give-up, next attempt, pending recipients, last answer, SMTP fallback — each value with a
  * link to its event in the log.
  */

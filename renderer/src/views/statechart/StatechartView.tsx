@@ -81,7 +81,7 @@ export function StatechartView(p: StatechartViewProps) {
     chart === undefined ? undefined : pin !== undefined ? chartAtRow(chart, pin) : chartAt(chart, p.playheadMs);
   const rows = useMemo(() => chart?.history.slice(0, atPlayhead + 1) ?? [], [chart, atPlayhead]);
   const active = useMemo(() => activeStates(at?.state), [at?.state]);
-  // The step shown: the pinned row's time, else the playhead's (issue 24: the delivery's context at it).
+  // The step shown: the pinned row's time, else the playhead's (the delivery's context at it).
   const nowMs = pin !== undefined ? (chart?.history[pin]?.timeMs ?? p.playheadMs) : p.playheadMs;
   const context = chart !== undefined && at !== undefined ? deliveryContext(chart, at, p.startMs, nowMs) : undefined;
 
@@ -109,7 +109,7 @@ export function StatechartView(p: StatechartViewProps) {
         <h3 id="statechart-heading">Delivery machine</h3>
         {actors.length > 0 && (
           <span className="sc-picker">
-            {/* A run of thousands of deliveries: the words typed narrow the menu (issue 24). */}
+            {/* A run of thousands of deliveries: the words typed narrow the menu. */}
             {actors.length > PICKER_SEARCH_FROM && (
               <input
                 type="search"

@@ -13,7 +13,7 @@ export interface TransitionHistoryProps {
 
 /**
  * Transitions drawn at most: those around the one shown. A long run's actor takes tens of thousands (a
- * 100k-event trace of one delivery), and laying out every one took seconds (issue 12 "Measure").
+ * 100k-event trace of one delivery), and laying out every one took seconds.
  */
 export const HISTORY_WINDOW = 1000;
 

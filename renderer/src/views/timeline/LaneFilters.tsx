@@ -3,7 +3,7 @@ import { FacetSelect, patchFilter } from "../FacetSelect.tsx";
 import { LANE_OUTCOME_TEXT, laneFilterActive, type LaneFilter, type LaneOutcome } from "../../model/laneFilter.ts";
 
 /**
- * The lanes' filters (issue 24, item 5): how the delivery went, its domain, words of its message or
+ * The lanes' filters: how the delivery went, its domain, words of its message or
  * recipients; how many lanes are shown; and clearing them.
  */
 export const LaneFilters = memo(function LaneFilters({

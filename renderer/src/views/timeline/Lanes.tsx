@@ -31,7 +31,7 @@ export interface LanesProps {
   readonly onZoom: (window: Window | undefined) => void;
   /** Where the lanes tell which of them are unfolded (for the exported image). */
   readonly unfoldedRef: { current: ReadonlySet<string> };
-  /** The scenario's notes placed on the run (issue 24): a numbered flag each over the axis. */
+  /** The scenario's notes placed on the run: a numbered flag each over the axis. */
   readonly notes?: readonly TimelineNote[];
 }
 
@@ -70,9 +70,6 @@ export function Lanes({
   const viewport = Math.min(layout.height, VIEWPORT_ROWS * ROW);
   const { first, last } = visibleLaneRangeOf(layout, scrollTop, viewport);
   const shown = lanes.slice(first, last + 1);
-  const axis = useMemo(() => ticks(scale, startMs), [scale, startMs]);
-  // A compressed axis' breaks (issue 24, item 3): drawn, and labelled with the time each hides where it fits.
-  const cuts = useMemo(() => breakMarks(scale, axis, measureLabel), [scale, axis]);
   // Each lane's marks, bands and connectors, once per timeline: a lane draws from its own.
   const items = useMemo(() => itemsByLane(timeline), [timeline]);
 
@@ -141,75 +138,8 @@ export function Lanes({
 
   return (
     <div className="lanes-wrap">
-      {/* The scenario's notes in view: a numbered flag each, its words on hover (the lesson panel lists them for
-          every reader, so the drawing stays aria-hidden like the axis). */}
-      {notes.some((n) => n.timeMs !== undefined) && (
-        <svg
-          className="axis-notes"
-          width={LABEL_W + scale.width + 8}
-          height={16}
-          aria-hidden="true"
-          data-testid="timeline-notes"
-        >
-          <g transform={`translate(${LABEL_W},0)`}>
-            {notes.map((n) =>
-              n.timeMs === undefined || n.timeMs < scale.fromMs || n.timeMs > scale.toMs ? null : (
-                <g
-                  key={n.index}
-                  className="axis-note"
-                  data-note={n.index}
-                  data-x={scale.x(n.timeMs).toFixed(1)}
-                  transform={`translate(${scale.x(n.timeMs)},0)`}
-                >
-                  <title>{`Note ${n.index + 1}, ${formatOffset(n.timeMs, startMs)}: ${n.note}`}</title>
-                  <line y1={12} y2={16} />
-                  <circle cy={6.5} r={6} />
-                  <text y={10} textAnchor="middle">
-                    {n.index + 1}
-                  </text>
-                </g>
-              ),
-            )}
-          </g>
-        </svg>
-      )}
-      <svg className="axis" width={LABEL_W + scale.width + 8} height={22} aria-hidden="true">
-        <g transform={`translate(${LABEL_W},0)`}>
-          {cuts.map((b) => (
-            <g
-              key={b.fromMs}
-              className="axis-break"
-              data-from-ms={b.fromMs - startMs}
-              data-until-ms={b.toMs - startMs}
-              data-x1={b.x1.toFixed(1)}
-              data-x2={b.x2.toFixed(1)}
-              data-hidden={b.hidden}
-            >
-              <title>{breakTitle(b, startMs)}</title>
-              <ShapeView shape={axisBreakShape(b.x1, b.x2)} />
-              {b.label !== undefined && (
-                <text x={(b.x1 + b.x2) / 2} y={12} textAnchor="middle" className="break-label">
-                  {b.label}
-                </text>
-              )}
-            </g>
-          ))}
-          {axis.map((t) => (
-            <g
-              key={t.timeMs}
-              transform={`translate(${t.x},0)`}
-              className="axis-tick"
-              data-time-ms={t.timeMs - startMs}
-              data-x={t.x.toFixed(1)}
-            >
-              <line y1={16} y2={22} stroke="currentColor" />
-              <text y={12} textAnchor={tickAnchor(t.x, scale.width)} className="tick">
-                {t.label}
-              </text>
-            </g>
-          ))}
-        </g>
-      </svg>
+      {notes.some((n) => n.timeMs !== undefined) && <AxisNotes notes={notes} scale={scale} startMs={startMs} />}
+      <TimeAxis scale={scale} startMs={startMs} />
       <div
         className={`lanes${zoomed ? " pannable" : ""}${drag?.mode === "pan" ? " panning" : ""}`}
         ref={scroller}
@@ -285,5 +215,94 @@ function MarkTip({ text, x, y, right }: { text: string; x: number; y: number; ri
     >
       {text}
     </div>
+  );
+}
+
+/** The scenario's notes in view: a numbered flag each over the axis, its words on hover. */
+function AxisNotes({
+  notes,
+  scale,
+  startMs,
+}: {
+  readonly notes: readonly TimelineNote[];
+  readonly scale: TimeScale;
+  readonly startMs: number;
+}) {
+  // The lesson panel lists the notes for every reader, so the drawing stays aria-hidden like the axis.
+  return (
+    <svg
+      className="axis-notes"
+      width={LABEL_W + scale.width + 8}
+      height={16}
+      aria-hidden="true"
+      data-testid="timeline-notes"
+    >
+      <g transform={`translate(${LABEL_W},0)`}>
+        {notes.map((n) =>
+          n.timeMs === undefined || n.timeMs < scale.fromMs || n.timeMs > scale.toMs ? null : (
+            <g
+              key={n.index}
+              className="axis-note"
+              data-note={n.index}
+              data-x={scale.x(n.timeMs).toFixed(1)}
+              transform={`translate(${scale.x(n.timeMs)},0)`}
+            >
+              <title>{`Note ${n.index + 1}, ${formatOffset(n.timeMs, startMs)}: ${n.note}`}</title>
+              <line y1={12} y2={16} />
+              <circle cy={6.5} r={6} />
+              <text y={10} textAnchor="middle">
+                {n.index + 1}
+              </text>
+            </g>
+          ),
+        )}
+      </g>
+    </svg>
+  );
+}
+
+/** The time axis: its ticks, and a compressed axis' breaks labelled with the time each hides where it fits. */
+function TimeAxis({ scale, startMs }: { readonly scale: TimeScale; readonly startMs: number }) {
+  const axis = useMemo(() => ticks(scale, startMs), [scale, startMs]);
+  // A compressed axis' breaks: drawn, and labelled with the time each hides where it fits.
+  const cuts = useMemo(() => breakMarks(scale, axis, measureLabel), [scale, axis]);
+  return (
+    <svg className="axis" width={LABEL_W + scale.width + 8} height={22} aria-hidden="true">
+      <g transform={`translate(${LABEL_W},0)`}>
+        {cuts.map((b) => (
+          <g
+            key={b.fromMs}
+            className="axis-break"
+            data-from-ms={b.fromMs - startMs}
+            data-until-ms={b.toMs - startMs}
+            data-x1={b.x1.toFixed(1)}
+            data-x2={b.x2.toFixed(1)}
+            data-hidden={b.hidden}
+          >
+            <title>{breakTitle(b, startMs)}</title>
+            <ShapeView shape={axisBreakShape(b.x1, b.x2)} />
+            {b.label !== undefined && (
+              <text x={(b.x1 + b.x2) / 2} y={12} textAnchor="middle" className="break-label">
+                {b.label}
+              </text>
+            )}
+          </g>
+        ))}
+        {axis.map((t) => (
+          <g
+            key={t.timeMs}
+            transform={`translate(${t.x},0)`}
+            className="axis-tick"
+            data-time-ms={t.timeMs - startMs}
+            data-x={t.x.toFixed(1)}
+          >
+            <line y1={16} y2={22} stroke="currentColor" />
+            <text y={12} textAnchor={tickAnchor(t.x, scale.width)} className="tick">
+              {t.label}
+            </text>
+          </g>
+        ))}
+      </g>
+    </svg>
   );
 }

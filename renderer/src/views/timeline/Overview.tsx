@@ -37,7 +37,7 @@ export function Overview({ timeline, width, left, plotWidth, scale, window: [fro
   const x1 = Math.max(0, Math.min(plotWidth, scale.x(fromMs)));
   const x2 = Math.max(0, Math.min(plotWidth, scale.x(toMs)));
   // Mounted with a whole run, the chart comes right after the lanes' first draw: Recharts lays a chart out
-  // in several passes, and the lanes are what an opened trace shows first (issue 13: drawn in < 1 s).
+  // in several passes, and the lanes are what an opened trace shows first (drawn in < 1 s).
   const chartTimeline = useDeferredValue<Timeline | null>(timeline, null);
   // A brush over the bars, in px from the plot's left edge (it starts 4 px into the lanes' plot, as the bars).
   const [brush, setBrush] = useState<{ readonly x0: number; readonly x1: number } | undefined>();

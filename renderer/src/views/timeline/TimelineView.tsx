@@ -51,7 +51,7 @@ export interface TimelineViewProps {
    * of the same timeline); without it the timeline keeps its own.
    */
   readonly reader?: TimelineReader;
-  /** The scenario's notes placed on the run (issue 24): numbered flags on the axis, as the lesson panel numbers them. */
+  /** The scenario's notes placed on the run: numbered flags on the axis, as the lesson panel numbers them. */
   readonly notes?: readonly TimelineNote[];
   /**
    * Whether the axis may compress idle spans (default true). Compare's two stacked timelines share one axis,
@@ -74,7 +74,7 @@ export interface TimelineWindow {
   readonly kind: ScaleKind;
   readonly zoom: Window | undefined;
   /**
-   * Whether the linear scale compresses the idle spans (issue 24, item 3); undefined: as the run's length
+   * Whether the linear scale compresses the idle spans; undefined: as the run's length
    * has it (on for a run longer than a day).
    */
   readonly compress?: boolean;
@@ -105,7 +105,7 @@ export function TimelineView({
   const reader = given ?? own;
   const timeline = useMemo(() => reader.read(events, startMs, labels), [reader, events, startMs, labels]);
   const legend = useMemo(() => legendKinds(timeline), [timeline]);
-  // The lanes a person filtered or searched for (issue 24): the lanes drawn; the overview keeps the whole run.
+  // The lanes a person filtered or searched for: the lanes drawn; the overview keeps the whole run.
   const [laneFilter, setLaneFilter] = useState<LaneFilter>({});
   const laneChoices = useMemo(() => laneFacets(timeline), [timeline]);
   const filtered = useMemo(() => filterTimeline(timeline, laneFilter), [timeline, laneFilter]);
@@ -123,7 +123,7 @@ export function TimelineView({
   const fullEnd = fullTo + (fullTo - startMs) * 0.04;
   const full: Window = [startMs, fullEnd];
   const [fromMs, toMs] = zoom ?? full;
-  // Idle spans compressed (issue 24, item 3): by default for a run longer than a day, linear scale only.
+  // Idle spans compressed: by default for a run longer than a day, linear scale only.
   const compress = compressible && (chosen ?? timeline.endMs - startMs > COMPRESS_BY_DEFAULT_OVER_MS);
   const busy = useMemo(() => (compress ? busyTimes(timeline) : []), [compress, timeline]);
   const scale = useMemo(
@@ -250,7 +250,7 @@ const RULED_OUT_LEGEND = [
   ...markShapes("ruled-out").map((s) => (s.kind === "circle" ? { ...s, cx: 10, cy: 10 } : s)),
 ];
 
-/** The legend of what the run draws (issue 24): the outcomes among its attempts, the bands, lines and marks it has. */
+/** The legend of what the run draws: the outcomes among its attempts, the bands, lines and marks it has. */
 const Legend = memo(function Legend({ kinds }: { readonly kinds: LegendKinds }) {
   return (
     <ul className="timeline-legend" aria-label="Legend">

@@ -6,10 +6,10 @@
  * hand-offs, bounces and DSNs as arrows and notes, in trace order; long quiet
  * spans compressed to one labelled row (`… 58 min …`). Also as Mermaid text.
  */
-import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import type { RecordedEvent } from "./schema.ts";
 import { messageIdsOf, messageOfActor, receiverLookup, runIndexOf, sequenceEvents } from "./runIndex.ts";
-import { formatDuration, formatOffset } from "./time.ts";
-import { actorOfDelivery } from "../../../app/trace/deliveryIds.ts";
+import { formatDuration, formatOffset } from "./offset.ts";
+import { actorOfDelivery } from "./deliveryIds.ts";
 
 export type SequenceRowKind =
   "dns-query" | "dns-answer" | "request" | "response" | "failure" | "handoff" | "dsn" | "note" | "gap";
@@ -142,13 +142,7 @@ export function sequenceOfEvents(
         if (receiver === undefined ? !mine : receiver < 0) break;
         const kind = str(d["kind"]) ?? "answer";
         const records = Array.isArray(d["records"]) ? (d["records"] as unknown[]) : [];
-        // A TXT record's text (a key) cut short: the inspector shows it whole.
-        const record = (r: unknown): string => {
-          if (typeof r === "string") return r.length > 32 ? `${r.slice(0, 31)}…` : r;
-          const o = r !== null && typeof r === "object" ? (r as Data) : {};
-          return str(o["target"]) ?? str(o["value"]) ?? JSON.stringify(r);
-        };
-        const what = kind === "answer" ? records.map(record).join(", ") || "answer" : kind;
+        const what = kind === "answer" ? records.map(recordText).join(", ") || "answer" : kind;
         const fault = str(d["fault"]);
         row({
           kind: "dns-answer",
@@ -270,7 +264,19 @@ export function sequenceOfEvents(
     }
   }
 
-  // Quiet spans: one gap row where nothing happened for longer than quietMs.
+  void startMs;
+  return { participants, rows: withQuietGaps(rows, participants.length, quietMs) };
+}
+
+/** A DNS record as a row shows it: a TXT record's text (a key) cut short (the inspector shows it whole). */
+function recordText(r: unknown): string {
+  if (typeof r === "string") return r.length > 32 ? `${r.slice(0, 31)}…` : r;
+  const o = r !== null && typeof r === "object" ? (r as Data) : {};
+  return str(o["target"]) ?? str(o["value"]) ?? JSON.stringify(r);
+}
+
+/** `rows` with one gap row where nothing happened for longer than `quietMs` (a quiet span). */
+function withQuietGaps(rows: readonly SequenceRow[], participants: number, quietMs: number): SequenceRow[] {
   const out: SequenceRow[] = [];
   let prev: SequenceRow | undefined;
   for (const r of rows) {
@@ -280,7 +286,7 @@ export function sequenceOfEvents(
         timeMs: prev.timeMs,
         seq: prev.seq,
         from: 0,
-        to: Math.max(0, participants.length - 1),
+        to: Math.max(0, participants - 1),
         label: `… ${formatDuration(r.timeMs - prev.timeMs)} …`,
         results: [],
         broken: false,
@@ -288,8 +294,7 @@ export function sequenceOfEvents(
     out.push(r);
     prev = r;
   }
-  void startMs;
-  return { participants, rows: out };
+  return out;
 }
 
 /** The problem type's last segment, from a problem document's JSON. */
@@ -305,9 +310,10 @@ function problemType(body: string): string | undefined {
 
 /** Mermaid text of the diagram: what the Markdown report draws, for this message. */
 export function sequenceMermaid(diagram: SequenceDiagram, startMs: number): string {
+  // Text Mermaid draws as is: no statement separators, comments (%%) or entity codes (#…;).
   const clean = (t: string) =>
     t
-      .replace(/[;#\n]/g, " ")
+      .replace(/[;#%\r\n]/g, " ")
       .replace(/\s+/g, " ")
       .trim();
   const alias = (i: number) => `P${i + 1}`;

@@ -1,9 +1,16 @@
 import { describe, expect, it } from "vitest";
-import type { Trace } from "../../../app/trace/schema.ts";
-import { scenarioTrace } from "./testing.ts";
+import { runScenarioText } from "../sim/runScenario.ts";
+import type { Trace } from "./schema.ts";
 import { messagesOf, sequenceMermaid, sequenceOf } from "./sequence.ts";
 
-const trace = (name: string): Promise<Trace> => scenarioTrace(name);
+const library = import.meta.glob<string>("../../scenarios/*.yaml", { query: "?raw", import: "default", eager: true });
+
+/** The trace of `scenarios/<name>.yaml` run to its end. */
+async function trace(name: string): Promise<Trace> {
+  const run = await runScenarioText(library[`../../scenarios/${name}.yaml`] ?? "", { file: `scenarios/${name}.yaml` });
+  if (!run.ok) throw new Error(run.errors.map((e) => e.message).join("\n"));
+  return run.run.trace;
+}
 
 describe("the sequence diagram", () => {
   it("teach-mixed-recipient-results: the POST's response carries each recipient's result", async () => {
@@ -19,7 +26,7 @@ describe("the sequence diagram", () => {
       ["request", "GET /v1/capabilities", "sender a.example → mx.b.example"],
       ["response", "200", "mx.b.example → sender a.example"],
       ["request", "POST /v1/messages", "sender a.example → mx.b.example"],
-      // Issue 22: the receiver looks up the signing key (AUTH rules) while it handles the POST: its own exchange.
+      // The receiver looks up the signing key (AUTH rules) while it handles the POST: its own exchange.
       ["dns-query", "TXT s1._svckey.a.example?", "mx.b.example → DNS"],
       [
         "dns-answer",
@@ -64,7 +71,7 @@ describe("the sequence diagram", () => {
     expect(mermaid).toContain("  Note over P1,P4: … 1 h …");
   });
 
-  it("issue 22: teach-failure-after-acceptance — the DSN from the receiving domain's column, and its delivery", async () => {
+  it("teach-failure-after-acceptance — the DSN from the receiving domain's column, and its delivery", async () => {
     const t = await trace("teach-failure-after-acceptance");
     const d = sequenceOf(t.events, "m1@a.example", t.startedAtMs);
     expect(d.participants).toEqual(["sender a.example", "DNS", "mx.b.example", "sender b.example", "mx.a.example"]);
@@ -99,9 +106,8 @@ describe("the sequence diagram", () => {
     }
   });
 
-  it("issue 22: on every bundled scenario, every exchange and every key lookup is drawn, from the actor that made it", async () => {
-    const files = import.meta.glob<string>("../../../scenarios/*.yaml", { query: "?raw", import: "default" });
-    for (const file of Object.keys(files)) {
+  it("on every bundled scenario, every exchange and every key lookup is drawn, from the actor that made it", async () => {
+    for (const file of Object.keys(library)) {
       const t = await trace(file.replace(/^.*\/(.*)\.yaml$/, "$1"));
       // The messages no DSN reports on (a DSN's exchanges are drawn in its message's diagram).
       const dsns = new Set(t.events.filter((e) => e.name === "dsn.sent").map((e) => String(e.data?.["dsnMessageId"])));
@@ -123,7 +129,7 @@ describe("the sequence diagram", () => {
     }
   });
 
-  it("issue 13: a time range shows every message's exchanges in it, each request marked with its message", async () => {
+  it("a time range shows every message's exchanges in it, each request marked with its message", async () => {
     const t = await trace("teach-mixed-recipient-results");
     const labels = new Map([
       ["m0@a.example", "m0"],
