@@ -509,12 +509,25 @@ export type EventData<N extends TraceEventName> = z.output<Catalogue[N]["data"]>
  */
 export type EmitData<N extends TraceEventName> = Emittable<z.input<Catalogue[N]["data"]>>;
 
+/**
+ * A producer's own `emit(name, data)`: `name` one of `Names`, `data` that name's data without the
+ * fields `Given`, which the producer adds itself (its `deliveryId`, its `domain`).
+ */
+export type Emit<Names extends TraceEventName = TraceEventName, Given extends string = never> = <N extends Names>(
+  name: N,
+  data: Omit<EmitData<N>, Given>,
+) => void;
+
 /** `T` with each field widened to what the recorder converts to it. */
 type Emittable<T> = { readonly [K in keyof T]: EmittableValue<T[K]> };
 type EmittableValue<V> = V extends readonly (infer I)[]
   ? readonly EmittableValue<I>[]
   : V extends Record<string, unknown>
-    ? Emittable<V> | (string extends keyof V ? Headers | ReadonlyMap<string, unknown> : never)
+    ? string extends keyof V
+      ? unknown extends V[string]
+        ? object // an open object (`capabilities`, `settings`): any object, as the recorder copies it
+        : Emittable<V> | Headers | ReadonlyMap<string, V[string]>
+      : Emittable<V>
     : V;
 
 /** Every event name, each with what it says (the catalogue's `about`). */
