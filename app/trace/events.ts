@@ -50,8 +50,8 @@ const A_RECEIVER = "a receiver";
 const THE_NETWORK = "the network";
 const PROBE = "`mailscope probe`";
 
-/** A delivery actor's id on the discovery events (version 2). */
-const deliveryActor = text.optional().describe("the delivery actor whose attempt asked");
+/** What every discovery event names: the domain discovered, and (version 2) the delivery actor whose attempt asked. */
+const discovery = { domain: text, deliveryActor: text.optional().describe("the delivery actor whose attempt asked") };
 /** The HTTP exchange a receiver's event answers (version 2), when the host gave one. */
 const exchangeId = text.optional().describe("the `http.request` it answers");
 const fault = text.optional().describe("the `fault.window` that decided it");
@@ -133,8 +133,7 @@ export const traceEvents = {
     A_SENDER,
     "the endpoint found for a domain, or none",
     {
-      domain: text,
-      deliveryActor,
+      ...discovery,
       origin: text.optional(),
       unreachable: strings.optional().describe("origins of the SVCB answer that could not be reached"),
       outcome: z.enum(["no-service", "dns-failure", "no-record"]).optional().describe("when none was found"),
@@ -148,16 +147,14 @@ export const traceEvents = {
     "`domain` and `origin`, or `outcome` (`no-record` with a pin)",
   ),
   "capabilities.fetched": event(A_SENDER, "a capabilities document fetched and valid", {
-    domain: text,
-    deliveryActor,
+    ...discovery,
     origin: text,
     capabilities: json,
     maxAgeS: z.number(),
     rule: ruleId.optional(),
   }),
   "capabilities.cached": event(A_SENDER, "a cached capabilities document reused", {
-    domain: text,
-    deliveryActor,
+    ...discovery,
     origin: text,
     ageS: z.number(),
     maxAgeS: z.number().optional(),
@@ -166,8 +163,7 @@ export const traceEvents = {
     A_SENDER,
     "a capabilities document that could not be fetched or is invalid",
     {
-      domain: text,
-      deliveryActor,
+      ...discovery,
       origin: text,
       violations: z.array(z.unknown()).optional(),
       failure: text.optional(),
@@ -183,8 +179,7 @@ export const traceEvents = {
     "`violations` or `failure`",
   ),
   "pin.set": event(A_SENDER, "a discovery pin set or refreshed", {
-    domain: text,
-    deliveryActor,
+    ...discovery,
     expiresAtMs: ms,
     maxAgeS: z.number().optional(),
     refreshed: z.boolean().optional(),
@@ -192,8 +187,7 @@ export const traceEvents = {
     advertisedS: z.number().optional().describe("the max-age advertised, when clamped (CAP-13)"),
   }),
   "pin.removed": event(A_SENDER, "a discovery pin removed", {
-    domain: text,
-    deliveryActor,
+    ...discovery,
     reason: text,
     rule: ruleId.optional(),
   }),
@@ -201,8 +195,7 @@ export const traceEvents = {
     A_SENDER,
     "the version chosen, or none in common",
     {
-      domain: text,
-      deliveryActor,
+      ...discovery,
       version: text.optional(),
       ours: strings.optional(),
       theirs: strings.optional(),
