@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { traceEvent } from "../ports.ts";
-import { closestEventName, isTraceEventName, traceEventNames, traceEvents, type Emit } from "./events.ts";
+import { closestEventName, eventMisfits, isTraceEventName, traceEventNames, traceEvents, type Emit } from "./events.ts";
 import { createRecorder } from "./recorder.ts";
 
 describe("the event catalogue", () => {
@@ -19,6 +19,15 @@ describe("the event catalogue", () => {
     expect(isTraceEventName("attempt.ended")).toBe(true);
     expect(isTraceEventName("attempt.endd")).toBe(false);
     expect(closestEventName("attempt.endd")).toBe("attempt.ended");
+  });
+
+  it("says what in an event its definition does not allow (for whole traces: a run's, a probe's)", () => {
+    expect(eventMisfits({ name: "dns.query", data: { name: "_svc.b.example", type: "SVCB" } })).toEqual([]);
+    expect(eventMisfits({ name: "dns.qery", data: {} })).toEqual(["dns.qery: no such event in the catalogue"]);
+    const misfits = eventMisfits({ name: "dns.query", data: { name: 1, type: "SVCB", extra: true } });
+    expect(misfits).toHaveLength(2);
+    expect(misfits[0]).toMatch(/^dns\.query\.name: /);
+    expect(misfits[1]).toBe("dns.query.extra: not in the catalogue");
   });
 
   it("types emit: a misspelt event name, a misspelt field, a missing field or a value of another type does not compile", () => {

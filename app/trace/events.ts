@@ -532,6 +532,23 @@ export function isTraceEventName(name: string): name is TraceEventName {
   return Object.hasOwn(traceEvents, name);
 }
 
+/**
+ * What in `event` its definition does not allow: an unknown name, a field missing or of another type, a field
+ * the catalogue does not list. Empty when it fits. For tests and checks of whole traces: nothing calls it while a
+ * run records.
+ */
+export function eventMisfits(event: { readonly name: string; readonly data?: unknown }): string[] {
+  if (!isTraceEventName(event.name)) return [`${event.name}: no such event in the catalogue`];
+  const def: EventDefinition<z.ZodRawShape> = traceEvents[event.name];
+  const parsed = def.data.safeParse(event.data ?? {});
+  const wrong = (parsed.error?.issues ?? []).map((i) => `${event.name}.${i.path.join(".")}: ${i.message}`);
+  const data = typeof event.data === "object" && event.data !== null ? event.data : {};
+  const unlisted = Object.keys(data)
+    .filter((field) => !Object.hasOwn(def.data.shape, field))
+    .map((field) => `${event.name}.${field}: not in the catalogue`);
+  return [...wrong, ...unlisted];
+}
+
 /** Edits (insert, delete, replace) from `a` to `b`. */
 function distance(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
