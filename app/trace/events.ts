@@ -443,7 +443,18 @@ export const traceEvents = {
     keyRecord: text.optional().describe("its public key"),
     mailboxes: strings.optional(),
     absent: text.optional(),
-    plan: json.describe("`cases`, `requests`, `handshakes`, `messages`, `messagesAtMost`, …"),
+    plan: z
+      .object({
+        cases: count,
+        requests: count,
+        handshakes: count,
+        messages: count,
+        messagesAtMost: count,
+        mailboxes: strings,
+        requestsPerSecond: z.number(),
+      })
+      .partial()
+      .describe("`cases`, `requests`, `handshakes`, `messages`, `messagesAtMost`, `mailboxes`, `requestsPerSecond`"),
   }),
   "probe.tls": event(PROBE, "a TLS handshake the probe made to test the origin", {
     origin: text.optional(),
