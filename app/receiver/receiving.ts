@@ -8,15 +8,6 @@ import type { ProblemIdentifier } from "../protocol/errors.ts";
 import type { ParsedSignatureFields } from "../protocol/signature.ts";
 import type { Clock, MailStore } from "../ports.ts";
 import type { Emit } from "../trace/events.ts";
-
-/** The events a receiver emits. */
-export type ReceiverEventName =
-  | "receiver.request"
-  | "receiver.response"
-  | "idempotency.replay"
-  | "idempotency.conflict"
-  | "mailbox.delivered"
-  | "failure.after-acceptance";
 import type { Answer, ProblemOptions } from "./answers.ts";
 import type { ReceiverConfig } from "./config.ts";
 import type { IdempotencyStore } from "./idempotencyStore.ts";
@@ -26,6 +17,15 @@ import type { PolicyState } from "./policy.ts";
 import type { ReceiverPorts, RecipientFaults } from "./receiver.ts";
 import type { ParsedBody } from "./requestChecks.ts";
 import type { BodySpooler } from "./spool.ts";
+
+/** The events a receiver emits. */
+export type ReceiverEventName =
+  | "receiver.request"
+  | "receiver.response"
+  | "idempotency.replay"
+  | "idempotency.conflict"
+  | "mailbox.delivered"
+  | "failure.after-acceptance";
 
 /** One receiver's configuration, ports and state, shared by every request it handles. */
 export interface Receiving {

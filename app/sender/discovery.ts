@@ -268,13 +268,6 @@ function temporary(reading: RequestLevelReading, rule: string, gaps: readonly st
   return { ...reading, rule: rule as RequestLevelReading["rule"], gaps: [...reading.gaps, ...gaps] };
 }
 
-/**
- * Discovery for one attempt to `domain`: SVCB, pin, capabilities (cached or
- * fetched), version. Emits discovery.resolved, capabilities.*, pin.* and
- * version.negotiated, each naming `deliveryActor` when given: the actor whose
- * attempt asked (several actors may discover the same domain at once).
- * Never throws.
- */
 /** The events discovery emits, each naming its `domain` and the `deliveryActor` that asked. */
 type DiscoveryEventName =
   | "discovery.resolved"
@@ -285,6 +278,13 @@ type DiscoveryEventName =
   | "pin.removed"
   | "version.negotiated";
 
+/**
+ * Discovery for one attempt to `domain`: SVCB, pin, capabilities (cached or
+ * fetched), version. Emits discovery.resolved, capabilities.*, pin.* and
+ * version.negotiated, each naming `deliveryActor` when given: the actor whose
+ * attempt asked (several actors may discover the same domain at once).
+ * Never throws.
+ */
 export async function discover(domain: string, deps: DiscoveryDeps, deliveryActor?: string): Promise<DiscoveryOutcome> {
   const emit: Emit<DiscoveryEventName, "domain" | "deliveryActor"> = (name, data) =>
     deps.trace.emit(
