@@ -63,6 +63,22 @@ const probeCases = strings.optional().describe("the probe cases it serves");
 
 /** Every trace event: name → definition. */
 export const traceEvents = {
+  // Submission and outcome of messages.
+  "message.submitted": event(A_SENDER, "a message enters a domain's sender", {
+    messageId: text,
+    from: text.nullable().describe("null for a DSN"),
+    to: strings,
+    readings: json.optional().describe("the sender's readings"),
+  }),
+  "recipient.outcome": event(A_SENDER, "a recipient's final outcome, one per recipient per message", {
+    messageId: text,
+    recipient: text,
+    outcome: z.enum(["accepted", "rejected", "smtp", "bounced"]),
+    rule: ruleId,
+    gaps: strings.optional(),
+    deliveryId: text.optional(),
+    problem: text.optional(),
+  }),
   // The draft's numbers, faults and DNS changes of the simulated world.
   "spec.constants": event(
     "the world, first, off SPEC.md",
@@ -101,22 +117,6 @@ export const traceEvents = {
       .enum(["scheduled", "set"])
       .optional()
       .describe("`scheduled`: a scenario's `dnsChanges` entry; `set`: changed while running"),
-  }),
-  // Submission and outcome of messages.
-  "message.submitted": event(A_SENDER, "a message enters a domain's sender", {
-    messageId: text,
-    from: text.nullable().describe("null for a DSN"),
-    to: strings,
-    readings: json.optional().describe("the sender's readings"),
-  }),
-  "recipient.outcome": event(A_SENDER, "a recipient's final outcome, one per recipient per message", {
-    messageId: text,
-    recipient: text,
-    outcome: z.enum(["accepted", "rejected", "smtp", "bounced"]),
-    rule: ruleId,
-    gaps: strings.optional(),
-    deliveryId: text.optional(),
-    problem: text.optional(),
   }),
   // DNS.
   "dns.query": event("the DNS zone", "a DNS question", { name: text, type: z.enum(["SVCB", "TXT"]) }),
