@@ -164,6 +164,8 @@ export function actorChartOfEvents(
   /** Attempts started so far, for a trace whose transitions do not number them. */
   let started = 0;
   for (const raw of events) {
+    // Only the actor's own events and the outcomes are read (checked against the catalogue).
+    if (raw.name !== "recipient.outcome" && raw.data?.["deliveryActor"] !== actor) continue;
     const e = readEvent(raw);
     if (e === undefined) continue;
     if (e.name === "recipient.outcome") {
@@ -171,7 +173,6 @@ export function actorChartOfEvents(
       if (messageId !== undefined && e.data.messageId === messageId && r !== undefined) fresh.push(r.toLowerCase());
       continue;
     }
-    if (raw.data?.["deliveryActor"] !== actor) continue;
     switch (e.name) {
       case "discovery.resolved":
       case "capabilities.invalid":
