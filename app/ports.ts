@@ -6,6 +6,7 @@
  * a folder of .eml files). The core never reaches past these.
  */
 import { errorMessage } from "./errorMessage.ts";
+import type { EmitData, TraceEventName } from "./trace/events.ts";
 
 /** Time and timers. Shaped so it can be given to XState as its `clock`. */
 export interface Clock {
@@ -168,18 +169,48 @@ export interface MailSpool {
   close(): void;
 }
 
-/** One trace event. Names are dotted and lowercase (`attempt.started`), the same in the trace, the UI and the docs. */
-export interface TraceEvent {
-  readonly name: string;
+/**
+ * One trace event named `N`, as a producer emits it: a name of the event catalogue (app/trace/events.ts,
+ * dotted and lowercase, the same in the trace, the UI and the docs) with that name's data, so that a
+ * misspelt name or field does not compile.
+ */
+export interface TraceEventOf<N extends TraceEventName> {
+  readonly name: N;
   /** Time on the Clock, ms since the epoch. */
   readonly timeMs: number;
   /** The domain whose component emitted it. */
+  readonly domain?: string;
+  readonly data: EmitData<N>;
+}
+
+/** Any trace event of the catalogue: the union of {@link TraceEventOf} over the names, narrowed by `name`. */
+export type TraceEvent = { [N in TraceEventName]: TraceEventOf<N> }[TraceEventName];
+
+/** A trace event as a reader that takes what comes meets it: any name, any data (a test's list, a file). */
+export interface UntypedTraceEvent {
+  readonly name: string;
+  readonly timeMs: number;
   readonly domain?: string;
   readonly data?: Readonly<Record<string, unknown>>;
 }
 
 export interface TraceSink {
   emit(event: TraceEvent): void;
+}
+
+/**
+ * The event named `name` with `data`, as a {@link TraceEvent}: for a producer's own `emit(name, data)`
+ * that passes the name through (a literal narrows {@link TraceEvent} by itself; a type parameter
+ * `N` does not, so this is where `TraceEventOf<N>` is said to be one member of the union).
+ */
+export function traceEvent<N extends TraceEventName>(
+  name: N,
+  timeMs: number,
+  data: EmitData<N>,
+  domain?: string,
+): TraceEvent {
+  const event: TraceEventOf<N> = domain === undefined ? { name, timeMs, data } : { name, timeMs, domain, data };
+  return event as TraceEvent;
 }
 
 /** A sink that drops everything, for callers that do not trace. */

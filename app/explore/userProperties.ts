@@ -36,6 +36,7 @@ import * as z from "zod";
 import { parseDurationMs } from "../sim/faultScope.ts";
 import { normalizeAddress } from "../protocol/mailbox.ts";
 import type { FileError } from "../sim/yamlPosition.ts";
+import { messageOfActor } from "../trace/deliveryIds.ts";
 import { closestEventName, traceEventNames } from "../trace/events.ts";
 import { formatOffset } from "../trace/offset.ts";
 import type { CheckResult } from "../trace/schema.ts";
@@ -237,7 +238,7 @@ export function scopeKeys(event: JudgedEvent, scope: Scope): string[] {
   const d = event.data ?? {};
   const deliveryId = str(d["deliveryId"]);
   const actor = str(d["deliveryActor"]) ?? (deliveryId !== undefined ? deliveryId.replace(/#\d+$/, "") : undefined);
-  const messageId = str(d["messageId"]) ?? (actor !== undefined ? actor.slice(0, actor.lastIndexOf("→")) : undefined);
+  const messageId = str(d["messageId"]) ?? (actor !== undefined ? messageOfActor(actor) : undefined);
   if (scope === "delivery") return deliveryId !== undefined ? [deliveryId] : [];
   if (messageId === undefined) return [];
   if (scope === "message") return [messageId];

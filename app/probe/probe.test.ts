@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { probeCases, selectCases } from "./cases.ts";
 import { runProbe, type ProbeRun } from "./probe.ts";
 import { inProcessProbe, MISBEHAVIOURS, type Misbehaviour } from "./testing.ts";
+import { eventMisfits } from "../trace/events.ts";
 
 async function probe(kind?: Misbehaviour): Promise<ProbeRun> {
   const { options, ports } = await inProcessProbe(kind);
@@ -164,6 +165,16 @@ describe("mailscope probe: what it sends, and bad receivers", () => {
     expect(stored.sort()).toEqual(["bob@b.example", "bob@b.example", "carol@b.example"]);
     expect(run.plan.messagesAtMost).toBeGreaterThanOrEqual(2 + 20);
     expect(run.trace.events[0]?.name).toBe("probe.started");
+  });
+
+  it("its trace's events, and the receiver's, fit the event catalogue field by field (app/trace/events.ts)", async () => {
+    const { options, ports, harness } = await inProcessProbe();
+    const run = await runProbe(options, ports);
+    const names = new Set(run.trace.events.map((e) => e.name));
+    for (const name of ["probe.started", "probe.tls", "probe.case", "http.request", "http.response"]) {
+      expect(names).toContain(name);
+    }
+    expect([...run.trace.events, ...harness.trace.events].flatMap(eventMisfits)).toEqual([]);
   });
 
   it("ENV-4, MBX-6: every envelope names only --mailbox, --absent's addresses or ones nobody can have; at --rate 2 requests start 500 ms apart", async () => {

@@ -28,7 +28,8 @@
  *   leaves a half-sent request on a connection used again.
  */
 import type { Clock, DnsAnswer, Fetch, Random, Resolver, SvcbRecord, TransportFailureKind } from "../ports.ts";
-import { TransportError } from "../ports.ts";
+import { TransportError, traceEvent } from "../ports.ts";
+import type { EmitData, TraceEventName } from "../trace/events.ts";
 import { asBufferSource, bytesToBase64, bytesToHex } from "../protocol/base64.ts";
 import { createContentDigest, createDigester } from "../protocol/digest.ts";
 import { PROBLEM_IDENTIFIERS, parseRetryAfter } from "../protocol/errors.ts";
@@ -304,8 +305,8 @@ export async function runProbe(options: ProbeOptions, ports: ProbePorts): Promis
   let exchangeCount = 0;
   let lastRequestAtMs = Number.NEGATIVE_INFINITY;
 
-  function emit(name: string, data: Record<string, unknown>): number {
-    recorder.emit({ name, timeMs: ports.clock.now(), domain: traceDomain, data });
+  function emit<N extends TraceEventName>(name: N, data: EmitData<N>): number {
+    recorder.emit(traceEvent(name, ports.clock.now(), data, traceDomain));
     const event = recorder.events[recorder.events.length - 1];
     if (event !== undefined) options.onEvent?.(event);
     return recorder.events.length - 1;
@@ -1689,7 +1690,7 @@ async function readCapped(response: Response): Promise<Uint8Array> {
   return out;
 }
 
-function answerData(answer: DnsAnswer<SvcbRecord | string>): Record<string, unknown> {
+function answerData(answer: DnsAnswer<SvcbRecord | string>): Pick<EmitData<"dns.answer">, "kind" | "records" | "ttlS"> {
   return answer.kind === "answer"
     ? { kind: "answer", records: answer.records, ttlS: answer.ttlS }
     : { kind: answer.kind };

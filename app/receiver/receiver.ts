@@ -15,7 +15,7 @@ import type { ProblemIdentifier } from "../protocol/errors.ts";
 import type { KeyRecordLookup } from "../protocol/profile.ts";
 import type { WorkMeter } from "../protocol/work.ts";
 import type { Clock, MailStore, Resolver, TraceSink } from "../ports.ts";
-import { noTrace } from "../ports.ts";
+import { noTrace, traceEvent } from "../ports.ts";
 import { errorMessage } from "../errorMessage.ts";
 import type { Outbound } from "./afterAcceptance.ts";
 import { problemAnswer, toResponse } from "./answers.ts";
@@ -201,12 +201,7 @@ function createReceiving(cfg: ReceiverConfig, ports: ReceiverPorts): Receiving {
     traceDomain,
     emit(name, data) {
       if (!tracing) return;
-      trace.emit({
-        name,
-        timeMs: clock.now(),
-        ...(traceDomain !== undefined && { domain: traceDomain }),
-        data,
-      });
+      trace.emit(traceEvent(name, clock.now(), data, traceDomain));
     },
     problem: (identifier, status, detail, options) => problemAnswer(cfg, identifier, status, detail, options),
   };

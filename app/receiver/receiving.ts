@@ -7,7 +7,7 @@ import type { DigestAlgorithm, ParsedContentDigest } from "../protocol/digest.ts
 import type { ProblemIdentifier } from "../protocol/errors.ts";
 import type { ParsedSignatureFields } from "../protocol/signature.ts";
 import type { Clock, MailStore } from "../ports.ts";
-import type { TraceEventName } from "../trace/events.ts";
+import type { Emit } from "../trace/events.ts";
 import type { Answer, ProblemOptions } from "./answers.ts";
 import type { ReceiverConfig } from "./config.ts";
 import type { IdempotencyStore } from "./idempotencyStore.ts";
@@ -17,6 +17,15 @@ import type { PolicyState } from "./policy.ts";
 import type { ReceiverPorts, RecipientFaults } from "./receiver.ts";
 import type { ParsedBody } from "./requestChecks.ts";
 import type { BodySpooler } from "./spool.ts";
+
+/** The events a receiver emits. */
+export type ReceiverEventName =
+  | "receiver.request"
+  | "receiver.response"
+  | "idempotency.replay"
+  | "idempotency.conflict"
+  | "mailbox.delivered"
+  | "failure.after-acceptance";
 
 /** One receiver's configuration, ports and state, shared by every request it handles. */
 export interface Receiving {
@@ -45,14 +54,14 @@ export interface Receiving {
   readonly capabilitiesBody: Uint8Array;
   /** The domain put on the receiver's trace events (its first served domain). */
   readonly traceDomain: string | undefined;
-  emit(name: TraceEventName, data: Record<string, unknown>): void;
+  emit: Emit<ReceiverEventName>;
   /** A problem answer of this receiver. */
   problem(identifier: ProblemIdentifier, status: number, detail: string, options?: ProblemOptions): Answer;
 }
 
 /** The trace of one request's handling: each event carries the request's exchange. */
 export interface RequestTrace {
-  emit(name: TraceEventName, data: Record<string, unknown>): void;
+  emit: Emit<ReceiverEventName>;
   /** Facts learned on the way (the verified signing domain), for `receiver.response`. */
   note(facts: Record<string, unknown>): void;
   /** The host's per-recipient faults for this request, if any. */

@@ -20,7 +20,7 @@ import {
 } from "../protocol/profile.ts";
 import { signRequest } from "../protocol/signature.ts";
 import type { ComponentInput, SignatureAlgorithm } from "../protocol/signature.ts";
-import type { Clock, DnsAnswer, Resolver, SvcbRecord, TraceEvent, TraceSink } from "../ports.ts";
+import type { Clock, DnsAnswer, Resolver, SvcbRecord, TraceSink, UntypedTraceEvent } from "../ports.ts";
 import type { Outbound, OutboundSubmission } from "./afterAcceptance.ts";
 import type { ReceiverConfigInput } from "./config.ts";
 import { createMemoryIdempotencyStore } from "./idempotencyStore.ts";
@@ -254,12 +254,12 @@ export async function signedDelivery(options: SignedDeliveryOptions): Promise<Re
 
 /** A trace sink that keeps every event. */
 export interface TraceRecorder extends TraceSink {
-  readonly events: TraceEvent[];
-  named(name: string): TraceEvent[];
+  readonly events: UntypedTraceEvent[];
+  named(name: string): UntypedTraceEvent[];
 }
 
 export function createTraceRecorder(): TraceRecorder {
-  const events: TraceEvent[] = [];
+  const events: UntypedTraceEvent[] = [];
   return { events, emit: (event) => events.push(event), named: (name) => events.filter((e) => e.name === name) };
 }
 

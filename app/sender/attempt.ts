@@ -19,6 +19,8 @@
  * envelope), so a replay matches the receiver's stored Content-Digest (G11).
  */
 import type { Clock, Fetch, TraceSink } from "../ports.ts";
+import { traceEvent } from "../ports.ts";
+import type { Emit, EmitData } from "../trace/events.ts";
 import { requestWithBody } from "../protocol/bodies.ts";
 import { createContentDigest } from "../protocol/digest.ts";
 import {
@@ -241,13 +243,15 @@ function withRetryAfterReadings(
  */
 export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): Promise<AttemptOutcome> {
   const { delivery, endpoint } = input;
-  const emit = (name: string, data: Record<string, unknown>) =>
-    deps.trace.emit({
-      name,
-      timeMs: deps.clock.now(),
-      domain: deps.senderDomain,
-      data: { deliveryId: delivery.deliveryId, ...data },
-    });
+  const emit: Emit<"attempt.started" | "attempt.ended" | "recipient.result", "deliveryId"> = (name, data) =>
+    deps.trace.emit(
+      traceEvent(
+        name,
+        deps.clock.now(),
+        { deliveryId: delivery.deliveryId, ...data } as EmitData<typeof name>,
+        deps.senderDomain,
+      ),
+    );
   const ended = (outcome: AttemptOutcome): AttemptOutcome => {
     if (outcome.kind === "results") {
       for (const verdict of outcome.verdicts) {

@@ -4,24 +4,26 @@
  * read here, when it is said is the machine's (deliveryMachine.ts, one named
  * action per event). docs/trace-format.md describes each event's fields.
  */
-import type { TraceEvent } from "../ports.ts";
+import { traceEvent } from "../ports.ts";
+import type { EmitData, TraceEventName } from "../trace/events.ts";
 import { deliveryActorId } from "./deliveryContext.ts";
 import type { DeliveryContext, NewDelivery } from "./deliveryContext.ts";
 import { smtpChoice } from "./deliverySteps.ts";
 import { constantsOf, giveUpAt } from "./deliveryTimes.ts";
 import { fallbackWindowEndMs, giveUpAtMs, retryDecider } from "./retrySchedule.ts";
 
-type EventData = Record<string, unknown>;
-
 /** Emits `name` with `data` to the actor's trace, at the clock's time, as the sender's domain. */
-export function emitTrace(context: Pick<DeliveryContext, "deps">, name: string, data: EventData): void {
+export function emitTrace<N extends TraceEventName>(
+  context: Pick<DeliveryContext, "deps">,
+  name: N,
+  data: EmitData<N>,
+): void {
   const { deps } = context;
-  const event: TraceEvent = { name, timeMs: deps.clock.now(), domain: deps.senderDomain, data };
-  deps.trace.emit(event);
+  deps.trace.emit(traceEvent(name, deps.clock.now(), data, deps.senderDomain));
 }
 
 /** delivery.created for a delivery just opened (POST-23; STATE-6 for deferred recipients; G12 batches). */
-export function deliveryCreated(context: DeliveryContext, opened: NewDelivery): EventData {
+export function deliveryCreated(context: DeliveryContext, opened: NewDelivery): EmitData<"delivery.created"> {
   const { delivery, deferred } = opened;
   return {
     messageId: context.messageId,
@@ -49,7 +51,7 @@ export function deliveryCreated(context: DeliveryContext, opened: NewDelivery): 
  * attempt.judged: the last attempt as the table's conditions read it, whether it reached a POST or not; the first
  * also gives the actor's fallback window and give-up time (G16, RETRY-4, RETRY-6). Undefined before any attempt.
  */
-export function attemptJudged(context: DeliveryContext, endedAtMs: number): EventData | undefined {
+export function attemptJudged(context: DeliveryContext, endedAtMs: number): EmitData<"attempt.judged"> | undefined {
   const summary = context.lastAttempt;
   if (summary === undefined) return undefined;
   const firstAtMs = context.firstAttemptAtMs ?? summary.atMs;
@@ -82,7 +84,7 @@ export function attemptJudged(context: DeliveryContext, endedAtMs: number): Even
 }
 
 /** recipient.outcome for each outcome the last step decided. */
-export function recipientOutcomes(context: DeliveryContext): EventData[] {
+export function recipientOutcomes(context: DeliveryContext): EmitData<"recipient.outcome">[] {
   return context.newOutcomes.map((o) => ({
     messageId: context.messageId,
     recipient: o.recipient,
@@ -95,7 +97,7 @@ export function recipientOutcomes(context: DeliveryContext): EventData[] {
 }
 
 /** timer.set: the retry just planned (RETRY-1, RETRY-2, RETRY-7, G16). Undefined when none is. */
-export function timerSet(context: DeliveryContext, nowMs: number): EventData | undefined {
+export function timerSet(context: DeliveryContext, nowMs: number): EmitData<"timer.set"> | undefined {
   const plan = context.retryPlan;
   if (plan === undefined) return undefined;
   return {
@@ -126,7 +128,7 @@ export function timerSet(context: DeliveryContext, nowMs: number): EventData | u
 }
 
 /** timer.fired: the retry timer ran out. */
-export function timerFired(context: DeliveryContext): EventData {
+export function timerFired(context: DeliveryContext): EmitData<"timer.fired"> {
   const retry = context.retryPlan?.retry;
   return {
     deliveryActor: deliveryActorId(context.messageId, context.domain),
@@ -142,7 +144,7 @@ export interface HandOffAnswer {
 }
 
 /** smtp.handoff: the recipients just handed to SMTP (after `handOffPending`), and the relay's answer (G18). */
-export function smtpHandOff(context: DeliveryContext, answer: HandOffAnswer | undefined): EventData {
+export function smtpHandOff(context: DeliveryContext, answer: HandOffAnswer | undefined): EmitData<"smtp.handoff"> {
   const smtp = smtpChoice(context);
   return {
     messageId: context.messageId,
@@ -155,7 +157,7 @@ export function smtpHandOff(context: DeliveryContext, answer: HandOffAnswer | un
 }
 
 /** delivery.bounced: the recipients just bounced at the give-up (after `bouncePending`, STATE-7). */
-export function deliveryBounced(context: DeliveryContext): EventData {
+export function deliveryBounced(context: DeliveryContext): EmitData<"delivery.bounced"> {
   return {
     messageId: context.messageId,
     domain: context.domain,

@@ -22,6 +22,8 @@
  *   never probed (VER-6); none in common is SMTP at once, pin or not (STATE-4).
  */
 import type { Clock, DnsAnswer, Fetch, Resolver, SvcbRecord, TraceSink } from "../ports.ts";
+import { traceEvent } from "../ports.ts";
+import type { Emit, EmitData } from "../trace/events.ts";
 import { noCommonVersion, parseRetryAfter, transportFailure } from "../protocol/errors.ts";
 import type { RequestLevelReading } from "../protocol/errors.ts";
 import { parseCapabilitiesBody, problemIdentifier } from "../protocol/resources.ts";
@@ -266,6 +268,16 @@ function temporary(reading: RequestLevelReading, rule: string, gaps: readonly st
   return { ...reading, rule: rule as RequestLevelReading["rule"], gaps: [...reading.gaps, ...gaps] };
 }
 
+/** The events discovery emits, each naming its `domain` and the `deliveryActor` that asked. */
+type DiscoveryEventName =
+  | "discovery.resolved"
+  | "capabilities.fetched"
+  | "capabilities.cached"
+  | "capabilities.invalid"
+  | "pin.set"
+  | "pin.removed"
+  | "version.negotiated";
+
 /**
  * Discovery for one attempt to `domain`: SVCB, pin, capabilities (cached or
  * fetched), version. Emits discovery.resolved, capabilities.*, pin.* and
@@ -274,13 +286,15 @@ function temporary(reading: RequestLevelReading, rule: string, gaps: readonly st
  * Never throws.
  */
 export async function discover(domain: string, deps: DiscoveryDeps, deliveryActor?: string): Promise<DiscoveryOutcome> {
-  const emit = (name: string, data: Record<string, unknown>) =>
-    deps.trace.emit({
-      name,
-      timeMs: deps.clock.now(),
-      domain: deps.senderDomain,
-      data: { domain, ...(deliveryActor !== undefined && { deliveryActor }), ...data },
-    });
+  const emit: Emit<DiscoveryEventName, "domain" | "deliveryActor"> = (name, data) =>
+    deps.trace.emit(
+      traceEvent(
+        name,
+        deps.clock.now(),
+        { domain, ...(deliveryActor !== undefined && { deliveryActor }), ...data } as EmitData<typeof name>,
+        deps.senderDomain,
+      ),
+    );
 
   const svcb = await lookupSvcb(deps.resolver, domain);
   if (svcb.kind !== "endpoints") {

@@ -11,7 +11,8 @@
 import { createActor } from "xstate";
 import type { Actor, AnyMachineSnapshot, InspectionEvent } from "xstate";
 import type { Clock, Fetch, Random, Resolver, SmtpRelay, TraceSink } from "../ports.ts";
-import { noTrace } from "../ports.ts";
+import { noTrace, traceEvent } from "../ports.ts";
+import type { Emit } from "../trace/events.ts";
 import { bytesToHex } from "../protocol/base64.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
 import { SUPPORTED_VERSIONS } from "../protocol/versions.ts";
@@ -174,8 +175,7 @@ export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
   const entries: DeliveryActorEntry[] = [];
   const keepFinished = config.keepFinishedActors ?? true;
   let waiters: (() => void)[] = [];
-  const emit = (name: string, data: Record<string, unknown>): void =>
-    trace.emit({ name, timeMs: ports.clock.now(), domain: config.domain, data });
+  const emit: Emit = (name, data) => trace.emit(traceEvent(name, ports.clock.now(), data, config.domain));
 
   let dsnsQueued = 0;
   let stopped = false;
@@ -411,10 +411,7 @@ const INITIAL_STATE = initialStatePath(deliveryMachine);
  * `attemptingOverService` names the child it enters, and one out of a child
  * the child it leaves.
  */
-function transitionTracer(
-  emit: (name: string, data: Record<string, unknown>) => void,
-  id: string,
-): (event: InspectionEvent) => void {
+function transitionTracer(emit: Emit<"machine.transition">, id: string): (event: InspectionEvent) => void {
   let current = INITIAL_STATE;
   return (event: InspectionEvent) => {
     if (event.type !== "@xstate.microstep") return;

@@ -16,7 +16,7 @@ import type {
   SmtpHandOff,
   SmtpRelay,
   SvcbRecord,
-  TraceEvent,
+  UntypedTraceEvent,
   TraceSink,
 } from "../ports.ts";
 import { TransportError } from "../ports.ts";
@@ -217,14 +217,14 @@ export function createSmtpRecorder(accept = true): SmtpRecorder {
 // ── Trace ─────────────────────────────────────────────────────────────
 
 export interface TraceLog extends TraceSink {
-  readonly events: TraceEvent[];
-  named(name: string): TraceEvent[];
+  readonly events: UntypedTraceEvent[];
+  named(name: string): UntypedTraceEvent[];
   /** The `data` of each event with this name. */
   data(name: string): Record<string, unknown>[];
 }
 
 export function createTraceLog(): TraceLog {
-  const events: TraceEvent[] = [];
+  const events: UntypedTraceEvent[] = [];
   return {
     events,
     emit: (event) => events.push(event),

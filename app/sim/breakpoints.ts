@@ -18,6 +18,7 @@
  * A jump, "run to the end" and the checks at the end read their events
  * without stopping: a jump goes where it is sent.
  */
+import { messageOfActor } from "../trace/deliveryIds.ts";
 import { formatOffset } from "../trace/offset.ts";
 import { ordinal } from "./lesson.ts";
 import { rulesCited } from "../trace/ruleEvidence.ts";
@@ -99,12 +100,6 @@ const JUDGING = "attemptingOverService.judging";
 export function inState(path: string, state: string): boolean {
   if (state.includes(".")) return path === state || path.startsWith(`${state}.`);
   return path.split(".").includes(state);
-}
-
-/** The message a delivery actor delivers: `m1@a.example→b.example` is of `m1@a.example`. */
-export function messageOfActor(actor: string): string {
-  const arrow = actor.indexOf("→");
-  return arrow < 0 ? actor : actor.slice(0, arrow);
 }
 
 function strings(value: unknown): string[] {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { DnsAnswer, SvcbRecord, TraceEvent } from "../ports.ts";
+import type { DnsAnswer, SvcbRecord, UntypedTraceEvent } from "../ports.ts";
 import { createDnsZone, svcbOwner, type DnsZoneInput, type SvcbPresentationParser } from "./dnsZone.ts";
 import { createRandom } from "./random.ts";
 import { createScheduler, type Scheduler } from "./scheduler.ts";
@@ -9,7 +9,7 @@ const KEY_RECORD = "v=svc1; k=ed25519; p=11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPc
 
 function setup(input: DnsZoneInput, seed: number | string = 1, parseSvcb?: SvcbPresentationParser) {
   const scheduler = createScheduler({ startMs: 0 });
-  const events: TraceEvent[] = [];
+  const events: UntypedTraceEvent[] = [];
   const zone = createDnsZone(input, {
     scheduler,
     random: createRandom(seed).fork("dns"),

@@ -10,6 +10,7 @@
  * absolute ISO 8601 time with a zone (`2026-01-01T02:00:00Z`) is accepted too.
  */
 import * as z from "zod";
+import type { EmitData } from "../trace/events.ts";
 import { sampleExponential, sampleNormal, sampleUniform } from "./random.ts";
 import type { SeededRandom } from "./random.ts";
 import { MAX_SPAN_S, MAX_SPAN_WHY } from "../protocol/resources.ts";
@@ -190,7 +191,7 @@ export function faultWindowData(
   window: TimeWindow,
   startMs: number,
   scopeKeys: readonly string[],
-): Record<string, unknown> {
+): EmitData<"fault.window"> {
   const scope: Record<string, unknown> = {};
   const settings: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(spec)) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TransportError, type TraceEvent } from "../ports.ts";
+import { TransportError, type UntypedTraceEvent } from "../ports.ts";
 import { bodyBytesOf, requestWithBody, responseWithBody } from "../protocol/bodies.ts";
 import { traceHash } from "../trace/exportJson.ts";
 import { createRecorder } from "../trace/recorder.ts";
@@ -37,7 +37,7 @@ function fakeReceiver() {
 
 function setup(faults: NetworkFaultInput[] = [], extra: Partial<NetworkOptions> = {}, seed = 1) {
   const scheduler = createScheduler({ startMs: 0 });
-  const events: TraceEvent[] = [];
+  const events: UntypedTraceEvent[] = [];
   const network = createNetwork({
     scheduler,
     random: createRandom(seed).fork("network"),
@@ -577,7 +577,7 @@ describe("msw in a Web Worker: the localStorage stand-in", () => {
 });
 
 describe("determinism: the same seed gives the same trace, byte for byte (ARCHITECTURE Determinism)", () => {
-  async function runWorld(seed: number): Promise<{ hash: string; events: readonly TraceEvent[] }> {
+  async function runWorld(seed: number): Promise<{ hash: string; events: readonly UntypedTraceEvent[] }> {
     const scheduler = createScheduler();
     const recorder = createRecorder({ recordBodies: true });
     const root = createRandom(seed);

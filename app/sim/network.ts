@@ -38,7 +38,8 @@
 import "./mswGuard.ts"; // before msw: msw needs localStorage when it loads in a Web Worker
 import { getResponse, http, type RequestHandler } from "msw";
 import * as z from "zod";
-import { noTrace, TransportError, type Fetch, type TraceSink } from "../ports.ts";
+import { noTrace, traceEvent, TransportError, type Fetch, type TraceSink } from "../ports.ts";
+import type { EmitData } from "../trace/events.ts";
 import {
   boundedMs,
   faultScopeShape,
@@ -527,8 +528,12 @@ export function createNetwork(options: NetworkOptions): Network {
     return getResponse(handlers, forwarded);
   }
 
-  function emit(name: string, source: string, data: Record<string, unknown>): void {
-    trace.emit({ name, timeMs: scheduler.now(), domain: source, data });
+  function emit<N extends "http.request" | "http.response" | "http.failure">(
+    name: N,
+    source: string,
+    data: EmitData<N>,
+  ): void {
+    trace.emit(traceEvent(name, scheduler.now(), data, source));
   }
 
   function baseFor(host: string, explicit: string | undefined): string {

@@ -21,7 +21,7 @@
  */
 import type { SpecConstants } from "../protocol/specConstants.ts";
 import { constantsNotation, departures } from "./constants.ts";
-import type { Fetch, SmtpHandOff, SmtpRelay, TraceEvent, TraceSink } from "../ports.ts";
+import type { Fetch, SmtpHandOff, SmtpRelay, TraceEvent, TraceSink, UntypedTraceEvent } from "../ports.ts";
 import { bytesToBinary, bytesToHex } from "../protocol/base64.ts";
 import { buildKeyRecord, exportPublicKeyRaw, importSigningKeyFromSeed, keyidFor } from "../protocol/profile.ts";
 import { parseSvcbPresentation } from "../protocol/svcb.ts";
@@ -147,7 +147,7 @@ export class EventBudgetError extends Error {
  * What a run that ran away went round: the longest chain of DSNs about DSNs when there is one, else the
  * delivery (or the event) most of the events are of.
  */
-export function runawayOf(events: readonly TraceEvent[]): string {
+export function runawayOf(events: readonly UntypedTraceEvent[]): string {
   // Each dsn.sent links the message it reports on to the DSN; a DSN's original was sent before it.
   const about = new Map<string, string>();
   const depth = new Map<string, number>();
@@ -296,7 +296,7 @@ function constantsEvent(
     name: "spec.constants",
     timeMs: startMs,
     data: {
-      constants: constantsNotation(constants),
+      constants: constantsNotation(constants) ?? {},
       departures: departed,
       rules: [...new Set(departed.flatMap((d) => d.rules))],
     },

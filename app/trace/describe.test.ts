@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { TraceEvent } from "../ports.ts";
+import type { UntypedTraceEvent } from "../ports.ts";
 import { attemptFailure, describeEvent, shortDuration, timelineLevel, type DescribeFlavour } from "./describe.ts";
 import { traceEventNames, type TraceEventName } from "./events.ts";
 
@@ -9,18 +9,18 @@ const full: DescribeFlavour = { flavour: "timeline", full: true };
 const send: DescribeFlavour = { flavour: "progress", command: "send" };
 const serve: DescribeFlavour = { flavour: "progress", command: "serve" };
 
-function event(name: TraceEventName, data: Record<string, unknown>): TraceEvent {
+function event(name: TraceEventName, data: Record<string, unknown>): UntypedTraceEvent {
   return { name, timeMs: AT, domain: "a.example", data };
 }
 
 /** The line in each flavour: the timeline without and with `full`, then send's progress. */
-function lines(e: TraceEvent): [string | undefined, string | undefined, string | undefined] {
+function lines(e: UntypedTraceEvent): [string | undefined, string | undefined, string | undefined] {
   return [describeEvent(e, timeline), describeEvent(e, full), describeEvent(e, send)];
 }
 
 describe("trace events in words, one wording for run's timeline and send's and serve's progress", () => {
   it("a sender's step reads the same in the timeline and in progress", () => {
-    const same: [TraceEvent, string][] = [
+    const same: [UntypedTraceEvent, string][] = [
       [
         event("message.submitted", { messageId: "m1@a.example", from: "alice@a.example", to: ["bob@b.example"] }),
         "message m1@a.example from alice@a.example to bob@b.example",
@@ -184,7 +184,7 @@ describe("trace events in words, one wording for run's timeline and send's and s
   });
 
   it("the routine steps of a discovery that went well: always in progress, in the timeline only with --full", () => {
-    const routine: [TraceEvent, string][] = [
+    const routine: [UntypedTraceEvent, string][] = [
       [
         event("discovery.resolved", { domain: "b.example", origin: "https://b.example:8443" }),
         "b.example is served at https://b.example:8443",
@@ -287,7 +287,7 @@ describe("trace events in words, one wording for run's timeline and send's and s
   });
 
   it("the receivers' side, the outcomes and the pins are the timeline's; progress leaves them to the summary", () => {
-    const timelineOnly: [TraceEvent, string][] = [
+    const timelineOnly: [UntypedTraceEvent, string][] = [
       [event("mailbox.delivered", { mailbox: "bob@b.example", size: 546 }), "stored in bob@b.example (546 bytes)"],
       [
         event("recipient.outcome", { messageId: "m1", recipient: "bob@b.example", outcome: "accepted", rule: "RCP-2" }),
@@ -435,7 +435,7 @@ describe("timelineLevel: whether run's timeline has a line, without writing it (
     ];
     for (const name of Object.keys(traceEventNames) as TraceEventName[]) {
       for (const data of variants) {
-        const e: TraceEvent = { name, timeMs: 0, data };
+        const e: UntypedTraceEvent = { name, timeMs: 0, data };
         const plain = describeEvent(e, { flavour: "timeline", full: false });
         const full = describeEvent(e, { flavour: "timeline", full: true });
         const expected = plain !== undefined ? "plain" : full !== undefined ? "full" : undefined;

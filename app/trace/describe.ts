@@ -16,7 +16,7 @@
  *   to SMTP is only recorded, and the line names the command that has none.
  *   The outcomes are left to the command's summary.
  */
-import type { TraceEvent } from "../ports.ts";
+import type { UntypedTraceEvent } from "../ports.ts";
 import type { TraceEventName } from "./events.ts";
 import { formatOffset } from "./offset.ts";
 
@@ -181,7 +181,7 @@ function timeIn(how: DescribeFlavour, value: unknown, seconds = false): string {
  * timeline the checks, and the routine steps and the wire without `full`; in
  * progress everything but the sender's steps.
  */
-export function describeEvent(event: TraceEvent, how: DescribeFlavour): string | undefined {
+export function describeEvent(event: UntypedTraceEvent, how: DescribeFlavour): string | undefined {
   if (CHECKS.has(event.name)) return undefined;
   const d = event.data ?? {};
   if (how.flavour === "progress") return PROGRESS.has(event.name) ? words(event.name, d, how) : undefined;
@@ -196,7 +196,7 @@ export function describeEvent(event: TraceEvent, how: DescribeFlavour): string |
  * `describeEvent(event, { flavour: "timeline", full })` gives text; the
  * app's log decides its rows with it and writes only the rows it shows.
  */
-export function timelineLevel(event: TraceEvent): "plain" | "full" | undefined {
+export function timelineLevel(event: UntypedTraceEvent): "plain" | "full" | undefined {
   if (CHECKS.has(event.name)) return undefined;
   return WORDS.has(event.name) && !routine(event.name, event.data ?? {}) ? "plain" : "full";
 }

@@ -15,7 +15,7 @@
  * Pure as far as anyone can tell: the answers depend on the events alone.
  */
 import type { RecordedEvent } from "./schema.ts";
-import { actorOfDelivery } from "./deliveryIds.ts";
+import { actorOfDelivery, messageOfActor } from "./deliveryIds.ts";
 
 type Data = Readonly<Record<string, unknown>>;
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
@@ -111,11 +111,8 @@ export function receiverLookup(handling: Map<string, string>, e: RecordedEvent):
   return undefined;
 }
 
-/** The message a delivery actor delivers: the part before the arrow. */
-export function messageOfActor(actor: string): string {
-  const arrow = actor.indexOf("→");
-  return arrow < 0 ? actor : actor.slice(0, arrow);
-}
+/** The message a delivery actor delivers (app/trace/deliveryIds.ts). */
+export { messageOfActor };
 
 /** Reads `events[from…]` into `lists`. */
 function read(lists: Lists, events: readonly RecordedEvent[], from: number): void {

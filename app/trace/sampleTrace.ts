@@ -6,6 +6,7 @@
  * redact, readings off their defaults) and serves the renderer's tests and
  * demos. Built through the recorder, as a run would be.
  */
+import type { TraceEvent, UntypedTraceEvent } from "../ports.ts";
 import { createRecorder } from "./recorder.ts";
 import type { Trace } from "./schema.ts";
 
@@ -37,6 +38,9 @@ notes: |
 export function sampleTrace(): Trace {
   const r = createRecorder({ recordBodies: true });
   const at = (ms: number): number => START_MS + ms;
+  // An event the catalogue would refuse: with fields no producer emits (a message body, a private key), to
+  // show that the exporters redact whatever a trace holds, or without fields a producer always gives.
+  const emitUntyped = (event: UntypedTraceEvent): void => r.emit(event as TraceEvent);
   const message = "From: alice@a.example\r\nTo: bob@b.example, carol@b.example\r\nSubject: hi\r\n\r\nHello.\r\n";
   const post = (exchangeId: string, timeMs: number): void =>
     r.emit({
@@ -90,7 +94,7 @@ export function sampleTrace(): Trace {
     domain: "a.example",
     data: { name: "_svc.c.example", type: "SVCB", kind: "nxdomain" },
   });
-  r.emit({
+  emitUntyped({
     name: "smtp.handoff",
     timeMs: at(40),
     domain: "a.example",
@@ -133,7 +137,7 @@ export function sampleTrace(): Trace {
       body: '{"versions":["v1"],"max_message_size":26214400}',
     },
   });
-  r.emit({
+  emitUntyped({
     name: "delivery.created",
     timeMs: at(80),
     domain: "a.example",
@@ -163,7 +167,7 @@ export function sampleTrace(): Trace {
       fault: "0:connection-reset",
     },
   });
-  r.emit({
+  emitUntyped({
     name: "timer.set",
     timeMs: at(120),
     domain: "a.example",

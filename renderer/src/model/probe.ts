@@ -8,6 +8,7 @@
  */
 import { lintReceiverConfigSchema } from "../../../app/receiver/config.ts";
 import type { ReceiverOfRun } from "../../../app/sim/sessionProtocol.ts";
+import { dataOf, readEvent } from "../../../app/trace/eventReader.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 
 export type ProbeResult = "PASS" | "FAIL" | "SKIP";
@@ -56,12 +57,6 @@ export interface ProbeReportView {
   readonly startMs: number;
 }
 
-type Data = Readonly<Record<string, unknown>>;
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-const num = (v: unknown): number => (typeof v === "number" ? v : 0);
-const strs = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
-const nums = (v: unknown): number[] => (Array.isArray(v) ? v.filter((x): x is number => typeof x === "number") : []);
-
 /** Whether the events are a probe's (its first event says so). */
 export function isProbeTrace(events: readonly RecordedEvent[]): boolean {
   return events[0]?.name === "probe.started";
@@ -70,37 +65,37 @@ export function isProbeTrace(events: readonly RecordedEvent[]): boolean {
 /** The report of a probe's trace; undefined for a trace that is not a probe's. */
 export function probeReportOf(events: readonly RecordedEvent[]): ProbeReportView | undefined {
   const started = events[0];
-  if (started?.name !== "probe.started") return undefined;
-  const d = (started.data ?? {}) as Data;
-  const plan = (d["plan"] ?? {}) as Data;
+  if (started === undefined) return undefined;
+  const d = dataOf(started, "probe.started");
+  if (d === undefined) return undefined;
+  const plan = d.plan ?? {};
   const rows: ProbeCaseRow[] = [];
   let capabilities: unknown;
   let capabilitiesOrigin: string | undefined;
   const capabilitiesRequests = new Map<string, string>();
-  for (const e of events) {
-    const ed = (e.data ?? {}) as Data;
-    if (e.name === "probe.case") {
-      const result = str(ed["result"]);
-      const grade = str(ed["grade"]);
+  for (const raw of events) {
+    const e = readEvent(raw);
+    if (e?.name === "probe.case") {
+      const ed = e.data;
       rows.push({
-        id: str(ed["id"]) ?? "?",
-        rule: str(ed["rule"]) ?? "",
-        rules: strs(ed["rules"]),
-        grade: grade === "SHOULD" || grade === "MAY" ? grade : "MUST",
-        title: str(ed["title"]) ?? "",
-        expected: str(ed["expected"]) ?? "",
-        actual: str(ed["actual"]) ?? "",
-        result: result === "PASS" || result === "FAIL" ? result : "SKIP",
-        why: str(ed["why"]),
-        exchanges: strs(ed["exchanges"]),
-        evidence: nums(ed["evidence"]),
+        id: ed.id ?? "?",
+        rule: ed.rule ?? "",
+        rules: [...(ed.rules ?? [])],
+        grade: ed.grade ?? "MUST",
+        title: ed.title ?? "",
+        expected: ed.expected ?? "",
+        actual: ed.actual ?? "",
+        result: ed.result ?? "SKIP",
+        why: ed.why,
+        exchanges: [...(ed.exchanges ?? [])],
+        evidence: [...(ed.evidence ?? [])],
         seq: e.seq,
       });
-    } else if (e.name === "http.request" && /\/v1\/capabilities$/.test(str(ed["url"]) ?? "")) {
-      capabilitiesRequests.set(str(ed["exchangeId"]) ?? "", new URL(str(ed["url"]) ?? "").origin);
-    } else if (e.name === "http.response" && capabilities === undefined && ed["status"] === 200) {
-      const origin = capabilitiesRequests.get(str(ed["exchangeId"]) ?? "");
-      const body = str(ed["body"]);
+    } else if (e?.name === "http.request" && /\/v1\/capabilities$/.test(e.data.url ?? "")) {
+      capabilitiesRequests.set(e.data.exchangeId ?? "", new URL(e.data.url ?? "").origin);
+    } else if (e?.name === "http.response" && capabilities === undefined && e.data.status === 200) {
+      const origin = capabilitiesRequests.get(e.data.exchangeId ?? "");
+      const body = e.data.body;
       if (origin !== undefined && body !== undefined) {
         try {
           capabilities = JSON.parse(body);
@@ -113,25 +108,24 @@ export function probeReportOf(events: readonly RecordedEvent[]): ProbeReportView
   }
   const counts = { MUST: zero(), SHOULD: zero(), MAY: zero() };
   for (const r of rows) counts[r.grade][r.result] += 1;
-  const domain = str(d["domain"]);
+  const domain = d.domain;
   const config =
     domain !== undefined && capabilities !== undefined
       ? lintReceiverConfigSchema.safeParse({ domains: [domain], capabilities })
       : undefined;
-  const keyid = str(d["keyid"]);
-  const keyRecord = str(d["keyRecord"]);
+  const { keyid, keyRecord } = d;
   return {
-    target: str(d["target"]) ?? "",
-    origin: str(d["origin"]) ?? capabilitiesOrigin,
+    target: d.target ?? "",
+    origin: d.origin ?? capabilitiesOrigin,
     domain,
-    from: str(d["from"]),
+    from: d.from,
     keyid,
     plan: {
-      cases: num(plan["cases"]),
-      requests: num(plan["requests"]),
-      messages: num(plan["messages"]),
-      messagesAtMost: num(plan["messagesAtMost"]),
-      mailboxes: strs(plan["mailboxes"]),
+      cases: plan.cases ?? 0,
+      requests: plan.requests ?? 0,
+      messages: plan.messages ?? 0,
+      messagesAtMost: plan.messagesAtMost ?? 0,
+      mailboxes: [...(plan.mailboxes ?? [])],
     },
     rows,
     counts,

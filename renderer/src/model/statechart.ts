@@ -18,6 +18,7 @@ import {
   type MachineGraph,
 } from "../../../app/sender/machineGraph.ts";
 import { judgedAnswer, smtpRuling } from "../../../app/trace/explain.ts";
+import { readEvent } from "../../../app/trace/eventReader.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import { actorEvents, actorsOf, runIndexOf } from "../../../app/trace/runIndex.ts";
 import { formatOffset } from "./time.ts";
@@ -115,11 +116,6 @@ export function deliveryActors(events: readonly RecordedEvent[]): string[] {
   return actorsOf(runIndexOf(events));
 }
 
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
-const strings = (v: unknown): string[] =>
-  Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : typeof v === "string" ? [v] : [];
-
 /** `https://…/problems/rate_limited` → `rate_limited`. */
 function problemIdentifier(type: string): string {
   const slash = type.lastIndexOf("/");
@@ -167,18 +163,20 @@ export function actorChartOfEvents(
   let discovery: RecordedEvent[] = [];
   /** Attempts started so far, for a trace whose transitions do not number them. */
   let started = 0;
-  for (const e of events) {
-    const d = e.data ?? {};
+  for (const raw of events) {
+    // Only the actor's own events and the outcomes are read (checked against the catalogue).
+    if (raw.name !== "recipient.outcome" && raw.data?.["deliveryActor"] !== actor) continue;
+    const e = readEvent(raw);
+    if (e === undefined) continue;
     if (e.name === "recipient.outcome") {
-      const r = str(d["recipient"]);
-      if (messageId !== undefined && d["messageId"] === messageId && r !== undefined) fresh.push(r.toLowerCase());
+      const r = e.data.recipient;
+      if (messageId !== undefined && e.data.messageId === messageId && r !== undefined) fresh.push(r.toLowerCase());
       continue;
     }
-    if (d["deliveryActor"] !== actor) continue;
     switch (e.name) {
       case "discovery.resolved":
       case "capabilities.invalid":
-        discovery.push(e);
+        discovery.push(raw);
         break;
       case "timer.fired":
         discovery = [];
@@ -188,27 +186,29 @@ export function actorChartOfEvents(
         started = 1;
         startedAtMs = e.timeMs;
         startedSeq = e.seq;
-        initial = str(d["state"]) ?? graph.initial;
-        messageId = str(d["messageId"]);
-        recipients = strings(d["recipients"]);
+        initial = e.data.state ?? graph.initial;
+        messageId = e.data.messageId;
+        recipients = e.data.recipients ?? [];
         break;
       case "attempt.judged": {
-        const problem = str(d["problem"]);
-        const status = num(d["status"]);
-        const windowEnd = num(d["fallbackWindowEndMs"]);
-        const windowStart = num(d["fallbackWindowStartMs"]);
-        const giveUp = num(d["giveUpAtMs"]);
-        const attempt = num(d["attempt"]);
-        const attemptAt = num(d["startedAtMs"]);
-        const fallbackEligible = d["fallbackEligible"];
-        const all = d["allAttemptsFallbackEligible"];
-        const cls = str(d["class"]);
+        const {
+          problem,
+          status,
+          fallbackWindowEndMs: windowEnd,
+          fallbackWindowStartMs: windowStart,
+          giveUpAtMs: giveUp,
+          attempt,
+          startedAtMs: attemptAt,
+          fallbackEligible,
+          allAttemptsFallbackEligible: all,
+          class: cls,
+        } = e.data;
         const { problem: _p, status: _s, ...kept } = ctx;
-        const answer = judgedAnswer(d, discovery);
+        const answer = judgedAnswer(e.data, discovery);
         ctx = {
           ...kept,
           answer,
-          ...(ctx.smtpRuledOut === undefined && attempt !== undefined && ruling(e, attempt, attemptAt, discovery)),
+          ...(ctx.smtpRuledOut === undefined && attempt !== undefined && ruling(raw, attempt, attemptAt, discovery)),
           ...(attempt !== undefined && { attempt }),
           ...(attemptAt !== undefined && { attemptAtMs: attemptAt }),
           ...(windowStart !== undefined && { firstAttemptAtMs: windowStart }),
@@ -224,9 +224,7 @@ export function actorChartOfEvents(
         break;
       }
       case "timer.set": {
-        const retry = num(d["retry"]);
-        const at = num(d["atMs"]);
-        const giveUp = num(d["giveUpAtMs"]);
+        const { retry, atMs: at, giveUpAtMs: giveUp } = e.data;
         ctx = {
           ...ctx,
           ...(retry !== undefined && { retry }),
@@ -237,10 +235,11 @@ export function actorChartOfEvents(
         break;
       }
       case "machine.transition": {
-        const from = str(d["from"]) ?? "";
-        const to = str(d["to"]) ?? "";
-        const event = str(d["event"]) ?? "";
-        const recorded = str(d["transition"]);
+        const d = e.data;
+        const from = d.from ?? "";
+        const to = d.to ?? "";
+        const event = d.event ?? "";
+        const recorded = d.transition;
         const matches = transitionsMatching(graph, {
           from,
           to,
@@ -254,11 +253,11 @@ export function actorChartOfEvents(
         for (const r of fresh) done.add(r);
         fresh = [];
         // One numbering: the attempt the event names (for postToEndpoint, the attempt under way, not the last judged).
-        const attempt = num(d["attempt"]) ?? (started > 0 ? started : ctx.attempt);
+        const attempt = d.attempt ?? (started > 0 ? started : ctx.attempt);
         const context: GuardContext = { ...ctx, ...(attempt !== undefined && { attempt }), pending };
         const name = recorded ?? meta.name ?? (t?.label || "(unnamed)");
-        const row = num(d["row"]) ?? meta.row;
-        const rules = strings(d["rules"]).length > 0 ? strings(d["rules"]) : [...(meta.rules ?? [])];
+        const row = d.row ?? meta.row;
+        const rules = d.rules !== undefined && d.rules.length > 0 ? [...d.rules] : [...(meta.rules ?? [])];
         history.push({
           index: history.length,
           seq: e.seq,
@@ -270,7 +269,7 @@ export function actorChartOfEvents(
           name,
           ...(row !== undefined && { row }),
           rules,
-          gaps: strings(d["gaps"]),
+          gaps: [...(d.gaps ?? [])],
           event,
           ...(t?.guard !== undefined && { guard: t.guard }),
           context,

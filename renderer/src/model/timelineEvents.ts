@@ -30,13 +30,13 @@ import {
 import { formatOffset } from "./time.ts";
 import { constantsOf } from "../../../app/sim/constants.ts";
 import { SPEC_CONSTANTS } from "../../../app/protocol/specConstants.ts";
-import { actorOfDelivery } from "../../../app/trace/deliveryIds.ts";
+import { actorOfDelivery, parseDeliveryActorId } from "../../../app/trace/deliveryIds.ts";
+import { dataOf, type ReadData } from "../../../app/trace/eventReader.ts";
+import { isTraceEventName, type TraceEventName } from "../../../app/trace/events.ts";
 import { pushAll } from "../../../app/protocol/lists.ts";
 
 type Data = Readonly<Record<string, unknown>>;
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
-const strs = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
 
 /** `m1@a.example` → `m1`, when the label map has it. */
 function shortId(messageId: string, labels: ReadonlyMap<string, string>): string {
@@ -138,11 +138,11 @@ export const newTimelineState = (startMs: number): TimelineState => ({
 /** The delivery machine's final states (app/sender/deliveryMachine.ts): the delivery is over. */
 const FINAL_STATES: ReadonlySet<string> = new Set(["finished", "handedToSmtp", "bounced"]);
 
-/** One event as a reader sees it: its data, its delivery actor (when it names one), the run's start. */
-interface Read {
+/** One event named `N` as its reader sees it: its data as the catalogue types it, its delivery actor (when it names one), the run's start. */
+interface Read<N extends TraceEventName> {
   readonly state: TimelineState;
   readonly e: RecordedEvent;
-  readonly d: Data;
+  readonly d: ReadData<N>;
   readonly actorId: string | undefined;
   readonly startMs: number;
 }
@@ -168,18 +168,18 @@ function laneOfMailbox(state: TimelineState, mailbox: string, messageId?: string
   return found;
 }
 
-const laneOfActor = ({ state, actorId }: Read): LaneBuilder | undefined =>
+const laneOfActor = ({ state, actorId }: Read<TraceEventName>): LaneBuilder | undefined =>
   actorId ? state.lanes.get(actorId) : undefined;
 
-function machineStarted({ state, e, d, actorId }: Read): void {
+function machineStarted({ state, e, d, actorId }: Read<"machine.started">): void {
   if (!actorId) return;
-  const messageId = str(d["messageId"]) ?? actorId.split("→")[0] ?? actorId;
+  const parsed = parseDeliveryActorId(actorId);
   state.lanes.set(actorId, {
     id: actorId,
-    messageId,
-    domain: str(d["domain"]) ?? actorId.split("→")[1] ?? "",
+    messageId: d.messageId ?? parsed?.messageId ?? actorId,
+    domain: d.domain ?? parsed?.domain ?? "",
     senderDomain: e.domain ?? "",
-    recipients: strs(d["recipients"]).map((r) => r.toLowerCase()),
+    recipients: (d.recipients ?? []).map((r) => r.toLowerCase()),
     startMs: e.timeMs,
     retries: [],
     pendingExchanges: [],
@@ -191,37 +191,36 @@ function machineStarted({ state, e, d, actorId }: Read): void {
   });
 }
 
-function machineTransition(read: Read): void {
+function machineTransition(read: Read<"machine.transition">): void {
   const lane = laneOfActor(read);
-  const to = str(read.d["to"]);
+  const to = read.d.to;
   if (lane && to !== undefined && FINAL_STATES.has(to)) lane.deliveryEndMs ??= read.e.timeMs;
 }
 
-function attemptStarted({ state, e, d }: Read): void {
-  const id = str(d["deliveryId"]);
+function attemptStarted({ state, e, d }: Read<"attempt.started">): void {
+  const id = d.deliveryId;
   const actor = id === undefined ? undefined : actorOfDelivery(id);
   if (actor && e.domain) state.currentActor.set(e.domain, actor);
 }
 
-function dnsAnswer({ state, d }: Read): void {
-  const name = str(d["name"]);
-  if (!name || d["kind"] !== "answer" || !Array.isArray(d["records"])) return;
+function dnsAnswer({ state, d }: Read<"dns.answer">): void {
+  const name = d.name;
+  if (!name || d.kind !== "answer" || d.records === undefined) return;
   const domain = name.replace(/^_svc\./, "").toLowerCase();
-  for (const r of d["records"] as Data[]) {
-    const target = str(r["target"]);
+  for (const r of d.records as (Data | null)[]) {
+    const target = str(r?.["target"]);
     if (target && target !== ".") state.hostDomain.set(target.toLowerCase(), domain);
   }
 }
 
-function discoveryResolved({ state, d }: Read): void {
-  const origin = str(d["origin"]);
-  const domain = str(d["domain"]);
+function discoveryResolved({ state, d }: Read<"discovery.resolved">): void {
+  const { origin, domain } = d;
   const host = origin ? hostOf(origin) : undefined;
   if (host && domain) state.hostDomain.set(host, domain.toLowerCase());
 }
 
-function httpRequest({ state, e, d }: Read): void {
-  const x = str(d["exchangeId"]);
+function httpRequest({ state, e, d }: Read<"http.request">): void {
+  const x = d.exchangeId;
   const actor = e.domain ? state.currentActor.get(e.domain) : undefined;
   if (x && actor) {
     state.exchangeActor.set(x, actor);
@@ -229,47 +228,43 @@ function httpRequest({ state, e, d }: Read): void {
   }
 }
 
-function recipientResult({ state, e, d }: Read): void {
-  const id = str(d["deliveryId"]);
+function recipientResult({ state, e, d }: Read<"recipient.result">): void {
+  const id = d.deliveryId;
   const actor = id === undefined ? undefined : actorOfDelivery(id);
-  const status = str(d["status"]);
+  const status = d.status;
   const lane = actor ? state.lanes.get(actor) : undefined;
   if (!lane || !status) return;
   lane.pendingStatuses.push(status);
   lane.pendingResults.push({
-    recipient: (str(d["recipient"]) ?? "?").toLowerCase(),
+    recipient: (d.recipient ?? "?").toLowerCase(),
     status,
-    problem: str(d["problem"])?.replace(/^.*\//, ""),
-    rule: str(d["rule"]),
+    problem: d.problem?.replace(/^.*\//, ""),
+    rule: d.rule,
     seq: e.seq,
   });
 }
 
 /** An attempt's judgement: its mark, coloured by how it ended; its recipients' results; what it ruled out. */
-function attemptJudged(read: Read): void {
+function attemptJudged(read: Read<"attempt.judged">): void {
   const { state, e, d, startMs } = read;
   const lane = laneOfActor(read);
   if (!lane) return;
-  const n = num(d["attempt"]) ?? lane.attemptMarks.length + 1;
-  const started = num(d["startedAtMs"]) ?? e.timeMs;
-  const ended = num(d["endedAtMs"]) ?? e.timeMs;
+  const n = d.attempt ?? lane.attemptMarks.length + 1;
+  const started = d.startedAtMs ?? e.timeMs;
+  const ended = d.endedAtMs ?? e.timeMs;
   if (n === 1) {
-    const ws = num(d["fallbackWindowStartMs"]);
-    const we = num(d["fallbackWindowEndMs"]);
-    const g = num(d["giveUpAtMs"]);
+    const { fallbackWindowStartMs: ws, fallbackWindowEndMs: we, giveUpAtMs: g } = d;
     if (ws !== undefined) lane.fallbackWindowStartMs = ws;
     if (we !== undefined) lane.fallbackWindowEndMs = we;
     if (g !== undefined) lane.giveUpAtMs = g;
   }
-  const cls = str(d["class"]);
-  const outcome = attemptOutcome(cls, d["fallbackEligible"] === true, lane.pendingStatuses);
-  const rule = str(d["rule"]);
+  const cls = d.class;
+  const outcome = attemptOutcome(cls, d.fallbackEligible === true, lane.pendingStatuses);
+  const rule = d.rule;
   const answer =
     cls === "results"
       ? `results: ${lane.pendingStatuses.join(", ") || "none"}`
-      : [num(d["status"]), str(d["problem"])?.replace(/^.*\//, ""), str(d["detail"])]
-          .filter((x) => x !== undefined)
-          .join(" ");
+      : [d.status, d.problem?.replace(/^.*\//, ""), d.detail].filter((x) => x !== undefined).join(" ");
   const summary = `attempt ${n} at ${formatOffset(started, startMs)}: ${OUTCOME_TEXT[outcome]}${answer ? ` — ${answer}` : ""}${rule ? ` [${rule}]` : ""}`;
   lane.ruledOut ??= smtpRulingOfLane(e, n, started, lane.pendingResults, lane.pendingExchanges);
   lane.attemptMarks.push(state.marks.length);
@@ -298,37 +293,37 @@ function attemptJudged(read: Read): void {
   lane.pendingResults = [];
 }
 
-function timerSet(read: Read): void {
+function timerSet(read: Read<"timer.set">): void {
   const { state, e, d } = read;
   const lane = laneOfActor(read);
   if (!lane) return;
-  const retry = num(d["retry"]) ?? lane.retries.length + 1;
-  const from = num(d["attemptStartedAtMs"]) ?? e.timeMs;
-  const at = num(d["atMs"]) ?? e.timeMs;
-  const giveUp = num(d["giveUpAtMs"]) ?? lane.giveUpAtMs;
-  const base = num(d["baseDelayMs"]) ?? 0;
+  const retry = d.retry ?? lane.retries.length + 1;
+  const from = d.attemptStartedAtMs ?? e.timeMs;
+  const at = d.atMs ?? e.timeMs;
+  const giveUp = d.giveUpAtMs ?? lane.giveUpAtMs;
+  const base = d.baseDelayMs ?? 0;
   lane.retries.push({
     retry,
     attempt: retry + 1,
     attemptStartedAtMs: from,
     baseDelayMs: base,
-    jitteredDelayMs: num(d["jitteredDelayMs"]) ?? base,
-    jitter: d["jitter"] === true,
-    lowerBoundDelayMs: num(d["lowerBoundDelayMs"]),
-    decidedBy: str(d["decidedBy"]) ?? (d["reason"] === "retry-after" ? "retry-after" : "base-delay"),
+    jitteredDelayMs: d.jitteredDelayMs ?? base,
+    jitter: d.jitter === true,
+    lowerBoundDelayMs: d.lowerBoundDelayMs,
+    decidedBy: d.decidedBy ?? (d.reason === "retry-after" ? "retry-after" : "base-delay"),
     delayMs: at - from,
     atMs: at,
     happened: giveUp === undefined || at < giveUp,
     seq: e.seq,
   });
-  const lowerBound = num(d["lowerBoundDelayMs"]);
-  const boundFrom = str(d["lowerBoundFrom"]);
+  const lowerBound = d.lowerBoundDelayMs;
+  const boundFrom = d.lowerBoundFrom;
   state.connectors.push({
     lane: lane.id,
     retry,
     fromMs: from,
     toMs: at,
-    decidedBy: str(d["decidedBy"]) ?? "base-delay",
+    decidedBy: d.decidedBy ?? "base-delay",
     happened: giveUp === undefined || at < giveUp,
     seq: e.seq,
     ...(base > 0 && base >= state.retryCapMs && { capMs: state.retryCapMs }),
@@ -338,17 +333,15 @@ function timerSet(read: Read): void {
 }
 
 /** The draft's numbers the run follows (issue 30): the retry schedule's cap, for the arcs' words. */
-function specConstants({ state, d }: Read): void {
-  const notation = d["constants"];
-  if (typeof notation === "object" && notation !== null)
-    state.retryCapMs = constantsOf(notation as Record<string, unknown>).retryCapMs;
+function specConstants({ state, d }: Read<"spec.constants">): void {
+  if (d.constants !== undefined) state.retryCapMs = constantsOf(d.constants).retryCapMs;
 }
 
-function smtpHandoff({ state, e, d, startMs }: Read): void {
-  const lane = laneFor(state, str(d["messageId"]) ?? "", strs(d["recipients"]));
-  const reason = str(d["reason"]) ?? "";
-  const accepted = d["accepted"] !== false;
-  const rule = str(d["rule"]);
+function smtpHandoff({ state, e, d, startMs }: Read<"smtp.handoff">): void {
+  const lane = laneFor(state, d.messageId ?? "", d.recipients ?? []);
+  const reason = d.reason ?? "";
+  const accepted = d.accepted !== false;
+  const rule = d.rule;
   if (lane) lane.deliveryEndMs ??= e.timeMs;
   state.marks.push({
     id: `h:${e.seq}`,
@@ -363,9 +356,9 @@ function smtpHandoff({ state, e, d, startMs }: Read): void {
   });
 }
 
-function deliveryBounced({ state, e, d, startMs }: Read): void {
-  const lane = laneFor(state, str(d["messageId"]) ?? "", strs(d["recipients"]));
-  const rule = str(d["rule"]);
+function deliveryBounced({ state, e, d, startMs }: Read<"delivery.bounced">): void {
+  const lane = laneFor(state, d.messageId ?? "", d.recipients ?? []);
+  const rule = d.rule;
   if (lane) lane.deliveryEndMs ??= e.timeMs;
   state.marks.push({
     id: `b:${e.seq}`,
@@ -374,33 +367,33 @@ function deliveryBounced({ state, e, d, startMs }: Read): void {
     timeMs: e.timeMs,
     seq: e.seq,
     label: "bounced",
-    summary: `bounced at ${formatOffset(e.timeMs, startMs)} after ${num(d["attempts"]) ?? "?"} attempts${rule ? ` [${rule}]` : ""}`,
+    summary: `bounced at ${formatOffset(e.timeMs, startMs)} after ${d.attempts ?? "?"} attempts${rule ? ` [${rule}]` : ""}`,
     ...(rule !== undefined && { rule }),
     exchangeIds: [],
   });
 }
 
-function recipientOutcome({ state, e, d }: Read): void {
-  const messageId = str(d["messageId"]) ?? "";
-  const recipient = str(d["recipient"]) ?? "";
+function recipientOutcome({ state, e, d }: Read<"recipient.outcome">): void {
+  const messageId = d.messageId ?? "";
+  const recipient = d.recipient ?? "";
   const lane = state.lanes.get(`${messageId}→${domainOf(recipient)}`);
   lane?.recipientOutcomes.set(recipient.toLowerCase(), {
-    outcome: str(d["outcome"]) ?? "?",
+    outcome: d.outcome ?? "?",
     timeMs: e.timeMs,
-    rule: str(d["rule"]),
+    rule: d.rule,
     seq: e.seq,
   });
 }
 
-function dsnSent({ state, e, d, startMs }: Read): void {
-  const messageId = str(d["messageId"]) ?? "";
-  const dsnId = str(d["dsnMessageId"]);
-  const reason = str(d["reason"]) ?? "";
-  const recipients = strs(d["recipients"]);
+function dsnSent({ state, e, d, startMs }: Read<"dsn.sent">): void {
+  const messageId = d.messageId ?? "";
+  const dsnId = d.dsnMessageId;
+  const reason = d.reason ?? "";
+  const recipients = d.recipients ?? [];
   const lane = laneFor(state, messageId, recipients) ?? laneOfMailbox(state, recipients[0] ?? "", messageId);
   if (dsnId && lane) state.dsnParent.set(dsnId, lane.id);
   if (dsnId) state.dsnOfMessage.set(dsnId, { messageId, reason });
-  const rule = str(d["rule"]);
+  const rule = d.rule;
   state.marks.push({
     id: `d:${e.seq}`,
     kind: "dsn",
@@ -408,93 +401,102 @@ function dsnSent({ state, e, d, startMs }: Read): void {
     timeMs: e.timeMs,
     seq: e.seq,
     label: "DSN",
-    summary: `DSN (${reason}) sent to ${str(d["to"]) ?? "?"} at ${formatOffset(e.timeMs, startMs)}${rule ? ` [${rule}]` : ""}`,
+    summary: `DSN (${reason}) sent to ${d.to ?? "?"} at ${formatOffset(e.timeMs, startMs)}${rule ? ` [${rule}]` : ""}`,
     ...(rule !== undefined && { rule }),
     exchangeIds: [],
   });
 }
 
-/** The receiver's side, by event name: the mark's label, and what happened in words. */
-interface ReceiverEvent {
-  readonly label: string;
-  readonly what: (d: Data, mailbox: string) => string;
-}
-const RECEIVER_EVENTS: ReadonlyMap<string, ReceiverEvent> = new Map<string, ReceiverEvent>([
-  ["mailbox.delivered", { label: "stored", what: (_d, mailbox) => `stored in ${mailbox}` }],
-  [
-    "failure.after-acceptance",
-    {
-      label: "failure",
-      what: (d, mailbox) => `failure after acceptance at ${mailbox} (${str(d["status"]) ?? ""})`,
-    },
-  ],
-  ["idempotency.replay", { label: "replay", what: () => "idempotent replay of a stored response" }],
-  ["idempotency.conflict", { label: "conflict", what: () => "idempotency key conflict" }],
-]);
+/** The receiver's events the timeline marks. */
+type ReceiverEventName =
+  "mailbox.delivered" | "failure.after-acceptance" | "idempotency.replay" | "idempotency.conflict";
 
-function receiverEvent({ state, e, d, startMs }: Read): void {
-  const kind = RECEIVER_EVENTS.get(e.name);
-  if (!kind) return;
-  const x = str(d["exchangeId"]);
-  const mailbox = str(d["mailbox"]) ?? "";
+/** The fields of a receiver's event that place its mark. */
+interface ReceiverFields {
+  readonly exchangeId?: string;
+  readonly mailbox?: string;
+  readonly messageId?: string;
+}
+
+/** A receiver's event as a mark: `label`, and what happened in words (given its mailbox). */
+function receiverMark(
+  { state, e, startMs }: Read<ReceiverEventName>,
+  d: ReceiverFields,
+  label: string,
+  what: (mailbox: string) => string,
+): void {
+  const x = d.exchangeId;
+  const mailbox = d.mailbox ?? "";
   const actor = x ? state.exchangeActor.get(x) : undefined;
-  const lane = (actor ? state.lanes.get(actor) : undefined) ?? laneOfMailbox(state, mailbox, str(d["messageId"]));
+  const lane = (actor ? state.lanes.get(actor) : undefined) ?? laneOfMailbox(state, mailbox, d.messageId);
   state.marks.push({
     id: `r:${e.seq}`,
     kind: "receiver",
     lane: lane?.id,
     timeMs: e.timeMs,
     seq: e.seq,
-    label: kind.label,
-    summary: `${e.domain ?? "receiver"}: ${kind.what(d, mailbox)} at ${formatOffset(e.timeMs, startMs)}`,
+    label,
+    summary: `${e.domain ?? "receiver"}: ${what(mailbox)} at ${formatOffset(e.timeMs, startMs)}`,
     exchangeIds: x ? [x] : [],
   });
 }
 
-function faultWindow({ state, e, d }: Read): void {
+function faultWindow({ state, e, d }: Read<"fault.window">): void {
   state.faults.push({
-    id: str(d["id"]) ?? String(e.seq),
-    layer: str(d["layer"]) ?? "network",
-    kind: str(d["kind"]) ?? "fault",
-    scope: (d["scope"] as Data | undefined) ?? {},
-    fromMs: num(d["fromMs"]) ?? e.timeMs,
-    untilMs: num(d["untilMs"]),
+    id: d.id ?? String(e.seq),
+    layer: d.layer ?? "network",
+    kind: d.kind ?? "fault",
+    scope: d.scope ?? {},
+    fromMs: d.fromMs ?? e.timeMs,
+    untilMs: d.untilMs ?? undefined,
   });
 }
 
-function dnsChanged({ state, e, d }: Read): void {
-  state.dnsChanges.push({ name: str(d["name"]) ?? "", seq: e.seq, timeMs: e.timeMs, gone: d["records"] === null });
+function dnsChanged({ state, e, d }: Read<"dns.changed">): void {
+  state.dnsChanges.push({ name: d.name ?? "", seq: e.seq, timeMs: e.timeMs, gone: d.records === null });
 }
 
-/** The reader of each event name the timeline draws from (a Map: an event named `toString` reads nothing). */
-const READERS: ReadonlyMap<string, (read: Read) => void> = new Map([
-  ["machine.started", machineStarted],
-  ["machine.transition", machineTransition],
-  ["attempt.started", attemptStarted],
-  ["dns.answer", dnsAnswer],
-  ["discovery.resolved", discoveryResolved],
-  ["http.request", httpRequest],
-  ["recipient.result", recipientResult],
-  ["attempt.judged", attemptJudged],
-  ["timer.set", timerSet],
-  ["spec.constants", specConstants],
-  ["smtp.handoff", smtpHandoff],
-  ["delivery.bounced", deliveryBounced],
-  ["recipient.outcome", recipientOutcome],
-  ["dsn.sent", dsnSent],
-  ...[...RECEIVER_EVENTS.keys()].map((name) => [name, receiverEvent] as const),
-  ["fault.window", faultWindow],
-  ["dns.changed", dnsChanged],
-]);
+/** The reader of each event name the timeline draws from, keyed by the catalogue's names. */
+const READERS: { readonly [N in TraceEventName]?: (read: Read<N>) => void } = {
+  "machine.started": machineStarted,
+  "machine.transition": machineTransition,
+  "attempt.started": attemptStarted,
+  "dns.answer": dnsAnswer,
+  "discovery.resolved": discoveryResolved,
+  "http.request": httpRequest,
+  "recipient.result": recipientResult,
+  "attempt.judged": attemptJudged,
+  "timer.set": timerSet,
+  "spec.constants": specConstants,
+  "smtp.handoff": smtpHandoff,
+  "delivery.bounced": deliveryBounced,
+  "recipient.outcome": recipientOutcome,
+  "dsn.sent": dsnSent,
+  "mailbox.delivered": (read) => receiverMark(read, read.d, "stored", (mailbox) => `stored in ${mailbox}`),
+  "failure.after-acceptance": (read) =>
+    receiverMark(
+      read,
+      read.d,
+      "failure",
+      (mailbox) => `failure after acceptance at ${mailbox} (${read.d.status ?? ""})`,
+    ),
+  "idempotency.replay": (read) => receiverMark(read, read.d, "replay", () => "idempotent replay of a stored response"),
+  "idempotency.conflict": (read) => receiverMark(read, read.d, "conflict", () => "idempotency key conflict"),
+  "fault.window": faultWindow,
+  "dns.changed": dnsChanged,
+};
 
 /** Reads `events` into `state`: lanes, marks, connectors, faults and DNS changes so far. */
 export function readTimelineEvents(state: TimelineState, events: readonly RecordedEvent[], startMs: number): void {
   for (const e of events) {
-    const d = e.data as Data;
     state.endMs = Math.max(state.endMs, e.timeMs);
-    const actorId = str(d["deliveryActor"]);
+    // Any event that names a delivery actor makes it the sending domain's current one.
+    const actorId = str(e.data?.["deliveryActor"]);
     if (actorId && e.domain) state.currentActor.set(e.domain, actorId);
-    READERS.get(e.name)?.({ state, e, d, actorId, startMs });
+    if (!isTraceEventName(e.name)) continue;
+    // One reader per name: the name and the data read for it go together (TypeScript cannot follow that here).
+    const reader = READERS[e.name] as ((read: Read<TraceEventName>) => void) | undefined;
+    reader?.({ state, e, d: dataOf(e, e.name) ?? {}, actorId, startMs });
   }
 }
 

@@ -26,7 +26,7 @@ import { LessonPanel } from "./LessonPanel.tsx";
 import { useLessonNotes } from "./useLessonNotes.ts";
 import { notesOfRun } from "../../model/lesson.ts";
 import { eventOfSeq, linkPlace, linkProblem } from "../../model/permalink.ts";
-import { exchangeEvents, runIndexOf } from "../../model/runIndex.ts";
+import { exchangeEvents, messageOfActor, runIndexOf } from "../../model/runIndex.ts";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import { PermalinkBar, useLinkRequest } from "./Permalink.tsx";
 
@@ -337,7 +337,7 @@ export function RunView({
           events={below.events}
           startMs={startMs}
           labels={labels}
-          messageId={message ?? delivery?.split("→")[0]}
+          messageId={message ?? (delivery === undefined ? undefined : messageOfActor(delivery))}
           onMessage={(m) => {
             setMessage(m);
             setRange(undefined);
