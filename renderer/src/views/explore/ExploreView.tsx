@@ -14,7 +14,7 @@ import {
   violationList,
   violationScenario,
 } from "../../model/explore.ts";
-import { useWidth } from "../timeline/hooks.ts";
+import { useWidth } from "../../hooks/useWidth.ts";
 import { useExplore } from "./useExplore.ts";
 import "./explore.css";
 

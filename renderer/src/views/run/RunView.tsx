@@ -1,5 +1,7 @@
 import { constantsOf, departures, departuresText } from "../../../../app/sim/constants.ts";
-import { startTransition, useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useDeferredValue, useMemo, useState } from "react";
+import { useStable } from "../../hooks/useStable.ts";
+import { useThrottled } from "../../hooks/useThrottled.ts";
 import type { PlaybackSpeed, ReceiverOfRun } from "../../../../app/sim/sessionProtocol.ts";
 import type { Trace } from "../../../../app/trace/schema.ts";
 import { checkRows } from "../../model/checks.ts";
@@ -67,41 +69,6 @@ export const HEAVY_VIEWS_EVERY_MS = 250;
  * the CPU the simulation worker needed (issue 12 "Measure"); they draw its end right after the log.
  */
 export const HEAVY_VIEWS_AT_MAX_EVERY_MS = 1000;
-
-/**
- * `value`, but while `throttle` holds, a new value at most every `ms` of wall
- * time: the views that draw the whole run follow a playing run a few times a
- * second rather than at every batch. Without `throttle`, `value` right after
- * the commit that brought it. Either way the new value is drawn in a
- * transition, after the log, outcomes and clock of the same moment are on
- * screen: React may interrupt it for the next batch, and a run's last
- * outcome is not held back by the timeline, sequence and statechart being
- * drawn (issue 12 "Measure").
- */
-function useThrottled<T>(value: T, throttle: boolean, ms: number): T {
-  const [shown, setShown] = useState(value);
-  const since = useRef(0);
-  useEffect(() => {
-    if (shown === value) return;
-    const show = (): void => {
-      since.current = performance.now();
-      startTransition(() => setShown(value));
-    };
-    if (!throttle) return show();
-    const id = setTimeout(show, Math.max(0, since.current + ms - performance.now()));
-    return () => clearTimeout(id);
-  }, [throttle, shown, value, ms]);
-  return shown;
-}
-
-/** A function that calls the latest `fn`: the same across renders, so that memoised views keep it. */
-function useLatest<A extends unknown[]>(fn: (...args: A) => void): (...args: A) => void {
-  const ref = useRef(fn);
-  useEffect(() => {
-    ref.current = fn;
-  });
-  return useCallback((...args: A) => ref.current(...args), []);
-}
 
 /** One run: controls and clock, the log, the outcomes, the checks, readings and export. */
 export function RunView({
@@ -231,8 +198,8 @@ export function RunView({
     () => notesOfRun(notes.annotations, heavy.events, startMs),
     [notes.annotations, heavy.events, startMs],
   );
-  const rule = useLatest(onRule);
-  const save = useLatest(onSave);
+  const rule = useStable(onRule);
+  const save = useStable(onSave);
   const clearDelivery = useCallback(() => setDelivery(undefined), []);
   const onMark = useCallback((m: Mark | undefined) => {
     setMark(m);

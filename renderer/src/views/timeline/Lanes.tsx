@@ -8,7 +8,7 @@ import type { TimeScale } from "../../model/timelineScale.ts";
 import { axisBreakShape } from "../../model/timelineMarks.ts";
 import { breakMarks, breakTitle, tickAnchor, ticks } from "../../model/timelineTicks.ts";
 import { LABEL_W, ROW, SUB, UNFOLD_UP_TO, VIEWPORT_ROWS, type Window } from "./dimensions.ts";
-import { useStable } from "./hooks.ts";
+import { useStable } from "../../hooks/useStable.ts";
 import { LaneRow } from "./LaneRow.tsx";
 import { measureLabel } from "./measure.ts";
 import { ShapeView } from "./Shapes.tsx";
