@@ -1,5 +1,5 @@
 import { constantsOf, departures, departuresText } from "../../../../app/sim/constants.ts";
-import { useCallback, useDeferredValue, useMemo, useState } from "react";
+import { useCallback, useDeferredValue, useMemo, useReducer, useState } from "react";
 import { useStable } from "../../hooks/useStable.ts";
 import { useThrottled } from "../../hooks/useThrottled.ts";
 import type { PlaybackSpeed, ReceiverOfRun } from "../../../../app/sim/sessionProtocol.ts";
@@ -9,7 +9,8 @@ import { createLogRowsCache } from "../../model/log.ts";
 import { outcomeRows } from "../../model/outcomes.ts";
 import type { PlaybackContext, PlaybackEvent, PlaybackPhase } from "../../session/machine.ts";
 import { receiversOfTrace } from "../../session/replay.ts";
-import { attemptMarkAt, timelineReader, type Mark } from "../../model/timeline.ts";
+import { timelineReader } from "../../model/timeline.ts";
+import { NO_SELECTION, selectionReducer, type SelectedMark } from "../../model/selection.ts";
 import { LogView } from "../log/LogView.tsx";
 import { InspectorView } from "../exchange/InspectorView.tsx";
 import { SequenceView } from "../sequence/SequenceView.tsx";
@@ -22,13 +23,12 @@ import { ExportBar, type RunExports } from "./ExportBar.tsx";
 import { Outcomes } from "./Outcomes.tsx";
 import { Readings } from "./Readings.tsx";
 import { WhyPanel } from "./WhyPanel.tsx";
-import { whyOf, type WhyLinks, type WhyTarget } from "../../model/why.ts";
+import { whyOf, type WhyLinks } from "../../model/why.ts";
 import type { LessonPlace, LibraryEntry } from "../../model/library.ts";
 import { LessonPanel } from "./LessonPanel.tsx";
 import { useLessonNotes } from "./useLessonNotes.ts";
 import { notesOfRun } from "../../model/lesson.ts";
 import { eventOfSeq, linkPlace, linkProblem } from "../../model/permalink.ts";
-import { exchangeEvents, runIndexOf } from "../../model/runIndex.ts";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import { PermalinkBar, useLinkRequest } from "./Permalink.tsx";
 
@@ -87,19 +87,12 @@ export function RunView({
   onSweep,
   onBackToSweep,
 }: RunViewProps) {
-  const [delivery, setDelivery] = useState<string | undefined>();
-  const [evidence, setEvidence] = useState<ReadonlySet<number>>(new Set());
+  // What is selected, shared by every panel: selecting in one selects it in all (model/selection.ts).
+  const [selection, select] = useReducer(selectionReducer, NO_SELECTION);
+  const { delivery, evidence, mark, exchanges, message, range, why: whyTarget, step, seq: selectedSeq } = selection;
   const [readingsOpen, setReadingsOpen] = useState(false);
-  const [mark, setMark] = useState<Mark | undefined>();
-  const [exchanges, setExchanges] = useState<readonly string[]>([]);
-  const [message, setMessage] = useState<string | undefined>();
-  const [range, setRange] = useState<readonly [number, number] | undefined>();
-  const [whyTarget, setWhyTarget] = useState<WhyTarget | undefined>();
-  // The timeline's reader, shared with the timeline view: a link to an attempt reads no event again.
+  // The timeline's reader, kept by the run view: the timeline is read again only when its events change.
   const [timelines] = useState(timelineReader);
-  const [step, setStep] = useState<{ readonly seq: number; readonly nonce: number } | undefined>();
-  // The event selected (a log line, a timeline mark, an exchange) and its permalink; a link's event (issue 24).
-  const [selectedSeq, setSelectedSeq] = useState<number | undefined>();
   const linkRequest = useLinkRequest();
   const [dismissed, setDismissed] = useState<unknown>();
   const startMs = context.summary?.startMs ?? context.events[0]?.timeMs ?? 0;
@@ -200,42 +193,19 @@ export function RunView({
   );
   const rule = useStable(onRule);
   const save = useStable(onSave);
-  const clearDelivery = useCallback(() => setDelivery(undefined), []);
-  const onMark = useCallback((m: Mark | undefined) => {
-    setMark(m);
-    if (m) {
-      setExchanges(m.exchangeIds);
-      setSelectedSeq(m.seq);
-    }
-  }, []);
+  const setDelivery = useCallback((actor: string | undefined) => select({ type: "delivery", actor }), []);
+  const clearDelivery = useCallback(() => select({ type: "delivery", actor: undefined }), []);
+  const onMark = useCallback((m: SelectedMark | undefined) => select({ type: "mark", mark: m }), []);
+  const setRange = useCallback((r: readonly [number, number] | undefined) => select({ type: "range", range: r }), []);
+  // A transition of the history selects the attempt it belongs to in the timeline and the inspector.
   const onHistory = useCallback(
-    (seqs: readonly number[]) => {
-      setEvidence(new Set(seqs));
-      // A transition of the history selects the attempt it belongs to in the timeline and the inspector.
-      const event = seqs.length === 1 ? heavy.events.find((e) => e.seq === seqs[0]) : undefined;
-      const actor = event?.data?.["deliveryActor"];
-      if (event === undefined || typeof actor !== "string") return;
-      const attempt = attemptMarkAt(timelines.read(heavy.events, startMs, labels), actor, event.timeMs);
-      if (attempt === undefined) return;
-      setMark(attempt);
-      setExchanges(attempt.exchangeIds);
-    },
-    [timelines, heavy.events, startMs, labels],
+    (seqs: readonly number[]) => select({ type: "history", seqs, events: heavy.events }),
+    [heavy.events],
   );
   // An event selected by a link or a log line: its line in the log, its attempt on the timeline, its exchange.
   const selectEvent = useCallback(
-    (event: RecordedEvent) => {
-      setSelectedSeq(event.seq);
-      const exchangeId = event.data?.["exchangeId"];
-      if (typeof exchangeId === "string") setExchanges([exchangeId]);
-      const actor = event.data?.["deliveryActor"];
-      if (typeof actor !== "string") return;
-      const attempt = attemptMarkAt(timelines.read(heavy.events, startMs, labels), actor, event.timeMs);
-      if (attempt === undefined) return;
-      setMark(attempt);
-      if (typeof exchangeId !== "string") setExchanges(attempt.exchangeIds);
-    },
-    [timelines, heavy.events, startMs, labels],
+    (event: RecordedEvent) => select({ type: "event", event, events: heavy.events }),
+    [heavy.events],
   );
   const onLogSelect = useCallback(
     (seq: number) => {
@@ -250,7 +220,7 @@ export function RunView({
   const [runOf, setRunOf] = useState(context.source);
   if (runOf !== context.source) {
     setRunOf(context.source);
-    setSelectedSeq(undefined);
+    select({ type: "run" });
     setFollowed(undefined);
   }
   if (place?.kind === "found" && followed !== place.event.seq) {
@@ -260,28 +230,21 @@ export function RunView({
   // A Why clause's links: its attempt on the timeline, its events in the log, its step of the delivery machine.
   const onWhyAttempt = useCallback(
     (a: NonNullable<WhyLinks["attempt"]>) => {
-      setDelivery(a.actor);
-      const attempt = attemptMarkAt(timelines.read(heavy.events, startMs, labels), a.actor, a.atMs);
-      if (attempt !== undefined) {
-        setMark(attempt);
-        setExchanges(attempt.exchangeIds);
-      }
+      select({ type: "attempt", actor: a.actor, atMs: a.atMs, events: heavy.events });
       reveal("timeline-heading");
     },
-    [timelines, heavy.events, startMs, labels],
+    [heavy.events],
   );
   const onWhyLog = useCallback((seqs: readonly number[]) => {
-    setEvidence(new Set(seqs));
+    select({ type: "evidence", seqs });
     reveal("log-heading");
   }, []);
   const onWhyStep = useCallback(
     (s: NonNullable<WhyLinks["transition"]>) => {
-      setDelivery(s.actor);
-      setStep((old) => ({ seq: s.seq, nonce: (old?.nonce ?? 0) + 1 }));
-      onHistory([s.seq]);
+      select({ type: "step", actor: s.actor, seq: s.seq, events: heavy.events });
       reveal("statechart-heading");
     },
-    [onHistory],
+    [heavy.events],
   );
   // Drawn again only when what they draw changes (not at every batch of a playing run, nor every tick).
   const wholeRunViews = useMemo(
@@ -305,18 +268,11 @@ export function RunView({
           startMs={startMs}
           labels={labels}
           messageId={message ?? delivery?.split("→")[0]}
-          onMessage={(m) => {
-            setMessage(m);
-            setRange(undefined);
-          }}
+          onMessage={(m) => select({ type: "message", messageId: m })}
           range={range}
           onRange={setRange}
           exchangeId={exchanges.at(-1)}
-          onExchange={(x) => {
-            setExchanges([x]);
-            const first = exchangeEvents(runIndexOf(below.events), x)[0];
-            if (first !== undefined) setSelectedSeq(first.seq);
-          }}
+          onExchange={(x) => select({ type: "exchange", exchangeId: x, events: below.events })}
           onSave={save}
         />
         <InspectorView
@@ -345,10 +301,12 @@ export function RunView({
       startMs,
       labels,
       delivery,
+      setDelivery,
       mark,
       onMark,
       message,
       range,
+      setRange,
       exchanges,
       receivers,
       save,
@@ -456,12 +414,18 @@ export function RunView({
               window.history.replaceState(window.history.state, "", window.location.pathname + window.location.search);
             }}
           />
-          <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} why={whyTarget} onWhy={setWhyTarget} />
+          <Outcomes
+            rows={outcomes}
+            selected={delivery}
+            onSelect={setDelivery}
+            why={whyTarget}
+            onWhy={(target) => select({ type: "why", target })}
+          />
           {why && (
             <WhyPanel
               why={why}
               message={whyRow === undefined ? why.messageId : whyRow.dsn ? `DSN ${whyRow.message}` : whyRow.message}
-              onClose={() => setWhyTarget(undefined)}
+              onClose={() => select({ type: "why", target: undefined })}
               onRule={rule}
               onLog={onWhyLog}
               onAttempt={onWhyAttempt}
@@ -469,7 +433,7 @@ export function RunView({
             />
           )}
           {wholeRunViews}
-          {result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
+          {result && <Checks rows={checks} onEvidence={(seqs) => select({ type: "evidence", seqs })} />}
           <LogView
             rows={rows}
             selected={selectedSeq}

@@ -22,7 +22,7 @@ export interface LanesProps {
   readonly playheadMs: number;
   readonly delivery: string | undefined;
   readonly onDelivery: (delivery: string | undefined) => void;
-  readonly selectedMark: Mark | undefined;
+  readonly selectedMark: Pick<Mark, "id"> | undefined;
   readonly onMark: (mark: Mark | undefined) => void;
   /** The user zoomed or panned: a drag pans (Shift+drag still brushes). */
   readonly zoomed: boolean;

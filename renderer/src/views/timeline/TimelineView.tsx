@@ -27,7 +27,7 @@ export interface TimelineViewProps {
   /** The selected delivery actor (shared with the outcomes table). */
   readonly delivery: string | undefined;
   readonly onDelivery: (delivery: string | undefined) => void;
-  readonly selectedMark: Mark | undefined;
+  readonly selectedMark: Pick<Mark, "id"> | undefined;
   readonly onMark: (mark: Mark | undefined) => void;
   /** Where the axis ends at the least: two timelines stacked in the Compare view share one axis. */
   readonly axisEndMs?: number;
