@@ -11,11 +11,12 @@ import { RulesPanel } from "./components/RulesPanel.tsx";
 import { duplicateDoc, fileDoc, newDoc, type EmlFiles } from "./model/editorDoc.ts";
 import { lessonPlace, type LibraryEntry } from "./model/library.ts";
 import { mergeSettings } from "./model/readings.ts";
-import { eventOfSeq, nextLevel, toggleBreakpointLike } from "./model/playbar.ts";
+import { COMMANDS, commandOfKey, performMenuCommand, type CommandContext } from "./commands/commands.ts";
 import { platform } from "./platform.ts";
 import { entryOf, type OpenedEntry } from "./recent.ts";
 import { phaseOf, playbackMachine, type SessionFactory } from "./session/machine.ts";
 import { createSimulationWorker, workerSessionPort } from "./session/port.ts";
+import type { View } from "./session/workspace.ts";
 import { rerunBundle } from "./session/rerun.ts";
 import { BundlePanel } from "./views/run/BundlePanel.tsx";
 import { EditorStart } from "./views/editor/EditorStart.tsx";
@@ -34,8 +35,6 @@ import { isProbeReport } from "../../app/probe/report.ts";
 import { isProbeTrace } from "./model/probe.ts";
 import { ProbeView } from "./views/probe/ProbeView.tsx";
 import { errorMessage } from "../../app/errorMessage.ts";
-
-type View = "run" | "rules" | "editor" | "compare" | "explore" | "probe" | "sweep";
 
 // The Sweep view (its charts and the sweep's planning) loads on first use, in a chunk of its own.
 const SweepView = lazy(() => import("./views/sweep/SweepView.tsx").then((m) => ({ default: m.SweepView })));
@@ -345,31 +344,21 @@ export function App() {
     onExport: exportRun,
   };
 
+  // What the commands act on (commands/commands.ts): the player, and this window.
+  const commandContext: CommandContext = {
+    playback: context,
+    send,
+    showView: setView,
+    scenario: scenarioCommand,
+    open: openShellFile,
+    exportRun: (what) => {
+      if (context.result) exportRun({ ...context.result.trace, events: [...context.events] }, what);
+    },
+    refuse: setError,
+    close: () => window.close(),
+  };
   // The menus' commands (Electron), and the files given on the command line.
-  const onCommand = useEffectEvent((command: AppCommand) => {
-    switch (command.type) {
-      case "toggle":
-        return send({ type: "TOGGLE" });
-      case "step":
-        return send({ type: "STEP" });
-      case "restart":
-        return send({ type: "RESTART" });
-      case "speed":
-        return send({ type: "SET_SPEED", speed: command.speed });
-      case "view":
-        return setView(command.view);
-      case "scenario":
-        return scenarioCommand(command.what);
-      case "open":
-        return openShellFile(command.file);
-      case "export": {
-        if (!context.result) return setError("Nothing to export yet: run a scenario to its end first.");
-        return exportRun({ ...context.result.trace, events: [...context.events] }, command.what);
-      }
-      case "close":
-        return window.close();
-    }
-  });
+  const onCommand = useEffectEvent((command: AppCommand) => performMenuCommand(commandContext, command));
   const onPending = useEffectEvent((files: ShellFile[]) => files.forEach(openShellFile));
   useEffect(() => {
     platform.pendingFiles().then(onPending, (e: unknown) => setError(String(e)));
@@ -390,26 +379,14 @@ export function App() {
     );
   };
 
-  // The player's keys: Space plays and pauses, → steps, L changes what a step goes to, B puts a breakpoint on
-  // events like the one the run stopped at (or takes it away).
+  // The player's keys (the commands' table): Space plays and pauses, → steps, L changes what a step goes to,
+  // B puts a breakpoint on events like the one the run stopped at (or takes it away).
   const onKey = useEffectEvent((e: KeyboardEvent) => {
-    if (e.altKey || e.ctrlKey || e.metaKey || ownsKey(e.target, e.key)) return;
-    if (e.key === " ") {
-      e.preventDefault();
-      send({ type: "TOGGLE" });
-    } else if (e.key === "ArrowRight") {
-      e.preventDefault();
-      send({ type: "STEP" });
-    } else if ((e.key === "l" || e.key === "L") && !e.shiftKey) {
-      send({ type: "SET_LEVEL", level: nextLevel(context.level) });
-    } else if ((e.key === "b" || e.key === "B") && !e.shiftKey && context.source?.kind === "scenario") {
-      const { stop } = context;
-      const seq = stop?.kind === "step" || stop?.kind === "breakpoint" ? stop.seq : context.events.at(-1)?.seq;
-      const event = seq === undefined ? undefined : eventOfSeq(context.events, seq);
-      if (event !== undefined) {
-        send({ type: "SET_BREAKPOINTS", breakpoints: toggleBreakpointLike(context.breakpoints, event) });
-      }
-    }
+    if (ownsKey(e.target, e.key)) return;
+    const asked = commandOfKey(e);
+    if (asked === undefined || asked.command.enabled?.(commandContext) === false) return;
+    if (asked.binding.preventDefault) e.preventDefault();
+    asked.command.perform(commandContext);
   });
   useEffect(() => {
     window.addEventListener("keydown", onKey);
@@ -526,13 +503,13 @@ export function App() {
           </label>
         </div>
         <nav aria-label="Views">
-          <button aria-pressed={view === "run"} onClick={() => setView("run")}>
+          <button aria-pressed={view === "run"} onClick={() => COMMANDS.view.perform(commandContext, "run")}>
             Scenario
           </button>
-          <button aria-pressed={view === "rules"} onClick={() => setView("rules")}>
+          <button aria-pressed={view === "rules"} onClick={() => COMMANDS.view.perform(commandContext, "rules")}>
             Rules
           </button>
-          <button aria-pressed={view === "editor"} onClick={() => setView("editor")}>
+          <button aria-pressed={view === "editor"} onClick={() => COMMANDS.view.perform(commandContext, "editor")}>
             Editor
           </button>
           <button
@@ -674,6 +651,7 @@ export function App() {
                 lesson={lessonOfRun}
                 description={context.summary?.description || current?.description || ""}
                 send={send}
+                commands={commandContext}
                 onReading={(setting) => {
                   const next = mergeSettings(settings, setting);
                   setSettings(next);

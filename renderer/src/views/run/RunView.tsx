@@ -31,6 +31,7 @@ import { notesOfRun } from "../../model/lesson.ts";
 import { eventOfSeq, linkPlace, linkProblem } from "../../model/permalink.ts";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import { PermalinkBar, useLinkRequest } from "./Permalink.tsx";
+import { COMMANDS, type CommandContext } from "../../commands/commands.ts";
 
 export interface RunViewProps {
   readonly phase: PlaybackPhase;
@@ -42,6 +43,8 @@ export interface RunViewProps {
   /** The scenario's place in the "Start here" path, and how to open another lesson (issue 24). */
   readonly lesson?: (LessonPlace & { readonly onOpen: (entry: LibraryEntry) => void }) | undefined;
   readonly send: (event: PlaybackEvent) => void;
+  /** What the buttons perform: the commands the menus and keys perform too. */
+  readonly commands: CommandContext;
   readonly onReading: (setting: [string, string]) => void;
   readonly onRule: (rule: string) => void;
   readonly onSave: (name: string, contents: string, type: string) => void;
@@ -79,6 +82,7 @@ export function RunView({
   description,
   lesson,
   send,
+  commands,
   onReading,
   onRule,
   onSave,
@@ -360,11 +364,11 @@ export function RunView({
             events={events.length}
             seed={context.summary?.seed}
             live={live}
-            onToggle={() => send({ type: "TOGGLE" })}
-            onStep={() => send({ type: "STEP" })}
-            onSpeed={(speed: PlaybackSpeed) => send({ type: "SET_SPEED", speed })}
+            onToggle={() => COMMANDS.toggle.perform(commands)}
+            onStep={() => COMMANDS.step.perform(commands)}
+            onSpeed={(speed: PlaybackSpeed) => COMMANDS.speed.perform(commands, speed)}
             onJump={(ms) => send({ type: "RUN_TO", timeMs: startMs + ms })}
-            onRestart={(seed) => send({ type: "RESTART", ...(seed !== undefined && { seed }) })}
+            onRestart={(seed) => COMMANDS.restart.perform(commands, seed)}
             level={context.level}
             atEnd={context.progress?.atEnd === true && phase === "paused"}
             onLevel={(level) => send({ type: "SET_LEVEL", level })}
