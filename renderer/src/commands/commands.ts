@@ -2,7 +2,7 @@
  * What the user can ask of the app, each once: an id, a label, the keys that ask for it and what it does
  * (as Excalidraw's `actions/`). The desktop app's menus (their commands arrive through the platform bridge,
  * {@link commandOfMenu}), the window's keys ({@link commandOfKey}) and the buttons perform the same command;
- * docs/decisions/0142-commands.md.
+ * docs/decisions/0140-app-state.md.
  */
 import type { AppCommand, MenuSpeed, OpenedFile } from "../../../main/channels.ts";
 import type { PlaybackSpeed } from "../../../app/sim/sessionProtocol.ts";
