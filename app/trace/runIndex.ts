@@ -354,3 +354,11 @@ export function runCache<T>(index: RunIndex, model: string): Map<string, T> {
   if (cache === undefined) index.lists.caches.set(model, (cache = new Map()));
   return cache as Map<string, T>;
 }
+
+/**
+ * The events a delivery actor owns on the wire: its own events, and the DNS queries, requests, answers and
+ * receivers' handling made while it was the last active in its domain (see {@link sequenceEvents}).
+ */
+export function wireEvents(index: RunIndex, actor: string): RecordedEvent[] {
+  return eventsAt(index, [index.lists.wire.get(actor)]);
+}

@@ -1,5 +1,5 @@
 import { useMachine } from "@xstate/react";
-import { lazy, Suspense, useEffect, useEffectEvent, useMemo, useState } from "react";
+import { lazy, Suspense, useCallback, useEffect, useEffectEvent, useMemo, useState } from "react";
 import type { AppCommand, AppInfo, FileKind, OpenedFile as ShellFile, ScenarioSummary } from "../../main/channels.ts";
 import { bundleEmls, isBundleValue, readBundleValue, type Bundle } from "../../app/trace/bundle.ts";
 import { importTrace, importTraceValue } from "../../app/trace/importer.ts";
@@ -11,11 +11,12 @@ import { RulesPanel } from "./components/RulesPanel.tsx";
 import { duplicateDoc, fileDoc, newDoc, type EmlFiles } from "./model/editorDoc.ts";
 import { lessonPlace, type LibraryEntry } from "./model/library.ts";
 import { mergeSettings } from "./model/readings.ts";
-import { eventOfSeq, nextLevel, toggleBreakpointLike } from "./model/playbar.ts";
+import { COMMANDS, commandOfKey, performMenuCommand, type CommandContext } from "./commands/commands.ts";
 import { platform } from "./platform.ts";
 import { entryOf, type OpenedEntry } from "./recent.ts";
 import { phaseOf, playbackMachine, type SessionFactory } from "./session/machine.ts";
 import { createSimulationWorker, workerSessionPort } from "./session/port.ts";
+import { workspaceMachine, type View } from "./session/workspace.ts";
 import { rerunBundle } from "./session/rerun.ts";
 import { BundlePanel } from "./views/run/BundlePanel.tsx";
 import { EditorStart } from "./views/editor/EditorStart.tsx";
@@ -34,8 +35,6 @@ import { isProbeReport } from "../../app/probe/report.ts";
 import { isProbeTrace } from "./model/probe.ts";
 import { ProbeView } from "./views/probe/ProbeView.tsx";
 import { errorMessage } from "../../app/errorMessage.ts";
-
-type View = "run" | "rules" | "editor" | "compare" | "explore" | "probe" | "sweep";
 
 // The Sweep view (its charts and the sweep's planning) loads on first use, in a chunk of its own.
 const SweepView = lazy(() => import("./views/sweep/SweepView.tsx").then((m) => ({ default: m.SweepView })));
@@ -71,28 +70,20 @@ export function App() {
   const [scenarios, setScenarios] = useState<ScenarioSummary[] | undefined>();
   const [opened, setOpened] = useState<OpenedEntry[]>([]);
   const [current, setCurrent] = useState<LibraryEntry | undefined>();
-  const [view, setView] = useState<View>("run");
   const [ruleQuery, setRuleQuery] = useState("");
   const [results, setResults] = useState<Record<string, boolean>>({});
   const [settings, setSettings] = useState<[string, string][]>([]);
-  const [error, setError] = useState<string | undefined>();
-  // An opened bug bundle, shown above its run (issue 15).
-  const [bundle, setBundle] = useState<{ readonly bundle: Bundle; readonly file: string } | undefined>();
-  const [compareBase, setCompareBase] = useState<CompareBase | undefined>();
-  // The Explore view, once opened, stays mounted (hidden) so that an exploration goes on while a run shows.
-  const [exploring, setExploring] = useState(false);
-  // An opened probe's trace or report (`mailscope probe`): its cases, beside the sequence diagram and inspector.
-  const [probe, setProbe] = useState<{ readonly file: string; readonly trace: Trace } | undefined>();
-  // Compare of two given sides (a sweep's boundary), and the view its Back returns to.
-  const [comparePreset, setComparePreset] = useState<readonly [CompareSide, CompareSide] | undefined>();
-  // The scenario the Sweep view sweeps (issue 30); the view stays mounted with its results while others show.
-  const [sweepBase, setSweepBase] = useState<CompareBase | undefined>();
   // The run on screen is a sweep's point: the run view offers the way back to the sweep.
   const [sweepPoint, setSweepPoint] = useState<LibraryEntry | undefined>();
   // "with message bodies", for every export of the run: the export bar's and File ▸ Export's (issue 22).
   const [withBodies, setWithBodies] = useState(false);
   const [exportedNote, setExportedNote] = useState<string | undefined>();
   const [snapshot, send] = useMachine(playbackMachine, { input: { create: createSession } });
+  // What the window shows (the document open, the view, Compare's and Sweep's runs, the error): session/workspace.ts.
+  const [workspace, tell] = useMachine(workspaceMachine);
+  const { view, error, bundle, probe, compare, sweep: sweepBase, exploring } = workspace.context;
+  const setView = useCallback((next: View) => tell({ type: "SHOW", view: next }), [tell]);
+  const setError = useCallback((message: string) => tell({ type: "FAIL", message }), [tell]);
   const phase = phaseOf(snapshot);
   const { context } = snapshot;
   const editor = useScenarioEditor(info?.shell, setError);
@@ -112,7 +103,7 @@ export function App() {
     // The files opened before (kept between launches; in Electron also File ▸ Open Recent).
     platform.recent.list().then(setOpened, (e: unknown) => setError(String(e)));
     return platform.recent.onChange(setOpened);
-  }, []);
+  }, [setError]);
 
   // The last check result of each scenario run in this window: the runs before, and the one shown.
   const shownResults =
@@ -132,11 +123,9 @@ export function App() {
   ) => {
     setResults(shownResults);
     setCurrent(entry);
-    setBundle(undefined);
     setSweepPoint(point !== undefined ? entry : undefined);
     setSettings(point?.settings.map(([k, v]): [string, string] => [k, v]) ?? []);
-    setView("run");
-    setError(undefined);
+    tell({ type: "OPEN_SCENARIO" });
     send({
       type: "LOAD",
       start: {
@@ -189,11 +178,9 @@ export function App() {
    * bundle's verdict), which the error would seem to be about (issue 22).
    */
   const cannotOpen = (message: string) => {
-    setBundle(undefined);
     setCurrent(undefined);
     send({ type: "CLOSE" });
-    setView("run");
-    setError(message);
+    tell({ type: "CANNOT_OPEN", message });
   };
 
   const openTraceText = async (name: string, text: string, path = name) => {
@@ -213,8 +200,7 @@ export function App() {
         return;
       }
       remember(entryOf({ kind: "trace", name, path, text }));
-      showTrace(name, read.value.trace, path);
-      setBundle({ bundle: read.value, file: name });
+      showTrace(name, read.value.trace, path, read.value);
       return;
     }
     // A probe's JSON report carries its trace; a probe's trace opens as the report it is.
@@ -225,9 +211,7 @@ export function App() {
         : importTraceValue(probeReport ? (json as { trace?: unknown }).trace : json);
     if (parsed.ok && (probeReport || isProbeTrace(parsed.value.events))) {
       remember(entryOf({ kind: "trace", name, path, text }));
-      setError(undefined);
-      setProbe({ file: name, trace: parsed.value });
-      setView("probe");
+      tell({ type: "OPEN_PROBE", file: name, trace: parsed.value });
       return;
     }
     if (!parsed.ok) {
@@ -240,15 +224,14 @@ export function App() {
     showTrace(name, parsed.value, path);
   };
 
-  const showTrace = (name: string, trace: Trace, path = name) => {
-    setBundle(undefined);
-    setError(undefined);
+  /** An opened trace, or a bug bundle's (`bundle`), in the run view. */
+  const showTrace = (name: string, trace: Trace, path = name, bundle?: Bundle) => {
     setResults(shownResults);
     const source = trace.scenario.source;
     const summary = source !== undefined ? summarizeScenario(name, source) : undefined;
     setCurrent({ ...summary, file: path, name: trace.scenario.name, description: summary?.description ?? "" });
     const description = summary?.description ?? "";
-    setView("run");
+    tell(bundle ? { type: "OPEN_BUNDLE", bundle, file: name } : { type: "OPEN_TRACE" });
     // For `npm run bench timeline`: the trace is read; from here on its events are the views' to draw.
     performance.mark("mailscope:trace-opened");
     send({ type: "OPEN_TRACE", trace, description });
@@ -345,36 +328,26 @@ export function App() {
     onExport: exportRun,
   };
 
+  // What the commands act on (commands/commands.ts): the player, and this window.
+  const commandContext: CommandContext = {
+    playback: context,
+    send,
+    showView: setView,
+    scenario: scenarioCommand,
+    open: openShellFile,
+    exportRun: (what) => {
+      if (context.result) exportRun({ ...context.result.trace, events: [...context.events] }, what);
+    },
+    refuse: setError,
+    close: () => window.close(),
+  };
   // The menus' commands (Electron), and the files given on the command line.
-  const onCommand = useEffectEvent((command: AppCommand) => {
-    switch (command.type) {
-      case "toggle":
-        return send({ type: "TOGGLE" });
-      case "step":
-        return send({ type: "STEP" });
-      case "restart":
-        return send({ type: "RESTART" });
-      case "speed":
-        return send({ type: "SET_SPEED", speed: command.speed });
-      case "view":
-        return setView(command.view);
-      case "scenario":
-        return scenarioCommand(command.what);
-      case "open":
-        return openShellFile(command.file);
-      case "export": {
-        if (!context.result) return setError("Nothing to export yet: run a scenario to its end first.");
-        return exportRun({ ...context.result.trace, events: [...context.events] }, command.what);
-      }
-      case "close":
-        return window.close();
-    }
-  });
+  const onCommand = useEffectEvent((command: AppCommand) => performMenuCommand(commandContext, command));
   const onPending = useEffectEvent((files: ShellFile[]) => files.forEach(openShellFile));
   useEffect(() => {
     platform.pendingFiles().then(onPending, (e: unknown) => setError(String(e)));
     return platform.onCommand(onCommand);
-  }, []);
+  }, [setError]);
 
   /**
    * The open buttons show the shell's dialog: main's in Electron (typed IPC), the File System Access
@@ -390,26 +363,14 @@ export function App() {
     );
   };
 
-  // The player's keys: Space plays and pauses, → steps, L changes what a step goes to, B puts a breakpoint on
-  // events like the one the run stopped at (or takes it away).
+  // The player's keys (the commands' table): Space plays and pauses, → steps, L changes what a step goes to,
+  // B puts a breakpoint on events like the one the run stopped at (or takes it away).
   const onKey = useEffectEvent((e: KeyboardEvent) => {
-    if (e.altKey || e.ctrlKey || e.metaKey || ownsKey(e.target, e.key)) return;
-    if (e.key === " ") {
-      e.preventDefault();
-      send({ type: "TOGGLE" });
-    } else if (e.key === "ArrowRight") {
-      e.preventDefault();
-      send({ type: "STEP" });
-    } else if ((e.key === "l" || e.key === "L") && !e.shiftKey) {
-      send({ type: "SET_LEVEL", level: nextLevel(context.level) });
-    } else if ((e.key === "b" || e.key === "B") && !e.shiftKey && context.source?.kind === "scenario") {
-      const { stop } = context;
-      const seq = stop?.kind === "step" || stop?.kind === "breakpoint" ? stop.seq : context.events.at(-1)?.seq;
-      const event = seq === undefined ? undefined : eventOfSeq(context.events, seq);
-      if (event !== undefined) {
-        send({ type: "SET_BREAKPOINTS", breakpoints: toggleBreakpointLike(context.breakpoints, event) });
-      }
-    }
+    if (ownsKey(e.target, e.key)) return;
+    const asked = commandOfKey(e);
+    if (asked === undefined || asked.command.enabled?.(commandContext) === false) return;
+    if (asked.binding.preventDefault) e.preventDefault();
+    asked.command.perform(commandContext);
   });
   useEffect(() => {
     window.addEventListener("keydown", onKey);
@@ -438,17 +399,14 @@ export function App() {
     const base = baseOfRun(playheadMs);
     if (!base) return;
     send({ type: "PAUSE" });
-    setCompareBase(base);
-    setComparePreset(undefined);
-    setView("compare");
+    tell({ type: "COMPARE", base });
   };
 
   const openSweep = () => {
     const base = baseOfRun(context.summary?.startMs ?? 0);
     if (!base) return;
     send({ type: "PAUSE" });
-    setSweepBase(base);
-    setView("sweep");
+    tell({ type: "SWEEP", base });
   };
 
   /** A sweep's point, in the run view (its scenario text, readings and seed). */
@@ -462,10 +420,7 @@ export function App() {
 
   /** Compare of a sweep boundary's two sides. */
   const openBoundary = (sides: readonly [CompareSide, CompareSide]) => {
-    if (!sweepBase) return;
-    setCompareBase(sweepBase);
-    setComparePreset(sides);
-    setView("compare");
+    tell({ type: "BOUNDARY", sides });
   };
 
   // The run's place in the "Start here" path (issue 24): the next and previous lessons open from the run view.
@@ -526,22 +481,16 @@ export function App() {
           </label>
         </div>
         <nav aria-label="Views">
-          <button aria-pressed={view === "run"} onClick={() => setView("run")}>
+          <button aria-pressed={view === "run"} onClick={() => COMMANDS.view.perform(commandContext, "run")}>
             Scenario
           </button>
-          <button aria-pressed={view === "rules"} onClick={() => setView("rules")}>
+          <button aria-pressed={view === "rules"} onClick={() => COMMANDS.view.perform(commandContext, "rules")}>
             Rules
           </button>
-          <button aria-pressed={view === "editor"} onClick={() => setView("editor")}>
+          <button aria-pressed={view === "editor"} onClick={() => COMMANDS.view.perform(commandContext, "editor")}>
             Editor
           </button>
-          <button
-            aria-pressed={view === "explore"}
-            onClick={() => {
-              setExploring(true);
-              setView("explore");
-            }}
-          >
+          <button aria-pressed={view === "explore"} onClick={() => COMMANDS.view.perform(commandContext, "explore")}>
             Explore
           </button>
           {probe && (
@@ -628,15 +577,15 @@ export function App() {
         <ErrorBoundary resetKey={`${view} ${current?.file ?? ""} ${String(context.source?.kind)}`}>
           {view === "editor" || view === "explore" || view === "sweep" ? null : view === "probe" && probe ? (
             <ProbeView key={probe.file} events={probe.trace.events} file={probe.file} onRule={showRule} onSave={save} />
-          ) : view === "compare" && compareBase ? (
+          ) : view === "compare" && compare ? (
             <CompareView
-              key={comparePreset ? `${comparePreset[0].title} / ${comparePreset[1].title}` : "run"}
-              base={compareBase}
+              key={compare.preset ? `${compare.preset[0].title} / ${compare.preset[1].title}` : "run"}
+              base={compare.base}
               mailscope={info?.version ?? __MAILSCOPE_VERSION__}
               createWorker={createSimulationWorker}
-              onBack={() => setView(comparePreset ? "sweep" : "run")}
+              onBack={() => tell({ type: "BACK" })}
               onSave={save}
-              {...(comparePreset && { preset: comparePreset })}
+              {...(compare.preset && { preset: compare.preset })}
               breakpoints={context.breakpoints}
               onBreakpoints={(breakpoints) => send({ type: "SET_BREAKPOINTS", breakpoints })}
               messages={context.summary?.messages ?? []}
@@ -674,6 +623,7 @@ export function App() {
                 lesson={lessonOfRun}
                 description={context.summary?.description || current?.description || ""}
                 send={send}
+                commands={commandContext}
                 onReading={(setting) => {
                   const next = mergeSettings(settings, setting);
                   setSettings(next);

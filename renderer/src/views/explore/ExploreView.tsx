@@ -16,7 +16,7 @@ import {
   type ExploreGalleryEntry,
   type ExploreViolation,
 } from "../../model/explore.ts";
-import { useWidth } from "../timeline/hooks.ts";
+import { useWidth } from "../../hooks/useWidth.ts";
 import type { ExploreConfig } from "../../../../app/explore/search.ts";
 import { useExplore } from "./useExplore.ts";
 import "./explore.css";

@@ -1,4 +1,5 @@
 import { useId, useMemo, useState } from "react";
+import { COMMANDS, shortcutOf } from "../../commands/commands.ts";
 import type { PlaybackSpeed } from "../../../../app/sim/sessionProtocol.ts";
 import { STEP_LEVELS, type Breakpoint, type StepLevel } from "../../../../app/sim/breakpoints.ts";
 import { maxOf } from "../../../../app/protocol/lists.ts";
@@ -78,19 +79,24 @@ export function Controls(p: ControlsProps) {
       </div>
       {p.live ? (
         <>
-          <button className="primary" onClick={p.onToggle} disabled={!canPlay} aria-keyshortcuts="Space">
+          <button
+            className="primary"
+            onClick={p.onToggle}
+            disabled={!canPlay}
+            aria-keyshortcuts={shortcutOf(COMMANDS.toggle)}
+          >
             {p.phase === "playing" ? "Pause" : "Play"}
           </button>
           <button
             onClick={p.onStep}
             disabled={!canStep}
-            aria-keyshortcuts="ArrowRight"
+            aria-keyshortcuts={shortcutOf(COMMANDS.step)}
             aria-describedby={hintId}
             className={p.atEnd ? "ends-run" : undefined}
           >
             {p.atEnd ? "Step · ends the run" : "Step"}
           </button>
-          <StepLevels level={p.level} onLevel={p.onLevel} keys="L" />
+          <StepLevels level={p.level} onLevel={p.onLevel} keys={shortcutOf(COMMANDS.level)} />
           <Speeds speeds={SPEEDS} speed={p.speed} onSpeed={p.onSpeed} />
           <form onSubmit={submitJump} className="inline-form">
             <label>

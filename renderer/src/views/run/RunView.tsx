@@ -1,5 +1,7 @@
 import { constantsOf, departures, departuresText } from "../../../../app/sim/constants.ts";
-import { startTransition, useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useDeferredValue, useMemo, useReducer, useState } from "react";
+import { useStable } from "../../hooks/useStable.ts";
+import { useThrottled } from "../../hooks/useThrottled.ts";
 import type { PlaybackSpeed, ReceiverOfRun } from "../../../../app/sim/sessionProtocol.ts";
 import type { Trace } from "../../../../app/trace/schema.ts";
 import { checkRows } from "../../model/checks.ts";
@@ -7,7 +9,8 @@ import { createLogRowsCache } from "../../model/log.ts";
 import { outcomeRows } from "../../model/outcomes.ts";
 import type { PlaybackContext, PlaybackEvent, PlaybackPhase } from "../../session/machine.ts";
 import { receiversOfTrace } from "../../session/replay.ts";
-import { attemptMarkAt, timelineReader, type Mark } from "../../model/timeline.ts";
+import { timelineReader } from "../../model/timeline.ts";
+import { NO_SELECTION, selectionReducer, type SelectedMark } from "../../model/selection.ts";
 import { LogView } from "../log/LogView.tsx";
 import { InspectorView } from "../exchange/InspectorView.tsx";
 import { SequenceView } from "../sequence/SequenceView.tsx";
@@ -20,15 +23,16 @@ import { ExportBar, type RunExports } from "./ExportBar.tsx";
 import { Outcomes } from "./Outcomes.tsx";
 import { Readings } from "./Readings.tsx";
 import { WhyPanel } from "./WhyPanel.tsx";
-import { whyOf, type WhyLinks, type WhyTarget } from "../../model/why.ts";
+import { whyOf, type WhyLinks } from "../../model/why.ts";
 import type { LessonPlace, LibraryEntry } from "../../model/library.ts";
 import { LessonPanel } from "./LessonPanel.tsx";
 import { useLessonNotes } from "./useLessonNotes.ts";
 import { notesOfRun } from "../../model/lesson.ts";
 import { eventOfSeq, linkPlace, linkProblem } from "../../model/permalink.ts";
-import { exchangeEvents, messageOfActor, runIndexOf } from "../../model/runIndex.ts";
+import { messageOfActor } from "../../../../app/trace/deliveryIds.ts";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import { PermalinkBar, useLinkRequest } from "./Permalink.tsx";
+import { COMMANDS, type CommandContext } from "../../commands/commands.ts";
 
 export interface RunViewProps {
   readonly phase: PlaybackPhase;
@@ -40,6 +44,8 @@ export interface RunViewProps {
   /** The scenario's place in the "Start here" path, and how to open another lesson (issue 24). */
   readonly lesson?: (LessonPlace & { readonly onOpen: (entry: LibraryEntry) => void }) | undefined;
   readonly send: (event: PlaybackEvent) => void;
+  /** What the buttons perform: the commands the menus and keys perform too. */
+  readonly commands: CommandContext;
   readonly onReading: (setting: [string, string]) => void;
   readonly onRule: (rule: string) => void;
   readonly onSave: (name: string, contents: string, type: string) => void;
@@ -68,41 +74,6 @@ export const HEAVY_VIEWS_EVERY_MS = 250;
  */
 export const HEAVY_VIEWS_AT_MAX_EVERY_MS = 1000;
 
-/**
- * `value`, but while `throttle` holds, a new value at most every `ms` of wall
- * time: the views that draw the whole run follow a playing run a few times a
- * second rather than at every batch. Without `throttle`, `value` right after
- * the commit that brought it. Either way the new value is drawn in a
- * transition, after the log, outcomes and clock of the same moment are on
- * screen: React may interrupt it for the next batch, and a run's last
- * outcome is not held back by the timeline, sequence and statechart being
- * drawn (issue 12 "Measure").
- */
-function useThrottled<T>(value: T, throttle: boolean, ms: number): T {
-  const [shown, setShown] = useState(value);
-  const since = useRef(0);
-  useEffect(() => {
-    if (shown === value) return;
-    const show = (): void => {
-      since.current = performance.now();
-      startTransition(() => setShown(value));
-    };
-    if (!throttle) return show();
-    const id = setTimeout(show, Math.max(0, since.current + ms - performance.now()));
-    return () => clearTimeout(id);
-  }, [throttle, shown, value, ms]);
-  return shown;
-}
-
-/** A function that calls the latest `fn`: the same across renders, so that memoised views keep it. */
-function useLatest<A extends unknown[]>(fn: (...args: A) => void): (...args: A) => void {
-  const ref = useRef(fn);
-  useEffect(() => {
-    ref.current = fn;
-  });
-  return useCallback((...args: A) => ref.current(...args), []);
-}
-
 /** One run: controls and clock, the log, the outcomes, the checks, readings and export. */
 export function RunView({
   phase,
@@ -112,6 +83,7 @@ export function RunView({
   description,
   lesson,
   send,
+  commands,
   onReading,
   onRule,
   onSave,
@@ -120,19 +92,12 @@ export function RunView({
   onSweep,
   onBackToSweep,
 }: RunViewProps) {
-  const [delivery, setDelivery] = useState<string | undefined>();
-  const [evidence, setEvidence] = useState<ReadonlySet<number>>(new Set());
+  // What is selected, shared by every panel: selecting in one selects it in all (model/selection.ts).
+  const [selection, select] = useReducer(selectionReducer, NO_SELECTION);
+  const { delivery, evidence, mark, exchanges, message, range, why: whyTarget, step, seq: selectedSeq } = selection;
   const [readingsOpen, setReadingsOpen] = useState(false);
-  const [mark, setMark] = useState<Mark | undefined>();
-  const [exchanges, setExchanges] = useState<readonly string[]>([]);
-  const [message, setMessage] = useState<string | undefined>();
-  const [range, setRange] = useState<readonly [number, number] | undefined>();
-  const [whyTarget, setWhyTarget] = useState<WhyTarget | undefined>();
-  // The timeline's reader, shared with the timeline view: a link to an attempt reads no event again.
+  // The timeline's reader, kept by the run view: the timeline is read again only when its events change.
   const [timelines] = useState(timelineReader);
-  const [step, setStep] = useState<{ readonly seq: number; readonly nonce: number } | undefined>();
-  // The event selected (a log line, a timeline mark, an exchange) and its permalink; a link's event (issue 24).
-  const [selectedSeq, setSelectedSeq] = useState<number | undefined>();
   const linkRequest = useLinkRequest();
   const [dismissed, setDismissed] = useState<unknown>();
   const startMs = context.summary?.startMs ?? context.events[0]?.timeMs ?? 0;
@@ -231,44 +196,21 @@ export function RunView({
     () => notesOfRun(notes.annotations, heavy.events, startMs),
     [notes.annotations, heavy.events, startMs],
   );
-  const rule = useLatest(onRule);
-  const save = useLatest(onSave);
-  const clearDelivery = useCallback(() => setDelivery(undefined), []);
-  const onMark = useCallback((m: Mark | undefined) => {
-    setMark(m);
-    if (m) {
-      setExchanges(m.exchangeIds);
-      setSelectedSeq(m.seq);
-    }
-  }, []);
+  const rule = useStable(onRule);
+  const save = useStable(onSave);
+  const setDelivery = useCallback((actor: string | undefined) => select({ type: "delivery", actor }), []);
+  const clearDelivery = useCallback(() => select({ type: "delivery", actor: undefined }), []);
+  const onMark = useCallback((m: SelectedMark | undefined) => select({ type: "mark", mark: m }), []);
+  const setRange = useCallback((r: readonly [number, number] | undefined) => select({ type: "range", range: r }), []);
+  // A transition of the history selects the attempt it belongs to in the timeline and the inspector.
   const onHistory = useCallback(
-    (seqs: readonly number[]) => {
-      setEvidence(new Set(seqs));
-      // A transition of the history selects the attempt it belongs to in the timeline and the inspector.
-      const event = seqs.length === 1 ? heavy.events.find((e) => e.seq === seqs[0]) : undefined;
-      const actor = event?.data?.["deliveryActor"];
-      if (event === undefined || typeof actor !== "string") return;
-      const attempt = attemptMarkAt(timelines.read(heavy.events, startMs, labels), actor, event.timeMs);
-      if (attempt === undefined) return;
-      setMark(attempt);
-      setExchanges(attempt.exchangeIds);
-    },
-    [timelines, heavy.events, startMs, labels],
+    (seqs: readonly number[]) => select({ type: "history", seqs, events: heavy.events }),
+    [heavy.events],
   );
   // An event selected by a link or a log line: its line in the log, its attempt on the timeline, its exchange.
   const selectEvent = useCallback(
-    (event: RecordedEvent) => {
-      setSelectedSeq(event.seq);
-      const exchangeId = event.data?.["exchangeId"];
-      if (typeof exchangeId === "string") setExchanges([exchangeId]);
-      const actor = event.data?.["deliveryActor"];
-      if (typeof actor !== "string") return;
-      const attempt = attemptMarkAt(timelines.read(heavy.events, startMs, labels), actor, event.timeMs);
-      if (attempt === undefined) return;
-      setMark(attempt);
-      if (typeof exchangeId !== "string") setExchanges(attempt.exchangeIds);
-    },
-    [timelines, heavy.events, startMs, labels],
+    (event: RecordedEvent) => select({ type: "event", event, events: heavy.events }),
+    [heavy.events],
   );
   const onLogSelect = useCallback(
     (seq: number) => {
@@ -283,7 +225,7 @@ export function RunView({
   const [runOf, setRunOf] = useState(context.source);
   if (runOf !== context.source) {
     setRunOf(context.source);
-    setSelectedSeq(undefined);
+    select({ type: "run" });
     setFollowed(undefined);
   }
   if (place?.kind === "found" && followed !== place.event.seq) {
@@ -293,28 +235,21 @@ export function RunView({
   // A Why clause's links: its attempt on the timeline, its events in the log, its step of the delivery machine.
   const onWhyAttempt = useCallback(
     (a: NonNullable<WhyLinks["attempt"]>) => {
-      setDelivery(a.actor);
-      const attempt = attemptMarkAt(timelines.read(heavy.events, startMs, labels), a.actor, a.atMs);
-      if (attempt !== undefined) {
-        setMark(attempt);
-        setExchanges(attempt.exchangeIds);
-      }
+      select({ type: "attempt", actor: a.actor, atMs: a.atMs, events: heavy.events });
       reveal("timeline-heading");
     },
-    [timelines, heavy.events, startMs, labels],
+    [heavy.events],
   );
   const onWhyLog = useCallback((seqs: readonly number[]) => {
-    setEvidence(new Set(seqs));
+    select({ type: "evidence", seqs });
     reveal("log-heading");
   }, []);
   const onWhyStep = useCallback(
     (s: NonNullable<WhyLinks["transition"]>) => {
-      setDelivery(s.actor);
-      setStep((old) => ({ seq: s.seq, nonce: (old?.nonce ?? 0) + 1 }));
-      onHistory([s.seq]);
+      select({ type: "step", actor: s.actor, seq: s.seq, events: heavy.events });
       reveal("statechart-heading");
     },
-    [onHistory],
+    [heavy.events],
   );
   // Drawn again only when what they draw changes (not at every batch of a playing run, nor every tick).
   const wholeRunViews = useMemo(
@@ -338,18 +273,11 @@ export function RunView({
           startMs={startMs}
           labels={labels}
           messageId={message ?? (delivery === undefined ? undefined : messageOfActor(delivery))}
-          onMessage={(m) => {
-            setMessage(m);
-            setRange(undefined);
-          }}
+          onMessage={(m) => select({ type: "message", messageId: m })}
           range={range}
           onRange={setRange}
           exchangeId={exchanges.at(-1)}
-          onExchange={(x) => {
-            setExchanges([x]);
-            const first = exchangeEvents(runIndexOf(below.events), x)[0];
-            if (first !== undefined) setSelectedSeq(first.seq);
-          }}
+          onExchange={(x) => select({ type: "exchange", exchangeId: x, events: below.events })}
           onSave={save}
         />
         <InspectorView
@@ -378,10 +306,12 @@ export function RunView({
       startMs,
       labels,
       delivery,
+      setDelivery,
       mark,
       onMark,
       message,
       range,
+      setRange,
       exchanges,
       receivers,
       save,
@@ -435,11 +365,11 @@ export function RunView({
             events={events.length}
             seed={context.summary?.seed}
             live={live}
-            onToggle={() => send({ type: "TOGGLE" })}
-            onStep={() => send({ type: "STEP" })}
-            onSpeed={(speed: PlaybackSpeed) => send({ type: "SET_SPEED", speed })}
+            onToggle={() => COMMANDS.toggle.perform(commands)}
+            onStep={() => COMMANDS.step.perform(commands)}
+            onSpeed={(speed: PlaybackSpeed) => COMMANDS.speed.perform(commands, speed)}
             onJump={(ms) => send({ type: "RUN_TO", timeMs: startMs + ms })}
-            onRestart={(seed) => send({ type: "RESTART", ...(seed !== undefined && { seed }) })}
+            onRestart={(seed) => COMMANDS.restart.perform(commands, seed)}
             level={context.level}
             atEnd={context.progress?.atEnd === true && phase === "paused"}
             onLevel={(level) => send({ type: "SET_LEVEL", level })}
@@ -489,12 +419,18 @@ export function RunView({
               window.history.replaceState(window.history.state, "", window.location.pathname + window.location.search);
             }}
           />
-          <Outcomes rows={outcomes} selected={delivery} onSelect={setDelivery} why={whyTarget} onWhy={setWhyTarget} />
+          <Outcomes
+            rows={outcomes}
+            selected={delivery}
+            onSelect={setDelivery}
+            why={whyTarget}
+            onWhy={(target) => select({ type: "why", target })}
+          />
           {why && (
             <WhyPanel
               why={why}
               message={whyRow === undefined ? why.messageId : whyRow.dsn ? `DSN ${whyRow.message}` : whyRow.message}
-              onClose={() => setWhyTarget(undefined)}
+              onClose={() => select({ type: "why", target: undefined })}
               onRule={rule}
               onLog={onWhyLog}
               onAttempt={onWhyAttempt}
@@ -502,7 +438,7 @@ export function RunView({
             />
           )}
           {wholeRunViews}
-          {result && <Checks rows={checks} onEvidence={(seqs) => setEvidence(new Set(seqs))} />}
+          {result && <Checks rows={checks} onEvidence={(seqs) => select({ type: "evidence", seqs })} />}
           <LogView
             rows={rows}
             selected={selectedSeq}

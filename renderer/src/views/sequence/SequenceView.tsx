@@ -5,7 +5,7 @@ import { ImageExportButtons } from "../ImageExportButtons.tsx";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import { messagesOf, sequenceMermaid, sequenceOf, type SequenceRow } from "../../../../app/trace/sequence.ts";
 import { formatOffset } from "../../model/time.ts";
-import { useWidth } from "../timeline/hooks.ts";
+import { useWidth } from "../../hooks/useWidth.ts";
 import "./sequence.css";
 
 const ROW = 30;

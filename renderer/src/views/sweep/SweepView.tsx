@@ -25,7 +25,7 @@ import {
 import { OUTCOME_COLOUR } from "../../model/timeline.ts";
 import { poolSize, workerRunPool } from "../../session/runPool.ts";
 import type { WorkerLike } from "../../session/port.ts";
-import { useWidth } from "../timeline/hooks.ts";
+import { useWidth } from "../../hooks/useWidth.ts";
 import "./sweep.css";
 
 /** The colour of each outcome's band: the timeline's, and for what only a sweep has (SMTP, bounces, errors). */

@@ -24,7 +24,7 @@ export interface LaneRowProps {
   readonly startMs: number;
   readonly playheadMs: number;
   readonly selected: boolean;
-  readonly selectedMark: Mark | undefined;
+  readonly selectedMark: Pick<Mark, "id"> | undefined;
   readonly onLane: (lane: string, selected: boolean) => void;
   readonly onMark: (m: Mark) => void;
   readonly onHover: (h: { mark: Mark; x: number; y: number } | undefined) => void;

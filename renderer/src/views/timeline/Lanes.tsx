@@ -8,7 +8,7 @@ import type { TimeScale } from "../../model/timelineScale.ts";
 import { axisBreakShape } from "../../model/timelineMarks.ts";
 import { breakMarks, breakTitle, tickAnchor, ticks } from "../../model/timelineTicks.ts";
 import { LABEL_W, ROW, SUB, UNFOLD_UP_TO, VIEWPORT_ROWS, type Window } from "./dimensions.ts";
-import { useStable } from "./hooks.ts";
+import { useStable } from "../../hooks/useStable.ts";
 import { LaneRow } from "./LaneRow.tsx";
 import { measureLabel } from "./measure.ts";
 import { ShapeView } from "./Shapes.tsx";
@@ -22,7 +22,7 @@ export interface LanesProps {
   readonly playheadMs: number;
   readonly delivery: string | undefined;
   readonly onDelivery: (delivery: string | undefined) => void;
-  readonly selectedMark: Mark | undefined;
+  readonly selectedMark: Pick<Mark, "id"> | undefined;
   readonly onMark: (mark: Mark | undefined) => void;
   /** The user zoomed or panned: a drag pans (Shift+drag still brushes). */
   readonly zoomed: boolean;

@@ -8,7 +8,8 @@ import { legendKinds, type LegendKinds } from "../../model/timelineLegend.ts";
 import { ImageExportButtons } from "../ImageExportButtons.tsx";
 import { OUTCOME_COLOUR } from "./colours.ts";
 import { LABEL_W, type Window } from "./dimensions.ts";
-import { useStable, useWidth } from "./hooks.ts";
+import { useStable } from "../../hooks/useStable.ts";
+import { useWidth } from "../../hooks/useWidth.ts";
 import { Lanes } from "./Lanes.tsx";
 import { LaneFilters } from "./LaneFilters.tsx";
 import { filterTimeline, laneFacets, type LaneFilter } from "../../model/laneFilter.ts";
@@ -26,7 +27,7 @@ export interface TimelineViewProps {
   /** The selected delivery actor (shared with the outcomes table). */
   readonly delivery: string | undefined;
   readonly onDelivery: (delivery: string | undefined) => void;
-  readonly selectedMark: Mark | undefined;
+  readonly selectedMark: Pick<Mark, "id"> | undefined;
   readonly onMark: (mark: Mark | undefined) => void;
   /** Where the axis ends at the least: two timelines stacked in the Compare view share one axis. */
   readonly axisEndMs?: number;

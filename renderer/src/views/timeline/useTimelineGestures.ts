@@ -17,7 +17,7 @@ import {
 } from "react";
 import { panWindow } from "../../model/timelineNavigation.ts";
 import type { TimeScale } from "../../model/timelineScale.ts";
-import { useStable } from "./hooks.ts";
+import { useStable } from "../../hooks/useStable.ts";
 
 type Window = readonly [number, number];
 

@@ -1,14 +1,4 @@
-/** Hooks the timeline's components share (the sequence diagram measures its width with useWidth too). */
-import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
-
-/** A function that calls the latest `fn`: the same across renders, so that memoised rows keep it. */
-export function useStable<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
-  const ref = useRef(fn);
-  useLayoutEffect(() => {
-    ref.current = fn;
-  });
-  return useCallback((...args: A) => ref.current(...args), []);
-}
+import { useEffect, useRef, useState } from "react";
 
 /**
  * The width of an element's content (inside its padding: what its children can fill), kept up to date. A
