@@ -373,12 +373,13 @@ async function barePlumbing(posts: readonly Post[], rounds: number): Promise<Too
  * the card asks for costs per POST by itself (decision 0150).
  */
 async function bareMachine(posts: readonly Post[], rounds: number): Promise<Took[]> {
-  const [{ deliveryMachine }, { createRecorder }, { statePath }, { defaultReadings }] = await Promise.all([
-    import("../app/sender/deliveryMachine.ts"),
-    import("../app/trace/recorder.ts"),
-    import("../app/sender/statePath.ts"),
-    import("../app/sender/readings.ts"),
-  ]);
+  const [{ deliveryMachine }, { createRecorder }, { statePath, initialStatePath }, { defaultReadings }] =
+    await Promise.all([
+      import("../app/sender/deliveryMachine.ts"),
+      import("../app/trace/recorder.ts"),
+      import("../app/sender/statePath.ts"),
+      import("../app/sender/readings.ts"),
+    ]);
   let nowMs = Date.UTC(2026, 0, 1);
   const clock = {
     now: () => nowMs,
@@ -414,6 +415,7 @@ async function bareMachine(posts: readonly Post[], rounds: number): Promise<Took
   const one = async (post: Post): Promise<void> => {
     const id = `m${++n}@d01.example→d00.example`;
     nowMs += 1000;
+    let current = initialStatePath(deliveryMachine);
     const actor = createActor(deliveryMachine, {
       id,
       input: {
@@ -429,14 +431,16 @@ async function bareMachine(posts: readonly Post[], rounds: number): Promise<Took
       // As the sender's tracer (app/sender/sender.ts): each microstep's transitions as machine.transition.
       inspect: (event) => {
         if (event.type !== "@xstate.microstep") return;
+        const from = current;
         const to = statePath((event.snapshot as AnyMachineSnapshot).value);
+        current = to;
         for (const transition of event._transitions) {
           if (transition.target === undefined || transition.target.length === 0) continue;
           const meta = transition.meta as { name: string; rules: readonly string[] } | undefined;
           recorder.emit({
             name: "machine.transition",
             timeMs: nowMs,
-            data: { deliveryActor: id, to, event: event.event.type, transition: meta?.name, rules: meta?.rules },
+            data: { deliveryActor: id, from, to, event: event.event.type, transition: meta?.name, rules: meta?.rules },
           });
         }
       },
