@@ -302,11 +302,15 @@ test.describe("sweep", () => {
     await page.getByRole("button", { name: "Back to the sweep" }).click();
     // By keyboard: Tab from one dot of the attempts chart reaches the next on its line; Enter opens it.
     const attempts = page.getByTestId("attempts-chart");
-    await attempts.getByRole("button", { name: /^Attempts at 2h, G16\.fallback-window 1h: \d+$/ }).focus();
-    await page.keyboard.press("Tab");
-    await expect(
-      attempts.getByRole("button", { name: /^Attempts at 3h, G16\.fallback-window 1h: \d+$/ }),
-    ).toBeFocused();
+    const next = attempts.getByRole("button", { name: /^Attempts at 3h, G16\.fallback-window 1h: \d+$/ });
+    // Back from a run, the charts are drawn again one per frame: focus a dot once its chart is drawn (a redraw
+    // replaces the dots, and the focus with them), then Tab.
+    await expect(next).toBeVisible();
+    await expect(async () => {
+      await attempts.getByRole("button", { name: /^Attempts at 2h, G16\.fallback-window 1h: \d+$/ }).focus();
+      await page.keyboard.press("Tab");
+      await expect(next).toBeFocused({ timeout: 1_000 });
+    }).toPass();
     await page.screenshot({ path: `${SHOTS}/sweep-grid-dot-focused.png`, fullPage: true });
     await page.keyboard.press("Enter");
     await expect(
