@@ -312,6 +312,10 @@ test.describe("sweep", () => {
       await expect(next).toBeFocused({ timeout: 1_000 });
     }).toPass();
     await page.screenshot({ path: `${SHOTS}/sweep-grid-dot-focused.png`, fullPage: true });
+    // A full-page screenshot resizes the page, and the charts are laid out again for it (new dots): focus the
+    // dot Tab reached once more before Enter.
+    await next.focus();
+    await expect(next).toBeFocused();
     await page.keyboard.press("Enter");
     await expect(
       page.getByRole("heading", {
