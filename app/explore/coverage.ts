@@ -7,11 +7,11 @@
  *
  * Nothing here counts transitions or rules by hand: the graph comes from the
  * machine (`deliveryMachineGraph`), the citations from the events
- * (`rulesCited`, `gapEvidence`), so a change in what the engine emits changes
+ * (`forEachRuleCited`, `forEachGapCited`), so a change in what the engine emits changes
  * the coverage, not this file.
  */
 import { deliveryMachineGraph, transitionsMatching, type MachineGraph } from "../sender/machineGraph.ts";
-import { gapEvidence, rulesCited } from "../trace/ruleEvidence.ts";
+import { forEachGapCited, forEachRuleCited } from "../trace/ruleEvidence.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 
 let graph: MachineGraph | undefined;
@@ -73,18 +73,34 @@ function transitionIds(recorded: { from: string; to: string; event: string; tran
   return ids;
 }
 
+/** `prefix` + `id`, made once per id: a run cites the same few rules and gaps hundreds of times. */
+function keyOf(made: Map<string, string>, prefix: string, id: string): string {
+  let key = made.get(id);
+  if (key === undefined) {
+    key = prefix + id;
+    if (made.size < 10_000) made.set(id, key);
+  }
+  return key;
+}
+const ruleKeys = new Map<string, string>();
+const NO_DATA: Readonly<Record<string, unknown>> = Object.freeze({});
+const gapKeys = new Map<string, string>();
+
 /** The keys of one run: everything it exercised that the search tells apart. */
 export function coverageKeys(events: readonly RecordedEvent[], paths = machinePaths(events)): Set<string> {
   const keys = new Set<string>();
   const names = new Set<string>();
+  const addRule = (id: string): void => void keys.add(keyOf(ruleKeys, "rule:", id));
+  const addGap = (id: string): void => void keys.add(keyOf(gapKeys, "gap:", id));
   for (const e of events) {
     if (VERDICTS.has(e.name)) continue;
     if (!names.has(e.name)) {
       names.add(e.name);
       keys.add(`event:${e.name}`);
     }
-    const d = e.data ?? {};
-    for (const id of rulesCited(d)) keys.add(`rule:${id}`);
+    const d = e.data ?? NO_DATA;
+    forEachRuleCited(d, addRule);
+    forEachGapCited(d, addGap);
     const fields = DISTINGUISHING[e.name];
     if (fields !== undefined) {
       const problem = d["problem"] !== undefined ? `:${identifier(d["problem"])}` : "";
@@ -102,7 +118,6 @@ export function coverageKeys(events: readonly RecordedEvent[], paths = machinePa
       if (row !== undefined) keys.add(`row:${row}`);
     }
   }
-  for (const gap of gapEvidence(events as RecordedEvent[]).keys()) keys.add(`gap:${gap}`);
   for (const path of paths) keys.add(`path:${path}`);
   return keys;
 }

@@ -18,16 +18,30 @@ const DETAIL_CITATION = /\[([A-Z]+-\d+)\]/g;
  * (the receiver's 400 answer, as the sender judged it). Gap IDs are left out.
  */
 export function rulesCited(data: Readonly<Record<string, unknown>> | undefined): string[] {
-  if (data === undefined) return [];
   const ids = new Set<string>();
-  for (const key of ["rule", "rules", "violates"]) {
-    const v = data[key];
-    for (const id of Array.isArray(v) ? v : [v]) if (typeof id === "string" && RULE_ID.test(id)) ids.add(id);
-  }
-  const detail = data["detail"];
-  if (typeof detail === "string") for (const [, id] of detail.matchAll(DETAIL_CITATION)) if (id) ids.add(id);
+  forEachRuleCited(data, (id) => ids.add(id));
   return [...ids];
 }
+
+/**
+ * Calls `visit` with each rule ID `data` cites, as {@link rulesCited} lists them but without building
+ * anything (an ID cited twice is visited twice): explore reads every event of every run with it.
+ */
+export function forEachRuleCited(data: Readonly<Record<string, unknown>> | undefined, visit: (id: string) => void): void {
+  if (data === undefined) return;
+  for (const key of CITING_FIELDS) {
+    const v = data[key];
+    if (typeof v === "string") {
+      if (RULE_ID.test(v)) visit(v);
+    } else if (Array.isArray(v)) for (const id of v) if (typeof id === "string" && RULE_ID.test(id)) visit(id);
+  }
+  const detail = data["detail"];
+  if (typeof detail === "string" && detail.includes("[")) {
+    for (const [, id] of detail.matchAll(DETAIL_CITATION)) if (id) visit(id);
+  }
+}
+
+const CITING_FIELDS = ["rule", "rules", "violates"] as const;
 
 const GAP_ID = /^G\d+$/;
 
@@ -37,10 +51,7 @@ export function gapEvidence(events: readonly RecordedEvent[]): Map<string, numbe
   for (const e of events) {
     if (VERDICTS.has(e.name) || e.data === undefined) continue;
     const ids = new Set<string>();
-    for (const key of ["gap", "gaps"]) {
-      const v = e.data[key];
-      for (const id of Array.isArray(v) ? v : [v]) if (typeof id === "string" && GAP_ID.test(id)) ids.add(id);
-    }
+    forEachGapCited(e.data, (id) => ids.add(id));
     for (const id of ids) {
       const seqs = out.get(id);
       if (seqs === undefined) out.set(id, [e.seq]);
@@ -49,6 +60,18 @@ export function gapEvidence(events: readonly RecordedEvent[]): Map<string, numbe
   }
   return out;
 }
+
+/** Calls `visit` with each gap ID `data` cites in `gap` or `gaps` (an ID cited twice is visited twice), building nothing. */
+export function forEachGapCited(data: Readonly<Record<string, unknown>>, visit: (id: string) => void): void {
+  for (const key of GAP_FIELDS) {
+    const v = data[key];
+    if (typeof v === "string") {
+      if (GAP_ID.test(v)) visit(v);
+    } else if (Array.isArray(v)) for (const id of v) if (typeof id === "string" && GAP_ID.test(id)) visit(id);
+  }
+}
+
+const GAP_FIELDS = ["gap", "gaps"] as const;
 
 /**
  * The run's verdicts name the rules they check whether or not the run
