@@ -27,6 +27,24 @@ describe("what a run covered", () => {
     expect([...keys].some((k) => k === "event:invariant.checked")).toBe(false);
   });
 
+  it("reads every citation form the rules view reads, and none from the verdicts", () => {
+    const keys = coverageKeys([
+      {
+        seq: 0,
+        timeMs: 0,
+        name: "attempt.ended",
+        data: { rules: ["POST-5", "POST-5"], gap: "G16", detail: "$.to [ENV-8]" },
+      },
+      { seq: 1, timeMs: 0, name: "timer.set", data: { rule: "STATE-3", violates: ["AUTH-5"], gaps: ["G10", "x"] } },
+      { seq: 2, timeMs: 0, name: "dns.query" },
+      { seq: 3, timeMs: 0, name: "invariant.checked", data: { rules: ["STATE-7"], gap: "G29" } },
+    ]);
+    const cited = [...keys].filter((k) => k.startsWith("rule:") || k.startsWith("gap:")).sort();
+    expect(cited).toEqual(["gap:G10", "gap:G16", "rule:AUTH-5", "rule:ENV-8", "rule:POST-5", "rule:STATE-3"]);
+    // An event without data still names its behaviour (its distinguishing fields read "-").
+    expect(keys.has("event:dns.query")).toBe(true);
+  });
+
   it("writes a path through the machine once, whatever the number of retries", async () => {
     const [path] = machinePaths(await events(downPastWindow));
     expect(path).toMatch(

@@ -27,7 +27,10 @@ export function rulesCited(data: Readonly<Record<string, unknown>> | undefined):
  * Calls `visit` with each rule ID `data` cites, as {@link rulesCited} lists them but without building
  * anything (an ID cited twice is visited twice): explore reads every event of every run with it.
  */
-export function forEachRuleCited(data: Readonly<Record<string, unknown>> | undefined, visit: (id: string) => void): void {
+export function forEachRuleCited(
+  data: Readonly<Record<string, unknown>> | undefined,
+  visit: (id: string) => void,
+): void {
   if (data === undefined) return;
   for (const key of CITING_FIELDS) {
     const v = data[key];
