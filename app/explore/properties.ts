@@ -209,7 +209,7 @@ export function checkRunProperties(events: readonly CheckedEvent[], options: Inv
 
   // fallback-at-window-end
   const lateFallback: { text: string; evidence: CheckedEvent[] }[] = [];
-  const windowMs = options.readings.G16.fallbackWindowS * 1000;
+  const windowMs = options.readings.retryTiming.fallbackWindowS * 1000;
   for (const actor of actors) {
     const endMs = actor.startMs + windowMs;
     for (const [i, attempt] of actor.attempts.entries()) {

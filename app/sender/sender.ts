@@ -156,7 +156,7 @@ function mergeReadings(readings: Partial<SenderReadings> | undefined): SenderRea
   return {
     ...defaultReadings,
     ...readings,
-    G16: { ...defaultReadings.G16, ...readings?.G16 },
+    retryTiming: { ...defaultReadings.retryTiming, ...readings?.retryTiming },
   };
 }
 
@@ -168,7 +168,7 @@ function mergeReadings(readings: Partial<SenderReadings> | undefined): SenderRea
 export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
   const readings = mergeReadings(config.readings);
   const constants = config.constants ?? SPEC_CONSTANTS;
-  checkFallbackWindowS(readings.G16.fallbackWindowS, config.production ?? true, constants);
+  checkFallbackWindowS(readings.retryTiming.fallbackWindowS, config.production ?? true, constants);
   const trace = ports.trace ?? noTrace;
   const versions = config.versions ?? SUPPORTED_VERSIONS;
   const cache = createCapabilitiesCache(ports.clock, constants);

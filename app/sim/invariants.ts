@@ -87,7 +87,8 @@ export const INVARIANTS: readonly InvariantInfo[] = [
 /** What the checkers need besides the events. */
 export interface InvariantOptions {
   /** The readings in force: the fallback window and jitter (G16), G26, and the capabilities answers' (G46, G47). */
-  readonly readings: Pick<ScenarioReadings, "G16" | "G26"> & Partial<Pick<ScenarioReadings, "G46" | "G47">>;
+  readonly readings: Pick<ScenarioReadings, "retryTiming" | "policyRejectedRetryAfter"> &
+    Partial<Pick<ScenarioReadings, "capabilities4xx" | "capabilitiesRetryAfter">>;
   /** Whether the run ended with no event left (false: it stopped at the horizon). */
   readonly complete: boolean;
   /**
@@ -300,7 +301,7 @@ export function fallbackEligibleEnding(data: Readonly<Record<string, unknown>>):
 /** Whether an attempt.ended is a permanent answer: a 4xx (ERR-1 … ERR-7, ERR-19), or a body the sender refused to send (G13). */
 export function permanentEnding(
   data: Readonly<Record<string, unknown>>,
-  readings: Pick<ScenarioReadings, "G26">,
+  readings: Pick<ScenarioReadings, "policyRejectedRetryAfter">,
 ): boolean {
   if (data["sent"] === false) return true;
   const status = num(data["status"]);
@@ -308,7 +309,8 @@ export function permanentEnding(
   const identifier = problemIdentifier(data["problem"]);
   if (identifier !== undefined && TEMPORARY_PROBLEMS.includes(identifier)) return false;
   // G26 `retry`: a request-level policy_rejected with Retry-After is retried over the service.
-  if (status === 403 && readings.G26 === "retry" && num(data["retryAfterS"]) !== undefined) return false;
+  if (status === 403 && readings.policyRejectedRetryAfter === "retry" && num(data["retryAfterS"]) !== undefined)
+    return false;
   return true;
 }
 
@@ -318,7 +320,7 @@ export type AttemptKind = "eligible" | "ineligible" | "no-service" | "no-common-
 /** What an attempt amounts to for the fallback rules, read from its events by SPEC.md (not the sender's own verdicts). */
 export function classify(
   attempt: Attempt,
-  readings: Partial<Pick<ScenarioReadings, "G46">> = {},
+  readings: Partial<Pick<ScenarioReadings, "capabilities4xx">> = {},
 ): { kind: AttemptKind; why: string } {
   const results = attempt.events.filter((e) => e.name === "recipient.result");
   const ended = attempt.events.filter((e) => e.name === "attempt.ended");
@@ -347,7 +349,7 @@ export function classify(
   const capabilities = attempt.events.find((e) => e.name === "capabilities.invalid");
   const capabilitiesStatus = num(capabilities?.data?.["status"]);
   if (
-    readings.G46 === "alive" &&
+    readings.capabilities4xx === "alive" &&
     capabilitiesStatus !== undefined &&
     capabilitiesStatus >= 400 &&
     capabilitiesStatus < 500
@@ -582,7 +584,7 @@ function noDuplicateDelivery(events: readonly CheckedEvent[]): Verdict {
 
 function smtpOnlyWhereAllowed(model: Model, options: InvariantOptions): Verdict {
   const violations: Finding[] = [];
-  const windowMs = options.readings.G16.fallbackWindowS * 1000;
+  const windowMs = options.readings.retryTiming.fallbackWindowS * 1000;
   const judged: CheckedEvent[] = [];
   let handOffs = 0;
   for (const actor of model.actors.values()) {
@@ -769,7 +771,7 @@ function specRetryDelayMs(retry: number, schedule: Schedule): number {
 
 function retrySchedule(model: Model, options: InvariantOptions): Verdict {
   const violations: string[] = [];
-  const { jitter } = options.readings.G16;
+  const { jitter } = options.readings.retryTiming;
   const schedule = scheduleOf(options);
   const spread = schedule.jitter;
   const percent = `${Math.round(spread * 100)} %`;
@@ -787,7 +789,7 @@ function retrySchedule(model: Model, options: InvariantOptions): Verdict {
           e.name === "attempt.ended" ||
           (e.name === "recipient.result" && e.data?.["status"] === "deferred") ||
           // G47 `lower-bound`: a failed capabilities answer's Retry-After counts too.
-          (e.name === "capabilities.invalid" && options.readings.G47 === "lower-bound")
+          (e.name === "capabilities.invalid" && options.readings.capabilitiesRetryAfter === "lower-bound")
             ? num(e.data?.["retryAfterS"])
             : undefined;
         if (seconds !== undefined) lowerBoundMs = Math.max(lowerBoundMs ?? -Infinity, e.timeMs + seconds * 1000);
