@@ -6,7 +6,7 @@
  * real network hands it the system's. DSNs for failures go back through the
  * same sender, as normal messages with a null `from` (EVT-3, G14, G31); the
  * failure of a DSN is never reported by another DSN, whatever `from` it was
- * given (issue 23: a wrong `from` made DSNs about DSNs until memory ran out).
+ * given: a wrong `from` would otherwise make DSNs about DSNs until memory ran out (note 0032).
  */
 import { createActor } from "xstate";
 import type { Actor, AnyMachineSnapshot, InspectionEvent } from "xstate";

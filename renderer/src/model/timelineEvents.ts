@@ -332,7 +332,7 @@ function timerSet(read: Read<"timer.set">): void {
   });
 }
 
-/** The draft's numbers the run follows (issue 30): the retry schedule's cap, for the arcs' words. */
+/** The draft's numbers the run follows (note 0065): the retry schedule's cap, for the arcs' words. */
 function specConstants({ state, d }: Read<"spec.constants">): void {
   if (d.constants !== undefined) state.retryCapMs = constantsOf(d.constants).retryCapMs;
 }

@@ -71,7 +71,7 @@ export interface SweepViewProps {
 }
 
 /**
- * Sweep (issue 30): pick a field of the scenario (its numbers and durations,
+ * Sweep (note 0067): pick a field of the scenario (its numbers and durations,
  * a gap reading, one of the draft's numbers) and a range; every value is a
  * full run in a pool of simulation workers, and the charts draw the points as
  * they finish — the share of each outcome by value, the outcome's time,
