@@ -25,6 +25,8 @@
 import { pushAll } from "../protocol/lists.ts";
 import { normalizeAddress } from "../protocol/mailbox.ts";
 import { actorOfDelivery } from "./deliveryIds.ts";
+import { readEvent } from "./eventReader.ts";
+import { textOf } from "./values.ts";
 import { formatOffset } from "./offset.ts";
 import { rulesCited } from "./ruleEvidence.ts";
 import type { RecordedEvent } from "./schema.ts";
@@ -237,23 +239,22 @@ class TraceIndex {
         ...(raw.domain !== undefined && { domain: raw.domain }),
         data: raw.data ?? {},
       };
-      const d = e.data;
-      const messageId = str(d["messageId"]) ?? "";
-      switch (e.name) {
+      const read = readEvent(e);
+      // The message of an event of any of the names read here (those that carry one).
+      const messageId = textOf(e.data["messageId"]) ?? "";
+      switch (read?.name) {
         case "message.submitted": {
           if (!this.messages.has(messageId)) {
-            const readings = (
-              typeof d["readings"] === "object" && d["readings"] !== null ? d["readings"] : {}
-            ) as Record<string, unknown>;
+            const readings = read.data.readings ?? {};
             this.messages.set(messageId, {
               submitted: e,
-              from: d["from"] === null ? null : (str(d["from"]) ?? null),
+              from: read.data.from ?? null,
               readings: Object.fromEntries(
                 Object.entries(readings).flatMap(([k, v]) => (typeof v === "string" ? [[k, v]] : [])),
               ),
             });
           }
-          for (const r of list(d["to"])) {
+          for (const r of read.data.to ?? []) {
             const k = key(messageId, r);
             if (seen.has(k)) continue;
             seen.add(k);
@@ -262,38 +263,38 @@ class TraceIndex {
           break;
         }
         case "machine.started": {
-          const id = str(d["deliveryActor"]) ?? "";
+          const id = read.data.deliveryActor ?? "";
           this.actors.set(id, {
             id,
             messageId,
-            recipients: list(d["recipients"]).map(mailboxKey),
+            recipients: (read.data.recipients ?? []).map(mailboxKey),
             attempts: [{ n: 1, start: e, posts: [], discovery: [] }],
           });
           break;
         }
         case "timer.set": {
-          const attempt = this.attempt(str(d["deliveryActor"]), undefined);
+          const attempt = this.attempt(read.data.deliveryActor, undefined);
           if (attempt !== undefined) attempt.timer = e;
           break;
         }
         case "timer.fired": {
-          const actor = this.actors.get(str(d["deliveryActor"]) ?? "");
+          const actor = this.actors.get(read.data.deliveryActor ?? "");
           if (actor === undefined) break;
-          const n = num(d["attempt"]) ?? actor.attempts.length + 1;
+          const n = read.data.attempt ?? actor.attempts.length + 1;
           actor.attempts.push({ n, start: e, posts: [], discovery: [] });
           break;
         }
         case "attempt.judged": {
-          const attempt = this.attempt(str(d["deliveryActor"]), num(d["attempt"]));
+          const attempt = this.attempt(read.data.deliveryActor, read.data.attempt);
           if (attempt !== undefined) attempt.judged = e;
           break;
         }
         case "machine.transition": {
-          const id = str(d["deliveryActor"]) ?? "";
-          if (d["from"] === "attemptingOverService.judging") {
-            const attempt = this.attempt(id, num(d["attempt"]));
+          const id = read.data.deliveryActor ?? "";
+          if (read.data.from === "attemptingOverService.judging") {
+            const attempt = this.attempt(id, read.data.attempt);
             if (attempt !== undefined) attempt.decision = e;
-          } else if (d["to"] === "bounced") {
+          } else if (read.data.to === "bounced") {
             const actor = this.actors.get(id);
             if (actor !== undefined) actor.giveUp = e;
           }
@@ -303,67 +304,68 @@ class TraceIndex {
         case "capabilities.invalid":
         case "version.negotiated": {
           const useless =
-            e.name === "capabilities.invalid" ||
-            (e.name === "discovery.resolved" && (str(d["origin"]) === undefined || d["unreachable"] !== undefined)) ||
-            (e.name === "version.negotiated" && str(d["version"]) === undefined);
-          if (useless) this.attempt(str(d["deliveryActor"]), undefined)?.discovery.push(e);
+            read.name === "capabilities.invalid" ||
+            (read.name === "discovery.resolved" &&
+              (read.data.origin === undefined || read.data.unreachable !== undefined)) ||
+            (read.name === "version.negotiated" && read.data.version === undefined);
+          if (useless) this.attempt(read.data.deliveryActor, undefined)?.discovery.push(e);
           break;
         }
         case "delivery.created":
-          this.created.set(str(d["deliveryId"]) ?? "", e);
+          this.created.set(read.data.deliveryId ?? "", e);
           break;
         case "attempt.started": {
-          const deliveryId = str(d["deliveryId"]) ?? "";
-          this.attempt(actorOfDelivery(deliveryId), num(d["attempt"]))?.posts.push({
+          const deliveryId = read.data.deliveryId ?? "";
+          this.attempt(actorOfDelivery(deliveryId), read.data.attempt)?.posts.push({
             deliveryId,
             started: e,
-            recipients: list(d["recipients"]).map(mailboxKey),
+            recipients: (read.data.recipients ?? []).map(mailboxKey),
             results: new Map(),
           });
           break;
         }
         case "attempt.ended": {
-          const deliveryId = str(d["deliveryId"]) ?? "";
-          const post = this.attempt(actorOfDelivery(deliveryId), num(d["attempt"]))?.posts.find(
+          const deliveryId = read.data.deliveryId ?? "";
+          const post = this.attempt(actorOfDelivery(deliveryId), read.data.attempt)?.posts.find(
             (p) => p.deliveryId === deliveryId,
           );
           if (post !== undefined) post.ended = e;
           break;
         }
         case "recipient.result": {
-          const deliveryId = str(d["deliveryId"]) ?? "";
+          const deliveryId = read.data.deliveryId ?? "";
           const post = this.attempt(actorOfDelivery(deliveryId), undefined)?.posts.findLast(
             (p) => p.deliveryId === deliveryId,
           );
-          post?.results.set(mailboxKey(str(d["recipient"]) ?? ""), e);
+          post?.results.set(mailboxKey(read.data.recipient ?? ""), e);
           break;
         }
         case "delivery.bounced": {
-          const actor = this.actors.get(`${messageId}→${str(d["domain"]) ?? ""}`);
+          const actor = this.actors.get(`${messageId}→${read.data.domain ?? ""}`);
           if (actor !== undefined) actor.bounced = e;
           break;
         }
         case "smtp.handoff":
-          for (const r of list(d["recipients"])) this.handOffs.set(key(messageId, r), e);
+          for (const r of read.data.recipients ?? []) this.handOffs.set(key(messageId, r), e);
           break;
         case "recipient.outcome": {
-          const k = key(messageId, str(d["recipient"]) ?? "");
+          const k = key(messageId, read.data.recipient ?? "");
           if (!this.outcomes.has(k)) this.outcomes.set(k, e);
           break;
         }
         case "dsn.sent": {
-          for (const r of list(d["recipients"])) {
+          for (const r of read.data.recipients ?? []) {
             const k = key(messageId, r);
             const known = this.dsns.get(k);
             if (known === undefined) this.dsns.set(k, [e]);
             else known.push(e);
           }
-          const dsnId = str(d["dsnMessageId"]);
+          const dsnId = read.data.dsnMessageId;
           if (dsnId !== undefined) this.dsnOf.set(dsnId, e);
           break;
         }
         case "failure.after-acceptance": {
-          const k = mailboxKey(str(d["mailbox"]) ?? "");
+          const k = mailboxKey(read.data.mailbox ?? "");
           const known = this.failuresAfterAcceptance.get(k);
           if (known === undefined) this.failuresAfterAcceptance.set(k, [e]);
           else known.push(e);
