@@ -26,7 +26,7 @@ import { pushAll } from "../protocol/lists.ts";
 import { normalizeAddress } from "../protocol/mailbox.ts";
 import { actorOfDelivery } from "./deliveryIds.ts";
 import { readEvent } from "./eventReader.ts";
-import { textOf } from "./values.ts";
+import { numberOf, textOf, textsOf } from "./values.ts";
 import { formatOffset } from "./offset.ts";
 import { rulesCited } from "./ruleEvidence.ts";
 import type { RecordedEvent } from "./schema.ts";
@@ -163,10 +163,8 @@ interface MessageFacts {
   readonly readings: Readonly<Record<string, string>>;
 }
 
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
-const list = (v: unknown): string[] =>
-  Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : typeof v === "string" ? [v] : [];
+// The words below read the events the index kept (`Ev`, its name known from where it was kept) by field name,
+// through the shared readers of JSON values.
 
 /** A mailbox as the outcomes table and the checks compare it (G22: domains without case). */
 const mailboxKey = normalizeAddress;
@@ -179,7 +177,7 @@ const key = (messageId: string, recipient: string): string => `${messageId}\n${m
 
 /** The last path segment of a problem type URI: `rate_limited`. */
 function problemId(type: unknown): string | undefined {
-  const s = str(type);
+  const s = textOf(type);
   if (s === undefined || s === "") return undefined;
   return s.replace(/\/+$/, "").split("/").pop();
 }
@@ -403,10 +401,10 @@ interface Step {
 function requestAnswer(ended: Ev, judged: Ev | undefined): string {
   const d = ended.data;
   const problem = problemId(d["problem"]);
-  if (num(d["status"]) !== undefined) return `${String(d["status"])}${problem !== undefined ? ` ${problem}` : ""}`;
+  if (numberOf(d["status"]) !== undefined) return `${String(d["status"])}${problem !== undefined ? ` ${problem}` : ""}`;
   if (d["failure"] !== undefined) {
     // The judged detail names the failure (`connection-refused: …`), the ended one its class (`connection`).
-    return `no answer (${transportKind(str(judged?.data["detail"])) ?? String(d["failure"])})`;
+    return `no answer (${transportKind(textOf(judged?.data["detail"])) ?? String(d["failure"])})`;
   }
   return `not sent: ${problem ?? "?"}`;
 }
@@ -418,12 +416,12 @@ function requestAnswer(ended: Ev, judged: Ev | undefined): string {
  * the attempt did (`could not fetch the capabilities (…)`).
  */
 function beforePost(judged: Data, discovery: readonly Ev[]): { readonly noun: string; readonly verb: string } {
-  const status = num(judged["status"]);
-  const detail = str(judged["detail"]) ?? "";
+  const status = numberOf(judged["status"]);
+  const detail = textOf(judged["detail"]) ?? "";
   switch (judged["stage"]) {
     case "discovery": {
       if (judged["class"] === "no-service") {
-        const answer = str(discovery.find((e) => e.name === "discovery.resolved")?.data["answer"]);
+        const answer = textOf(discovery.find((e) => e.name === "discovery.resolved")?.data["answer"]);
         const noun = `no usable SVCB record${answer !== undefined ? ` (${answer})` : ""}`;
         return { noun, verb: `found ${noun}` };
       }
@@ -438,7 +436,7 @@ function beforePost(judged: Data, discovery: readonly Ev[]): { readonly noun: st
     }
     case "capabilities": {
       const failure = discovery
-        .map((e) => str(e.data["failure"]) ?? list(e.data["unreachable"]).join("; "))
+        .map((e) => textOf(e.data["failure"]) ?? textsOf(e.data["unreachable"]).join("; "))
         .find((f) => f !== "");
       const kind = transportKind(failure);
       const why = status !== undefined ? ` (answered ${status})` : kind !== undefined ? ` (no answer: ${kind})` : "";
@@ -508,7 +506,7 @@ export function smtpRuling(
   const all = d["allAttemptsFallbackEligible"];
   const rulesOut = typeof all === "boolean" ? !all : d["fallbackEligible"] !== true && d["class"] !== "no-service";
   if (!rulesOut) return undefined;
-  const status = num(d["status"]);
+  const status = numberOf(d["status"]);
   const perRecipient = d["class"] === "results";
   const answer =
     perRecipient && results.length > 0
@@ -519,7 +517,7 @@ export function smtpRuling(
             .join(", ") || "accepted"
         }`
       : judgedAnswer(d, discovery);
-  const rule = perRecipient || (status !== undefined && status >= 400 && status < 500) ? "ERR-23" : str(d["rule"]);
+  const rule = perRecipient || (status !== undefined && status >= 400 && status < 500) ? "ERR-23" : textOf(d["rule"]);
   return {
     attempt,
     atMs: startedAtMs,
@@ -535,7 +533,7 @@ function resultAnswer(result: Ev): string {
   const d = result.data;
   const extras = [
     problemId(d["problem"]),
-    num(d["retryAfterS"]) !== undefined ? `retry_after ${String(d["retryAfterS"])} s` : undefined,
+    numberOf(d["retryAfterS"]) !== undefined ? `retry_after ${String(d["retryAfterS"])} s` : undefined,
   ].filter((x): x is string => x !== undefined);
   return `${String(d["status"])}${extras.length > 0 ? ` (${extras.join(", ")})` : ""}`;
 }
@@ -589,7 +587,7 @@ class ClauseBuilder {
   cite(e: Ev | undefined, claims: { rule?: string | undefined; attempt?: boolean } = {}): boolean {
     if (e === undefined) return false;
     const rule = claims.rule !== undefined && rulesCited(e.data).includes(claims.rule) ? claims.rule : undefined;
-    const attempt = claims.attempt === true ? num(e.data["attempt"]) : undefined;
+    const attempt = claims.attempt === true ? numberOf(e.data["attempt"]) : undefined;
     this.evidence.push({
       seq: e.seq,
       name: e.name,
@@ -652,7 +650,7 @@ function lowerBoundWords(b: ClauseBuilder, timer: Ev | undefined): string {
  */
 function decisionWords(b: ClauseBuilder, step: Step, ruledOut: SmtpRuledOut | undefined, ruledHere: boolean): string {
   const decision = step.attempt.decision;
-  const name = str(decision?.data["transition"]);
+  const name = textOf(decision?.data["transition"]);
   const words = judgedWords(b, step, name, ruledOut, ruledHere);
   return name === undefined || name.startsWith("giveUp") ? words : `${words}${lowerBoundWords(b, step.attempt.timer)}`;
 }
@@ -698,9 +696,9 @@ function windowOf(
 ): { judged: Ev; endMs?: number; windowS?: number; giveUpAtMs?: number } | undefined {
   const judged = actor.attempts[0]?.judged;
   if (judged === undefined) return undefined;
-  const endMs = num(judged.data["fallbackWindowEndMs"]);
-  const windowS = num(judged.data["fallbackWindowS"]);
-  const giveUpAtMs = num(judged.data["giveUpAtMs"]);
+  const endMs = numberOf(judged.data["fallbackWindowEndMs"]);
+  const windowS = numberOf(judged.data["fallbackWindowS"]);
+  const giveUpAtMs = numberOf(judged.data["giveUpAtMs"]);
   return {
     judged,
     ...(endMs !== undefined && { endMs }),
@@ -723,8 +721,8 @@ function actorRuledOut(actor: ActorFacts): SmtpRuledOut | undefined {
     if (a.judged === undefined) continue;
     const results = a.posts.flatMap((p) =>
       [...p.results.values()].map((r) => ({
-        recipient: (str(r.data["recipient"]) ?? "?").toLowerCase(),
-        status: str(r.data["status"]) ?? "?",
+        recipient: (textOf(r.data["recipient"]) ?? "?").toLowerCase(),
+        status: textOf(r.data["status"]) ?? "?",
         problem: problemId(r.data["problem"]),
       })),
     );
@@ -742,7 +740,7 @@ function readingsNamed(b: ClauseBuilder, gaps: readonly string[], readings: Read
 
 /** The gaps an event cites (`gap`, `gaps`). */
 function gapsOf(e: Ev | undefined): string[] {
-  return e === undefined ? [] : [...list(e.data["gap"]), ...list(e.data["gaps"])];
+  return e === undefined ? [] : [...textsOf(e.data["gap"]), ...textsOf(e.data["gaps"])];
 }
 
 /** The clauses of the attempts `told`, alike attempts told once; the attempt that ruled SMTP out by itself. */
@@ -756,7 +754,7 @@ function attemptClauses(
   for (let i = 0; i < told.length;) {
     const first = told[i] as Step;
     const decisionOf = (s: Step) =>
-      `${str(s.attempt.decision?.data["transition"]) ?? ""} ${str(s.attempt.timer?.data["decidedBy"]) === "retry-after" ? "lower bound" : ""}`;
+      `${textOf(s.attempt.decision?.data["transition"]) ?? ""} ${textOf(s.attempt.timer?.data["decidedBy"]) === "retry-after" ? "lower bound" : ""}`;
     let j = i;
     // Alike attempts are told once; the attempt that ruled SMTP out is told by itself.
     const alike = (s: Step | undefined): boolean =>
@@ -802,7 +800,7 @@ function smtpClause(
 ): WhyClause {
   const at = (ms: number) => formatOffset(ms, startMs);
   const b = new ClauseBuilder("smtp", startMs);
-  const reason = str(handOff.data["reason"]);
+  const reason = textOf(handOff.data["reason"]);
   const n = ending.attempt.n;
   const when = `attempt ${n} at ${at(ending.attempt.start.timeMs)}`;
   if (reason === "fallback") {
@@ -890,7 +888,7 @@ function dsnClauses(
     if (sent.length === 0) unexplained(`whether ${String(message.from)} was told (no DSN about ${r})`);
     for (const dsn of sent) {
       const b = new ClauseBuilder("dsn", startMs);
-      const rule = str(dsn.data["rule"]);
+      const rule = textOf(dsn.data["rule"]);
       b.cite(dsn, { rule });
       const arrival = arrivalOf(index, dsn, b, at);
       clauses.push(
@@ -910,7 +908,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
   const message = index.messages.get(messageId);
   const readings = message?.readings ?? {};
   const outcome = index.outcomes.get(key(messageId, r));
-  const outcomeName = str(outcome?.data["outcome"]) ?? "pending";
+  const outcomeName = textOf(outcome?.data["outcome"]) ?? "pending";
   const actorId = `${messageId}→${domainOf(r)}`;
   const actor = index.actors.get(actorId);
   const inActor = actor?.recipients.includes(r) === true;
@@ -924,11 +922,11 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
   const dsnOf = index.dsnOf.get(messageId);
   if (dsnOf !== undefined) {
     const b = new ClauseBuilder("dsn-of", startMs);
-    const rule = str(dsnOf.data["rule"]);
+    const rule = textOf(dsnOf.data["rule"]);
     b.cite(dsnOf, { rule });
     clauses.push(
       b.build(
-        `at ${at(dsnOf.timeMs)} ${dsnOf.domain ?? "a sender"} made this DSN about ${list(dsnOf.data["recipients"]).join(", ")} of ${String(dsnOf.data["messageId"])} (${String(dsnOf.data["reason"])})${rule !== undefined ? b.rule(rule) : ""}`,
+        `at ${at(dsnOf.timeMs)} ${dsnOf.domain ?? "a sender"} made this DSN about ${textsOf(dsnOf.data["recipients"]).join(", ")} of ${String(dsnOf.data["messageId"])} (${String(dsnOf.data["reason"])})${rule !== undefined ? b.rule(rule) : ""}`,
       ),
     );
   }
@@ -940,7 +938,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
     // Never handed to a delivery: the sender turned the address down at submission.
     if (outcome !== undefined && outcomeName === "rejected") {
       const b = new ClauseBuilder("rejected-before-sending", startMs);
-      const rule = str(outcome.data["rule"]);
+      const rule = textOf(outcome.data["rule"]);
       b.cite(message.submitted);
       b.cite(outcome, { rule });
       clauses.push(
@@ -984,7 +982,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
       );
     } else if ((outcomeName === "accepted" || outcomeName === "rejected") && ending !== undefined) {
       const b = new ClauseBuilder(outcomeName, startMs);
-      const rule = str(outcome.data["rule"]);
+      const rule = textOf(outcome.data["rule"]);
       b.cite(ending.attempt.start, { attempt: true });
       b.cite(ending.post?.started, { attempt: true });
       b.cite(ending.answerEvent, { attempt: true });
@@ -1016,7 +1014,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
       b.cite(actor.giveUp ?? last?.attempt.decision, { rule: "STATE-7" });
       b.cite(actor.bounced, { rule: "STATE-7" });
       b.cite(outcome, { rule: "STATE-7" });
-      const count = num(actor.bounced?.data["attempts"]) ?? last?.attempt.n;
+      const count = numberOf(actor.bounced?.data["attempts"]) ?? last?.attempt.n;
       const first = actor.attempts[0];
       const since =
         window?.giveUpAtMs !== undefined && first !== undefined
@@ -1024,10 +1022,10 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
           : "";
       // The retry planned after the last attempt, which the give-up came before.
       const timer = last?.attempt.timer;
-      const planned = num(timer?.data["atMs"]);
+      const planned = numberOf(timer?.data["atMs"]);
       const missed =
         timer !== undefined && planned !== undefined && planned >= outcome.timeMs && b.cite(timer)
-          ? `; attempt ${num(timer.data["attempt"]) ?? (last?.attempt.n ?? 0) + 1} would have come at ${at(planned)}`
+          ? `; attempt ${numberOf(timer.data["attempt"]) ?? (last?.attempt.n ?? 0) + 1} would have come at ${at(planned)}`
           : "";
       clauses.push(
         b.build(
@@ -1047,7 +1045,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
     dsnClauses(index, { messageId, recipient: r, message, outcomeName }, startMs, clauses, unexplained);
 
   const handOff = index.handOffs.get(key(messageId, r));
-  const smtpReason = outcomeName === "smtp" ? str(handOff?.data["reason"]) : undefined;
+  const smtpReason = outcomeName === "smtp" ? textOf(handOff?.data["reason"]) : undefined;
   const headline =
     outcome === undefined
       ? "no outcome yet"
@@ -1067,8 +1065,8 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
 
 /** `, accepted at +5d…` / `, handed to SMTP at …` / `, not delivered yet`: where a DSN went, citing its outcome. */
 function arrivalOf(index: TraceIndex, dsn: Ev, b: ClauseBuilder, at: (ms: number) => string): string {
-  const to = str(dsn.data["to"]);
-  const dsnId = str(dsn.data["dsnMessageId"]);
+  const to = textOf(dsn.data["to"]);
+  const dsnId = textOf(dsn.data["dsnMessageId"]);
   const arrival = to === undefined || dsnId === undefined ? undefined : index.outcomes.get(key(dsnId, to));
   if (arrival === undefined) return ", not delivered yet";
   b.cite(arrival);
