@@ -280,7 +280,6 @@ export default tseslint.config(
       "renderer/src/views/run/RunView.tsx",
       "renderer/src/views/compare/CompareView.tsx",
       "app/probe/probe.ts",
-      "app/node/emlStore.ts",
     ],
     rules: { "max-lines-per-function": "off" },
   },
