@@ -272,8 +272,8 @@ export default tseslint.config(
     },
   },
   // Not split yet. App, RunView and CompareView: their state moves out in #28 item 4 (worked on beside this).
-  // runProbe, the simulation session and the .eml store: closures over shared state, to be split behind a
-  // context object of their own (decision 0145). Take a file off this list once it is split.
+  // runProbe: a closure over shared state, to be split behind a context object of its own, as the simulation
+  // session and the .eml store were (decision 0145). Take a file off this list once it is split.
   {
     files: [
       "renderer/src/App.tsx",
