@@ -24,7 +24,7 @@ import { unlinkSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { StorageError, type MailSpool, type MailStore } from "../ports.ts";
-import { mailboxDir, safeId, TEMPORARY_FILE, type EmlStoreState } from "./emlStoreState.ts";
+import { mailboxDir, safeId, TEMPORARY_FILE, type BeforeSync, type EmlStoreState } from "./emlStoreState.ts";
 import { spool, type EmlSpool } from "./emlStoreSpool.ts";
 import { changeFolder, usage } from "./emlStoreUsage.ts";
 import { deliver } from "./emlStoreWrite.ts";
@@ -54,7 +54,7 @@ export interface EmlStoreSyncHooks {
    * every link it covers is already in the folder). A returned promise holds
    * the fsync back until it resolves; a rejection fails it as the fsync would.
    */
-  readonly beforeSync?: (kind: "file" | "folder", path: string) => Promise<void> | undefined;
+  readonly beforeSync?: BeforeSync;
 }
 
 /** An {@link MailStore} over a folder, with what a command or a test needs to look inside. */

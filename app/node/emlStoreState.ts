@@ -24,7 +24,7 @@ export interface FolderSync {
   waiting: ((error: Error | null) => void)[];
 }
 
-/** Called just before an fsync is issued (EmlStoreSyncHooks' `beforeSync`). */
+/** Called just before an fsync is issued, and may hold it back or fail it (EmlStoreSyncHooks' `beforeSync`). */
 export type BeforeSync = (kind: "file" | "folder", path: string) => Promise<void> | undefined;
 
 /** A store's settings and what it keeps in memory about its folders. */
