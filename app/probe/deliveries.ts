@@ -17,8 +17,8 @@ import type { ProbeIdentity } from "./probe.ts";
 
 export const encoder = new TextEncoder();
 
-/** The probe's context once it may POST: the origin, who it signs as, and where it delivers. */
-export interface Poster {
+/** The probe's context while it delivers: the origin, who it signs as, and where it POSTs. */
+export interface Delivering {
   readonly ctx: ProbeContext;
   readonly origin: string;
   readonly signer: ProbeIdentity;
@@ -30,8 +30,8 @@ export interface Poster {
   readonly mailbox0: string;
 }
 
-/** The poster of `ctx` at `origin`, signing as `signer`. */
-export function posterOf(ctx: ProbeContext, origin: string, signer: ProbeIdentity): Poster {
+/** Delivering from `ctx` to `origin`, signing as `signer`. */
+export function deliveringOf(ctx: ProbeContext, origin: string, signer: ProbeIdentity): Delivering {
   return {
     ctx,
     origin,
@@ -72,7 +72,7 @@ export interface BodyShape {
 }
 
 /** A short text message for `to`, naming the case, from the probe. */
-export function message(p: Poster, caseId: string, to: readonly string[], note = ""): Uint8Array {
+export function message(p: Delivering, caseId: string, to: readonly string[], note = ""): Uint8Array {
   const { ports, fromDomain } = p.ctx;
   const id = `probe.${bytesToHex(ports.random.bytes(8))}@${fromDomain ?? "probe"}`;
   return encoder.encode(
@@ -103,7 +103,7 @@ export function nowS(ctx: ProbeContext): number {
 }
 
 /** The body of a delivery, made once: a retry or a replay sends the same bytes (POST-12, POST-24). */
-export function bodyOf(p: Poster, spec: DeliverySpec): BodyShape {
+export function bodyOf(p: Delivering, spec: DeliverySpec): BodyShape {
   const to = spec.to ?? [p.mailbox0];
   const msg = spec.message ?? message(p, spec.caseId, to);
   const envelope = spec.envelope ?? { from: p.from, to };
@@ -114,7 +114,12 @@ export function bodyOf(p: Poster, spec: DeliverySpec): BodyShape {
 }
 
 /** The delivery of `spec` with `shape`'s body, signed now (a retry is signed afresh, POST-24). */
-export async function delivery(p: Poster, spec: DeliverySpec, key: string | null, shape: BodyShape): Promise<Built> {
+export async function delivery(
+  p: Delivering,
+  spec: DeliverySpec,
+  key: string | null,
+  shape: BodyShape,
+): Promise<Built> {
   const { body, contentType } = shape;
   const headers = new Headers({ "content-type": spec.contentType ?? contentType });
   if (spec.digest !== false) headers.set("content-digest", await createContentDigest(body));
@@ -149,7 +154,7 @@ export async function delivery(p: Poster, spec: DeliverySpec, key: string | null
 
 /** Sends a delivery; a fresh key per case unless `spec.key` says, built again for a retry (re-signed). */
 export function post(
-  p: Poster,
+  p: Delivering,
   spec: DeliverySpec,
   caseIds: readonly string[] = [spec.caseId],
   shape: BodyShape = bodyOf(p, spec),
@@ -160,7 +165,7 @@ export function post(
 }
 
 /** A delivery to --mailbox whose body is `total` bytes, streamed with its Content-Length. */
-export async function oversized(p: Poster, total: number): Promise<Built> {
+export async function oversized(p: Delivering, total: number): Promise<Built> {
   const to = [p.mailbox0];
   const head = message(p, "too-large", to, `, a body of ${total} bytes`);
   const boundary = chooseBoundary(p.ctx.ports.random.bytes(24), head);

@@ -27,7 +27,7 @@ import {
   post,
   type BodyShape,
   type DeliverySpec,
-  type Poster,
+  type Delivering,
 } from "./deliveries.ts";
 import { send } from "./exchange.ts";
 import { POST_STEPS } from "./plan.ts";
@@ -46,7 +46,7 @@ interface Delivered {
  * The delivery cases, the valid delivery first; whether the POST cases after them can tell anything (not when
  * the receiver refuses the probe's correctly signed delivery: then they are skipped).
  */
-export async function deliveryCases(p: Poster, keyInDns: string | undefined): Promise<boolean> {
+export async function deliveryCases(p: Delivering, keyInDns: string | undefined): Promise<boolean> {
   const { ctx } = p;
   // The valid delivery: every --mailbox, then --absent, so that order and a rejection show.
   const to = [...ctx.options.mailboxes, ...(ctx.absentOne !== undefined ? [ctx.absentOne] : [])];
@@ -99,7 +99,7 @@ export async function deliveryCases(p: Poster, keyInDns: string | undefined): Pr
 }
 
 /** deliver failed with a 401: the probe's key is not trusted; why it may be, and every POST case skipped. */
-function keyRefused(p: Poster, delivered: Delivered, keyInDns: string | undefined): void {
+function keyRefused(p: Delivering, delivered: Delivered, keyInDns: string | undefined): void {
   const { ctx, signer } = p;
   const d = delivered.sent.answer as Answered;
   const skew = clockSkewS(d.headers.get("date"), ctx.ports.clock.now());
@@ -128,7 +128,7 @@ function keyRefused(p: Poster, delivered: Delivered, keyInDns: string | undefine
 }
 
 /** results-count, results-order, result-fields and recipient-not-found, on the valid delivery's results. */
-function resultCases(p: Poster, delivered: Delivered, results: readonly unknown[]): void {
+function resultCases(p: Delivering, delivered: Delivered, results: readonly unknown[]): void {
   const { ctx } = p;
   const sent = [delivered.sent];
   const entries = results.map((r) => (typeof r === "object" && r !== null ? (r as Record<string, unknown>) : {}));
@@ -191,7 +191,7 @@ function resultCases(p: Poster, delivered: Delivered, results: readonly unknown[
 }
 
 /** replay: the valid delivery sent again with its key is answered with the same bytes (POST-12). */
-async function replayCase(p: Poster, delivered: Delivered, answered200: boolean): Promise<void> {
+async function replayCase(p: Delivering, delivered: Delivered, answered200: boolean): Promise<void> {
   const { ctx } = p;
   const d = delivered.sent.answer;
   if (!answered200 || d.kind !== "response") {
@@ -224,7 +224,7 @@ async function replayCase(p: Poster, delivered: Delivered, answered200: boolean)
 }
 
 /** idempotency-conflict: the valid delivery's key with another body is answered 409 (POST-13). */
-async function conflictCase(p: Poster, delivered: Delivered, answered200: boolean): Promise<void> {
+async function conflictCase(p: Delivering, delivered: Delivered, answered200: boolean): Promise<void> {
   const { ctx } = p;
   if (!answered200) {
     skip(
@@ -254,7 +254,7 @@ async function conflictCase(p: Poster, delivered: Delivered, answered200: boolea
 }
 
 /** all-rejected: a delivery whose only recipient does not exist is answered 200, its result rejected. */
-async function allRejectedCase(p: Poster, absentOne: string): Promise<void> {
+async function allRejectedCase(p: Delivering, absentOne: string): Promise<void> {
   const sent = await post(p, { caseId: "all-rejected", to: [absentOne] });
   const a = sent.answer;
   const list =
@@ -276,7 +276,7 @@ async function allRejectedCase(p: Poster, absentOne: string): Promise<void> {
 }
 
 /** unknown-envelope-fields: an envelope with a member the spec does not define is delivered (ENV-9). */
-async function unknownFieldsCase(p: Poster): Promise<void> {
+async function unknownFieldsCase(p: Delivering): Promise<void> {
   const sent = await post(p, {
     caseId: "unknown-envelope-fields",
     envelope: { from: p.from, to: [p.mailbox0], x_mailscope_probe: { note: "an unknown member: ignore it (ENV-9)" } },

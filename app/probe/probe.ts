@@ -42,7 +42,7 @@ import { capabilitiesCases, NO_CAPABILITIES, versionCases } from "./capabilities
 import type { ProbeCase, ProbeGrade } from "./cases.ts";
 import { createProbeContext, emit, idsOfSteps, type ProbeContext } from "./context.ts";
 import { keyInDnsOf, originOf, tlsCases, tracedResolver } from "./connection.ts";
-import { posterOf } from "./deliveries.ts";
+import { deliveringOf } from "./deliveries.ts";
 import { deliveryCases } from "./deliveryCases.ts";
 import { Silent } from "./exchange.ts";
 import { missingNeed, NEED_WHY, POST_STEPS } from "./plan.ts";
@@ -232,9 +232,9 @@ async function steps(ctx: ProbeContext, origin: string, keyInDns: string | undef
     );
     return;
   }
-  const poster = posterOf(ctx, origin, ctx.identity);
-  if (!(await deliveryCases(poster, keyInDns))) return;
-  await badRequestCases(poster, capabilities.maxRecipients);
-  await signatureCases(poster);
-  await sizeCase(poster, capabilities.maxMessageSize);
+  const delivering = deliveringOf(ctx, origin, ctx.identity);
+  if (!(await deliveryCases(delivering, keyInDns))) return;
+  await badRequestCases(delivering, capabilities.maxRecipients);
+  await signatureCases(delivering);
+  await sizeCase(delivering, capabilities.maxMessageSize);
 }

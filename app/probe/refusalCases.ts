@@ -11,7 +11,7 @@ import { PROFILE_COMPONENTS, generateSigningKey } from "../protocol/profile.ts";
 import { MIN_MAX_MESSAGE_SIZE } from "../protocol/resources.ts";
 import { expectProblem, type Alternative } from "./answers.ts";
 import { runs } from "./context.ts";
-import { encoder, nowS, oversized, post, type DeliverySpec, type Poster } from "./deliveries.ts";
+import { encoder, nowS, oversized, post, type DeliverySpec, type Delivering } from "./deliveries.ts";
 import { send } from "./exchange.ts";
 import { record, skip } from "./verdicts.ts";
 
@@ -43,7 +43,7 @@ const G10: readonly Alternative[] = [
 ];
 
 /** The bad requests, in catalogue order. */
-function badRequests(p: Poster): readonly BadRequest[] {
+function badRequests(p: Delivering): readonly BadRequest[] {
   const { from, mailbox0 } = p;
   const domain = p.ctx.domain ?? NOWHERE;
   return [
@@ -105,7 +105,7 @@ function badRequests(p: Poster): readonly BadRequest[] {
 }
 
 /** Each bad request that runs, then too-many-recipients (`max_recipients + 1` addresses made of `--absent`). */
-export async function badRequestCases(p: Poster, maxRecipients: number): Promise<void> {
+export async function badRequestCases(p: Delivering, maxRecipients: number): Promise<void> {
   const { ctx } = p;
   for (const b of badRequests(p)) {
     if (!runs(ctx, b.id)) continue;
@@ -126,7 +126,7 @@ export async function badRequestCases(p: Poster, maxRecipients: number): Promise
 }
 
 /** The signature attacks, each a delivery whose signature is wrong one way; made when it is sent. */
-function attacks(p: Poster): readonly { id: string; spec: () => Promise<DeliverySpec> }[] {
+function attacks(p: Delivering): readonly { id: string; spec: () => Promise<DeliverySpec> }[] {
   const { ctx } = p;
   return [
     {
@@ -179,7 +179,7 @@ function attacks(p: Poster): readonly { id: string; spec: () => Promise<Delivery
 }
 
 /** Each signature attack that runs: answered 401 invalid_signature. */
-export async function signatureCases(p: Poster): Promise<void> {
+export async function signatureCases(p: Delivering): Promise<void> {
   for (const attack of attacks(p)) {
     if (!runs(p.ctx, attack.id)) continue;
     const sent = await post(p, await attack.spec());
@@ -188,7 +188,7 @@ export async function signatureCases(p: Poster): Promise<void> {
 }
 
 /** too-large: a body one byte over max_message_size (the spec's floor at least) is answered 413. */
-export async function sizeCase(p: Poster, maxMessageSize: number | undefined): Promise<void> {
+export async function sizeCase(p: Delivering, maxMessageSize: number | undefined): Promise<void> {
   const { ctx } = p;
   if (!runs(ctx, "too-large")) return;
   if (maxMessageSize === undefined) {
