@@ -25,7 +25,7 @@
 import { pushAll } from "../protocol/lists.ts";
 import { normalizeAddress } from "../protocol/mailbox.ts";
 import { actorOfDelivery } from "./deliveryIds.ts";
-import { readEvent } from "./eventReader.ts";
+import { dataOf, readEvent } from "./eventReader.ts";
 import { numberOf, textOf, textsOf } from "./values.ts";
 import { formatOffset } from "./offset.ts";
 import { rulesCited } from "./ruleEvidence.ts";
@@ -696,9 +696,7 @@ function windowOf(
 ): { judged: Ev; endMs?: number; windowS?: number; giveUpAtMs?: number } | undefined {
   const judged = actor.attempts[0]?.judged;
   if (judged === undefined) return undefined;
-  const endMs = numberOf(judged.data["fallbackWindowEndMs"]);
-  const windowS = numberOf(judged.data["fallbackWindowS"]);
-  const giveUpAtMs = numberOf(judged.data["giveUpAtMs"]);
+  const { fallbackWindowEndMs: endMs, fallbackWindowS: windowS, giveUpAtMs } = dataOf(judged, "attempt.judged") ?? {};
   return {
     judged,
     ...(endMs !== undefined && { endMs }),
@@ -720,11 +718,14 @@ function actorRuledOut(actor: ActorFacts): SmtpRuledOut | undefined {
   for (const a of actor.attempts) {
     if (a.judged === undefined) continue;
     const results = a.posts.flatMap((p) =>
-      [...p.results.values()].map((r) => ({
-        recipient: (textOf(r.data["recipient"]) ?? "?").toLowerCase(),
-        status: textOf(r.data["status"]) ?? "?",
-        problem: problemId(r.data["problem"]),
-      })),
+      [...p.results.values()].map((e) => {
+        const r = dataOf(e, "recipient.result") ?? {};
+        return {
+          recipient: (r.recipient ?? "?").toLowerCase(),
+          status: r.status ?? "?",
+          problem: problemId(r.problem),
+        };
+      }),
     );
     const ruling = smtpRuling(a.judged, a.n, a.start.timeMs, results, a.discovery);
     if (ruling !== undefined) return ruling;
@@ -800,7 +801,7 @@ function smtpClause(
 ): WhyClause {
   const at = (ms: number) => formatOffset(ms, startMs);
   const b = new ClauseBuilder("smtp", startMs);
-  const reason = textOf(handOff.data["reason"]);
+  const reason = dataOf(handOff, "smtp.handoff")?.reason;
   const n = ending.attempt.n;
   const when = `attempt ${n} at ${at(ending.attempt.start.timeMs)}`;
   if (reason === "fallback") {
@@ -1014,7 +1015,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
       b.cite(actor.giveUp ?? last?.attempt.decision, { rule: "STATE-7" });
       b.cite(actor.bounced, { rule: "STATE-7" });
       b.cite(outcome, { rule: "STATE-7" });
-      const count = numberOf(actor.bounced?.data["attempts"]) ?? last?.attempt.n;
+      const count = (actor.bounced && dataOf(actor.bounced, "delivery.bounced")?.attempts) ?? last?.attempt.n;
       const first = actor.attempts[0];
       const since =
         window?.giveUpAtMs !== undefined && first !== undefined
@@ -1022,10 +1023,11 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
           : "";
       // The retry planned after the last attempt, which the give-up came before.
       const timer = last?.attempt.timer;
-      const planned = numberOf(timer?.data["atMs"]);
+      const set = timer && dataOf(timer, "timer.set");
+      const planned = set?.atMs;
       const missed =
         timer !== undefined && planned !== undefined && planned >= outcome.timeMs && b.cite(timer)
-          ? `; attempt ${numberOf(timer.data["attempt"]) ?? (last?.attempt.n ?? 0) + 1} would have come at ${at(planned)}`
+          ? `; attempt ${set?.attempt ?? (last?.attempt.n ?? 0) + 1} would have come at ${at(planned)}`
           : "";
       clauses.push(
         b.build(
@@ -1065,8 +1067,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
 
 /** `, accepted at +5d…` / `, handed to SMTP at …` / `, not delivered yet`: where a DSN went, citing its outcome. */
 function arrivalOf(index: TraceIndex, dsn: Ev, b: ClauseBuilder, at: (ms: number) => string): string {
-  const to = textOf(dsn.data["to"]);
-  const dsnId = textOf(dsn.data["dsnMessageId"]);
+  const { to, dsnMessageId: dsnId } = dataOf(dsn, "dsn.sent") ?? {};
   const arrival = to === undefined || dsnId === undefined ? undefined : index.outcomes.get(key(dsnId, to));
   if (arrival === undefined) return ", not delivered yet";
   b.cite(arrival);
