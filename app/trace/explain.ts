@@ -399,12 +399,13 @@ interface Step {
 
 /** How a request-level answer to a POST reads: `429 rate_limited`, `no answer (connection refused)`, `not sent: message_too_large`. */
 function requestAnswer(ended: Ev, judged: Ev | undefined): string {
-  const d = ended.data;
-  const problem = problemId(d["problem"]);
-  if (numberOf(d["status"]) !== undefined) return `${String(d["status"])}${problem !== undefined ? ` ${problem}` : ""}`;
-  if (d["failure"] !== undefined) {
+  const d = dataOf(ended, "attempt.ended") ?? {};
+  const problem = problemId(d.problem);
+  if (d.status !== undefined) return `${d.status}${problem !== undefined ? ` ${problem}` : ""}`;
+  if (d.failure !== undefined) {
     // The judged detail names the failure (`connection-refused: …`), the ended one its class (`connection`).
-    return `no answer (${transportKind(textOf(judged?.data["detail"])) ?? String(d["failure"])})`;
+    const detail = judged === undefined ? undefined : dataOf(judged, "attempt.judged")?.detail;
+    return `no answer (${transportKind(detail) ?? d.failure})`;
   }
   return `not sent: ${problem ?? "?"}`;
 }
@@ -530,12 +531,12 @@ export function smtpRuling(
 
 /** A per-recipient result: `accepted`, `deferred (mailbox_full, retry_after 540 s)`, `rejected (recipient_not_found)`. */
 function resultAnswer(result: Ev): string {
-  const d = result.data;
+  const d = dataOf(result, "recipient.result") ?? {};
   const extras = [
-    problemId(d["problem"]),
-    numberOf(d["retryAfterS"]) !== undefined ? `retry_after ${String(d["retryAfterS"])} s` : undefined,
+    problemId(d.problem),
+    d.retryAfterS !== undefined ? `retry_after ${d.retryAfterS} s` : undefined,
   ].filter((x): x is string => x !== undefined);
-  return `${String(d["status"])}${extras.length > 0 ? ` (${extras.join(", ")})` : ""}`;
+  return `${d.status}${extras.length > 0 ? ` (${extras.join(", ")})` : ""}`;
 }
 
 /** The recipient's answer at one attempt. */
@@ -889,7 +890,7 @@ function dsnClauses(
     if (sent.length === 0) unexplained(`whether ${String(message.from)} was told (no DSN about ${r})`);
     for (const dsn of sent) {
       const b = new ClauseBuilder("dsn", startMs);
-      const rule = textOf(dsn.data["rule"]);
+      const rule = dataOf(dsn, "dsn.sent")?.rule;
       b.cite(dsn, { rule });
       const arrival = arrivalOf(index, dsn, b, at);
       clauses.push(
@@ -909,7 +910,8 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
   const message = index.messages.get(messageId);
   const readings = message?.readings ?? {};
   const outcome = index.outcomes.get(key(messageId, r));
-  const outcomeName = textOf(outcome?.data["outcome"]) ?? "pending";
+  const outcomeData = outcome === undefined ? undefined : dataOf(outcome, "recipient.outcome");
+  const outcomeName = outcomeData?.outcome ?? "pending";
   const actorId = `${messageId}→${domainOf(r)}`;
   const actor = index.actors.get(actorId);
   const inActor = actor?.recipients.includes(r) === true;
@@ -939,7 +941,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
     // Never handed to a delivery: the sender turned the address down at submission.
     if (outcome !== undefined && outcomeName === "rejected") {
       const b = new ClauseBuilder("rejected-before-sending", startMs);
-      const rule = textOf(outcome.data["rule"]);
+      const rule = outcomeData?.rule;
       b.cite(message.submitted);
       b.cite(outcome, { rule });
       clauses.push(
@@ -983,7 +985,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
       );
     } else if ((outcomeName === "accepted" || outcomeName === "rejected") && ending !== undefined) {
       const b = new ClauseBuilder(outcomeName, startMs);
-      const rule = textOf(outcome.data["rule"]);
+      const rule = outcomeData?.rule;
       b.cite(ending.attempt.start, { attempt: true });
       b.cite(ending.post?.started, { attempt: true });
       b.cite(ending.answerEvent, { attempt: true });
@@ -1047,7 +1049,8 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
     dsnClauses(index, { messageId, recipient: r, message, outcomeName }, startMs, clauses, unexplained);
 
   const handOff = index.handOffs.get(key(messageId, r));
-  const smtpReason = outcomeName === "smtp" ? textOf(handOff?.data["reason"]) : undefined;
+  const smtpReason =
+    outcomeName === "smtp" && handOff !== undefined ? dataOf(handOff, "smtp.handoff")?.reason : undefined;
   const headline =
     outcome === undefined
       ? "no outcome yet"
