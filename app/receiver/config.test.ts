@@ -92,6 +92,15 @@ describe("receiverConfigSchema", () => {
     expect(issuePaths({ ...base, readings: { G19: "402" } })).toEqual(["readings.G19"]);
   });
 
+  it("G3, G19: a configuration parsed once parses again to itself (serve parses its file, createReceiver again)", () => {
+    const once = receiverConfigSchema.parse({ ...base, readings: { G3: { toleranceS: 60 }, G19: "403" } });
+    expect(once.readings).toEqual({ signatureTolerance: { toleranceS: 60 }, fromDomainMismatch: "403" });
+    expect(receiverConfigSchema.parse(once)).toEqual(once);
+    expect(issuePaths({ ...base, readings: { G19: "403", fromDomainMismatch: "401" } })).toEqual([
+      "readings.fromDomainMismatch",
+    ]);
+  });
+
   it("CAP-7: createReceiver refuses a bad configuration by throwing (a caller's mistake, not network input)", () => {
     const bad = { ...base, capabilities: { max_message_size: 5 } } as ReceiverConfigInput;
     expect(() =>
