@@ -278,7 +278,6 @@ export default tseslint.config(
     files: [
       "renderer/src/App.tsx",
       "renderer/src/views/run/RunView.tsx",
-      "renderer/src/views/compare/CompareView.tsx",
       "app/probe/probe.ts",
       "app/sim/session.ts",
       "app/node/emlStore.ts",
