@@ -277,7 +277,6 @@ export default tseslint.config(
   {
     files: [
       "renderer/src/App.tsx",
-      "renderer/src/views/run/RunView.tsx",
       "app/probe/probe.ts",
       "app/sim/session.ts",
       "app/node/emlStore.ts",
