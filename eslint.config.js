@@ -276,7 +276,6 @@ export default tseslint.config(
   // context object of their own (decision 0145). Take a file off this list once it is split.
   {
     files: [
-      "renderer/src/App.tsx",
       "app/probe/probe.ts",
       "app/sim/session.ts",
       "app/node/emlStore.ts",
