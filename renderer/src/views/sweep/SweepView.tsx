@@ -682,14 +682,23 @@ interface DotProps {
  */
 function PointDot(props: DotProps & { readonly name: string | undefined; readonly onOpen: () => void }) {
   const { cx, cy, stroke, name, onOpen } = props;
+  const ref = useRef<SVGGElement>(null);
+  useEffect(() => {
+    const dot = ref.current;
+    if (dot !== null && name !== undefined && shouldTakeFocus(name)) dot.focus();
+  }, [name]);
   if (name === undefined || cx === undefined || cy === undefined || !Number.isFinite(cx) || !Number.isFinite(cy))
     return <g />;
   return (
     <g
+      ref={ref}
       role="button"
       tabIndex={0}
       aria-label={name}
       className="sweep-dot"
+      onFocus={(e) => {
+        focusedDot = { name, element: e.currentTarget };
+      }}
       onClick={(e) => {
         e.stopPropagation();
         onOpen();
@@ -706,6 +715,22 @@ function PointDot(props: DotProps & { readonly name: string | undefined; readonl
       <circle cx={cx} cy={cy} r={3} fill="var(--bg, #fff)" stroke={stroke} strokeWidth={2} />
     </g>
   );
+}
+
+/**
+ * The dot that had the keyboard's focus last. Recharts lays a line's dots out
+ * anew when a chart is redrawn (a resize, the charts drawn again after Back):
+ * the focused dot leaves the page and the focus falls to the page's body. The
+ * dot drawn in its place, with the same name, takes the focus back — only then
+ * (a dot the user left by clicking elsewhere is still on the page: it stays
+ * unfocused).
+ */
+let focusedDot: { readonly name: string; readonly element: Element } | undefined;
+
+function shouldTakeFocus(name: string): boolean {
+  if (focusedDot === undefined || focusedDot.name !== name || focusedDot.element.isConnected) return false;
+  const active = document.activeElement;
+  return active === null || active === document.body;
 }
 
 /** The words a dot of point `row` is named by: `Time at 2h, G16.fallback-window 1h: +1:03:00`. */
