@@ -4,8 +4,7 @@
  * of 0…1). G16: the fallback window's readings.
  */
 import { describe, expect, it } from "vitest";
-import g16 from "../../../scenarios/gap-G16-fallback-window-4h.yaml?raw";
-import { forkChoices, type CompareBase } from "./compare.ts";
+import { forkChoices } from "./compare.ts";
 import {
   compareFormReducer,
   controlOf,
@@ -15,17 +14,12 @@ import {
   type CompareFormAction,
 } from "./compareForm.ts";
 import { readingControls } from "./readings.ts";
+import { compareBaseOf } from "./testing.ts";
 
-const base: CompareBase = {
-  name: "g16",
-  text: g16,
-  file: "scenarios/gap-G16-fallback-window-4h.yaml",
-  seed: 16,
-  settings: [],
+const base = compareBaseOf("gap-G16-fallback-window-4h", {
   readings: { G16: "jitter=off, fallback-window=4h" },
-  startMs: Date.UTC(2026, 0, 1),
   playheadOffsetMs: 30 * 60_000,
-};
+});
 const controls = readingControls(base.readings);
 const form = (...actions: CompareFormAction[]): CompareForm =>
   actions.reduce(compareFormReducer, initialCompareForm(base, controls));

@@ -5,24 +5,15 @@
  */
 import { describe, expect, it } from "vitest";
 import { createActor, fromPromise, waitFor } from "xstate";
-import g16 from "../../../scenarios/gap-G16-fallback-window-4h.yaml?raw";
 import type { Breakpoint } from "../../../app/sim/breakpoints.ts";
-import { seedSides, type CompareBase, type CompareSide } from "../model/compare.ts";
+import { seedSides, type CompareSide } from "../model/compare.ts";
+import { compareBaseOf } from "../model/testing.ts";
 import { compareStopText, nextBreakOfRuns, nextStopOfRuns } from "../model/playbar.ts";
 import { barLineText, compareMachine, type CompareEvent } from "./compare.ts";
 import { runSide, type SideOutcome } from "./runSide.ts";
 import { oneShotWorker } from "./testing.ts";
 
-const base: CompareBase = {
-  name: "g16",
-  text: g16,
-  file: "scenarios/gap-G16-fallback-window-4h.yaml",
-  seed: 16,
-  settings: [],
-  readings: {},
-  startMs: Date.UTC(2026, 0, 1),
-  playheadOffsetMs: 0,
-};
+const base = compareBaseOf("gap-G16-fallback-window-4h");
 const sides = seedSides(base, "16", "17");
 
 /** The machine with each side run in a one-shot worker of this thread; `log` gets the workers' posts and ends. */

@@ -19,6 +19,7 @@ import { compareMachine } from "../../session/compare.ts";
 import type { WorkerLike } from "../../session/port.ts";
 import { runSide } from "../../session/runSide.ts";
 import { Result } from "./CompareResult.tsx";
+import { ErrorList } from "../../components/ErrorList.tsx";
 import "./compare.css";
 
 export interface CompareViewProps {
@@ -111,13 +112,7 @@ export function CompareView({
       )}
       {snapshot.matches("failed") && (
         <section role="alert" aria-label="Cannot compare" className="panel errors">
-          <ul>
-            {errors.map((e) => (
-              <li key={e}>
-                <code>{e}</code>
-              </li>
-            ))}
-          </ul>
+          <ErrorList errors={errors} />
         </section>
       )}
       {snapshot.matches("done") && request && result && (

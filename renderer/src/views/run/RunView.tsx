@@ -6,6 +6,7 @@ import type { PlaybackContext, PlaybackEvent, PlaybackPhase } from "../../sessio
 import { receiversOfTrace } from "../../session/replay.ts";
 import { timelineReader, type TimelineReader } from "../../model/timeline.ts";
 import type { Selection, SelectionAction, SelectedMark } from "../../model/selection.ts";
+import { ErrorList } from "../../components/ErrorList.tsx";
 import { LogView } from "../log/LogView.tsx";
 import { InspectorView } from "../exchange/InspectorView.tsx";
 import { SequenceView } from "../sequence/SequenceView.tsx";
@@ -256,13 +257,7 @@ function ScenarioErrors({ errors }: { readonly errors: readonly string[] }) {
   return (
     <section role="alert" aria-labelledby="errors-heading" className="panel errors">
       <h3 id="errors-heading">This scenario has errors</h3>
-      <ul>
-        {errors.map((e) => (
-          <li key={e}>
-            <code>{e}</code>
-          </li>
-        ))}
-      </ul>
+      <ErrorList errors={errors} />
     </section>
   );
 }
