@@ -1,9 +1,9 @@
 /**
  * What the user can ask of the app, each once: an id, a label, the keys that ask for it and what it does
- * (as Excalidraw's `actions/`). The ids, labels and keys are main/commandTable.ts's, which the menus are built
- * from too; here is what each command does. The desktop app's menus (their commands arrive through the platform bridge,
- * {@link commandOfMenu}), the window's keys ({@link commandOfKey}) and the buttons perform the same command;
- * docs/decisions/0140-app-state.md.
+ * (as Excalidraw's `actions/`). The ids, labels and keys are main/commandTable.ts's, which the menus are
+ * built from too; here is what each command does. The desktop app's menus (their commands arrive through
+ * the platform bridge, {@link performMenuCommand}), the window's keys ({@link commandOfKey}) and the buttons
+ * perform the same command; docs/decisions/0140-app-state.md, 0175.
  */
 import type { AppCommand, MenuSpeed, OpenedFile } from "../../../main/channels.ts";
 import { COMMAND_SPECS, type WindowKey } from "../../../main/commandTable.ts";
