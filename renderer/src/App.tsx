@@ -7,6 +7,8 @@ import { RulesPanel } from "./components/RulesPanel.tsx";
 import { lessonPlace, type LibraryEntry } from "./model/library.ts";
 import { mergeSettings } from "./model/readings.ts";
 import { baseOfRun } from "./model/runStart.ts";
+import type { CompareBase, CompareSide } from "./model/compare.ts";
+import type { PointRunStart } from "./model/sweep.ts";
 import { COMMANDS, type CommandContext } from "./commands/commands.ts";
 import { useAppCommands } from "./hooks/useAppCommands.ts";
 import { useEditorActions } from "./hooks/useEditorActions.ts";
@@ -143,35 +145,18 @@ export function App() {
           <EditorPane editor={editor} scenarios={scenarios} editing={editing} />
         </div>
         {editor.dialogs}
-        {exploring && (
-          <div hidden={view !== "explore"}>
-            <ErrorBoundary resetKey="explore">
-              <ExploreView
-                mailscope={mailscope}
-                onOpenRun={(name, text) => opening.openScenarioText(name, text)}
-                onOpenEditor={editing.editText}
-              />
-            </ErrorBoundary>
-          </div>
-        )}
-        {/* The Sweep view stays while other views show (a point's run, a boundary's Compare), with its results. */}
-        {sweepBase && (
-          <div hidden={view !== "sweep"}>
-            <ErrorBoundary resetKey={sweepBase.text}>
-              <Suspense fallback={<p className="muted">Loading the sweep…</p>}>
-                <SweepView
-                  key={`${sweepBase.file} ${sweepBase.text.length} ${JSON.stringify(sweepBase.settings)}`}
-                  base={sweepBase}
-                  mailscope={mailscope}
-                  createWorker={createSimulationWorker}
-                  onBack={() => setView("run")}
-                  onOpenRun={opening.openPoint}
-                  onCompare={(sides) => tell({ type: "BOUNDARY", sides })}
-                />
-              </Suspense>
-            </ErrorBoundary>
-          </div>
-        )}
+        {/* Explore, once opened, and Sweep stay mounted (hidden) while other views show, with their results. */}
+        <KeptViews
+          view={view}
+          exploring={exploring}
+          sweepBase={sweepBase}
+          mailscope={mailscope}
+          onOpenRun={(name, text) => opening.openScenarioText(name, text)}
+          onOpenEditor={editing.editText}
+          onBack={() => setView("run")}
+          onOpenPoint={opening.openPoint}
+          onBoundary={(sides) => tell({ type: "BOUNDARY", sides })}
+        />
         <ErrorBoundary resetKey={`${view} ${current?.file ?? ""} ${String(context.source?.kind)}`}>
           {view === "editor" || view === "explore" || view === "sweep" ? null : view === "probe" && probe ? (
             <ProbeView key={probe.file} events={probe.trace.events} file={probe.file} onRule={showRule} onSave={save} />
@@ -328,6 +313,52 @@ function TitleBar({
         {info ? `${info.shell}${info.electron ? ` ${info.electron}` : ""} · v${info.version}` : "…"}
       </span>
     </header>
+  );
+}
+
+/**
+ * The views that stay mounted while others show: Explore once opened (an exploration goes on while a run
+ * shows), the Sweep view with its results (a point's run, a boundary's Compare, and back).
+ */
+function KeptViews(p: {
+  readonly view: View;
+  readonly exploring: boolean;
+  readonly sweepBase: CompareBase | undefined;
+  readonly mailscope: string;
+  readonly onOpenRun: (name: string, text: string) => void;
+  readonly onOpenEditor: (name: string, text: string) => void;
+  readonly onBack: () => void;
+  readonly onOpenPoint: (start: PointRunStart) => void;
+  readonly onBoundary: (sides: readonly [CompareSide, CompareSide]) => void;
+}) {
+  const { view, sweepBase } = p;
+  return (
+    <>
+      {p.exploring && (
+        <div hidden={view !== "explore"}>
+          <ErrorBoundary resetKey="explore">
+            <ExploreView mailscope={p.mailscope} onOpenRun={p.onOpenRun} onOpenEditor={p.onOpenEditor} />
+          </ErrorBoundary>
+        </div>
+      )}
+      {sweepBase && (
+        <div hidden={view !== "sweep"}>
+          <ErrorBoundary resetKey={sweepBase.text}>
+            <Suspense fallback={<p className="muted">Loading the sweep…</p>}>
+              <SweepView
+                key={`${sweepBase.file} ${sweepBase.text.length} ${JSON.stringify(sweepBase.settings)}`}
+                base={sweepBase}
+                mailscope={p.mailscope}
+                createWorker={createSimulationWorker}
+                onBack={p.onBack}
+                onOpenRun={p.onOpenPoint}
+                onCompare={p.onBoundary}
+              />
+            </Suspense>
+          </ErrorBoundary>
+        </div>
+      )}
+    </>
   );
 }
 

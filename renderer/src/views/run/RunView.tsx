@@ -77,7 +77,7 @@ export function RunView({
 }: RunViewProps) {
   // What the views show of the run at this moment (./useRunShown.ts).
   const shown = useRunShown(phase, context);
-  const { startMs, events, live, shownPhase, finished, labels, outcomes, result, playheadMs, heavy, below } = shown;
+  const { startMs, events, live, finished, labels, outcomes, result, playheadMs, heavy, below } = shown;
   // What is selected, shared by every panel, and the permalink followed (./useRunSelection.ts).
   const selecting = useRunSelection(context, heavy.events, finished);
   const { selection, select } = selecting;
@@ -111,19 +111,16 @@ export function RunView({
   const save = useStable(onSave);
   return (
     <section aria-labelledby="run-title" className="run">
-      <header className="run-head">
-        <h2 id="run-title" data-scenario={name ?? title}>
-          {title}
-          {name !== undefined && name !== title && <span className="run-name"> {name}</span>}
-        </h2>
-        {!live && finished && <span className="badge">opened trace</span>}
-        {live && onCompare && context.summary && phase !== "loading" && (
-          <button onClick={() => onCompare(playheadMs)}>Compare…</button>
-        )}
-        {live && onSweep && context.summary && phase !== "loading" && <button onClick={onSweep}>Sweep…</button>}
-        {onBackToSweep && <button onClick={onBackToSweep}>Back to the sweep</button>}
-        {description && <p className="description">{description}</p>}
-      </header>
+      <RunHead
+        title={title}
+        name={name}
+        description={description}
+        openedTrace={!live && finished}
+        // Compare and Sweep start from a live run, once it has started.
+        {...(live && context.summary && phase !== "loading" && onCompare && { onCompare: () => onCompare(playheadMs) })}
+        {...(live && context.summary && phase !== "loading" && onSweep && { onSweep })}
+        {...(onBackToSweep && { onBackToSweep })}
+      />
       <DepartsFromSpec constants={context.summary?.constants} />
       {context.notice && (
         <p role="status" className="notice">
@@ -134,37 +131,13 @@ export function RunView({
         <ScenarioErrors errors={context.errors} />
       ) : (
         <>
-          <Controls
+          <RunControls
             key={String(context.summary?.seed ?? "")}
-            phase={shownPhase}
-            drive={context.drive}
-            speed={context.speed}
-            startMs={startMs}
-            playheadMs={playheadMs}
-            events={events.length}
-            seed={context.summary?.seed}
-            live={live}
-            onToggle={() => COMMANDS.toggle.perform(commands)}
-            onStep={() => COMMANDS.step.perform(commands)}
-            onSpeed={(speed: PlaybackSpeed) => COMMANDS.speed.perform(commands, speed)}
-            onJump={(ms) => send({ type: "RUN_TO", timeMs: startMs + ms })}
-            onRestart={(seed) => COMMANDS.restart.perform(commands, seed)}
-            level={context.level}
-            atEnd={context.progress?.atEnd === true && phase === "paused"}
-            onLevel={(level) => send({ type: "SET_LEVEL", level })}
-            stopText={shown.stopLine}
-            scrubEvents={shown.scrubEvents}
-            endMs={shown.endMs}
-            endKnown={shown.knownEnd !== undefined}
-            breakpoints={{
-              breakpoints: context.breakpoints,
-              current:
-                context.stop?.kind === "breakpoint" || context.stop?.kind === "time" ? context.stop.id : undefined,
-              hits: shown.hits,
-              messages: context.summary?.messages ?? [],
-              label: (m) => labels.get(m) ?? m,
-              onChange: (breakpoints) => send({ type: "SET_BREAKPOINTS", breakpoints }),
-            }}
+            phase={phase}
+            context={context}
+            shown={shown}
+            send={send}
+            commands={commands}
           />
           {live && context.summary && (
             <Readings
@@ -249,6 +222,85 @@ export function RunView({
         </>
       )}
     </section>
+  );
+}
+
+/** The run's title (and the scenario's name beside it when they differ), its description and where it leads. */
+function RunHead(p: {
+  readonly title: string;
+  readonly name: string | undefined;
+  readonly description: string;
+  readonly openedTrace: boolean;
+  readonly onCompare?: () => void;
+  readonly onSweep?: () => void;
+  readonly onBackToSweep?: () => void;
+}) {
+  const { title, name } = p;
+  return (
+    <header className="run-head">
+      <h2 id="run-title" data-scenario={name ?? title}>
+        {title}
+        {name !== undefined && name !== title && <span className="run-name"> {name}</span>}
+      </h2>
+      {p.openedTrace && <span className="badge">opened trace</span>}
+      {p.onCompare && <button onClick={p.onCompare}>Compare…</button>}
+      {p.onSweep && <button onClick={p.onSweep}>Sweep…</button>}
+      {p.onBackToSweep && <button onClick={p.onBackToSweep}>Back to the sweep</button>}
+      {p.description && <p className="description">{p.description}</p>}
+    </header>
+  );
+}
+
+/**
+ * The run's playback bar: the playback machine's phase, drive, speed, level, stop and breakpoints, with the
+ * clock and scrubber as shown; its buttons perform the commands the menus and keys perform.
+ */
+function RunControls({
+  phase,
+  context,
+  shown,
+  send,
+  commands,
+}: {
+  readonly phase: PlaybackPhase;
+  readonly context: PlaybackContext;
+  readonly shown: ReturnType<typeof useRunShown>;
+  readonly send: (event: PlaybackEvent) => void;
+  readonly commands: CommandContext;
+}) {
+  const { startMs, labels } = shown;
+  const { stop } = context;
+  return (
+    <Controls
+      phase={shown.shownPhase}
+      drive={context.drive}
+      speed={context.speed}
+      startMs={startMs}
+      playheadMs={shown.playheadMs}
+      events={shown.events.length}
+      seed={context.summary?.seed}
+      live={shown.live}
+      onToggle={() => COMMANDS.toggle.perform(commands)}
+      onStep={() => COMMANDS.step.perform(commands)}
+      onSpeed={(speed: PlaybackSpeed) => COMMANDS.speed.perform(commands, speed)}
+      onJump={(ms) => send({ type: "RUN_TO", timeMs: startMs + ms })}
+      onRestart={(seed) => COMMANDS.restart.perform(commands, seed)}
+      level={context.level}
+      atEnd={context.progress?.atEnd === true && phase === "paused"}
+      onLevel={(level) => send({ type: "SET_LEVEL", level })}
+      stopText={shown.stopLine}
+      scrubEvents={shown.scrubEvents}
+      endMs={shown.endMs}
+      endKnown={shown.knownEnd !== undefined}
+      breakpoints={{
+        breakpoints: context.breakpoints,
+        current: stop?.kind === "breakpoint" || stop?.kind === "time" ? stop.id : undefined,
+        hits: shown.hits,
+        messages: context.summary?.messages ?? [],
+        label: (m) => labels.get(m) ?? m,
+        onChange: (breakpoints) => send({ type: "SET_BREAKPOINTS", breakpoints }),
+      }}
+    />
   );
 }
 
