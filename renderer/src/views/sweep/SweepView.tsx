@@ -27,6 +27,7 @@ import { poolSize, workerRunPool } from "../../session/runPool.ts";
 import type { WorkerLike } from "../../session/port.ts";
 import { useWidth } from "../../hooks/useWidth.ts";
 import "./sweep.css";
+import { Table } from "../../components/Table.tsx";
 
 /** The colour of each outcome's band: the timeline's, and for what only a sweep has (SMTP, bounces, errors). */
 const BAND_COLOUR: Readonly<Record<string, string>> = {
@@ -71,7 +72,7 @@ export interface SweepViewProps {
 }
 
 /**
- * Sweep (issue 30): pick a field of the scenario (its numbers and durations,
+ * Sweep (note 0067): pick a field of the scenario (its numbers and durations,
  * a gap reading, one of the draft's numbers) and a range; every value is a
  * full run in a pool of simulation workers, and the charts draw the points as
  * they finish — the share of each outcome by value, the outcome's time,
@@ -1079,54 +1080,50 @@ function PointsTable({
           </label>
         )}
       </div>
-      <table className="sweep-table">
-        <thead>
-          <tr>
-            <th scope="col">{chart.axis.path}</th>
-            {chart.series && <th scope="col">{chart.series.path}</th>}
-            <th scope="col">outcome</th>
-            <th scope="col">at</th>
-            <th scope="col">attempts</th>
-            <th scope="col">POSTs</th>
-            <th scope="col">checks</th>
-            <th scope="col">
-              <span className="visually-hidden">run</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {table.lines.map((line) => {
-            if (line.kind === "boundary") {
-              const b = line.boundary;
-              return (
-                <tr key={`${b.fromPoint} ${b.toPoint} ${b.message} ${b.recipient}`} className="boundary-row">
-                  <td colSpan={chart.series ? 8 : 7}>↳ {b.text}</td>
-                </tr>
-              );
-            }
-            const r = line.row;
+      <Table
+        className="sweep-table"
+        columns={[
+          chart.axis.path,
+          chart.series?.path,
+          "outcome",
+          "at",
+          "attempts",
+          "POSTs",
+          "checks",
+          { hidden: "run" },
+        ]}
+      >
+        {table.lines.map((line) => {
+          if (line.kind === "boundary") {
+            const b = line.boundary;
             return (
-              <tr key={r.point} data-testid="sweep-point" data-outcome={r.mode}>
-                <td>{r.label}</td>
-                {chart.series && <td>{chart.series.labels[r.series]}</td>}
-                <td>{r.text.outcome}</td>
-                <td>{r.text.time}</td>
-                <td>{r.text.attempts}</td>
-                <td>{r.text.posts}</td>
-                <td>{r.checks}</td>
-                <td>
-                  <button
-                    onClick={() => onOpen(r.point)}
-                    aria-label={`Open run at ${r.label}${chart.series ? `, ${chart.series.path} ${chart.series.labels[r.series] ?? ""}` : ""}`}
-                  >
-                    Open run
-                  </button>
-                </td>
+              <tr key={`${b.fromPoint} ${b.toPoint} ${b.message} ${b.recipient}`} className="boundary-row">
+                <td colSpan={chart.series ? 8 : 7}>↳ {b.text}</td>
               </tr>
             );
-          })}
-        </tbody>
-      </table>
+          }
+          const r = line.row;
+          return (
+            <tr key={r.point} data-testid="sweep-point" data-outcome={r.mode}>
+              <td>{r.label}</td>
+              {chart.series && <td>{chart.series.labels[r.series]}</td>}
+              <td>{r.text.outcome}</td>
+              <td>{r.text.time}</td>
+              <td>{r.text.attempts}</td>
+              <td>{r.text.posts}</td>
+              <td>{r.checks}</td>
+              <td>
+                <button
+                  onClick={() => onOpen(r.point)}
+                  aria-label={`Open run at ${r.label}${chart.series ? `, ${chart.series.path} ${chart.series.labels[r.series] ?? ""}` : ""}`}
+                >
+                  Open run
+                </button>
+              </td>
+            </tr>
+          );
+        })}
+      </Table>
       {table.apart.length > 0 && (
         <>
           <p className="muted" id="apart-heading">
