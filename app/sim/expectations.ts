@@ -16,6 +16,7 @@ import { actorOfDelivery } from "../trace/deliveryIds.ts";
 import type { CheckedEvent } from "./invariants.ts";
 import { durationMs, type ExpectedOutcome, type ScenarioExpectation } from "./scenario.ts";
 import { pushAll } from "../protocol/lists.ts";
+import { textOf, textsOf } from "../trace/values.ts";
 
 /** A scenario message as the expectations need it. */
 export interface ExpectedMessage {
@@ -95,11 +96,11 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
   const posts = new Map<string, (number | undefined)[]>();
   for (const e of events) {
     const d = e.data ?? {};
-    const messageId = typeof d["messageId"] === "string" ? d["messageId"] : "";
+    const messageId = textOf(d["messageId"]) ?? "";
     switch (e.name) {
       case "message.submitted":
         if (!submittedAt.has(messageId)) submittedAt.set(messageId, e.seq);
-        for (const to of list(d["to"])) {
+        for (const to of textsOf(d["to"])) {
           const actor = `${messageId}→${domainOf(to)}`;
           started.add(actor);
           if (!attemptStarts.has(actor)) attemptStarts.set(actor, [e.seq]);
@@ -119,7 +120,7 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
         break;
       }
       case "smtp.handoff":
-        for (const r of list(d["recipients"])) {
+        for (const r of textsOf(d["recipients"])) {
           handOffs.set(key(messageId, r), {
             reason: String(d["reason"]),
             timeMs: e.timeMs,
@@ -129,7 +130,7 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
         }
         break;
       case "dsn.sent":
-        for (const r of list(d["recipients"])) {
+        for (const r of textsOf(d["recipients"])) {
           const k = key(messageId, r);
           const dsn = { dsnMessageId: String(d["dsnMessageId"]), to: String(d["to"]), seq: e.seq };
           const known = dsns.get(k);
@@ -138,7 +139,7 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
         }
         break;
       case "machine.started":
-        actorRecipients.set(String(d["deliveryActor"] ?? ""), new Set(list(d["recipients"]).map(normalizeAddress)));
+        actorRecipients.set(String(d["deliveryActor"] ?? ""), new Set(textsOf(d["recipients"]).map(normalizeAddress)));
         withActors.add(messageId);
         break;
       case "timer.fired":
@@ -147,7 +148,7 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
       case "attempt.started": {
         if (d["sent"] === false) break;
         const actor = actorOfDelivery(String(d["deliveryId"] ?? ""));
-        for (const r of list(d["recipients"])) {
+        for (const r of textsOf(d["recipients"])) {
           const k = `${actor}\n${normalizeAddress(r)}`;
           const sent = posts.get(k);
           if (sent === undefined) posts.set(k, [e.seq]);
@@ -224,11 +225,6 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
       };
     },
   };
-}
-
-function list(value: unknown): string[] {
-  if (typeof value === "string") return [value];
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
 }
 
 function domainOf(address: string): string {
