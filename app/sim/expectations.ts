@@ -109,11 +109,13 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
       case "recipient.outcome": {
         const k = key(messageId, String(d["recipient"] ?? ""));
         if (!outcomes.has(k)) {
+          const rule = textOf(d["rule"]);
+          const problem = textOf(d["problem"]);
           outcomes.set(k, {
             outcome: String(d["outcome"]),
             timeMs: e.timeMs,
-            ...(typeof d["rule"] === "string" && { rule: d["rule"] }),
-            ...(typeof d["problem"] === "string" && { problem: d["problem"] }),
+            ...(rule !== undefined && { rule }),
+            ...(problem !== undefined && { problem }),
             seq: e.seq,
           });
         }
