@@ -25,7 +25,7 @@
 import { pushAll } from "../protocol/lists.ts";
 import { normalizeAddress } from "../protocol/mailbox.ts";
 import { actorOfDelivery } from "./deliveryIds.ts";
-import { dataOf, readEvent } from "./eventReader.ts";
+import { dataOf, readEvent, type ReadData } from "./eventReader.ts";
 import { numberOf, textOf, textsOf } from "./values.ts";
 import { formatOffset } from "./offset.ts";
 import { rulesCited } from "./ruleEvidence.ts";
@@ -416,17 +416,17 @@ function requestAnswer(ended: Ev, judged: Ev | undefined): string {
  * (`the capabilities unusable (no answer: connection refused)`) and as what
  * the attempt did (`could not fetch the capabilities (…)`).
  */
-function beforePost(judged: Data, discovery: readonly Ev[]): { readonly noun: string; readonly verb: string } {
-  const status = numberOf(judged["status"]);
-  const detail = textOf(judged["detail"]) ?? "";
-  switch (judged["stage"]) {
+function beforePost(judged: JudgedData, discovery: readonly Ev[]): { readonly noun: string; readonly verb: string } {
+  const { status } = judged;
+  const detail = judged.detail ?? "";
+  switch (judged.stage) {
     case "discovery": {
-      if (judged["class"] === "no-service") {
+      if (judged.class === "no-service") {
         const answer = textOf(discovery.find((e) => e.name === "discovery.resolved")?.data["answer"]);
         const noun = `no usable SVCB record${answer !== undefined ? ` (${answer})` : ""}`;
         return { noun, verb: `found ${noun}` };
       }
-      if (judged["rule"] === "ERR-25")
+      if (judged.rule === "ERR-25")
         return {
           noun: "no SVCB record, but a valid discovery pin",
           verb: "found no SVCB record, but a valid discovery pin",
@@ -446,21 +446,24 @@ function beforePost(judged: Data, discovery: readonly Ev[]): { readonly noun: st
     case "version":
       return { noun: `no common version (${detail})`, verb: `found no common version (${detail})` };
     default: {
-      if (judged["class"] === "results") {
-        const problem = problemId(judged["problem"]);
+      if (judged.class === "results") {
+        const problem = problemId(judged.problem);
         const noun = `per-recipient results${problem !== undefined ? ` (${problem})` : ""}`;
         return { noun, verb: `got ${noun}` };
       }
       const kind = transportKind(detail);
-      const problem = problemId(judged["problem"]);
+      const problem = problemId(judged.problem);
       const noun =
         status === undefined && kind !== undefined
           ? `no answer (${kind})`
-          : `${status !== undefined ? `${status} ` : ""}${problem ?? String(judged["class"] ?? "?")}`;
+          : `${status !== undefined ? `${status} ` : ""}${problem ?? judged.class ?? "?"}`;
       return { noun, verb: `got ${noun}` };
     }
   }
 }
+
+/** An attempt.judged event's data, read by the catalogue ({@link dataOf}). */
+export type JudgedData = ReadData<"attempt.judged">;
 
 /** What {@link judgedAnswer} reads of an attempt's discovery events. */
 type DiscoveryEvent = Pick<RecordedEvent, "seq" | "name" | "timeMs" | "data">;
@@ -471,7 +474,7 @@ type DiscoveryEvent = Pick<RecordedEvent, "seq" | "name" | "timeMs" | "data">;
  * unusable (answered 429)`): what the delivery machine's history says of the
  * attempt that decided.
  */
-export function judgedAnswer(judged: Data, discovery: readonly DiscoveryEvent[] = []): string {
+export function judgedAnswer(judged: JudgedData, discovery: readonly DiscoveryEvent[] = []): string {
   return beforePost(
     judged,
     discovery.map((e) => ({ seq: e.seq, name: e.name, timeMs: e.timeMs, data: e.data ?? {} })),
@@ -497,18 +500,18 @@ export interface RulingResult {
  * per-recipient; `discovery` as {@link judgedAnswer} takes it.
  */
 export function smtpRuling(
-  judged: Pick<RecordedEvent, "seq" | "timeMs" | "data">,
+  judged: Pick<RecordedEvent, "seq" | "name" | "timeMs" | "data">,
   attempt: number,
   startedAtMs: number,
   results: readonly RulingResult[] = [],
   discovery: readonly DiscoveryEvent[] = [],
 ): SmtpRuledOut | undefined {
-  const d = judged.data ?? {};
-  const all = d["allAttemptsFallbackEligible"];
-  const rulesOut = typeof all === "boolean" ? !all : d["fallbackEligible"] !== true && d["class"] !== "no-service";
+  const d = dataOf(judged, "attempt.judged") ?? {};
+  const all = d.allAttemptsFallbackEligible;
+  const rulesOut = all !== undefined ? !all : d.fallbackEligible !== true && d.class !== "no-service";
   if (!rulesOut) return undefined;
-  const status = numberOf(d["status"]);
-  const perRecipient = d["class"] === "results";
+  const { status } = d;
+  const perRecipient = d.class === "results";
   const answer =
     perRecipient && results.length > 0
       ? `per-recipient results: ${
@@ -518,7 +521,7 @@ export function smtpRuling(
             .join(", ") || "accepted"
         }`
       : judgedAnswer(d, discovery);
-  const rule = perRecipient || (status !== undefined && status >= 400 && status < 500) ? "ERR-23" : textOf(d["rule"]);
+  const rule = perRecipient || (status !== undefined && status >= 400 && status < 500) ? "ERR-23" : d.rule;
   return {
     attempt,
     atMs: startedAtMs,
@@ -558,7 +561,11 @@ function stepOf(attempt: AttemptFacts, recipient: string): Step {
     return { attempt, answer: "was sent, with no answer in the trace", post };
   }
   if (attempt.judged !== undefined)
-    return { attempt, answer: beforePost(attempt.judged.data, attempt.discovery).verb, answerEvent: attempt.judged };
+    return {
+      attempt,
+      answer: beforePost(dataOf(attempt.judged, "attempt.judged") ?? {}, attempt.discovery).verb,
+      answerEvent: attempt.judged,
+    };
   return { attempt, answer: "is under way" };
 }
 
@@ -829,7 +836,7 @@ function smtpClause(
     b.cite(outcome);
     const found =
       ending.attempt.judged !== undefined
-        ? `found ${beforePost(ending.attempt.judged.data, ending.attempt.discovery).noun.replace(/^(?!no common version)/, "no common version: ")}`
+        ? `found ${beforePost(dataOf(ending.attempt.judged, "attempt.judged") ?? {}, ending.attempt.discovery).noun.replace(/^(?!no common version)/, "no common version: ")}`
         : ending.answer;
     return b.build(`${when} ${found}: handed to SMTP at once${b.rule("STATE-4")}${relay}`, [n, n]);
   } else {
