@@ -104,7 +104,8 @@ export function fromArrayBuffer(buffer: ArrayBuffer): Uint8Array<ArrayBuffer> {
   return new Uint8Array(buffer);
 }
 
-function binaryToBytes(binary: string): Uint8Array<ArrayBuffer> {
+/** The bytes of a "binary string" (latin1, as {@link bytesToBinary} makes it): each character's code, one byte. */
+export function binaryToBytes(binary: string): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
   return out;
