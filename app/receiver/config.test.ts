@@ -36,7 +36,7 @@ describe("receiverConfigSchema", () => {
     });
     expect(config.capabilitiesMaxAgeS).toBe(3600);
     expect(config.idempotencyRetentionS).toBe(604800);
-    expect(config.readings).toEqual({ G3: { toleranceS: 300 }, G19: "401" });
+    expect(config.readings).toEqual({ signatureTolerance: { toleranceS: 300 }, fromDomainMismatch: "401" });
     expect(config.policy.failAfterAcceptance).toEqual([]);
   });
 

@@ -188,12 +188,20 @@ export const policyConfigSchema = z.strictObject({
     .default([]),
 });
 
-export const readingsConfigSchema = z.strictObject({
-  /** G3: how far `created` may be from the receiver's clock, either side. */
-  G3: z.strictObject({ toleranceS: seconds.default(DEFAULT_TOLERANCE_S) }).default({ toleranceS: DEFAULT_TOLERANCE_S }),
-  /** G19: the answer when the `from` domain is not the signing domain. */
-  G19: z.enum(["401", "403"]).default("401"),
-});
+/**
+ * The receiver's readings: written by gap ID (`readings: { G19: "403" }`, as a scenario writes them), read under
+ * the names of app/protocol/readingNames.ts (`readings.fromDomainMismatch`).
+ */
+export const readingsConfigSchema = z
+  .strictObject({
+    /** G3: how far `created` may be from the receiver's clock, either side. */
+    G3: z
+      .strictObject({ toleranceS: seconds.default(DEFAULT_TOLERANCE_S) })
+      .default({ toleranceS: DEFAULT_TOLERANCE_S }),
+    /** G19: the answer when the `from` domain is not the signing domain. */
+    G19: z.enum(["401", "403"]).default("401"),
+  })
+  .transform(({ G3, G19 }) => ({ signatureTolerance: G3, fromDomainMismatch: G19 }));
 
 /**
  * The part of a configuration the offline checks read (`lintChecks`): the

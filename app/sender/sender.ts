@@ -6,7 +6,7 @@
  * real network hands it the system's. DSNs for failures go back through the
  * same sender, as normal messages with a null `from` (EVT-3, G14, G31); the
  * failure of a DSN is never reported by another DSN, whatever `from` it was
- * given (issue 23: a wrong `from` made DSNs about DSNs until memory ran out).
+ * given: a wrong `from` would otherwise make DSNs about DSNs until memory ran out (note 0032).
  */
 import { createActor } from "xstate";
 import type { Actor, AnyMachineSnapshot, InspectionEvent } from "xstate";
@@ -156,7 +156,7 @@ function mergeReadings(readings: Partial<SenderReadings> | undefined): SenderRea
   return {
     ...defaultReadings,
     ...readings,
-    G16: { ...defaultReadings.G16, ...readings?.G16 },
+    retryTiming: { ...defaultReadings.retryTiming, ...readings?.retryTiming },
   };
 }
 
@@ -168,7 +168,7 @@ function mergeReadings(readings: Partial<SenderReadings> | undefined): SenderRea
 export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
   const readings = mergeReadings(config.readings);
   const constants = config.constants ?? SPEC_CONSTANTS;
-  checkFallbackWindowS(readings.G16.fallbackWindowS, config.production ?? true, constants);
+  checkFallbackWindowS(readings.retryTiming.fallbackWindowS, config.production ?? true, constants);
   const trace = ports.trace ?? noTrace;
   const versions = config.versions ?? SUPPORTED_VERSIONS;
   const cache = createCapabilitiesCache(ports.clock, constants);
