@@ -93,7 +93,7 @@ export function App() {
     tell({ type, base });
   };
 
-  // The run's place in the "Start here" path (issue 24): the next and previous lessons open from the run view.
+  // The run's place in the "Start here" path: the next and previous lessons open from the run view.
   const place = current && scenarios ? lessonPlace(scenarios, current) : undefined;
   // Opened from the lesson path (the welcome pane, a lesson's next or previous), a lesson is played as one: its
   // notes are breakpoints (the machine's `notePauses`). Picked in the library, it plays through (its notes still

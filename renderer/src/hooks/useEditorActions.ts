@@ -1,5 +1,5 @@
 /**
- * The scenario editor's ways in (issue 15): a new scenario, a copy of a teaching one, an opened file, a text
+ * The scenario editor's ways in: a new scenario, a copy of a teaching one, an opened file, a text
  * from elsewhere (Explore's counterexample); File ▸ New Scenario, Save and Save As (the editor's own New, Save
  * and Save as, shown); and Run, which plays the editor's text.
  */

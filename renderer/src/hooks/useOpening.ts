@@ -109,7 +109,7 @@ export function useOpening({ context, send, tell, mailscope, opened, setOpened, 
     const read = await readTraceFile(name, text);
     if (read.kind === "cannot-open") {
       // Its error, and nothing of the file shown before under it (its run, a bundle's verdict), which the
-      // error would seem to be about (issue 22).
+      // error would seem to be about.
       setCurrent(undefined);
       send({ type: "CLOSE" });
       tell({ type: "CANNOT_OPEN", message: read.message });

@@ -9,7 +9,7 @@ import type { PlaybackContext, PlaybackPhase } from "../session/machine.ts";
 export const HEAVY_VIEWS_EVERY_MS = 250;
 /**
  * The same at speed max: a run there is over in a second or so, and drawing those views while it runs took
- * the CPU the simulation worker needed (issue 12 "Measure"); they draw its end right after the log.
+ * the CPU the simulation worker needed; they draw its end right after the log.
  */
 export const HEAVY_VIEWS_AT_MAX_EVERY_MS = 1000;
 

@@ -28,7 +28,7 @@ export interface CompareViewProps {
   readonly createWorker: () => WorkerLike;
   readonly onBack: () => void;
   readonly onSave: (name: string, contents: string, type: string) => void;
-  /** Two sides to run at once (a sweep's boundary, issue 30) rather than those the form makes. */
+  /** Two sides to run at once (a sweep's boundary) rather than those the form makes. */
   readonly preset?: readonly [CompareSide, CompareSide];
   /** The run view's breakpoints: the playback bar's, one list for both runs. */
   readonly breakpoints?: readonly Breakpoint[];
@@ -59,7 +59,7 @@ export function CompareView({
   onBreakpoints = () => {},
   messages = NO_MESSAGES,
 }: CompareViewProps) {
-  // The readings of the switchable gaps, then the draft's numbers (issue 30).
+  // The readings of the switchable gaps, then the draft's numbers.
   const controls = useMemo(
     () => [...readingControls(base.readings), ...constantControls(base.constants)],
     [base.readings, base.constants],

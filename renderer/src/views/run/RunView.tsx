@@ -37,7 +37,7 @@ export interface RunViewProps {
   /** The scenario's name, shown beside its title when they differ. */
   readonly name?: string | undefined;
   readonly description: string;
-  /** The scenario's place in the "Start here" path, and how to open another lesson (issue 24). */
+  /** The scenario's place in the "Start here" path, and how to open another lesson. */
   readonly lesson?: (LessonPlace & { readonly onOpen: (entry: LibraryEntry) => void }) | undefined;
   readonly send: (event: PlaybackEvent) => void;
   /** What the buttons perform: the commands the menus and keys perform too. */
@@ -47,9 +47,9 @@ export interface RunViewProps {
   readonly onSave: (name: string, contents: string, type: string) => void;
   /** The run's exports: "with message bodies", what the last export left out, the export itself. */
   readonly exports: RunExports;
-  /** Opens the Compare view from this run, its playhead the fork time (issue 15). */
+  /** Opens the Compare view from this run, its playhead the fork time. */
   readonly onCompare?: (playheadMs: number) => void;
-  /** Opens the Sweep view for this run's scenario (issue 30). */
+  /** Opens the Sweep view for this run's scenario. */
   readonly onSweep?: () => void;
   /** This run is a sweep's point: back to that sweep and its results. */
   readonly onBackToSweep?: () => void;
@@ -100,7 +100,7 @@ export function RunView({
     if (live.length > 0 || context.source?.kind !== "trace" || context.result === undefined) return live;
     return [...receiversOfTrace(context.result.trace).values()];
   }, [inspecting, context.summary, context.source, context.result]);
-  // The scenario's notes (issue 24): placed on the run, shown as the playhead reaches them, paused at in a lesson.
+  // The scenario's notes: placed on the run, shown as the playhead reaches them, paused at in a lesson.
   const notes = useLessonNotes({ context, phase, startMs });
   // The notes on the timeline: placed on the timeline's own events, so they come with its draws, not each batch.
   const timelineNotes = useMemo(

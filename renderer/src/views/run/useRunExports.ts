@@ -1,6 +1,6 @@
 /**
  * The run's exports: "with message bodies", for every export of the run (the export bar's and File ▸
- * Export's, issue 22), the export itself, and what it left out, said under the export bar.
+ * Export's), the export itself, and what it left out, said under the export bar.
  */
 import { useMemo, useState } from "react";
 import { bundleEmls, type Bundle } from "../../../../app/trace/bundle.ts";

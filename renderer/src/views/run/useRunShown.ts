@@ -27,7 +27,7 @@ export function useRunShown(phase: PlaybackPhase, context: PlaybackContext) {
   // run (an opened trace), they start empty and take it right after the timeline's first draw.
   const events = useDeferredValue(context.events, NO_EVENTS);
   // The whole-run views take a later batch after the log (below), but a whole run at mount at once: the
-  // timeline is the first picture of an opened trace (issue 13: drawn in < 1 s).
+  // timeline is the first picture of an opened trace (it must be drawn in under a second).
   const wholeRunEvents = useDeferredValue(context.events);
   // What is on screen is one moment of the run: until the views have drawn the last events, the phase
   // says where they are (never "Finished" beside outcomes that are not), and the checks wait.
