@@ -115,6 +115,20 @@ describe("the lint config enforces the layers", () => {
     ).not.toContain("no-restricted-imports");
   });
 
+  it("of main/, the renderer imports the IPC's types and the command table only (plain data), not the menu", async () => {
+    for (const file of ["channels.ts", "commandTable.ts"])
+      expect(
+        await ruleIds("renderer/src/example.ts", `import * as m from "../../main/${file}";\nexport const x = m;\n`),
+        file,
+      ).toEqual([]);
+    expect(
+      await ruleIds(
+        "renderer/src/example.ts",
+        'import { menuTemplate } from "../../main/menu.ts";\nexport const m = menuTemplate;\n',
+      ),
+    ).toContain("no-restricted-imports");
+  });
+
   it("the renderer imports React and the core, but neither Node nor app/node", async () => {
     expect(
       await ruleIds("renderer/src/example.tsx", 'import { useState } from "react";\nexport const s = useState;\n'),

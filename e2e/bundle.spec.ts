@@ -75,7 +75,7 @@ test.describe("bug bundles", () => {
     expect(await outcomes(page).innerText()).toBe(table);
     expect(await page.getByRole("region", { name: "Checks" }).innerText()).toBe(checks);
     await expect(page.getByRole("button", { name: "Play", exact: true })).toHaveCount(0);
-    // Listed under "Opened", with nothing to edit: a bundle is a recorded run (issue 22: "Edit" did nothing).
+    // Listed under "Opened", with nothing to edit: a bundle is a recorded run, there is no scenario text of its own to edit.
     const opened = page.getByRole("navigation", { name: "Scenarios" }).getByRole("region", { name: "Opened" });
     await expect(opened.getByRole("button", { name: `${name}.msbundle` })).toBeVisible();
     await expect(opened.getByRole("button", { name: "Edit" })).toHaveCount(0);
@@ -102,7 +102,7 @@ test.describe("bug bundles", () => {
       "edited.mailscope-bundle.json cannot be opened as a bug bundle",
     );
     await expect(page.getByRole("alert")).toContainText("$.traceHash: the bundled trace hashes to");
-    // Nothing of the bundle before stays under the error, as if it were about it (issue 22).
+    // Nothing of the bundle before stays under the error, as if it were about it.
     await expect(page.getByRole("region", { name: "Bug bundle" })).toHaveCount(0);
     await expect(page.getByText("Reproduced")).toHaveCount(0);
 

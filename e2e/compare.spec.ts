@@ -208,7 +208,7 @@ test.describe("compare and fork", () => {
     expect(errors).toEqual([]);
   });
 
-  test("issue 22: two seeds that bounce alike — same outcome, the DSNs matched by what they report on, and where they part", async ({
+  test("two seeds that bounce alike — same outcome, the DSNs matched by what they report on, and where they part", async ({
     page,
   }) => {
     await open(page, "state-6-give-up-after-5-days");

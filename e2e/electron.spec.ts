@@ -83,7 +83,7 @@ test.describe("the desktop app (Electron)", () => {
     }
   });
 
-  test("File ▸ Open Recent and the library's Opened are one list, kept between launches (issue 12)", async () => {
+  test("File ▸ Open Recent and the library's Opened are one list, kept between launches (note 0015)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "mailscope-recent-e2e-"));
     const file = join(dir, "recent-check.yaml");
     writeFileSync(

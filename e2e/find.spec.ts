@@ -3,7 +3,7 @@ import { expect, test, type Page } from "@playwright/test";
 import { noSeriousViolations, openScenario, runToEnd, SHOTS } from "./support.ts";
 
 /**
- * Finding things in a run (issue 24, item 5), through what a person sees: the outcomes table sorted and
+ * Finding things in a run (note 0090), through what a person sees: the outcomes table sorted and
  * filtered, the log searched with several event kinds and only its evidence rows, the timeline's lanes
  * filtered ("went to SMTP", "bounced"), and permalinks to an event (`#seq=N`), with the wrong moves (a link
  * to an event the trace lacks, a bad seq, a filter on and then a link followed).

@@ -9,7 +9,7 @@ import { noSeriousViolations, SHOTS } from "./support.ts";
 
 const library = (page: Page) => page.getByRole("navigation", { name: "Scenarios" });
 
-test.describe("the start-here path (issue 24)", () => {
+test.describe("the start-here path", () => {
   for (const scheme of ["light", "dark"] as const) {
     test(`the library lists titles and summaries, Start here first; the welcome pane points at it (${scheme})`, async ({
       page,
@@ -162,7 +162,7 @@ test.describe("the start-here path (issue 24)", () => {
     expect(xs[0]).toBeLessThan(xs[1]!);
     expect(xs[1]).toBeLessThan(xs[2]!);
     await expect(flags.nth(1).locator("title")).toHaveText(/^Note 2, \+2:00:00: The 2-hour fallback window ends now\./);
-    // The legend names only what this run draws (issue 24, item 3): no accepted dot, no "SMTP ruled out".
+    // The legend names only what this run draws: no accepted dot, no "SMTP ruled out".
     await expect(page.getByRole("list", { name: "Legend" }).getByRole("listitem")).toHaveText([
       "temporary failure, fallback-eligible",
       "fallback window",

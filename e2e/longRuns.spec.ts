@@ -49,7 +49,7 @@ async function attempts(row: Locator): Promise<{ attempt: number; timeMs: number
   );
 }
 
-test.describe("readable long runs (issue 24, item 3)", () => {
+test.describe("readable long runs", () => {
   test("rate-limited-then-down: 127 attempts over 5 days told apart at the default zoom; marks where the axis says", async ({
     page,
   }) => {

@@ -31,7 +31,7 @@ async function compareWindows(page: Page): Promise<void> {
   });
 }
 
-test.describe("the playback bar (issue 24)", () => {
+test.describe("the playback bar", () => {
   test("STATE-2: Step by attempt stops at each verdict; a breakpoint on m1 entering retryScheduled stops Play there; untick it and Play runs to the end", async ({
     page,
   }) => {
@@ -128,7 +128,7 @@ test.describe("the playback bar (issue 24)", () => {
     await expect(page.getByTestId("clock")).toHaveText("+0:00:00");
     await expect(page.getByTestId("phase")).toContainText("Paused");
     // What the run has shown stays drawn after the jump back (it comes again the same: the run is deterministic),
-    // the part ahead of the clock dimmed (issue 24, item 3; docs/decisions/0097).
+    // the part ahead of the clock dimmed (docs/decisions/0097).
     await expect(bars).toHaveCount(drawn);
     await expect(bars.last()).toHaveAttribute("x", "159");
     await expect(bars.last()).toHaveAttribute("data-ahead", "true");

@@ -1,6 +1,6 @@
 /**
  * The README's pictures (docs/screenshots/*.png), made by `npm run screenshots` and by nothing else: `npm test`
- * never writes a tracked file (issue 22). One test per picture, named after its file; the picture is what the
+ * never writes a tracked file (note 0039: a test run leaves the work tree as it was). One test per picture, named after its file; the picture is what the
  * test shows when it ends (`shot`). To add a picture to the README: add a test here named `<file>.png`, put
  * the picture in README.md (or a doc) as `docs/screenshots/<file>.png`, run `npm run screenshots`.
  * scripts/screenshots.test.ts checks that the docs and this file name the same pictures.
@@ -34,7 +34,7 @@ const outcomeRow = (page: Page, recipient: string) =>
 
 async function open(page: Page, name: string): Promise<void> {
   await page.goto("/");
-  // An entry is named by its title and its file's name (issue 24): the one whose name ends with this file's.
+  // An entry is named by its title and its file's name (note 0080): the one whose name ends with this file's.
   const file = new RegExp(`(^| )${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
   await library(page).getByRole("button", { name: file }).click();
   await expect(page.getByRole("heading", { level: 2, name })).toBeVisible();

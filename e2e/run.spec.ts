@@ -3,7 +3,7 @@ import { expect, test, type Page } from "@playwright/test";
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 
-/** The app runs scenarios (issue 12), through the browser build, with the engine in a Web Worker. */
+/** The app runs scenarios, through the browser build, with the engine in a Web Worker. */
 
 const SHOTS = "test-results/screenshots";
 
@@ -53,7 +53,7 @@ test.describe("running scenarios in the browser", () => {
   test("the library is grouped and searchable", async ({ page }) => {
     await page.goto("/");
     const library = page.getByRole("navigation", { name: "Scenarios" });
-    // The lessons first (issue 24); the bundled files without a prefix are all lessons, so no "Others".
+    // The lessons first (note 0080); the bundled files without a prefix are all lessons, so no "Others".
     for (const group of ["Start here", "Teaching", "State table", "Errors table", "Gaps"]) {
       await expect(library.getByRole("heading", { level: 3, name: group })).toBeVisible();
     }
@@ -185,7 +185,7 @@ test.describe("running scenarios in the browser", () => {
     await noSeriousViolations(page);
   });
 
-  test("issue 22: Play after a jump runs at the speed shown; a jump back lands where a jump from Ready lands", async ({
+  test("Play after a jump runs at the speed shown; a jump back lands where a jump from Ready lands", async ({
     page,
   }) => {
     // receiver-down-past-fallback-window, the speed left alone (60×): Jump to 30m, then Play.
@@ -211,7 +211,7 @@ test.describe("running scenarios in the browser", () => {
     await expect(page.getByTestId("phase")).toContainText(/^Playing · \d+ events · 60×$/);
     await page.getByRole("button", { name: "Pause", exact: true }).click();
 
-    // rate-limited-then-down, issue 22's example: Jump to 3d, then to 1d.
+    // rate-limited-then-down: Jump to 3d, then to 1d (a jump back from a later jump once landed elsewhere, note 0038).
     const landAt = async (times: readonly string[]) => {
       await open(page, "rate-limited-then-down");
       for (const at of times) {
@@ -351,7 +351,7 @@ test.describe("running scenarios in the browser", () => {
     expect(await page.getByRole("region", { name: "Checks" }).innerText()).toBe(checks);
     await expect(page.getByRole("button", { name: "Play", exact: true })).toHaveCount(0);
     await expect(page.getByText("A recorded run: nothing runs")).toBeVisible();
-    // In the run's description (the library's one-line summary says it too, issue 24).
+    // In the run's description (the library's one-line summary says it too).
     await expect(page.getByRole("main").getByText("429 rate_limited (Retry-After 120 s)")).toBeVisible();
     await page.screenshot({ path: `${SHOTS}/opened-trace.png`, fullPage: true });
     await noSeriousViolations(page);

@@ -1,7 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
 
-/** The delivery machine, live (issue 14): the statechart, its history and why, the rules as evidence. */
+/** The delivery machine, live (note 0014): the statechart, its history and why, the rules as evidence. */
 
 const SHOTS = "test-results/screenshots";
 
@@ -127,7 +127,7 @@ const smallestText = (page: Page) =>
       return els.reduce((min, e) => Math.min(min, parseFloat(getComputedStyle(e).fontSize) * scale), Infinity);
     });
 
-test.describe("issue 22: the machine's words read at its default view", () => {
+test.describe("the machine's words read at its default view", () => {
   for (const width of [1280, 1600])
     test(`a ${width} px window: the transitions' labels at 11 px or more, the active state in view`, async ({
       page,
@@ -157,7 +157,7 @@ test.describe("issue 22: the machine's words read at its default view", () => {
     });
 });
 
-test.describe("issue 24: the machine before the run, in a 1280 × 800 window", () => {
+test.describe("the machine before the run, in a 1280 × 800 window", () => {
   test("the drawing takes the whole width (nothing goes beside it yet), where deliveries start in view, its words at 11 px or more", async ({
     page,
   }) => {
@@ -191,7 +191,7 @@ test.describe("issue 24: the machine before the run, in a 1280 × 800 window", (
   });
 });
 
-test.describe("the delivery machine as a learner reads it (issue 24)", () => {
+test.describe("the delivery machine as a learner reads it", () => {
   test.setTimeout(120_000);
   for (const scheme of ["light", "dark"] as const) {
     test(`drawn before the run; a headline and the context at the step, beside the drawing at 1280 px (${scheme})`, async ({
@@ -237,7 +237,7 @@ test.describe("the delivery machine as a learner reads it (issue 24)", () => {
   }
 });
 
-test("issue 24: with 30 deliveries, the statechart's picker is narrowed by the words typed", async ({ page }) => {
+test("with 30 deliveries, the statechart's picker is narrowed by the words typed", async ({ page }) => {
   const messages = Array.from(
     { length: 30 },
     (_, i) => `  - { id: m${i + 1}, at: ${i * 1000}, from: alice@a.example, to: bob@b.example }`,

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { expect, test, type Locator, type Page } from "@playwright/test";
 import { parseOffset } from "../app/trace/offset.ts";
 
-/** The delivery timeline and the retry-delay chart (issue 13), through the browser build. */
+/** The delivery timeline and the retry-delay chart, through the browser build. */
 
 const SHOTS = "test-results/screenshots";
 /** How far a label's box on screen reaches past its words: its halo (3 px wide, half outside the glyphs). */
@@ -38,7 +38,7 @@ async function runToEnd(page: Page, name: string): Promise<void> {
 
 const timeline = (page: Page) => page.getByRole("region", { name: "Delivery timeline" });
 
-/** A run longer than a day has its idle spans compressed by default (issue 24): back to the plain linear axis. */
+/** A run longer than a day has its idle spans compressed by default (note 0095): back to the plain linear axis. */
 async function linearAxis(page: Page): Promise<void> {
   const compress = timeline(page).getByRole("button", { name: "Compress idle time" });
   await expect(compress).toHaveAttribute("aria-pressed", "true");
@@ -78,7 +78,7 @@ async function exportedTimeline(page: Page) {
   const download = page.waitForEvent("download");
   await timeline(page).getByRole("button", { name: "Export SVG" }).click();
   const svg = readFileSync(await (await download).path(), "utf8");
-  // Once saved, what the image left out is said beside the buttons (issue 22): wait for it before the test
+  // Once saved, what the image left out is said beside the buttons (note 0039): wait for it before the test
   // points at marks by their boxes.
   await expect(timeline(page).getByTestId("image-export-note")).toBeVisible();
   const parsed = await page.evaluate((text) => {
@@ -425,7 +425,7 @@ test.describe("the delivery timeline", () => {
 
     // Issue 22: a drag across the overview zooms the lanes to the range dragged, not to one bucket.
     const overview = timeline(page).getByTestId("overview");
-    // In the middle of the window: not under the playback bar, which stays in view at the top (issue 24).
+    // In the middle of the window: not under the playback bar, which stays in view at the top.
     await overview.evaluate((el) => el.scrollIntoView({ block: "center" }));
     const flight = (await overview.locator("svg.in-flight-layer").boundingBox())!;
     const full = offsets(await windowText.textContent());
@@ -451,7 +451,7 @@ test.describe("the delivery timeline", () => {
   });
 });
 
-test.describe("issue 13: following the playhead, sub-lanes, ranges, export", () => {
+test.describe("following the playhead, sub-lanes, ranges, export", () => {
   test("receiver-down-past-fallback-window, run live: the view follows the playhead until the user zooms", async ({
     page,
   }) => {
@@ -654,7 +654,7 @@ test.describe("issue 13: following the playhead, sub-lanes, ranges, export", () 
   });
 });
 
-test.describe("issue 15: the timeline's image has every lane", () => {
+test.describe("the timeline's image has every lane", () => {
   test("fourteen deliveries, more lanes than the view shows: the SVG has all of them, one unfolded as on screen", async ({
     page,
   }) => {

@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { noSeriousViolations, openScenario, runToEnd, SHOTS } from "./support.ts";
 
 /**
- * "Why?" for every recipient outcome (issue 22): the Why panel says what `mailscope run --explain` says, word for
+ * "Why?" for every recipient outcome (note 0035): the Why panel says what `mailscope run --explain` says, word for
  * word, and its links lead to the evidence — the attempt on the timeline, the events in the log, the step of the
  * delivery machine.
  */

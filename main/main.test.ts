@@ -32,6 +32,7 @@ const {
 } = await import("./files.ts");
 const { FileInbox, openDropped, openRecent, openWithDialog, saveWithDialog } = await import("./handlers.ts");
 const { menuTemplate } = await import("./menu.ts");
+const { MENU_COMMAND_ITEMS } = await import("./commandTable.ts");
 const { restoreBounds } = await import("./windowState.ts");
 const { readingsText } = await import("./readings.ts");
 const { CONTENT_SECURITY_POLICY, grantsPermission, isOwnPage, lockDownContents, lockDownSession } =
@@ -385,6 +386,28 @@ describe("the menu", () => {
         .submenu?.map((s) => s.label)
         .filter(Boolean),
     ).toEqual(["Rules", "Spec Readings", "About Mailscope"]);
+  });
+
+  it("its items that send the window a command are the command table's, with its labels and accelerators", () => {
+    const got: unknown[] = [];
+    const quiet = { openDialog: () => {}, openRecent: () => {}, clearRecent: () => {}, showReadings: () => {} };
+    const own = { ...quiet, showAbout: () => {}, send: (c: unknown) => got.push(c) };
+    const menu = menuTemplate(own, recent, "linux") as Item[];
+    const sending: { label?: string; accelerator?: string; command: unknown }[] = [];
+    const walk = (items: readonly Item[]) => {
+      for (const item of items) {
+        if (item.submenu) walk(item.submenu);
+        if (!item.click) continue;
+        item.click();
+        if (got.length > 0) sending.push({ label: item.label, accelerator: item.accelerator, command: got.pop() });
+      }
+    };
+    walk(menu);
+    // Help ▸ Rules is View ▸ Rules again, without its accelerator.
+    const viaMenu = sending.filter((s) => !(s.label === "Rules" && s.accelerator === undefined));
+    expect(viaMenu).toEqual(
+      MENU_COMMAND_ITEMS.map((i) => ({ label: i.label, accelerator: i.accelerator, command: i.command })),
+    );
   });
 
   it("its items send the window's commands, open dialogs and recent files", () => {

@@ -12,7 +12,15 @@
  * in the item's label instead.
  */
 import type { MenuItemConstructorOptions } from "electron";
-import type { AppCommand, FileKind, MenuSpeed, RecentFile } from "./channels.ts";
+import type { AppCommand, FileKind, RecentFile } from "./channels.ts";
+import {
+  EXPORT_ITEMS,
+  RUN_ITEMS,
+  SCENARIO_ITEMS,
+  SPEED_ITEMS,
+  VIEW_ITEMS,
+  type MenuCommandItem,
+} from "./commandTable.ts";
 
 export interface MenuActions {
   /** Sends a command to the window. */
@@ -25,16 +33,12 @@ export interface MenuActions {
   showAbout(): void;
 }
 
-export const SPEED_ITEMS: readonly {
-  readonly speed: MenuSpeed;
-  readonly label: string;
-  readonly accelerator: string;
-}[] = [
-  { speed: 1, label: "1× (real time)", accelerator: "CmdOrCtrl+1" },
-  { speed: 60, label: "60× (a minute a second)", accelerator: "CmdOrCtrl+2" },
-  { speed: 3600, label: "3600× (an hour a second)", accelerator: "CmdOrCtrl+3" },
-  { speed: "max", label: "As fast as possible", accelerator: "CmdOrCtrl+4" },
-];
+/** A menu item that sends the window its command. */
+const sends = (actions: MenuActions, item: MenuCommandItem): MenuItemConstructorOptions => ({
+  label: item.label,
+  ...(item.accelerator !== undefined && { accelerator: item.accelerator }),
+  click: () => actions.send(item.command),
+});
 
 /** The menu's template for a platform (`darwin` gets the app menu first). */
 export function menuTemplate(
@@ -46,11 +50,7 @@ export function menuTemplate(
   const file: MenuItemConstructorOptions = {
     label: "&File",
     submenu: [
-      {
-        label: "New Scenario",
-        accelerator: "CmdOrCtrl+N",
-        click: () => actions.send({ type: "scenario", what: "new" }),
-      },
+      sends(actions, SCENARIO_ITEMS.new),
       { label: "Open Scenario…", accelerator: "CmdOrCtrl+O", click: () => actions.openDialog("scenario") },
       { label: "Open Trace…", accelerator: "CmdOrCtrl+Shift+O", click: () => actions.openDialog("trace") },
       {
@@ -70,56 +70,36 @@ export function menuTemplate(
       },
       { type: "separator" },
       // The scenario in the editor, with the editor's own keys (Ctrl+S, Ctrl+Shift+S).
-      { label: "Save", accelerator: "CmdOrCtrl+S", click: () => actions.send({ type: "scenario", what: "save" }) },
-      {
-        label: "Save As…",
-        accelerator: "CmdOrCtrl+Shift+S",
-        click: () => actions.send({ type: "scenario", what: "save-as" }),
-      },
+      sends(actions, SCENARIO_ITEMS.save),
+      sends(actions, SCENARIO_ITEMS.saveAs),
       { type: "separator" },
       {
         label: "Export",
-        submenu: [
-          {
-            label: "Trace (JSON)…",
-            accelerator: "CmdOrCtrl+E",
-            click: () => actions.send({ type: "export", what: "trace" }),
-          },
-          { label: "HTTP Archive (HAR)…", click: () => actions.send({ type: "export", what: "har" }) },
-          { label: "Report (Markdown)…", click: () => actions.send({ type: "export", what: "report" }) },
-          { label: "Bug Bundle…", click: () => actions.send({ type: "export", what: "bundle" }) },
-        ],
+        submenu: EXPORT_ITEMS.map((item) => sends(actions, item)),
       },
       { type: "separator" },
       { label: "Close", accelerator: "CmdOrCtrl+W", role: "close" },
       ...(mac ? [] : [{ role: "quit" } as MenuItemConstructorOptions]),
     ],
   };
-  /** A key the window handles itself, shown in the menu (see above). */
-  const windowKey = (label: string, accelerator: string, shown: string): MenuItemConstructorOptions =>
-    mac ? { label: `${label} (${shown})` } : { label, accelerator, registerAccelerator: false };
+  /** An item whose key the window handles itself, shown in the menu (see above). */
+  const runItem = (item: MenuCommandItem): MenuItemConstructorOptions => {
+    const { windowKey } = item;
+    if (windowKey === undefined) return sends(actions, item);
+    const click = () => actions.send(item.command);
+    return mac
+      ? { label: `${item.label} (${windowKey.shown})`, click }
+      : { label: item.label, accelerator: item.accelerator, registerAccelerator: false, click };
+  };
   const run: MenuItemConstructorOptions = {
     label: "&Run",
-    submenu: [
-      { ...windowKey("Play/Pause", "Space", "Space"), click: () => actions.send({ type: "toggle" }) },
-      { ...windowKey("Step", "Right", "→"), click: () => actions.send({ type: "step" }) },
-      { label: "Restart", accelerator: "CmdOrCtrl+R", click: () => actions.send({ type: "restart" }) },
-      {
-        label: "Speed",
-        submenu: SPEED_ITEMS.map((s): MenuItemConstructorOptions => ({
-          label: s.label,
-          accelerator: s.accelerator,
-          click: () => actions.send({ type: "speed", speed: s.speed }),
-        })),
-      },
-    ],
+    submenu: [...RUN_ITEMS.map(runItem), { label: "Speed", submenu: SPEED_ITEMS.map((item) => sends(actions, item)) }],
   };
   const view: MenuItemConstructorOptions = {
     label: "&View",
     submenu: [
-      // The library and the run (L: the library), Ctrl+Shift+S being the editor's Save As.
-      { label: "Scenario", accelerator: "CmdOrCtrl+Shift+L", click: () => actions.send({ type: "view", view: "run" }) },
-      { label: "Rules", accelerator: "CmdOrCtrl+Shift+R", click: () => actions.send({ type: "view", view: "rules" }) },
+      sends(actions, VIEW_ITEMS.run),
+      sends(actions, VIEW_ITEMS.rules),
       { type: "separator" },
       { role: "resetZoom" },
       { role: "zoomIn" },
@@ -133,7 +113,7 @@ export function menuTemplate(
     label: "&Help",
     role: "help",
     submenu: [
-      { label: "Rules", click: () => actions.send({ type: "view", view: "rules" }) },
+      { label: VIEW_ITEMS.rules.label, click: () => actions.send(VIEW_ITEMS.rules.command) },
       { label: "Spec Readings", click: () => actions.showReadings() },
       ...(mac
         ? []

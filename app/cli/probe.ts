@@ -18,8 +18,9 @@ import { parseMailbox } from "../protocol/mailbox.ts";
 import { buildKeyRecord, exportPublicKeyRaw } from "../protocol/profile.ts";
 import { subtle } from "../protocol/webCrypto.ts";
 import { selectCases, unknownSelectors } from "../probe/cases.ts";
-import { runProbe, type ProbeIdentity, type ProbeRun } from "../probe/probe.ts";
+import { runProbe, type ProbeIdentity, type ProbePlan, type ProbeRun } from "../probe/probe.ts";
 import { junitXml, markdownReport, planLines, reportJson, tableLines } from "../probe/report.ts";
+import { dataOf } from "../trace/eventReader.ts";
 import { exportJson } from "../trace/exportJson.ts";
 import { createDnsResolver, parseNameserver } from "../node/dnsResolver.ts";
 import { checkOutputPaths } from "../node/outputPaths.ts";
@@ -217,6 +218,29 @@ async function prepare(target: string, options: ProbeCommandOptions): Promise<Pr
 }
 
 /**
+ * The plan of a `probe.started` event, read by the catalogue, when it has every part (the probe's own always
+ * does); undefined for another event.
+ */
+function planOf(event: {
+  readonly name: string;
+  readonly data?: Readonly<Record<string, unknown>>;
+}): ProbePlan | undefined {
+  const plan = dataOf(event, "probe.started")?.plan ?? {};
+  const { cases, requests, handshakes, messages, messagesAtMost, mailboxes, requestsPerSecond } = plan;
+  if (
+    cases === undefined ||
+    requests === undefined ||
+    handshakes === undefined ||
+    messages === undefined ||
+    messagesAtMost === undefined ||
+    mailboxes === undefined ||
+    requestsPerSecond === undefined
+  )
+    return undefined;
+  return { cases, requests, handshakes, messages, messagesAtMost, mailboxes, requestsPerSecond };
+}
+
+/**
  * Probes `target` and writes what `options` ask for; resolves with the run.
  * The plan goes out before the first request (on `io.out`, or `io.err` with
  * `--json`, so that stdout holds only the JSON).
@@ -258,10 +282,10 @@ export async function runProbeCommand(
       requestsPerSecond: input.rate,
       lookupKey: dnsEnabled || overrides.resolver !== undefined,
       onEvent: (event) => {
-        if (event.name !== "probe.started" || planned) return;
+        const plan = planOf(event);
+        if (plan === undefined || planned) return;
         planned = true;
-        const data = event.data as { plan: Parameters<typeof planLines>[0] };
-        for (const line of planLines(data.plan, input.target)) say(line);
+        for (const line of planLines(plan, input.target)) say(line);
       },
     },
     {

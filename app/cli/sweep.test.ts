@@ -1,5 +1,5 @@
 /**
- * `mailscope sweep` (issue 30): the table with its boundary row, distributions
+ * `mailscope sweep` (note 0066): the table with its boundary row, distributions
  * with --seeds, --refine, --json and --csv, the points run in worker threads
  * giving what this thread gives, the exit codes (0 every run held its
  * invariants, 1 not, 2 bad input) and bad input named at its option.

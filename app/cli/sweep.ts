@@ -1,5 +1,5 @@
 /**
- * `mailscope sweep <scenario> --vary <path>=<values> …` (issue 30): where
+ * `mailscope sweep <scenario> --vary <path>=<values> …` (note 0066): where
  * does the outcome change? Every point of the grid the `--vary`s make is a
  * full run with its invariants (under every seed of `--seeds`), run in worker
  * threads; the table has a row per point (and recipient) with its outcome,

@@ -12,6 +12,7 @@
  */
 import { deliveryMachineGraph, transitionsMatching, type MachineGraph } from "../sender/machineGraph.ts";
 import { forEachGapCited, forEachRuleCited } from "../trace/ruleEvidence.ts";
+import { dataOf } from "../trace/eventReader.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 
 let graph: MachineGraph | undefined;
@@ -27,7 +28,8 @@ export function transitionKeys(): string[] {
   return machineGraph().transitions.map((t) => `transition:${t.id}`);
 }
 
-function str(value: unknown): string | undefined {
+/** A field's value as a key's word: a string, number or boolean as written, anything else none. */
+function word(value: unknown): string | undefined {
   return typeof value === "string" || typeof value === "number" || typeof value === "boolean"
     ? String(value)
     : undefined;
@@ -35,7 +37,7 @@ function str(value: unknown): string | undefined {
 
 /** `https://…/rate_limited` → `rate_limited`. */
 function identifier(type: unknown): string {
-  const text = str(type);
+  const text = word(type);
   return text === undefined ? "-" : text.slice(text.lastIndexOf("/") + 1);
 }
 
@@ -104,18 +106,18 @@ export function coverageKeys(events: readonly RecordedEvent[], paths = machinePa
     const fields = DISTINGUISHING[e.name];
     if (fields !== undefined) {
       const problem = d["problem"] !== undefined ? `:${identifier(d["problem"])}` : "";
-      keys.add(`${e.name}:${fields.map((f) => str(d[f]) ?? "-").join(":")}${problem}`);
+      keys.add(`${e.name}:${fields.map((f) => word(d[f]) ?? "-").join(":")}${problem}`);
     }
-    if (e.name === "machine.transition") {
+    const transition = dataOf(e, "machine.transition");
+    if (transition !== undefined) {
       const recorded = {
-        from: str(d["from"]) ?? "",
-        to: str(d["to"]) ?? "",
-        event: str(d["event"]) ?? "",
-        ...(str(d["transition"]) !== undefined && { transition: str(d["transition"]) as string }),
+        from: transition.from ?? "",
+        to: transition.to ?? "",
+        event: transition.event ?? "",
+        ...(transition.transition !== undefined && { transition: transition.transition }),
       };
       for (const id of transitionIds(recorded)) keys.add(`transition:${id}`);
-      const row = str(d["row"]);
-      if (row !== undefined) keys.add(`row:${row}`);
+      if (transition.row !== undefined) keys.add(`row:${transition.row}`);
     }
   }
   for (const path of paths) keys.add(`path:${path}`);
@@ -135,10 +137,10 @@ export function coverageKeys(events: readonly RecordedEvent[], paths = machinePa
 export function machinePaths(events: readonly RecordedEvent[]): Set<string> {
   const steps = new Map<string, string[]>();
   for (const e of events) {
-    if (e.name !== "machine.transition") continue;
-    const actor = str(e.data?.["deliveryActor"]);
-    if (actor === undefined) continue;
-    const name = str(e.data?.["transition"]) ?? `${str(e.data?.["from"]) ?? "?"}->${str(e.data?.["to"]) ?? "?"}`;
+    const d = dataOf(e, "machine.transition");
+    const actor = d?.deliveryActor;
+    if (d === undefined || actor === undefined) continue;
+    const name = d.transition ?? `${d.from ?? "?"}->${d.to ?? "?"}`;
     const list = steps.get(actor) ?? [];
     list.push(name);
     steps.set(actor, list);

@@ -3,7 +3,7 @@ import { defaultScenarioReadings } from "../sim/scenario.ts";
 import { checkRunProperties, RUN_PROPERTIES, type JudgedEvent } from "./properties.ts";
 
 const A = "m1@a.example→b.example";
-const readings = { ...defaultScenarioReadings, G16: { jitter: false, fallbackWindowS: 3600 } };
+const readings = { ...defaultScenarioReadings, retryTiming: { jitter: false, fallbackWindowS: 3600 } };
 
 /** Events with seqs in order. */
 function trace(...events: Omit<JudgedEvent, "seq">[]): JudgedEvent[] {

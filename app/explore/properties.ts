@@ -19,6 +19,7 @@
  */
 import { normalizeAddress } from "../protocol/mailbox.ts";
 import { buildModel, classify, permanentEnding, type CheckedEvent, type InvariantOptions } from "../sim/invariants.ts";
+import { dataOf } from "../trace/eventReader.ts";
 import type { CheckResult } from "../trace/schema.ts";
 
 /** One property of the whole run: its id, what it says, the rules it stands on. */
@@ -61,14 +62,6 @@ export const RUN_PROPERTIES: readonly PropertyInfo[] = [
 /** The events an explored run is judged on: a trace's events, each with its seq. */
 export type JudgedEvent = CheckedEvent & { readonly seq: number };
 
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
-
-function list(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
-}
-
 /** A verdict: passed with what was checked, or the violations and their evidence. */
 function verdict(
   id: string,
@@ -102,22 +95,23 @@ export function checkRunProperties(events: readonly CheckedEvent[], options: Inv
     const final = new Map<string, CheckedEvent>();
     for (const attempt of actor.attempts) {
       for (const e of attempt.events) {
-        const d = e.data ?? {};
-        if (e.name === "recipient.result" && d["status"] === "rejected") {
-          final.set(normalizeAddress(str(d["recipient"]) ?? ""), e);
+        const result = dataOf(e, "recipient.result");
+        const ended = dataOf(e, "attempt.ended");
+        if (result?.status === "rejected") {
+          final.set(normalizeAddress(result.recipient ?? ""), e);
         } else if (
-          e.name === "attempt.ended" &&
-          permanentEnding(d, options.readings) &&
+          ended !== undefined &&
+          permanentEnding(ended, options.readings) &&
           // unsupported_version is permanent yet goes to SMTP at once (STATE-4, ERR-26).
-          !(str(d["problem"]) ?? "").endsWith("/unsupported_version")
+          !(ended.problem ?? "").endsWith("/unsupported_version")
         ) {
-          for (const r of model.deliveries.get(str(d["deliveryId"]) ?? "") ?? []) final.set(r, e);
+          for (const r of model.deliveries.get(ended.deliveryId ?? "") ?? []) final.set(r, e);
         }
       }
     }
     rejected += final.size;
     for (const { event } of actor.handOffs) {
-      for (const r of list(event.data?.["recipients"]).map(normalizeAddress)) {
+      for (const r of (dataOf(event, "smtp.handoff")?.recipients ?? []).map(normalizeAddress)) {
         const answer = final.get(r);
         if (answer !== undefined) {
           rejectedSmtp.push({
@@ -153,16 +147,16 @@ export function checkRunProperties(events: readonly CheckedEvent[], options: Inv
   const deliveryOfKey = new Map<string, { deliveryId: string; event: CheckedEvent }>();
   let posts = 0;
   for (const e of events) {
-    if (e.name !== "attempt.started") continue;
-    const deliveryId = str(e.data?.["deliveryId"]);
-    const key = str(e.data?.["idempotencyKey"]);
+    const started = dataOf(e, "attempt.started");
+    const deliveryId = started?.deliveryId;
+    const key = started?.idempotencyKey;
     if (deliveryId === undefined || key === undefined) continue;
     posts++;
     const first = keyOf.get(deliveryId);
     if (first === undefined) keyOf.set(deliveryId, { key, event: e });
     else if (first.key !== key) {
       keyViolations.push({
-        text: `${deliveryId}: attempt ${String(e.data?.["attempt"] ?? "?")} sent with the key ${key}, not the delivery's ${first.key} [POST-24]`,
+        text: `${deliveryId}: attempt ${started?.attempt ?? "?"} sent with the key ${key}, not the delivery's ${first.key} [POST-24]`,
         evidence: [first.event, e],
       });
     }
@@ -182,21 +176,20 @@ export function checkRunProperties(events: readonly CheckedEvent[], options: Inv
   const missingDsn: { text: string; evidence: CheckedEvent[] }[] = [];
   const reported = new Set<string>();
   for (const e of events) {
-    if (e.name !== "dsn.sent") continue;
-    const messageId = str(e.data?.["messageId"]) ?? "";
-    for (const r of list(e.data?.["recipients"])) reported.add(`${messageId}\n${normalizeAddress(r)}`);
+    const dsn = dataOf(e, "dsn.sent");
+    if (dsn === undefined) continue;
+    const messageId = dsn.messageId ?? "";
+    for (const r of dsn.recipients ?? []) reported.add(`${messageId}\n${normalizeAddress(r)}`);
   }
   const fromOf = new Map<string, string | null>();
   for (const e of events) {
-    if (e.name === "message.submitted") {
-      const from = e.data?.["from"];
-      fromOf.set(str(e.data?.["messageId"]) ?? "", typeof from === "string" ? from : null);
-    }
+    const submitted = dataOf(e, "message.submitted");
+    if (submitted !== undefined) fromOf.set(submitted.messageId ?? "", submitted.from ?? null);
   }
   for (const actor of actors) {
     const bounce = actor.bounced;
     if (bounce === undefined || (fromOf.get(actor.messageId) ?? null) === null) continue;
-    const unreported = list(bounce.data?.["recipients"])
+    const unreported = (dataOf(bounce, "delivery.bounced")?.recipients ?? [])
       .map(normalizeAddress)
       .filter((r) => !reported.has(`${actor.messageId}\n${r}`));
     if (unreported.length > 0) {
@@ -209,7 +202,7 @@ export function checkRunProperties(events: readonly CheckedEvent[], options: Inv
 
   // fallback-at-window-end
   const lateFallback: { text: string; evidence: CheckedEvent[] }[] = [];
-  const windowMs = options.readings.G16.fallbackWindowS * 1000;
+  const windowMs = options.readings.retryTiming.fallbackWindowS * 1000;
   for (const actor of actors) {
     const endMs = actor.startMs + windowMs;
     for (const [i, attempt] of actor.attempts.entries()) {

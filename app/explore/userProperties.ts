@@ -40,6 +40,7 @@ import { messageOfActor } from "../trace/deliveryIds.ts";
 import { closestEventName, traceEventNames } from "../trace/events.ts";
 import { formatOffset } from "../trace/offset.ts";
 import type { CheckResult } from "../trace/schema.ts";
+import { textOf, textsOf } from "../trace/values.ts";
 import type { JudgedEvent } from "./properties.ts";
 import { readYamlFile } from "./yamlFile.ts";
 
@@ -220,36 +221,24 @@ function sameValue(actual: unknown, wanted: unknown): boolean {
   return false;
 }
 
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
-
-function strings(value: unknown): string[] {
-  return Array.isArray(value)
-    ? value.filter((v): v is string => typeof v === "string")
-    : typeof value === "string"
-      ? [value]
-      : [];
-}
-
 /** The keys an event has in a scope (several for an event about several recipients or domains). */
 export function scopeKeys(event: JudgedEvent, scope: Scope): string[] {
   if (scope === "run") return [""];
   const d = event.data ?? {};
-  const deliveryId = str(d["deliveryId"]);
-  const actor = str(d["deliveryActor"]) ?? (deliveryId !== undefined ? deliveryId.replace(/#\d+$/, "") : undefined);
-  const messageId = str(d["messageId"]) ?? (actor !== undefined ? messageOfActor(actor) : undefined);
+  const deliveryId = textOf(d["deliveryId"]);
+  const actor = textOf(d["deliveryActor"]) ?? (deliveryId !== undefined ? deliveryId.replace(/#\d+$/, "") : undefined);
+  const messageId = textOf(d["messageId"]) ?? (actor !== undefined ? messageOfActor(actor) : undefined);
   if (scope === "delivery") return deliveryId !== undefined ? [deliveryId] : [];
   if (messageId === undefined) return [];
   if (scope === "message") return [messageId];
-  const recipients = [...strings(d["recipient"]), ...strings(d["recipients"]), ...strings(d["to"])].map(
+  const recipients = [...textsOf(d["recipient"]), ...textsOf(d["recipients"]), ...textsOf(d["to"])].map(
     normalizeAddress,
   );
   if (scope === "recipient") return [...new Set(recipients.map((r) => `${messageId} ${r}`))];
   if (actor !== undefined) return [actor];
   const domains =
-    str(d["domain"]) !== undefined
-      ? [str(d["domain"]) as string]
+    textOf(d["domain"]) !== undefined
+      ? [textOf(d["domain"]) as string]
       : recipients.map((r) => r.slice(r.lastIndexOf("@") + 1));
   return [...new Set(domains.map((domain) => `${messageId}→${domain}`))];
 }

@@ -1,5 +1,5 @@
 /**
- * The sweep's worker threads (issue 30, note 0155): a point run in a thread
+ * The sweep's worker threads (note 0155): a point run in a thread
  * is the run this thread makes of it, hash for hash; and the pool of
  * `mailscope sweep` starts its threads when the runs left are worth them,
  * every one for a sweep of unknown size.

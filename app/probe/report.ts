@@ -5,6 +5,7 @@
  * verdicts; nothing here judges.
  */
 import { maxOf } from "../protocol/lists.ts";
+import { readEvent } from "../trace/eventReader.ts";
 import { xmlText } from "../trace/xmlText.ts";
 import type { Trace } from "../trace/schema.ts";
 import type { ProbePlan, ProbeRun, ProbeSummary, ProbeVerdict } from "./probe.ts";
@@ -203,11 +204,11 @@ function exchangeLine(trace: Trace, exchangeId: string): string {
   let request = "";
   let answer = "no answer recorded";
   for (const e of trace.events) {
-    const d = e.data ?? {};
-    if (d["exchangeId"] !== exchangeId) continue;
-    if (e.name === "http.request") request = `${String(d["method"])} ${String(d["url"])}`;
-    if (e.name === "http.response") answer = String(d["status"]);
-    if (e.name === "http.failure") answer = `no answer (${String(d["kind"])})`;
+    const event = readEvent(e);
+    if (event === undefined || !("exchangeId" in event.data) || event.data.exchangeId !== exchangeId) continue;
+    if (event.name === "http.request") request = `${String(event.data.method)} ${String(event.data.url)}`;
+    if (event.name === "http.response") answer = String(event.data.status);
+    if (event.name === "http.failure") answer = `no answer (${String(event.data.kind)})`;
   }
   return `${exchangeId}: ${request} → ${answer}`;
 }

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { base64ToBytes, bytesToBinary, bytesToBase64 } from "./base64.ts";
+import { base64ToBytes, bytesToBinary, bytesToBase64, bytesToHex, hexToBytes } from "./base64.ts";
 
 /** One character per byte, the long way. */
 const byteByByte = (bytes: Uint8Array): string => Array.from(bytes, (b) => String.fromCharCode(b)).join("");
@@ -23,5 +23,20 @@ describe("bytesToBinary and bytesToBase64 (the trace's bytes and digests, POST-5
   it("POST-5: no bytes are the empty string, and the empty base64", () => {
     expect(bytesToBinary(new Uint8Array(0))).toBe("");
     expect(bytesToBase64(new Uint8Array(0))).toBe("");
+  });
+});
+
+describe("bytesToHex (POST-26: the idempotency record's sha-256:<hex>, message ids)", () => {
+  it("POST-26 (property): two lowercase digits per byte, in order, and hexToBytes gives the bytes back", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
+        const hex = bytesToHex(bytes);
+        expect(hex).toBe(Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(""));
+        expect(hexToBytes(hex)).toEqual(bytes);
+      }),
+      { numRuns: 300 },
+    );
+    expect(bytesToHex(Uint8Array.of(0, 9, 10, 15, 16, 255))).toBe("00090a0f10ff");
+    expect(bytesToHex(new Uint8Array(0))).toBe("");
   });
 });

@@ -36,7 +36,7 @@ describe("receiverConfigSchema", () => {
     });
     expect(config.capabilitiesMaxAgeS).toBe(3600);
     expect(config.idempotencyRetentionS).toBe(604800);
-    expect(config.readings).toEqual({ G3: { toleranceS: 300 }, G19: "401" });
+    expect(config.readings).toEqual({ signatureTolerance: { toleranceS: 300 }, fromDomainMismatch: "401" });
     expect(config.policy.failAfterAcceptance).toEqual([]);
   });
 
@@ -90,6 +90,15 @@ describe("receiverConfigSchema", () => {
 
   it("G19: only the readings 401 and 403 exist", () => {
     expect(issuePaths({ ...base, readings: { G19: "402" } })).toEqual(["readings.G19"]);
+  });
+
+  it("G3, G19: a configuration parsed once parses again to itself (serve parses its file, createReceiver again)", () => {
+    const once = receiverConfigSchema.parse({ ...base, readings: { G3: { toleranceS: 60 }, G19: "403" } });
+    expect(once.readings).toEqual({ signatureTolerance: { toleranceS: 60 }, fromDomainMismatch: "403" });
+    expect(receiverConfigSchema.parse(once)).toEqual(once);
+    expect(issuePaths({ ...base, readings: { G19: "403", fromDomainMismatch: "401" } })).toEqual([
+      "readings.fromDomainMismatch",
+    ]);
   });
 
   it("CAP-7: createReceiver refuses a bad configuration by throwing (a caller's mistake, not network input)", () => {

@@ -188,12 +188,38 @@ export const policyConfigSchema = z.strictObject({
     .default([]),
 });
 
-export const readingsConfigSchema = z.strictObject({
-  /** G3: how far `created` may be from the receiver's clock, either side. */
-  G3: z.strictObject({ toleranceS: seconds.default(DEFAULT_TOLERANCE_S) }).default({ toleranceS: DEFAULT_TOLERANCE_S }),
-  /** G19: the answer when the `from` domain is not the signing domain. */
-  G19: z.enum(["401", "403"]).default("401"),
-});
+/** G3's reading: how far `created` may be from the receiver's clock, either side. */
+const signatureToleranceSchema = z.strictObject({ toleranceS: seconds.default(DEFAULT_TOLERANCE_S) });
+/** G19's reading: the answer when the `from` domain is not the signing domain. */
+const fromDomainMismatchSchema = z.enum(["401", "403"]);
+
+/**
+ * The receiver's readings: written by gap ID (`readings: { G19: "403" }`, as a scenario writes them), read under
+ * the names of app/protocol/readingNames.ts (`readings.fromDomainMismatch`). The names are taken too, so that a
+ * configuration parsed once parses again to itself (`createReceiver` validates what `serve` already parsed from
+ * its file); a reading given both ways is refused.
+ */
+export const readingsConfigSchema = z
+  .strictObject({
+    /** G3: how far `created` may be from the receiver's clock, either side. */
+    G3: signatureToleranceSchema.optional(),
+    /** G19: the answer when the `from` domain is not the signing domain. */
+    G19: fromDomainMismatchSchema.optional(),
+    /** G3's reading by its name (a parsed configuration's). */
+    signatureTolerance: signatureToleranceSchema.optional(),
+    /** G19's reading by its name (a parsed configuration's). */
+    fromDomainMismatch: fromDomainMismatchSchema.optional(),
+  })
+  .superRefine((r, ctx) => {
+    if (r.G3 !== undefined && r.signatureTolerance !== undefined)
+      ctx.addIssue({ code: "custom", path: ["signatureTolerance"], message: "G3 is signatureTolerance: give one" });
+    if (r.G19 !== undefined && r.fromDomainMismatch !== undefined)
+      ctx.addIssue({ code: "custom", path: ["fromDomainMismatch"], message: "G19 is fromDomainMismatch: give one" });
+  })
+  .transform((r) => ({
+    signatureTolerance: r.G3 ?? r.signatureTolerance ?? { toleranceS: DEFAULT_TOLERANCE_S },
+    fromDomainMismatch: r.G19 ?? r.fromDomainMismatch ?? "401",
+  }));
 
 /**
  * The part of a configuration the offline checks read (`lintChecks`): the

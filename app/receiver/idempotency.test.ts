@@ -445,3 +445,26 @@ describe("the in-memory idempotency store", () => {
     expect(store.size()).toBe(2);
   });
 });
+
+describe("the in-memory idempotency store (POST-12)", () => {
+  it("POST-12: gives back the stored response byte for byte, every byte value, each time a copy of its own", async () => {
+    const store = createMemoryIdempotencyStore();
+    const body = Uint8Array.from({ length: 256 }, (_, i) => 255 - i);
+    const headers = [["Content-Type", "application/json"] as const];
+    const record = {
+      contentDigest: "sha-256:00",
+      response: { status: 200, headers, body },
+      storedAtMs: 1_000,
+      expiresAtMs: 2_000,
+    };
+    await store.put("a.example", "k1", record);
+    body.fill(0); // the caller's bytes are not the store's
+    const first = await store.get("a.example", "k1", 1_500);
+    expect(first?.response.body).toEqual(Uint8Array.from({ length: 256 }, (_, i) => 255 - i));
+    expect(first).toMatchObject({ contentDigest: "sha-256:00", storedAtMs: 1_000, expiresAtMs: 2_000 });
+    expect(first?.response).toMatchObject({ status: 200, headers });
+    first?.response.body.fill(7);
+    expect((await store.get("a.example", "k1", 1_500))?.response.body[0]).toBe(255);
+    expect(await store.get("a.example", "k1", 2_000)).toBeUndefined();
+  });
+});

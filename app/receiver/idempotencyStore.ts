@@ -12,6 +12,8 @@
  * does it within its process (see `receiver.ts`).
  */
 
+import { binaryToBytes, bytesToBinary } from "../protocol/base64.ts";
+
 /** A response as it was sent: replayed from this, byte for byte. */
 export interface StoredResponse {
   readonly status: number;
@@ -79,13 +81,39 @@ export interface MemoryIdempotencyStore extends IdempotencyStore {
 }
 
 /**
+ * A record as the in-memory store keeps it: the response's body as latin1 text, one string, where a
+ * `Uint8Array` costs its own object, an `ArrayBuffer` and a separate block of bytes (~0.3 KiB more a
+ * record); a receiver holds every record of the retention window (7 days: all of a fleet's). Each `get`
+ * makes the record's bytes again (decision 0185).
+ */
+interface KeptRecord {
+  readonly contentDigest: string;
+  readonly status: number;
+  readonly headers: StoredResponse["headers"];
+  readonly body: string;
+  readonly storedAtMs: number;
+  readonly expiresAtMs: number;
+}
+
+function kept(record: IdempotencyRecord): KeptRecord {
+  const { contentDigest, response, storedAtMs, expiresAtMs } = record;
+  const { status, headers, body } = response;
+  return { contentDigest, status, headers, body: bytesToBinary(body), storedAtMs, expiresAtMs };
+}
+
+function recordOf(k: KeptRecord): IdempotencyRecord {
+  const response: StoredResponse = { status: k.status, headers: k.headers, body: binaryToBytes(k.body) };
+  return { contentDigest: k.contentDigest, response, storedAtMs: k.storedAtMs, expiresAtMs: k.expiresAtMs };
+}
+
+/**
  * An in-memory {@link IdempotencyStore}. Scopes are kept apart by a nested
  * map rather than a joined string, so no spelling of a domain and a key can
  * collide with another pair. Expired records are dropped lazily on `get`
  * and swept on `put`, from the oldest, until the first live one.
  */
 export function createMemoryIdempotencyStore(): MemoryIdempotencyStore {
-  const scopes = new Map<string, Map<string, IdempotencyRecord>>();
+  const scopes = new Map<string, Map<string, KeptRecord>>();
   /** Insertion order of (domain, key), for the sweep: records are put in clock order. */
   const order: { domain: string; key: string; expiresAtMs: number }[] = [];
   let held = 0;
@@ -118,7 +146,7 @@ export function createMemoryIdempotencyStore(): MemoryIdempotencyStore {
         remove(signingDomain, key);
         return Promise.resolve(undefined);
       }
-      return Promise.resolve(record);
+      return Promise.resolve(recordOf(record));
     },
     put(signingDomain, key, record) {
       sweep(record.storedAtMs);
@@ -128,7 +156,7 @@ export function createMemoryIdempotencyStore(): MemoryIdempotencyStore {
         scopes.set(signingDomain, scope);
       }
       if (!scope.has(key)) held += 1;
-      scope.set(key, record);
+      scope.set(key, kept(record));
       order.push({ domain: signingDomain, key, expiresAtMs: record.expiresAtMs });
       return Promise.resolve();
     },

@@ -189,7 +189,7 @@ export async function lintChecks(request: LintedRequest, options: LintOptions): 
     versions: config?.capabilities.versions ?? ["v1"],
     maxSize: config?.capabilities.max_message_size ?? MIN_MAX_MESSAGE_SIZE,
     maxRecipients: config?.capabilities.max_recipients ?? DEFAULT_MAX_RECIPIENTS,
-    toleranceS: config?.readings.G3.toleranceS ?? DEFAULT_TOLERANCE_S,
+    toleranceS: config?.readings.signatureTolerance.toleranceS ?? DEFAULT_TOLERANCE_S,
     header: (name) => {
       const values = view.headers.filter(([n]) => n.toLowerCase() === name).map(([, v]) => v);
       return values.length === 0 ? undefined : values.join(", ");
@@ -475,7 +475,7 @@ function fromDomainLines(c: LintContext): LintLine[] {
     return line(
       "fail",
       `${fromDomainMismatch(from, signingDomain.value)} (G19)`,
-      fromDomainAnswer(c.config?.readings.G19 ?? "401"),
+      fromDomainAnswer(c.config?.readings.fromDomainMismatch ?? "401"),
     );
   }
   return line("pass", `${from} is the signing domain`);

@@ -159,7 +159,7 @@ async function signature(r: Receiving, d: Delivery): Promise<Answer | undefined>
   const claimedDigests = d.claimedDigests;
   const verifying = verifyDelivery(httpView, EMPTY_BODY, {
     nowS: Math.floor(r.clock.now() / 1000),
-    toleranceS: r.cfg.readings.G3.toleranceS,
+    toleranceS: r.cfg.readings.signatureTolerance.toleranceS,
     resolveKey: r.keys.resolveKey,
     knownKey: r.keys.knownKey,
     importKey: r.keys.importKey,
@@ -257,7 +257,7 @@ function fromDomain(r: Receiving, d: Delivery): Answer | undefined {
   d.parsed = parsed;
   const claimedFrom = parsed.fromDomain;
   if (claimedFrom === undefined || claimedFrom === d.signingDomain) return undefined;
-  const answer = fromDomainAnswer(r.cfg.readings.G19);
+  const answer = fromDomainAnswer(r.cfg.readings.fromDomainMismatch);
   return r.problem(answer.problem, answer.status, `${fromDomainMismatch(claimedFrom, d.signingDomain)} [AUTH-4] (G19)`);
 }
 

@@ -347,7 +347,7 @@ describe("request-level answers (the errors table, level R)", () => {
   });
 
   it("G26 retry, ERR-27: a 403 policy_rejected with Retry-After is retried at that time, never falling back", async () => {
-    const { attempt } = setup({ G26: "retry" });
+    const { attempt } = setup({ policyRejectedRetryAfter: "retry" });
     const outcome = await attempt(() => problemAnswer("policy_rejected", 403, { retryAfter: "3600" }));
     expect(outcome).toMatchObject({
       retryAfterS: 3600,
@@ -397,7 +397,7 @@ describe("G13: a message larger than max_message_size", () => {
   });
 
   it("G13 send: the body goes out and the receiver's 413 decides", async () => {
-    const { deps, receiver } = setup({ G13: "send" });
+    const { deps, receiver } = setup({ overMaxMessageSize: "send" });
     receiver.queue(() => problemAnswer("message_too_large", 413));
     const outcome = await attemptDelivery(
       { delivery, from: "alice@a.example", message: big, endpoint: small, attempt: 1 },

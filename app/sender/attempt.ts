@@ -107,7 +107,7 @@ export interface AttemptDeps {
   /** `<selector>._svckey.<signing-domain>` (G4). */
   readonly keyid: string;
   readonly problemBase: string;
-  readonly readings: Pick<SenderReadings, "G13" | "G26">;
+  readonly readings: Pick<SenderReadings, "overMaxMessageSize" | "policyRejectedRetryAfter">;
   /** The sending domain, for the trace. */
   readonly senderDomain: string;
   /** A bug planted by a test harness (plantedBugs.ts); never set by a scenario. */
@@ -216,7 +216,7 @@ function withRetryAfterReadings(
   reading: RequestLevelReading,
   status: number,
   retryAfterS: number | undefined,
-  g26: SenderReadings["G26"],
+  g26: SenderReadings["policyRejectedRetryAfter"],
 ): RequestLevelReading {
   if (reading.identifier === "policy_rejected" && retryAfterS !== undefined) {
     if (g26 === "retry")
@@ -300,7 +300,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   );
   const url = `${endpoint.origin}${versionPath(endpoint.version, "messages")}`;
 
-  if (deps.readings.G13 === "pre-check" && body.length > endpoint.capabilities.max_message_size) {
+  if (deps.readings.overMaxMessageSize === "pre-check" && body.length > endpoint.capabilities.max_message_size) {
     // G13, G24: the encoded body would pass the advertised limit, so it is not sent; permanent, as a 413 would be.
     const reading: RequestLevelReading = {
       identifier: "message_too_large",
@@ -403,7 +403,7 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
     interpretRequestLevel(response.status, problem, deps.problemBase),
     response.status,
     retryAfterS,
-    deps.readings.G26,
+    deps.readings.policyRejectedRetryAfter,
   );
   const reading =
     deps.plantedBug === "rate-limited-fallback-eligible" && response.status === 429

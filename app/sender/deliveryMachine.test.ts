@@ -16,7 +16,9 @@ import type { SenderHarness, SenderHarnessOptions } from "./testing.ts";
 
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
-const noJitter = (fallbackWindowS = 7_200): Partial<SenderReadings> => ({ G16: { jitter: false, fallbackWindowS } });
+const noJitter = (fallbackWindowS = 7_200): Partial<SenderReadings> => ({
+  retryTiming: { jitter: false, fallbackWindowS },
+});
 
 async function harness(options: SenderHarnessOptions = {}): Promise<SenderHarness> {
   return createSenderHarness({ readings: noJitter(), ...options });
@@ -407,7 +409,7 @@ describe("the fallback point (STATE-2, STATE-3, ERR-22)", () => {
   });
 
   it("G6, G7 ignored: without the pin's protection, a vanished record is plain SMTP at the next attempt", async () => {
-    const h = await harness({ readings: { ...noJitter(), G7: "ignored" } });
+    const h = await harness({ readings: { ...noJitter(), discoveryPin: "ignored" } });
     h.receiver.capabilities(() =>
       capabilitiesAnswer({ max_message_size: 26214400, discovery_pin_max_age: 604800 }, "max-age=0"),
     );
@@ -447,7 +449,7 @@ describe("plain SMTP and the readings", () => {
   });
 
   it("G8 smtp: a DNS failure without a pin goes to SMTP at once", async () => {
-    const h = await harness({ readings: { ...noJitter(), G8: "smtp" } });
+    const h = await harness({ readings: { ...noJitter(), dnsFailureWithoutPin: "smtp" } });
     h.zone.setOutcome("_svc.b.example", "timeout");
     send(h);
     await h.run();
@@ -494,7 +496,7 @@ describe("plain SMTP and the readings", () => {
   });
 
   it("G12 send-whole, ERR-11: one POST; the receiver's invalid_request rejects them all, with a DSN", async () => {
-    const h = await harness({ readings: { ...noJitter(), G12: "send-whole" } });
+    const h = await harness({ readings: { ...noJitter(), overMaxRecipients: "send-whole" } });
     h.receiver.queue((post) =>
       post.envelope.to.length > 100 ? problemAnswer("invalid_request", 400) : allRecipients(post, "accepted"),
     );
@@ -524,7 +526,7 @@ describe("plain SMTP and the readings", () => {
   });
 
   it("G26 retry: a 403 policy_rejected with Retry-After is retried at that time, over the service only", async () => {
-    const h = await harness({ readings: { ...noJitter(), G26: "retry" } });
+    const h = await harness({ readings: { ...noJitter(), policyRejectedRetryAfter: "retry" } });
     h.receiver.queue(() => problemAnswer("policy_rejected", 403, { retryAfter: "7200" }));
     const handle = send(h);
     await h.run();
@@ -813,7 +815,7 @@ describe("one machine for every actor (the states table as a module-level defini
     expect(actor?.logic).toBe(deliveryMachine);
     const deps = actor?.getSnapshot().context.deps;
     expect(deps?.senderDomain).toBe("a.example");
-    expect(deps?.readings.G16).toEqual({ jitter: false, fallbackWindowS: 7_200 });
+    expect(deps?.readings.retryTiming).toEqual({ jitter: false, fallbackWindowS: 7_200 });
     expect(transitions(h)).toContain("retryWithinFallbackWindow");
   });
 });

@@ -99,7 +99,13 @@ import type { DiscoveryOutcome, Endpoint } from "./discovery.ts";
 const now = (context: Pick<DeliveryContext, "deps">): number => context.deps.clock.now();
 const actorId = (context: Pick<DeliveryContext, "messageId" | "domain">): string =>
   deliveryActorId(context.messageId, context.domain);
-const meta = (m: TransitionMeta): TransitionMeta => m;
+/** A transition's meta, its lists frozen: the trace's recorder shares a frozen list with every event that cites it (0185). */
+const meta = (m: TransitionMeta): TransitionMeta =>
+  Object.freeze({
+    ...m,
+    rules: Object.freeze([...m.rules]),
+    ...(m.gaps !== undefined && { gaps: Object.freeze([...m.gaps]) }),
+  });
 
 /** A port that threw during discovery or the POSTs: the attempt is judged a fault of the sender itself (ERR-24). */
 const senderFault = (stage: "discovery" | "post") => ({

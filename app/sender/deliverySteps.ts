@@ -224,7 +224,8 @@ export function openDeliveries(
   const { deps } = context;
   if (context.waiting.length === 0 || context.endpoint === undefined) return { newDeliveries: [] };
   const addresses = context.waiting.map((w) => w.address);
-  const size = deps.readings.G12 === "split" ? context.endpoint.capabilities.max_recipients : addresses.length;
+  const size =
+    deps.readings.overMaxRecipients === "split" ? context.endpoint.capabilities.max_recipients : addresses.length;
   const batches: string[][] = [];
   for (let i = 0; i < addresses.length; i += size) batches.push(addresses.slice(i, i + size));
   const deferred = context.waiting.some((w) => w.deferred);

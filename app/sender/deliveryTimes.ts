@@ -32,7 +32,7 @@ export function atOrAfterWindow(
   attemptAtMs: number,
 ): boolean {
   const { deps } = context;
-  const windowS = deps.readings.G16.fallbackWindowS;
+  const windowS = deps.readings.retryTiming.fallbackWindowS;
   return deps.plantedBug === "window-end-exclusive"
     ? attemptAtMs > fallbackWindowEndMs(context.firstAttemptAtMs ?? 0, windowS)
     : isAtOrAfterFallbackWindow(context.firstAttemptAtMs ?? 0, attemptAtMs, windowS);
@@ -46,7 +46,7 @@ export function nextRetry(context: DeliveryContext, nowMs: number): RetryPlan {
     lastAttemptAtMs: context.attemptAtMs ?? nowMs,
     nowMs,
     ...(context.lastAttempt?.lowerBoundMs !== undefined && { lowerBoundMs: context.lastAttempt.lowerBoundMs }),
-    ...(deps.readings.G16.jitter && { jitter: deps.random }),
+    ...(deps.readings.retryTiming.jitter && { jitter: deps.random }),
     constants: constantsOf(deps),
   });
 }

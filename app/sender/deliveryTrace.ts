@@ -55,7 +55,7 @@ export function attemptJudged(context: DeliveryContext, endedAtMs: number): Emit
   const summary = context.lastAttempt;
   if (summary === undefined) return undefined;
   const firstAtMs = context.firstAttemptAtMs ?? summary.atMs;
-  const windowS = context.deps.readings.G16.fallbackWindowS;
+  const windowS = context.deps.readings.retryTiming.fallbackWindowS;
   return {
     deliveryActor: deliveryActorId(context.messageId, context.domain),
     attempt: summary.attempt,

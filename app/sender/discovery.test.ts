@@ -152,7 +152,7 @@ describe("discovery: record, pin, capabilities, version", () => {
   });
 
   it("G7 ignored: a valid pin changes nothing: no record is plain SMTP", async () => {
-    const { zone, deps, receiver, cache } = setup({ G7: "ignored" });
+    const { zone, deps, receiver, cache } = setup({ discoveryPin: "ignored" });
     publishService(zone, "b.example");
     receiver.capabilities(() => capabilitiesAnswer({ max_message_size: 26214400, discovery_pin_max_age: 604800 }));
     await discover("b.example", deps);
@@ -180,7 +180,7 @@ describe("discovery: record, pin, capabilities, version", () => {
   });
 
   it("G8 smtp: a DNS failure without a pin goes to SMTP at once", async () => {
-    const { zone, deps } = setup({ G8: "smtp" });
+    const { zone, deps } = setup({ dnsFailureWithoutPin: "smtp" });
     zone.setOutcome("_svc.b.example", "servfail");
     expect(await discover("b.example", deps)).toMatchObject({ kind: "no-service", gaps: ["G8"] });
   });
@@ -237,7 +237,7 @@ describe("discovery: record, pin, capabilities, version", () => {
   });
 
   it("G46 alive: a 4xx to the capabilities request shows the endpoint alive: temporary, never falls back; a 5xx still does", async () => {
-    const { zone, deps, receiver, trace } = setup({ G46: "alive" });
+    const { zone, deps, receiver, trace } = setup({ capabilities4xx: "alive" });
     publishService(zone, "b.example");
     receiver.capabilities(() => problemAnswer("rate_limited", 429));
     expect(await discover("b.example", deps)).toMatchObject({
@@ -265,7 +265,7 @@ describe("discovery: record, pin, capabilities, version", () => {
   });
 
   it("G47 lower-bound, RETRY-7: a capabilities 503's Retry-After is a lower bound for the next attempt", async () => {
-    const { zone, deps, receiver, clock } = setup({ G47: "lower-bound" });
+    const { zone, deps, receiver, clock } = setup({ capabilitiesRetryAfter: "lower-bound" });
     publishService(zone, "b.example");
     receiver.capabilities(() => problemAnswer("temporary_failure", 503, { retryAfter: "600" }));
     const outcome = await discover("b.example", deps);

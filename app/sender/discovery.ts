@@ -173,7 +173,8 @@ export interface DiscoveryDeps {
   readonly clock: Pick<Clock, "now">;
   readonly cache: CapabilitiesCache;
   readonly trace: TraceSink;
-  readonly readings: Pick<SenderReadings, "G7" | "G8"> & Partial<Pick<SenderReadings, "G46" | "G47">>;
+  readonly readings: Pick<SenderReadings, "discoveryPin" | "dnsFailureWithoutPin"> &
+    Partial<Pick<SenderReadings, "capabilities4xx" | "capabilitiesRetryAfter">>;
   /** The draft's numbers in force (GET-6, GET-7); default SPEC.md's. */
   readonly constants?: SpecConstants;
   /** The versions this sender speaks, e.g. `["v1"]`. */
@@ -234,7 +235,7 @@ async function fetchCapabilities(deps: DiscoveryDeps, origin: string, version: s
  */
 export function capabilitiesReadings(
   refused: { readonly status: number; readonly retryAfterS?: number } | undefined,
-  readings: Partial<Pick<SenderReadings, "G46" | "G47">>,
+  readings: Partial<Pick<SenderReadings, "capabilities4xx" | "capabilitiesRetryAfter">>,
 ): {
   readonly fallbackEligible: boolean;
   readonly retryAfterS?: number;
@@ -246,7 +247,7 @@ export function capabilitiesReadings(
   const trace: Record<string, unknown> = {};
   let fallbackEligible = true;
   if (refused.status >= 400 && refused.status < 500) {
-    const g46 = readings.G46 ?? "fallback-eligible";
+    const g46 = readings.capabilities4xx ?? "fallback-eligible";
     gaps.push("G46");
     trace["G46"] = g46;
     fallbackEligible = g46 === "fallback-eligible";
@@ -254,7 +255,7 @@ export function capabilitiesReadings(
   }
   let retryAfterS: number | undefined;
   if (refused.retryAfterS !== undefined) {
-    const g47 = readings.G47 ?? "ignored";
+    const g47 = readings.capabilitiesRetryAfter ?? "ignored";
     gaps.push("G47");
     trace["G47"] = g47;
     if (g47 === "lower-bound") retryAfterS = refused.retryAfterS;
@@ -299,7 +300,7 @@ export async function discover(domain: string, deps: DiscoveryDeps, deliveryActo
   const svcb = await lookupSvcb(deps.resolver, domain);
   if (svcb.kind !== "endpoints") {
     const pin = deps.cache.validPin(domain);
-    const pinEnforced = pin !== undefined && deps.readings.G7 === "enforced";
+    const pinEnforced = pin !== undefined && deps.readings.discoveryPin === "enforced";
     const dnsFailed = svcb.kind === "dns-failure";
     if (pinEnforced) {
       // G7: the pin says the domain offers the service, so a missing record or a failed answer is a downgrade to resist.
@@ -333,7 +334,7 @@ export async function discover(domain: string, deps: DiscoveryDeps, deliveryActo
         detail: `no SVCB record at ${SERVICE_LABEL}.${domain} (${svcb.answer})`,
       };
     }
-    if (deps.readings.G8 === "smtp") {
+    if (deps.readings.dnsFailureWithoutPin === "smtp") {
       emit("discovery.resolved", { outcome: "no-service", answer: svcb.answer, gap: "G8", rule: "SVC-11" });
       return {
         kind: "no-service",

@@ -13,6 +13,8 @@ import type { MemoryMailStore } from "../receiver/memoryMailStore.ts";
 import { createReceiver } from "../receiver/receiver.ts";
 import { createTestSender } from "../receiver/testing.ts";
 import { isTraceEventName } from "../trace/events.ts";
+import { READING_GAPS, type ReadingName } from "../protocol/readingNames.ts";
+import { readingsForTrace } from "./readings.ts";
 import { createSender } from "./sender.ts";
 import type { Sender, SenderConfig } from "./sender.ts";
 import {
@@ -92,7 +94,7 @@ async function world(options: WorldOptions = {}) {
   };
   const network = options.network === undefined ? plain : options.network(plain);
   const ports = { clock, random, resolver: zone, fetch: network, smtp, trace };
-  const readings = { G16: { jitter: false, fallbackWindowS: 7_200 } };
+  const readings = { retryTiming: { jitter: false, fallbackWindowS: 7_200 } };
   senders["a.example"] = createSender(
     {
       domain: "a.example",
@@ -482,32 +484,38 @@ describe("the sender against the real receiver", () => {
       smtp: createSmtpRecorder(),
     };
     const config = { domain: "a.example", signingKey: key.privateKey, keyid: key.keyid, problemBase: PROBLEM_BASE };
-    expect(() => createSender({ ...config, readings: { G16: { jitter: true, fallbackWindowS: 600 } } }, ports)).toThrow(
-      /RETRY-5/,
-    );
     expect(() =>
-      createSender({ ...config, readings: { G16: { jitter: true, fallbackWindowS: 5 * 3600 } } }, ports),
+      createSender({ ...config, readings: { retryTiming: { jitter: true, fallbackWindowS: 600 } } }, ports),
+    ).toThrow(/RETRY-5/);
+    expect(() =>
+      createSender({ ...config, readings: { retryTiming: { jitter: true, fallbackWindowS: 5 * 3600 } } }, ports),
     ).toThrow(/RETRY-5/);
     expect(
-      createSender({ ...config, production: false, readings: { G16: { jitter: true, fallbackWindowS: 600 } } }, ports)
-        .readings.G16,
+      createSender(
+        { ...config, production: false, readings: { retryTiming: { jitter: true, fallbackWindowS: 600 } } },
+        ports,
+      ).readings.retryTiming,
     ).toEqual({ jitter: true, fallbackWindowS: 600 });
     const defaults = createSender(config, ports).readings;
     expect(defaults).toEqual({
-      G7: "enforced",
-      G8: "temporary-failure",
-      G12: "split",
-      G13: "pre-check",
-      G16: { jitter: true, fallbackWindowS: 7200 },
-      G26: "permanent",
-      G46: "fallback-eligible",
-      G47: "ignored",
+      discoveryPin: "enforced",
+      dnsFailureWithoutPin: "temporary-failure",
+      overMaxRecipients: "split",
+      overMaxMessageSize: "pre-check",
+      retryTiming: { jitter: true, fallbackWindowS: 7200 },
+      policyRejectedRetryAfter: "permanent",
+      capabilities4xx: "fallback-eligible",
+      capabilitiesRetryAfter: "ignored",
     });
+    // Each name is written in the trace under its own gap's ID (app/protocol/readingNames.ts).
+    expect(Object.keys(readingsForTrace(defaults))).toEqual(
+      Object.keys(defaults).map((name) => READING_GAPS[name as ReadingName]),
+    );
   });
 
   it("the trace records the readings in force with each submitted message", async () => {
     const w = await world({
-      senderConfig: { readings: { G7: "ignored", G16: { jitter: false, fallbackWindowS: 3600 } } },
+      senderConfig: { readings: { discoveryPin: "ignored", retryTiming: { jitter: false, fallbackWindowS: 3600 } } },
     });
     w.alice.submit({ from: "alice@a.example", to: ["bob@b.example"], message: w.message() });
     await w.run();

@@ -6,7 +6,7 @@
  * real network hands it the system's. DSNs for failures go back through the
  * same sender, as normal messages with a null `from` (EVT-3, G14, G31); the
  * failure of a DSN is never reported by another DSN, whatever `from` it was
- * given (issue 23: a wrong `from` made DSNs about DSNs until memory ran out).
+ * given: a wrong `from` would otherwise make DSNs about DSNs until memory ran out (note 0032).
  */
 import { createActor } from "xstate";
 import type { Actor, AnyMachineSnapshot, InspectionEvent } from "xstate";
@@ -156,7 +156,7 @@ function mergeReadings(readings: Partial<SenderReadings> | undefined): SenderRea
   return {
     ...defaultReadings,
     ...readings,
-    G16: { ...defaultReadings.G16, ...readings?.G16 },
+    retryTiming: { ...defaultReadings.retryTiming, ...readings?.retryTiming },
   };
 }
 
@@ -168,7 +168,7 @@ function mergeReadings(readings: Partial<SenderReadings> | undefined): SenderRea
 export function createSender(config: SenderConfig, ports: SenderPorts): Sender {
   const readings = mergeReadings(config.readings);
   const constants = config.constants ?? SPEC_CONSTANTS;
-  checkFallbackWindowS(readings.G16.fallbackWindowS, config.production ?? true, constants);
+  checkFallbackWindowS(readings.retryTiming.fallbackWindowS, config.production ?? true, constants);
   const trace = ports.trace ?? noTrace;
   const versions = config.versions ?? SUPPORTED_VERSIONS;
   const cache = createCapabilitiesCache(ports.clock, constants);
@@ -405,6 +405,20 @@ function deliveryDeps(
 /** The path of the leaf every delivery actor starts in. */
 const INITIAL_STATE = initialStatePath(deliveryMachine);
 
+/** One copy of each event type the machine's transitions name (a handful), held by all their events. */
+const eventTypes = new Map<string, string>();
+
+/**
+ * `type` as the first copy of it seen: XState builds `xstate.done.actor.<id>` anew for each event it sends, the
+ * same few texts ~80 bytes each, which the trace kept for each of a fleet's ~30k transitions (decision 0185).
+ */
+function oneCopy(type: string): string {
+  const first = eventTypes.get(type);
+  if (first !== undefined) return first;
+  if (eventTypes.size < 256) eventTypes.set(type, type);
+  return type;
+}
+
 /**
  * The actor's transitions, from XState's inspection: `from` and `to` are the
  * leaf state paths before and after (statePath.ts), so a transition into
@@ -426,7 +440,7 @@ function transitionTracer(emit: Emit<"machine.transition">, id: string): (event:
         deliveryActor: id,
         from: current,
         to,
-        event: event.event.type,
+        event: oneCopy(event.event.type),
         ...(typeof attempt === "number" && attempt > 0 && { attempt }),
         ...(meta !== undefined && {
           transition: meta.name,

@@ -448,7 +448,7 @@ export function testDeliveryContext(): DeliveryContext {
     clock: createSteppingClock(),
     random: createSeededRandom(7),
     trace: createTraceLog(),
-    readings: { ...defaultReadings, G16: { jitter: false, fallbackWindowS: 7_200 } },
+    readings: { ...defaultReadings, retryTiming: { jitter: false, fallbackWindowS: 7_200 } },
     senderDomain: "a.example",
     problemBase: PROBLEM_BASE,
     discover: notHere("discover"),

@@ -95,7 +95,7 @@ describe("the knobs: one per number of the draft, named after its rule", () => {
       ["G16", "fallback-window=6h"],
       ["RETRY-5.max", "8h"],
     ]);
-    expect(wider).toMatchObject({ ok: true, readings: { G16: { fallbackWindowS: 21_600 } } });
+    expect(wider).toMatchObject({ ok: true, readings: { retryTiming: { fallbackWindowS: 21_600 } } });
     expect(resolveReadings([["RETRY-5.max", "90m"]])).toMatchObject({
       ok: false,
       id: "RETRY-5",

@@ -16,6 +16,7 @@ import { actorOfDelivery } from "../trace/deliveryIds.ts";
 import type { CheckedEvent } from "./invariants.ts";
 import { durationMs, type ExpectedOutcome, type ScenarioExpectation } from "./scenario.ts";
 import { pushAll } from "../protocol/lists.ts";
+import { textOf, textsOf } from "../trace/values.ts";
 
 /** A scenario message as the expectations need it. */
 export interface ExpectedMessage {
@@ -95,11 +96,11 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
   const posts = new Map<string, (number | undefined)[]>();
   for (const e of events) {
     const d = e.data ?? {};
-    const messageId = typeof d["messageId"] === "string" ? d["messageId"] : "";
+    const messageId = textOf(d["messageId"]) ?? "";
     switch (e.name) {
       case "message.submitted":
         if (!submittedAt.has(messageId)) submittedAt.set(messageId, e.seq);
-        for (const to of list(d["to"])) {
+        for (const to of textsOf(d["to"])) {
           const actor = `${messageId}→${domainOf(to)}`;
           started.add(actor);
           if (!attemptStarts.has(actor)) attemptStarts.set(actor, [e.seq]);
@@ -108,18 +109,20 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
       case "recipient.outcome": {
         const k = key(messageId, String(d["recipient"] ?? ""));
         if (!outcomes.has(k)) {
+          const rule = textOf(d["rule"]);
+          const problem = textOf(d["problem"]);
           outcomes.set(k, {
             outcome: String(d["outcome"]),
             timeMs: e.timeMs,
-            ...(typeof d["rule"] === "string" && { rule: d["rule"] }),
-            ...(typeof d["problem"] === "string" && { problem: d["problem"] }),
+            ...(rule !== undefined && { rule }),
+            ...(problem !== undefined && { problem }),
             seq: e.seq,
           });
         }
         break;
       }
       case "smtp.handoff":
-        for (const r of list(d["recipients"])) {
+        for (const r of textsOf(d["recipients"])) {
           handOffs.set(key(messageId, r), {
             reason: String(d["reason"]),
             timeMs: e.timeMs,
@@ -129,7 +132,7 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
         }
         break;
       case "dsn.sent":
-        for (const r of list(d["recipients"])) {
+        for (const r of textsOf(d["recipients"])) {
           const k = key(messageId, r);
           const dsn = { dsnMessageId: String(d["dsnMessageId"]), to: String(d["to"]), seq: e.seq };
           const known = dsns.get(k);
@@ -138,7 +141,7 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
         }
         break;
       case "machine.started":
-        actorRecipients.set(String(d["deliveryActor"] ?? ""), new Set(list(d["recipients"]).map(normalizeAddress)));
+        actorRecipients.set(String(d["deliveryActor"] ?? ""), new Set(textsOf(d["recipients"]).map(normalizeAddress)));
         withActors.add(messageId);
         break;
       case "timer.fired":
@@ -147,7 +150,7 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
       case "attempt.started": {
         if (d["sent"] === false) break;
         const actor = actorOfDelivery(String(d["deliveryId"] ?? ""));
-        for (const r of list(d["recipients"])) {
+        for (const r of textsOf(d["recipients"])) {
           const k = `${actor}\n${normalizeAddress(r)}`;
           const sent = posts.get(k);
           if (sent === undefined) posts.set(k, [e.seq]);
@@ -224,11 +227,6 @@ export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
       };
     },
   };
-}
-
-function list(value: unknown): string[] {
-  if (typeof value === "string") return [value];
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
 }
 
 function domainOf(address: string): string {

@@ -117,7 +117,7 @@ describe("smtp-only-where-allowed (STATE-3, STATE-4, ERR-22, ERR-23)", () => {
   it("STATE-3: a fallback is judged against the window in force: 2 h passes, 3 h fails", async () => {
     const { events, readings } = await trace(DOWN_3H);
     expect(verdict(events, "smtp-only-where-allowed", readings).passed).toBe(true);
-    const longer = { ...readings, G16: { jitter: false, fallbackWindowS: 3 * 3600 } };
+    const longer = { ...readings, retryTiming: { jitter: false, fallbackWindowS: 3 * 3600 } };
     expect(verdict(events, "smtp-only-where-allowed", longer).detail).toBe(
       "m1@a.example→b.example: handed to SMTP (fallback) at +2:03:00, after an attempt made at +2:03:00, before the 180-minute fallback window ended [STATE-3, ERR-22]",
     );
@@ -245,11 +245,11 @@ describe("no-retry-after-permanent (STATE-9, RCP-7)", () => {
   });
 
   it("the errors table: 4xx is permanent except rate_limited and (G26 retry) a 403 with Retry-After; 5xx and no answer are fallback-eligible", () => {
-    const g26 = { G26: "permanent" as const };
+    const g26 = { policyRejectedRetryAfter: "permanent" as const };
     expect(permanentEnding({ status: 400 }, g26)).toBe(true);
     expect(permanentEnding({ status: 429, problem: "https://p/rate_limited" }, g26)).toBe(false);
     expect(permanentEnding({ status: 403, retryAfterS: 60 }, g26)).toBe(true);
-    expect(permanentEnding({ status: 403, retryAfterS: 60 }, { G26: "retry" })).toBe(false);
+    expect(permanentEnding({ status: 403, retryAfterS: 60 }, { policyRejectedRetryAfter: "retry" })).toBe(false);
     expect(permanentEnding({ sent: false }, g26)).toBe(true);
     expect(fallbackEligibleEnding({ status: 503 })).toBe(true);
     expect(fallbackEligibleEnding({ failure: "connection" })).toBe(true);
@@ -316,7 +316,7 @@ faults:
 `);
     expect(events.some((e) => e.name === "smtp.handoff")).toBe(true);
     expect(verdict(events, "smtp-only-where-allowed", readings).passed).toBe(true);
-    expect(verdict(events, "smtp-only-where-allowed", { ...readings, G46: "alive" }).detail).toContain(
+    expect(verdict(events, "smtp-only-where-allowed", { ...readings, capabilities4xx: "alive" }).detail).toContain(
       "though attempt 1 was not fallback-eligible (capabilities answered 429 (G46 alive)) [ERR-23]",
     );
   });

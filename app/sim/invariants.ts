@@ -22,6 +22,7 @@
 import { normalizeAddress, parseMailbox } from "../protocol/mailbox.ts";
 import { actorOfDelivery } from "../trace/deliveryIds.ts";
 import { recordedOffset } from "../trace/offset.ts";
+import { dataOf, isEvent, readEvent, type ReadData } from "../trace/eventReader.ts";
 import type { CheckResult } from "../trace/schema.ts";
 import { specKnob } from "../protocol/specConstants.ts";
 import { durationWords, parseKnobValue } from "./constants.ts";
@@ -87,7 +88,8 @@ export const INVARIANTS: readonly InvariantInfo[] = [
 /** What the checkers need besides the events. */
 export interface InvariantOptions {
   /** The readings in force: the fallback window and jitter (G16), G26, and the capabilities answers' (G46, G47). */
-  readonly readings: Pick<ScenarioReadings, "G16" | "G26"> & Partial<Pick<ScenarioReadings, "G46" | "G47">>;
+  readonly readings: Pick<ScenarioReadings, "retryTiming" | "policyRejectedRetryAfter"> &
+    Partial<Pick<ScenarioReadings, "capabilities4xx" | "capabilitiesRetryAfter">>;
   /** Whether the run ended with no event left (false: it stopped at the horizon). */
   readonly complete: boolean;
   /**
@@ -139,18 +141,6 @@ function domainOf(address: string): string | undefined {
   return parsed.ok ? parsed.value.domain : undefined;
 }
 
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
-
-function num(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
-}
-
-function strings(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
-}
-
 /** Rebuilds each delivery actor (message → recipient domain) and its attempts from the trace. */
 export function buildModel(events: readonly CheckedEvent[]): Model {
   const actors = new Map<string, Actor>();
@@ -175,12 +165,12 @@ export function buildModel(events: readonly CheckedEvent[]): Model {
     } else set?.delete(actor);
   };
   for (const event of events) {
-    const d = event.data ?? {};
-    switch (event.name) {
+    const e = readEvent(event);
+    switch (e?.name) {
       case "message.submitted": {
-        const messageId = str(d["messageId"]);
+        const messageId = e.data.messageId;
         if (messageId === undefined) break;
-        const recipients = new Set(strings(d["to"]).map(normalizeAddress));
+        const recipients = new Set((e.data.to ?? []).map(normalizeAddress));
         submitted.set(messageId, { at: event, recipients });
         for (const recipient of recipients) {
           const domain = domainOf(recipient);
@@ -207,34 +197,34 @@ export function buildModel(events: readonly CheckedEvent[]): Model {
         break;
       }
       case "timer.fired": {
-        const actor = actors.get(str(d["deliveryActor"]) ?? "");
+        const actor = actors.get(e.data.deliveryActor ?? "");
         if (actor === undefined) break;
         actor.attempts.push({ index: actor.attempts.length + 1, startMs: event.timeMs, events: [event] });
         setDiscovering(actor, true);
         break;
       }
       case "timer.set":
-        push(actors.get(str(d["deliveryActor"]) ?? ""), event);
+        push(actors.get(e.data.deliveryActor ?? ""), event);
         break;
       case "machine.transition": {
-        const actor = actors.get(str(d["deliveryActor"]) ?? "");
+        const actor = actors.get(e.data.deliveryActor ?? "");
         if (actor === undefined) break;
         push(actor, event);
-        if (str(d["from"])?.endsWith("discovering") === true) setDiscovering(actor, false);
+        if (e.data.from?.endsWith("discovering") === true) setDiscovering(actor, false);
         break;
       }
       case "delivery.created": {
-        const deliveryId = str(d["deliveryId"]);
-        if (deliveryId !== undefined) deliveries.set(deliveryId, strings(d["recipients"]).map(normalizeAddress));
+        const deliveryId = e.data.deliveryId;
+        if (deliveryId !== undefined) deliveries.set(deliveryId, (e.data.recipients ?? []).map(normalizeAddress));
         push(actors.get(actorOfDelivery(deliveryId ?? "")), event);
         break;
       }
       case "attempt.started":
       case "attempt.ended":
       case "recipient.result": {
-        const deliveryId = str(d["deliveryId"]) ?? "";
-        if (event.name === "attempt.started" && !deliveries.has(deliveryId)) {
-          deliveries.set(deliveryId, strings(d["recipients"]).map(normalizeAddress));
+        const deliveryId = e.data.deliveryId ?? "";
+        if (e.name === "attempt.started" && !deliveries.has(deliveryId)) {
+          deliveries.set(deliveryId, (e.data.recipients ?? []).map(normalizeAddress));
         }
         push(actors.get(actorOfDelivery(deliveryId)), event);
         break;
@@ -244,14 +234,14 @@ export function buildModel(events: readonly CheckedEvent[]): Model {
       case "version.negotiated": {
         // Discovery events name the domain, not the actor: they go to every actor of that
         // sender and domain whose attempt is still in discovery.
-        const target = str(d["domain"]);
+        const target = e.data.domain;
         if (target === undefined || event.domain === undefined) break;
         for (const actor of discovering.get(discoveryKey(event.domain, target)) ?? []) push(actor, event);
         break;
       }
       case "smtp.handoff": {
-        const messageId = str(d["messageId"]) ?? "";
-        const recipients = strings(d["recipients"]).map(normalizeAddress);
+        const messageId = e.data.messageId ?? "";
+        const recipients = (e.data.recipients ?? []).map(normalizeAddress);
         const domain = recipients.map(domainOf).find((x) => x !== undefined);
         const actor = actors.get(`${messageId}→${domain ?? ""}`);
         if (actor === undefined) break;
@@ -260,7 +250,7 @@ export function buildModel(events: readonly CheckedEvent[]): Model {
         break;
       }
       case "delivery.bounced": {
-        const actor = actors.get(`${str(d["messageId"]) ?? ""}→${str(d["domain"]) ?? ""}`);
+        const actor = actors.get(`${e.data.messageId ?? ""}→${e.data.domain ?? ""}`);
         if (actor === undefined) break;
         push(actor, event);
         actor.bounced = event;
@@ -278,9 +268,8 @@ export function buildModel(events: readonly CheckedEvent[]): Model {
 
 const TEMPORARY_PROBLEMS = ["rate_limited", "mailbox_full", "temporary_failure"];
 
-function problemIdentifier(type: unknown): string | undefined {
-  const text = str(type);
-  return text === undefined ? undefined : text.slice(text.lastIndexOf("/") + 1);
+function problemIdentifier(type: string | undefined): string | undefined {
+  return type?.slice(type.lastIndexOf("/") + 1);
 }
 
 /**
@@ -288,27 +277,27 @@ function problemIdentifier(type: unknown): string | undefined {
  * no answer, a request-level 5xx, a 200 that does not parse (G15), an answer
  * outside the table (G30). Not: any 4xx, any per-recipient result, a body not sent (G13).
  */
-export function fallbackEligibleEnding(data: Readonly<Record<string, unknown>>): boolean {
-  if (data["sent"] === false) return false;
-  const status = num(data["status"]);
-  if (status === undefined) return data["failure"] !== undefined;
+export function fallbackEligibleEnding(data: ReadData<"attempt.ended">): boolean {
+  if (data.sent === false) return false;
+  const status = data.status;
+  if (status === undefined) return data.failure !== undefined;
   if (status >= 500) return true;
-  if (status === 200) return data["class"] !== "results";
+  if (status === 200) return data.class !== "results";
   return status < 400;
 }
 
 /** Whether an attempt.ended is a permanent answer: a 4xx (ERR-1 … ERR-7, ERR-19), or a body the sender refused to send (G13). */
 export function permanentEnding(
-  data: Readonly<Record<string, unknown>>,
-  readings: Pick<ScenarioReadings, "G26">,
+  data: ReadData<"attempt.ended">,
+  readings: Pick<ScenarioReadings, "policyRejectedRetryAfter">,
 ): boolean {
-  if (data["sent"] === false) return true;
-  const status = num(data["status"]);
+  if (data.sent === false) return true;
+  const status = data.status;
   if (status === undefined || status < 400 || status >= 500) return false;
-  const identifier = problemIdentifier(data["problem"]);
+  const identifier = problemIdentifier(data.problem);
   if (identifier !== undefined && TEMPORARY_PROBLEMS.includes(identifier)) return false;
   // G26 `retry`: a request-level policy_rejected with Retry-After is retried over the service.
-  if (status === 403 && readings.G26 === "retry" && num(data["retryAfterS"]) !== undefined) return false;
+  if (status === 403 && readings.policyRejectedRetryAfter === "retry" && data.retryAfterS !== undefined) return false;
   return true;
 }
 
@@ -318,36 +307,40 @@ export type AttemptKind = "eligible" | "ineligible" | "no-service" | "no-common-
 /** What an attempt amounts to for the fallback rules, read from its events by SPEC.md (not the sender's own verdicts). */
 export function classify(
   attempt: Attempt,
-  readings: Partial<Pick<ScenarioReadings, "G46">> = {},
+  readings: Partial<Pick<ScenarioReadings, "capabilities4xx">> = {},
 ): { kind: AttemptKind; why: string } {
   const results = attempt.events.filter((e) => e.name === "recipient.result");
   const ended = attempt.events.filter((e) => e.name === "attempt.ended");
-  const unsupported = ended.find(
-    (e) => num(e.data?.["status"]) === 404 && problemIdentifier(e.data?.["problem"]) === "unsupported_version",
-  );
+  const unsupported = ended.find((e) => {
+    const d = dataOf(e, "attempt.ended");
+    return d?.status === 404 && problemIdentifier(d.problem) === "unsupported_version";
+  });
   if (unsupported !== undefined) return { kind: "no-common-version", why: "404 unsupported_version" };
   if (results.length > 0) return { kind: "ineligible", why: "per-recipient results (ERR-23)" };
   if (ended.length > 0) {
-    const bad = ended.find((e) => !fallbackEligibleEnding(e.data ?? {}));
+    const bad = ended.map((e) => dataOf(e, "attempt.ended") ?? {}).find((d) => !fallbackEligibleEnding(d));
     if (bad === undefined) return { kind: "eligible", why: "no answer or a request-level 5xx" };
-    const status = num(bad.data?.["status"]);
+    const status = bad.status;
     return {
       kind: "ineligible",
-      why:
-        status !== undefined ? `answer ${status} ${problemIdentifier(bad.data?.["problem"]) ?? ""}`.trim() : "not sent",
+      why: status !== undefined ? `answer ${status} ${problemIdentifier(bad.problem) ?? ""}`.trim() : "not sent",
     };
   }
-  if (attempt.events.some((e) => e.name === "machine.transition" && e.data?.["transition"] === "senderFault")) {
+  if (attempt.events.some((e) => dataOf(e, "machine.transition")?.transition === "senderFault")) {
     return { kind: "ineligible", why: "a fault of the sender itself" };
   }
-  const version = attempt.events.find((e) => e.name === "version.negotiated" && e.data?.["version"] === undefined);
+  const version = attempt.events.find((e) => {
+    const negotiated = dataOf(e, "version.negotiated");
+    return negotiated !== undefined && negotiated.version === undefined;
+  });
   if (version !== undefined) return { kind: "no-common-version", why: "no common version in the capabilities" };
-  const resolved = attempt.events.filter((e) => e.name === "discovery.resolved");
-  if (resolved.some((e) => e.data?.["outcome"] === "no-service")) return { kind: "no-service", why: "no SVCB record" };
-  const capabilities = attempt.events.find((e) => e.name === "capabilities.invalid");
-  const capabilitiesStatus = num(capabilities?.data?.["status"]);
+  const resolved = attempt.events.flatMap((e) => dataOf(e, "discovery.resolved") ?? []);
+  if (resolved.some((d) => d.outcome === "no-service")) return { kind: "no-service", why: "no SVCB record" };
+  const capabilities = attempt.events.find((e) => isEvent(e, "capabilities.invalid"));
+  const capabilitiesStatus =
+    capabilities === undefined ? undefined : dataOf(capabilities, "capabilities.invalid")?.status;
   if (
-    readings.G46 === "alive" &&
+    readings.capabilities4xx === "alive" &&
     capabilitiesStatus !== undefined &&
     capabilitiesStatus >= 400 &&
     capabilitiesStatus < 500
@@ -355,10 +348,7 @@ export function classify(
     // G46 `alive`: a 4xx to the capabilities request shows the endpoint alive (ERR-22, ERR-23).
     return { kind: "ineligible", why: `capabilities answered ${capabilitiesStatus} (G46 alive)` };
   }
-  if (
-    capabilities !== undefined ||
-    resolved.some((e) => e.data?.["outcome"] === "dns-failure" || e.data?.["gap"] === "G7")
-  ) {
+  if (capabilities !== undefined || resolved.some((d) => d.outcome === "dns-failure" || d.gap === "G7")) {
     return { kind: "eligible", why: "DNS or capabilities failure (ERR-21)" };
   }
   return { kind: "unknown", why: "no answer recorded" };
@@ -476,10 +466,11 @@ function terminalOutcome(events: readonly CheckedEvent[], model: Model, options:
   const all: CheckedEvent[] = [];
   const violations: Finding[] = [];
   for (const e of events) {
-    if (e.name !== "recipient.outcome") continue;
+    const outcome = dataOf(e, "recipient.outcome");
+    if (outcome === undefined) continue;
     all.push(e);
-    const messageId = str(e.data?.["messageId"]) ?? "";
-    const recipient = normalizeAddress(str(e.data?.["recipient"]) ?? "");
+    const messageId = outcome.messageId ?? "";
+    const recipient = normalizeAddress(outcome.recipient ?? "");
     const key = `${messageId}\n${recipient}`;
     const list = outcomes.get(key);
     if (list === undefined) outcomes.set(key, [e]);
@@ -523,15 +514,16 @@ function noDsnAboutADsn(events: readonly CheckedEvent[]): Verdict {
   const violations: Finding[] = [];
   const judged: CheckedEvent[] = [];
   for (const e of events) {
-    if (e.name !== "dsn.sent") continue;
+    const sent = dataOf(e, "dsn.sent");
+    if (sent === undefined) continue;
     judged.push(e);
-    const original = str(e.data?.["messageId"]);
-    const dsn = str(e.data?.["dsnMessageId"]);
+    const original = sent.messageId;
+    const dsn = sent.dsnMessageId;
     const earlier = original === undefined ? undefined : dsns.get(original);
     if (earlier !== undefined) {
       violations.push(
         finding(
-          `the DSN ${dsn ?? "(no id)"} reports on ${original ?? ""}, itself a DSN about ${str(earlier.data?.["messageId"]) ?? "(unknown)"} [ENV-3]`,
+          `the DSN ${dsn ?? "(no id)"} reports on ${original ?? ""}, itself a DSN about ${dataOf(earlier, "dsn.sent")?.messageId ?? "(unknown)"} [ENV-3]`,
           earlier,
           e,
         ),
@@ -553,9 +545,10 @@ function noDuplicateDelivery(events: readonly CheckedEvent[]): Verdict {
   let checked = 0;
   let unidentified = 0;
   for (const e of events) {
-    if (e.name !== "mailbox.delivered") continue;
-    const mailbox = str(e.data?.["mailbox"]) ?? "";
-    const messageId = str(e.data?.["messageId"])?.replace(/^<|>$/g, "");
+    const delivered = dataOf(e, "mailbox.delivered");
+    if (delivered === undefined) continue;
+    const mailbox = delivered.mailbox ?? "";
+    const messageId = delivered.messageId?.replace(/^<|>$/g, "");
     if (messageId === undefined) {
       unidentified++;
       continue;
@@ -582,14 +575,14 @@ function noDuplicateDelivery(events: readonly CheckedEvent[]): Verdict {
 
 function smtpOnlyWhereAllowed(model: Model, options: InvariantOptions): Verdict {
   const violations: Finding[] = [];
-  const windowMs = options.readings.G16.fallbackWindowS * 1000;
+  const windowMs = options.readings.retryTiming.fallbackWindowS * 1000;
   const judged: CheckedEvent[] = [];
   let handOffs = 0;
   for (const actor of model.actors.values()) {
     for (const { index, event } of actor.handOffs) {
       handOffs++;
       judged.push(event);
-      const reason = str(event.data?.["reason"]);
+      const reason = dataOf(event, "smtp.handoff")?.reason;
       const attempts = actor.attempts.slice(0, index).map((a) => ({ attempt: a, ...classify(a, options.readings) }));
       const last = attempts.at(-1);
       const at = recordedOffset(event.timeMs, actor.startMs);
@@ -658,10 +651,12 @@ function noRetryAfterPermanent(model: Model, options: InvariantOptions): Verdict
     const deadDeliveries = new Map<string, { why: string; answer: CheckedEvent }>();
     for (const attempt of actor.attempts) {
       for (const e of attempt.events) {
-        const d = e.data ?? {};
-        const deliveryId = str(d["deliveryId"]) ?? "";
-        if (e.name === "attempt.started") {
-          if (d["sent"] === false) continue;
+        const started = dataOf(e, "attempt.started");
+        const result = dataOf(e, "recipient.result");
+        const ended = dataOf(e, "attempt.ended");
+        const deliveryId = (started ?? result ?? ended)?.deliveryId ?? "";
+        if (started !== undefined) {
+          if (started.sent === false) continue;
           const dead = deadDeliveries.get(deliveryId);
           if (dead !== undefined) {
             violations.push(
@@ -673,7 +668,7 @@ function noRetryAfterPermanent(model: Model, options: InvariantOptions): Verdict
             );
             continue;
           }
-          for (const r of strings(d["recipients"]).map(normalizeAddress)) {
+          for (const r of (started.recipients ?? []).map(normalizeAddress)) {
             const final = finalFor.get(r);
             if (final !== undefined)
               violations.push(
@@ -684,18 +679,18 @@ function noRetryAfterPermanent(model: Model, options: InvariantOptions): Verdict
                 ),
               );
           }
-        } else if (e.name === "recipient.result" && d["status"] === "rejected") {
+        } else if (result?.status === "rejected") {
           permanent++;
           judged.push(e);
-          finalFor.set(normalizeAddress(str(d["recipient"]) ?? ""), {
+          finalFor.set(normalizeAddress(result.recipient ?? ""), {
             why: `it was rejected at ${recordedOffset(e.timeMs, actor.startMs)} [RCP-7]`,
             answer: e,
           });
-        } else if (e.name === "attempt.ended" && permanentEnding(d, options.readings)) {
+        } else if (ended !== undefined && permanentEnding(ended, options.readings)) {
           permanent++;
           judged.push(e);
           const final = {
-            why: `a permanent answer (${num(d["status"]) ?? "not sent"}) at ${recordedOffset(e.timeMs, actor.startMs)} [STATE-9]`,
+            why: `a permanent answer (${ended.status ?? "not sent"}) at ${recordedOffset(e.timeMs, actor.startMs)} [STATE-9]`,
             answer: e,
           };
           deadDeliveries.set(deliveryId, final);
@@ -769,7 +764,7 @@ function specRetryDelayMs(retry: number, schedule: Schedule): number {
 
 function retrySchedule(model: Model, options: InvariantOptions): Verdict {
   const violations: string[] = [];
-  const { jitter } = options.readings.G16;
+  const { jitter } = options.readings.retryTiming;
   const schedule = scheduleOf(options);
   const spread = schedule.jitter;
   const percent = `${Math.round(spread * 100)} %`;
@@ -783,13 +778,14 @@ function retrySchedule(model: Model, options: InvariantOptions): Verdict {
       const setAt = previous.events.filter((e) => e.name === "timer.set").at(-1)?.timeMs ?? previous.startMs;
       let lowerBoundMs: number | undefined;
       for (const e of previous.events) {
+        const result = dataOf(e, "recipient.result");
         const seconds =
-          e.name === "attempt.ended" ||
-          (e.name === "recipient.result" && e.data?.["status"] === "deferred") ||
+          dataOf(e, "attempt.ended")?.retryAfterS ??
+          (result?.status === "deferred" ? result.retryAfterS : undefined) ??
           // G47 `lower-bound`: a failed capabilities answer's Retry-After counts too.
-          (e.name === "capabilities.invalid" && options.readings.G47 === "lower-bound")
-            ? num(e.data?.["retryAfterS"])
-            : undefined;
+          (options.readings.capabilitiesRetryAfter === "lower-bound"
+            ? dataOf(e, "capabilities.invalid")?.retryAfterS
+            : undefined);
         if (seconds !== undefined) lowerBoundMs = Math.max(lowerBoundMs ?? -Infinity, e.timeMs + seconds * 1000);
       }
       const lo = previous.startMs + (jitter ? Math.floor(base * (1 - spread)) - 1 : base);

@@ -98,7 +98,7 @@ function receiverConfig(
     ),
     catchAll: domain.catchAll ?? false,
     ...(domain.policy !== undefined && { policy: domain.policy }),
-    readings: { G3: { toleranceS: readings.G3.toleranceS }, G19: readings.G19 },
+    readings: { G3: { toleranceS: readings.signatureTolerance.toleranceS }, G19: readings.fromDomainMismatch },
     ...(domain.capabilitiesMaxAgeS !== undefined && { capabilitiesMaxAgeS: domain.capabilitiesMaxAgeS }),
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The pool's choices (issue 30, note 0155): how many workers a sweep's runs
+ * The pool's choices (note 0155): how many workers a sweep's runs
  * are worth, as a pure function of the runs left, what a run costs here and
  * what a worker's start costs; and a pool that takes workers while it runs,
  * feeds each once ready, and counts the workers it used.

@@ -2,6 +2,9 @@ import { describe, expect, it } from "vitest";
 import {
   applyReading,
   defaultScenarioReadings,
+  ENUM_READINGS,
+  SWITCHABLE_GAPS,
+  type ScenarioReadings,
   formatScenarioError,
   headerMessageId,
   loadScenario,
@@ -14,6 +17,7 @@ import {
   type ScenarioError,
 } from "./scenario.ts";
 import { gapById } from "../protocol/gaps.ts";
+import { READING_GAPS } from "../protocol/readingNames.ts";
 
 const MINIMAL = `name: minimal
 domains:
@@ -214,9 +218,9 @@ describe("readings of the switchable gaps (docs/gaps.md notation)", () => {
 
   it("G46, G47: the capabilities request's two contradictions are switchable, each with both readings", () => {
     const alive = applyReading(defaultScenarioReadings, "G46", "alive");
-    expect(alive.ok && alive.readings.G46).toBe("alive");
+    expect(alive.ok && alive.readings.capabilities4xx).toBe("alive");
     const bound = applyReading(defaultScenarioReadings, "G47", "lower-bound");
-    expect(bound.ok && bound.readings.G47).toBe("lower-bound");
+    expect(bound.ok && bound.readings.capabilitiesRetryAfter).toBe("lower-bound");
     expect(applyReading(defaultScenarioReadings, "G46", "never")).toEqual({
       ok: false,
       message: 'G46 reads "fallback-eligible" or "alive", not "never"',
@@ -226,12 +230,12 @@ describe("readings of the switchable gaps (docs/gaps.md notation)", () => {
 
   it("G16: parameters left out keep their value; jitter and window parse", () => {
     const off = applyReading(defaultScenarioReadings, "G16", "jitter=off");
-    expect(off.ok && off.readings.G16).toEqual({ jitter: false, fallbackWindowS: 7200 });
+    expect(off.ok && off.readings.retryTiming).toEqual({ jitter: false, fallbackWindowS: 7200 });
     const both = resolveReadings([
       ["G16", "jitter=off"],
       ["G16", "fallback-window=90m"],
     ]);
-    expect(both.ok && both.readings.G16).toEqual({ jitter: false, fallbackWindowS: 5400 });
+    expect(both.ok && both.readings.retryTiming).toEqual({ jitter: false, fallbackWindowS: 5400 });
     expect(applyReading(defaultScenarioReadings, "G16", "jitter=maybe")).toEqual({
       ok: false,
       message: 'G16: jitter is on or off, not "maybe"',
@@ -240,16 +244,34 @@ describe("readings of the switchable gaps (docs/gaps.md notation)", () => {
 
   it("G3 takes tolerance-seconds=<n> or a bare number; G19 takes a YAML number", () => {
     const g3 = applyReading(defaultScenarioReadings, "G3", "tolerance-seconds=60");
-    expect(g3.ok && g3.readings.G3).toEqual({ toleranceS: 60 });
+    expect(g3.ok && g3.readings.signatureTolerance).toEqual({ toleranceS: 60 });
     const bare = applyReading(defaultScenarioReadings, "G3", 45);
-    expect(bare.ok && bare.readings.G3).toEqual({ toleranceS: 45 });
+    expect(bare.ok && bare.readings.signatureTolerance).toEqual({ toleranceS: 45 });
     const g19 = applyReading(defaultScenarioReadings, "G19", 403);
-    expect(g19.ok && g19.readings.G19).toBe("403");
+    expect(g19.ok && g19.readings.fromDomainMismatch).toBe("403");
   });
 
   it("the trace notation of the defaults is each gap's defaultValue in gaps.ts", () => {
     const notation = readingsNotation(defaultScenarioReadings);
     for (const [id, value] of Object.entries(notation)) expect(value).toBe(gapById(id)?.defaultValue);
+  });
+
+  it("keys the readings by their readable names and writes them by gap ID: each name reads one gap, each gap one name", () => {
+    expect(Object.keys(defaultScenarioReadings)).toEqual(Object.keys(READING_GAPS));
+    expect(Object.keys(readingsNotation(defaultScenarioReadings))).toEqual([...SWITCHABLE_GAPS]);
+    expect([...SWITCHABLE_GAPS]).toEqual(Object.values(READING_GAPS));
+    // Switching one gap by its ID changes the reading of its name, and only that one.
+    for (const [name, id] of Object.entries(READING_GAPS)) {
+      const value = id === "G3" ? "10" : id === "G16" ? "jitter=off" : ENUM_READINGS[id]?.[1];
+      const applied = applyReading(defaultScenarioReadings, id, value ?? "");
+      if (!applied.ok) throw new Error(applied.message);
+      const changed = Object.keys(applied.readings).filter(
+        (k) =>
+          JSON.stringify(applied.readings[k as keyof ScenarioReadings]) !==
+          JSON.stringify(defaultScenarioReadings[k as keyof ScenarioReadings]),
+      );
+      expect(changed, id).toEqual([name]);
+    }
   });
 
   it("--set G7=ignored splits at the first '='; G16=jitter=off,fallback-window=3h keeps the rest", () => {

@@ -18,6 +18,7 @@
  */
 import * as z from "zod";
 import { gapById, gaps } from "../protocol/gaps.ts";
+import { READING_NAMES, type SwitchableGapId } from "../protocol/readingNames.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
 import { MAX_MESSAGE_BYTES } from "../protocol/resources.ts";
 import { DEFAULT_TOLERANCE_S } from "../protocol/profile.ts";
@@ -231,43 +232,64 @@ const countRange = z
 // ---------------------------------------------------------------------------
 // Readings of the switchable gaps
 
-/** The readings of every switchable gap, as a run uses them (docs/gaps.md). */
+/**
+ * The readings of every switchable gap, as a run uses them (docs/gaps.md), each under the name
+ * app/protocol/readingNames.ts gives its gap; a scenario, `--set` and the trace write them by gap ID.
+ */
 export interface ScenarioReadings {
   /** G3: how far `created` may be from the receiver's clock, seconds. */
-  readonly G3: { readonly toleranceS: number };
-  readonly G7: "enforced" | "ignored";
-  readonly G8: "temporary-failure" | "smtp";
-  readonly G12: "split" | "send-whole";
-  readonly G13: "pre-check" | "send";
+  readonly signatureTolerance: { readonly toleranceS: number };
+  /** G7: whether a valid discovery pin turns a missing record or a failed DNS answer into a temporary failure. */
+  readonly discoveryPin: "enforced" | "ignored";
+  /** G8: a failed DNS lookup without a pin: a temporary failure, or SMTP at once. */
+  readonly dnsFailureWithoutPin: "temporary-failure" | "smtp";
+  /** G12: more recipients than `max_recipients`: split into batches, or one POST. */
+  readonly overMaxRecipients: "split" | "send-whole";
+  /** G13: a body over `max_message_size`: refused before sending, or sent. */
+  readonly overMaxMessageSize: "pre-check" | "send";
   /** G16: jitter on or off, and the fallback window (1 to 4 hours, RETRY-5). */
-  readonly G16: { readonly jitter: boolean; readonly fallbackWindowS: number };
+  readonly retryTiming: { readonly jitter: boolean; readonly fallbackWindowS: number };
   /** G18: whether the SMTP relays accept hand-offs; a domain's own `G18` wins over this one. */
-  readonly G18: "accept" | "fail";
-  readonly G19: "401" | "403";
-  readonly G26: "permanent" | "retry";
+  readonly smtpRelay: "accept" | "fail";
+  /** G19: the receiver's answer when the `from` domain is not the signing domain. */
+  readonly fromDomainMismatch: "401" | "403";
+  /** G26: a request-level `policy_rejected` with Retry-After: permanent, or retried. */
+  readonly policyRejectedRetryAfter: "permanent" | "retry";
   /** G46: a 4xx answer to the capabilities request: fallback-eligible, or the endpoint is alive and never falls back. */
-  readonly G46: "fallback-eligible" | "alive";
+  readonly capabilities4xx: "fallback-eligible" | "alive";
   /** G47: a Retry-After on a failed capabilities answer: ignored, or a lower bound. */
-  readonly G47: "ignored" | "lower-bound";
+  readonly capabilitiesRetryAfter: "ignored" | "lower-bound";
 }
 
 /** The default reading of every switchable gap, as docs/gaps.md gives it. */
 export const defaultScenarioReadings: ScenarioReadings = {
-  G3: { toleranceS: DEFAULT_TOLERANCE_S },
-  G7: "enforced",
-  G8: "temporary-failure",
-  G12: "split",
-  G13: "pre-check",
-  G16: { jitter: true, fallbackWindowS: DEFAULT_FALLBACK_WINDOW_S },
-  G18: "accept",
-  G19: "401",
-  G26: "permanent",
-  G46: "fallback-eligible",
-  G47: "ignored",
+  signatureTolerance: { toleranceS: DEFAULT_TOLERANCE_S },
+  discoveryPin: "enforced",
+  dnsFailureWithoutPin: "temporary-failure",
+  overMaxRecipients: "split",
+  overMaxMessageSize: "pre-check",
+  retryTiming: { jitter: true, fallbackWindowS: DEFAULT_FALLBACK_WINDOW_S },
+  smtpRelay: "accept",
+  fromDomainMismatch: "401",
+  policyRejectedRetryAfter: "permanent",
+  capabilities4xx: "fallback-eligible",
+  capabilitiesRetryAfter: "ignored",
 };
 
 /** The IDs of the gaps a scenario or `--set` can switch, in order. */
-export const SWITCHABLE_GAPS = ["G3", "G7", "G8", "G12", "G13", "G16", "G18", "G19", "G26", "G46", "G47"] as const;
+export const SWITCHABLE_GAPS = [
+  "G3",
+  "G7",
+  "G8",
+  "G12",
+  "G13",
+  "G16",
+  "G18",
+  "G19",
+  "G26",
+  "G46",
+  "G47",
+] as const satisfies readonly SwitchableGapId[];
 type SwitchableGap = (typeof SWITCHABLE_GAPS)[number];
 
 /** The named readings of each switchable gap that has a list of them (G3 and G16 take parameters). */
@@ -316,11 +338,12 @@ export function applyReading(
     if (!names.includes(value)) {
       return { ok: false, message: `${id} reads ${names.map((n) => `"${n}"`).join(" or ")}, not "${value}"` };
     }
-    return { ok: true, readings: { ...base, [gapId]: value } };
+    return { ok: true, readings: { ...base, [READING_NAMES[gapId]]: value } };
   }
   const params = parseParams(value);
   if (gapId === "G3") {
-    if (/^\d+$/.test(value)) return { ok: true, readings: { ...base, G3: { toleranceS: Number(value) } } };
+    if (/^\d+$/.test(value))
+      return { ok: true, readings: { ...base, signatureTolerance: { toleranceS: Number(value) } } };
     const text = params.get("tolerance-seconds");
     const unknown = [...params.keys()].filter((k) => k !== "tolerance-seconds");
     if (text === undefined || unknown.length > 0 || !/^\d+$/.test(text)) {
@@ -329,10 +352,10 @@ export function applyReading(
         message: `G3 reads "tolerance-seconds=<n>" with n a whole number of seconds, not "${value}"`,
       };
     }
-    return { ok: true, readings: { ...base, G3: { toleranceS: Number(text) } } };
+    return { ok: true, readings: { ...base, signatureTolerance: { toleranceS: Number(text) } } };
   }
   // G16
-  let { jitter, fallbackWindowS } = base.G16;
+  let { jitter, fallbackWindowS } = base.retryTiming;
   if (params.size === 0) {
     return { ok: false, message: `G16 reads "jitter=on|off" and/or "fallback-window=<1h..4h>", not "${value}"` };
   }
@@ -358,7 +381,7 @@ export function applyReading(
       return { ok: false, message: `G16 has the parameters jitter and fallback-window, not "${key}"` };
     }
   }
-  return { ok: true, readings: { ...base, G16: { jitter, fallbackWindowS } } };
+  return { ok: true, readings: { ...base, retryTiming: { jitter, fallbackWindowS } } };
 }
 
 /** `a=1, b=2` → Map; a part without `=` is kept with an empty value so it is reported. */
@@ -389,17 +412,17 @@ function formatWindow(seconds: number): string {
  */
 export function readingsNotation(readings: ScenarioReadings): Record<string, string> {
   return {
-    G3: `tolerance-seconds=${readings.G3.toleranceS}`,
-    G7: readings.G7,
-    G8: readings.G8,
-    G12: readings.G12,
-    G13: readings.G13,
-    G16: `jitter=${readings.G16.jitter ? "on" : "off"}, fallback-window=${formatWindow(readings.G16.fallbackWindowS)}`,
-    G18: readings.G18,
-    G19: readings.G19,
-    G26: readings.G26,
-    G46: readings.G46,
-    G47: readings.G47,
+    G3: `tolerance-seconds=${readings.signatureTolerance.toleranceS}`,
+    G7: readings.discoveryPin,
+    G8: readings.dnsFailureWithoutPin,
+    G12: readings.overMaxRecipients,
+    G13: readings.overMaxMessageSize,
+    G16: `jitter=${readings.retryTiming.jitter ? "on" : "off"}, fallback-window=${formatWindow(readings.retryTiming.fallbackWindowS)}`,
+    G18: readings.smtpRelay,
+    G19: readings.fromDomainMismatch,
+    G26: readings.policyRejectedRetryAfter,
+    G46: readings.capabilities4xx,
+    G47: readings.capabilitiesRetryAfter,
   };
 }
 
@@ -433,7 +456,7 @@ export function resolveReadings(
     readings = applied.readings;
   }
   // The window in force (perhaps the default) within the bounds in force.
-  const windowS = readings.G16.fallbackWindowS;
+  const windowS = readings.retryTiming.fallbackWindowS;
   if (windowS < constants.fallbackWindowMinS || windowS > constants.fallbackWindowMaxS) {
     return {
       ok: false,

@@ -133,7 +133,11 @@ describe("a live session gives the trace of `mailscope run` (ARCHITECTURE.md Det
     // POST-22: each receiver's origin and what its checks read, for the exchange inspector.
     expect(summary.domains[1]?.receiverAt).toMatchObject({
       origin: "https://mx.b.example",
-      config: { domains: ["b.example"], capabilities: { max_recipients: 100 }, readings: { G19: "401" } },
+      config: {
+        domains: ["b.example"],
+        capabilities: { max_recipients: 100 },
+        readings: { fromDomainMismatch: "401" },
+      },
     });
     expect(summary.readings["G16"]).toBe("jitter=on, fallback-window=2h");
 

@@ -1,5 +1,5 @@
 /**
- * Running a sweep (issue 30) on real runs: each point is the run `mailscope
+ * Running a sweep (note 0066) on real runs: each point is the run `mailscope
  * run` makes (the same trace hash), the boundary where a recipient's outcome
  * changes (STATE-3: the hand-off once an attempt is at or after the fallback
  * window's end), distributions over seeds (RETRY-3's jitter), refinement by

@@ -1,5 +1,5 @@
 /**
- * Running a sweep (issue 30): every point of the plan (app/sim/sweepPlan.ts)
+ * Running a sweep (note 0066): every point of the plan (app/sim/sweepPlan.ts)
  * under every seed, each a full run with its invariants, through a
  * {@link RunPool} — the simulation workers' one-shot runs (app/sim/worker.ts
  * `handleWorkerRequest`, the same engine as `mailscope run`), in worker

@@ -1,5 +1,5 @@
 /**
- * What a sweep varies (issue 30): the paths it addresses — a scenario's
+ * What a sweep varies (note 0066): the paths it addresses — a scenario's
  * numbers and durations (G16, RETRY-5 through the readings and the knobs),
  * gap readings, the draft's numbers — the values it takes, the grid, each
  * point's scenario, and bad input named at its path.

@@ -1,5 +1,5 @@
 /**
- * What a parameter sweep varies (issue 30, `mailscope sweep <scenario>
+ * What a parameter sweep varies (note 0066, `mailscope sweep <scenario>
  * --vary <path>=<values>`, and the app's Sweep view): the paths a sweep can
  * address, the values it takes, and the scenario of each point.
  *
@@ -322,7 +322,7 @@ export function scenarioFields(data: unknown): SweepField[] {
     if (isRecord(value)) {
       for (const [key, child] of Object.entries(value)) {
         // Not the world's: what the run is checked against, the readings and numbers listed on their own, and a
-        // lesson's words and the place of its notes (issue 24), which change nothing the protocol does.
+        // lesson's words and the place of its notes (note 0080), which change nothing the protocol does.
         if (display === "" && NOT_SWEPT.has(key)) continue;
         walk(child, propertyOf(schema, key, value), join(display, key));
       }

@@ -403,14 +403,14 @@ function senderConfig(
     problemBase,
     keepFinishedActors: false,
     readings: {
-      G7: readings.G7,
-      G8: readings.G8,
-      G12: readings.G12,
-      G13: readings.G13,
-      G16: readings.G16,
-      G26: readings.G26,
-      G46: readings.G46,
-      G47: readings.G47,
+      discoveryPin: readings.discoveryPin,
+      dnsFailureWithoutPin: readings.dnsFailureWithoutPin,
+      overMaxRecipients: readings.overMaxRecipients,
+      overMaxMessageSize: readings.overMaxMessageSize,
+      retryTiming: readings.retryTiming,
+      policyRejectedRetryAfter: readings.policyRejectedRetryAfter,
+      capabilities4xx: readings.capabilities4xx,
+      capabilitiesRetryAfter: readings.capabilitiesRetryAfter,
     },
     production: true,
     constants,
@@ -553,7 +553,7 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
     const name = normalizeName(rawName);
     const key = keys.get(name);
     if (key === undefined) continue;
-    const accepts = (domain.G18 ?? readings.G18) === "accept";
+    const accepts = (domain.G18 ?? readings.smtpRelay) === "accept";
     const smtp = createRecordingRelay(name, accepts);
     const unguarded = network.fetchFor(name);
     // Past the event budget the run has failed, but a loop in zero virtual time goes on in host work: its next

@@ -19,6 +19,7 @@
 import type { UntypedTraceEvent } from "../ports.ts";
 import type { TraceEventName } from "./events.ts";
 import { formatOffset } from "./offset.ts";
+import { textOf, textsOf } from "./values.ts";
 
 /** A line of `run`'s timeline. */
 export interface TimelineFlavour {
@@ -75,7 +76,8 @@ export function shortProblem(type: unknown): string | undefined {
 
 /** Why a capabilities document could not be used, from a capabilities.invalid event. */
 export function capabilitiesFailure(d: Readonly<Record<string, unknown>>): string {
-  if (typeof d["failure"] === "string") return d["failure"];
+  const failure = textOf(d["failure"]);
+  if (failure !== undefined) return failure;
   if (Array.isArray(d["violations"]))
     return d["violations"].map((v) => String((v as { message?: unknown }).message)).join("; ");
   return "unknown";
@@ -112,7 +114,7 @@ export function attemptFailure(d: Readonly<Record<string, unknown>>): string {
 
 /** Why a Retry-After was ignored: ` (G26: policy_rejected is permanent)`, ` (G21: unparsable)`, ` (permanent answer)`. */
 function ignoredBy(d: Readonly<Record<string, unknown>>): string {
-  const gaps = Array.isArray(d["gaps"]) ? d["gaps"] : [];
+  const gaps = textsOf(d["gaps"]);
   if (gaps.includes("G26")) return " (G26 permanent)";
   if (d["class"] === "permanent") return " (a permanent answer)";
   return " (G21: not a delay or a date)";
@@ -141,13 +143,14 @@ function plural(value: unknown, one: string): string {
   return `${String(value)} ${value === 1 ? one : `${one}s`}`;
 }
 
+/** A list field's strings, `, `-joined (a lone string as itself). */
 function list(value: unknown): string {
-  return Array.isArray(value) ? value.map(String).join(", ") : String(value);
+  return textsOf(value).join(", ");
 }
 
 /** ` [SVC-11, G6]`: the event's rule, then its gap when it has one; empty when neither. */
 function tags(d: Readonly<Record<string, unknown>>, withGap = false): string {
-  const ids = [d["rule"], withGap ? d["gap"] : undefined].filter((x): x is string => typeof x === "string");
+  const ids = [textOf(d["rule"]), withGap ? textOf(d["gap"]) : undefined].filter((x) => x !== undefined);
   return ids.length > 0 ? ` [${ids.join(", ")}]` : "";
 }
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { outcomeRows } from "../sim/outcomeRows.ts";
 import { runScenarioText } from "../sim/runScenario.ts";
-import { explainOutcomes, explainRecipient, type Why } from "./explain.ts";
+import { dataOf } from "./eventReader.ts";
+import { explainOutcomes, explainRecipient, judgedAnswer, smtpRuling, type Why } from "./explain.ts";
 import { formatOffset } from "./offset.ts";
 import { rulesCited } from "./ruleEvidence.ts";
 import type { RecordedEvent, Trace } from "./schema.ts";
@@ -232,5 +233,35 @@ describe("Why?: the words of each kind of ending", async () => {
       explained: false,
       outcome: "pending",
     });
+  });
+});
+
+describe("an attempt.judged read by the catalogue (docs/decisions/0135)", () => {
+  const judged = (data: Record<string, unknown>): RecordedEvent => ({
+    seq: 7,
+    timeMs: 1_000,
+    name: "attempt.judged",
+    domain: "a.example",
+    data: { deliveryActor: "m1→b.example", attempt: 1, stage: "post", class: "temporary", posts: 1, ...data },
+  });
+
+  it("ERR-23: a 4xx answer rules SMTP out; the answer in words from its data", () => {
+    const e = judged({
+      status: 429,
+      problem: "https://mailscope.example/problems/rate_limited",
+      fallbackEligible: false,
+    });
+    expect(judgedAnswer(dataOf(e, "attempt.judged") ?? {})).toBe("429 rate_limited");
+    expect(smtpRuling(e, 1, 0)).toMatchObject({ answer: "429 rate_limited", rule: "ERR-23", seq: 7 });
+  });
+
+  it("a hand-edited field of another type reads as absent", () => {
+    const e = judged({
+      status: "429",
+      problem: "https://mailscope.example/problems/rate_limited",
+      fallbackEligible: false,
+    });
+    expect(judgedAnswer(dataOf(e, "attempt.judged") ?? {})).toBe("rate_limited");
+    expect(smtpRuling(e, 1, 0)?.rule).toBeUndefined();
   });
 });

@@ -25,6 +25,8 @@
 import { pushAll } from "../protocol/lists.ts";
 import { normalizeAddress } from "../protocol/mailbox.ts";
 import { actorOfDelivery } from "./deliveryIds.ts";
+import { dataOf, readEvent, type ReadData } from "./eventReader.ts";
+import { numberOf, textOf, textsOf } from "./values.ts";
 import { formatOffset } from "./offset.ts";
 import { rulesCited } from "./ruleEvidence.ts";
 import type { RecordedEvent } from "./schema.ts";
@@ -161,10 +163,8 @@ interface MessageFacts {
   readonly readings: Readonly<Record<string, string>>;
 }
 
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
-const list = (v: unknown): string[] =>
-  Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : typeof v === "string" ? [v] : [];
+// The words below read the events the index kept (`Ev`, its name known from where it was kept) by field name,
+// through the shared readers of JSON values.
 
 /** A mailbox as the outcomes table and the checks compare it (G22: domains without case). */
 const mailboxKey = normalizeAddress;
@@ -177,7 +177,7 @@ const key = (messageId: string, recipient: string): string => `${messageId}\n${m
 
 /** The last path segment of a problem type URI: `rate_limited`. */
 function problemId(type: unknown): string | undefined {
-  const s = str(type);
+  const s = textOf(type);
   if (s === undefined || s === "") return undefined;
   return s.replace(/\/+$/, "").split("/").pop();
 }
@@ -237,23 +237,22 @@ class TraceIndex {
         ...(raw.domain !== undefined && { domain: raw.domain }),
         data: raw.data ?? {},
       };
-      const d = e.data;
-      const messageId = str(d["messageId"]) ?? "";
-      switch (e.name) {
+      const read = readEvent(e);
+      // The message of an event of any of the names read here (those that carry one).
+      const messageId = textOf(e.data["messageId"]) ?? "";
+      switch (read?.name) {
         case "message.submitted": {
           if (!this.messages.has(messageId)) {
-            const readings = (
-              typeof d["readings"] === "object" && d["readings"] !== null ? d["readings"] : {}
-            ) as Record<string, unknown>;
+            const readings = read.data.readings ?? {};
             this.messages.set(messageId, {
               submitted: e,
-              from: d["from"] === null ? null : (str(d["from"]) ?? null),
+              from: read.data.from ?? null,
               readings: Object.fromEntries(
                 Object.entries(readings).flatMap(([k, v]) => (typeof v === "string" ? [[k, v]] : [])),
               ),
             });
           }
-          for (const r of list(d["to"])) {
+          for (const r of read.data.to ?? []) {
             const k = key(messageId, r);
             if (seen.has(k)) continue;
             seen.add(k);
@@ -262,38 +261,38 @@ class TraceIndex {
           break;
         }
         case "machine.started": {
-          const id = str(d["deliveryActor"]) ?? "";
+          const id = read.data.deliveryActor ?? "";
           this.actors.set(id, {
             id,
             messageId,
-            recipients: list(d["recipients"]).map(mailboxKey),
+            recipients: (read.data.recipients ?? []).map(mailboxKey),
             attempts: [{ n: 1, start: e, posts: [], discovery: [] }],
           });
           break;
         }
         case "timer.set": {
-          const attempt = this.attempt(str(d["deliveryActor"]), undefined);
+          const attempt = this.attempt(read.data.deliveryActor, undefined);
           if (attempt !== undefined) attempt.timer = e;
           break;
         }
         case "timer.fired": {
-          const actor = this.actors.get(str(d["deliveryActor"]) ?? "");
+          const actor = this.actors.get(read.data.deliveryActor ?? "");
           if (actor === undefined) break;
-          const n = num(d["attempt"]) ?? actor.attempts.length + 1;
+          const n = read.data.attempt ?? actor.attempts.length + 1;
           actor.attempts.push({ n, start: e, posts: [], discovery: [] });
           break;
         }
         case "attempt.judged": {
-          const attempt = this.attempt(str(d["deliveryActor"]), num(d["attempt"]));
+          const attempt = this.attempt(read.data.deliveryActor, read.data.attempt);
           if (attempt !== undefined) attempt.judged = e;
           break;
         }
         case "machine.transition": {
-          const id = str(d["deliveryActor"]) ?? "";
-          if (d["from"] === "attemptingOverService.judging") {
-            const attempt = this.attempt(id, num(d["attempt"]));
+          const id = read.data.deliveryActor ?? "";
+          if (read.data.from === "attemptingOverService.judging") {
+            const attempt = this.attempt(id, read.data.attempt);
             if (attempt !== undefined) attempt.decision = e;
-          } else if (d["to"] === "bounced") {
+          } else if (read.data.to === "bounced") {
             const actor = this.actors.get(id);
             if (actor !== undefined) actor.giveUp = e;
           }
@@ -303,67 +302,68 @@ class TraceIndex {
         case "capabilities.invalid":
         case "version.negotiated": {
           const useless =
-            e.name === "capabilities.invalid" ||
-            (e.name === "discovery.resolved" && (str(d["origin"]) === undefined || d["unreachable"] !== undefined)) ||
-            (e.name === "version.negotiated" && str(d["version"]) === undefined);
-          if (useless) this.attempt(str(d["deliveryActor"]), undefined)?.discovery.push(e);
+            read.name === "capabilities.invalid" ||
+            (read.name === "discovery.resolved" &&
+              (read.data.origin === undefined || read.data.unreachable !== undefined)) ||
+            (read.name === "version.negotiated" && read.data.version === undefined);
+          if (useless) this.attempt(read.data.deliveryActor, undefined)?.discovery.push(e);
           break;
         }
         case "delivery.created":
-          this.created.set(str(d["deliveryId"]) ?? "", e);
+          this.created.set(read.data.deliveryId ?? "", e);
           break;
         case "attempt.started": {
-          const deliveryId = str(d["deliveryId"]) ?? "";
-          this.attempt(actorOfDelivery(deliveryId), num(d["attempt"]))?.posts.push({
+          const deliveryId = read.data.deliveryId ?? "";
+          this.attempt(actorOfDelivery(deliveryId), read.data.attempt)?.posts.push({
             deliveryId,
             started: e,
-            recipients: list(d["recipients"]).map(mailboxKey),
+            recipients: (read.data.recipients ?? []).map(mailboxKey),
             results: new Map(),
           });
           break;
         }
         case "attempt.ended": {
-          const deliveryId = str(d["deliveryId"]) ?? "";
-          const post = this.attempt(actorOfDelivery(deliveryId), num(d["attempt"]))?.posts.find(
+          const deliveryId = read.data.deliveryId ?? "";
+          const post = this.attempt(actorOfDelivery(deliveryId), read.data.attempt)?.posts.find(
             (p) => p.deliveryId === deliveryId,
           );
           if (post !== undefined) post.ended = e;
           break;
         }
         case "recipient.result": {
-          const deliveryId = str(d["deliveryId"]) ?? "";
+          const deliveryId = read.data.deliveryId ?? "";
           const post = this.attempt(actorOfDelivery(deliveryId), undefined)?.posts.findLast(
             (p) => p.deliveryId === deliveryId,
           );
-          post?.results.set(mailboxKey(str(d["recipient"]) ?? ""), e);
+          post?.results.set(mailboxKey(read.data.recipient ?? ""), e);
           break;
         }
         case "delivery.bounced": {
-          const actor = this.actors.get(`${messageId}→${str(d["domain"]) ?? ""}`);
+          const actor = this.actors.get(`${messageId}→${read.data.domain ?? ""}`);
           if (actor !== undefined) actor.bounced = e;
           break;
         }
         case "smtp.handoff":
-          for (const r of list(d["recipients"])) this.handOffs.set(key(messageId, r), e);
+          for (const r of read.data.recipients ?? []) this.handOffs.set(key(messageId, r), e);
           break;
         case "recipient.outcome": {
-          const k = key(messageId, str(d["recipient"]) ?? "");
+          const k = key(messageId, read.data.recipient ?? "");
           if (!this.outcomes.has(k)) this.outcomes.set(k, e);
           break;
         }
         case "dsn.sent": {
-          for (const r of list(d["recipients"])) {
+          for (const r of read.data.recipients ?? []) {
             const k = key(messageId, r);
             const known = this.dsns.get(k);
             if (known === undefined) this.dsns.set(k, [e]);
             else known.push(e);
           }
-          const dsnId = str(d["dsnMessageId"]);
+          const dsnId = read.data.dsnMessageId;
           if (dsnId !== undefined) this.dsnOf.set(dsnId, e);
           break;
         }
         case "failure.after-acceptance": {
-          const k = mailboxKey(str(d["mailbox"]) ?? "");
+          const k = mailboxKey(read.data.mailbox ?? "");
           const known = this.failuresAfterAcceptance.get(k);
           if (known === undefined) this.failuresAfterAcceptance.set(k, [e]);
           else known.push(e);
@@ -399,12 +399,13 @@ interface Step {
 
 /** How a request-level answer to a POST reads: `429 rate_limited`, `no answer (connection refused)`, `not sent: message_too_large`. */
 function requestAnswer(ended: Ev, judged: Ev | undefined): string {
-  const d = ended.data;
-  const problem = problemId(d["problem"]);
-  if (num(d["status"]) !== undefined) return `${String(d["status"])}${problem !== undefined ? ` ${problem}` : ""}`;
-  if (d["failure"] !== undefined) {
+  const d = dataOf(ended, "attempt.ended") ?? {};
+  const problem = problemId(d.problem);
+  if (d.status !== undefined) return `${d.status}${problem !== undefined ? ` ${problem}` : ""}`;
+  if (d.failure !== undefined) {
     // The judged detail names the failure (`connection-refused: …`), the ended one its class (`connection`).
-    return `no answer (${transportKind(str(judged?.data["detail"])) ?? String(d["failure"])})`;
+    const detail = judged === undefined ? undefined : dataOf(judged, "attempt.judged")?.detail;
+    return `no answer (${transportKind(detail) ?? d.failure})`;
   }
   return `not sent: ${problem ?? "?"}`;
 }
@@ -415,17 +416,17 @@ function requestAnswer(ended: Ev, judged: Ev | undefined): string {
  * (`the capabilities unusable (no answer: connection refused)`) and as what
  * the attempt did (`could not fetch the capabilities (…)`).
  */
-function beforePost(judged: Data, discovery: readonly Ev[]): { readonly noun: string; readonly verb: string } {
-  const status = num(judged["status"]);
-  const detail = str(judged["detail"]) ?? "";
-  switch (judged["stage"]) {
+function beforePost(judged: JudgedData, discovery: readonly Ev[]): { readonly noun: string; readonly verb: string } {
+  const { status } = judged;
+  const detail = judged.detail ?? "";
+  switch (judged.stage) {
     case "discovery": {
-      if (judged["class"] === "no-service") {
-        const answer = str(discovery.find((e) => e.name === "discovery.resolved")?.data["answer"]);
+      if (judged.class === "no-service") {
+        const answer = textOf(discovery.find((e) => e.name === "discovery.resolved")?.data["answer"]);
         const noun = `no usable SVCB record${answer !== undefined ? ` (${answer})` : ""}`;
         return { noun, verb: `found ${noun}` };
       }
-      if (judged["rule"] === "ERR-25")
+      if (judged.rule === "ERR-25")
         return {
           noun: "no SVCB record, but a valid discovery pin",
           verb: "found no SVCB record, but a valid discovery pin",
@@ -436,7 +437,7 @@ function beforePost(judged: Data, discovery: readonly Ev[]): { readonly noun: st
     }
     case "capabilities": {
       const failure = discovery
-        .map((e) => str(e.data["failure"]) ?? list(e.data["unreachable"]).join("; "))
+        .map((e) => textOf(e.data["failure"]) ?? textsOf(e.data["unreachable"]).join("; "))
         .find((f) => f !== "");
       const kind = transportKind(failure);
       const why = status !== undefined ? ` (answered ${status})` : kind !== undefined ? ` (no answer: ${kind})` : "";
@@ -445,21 +446,24 @@ function beforePost(judged: Data, discovery: readonly Ev[]): { readonly noun: st
     case "version":
       return { noun: `no common version (${detail})`, verb: `found no common version (${detail})` };
     default: {
-      if (judged["class"] === "results") {
-        const problem = problemId(judged["problem"]);
+      if (judged.class === "results") {
+        const problem = problemId(judged.problem);
         const noun = `per-recipient results${problem !== undefined ? ` (${problem})` : ""}`;
         return { noun, verb: `got ${noun}` };
       }
       const kind = transportKind(detail);
-      const problem = problemId(judged["problem"]);
+      const problem = problemId(judged.problem);
       const noun =
         status === undefined && kind !== undefined
           ? `no answer (${kind})`
-          : `${status !== undefined ? `${status} ` : ""}${problem ?? String(judged["class"] ?? "?")}`;
+          : `${status !== undefined ? `${status} ` : ""}${problem ?? judged.class ?? "?"}`;
       return { noun, verb: `got ${noun}` };
     }
   }
 }
+
+/** An attempt.judged event's data, read by the catalogue ({@link dataOf}). */
+export type JudgedData = ReadData<"attempt.judged">;
 
 /** What {@link judgedAnswer} reads of an attempt's discovery events. */
 type DiscoveryEvent = Pick<RecordedEvent, "seq" | "name" | "timeMs" | "data">;
@@ -470,7 +474,7 @@ type DiscoveryEvent = Pick<RecordedEvent, "seq" | "name" | "timeMs" | "data">;
  * unusable (answered 429)`): what the delivery machine's history says of the
  * attempt that decided.
  */
-export function judgedAnswer(judged: Data, discovery: readonly DiscoveryEvent[] = []): string {
+export function judgedAnswer(judged: JudgedData, discovery: readonly DiscoveryEvent[] = []): string {
   return beforePost(
     judged,
     discovery.map((e) => ({ seq: e.seq, name: e.name, timeMs: e.timeMs, data: e.data ?? {} })),
@@ -496,18 +500,18 @@ export interface RulingResult {
  * per-recipient; `discovery` as {@link judgedAnswer} takes it.
  */
 export function smtpRuling(
-  judged: Pick<RecordedEvent, "seq" | "timeMs" | "data">,
+  judged: Pick<RecordedEvent, "seq" | "name" | "timeMs" | "data">,
   attempt: number,
   startedAtMs: number,
   results: readonly RulingResult[] = [],
   discovery: readonly DiscoveryEvent[] = [],
 ): SmtpRuledOut | undefined {
-  const d = judged.data ?? {};
-  const all = d["allAttemptsFallbackEligible"];
-  const rulesOut = typeof all === "boolean" ? !all : d["fallbackEligible"] !== true && d["class"] !== "no-service";
+  const d = dataOf(judged, "attempt.judged") ?? {};
+  const all = d.allAttemptsFallbackEligible;
+  const rulesOut = all !== undefined ? !all : d.fallbackEligible !== true && d.class !== "no-service";
   if (!rulesOut) return undefined;
-  const status = num(d["status"]);
-  const perRecipient = d["class"] === "results";
+  const { status } = d;
+  const perRecipient = d.class === "results";
   const answer =
     perRecipient && results.length > 0
       ? `per-recipient results: ${
@@ -517,7 +521,7 @@ export function smtpRuling(
             .join(", ") || "accepted"
         }`
       : judgedAnswer(d, discovery);
-  const rule = perRecipient || (status !== undefined && status >= 400 && status < 500) ? "ERR-23" : str(d["rule"]);
+  const rule = perRecipient || (status !== undefined && status >= 400 && status < 500) ? "ERR-23" : d.rule;
   return {
     attempt,
     atMs: startedAtMs,
@@ -530,12 +534,12 @@ export function smtpRuling(
 
 /** A per-recipient result: `accepted`, `deferred (mailbox_full, retry_after 540 s)`, `rejected (recipient_not_found)`. */
 function resultAnswer(result: Ev): string {
-  const d = result.data;
+  const d = dataOf(result, "recipient.result") ?? {};
   const extras = [
-    problemId(d["problem"]),
-    num(d["retryAfterS"]) !== undefined ? `retry_after ${String(d["retryAfterS"])} s` : undefined,
+    problemId(d.problem),
+    d.retryAfterS !== undefined ? `retry_after ${d.retryAfterS} s` : undefined,
   ].filter((x): x is string => x !== undefined);
-  return `${String(d["status"])}${extras.length > 0 ? ` (${extras.join(", ")})` : ""}`;
+  return `${d.status}${extras.length > 0 ? ` (${extras.join(", ")})` : ""}`;
 }
 
 /** The recipient's answer at one attempt. */
@@ -557,7 +561,11 @@ function stepOf(attempt: AttemptFacts, recipient: string): Step {
     return { attempt, answer: "was sent, with no answer in the trace", post };
   }
   if (attempt.judged !== undefined)
-    return { attempt, answer: beforePost(attempt.judged.data, attempt.discovery).verb, answerEvent: attempt.judged };
+    return {
+      attempt,
+      answer: beforePost(dataOf(attempt.judged, "attempt.judged") ?? {}, attempt.discovery).verb,
+      answerEvent: attempt.judged,
+    };
   return { attempt, answer: "is under way" };
 }
 
@@ -587,7 +595,7 @@ class ClauseBuilder {
   cite(e: Ev | undefined, claims: { rule?: string | undefined; attempt?: boolean } = {}): boolean {
     if (e === undefined) return false;
     const rule = claims.rule !== undefined && rulesCited(e.data).includes(claims.rule) ? claims.rule : undefined;
-    const attempt = claims.attempt === true ? num(e.data["attempt"]) : undefined;
+    const attempt = claims.attempt === true ? numberOf(e.data["attempt"]) : undefined;
     this.evidence.push({
       seq: e.seq,
       name: e.name,
@@ -650,7 +658,7 @@ function lowerBoundWords(b: ClauseBuilder, timer: Ev | undefined): string {
  */
 function decisionWords(b: ClauseBuilder, step: Step, ruledOut: SmtpRuledOut | undefined, ruledHere: boolean): string {
   const decision = step.attempt.decision;
-  const name = str(decision?.data["transition"]);
+  const name = textOf(decision?.data["transition"]);
   const words = judgedWords(b, step, name, ruledOut, ruledHere);
   return name === undefined || name.startsWith("giveUp") ? words : `${words}${lowerBoundWords(b, step.attempt.timer)}`;
 }
@@ -696,9 +704,7 @@ function windowOf(
 ): { judged: Ev; endMs?: number; windowS?: number; giveUpAtMs?: number } | undefined {
   const judged = actor.attempts[0]?.judged;
   if (judged === undefined) return undefined;
-  const endMs = num(judged.data["fallbackWindowEndMs"]);
-  const windowS = num(judged.data["fallbackWindowS"]);
-  const giveUpAtMs = num(judged.data["giveUpAtMs"]);
+  const { fallbackWindowEndMs: endMs, fallbackWindowS: windowS, giveUpAtMs } = dataOf(judged, "attempt.judged") ?? {};
   return {
     judged,
     ...(endMs !== undefined && { endMs }),
@@ -720,11 +726,14 @@ function actorRuledOut(actor: ActorFacts): SmtpRuledOut | undefined {
   for (const a of actor.attempts) {
     if (a.judged === undefined) continue;
     const results = a.posts.flatMap((p) =>
-      [...p.results.values()].map((r) => ({
-        recipient: (str(r.data["recipient"]) ?? "?").toLowerCase(),
-        status: str(r.data["status"]) ?? "?",
-        problem: problemId(r.data["problem"]),
-      })),
+      [...p.results.values()].map((e) => {
+        const r = dataOf(e, "recipient.result") ?? {};
+        return {
+          recipient: (r.recipient ?? "?").toLowerCase(),
+          status: r.status ?? "?",
+          problem: problemId(r.problem),
+        };
+      }),
     );
     const ruling = smtpRuling(a.judged, a.n, a.start.timeMs, results, a.discovery);
     if (ruling !== undefined) return ruling;
@@ -740,7 +749,7 @@ function readingsNamed(b: ClauseBuilder, gaps: readonly string[], readings: Read
 
 /** The gaps an event cites (`gap`, `gaps`). */
 function gapsOf(e: Ev | undefined): string[] {
-  return e === undefined ? [] : [...list(e.data["gap"]), ...list(e.data["gaps"])];
+  return e === undefined ? [] : [...textsOf(e.data["gap"]), ...textsOf(e.data["gaps"])];
 }
 
 /** The clauses of the attempts `told`, alike attempts told once; the attempt that ruled SMTP out by itself. */
@@ -754,7 +763,7 @@ function attemptClauses(
   for (let i = 0; i < told.length;) {
     const first = told[i] as Step;
     const decisionOf = (s: Step) =>
-      `${str(s.attempt.decision?.data["transition"]) ?? ""} ${str(s.attempt.timer?.data["decidedBy"]) === "retry-after" ? "lower bound" : ""}`;
+      `${textOf(s.attempt.decision?.data["transition"]) ?? ""} ${textOf(s.attempt.timer?.data["decidedBy"]) === "retry-after" ? "lower bound" : ""}`;
     let j = i;
     // Alike attempts are told once; the attempt that ruled SMTP out is told by itself.
     const alike = (s: Step | undefined): boolean =>
@@ -800,7 +809,7 @@ function smtpClause(
 ): WhyClause {
   const at = (ms: number) => formatOffset(ms, startMs);
   const b = new ClauseBuilder("smtp", startMs);
-  const reason = str(handOff.data["reason"]);
+  const reason = dataOf(handOff, "smtp.handoff")?.reason;
   const n = ending.attempt.n;
   const when = `attempt ${n} at ${at(ending.attempt.start.timeMs)}`;
   if (reason === "fallback") {
@@ -827,7 +836,7 @@ function smtpClause(
     b.cite(outcome);
     const found =
       ending.attempt.judged !== undefined
-        ? `found ${beforePost(ending.attempt.judged.data, ending.attempt.discovery).noun.replace(/^(?!no common version)/, "no common version: ")}`
+        ? `found ${beforePost(dataOf(ending.attempt.judged, "attempt.judged") ?? {}, ending.attempt.discovery).noun.replace(/^(?!no common version)/, "no common version: ")}`
         : ending.answer;
     return b.build(`${when} ${found}: handed to SMTP at once${b.rule("STATE-4")}${relay}`, [n, n]);
   } else {
@@ -888,7 +897,7 @@ function dsnClauses(
     if (sent.length === 0) unexplained(`whether ${String(message.from)} was told (no DSN about ${r})`);
     for (const dsn of sent) {
       const b = new ClauseBuilder("dsn", startMs);
-      const rule = str(dsn.data["rule"]);
+      const rule = dataOf(dsn, "dsn.sent")?.rule;
       b.cite(dsn, { rule });
       const arrival = arrivalOf(index, dsn, b, at);
       clauses.push(
@@ -908,7 +917,8 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
   const message = index.messages.get(messageId);
   const readings = message?.readings ?? {};
   const outcome = index.outcomes.get(key(messageId, r));
-  const outcomeName = str(outcome?.data["outcome"]) ?? "pending";
+  const outcomeData = outcome === undefined ? undefined : dataOf(outcome, "recipient.outcome");
+  const outcomeName = outcomeData?.outcome ?? "pending";
   const actorId = `${messageId}→${domainOf(r)}`;
   const actor = index.actors.get(actorId);
   const inActor = actor?.recipients.includes(r) === true;
@@ -922,11 +932,11 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
   const dsnOf = index.dsnOf.get(messageId);
   if (dsnOf !== undefined) {
     const b = new ClauseBuilder("dsn-of", startMs);
-    const rule = str(dsnOf.data["rule"]);
+    const rule = textOf(dsnOf.data["rule"]);
     b.cite(dsnOf, { rule });
     clauses.push(
       b.build(
-        `at ${at(dsnOf.timeMs)} ${dsnOf.domain ?? "a sender"} made this DSN about ${list(dsnOf.data["recipients"]).join(", ")} of ${String(dsnOf.data["messageId"])} (${String(dsnOf.data["reason"])})${rule !== undefined ? b.rule(rule) : ""}`,
+        `at ${at(dsnOf.timeMs)} ${dsnOf.domain ?? "a sender"} made this DSN about ${textsOf(dsnOf.data["recipients"]).join(", ")} of ${String(dsnOf.data["messageId"])} (${String(dsnOf.data["reason"])})${rule !== undefined ? b.rule(rule) : ""}`,
       ),
     );
   }
@@ -938,7 +948,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
     // Never handed to a delivery: the sender turned the address down at submission.
     if (outcome !== undefined && outcomeName === "rejected") {
       const b = new ClauseBuilder("rejected-before-sending", startMs);
-      const rule = str(outcome.data["rule"]);
+      const rule = outcomeData?.rule;
       b.cite(message.submitted);
       b.cite(outcome, { rule });
       clauses.push(
@@ -982,7 +992,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
       );
     } else if ((outcomeName === "accepted" || outcomeName === "rejected") && ending !== undefined) {
       const b = new ClauseBuilder(outcomeName, startMs);
-      const rule = str(outcome.data["rule"]);
+      const rule = outcomeData?.rule;
       b.cite(ending.attempt.start, { attempt: true });
       b.cite(ending.post?.started, { attempt: true });
       b.cite(ending.answerEvent, { attempt: true });
@@ -1014,7 +1024,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
       b.cite(actor.giveUp ?? last?.attempt.decision, { rule: "STATE-7" });
       b.cite(actor.bounced, { rule: "STATE-7" });
       b.cite(outcome, { rule: "STATE-7" });
-      const count = num(actor.bounced?.data["attempts"]) ?? last?.attempt.n;
+      const count = (actor.bounced && dataOf(actor.bounced, "delivery.bounced")?.attempts) ?? last?.attempt.n;
       const first = actor.attempts[0];
       const since =
         window?.giveUpAtMs !== undefined && first !== undefined
@@ -1022,10 +1032,11 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
           : "";
       // The retry planned after the last attempt, which the give-up came before.
       const timer = last?.attempt.timer;
-      const planned = num(timer?.data["atMs"]);
+      const set = timer && dataOf(timer, "timer.set");
+      const planned = set?.atMs;
       const missed =
         timer !== undefined && planned !== undefined && planned >= outcome.timeMs && b.cite(timer)
-          ? `; attempt ${num(timer.data["attempt"]) ?? (last?.attempt.n ?? 0) + 1} would have come at ${at(planned)}`
+          ? `; attempt ${set?.attempt ?? (last?.attempt.n ?? 0) + 1} would have come at ${at(planned)}`
           : "";
       clauses.push(
         b.build(
@@ -1045,7 +1056,8 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
     dsnClauses(index, { messageId, recipient: r, message, outcomeName }, startMs, clauses, unexplained);
 
   const handOff = index.handOffs.get(key(messageId, r));
-  const smtpReason = outcomeName === "smtp" ? str(handOff?.data["reason"]) : undefined;
+  const smtpReason =
+    outcomeName === "smtp" && handOff !== undefined ? dataOf(handOff, "smtp.handoff")?.reason : undefined;
   const headline =
     outcome === undefined
       ? "no outcome yet"
@@ -1065,8 +1077,7 @@ function explainOne(index: TraceIndex, messageId: string, recipient: string, sta
 
 /** `, accepted at +5d…` / `, handed to SMTP at …` / `, not delivered yet`: where a DSN went, citing its outcome. */
 function arrivalOf(index: TraceIndex, dsn: Ev, b: ClauseBuilder, at: (ms: number) => string): string {
-  const to = str(dsn.data["to"]);
-  const dsnId = str(dsn.data["dsnMessageId"]);
+  const { to, dsnMessageId: dsnId } = dataOf(dsn, "dsn.sent") ?? {};
   const arrival = to === undefined || dsnId === undefined ? undefined : index.outcomes.get(key(dsnId, to));
   if (arrival === undefined) return ", not delivered yet";
   b.cite(arrival);

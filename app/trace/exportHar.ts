@@ -17,6 +17,7 @@
  */
 import { leftOut, redactTrace } from "./exportJson.ts";
 import type { RecordedEvent, Trace } from "./schema.ts";
+import { numberOf, textOf } from "./values.ts";
 
 /** A HAR name/value pair. */
 export interface HarNameValue {
@@ -98,7 +99,7 @@ export interface Har {
 const HTTP_VERSION = "HTTP/1.1";
 
 function httpVersionOf(event: RecordedEvent | undefined): string {
-  return stringField(event, "httpVersion") ?? HTTP_VERSION;
+  return textOf(event?.data?.["httpVersion"]) ?? HTTP_VERSION;
 }
 
 /** Options of {@link exportHar}. */
@@ -117,13 +118,13 @@ export function exportHar(recorded: Trace, options: ExportHarOptions = {}): Har 
   const answers = new Map<string, RecordedEvent>();
   for (const event of trace.events) {
     if (event.name !== "http.response" && event.name !== "http.failure") continue;
-    const id = stringField(event, "exchangeId");
+    const id = textOf(event.data?.["exchangeId"]);
     if (id !== undefined && !answers.has(id)) answers.set(id, event);
   }
   const entries: HarEntry[] = [];
   for (const event of trace.events) {
     if (event.name !== "http.request") continue;
-    const id = stringField(event, "exchangeId");
+    const id = textOf(event.data?.["exchangeId"]);
     if (id === undefined) continue;
     entries.push(entry(event, id, answers.get(id)));
   }
@@ -143,19 +144,19 @@ function entry(request: RecordedEvent, id: string, answer: RecordedEvent | undef
   const method = String(data["method"] ?? "GET").toUpperCase();
   const requestHeaders = headerList(data["headers"]);
   const requestBody = bodyOf(data);
-  const requestSize = numberField(request, "bodySize") ?? 0;
+  const requestSize = numberOf(request.data?.["bodySize"]) ?? 0;
   const waitMs = answer === undefined ? 0 : Math.max(0, answer.timeMs - request.timeMs);
-  const receiveMs = answer?.name === "http.response" ? (numberField(answer, "bodyDurationMs") ?? 0) : 0;
+  const receiveMs = answer?.name === "http.response" ? (numberOf(answer.data?.["bodyDurationMs"]) ?? 0) : 0;
   const answerData = answer?.data ?? {};
   const failed = answer === undefined || answer.name === "http.failure";
   const responseHeaders = failed ? [] : headerList(answerData["headers"]);
   const responseBody = failed ? undefined : bodyOf(answerData);
-  const responseSize = failed ? 0 : (numberField(answer, "bodySize") ?? 0);
+  const responseSize = failed ? 0 : (numberOf(answer?.data?.["bodySize"]) ?? 0);
   const contentType = (list: readonly HarNameValue[]): string =>
     list.find((h) => h.name.toLowerCase() === "content-type")?.value ?? "";
-  const fault = answer === undefined ? undefined : stringField(answer, "fault");
-  const requestDigest = stringField(request, "bodyDigest");
-  const responseDigest = failed || answer === undefined ? undefined : stringField(answer, "bodyDigest");
+  const fault = answer === undefined ? undefined : textOf(answer.data?.["fault"]);
+  const requestDigest = textOf(request.data?.["bodyDigest"]);
+  const responseDigest = failed || answer === undefined ? undefined : textOf(answer.data?.["bodyDigest"]);
   return {
     startedDateTime: new Date(request.timeMs).toISOString(),
     time: waitMs + receiveMs,
@@ -181,8 +182,8 @@ function entry(request: RecordedEvent, id: string, answer: RecordedEvent | undef
       bodySize: requestSize,
     },
     response: {
-      status: failed ? 0 : (numberField(answer, "status") ?? 0),
-      statusText: failed ? "" : (stringField(answer, "statusText") ?? ""),
+      status: failed ? 0 : (numberOf(answer?.data?.["status"]) ?? 0),
+      statusText: failed ? "" : (textOf(answer?.data?.["statusText"]) ?? ""),
       httpVersion: failed ? "" : httpVersionOf(answer),
       cookies: [],
       headers: responseHeaders,
@@ -197,7 +198,7 @@ function entry(request: RecordedEvent, id: string, answer: RecordedEvent | undef
       headersSize: -1,
       bodySize: failed ? -1 : responseSize,
       ...(failed
-        ? { _error: answer === undefined ? "no answer recorded" : (stringField(answer, "kind") ?? "failure") }
+        ? { _error: answer === undefined ? "no answer recorded" : (textOf(answer.data?.["kind"]) ?? "failure") }
         : {}),
     },
     cache: {},
@@ -227,17 +228,8 @@ function queryOf(url: string): HarNameValue[] {
 }
 
 function bodyOf(data: Readonly<Record<string, unknown>>): { text: string; encoding?: string } | undefined {
-  if (typeof data["body"] === "string") return { text: data["body"] };
-  if (typeof data["bodyBase64"] === "string") return { text: data["bodyBase64"], encoding: "base64" };
-  return undefined;
-}
-
-function stringField(event: RecordedEvent | undefined, key: string): string | undefined {
-  const value = event?.data?.[key];
-  return typeof value === "string" ? value : undefined;
-}
-
-function numberField(event: RecordedEvent | undefined, key: string): number | undefined {
-  const value = event?.data?.[key];
-  return typeof value === "number" ? value : undefined;
+  const body = textOf(data["body"]);
+  if (body !== undefined) return { text: body };
+  const base64 = textOf(data["bodyBase64"]);
+  return base64 === undefined ? undefined : { text: base64, encoding: "base64" };
 }

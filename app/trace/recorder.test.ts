@@ -80,6 +80,21 @@ describe("recorder", () => {
     expect(Object.keys(r.events[0]?.data ?? {})).toEqual(["url", "headers", "list"]);
   });
 
+  it("holds a frozen list of JSON values once for every event citing it, and copies any other list", () => {
+    const r = createRecorder();
+    const rules = Object.freeze(["STATE-4", "ERR-26"]);
+    const odd = Object.freeze([1, Number.NaN]);
+    const open = ["VER-5"];
+    for (let i = 0; i < 2; i++) r.emit(raw({ name: "machine.transition", timeMs: i, data: { rules, odd, open } }));
+    const [first, second] = r.events.map((e) => e.data as Record<string, unknown>);
+    expect(first?.["rules"]).toBe(rules); // nobody can change it: shared, not copied
+    expect(second?.["rules"]).toBe(rules);
+    expect(first?.["odd"]).toEqual([1, null]); // not JSON as it is: converted, as any list
+    expect(first?.["open"]).not.toBe(open);
+    expect(first?.["open"]).toEqual(["VER-5"]);
+    expect(JSON.stringify(first)).toBe('{"rules":["STATE-4","ERR-26"],"odd":[1,null],"open":["VER-5"]}');
+  });
+
   it("tells subscribers about each event as it is recorded, until they unsubscribe", () => {
     const r = createRecorder();
     const seen: number[] = [];

@@ -16,9 +16,15 @@
  */
 import type { RecordedEvent } from "./schema.ts";
 import { actorOfDelivery, messageOfActor } from "./deliveryIds.ts";
+import { dataOf } from "./eventReader.ts";
+import { textOf } from "./values.ts";
 
 type Data = Readonly<Record<string, unknown>>;
-const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+/**
+ * An id field (`deliveryActor`, `deliveryId`, `messageId`, `exchangeId`) read by name on an event of any name
+ * the index lists: a non-empty string.
+ */
+const idOf = (v: unknown): string | undefined => textOf(v) || undefined;
 /** `m1@a.example→b.example#2` → `m1@a.example→b.example`. */
 
 /** The growing part of an index, shared by every version of one run's events. */
@@ -102,7 +108,7 @@ function emptyLists(): Lists {
  */
 export function receiverLookup(handling: Map<string, string>, e: RecordedEvent): string | undefined {
   const d = (e.data ?? {}) as Data;
-  const exchangeId = str(d["exchangeId"]);
+  const exchangeId = idOf(d["exchangeId"]);
   const domain = e.domain;
   if (domain === undefined) return undefined;
   if (e.name === "receiver.request" && exchangeId !== undefined) handling.set(domain, exchangeId);
@@ -120,10 +126,10 @@ function read(lists: Lists, events: readonly RecordedEvent[], from: number): voi
     const e = events[at] as RecordedEvent;
     const d = (e.data ?? {}) as Data;
     const name = e.name;
-    const deliveryActor = str(d["deliveryActor"]);
-    const deliveryId = str(d["deliveryId"]);
-    const messageId = str(d["messageId"]);
-    const exchangeId = str(d["exchangeId"]);
+    const deliveryActor = idOf(d["deliveryActor"]);
+    const deliveryId = idOf(d["deliveryId"]);
+    const messageId = idOf(d["messageId"]);
+    const exchangeId = idOf(d["exchangeId"]);
     if (deliveryActor !== undefined) push(lists.byActor, deliveryActor, at);
     if (exchangeId !== undefined) push(lists.byExchange, exchangeId, at);
     switch (name) {
@@ -200,7 +206,7 @@ function read(lists: Lists, events: readonly RecordedEvent[], from: number): voi
       case "mailbox.delivered":
       case "failure.after-acceptance": {
         // A failure after acceptance names the mailbox, not the request: the one that stored the message there.
-        const mailbox = str(d["mailbox"])?.toLowerCase();
+        const mailbox = idOf(d["mailbox"])?.toLowerCase();
         const owners =
           ownersOf(exchangeId) ??
           (name === "failure.after-acceptance" && mailbox ? lists.mailboxOwners.get(mailbox) : undefined);
@@ -335,7 +341,7 @@ export function sequenceEvents(index: RunIndex, messageId: string): RecordedEven
     lists.push(own);
     for (const at of upTo(own, index.count)) {
       const e = index.events[at] as RecordedEvent;
-      const dsn = e.name === "dsn.sent" ? str((e.data as Data | undefined)?.["dsnMessageId"]) : undefined;
+      const dsn = dataOf(e, "dsn.sent")?.dsnMessageId || undefined;
       if (dsn !== undefined && !messages.includes(dsn)) messages.push(dsn);
     }
     const prefix = `${id}→`;

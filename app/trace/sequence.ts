@@ -9,6 +9,8 @@
 import type { RecordedEvent } from "./schema.ts";
 import { messageIdsOf, messageOfActor, receiverLookup, runIndexOf, sequenceEvents } from "./runIndex.ts";
 import { formatDuration, formatOffset } from "./offset.ts";
+import { readEvent } from "./eventReader.ts";
+import { textOf } from "./values.ts";
 import { actorOfDelivery } from "./deliveryIds.ts";
 
 export type SequenceRowKind =
@@ -35,8 +37,6 @@ export interface SequenceDiagram {
 }
 
 type Data = Readonly<Record<string, unknown>>;
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-const strs = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
 const actorOf = (deliveryId: string | undefined) =>
   deliveryId === undefined ? undefined : actorOfDelivery(deliveryId);
 
@@ -113,7 +113,8 @@ export function sequenceOfEvents(
 
   for (const e of events) {
     const d = e.data as Data;
-    const actor = str(d["deliveryActor"]) ?? actorOf(str(d["deliveryId"]));
+    // Any event of a delivery actor or of one of its deliveries: fields of many names, read by name.
+    const actor = textOf(d["deliveryActor"]) ?? actorOf(textOf(d["deliveryId"]));
     if (actor && e.domain && e.name !== "recipient.result" && e.name !== "recipient.outcome")
       currentActor.set(e.domain, actor);
     // A range shows every exchange in it, also those of no delivery actor (a probe's requests, `mailscope probe`).
@@ -125,42 +126,43 @@ export function sequenceOfEvents(
     // A receiver's key lookup for a request: drawn from the receiver's column, when the request is drawn.
     const lookupFor = receiverLookup(handling, e);
     const receiver = lookupFor === undefined ? undefined : (exchanges.get(lookupFor)?.to ?? -1);
-    switch (e.name) {
+    const ev = readEvent(e);
+    switch (ev?.name) {
       case "dns.query":
         if (receiver !== undefined) {
           if (receiver >= 0)
-            row({ kind: "dns-query", from: receiver, to: index("DNS"), label: `${str(d["type"])} ${str(d["name"])}?` });
+            row({ kind: "dns-query", from: receiver, to: index("DNS"), label: `${ev.data.type} ${ev.data.name}?` });
         } else if (mine)
           row({
             kind: "dns-query",
             from: senderIndex(e.domain),
             to: index("DNS"),
-            label: `${str(d["type"])} ${str(d["name"])}?`,
+            label: `${ev.data.type} ${ev.data.name}?`,
           });
         break;
       case "dns.answer": {
         if (receiver === undefined ? !mine : receiver < 0) break;
-        const kind = str(d["kind"]) ?? "answer";
-        const records = Array.isArray(d["records"]) ? (d["records"] as unknown[]) : [];
+        const kind = ev.data.kind ?? "answer";
+        const records = ev.data.records ?? [];
         const what = kind === "answer" ? records.map(recordText).join(", ") || "answer" : kind;
-        const fault = str(d["fault"]);
+        const fault = ev.data.fault;
         row({
           kind: "dns-answer",
           from: index("DNS"),
           to: receiver ?? senderIndex(e.domain),
-          label: `${str(d["name"])}: ${what}${fault ? ` (fault ${fault})` : ""}`,
+          label: `${ev.data.name}: ${what}${fault ? ` (fault ${fault})` : ""}`,
           broken: kind === "servfail" || kind === "timeout",
         });
         break;
       }
       case "http.request": {
         if (!mine) break;
-        const url = str(d["url"]) ?? "";
+        const url = ev.data.url ?? "";
         const parsed = URL.canParse(url) ? new URL(url) : undefined;
         const from = senderIndex(e.domain);
         const to = index(parsed?.host ?? "receiver");
-        const x = str(d["exchangeId"]);
-        const method = str(d["method"]) ?? "";
+        const x = ev.data.exchangeId;
+        const method = ev.data.method ?? "";
         const owner = e.domain ? currentActor.get(e.domain) : undefined;
         if (x) exchanges.set(x, { from, to, actor: owner, post: method === "POST" });
         row({
@@ -174,18 +176,18 @@ export function sequenceOfEvents(
       }
       case "http.response":
       case "http.failure": {
-        const x = str(d["exchangeId"]);
+        const x = ev.data.exchangeId;
         const ex = x ? exchanges.get(x) : undefined;
         if (!ex || !x) break;
-        const fault = str(d["fault"]);
-        if (e.name === "http.response") {
-          const problem = str(d["body"]) !== undefined ? problemType(str(d["body"]) ?? "") : undefined;
+        const fault = ev.data.fault;
+        if (ev.name === "http.response") {
+          const problem = ev.data.body !== undefined ? problemType(ev.data.body ?? "") : undefined;
           if (ex.post && ex.actor) lastPost.set(ex.actor, inRange ? rows.length : -1);
           row({
             kind: "response",
             from: ex.to,
             to: ex.from,
-            label: `${String(d["status"] ?? "")}${problem ? ` ${problem}` : ""}${fault ? ` (fault ${fault})` : ""}`,
+            label: `${ev.data.status ?? ""}${problem ? ` ${problem}` : ""}${fault ? ` (fault ${fault})` : ""}`,
             exchangeId: x,
             broken: fault !== undefined,
           });
@@ -194,57 +196,58 @@ export function sequenceOfEvents(
             kind: "failure",
             from: ex.to,
             to: ex.from,
-            label: `${str(d["kind"]) ?? "failure"}${fault ? ` (fault ${fault})` : ""}`,
+            label: `${ev.data.kind ?? "failure"}${fault ? ` (fault ${fault})` : ""}`,
             exchangeId: x,
             broken: true,
           });
         break;
       }
       case "recipient.result": {
-        const a = actorOf(str(d["deliveryId"]));
+        const a = actorOf(ev.data.deliveryId);
         if (!ownActor(a) || !a) break;
         const at = lastPost.get(a);
         const target = at !== undefined ? rows[at] : undefined;
         if (target && target.kind === "response")
-          target.results = [...target.results, `${str(d["recipient"])} ${str(d["status"])}`];
+          target.results = [...target.results, `${ev.data.recipient} ${ev.data.status}`];
         break;
       }
       case "smtp.handoff":
-        if (!ownMessage(str(d["messageId"]))) break;
+        if (!ownMessage(ev.data.messageId)) break;
         row({
           kind: "handoff",
           from: senderIndex(e.domain),
           to: index("SMTP relay"),
-          label: `SMTP hand-off (${str(d["reason"])}): ${strs(d["recipients"]).join(", ")}${d["accepted"] === false ? " — refused" : ""}${whose(str(d["messageId"]))}`,
-          broken: d["accepted"] === false,
+          label: `SMTP hand-off (${ev.data.reason}): ${(ev.data.recipients ?? []).join(", ")}${ev.data.accepted === false ? " — refused" : ""}${whose(ev.data.messageId)}`,
+          broken: ev.data.accepted === false,
         });
         break;
       case "delivery.bounced":
-        if (!ownMessage(str(d["messageId"]))) break;
+        if (!ownMessage(ev.data.messageId)) break;
         row({
           kind: "note",
           from: senderIndex(e.domain),
           to: senderIndex(e.domain),
-          label: `bounced: ${strs(d["recipients"]).join(", ")}${whose(str(d["messageId"]))}`,
+          label: `bounced: ${(ev.data.recipients ?? []).join(", ")}${whose(ev.data.messageId)}`,
         });
         break;
       case "dsn.sent": {
-        if (!ownMessage(str(d["messageId"]))) break;
-        const dsn = str(d["dsnMessageId"]);
+        if (!ownMessage(ev.data.messageId)) break;
+        const dsn = ev.data.dsnMessageId;
         if (dsn !== undefined && messageId !== undefined) own.add(dsn);
         // From the domain that sends it: the sender's after a bounce, the receiver's after a failure after acceptance.
         row({
           kind: "dsn",
           from: senderIndex(e.domain),
           to: senderIndex(e.domain),
-          label: `DSN (${str(d["reason"])}) to ${str(d["to"])}${whose(str(d["messageId"]))}`,
+          label: `DSN (${ev.data.reason}) to ${ev.data.to}${whose(ev.data.messageId)}`,
         });
         break;
       }
       case "mailbox.delivered":
       case "failure.after-acceptance": {
-        const x = str(d["exchangeId"]);
-        const mailbox = str(d["mailbox"])?.toLowerCase();
+        // A failure after acceptance names the mailbox only.
+        const x = ev.name === "mailbox.delivered" ? ev.data.exchangeId : undefined;
+        const mailbox = ev.data.mailbox?.toLowerCase();
         const at = x !== undefined ? exchanges.get(x)?.to : mailbox !== undefined ? storedAt.get(mailbox) : undefined;
         if (e.name === "mailbox.delivered" && mailbox !== undefined) storedAt.set(mailbox, at);
         if (at === undefined) break;
@@ -254,8 +257,8 @@ export function sequenceOfEvents(
           to: at,
           label:
             e.name === "mailbox.delivered"
-              ? `stored in ${str(d["mailbox"])}`
-              : `failure after acceptance: ${str(d["mailbox"])}`,
+              ? `stored in ${ev.data.mailbox}`
+              : `failure after acceptance: ${ev.data.mailbox}`,
         });
         break;
       }
@@ -272,7 +275,7 @@ export function sequenceOfEvents(
 function recordText(r: unknown): string {
   if (typeof r === "string") return r.length > 32 ? `${r.slice(0, 31)}…` : r;
   const o = r !== null && typeof r === "object" ? (r as Data) : {};
-  return str(o["target"]) ?? str(o["value"]) ?? JSON.stringify(r);
+  return textOf(o["target"]) ?? textOf(o["value"]) ?? JSON.stringify(r);
 }
 
 /** `rows` with one gap row where nothing happened for longer than `quietMs` (a quiet span). */
@@ -301,7 +304,7 @@ function withQuietGaps(rows: readonly SequenceRow[], participants: number, quiet
 function problemType(body: string): string | undefined {
   try {
     const doc = JSON.parse(body) as Data;
-    const type = str(doc["type"]);
+    const type = textOf(doc["type"]);
     return type ? type.replace(/^.*\//, "") : undefined;
   } catch {
     return undefined;

@@ -3,6 +3,7 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import type { AppCommand } from "../../../main/channels.ts";
+import { COMMAND_SPECS, MENU_COMMAND_ITEMS, RUN_ITEMS } from "../../../main/commandTable.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
 import {
   COMMANDS,
@@ -133,5 +134,40 @@ describe("a command performed", () => {
     expect(ctx.scenario).toHaveBeenCalledWith("save-as");
     expect(ctx.open).toHaveBeenCalledWith(expect.objectContaining({ name: "t.mstrace" }));
     expect(ctx.close).toHaveBeenCalledOnce();
+  });
+});
+
+describe("the menus and the window's commands agree (main/commandTable.ts, which the menus are built from)", () => {
+  it("each command is the table's: the same ids, labels and keys", () => {
+    expect(Object.keys(COMMANDS).sort()).toEqual(Object.keys(COMMAND_SPECS).sort());
+    for (const [id, spec] of Object.entries(COMMAND_SPECS)) {
+      const command = COMMANDS[id as keyof typeof COMMANDS] as Command<never>;
+      expect({ id: command.id, label: command.label, keys: command.keys }).toEqual({
+        id: spec.id,
+        label: spec.label,
+        keys: "keys" in spec ? spec.keys : undefined,
+      });
+    }
+  });
+
+  it("each menu item's command reaches the window's command of its id, which does something", () => {
+    for (const item of MENU_COMMAND_ITEMS) {
+      expect(COMMANDS[item.command.type].id, item.label).toBe(item.command.type);
+      const ctx = context();
+      performMenuCommand(ctx, item.command);
+      const called = [ctx.send, ctx.showView, ctx.scenario, ctx.exportRun, ctx.refuse, ctx.close].filter(
+        (f) => f.mock.calls.length > 0,
+      );
+      expect(called, item.label).toHaveLength(1);
+    }
+  });
+
+  it("the Run menu's Play/Pause and Step show the window's own keys (Space, →), which the window reads", () => {
+    const shownKeys: Record<string, string> = { Space: " ", "→": "ArrowRight" };
+    for (const item of RUN_ITEMS.filter((i) => i.windowKey !== undefined)) {
+      const key = shownKeys[item.windowKey?.shown ?? ""];
+      expect(key, item.label).toBeDefined();
+      expect(commandOfKey(press(key ?? ""))?.command.id, item.label).toBe(item.command.type);
+    }
   });
 });

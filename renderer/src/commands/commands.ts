@@ -1,10 +1,12 @@
 /**
  * What the user can ask of the app, each once: an id, a label, the keys that ask for it and what it does
- * (as Excalidraw's `actions/`). The desktop app's menus (their commands arrive through the platform bridge,
- * {@link commandOfMenu}), the window's keys ({@link commandOfKey}) and the buttons perform the same command;
- * docs/decisions/0140-app-state.md.
+ * (as Excalidraw's `actions/`). The ids, labels and keys are main/commandTable.ts's, which the menus are
+ * built from too; here is what each command does. The desktop app's menus (their commands arrive through
+ * the platform bridge, {@link performMenuCommand}), the window's keys ({@link commandOfKey}) and the buttons
+ * perform the same command; docs/decisions/0140-app-state.md, 0175.
  */
 import type { AppCommand, MenuSpeed, OpenedFile } from "../../../main/channels.ts";
+import { COMMAND_SPECS, type WindowKey } from "../../../main/commandTable.ts";
 import type { PlaybackSpeed } from "../../../app/sim/sessionProtocol.ts";
 import { eventOfSeq, nextLevel, toggleBreakpointLike } from "../model/playbar.ts";
 import type { PlaybackContext, PlaybackEvent } from "../session/machine.ts";
@@ -28,18 +30,8 @@ export interface CommandContext {
   readonly close: () => void;
 }
 
-/**
- * A key that asks for a command. `key` is KeyboardEvent.key; with `noShift` the key held with Shift is not it
- * (Shift+L, Shift+B belong to nothing); Alt, Ctrl and Meta never ask for a command (they are the shell's).
- */
-export interface KeyBinding {
-  readonly key: string;
-  readonly noShift?: true;
-  /** The key as a person reads it (aria-keyshortcuts, the button's title). */
-  readonly shown: string;
-  /** The key does nothing else (Space scrolls the page, → a scroller). */
-  readonly preventDefault?: true;
-}
+/** A key that asks for a command (main/commandTable.ts, where each command's keys are). */
+export type KeyBinding = WindowKey;
 
 export interface Command<A = void> {
   readonly id: string;
@@ -57,35 +49,22 @@ function stoppedAt(playback: CommandContext["playback"]) {
   return seq === undefined ? undefined : eventOfSeq(events, seq);
 }
 
-const letter = (l: string): readonly KeyBinding[] => [
-  { key: l.toLowerCase(), noShift: true, shown: l },
-  { key: l, noShift: true, shown: l },
-];
-
 /** Every command, by id. */
 export const COMMANDS = {
   toggle: {
-    id: "toggle",
-    label: "Play/Pause",
-    keys: [{ key: " ", shown: "Space", preventDefault: true }],
+    ...COMMAND_SPECS.toggle,
     perform: (ctx) => ctx.send({ type: "TOGGLE" }),
   } satisfies Command,
   step: {
-    id: "step",
-    label: "Step",
-    keys: [{ key: "ArrowRight", shown: "ArrowRight", preventDefault: true }],
+    ...COMMAND_SPECS.step,
     perform: (ctx) => ctx.send({ type: "STEP" }),
   } satisfies Command,
   level: {
-    id: "level",
-    label: "Step to the next event, attempt or decision",
-    keys: letter("L"),
+    ...COMMAND_SPECS.level,
     perform: (ctx) => ctx.send({ type: "SET_LEVEL", level: nextLevel(ctx.playback.level) }),
   } satisfies Command,
   breakpoint: {
-    id: "breakpoint",
-    label: "Break at events like this one",
-    keys: letter("B"),
+    ...COMMAND_SPECS.breakpoint,
     // A live run's: an opened trace is not played, so it stops nowhere.
     enabled: (ctx) => ctx.playback.source?.kind === "scenario",
     perform: (ctx) => {
@@ -95,45 +74,38 @@ export const COMMANDS = {
     },
   } satisfies Command,
   restart: {
-    id: "restart",
-    label: "Restart",
+    ...COMMAND_SPECS.restart,
     // The Restart button's seed field gives a seed; the menu's Restart keeps the run's.
     perform: (ctx, seed) => ctx.send({ type: "RESTART", ...(seed !== undefined && { seed }) }),
   } satisfies Command<number | string | undefined>,
   speed: {
-    id: "speed",
-    label: "Speed",
+    ...COMMAND_SPECS.speed,
     perform: (ctx, speed) => ctx.send({ type: "SET_SPEED", speed }),
   } satisfies Command<PlaybackSpeed | MenuSpeed>,
   view: {
-    id: "view",
-    label: "Show a view",
+    ...COMMAND_SPECS.view,
     perform: (ctx, view) => ctx.showView(view),
   } satisfies Command<View>,
   scenario: {
-    id: "scenario",
-    label: "New, Save or Save As a scenario",
+    ...COMMAND_SPECS.scenario,
     perform: (ctx, what) => ctx.scenario(what),
   } satisfies Command<ScenarioWhat>,
   open: {
-    id: "open",
-    label: "Open a file",
+    ...COMMAND_SPECS.open,
     perform: (ctx, file) => ctx.open(file),
   } satisfies Command<OpenedFile>,
   export: {
-    id: "export",
-    label: "Export the run",
+    ...COMMAND_SPECS.export,
     perform: (ctx, what) => {
       if (!ctx.playback.result) return ctx.refuse("Nothing to export yet: run a scenario to its end first.");
       ctx.exportRun(what);
     },
   } satisfies Command<ExportWhat>,
   close: {
-    id: "close",
-    label: "Close the window",
+    ...COMMAND_SPECS.close,
     perform: (ctx) => ctx.close(),
   } satisfies Command,
-} as const;
+} as const satisfies { readonly [K in keyof typeof COMMAND_SPECS]: Command<never> };
 
 export type CommandId = keyof typeof COMMANDS;
 

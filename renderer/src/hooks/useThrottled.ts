@@ -8,7 +8,7 @@ import { startTransition, useEffect, useRef, useState } from "react";
  * transition, after the log, outcomes and clock of the same moment are on
  * screen: React may interrupt it for the next batch, and a run's last
  * outcome is not held back by the timeline, sequence and statechart being
- * drawn (issue 12 "Measure").
+ * drawn.
  */
 export function useThrottled<T>(value: T, throttle: boolean, ms: number): T {
   const [shown, setShown] = useState(value);

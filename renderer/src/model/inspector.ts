@@ -11,12 +11,12 @@ import { lintChecks, lintedRequestOfTraceEvent, type LintLine } from "../../../a
 import { combineKeys, txtRecordKeys } from "../../../app/receiver/lintKeys.ts";
 import { createSignatureBase, parseSignatureInput } from "../../../app/protocol/signature.ts";
 import type { ReceiverOfRun } from "../../../app/sim/sessionProtocol.ts";
+import { dataOf } from "../../../app/trace/eventReader.ts";
 import type { RecordedEvent } from "../../../app/trace/schema.ts";
+import { numberOf, textOf } from "../../../app/trace/values.ts";
 import { formatOffset } from "./time.ts";
 
 type Data = Readonly<Record<string, unknown>>;
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-const num = (v: unknown): number | undefined => (typeof v === "number" ? v : undefined);
 
 export interface SignatureInputView {
   readonly label: string;
@@ -136,14 +136,14 @@ export function exchangeView(
   for (const e of events) {
     const d = e.data as Data;
     if (probe && !request) {
-      const id = str(d["exchangeId"]) ?? "";
-      const url = str(d["url"]);
+      const id = textOf(d["exchangeId"]) ?? "";
+      const url = textOf(d["url"]);
       if (e.name === "http.request" && d["method"] === "GET" && url !== undefined && URL.canParse(url)) {
         const u = new URL(url);
         if (u.pathname === "/v1/capabilities") capabilityRequests.set(id, u.origin);
       } else if (e.name === "http.response" && d["status"] === 200 && capabilityRequests.has(id)) {
         const origin = capabilityRequests.get(id) ?? "";
-        const document = parseJson(str(d["body"]) ?? "");
+        const document = parseJson(textOf(d["body"]) ?? "");
         const asFetched: RecordedEvent = {
           ...e,
           name: "capabilities.fetched",
@@ -154,11 +154,11 @@ export function exchangeView(
       }
     }
     if (e.name === "dns.answer") {
-      const key = `${str(d["name"])}|${str(d["type"])}`;
+      const key = `${textOf(d["name"])}|${textOf(d["type"])}`;
       if (!request) answers.set(key, e);
       else if (handledBy !== undefined && e.domain === handledBy && !whileHandled.has(key)) whileHandled.set(key, e);
     } else if (!request && (e.name === "capabilities.fetched" || e.name === "capabilities.cached")) {
-      const origin = str(d["origin"]) ?? "";
+      const origin = textOf(d["origin"]) ?? "";
       held.set(origin, e);
       if (e.name === "capabilities.fetched") fetched.set(origin, e);
     }
@@ -171,10 +171,10 @@ export function exchangeView(
     else if (e.name === "http.failure") failure = e;
   }
   if (!request) return undefined;
-  const d = request.data as Data;
-  const method = str(d["method"]) ?? "";
-  const url = str(d["url"]) ?? "";
-  const headers = headerList(d["headers"]);
+  const d = dataOf(request, "http.request") ?? {};
+  const method = d.method ?? "";
+  const url = d.url ?? "";
+  const headers = headerList(d.headers);
   const get = (name: string) => headers.find(([k]) => k.toLowerCase() === name)?.[1];
   const target = URL.canParse(url) ? new URL(url) : undefined;
   const requestLine = `${method} ${target ? `${target.pathname}${target.search}` : url} HTTP/1.1`;
@@ -201,11 +201,11 @@ export function exchangeView(
       }));
     else signatureInputError = parsed.violations.map((v) => v.message).join("; ");
   }
-  const body = str(d["body"]);
+  const body = d.body;
   const envelope = body ? envelopeOf(body) : undefined;
-  const rd = response?.data as Data | undefined;
-  const responseBody = str(rd?.["body"]);
-  const contentType = headerList(rd?.["headers"]).find(([k]) => k.toLowerCase() === "content-type")?.[1] ?? "";
+  const rd = response === undefined ? undefined : dataOf(response, "http.response");
+  const responseBody = rd?.body;
+  const contentType = headerList(rd?.headers).find(([k]) => k.toLowerCase() === "content-type")?.[1] ?? "";
   const json = responseBody ? parseJson(responseBody) : undefined;
   const problem =
     json && (contentType.includes("problem+json") || typeof json["type"] === "string")
@@ -214,18 +214,18 @@ export function exchangeView(
   const list = json?.["results"] ?? json?.["recipients"];
   const results = Array.isArray(list)
     ? (list as Data[]).map((r) => ({
-        recipient: str(r["recipient"]) ?? str(r["address"]) ?? "?",
-        status: str(r["status"]) ?? "?",
+        recipient: textOf(r["recipient"]) ?? textOf(r["address"]) ?? "?",
+        status: textOf(r["status"]) ?? "?",
         detail: [
-          str(r["type"])?.replace(/^.*\//, ""),
-          str(r["detail"]),
-          num(r["retry_after"]) !== undefined ? `retry_after ${num(r["retry_after"])} s` : undefined,
+          textOf(r["type"])?.replace(/^.*\//, ""),
+          textOf(r["detail"]),
+          numberOf(r["retry_after"]) !== undefined ? `retry_after ${numberOf(r["retry_after"])} s` : undefined,
         ]
           .filter((x) => x !== undefined)
           .join(" — "),
       }))
     : [];
-  const fd = failure?.data as Data | undefined;
+  const fd = failure === undefined ? undefined : dataOf(failure, "http.failure");
   // The DNS in force: the service record that named the request's host, and the signing key's TXT.
   const host = target?.hostname.toLowerCase();
   const dns: DnsInForce[] = [];
@@ -233,9 +233,9 @@ export function exchangeView(
     const ad = e.data as Data;
     const records = Array.isArray(ad["records"]) ? (ad["records"] as unknown[]) : [];
     const names = records.some(
-      (r) => typeof r === "object" && r !== null && str((r as Data)["target"])?.toLowerCase() === host,
+      (r) => typeof r === "object" && r !== null && textOf((r as Data)["target"])?.toLowerCase() === host,
     );
-    if (ad["type"] === "SVCB" && (names || str(ad["name"]) === `_svc.${host?.replace(/^[^.]+\./, "")}`))
+    if (ad["type"] === "SVCB" && (names || textOf(ad["name"]) === `_svc.${host?.replace(/^[^.]+\./, "")}`))
       dns.push(dnsInForce(e, startMs));
   }
   const keyid = sigInput !== undefined ? signatureInput[0]?.keyid : undefined;
@@ -253,7 +253,7 @@ export function exchangeView(
     requestLine,
     headers,
     body,
-    bodySize: num(d["bodySize"]),
+    bodySize: d.bodySize,
     signatureInput,
     signatureInputError,
     signatureBase,
@@ -261,15 +261,13 @@ export function exchangeView(
     envelope,
     response: response
       ? {
-          status: num(rd?.["status"]),
-          headers: headerList(rd?.["headers"]),
+          status: rd?.status,
+          headers: headerList(rd?.headers),
           body: responseBody,
-          fault: str(rd?.["fault"]),
+          fault: rd?.fault,
         }
       : undefined,
-    failure: failure
-      ? { kind: str(fd?.["kind"]) ?? "failure", message: str(fd?.["message"]) ?? "", fault: str(fd?.["fault"]) }
-      : undefined,
+    failure: failure ? { kind: fd?.kind ?? "failure", message: fd?.message ?? "", fault: fd?.fault } : undefined,
     problem,
     results,
     seqs,
@@ -281,8 +279,8 @@ export function exchangeView(
             origin,
             how: caps.name === "capabilities.cached" ? "cached" : "fetched",
             at: formatOffset(caps.timeMs, startMs),
-            maxAgeS: num(cd?.["maxAgeS"]),
-            ageS: num(cd?.["ageS"]),
+            maxAgeS: numberOf(cd?.["maxAgeS"]),
+            ageS: numberOf(cd?.["ageS"]),
             document: capsDoc !== undefined ? JSON.stringify(capsDoc, null, 2) : undefined,
             seq: caps.seq,
           }
@@ -291,21 +289,21 @@ export function exchangeView(
 }
 
 function dnsInForce(e: RecordedEvent, startMs: number): DnsInForce {
-  const d = e.data as Data;
-  const records = Array.isArray(d["records"]) ? (d["records"] as unknown[]) : [];
+  const d = dataOf(e, "dns.answer") ?? {};
+  const records = d.records ?? [];
   return {
-    name: str(d["name"]) ?? "?",
-    type: str(d["type"]) ?? "?",
-    kind: str(d["kind"]) ?? "answer",
+    name: d.name ?? "?",
+    type: d.type ?? "?",
+    kind: d.kind ?? "answer",
     records: records.map((r) => {
       if (typeof r === "string") return r;
       const o = (r ?? {}) as Data;
-      const target = str(o["target"]);
+      const target = textOf(o["target"]);
       return target !== undefined
-        ? `${num(o["priority"]) ?? ""} ${target}${num(o["port"]) !== undefined ? `:${num(o["port"])}` : ""}`.trim()
+        ? `${numberOf(o["priority"]) ?? ""} ${target}${numberOf(o["port"]) !== undefined ? `:${numberOf(o["port"])}` : ""}`.trim()
         : JSON.stringify(r);
     }),
-    ttlS: num(d["ttlS"]),
+    ttlS: d.ttlS,
     at: formatOffset(e.timeMs, startMs),
     seq: e.seq,
   };
@@ -387,7 +385,7 @@ export async function exchangeChecks(
   for (const e of events) {
     const d = e.data as Data;
     if (e.name !== "dns.answer" || d["type"] !== "TXT" || !Array.isArray(d["records"])) continue;
-    const name = str(d["name"]);
+    const name = textOf(d["name"]);
     const records = (d["records"] as unknown[]).filter((r): r is string => typeof r === "string");
     if (!name || records.length === 0) continue;
     if (e.timeMs <= arrived) before.set(name, records);

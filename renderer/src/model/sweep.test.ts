@@ -1,5 +1,5 @@
 /**
- * The Sweep view's data (issue 30), on real sweeps of
+ * The Sweep view's data (note 0067), on real sweeps of
  * receiver-down-past-fallback-window: the fields the form offers with their
  * starting ranges, the charts' rows read off the points (STATE-3: accepted
  * while the outage ends inside the 2 h fallback window, smtp at +2:03:00

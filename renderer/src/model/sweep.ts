@@ -1,5 +1,5 @@
 /**
- * The Sweep view's data (issue 30): the fields of the scenario on screen a
+ * The Sweep view's data (note 0067): the fields of the scenario on screen a
  * sweep can vary — its numbers and durations as the scenario's schema (the
  * editor's) describes them, the gap readings and the draft's numbers — with a
  * range to start from; and, from the points as they finish, what the charts

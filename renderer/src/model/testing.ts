@@ -4,6 +4,7 @@
  */
 import { runScenarioText, type RunScenarioOptions } from "../../../app/sim/runScenario.ts";
 import type { Trace } from "../../../app/trace/schema.ts";
+import type { CompareBase } from "./compare.ts";
 
 const scenarioTexts = import.meta.glob<string>("../../../scenarios/*.yaml", {
   query: "?raw",
@@ -28,4 +29,19 @@ export async function textTrace(text: string, file: string, options: RunScenario
   const outcome = await runScenarioText(text, { ...options, file });
   if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join("\n"));
   return outcome.run.trace;
+}
+
+/** The run of `scenarios/<name>.yaml` (seed 16, at the default start) as Compare starts from it; `over` changes it. */
+export function compareBaseOf(name: string, over: Partial<CompareBase> = {}): CompareBase {
+  return {
+    name,
+    text: scenarioText(name),
+    file: `scenarios/${name}.yaml`,
+    seed: 16,
+    settings: [],
+    readings: {},
+    startMs: Date.UTC(2026, 0, 1),
+    playheadOffsetMs: 0,
+    ...over,
+  };
 }

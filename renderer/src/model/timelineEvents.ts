@@ -33,10 +33,10 @@ import { SPEC_CONSTANTS } from "../../../app/protocol/specConstants.ts";
 import { actorOfDelivery, parseDeliveryActorId } from "../../../app/trace/deliveryIds.ts";
 import { dataOf, type ReadData } from "../../../app/trace/eventReader.ts";
 import { isTraceEventName, type TraceEventName } from "../../../app/trace/events.ts";
+import { textOf } from "../../../app/trace/values.ts";
 import { pushAll } from "../../../app/protocol/lists.ts";
 
 type Data = Readonly<Record<string, unknown>>;
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 /** `m1@a.example` → `m1`, when the label map has it. */
 function shortId(messageId: string, labels: ReadonlyMap<string, string>): string {
@@ -208,7 +208,7 @@ function dnsAnswer({ state, d }: Read<"dns.answer">): void {
   if (!name || d.kind !== "answer" || d.records === undefined) return;
   const domain = name.replace(/^_svc\./, "").toLowerCase();
   for (const r of d.records as (Data | null)[]) {
-    const target = str(r?.["target"]);
+    const target = textOf(r?.["target"]);
     if (target && target !== ".") state.hostDomain.set(target.toLowerCase(), domain);
   }
 }
@@ -332,7 +332,7 @@ function timerSet(read: Read<"timer.set">): void {
   });
 }
 
-/** The draft's numbers the run follows (issue 30): the retry schedule's cap, for the arcs' words. */
+/** The draft's numbers the run follows (note 0065): the retry schedule's cap, for the arcs' words. */
 function specConstants({ state, d }: Read<"spec.constants">): void {
   if (d.constants !== undefined) state.retryCapMs = constantsOf(d.constants).retryCapMs;
 }
@@ -491,7 +491,7 @@ export function readTimelineEvents(state: TimelineState, events: readonly Record
   for (const e of events) {
     state.endMs = Math.max(state.endMs, e.timeMs);
     // Any event that names a delivery actor makes it the sending domain's current one.
-    const actorId = str(e.data?.["deliveryActor"]);
+    const actorId = textOf(e.data?.["deliveryActor"]);
     if (actorId && e.domain) state.currentActor.set(e.domain, actorId);
     if (!isTraceEventName(e.name)) continue;
     // One reader per name: the name and the data read for it go together (TypeScript cannot follow that here).
@@ -586,9 +586,9 @@ function faultBands(state: TimelineState, ordered: readonly Lane[]): Band[] {
   const { lanesOfDomain, lanesUnder } = lanesByDomain(ordered);
   const bands: Band[] = [];
   for (const f of state.faults) {
-    const host = str(f.scope["host"])?.toLowerCase();
-    const name = str(f.scope["name"])?.toLowerCase();
-    const source = str(f.scope["source"])?.toLowerCase();
+    const host = textOf(f.scope["host"])?.toLowerCase();
+    const name = textOf(f.scope["name"])?.toLowerCase();
+    const source = textOf(f.scope["source"])?.toLowerCase();
     const hit =
       f.layer === "dns"
         ? name === undefined

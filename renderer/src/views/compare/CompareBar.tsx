@@ -1,16 +1,9 @@
 import { useEffect, useEffectEvent, useId, useMemo, useState } from "react";
-import type { Breakpoint, StepLevel } from "../../../../app/sim/breakpoints.ts";
-import type { PlaybackSpeed } from "../../../../app/sim/sessionProtocol.ts";
+import type { Breakpoint } from "../../../../app/sim/breakpoints.ts";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import { SPEEDS } from "../../model/playback.ts";
-import {
-  compareStopText,
-  hitCounts,
-  nextBreakOfRuns,
-  nextStopOfRuns,
-  STEP_LEVEL_TEXT,
-  type BreakOfRuns,
-} from "../../model/playbar.ts";
+import { hitCounts, STEP_LEVEL_TEXT } from "../../model/playbar.ts";
+import { barLineText, type CompareClock, type CompareEvent } from "../../session/compare.ts";
 import { clockText, formatOffset } from "../../model/time.ts";
 import { Breakpoints } from "../run/Breakpoints.tsx";
 import { Scrubber, Speeds, StepLevels } from "../run/Controls.tsx";
@@ -21,9 +14,9 @@ export interface CompareBarProps {
   readonly startMs: number;
   /** The shared axis' end: the later run's end. */
   readonly endMs: number;
-  /** Where both runs are shown up to; undefined: whole. */
-  readonly cursorMs: number | undefined;
-  readonly onCursor: (cursorMs: number | undefined) => void;
+  /** The clock over both runs (the Compare machine's), and where its moves go. */
+  readonly clock: CompareClock;
+  readonly send: (event: CompareEvent) => void;
   /** The breakpoints (the run view's list): one list for both runs. */
   readonly breakpoints: readonly Breakpoint[];
   readonly onBreakpoints: (breakpoints: readonly Breakpoint[]) => void;
@@ -34,81 +27,43 @@ export interface CompareBarProps {
 const PLAY_SPEEDS = SPEEDS.filter((s) => s.speed !== 1);
 
 /**
- * Compare's playback bar: one clock over both runs. Play moves it at the speed chosen; Step goes to the next
- * event, attempt or decision of either run; the scrubber spans the later run's end and draws both runs'
- * events. Both timelines show their runs up to it; "Whole runs" shows them to their ends again. The
- * breakpoints are one list for both runs (the run view's): Play and Step stop both runs where either meets
- * one, and say which run did; each counts its hits before the clock (a move back forgets those after it).
+ * Compare's playback bar: one clock over both runs (session/compare.ts keeps it). Play moves it at the speed
+ * chosen; Step goes to the next event, attempt or decision of either run; the scrubber spans the later run's
+ * end and draws both runs' events. Both timelines show their runs up to it; "Whole runs" shows them to their
+ * ends again. The breakpoints are one list for both runs (the run view's): Play and Step stop both runs where
+ * either meets one, and say which run did; each counts its hits before the clock (a move back forgets those
+ * after it).
  */
 export function CompareBar({
   runs,
   startMs,
   endMs,
-  cursorMs,
-  onCursor,
+  clock: bar,
+  send,
   breakpoints,
   onBreakpoints,
   messages,
 }: CompareBarProps) {
   const boxId = useId();
-  const [level, setLevel] = useState<StepLevel>("attempt");
-  const [speed, setSpeed] = useState<PlaybackSpeed>(3600);
-  const [playing, setPlaying] = useState(false);
-  const [said, setSaid] = useState<string | undefined>();
   const [showBreakpoints, setShowBreakpoints] = useState(false);
-  /** The stops breakpoints made, and the one the clock is at. */
-  const [hits, setHits] = useState<readonly BreakOfRuns[]>([]);
-  const [current, setCurrent] = useState<BreakOfRuns | undefined>();
+  const { cursorMs, playing, level, speed, hits, current, line } = bar;
   const labels = useMemo(() => new Map(messages.map((m) => [m.messageId, m.id])), [messages]);
   const label = (m: string) => labels.get(m) ?? m;
   const both = useMemo(() => [...runs[0], ...runs[1]].sort((a, b) => a.timeMs - b.timeMs), [runs]);
   const at = cursorMs ?? endMs;
-  const atEnd = at >= endMs;
-  // The clock moved back (a seek, Play from the end): the hits after it are not in the runs shown.
-  if (hits.some((h) => h.timeMs > at)) setHits(hits.filter((h) => h.timeMs <= at));
-  if (current !== undefined && current.timeMs !== at) setCurrent(undefined);
 
-  /** The clock stops at a breakpoint's hit: both runs shown up to it, which run met it said. */
-  const stopAt = (hit: BreakOfRuns) => {
-    setPlaying(false);
-    setHits((h) => [...h, hit]);
-    setCurrent(hit);
-    setSaid(compareStopText(hit, startMs, breakpoints, label));
-    onCursor(hit.timeMs);
-  };
-  const hitWhilePlaying = useEffectEvent(stopAt);
-
+  // Play: each frame moves the clock by the wall time since the last one, at the speed chosen.
+  const frame = useEffectEvent((wallMs: number) => send({ type: "FRAME", wallMs, breakpoints }));
   useEffect(() => {
     if (!playing) return;
     let last = performance.now();
-    let id = requestAnimationFrame(function frame(now) {
-      const next = speed === "max" ? endMs : Math.min(endMs, at + (now - last) * speed);
+    let id = requestAnimationFrame(function next(now) {
+      frame(now - last);
       last = now;
-      const hit = nextBreakOfRuns(runs, breakpoints, at, next);
-      if (hit !== undefined) return hitWhilePlaying(hit);
-      onCursor(next);
-      if (next >= endMs) setPlaying(false);
-      else id = requestAnimationFrame(frame);
+      id = requestAnimationFrame(next);
     });
     return () => cancelAnimationFrame(id);
-    // The loop reads the cursor it started from; each frame's move comes back as `at`, restarting it.
-  }, [playing, speed, at, endMs, onCursor, runs, breakpoints]);
-
-  const step = () => {
-    setPlaying(false);
-    const from = cursorMs ?? startMs - 1;
-    const stop = nextStopOfRuns(runs, level, from);
-    const hit = nextBreakOfRuns(runs, breakpoints, from, stop?.timeMs ?? endMs);
-    if (hit !== undefined) return stopAt(hit);
-    if (stop === undefined) {
-      setSaid(`No ${level} is left in either run after ${formatOffset(from, startMs)}: both are shown to their ends.`);
-      return onCursor(endMs);
-    }
-    setSaid(
-      `Run ${stop.run === 0 ? "A" : "B"}: #${stop.event.seq} ${stop.event.name} at ${formatOffset(stop.timeMs, startMs)}`,
-    );
-    onCursor(stop.timeMs);
-  };
+  }, [playing]);
 
   const clock = clockText(at, startMs);
   return (
@@ -119,29 +74,15 @@ export function CompareBar({
         </output>
         <span className="muted">{cursorMs === undefined ? `to ${formatOffset(endMs, startMs)}` : clock.days}</span>
       </div>
-      <button
-        className="primary"
-        onClick={() => {
-          setSaid(undefined);
-          if (!playing && atEnd) onCursor(startMs);
-          setPlaying((p) => !p);
-        }}
-      >
+      <button className="primary" onClick={() => send({ type: "TOGGLE" })}>
         {playing ? "Pause" : "Play"}
       </button>
-      <button onClick={step} aria-describedby="compare-step-hint">
+      <button onClick={() => send({ type: "STEP", breakpoints })} aria-describedby="compare-step-hint">
         Step
       </button>
-      <StepLevels level={level} onLevel={setLevel} />
-      <Speeds speeds={PLAY_SPEEDS} speed={speed} onSpeed={setSpeed} />
-      <button
-        disabled={cursorMs === undefined}
-        onClick={() => {
-          setPlaying(false);
-          setSaid(undefined);
-          onCursor(undefined);
-        }}
-      >
+      <StepLevels level={level} onLevel={(l) => send({ type: "SET_LEVEL", level: l })} />
+      <Speeds speeds={PLAY_SPEEDS} speed={speed} onSpeed={(s) => send({ type: "SET_SPEED", speed: s })} />
+      <button disabled={cursorMs === undefined} onClick={() => send({ type: "WHOLE" })}>
         Whole runs
       </button>
       <button aria-expanded={showBreakpoints} aria-controls={boxId} onClick={() => setShowBreakpoints((v) => !v)}>
@@ -155,18 +96,14 @@ export function CompareBar({
         endKnown
         playheadMs={at}
         disabled={false}
-        onSeek={(ms) => {
-          setPlaying(false);
-          setSaid(undefined);
-          onCursor(startMs + ms);
-        }}
+        onSeek={(ms) => send({ type: "SEEK", toMs: startMs + ms })}
       />
       <p className="step-line">
         <span id="compare-step-hint" className="muted">
           Step runs both to {STEP_LEVEL_TEXT[level].next} of either run.
         </span>
         <output className="stop" data-testid="compare-stop" aria-live="polite">
-          {said ?? ""}
+          {line === undefined ? "" : barLineText(line, startMs, breakpoints, label)}
         </output>
       </p>
       {showBreakpoints && (

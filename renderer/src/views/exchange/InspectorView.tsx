@@ -4,6 +4,7 @@ import type { ReceiverOfRun } from "../../../../app/sim/sessionProtocol.ts";
 import type { RecordedEvent } from "../../../../app/trace/schema.ts";
 import { curlOf, exchangeChecks, exchangeView, rawHttpOf, type ExchangeView } from "../../model/inspector.ts";
 import "./inspector.css";
+import { Table } from "../../components/Table.tsx";
 
 export interface InspectorViewProps {
   readonly events: readonly RecordedEvent[];
@@ -225,25 +226,20 @@ function ResponsePart({ x }: { readonly x: ExchangeView }) {
             {x.response.headers.map(([k, v]) => `${k}: ${v}`).join("\n")}
           </pre>
           {x.results.length > 0 && (
-            <table className="results">
-              <caption>Per-recipient results</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Recipient</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Detail</th>
+            <Table
+              className="results"
+              caption="Per-recipient results"
+              captionShown
+              columns={["Recipient", "Status", "Detail"]}
+            >
+              {x.results.map((r) => (
+                <tr key={r.recipient}>
+                  <td>{r.recipient}</td>
+                  <td>{r.status}</td>
+                  <td>{r.detail}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {x.results.map((r) => (
-                  <tr key={r.recipient}>
-                    <td>{r.recipient}</td>
-                    <td>{r.status}</td>
-                    <td>{r.detail}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </Table>
           )}
           {x.problem && (
             <>
@@ -274,29 +270,21 @@ function InForce({ x }: { readonly x: ExchangeView }) {
       {x.dns.length === 0 ? (
         <p className="muted">No DNS answer for this request's host in the trace.</p>
       ) : (
-        <table className="dns-in-force">
-          <caption className="visually-hidden">DNS answers in force</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Type</th>
-              <th scope="col">Answer</th>
-              <th scope="col">TTL</th>
-              <th scope="col">Answered</th>
+        <Table
+          className="dns-in-force"
+          caption="DNS answers in force"
+          columns={["Name", "Type", "Answer", "TTL", "Answered"]}
+        >
+          {x.dns.map((a) => (
+            <tr key={a.seq} data-name={a.name}>
+              <td>{a.name}</td>
+              <td>{a.type}</td>
+              <td className="records">{a.kind === "answer" ? a.records.join("; ") : a.kind}</td>
+              <td>{a.ttlS !== undefined ? `${a.ttlS} s` : "—"}</td>
+              <td>{a.at}</td>
             </tr>
-          </thead>
-          <tbody>
-            {x.dns.map((a) => (
-              <tr key={a.seq} data-name={a.name}>
-                <td>{a.name}</td>
-                <td>{a.type}</td>
-                <td className="records">{a.kind === "answer" ? a.records.join("; ") : a.kind}</td>
-                <td>{a.ttlS !== undefined ? `${a.ttlS} s` : "—"}</td>
-                <td>{a.at}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       )}
       {x.capabilities ? (
         <>

@@ -20,6 +20,7 @@ import { useWidth } from "../../hooks/useWidth.ts";
 import type { ExploreConfig } from "../../../../app/explore/search.ts";
 import { useExplore } from "./useExplore.ts";
 import "./explore.css";
+import { Table } from "../../components/Table.tsx";
 
 export interface ExploreViewProps {
   /** The Mailscope version, for the runs' traces. */
@@ -334,49 +335,37 @@ function Gallery({
       </p>
       {gallery.length > 0 && config !== undefined && (
         <div className="explore-gallery">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Path through the delivery machine</th>
-                <th scope="col">World</th>
-                <th scope="col">Run</th>
-                <th scope="col">
-                  <span className="visually-hidden">Open</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {gallery.map((g, i) => {
-                const open = (to: OpenScenario) => () => {
-                  const scenario = galleryScenario(g, config.options, String(config.seed));
-                  if (scenario !== undefined) to(scenario.name, scenario.text);
-                };
-                return (
-                  <tr key={g.path} data-seed={g.seed}>
-                    <td className="explore-path">{g.path}</td>
-                    <td>{sizeWords(g.size)}</td>
-                    <td>
-                      {g.index} (<code>{g.seed}</code>)
-                    </td>
-                    <td>
-                      <div className="explore-buttons explore-row-buttons">
-                        <button
-                          type="button"
-                          onClick={open(onOpenRun)}
-                          aria-label={`Open world ${i + 1} in the run view`}
-                        >
-                          Open
-                        </button>
-                        <button type="button" onClick={open(onOpenEditor)} aria-label={`Edit world ${i + 1}`}>
-                          Edit
-                        </button>
-                      </div>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          <Table columns={["Path through the delivery machine", "World", "Run", { hidden: "Open" }]}>
+            {gallery.map((g, i) => {
+              const open = (to: OpenScenario) => () => {
+                const scenario = galleryScenario(g, config.options, String(config.seed));
+                if (scenario !== undefined) to(scenario.name, scenario.text);
+              };
+              return (
+                <tr key={g.path} data-seed={g.seed}>
+                  <td className="explore-path">{g.path}</td>
+                  <td>{sizeWords(g.size)}</td>
+                  <td>
+                    {g.index} (<code>{g.seed}</code>)
+                  </td>
+                  <td>
+                    <div className="explore-buttons explore-row-buttons">
+                      <button
+                        type="button"
+                        onClick={open(onOpenRun)}
+                        aria-label={`Open world ${i + 1} in the run view`}
+                      >
+                        Open
+                      </button>
+                      <button type="button" onClick={open(onOpenEditor)} aria-label={`Edit world ${i + 1}`}>
+                        Edit
+                      </button>
+                    </div>
+                  </td>
+                </tr>
+              );
+            })}
+          </Table>
         </div>
       )}
     </section>

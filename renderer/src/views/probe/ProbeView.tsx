@@ -13,6 +13,7 @@ import {
 import { InspectorView } from "../exchange/InspectorView.tsx";
 import { SequenceView } from "../sequence/SequenceView.tsx";
 import "./probe.css";
+import { Table } from "../../components/Table.tsx";
 
 export interface ProbeViewProps {
   /** The probe's trace (opened as a trace, or from a probe's JSON report). */
@@ -89,61 +90,57 @@ export function ProbeView({ events, file, onRule, onSave }: ProbeViewProps) {
             </div>
           </div>
           <div className="probe-cases-scroll" ref={box}>
-            <table className="outcomes" aria-label="Cases">
-              <colgroup>
-                <col className="probe-col-result" />
-                <col />
-                <col className="probe-col-rule" />
-                <col className="probe-col-exchanges" />
-              </colgroup>
-              <thead>
-                <tr>
-                  <th scope="col">Result</th>
-                  <th scope="col">Case and what came</th>
-                  <th scope="col">Rule, grade</th>
-                  <th scope="col">Exchanges</th>
+            <Table
+              className="outcomes"
+              label="Cases"
+              colgroup={
+                <colgroup>
+                  <col className="probe-col-result" />
+                  <col />
+                  <col className="probe-col-rule" />
+                  <col className="probe-col-exchanges" />
+                </colgroup>
+              }
+              columns={["Result", "Case and what came", "Rule, grade", "Exchanges"]}
+            >
+              {rows.map((r) => (
+                <tr
+                  key={r.id}
+                  className={r.id === selected?.id ? "selected" : undefined}
+                  aria-selected={r.id === selected?.id}
+                  data-result={r.result}
+                  data-case={r.id}
+                >
+                  <td>
+                    <span className={`probe-result ${r.result.toLowerCase()}`}>{r.result}</span>
+                  </td>
+                  <td>
+                    <button className="link probe-case-id" onClick={() => select(r)} title={r.title}>
+                      {r.id}
+                    </button>
+                    <span className="probe-actual">{r.actual}</span>
+                  </td>
+                  <td>
+                    <button className="link" onClick={() => onRule(r.rule)} title={`Open ${r.rule} in the rules`}>
+                      {r.rule}
+                    </button>
+                    <span className="probe-grade">{r.grade}</span>
+                  </td>
+                  <td>
+                    {r.exchanges.map((x) => (
+                      <button
+                        key={x}
+                        className="link probe-exchange"
+                        onClick={() => select(r, x)}
+                        aria-label={`Exchange ${x} of ${r.id}`}
+                      >
+                        {x}
+                      </button>
+                    ))}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {rows.map((r) => (
-                  <tr
-                    key={r.id}
-                    className={r.id === selected?.id ? "selected" : undefined}
-                    aria-selected={r.id === selected?.id}
-                    data-result={r.result}
-                    data-case={r.id}
-                  >
-                    <td>
-                      <span className={`probe-result ${r.result.toLowerCase()}`}>{r.result}</span>
-                    </td>
-                    <td>
-                      <button className="link probe-case-id" onClick={() => select(r)} title={r.title}>
-                        {r.id}
-                      </button>
-                      <span className="probe-actual">{r.actual}</span>
-                    </td>
-                    <td>
-                      <button className="link" onClick={() => onRule(r.rule)} title={`Open ${r.rule} in the rules`}>
-                        {r.rule}
-                      </button>
-                      <span className="probe-grade">{r.grade}</span>
-                    </td>
-                    <td>
-                      {r.exchanges.map((x) => (
-                        <button
-                          key={x}
-                          className="link probe-exchange"
-                          onClick={() => select(r, x)}
-                          aria-label={`Exchange ${x} of ${r.id}`}
-                        >
-                          {x}
-                        </button>
-                      ))}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </Table>
           </div>
           {rows.length === 0 && (
             <p className="muted">No case is {filter === "failed" ? "failed" : "failed or skipped"}.</p>
@@ -190,27 +187,16 @@ function ProbeSummary({ report }: { readonly report: ProbeReportView }) {
       <p className={report.counts.MUST.FAIL > 0 ? "summary fail" : "summary pass"} data-testid="probe-summary">
         {summaryText(report)}
       </p>
-      <table className="probe-grades">
-        <caption className="visually-hidden">Results by grade</caption>
-        <thead>
-          <tr>
-            <th scope="col">Grade</th>
-            <th scope="col">PASS</th>
-            <th scope="col">FAIL</th>
-            <th scope="col">SKIP</th>
+      <Table className="probe-grades" caption="Results by grade" columns={["Grade", "PASS", "FAIL", "SKIP"]}>
+        {(["MUST", "SHOULD", "MAY"] as const).map((g) => (
+          <tr key={g}>
+            <th scope="row">{g}</th>
+            <td className="num">{report.counts[g].PASS}</td>
+            <td className="num">{report.counts[g].FAIL}</td>
+            <td className="num">{report.counts[g].SKIP}</td>
           </tr>
-        </thead>
-        <tbody>
-          {(["MUST", "SHOULD", "MAY"] as const).map((g) => (
-            <tr key={g}>
-              <th scope="row">{g}</th>
-              <td className="num">{report.counts[g].PASS}</td>
-              <td className="num">{report.counts[g].FAIL}</td>
-              <td className="num">{report.counts[g].SKIP}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
       <p className="muted">
         The plan said {report.plan.cases} cases, at most {report.plan.requests} requests, {report.plan.messages} message
         {report.plan.messages === 1 ? "" : "s"} stored by a receiver that follows the spec (at most{" "}

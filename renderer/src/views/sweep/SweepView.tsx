@@ -27,6 +27,7 @@ import { poolSize, workerRunPool } from "../../session/runPool.ts";
 import type { WorkerLike } from "../../session/port.ts";
 import { useWidth } from "../../hooks/useWidth.ts";
 import "./sweep.css";
+import { Table } from "../../components/Table.tsx";
 
 /** The colour of each outcome's band: the timeline's, and for what only a sweep has (SMTP, bounces, errors). */
 const BAND_COLOUR: Readonly<Record<string, string>> = {
@@ -71,7 +72,7 @@ export interface SweepViewProps {
 }
 
 /**
- * Sweep (issue 30): pick a field of the scenario (its numbers and durations,
+ * Sweep (note 0067): pick a field of the scenario (its numbers and durations,
  * a gap reading, one of the draft's numbers) and a range; every value is a
  * full run in a pool of simulation workers, and the charts draw the points as
  * they finish — the share of each outcome by value, the outcome's time,
@@ -682,14 +683,23 @@ interface DotProps {
  */
 function PointDot(props: DotProps & { readonly name: string | undefined; readonly onOpen: () => void }) {
   const { cx, cy, stroke, name, onOpen } = props;
+  const ref = useRef<SVGGElement>(null);
+  useEffect(() => {
+    const dot = ref.current;
+    if (dot !== null && name !== undefined && shouldTakeFocus(name)) dot.focus();
+  }, [name]);
   if (name === undefined || cx === undefined || cy === undefined || !Number.isFinite(cx) || !Number.isFinite(cy))
     return <g />;
   return (
     <g
+      ref={ref}
       role="button"
       tabIndex={0}
       aria-label={name}
       className="sweep-dot"
+      onFocus={(e) => {
+        focusedDot = { name, element: e.currentTarget };
+      }}
       onClick={(e) => {
         e.stopPropagation();
         onOpen();
@@ -706,6 +716,22 @@ function PointDot(props: DotProps & { readonly name: string | undefined; readonl
       <circle cx={cx} cy={cy} r={3} fill="var(--bg, #fff)" stroke={stroke} strokeWidth={2} />
     </g>
   );
+}
+
+/**
+ * The dot that had the keyboard's focus last. Recharts lays a line's dots out
+ * anew when a chart is redrawn (a resize, the charts drawn again after Back):
+ * the focused dot leaves the page and the focus falls to the page's body. The
+ * dot drawn in its place, with the same name, takes the focus back — only then
+ * (a dot the user left by clicking elsewhere is still on the page: it stays
+ * unfocused).
+ */
+let focusedDot: { readonly name: string; readonly element: Element } | undefined;
+
+function shouldTakeFocus(name: string): boolean {
+  if (focusedDot === undefined || focusedDot.name !== name || focusedDot.element.isConnected) return false;
+  const active = document.activeElement;
+  return active === null || active === document.body;
 }
 
 /** The words a dot of point `row` is named by: `Time at 2h, G16.fallback-window 1h: +1:03:00`. */
@@ -1054,54 +1080,50 @@ function PointsTable({
           </label>
         )}
       </div>
-      <table className="sweep-table">
-        <thead>
-          <tr>
-            <th scope="col">{chart.axis.path}</th>
-            {chart.series && <th scope="col">{chart.series.path}</th>}
-            <th scope="col">outcome</th>
-            <th scope="col">at</th>
-            <th scope="col">attempts</th>
-            <th scope="col">POSTs</th>
-            <th scope="col">checks</th>
-            <th scope="col">
-              <span className="visually-hidden">run</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {table.lines.map((line) => {
-            if (line.kind === "boundary") {
-              const b = line.boundary;
-              return (
-                <tr key={`${b.fromPoint} ${b.toPoint} ${b.message} ${b.recipient}`} className="boundary-row">
-                  <td colSpan={chart.series ? 8 : 7}>↳ {b.text}</td>
-                </tr>
-              );
-            }
-            const r = line.row;
+      <Table
+        className="sweep-table"
+        columns={[
+          chart.axis.path,
+          chart.series?.path,
+          "outcome",
+          "at",
+          "attempts",
+          "POSTs",
+          "checks",
+          { hidden: "run" },
+        ]}
+      >
+        {table.lines.map((line) => {
+          if (line.kind === "boundary") {
+            const b = line.boundary;
             return (
-              <tr key={r.point} data-testid="sweep-point" data-outcome={r.mode}>
-                <td>{r.label}</td>
-                {chart.series && <td>{chart.series.labels[r.series]}</td>}
-                <td>{r.text.outcome}</td>
-                <td>{r.text.time}</td>
-                <td>{r.text.attempts}</td>
-                <td>{r.text.posts}</td>
-                <td>{r.checks}</td>
-                <td>
-                  <button
-                    onClick={() => onOpen(r.point)}
-                    aria-label={`Open run at ${r.label}${chart.series ? `, ${chart.series.path} ${chart.series.labels[r.series] ?? ""}` : ""}`}
-                  >
-                    Open run
-                  </button>
-                </td>
+              <tr key={`${b.fromPoint} ${b.toPoint} ${b.message} ${b.recipient}`} className="boundary-row">
+                <td colSpan={chart.series ? 8 : 7}>↳ {b.text}</td>
               </tr>
             );
-          })}
-        </tbody>
-      </table>
+          }
+          const r = line.row;
+          return (
+            <tr key={r.point} data-testid="sweep-point" data-outcome={r.mode}>
+              <td>{r.label}</td>
+              {chart.series && <td>{chart.series.labels[r.series]}</td>}
+              <td>{r.text.outcome}</td>
+              <td>{r.text.time}</td>
+              <td>{r.text.attempts}</td>
+              <td>{r.text.posts}</td>
+              <td>{r.checks}</td>
+              <td>
+                <button
+                  onClick={() => onOpen(r.point)}
+                  aria-label={`Open run at ${r.label}${chart.series ? `, ${chart.series.path} ${chart.series.labels[r.series] ?? ""}` : ""}`}
+                >
+                  Open run
+                </button>
+              </td>
+            </tr>
+          );
+        })}
+      </Table>
       {table.apart.length > 0 && (
         <>
           <p className="muted" id="apart-heading">

@@ -5,9 +5,9 @@
  * observers (see app/sim/worker.ts) and run on two cores. The bytes of the
  * scenario's `eml:` files go with the request, as with the live session's `start`.
  */
-import type { Trace } from "../../../../app/trace/schema.ts";
-import type { CompareSide } from "../../model/compare.ts";
-import type { WorkerLike } from "../../session/port.ts";
+import type { Trace } from "../../../app/trace/schema.ts";
+import type { CompareSide } from "../model/compare.ts";
+import type { WorkerLike } from "./port.ts";
 
 /** What a side's run gave. */
 export type SideOutcome =

@@ -4,30 +4,13 @@
  * worker here answers as app/sim/worker.ts does (handleWorkerRequest).
  */
 import { describe, expect, it } from "vitest";
-import g16 from "../../../../scenarios/gap-G16-fallback-window-4h.yaml?raw";
-import { handleWorkerRequest, type WorkerRequest } from "../../../../app/sim/worker.ts";
-import { forkSides, seedSides, type CompareBase, type CompareSide } from "../../model/compare.ts";
-import type { WorkerLike } from "../../session/port.ts";
+import g16 from "../../../scenarios/gap-G16-fallback-window-4h.yaml?raw";
+import { forkSides, seedSides, type CompareBase, type CompareSide } from "../model/compare.ts";
 import { runSide } from "./runSide.ts";
-import { EML_BYTES, EML_SCENARIO } from "../../../../app/sim/testing.ts";
+import { oneShotWorker } from "./testing.ts";
+import { EML_BYTES, EML_SCENARIO } from "../../../app/sim/testing.ts";
 
-function fakeWorker(log: string[]): () => WorkerLike {
-  return () => {
-    let onMessage: ((event: { data: unknown }) => void) | undefined;
-    return {
-      postMessage(message) {
-        log.push(`post ${(message as WorkerRequest).type}`);
-        void handleWorkerRequest(message as WorkerRequest).then((reply) => onMessage?.({ data: reply }));
-      },
-      addEventListener(type: "message" | "error", listener: (event: never) => void) {
-        if (type === "message") onMessage = listener as (event: { data: unknown }) => void;
-      },
-      terminate() {
-        log.push("terminate");
-      },
-    };
-  };
-}
+const fakeWorker = oneShotWorker;
 
 const side = (text: string, readings: CompareSide["readings"] = []): CompareSide => ({
   label: "A",
