@@ -32,8 +32,8 @@ describe("mailscope sweep", () => {
     );
     expect(out.slice(2, 9)).toEqual([
       "faults.network[b-down].until  outcome          at        attempts  POSTs  checks",
-      "1h30m                         accepted         +2:03:00  8         1      ok (expectations not met)",
-      "2h                            accepted         +2:03:00  8         1      ok (expectations not met)",
+      "1h30m                         accepted         +2:03:00  8         1      invariants ok · expectations not met",
+      "2h                            accepted         +2:03:00  8         1      invariants ok · expectations not met",
       "  ↳ boundary between 2h and 2h30m: accepted → smtp",
       "2h30m                         smtp (fallback)  +2:03:00  8         0      ok",
       "3h                            smtp (fallback)  +2:03:00  8         0      ok",

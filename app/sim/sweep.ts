@@ -489,7 +489,10 @@ async function refineBoundary(
   };
 }
 
-/** `ok`, `ok (1 expectation not met)`, `FAIL retry-schedule`, `3 of 20 runs FAIL …`, `error: …`. */
+/**
+ * `ok`, `invariants ok · expectations not met` (the scenario's own expectations, written for its values, fail
+ * under the swept one: not a violation), `FAIL retry-schedule`, `3 of 20 runs FAIL …`, `error: …`.
+ */
 export function checksText(p: PointResult): string {
   const errors = p.runs.filter((r) => !r.ok);
   if (errors.length > 0) {
@@ -506,7 +509,7 @@ export function checksText(p: PointResult): string {
   }
   const unmet = p.runs.filter((r) => r.ok && r.expectationsFailed.length > 0).length;
   if (unmet === 0) return "ok";
-  return `ok (expectations not met${unmet === p.runs.length ? "" : ` in ${unmet} of ${p.runs.length} runs`})`;
+  return `invariants ok · expectations not met${unmet === p.runs.length ? "" : ` in ${unmet} of ${p.runs.length} runs`}`;
 }
 
 // ---------------------------------------------------------------------------

@@ -86,9 +86,9 @@ describe("the charts of a sweep of the outage's end", () => {
     expect(chart.seeds).toBe(false);
     expect(chart.recipients).toEqual([{ key: "m1 bob@b.example", label: "m1 bob@b.example" }]);
     expect(chart.rows.map((r) => [r.x, r.label, r.mode, r.checks])).toEqual([
-      [1, "1h", "accepted", "ok (expectations not met)"],
-      [1.5, "1h30m", "accepted", "ok (expectations not met)"],
-      [2, "2h", "accepted", "ok (expectations not met)"],
+      [1, "1h", "accepted", "invariants ok · expectations not met"],
+      [1.5, "1h30m", "accepted", "invariants ok · expectations not met"],
+      [2, "2h", "accepted", "invariants ok · expectations not met"],
       [2.5, "2h30m", "smtp", "ok"],
       [3, "3h", "smtp", "ok"],
     ]);
