@@ -17,6 +17,7 @@ import * as z from "zod";
 import { STATUS_PATTERN } from "../protocol/dsn.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
 import { DEFAULT_TOLERANCE_S, parseKeyRecord, signingDomainOfKeyid } from "../protocol/profile.ts";
+import { READING_GAPS, type ReadingName } from "../protocol/readingNames.ts";
 import {
   DEFAULT_MAX_RECIPIENTS,
   MAX_PIN_AGE_S,
@@ -193,6 +194,9 @@ const signatureToleranceSchema = z.strictObject({ toleranceS: seconds.default(DE
 /** G19's reading: the answer when the `from` domain is not the signing domain. */
 const fromDomainMismatchSchema = z.enum(["401", "403"]);
 
+/** The readings a receiver reads (the others are the sender's). */
+const RECEIVER_READINGS = ["signatureTolerance", "fromDomainMismatch"] as const satisfies readonly ReadingName[];
+
 /**
  * The receiver's readings: written by gap ID (`readings: { G19: "403" }`, as a scenario writes them), read under
  * the names of app/protocol/readingNames.ts (`readings.fromDomainMismatch`). The names are taken too, so that a
@@ -211,10 +215,11 @@ export const readingsConfigSchema = z
     fromDomainMismatch: fromDomainMismatchSchema.optional(),
   })
   .superRefine((r, ctx) => {
-    if (r.G3 !== undefined && r.signatureTolerance !== undefined)
-      ctx.addIssue({ code: "custom", path: ["signatureTolerance"], message: "G3 is signatureTolerance: give one" });
-    if (r.G19 !== undefined && r.fromDomainMismatch !== undefined)
-      ctx.addIssue({ code: "custom", path: ["fromDomainMismatch"], message: "G19 is fromDomainMismatch: give one" });
+    for (const name of RECEIVER_READINGS) {
+      const id = READING_GAPS[name];
+      if (r[id] !== undefined && r[name] !== undefined)
+        ctx.addIssue({ code: "custom", path: [name], message: `${id} is ${name}: give one` });
+    }
   })
   .transform((r) => ({
     signatureTolerance: r.G3 ?? r.signatureTolerance ?? { toleranceS: DEFAULT_TOLERANCE_S },
