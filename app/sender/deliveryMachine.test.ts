@@ -813,7 +813,7 @@ describe("one machine for every actor (the states table as a module-level defini
     await h.run();
     const actor = h.sender.actors()[0]?.actor;
     expect(actor?.logic).toBe(deliveryMachine);
-    const deps = actor?.getSnapshot().context.deps;
+    const deps = actor?.getSnapshot().context.input.deps;
     expect(deps?.senderDomain).toBe("a.example");
     expect(deps?.readings.retryTiming).toEqual({ jitter: false, fallbackWindowS: 7_200 });
     expect(transitions(h)).toContain("retryWithinFallbackWindow");

@@ -96,9 +96,9 @@ import {
 } from "./deliveryTrace.ts";
 import type { DiscoveryOutcome, Endpoint } from "./discovery.ts";
 
-const now = (context: Pick<DeliveryContext, "deps">): number => context.deps.clock.now();
-const actorId = (context: Pick<DeliveryContext, "messageId" | "domain">): string =>
-  deliveryActorId(context.messageId, context.domain);
+const now = (context: Pick<DeliveryContext, "input">): number => context.input.deps.clock.now();
+const actorId = (context: Pick<DeliveryContext, "input">): string =>
+  deliveryActorId(context.input.messageId, context.input.domain);
 /** A transition's meta, its lists frozen: the trace's recorder shares a frozen list with every event that cites it (0185). */
 const meta = (m: TransitionMeta): TransitionMeta =>
   Object.freeze({
@@ -193,10 +193,12 @@ export const deliveryMachine = setup({
         newOutcomes: [],
       };
     }),
-    keepEndpoint: assign((_, params: { outcome: DiscoveryOutcome }) =>
-      params.outcome.kind === "endpoint" ? { endpoint: params.outcome.endpoint } : {},
+    /** The endpoint kept and the deliveries to it opened in one `assign`: one copy of the context, not two (0205). */
+    openDeliveries: assign(({ context }, params: { outcome: DiscoveryOutcome }) =>
+      params.outcome.kind === "endpoint"
+        ? openDeliveries(context, params.outcome.endpoint, context.input.deps.random)
+        : {},
     ),
-    openDeliveries: assign(({ context }) => openDeliveries(context, context.deps.random)),
     recordDiscovery: assign(({ context }, params: { outcome: DiscoveryOutcome }) =>
       recordDiscovery(context, params.outcome),
     ),
@@ -243,13 +245,13 @@ export const deliveryMachine = setup({
     /** G14, G31 and the bounce: one DSN for the recipients that just failed for good; none for a null sender. */
     reportNewFailures: ({ context }) => {
       const recipients = failedRecipients(context, context.newOutcomes);
-      if (recipients.length === 0 || context.from === null) return;
-      context.deps.reportFailures({
-        messageId: context.messageId,
-        from: context.from,
-        message: context.message,
-        arrivalAtMs: context.submittedAtMs,
-        domain: context.domain,
+      if (recipients.length === 0 || context.input.from === null) return;
+      context.input.deps.reportFailures({
+        messageId: context.input.messageId,
+        from: context.input.from,
+        message: context.input.message,
+        arrivalAtMs: context.input.submittedAtMs,
+        domain: context.input.domain,
         recipients,
       });
     },
@@ -267,14 +269,17 @@ export const deliveryMachine = setup({
         discovering: {
           invoke: {
             src: "discover",
-            input: ({ context }) => ({ domain: context.domain, deliveryActor: actorId(context), deps: context.deps }),
+            input: ({ context }) => ({
+              domain: context.input.domain,
+              deliveryActor: actorId(context),
+              deps: context.input.deps,
+            }),
             onDone: [
               {
                 guard: { type: "endpointFound", params: ({ event }) => ({ outcome: event.output }) },
                 target: "posting",
                 actions: [
-                  { type: "keepEndpoint", params: ({ event }) => ({ outcome: event.output }) },
-                  "openDeliveries",
+                  { type: "openDeliveries", params: ({ event }) => ({ outcome: event.output }) },
                   "traceDeliveriesCreated",
                 ],
                 meta: meta({ name: "postToEndpoint", rules: ["SVC-5", "VER-5", "GET-8"] }),
@@ -293,12 +298,12 @@ export const deliveryMachine = setup({
             src: "post",
             input: ({ context }) => ({
               deliveries: context.deliveries,
-              from: context.from,
-              message: context.message,
+              from: context.input.from,
+              message: context.input.message,
               // `endpoint` is set by the transition into this state.
               endpoint: context.endpoint as Endpoint,
               attempt: context.attempts,
-              deps: context.deps,
+              deps: context.input.deps,
             }),
             onDone: {
               target: "judging",
@@ -448,13 +453,13 @@ export const deliveryMachine = setup({
         src: "handOff",
         input: ({ context }) => ({
           handOff: {
-            messageId: context.messageId,
-            from: context.from,
+            messageId: context.input.messageId,
+            from: context.input.from,
             to: pendingRecipients(context),
-            message: context.message,
+            message: context.input.message,
             reason: context.smtp?.reason ?? "fallback",
           },
-          deps: context.deps,
+          deps: context.input.deps,
         }),
         onDone: {
           target: "handedToSmtp",

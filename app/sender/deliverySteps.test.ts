@@ -10,14 +10,14 @@ const endpoint = (maxRecipients: number): Endpoint => ({
   capabilities: { versions: ["v1"], max_message_size: 26_214_400, max_recipients: maxRecipients },
 });
 
-function withEndpoint(maxRecipients: number, overrides: Partial<DeliveryContext> = {}): DeliveryContext {
-  return { ...testDeliveryContext(), endpoint: endpoint(maxRecipients), ...overrides };
+function contextWith(overrides: Partial<DeliveryContext> = {}): DeliveryContext {
+  return { ...testDeliveryContext(), ...overrides };
 }
 
 describe("the delivery machine's steps, without a machine", () => {
   it("POST-23, G12 split: the waiting recipients get deliveries of max_recipients each, every one its own key", () => {
-    const context = withEndpoint(1);
-    const opened = openDeliveries(context, context.deps.random);
+    const context = contextWith();
+    const opened = openDeliveries(context, endpoint(1), context.input.deps.random);
     expect(opened.waiting).toEqual([]);
     expect(opened.deliveriesMade).toBe(2);
     expect(opened.deliveries?.map((d) => [d.deliveryId, d.recipients])).toEqual([
@@ -32,13 +32,16 @@ describe("the delivery machine's steps, without a machine", () => {
   });
 
   it("POST-24: with no recipient waiting, nothing is opened (a request-level retry keeps its delivery), and nothing new to trace", () => {
-    const context = withEndpoint(100, { waiting: [] });
-    expect(openDeliveries(context, context.deps.random)).toEqual({ newDeliveries: [] });
+    const context = contextWith({ waiting: [] });
+    expect(openDeliveries(context, endpoint(100), context.input.deps.random)).toEqual({
+      endpoint: endpoint(100),
+      newDeliveries: [],
+    });
   });
 
   it("STATE-6, G20: deferred recipients get a new delivery, said to be for deferred ones", () => {
-    const context = withEndpoint(100, { waiting: [{ address: "bob@b.example", deferred: true }], deliveriesMade: 1 });
-    const opened = openDeliveries(context, context.deps.random);
+    const context = contextWith({ waiting: [{ address: "bob@b.example", deferred: true }], deliveriesMade: 1 });
+    const opened = openDeliveries(context, endpoint(100), context.input.deps.random);
     expect(opened.newDeliveries.map((n) => [n.delivery.deliveryId, n.deferred])).toEqual([
       ["m1@a.example→b.example#2", true],
     ]);

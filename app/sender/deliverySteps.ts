@@ -19,7 +19,7 @@ import type {
   NewDelivery,
   RecipientOutcome,
 } from "./deliveryContext.ts";
-import type { DiscoveryOutcome } from "./discovery.ts";
+import type { DiscoveryOutcome, Endpoint } from "./discovery.ts";
 import type { FailedRecipient } from "./dsnReports.ts";
 import { problemType } from "./http.ts";
 import type { ProblemSummary } from "./http.ts";
@@ -212,20 +212,21 @@ export function summarizeDiscovery(
 }
 
 /**
- * Mints a delivery with a new Idempotency-Key for the waiting recipients, in batches of `max_recipients` under G12
- * `split` (under `misbehaviour.reuseIdempotencyKey`, a deferred recipient's new delivery keeps its previous
- * delivery's key). Draws each key and boundary from `random`, delivery by delivery.
+ * Keeps the `endpoint` discovery found, and mints a delivery to it with a new Idempotency-Key for the waiting
+ * recipients, in batches of `max_recipients` under G12 `split` (under `misbehaviour.reuseIdempotencyKey`, a deferred
+ * recipient's new delivery keeps its previous delivery's key). Draws each key and boundary from `random`, delivery by
+ * delivery. One step, so the machine copies its context once for both (decision 0205).
  */
 export function openDeliveries(
   context: DeliveryContext,
+  endpoint: Endpoint,
   random: Random,
 ): Partial<Pick<DeliveryContext, "waiting" | "deliveries" | "deliveriesMade" | "lastDeliveryOf">> &
-  Pick<DeliveryContext, "newDeliveries"> {
-  const { deps } = context;
-  if (context.waiting.length === 0 || context.endpoint === undefined) return { newDeliveries: [] };
+  Pick<DeliveryContext, "newDeliveries" | "endpoint"> {
+  const { deps } = context.input;
+  if (context.waiting.length === 0) return { endpoint, newDeliveries: [] };
   const addresses = context.waiting.map((w) => w.address);
-  const size =
-    deps.readings.overMaxRecipients === "split" ? context.endpoint.capabilities.max_recipients : addresses.length;
+  const size = deps.readings.overMaxRecipients === "split" ? endpoint.capabilities.max_recipients : addresses.length;
   const batches: string[][] = [];
   for (let i = 0; i < addresses.length; i += size) batches.push(addresses.slice(i, i + size));
   const deferred = context.waiting.some((w) => w.deferred);
@@ -238,10 +239,10 @@ export function openDeliveries(
       ? recipients.map((r) => context.lastDeliveryOf?.[r]).find((d) => d !== undefined)
       : undefined;
     const delivery: OpenDelivery = {
-      deliveryId: `${deliveryActorId(context.messageId, context.domain)}#${n}`,
+      deliveryId: `${deliveryActorId(context.input.messageId, context.input.domain)}#${n}`,
       idempotencyKey: previous?.idempotencyKey ?? freshKey,
       recipients,
-      boundary: chooseBoundary(random.bytes(24), context.message),
+      boundary: chooseBoundary(random.bytes(24), context.input.message),
     };
     return {
       delivery,
@@ -263,6 +264,7 @@ export function openDeliveries(
       }
     : {};
   return {
+    endpoint,
     waiting: [],
     deliveries: [...context.deliveries, ...opened.map((o) => o.delivery)],
     deliveriesMade: context.deliveriesMade + opened.length,
@@ -281,10 +283,10 @@ export function recordPosting(
   nowMs: number,
 ): ReturnType<typeof applyPosting> {
   const posted = applyPosting(context, outcomes, nowMs);
-  if (context.deps.plantedBug !== "replay-new-key") return posted;
+  if (context.input.deps.plantedBug !== "replay-new-key") return posted;
   const deliveries = posted.deliveries.map((d) => ({
     ...d,
-    idempotencyKey: bytesToBase64Url(context.deps.random.bytes(18)),
+    idempotencyKey: bytesToBase64Url(context.input.deps.random.bytes(18)),
   }));
   return { ...posted, deliveries };
 }
@@ -295,7 +297,7 @@ export function recordDiscovery(
   outcome: DiscoveryOutcome,
 ): Partial<Pick<DeliveryContext, "lastAttempt" | "lastProblems" | "lastProblem" | "allAttemptsFallbackEligible">> {
   if (outcome.kind === "endpoint") return {};
-  const summary = summarizeDiscovery(context, outcome, context.deps.problemBase);
+  const summary = summarizeDiscovery(context, outcome, context.input.deps.problemBase);
   const lastProblems: Record<string, ProblemSummary> = { ...context.lastProblems };
   if (summary.problem !== undefined) for (const r of pendingRecipients(context)) lastProblems[r] = summary.problem;
   return {
@@ -321,7 +323,7 @@ export function recordSenderFault(
   nowMs: number,
 ): Pick<DeliveryContext, "lastAttempt" | "lastProblem" | "allAttemptsFallbackEligible"> {
   const problem: ProblemSummary = {
-    type: problemType(context.deps.problemBase, "temporary_failure"),
+    type: problemType(context.input.deps.problemBase, "temporary_failure"),
     identifier: "temporary_failure",
     detail: `the sender failed: ${errorMessage(error)}`,
   };

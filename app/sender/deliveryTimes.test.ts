@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SPEC_CONSTANTS } from "../protocol/specConstants.ts";
-import type { DeliveryContext } from "./deliveryContext.ts";
+import type { DeliveryContext, DeliveryMachineDeps } from "./deliveryContext.ts";
 import { atOrAfterWindow, giveUpAt, nextRetry } from "./deliveryTimes.ts";
 import type { PlantedBug } from "./plantedBugs.ts";
 import { T0, testDeliveryContext } from "./testing.ts";
@@ -8,13 +8,20 @@ import { T0, testDeliveryContext } from "./testing.ts";
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
 
-function context(plantedBug?: PlantedBug, overrides: Partial<DeliveryContext> = {}): DeliveryContext {
+function context(
+  plantedBug?: PlantedBug,
+  overrides: Partial<DeliveryContext> & { readonly deps?: Partial<DeliveryMachineDeps> } = {},
+): DeliveryContext {
   const base = testDeliveryContext();
+  const { deps: depsOverrides, ...rest } = overrides;
   return {
     ...base,
     firstAttemptAtMs: T0,
-    ...overrides,
-    deps: { ...base.deps, ...(plantedBug !== undefined && { plantedBug }), ...overrides.deps },
+    ...rest,
+    input: {
+      ...base.input,
+      deps: { ...base.input.deps, ...(plantedBug !== undefined && { plantedBug }), ...depsOverrides },
+    },
   };
 }
 
@@ -22,7 +29,7 @@ describe("the times the delivery machine compares, without a machine", () => {
   it("STATE-7, RETRY-6: give up 5 days after the first attempt, or after the RETRY-6 in force", () => {
     expect(giveUpAt(context(), T0 + MIN)).toBe(T0 + 5 * DAY);
     const threeDays = context(undefined, {
-      deps: { ...testDeliveryContext().deps, constants: { ...SPEC_CONSTANTS, giveUpMs: 3 * DAY } },
+      deps: { constants: { ...SPEC_CONSTANTS, giveUpMs: 3 * DAY } },
     });
     expect(giveUpAt(threeDays, T0)).toBe(T0 + 3 * DAY);
     // Before any attempt the give-up counts from now.

@@ -18,8 +18,8 @@ export function constantsOf(deps: Pick<DeliveryMachineDeps, "constants">): SpecC
 }
 
 /** When the actor gives up and bounces (STATE-7, RETRY-6); `retry-after-give-up` plants an hour late. */
-export function giveUpAt(context: Pick<DeliveryContext, "firstAttemptAtMs" | "deps">, nowMs: number): number {
-  const { deps } = context;
+export function giveUpAt(context: Pick<DeliveryContext, "firstAttemptAtMs" | "input">, nowMs: number): number {
+  const { deps } = context.input;
   return (
     giveUpAtMs(context.firstAttemptAtMs ?? nowMs, constantsOf(deps)) +
     (deps.plantedBug === "retry-after-give-up" ? PLANTED_GIVE_UP_DELAY_MS : 0)
@@ -28,10 +28,10 @@ export function giveUpAt(context: Pick<DeliveryContext, "firstAttemptAtMs" | "de
 
 /** STATE-3's "at or after the end of the fallback window" for an attempt at `attemptAtMs` (`window-end-exclusive` plants `>`). */
 export function atOrAfterWindow(
-  context: Pick<DeliveryContext, "firstAttemptAtMs" | "deps">,
+  context: Pick<DeliveryContext, "firstAttemptAtMs" | "input">,
   attemptAtMs: number,
 ): boolean {
-  const { deps } = context;
+  const { deps } = context.input;
   const windowS = deps.readings.retryTiming.fallbackWindowS;
   return deps.plantedBug === "window-end-exclusive"
     ? attemptAtMs > fallbackWindowEndMs(context.firstAttemptAtMs ?? 0, windowS)
@@ -40,7 +40,7 @@ export function atOrAfterWindow(
 
 /** The next retry after the last attempt (G16's jitter drawn from the sender's Random when on). */
 export function nextRetry(context: DeliveryContext, nowMs: number): RetryPlan {
-  const { deps } = context;
+  const { deps } = context.input;
   return planRetry({
     attempts: context.attempts,
     lastAttemptAtMs: context.attemptAtMs ?? nowMs,

@@ -14,11 +14,11 @@ import { fallbackWindowEndMs, giveUpAtMs, retryDecider } from "./retrySchedule.t
 
 /** Emits `name` with `data` to the actor's trace, at the clock's time, as the sender's domain. */
 export function emitTrace<N extends TraceEventName>(
-  context: Pick<DeliveryContext, "deps">,
+  context: Pick<DeliveryContext, "input">,
   name: N,
   data: EmitData<N>,
 ): void {
-  const { deps } = context;
+  const { deps } = context.input;
   deps.trace.emit(traceEvent(name, deps.clock.now(), data, deps.senderDomain));
 }
 
@@ -26,8 +26,8 @@ export function emitTrace<N extends TraceEventName>(
 export function deliveryCreated(context: DeliveryContext, opened: NewDelivery): EmitData<"delivery.created"> {
   const { delivery, deferred } = opened;
   return {
-    messageId: context.messageId,
-    domain: context.domain,
+    messageId: context.input.messageId,
+    domain: context.input.domain,
     deliveryId: delivery.deliveryId,
     idempotencyKey: delivery.idempotencyKey,
     recipients: delivery.recipients,
@@ -39,7 +39,9 @@ export function deliveryCreated(context: DeliveryContext, opened: NewDelivery): 
       maxRecipients: opened.maxRecipients,
       gap: "G12",
     }),
-    ...(context.deps.misbehaviour?.reuseIdempotencyKey === true && { misbehaviour: { reuseIdempotencyKey: true } }),
+    ...(context.input.deps.misbehaviour?.reuseIdempotencyKey === true && {
+      misbehaviour: { reuseIdempotencyKey: true },
+    }),
     ...(opened.keyReusedFrom !== undefined && {
       keyReusedFrom: opened.keyReusedFrom,
       violates: ["STATE-6", "POST-27"],
@@ -55,9 +57,9 @@ export function attemptJudged(context: DeliveryContext, endedAtMs: number): Emit
   const summary = context.lastAttempt;
   if (summary === undefined) return undefined;
   const firstAtMs = context.firstAttemptAtMs ?? summary.atMs;
-  const windowS = context.deps.readings.retryTiming.fallbackWindowS;
+  const windowS = context.input.deps.readings.retryTiming.fallbackWindowS;
   return {
-    deliveryActor: deliveryActorId(context.messageId, context.domain),
+    deliveryActor: deliveryActorId(context.input.messageId, context.input.domain),
     attempt: summary.attempt,
     startedAtMs: summary.atMs,
     endedAtMs,
@@ -78,7 +80,7 @@ export function attemptJudged(context: DeliveryContext, endedAtMs: number): Emit
       fallbackWindowS: windowS,
       fallbackWindowStartMs: firstAtMs,
       fallbackWindowEndMs: fallbackWindowEndMs(firstAtMs, windowS),
-      giveUpAtMs: giveUpAtMs(firstAtMs, constantsOf(context.deps)),
+      giveUpAtMs: giveUpAtMs(firstAtMs, constantsOf(context.input.deps)),
     }),
   };
 }
@@ -86,7 +88,7 @@ export function attemptJudged(context: DeliveryContext, endedAtMs: number): Emit
 /** recipient.outcome for each outcome the last step decided. */
 export function recipientOutcomes(context: DeliveryContext): EmitData<"recipient.outcome">[] {
   return context.newOutcomes.map((o) => ({
-    messageId: context.messageId,
+    messageId: context.input.messageId,
     recipient: o.recipient,
     outcome: o.outcome,
     rule: o.rule,
@@ -101,7 +103,7 @@ export function timerSet(context: DeliveryContext, nowMs: number): EmitData<"tim
   const plan = context.retryPlan;
   if (plan === undefined) return undefined;
   return {
-    deliveryActor: deliveryActorId(context.messageId, context.domain),
+    deliveryActor: deliveryActorId(context.input.messageId, context.input.domain),
     atMs: plan.atMs,
     delayMs: plan.atMs - nowMs,
     reason: plan.decidedBy,
@@ -131,7 +133,7 @@ export function timerSet(context: DeliveryContext, nowMs: number): EmitData<"tim
 export function timerFired(context: DeliveryContext): EmitData<"timer.fired"> {
   const retry = context.retryPlan?.retry;
   return {
-    deliveryActor: deliveryActorId(context.messageId, context.domain),
+    deliveryActor: deliveryActorId(context.input.messageId, context.input.domain),
     retry,
     ...(retry !== undefined && { attempt: retry + 1 }),
   };
@@ -147,7 +149,7 @@ export interface HandOffAnswer {
 export function smtpHandOff(context: DeliveryContext, answer: HandOffAnswer | undefined): EmitData<"smtp.handoff"> {
   const smtp = smtpChoice(context);
   return {
-    messageId: context.messageId,
+    messageId: context.input.messageId,
     recipients: context.newOutcomes.map((o) => o.recipient),
     reason: smtp.reason,
     rule: smtp.rule,
@@ -159,8 +161,8 @@ export function smtpHandOff(context: DeliveryContext, answer: HandOffAnswer | un
 /** delivery.bounced: the recipients just bounced at the give-up (after `bouncePending`, STATE-7). */
 export function deliveryBounced(context: DeliveryContext): EmitData<"delivery.bounced"> {
   return {
-    messageId: context.messageId,
-    domain: context.domain,
+    messageId: context.input.messageId,
+    domain: context.input.domain,
     recipients: context.newOutcomes.map((o) => o.recipient),
     firstAttemptAtMs: context.firstAttemptAtMs,
     attempts: context.attempts,
