@@ -818,4 +818,18 @@ describe("one machine for every actor (the states table as a module-level defini
     expect(deps?.readings.retryTiming).toEqual({ jitter: false, fallbackWindowS: 7_200 });
     expect(transitions(h)).toContain("retryWithinFallbackWindow");
   });
+
+  it("STATE-3: the context stays under 19 top-level fields, its input one of them, through retries and a hand-off", async () => {
+    // XState copies the context with Object.assign on every assign; past ~19 fields V8 makes each copy a
+    // dictionary-mode object, ~5 KB and slow to read (decision 0205).
+    const h = await harness();
+    h.receiver.otherwise(() => problemAnswer("temporary_failure", 503));
+    send(h);
+    await h.run();
+    const context = h.sender.actors()[0]?.actor.getSnapshot().context;
+    expect(context?.smtp?.reason).toBe("fallback");
+    expect(context?.input.messageId).toBe("m1@a.example");
+    // 17 here; `lastDeliveryOf`, under a misbehaviour only, makes 18.
+    expect(Object.keys(context ?? {}).length).toBeLessThanOrEqual(17);
+  });
 });
