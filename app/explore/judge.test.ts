@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { ScenarioInput } from "../sim/scenario.ts";
+import { buildModel, type Model } from "../sim/invariants.ts";
+import { runLoadedScenario } from "../sim/runScenario.ts";
+import { scenarioSchema, type ScenarioInput } from "../sim/scenario.ts";
+import { generateWorld } from "./generate.ts";
 import { BUILT_IN_PROPERTIES, judgeScenario } from "./judge.ts";
+import { exploreOptions } from "./options.ts";
+import { checkRunProperties } from "./properties.ts";
 import { shrinkWorld } from "./shrink.ts";
 
 const CONTEXT = { properties: [], mailscope: "test" };
@@ -46,5 +51,23 @@ describe("a run judged", () => {
     expect(judged.checks[0]?.detail).toContain(
       "the world is not a valid scenario: domains: a scenario has at least one domain",
     );
+  });
+
+  it("STATE-7, RCP-7: the run properties read the deliveries the invariants rebuilt, the same as rebuilt from the whole trace", async () => {
+    // The judge builds the model once (decision 0205): the trace's invariant.checked and expectation.checked
+    // events, written after the invariants were checked, change nothing buildModel reads.
+    for (const base of [3, 17, 2026]) {
+      const scenario = scenarioSchema.parse(generateWorld({ base, overrides: {} }, exploreOptions({})).scenario);
+      let model: Model | undefined;
+      const run = await runLoadedScenario(
+        { scenario, source: "", emls: new Map() },
+        { mailscope: "test", onModel: (built) => (model = built) },
+      );
+      expect(model).toEqual(buildModel(run.trace.events));
+      const options = { readings: run.world.readings, complete: run.complete };
+      expect(checkRunProperties(run.trace.events, options, model)).toEqual(
+        checkRunProperties(run.trace.events, options),
+      );
+    }
   });
 });

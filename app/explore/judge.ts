@@ -10,7 +10,7 @@
  */
 import { errorWithName } from "../errorMessage.ts";
 import type { PlantedBug } from "../sender/plantedBugs.ts";
-import { INVARIANTS } from "../sim/invariants.ts";
+import { INVARIANTS, type Model } from "../sim/invariants.ts";
 import { runLoadedScenario, type ScenarioRun } from "../sim/runScenario.ts";
 import { scenarioSchema, type LoadedScenario, type ScenarioInput } from "../sim/scenario.ts";
 import type { CheckResult } from "../trace/schema.ts";
@@ -92,10 +92,13 @@ export async function judgeScenario(
 /** Runs a loaded scenario (a file `mailscope explore check` read, eml files and all) and judges it. */
 export async function judgeLoaded(loaded: LoadedScenario, context: JudgeContext): Promise<Judgement> {
   let run: ScenarioRun;
+  // The deliveries the run's invariants were checked over: the run properties read the same, built once.
+  let model: Model | undefined;
   try {
     run = await runLoadedScenario(loaded, {
       mailscope: context.mailscope,
       ...(context.plantedBug !== undefined && { plantedBug: context.plantedBug }),
+      onModel: (built) => (model = built),
     });
   } catch (error) {
     return crashed(`the run threw: ${errorWithName(error)}`);
@@ -106,7 +109,7 @@ export async function judgeLoaded(loaded: LoadedScenario, context: JudgeContext)
     { id: ENGINE_CRASH.id, passed: true, detail: "the run ended without an exception" },
     simulation ?? { id: SIMULATION.id, passed: true, detail: "no event threw" },
     ...run.invariants.filter((c) => c.id !== SIMULATION.id),
-    ...checkRunProperties(events, { readings: run.world.readings, complete: run.complete }),
+    ...checkRunProperties(events, { readings: run.world.readings, complete: run.complete }, model),
     ...context.properties.map((p) => checkUserProperty(p, events)),
   ];
   const paths = machinePaths(run.trace.events);

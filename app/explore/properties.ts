@@ -18,7 +18,14 @@
  * | fallback-at-window-end | an attempt at or after the fallback window's end, every attempt so far fallback-eligible, is the last over the service |
  */
 import { normalizeAddress } from "../protocol/mailbox.ts";
-import { buildModel, classify, permanentEnding, type CheckedEvent, type InvariantOptions } from "../sim/invariants.ts";
+import {
+  buildModel,
+  classify,
+  permanentEnding,
+  type CheckedEvent,
+  type InvariantOptions,
+  type Model,
+} from "../sim/invariants.ts";
 import { dataOf } from "../trace/eventReader.ts";
 import type { CheckResult } from "../trace/schema.ts";
 
@@ -83,9 +90,15 @@ function at(ms: number, startMs: number): string {
   return `+${Math.floor(s / 3600)}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`;
 }
 
-/** Checks every whole-run property over `events`; one result per {@link RUN_PROPERTIES} entry, in order. */
-export function checkRunProperties(events: readonly CheckedEvent[], options: InvariantOptions): CheckResult[] {
-  const model = buildModel(events);
+/**
+ * Checks every whole-run property over `events`; one result per {@link RUN_PROPERTIES} entry, in order. `model` is
+ * `buildModel(events)`, given when the caller has it (the one the run's invariants were checked over).
+ */
+export function checkRunProperties(
+  events: readonly CheckedEvent[],
+  options: InvariantOptions,
+  model: Model = buildModel(events),
+): CheckResult[] {
   const actors = [...model.actors.values()];
 
   // rejected-never-smtp

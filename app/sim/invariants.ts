@@ -357,9 +357,15 @@ export function classify(
 // ---------------------------------------------------------------------------
 // The checkers
 
-/** Runs every invariant over `events`; one result per invariant, in {@link INVARIANTS} order. */
-export function checkInvariants(events: readonly CheckedEvent[], options: InvariantOptions): CheckResult[] {
-  const model = buildModel(events);
+/**
+ * Runs every invariant over `events`; one result per invariant, in {@link INVARIANTS} order. `model` is
+ * `buildModel(events)`, given when the caller built it already.
+ */
+export function checkInvariants(
+  events: readonly CheckedEvent[],
+  options: InvariantOptions,
+  model: Model = buildModel(events),
+): CheckResult[] {
   return [
     result("terminal-outcome", terminalOutcome(events, model, options)),
     result("no-duplicate-delivery", noDuplicateDelivery(events)),

@@ -16,7 +16,7 @@ import { reproduceCommand } from "../trace/exportMarkdown.ts";
 import { constantsNotation } from "./constants.ts";
 import { checkExpectations } from "./expectations.ts";
 import { normalizeAddress } from "../protocol/mailbox.ts";
-import { checkInvariants, INVARIANTS } from "./invariants.ts";
+import { buildModel, checkInvariants, INVARIANTS, type Model } from "./invariants.ts";
 import { loadScenario, type LoadedScenario, type LoadScenarioOptions, type ScenarioError } from "./scenario.ts";
 import { createWorld, WorldError, type World, type WorldOptions } from "./world.ts";
 import { errorMessage } from "../errorMessage.ts";
@@ -38,6 +38,11 @@ export interface RunScenarioOptions extends WorldOptions {
   readonly onProgress?: (progress: RunProgress) => void;
   /** Events between two {@link onProgress} calls. Default 100. */
   readonly progressEvents?: number;
+  /**
+   * Hears the deliveries the invariants rebuilt from the trace (invariants.ts `buildModel`), for a caller that
+   * checks more over the same run (explore's run properties) without rebuilding them.
+   */
+  readonly onModel?: (model: Model) => void;
 }
 
 /** Where a run stands, for progress lines. */
@@ -120,6 +125,7 @@ export async function runLoadedScenario(
     ...(error !== undefined && { error }),
     ...(options.untilMs !== undefined && { untilMs: options.untilMs }),
     ...(options.mailscope !== undefined && { mailscope: options.mailscope }),
+    ...(options.onModel !== undefined && { onModel: options.onModel }),
   });
 }
 
@@ -179,6 +185,8 @@ export interface RunEnding {
   readonly untilMs?: number;
   /** The Mailscope version for the trace. */
   readonly mailscope?: string;
+  /** Hears the deliveries the invariants were checked over ({@link RunScenarioOptions.onModel}). */
+  readonly onModel?: (model: Model) => void;
 }
 
 /**
@@ -196,11 +204,13 @@ export function checkScenarioRun(world: World, loaded: LoadedScenario, ending: R
   const endMs = complete ? (events.at(-1)?.timeMs ?? world.startMs) : Math.min(world.scheduler.now(), stopMs);
 
   const constants = constantsNotation(world.constants);
-  const invariants: CheckResult[] = checkInvariants(events, {
-    readings: world.readings,
-    complete,
-    ...(constants !== undefined && { constants }),
-  });
+  const model = buildModel(events);
+  ending.onModel?.(model);
+  const invariants: CheckResult[] = checkInvariants(
+    events,
+    { readings: world.readings, complete, ...(constants !== undefined && { constants }) },
+    model,
+  );
   if (error !== undefined) invariants.push({ id: "simulation", passed: false, detail: error });
   const expectations = checkExpectations(loaded.scenario.expectations, events, world.messages);
   const rules = new Map(INVARIANTS.map((i) => [i.id, i.rules]));
