@@ -27,6 +27,35 @@ describe("what a run covered", () => {
     expect([...keys].some((k) => k === "event:invariant.checked")).toBe(false);
   });
 
+  it("ERR-22: an answer's key is its values in words, whether a trace wrote them as numbers or as text, read again or not", () => {
+    // Keys are made once per distinct values and looked up value by value (decision 0205): the same words, the same key.
+    const ended = (seq: number, status: unknown, problem?: unknown) => ({
+      seq,
+      timeMs: 0,
+      name: "attempt.ended",
+      data: { status, class: "temporary", fallbackEligible: true, ...(problem !== undefined && { problem }) },
+    });
+    const first = coverageKeys([
+      ended(0, 503),
+      ended(1, "503"),
+      ended(2, { code: 503 }),
+      ended(3, 429, "x/rate_limited"),
+    ]);
+    const again = coverageKeys([
+      ended(0, 503),
+      ended(1, "503"),
+      ended(2, { code: 503 }),
+      ended(3, 429, "x/rate_limited"),
+    ]);
+    const answers = [...first].filter((k) => k.startsWith("attempt.ended:")).sort();
+    expect(answers).toEqual([
+      "attempt.ended:-:-:temporary:true",
+      "attempt.ended:429:-:temporary:true:rate_limited",
+      "attempt.ended:503:-:temporary:true",
+    ]);
+    expect([...again].sort()).toEqual([...first].sort());
+  });
+
   it("reads every citation form the rules view reads, and none from the verdicts", () => {
     const keys = coverageKeys([
       {

@@ -61,18 +61,62 @@ const DISTINGUISHING: Readonly<Record<string, readonly string[]>> = {
   "delivery.created": ["gap"],
 };
 
-/** A recorded transition's graph transitions, by its from, to, event and name: the same few recur in every run. */
-const matched = new Map<string, readonly string[]>();
-
-function transitionIds(recorded: { from: string; to: string; event: string; transition?: string }): readonly string[] {
-  const key = `${recorded.from}\n${recorded.to}\n${recorded.event}\n${recorded.transition ?? "\0"}`;
-  let ids = matched.get(key);
-  if (ids === undefined) {
-    ids = transitionsMatching(machineGraph(), recorded).map((t) => t.id);
-    if (matched.size >= 10_000) matched.clear(); // a machine has few; a trace edited by hand could make many
-    matched.set(key, ids);
+/**
+ * Keys made once per distinct run of values, looked up value by value (a trie of `Map`s): a run's events repeat the
+ * same few hundred combinations, and building each key's text to look it up was most of what coverage allocated
+ * (decision 0205). Cleared when it grows past {@link MAX_NODES}: a machine has few, a trace edited by hand could
+ * make many.
+ */
+interface KeyNode<T> {
+  readonly next: Map<unknown, KeyNode<T>>;
+  made?: T;
+}
+const MAX_NODES = 10_000;
+let nodes = 0;
+const newNode = <T>(): KeyNode<T> => ({ next: new Map() });
+function child<T>(node: KeyNode<T>, value: unknown): KeyNode<T> {
+  let next = node.next.get(value);
+  if (next === undefined) {
+    next = newNode<T>();
+    node.next.set(value, next);
+    nodes++;
   }
-  return ids;
+  return next;
+}
+let transitionTrie = newNode<readonly string[]>();
+let distinguishingTrie = newNode<string>();
+function trimTries(): void {
+  if (nodes < MAX_NODES) return;
+  transitionTrie = newNode();
+  distinguishingTrie = newNode();
+  nodes = 0;
+}
+
+/** A recorded transition's keys (`transition:<id>` of each graph transition it matches), by its from, to, event and name. */
+function transitionKeysOf(from: string, to: string, event: string, transition: string | undefined): readonly string[] {
+  const node = child(child(child(child(transitionTrie, from), to), event), transition);
+  node.made ??= transitionsMatching(machineGraph(), {
+    from,
+    to,
+    event,
+    ...(transition !== undefined && { transition }),
+  }).map((t) => `transition:${t.id}`);
+  return node.made;
+}
+
+/** A field's value as a trie step: what {@link word} reads it as, one step for every value it reads as none. */
+const NO_WORD = Symbol("no word");
+const step = (value: unknown): unknown =>
+  typeof value === "string" || typeof value === "number" || typeof value === "boolean" ? value : NO_WORD;
+
+/** `<name>:<word of each field>[:<problem identifier>]`, made once per distinct values. */
+function distinguishingKey(name: string, fields: readonly string[], d: Readonly<Record<string, unknown>>): string {
+  let node = child(distinguishingTrie, name);
+  for (let i = 0; i < fields.length; i++) node = child(node, step(d[fields[i] as string]));
+  const problem = d["problem"];
+  node = child(node, problem === undefined ? undefined : step(problem));
+  node.made ??= `${name}:${fields.map((f) => word(d[f]) ?? "-").join(":")}${problem !== undefined ? `:${identifier(problem)}` : ""}`;
+  return node.made;
 }
 
 /** `prefix` + `id`, made once per id: a run cites the same few rules and gaps hundreds of times. */
@@ -87,9 +131,11 @@ function keyOf(made: Map<string, string>, prefix: string, id: string): string {
 const ruleKeys = new Map<string, string>();
 const NO_DATA: Readonly<Record<string, unknown>> = Object.freeze({});
 const gapKeys = new Map<string, string>();
+const rowKeys = new Map<string, string>();
 
 /** The keys of one run: everything it exercised that the search tells apart. */
 export function coverageKeys(events: readonly RecordedEvent[], paths = machinePaths(events)): Set<string> {
+  trimTries();
   const keys = new Set<string>();
   const names = new Set<string>();
   const addRule = (id: string): void => void keys.add(keyOf(ruleKeys, "rule:", id));
@@ -104,20 +150,12 @@ export function coverageKeys(events: readonly RecordedEvent[], paths = machinePa
     forEachRuleCited(d, addRule);
     forEachGapCited(d, addGap);
     const fields = DISTINGUISHING[e.name];
-    if (fields !== undefined) {
-      const problem = d["problem"] !== undefined ? `:${identifier(d["problem"])}` : "";
-      keys.add(`${e.name}:${fields.map((f) => word(d[f]) ?? "-").join(":")}${problem}`);
-    }
+    if (fields !== undefined) keys.add(distinguishingKey(e.name, fields, d));
     const transition = dataOf(e, "machine.transition");
     if (transition !== undefined) {
-      const recorded = {
-        from: transition.from ?? "",
-        to: transition.to ?? "",
-        event: transition.event ?? "",
-        ...(transition.transition !== undefined && { transition: transition.transition }),
-      };
-      for (const id of transitionIds(recorded)) keys.add(`transition:${id}`);
-      if (transition.row !== undefined) keys.add(`row:${transition.row}`);
+      const { from = "", to = "", event = "" } = transition;
+      for (const key of transitionKeysOf(from, to, event, transition.transition)) keys.add(key);
+      if (transition.row !== undefined) keys.add(keyOf(rowKeys, "row:", String(transition.row)));
     }
   }
   for (const path of paths) keys.add(`path:${path}`);
