@@ -54,7 +54,7 @@
  *
  * The machine is one module-level definition (`deliveryMachine`), read as it
  * is by the graph (machineGraph.ts) and the statechart view. Its ports and
- * settings come with each actor's input (`deps`, kept in the context), so
+ * settings come with each actor's input (`deps`, kept in the context's `input`), so
  * nothing closes over them. Each action is one step: what it does to the
  * context is in deliverySteps.ts, the times it compares in deliveryTimes.ts,
  * the trace event it emits in deliveryTrace.ts (one named `trace…` action per
