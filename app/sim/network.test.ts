@@ -207,6 +207,22 @@ describe("network: routing through msw handlers", () => {
     }
   });
 
+  it("POST-5: a body at hand whose maker gave its SHA-256 is traced with that digest, not hashed again", async () => {
+    const ctx = setup([]);
+    const bytes = new TextEncoder().encode("--x\r\n...message...\r\n--x--\r\n");
+    ctx.network.mount("https://mx.d.example", () => Promise.resolve(new Response(null, { status: 204 })));
+    const fetch = ctx.network.fetchFor("a.example");
+    const field = await sha256Field(bytes);
+    // A field no hash of these bytes gives shows that the network took the maker's and computed none.
+    const claimed = `sha-256=:${"A".repeat(43)}=:`;
+    const url = "https://mx.d.example/v1/messages";
+    ctx.scheduler.at(0, () => fetch(requestWithBody(url, { method: "POST" }, bytes, claimed)));
+    ctx.scheduler.at(1, () => fetch(requestWithBody(url, { method: "POST" }, bytes)));
+    await ctx.scheduler.run();
+    const traced = ctx.events.filter((e) => e.name === "http.request").map((e) => e.data?.["bodyDigest"]);
+    expect(traced).toEqual([claimed, field]);
+  });
+
   it("POST-5: a body-less exchange's bodyDigest is SHA-256 of no bytes, the same as computed", async () => {
     expect(EMPTY_SHA256_FIELD).toBe(await sha256Field(new Uint8Array(0)));
     expect(sha256FieldInline(new Uint8Array(0))).toBe(EMPTY_SHA256_FIELD);

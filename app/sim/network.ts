@@ -64,7 +64,7 @@ import {
   sha256Field,
   sha256FieldInline,
 } from "../trace/httpFields.ts";
-import { bodyBytesOf, requestWithBody, responseWithBody } from "../protocol/bodies.ts";
+import { bodyBytesOf, bodySha256FieldOf, requestWithBody, responseWithBody } from "../protocol/bodies.ts";
 import { errorMessage } from "../errorMessage.ts";
 import { MAX_SPAN_S, MAX_SPAN_WHY } from "../protocol/resources.ts";
 
@@ -584,7 +584,8 @@ export function createNetwork(options: NetworkOptions): Network {
       url: url.href,
       headers: headersObject(request.headers),
       bodySize: requestBody.length,
-      bodyDigest: await traceDigest(scheduler, requestBody, "http.request digest"),
+      // The sender's own SHA-256 of these bytes when it gave it (bodies.ts), else computed here.
+      bodyDigest: await (bodySha256FieldOf(request) ?? traceDigest(scheduler, requestBody, "http.request digest")),
       ...(options.recordBodies === true ? bodyFields(requestBody) : {}),
     });
     // The receiver is handed the sender's own Request when its body is at hand (app/protocol/bodies.ts):
