@@ -12,7 +12,8 @@
  * Display String) and every input it finds malformed to the library, which
  * then gives its own answer or its own error. So the result is always the
  * library's: `structuredFields.test.ts` checks that on generated and broken
- * inputs.
+ * inputs. Two of those fields, a Content-Digest and a Signature, are written
+ * by {@link serializeByteSequences} with the library's text, sooner.
  */
 import {
   parseDictionary as libraryParseDictionary,
