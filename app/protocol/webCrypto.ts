@@ -26,8 +26,11 @@ export function observeWebCrypto(observer: Observer): () => void {
   return () => observers.delete(observer);
 }
 
-/** The results providers computed on the calling thread ({@link settledHere}). */
-const computedHere = new WeakSet<Promise<unknown>>();
+/**
+ * The result a provider last computed on the calling thread ({@link settledHere}): a provider's call is
+ * synchronous up to the promise it returns, so `subtle` compares that promise with this one and clears it.
+ */
+let computedHere: Promise<unknown> | undefined;
 
 /**
  * A provider's result computed on the calling thread (app/node/nodeCrypto.ts),
@@ -39,7 +42,7 @@ const computedHere = new WeakSet<Promise<unknown>>();
  */
 export function settledHere<T>(value: T): Promise<T> {
   const promise = Promise.resolve(value);
-  computedHere.add(promise);
+  computedHere = promise;
   return promise;
 }
 
@@ -134,7 +137,9 @@ function wrap<K extends CryptoOperation>(name: K): SubtleCrypto[K] {
     const own = provider[name];
     if (own !== undefined) {
       const result = (own as (...a: unknown[]) => Promise<unknown>)(...args);
-      return computedHere.has(result) ? result : observed(result);
+      const here = result === computedHere;
+      computedHere = undefined;
+      return here ? result : observed(result);
     }
     // eslint-disable-next-line no-restricted-syntax -- the one place the core touches WebCrypto itself
     const real = globalThis.crypto.subtle;
