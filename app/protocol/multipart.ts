@@ -481,14 +481,8 @@ export function parseHeaderBlock(bytes: Uint8Array, path: string, rule: string):
  * build its search once with {@link byteSearch}.
  */
 export function indexOfBytes(haystack: Uint8Array, needle: Uint8Array, from: number): number {
-  const n = needle.length;
-  if (n < SKIP_MIN || n > 256 || from < 0) return byteSearch(needle)(haystack, from);
-  // One search, run to its end before anything else can: its shifts in a table shared by all such searches.
-  return horspool(haystack, needle, fillShifts(sharedShifts, needle), from);
+  return byteSearch(needle)(haystack, from);
 }
-
-/** {@link pairShifts}' table for {@link indexOfBytes}' one-off searches (needles of up to 256 bytes). */
-const sharedShifts = new Uint8Array(1024);
 
 /** Finds a needle in a haystack from an index on: the index of the first occurrence, or -1. */
 export type ByteSearch = (haystack: Uint8Array, from: number) => number;
@@ -514,26 +508,24 @@ export function byteSearch(needle: Uint8Array): ByteSearch {
   const n = own.length;
   if (n === 0) return (haystack, from) => (from <= haystack.length ? from : -1);
   if (n < SKIP_MIN) return (haystack, from) => firstByteSearch(haystack, own, from);
+  const lastIndex = n - 1;
   const shifts = pairShifts(own);
-  return (haystack, from) => (from < 0 ? firstByteSearch(haystack, own, from) : horspool(haystack, own, shifts, from));
-}
-
-/** {@link byteSearch}'s skipping search for `needle` (at least {@link SKIP_MIN} bytes) with its `shifts`, from `from` ≥ 0. */
-function horspool(haystack: Uint8Array, needle: Uint8Array, shifts: Uint8Array | Uint32Array, from: number): number {
-  const lastIndex = needle.length - 1;
-  const lastByte = needle[lastIndex] as number;
-  const end = haystack.length - needle.length;
-  let i = from;
-  while (i <= end) {
-    const b = haystack[i + lastIndex] as number;
-    if (b === lastByte) {
-      let j = 0;
-      while (j < lastIndex && haystack[i + j] === needle[j]) j++;
-      if (j === lastIndex) return i;
+  const lastByte = own[lastIndex] as number;
+  return (haystack, from) => {
+    if (from < 0) return firstByteSearch(haystack, own, from);
+    const end = haystack.length - n;
+    let i = from;
+    while (i <= end) {
+      const b = haystack[i + lastIndex] as number;
+      if (b === lastByte) {
+        let j = 0;
+        while (j < lastIndex && haystack[i + j] === own[j]) j++;
+        if (j === lastIndex) return i;
+      }
+      i += shifts[pairHash(haystack[i + lastIndex - 1] as number, b)] as number;
     }
-    i += shifts[pairHash(haystack[i + lastIndex - 1] as number, b)] as number;
-  }
-  return -1;
+    return -1;
+  };
 }
 
 const PAIR_TABLE_SIZE = 1024;
@@ -550,12 +542,8 @@ function pairHash(a: number, b: number): number {
  * last position) moves the window by the last index.
  */
 function pairShifts(needle: Uint8Array): Uint8Array | Uint32Array {
-  return fillShifts(needle.length <= 256 ? new Uint8Array(PAIR_TABLE_SIZE) : new Uint32Array(PAIR_TABLE_SIZE), needle);
-}
-
-/** {@link pairShifts} written into `shifts`, which it returns. */
-function fillShifts<T extends Uint8Array | Uint32Array>(shifts: T, needle: Uint8Array): T {
   const lastIndex = needle.length - 1;
+  const shifts = needle.length <= 256 ? new Uint8Array(PAIR_TABLE_SIZE) : new Uint32Array(PAIR_TABLE_SIZE);
   shifts.fill(lastIndex);
   for (let j = 1; j < lastIndex; j++) shifts[pairHash(needle[j - 1] as number, needle[j] as number)] = lastIndex - j;
   return shifts;
