@@ -17,6 +17,7 @@ import type { RecordedEvent } from "../trace/schema.ts";
 import { describeEvent } from "../trace/describe.ts";
 import { exportHar } from "../trace/exportHar.ts";
 import { exportJsonChunks, traceHash } from "../trace/exportJson.ts";
+import { eventsOf } from "../trace/store.ts";
 import { exportMarkdown } from "../trace/exportMarkdown.ts";
 import { formatOffset } from "../trace/offset.ts";
 import { evidenceText, explainOutcomes, type Why } from "../trace/explain.ts";
@@ -160,7 +161,7 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
           complete: run.complete,
           virtualMs: run.endMs - run.world.startMs,
           wallMs: Math.round(wallMs),
-          events: trace.events.length,
+          events: eventsOf(trace).length,
           traceHash: await traceHash(trace),
           outcomes: jsonOutcomes(run),
           invariants: run.invariants,

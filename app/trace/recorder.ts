@@ -12,7 +12,7 @@ import type { TraceEvent, TraceSink } from "../ports.ts";
 import { isTraceEventName } from "./events.ts";
 import { TRACE_FORMAT, TRACE_VERSION, type CheckResult, type RecordedEvent, type Trace } from "./schema.ts";
 import { bytesToBase64 } from "../protocol/base64.ts";
-import { TraceStore } from "./store.ts";
+import { holdEvents, releaseEvents, TraceStore } from "./store.ts";
 
 /** What {@link createRecorder} may be told. */
 export interface RecorderOptions {
@@ -135,6 +135,7 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
         // Built on first read, then a plain member in the same place (the document's JSON keeps its order).
         get events(): RecordedEvent[] {
           const built = events ?? store.toArray(0, count);
+          releaseEvents(trace);
           Object.defineProperty(trace, "events", {
             value: built,
             enumerable: true,
@@ -144,11 +145,14 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
           return built;
         },
         set events(value: RecordedEvent[]) {
+          releaseEvents(trace);
           Object.defineProperty(trace, "events", { value, enumerable: true, writable: true, configurable: true });
         },
         ...(meta.invariants !== undefined ? { invariants: [...meta.invariants] } : {}),
         ...(meta.expectations !== undefined ? { expectations: [...meta.expectations] } : {}),
       };
+      // Until then, a hash or an export reads them from the store (eventsOf).
+      if (events === undefined) holdEvents(trace, { length: count, [Symbol.iterator]: () => store.events(0, count) });
       return trace;
     },
   };

@@ -4,7 +4,8 @@ import { createWorld } from "../sim/world.ts";
 import { checkScenarioRun } from "../sim/runScenario.ts";
 import { createRecorder } from "./recorder.ts";
 import type { RecordedEvent } from "./schema.ts";
-import { TraceStore } from "./store.ts";
+import { eventsOf, heldEventsOf, TraceStore } from "./store.ts";
+import { exportJson, traceHash } from "./exportJson.ts";
 
 const library = import.meta.glob<string>("../../scenarios/*.yaml", { query: "?raw", import: "default", eager: true });
 
@@ -199,5 +200,23 @@ describe("the recorder over its store", () => {
     expect(trace.events).toBe(first);
     expect(JSON.parse(JSON.stringify(trace)).events).toEqual(first);
     expect(structuredClone(trace).events).toEqual(first);
+  });
+
+  it("a trace document's hash and JSON export read the events from the store, without building its array", async () => {
+    const r = createRecorder();
+    r.emit({ name: "dns.query", timeMs: 1, domain: "a.example", data: { name: "_svc.b.example", type: "SVCB" } });
+    r.emit({ name: "dns.query", timeMs: 2, data: { name: "_svc.c.example →", type: "SVCB", n: -1.5 } });
+    const meta = { mailscope: "test", scenario: { name: "s" }, seed: 1, readings: {}, startedAtMs: 0 };
+    const trace = r.toTrace(meta);
+    const hash = await traceHash(trace);
+    const text = exportJson(trace);
+    expect(eventsOf(trace).length).toBe(2);
+    expect(heldEventsOf(trace)).toBeDefined(); // still not built
+    // The same document as plain objects (its events built) hashes and exports the same.
+    const plain = r.toTrace(meta);
+    expect(plain.events).toHaveLength(2);
+    expect(heldEventsOf(plain)).toBeUndefined();
+    expect(await traceHash(plain)).toBe(hash);
+    expect(exportJson(plain)).toBe(text);
   });
 });

@@ -405,3 +405,36 @@ export class TraceStore implements Iterable<RecordedEvent> {
     }
   }
 }
+
+/** A trace's events to read in order: an array of them, or a store's not built into one. */
+export interface EventSequence extends Iterable<RecordedEvent> {
+  readonly length: number;
+}
+
+/** The documents whose `events` a store holds, not yet built as objects (a recorder's `toTrace`). */
+const stored = new WeakMap<object, EventSequence>();
+
+/** Says that `trace`'s events are `events` until its `events` member is read or set ({@link releaseEvents}). */
+export function holdEvents(trace: object, events: EventSequence): void {
+  stored.set(trace, events);
+}
+
+/** `trace`'s events are its `events` member from now on. */
+export function releaseEvents(trace: object): void {
+  stored.delete(trace);
+}
+
+/**
+ * The events of `trace` to read once in order — its `events` member, or, for
+ * a recorder's document whose events were never read as an array, the
+ * recorder's store, one event at a time: a hash or an export of a fleet's
+ * run need not build all its events as objects (decision 0195).
+ */
+export function eventsOf(trace: { readonly events: readonly RecordedEvent[] }): EventSequence {
+  return heldEventsOf(trace) ?? trace.events;
+}
+
+/** The store's events of `trace` when a store holds them ({@link holdEvents}); `undefined` when its member does. */
+export function heldEventsOf(trace: object): EventSequence | undefined {
+  return stored.get(trace);
+}
