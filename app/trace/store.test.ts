@@ -205,7 +205,7 @@ describe("the recorder over its store", () => {
   it("a trace document's hash and JSON export read the events from the store, without building its array", async () => {
     const r = createRecorder();
     r.emit({ name: "dns.query", timeMs: 1, domain: "a.example", data: { name: "_svc.b.example", type: "SVCB" } });
-    r.emit({ name: "dns.query", timeMs: 2, data: { name: "_svc.c.example →", type: "SVCB", n: -1.5 } });
+    r.emit({ name: "dns.query", timeMs: 2.5, data: { name: "_svc.c.example →", type: "SVCB" } });
     const meta = { mailscope: "test", scenario: { name: "s" }, seed: 1, readings: {}, startedAtMs: 0 };
     const trace = r.toTrace(meta);
     const hash = await traceHash(trace);
