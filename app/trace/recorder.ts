@@ -12,7 +12,7 @@ import type { TraceEvent, TraceSink } from "../ports.ts";
 import { isTraceEventName } from "./events.ts";
 import { TRACE_FORMAT, TRACE_VERSION, type CheckResult, type RecordedEvent, type Trace } from "./schema.ts";
 import { bytesToBase64 } from "../protocol/base64.ts";
-import { holdEvents, releaseEvents, TraceStore } from "./store.ts";
+import { holdEvents, recordedEvent, releaseEvents, TraceStore } from "./store.ts";
 
 /** What {@link createRecorder} may be told. */
 export interface RecorderOptions {
@@ -97,19 +97,8 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
       if (strict && !isTraceEventName(event.name)) {
         throw new Error(`unknown trace event "${event.name}": add it to app/trace/events.ts`);
       }
-      // One object literal per shape, its fields in the order the trace's JSON has them (the store
-      // reads them back the same way).
-      const seq = store.length;
-      const { timeMs, name, domain } = event;
       const data = event.data === undefined ? undefined : (toJsonValue(event.data) as Record<string, unknown>);
-      const recorded: RecordedEvent =
-        domain === undefined
-          ? data === undefined
-            ? { seq, timeMs, name }
-            : { seq, timeMs, name, data }
-          : data === undefined
-            ? { seq, timeMs, name, domain }
-            : { seq, timeMs, name, domain, data };
+      const recorded = recordedEvent(store.length, event.timeMs, event.name, event.domain, data);
       store.append(recorded);
       materialized?.push(recorded);
       for (const listener of listeners) listener(recorded);
