@@ -169,6 +169,13 @@ async function runInSlices(
   }
 }
 
+/**
+ * Up to this many events, {@link checkScenarioRun} builds them as objects once (~12 MiB at most) rather than
+ * decoding them from the store for each of its passes (seven): explore judges thousands of small runs, and its
+ * judge reads the trace's array anyway. Above it, the passes read the store (a fleet is 405,493 events).
+ */
+const SMALL_RUN_EVENTS = 50_000;
+
 /** How a run ended, as {@link checkScenarioRun} needs to know it. */
 export interface RunEnding {
   /** No event was left when the run stopped (it ended before its horizon). */
@@ -192,8 +199,9 @@ export interface RunEnding {
 export function checkScenarioRun(world: World, loaded: LoadedScenario, ending: RunEnding): ScenarioRun {
   const { complete, error } = ending;
   const { recorder } = world;
-  // The events are read one at a time from the recorder's store, never all as objects at once (decision 0195).
-  const events = recorder.iterate();
+  // A large run's events are read one at a time from the recorder's store, never all as objects at once; a
+  // small run's are built once, for the passes below and for the trace's readers (decision 0195).
+  const events = recorder.length > SMALL_RUN_EVENTS ? recorder.iterate() : recorder.events;
   const stopMs = ending.untilMs ?? world.horizonMs;
   const endMs = complete
     ? (recorder.at(recorder.length - 1)?.timeMs ?? world.startMs)

@@ -91,7 +91,10 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
       return materialized !== undefined ? materialized[seq] : store.at(seq);
     },
     iterate(from = 0, to = store.length) {
-      return { [Symbol.iterator]: () => store.events(from, to) };
+      // The objects when a reader had them built (nothing to decode), else the store.
+      return {
+        [Symbol.iterator]: () => (materialized !== undefined ? range(materialized, from, to) : store.events(from, to)),
+      };
     },
     emit(event) {
       if (strict && !isTraceEventName(event.name)) {
@@ -145,6 +148,12 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
       return trace;
     },
   };
+}
+
+/** `list[from]` … `list[to - 1]`, without a copy. */
+function* range<T>(list: readonly T[], from: number, to: number): Generator<T, void, undefined> {
+  const end = Math.min(to, list.length);
+  for (let i = Math.max(0, from); i < end; i++) yield list[i] as T;
 }
 
 /**

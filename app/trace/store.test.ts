@@ -125,7 +125,7 @@ describe("the trace store (decision 0195)", () => {
     expect(() => store.append({ seq: 1, timeMs: 0, name: "x.y" })).toThrow(/seq 1 appended at position 0/);
   });
 
-  it("a recorder reads back every event of every bundled scenario byte for byte, in order and by seq", async () => {
+  it("reads back every event of every bundled scenario byte for byte, in order and by seq (the recorder's too)", async () => {
     const names = Object.keys(library);
     expect(names.length).toBeGreaterThan(40);
     for (const path of names) {
@@ -133,16 +133,28 @@ describe("the trace store (decision 0195)", () => {
       if (!load.ok) throw new Error(`${path}: ${load.errors.map((e) => e.message).join("; ")}`);
       const world = await createWorld(load.loaded.scenario, { emls: load.loaded.emls });
       // What the recorder made of each event, before it was encoded (those the world emitted as it was built
-      // are read back as they are).
-      const made: string[] = json(world.recorder.iterate());
-      world.recorder.subscribe((event) => made.push(JSON.stringify(event)));
+      // are read back as they are), each also stored in a store of the test's own.
+      const store = new TraceStore();
+      const made: string[] = [];
+      const keep = (event: RecordedEvent): void => {
+        made.push(JSON.stringify(event));
+        store.append(event);
+      };
+      for (const event of world.recorder.iterate()) keep(event);
+      world.recorder.subscribe(keep);
       const { complete } = await world.run();
-      const run = checkScenarioRun(world, load.loaded, { complete });
-      const count = world.recorder.length;
-      expect(made.length, path).toBe(count);
+      // The recorder's own store, before anything had its events built as objects.
       expect(json(world.recorder.iterate()), path).toEqual(made);
       expect(
         made.map((_, seq) => JSON.stringify(world.recorder.at(seq))),
+        path,
+      ).toEqual(made);
+      // Then the checks' events too.
+      const run = checkScenarioRun(world, load.loaded, { complete });
+      expect(made.length, path).toBe(world.recorder.length);
+      expect(json(store), path).toEqual(made);
+      expect(
+        made.map((_, seq) => JSON.stringify(store.at(seq))),
         path,
       ).toEqual(made);
       expect(json(run.trace.events), path).toEqual(made);
@@ -160,6 +172,9 @@ describe("the recorder over its store", () => {
     expect(events.map((e) => e.seq)).toEqual([0, 1]);
     expect(r.length).toBe(2);
     expect(r.at(1)?.data?.["name"]).toBe("_svc.c.example");
+    // Once built, the passes read the objects themselves (nothing to decode).
+    expect([...r.iterate(1)][0]).toBe(events[1]);
+    expect(r.at(0)).toBe(events[0]);
   });
 
   it("iterates again from the start on every pass, up to the events recorded when asked", () => {
