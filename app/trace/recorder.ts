@@ -46,7 +46,7 @@ export interface Recorder extends TraceSink {
   readonly recordBodies: boolean;
   /**
    * Every event so far, in order, as objects: built from the store when first asked, then kept up to date
-   * by every emit (the objects' memory from then on, ~5 × the store's: a fleet-sized run reads
+   * by every emit (the objects' memory from then on, ~3 × the store's: a fleet-sized run reads
    * {@link iterate} instead).
    */
   readonly events: readonly RecordedEvent[];
