@@ -142,7 +142,7 @@ function domainOf(address: string): string | undefined {
 }
 
 /** Rebuilds each delivery actor (message → recipient domain) and its attempts from the trace. */
-export function buildModel(events: readonly CheckedEvent[]): Model {
+export function buildModel(events: Iterable<CheckedEvent>): Model {
   const actors = new Map<string, Actor>();
   const submitted = new Map<string, { at: CheckedEvent; recipients: Set<string> }>();
   const deliveries = new Map<string, readonly string[]>();
@@ -357,8 +357,11 @@ export function classify(
 // ---------------------------------------------------------------------------
 // The checkers
 
-/** Runs every invariant over `events`; one result per invariant, in {@link INVARIANTS} order. */
-export function checkInvariants(events: readonly CheckedEvent[], options: InvariantOptions): CheckResult[] {
+/**
+ * Runs every invariant over `events` (read more than once: an array, or a recorder's `iterate()`); one result
+ * per invariant, in {@link INVARIANTS} order.
+ */
+export function checkInvariants(events: Iterable<CheckedEvent>, options: InvariantOptions): CheckResult[] {
   const model = buildModel(events);
   return [
     result("terminal-outcome", terminalOutcome(events, model, options)),
@@ -461,7 +464,7 @@ const EVIDENT = new Set([
   "delivery.bounced",
 ]);
 
-function terminalOutcome(events: readonly CheckedEvent[], model: Model, options: InvariantOptions): Verdict {
+function terminalOutcome(events: Iterable<CheckedEvent>, model: Model, options: InvariantOptions): Verdict {
   const outcomes = new Map<string, CheckedEvent[]>();
   const all: CheckedEvent[] = [];
   const violations: Finding[] = [];
@@ -509,7 +512,7 @@ function terminalOutcome(events: readonly CheckedEvent[], model: Model, options:
  * A DSN is sent with the null reverse-path (ENV-3) so that its own failure is never reported (RFC 5321
  * §4.5.5): a dsn.sent about a message an earlier dsn.sent sent is a loop under way, whatever `from` it had.
  */
-function noDsnAboutADsn(events: readonly CheckedEvent[]): Verdict {
+function noDsnAboutADsn(events: Iterable<CheckedEvent>): Verdict {
   const dsns = new Map<string, CheckedEvent>();
   const violations: Finding[] = [];
   const judged: CheckedEvent[] = [];
@@ -538,7 +541,7 @@ function noDsnAboutADsn(events: readonly CheckedEvent[]): Verdict {
   };
 }
 
-function noDuplicateDelivery(events: readonly CheckedEvent[]): Verdict {
+function noDuplicateDelivery(events: Iterable<CheckedEvent>): Verdict {
   const seen = new Map<string, CheckedEvent[]>();
   const violations: Finding[] = [];
   const judged: CheckedEvent[] = [];
