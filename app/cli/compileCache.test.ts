@@ -27,7 +27,7 @@ worker.once("message", (thread) => { console.log(JSON.stringify({ main, mainDir:
 
 describe("the CLI's compile cache", () => {
   it("is the worker threads' too", () => {
-    const env: Record<string, string | undefined> = { ...process.env, NODE_COMPILE_CACHE: undefined };
+    const env = { ...process.env };
     delete env["NODE_COMPILE_CACHE"];
     delete env["NODE_DISABLE_COMPILE_CACHE"];
     // The default folder is under the OS's temporary folder: one of this test's own.
