@@ -1,6 +1,6 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { runProbe } from "../app/probe/probe.ts";
 import { reportJson } from "../app/probe/report.ts";
 import { inProcessProbe } from "../app/probe/testing.ts";
@@ -12,6 +12,7 @@ const SHOTS = "test-results/screenshots";
 const DIR = "test-results/probe";
 const TRACE = `${DIR}/probe.mstrace`;
 const REPORT = `${DIR}/probe-report.json`;
+const NO_PLAN = `${DIR}/probe-no-plan.mstrace`;
 
 test.use({ viewport: { width: 1440, height: 1000 } });
 
@@ -22,6 +23,10 @@ test.beforeAll(async () => {
   mkdirSync(DIR, { recursive: true });
   writeFileSync(TRACE, exportJson(run.trace, { full: true }));
   writeFileSync(REPORT, JSON.stringify(reportJson(run), null, 2));
+  // The same trace edited by hand: its probe.started lost its plan.
+  const edited = JSON.parse(readFileSync(TRACE, "utf8")) as { events: { data: Record<string, unknown> }[] };
+  delete edited.events[0]?.data["plan"];
+  writeFileSync(NO_PLAN, JSON.stringify(edited));
 });
 
 async function noSeriousViolations(page: Page): Promise<void> {
@@ -109,5 +114,18 @@ test.describe("a probe's report in the app", () => {
     await caseRow(page, "retry-after").getByRole("button", { name: "retry-after", exact: true }).click();
     await expect(page.getByTestId("probe-case")).toContainText("none: nothing was sent for it");
     await expect(page.getByRole("region", { name: "Sequence diagram" })).toHaveCount(0);
+  });
+
+  test("the plan is what probe.started said, and a trace whose probe.started gives none says so", async ({ page }) => {
+    await page.goto("/");
+    await page.getByLabel("Open trace…").setInputFiles(TRACE);
+    await expect(page.getByText(/^The plan said 55 cases, at most \d+ requests, 2 messages stored/)).toBeVisible();
+    await page.getByLabel("Open trace…").setInputFiles(NO_PLAN);
+    await expect(page.getByTestId("probe-summary")).toHaveText("55 cases: 53 PASS, 1 FAIL, 1 SKIP; 1 MUST case failed");
+    await expect(page.getByText("The trace's probe.started (seq 0) gives no whole plan.")).toBeVisible();
+    await expect(page.getByText(/The plan said/)).toHaveCount(0);
+    await page.getByText("gives no whole plan").scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${SHOTS}/probe-report-no-plan.png` });
+    await noSeriousViolations(page);
   });
 });

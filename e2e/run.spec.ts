@@ -121,6 +121,11 @@ test.describe("running scenarios in the browser", () => {
     await expect(dsn.nth(2)).toHaveText("accepted");
     await expect(page.getByTestId("clock")).toHaveText("+5d 0:00:00");
     await expect(page.getByTestId("checks-summary")).toHaveText("passed: all 9 checks");
+    // A check's times read as the clock's (+5d 0:00:00), not as the trace records them (+120:00:00).
+    const checksPanel = page.getByRole("region", { name: "Checks" });
+    await expect(checksPanel).toContainText("bounced at +5d 0:00:00 (STATE-7); 127 attempts, 6 POSTs");
+    await expect(checksPanel).not.toContainText("120:00:00");
+    await checksPanel.screenshot({ path: `${SHOTS}/run-checks-past-a-day.png` });
     await page.screenshot({ path: `${SHOTS}/run-rate-limited-then-down.png`, fullPage: true });
     // A check links to its evidence: the give-up's events are marked in the log and brought into view.
     const giveUp = page

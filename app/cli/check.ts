@@ -20,7 +20,7 @@ import { runLoadedScenario } from "../sim/runScenario.ts";
 import { formatScenarioError } from "../sim/scenario.ts";
 import { consoleIo, type CliIo } from "./io.ts";
 import { progressPrinter, progressWanted } from "./progress.ts";
-import { formatOffset } from "../trace/offset.ts";
+import { formatOffset, readableRecordedText } from "../trace/offset.ts";
 import { mailscopeVersion } from "./run.ts";
 import type { RunProgress } from "../sim/runScenario.ts";
 import { errorMessage } from "../errorMessage.ts";
@@ -183,7 +183,7 @@ export function formatCheckReport(report: CheckReport): string[] {
   for (const s of report.scenarios.filter((x) => x.status !== "passed")) {
     out.push("", `${s.status === "failed" ? "FAILED" : "INVALID"} ${s.file} (${s.name})`);
     for (const e of s.errors) out.push(`  ${e}`);
-    for (const c of s.checks.filter((x) => !x.passed)) out.push(`  ${c.id}: ${c.detail ?? ""}`);
+    for (const c of s.checks.filter((x) => !x.passed)) out.push(`  ${c.id}: ${readableRecordedText(c.detail ?? "")}`);
     if (s.reproduce !== undefined) out.push(`  reproduce: ${s.reproduce}`);
   }
   return out;

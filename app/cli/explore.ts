@@ -50,6 +50,7 @@ import type { Seed } from "../sim/random.ts";
 import { formatFileError } from "../sim/yamlPosition.ts";
 import { BUNDLE_SUFFIX, bundleText, createBundle } from "../trace/bundle.ts";
 import { xmlText } from "../trace/xmlText.ts";
+import { readableRecordedText } from "../trace/offset.ts";
 import { consoleIo, type CliIo } from "./io.ts";
 import { PROGRESS_INTERVAL_MS } from "./progress.ts";
 import { mailscopeVersion, parseSeed } from "./run.ts";
@@ -258,7 +259,7 @@ function progressLines(io: CliIo, wanted: boolean, total: number | undefined, re
     // A lane's first violation of a property, as soon as it is shrunk: its seed, what it shows, how small it got.
     for (const f of report.shrunk ?? []) {
       io.err(
-        `explore: run ${f.index} (seed ${f.seed}) violates ${f.property}: ${f.detail} — shrunk in ${f.shrinkRuns} runs to ${sizeWords(f.shrunkSize)}`,
+        `explore: run ${f.index} (seed ${f.seed}) violates ${f.property}: ${readableRecordedText(f.detail)} — shrunk in ${f.shrinkRuns} runs to ${sizeWords(f.shrunkSize)}`,
       );
     }
     if (!wanted) return;
@@ -546,7 +547,8 @@ async function exploreOneRun(text: string, settings: Settings, io: CliIo): Promi
 }
 
 function printJudgement(judged: Judgement, io: CliIo): number {
-  for (const c of judged.checks) io.out(`  ${c.passed ? "ok  " : "FAIL"}  ${c.id}: ${c.detail ?? ""}`);
+  for (const c of judged.checks)
+    io.out(`  ${c.passed ? "ok  " : "FAIL"}  ${c.id}: ${readableRecordedText(c.detail ?? "")}`);
   const failed = judged.failed.length;
   io.out(failed === 0 ? `every property held (${judged.checks.length})` : `VIOLATED: ${judged.failed.join(", ")}`);
   return failed === 0 ? EXPLORE_EXIT.held : EXPLORE_EXIT.violated;

@@ -18,7 +18,7 @@ import { describeEvent } from "../trace/describe.ts";
 import { exportHar } from "../trace/exportHar.ts";
 import { exportJsonChunks, traceHash } from "../trace/exportJson.ts";
 import { exportMarkdown } from "../trace/exportMarkdown.ts";
-import { formatOffset } from "../trace/offset.ts";
+import { formatOffset, readableRecordedText } from "../trace/offset.ts";
 import { evidenceText, explainOutcomes, type Why } from "../trace/explain.ts";
 import { indexTrace } from "../sim/expectations.ts";
 import { outcomeRows } from "../sim/outcomeRows.ts";
@@ -285,7 +285,7 @@ export function report(run: ScenarioRun, file: string, wallMs: number, full: boo
   if (explain) pushAll(lines, ["", ...whyLines(run, labels)]);
   lines.push("", "checks:");
   for (const c of [...run.invariants, ...run.expectations]) {
-    lines.push(`  ${c.passed ? "ok  " : "FAIL"}  ${c.id}: ${c.detail ?? ""}`);
+    lines.push(`  ${c.passed ? "ok  " : "FAIL"}  ${c.id}: ${readableRecordedText(c.detail ?? "")}`);
   }
   const checks = run.invariants.length + run.expectations.length;
   const failed = [...run.invariants, ...run.expectations].filter((c) => !c.passed).length;

@@ -39,19 +39,27 @@ describe("expectations", () => {
     )) as [[boolean, string]];
     expect(passed).toBe(false);
     expect(detail).toBe(
-      "ok bob@b.example: expected rejected, got accepted at +0:00:00 (RCP-2); expected the outcome by rule STATE-9, got RCP-2; expected after 1h, came at +0:00:00; expected 2…∞ attempts, got 1; expected 0 POSTs, got 1",
+      "ok bob@b.example: expected rejected, got accepted at +0:00:00 (RCP-2); expected the outcome by rule STATE-9, got RCP-2; expected after 1h, came 0:00:00 after its submission; expected 2…∞ attempts, got 1; expected 0 POSTs, got 1",
     );
   });
 
-  it("G14, EVT-4: dsn-received: the rejection's DSN reached alice; times count from the message's own `at`", async () => {
+  it("G14, EVT-4: dsn-received: the rejection's DSN reached alice; `within` counts from the message's own `at` (+0:01:00), the detail's times are the run's, as the timeline's", async () => {
     expect(
       await judge(
         "  - { message: gone, outcome: dsn-received, within: 1s }\n  - { message: gone, outcome: rejected, never: [smtp] }\n",
       ),
     ).toEqual([
-      [true, "gone nobody@b.example: rejected at +0:00:00 (STATE-9); 1 attempt, 1 POST, DSN received at +0:00:00"],
-      [true, "gone nobody@b.example: rejected at +0:00:00 (STATE-9); 1 attempt, 1 POST, DSN received at +0:00:00"],
+      [true, "gone nobody@b.example: rejected at +0:01:00 (STATE-9); 1 attempt, 1 POST, DSN received at +0:01:00"],
+      [true, "gone nobody@b.example: rejected at +0:01:00 (STATE-9); 1 attempt, 1 POST, DSN received at +0:01:00"],
     ]);
+  });
+
+  it("an early outcome: `after` fails with how long after its submission it came", async () => {
+    const [[passed, detail]] = (await judge("  - { message: gone, outcome: rejected, after: 1h }\n")) as [
+      [boolean, string],
+    ];
+    expect(passed).toBe(false);
+    expect(detail).toBe("gone nobody@b.example: expected after 1h, came 0:00:00 after its submission");
   });
 
   it("G6: smtp with its reason; never: [smtp] fails when it went to SMTP", async () => {
@@ -60,8 +68,8 @@ describe("expectations", () => {
         "  - { message: old, outcome: smtp, reason: no-service }\n  - { message: old, never: [smtp, dsn-received] }\n  - { message: old, outcome: smtp, reason: fallback }\n",
       ),
     ).toEqual([
-      [true, "old carol@legacy.example: smtp at +0:00:00 (SVC-11); 1 attempt, 0 POSTs, SMTP (no-service)"],
-      [false, "old carol@legacy.example: smtp must never happen, but did (smtp at +0:00:00 (SVC-11))"],
+      [true, "old carol@legacy.example: smtp at +0:02:00 (SVC-11); 1 attempt, 0 POSTs, SMTP (no-service)"],
+      [false, "old carol@legacy.example: smtp must never happen, but did (smtp at +0:02:00 (SVC-11))"],
       [false, "old carol@legacy.example: expected an SMTP hand-off for fallback, got no-service"],
     ]);
   });
@@ -74,7 +82,7 @@ describe("expectations", () => {
     const results = await judge("  - { outcome: accepted }\n");
     expect(results[0]?.[0]).toBe(false);
     expect(results[0]?.[1]).toBe(
-      "gone nobody@b.example: expected accepted, got rejected at +0:00:00 (STATE-9) | old carol@legacy.example: expected accepted, got smtp at +0:00:00 (SVC-11)",
+      "gone nobody@b.example: expected accepted, got rejected at +0:01:00 (STATE-9) | old carol@legacy.example: expected accepted, got smtp at +0:02:00 (SVC-11)",
     );
   });
 
@@ -96,6 +104,7 @@ describe("expectations", () => {
       [{ outcome: "accepted", within: "1h" }],
       [],
       [{ id: "m1", messageId: "m1@a.example", atMs: 0, to: ["bob@b.example"] }],
+      0,
     );
     expect(results).toEqual([
       {

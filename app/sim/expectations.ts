@@ -254,6 +254,7 @@ export function checkExpectations(
   expectations: readonly ScenarioExpectation[],
   events: readonly CheckedEvent[],
   messages: readonly ExpectedMessage[],
+  startMs: number,
 ): CheckResult[] {
   if (expectations.length === 0) return [];
   const trace = indexTrace(events);
@@ -273,7 +274,7 @@ export function checkExpectations(
     for (const { message, recipient } of targets) {
       const facts = trace.facts(message.messageId, recipient);
       const who = `${message.id} ${facts.recipient}`;
-      const found = judge(e, facts, message.atMs);
+      const found = judge(e, facts, { submittedAtMs: message.atMs, startMs });
       if (found.problems.length > 0) problems.push(`${who}: ${found.problems.join("; ")}`);
       else notes.push(`${who}: ${found.summary}`);
       for (const seq of evidenceFor(e, trace.evidence(message.messageId, recipient))) evidence.add(seq);
@@ -309,14 +310,14 @@ function evidenceFor(e: ScenarioExpectation, evidence: FactsEvidence): number[] 
 function judge(
   e: ScenarioExpectation,
   facts: RecipientFacts,
-  submittedAtMs: number,
+  { submittedAtMs, startMs }: { readonly submittedAtMs: number; readonly startMs: number },
 ): { problems: string[]; summary: string } {
   const problems: string[] = [];
   const actual = facts.outcome;
   const actualText =
     actual === undefined
       ? "no outcome"
-      : `${actual.outcome} at ${recordedOffset(actual.timeMs, submittedAtMs)}${actual.rule !== undefined ? ` (${actual.rule})` : ""}`;
+      : `${actual.outcome} at ${recordedOffset(actual.timeMs, startMs)}${actual.rule !== undefined ? ` (${actual.rule})` : ""}`;
   let timed: number | undefined = actual?.timeMs;
   if (e.outcome === "dsn-received") {
     timed = facts.dsnReceivedAtMs;
@@ -347,10 +348,10 @@ function judge(
   if (timed !== undefined) {
     const elapsed = timed - submittedAtMs;
     if (e.within !== undefined && elapsed > durationMs(e.within)) {
-      problems.push(`expected within ${String(e.within)}, came at ${recordedOffset(elapsed, 0)}`);
+      problems.push(`expected within ${String(e.within)}, came ${afterSubmission(elapsed)}`);
     }
     if (e.after !== undefined && elapsed < durationMs(e.after)) {
-      problems.push(`expected after ${String(e.after)}, came at ${recordedOffset(elapsed, 0)}`);
+      problems.push(`expected after ${String(e.after)}, came ${afterSubmission(elapsed)}`);
     }
   } else if ((e.within !== undefined || e.after !== undefined) && e.outcome === undefined) {
     problems.push(
@@ -377,10 +378,15 @@ function judge(
     `${facts.posts} POST${facts.posts === 1 ? "" : "s"}`,
     ...(facts.handOff !== undefined ? [`SMTP (${facts.handOff.reason})`] : []),
     ...(facts.dsnReceivedAtMs !== undefined
-      ? [`DSN received at ${recordedOffset(facts.dsnReceivedAtMs, submittedAtMs)}`]
+      ? [`DSN received at ${recordedOffset(facts.dsnReceivedAtMs, startMs)}`]
       : []),
   ];
   return { problems, summary: `${actualText}; ${extras.join(", ")}` };
+}
+
+/** `0:12:00 after its submission`: how long after the message was submitted, to the millisecond. */
+function afterSubmission(elapsedMs: number): string {
+  return `${recordedOffset(elapsedMs, 0).slice(1)} after its submission`;
 }
 
 /** A problem type URI matches an identifier by its last path segment, or a whole URI exactly. */

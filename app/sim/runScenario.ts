@@ -202,7 +202,7 @@ export function checkScenarioRun(world: World, loaded: LoadedScenario, ending: R
     ...(constants !== undefined && { constants }),
   });
   if (error !== undefined) invariants.push({ id: "simulation", passed: false, detail: error });
-  const expectations = checkExpectations(loaded.scenario.expectations, events, world.messages);
+  const expectations = checkExpectations(loaded.scenario.expectations, events, world.messages, world.startMs);
   const rules = new Map(INVARIANTS.map((i) => [i.id, i.rules]));
   for (const check of invariants) {
     world.recorder.emit({

@@ -35,6 +35,24 @@ export function recordedOffset(timeMs: number, startMs: number): string {
   return `${total < 0 ? "-" : "+"}${hms(Math.floor(s / 3600), s, abs % 1000)}`;
 }
 
+/**
+ * A recorded check's detail as a person reads it: each time it writes with
+ * {@link recordedOffset} past a day (`+120:00:00`) in the form of every other
+ * time on screen (`+5d 0:00:00`). The same instant, only written as
+ * {@link formatOffset} writes it; the trace keeps its own text.
+ */
+export function readableRecordedText(text: string): string {
+  return text.replace(
+    /(?<![\w:.])([+-])(\d{2,}):([0-5]\d):([0-5]\d)(?:\.(\d{3}))?(?![\d:])/g,
+    (whole, sign: string, h: string, m: string, sec: string, ms: string | undefined) => {
+      const hours = Number(h);
+      if (hours < 24) return whole;
+      const total = ((hours * 60 + Number(m)) * 60 + Number(sec)) * 1000 + Number(ms ?? 0);
+      return formatOffset(sign === "-" ? -total : total, 0);
+    },
+  );
+}
+
 /** A duration in words: `58 s`, `2 min`, `1 h 3 min`, `5 d`. */
 export function formatDuration(ms: number): string {
   const abs = Math.abs(ms);

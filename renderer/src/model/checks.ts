@@ -3,6 +3,7 @@
  * checks panel lists them: passed or failed, the detail, and the events that
  * are their evidence when the check names any.
  */
+import { readableRecordedText } from "../../../app/trace/offset.ts";
 import type { CheckResult } from "../../../app/trace/schema.ts";
 
 /** One check as shown. */
@@ -33,7 +34,7 @@ export function checkRows(
     id: c.id,
     passed: c.passed,
     mark: c.passed ? ("ok" as const) : ("FAIL" as const),
-    detail: c.detail ?? "",
+    detail: readableRecordedText(c.detail ?? ""),
     evidence: evidenceOf(c),
   });
   return [...(invariants ?? []).map(row("invariant")), ...(expectations ?? []).map(row("expectation"))];

@@ -33,6 +33,19 @@ describe("a probe's report from its trace", () => {
     expect(Object.keys(report.keyRecords)).toEqual(["s1._svckey.a.example"]);
   });
 
+  it("a probe.started without a whole plan (an edited trace) gives no plan, not a plan of zeros", async () => {
+    const trace = await probeTrace();
+    const [started, ...rest] = trace.events;
+    if (started === undefined) throw new Error("no probe.started");
+    const { plan: _plan, ...withoutPlan } = started.data as Record<string, unknown>;
+    const partial = { ...started, data: { ...withoutPlan, plan: { cases: 55 } } };
+    const report = probeReportOf([partial, ...rest]);
+    expect(report?.plan).toBeUndefined();
+    expect(report?.startedSeq).toBe(started.seq);
+    expect(probeReportOf([{ ...started, data: withoutPlan }, ...rest])?.plan).toBeUndefined();
+    expect(probeReportOf(trace.events)?.plan?.requests).toBeGreaterThan(0);
+  });
+
   it("POST-12, AUTH-5: a case's exchanges draw its sequence diagram, and the inspector checks them with the probe's key", async () => {
     const trace = await probeTrace();
     const report = probeReportOf(trace.events);

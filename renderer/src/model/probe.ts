@@ -40,13 +40,18 @@ export interface ProbeReportView {
   readonly domain: string | undefined;
   readonly from: string | undefined;
   readonly keyid: string | undefined;
-  readonly plan: {
-    readonly cases: number;
-    readonly requests: number;
-    readonly messages: number;
-    readonly messagesAtMost: number;
-    readonly mailboxes: readonly string[];
-  };
+  /** What `probe.started` said the probe would do; undefined when that event gives no whole plan (an edited or older trace). */
+  readonly plan:
+    | {
+        readonly cases: number;
+        readonly requests: number;
+        readonly messages: number;
+        readonly messagesAtMost: number;
+        readonly mailboxes: readonly string[];
+      }
+    | undefined;
+  /** The seq of `probe.started`, the event the plan is read from. */
+  readonly startedSeq: number;
   readonly rows: readonly ProbeCaseRow[];
   /** Counts by grade and result, as the CLI's summary line gives them. */
   readonly counts: Readonly<Record<ProbeGrade, Readonly<Record<ProbeResult, number>>>>;
@@ -120,13 +125,20 @@ export function probeReportOf(events: readonly RecordedEvent[]): ProbeReportView
     domain,
     from: d.from,
     keyid,
-    plan: {
-      cases: plan.cases ?? 0,
-      requests: plan.requests ?? 0,
-      messages: plan.messages ?? 0,
-      messagesAtMost: plan.messagesAtMost ?? 0,
-      mailboxes: [...(plan.mailboxes ?? [])],
-    },
+    plan:
+      plan.cases !== undefined &&
+      plan.requests !== undefined &&
+      plan.messages !== undefined &&
+      plan.messagesAtMost !== undefined
+        ? {
+            cases: plan.cases,
+            requests: plan.requests,
+            messages: plan.messages,
+            messagesAtMost: plan.messagesAtMost,
+            mailboxes: [...(plan.mailboxes ?? [])],
+          }
+        : undefined,
+    startedSeq: started.seq,
     rows,
     counts,
     receivers:

@@ -198,9 +198,16 @@ function ProbeSummary({ report }: { readonly report: ProbeReportView }) {
         ))}
       </Table>
       <p className="muted">
-        The plan said {report.plan.cases} cases, at most {report.plan.requests} requests, {report.plan.messages} message
-        {report.plan.messages === 1 ? "" : "s"} stored by a receiver that follows the spec (at most{" "}
-        {report.plan.messagesAtMost}), for {report.plan.mailboxes.join(", ") || "no mailbox"}.
+        {report.plan === undefined ? (
+          <>The trace's probe.started (seq {report.startedSeq}) gives no whole plan.</>
+        ) : (
+          <>
+            The plan said {report.plan.cases} cases, at most {report.plan.requests} requests, {report.plan.messages}{" "}
+            message
+            {report.plan.messages === 1 ? "" : "s"} stored by a receiver that follows the spec (at most{" "}
+            {report.plan.messagesAtMost}), for {report.plan.mailboxes.join(", ") || "no mailbox"}.
+          </>
+        )}
       </p>
     </section>
   );
