@@ -164,8 +164,8 @@ function push(actor: Actor | undefined, event: CheckedEvent): void {
 }
 
 // buildModel's helpers are functions of this module, not closures made on each call: a closure made per run
-// has its optimized code held by that run's functions alone, so V8 dropped it at the next full GC and compiled
-// it again, all run long (decision 0200).
+// keeps its optimized code only while that run's closures live, so V8 compiled them again and again, all
+// exploration long (decision 0200).
 /** Rebuilds each delivery actor (message → recipient domain) and its attempts from the trace. */
 export function buildModel(events: readonly CheckedEvent[]): Model {
   const actors = new Map<string, Actor>();
