@@ -523,7 +523,7 @@ async function runFleet(messages: number, mode: CryptoMode): Promise<FleetRun> {
   let requests = 0;
   let faulted = 0;
   let dnsFailures = 0;
-  for (const e of run.world.recorder.events) {
+  for (const e of run.world.recorder.iterate()) {
     const d = e.data ?? {};
     if (e.name === "http.failure" || (e.name === "http.response" && d["fault"] !== undefined)) faulted++;
     if (e.name === "dns.answer" && d["kind"] !== "answer") dnsFailures++;
@@ -544,7 +544,7 @@ async function runFleet(messages: number, mode: CryptoMode): Promise<FleetRun> {
     totalS,
     cpuS,
     events: run.world.scheduler.executedEvents,
-    traceEvents: run.world.recorder.events.length,
+    traceEvents: run.world.recorder.length,
     virtualDays: (run.endMs - run.world.startMs) / DAY_MS,
     posts,
     requests,

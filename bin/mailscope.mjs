@@ -4,14 +4,14 @@
 // enough, else the project's pinned Node from tools/node, fetched on first use.
 // The CLI is the built bundle (dist-cli/, `npm run build`) when it is up to date
 // with the sources, else the TypeScript sources (bin/cliEntry.mjs); either way
-// with Node's compile cache, so a second start skips compiling what it runs.
+// with Node's compile cache (its worker threads too), so a second start skips compiling what it runs.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import module from "node:module";
 import { constants as osConstants } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { cliEntry } from "./cliEntry.mjs";
+import { cliEntry, enableCompileCache } from "./cliEntry.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const [major, minor] = process.versions.node.split(".").map(Number);
@@ -22,7 +22,7 @@ const canStripTypes =
 
 if (canStripTypes) {
   // The cache lives in the OS's temporary folder (or NODE_COMPILE_CACHE); it never changes what runs.
-  module.enableCompileCache?.();
+  enableCompileCache(module);
   const { main } = await import(pathToFileURL(cliEntry(root).path).href);
   process.exitCode = await main(process.argv.slice(2));
 } else {

@@ -17,6 +17,7 @@ import type { RecordedEvent } from "../trace/schema.ts";
 import { describeEvent } from "../trace/describe.ts";
 import { exportHar } from "../trace/exportHar.ts";
 import { exportJsonChunks, traceHash } from "../trace/exportJson.ts";
+import { eventsOf } from "../trace/store.ts";
 import { exportMarkdown } from "../trace/exportMarkdown.ts";
 import { formatOffset, readableRecordedText } from "../trace/offset.ts";
 import { evidenceText, explainOutcomes, type Why } from "../trace/explain.ts";
@@ -160,7 +161,7 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
           complete: run.complete,
           virtualMs: run.endMs - run.world.startMs,
           wallMs: Math.round(wallMs),
-          events: trace.events.length,
+          events: eventsOf(trace).length,
           traceHash: await traceHash(trace),
           outcomes: jsonOutcomes(run),
           invariants: run.invariants,
@@ -190,12 +191,12 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
  */
 export function jsonOutcomes(run: ScenarioRun): Record<string, unknown>[] {
   const startMs = run.world.startMs;
-  const events = run.trace.events;
+  // Read from the recorder's store when it holds them (decision 0195): a fleet's events are not built all at once.
+  const events = eventsOf(run.trace);
   const facts = indexTrace(events);
   const whys = new Map(explainOutcomes(events, startMs).map((w) => [`${w.messageId}\n${w.recipient}`, w]));
-  const timeOf = new Map(events.map((e) => [e.seq, e.timeMs]));
   const at = (seq: number | undefined): string | undefined => {
-    const t = seq === undefined ? undefined : timeOf.get(seq);
+    const t = seq === undefined ? undefined : run.world.recorder.at(seq)?.timeMs;
     return t === undefined ? undefined : formatOffset(t, startMs);
   };
   return run.outcomes.map((o) => {
@@ -239,7 +240,7 @@ function whyJson(why: Why): Record<string, unknown> {
 /** `why:` and, per recipient, its explanation: the headline, then a clause a line with its evidence. */
 export function whyLines(run: ScenarioRun, labels: ReadonlyMap<string, string>): string[] {
   const lines = ["why:"];
-  for (const why of explainOutcomes(run.trace.events, run.world.startMs)) {
+  for (const why of explainOutcomes(eventsOf(run.trace), run.world.startMs)) {
     lines.push(`  ${labels.get(why.messageId) ?? why.messageId} ${why.recipient}: ${why.headline}`);
     for (const c of why.clauses) lines.push(`    ${c.text}  [${evidenceText(c)}]`);
   }
@@ -260,13 +261,13 @@ export function report(run: ScenarioRun, file: string, wallMs: number, full: boo
       ? [`DEPARTS FROM SPEC.md: ${departuresText(departed)}; the checks follow these numbers`]
       : []),
     "",
-    ...timeline(trace.events, world.startMs, full),
+    ...timeline(eventsOf(trace), world.startMs, full),
     "",
     "outcomes:",
   ];
   // The rows the app's outcomes table shows (app/sim/outcomeRows.ts): each recipient's own attempts and POSTs.
   const labels = new Map(world.messages.map((m) => [m.messageId, m.id]));
-  const rows = outcomeRows(trace.events, world.startMs, labels);
+  const rows = outcomeRows(eventsOf(trace), world.startMs, labels);
   const width = maxOf(
     rows.map((o) => o.message.length),
     4,
@@ -293,7 +294,7 @@ export function report(run: ScenarioRun, file: string, wallMs: number, full: boo
   lines.push(
     "",
     `${run.passed ? "passed" : "FAILED"}: ${failed === 0 ? `all ${checks} checks` : `${failed} of ${checks} checks failed`}; ` +
-      `${trace.events.length} events; ${virtual} of virtual time${run.complete ? "" : " (stopped at the horizon)"} in ${(wallMs / 1000).toFixed(2)} s`,
+      `${eventsOf(trace).length} events; ${virtual} of virtual time${run.complete ? "" : " (stopped at the horizon)"} in ${(wallMs / 1000).toFixed(2)} s`,
   );
   return lines;
 }
@@ -316,13 +317,11 @@ function foldedTimes(times: readonly string[]): string {
  * and runs of alike attempts collapsed into one line saying how many and
  * until when.
  */
-export function timeline(events: readonly RecordedEvent[], startMs: number, full: boolean): string[] {
-  const width = maxOf(
-    events.map((e) => (e.domain ?? "").length),
-    0,
-  );
+export function timeline(events: Iterable<RecordedEvent>, startMs: number, full: boolean): string[] {
+  let width = 0;
   const described: { at: string; domain: string; text: string }[] = [];
   for (const event of events) {
+    width = Math.max(width, (event.domain ?? "").length);
     const text = describeEvent(event, { flavour: "timeline", full, startMs });
     if (text === undefined) continue;
     described.push({ at: formatOffset(event.timeMs, startMs), domain: event.domain ?? "", text });

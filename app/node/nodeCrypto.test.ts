@@ -10,7 +10,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createDigester, incrementalDigester } from "../protocol/digest.ts";
 import type { DigestAlgorithm } from "../protocol/digest.ts";
 import vectors from "../protocol/fixtures/rfc9530-vectors.json" with { type: "json" };
-import { digestNow, startDigest, subtle as observedSubtle, useCryptoProvider } from "../protocol/webCrypto.ts";
+import {
+  digestNow,
+  observeWebCrypto,
+  startDigest,
+  subtle as observedSubtle,
+  useCryptoProvider,
+} from "../protocol/webCrypto.ts";
 import type { IncrementalAlgorithm } from "../protocol/webCrypto.ts";
 import fixture from "../sim/fixtures/determinism.json" with { type: "json" };
 import { SCENARIO } from "../sim/fixtures/determinismScenario.ts";
@@ -259,6 +265,26 @@ describe("nodeCryptoProvider: WebCrypto's answers, computed in place (SIG-* Ed25
     await Promise.resolve();
     await Promise.resolve();
     expect(settled).toBe(true);
+  });
+
+  it("what it computes in place is not observed (no host task to wait for); what it leaves to WebCrypto is", async () => {
+    restore = useCryptoProvider(provider);
+    const pair = await ed25519();
+    const seen: string[] = [];
+    const stop = observeWebCrypto(() => void seen.push("observed"));
+    try {
+      const data = new Uint8Array(100);
+      const signature = await observedSubtle.sign({ name: "Ed25519" }, pair.privateKey, data);
+      expect(await observedSubtle.verify({ name: "Ed25519" }, pair.publicKey, signature, data)).toBe(true);
+      await observedSubtle.digest("SHA-256", data);
+      expect(seen).toEqual([]);
+      // Past the in-place limit, and an algorithm it does not hash: WebCrypto's thread pool, observed.
+      await observedSubtle.digest("SHA-256", new Uint8Array(SYNC_DIGEST_LIMIT + 1));
+      await observedSubtle.digest("SHA-384", data);
+      expect(seen).toEqual(["observed", "observed"]);
+    } finally {
+      stop();
+    }
   });
 });
 

@@ -30,7 +30,12 @@ import {
   sign as signOneShot,
   verify as verifyOneShot,
 } from "node:crypto";
-import type { CryptoProvider, IncrementalAlgorithm, IncrementalDigest } from "../protocol/webCrypto.ts";
+import {
+  settledHere,
+  type CryptoProvider,
+  type IncrementalAlgorithm,
+  type IncrementalDigest,
+} from "../protocol/webCrypto.ts";
 
 /** Digests of inputs up to this size are computed in place; larger ones on the thread pool. */
 export const SYNC_DIGEST_LIMIT = 1024 * 1024;
@@ -133,7 +138,7 @@ export function nodeCryptoProvider(): CryptoProvider {
     digest(algorithm: AlgorithmIdentifier, data: BufferSource): Promise<ArrayBuffer> {
       const bytes = bytesOf(data);
       if (algorithmName(algorithm) === "SHA-256" && bytes !== undefined && bytes.byteLength <= SYNC_DIGEST_LIMIT) {
-        return Promise.resolve(ownBuffer(hash("sha256", bytes, "buffer")));
+        return settledHere(ownBuffer(hash("sha256", bytes, "buffer")));
       }
       return webCrypto().digest(algorithm, data);
     },
@@ -141,7 +146,7 @@ export function nodeCryptoProvider(): CryptoProvider {
     sign(algorithm: AlgorithmIdentifier, key: CryptoKey, data: BufferSource): Promise<ArrayBuffer> {
       const bytes = bytesOf(data);
       if (bytes !== undefined && ed25519Key(algorithm, key, "private sign")) {
-        return Promise.resolve(ownBuffer(signOneShot(null, bytes, keyObjectOf(key))));
+        return settledHere(ownBuffer(signOneShot(null, bytes, keyObjectOf(key))));
       }
       return webCrypto().sign(algorithm, key, data);
     },
@@ -156,8 +161,8 @@ export function nodeCryptoProvider(): CryptoProvider {
       const signatureBytes = bytesOf(signature);
       if (bytes !== undefined && signatureBytes !== undefined && ed25519Key(algorithm, key, "public verify")) {
         // WebCrypto answers false, not an error, for a signature of the wrong length.
-        if (signatureBytes.byteLength !== ED25519_SIGNATURE_LENGTH) return Promise.resolve(false);
-        return Promise.resolve(verifyOneShot(null, bytes, keyObjectOf(key), signatureBytes));
+        if (signatureBytes.byteLength !== ED25519_SIGNATURE_LENGTH) return settledHere(false);
+        return settledHere(verifyOneShot(null, bytes, keyObjectOf(key), signatureBytes));
       }
       return webCrypto().verify(algorithm, key, signature, data);
     },
@@ -193,7 +198,7 @@ export function nodeCryptoProvider(): CryptoProvider {
           keyObjects.set(key, imported.object);
           imported[which] = key;
         }
-        return Promise.resolve(key);
+        return settledHere(key);
       }
       return format === "jwk"
         ? webCrypto().importKey(format, keyData as JsonWebKey, algorithm, extractable, [...keyUsages])

@@ -12,8 +12,17 @@
 import type { Worker } from "node:worker_threads";
 import { startThread } from "./threadFlags.ts";
 
-/** The young generation of a run's thread: 24 MiB in V8's count is 8 MiB semi-spaces, 16 MiB of new space. */
-export const RUN_THREAD_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 24 } as const;
+/**
+ * The young generation of a run's thread: 24 MiB in V8's count is 8 MiB semi-spaces, 16 MiB of new space.
+ *
+ * Its old generation at most 1,900 MiB (decision 0195), not the 4 GiB V8 gives a thread on a large machine:
+ * V8 lets the old generation grow to the live size times a factor that is 4 for a limit of 2 GiB or more and
+ * ~1.9 at 1,900 MiB, so a fleet that holds ~60 MiB (its trace kept encoded) peaked anywhere from 400 to 580 MiB
+ * RSS by the machine's load, and at ~330–345 MiB with this limit, for 6–12 % more CPU. A run that holds more than
+ * the limit stops with an out-of-memory error (~30 fleets' worth); V8 gives a process on a machine with 8 GiB
+ * about 2 GiB by default anyway.
+ */
+export const RUN_THREAD_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 24, maxOldGenerationSizeMb: 1_900 } as const;
 
 /** Starts `module` in a worker thread with {@link RUN_THREAD_RESOURCE_LIMITS}, Node's flags and `workerData`. */
 export function startRunThread(module: URL, workerData: unknown): Worker {

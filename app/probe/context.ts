@@ -105,9 +105,10 @@ export function createProbeContext(options: ProbeOptions, ports: ProbePorts): Pr
 export function emit<N extends TraceEventName>(ctx: ProbeContext, name: N, data: EmitData<N>): number {
   const { recorder } = ctx;
   recorder.emit(traceEvent(name, ctx.ports.clock.now(), data, ctx.traceDomain));
-  const event = recorder.events[recorder.events.length - 1];
+  const seq = recorder.length - 1;
+  const event = ctx.options.onEvent === undefined ? undefined : recorder.at(seq);
   if (event !== undefined) ctx.options.onEvent?.(event);
-  return recorder.events.length - 1;
+  return seq;
 }
 
 /** Whether the case `id` runs (selected, and its needs met). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bodyBytesOf, requestWithBody, responseWithBody } from "./bodies.ts";
+import { bodyBytesOf, bodySha256FieldOf, requestWithBody, responseWithBody } from "./bodies.ts";
 
 const URL_ = "https://mx.b.example/v1/messages";
 
@@ -11,6 +11,16 @@ describe("bodies at hand: a message the core made from bytes gives those bytes (
     // The Request keeps its own copy for its stream: a reader that streams it gets the same bytes.
     expect(new Uint8Array(await request.clone().arrayBuffer())).toEqual(bytes);
     expect(request.headers.get("content-type")).toBe("x/y");
+  });
+
+  it("POST-5: the SHA-256 its maker computed of the bytes is kept with them, and let go once the body is read", async () => {
+    const bytes = new Uint8Array([1, 2, 3]);
+    const field = "sha-256=:A5BYxvLAy0ksUzsKTRTvd8wPeKvMztUofYShogEc+4E=:";
+    const request = requestWithBody(URL_, { method: "POST" }, bytes, field);
+    expect(bodySha256FieldOf(request)).toBe(field);
+    expect(bodySha256FieldOf(requestWithBody(URL_, { method: "POST" }, bytes))).toBeUndefined();
+    await request.arrayBuffer();
+    expect(bodySha256FieldOf(request)).toBeUndefined();
   });
 
   it("once the stream was read, the body is no longer at hand (as fetch says it is used)", async () => {

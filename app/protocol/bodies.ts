@@ -27,16 +27,39 @@
 
 const bodies = new WeakMap<Request | Response, Uint8Array>();
 
+/** The SHA-256 of a body at hand, as a Content-Digest member, when its maker computed it (decision 0210). */
+const sha256Fields = new WeakMap<Request | Response, string>();
+
 const NO_BYTES = new Uint8Array(0);
 
-/** `new Request(url, init)` with `bytes` as its body (none when empty), known to {@link bodyBytesOf}. */
-export function requestWithBody(url: string, init: Omit<RequestInit, "body">, bytes: Uint8Array): Request {
+/**
+ * `new Request(url, init)` with `bytes` as its body (none when empty), known to {@link bodyBytesOf}.
+ * `sha256Field` is the bytes' SHA-256 as a Content-Digest member (`sha-256=:…:`) when the caller has just
+ * computed it from these very bytes (the sender, for its Content-Digest), known to {@link bodySha256FieldOf}.
+ */
+export function requestWithBody(
+  url: string,
+  init: Omit<RequestInit, "body">,
+  bytes: Uint8Array,
+  sha256Field?: string,
+): Request {
   const request = new Request(
     url,
     bytes.length === 0 ? init : ({ ...init, body: pulledWhenRead(bytes), duplex: "half" } as RequestInit),
   );
   bodies.set(request, bytes.length === 0 ? NO_BYTES : bytes);
+  if (sha256Field !== undefined) sha256Fields.set(request, sha256Field);
   return request;
+}
+
+/**
+ * The SHA-256 of `message`'s body at hand as a Content-Digest member, when whoever made the message
+ * computed it from those bytes ({@link requestWithBody}); `undefined` otherwise, and once the body is read.
+ * For a reader that records the body's digest (the simulated network's trace), not for a receiver, which
+ * checks a Content-Digest by hashing the bytes itself.
+ */
+export function bodySha256FieldOf(message: Request | Response): string | undefined {
+  return bodyBytesOf(message) === undefined ? undefined : sha256Fields.get(message);
 }
 
 /** `new Response(bytes, init)`, known to {@link bodyBytesOf}; `null` (a HEAD, a 204) has no body. */

@@ -6,8 +6,7 @@
  * body to the signature.
  */
 import { Sha256 } from "./sha256.ts";
-import { serializeDictionary } from "structured-headers";
-import { parseDictionary } from "./structuredFields.ts";
+import { parseDictionary, serializeByteSequences } from "./structuredFields.ts";
 import type { Dictionary } from "structured-headers";
 import { asBufferSource, bytesEqual, fromArrayBuffer } from "./base64.ts";
 import { fail, failWith, ok } from "./result.ts";
@@ -41,9 +40,7 @@ export async function digestBytes(algorithm: DigestAlgorithm, body: Uint8Array):
 
 /** Serializes digests already computed (for example by {@link createDigester}) as a Content-Digest value. */
 export function serializeContentDigest(digests: ReadonlyMap<string, Uint8Array>): string {
-  const dict: Dictionary = new Map();
-  for (const [algorithm, digest] of digests) dict.set(algorithm, [asBufferSource(digest), new Map()]);
-  return serializeDictionary(dict);
+  return serializeByteSequences(digests);
 }
 
 /**

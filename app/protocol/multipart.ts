@@ -508,24 +508,36 @@ export function byteSearch(needle: Uint8Array): ByteSearch {
   const n = own.length;
   if (n === 0) return (haystack, from) => (from <= haystack.length ? from : -1);
   if (n < SKIP_MIN) return (haystack, from) => firstByteSearch(haystack, own, from);
-  const lastIndex = n - 1;
   const shifts = pairShifts(own);
-  const lastByte = own[lastIndex] as number;
-  return (haystack, from) => {
-    if (from < 0) return firstByteSearch(haystack, own, from);
-    const end = haystack.length - n;
-    let i = from;
-    while (i <= end) {
-      const b = haystack[i + lastIndex] as number;
-      if (b === lastByte) {
-        let j = 0;
-        while (j < lastIndex && haystack[i + j] === own[j]) j++;
-        if (j === lastIndex) return i;
-      }
-      i += shifts[pairHash(haystack[i + lastIndex - 1] as number, b)] as number;
+  return (haystack, from) =>
+    from < 0 ? firstByteSearch(haystack, own, from) : pairSkipSearch(haystack, own, shifts, from);
+}
+
+/**
+ * {@link byteSearch}'s loop for a needle of {@link SKIP_MIN} bytes or more, with its shifts: a function of this
+ * module, not of the closure each needle gets, so that V8 keeps its optimized code from one message to the next
+ * (a closure's is dropped with the closure; decision 0200).
+ */
+function pairSkipSearch(
+  haystack: Uint8Array,
+  needle: Uint8Array,
+  shifts: Uint8Array | Uint32Array,
+  from: number,
+): number {
+  const lastIndex = needle.length - 1;
+  const lastByte = needle[lastIndex] as number;
+  const end = haystack.length - needle.length;
+  let i = from;
+  while (i <= end) {
+    const b = haystack[i + lastIndex] as number;
+    if (b === lastByte) {
+      let j = 0;
+      while (j < lastIndex && haystack[i + j] === needle[j]) j++;
+      if (j === lastIndex) return i;
     }
-    return -1;
-  };
+    i += shifts[pairHash(haystack[i + lastIndex - 1] as number, b)] as number;
+  }
+  return -1;
 }
 
 const PAIR_TABLE_SIZE = 1024;

@@ -20,7 +20,7 @@ import {
 import type { BareItem, Dictionary, InnerList, Item, List, Parameters } from "structured-headers";
 import { asBufferSource, bytesToBase64, fromArrayBuffer } from "./base64.ts";
 import { keptAnswers } from "./memo.ts";
-import { parseDictionary } from "./structuredFields.ts";
+import { parseDictionary, serializeByteSequences } from "./structuredFields.ts";
 import { ProtocolError, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
@@ -521,9 +521,7 @@ export function parseSignature(header: string): Parsed<Map<string, Uint8Array>> 
 
 /** Serializes label → signature bytes into a Signature field value. */
 export function serializeSignature(signatures: ReadonlyMap<string, Uint8Array>): string {
-  const dict: Dictionary = new Map();
-  for (const [label, bytes] of signatures) dict.set(label, [asBufferSource(bytes), new Map()]);
-  return serializeDictionary(dict);
+  return serializeByteSequences(signatures);
 }
 
 function checkKnownParams(params: Parameters, where: string): Violation[] {

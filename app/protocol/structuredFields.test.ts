@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { parseDictionary as libraryParseDictionary, serializeDictionary, Token } from "structured-headers";
 import type { BareItem, Dictionary, InnerList, Item, Parameters } from "structured-headers";
 import { describe, expect, it } from "vitest";
-import { fastDictionary, parseDictionary } from "./structuredFields.ts";
+import { fastDictionary, parseDictionary, serializeByteSequences } from "./structuredFields.ts";
 
 /** What the library makes of `text`: its Dictionary, or the fact that it refuses it. */
 function library(text: string): { ok: true; value: Dictionary } | { ok: false; message: string } {
@@ -157,5 +157,35 @@ describe("structured fields: the fast Dictionary parser is the library's, sooner
       expect(fastDictionary(text), text).toBe(undefined);
       expectAgreement(text);
     }
+  });
+});
+
+describe("structured fields: Byte Sequence Dictionaries written as the library writes them (POST-5, AUTH-2)", () => {
+  /** What the library writes for `members`, or the error it throws. */
+  function librarySerialized(members: ReadonlyMap<string, Uint8Array>): { text: string } | { error: string } {
+    const dict: Dictionary = new Map();
+    for (const [key, bytes] of members) dict.set(key, [bytes.slice().buffer, new Map()]);
+    try {
+      return { text: serializeDictionary(dict) };
+    } catch (error) {
+      return { error: (error as Error).message };
+    }
+  }
+
+  it("POST-5, AUTH-2: a Content-Digest or Signature of any members is the library's text; a key it refuses, its error", () => {
+    const anyKey = fc.oneof(keyArb, fc.string({ maxLength: 5 }));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(anyKey, fc.uint8Array({ maxLength: 80 })), { maxLength: 4 }), (entries) => {
+        const members = new Map(entries);
+        const lib = librarySerialized(members);
+        if ("text" in lib) expect(serializeByteSequences(members)).toBe(lib.text);
+        else expect(() => serializeByteSequences(members)).toThrow(lib.error);
+      }),
+      { numRuns: 500 },
+    );
+    // A view into a larger buffer is written for its own bytes only.
+    const pooled = new Uint8Array([9, 9, 1, 2, 3, 9]).subarray(2, 5);
+    expect(serializeByteSequences(new Map([["sha-256", pooled]]))).toBe("sha-256=:AQID:");
+    expect(serializeByteSequences(new Map())).toBe("");
   });
 });

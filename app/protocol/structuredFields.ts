@@ -12,10 +12,15 @@
  * Display String) and every input it finds malformed to the library, which
  * then gives its own answer or its own error. So the result is always the
  * library's: `structuredFields.test.ts` checks that on generated and broken
- * inputs.
+ * inputs. Two of those fields, a Content-Digest and a Signature, are written
+ * by {@link serializeByteSequences} with the library's text, sooner.
  */
-import { parseDictionary as libraryParseDictionary } from "structured-headers";
+import {
+  parseDictionary as libraryParseDictionary,
+  serializeDictionary as librarySerializeDictionary,
+} from "structured-headers";
 import type { BareItem, Dictionary, InnerList, Item, Parameters } from "structured-headers";
+import { asBufferSource, bytesToBase64 } from "./base64.ts";
 
 /**
  * Parses a Dictionary field value (RFC 8941 §4.2.2), with the result and the
@@ -25,6 +30,30 @@ import type { BareItem, Dictionary, InnerList, Item, Parameters } from "structur
  */
 export function parseDictionary(text: string): Dictionary {
   return fastDictionary(text) ?? libraryParseDictionary(text);
+}
+
+/** RFC 8941 §3.2's keys, as the library checks them. */
+const KEY = /^[a-z*][*\-_.a-z0-9]*$/;
+
+/**
+ * Serializes a Dictionary of Byte Sequences without Parameters (RFC 8941
+ * §4.1.2, §4.1.8) — a Content-Digest, a Signature — as `structured-headers`'
+ * `serializeDictionary` does: `key=:base64:`, members joined by `, `. The
+ * library builds each member's base64 a character at a time; a sender writes
+ * two such fields per POST. A key the library refuses goes to the library,
+ * which throws its own error.
+ */
+export function serializeByteSequences(members: ReadonlyMap<string, Uint8Array>): string {
+  let out = "";
+  for (const [key, bytes] of members) {
+    if (!KEY.test(key)) {
+      const dict: Dictionary = new Map();
+      for (const [k, b] of members) dict.set(k, [asBufferSource(b), new Map()]);
+      return librarySerializeDictionary(dict);
+    }
+    out += `${out === "" ? "" : ", "}${key}=:${bytesToBase64(bytes)}:`;
+  }
+  return out;
 }
 
 const SP = 0x20;

@@ -26,6 +26,26 @@ export function observeWebCrypto(observer: Observer): () => void {
   return () => observers.delete(observer);
 }
 
+/**
+ * The result a provider last computed on the calling thread ({@link settledHere}): a provider's call is
+ * synchronous up to the promise it returns, so `subtle` compares that promise with this one and clears it.
+ */
+let computedHere: Promise<unknown> | undefined;
+
+/**
+ * A provider's result computed on the calling thread (app/node/nodeCrypto.ts),
+ * as a promise already settled: no host task settles it, so the observers have
+ * nothing to wait for or to order, and it is handed to the core unobserved.
+ * Each observed operation costs the simulator's scheduler a held promise, a
+ * tracked batch and a real-time watchdog for the event (decision 0210); a
+ * provider's fallbacks to WebCrypto itself are observed as any operation is.
+ */
+export function settledHere<T>(value: T): Promise<T> {
+  const promise = Promise.resolve(value);
+  computedHere = promise;
+  return promise;
+}
+
 function observed<T>(operation: Promise<T>): Promise<T> {
   let awaited: Promise<unknown> = operation;
   for (const observer of observers) awaited = observer(awaited) ?? awaited;
@@ -115,7 +135,12 @@ export function useCryptoProvider(implementation: CryptoProvider): () => void {
 function wrap<K extends CryptoOperation>(name: K): SubtleCrypto[K] {
   return ((...args: unknown[]) => {
     const own = provider[name];
-    if (own !== undefined) return observed((own as (...a: unknown[]) => Promise<unknown>)(...args));
+    if (own !== undefined) {
+      const result = (own as (...a: unknown[]) => Promise<unknown>)(...args);
+      const here = result === computedHere;
+      computedHere = undefined;
+      return here ? result : observed(result);
+    }
     // eslint-disable-next-line no-restricted-syntax -- the one place the core touches WebCrypto itself
     const real = globalThis.crypto.subtle;
     return observed((real[name] as (...a: unknown[]) => Promise<unknown>).apply(real, args));

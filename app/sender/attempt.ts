@@ -340,7 +340,9 @@ export async function attemptDelivery(input: AttemptInput, deps: AttemptDeps): P
   ];
   // One Request, signed in place: its own URL (as fetch serializes it) and fields are what is signed.
   // G30: a redirect would carry a signed request to an origin discovery did not name.
-  const request = requestWithBody(url, { method: "POST", headers: fields, redirect: "manual" }, body);
+  // The digest is of `body` alone (the one member, as the trace writes a body's SHA-256): the network's trace takes
+  // it instead of hashing the same bytes a third time; the receiver hashes them itself to check it.
+  const request = requestWithBody(url, { method: "POST", headers: fields, redirect: "manual" }, body, digest);
   // POST-24: a fresh `created` on every attempt, the same key.
   const signed = await deliverySignature(
     { method: "POST", url: request.url, headers: fields },

@@ -77,7 +77,7 @@ export interface TraceFacts {
 }
 
 /** Indexes `events` once for any number of lookups. */
-export function indexTrace(events: readonly CheckedEvent[]): TraceFacts {
+export function indexTrace(events: Iterable<CheckedEvent>): TraceFacts {
   const key = (messageId: string, recipient: string): string => `${messageId}\n${normalizeAddress(recipient)}`;
   const outcomes = new Map<
     string,
@@ -252,7 +252,7 @@ export function expectationName(e: ScenarioExpectation, index: number): string {
  */
 export function checkExpectations(
   expectations: readonly ScenarioExpectation[],
-  events: readonly CheckedEvent[],
+  events: Iterable<CheckedEvent>,
   messages: readonly ExpectedMessage[],
   startMs: number,
 ): CheckResult[] {

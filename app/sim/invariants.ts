@@ -141,29 +141,39 @@ function domainOf(address: string): string | undefined {
   return parsed.ok ? parsed.value.domain : undefined;
 }
 
+/** The actors whose attempt is in discovery, by {@link discoveryKey}. */
+type Discovering = Map<string, Set<Actor>>;
+
+function discoveryKey(senderDomain: string, domain: string | undefined): string {
+  return `${senderDomain}\n${domain}`;
+}
+
+function markDiscovering(discovering: Discovering, actor: Actor, on: boolean): void {
+  actor.discovering = on;
+  const key = discoveryKey(actor.senderDomain, actor.domain);
+  let set = discovering.get(key);
+  if (on) {
+    if (set === undefined) discovering.set(key, (set = new Set()));
+    set.add(actor);
+  } else set?.delete(actor);
+}
+
+// An event of an actor the trace never started (a cut trace) belongs to no attempt.
+function push(actor: Actor | undefined, event: CheckedEvent): void {
+  if (actor !== undefined) actor.attempts.at(-1)?.events.push(event);
+}
+
+// buildModel's helpers are functions of this module, not closures made on each call: a closure made per run
+// keeps its optimized code only while that run's closures live, so V8 compiled them again and again, all
+// exploration long (decision 0200).
 /** Rebuilds each delivery actor (message → recipient domain) and its attempts from the trace. */
-export function buildModel(events: readonly CheckedEvent[]): Model {
+export function buildModel(events: Iterable<CheckedEvent>): Model {
   const actors = new Map<string, Actor>();
   const submitted = new Map<string, { at: CheckedEvent; recipients: Set<string> }>();
   const deliveries = new Map<string, readonly string[]>();
-  const current = (actor: Actor): Attempt | undefined => actor.attempts.at(-1);
-  // An event of an actor the trace never started (a cut trace) belongs to no attempt.
-  const push = (actor: Actor | undefined, event: CheckedEvent): void => {
-    if (actor !== undefined) current(actor)?.events.push(event);
-  };
   // The actors whose attempt is in discovery, by sender and domain (in the order they were created),
   // so that a discovery event finds its actors without a pass over every actor of the run.
-  const discovering = new Map<string, Set<Actor>>();
-  const discoveryKey = (senderDomain: string, domain: string | undefined): string => `${senderDomain}\n${domain}`;
-  const setDiscovering = (actor: Actor, on: boolean): void => {
-    actor.discovering = on;
-    const key = discoveryKey(actor.senderDomain, actor.domain);
-    let set = discovering.get(key);
-    if (on) {
-      if (set === undefined) discovering.set(key, (set = new Set()));
-      set.add(actor);
-    } else set?.delete(actor);
-  };
+  const discovering: Discovering = new Map();
   for (const event of events) {
     const e = readEvent(event);
     switch (e?.name) {
@@ -190,7 +200,7 @@ export function buildModel(events: readonly CheckedEvent[]): Model {
               handOffs: [],
             };
             actors.set(id, actor);
-            setDiscovering(actor, true);
+            markDiscovering(discovering, actor, true);
           }
           actor.recipients.add(recipient);
         }
@@ -200,7 +210,7 @@ export function buildModel(events: readonly CheckedEvent[]): Model {
         const actor = actors.get(e.data.deliveryActor ?? "");
         if (actor === undefined) break;
         actor.attempts.push({ index: actor.attempts.length + 1, startMs: event.timeMs, events: [event] });
-        setDiscovering(actor, true);
+        markDiscovering(discovering, actor, true);
         break;
       }
       case "timer.set":
@@ -210,7 +220,7 @@ export function buildModel(events: readonly CheckedEvent[]): Model {
         const actor = actors.get(e.data.deliveryActor ?? "");
         if (actor === undefined) break;
         push(actor, event);
-        if (e.data.from?.endsWith("discovering") === true) setDiscovering(actor, false);
+        if (e.data.from?.endsWith("discovering") === true) markDiscovering(discovering, actor, false);
         break;
       }
       case "delivery.created": {
@@ -358,11 +368,11 @@ export function classify(
 // The checkers
 
 /**
- * Runs every invariant over `events`; one result per invariant, in {@link INVARIANTS} order. `model` is
- * `buildModel(events)`, given when the caller built it already.
+ * Runs every invariant over `events` (read more than once: an array, or a recorder's `iterate()`); one result
+ * per invariant, in {@link INVARIANTS} order. `model` is `buildModel(events)`, given when the caller built it already.
  */
 export function checkInvariants(
-  events: readonly CheckedEvent[],
+  events: Iterable<CheckedEvent>,
   options: InvariantOptions,
   model: Model = buildModel(events),
 ): CheckResult[] {
@@ -467,7 +477,7 @@ const EVIDENT = new Set([
   "delivery.bounced",
 ]);
 
-function terminalOutcome(events: readonly CheckedEvent[], model: Model, options: InvariantOptions): Verdict {
+function terminalOutcome(events: Iterable<CheckedEvent>, model: Model, options: InvariantOptions): Verdict {
   const outcomes = new Map<string, CheckedEvent[]>();
   const all: CheckedEvent[] = [];
   const violations: Finding[] = [];
@@ -515,7 +525,7 @@ function terminalOutcome(events: readonly CheckedEvent[], model: Model, options:
  * A DSN is sent with the null reverse-path (ENV-3) so that its own failure is never reported (RFC 5321
  * §4.5.5): a dsn.sent about a message an earlier dsn.sent sent is a loop under way, whatever `from` it had.
  */
-function noDsnAboutADsn(events: readonly CheckedEvent[]): Verdict {
+function noDsnAboutADsn(events: Iterable<CheckedEvent>): Verdict {
   const dsns = new Map<string, CheckedEvent>();
   const violations: Finding[] = [];
   const judged: CheckedEvent[] = [];
@@ -544,7 +554,7 @@ function noDsnAboutADsn(events: readonly CheckedEvent[]): Verdict {
   };
 }
 
-function noDuplicateDelivery(events: readonly CheckedEvent[]): Verdict {
+function noDuplicateDelivery(events: Iterable<CheckedEvent>): Verdict {
   const seen = new Map<string, CheckedEvent[]>();
   const violations: Finding[] = [];
   const judged: CheckedEvent[] = [];
@@ -651,65 +661,81 @@ function noRetryAfterPermanent(model: Model, options: InvariantOptions): Verdict
   const violations: Finding[] = [];
   const judged: CheckedEvent[] = [];
   let permanent = 0;
-  for (const actor of model.actors.values()) {
-    /** Recipient → why it is final for the service, and the answer that made it so. */
-    const finalFor = new Map<string, { why: string; answer: CheckedEvent }>();
-    const deadDeliveries = new Map<string, { why: string; answer: CheckedEvent }>();
-    for (const attempt of actor.attempts) {
-      for (const e of attempt.events) {
-        const started = dataOf(e, "attempt.started");
-        const result = dataOf(e, "recipient.result");
-        const ended = dataOf(e, "attempt.ended");
-        const deliveryId = (started ?? result ?? ended)?.deliveryId ?? "";
-        if (started !== undefined) {
-          if (started.sent === false) continue;
-          const dead = deadDeliveries.get(deliveryId);
-          if (dead !== undefined) {
-            violations.push(
-              finding(
-                `${deliveryId}: sent again at ${recordedOffset(e.timeMs, actor.startMs)} after ${dead.why}`,
-                dead.answer,
-                e,
-              ),
-            );
-            continue;
-          }
-          for (const r of (started.recipients ?? []).map(normalizeAddress)) {
-            const final = finalFor.get(r);
-            if (final !== undefined)
-              violations.push(
-                finding(
-                  `${actor.id}: ${r} sent again at ${recordedOffset(e.timeMs, actor.startMs)} after ${final.why}`,
-                  final.answer,
-                  e,
-                ),
-              );
-          }
-        } else if (result?.status === "rejected") {
-          permanent++;
-          judged.push(e);
-          finalFor.set(normalizeAddress(result.recipient ?? ""), {
-            why: `it was rejected at ${recordedOffset(e.timeMs, actor.startMs)} [RCP-7]`,
-            answer: e,
-          });
-        } else if (ended !== undefined && permanentEnding(ended, options.readings)) {
-          permanent++;
-          judged.push(e);
-          const final = {
-            why: `a permanent answer (${ended.status ?? "not sent"}) at ${recordedOffset(e.timeMs, actor.startMs)} [STATE-9]`,
-            answer: e,
-          };
-          deadDeliveries.set(deliveryId, final);
-          for (const r of model.deliveries.get(deliveryId) ?? []) finalFor.set(r, final);
-        }
-      }
-    }
-  }
+  for (const actor of model.actors.values())
+    permanent += retriedAfterPermanent(actor, model, options, violations, judged);
   return {
     violations,
     checked: `${plural(permanent, "permanent answer")}, none retried over the service`,
     evidence: judged,
   };
+}
+
+/**
+ * {@link noRetryAfterPermanent} over one actor: its violations and judged answers added to the lists, the count of
+ * its permanent answers returned. A function of its own so that V8 optimizes the events' loop as a function, not
+ * by on-stack replacement inside the actors' loop (each exit from the inner loop deoptimized it; decision 0200).
+ */
+function retriedAfterPermanent(
+  actor: Actor,
+  model: Model,
+  options: InvariantOptions,
+  violations: Finding[],
+  judged: CheckedEvent[],
+): number {
+  let permanent = 0;
+  /** Recipient → why it is final for the service, and the answer that made it so. */
+  const finalFor = new Map<string, { why: string; answer: CheckedEvent }>();
+  const deadDeliveries = new Map<string, { why: string; answer: CheckedEvent }>();
+  for (const attempt of actor.attempts) {
+    for (const e of attempt.events) {
+      const started = dataOf(e, "attempt.started");
+      const result = dataOf(e, "recipient.result");
+      const ended = dataOf(e, "attempt.ended");
+      const deliveryId = (started ?? result ?? ended)?.deliveryId ?? "";
+      if (started !== undefined) {
+        if (started.sent === false) continue;
+        const dead = deadDeliveries.get(deliveryId);
+        if (dead !== undefined) {
+          violations.push(
+            finding(
+              `${deliveryId}: sent again at ${recordedOffset(e.timeMs, actor.startMs)} after ${dead.why}`,
+              dead.answer,
+              e,
+            ),
+          );
+          continue;
+        }
+        for (const r of (started.recipients ?? []).map(normalizeAddress)) {
+          const final = finalFor.get(r);
+          if (final !== undefined)
+            violations.push(
+              finding(
+                `${actor.id}: ${r} sent again at ${recordedOffset(e.timeMs, actor.startMs)} after ${final.why}`,
+                final.answer,
+                e,
+              ),
+            );
+        }
+      } else if (result?.status === "rejected") {
+        permanent++;
+        judged.push(e);
+        finalFor.set(normalizeAddress(result.recipient ?? ""), {
+          why: `it was rejected at ${recordedOffset(e.timeMs, actor.startMs)} [RCP-7]`,
+          answer: e,
+        });
+      } else if (ended !== undefined && permanentEnding(ended, options.readings)) {
+        permanent++;
+        judged.push(e);
+        const final = {
+          why: `a permanent answer (${ended.status ?? "not sent"}) at ${recordedOffset(e.timeMs, actor.startMs)} [STATE-9]`,
+          answer: e,
+        };
+        deadDeliveries.set(deliveryId, final);
+        for (const r of model.deliveries.get(deliveryId) ?? []) finalFor.set(r, final);
+      }
+    }
+  }
+  return permanent;
 }
 
 // The retry schedule in SPEC.md's own numbers ("Retry schedule", G16), written out here and not
@@ -782,18 +808,7 @@ function retrySchedule(model: Model, options: InvariantOptions): Verdict {
       retries++;
       const base = specRetryDelayMs(k, schedule);
       const setAt = previous.events.filter((e) => e.name === "timer.set").at(-1)?.timeMs ?? previous.startMs;
-      let lowerBoundMs: number | undefined;
-      for (const e of previous.events) {
-        const result = dataOf(e, "recipient.result");
-        const seconds =
-          dataOf(e, "attempt.ended")?.retryAfterS ??
-          (result?.status === "deferred" ? result.retryAfterS : undefined) ??
-          // G47 `lower-bound`: a failed capabilities answer's Retry-After counts too.
-          (options.readings.capabilitiesRetryAfter === "lower-bound"
-            ? dataOf(e, "capabilities.invalid")?.retryAfterS
-            : undefined);
-        if (seconds !== undefined) lowerBoundMs = Math.max(lowerBoundMs ?? -Infinity, e.timeMs + seconds * 1000);
-      }
+      const lowerBoundMs = retryAfterLowerBound(previous, options);
       const lo = previous.startMs + (jitter ? Math.floor(base * (1 - spread)) - 1 : base);
       const hi = previous.startMs + (jitter ? Math.ceil(base * (1 + spread)) + 1 : base);
       const latest = Math.max(hi, lowerBoundMs ?? -Infinity, setAt);
@@ -818,6 +833,27 @@ function retrySchedule(model: Model, options: InvariantOptions): Verdict {
     violations,
     checked: `${retries} retr${retries === 1 ? "y" : "ies"}, each within the schedule (jitter ${jitter ? (spread === SPEC_JITTER ? "on" : `on, ±${percent}`) : "off"})${departed(schedule, ["firstRetryMs", "factor", "capMs"])}`,
   };
+}
+
+/**
+ * The latest time an attempt's Retry-After answers allow its retry at (RETRY-7), or undefined when none said
+ * one. A function of its own so that V8 optimizes the events' loop as a function, not by on-stack replacement
+ * inside the actors' and attempts' loops (each exit from the inner loop deoptimized it; decision 0200).
+ */
+function retryAfterLowerBound(attempt: Attempt, options: InvariantOptions): number | undefined {
+  let lowerBoundMs: number | undefined;
+  for (const e of attempt.events) {
+    const result = dataOf(e, "recipient.result");
+    const seconds =
+      dataOf(e, "attempt.ended")?.retryAfterS ??
+      (result?.status === "deferred" ? result.retryAfterS : undefined) ??
+      // G47 `lower-bound`: a failed capabilities answer's Retry-After counts too.
+      (options.readings.capabilitiesRetryAfter === "lower-bound"
+        ? dataOf(e, "capabilities.invalid")?.retryAfterS
+        : undefined);
+    if (seconds !== undefined) lowerBoundMs = Math.max(lowerBoundMs ?? -Infinity, e.timeMs + seconds * 1000);
+  }
+  return lowerBoundMs;
 }
 
 /** `; first retry 30s, factor 3, cap 30m (not SPEC.md's)` for the schedule's numbers that departed; "" for none. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { TransportError, type UntypedTraceEvent } from "../ports.ts";
 import { bodyBytesOf, requestWithBody, responseWithBody } from "../protocol/bodies.ts";
+import { useCryptoProvider } from "../protocol/webCrypto.ts";
 import { traceHash } from "../trace/exportJson.ts";
 import { createRecorder } from "../trace/recorder.ts";
 import { createDnsZone } from "./dnsZone.ts";
@@ -205,6 +206,42 @@ describe("network: routing through msw handlers", () => {
       const traced = ctx.events.filter((e) => e.name === "http.request").map((e) => e.data?.["bodyDigest"]);
       expect(traced).toEqual([await sha256Field(bytes), await sha256Field(bytes)]);
     }
+  });
+
+  it("POST-5: a body at hand whose maker gave its SHA-256 is traced with that digest, not hashed again", async () => {
+    const ctx = setup([]);
+    const bytes = new TextEncoder().encode("--x\r\n...message...\r\n--x--\r\n");
+    ctx.network.mount("https://mx.d.example", () => Promise.resolve(new Response(null, { status: 204 })));
+    const fetch = ctx.network.fetchFor("a.example");
+    const field = await sha256Field(bytes);
+    // A field no hash of these bytes gives shows that the network took the maker's and computed none.
+    const claimed = `sha-256=:${"A".repeat(43)}=:`;
+    const url = "https://mx.d.example/v1/messages";
+    ctx.scheduler.at(0, () => fetch(requestWithBody(url, { method: "POST" }, bytes, claimed)));
+    ctx.scheduler.at(1, () => fetch(requestWithBody(url, { method: "POST" }, bytes)));
+    await ctx.scheduler.run();
+    const traced = ctx.events.filter((e) => e.name === "http.request").map((e) => e.data?.["bodyDigest"]);
+    expect(traced).toEqual([claimed, field]);
+  });
+
+  it("POST-5: an answer given again with the same bytes at hand (a capabilities document) is hashed once for the trace", async () => {
+    const ctx = setup([]);
+    const document = new TextEncoder().encode('{"versions":["v1"]}');
+    ctx.network.mount("https://mx.d.example", () =>
+      Promise.resolve(responseWithBody(document, { status: 200, headers: { "content-type": "application/json" } })),
+    );
+    const fetch = ctx.network.fetchFor("a.example");
+    let hashed = 0;
+    const restore = useCryptoProvider({ digestNow: () => void hashed++ });
+    try {
+      for (let i = 0; i < 3; i++) ctx.scheduler.at(i, () => fetch(new Request("https://mx.d.example/v1/capabilities")));
+      await ctx.scheduler.run();
+    } finally {
+      restore();
+    }
+    const traced = ctx.events.filter((e) => e.name === "http.response").map((e) => e.data?.["bodyDigest"]);
+    expect(traced).toEqual([1, 2, 3].map(() => sha256FieldInline(document)));
+    expect(hashed).toBe(1);
   });
 
   it("POST-5: a body-less exchange's bodyDigest is SHA-256 of no bytes, the same as computed", async () => {

@@ -64,7 +64,7 @@ import {
   sha256Field,
   sha256FieldInline,
 } from "../trace/httpFields.ts";
-import { bodyBytesOf, requestWithBody, responseWithBody } from "../protocol/bodies.ts";
+import { bodyBytesOf, bodySha256FieldOf, requestWithBody, responseWithBody } from "../protocol/bodies.ts";
 import { errorMessage } from "../errorMessage.ts";
 import { MAX_SPAN_S, MAX_SPAN_WHY } from "../protocol/resources.ts";
 
@@ -299,6 +299,30 @@ interface CompiledFault {
 function traceDigest(scheduler: Scheduler, bytes: Uint8Array, label: string): string | Promise<string> {
   if (bytes.length <= INLINE_DIGEST_MAX_BYTES) return sha256FieldInline(bytes);
   return scheduler.track(sha256Field(bytes), label);
+}
+
+/**
+ * The trace's digests of bodies at hand, by the bytes themselves, which never change (app/protocol/bodies.ts): a
+ * receiver answers every capabilities GET with the same bytes, about one exchange in two of a fleet.
+ */
+const atHandDigests = new WeakMap<Uint8Array, string>();
+
+/** The `bodyDigest` of a request: the SHA-256 its sender computed of its bytes at hand when it gave it, else computed here. */
+function requestDigest(scheduler: Scheduler, request: Request, bytes: Uint8Array): string | Promise<string> {
+  return bodySha256FieldOf(request) ?? traceDigest(scheduler, bytes, "http.request digest");
+}
+
+/** The `bodyDigest` of an answer: computed once for the same bytes at hand (`atHand`), else every time. */
+function responseDigest(
+  scheduler: Scheduler,
+  atHand: Uint8Array | undefined,
+  bytes: Uint8Array,
+): string | Promise<string> {
+  const known = atHand === undefined ? undefined : atHandDigests.get(atHand);
+  if (known !== undefined) return known;
+  const digest = traceDigest(scheduler, bytes, "http.response digest");
+  if (atHand !== undefined && typeof digest === "string") atHandDigests.set(atHand, digest);
+  return digest;
 }
 
 /** The `fault.window` data of a network fault: a capabilities fault's scope is the capabilities request unless it says otherwise. */
@@ -584,7 +608,7 @@ export function createNetwork(options: NetworkOptions): Network {
       url: url.href,
       headers: headersObject(request.headers),
       bodySize: requestBody.length,
-      bodyDigest: await traceDigest(scheduler, requestBody, "http.request digest"),
+      bodyDigest: await requestDigest(scheduler, request, requestBody),
       ...(options.recordBodies === true ? bodyFields(requestBody) : {}),
     });
     // The receiver is handed the sender's own Request when its body is at hand (app/protocol/bodies.ts):
@@ -624,7 +648,7 @@ export function createNetwork(options: NetworkOptions): Network {
         ...(response.statusText !== "" ? { statusText: response.statusText } : {}),
         headers: headersObject(response.headers),
         bodySize: responseBody.length,
-        bodyDigest: await traceDigest(scheduler, responseBody, "http.response digest"),
+        bodyDigest: await responseDigest(scheduler, answered, responseBody),
         ...(bodyDurationMs > 0 ? { bodyDurationMs } : {}),
         ...(current.fault !== undefined ? { fault: current.fault } : {}),
         ...(options.recordBodies === true ? bodyFields(responseBody) : {}),

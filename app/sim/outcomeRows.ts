@@ -56,7 +56,7 @@ export interface RecipientRow {
  * alone (renderer/src/model/outcomes.ts) and labels them across messages.
  */
 export function recipientRows(
-  events: readonly RecordedEvent[],
+  events: Iterable<RecordedEvent>,
   startMs: number,
 ): { readonly rows: RecipientRow[]; readonly scenarioIds: Set<string> } {
   const scenarioIds = new Set<string>();
@@ -115,7 +115,7 @@ export function recipientRows(
  * off the Message-ID's local part.
  */
 export function outcomeRows(
-  events: readonly RecordedEvent[],
+  events: Iterable<RecordedEvent>,
   startMs: number,
   labels?: ReadonlyMap<string, string>,
 ): OutcomeRow[] {

@@ -160,7 +160,7 @@ async function runInSlices(
     onProgress({
       virtualMs: world.scheduler.now() - world.startMs,
       horizonMs: untilMs - world.startMs,
-      events: world.recorder.events.length,
+      events: world.recorder.length,
       messagesDone: done,
       messages: waiting.size,
     });
@@ -174,6 +174,13 @@ async function runInSlices(
     unsubscribe();
   }
 }
+
+/**
+ * Up to this many events, {@link checkScenarioRun} builds them as objects once (~12 MiB at most) rather than
+ * decoding them from the store for each of its passes (seven): explore judges thousands of small runs, and its
+ * judge reads the trace's array anyway. Above it, the passes read the store (a fleet is 405,493 events).
+ */
+const SMALL_RUN_EVENTS = 50_000;
 
 /** How a run ended, as {@link checkScenarioRun} needs to know it. */
 export interface RunEnding {
@@ -199,9 +206,14 @@ export interface RunEnding {
  */
 export function checkScenarioRun(world: World, loaded: LoadedScenario, ending: RunEnding): ScenarioRun {
   const { complete, error } = ending;
-  const events = world.recorder.events;
+  const { recorder } = world;
+  // A large run's events are read one at a time from the recorder's store, never all as objects at once; a
+  // small run's are built once, for the passes below and for the trace's readers (decision 0195).
+  const events = recorder.length > SMALL_RUN_EVENTS ? recorder.iterate() : recorder.events;
   const stopMs = ending.untilMs ?? world.horizonMs;
-  const endMs = complete ? (events.at(-1)?.timeMs ?? world.startMs) : Math.min(world.scheduler.now(), stopMs);
+  const endMs = complete
+    ? (recorder.at(recorder.length - 1)?.timeMs ?? world.startMs)
+    : Math.min(world.scheduler.now(), stopMs);
 
   const constants = constantsNotation(world.constants);
   const model = buildModel(events);
@@ -215,14 +227,13 @@ export function checkScenarioRun(world: World, loaded: LoadedScenario, ending: R
   const expectations = checkExpectations(loaded.scenario.expectations, events, world.messages, world.startMs);
   const rules = new Map(INVARIANTS.map((i) => [i.id, i.rules]));
   for (const check of invariants) {
-    world.recorder.emit({
+    recorder.emit({
       name: "invariant.checked",
       timeMs: endMs,
       data: { ...check, ...(rules.has(check.id) && { rules: rules.get(check.id) }) },
     });
   }
-  for (const check of expectations)
-    world.recorder.emit({ name: "expectation.checked", timeMs: endMs, data: { ...check } });
+  for (const check of expectations) recorder.emit({ name: "expectation.checked", timeMs: endMs, data: { ...check } });
 
   const trace = world.trace({
     mailscope: ending.mailscope ?? UNKNOWN_VERSION,
@@ -279,7 +290,7 @@ function recipientRows(world: World): RecipientRow[] {
   const scenarioIds = new Map(world.messages.map((m) => [m.messageId, m.id]));
   const rows = new Map<string, RecipientRow>();
   const handOffs = new Map<string, { reason: string; accepted: boolean }>();
-  for (const e of world.recorder.events) {
+  for (const e of world.recorder.iterate()) {
     const d = e.data ?? {};
     const messageId = typeof d["messageId"] === "string" ? d["messageId"] : "";
     if (e.name === "message.submitted") {

@@ -128,7 +128,7 @@ export function progressOf(run: Live): SessionProgress {
   const { scheduler, recorder } = run.world;
   const nowMs = scheduler.now();
   const next = scheduler.nextEventAtMs();
-  const held = recorder.events.length - run.sent;
+  const held = recorder.length - run.sent;
   return {
     nowMs,
     playheadMs: Math.max(run.playheadMs, nowMs),

@@ -145,9 +145,9 @@ export class EventBudgetError extends Error {
 
 /**
  * What a run that ran away went round: the longest chain of DSNs about DSNs when there is one, else the
- * delivery (or the event) most of the events are of.
+ * delivery (or the event) most of the events are of. `events` is read twice (an array, or a recorder's `iterate()`).
  */
-export function runawayOf(events: readonly UntypedTraceEvent[]): string {
+export function runawayOf(events: Iterable<UntypedTraceEvent>): string {
   // Each dsn.sent links the message it reports on to the DSN; a DSN's original was sent before it.
   const about = new Map<string, string>();
   const depth = new Map<string, number>();
@@ -171,7 +171,9 @@ export function runawayOf(events: readonly UntypedTraceEvent[]): string {
     return `a loop of DSNs about DSNs, ${chain.length} messages each reporting the one before: ${shown} (a DSN never causes a DSN: ENV-3, RFC 5321 §4.5.5)`;
   }
   const counts = new Map<string, number>();
+  let total = 0;
   for (const e of events) {
+    total++;
     const d = e.data ?? {};
     const key =
       typeof d["deliveryActor"] === "string"
@@ -183,7 +185,7 @@ export function runawayOf(events: readonly UntypedTraceEvent[]): string {
   }
   let top: [string, number] = ["nothing", 0];
   for (const entry of counts) if (entry[1] > top[1]) top = entry;
-  return `most of them (${top[1]} of ${events.length}) are of ${top[0]}`;
+  return `most of them (${top[1]} of ${total}) are of ${top[0]}`;
 }
 
 /** A domain of the world. */
@@ -361,7 +363,7 @@ function receiverDsns(
         });
         return Promise.resolve();
       }
-      const dsnMessageId = scan.messageId ?? `dsn.${scheduler.now()}.${recorder.events.length}@${name}`;
+      const dsnMessageId = scan.messageId ?? `dsn.${scheduler.now()}.${recorder.length}@${name}`;
       trace.emit({
         name: "dsn.sent",
         timeMs: scheduler.now(),
@@ -499,9 +501,9 @@ export async function createWorld(scenario: Scenario, options: WorldOptions = {}
       if (event.name === "dsn.sent" && typeof event.data?.["dsnMessageId"] === "string") {
         dsnIds.add(event.data["dsnMessageId"]);
       }
-      if (!overBudget && recorder.events.length >= budget) {
+      if (!overBudget && recorder.length >= budget) {
         overBudget = true;
-        scheduler.fail(new EventBudgetError(budget, runawayOf(recorder.events)));
+        scheduler.fail(new EventBudgetError(budget, runawayOf(recorder.iterate())));
       }
     },
   };

@@ -225,7 +225,7 @@ class TraceIndex {
   /** recipients as submitted, per message, in order. */
   readonly order: { messageId: string; recipient: string }[] = [];
 
-  constructor(events: readonly RecordedEvent[]) {
+  constructor(events: Iterable<RecordedEvent>) {
     const seen = new Set<string>();
     for (const raw of events) {
       // Most of a run is the wire (DNS, HTTP, the receiver's side): passed over without a look at its data.
@@ -1090,14 +1090,14 @@ function arrivalOf(index: TraceIndex, dsn: Ev, b: ClauseBuilder, at: (ms: number
  * (DSNs included), in the order the recipients were submitted. `startMs` is
  * the run's start, for the offsets.
  */
-export function explainOutcomes(events: readonly RecordedEvent[], startMs: number): Why[] {
+export function explainOutcomes(events: Iterable<RecordedEvent>, startMs: number): Why[] {
   const index = new TraceIndex(events);
   return index.order.map(({ messageId, recipient }) => explainOne(index, messageId, recipient, startMs));
 }
 
 /** The explanation of one recipient of one message (see {@link explainOutcomes}). */
 export function explainRecipient(
-  events: readonly RecordedEvent[],
+  events: Iterable<RecordedEvent>,
   startMs: number,
   messageId: string,
   recipient: string,

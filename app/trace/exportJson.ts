@@ -18,6 +18,7 @@
  */
 import type { RecordedEvent, Trace } from "./schema.ts";
 import { startDigest, subtle } from "../protocol/webCrypto.ts";
+import { eventsOf, heldEventsOf } from "./store.ts";
 
 /** Options of {@link exportJson}. */
 export interface ExportJsonOptions {
@@ -65,12 +66,13 @@ export function* exportJsonChunks(trace: Trace, options: ExportJsonOptions = {})
   const indent = options.indent ?? 2;
   // The document with a marker for the events: small, and JSON.stringify's own layout around them.
   const marker = "\u0000events\u0000";
-  const doc = ordered(redactTrace({ ...trace, events: [] }, { bodies })) as Record<string, unknown>;
+  const events = eventsOf(trace); // one at a time, from a recorder's store when it holds them
+  const doc = ordered(redactTrace({ ...withoutEvents(trace), events: [] }, { bodies })) as Record<string, unknown>;
   doc["events"] = marker; // in the events' place of the key order
   const text = JSON.stringify(doc, null, indent);
   const quoted = JSON.stringify(marker);
   const at = text.indexOf(quoted);
-  if (at < 0 || trace.events.length === 0) {
+  if (at < 0 || events.length === 0) {
     yield `${text.replace(quoted, "[]")}\n`;
     return;
   }
@@ -78,16 +80,25 @@ export function* exportJsonChunks(trace: Trace, options: ExportJsonOptions = {})
   const outer = " ".repeat(indent); // the events array sits one level into the document
   const inner = " ".repeat(indent * 2);
   let piece = `${text.slice(0, at)}[${newline}`;
-  for (let i = 0; i < trace.events.length; i++) {
-    const event = redactEvent(trace.events[i] as RecordedEvent, bodies);
+  let i = 0;
+  for (const recorded of events) {
+    const event = redactEvent(recorded, bodies);
     const json = JSON.stringify(inOrder(event as unknown as Record<string, unknown>, EVENT_ORDER), null, indent);
-    piece += `${i > 0 ? `,${newline}` : ""}${inner}${indent > 0 ? json.replaceAll("\n", `\n${inner}`) : json}`;
+    piece += `${i++ > 0 ? `,${newline}` : ""}${inner}${indent > 0 ? json.replaceAll("\n", `\n${inner}`) : json}`;
     if (piece.length >= CHUNK_CHARS) {
       yield piece;
       piece = "";
     }
   }
   yield `${piece}${newline}${outer}]${text.slice(at + quoted.length)}\n`;
+}
+
+/** `trace`'s members but its events, which are not read (a recorder's document builds them when they are). */
+function withoutEvents(trace: Trace): Omit<Trace, "events"> {
+  const doc = trace as unknown as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(doc)) if (key !== "events") out[key] = doc[key];
+  return out as Omit<Trace, "events">;
 }
 
 /** What an export is: each says what it leaves out ({@link leftOut}). */
@@ -270,12 +281,16 @@ export function* canonicalJsonChunks(trace: Trace): Generator<string> {
   let piece = "{";
   let first = true;
   for (const key of Object.keys(order)) {
-    const value = doc[key];
-    if (key === "events" && Array.isArray(value)) {
+    // The events one at a time, from a recorder's store when it holds them (not built all as objects).
+    const held = key === "events" ? heldEventsOf(trace) : undefined;
+    const value = held ?? doc[key];
+    if (key === "events" && (held !== undefined || Array.isArray(value))) {
+      const events = value as Iterable<unknown>;
       piece += `${first ? "" : ","}${JSON.stringify(key)}:[`;
-      for (let i = 0; i < value.length; i++) {
+      let i = 0;
+      for (const event of events) {
         // JSON.stringify writes null for an array item it cannot write (as canonicalJson does).
-        piece += `${i > 0 ? "," : ""}${JSON.stringify(sortKeys(value[i])) ?? "null"}`;
+        piece += `${i++ > 0 ? "," : ""}${JSON.stringify(sortKeys(event)) ?? "null"}`;
         if (piece.length >= CHUNK_CHARS) {
           yield piece;
           piece = "";

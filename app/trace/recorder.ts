@@ -12,6 +12,7 @@ import type { TraceEvent, TraceSink } from "../ports.ts";
 import { isTraceEventName } from "./events.ts";
 import { TRACE_FORMAT, TRACE_VERSION, type CheckResult, type RecordedEvent, type Trace } from "./schema.ts";
 import { bytesToBase64 } from "../protocol/base64.ts";
+import { holdEvents, recordedEvent, releaseEvents, TraceStore } from "./store.ts";
 
 /** What {@link createRecorder} may be told. */
 export interface RecorderOptions {
@@ -35,46 +36,74 @@ export interface TraceMeta {
   readonly expectations?: readonly CheckResult[];
 }
 
-/** A TraceSink that keeps the run. */
+/**
+ * A TraceSink that keeps the run. The events are kept encoded in a
+ * {@link TraceStore} (decision 0195): read them with {@link Recorder.iterate},
+ * {@link Recorder.at} and {@link Recorder.length}; {@link Recorder.events}
+ * builds them all as objects, for the readers that need an array.
+ */
 export interface Recorder extends TraceSink {
   readonly recordBodies: boolean;
-  /** Every event so far, in order. */
+  /**
+   * Every event so far, in order, as objects: built from the store when first asked, then kept up to date
+   * by every emit (the objects' memory from then on, ~3 × the store's: a fleet-sized run reads
+   * {@link iterate} instead).
+   */
   readonly events: readonly RecordedEvent[];
+  /** The number of events so far. */
+  readonly length: number;
+  /** The event of `seq`, or `undefined` when there is none. */
+  at(seq: number): RecordedEvent | undefined;
+  /**
+   * The events from seq `from` (default 0) up to, not including, `to` (default: those recorded when called),
+   * decoded one at a time; each `for…of` over it starts again from `from` (a pass may read it more than once).
+   */
+  iterate(from?: number, to?: number): Iterable<RecordedEvent>;
   /** Records one event. Throws on an unknown name when strict. */
   emit(event: TraceEvent): void;
   /** Calls `listener` with each event as it is recorded (the UI's live view); returns the unsubscribe. */
   subscribe(listener: (event: RecordedEvent) => void): () => void;
-  /** The trace document of the run so far. */
+  /**
+   * The trace document of the run so far. Its `events` are built as objects when a reader first reads
+   * them (then kept by the document), not before: a caller that only hashes, exports or iterates need
+   * not hold them all.
+   */
   toTrace(meta: TraceMeta): Trace;
 }
 
 /** A recorder with no events. */
 export function createRecorder(options: RecorderOptions = {}): Recorder {
-  const events: RecordedEvent[] = [];
+  const store = new TraceStore();
+  /** The events as objects, once a reader asked for them ({@link Recorder.events}). */
+  let materialized: RecordedEvent[] | undefined;
   const listeners = new Set<(event: RecordedEvent) => void>();
   const strict = options.strict ?? true;
   return {
     recordBodies: options.recordBodies ?? false,
-    events,
+    get events(): readonly RecordedEvent[] {
+      materialized ??= store.toArray();
+      return materialized;
+    },
+    get length(): number {
+      return store.length;
+    },
+    at(seq) {
+      return materialized !== undefined ? materialized[seq] : store.at(seq);
+    },
+    iterate(from = 0, to = store.length) {
+      // The objects when a reader had them built (nothing to decode), else the store.
+      return {
+        [Symbol.iterator]: () => (materialized !== undefined ? range(materialized, from, to) : store.events(from, to)),
+      };
+    },
     emit(event) {
       if (strict && !isTraceEventName(event.name)) {
         throw new Error(`unknown trace event "${event.name}": add it to app/trace/events.ts`);
       }
-      // One object literal per shape, its fields in the order the trace's JSON has them: a literal's
-      // fields sit inside the object, where fields added one by one after it need a second block
-      // (~35 bytes more for each of a fleet's 400k events).
-      const seq = events.length;
-      const { timeMs, name, domain } = event;
       const data = event.data === undefined ? undefined : (toJsonValue(event.data) as Record<string, unknown>);
-      const recorded: RecordedEvent =
-        domain === undefined
-          ? data === undefined
-            ? { seq, timeMs, name }
-            : { seq, timeMs, name, data }
-          : data === undefined
-            ? { seq, timeMs, name, domain }
-            : { seq, timeMs, name, domain, data };
-      events.push(recorded);
+      const recorded = recordedEvent(store.length, event.timeMs, event.name, event.domain, data);
+      store.append(recorded);
+      materialized?.push(recorded);
       for (const listener of listeners) listener(recorded);
     },
     subscribe(listener) {
@@ -84,7 +113,9 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
       };
     },
     toTrace(meta) {
-      return {
+      const count = store.length;
+      const events = materialized?.slice(0, count);
+      const trace: Trace = {
         format: TRACE_FORMAT,
         version: TRACE_VERSION,
         mailscope: meta.mailscope,
@@ -93,12 +124,36 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
         readings: { ...meta.readings },
         ...(meta.constants !== undefined && { constants: { ...meta.constants } }),
         startedAtMs: meta.startedAtMs,
-        events: [...events],
+        // Built on first read, then a plain member in the same place (the document's JSON keeps its order).
+        get events(): RecordedEvent[] {
+          const built = events ?? store.toArray(0, count);
+          releaseEvents(trace);
+          Object.defineProperty(trace, "events", {
+            value: built,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
+          return built;
+        },
+        set events(value: RecordedEvent[]) {
+          releaseEvents(trace);
+          Object.defineProperty(trace, "events", { value, enumerable: true, writable: true, configurable: true });
+        },
         ...(meta.invariants !== undefined ? { invariants: [...meta.invariants] } : {}),
         ...(meta.expectations !== undefined ? { expectations: [...meta.expectations] } : {}),
       };
+      // Until then, a hash or an export reads them from the store (eventsOf).
+      if (events === undefined) holdEvents(trace, { length: count, [Symbol.iterator]: () => store.events(0, count) });
+      return trace;
     },
   };
+}
+
+/** `list[from]` … `list[to - 1]`, without a copy. */
+function* range<T>(list: readonly T[], from: number, to: number): Generator<T, void, undefined> {
+  const end = Math.min(to, list.length);
+  for (let i = Math.max(0, from); i < end; i++) yield list[i] as T;
 }
 
 /**
