@@ -43,12 +43,11 @@ export function recordedOffset(timeMs: number, startMs: number): string {
  */
 export function readableRecordedText(text: string): string {
   return text.replace(
-    /(?<![\w:.])([+-])(\d{2,}):([0-5]\d):([0-5]\d)(?:\.(\d{3}))?(?![\d:])/g,
-    (whole, sign: string, h: string, m: string, sec: string, ms: string | undefined) => {
-      const hours = Number(h);
-      if (hours < 24) return whole;
-      const total = ((hours * 60 + Number(m)) * 60 + Number(sec)) * 1000 + Number(ms ?? 0);
-      return formatOffset(sign === "-" ? -total : total, 0);
+    /(?<![\w:.])([+-])(\d{2,}:[0-5]\d:[0-5]\d(?:\.\d{3})?)(?![\d:])/g,
+    (whole, sign: string, time: string) => {
+      const ms = parseOffset(time);
+      if (ms === undefined || ms < 86_400_000) return whole;
+      return formatOffset(sign === "-" ? -ms : ms, 0);
     },
   );
 }
