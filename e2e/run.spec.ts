@@ -225,6 +225,14 @@ test.describe("running scenarios in the browser", () => {
         await expect(page.getByTestId("phase")).toContainText("Paused", { timeout: 60_000 });
       }
       await page.getByLabel("Wire and state machine").check();
+      // The log follows the playhead to its last line over a few frames (the virtualiser measures, then scrolls):
+      // read its last row once it is there, not on the frame the filter changed (a read too early got a row
+      // from the middle, the run's state the same).
+      const log = page.getByRole("log", { name: "Event log" });
+      await expect
+        .poll(() => log.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight), { timeout: 10_000 })
+        .toBeLessThanOrEqual(1);
+      await expect(page.getByTestId("log-row").last()).toBeInViewport();
       return {
         clock: await page.getByTestId("clock").textContent(),
         phase: await page.getByTestId("phase").textContent(),
