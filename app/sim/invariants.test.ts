@@ -64,6 +64,18 @@ const without = (events: CheckedEvent[], pick: (e: CheckedEvent) => boolean): Ch
 };
 
 describe("invariants hold on real runs", () => {
+  it("nothing to judge reads as nothing, not as a claim about zero cases ('0 bounces, each at 5 days')", async () => {
+    const { events, readings, startMs } = await trace(HAPPY);
+    const details = new Map(
+      checkInvariants(events, { readings, complete: true, startMs }).map((r) => [r.id, r.detail]),
+    );
+    expect(details.get("smtp-only-where-allowed")).toBe("no hand-off to SMTP");
+    expect(details.get("no-retry-after-permanent")).toBe("no permanent answer");
+    expect(details.get("retry-schedule")).toBe("no retry (jitter on)");
+    expect(details.get("give-up-at-5-days")).toBe("no bounce; no attempt after give-up at 5 days");
+    expect(details.get("no-dsn-about-a-dsn")).toBe("no DSN sent");
+  });
+
   it("every invariant passes on a happy path, a fallback and a 5-day bounce", async () => {
     for (const body of [HAPPY, DOWN_3H, RATE_LIMITED_THEN_DOWN]) {
       const { events, readings, startMs } = await trace(body);

@@ -556,7 +556,7 @@ function noDsnAboutADsn(events: Iterable<CheckedEvent>): Verdict {
   return {
     evidence: judged,
     violations,
-    checked: `${plural(judged.length, "DSN")} sent, none about a DSN`,
+    checked: judged.length === 0 ? "no DSN sent" : `${plural(judged.length, "DSN")} sent, none about a DSN`,
   };
 }
 
@@ -591,7 +591,7 @@ function noDuplicateDelivery(events: Iterable<CheckedEvent>): Verdict {
   return {
     evidence: judged,
     violations,
-    checked: `${plural(checked, "delivery", "deliveries")} to mailboxes, no message twice in one mailbox${unidentified > 0 ? ` (${unidentified} without a Message-ID not checked)` : ""}`,
+    checked: `${checked === 0 ? "no delivery to a mailbox" : `${plural(checked, "delivery", "deliveries")} to mailboxes, no message twice in one mailbox`}${unidentified > 0 ? ` (${unidentified} without a Message-ID not checked)` : ""}`,
   };
 }
 
@@ -660,7 +660,11 @@ function smtpOnlyWhereAllowed(model: Model, options: InvariantOptions): Verdict 
       }
     }
   }
-  return { violations, checked: `${plural(handOffs, "hand-off")} to SMTP, each allowed`, evidence: judged };
+  return {
+    violations,
+    checked: handOffs === 0 ? "no hand-off to SMTP" : `${plural(handOffs, "hand-off")} to SMTP, each allowed`,
+    evidence: judged,
+  };
 }
 
 function noRetryAfterPermanent(model: Model, options: InvariantOptions): Verdict {
@@ -671,7 +675,10 @@ function noRetryAfterPermanent(model: Model, options: InvariantOptions): Verdict
     permanent += retriedAfterPermanent(actor, model, options, violations, judged);
   return {
     violations,
-    checked: `${plural(permanent, "permanent answer")}, none retried over the service`,
+    checked:
+      permanent === 0
+        ? "no permanent answer"
+        : `${plural(permanent, "permanent answer")}, none retried over the service`,
     evidence: judged,
   };
 }
@@ -837,7 +844,7 @@ function retrySchedule(model: Model, options: InvariantOptions): Verdict {
   }
   return {
     violations,
-    checked: `${retries} retr${retries === 1 ? "y" : "ies"}, each within the schedule (jitter ${jitter ? (spread === SPEC_JITTER ? "on" : `on, ±${percent}`) : "off"})${departed(schedule, ["firstRetryMs", "factor", "capMs"])}`,
+    checked: `${retries === 0 ? "no retry" : `${retries} retr${retries === 1 ? "y" : "ies"}, each within the schedule`} (jitter ${jitter ? (spread === SPEC_JITTER ? "on" : `on, ±${percent}`) : "off"})${departed(schedule, ["firstRetryMs", "factor", "capMs"])}`,
   };
 }
 
@@ -917,7 +924,7 @@ function giveUpAtFiveDays(model: Model, options: InvariantOptions): Verdict {
   }
   return {
     violations,
-    checked: `${plural(bounces, "bounce")}, each at ${days}; no attempt after give-up${after === GIVE_UP_AFTER_MS ? "" : " (not SPEC.md's 5 days)"}`,
+    checked: `${bounces === 0 ? `no bounce; no attempt after give-up at ${days}` : `${plural(bounces, "bounce")}, each at ${days}; no attempt after give-up`}${after === GIVE_UP_AFTER_MS ? "" : " (not SPEC.md's 5 days)"}`,
     evidence: judged,
   };
 }
