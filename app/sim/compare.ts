@@ -339,12 +339,21 @@ export function firstParting(
   subjectsA: ReadonlyMap<string, DsnSubject> = dsnSubjects(a),
   subjectsB: ReadonlyMap<string, DsnSubject> = dsnSubjects(b),
 ): Parting {
-  const decisions = (events: readonly RecordedEvent[], subjects: ReadonlyMap<string, DsnSubject>): PartingSide[] =>
-    events.filter((e) => DECISIONS.has(e.name)).map((e) => decision(e, startMs, subjects));
-  const da = decisions(a, subjectsA);
-  const db = decisions(b, subjectsB);
+  // Each decision with what it decided: an attempt judged alike under a 1 h and a 4 h fallback window is one
+  // decision (the runs retry alike); they part where the window makes one of them decide otherwise (note 0039).
+  const decisions = (events: readonly RecordedEvent[], subjects: ReadonlyMap<string, DsnSubject>) =>
+    events
+      .filter((e) => DECISIONS.has(e.name))
+      .map((e) => ({
+        side: decision(e, startMs, subjects),
+        decided: decision(withoutJudgingContext(e), startMs, subjects).text,
+      }));
+  const pa = decisions(a, subjectsA);
+  const pb = decisions(b, subjectsB);
+  const da = pa.map((d) => d.side);
+  const db = pb.map((d) => d.side);
   let i = 0;
-  while (i < da.length && i < db.length && da[i]?.text === db[i]?.text) i++;
+  while (i < pa.length && i < pb.length && pa[i]?.decided === pb[i]?.decided) i++;
   const sa = da[i];
   const sb = db[i];
   if (sa === undefined && sb === undefined) {
@@ -361,6 +370,13 @@ export function firstParting(
     ...(sb !== undefined && { b: sb }),
     text: `The runs first part at ${at}, after ${i} decision${i === 1 ? "" : "s"} alike: ${words("A", sa)}; ${words("B", sb)}.`,
   };
+}
+
+/** The event without what an attempt was judged under (the fallback window, the give-up): only what was decided. */
+function withoutJudgingContext(e: RecordedEvent): RecordedEvent {
+  if (e.name !== "attempt.judged" || e.data === undefined) return e;
+  const { fallbackWindowStartMs: _start, fallbackWindowEndMs: _end, giveUpAtMs: _giveUp, ...decided } = e.data;
+  return { ...e, data: decided };
 }
 
 /** A decision in the log's words, with its time and whose it is: `+0:01:00 m1@a.example→b.example: attempt 2 in 57s`. */
