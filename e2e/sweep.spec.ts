@@ -158,6 +158,10 @@ test.describe("sweep", () => {
     await page.getByLabel("Recipient", { exact: true }).selectOption("m2 carol@c.example");
     await expect(rows.nth(1).locator("td").nth(1)).toHaveText("accepted 40 % · smtp 60 %");
     await expect(page.getByTestId("boundary")).toHaveText([/m2 carol@c\.example: boundary between 2h and 3h/]);
+    // The list says whose boundaries it shows, of the 3 the progress line counts.
+    await expect(
+      page.getByRole("heading", { level: 3, name: /^Boundaries of m2 carol@c\.example: 1 of the sweep's 3/ }),
+    ).toBeVisible();
     await page.screenshot({ path: `${SHOTS}/sweep-jitter-seeds.png`, fullPage: true });
     await noSeriousViolations(page);
     expect(errors).toEqual([]);
