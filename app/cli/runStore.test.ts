@@ -1,39 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { loadScenarioFile } from "../node/scenarioLoader.ts";
-import { runLoadedScenario, type ScenarioRun } from "../sim/runScenario.ts";
-import type { TraceEvent } from "../ports.ts";
-import { createRecorder } from "../trace/recorder.ts";
+import { runLoadedScenario } from "../sim/runScenario.ts";
+import { asLargeRun } from "../sim/testingRuns.ts";
 import { exportJson, traceHash } from "../trace/exportJson.ts";
 import { heldEventsOf } from "../trace/store.ts";
 import { jsonOutcomes, report, whyLines } from "./run.ts";
-
-/**
- * `run` as a large run leaves it (decision 0195): the same events in a recorder whose store holds them and
- * whose document never had them built as an array (a small run's are built once for its checks).
- */
-function asLargeRun(run: ScenarioRun): ScenarioRun {
-  const recorder = createRecorder({ strict: false });
-  for (const e of run.world.recorder.iterate()) {
-    recorder.emit({
-      name: e.name,
-      timeMs: e.timeMs,
-      ...(e.domain !== undefined && { domain: e.domain }),
-      ...(e.data !== undefined && { data: e.data }),
-    } as TraceEvent);
-  }
-  const { trace } = run;
-  const stored = recorder.toTrace({
-    mailscope: trace.mailscope,
-    scenario: trace.scenario,
-    seed: trace.seed,
-    readings: trace.readings,
-    ...(trace.constants !== undefined && { constants: trace.constants }),
-    startedAtMs: trace.startedAtMs,
-    ...(trace.invariants !== undefined && { invariants: trace.invariants }),
-    ...(trace.expectations !== undefined && { expectations: trace.expectations }),
-  });
-  return { ...run, trace: stored, world: { ...run.world, recorder } };
-}
 
 describe("mailscope run over a recorder's store", () => {
   it("prints the same report, --json outcomes, --explain, hash and trace file, without building the events' array", async () => {

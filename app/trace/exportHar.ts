@@ -15,7 +15,8 @@
  * leaves out is said in the log's comment, and at each body left out (its
  * `comment`: HAR 1.2 has one on postData and content).
  */
-import { leftOut, redactTrace } from "./exportJson.ts";
+import { leftOut, redactEvent } from "./exportJson.ts";
+import { eventsOf } from "./store.ts";
 import type { RecordedEvent, Trace } from "./schema.ts";
 import { numberOf, textOf } from "./values.ts";
 
@@ -112,18 +113,22 @@ export interface ExportHarOptions {
 const BODY_LEFT_OUT = "body left out: exported without message bodies";
 
 /** The HAR log of the trace's HTTP exchanges, in request order. */
-export function exportHar(recorded: Trace, options: ExportHarOptions = {}): Har {
+export function exportHar(trace: Trace, options: ExportHarOptions = {}): Har {
   const full = options.full === true;
-  const trace = redactTrace(recorded, { bodies: !full });
+  // The events one at a time, from a recorder's store when it holds them (decision 0225); only the HTTP
+  // events are redacted (redactTrace's way), as they are read: no copy of the whole trace.
+  const events = eventsOf(trace);
   const answers = new Map<string, RecordedEvent>();
-  for (const event of trace.events) {
-    if (event.name !== "http.response" && event.name !== "http.failure") continue;
+  for (const recorded of events) {
+    if (recorded.name !== "http.response" && recorded.name !== "http.failure") continue;
+    const event = redactEvent(recorded, !full);
     const id = textOf(event.data?.["exchangeId"]);
     if (id !== undefined && !answers.has(id)) answers.set(id, event);
   }
   const entries: HarEntry[] = [];
-  for (const event of trace.events) {
-    if (event.name !== "http.request") continue;
+  for (const recorded of events) {
+    if (recorded.name !== "http.request") continue;
+    const event = redactEvent(recorded, !full);
     const id = textOf(event.data?.["exchangeId"]);
     if (id === undefined) continue;
     entries.push(entry(event, id, answers.get(id)));
@@ -132,7 +137,7 @@ export function exportHar(recorded: Trace, options: ExportHarOptions = {}): Har 
     log: {
       version: "1.2",
       creator: { name: "Mailscope", version: trace.mailscope },
-      comment: `Scenario ${trace.scenario.name}, seed ${trace.seed}; times are virtual. ${leftOut("har", recorded, full)}`,
+      comment: `Scenario ${trace.scenario.name}, seed ${trace.seed}; times are virtual. ${leftOut("har", trace, full)}`,
       entries,
     },
   };
