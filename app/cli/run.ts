@@ -11,7 +11,7 @@ import { consoleIo, type CliIo } from "./io.ts";
 import { progressPrinter, progressWanted } from "./progress.ts";
 import { writeFile } from "node:fs/promises";
 import { checkOutputPaths } from "../node/outputPaths.ts";
-import { BUNDLE_SUFFIX, bundleText, createBundle } from "../trace/bundle.ts";
+import { BUNDLE_SUFFIX, bundleTextChunks } from "../trace/bundle.ts";
 import { loadScenarioFile } from "../node/scenarioLoader.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { describeEvent } from "../trace/describe.ts";
@@ -136,7 +136,8 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
     written.push(`report ${options.report}`);
   }
   if (options.bundle !== undefined) {
-    const bundle = await createBundle(trace, {
+    // Streamed, a piece at a time, as --trace (decision 0225): the events are read from the run's store.
+    const bundle = await bundleTextChunks(trace, {
       recordBodies: options.full === true,
       full: options.full === true,
       file,
@@ -144,7 +145,7 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
       // The bytes of the scenario's eml: files, so that `mailscope replay` and the app re-run it without them.
       emls: Object.fromEntries(load.loaded.emls),
     });
-    await writeFile(options.bundle, bundleText(bundle));
+    await writeFile(options.bundle, bundle);
     written.push(`bug bundle ${options.bundle}`);
   }
 

@@ -94,7 +94,7 @@ export function* exportJsonChunks(trace: Trace, options: ExportJsonOptions = {})
 }
 
 /** `trace`'s members but its events, which are not read (a recorder's document builds them when they are). */
-function withoutEvents(trace: Trace): Omit<Trace, "events"> {
+export function withoutEvents(trace: Trace): Omit<Trace, "events"> {
   const doc = trace as unknown as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(doc)) if (key !== "events") out[key] = doc[key];

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { runScenarioText } from "../sim/runScenario.ts";
 import { emlTraceWithBodies, storedTrace } from "../sim/testingRuns.ts";
+import { bundleText, bundleTextChunks, createBundle } from "./bundle.ts";
 import { exportHar } from "./exportHar.ts";
 import { leftOut, recordedBodies } from "./exportJson.ts";
 import { exportMarkdown } from "./exportMarkdown.ts";
@@ -56,5 +57,21 @@ describe.each(TRACES)("the exports of %s over a recorder's store", (_name, trace
     expect(exportMarkdown(storedBare, { maxDiagramMessages: 5 })).toBe(exportMarkdown(bare, { maxDiagramMessages: 5 }));
     expect(heldEventsOf(stored)).toBeDefined();
     expect(heldEventsOf(storedBare)).toBeDefined();
+  });
+
+  it("the bundle's text is the array's, with and without bodies, streamed without building the events", async () => {
+    const trace = await traceOf();
+    const stored = storedTrace(trace);
+    const emls = { "mail/hello.eml": new TextEncoder().encode("Subject: hi\r\n\r\nhello\r\n") };
+    for (const options of [
+      { recordBodies: true, full: true, file: "f.yaml", emls },
+      { recordBodies: true, passed: false },
+      { recordBodies: false, full: true },
+    ]) {
+      const whole = bundleText(await createBundle(trace, options));
+      expect([...(await bundleTextChunks(stored, options))].join("")).toBe(whole);
+      expect([...(await bundleTextChunks(trace, options))].join("")).toBe(whole);
+    }
+    expect(heldEventsOf(stored)).toBeDefined();
   });
 });
