@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { loadScenarioFile } from "../node/scenarioLoader.ts";
-import { runLoadedScenario } from "../sim/runScenario.ts";
+import { checkPrefix, compareRuns } from "../sim/compare.ts";
+import { runLoadedScenario, type ScenarioRun } from "../sim/runScenario.ts";
 import { asLargeRun } from "../sim/testingRuns.ts";
+import { runOutcomes } from "../sim/worker.ts";
 import { exportJson, traceHash } from "../trace/exportJson.ts";
-import { heldEventsOf } from "../trace/store.ts";
+import { ruleCounts } from "../trace/ruleEvidence.ts";
+import { eventsOf, heldEventsOf } from "../trace/store.ts";
 import { jsonOutcomes, report, whyLines } from "./run.ts";
 
 describe("mailscope run over a recorder's store", () => {
@@ -22,5 +25,46 @@ describe("mailscope run over a recorder's store", () => {
     expect(exportJson(large.trace)).toBe(exportJson(run.trace));
     // None of them built the array.
     expect(heldEventsOf(large.trace)).toBeDefined();
+  });
+});
+
+describe("check, compare and the sweep's worker over a recorder's store (decision 0225)", () => {
+  async function runOf(file: string, seed?: number): Promise<ScenarioRun> {
+    const load = await loadScenarioFile(file);
+    if (!load.ok) throw new Error(`${file} did not load`);
+    return runLoadedScenario(load.loaded, { mailscope: "test", ...(seed !== undefined && { seed }) });
+  }
+
+  it("check's event count and rule counts, and the sweep's outcomes, are the array's, without building it", async () => {
+    const run = await runOf("scenarios/rate-limited-then-down.yaml");
+    const large = asLargeRun(run);
+    expect(eventsOf(large.trace).length).toBe(run.trace.events.length);
+    expect(ruleCounts(eventsOf(large.trace))).toEqual(ruleCounts(run.trace.events));
+    const startMs = run.world.startMs;
+    expect(JSON.stringify(runOutcomes(eventsOf(large.trace), startMs))).toBe(
+      JSON.stringify(runOutcomes(run.trace.events, startMs)),
+    );
+    expect(heldEventsOf(large.trace)).toBeDefined();
+  });
+
+  it("compare's table, parting and prefix check are the arrays', without building them", async () => {
+    const a = await runOf("scenarios/rate-limited-then-down.yaml", 1);
+    const b = await runOf("scenarios/rate-limited-then-down.yaml", 2);
+    const [la, lb] = [asLargeRun(a), asLargeRun(b)];
+    const startMs = a.world.startMs;
+    const stored = compareRuns(eventsOf(la.trace), eventsOf(lb.trace), startMs);
+    expect(JSON.stringify(stored)).toBe(JSON.stringify(compareRuns(a.trace.events, b.trace.events, startMs)));
+    expect(stored.parting.parts).toBe(true);
+    // A run against itself never parts: the decisions read to the end of both.
+    expect(JSON.stringify(compareRuns(eventsOf(la.trace), eventsOf(la.trace), startMs))).toBe(
+      JSON.stringify(compareRuns(a.trace.events, a.trace.events, startMs)),
+    );
+    for (const forkMs of [startMs + 60_000, startMs + 86_400_000]) {
+      expect(await checkPrefix(eventsOf(la.trace), eventsOf(lb.trace), forkMs, startMs)).toEqual(
+        await checkPrefix(a.trace.events, b.trace.events, forkMs, startMs),
+      );
+    }
+    expect(heldEventsOf(la.trace)).toBeDefined();
+    expect(heldEventsOf(lb.trace)).toBeDefined();
   });
 });

@@ -237,7 +237,7 @@ export interface DsnSubject {
  * reports on, from the run's `dsn.sent` events. Two DSNs of one run that
  * report the same are told apart by their order (`#2`).
  */
-export function dsnSubjects(events: readonly RecordedEvent[]): Map<string, DsnSubject> {
+export function dsnSubjects(events: Iterable<RecordedEvent>): Map<string, DsnSubject> {
   const out = new Map<string, DsnSubject>();
   const named = new Map<string, number>();
   for (const e of events) {
@@ -274,7 +274,7 @@ export interface RunComparison {
 }
 
 /** Compares two runs' traces (their events), as `mailscope compare` and the app's Compare view do. */
-export function compareRuns(a: readonly RecordedEvent[], b: readonly RecordedEvent[], startMs: number): RunComparison {
+export function compareRuns(a: Iterable<RecordedEvent>, b: Iterable<RecordedEvent>, startMs: number): RunComparison {
   const subjectsA = dsnSubjects(a);
   const subjectsB = dsnSubjects(b);
   return {
@@ -333,20 +333,27 @@ export interface Parting {
  * Retry-After overruled leaves the retry where it was.
  */
 export function firstParting(
-  a: readonly RecordedEvent[],
-  b: readonly RecordedEvent[],
+  a: Iterable<RecordedEvent>,
+  b: Iterable<RecordedEvent>,
   startMs: number,
   subjectsA: ReadonlyMap<string, DsnSubject> = dsnSubjects(a),
   subjectsB: ReadonlyMap<string, DsnSubject> = dsnSubjects(b),
 ): Parting {
-  const decisions = (events: readonly RecordedEvent[], subjects: ReadonlyMap<string, DsnSubject>): PartingSide[] =>
-    events.filter((e) => DECISIONS.has(e.name)).map((e) => decision(e, startMs, subjects));
+  // The two runs' decisions side by side, one at a time (decision 0225): read up to where they part, kept no further.
+  function* decisions(events: Iterable<RecordedEvent>, subjects: ReadonlyMap<string, DsnSubject>) {
+    for (const e of events) if (DECISIONS.has(e.name)) yield decision(e, startMs, subjects);
+  }
   const da = decisions(a, subjectsA);
   const db = decisions(b, subjectsB);
   let i = 0;
-  while (i < da.length && i < db.length && da[i]?.text === db[i]?.text) i++;
-  const sa = da[i];
-  const sb = db[i];
+  let sa: PartingSide | undefined;
+  let sb: PartingSide | undefined;
+  for (;;) {
+    sa = da.next().value ?? undefined;
+    sb = db.next().value ?? undefined;
+    if (sa === undefined || sb === undefined || sa.text !== sb.text) break;
+    i++;
+  }
   if (sa === undefined && sb === undefined) {
     return { parts: false, alike: i, text: `The runs never part: they make the same ${i} decisions.` };
   }
@@ -393,7 +400,7 @@ function named(text: string, subjects: ReadonlyMap<string, DsnSubject>): string 
  * fault that starts at or after it left out — since a fork changes faults
  * from the fork time on, and a declaration names its whole window.
  */
-export function tracePrefix(events: readonly RecordedEvent[], forkMs: number): RecordedEvent[] {
+export function tracePrefix(events: Iterable<RecordedEvent>, forkMs: number): RecordedEvent[] {
   const out: RecordedEvent[] = [];
   for (const e of events) {
     if (e.timeMs >= forkMs) break;
@@ -410,7 +417,7 @@ export function tracePrefix(events: readonly RecordedEvent[], forkMs: number): R
 }
 
 /** SHA-256 (hex) of the canonical JSON of {@link tracePrefix}. */
-export async function prefixHash(events: readonly RecordedEvent[], forkMs: number): Promise<string> {
+export async function prefixHash(events: Iterable<RecordedEvent>, forkMs: number): Promise<string> {
   return sha256(canonicalJson(tracePrefix(events, forkMs)));
 }
 
@@ -443,8 +450,8 @@ export interface PrefixCheck {
 
 /** Checks that runs A and B are the same before `forkMs` (A's and B's prefix hashes are equal). */
 export async function checkPrefix(
-  a: readonly RecordedEvent[],
-  b: readonly RecordedEvent[],
+  a: Iterable<RecordedEvent>,
+  b: Iterable<RecordedEvent>,
   forkMs: number,
   startMs: number,
 ): Promise<PrefixCheck> {
