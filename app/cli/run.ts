@@ -15,7 +15,7 @@ import { BUNDLE_SUFFIX, bundleTextChunks } from "../trace/bundle.ts";
 import { loadScenarioFile } from "../node/scenarioLoader.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { describeEvent } from "../trace/describe.ts";
-import { exportHar } from "../trace/exportHar.ts";
+import { exportHarChunks } from "../trace/exportHar.ts";
 import { exportJsonChunks, traceHash } from "../trace/exportJson.ts";
 import { eventsOf } from "../trace/store.ts";
 import { exportMarkdown } from "../trace/exportMarkdown.ts";
@@ -128,7 +128,7 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
     written.push(`trace ${options.trace}`);
   }
   if (options.har !== undefined) {
-    await writeFile(options.har, `${JSON.stringify(exportHar(trace, { full: options.full === true }), null, 2)}\n`);
+    await writeFile(options.har, exportHarChunks(trace, { full: options.full === true })); // a piece at a time
     written.push(`HAR ${options.har}`);
   }
   if (options.report !== undefined) {

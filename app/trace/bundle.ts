@@ -25,7 +25,15 @@ import { bytesToBase64 } from "../protocol/base64.ts";
 import { childPath, fail, failWith, ok, type Parsed, type Violation } from "../protocol/result.ts";
 import { MAX_MESSAGE_BYTES } from "../protocol/resources.ts";
 import { describeEvent } from "./describe.ts";
-import { canonicalJson, exportJson, exportJsonChunks, redactedEvents, traceHash, withoutEvents } from "./exportJson.ts";
+import {
+  canonicalJson,
+  exportJson,
+  exportJsonChunks,
+  redactEvent,
+  redactedEvents,
+  traceHash,
+  withoutEvents,
+} from "./exportJson.ts";
 import { exportMarkdown } from "./exportMarkdown.ts";
 import { importTraceValue } from "./importer.ts";
 import { formatOffset } from "./offset.ts";
@@ -124,7 +132,14 @@ export async function bundleTextChunks(trace: Trace, options: CreateBundleOption
   const hashed = { ...exportedHead };
   const events = eventsOf(trace);
   const redacted = redactedEvents(events, !full);
-  holdEvents(hashed, { length: events.length, [Symbol.iterator]: () => redacted[Symbol.iterator]() });
+  holdEvents(hashed, {
+    length: events.length,
+    at: (index) => {
+      const event = events.at(index);
+      return event === undefined ? undefined : redactEvent(event, !full);
+    },
+    [Symbol.iterator]: () => redacted[Symbol.iterator](),
+  });
   const head = await bundleHead(trace, options, exportedHead, hashed);
   const marker = "\u0000trace\u0000";
   const text = bundleText({ ...head, trace: marker as unknown as Trace });

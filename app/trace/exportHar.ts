@@ -115,24 +115,33 @@ const BODY_LEFT_OUT = "body left out: exported without message bodies";
 /** The HAR log of the trace's HTTP exchanges, in request order. */
 export function exportHar(trace: Trace, options: ExportHarOptions = {}): Har {
   const full = options.full === true;
-  // The events one at a time, from a recorder's store when it holds them (decision 0225); only the HTTP
-  // events are redacted (redactTrace's way), as they are read: no copy of the whole trace.
-  const events = eventsOf(trace);
-  const answers = new Map<string, RecordedEvent>();
-  for (const recorded of events) {
-    if (recorded.name !== "http.response" && recorded.name !== "http.failure") continue;
-    const event = redactEvent(recorded, !full);
-    const id = textOf(event.data?.["exchangeId"]);
-    if (id !== undefined && !answers.has(id)) answers.set(id, event);
+  return harLog(trace, full, [...harEntries(trace, full)]);
+}
+
+/**
+ * `JSON.stringify(exportHar(trace, options), null, 2)` and a newline, the file `--har` writes, in pieces: one
+ * entry at a time, never the whole log (decision 0225). Joined, the pieces are that text, byte for byte.
+ */
+export function* exportHarChunks(trace: Trace, options: ExportHarOptions = {}): Generator<string> {
+  const full = options.full === true;
+  const marker = "\u0000entries\u0000";
+  const text = JSON.stringify(harLog(trace, full, marker as unknown as HarEntry[]), null, 2);
+  const quoted = JSON.stringify(marker);
+  const at = text.indexOf(quoted);
+  const inner = " ".repeat(6); // an entry sits three levels in: log, entries, the entry
+  let piece = `${text.slice(0, at)}[`;
+  let count = 0;
+  for (const entry of harEntries(trace, full)) {
+    piece += `${count++ > 0 ? "," : ""}\n${inner}${JSON.stringify(entry, null, 2).replaceAll("\n", `\n${inner}`)}`;
+    if (piece.length >= 1 << 16) {
+      yield piece;
+      piece = "";
+    }
   }
-  const entries: HarEntry[] = [];
-  for (const recorded of events) {
-    if (recorded.name !== "http.request") continue;
-    const event = redactEvent(recorded, !full);
-    const id = textOf(event.data?.["exchangeId"]);
-    if (id === undefined) continue;
-    entries.push(entry(event, id, answers.get(id)));
-  }
+  yield `${piece}${count > 0 ? `\n${" ".repeat(4)}]` : "]"}${text.slice(at + quoted.length)}\n`;
+}
+
+function harLog(trace: Trace, full: boolean, entries: readonly HarEntry[]): Har {
   return {
     log: {
       version: "1.2",
@@ -141,6 +150,32 @@ export function exportHar(trace: Trace, options: ExportHarOptions = {}): Har {
       entries,
     },
   };
+}
+
+/**
+ * The log's entries in request order, one at a time. The events are read from a recorder's store when it
+ * holds them (decision 0225), each HTTP event redacted as it is read (redactTrace's way): of the answers, only
+ * each exchange's place in the trace is kept, and the answer read again by it for its request's entry.
+ */
+function* harEntries(trace: Trace, full: boolean): Generator<HarEntry> {
+  const events = eventsOf(trace);
+  const answers = new Map<string, number>();
+  let index = 0;
+  for (const recorded of events) {
+    const at = index++;
+    if (recorded.name !== "http.response" && recorded.name !== "http.failure") continue;
+    const id = textOf(redactEvent(recorded, !full).data?.["exchangeId"]);
+    if (id !== undefined && !answers.has(id)) answers.set(id, at);
+  }
+  for (const recorded of events) {
+    if (recorded.name !== "http.request") continue;
+    const event = redactEvent(recorded, !full);
+    const id = textOf(event.data?.["exchangeId"]);
+    if (id === undefined) continue;
+    const at = answers.get(id);
+    const answer = at === undefined ? undefined : events.at(at);
+    yield entry(event, id, answer === undefined ? undefined : redactEvent(answer, !full));
+  }
 }
 
 function entry(request: RecordedEvent, id: string, answer: RecordedEvent | undefined): HarEntry {

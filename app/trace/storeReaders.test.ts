@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { runScenarioText } from "../sim/runScenario.ts";
 import { emlTraceWithBodies, storedTrace } from "../sim/testingRuns.ts";
 import { bundleText, bundleTextChunks, createBundle } from "./bundle.ts";
-import { exportHar } from "./exportHar.ts";
+import { exportHar, exportHarChunks } from "./exportHar.ts";
 import { leftOut, recordedBodies } from "./exportJson.ts";
 import { exportMarkdown } from "./exportMarkdown.ts";
 import type { Trace } from "./schema.ts";
@@ -39,10 +39,15 @@ describe.each(TRACES)("the exports of %s over a recorder's store", (_name, trace
     const trace = await traceOf();
     const stored = storedTrace(trace);
     for (const full of [false, true]) {
-      expect(JSON.stringify(exportHar(stored, { full }), null, 2)).toBe(
-        JSON.stringify(exportHar(trace, { full }), null, 2),
-      );
+      const text = `${JSON.stringify(exportHar(trace, { full }), null, 2)}\n`;
+      expect(`${JSON.stringify(exportHar(stored, { full }), null, 2)}\n`).toBe(text);
+      // The file --har writes, a piece at a time, from the store and from the array.
+      expect([...exportHarChunks(stored, { full })].join("")).toBe(text);
+      expect([...exportHarChunks(trace, { full })].join("")).toBe(text);
     }
+    // A run without HTTP exchanges: an empty list of entries, as JSON.stringify writes it.
+    const quiet = { ...trace, events: trace.events.filter((e) => !e.name.startsWith("http.")) };
+    expect([...exportHarChunks(storedTrace(quiet))].join("")).toBe(`${JSON.stringify(exportHar(quiet), null, 2)}\n`);
     expect(recordedBodies(stored)).toBe(recordedBodies(trace));
     expect(leftOut("har", stored, false)).toBe(leftOut("har", trace, false));
     expect(heldEventsOf(stored)).toBeDefined();
