@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadScenarioFile } from "../node/scenarioLoader.ts";
+import { StopFinder, STEP_LEVELS, type EventsByIndex, type PlaybackStop } from "../sim/breakpoints.ts";
 import { checkPrefix, compareRuns } from "../sim/compare.ts";
 import { runLoadedScenario, type ScenarioRun } from "../sim/runScenario.ts";
 import { asLargeRun } from "../sim/testingRuns.ts";
@@ -66,5 +67,29 @@ describe("check, compare and the sweep's worker over a recorder's store (decisio
     }
     expect(heldEventsOf(la.trace)).toBeDefined();
     expect(heldEventsOf(lb.trace)).toBeDefined();
+  });
+});
+
+describe("the live session's stop finder over a recorder (decision 0225)", () => {
+  it("finds the same steps reading the recorder's store by place as reading the array, without building it", async () => {
+    const load = await loadScenarioFile("scenarios/rate-limited-then-down.yaml");
+    if (!load.ok) throw new Error("the scenario did not load");
+    const run = await runLoadedScenario(load.loaded, { mailscope: "test" });
+    const { recorder } = asLargeRun(run).world;
+    for (const level of STEP_LEVELS) {
+      const stops = (events: EventsByIndex): (PlaybackStop | undefined)[] => {
+        const finder = new StopFinder();
+        const found: (PlaybackStop | undefined)[] = [];
+        for (let stop = finder.next(events, level); stop !== undefined; stop = finder.next(events, level)) {
+          found.push(stop);
+          if (found.length === 3) finder.skip(events, finder.scanned + 5); // a jump ahead in between
+        }
+        return found;
+      };
+      const fromArray = stops(run.trace.events);
+      expect(fromArray.length).toBeGreaterThan(1);
+      expect(stops(recorder)).toEqual(fromArray);
+    }
+    expect([...recorder.iterate(3, 9)]).toEqual(run.trace.events.slice(3, 9)); // a batch the session posts
   });
 });
