@@ -29,11 +29,11 @@ export function exportMarkdown(trace: Trace, options: ExportMarkdownOptions = {}
   const events = eventsOf(trace);
   const out: string[] = [];
   out.push(`# Mailscope run: ${inline(trace.scenario.name)}`, "");
-  pushAll(out, summary(trace, events)).push("");
+  const checks = checkResults(trace, events);
+  pushAll(out, summary(trace, events, checks)).push("");
   pushAll(out, ["## Outcomes", "", ...outcomes(trace, events), ""]);
   pushAll(out, ["## Why", "", ...why(trace, events), ""]);
   pushAll(out, ["## Exchanges", "", ...diagram(trace, events, options.maxDiagramMessages ?? 150), ""]);
-  const checks = checkResults(trace, events);
   if (checks.length > 0) pushAll(out, ["## Checks", "", ...checkTable(checks), ""]);
   if (trace.scenario.source !== undefined) {
     out.push("## Scenario", "", fence(redactSource(trace.scenario.source), "yaml"), "");
@@ -66,7 +66,7 @@ function redactedNamed(events: Iterable<RecordedEvent>, name: string): RecordedE
   return out;
 }
 
-function summary(trace: Trace, events: EventSequence): string[] {
+function summary(trace: Trace, events: EventSequence, checks: readonly CheckResult[]): string[] {
   // Names and times only (what redaction leaves as they are), counted in one pass.
   let lastMs = trace.startedAtMs;
   const counts = new Map<string, number>();
@@ -95,7 +95,6 @@ function summary(trace: Trace, events: EventSequence): string[] {
       ` (${failures} without an answer); DNS queries: ${count("dns.query")}; SMTP hand-offs: ${count("smtp.handoff")}`,
     `- **${leftOut("report", trace, false).replace(/^Left out: /, "Left out:** ")}`,
   ];
-  const checks = checkResults(trace, events);
   if (checks.length > 0) {
     const failed = checks.filter((c) => !c.passed);
     lines.push(
