@@ -15,7 +15,7 @@
  * leaves out is said in the log's comment, and at each body left out (its
  * `comment`: HAR 1.2 has one on postData and content).
  */
-import { leftOut, redactEvent } from "./exportJson.ts";
+import { CHUNK_CHARS, leftOut, redactEvent } from "./exportJson.ts";
 import { eventsOf } from "./store.ts";
 import type { RecordedEvent, Trace } from "./schema.ts";
 import { numberOf, textOf } from "./values.ts";
@@ -133,7 +133,7 @@ export function* exportHarChunks(trace: Trace, options: ExportHarOptions = {}): 
   let count = 0;
   for (const entry of harEntries(trace, full)) {
     piece += `${count++ > 0 ? "," : ""}\n${inner}${JSON.stringify(entry, null, 2).replaceAll("\n", `\n${inner}`)}`;
-    if (piece.length >= 1 << 16) {
+    if (piece.length >= CHUNK_CHARS) {
       yield piece;
       piece = "";
     }

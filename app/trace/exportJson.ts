@@ -51,7 +51,7 @@ export function exportJson(trace: Trace, options: ExportJsonOptions = {}): strin
 }
 
 /** About this many characters of events go into each piece {@link exportJsonChunks} gives. */
-const CHUNK_CHARS = 1 << 16;
+export const CHUNK_CHARS = 1 << 16;
 
 /**
  * {@link exportJson}'s text in pieces, one event redacted and written at a
