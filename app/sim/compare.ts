@@ -339,9 +339,17 @@ export function firstParting(
   subjectsA: ReadonlyMap<string, DsnSubject> = dsnSubjects(a),
   subjectsB: ReadonlyMap<string, DsnSubject> = dsnSubjects(b),
 ): Parting {
-  // The two runs' decisions side by side, one at a time (decision 0225): read up to where they part, kept no further.
+  // Each decision with what it decided: an attempt judged alike under a 1 h and a 4 h fallback window is one
+  // decision (the runs retry alike); they part where the window makes one of them decide otherwise (note 0039).
+  // The two runs' decisions are read side by side, one at a time, up to where they part (decision 0225).
   function* decisions(events: Iterable<RecordedEvent>, subjects: ReadonlyMap<string, DsnSubject>) {
-    for (const e of events) if (DECISIONS.has(e.name)) yield decision(e, startMs, subjects);
+    for (const e of events) {
+      if (!DECISIONS.has(e.name)) continue;
+      yield {
+        side: decision(e, startMs, subjects),
+        decided: decision(withoutJudgingContext(e), startMs, subjects).text,
+      };
+    }
   }
   const da = decisions(a, subjectsA);
   const db = decisions(b, subjectsB);
@@ -349,9 +357,11 @@ export function firstParting(
   let sa: PartingSide | undefined;
   let sb: PartingSide | undefined;
   for (;;) {
-    sa = da.next().value ?? undefined;
-    sb = db.next().value ?? undefined;
-    if (sa === undefined || sb === undefined || sa.text !== sb.text) break;
+    const x = da.next().value ?? undefined;
+    const y = db.next().value ?? undefined;
+    sa = x?.side;
+    sb = y?.side;
+    if (x === undefined || y === undefined || x.decided !== y.decided) break;
     i++;
   }
   if (sa === undefined && sb === undefined) {
@@ -368,6 +378,13 @@ export function firstParting(
     ...(sb !== undefined && { b: sb }),
     text: `The runs first part at ${at}, after ${i} decision${i === 1 ? "" : "s"} alike: ${words("A", sa)}; ${words("B", sb)}.`,
   };
+}
+
+/** The event without what an attempt was judged under (the fallback window, the give-up): only what was decided. */
+function withoutJudgingContext(e: RecordedEvent): RecordedEvent {
+  if (e.name !== "attempt.judged" || e.data === undefined) return e;
+  const { fallbackWindowStartMs: _start, fallbackWindowEndMs: _end, giveUpAtMs: _giveUp, ...decided } = e.data;
+  return { ...e, data: decided };
 }
 
 /** A decision in the log's words, with its time and whose it is: `+0:01:00 m1@a.example→b.example: attempt 2 in 57s`. */
