@@ -6,9 +6,9 @@
  * reproduces it. `--junit out.xml` writes a JUnit report for CI, `--json` a
  * JSON one instead of the table. `--coverage` adds the rules catalogue's
  * coverage by the scenarios: per section, how many rules some scenario's
- * events cite, and the rules none does.
+ * events cite, and the rules none does. The command's line is in
+ * app/cli/runCommand.ts, which plays a large scenario in the run's thread.
  */
-import { Command, CommanderError } from "commander";
 import { writeFile } from "node:fs/promises";
 import { rules as catalogue } from "../protocol/rules.ts";
 import { ruleCounts, ruleCoverage, type CoverageReport } from "../trace/ruleEvidence.ts";
@@ -342,20 +342,4 @@ export async function checkCommandAction(
     return 2;
   }
   return report.passed ? 0 : 1;
-}
-
-/** `mailscope check [paths…] [--json] [--junit out.xml] [--coverage]`. */
-export function checkCommand(): Command {
-  return new Command("check")
-    .description("play every scenario (default scenarios/) and check its expectations and the invariants")
-    .argument("[paths...]", "scenario files or folders (searched recursively); default scenarios/")
-    .option("--json", "print the report as JSON instead of the table")
-    .option("--junit <out.xml>", "also write the report as JUnit XML")
-    .option("--coverage", "also report which rules of the catalogue no scenario's events cite")
-    .option("--progress", "print the progress of long runs to stderr about once a second (default on a terminal)")
-    .option("--no-progress", "print no progress of long runs")
-    .action(async (paths: string[], options: CheckOptions) => {
-      const code = await checkCommandAction(paths, options);
-      if (code !== 0) throw new CommanderError(code, "mailscope.check.exit", "");
-    });
 }

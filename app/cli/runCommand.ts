@@ -1,24 +1,28 @@
 /**
- * The `run` command's line (its arguments and options) and where its run
- * happens: app/cli/run.ts's `runCommandAction`, for a large scenario in a
- * worker thread with a bounded young generation (app/node/runThread.ts,
- * decision 0130), so that a large run holds less; a small one on this thread,
- * where it starts sooner. This module loads no engine: the thread does, or
- * run.ts when the run stays here.
+ * The `run` and `check` commands' lines (their arguments and options) and
+ * where their runs happen: app/cli/run.ts's `runCommandAction` and
+ * app/cli/check.ts's `checkCommandAction`, for a large scenario in a worker
+ * thread with a bounded heap (app/node/runThread.ts, decisions 0130, 0195,
+ * 0225), so that a large run holds less; a small one on this thread, where it
+ * starts sooner. This module loads no engine: the thread does, or run.ts and
+ * check.ts when the run stays here.
  */
 import { Command, CommanderError } from "commander";
 import { stat } from "node:fs/promises";
 import { consoleIo, type CliIo } from "./io.ts";
 import type { RunOptions } from "./run.ts";
+import type { CheckOptions } from "./check.ts";
 import { startRunThread } from "../node/runThread.ts";
+import { findScenarioFiles } from "../node/findScenarioFiles.ts";
 
-/** What the run's thread is given. */
-export interface RunThreadData {
-  readonly file: string;
-  readonly options: RunOptions;
+/** What the run's thread is given: the command (`run` a file, or `check` paths) with its options. */
+export type RunThreadData = (
+  | { readonly command: "run"; readonly file: string; readonly options: RunOptions }
+  | { readonly command: "check"; readonly paths: readonly string[]; readonly options: CheckOptions }
+) & {
   /** Whether this process's stderr is a terminal (a thread's is not): progress is printed by default then. */
   readonly errIsTty: boolean;
-}
+};
 
 /** What the run's thread posts: lines for stdout (a batch), a line for stderr, the exit code, or an error it did not expect. */
 export type RunThreadMessage =
@@ -55,12 +59,33 @@ export async function runsInThread(file: string): Promise<boolean> {
 }
 
 /**
+ * Whether `mailscope check paths` plays its scenarios in a thread: when one of
+ * its scenario files would (a fleet among small scenarios holds as much as on
+ * its own). The default `scenarios/` files are all small.
+ */
+export async function checksInThread(paths: readonly string[]): Promise<boolean> {
+  for (const file of await findScenarioFiles(paths)) if (await runsInThread(file)) return true;
+  return false;
+}
+
+/**
  * `runCommandAction(file, options)` in the run's thread, its lines written to
  * `io` in the order it wrote them; resolves to its exit code, rejects with
  * the message of an error it did not expect (as `runCommandAction` throws it).
  */
 export function runInThread(file: string, options: RunOptions, io: CliIo = consoleIo): Promise<number> {
-  const data: RunThreadData = { file, options: { ...options }, errIsTty: io.errIsTty === true };
+  return commandInThread({ command: "run", file, options: { ...options }, errIsTty: io.errIsTty === true }, io);
+}
+
+/** `checkCommandAction(paths, options)` in the run's thread, as {@link runInThread} runs `run`'s. */
+export function checkInThread(paths: readonly string[], options: CheckOptions, io: CliIo = consoleIo): Promise<number> {
+  return commandInThread(
+    { command: "check", paths: [...paths], options: { ...options }, errIsTty: io.errIsTty === true },
+    io,
+  );
+}
+
+function commandInThread(data: RunThreadData, io: CliIo): Promise<number> {
   const thread = startRunThread(THREAD_MODULE, data);
   return new Promise((resolve, reject) => {
     let settled = false;
@@ -117,5 +142,24 @@ export function runCommand(): Command {
         ? await runInThread(file, options)
         : await (await import("./run.ts")).runCommandAction(file, options);
       if (code !== 0) throw new CommanderError(code, "mailscope.run.exit", "");
+    });
+}
+
+/** `mailscope check [paths…] [--json] [--junit out.xml] [--coverage]`. */
+export function checkCommand(): Command {
+  return new Command("check")
+    .description("play every scenario (default scenarios/) and check its expectations and the invariants")
+    .argument("[paths...]", "scenario files or folders (searched recursively); default scenarios/")
+    .option("--json", "print the report as JSON instead of the table")
+    .option("--junit <out.xml>", "also write the report as JUnit XML")
+    .option("--coverage", "also report which rules of the catalogue no scenario's events cite")
+    .option("--progress", "print the progress of long runs to stderr about once a second (default on a terminal)")
+    .option("--no-progress", "print no progress of long runs")
+    .action(async (paths: string[], options: CheckOptions) => {
+      // A fleet-sized scenario is played in the run's thread, as `run` plays it (decision 0225's addendum).
+      const code = (await checksInThread(paths.length > 0 ? paths : ["scenarios"]))
+        ? await checkInThread(paths, options)
+        : await (await import("./check.ts")).checkCommandAction(paths, options);
+      if (code !== 0) throw new CommanderError(code, "mailscope.check.exit", "");
     });
 }

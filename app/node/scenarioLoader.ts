@@ -1,14 +1,13 @@
 /**
  * Scenario files on disk: reads a scenario, resolves the `.eml` paths of its
  * messages relative to the scenario's folder, and finds the scenario files of
- * folders (`mailscope check scenarios/`). Validation and everything else is
+ * folders (`mailscope check scenarios/`, app/node/findScenarioFiles.ts). Validation and everything else is
  * the core's (`app/sim/scenario.ts`).
  */
-import { readdir, stat } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { loadScenario, parseScenarioText, type ScenarioLoad } from "../sim/scenario.ts";
 import { readBounded, readBoundedRegular, readBoundedText, readErrorReason } from "./boundedRead.ts";
-import { pushAll } from "../protocol/lists.ts";
+export { findScenarioFiles } from "./findScenarioFiles.ts";
 
 /**
  * Loads `file`: its text, validated, and the .eml files it names. Never
@@ -86,41 +85,4 @@ export async function readScenarioEmls(file: string, text: string): Promise<Scen
     }
   }
   return { emls, emlErrors };
-}
-
-/**
- * The scenario files (`*.yaml`, `*.yml`) named by `paths`: a file as it is, a
- * folder searched recursively (folders starting with `.` skipped), sorted.
- * A path that does not exist is returned as it is, so that loading it reports
- * the error.
- */
-export async function findScenarioFiles(paths: readonly string[]): Promise<string[]> {
-  const out: string[] = [];
-  for (const path of paths) {
-    let isDirectory: boolean;
-    try {
-      isDirectory = (await stat(path)).isDirectory();
-    } catch {
-      out.push(path);
-      continue;
-    }
-    if (!isDirectory) {
-      out.push(path);
-      continue;
-    }
-    pushAll(out, await walk(path));
-  }
-  return [...new Set(out)];
-}
-
-async function walk(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  const files: string[] = [];
-  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    if (entry.name.startsWith(".")) continue;
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) pushAll(files, await walk(path));
-    else if (/\.ya?ml$/i.test(entry.name)) files.push(path);
-  }
-  return files;
 }
