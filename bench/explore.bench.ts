@@ -190,13 +190,16 @@ function besideRows(one: Timed, two: Timed): BenchResult[] {
   if (warm.thread <= 0 || cold.thread <= 0) return [];
   const warmRuns = SMALL_RUNS - WARM_UP;
   const ms = (value: number, runs: number): string => (value / runs).toFixed(1);
-  const twoAll = split(new Map([...two.cold].map(([name, v]) => [name, v + (two.warm.get(name) ?? 0)])));
+  // V8's helpers live as long as the process; a worker thread that ended before the pass's last run is gone from
+  // /proc, so the 2 workers' own CPU is their Worker#cpuUsage.
+  const twoV8 = (two.cold.get("V8Worker") ?? 0) + (two.warm.get("V8Worker") ?? 0);
+  const twoThreads = two.threadCpuMs.reduce((a, b) => a + b, 0);
   return [
     {
       name: "work beside a warm worker thread, 1 worker",
       value: (100 * (warm.v8 + warm.rest)) / warm.thread,
       unit: "% of the thread",
-      note: `runs ${WARM_UP}–${SMALL_RUNS}, per run: the thread ${ms(warm.thread, warmRuns)} ms, V8's helpers (GC, concurrent compilers) ${ms(warm.v8, warmRuns)}, the main thread and the rest ${ms(warm.rest, warmRuns)}; over the first ${WARM_UP} runs the thread ${ms(cold.thread, WARM_UP)} and the helpers ${ms(cold.v8, WARM_UP)} ms a run (${((100 * cold.v8) / cold.thread).toFixed(0)} %); with 2 workers, each warming up its own code, the helpers ${((100 * twoAll.v8) / Math.max(twoAll.thread, 1)).toFixed(0)} % of the threads over the pass; 1.8× needs under 11 %`,
+      note: `runs ${WARM_UP}–${SMALL_RUNS}, per run: the thread ${ms(warm.thread, warmRuns)} ms, V8's helpers (GC, concurrent compilers) ${ms(warm.v8, warmRuns)}, the main thread and the rest ${ms(warm.rest, warmRuns)}; over the first ${WARM_UP} runs the thread ${ms(cold.thread, WARM_UP)} and the helpers ${ms(cold.v8, WARM_UP)} ms a run (${((100 * cold.v8) / cold.thread).toFixed(0)} %); with 2 workers, each warming up its own code, the helpers ${twoThreads > 0 ? ((100 * twoV8) / twoThreads).toFixed(0) : "-"} % of the threads over the pass; 1.8× needs under 11 %`,
     },
     {
       name: "speed-up 1 → 2 workers, most possible on 2 cores once warm",
