@@ -67,11 +67,14 @@ test.describe("compare and fork", () => {
       timeout: 120_000,
     });
     await expect(page.getByTestId("compare-summary")).toHaveText("Differ: 1 of 1 recipient ended differently.");
-    // Where the runs part: attempt 1's judgement already names each run's fallback window.
+    // Where the runs part: 13 decisions alike (7 attempts judged, 6 retries timed), then A hands off and B
+    // retries, where the 1 h window ends — not at attempt 1, judged under another window but alike (note 0039).
     const parting = page.getByTestId("parting");
-    await expect(parting).toContainText("Where they part: at +0:00:00, after 0 decisions alike.");
-    await expect(parting.getByRole("definition").first()).toContainText("fallback window 1h");
-    await expect(parting.getByRole("definition").last()).toContainText("fallback window 4h");
+    await expect(parting).toContainText("Where they part: at +1:03:00, after 13 decisions alike.");
+    await expect(parting.getByRole("definition").first()).toContainText(
+      "+1:03:00 handed bob@b.example to SMTP (fallback)",
+    );
+    await expect(parting.getByRole("definition").last()).toContainText("attempt 8 in 1h [RETRY-2]");
     const table = page.getByRole("table");
     const a = table.locator('tr[data-run="A"]');
     const b = table.locator('tr[data-run="B"]');

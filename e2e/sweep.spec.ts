@@ -108,7 +108,24 @@ test.describe("sweep", () => {
         timeout: 120_000,
       },
     );
+    // What is compared is the boundary's two points, said first; the form (whose fields would name something
+    // else: its first gap) is folded away until asked for.
+    await expect(page.getByTestId("compare-preset")).toHaveText(
+      "The sweep's boundary: A faults.network[b-down].until=2h · B faults.network[b-down].until=2h30m.",
+    );
+    const compareForm = page.getByRole("form", { name: "What to compare" });
+    await expect(compareForm).toBeHidden();
     await page.screenshot({ path: `${SHOTS}/sweep-boundary-compare.png`, fullPage: true });
+    await noSeriousViolations(page);
+    // Compare something else from there: the line about the boundary goes with the boundary's result.
+    await page.getByText("Compare something else").click();
+    await expect(compareForm).toBeVisible();
+    await compareForm.getByRole("button", { name: "Two seeds" }).click();
+    await compareForm.getByRole("button", { name: "Run both" }).click();
+    await expect(page.getByRole("region", { name: "Verdicts" })).toContainText(/A: seed \d+ · B: seed \d+/, {
+      timeout: 120_000,
+    });
+    await expect(page.getByTestId("compare-preset")).toHaveCount(0);
     await page.getByRole("button", { name: "Back to the sweep" }).click();
     await expect(page.getByTestId("sweep-progress")).toHaveText("Done: 5 runs, 5 points, 1 boundary.");
     expect(errors).toEqual([]);
@@ -141,6 +158,10 @@ test.describe("sweep", () => {
     await page.getByLabel("Recipient", { exact: true }).selectOption("m2 carol@c.example");
     await expect(rows.nth(1).locator("td").nth(1)).toHaveText("accepted 40 % · smtp 60 %");
     await expect(page.getByTestId("boundary")).toHaveText([/m2 carol@c\.example: boundary between 2h and 3h/]);
+    // The list says whose boundaries it shows, of the 3 the progress line counts.
+    await expect(
+      page.getByRole("heading", { level: 3, name: /^Boundaries of m2 carol@c\.example: 1 of the sweep's 3/ }),
+    ).toBeVisible();
     await page.screenshot({ path: `${SHOTS}/sweep-jitter-seeds.png`, fullPage: true });
     await noSeriousViolations(page);
     expect(errors).toEqual([]);

@@ -13,6 +13,7 @@ import { writeFile } from "node:fs/promises";
 import { rules as catalogue } from "../protocol/rules.ts";
 import { ruleCounts, ruleCoverage, type CoverageReport } from "../trace/ruleEvidence.ts";
 import type { CheckResult } from "../trace/schema.ts";
+import { eventsOf } from "../trace/store.ts";
 import { xmlText as xml } from "../trace/xmlText.ts";
 import { checkOutputPaths } from "../node/outputPaths.ts";
 import { findScenarioFiles, loadScenarioFile } from "../node/scenarioLoader.ts";
@@ -129,9 +130,10 @@ async function checkOne(
       errors: run.error !== undefined ? [run.error] : [],
       virtualMs: run.endMs - run.world.startMs,
       wallMs: performance.now() - started,
-      events: run.trace.events.length,
+      // From the recorder's store when it holds them: a fleet's events are never all built as objects (0225).
+      events: eventsOf(run.trace).length,
       reproduce: run.reproduce,
-      ...(coverage && { rulesCited: ruleCounts(run.trace.events) }),
+      ...(coverage && { rulesCited: ruleCounts(eventsOf(run.trace)) }),
     };
   } catch (error) {
     return {

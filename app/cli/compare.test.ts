@@ -32,9 +32,10 @@ describe("mailscope compare", () => {
     expect(out).toContain("  time      +1:03:00         +3:03:00  *");
     expect(out).toContain("  attempts  7                9         *");
     expect(out).toContain("  m1 bob@b.example: different outcome: smtp at +1:03:00 vs accepted at +3:03:00");
-    // Where the runs part: at attempt 1, whose judgement names each run's fallback window.
+    // Where the runs part: where the 1 h window makes A hand off and B retry — not at attempt 1, judged alike
+    // under another window (note 0039).
     expect(out).toContain(
-      "The runs first part at +0:00:00, after 0 decisions alike: A +0:00:00 m1@a.example→b.example: attempt 1 over at capabilities (temporary, fallback-eligible, 0 POSTs); fallback window 1h, give-up after 120h [GET-9]; B +0:00:00 m1@a.example→b.example: attempt 1 over at capabilities (temporary, fallback-eligible, 0 POSTs); fallback window 4h, give-up after 120h [GET-9].",
+      "The runs first part at +1:03:00, after 13 decisions alike: A +1:03:00 handed bob@b.example to SMTP (fallback); the relay accepted [STATE-3]; B +1:03:00 m1@a.example→b.example: attempt 8 in 1h [RETRY-2].",
     );
     expect(out.at(-1)).toBe("Differ: 1 of 1 recipient ended differently.");
   });

@@ -38,6 +38,7 @@ import {
 } from "../sim/scenario.ts";
 import { WorldError } from "../sim/world.ts";
 import { formatOffset, parseOffset } from "../trace/offset.ts";
+import { eventsOf } from "../trace/store.ts";
 import { consoleIo, type CliIo } from "./io.ts";
 import { mailscopeVersion, parseSeed } from "./run.ts";
 import { maxOf } from "../protocol/lists.ts";
@@ -268,11 +269,10 @@ export async function compareCommandAction(
     return COMPARE_EXIT.badInput;
   }
   const startMs = a.run.world.startMs;
-  const { table, parting } = compareRuns(a.run.trace.events, b.run.trace.events, startMs);
-  const prefix =
-    forkAtMs !== undefined
-      ? await checkPrefix(a.run.trace.events, b.run.trace.events, startMs + forkAtMs, startMs)
-      : undefined;
+  // Each run's events from its recorder's store when it holds them, one at a time (decision 0225).
+  const [eventsA, eventsB] = [eventsOf(a.run.trace), eventsOf(b.run.trace)];
+  const { table, parting } = compareRuns(eventsA, eventsB, startMs);
+  const prefix = forkAtMs !== undefined ? await checkPrefix(eventsA, eventsB, startMs + forkAtMs, startMs) : undefined;
   if (forkText !== undefined && options.saveFork !== undefined) await writeFile(options.saveFork, forkText);
   const same = table.same && (prefix === undefined || prefix.identical);
 
@@ -288,7 +288,7 @@ export async function compareCommandAction(
             seed: run.trace.seed,
             readings: run.trace.readings,
             passed: run.passed,
-            events: run.trace.events.length,
+            events: eventsOf(run.trace).length,
             reproduce: run.reproduce,
           })),
           same,
@@ -355,7 +355,9 @@ export function compareReport(
 ): string[] {
   const lines = [`${name} (${file}): two runs compared`];
   for (const { side, run } of runs) {
-    lines.push(`  ${side.label}: ${side.describe} (seed ${String(run.trace.seed)}; ${run.trace.events.length} events)`);
+    lines.push(
+      `  ${side.label}: ${side.describe} (seed ${String(run.trace.seed)}; ${eventsOf(run.trace).length} events)`,
+    );
   }
   lines.push("");
   const cells = table.lines.flatMap((l) =>

@@ -259,7 +259,9 @@ describe("mailscope run", () => {
     const once = jsonOutcomes(run)[0]?.["attemptsAt"] as unknown[];
     expect(jsonOutcomes(big)[0]?.["attemptsAt"]).toHaveLength(once.length);
     // The checks and the exports of the same run.
-    expect(checkInvariants(events, { readings: run.world.readings, complete: true }).length).toBeGreaterThan(0);
+    expect(
+      checkInvariants(events, { readings: run.world.readings, complete: true, startMs: run.world.startMs }).length,
+    ).toBeGreaterThan(0);
     expect(exportMarkdown(big.trace, { maxDiagramMessages: 1 })).toContain("## Outcomes");
     // Its work is the point (300,000 events through every reader), not its speed: on a shared, loaded machine
     // it took over the default minute, so it has five.

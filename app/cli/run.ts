@@ -11,11 +11,11 @@ import { consoleIo, type CliIo } from "./io.ts";
 import { progressPrinter, progressWanted } from "./progress.ts";
 import { writeFile } from "node:fs/promises";
 import { checkOutputPaths } from "../node/outputPaths.ts";
-import { BUNDLE_SUFFIX, bundleText, createBundle } from "../trace/bundle.ts";
+import { BUNDLE_SUFFIX, bundleTextChunks } from "../trace/bundle.ts";
 import { loadScenarioFile } from "../node/scenarioLoader.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
 import { describeEvent } from "../trace/describe.ts";
-import { exportHar } from "../trace/exportHar.ts";
+import { exportHarChunks } from "../trace/exportHar.ts";
 import { exportJsonChunks, traceHash } from "../trace/exportJson.ts";
 import { eventsOf } from "../trace/store.ts";
 import { exportMarkdown } from "../trace/exportMarkdown.ts";
@@ -128,7 +128,7 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
     written.push(`trace ${options.trace}`);
   }
   if (options.har !== undefined) {
-    await writeFile(options.har, `${JSON.stringify(exportHar(trace, { full: options.full === true }), null, 2)}\n`);
+    await writeFile(options.har, exportHarChunks(trace, { full: options.full === true })); // a piece at a time
     written.push(`HAR ${options.har}`);
   }
   if (options.report !== undefined) {
@@ -136,7 +136,8 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
     written.push(`report ${options.report}`);
   }
   if (options.bundle !== undefined) {
-    const bundle = await createBundle(trace, {
+    // Streamed, a piece at a time, as --trace (decision 0225): the events are read from the run's store.
+    const bundle = await bundleTextChunks(trace, {
       recordBodies: options.full === true,
       full: options.full === true,
       file,
@@ -144,7 +145,7 @@ export async function runCommandAction(file: string, options: RunOptions, io: Cl
       // The bytes of the scenario's eml: files, so that `mailscope replay` and the app re-run it without them.
       emls: Object.fromEntries(load.loaded.emls),
     });
-    await writeFile(options.bundle, bundleText(bundle));
+    await writeFile(options.bundle, bundle);
     written.push(`bug bundle ${options.bundle}`);
   }
 

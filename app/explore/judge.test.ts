@@ -64,7 +64,7 @@ describe("a run judged", () => {
         { mailscope: "test", onModel: (built) => (model = built) },
       );
       expect(model).toEqual(buildModel(run.trace.events));
-      const options = { readings: run.world.readings, complete: run.complete };
+      const options = { readings: run.world.readings, complete: run.complete, startMs: run.world.startMs };
       expect(checkRunProperties(run.trace.events, options, model)).toEqual(
         checkRunProperties(run.trace.events, options),
       );

@@ -109,7 +109,11 @@ export async function judgeLoaded(loaded: LoadedScenario, context: JudgeContext)
     { id: ENGINE_CRASH.id, passed: true, detail: "the run ended without an exception" },
     simulation ?? { id: SIMULATION.id, passed: true, detail: "no event threw" },
     ...run.invariants.filter((c) => c.id !== SIMULATION.id),
-    ...checkRunProperties(events, { readings: run.world.readings, complete: run.complete }, model),
+    ...checkRunProperties(
+      events,
+      { readings: run.world.readings, complete: run.complete, startMs: run.world.startMs },
+      model,
+    ),
     ...context.properties.map((p) => checkUserProperty(p, events)),
   ];
   const paths = machinePaths(run.trace.events);

@@ -33,6 +33,11 @@ describe("explore finds and shrinks each planted bug", () => {
       expect(parseScenarioText(f.shrunkYaml, "shrunk.yaml").ok).toBe(true);
       expect(worldSize(parse(f.shrunkYaml) as ScenarioInput)).toEqual(f.shrunkSize);
       expect(f.shrunkDetail).not.toBe("");
+      // Its description says what it violates, its times as the app writes them (retry-after-give-up's are days).
+      const { description } = parse(f.shrunkYaml) as { description: string };
+      expect(description).toMatch(/^[a-z0-9-]+: /);
+      const hours = [...description.matchAll(/\+(\d+):\d\d:\d\d/g)].map((m) => Number(m[1]));
+      expect(hours.every((h) => h < 24)).toBe(true);
     },
   );
 

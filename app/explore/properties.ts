@@ -28,6 +28,7 @@ import {
   type Model,
 } from "../sim/invariants.ts";
 import { dataOf } from "../trace/eventReader.ts";
+import { recordedOffset } from "../trace/offset.ts";
 import type { CheckResult } from "../trace/schema.ts";
 
 /** One property of the whole run: its id, what it says, the rules it stands on. */
@@ -85,12 +86,6 @@ function verdict(
   return { id, passed: false, detail: `${shown.join("; ")}${more}`, ...(seqs.length > 0 && { evidence: seqs }) };
 }
 
-/** `+h:mm:ss` after `startMs`. */
-function at(ms: number, startMs: number): string {
-  const s = Math.max(0, Math.round((ms - startMs) / 1000));
-  return `+${Math.floor(s / 3600)}:${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`;
-}
-
 /**
  * Checks every whole-run property over `events`; one result per {@link RUN_PROPERTIES} entry, in order. `model` is
  * `buildModel(events)`, given when the caller has it (the one the run's invariants were checked over).
@@ -105,9 +100,9 @@ export function checkRunProperties(
   // its own, not the five in one large function (decision 0200).
   return [
     rejectedNeverSmtp(model, actors, options),
-    nothingAfterGiveUp(actors),
+    nothingAfterGiveUp(actors, options),
     idempotencyKeys(events),
-    dsnForEveryBounce(events, actors),
+    dsnForEveryBounce(events, actors, options),
     fallbackAtWindowEnd(actors, options),
   ];
 }
@@ -128,7 +123,7 @@ function rejectedNeverSmtp(model: Model, actors: readonly Actor[], options: Inva
         const answer = final.get(r);
         if (answer !== undefined) {
           rejectedSmtp.push({
-            text: `${actor.id}: ${r} handed to SMTP at ${at(event.timeMs, actor.startMs)} after it was rejected at ${at(answer.timeMs, actor.startMs)} [RCP-7]`,
+            text: `${actor.id}: ${r} handed to SMTP at ${recordedOffset(event.timeMs, options.startMs)} after it was rejected at ${recordedOffset(answer.timeMs, options.startMs)} [RCP-7]`,
             evidence: [answer, event],
           });
         }
@@ -165,7 +160,7 @@ function rejectedRecipients(actor: Actor, model: Model, options: InvariantOption
   return final;
 }
 
-function nothingAfterGiveUp(actors: readonly Actor[]): CheckResult {
+function nothingAfterGiveUp(actors: readonly Actor[], options: InvariantOptions): CheckResult {
   const afterGiveUp: Violations = [];
   let bounces = 0;
   for (const actor of actors) {
@@ -176,7 +171,7 @@ function nothingAfterGiveUp(actors: readonly Actor[]): CheckResult {
     const late = actor.attempts.flatMap((a) => a.events).find((e) => LATER.has(e.name) && (e.seq ?? -1) > seq);
     if (late !== undefined) {
       afterGiveUp.push({
-        text: `${actor.id}: ${late.name} at ${at(late.timeMs, actor.startMs)}, after it bounced at ${at(bounce.timeMs, actor.startMs)} [STATE-7]`,
+        text: `${actor.id}: ${late.name} at ${recordedOffset(late.timeMs, options.startMs)}, after it bounced at ${recordedOffset(bounce.timeMs, options.startMs)} [STATE-7]`,
         evidence: [bounce, late],
       });
     }
@@ -221,7 +216,11 @@ function idempotencyKeys(events: readonly CheckedEvent[]): CheckResult {
   );
 }
 
-function dsnForEveryBounce(events: readonly CheckedEvent[], actors: readonly Actor[]): CheckResult {
+function dsnForEveryBounce(
+  events: readonly CheckedEvent[],
+  actors: readonly Actor[],
+  options: InvariantOptions,
+): CheckResult {
   const bounces = actors.filter((a) => a.bounced !== undefined).length;
   const missingDsn: Violations = [];
   const reported = new Set<string>();
@@ -244,7 +243,7 @@ function dsnForEveryBounce(events: readonly CheckedEvent[], actors: readonly Act
       .filter((r) => !reported.has(`${actor.messageId}\n${r}`));
     if (unreported.length > 0) {
       missingDsn.push({
-        text: `${actor.id}: ${unreported.join(", ")} bounced at ${at(bounce.timeMs, actor.startMs)}, and no DSN told the sender [EVT-3]`,
+        text: `${actor.id}: ${unreported.join(", ")} bounced at ${recordedOffset(bounce.timeMs, options.startMs)}, and no DSN told the sender [EVT-3]`,
         evidence: [bounce],
       });
     }
@@ -263,7 +262,7 @@ function fallbackAtWindowEnd(actors: readonly Actor[], options: InvariantOptions
       const kinds = actor.attempts.slice(0, i + 1).map((a) => classify(a, options.readings).kind);
       if (!kinds.every((k) => k === "eligible")) break;
       lateFallback.push({
-        text: `${actor.id}: attempt ${attempt.index} at ${at(attempt.startMs, actor.startMs)}, at or after the ${windowMs / 60000}-minute fallback window's end with every attempt fallback-eligible, was followed by attempt ${next.index} over the service instead of SMTP [STATE-3]`,
+        text: `${actor.id}: attempt ${attempt.index} at ${recordedOffset(attempt.startMs, options.startMs)}, at or after the ${windowMs / 60000}-minute fallback window's end with every attempt fallback-eligible, was followed by attempt ${next.index} over the service instead of SMTP [STATE-3]`,
         evidence: [...attempt.events.slice(-1), ...next.events.slice(0, 1)],
       });
       break;

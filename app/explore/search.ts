@@ -19,6 +19,7 @@
  * counted.
  */
 import { createRandom, type Seed } from "../sim/random.ts";
+import { readableRecordedText } from "../trace/offset.ts";
 import type { ScenarioInput } from "../sim/scenario.ts";
 import type { PlantedBug } from "../sender/plantedBugs.ts";
 import { formatGenome, parseGenome, PARTS, withPart, type Genome } from "./genome.ts";
@@ -255,7 +256,13 @@ export class Lane {
     // The detail of the world kept: judged once more only when the last candidate run was not it.
     const final = await judgeScenario(shrunk.scenario, this.#context);
     shrunkDetail = final.checks.find((c) => c.id === property)?.detail ?? shrunkDetail;
-    const named = { ...shrunk.scenario, name: `explore-${property}`, description: `${property}: ${shrunkDetail}` };
+    // The description is for the person who opens the file: its times read as the app writes them (+5d 0:25:48),
+    // the report keeps the recorded text (0075).
+    const named = {
+      ...shrunk.scenario,
+      name: `explore-${property}`,
+      description: `${property}: ${readableRecordedText(shrunkDetail)}`,
+    };
     return {
       ...base,
       shrunkYaml: scenarioYaml(named),

@@ -23,6 +23,7 @@ import { formatOffset } from "../trace/offset.ts";
 import { ordinal } from "./lesson.ts";
 import { rulesCited } from "../trace/ruleEvidence.ts";
 import type { RecordedEvent } from "../trace/schema.ts";
+import type { EventSequence } from "../trace/store.ts";
 
 /** How far a step goes: the next event, the next attempt's verdict, the next decision of a delivery machine. */
 export type StepLevel = "event" | "attempt" | "decision";
@@ -265,6 +266,12 @@ function conditionProblem(value: unknown): string | undefined {
 }
 
 /**
+ * A run's events by their place: an array of them, or a recorder, which decodes each from its store as it is
+ * read (decision 0225: a live session need not hold every event as an object).
+ */
+export type EventsByIndex = Pick<EventSequence, "length" | "at">;
+
+/**
  * Reads a run's events in order and says where playback stops. It keeps how
  * far it has read (`scanned`: the events before it are the ones a session may
  * show) and how many events of each kind it has read (for an annotation's
@@ -298,9 +305,9 @@ export class StopFinder {
    * enabled breakpoint's event, else an event of the step's `level`; reading stops just past it. Undefined when
    * there is none (everything up to `end` read).
    */
-  next(events: readonly RecordedEvent[], level?: StepLevel, end = events.length): PlaybackStop | undefined {
+  next(events: EventsByIndex, level?: StepLevel, end = events.length): PlaybackStop | undefined {
     while (this.#scanned < end) {
-      const event = events[this.#scanned];
+      const event = events.at(this.#scanned);
       this.#scanned += 1;
       if (event === undefined) continue;
       const nth = (this.#counts.get(event.name) ?? 0) + 1;
@@ -313,9 +320,9 @@ export class StopFinder {
   }
 
   /** Reads `events` up to `end` without stopping (a jump, "run to the end", the checks). */
-  skip(events: readonly RecordedEvent[], end = events.length): void {
+  skip(events: EventsByIndex, end = events.length): void {
     while (this.#scanned < end) {
-      const event = events[this.#scanned];
+      const event = events.at(this.#scanned);
       this.#scanned += 1;
       if (event !== undefined) this.#counts.set(event.name, (this.#counts.get(event.name) ?? 0) + 1);
     }

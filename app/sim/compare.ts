@@ -237,7 +237,7 @@ export interface DsnSubject {
  * reports on, from the run's `dsn.sent` events. Two DSNs of one run that
  * report the same are told apart by their order (`#2`).
  */
-export function dsnSubjects(events: readonly RecordedEvent[]): Map<string, DsnSubject> {
+export function dsnSubjects(events: Iterable<RecordedEvent>): Map<string, DsnSubject> {
   const out = new Map<string, DsnSubject>();
   const named = new Map<string, number>();
   for (const e of events) {
@@ -274,7 +274,7 @@ export interface RunComparison {
 }
 
 /** Compares two runs' traces (their events), as `mailscope compare` and the app's Compare view do. */
-export function compareRuns(a: readonly RecordedEvent[], b: readonly RecordedEvent[], startMs: number): RunComparison {
+export function compareRuns(a: Iterable<RecordedEvent>, b: Iterable<RecordedEvent>, startMs: number): RunComparison {
   const subjectsA = dsnSubjects(a);
   const subjectsB = dsnSubjects(b);
   return {
@@ -333,20 +333,37 @@ export interface Parting {
  * Retry-After overruled leaves the retry where it was.
  */
 export function firstParting(
-  a: readonly RecordedEvent[],
-  b: readonly RecordedEvent[],
+  a: Iterable<RecordedEvent>,
+  b: Iterable<RecordedEvent>,
   startMs: number,
   subjectsA: ReadonlyMap<string, DsnSubject> = dsnSubjects(a),
   subjectsB: ReadonlyMap<string, DsnSubject> = dsnSubjects(b),
 ): Parting {
-  const decisions = (events: readonly RecordedEvent[], subjects: ReadonlyMap<string, DsnSubject>): PartingSide[] =>
-    events.filter((e) => DECISIONS.has(e.name)).map((e) => decision(e, startMs, subjects));
+  // Each decision with what it decided: an attempt judged alike under a 1 h and a 4 h fallback window is one
+  // decision (the runs retry alike); they part where the window makes one of them decide otherwise (note 0039).
+  // The two runs' decisions are read side by side, one at a time, up to where they part (decision 0225).
+  function* decisions(events: Iterable<RecordedEvent>, subjects: ReadonlyMap<string, DsnSubject>) {
+    for (const e of events) {
+      if (!DECISIONS.has(e.name)) continue;
+      yield {
+        side: decision(e, startMs, subjects),
+        decided: decision(withoutJudgingContext(e), startMs, subjects).text,
+      };
+    }
+  }
   const da = decisions(a, subjectsA);
   const db = decisions(b, subjectsB);
   let i = 0;
-  while (i < da.length && i < db.length && da[i]?.text === db[i]?.text) i++;
-  const sa = da[i];
-  const sb = db[i];
+  let sa: PartingSide | undefined;
+  let sb: PartingSide | undefined;
+  for (;;) {
+    const x = da.next().value ?? undefined;
+    const y = db.next().value ?? undefined;
+    sa = x?.side;
+    sb = y?.side;
+    if (x === undefined || y === undefined || x.decided !== y.decided) break;
+    i++;
+  }
   if (sa === undefined && sb === undefined) {
     return { parts: false, alike: i, text: `The runs never part: they make the same ${i} decisions.` };
   }
@@ -361,6 +378,13 @@ export function firstParting(
     ...(sb !== undefined && { b: sb }),
     text: `The runs first part at ${at}, after ${i} decision${i === 1 ? "" : "s"} alike: ${words("A", sa)}; ${words("B", sb)}.`,
   };
+}
+
+/** The event without what an attempt was judged under (the fallback window, the give-up): only what was decided. */
+function withoutJudgingContext(e: RecordedEvent): RecordedEvent {
+  if (e.name !== "attempt.judged" || e.data === undefined) return e;
+  const { fallbackWindowStartMs: _start, fallbackWindowEndMs: _end, giveUpAtMs: _giveUp, ...decided } = e.data;
+  return { ...e, data: decided };
 }
 
 /** A decision in the log's words, with its time and whose it is: `+0:01:00 m1@a.example→b.example: attempt 2 in 57s`. */
@@ -393,7 +417,7 @@ function named(text: string, subjects: ReadonlyMap<string, DsnSubject>): string 
  * fault that starts at or after it left out — since a fork changes faults
  * from the fork time on, and a declaration names its whole window.
  */
-export function tracePrefix(events: readonly RecordedEvent[], forkMs: number): RecordedEvent[] {
+export function tracePrefix(events: Iterable<RecordedEvent>, forkMs: number): RecordedEvent[] {
   const out: RecordedEvent[] = [];
   for (const e of events) {
     if (e.timeMs >= forkMs) break;
@@ -410,7 +434,7 @@ export function tracePrefix(events: readonly RecordedEvent[], forkMs: number): R
 }
 
 /** SHA-256 (hex) of the canonical JSON of {@link tracePrefix}. */
-export async function prefixHash(events: readonly RecordedEvent[], forkMs: number): Promise<string> {
+export async function prefixHash(events: Iterable<RecordedEvent>, forkMs: number): Promise<string> {
   return sha256(canonicalJson(tracePrefix(events, forkMs)));
 }
 
@@ -443,8 +467,8 @@ export interface PrefixCheck {
 
 /** Checks that runs A and B are the same before `forkMs` (A's and B's prefix hashes are equal). */
 export async function checkPrefix(
-  a: readonly RecordedEvent[],
-  b: readonly RecordedEvent[],
+  a: Iterable<RecordedEvent>,
+  b: Iterable<RecordedEvent>,
   forkMs: number,
   startMs: number,
 ): Promise<PrefixCheck> {

@@ -169,7 +169,11 @@ describe("a run under other numbers (RETRY-1, RETRY-2, RETRY-6)", () => {
     });
     // Judged by SPEC.md's numbers, the same trace breaks the rule: the checker is not the sender's copy.
     const events = threeDays.trace.events.filter((e) => !e.name.endsWith(".checked"));
-    const asSpec = checkInvariants(events, { readings: threeDays.world.readings, complete: true });
+    const asSpec = checkInvariants(events, {
+      readings: threeDays.world.readings,
+      complete: true,
+      startMs: threeDays.world.startMs,
+    });
     expect(asSpec.find((c) => c.id === "give-up-at-5-days")).toMatchObject({
       passed: false,
       detail: expect.stringMatching(/before 5 days had passed \[STATE-7, RETRY-6\]/),
@@ -181,7 +185,11 @@ describe("a run under other numbers (RETRY-1, RETRY-2, RETRY-6)", () => {
     const schedule = other.invariants.find((c) => c.id === "retry-schedule");
     expect(schedule).toMatchObject({ passed: true, detail: expect.stringMatching(/cap 10m \(not SPEC\.md's\)/) });
     const events = other.trace.events.filter((e) => !e.name.endsWith(".checked"));
-    const asSpec = checkInvariants(events, { readings: other.world.readings, complete: true });
+    const asSpec = checkInvariants(events, {
+      readings: other.world.readings,
+      complete: true,
+      startMs: other.world.startMs,
+    });
     expect(asSpec.find((c) => c.id === "retry-schedule")?.passed).toBe(false);
   });
 });

@@ -15,15 +15,29 @@ const DOMAINS = `domains:
     mailboxes: [bob, carol]
 `;
 
-async function trace(body: string, seed?: number): Promise<{ events: CheckedEvent[]; readings: ScenarioReadings }> {
+async function trace(
+  body: string,
+  seed?: number,
+): Promise<{ events: CheckedEvent[]; readings: ScenarioReadings; startMs: number }> {
   const outcome = await runScenarioText(`name: t\n${DOMAINS}${body}`, seed === undefined ? {} : { seed });
   if (!outcome.ok) throw new Error(outcome.errors.map((e) => `${e.field}: ${e.message}`).join("\n"));
   const events = outcome.run.world.recorder.events.filter((e) => !e.name.endsWith(".checked"));
-  return { events: events.map((e) => ({ ...e, data: { ...e.data } })), readings: outcome.run.world.readings };
+  return {
+    events: events.map((e) => ({ ...e, data: { ...e.data } })),
+    readings: outcome.run.world.readings,
+    startMs: outcome.run.world.startMs,
+  };
 }
 
-function verdict(events: readonly CheckedEvent[], id: string, readings = defaultScenarioReadings, complete = true) {
-  const result = checkInvariants(events, { readings, complete }).find((r) => r.id === id);
+/** The runs here submit their first message at the run's start, unless `startMs` says where the run started. */
+function verdict(
+  events: readonly CheckedEvent[],
+  id: string,
+  readings = defaultScenarioReadings,
+  complete = true,
+  startMs = events[0]?.timeMs ?? 0,
+) {
+  const result = checkInvariants(events, { readings, complete, startMs }).find((r) => r.id === id);
   if (result === undefined) throw new Error(`no invariant ${id}`);
   return result;
 }
@@ -50,10 +64,22 @@ const without = (events: CheckedEvent[], pick: (e: CheckedEvent) => boolean): Ch
 };
 
 describe("invariants hold on real runs", () => {
+  it("nothing to judge reads as nothing, not as a claim about zero cases ('0 bounces, each at 5 days')", async () => {
+    const { events, readings, startMs } = await trace(HAPPY);
+    const details = new Map(
+      checkInvariants(events, { readings, complete: true, startMs }).map((r) => [r.id, r.detail]),
+    );
+    expect(details.get("smtp-only-where-allowed")).toBe("no hand-off to SMTP");
+    expect(details.get("no-retry-after-permanent")).toBe("no permanent answer");
+    expect(details.get("retry-schedule")).toBe("no retry (jitter on)");
+    expect(details.get("give-up-at-5-days")).toBe("no bounce; no attempt after give-up at 5 days");
+    expect(details.get("no-dsn-about-a-dsn")).toBe("no DSN sent");
+  });
+
   it("every invariant passes on a happy path, a fallback and a 5-day bounce", async () => {
     for (const body of [HAPPY, DOWN_3H, RATE_LIMITED_THEN_DOWN]) {
-      const { events, readings } = await trace(body);
-      const results = checkInvariants(events, { readings, complete: true });
+      const { events, readings, startMs } = await trace(body);
+      const results = checkInvariants(events, { readings, complete: true, startMs });
       expect(results.map((r) => r.id)).toEqual([
         "terminal-outcome",
         "no-duplicate-delivery",
@@ -273,6 +299,18 @@ describe("retry-schedule (RETRY-1, RETRY-2, RETRY-3, RETRY-7, G16)", () => {
     );
   });
 
+  it("RETRY-2: a message submitted at +1:00:00 — the texts give run times, as the timeline writes them", async () => {
+    const { events, readings, startMs } = await trace(
+      DOWN_3H.replace("to: bob@b.example }", "to: bob@b.example, at: 1h }").replace("until: 3h", "until: 4h"),
+    );
+    const third = events.filter((e) => e.name === "timer.fired")[2] as CheckedEvent;
+    const early = events.map((e) => (e === third ? { ...e, timeMs: e.timeMs - 1000 } : e));
+    // Attempt 3 at 3 min into the delivery is 1 h 3 min into the run: the timeline's and the log's +1:03:00.
+    expect(verdict(early, "retry-schedule", readings, true, startMs).detail).toContain(
+      "attempt 4 at +1:06:59, earlier than the 240-second delay after attempt 3 at +1:03:00 [RETRY-2, G16]",
+    );
+  });
+
   it("RETRY-2: the checker holds the spec's 1-hour cap, not the sender's: a retry 50 minutes after the 63-minute attempt fails", async () => {
     const { events, readings } = await trace(DOWN_3H);
     const fired = events.filter((e) => e.name === "timer.fired");
@@ -456,8 +494,8 @@ describe("a trace the checkers did not see start", () => {
       },
       { seq: 1, name: "timer.set", timeMs: 0, domain: "c.example", data: { deliveryActor: "m2@c.example→b.example" } },
     ];
-    expect(checkInvariants(cut, { readings: defaultScenarioReadings, complete: true }).every((r) => r.passed)).toBe(
-      true,
-    );
+    expect(
+      checkInvariants(cut, { readings: defaultScenarioReadings, complete: true, startMs: 0 }).every((r) => r.passed),
+    ).toBe(true);
   });
 });

@@ -99,6 +99,12 @@ export interface InvariantOptions {
    * SPEC.md's.
    */
   readonly constants?: Readonly<Record<string, string>>;
+  /**
+   * The run's start (`world.startMs`; a trace's `startedAtMs`): a check's text writes its times as run times, as
+   * the timeline, the log and Why? write them — an attempt at +1:03:00 is 1 h 3 min into the run, whenever its
+   * message was submitted.
+   */
+  readonly startMs: number;
 }
 
 // ---------------------------------------------------------------------------
@@ -550,7 +556,7 @@ function noDsnAboutADsn(events: Iterable<CheckedEvent>): Verdict {
   return {
     evidence: judged,
     violations,
-    checked: `${plural(judged.length, "DSN")} sent, none about a DSN`,
+    checked: judged.length === 0 ? "no DSN sent" : `${plural(judged.length, "DSN")} sent, none about a DSN`,
   };
 }
 
@@ -585,7 +591,7 @@ function noDuplicateDelivery(events: Iterable<CheckedEvent>): Verdict {
   return {
     evidence: judged,
     violations,
-    checked: `${plural(checked, "delivery", "deliveries")} to mailboxes, no message twice in one mailbox${unidentified > 0 ? ` (${unidentified} without a Message-ID not checked)` : ""}`,
+    checked: `${checked === 0 ? "no delivery to a mailbox" : `${plural(checked, "delivery", "deliveries")} to mailboxes, no message twice in one mailbox`}${unidentified > 0 ? ` (${unidentified} without a Message-ID not checked)` : ""}`,
   };
 }
 
@@ -601,7 +607,7 @@ function smtpOnlyWhereAllowed(model: Model, options: InvariantOptions): Verdict 
       const reason = dataOf(event, "smtp.handoff")?.reason;
       const attempts = actor.attempts.slice(0, index).map((a) => ({ attempt: a, ...classify(a, options.readings) }));
       const last = attempts.at(-1);
-      const at = recordedOffset(event.timeMs, actor.startMs);
+      const at = recordedOffset(event.timeMs, options.startMs);
       const earlierBad = attempts.find((a) => a.kind === "ineligible" || a.kind === "unknown");
       /** A violation shown by the hand-off and the attempt that does not allow it. */
       const flag = (text: string, attempt: Attempt | undefined): void => {
@@ -626,7 +632,7 @@ function smtpOnlyWhereAllowed(model: Model, options: InvariantOptions): Verdict 
           );
         } else if (last.attempt.startMs < actor.startMs + windowMs) {
           flag(
-            `${actor.id}: handed to SMTP (fallback) at ${at}, after an attempt made at ${recordedOffset(last.attempt.startMs, actor.startMs)}, before the ${windowMs / 60000}-minute fallback window ended [STATE-3, ERR-22]`,
+            `${actor.id}: handed to SMTP (fallback) at ${at}, after an attempt made at ${recordedOffset(last.attempt.startMs, options.startMs)}, before the ${windowMs / 60000}-minute fallback window ended [STATE-3, ERR-22]`,
             last.attempt,
           );
         }
@@ -654,7 +660,11 @@ function smtpOnlyWhereAllowed(model: Model, options: InvariantOptions): Verdict 
       }
     }
   }
-  return { violations, checked: `${plural(handOffs, "hand-off")} to SMTP, each allowed`, evidence: judged };
+  return {
+    violations,
+    checked: handOffs === 0 ? "no hand-off to SMTP" : `${plural(handOffs, "hand-off")} to SMTP, each allowed`,
+    evidence: judged,
+  };
 }
 
 function noRetryAfterPermanent(model: Model, options: InvariantOptions): Verdict {
@@ -665,7 +675,10 @@ function noRetryAfterPermanent(model: Model, options: InvariantOptions): Verdict
     permanent += retriedAfterPermanent(actor, model, options, violations, judged);
   return {
     violations,
-    checked: `${plural(permanent, "permanent answer")}, none retried over the service`,
+    checked:
+      permanent === 0
+        ? "no permanent answer"
+        : `${plural(permanent, "permanent answer")}, none retried over the service`,
     evidence: judged,
   };
 }
@@ -698,7 +711,7 @@ function retriedAfterPermanent(
         if (dead !== undefined) {
           violations.push(
             finding(
-              `${deliveryId}: sent again at ${recordedOffset(e.timeMs, actor.startMs)} after ${dead.why}`,
+              `${deliveryId}: sent again at ${recordedOffset(e.timeMs, options.startMs)} after ${dead.why}`,
               dead.answer,
               e,
             ),
@@ -710,7 +723,7 @@ function retriedAfterPermanent(
           if (final !== undefined)
             violations.push(
               finding(
-                `${actor.id}: ${r} sent again at ${recordedOffset(e.timeMs, actor.startMs)} after ${final.why}`,
+                `${actor.id}: ${r} sent again at ${recordedOffset(e.timeMs, options.startMs)} after ${final.why}`,
                 final.answer,
                 e,
               ),
@@ -720,14 +733,14 @@ function retriedAfterPermanent(
         permanent++;
         judged.push(e);
         finalFor.set(normalizeAddress(result.recipient ?? ""), {
-          why: `it was rejected at ${recordedOffset(e.timeMs, actor.startMs)} [RCP-7]`,
+          why: `it was rejected at ${recordedOffset(e.timeMs, options.startMs)} [RCP-7]`,
           answer: e,
         });
       } else if (ended !== undefined && permanentEnding(ended, options.readings)) {
         permanent++;
         judged.push(e);
         const final = {
-          why: `a permanent answer (${ended.status ?? "not sent"}) at ${recordedOffset(e.timeMs, actor.startMs)} [STATE-9]`,
+          why: `a permanent answer (${ended.status ?? "not sent"}) at ${recordedOffset(e.timeMs, options.startMs)} [STATE-9]`,
           answer: e,
         };
         deadDeliveries.set(deliveryId, final);
@@ -813,25 +826,25 @@ function retrySchedule(model: Model, options: InvariantOptions): Verdict {
       const hi = previous.startMs + (jitter ? Math.ceil(base * (1 + spread)) + 1 : base);
       const latest = Math.max(hi, lowerBoundMs ?? -Infinity, setAt);
       const t = attempt.startMs;
-      const at = recordedOffset(t, actor.startMs);
+      const at = recordedOffset(t, options.startMs);
       if (lowerBoundMs !== undefined && t < lowerBoundMs) {
         violations.push(
-          `${actor.id}: attempt ${k + 1} at ${at}, before the Retry-After of ${recordedOffset(lowerBoundMs, actor.startMs)} [RETRY-7]`,
+          `${actor.id}: attempt ${k + 1} at ${at}, before the Retry-After of ${recordedOffset(lowerBoundMs, options.startMs)} [RETRY-7]`,
         );
       } else if (t < lo) {
         violations.push(
-          `${actor.id}: attempt ${k + 1} at ${at}, earlier than ${jitter ? `${100 - Math.round(spread * 100)} % of ` : ""}the ${base / 1000}-second delay after attempt ${k} at ${recordedOffset(previous.startMs, actor.startMs)} [RETRY-2, G16]`,
+          `${actor.id}: attempt ${k + 1} at ${at}, earlier than ${jitter ? `${100 - Math.round(spread * 100)} % of ` : ""}the ${base / 1000}-second delay after attempt ${k} at ${recordedOffset(previous.startMs, options.startMs)} [RETRY-2, G16]`,
         );
       } else if (t > latest || (!jitter && t !== Math.max(hi, lowerBoundMs ?? -Infinity, setAt))) {
         violations.push(
-          `${actor.id}: attempt ${k + 1} at ${at}, ${jitter ? `later than ${100 + Math.round(spread * 100)} % of` : "not at"} the ${base / 1000}-second delay after attempt ${k} at ${recordedOffset(previous.startMs, actor.startMs)} [RETRY-2, G16]`,
+          `${actor.id}: attempt ${k + 1} at ${at}, ${jitter ? `later than ${100 + Math.round(spread * 100)} % of` : "not at"} the ${base / 1000}-second delay after attempt ${k} at ${recordedOffset(previous.startMs, options.startMs)} [RETRY-2, G16]`,
         );
       }
     }
   }
   return {
     violations,
-    checked: `${retries} retr${retries === 1 ? "y" : "ies"}, each within the schedule (jitter ${jitter ? (spread === SPEC_JITTER ? "on" : `on, ±${percent}`) : "off"})${departed(schedule, ["firstRetryMs", "factor", "capMs"])}`,
+    checked: `${retries === 0 ? "no retry" : `${retries} retr${retries === 1 ? "y" : "ies"}, each within the schedule`} (jitter ${jitter ? (spread === SPEC_JITTER ? "on" : `on, ±${percent}`) : "off"})${departed(schedule, ["firstRetryMs", "factor", "capMs"])}`,
   };
 }
 
@@ -881,7 +894,7 @@ function giveUpAtFiveDays(model: Model, options: InvariantOptions): Verdict {
       if (attempt.startMs >= giveUpMs) {
         violations.push(
           finding(
-            `${actor.id}: attempt ${attempt.index} at ${recordedOffset(attempt.startMs, actor.startMs)}, at or after the give-up at ${days} [STATE-7]`,
+            `${actor.id}: attempt ${attempt.index} at ${recordedOffset(attempt.startMs, options.startMs)}, at or after the give-up at ${days} [STATE-7]`,
             attempt.events.filter((e) => EVIDENT.has(e.name)),
           ),
         );
@@ -891,7 +904,7 @@ function giveUpAtFiveDays(model: Model, options: InvariantOptions): Verdict {
     if (bounce === undefined) continue;
     bounces++;
     judged.push(bounce);
-    const at = recordedOffset(bounce.timeMs, actor.startMs);
+    const at = recordedOffset(bounce.timeMs, options.startMs);
     const last = actor.attempts.at(-1);
     if (bounce.timeMs < giveUpMs) {
       violations.push(finding(`${actor.id}: bounced at ${at}, before ${days} had passed [STATE-7, RETRY-6]`, bounce));
@@ -911,7 +924,7 @@ function giveUpAtFiveDays(model: Model, options: InvariantOptions): Verdict {
   }
   return {
     violations,
-    checked: `${plural(bounces, "bounce")}, each at ${days}; no attempt after give-up${after === GIVE_UP_AFTER_MS ? "" : " (not SPEC.md's 5 days)"}`,
+    checked: `${bounces === 0 ? `no bounce; no attempt after give-up at ${days}` : `${plural(bounces, "bounce")}, each at ${days}; no attempt after give-up`}${after === GIVE_UP_AFTER_MS ? "" : " (not SPEC.md's 5 days)"}`,
     evidence: judged,
   };
 }

@@ -220,7 +220,7 @@ export function checkScenarioRun(world: World, loaded: LoadedScenario, ending: R
   ending.onModel?.(model);
   const invariants: CheckResult[] = checkInvariants(
     events,
-    { readings: world.readings, complete, ...(constants !== undefined && { constants }) },
+    { readings: world.readings, complete, startMs: world.startMs, ...(constants !== undefined && { constants }) },
     model,
   );
   if (error !== undefined) invariants.push({ id: "simulation", passed: false, detail: error });

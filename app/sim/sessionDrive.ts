@@ -3,7 +3,7 @@
  * its time, meets a stop or is interrupted; a jump back, which builds the world again; the stops it posts; and
  * the run's end, checked as `mailscope run` checks it.
  */
-import { traceHash } from "../trace/exportJson.ts";
+import { traceHash, withoutEvents } from "../trace/exportJson.ts";
 import type { PlaybackStop } from "./breakpoints.ts";
 import { checkScenarioRun } from "./runScenario.ts";
 import type { PlaybackProgress } from "./scheduler.ts";
@@ -69,7 +69,8 @@ export async function drive(s: SessionState, first: Live, mode: DriveMode, jump?
         reached = false;
         run.found = undefined;
       }
-      const events = run.world.recorder.events;
+      // Read by place from the recorder's store (decision 0225): the session does not hold the events as objects.
+      const events = run.world.recorder;
       if (stopsIn(mode)) {
         const stop = run.found ?? run.finder.next(events, levelOf(mode));
         run.found = undefined;
@@ -121,7 +122,7 @@ async function runScheduler(s: SessionState, run: Live, mode: DriveMode): Promis
 /** After each event of the simulation (and each frame of a wait): reads what it traced, stops at a stop. */
 function onProgress(s: SessionState, run: Live, progress: PlaybackProgress, mode: DriveMode): void {
   run.playheadMs = progress.playheadMs;
-  const events = run.world.recorder.events;
+  const events = run.world.recorder;
   if (!stopsIn(mode)) run.finder.skip(events);
   else if (run.found === undefined) {
     const stop = run.finder.next(events, levelOf(mode));
@@ -175,7 +176,7 @@ function stopHere(s: SessionState, run: Live, mode: DriveMode, stop: PlaybackSto
   if (typeof mode === "object" && "step" in mode) {
     const label =
       stop.kind === "step" || stop.kind === "breakpoint"
-        ? run.world.recorder.events[run.sent - 1]?.name
+        ? run.world.recorder.at(run.sent - 1)?.name
         : stop.kind === "end"
           ? "end"
           : "time";
@@ -213,9 +214,10 @@ async function conclude(s: SessionState, run: Live, error?: string): Promise<voi
   });
   run.playheadMs = world.scheduler.now();
   run.endMs = checked.endMs;
-  run.finder.skip(world.recorder.events);
+  run.finder.skip(world.recorder);
   flush(s, run, false);
-  const { events: _events, ...head } = checked.trace;
+  // The members but the events, which are not read (a large run's stay in the store).
+  const head = withoutEvents(checked.trace);
   const hash = await traceHash(checked.trace);
   s.phase = "finished";
   s.send({

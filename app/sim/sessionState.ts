@@ -151,11 +151,11 @@ export function atEnd(run: Live): boolean {
  * progress; or the progress alone when asked.
  */
 export function flush(s: SessionState, run: Live, progressAlone: boolean): void {
-  const events = run.world.recorder.events;
   const upTo = run.finder.scanned;
   run.lastPostMs = s.wallClock();
   if (upTo > run.sent) {
-    const batch = events.slice(run.sent, upTo);
+    // Decoded from the recorder's store as they are posted (decision 0225).
+    const batch = [...run.world.recorder.iterate(run.sent, upTo)];
     run.sent = upTo;
     s.send({ type: "events", events: batch, progress: progressOf(run) });
   } else if (progressAlone) {

@@ -35,6 +35,7 @@
 import "./mswGuard.ts"; // first: msw needs a localStorage stand-in in a worker
 import type { CheckResult, RecordedEvent, Trace } from "../trace/schema.ts";
 import { traceHash } from "../trace/exportJson.ts";
+import { eventsOf } from "../trace/store.ts";
 import { emlReader, formatScenarioError } from "./scenario.ts";
 import { outcomeRows } from "./outcomeRows.ts";
 import { runScenarioText } from "./runScenario.ts";
@@ -121,11 +122,12 @@ export async function handleWorkerRequest(request: WorkerRequest): Promise<Worke
       hash: await traceHash(run.trace),
       passed: run.passed,
       complete: run.complete,
-      events: run.trace.events.length,
+      // From the recorder's store when it holds them: a large run's events are not built as objects (0225).
+      events: eventsOf(run.trace).length,
       invariants: run.invariants,
       expectations: run.expectations,
       ...(request.wantTrace === true && { trace: run.trace }),
-      ...(request.wantOutcomes === true && { outcomes: runOutcomes(run.trace.events, run.world.startMs) }),
+      ...(request.wantOutcomes === true && { outcomes: runOutcomes(eventsOf(run.trace), run.world.startMs) }),
     };
   } catch (error) {
     return { type: "error", ...id, message: errorMessage(error) };
@@ -133,7 +135,7 @@ export async function handleWorkerRequest(request: WorkerRequest): Promise<Worke
 }
 
 /** The outcomes of the scenario's recipients (not of DSNs), with their times after `startMs`. */
-export function runOutcomes(events: readonly RecordedEvent[], startMs: number): RunOutcome[] {
+export function runOutcomes(events: Iterable<RecordedEvent>, startMs: number): RunOutcome[] {
   return outcomeRows(events, startMs)
     .filter((r) => !r.dsn)
     .map((r) => ({

@@ -25,11 +25,20 @@ import { bytesToBase64 } from "../protocol/base64.ts";
 import { childPath, fail, failWith, ok, type Parsed, type Violation } from "../protocol/result.ts";
 import { MAX_MESSAGE_BYTES } from "../protocol/resources.ts";
 import { describeEvent } from "./describe.ts";
-import { canonicalJson, exportJson, traceHash } from "./exportJson.ts";
+import {
+  canonicalJson,
+  exportJson,
+  exportJsonChunks,
+  redactEvent,
+  redactedEvents,
+  traceHash,
+  withoutEvents,
+} from "./exportJson.ts";
 import { exportMarkdown } from "./exportMarkdown.ts";
 import { importTraceValue } from "./importer.ts";
 import { formatOffset } from "./offset.ts";
 import type { RecordedEvent, Trace } from "./schema.ts";
+import { eventsOf, holdEvents } from "./store.ts";
 import { pushAll } from "../protocol/lists.ts";
 
 /** The `format` member of every bundle. */
@@ -102,14 +111,74 @@ export class BundleError extends Error {
  * @throws BundleError when the trace has no scenario text.
  */
 export async function createBundle(trace: Trace, options: CreateBundleOptions): Promise<Bundle> {
+  const full = bundledBodies(trace, options);
+  const exported = JSON.parse(exportJson(trace, { full })) as Trace;
+  return { ...(await bundleHead(trace, options, exported, exported)), trace: exported };
+}
+
+/**
+ * {@link bundleText} of {@link createBundle}'s bundle, in pieces (`writeFile(path, await bundleTextChunks(…))`):
+ * the trace exported one event at a time from a recorder's store when it holds them, and hashed the same way,
+ * never all of its events as objects nor its whole text at once (decision 0225). Joined, the pieces are the
+ * bundle's text, byte for byte.
+ *
+ * @throws BundleError when the trace has no scenario text.
+ */
+export async function bundleTextChunks(trace: Trace, options: CreateBundleOptions): Promise<Iterable<string>> {
+  const full = bundledBodies(trace, options);
+  // The members but the events, as the export writes them (its order, private keys redacted).
+  const exportedHead = JSON.parse(exportJson({ ...withoutEvents(trace), events: [] }, { full })) as Trace;
+  // The exported trace as its hash reads it: those members, and each event redacted as the export has it.
+  const hashed = { ...exportedHead };
+  const events = eventsOf(trace);
+  const redacted = redactedEvents(events, !full);
+  holdEvents(hashed, {
+    length: events.length,
+    at: (index) => {
+      const event = events.at(index);
+      return event === undefined ? undefined : redactEvent(event, !full);
+    },
+    [Symbol.iterator]: () => redacted[Symbol.iterator](),
+  });
+  const head = await bundleHead(trace, options, exportedHead, hashed);
+  const marker = "\u0000trace\u0000";
+  const text = bundleText({ ...head, trace: marker as unknown as Trace });
+  const at = text.indexOf(JSON.stringify(marker));
+  const after = text.slice(at + JSON.stringify(marker).length);
+  return {
+    *[Symbol.iterator]() {
+      yield text.slice(0, at);
+      // The export's text one level in, as JSON.stringify writes the trace member: each line after the first
+      // two spaces further in, and without the export's closing newline.
+      let previous: string | undefined;
+      for (const piece of exportJsonChunks(trace, { full })) {
+        if (previous !== undefined) yield previous.replaceAll("\n", "\n  ");
+        previous = piece;
+      }
+      yield (previous ?? "").replace(/\n$/, "").replaceAll("\n", "\n  ");
+      yield after;
+    },
+  };
+}
+
+/** Whether the bundled trace keeps the bodies: asked for, and recorded. Throws when the trace cannot be bundled. */
+function bundledBodies(trace: Trace, options: CreateBundleOptions): boolean {
   const text = trace.scenario.source;
   if (text === undefined || text === "") {
     throw new BundleError(
       `the trace of ${trace.scenario.name} does not hold its scenario's text, so a bundle could not re-run it`,
     );
   }
-  const full = options.full === true && options.recordBodies;
-  const exported = JSON.parse(exportJson(trace, { full })) as Trace;
+  return options.full === true && options.recordBodies;
+}
+
+/** The bundle's members but its trace: `exported` is the export's document (its events not read), `hashed` it whole. */
+async function bundleHead(
+  trace: Trace,
+  options: CreateBundleOptions,
+  exported: Trace,
+  hashed: Trace,
+): Promise<Omit<Bundle, "trace">> {
   const checks = [...(trace.invariants ?? []), ...(trace.expectations ?? [])];
   // Sorted by path: the same files make the same bundle text.
   const emls = Object.entries(options.emls ?? {})
@@ -124,16 +193,15 @@ export async function createBundle(trace: Trace, options: CreateBundleOptions): 
       name: trace.scenario.name,
       ...(trace.scenario.file !== undefined && { file: trace.scenario.file }),
       // The text as the trace exports it (private keys, if any, redacted), so that bundle and trace agree.
-      text: exported.scenario.source ?? text,
+      text: exported.scenario.source ?? trace.scenario.source ?? "",
     },
     seed: trace.seed,
     readings: exported.readings,
     recordBodies: options.recordBodies,
-    traceHash: await traceHash(exported),
+    traceHash: await traceHash(hashed),
     passed: options.passed ?? checks.every((c) => c.passed),
     report: exportMarkdown(trace, options.file !== undefined ? { file: options.file } : {}),
     ...(emls.length > 0 && { emls: Object.fromEntries(emls) }),
-    trace: exported,
   };
 }
 

@@ -15,7 +15,8 @@
  * leaves out is said in the log's comment, and at each body left out (its
  * `comment`: HAR 1.2 has one on postData and content).
  */
-import { leftOut, redactTrace } from "./exportJson.ts";
+import { CHUNK_CHARS, leftOut, redactEvent } from "./exportJson.ts";
+import { eventsOf } from "./store.ts";
 import type { RecordedEvent, Trace } from "./schema.ts";
 import { numberOf, textOf } from "./values.ts";
 
@@ -112,30 +113,69 @@ export interface ExportHarOptions {
 const BODY_LEFT_OUT = "body left out: exported without message bodies";
 
 /** The HAR log of the trace's HTTP exchanges, in request order. */
-export function exportHar(recorded: Trace, options: ExportHarOptions = {}): Har {
+export function exportHar(trace: Trace, options: ExportHarOptions = {}): Har {
   const full = options.full === true;
-  const trace = redactTrace(recorded, { bodies: !full });
-  const answers = new Map<string, RecordedEvent>();
-  for (const event of trace.events) {
-    if (event.name !== "http.response" && event.name !== "http.failure") continue;
-    const id = textOf(event.data?.["exchangeId"]);
-    if (id !== undefined && !answers.has(id)) answers.set(id, event);
+  return harLog(trace, full, [...harEntries(trace, full)]);
+}
+
+/**
+ * `JSON.stringify(exportHar(trace, options), null, 2)` and a newline, the file `--har` writes, in pieces: one
+ * entry at a time, never the whole log (decision 0225). Joined, the pieces are that text, byte for byte.
+ */
+export function* exportHarChunks(trace: Trace, options: ExportHarOptions = {}): Generator<string> {
+  const full = options.full === true;
+  const marker = "\u0000entries\u0000";
+  const text = JSON.stringify(harLog(trace, full, marker as unknown as HarEntry[]), null, 2);
+  const quoted = JSON.stringify(marker);
+  const at = text.indexOf(quoted);
+  const inner = " ".repeat(6); // an entry sits three levels in: log, entries, the entry
+  let piece = `${text.slice(0, at)}[`;
+  let count = 0;
+  for (const entry of harEntries(trace, full)) {
+    piece += `${count++ > 0 ? "," : ""}\n${inner}${JSON.stringify(entry, null, 2).replaceAll("\n", `\n${inner}`)}`;
+    if (piece.length >= CHUNK_CHARS) {
+      yield piece;
+      piece = "";
+    }
   }
-  const entries: HarEntry[] = [];
-  for (const event of trace.events) {
-    if (event.name !== "http.request") continue;
-    const id = textOf(event.data?.["exchangeId"]);
-    if (id === undefined) continue;
-    entries.push(entry(event, id, answers.get(id)));
-  }
+  yield `${piece}${count > 0 ? `\n${" ".repeat(4)}]` : "]"}${text.slice(at + quoted.length)}\n`;
+}
+
+function harLog(trace: Trace, full: boolean, entries: readonly HarEntry[]): Har {
   return {
     log: {
       version: "1.2",
       creator: { name: "Mailscope", version: trace.mailscope },
-      comment: `Scenario ${trace.scenario.name}, seed ${trace.seed}; times are virtual. ${leftOut("har", recorded, full)}`,
+      comment: `Scenario ${trace.scenario.name}, seed ${trace.seed}; times are virtual. ${leftOut("har", trace, full)}`,
       entries,
     },
   };
+}
+
+/**
+ * The log's entries in request order, one at a time. The events are read from a recorder's store when it
+ * holds them (decision 0225), each HTTP event redacted as it is read (redactTrace's way): of the answers, only
+ * each exchange's place in the trace is kept, and the answer read again by it for its request's entry.
+ */
+function* harEntries(trace: Trace, full: boolean): Generator<HarEntry> {
+  const events = eventsOf(trace);
+  const answers = new Map<string, number>();
+  let index = 0;
+  for (const recorded of events) {
+    const at = index++;
+    if (recorded.name !== "http.response" && recorded.name !== "http.failure") continue;
+    const id = textOf(redactEvent(recorded, !full).data?.["exchangeId"]);
+    if (id !== undefined && !answers.has(id)) answers.set(id, at);
+  }
+  for (const recorded of events) {
+    if (recorded.name !== "http.request") continue;
+    const event = redactEvent(recorded, !full);
+    const id = textOf(event.data?.["exchangeId"]);
+    if (id === undefined) continue;
+    const at = answers.get(id);
+    const answer = at === undefined ? undefined : events.at(at);
+    yield entry(event, id, answer === undefined ? undefined : redactEvent(answer, !full));
+  }
 }
 
 function entry(request: RecordedEvent, id: string, answer: RecordedEvent | undefined): HarEntry {

@@ -51,7 +51,7 @@ export function exportJson(trace: Trace, options: ExportJsonOptions = {}): strin
 }
 
 /** About this many characters of events go into each piece {@link exportJsonChunks} gives. */
-const CHUNK_CHARS = 1 << 16;
+export const CHUNK_CHARS = 1 << 16;
 
 /**
  * {@link exportJson}'s text in pieces, one event redacted and written at a
@@ -94,7 +94,7 @@ export function* exportJsonChunks(trace: Trace, options: ExportJsonOptions = {})
 }
 
 /** `trace`'s members but its events, which are not read (a recorder's document builds them when they are). */
-function withoutEvents(trace: Trace): Omit<Trace, "events"> {
+export function withoutEvents(trace: Trace): Omit<Trace, "events"> {
   const doc = trace as unknown as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(doc)) if (key !== "events") out[key] = doc[key];
@@ -110,10 +110,12 @@ export type ExportKind = "trace" | "har" | "report" | "bundle" | "image";
  * same trace either way.)
  */
 export function recordedBodies(trace: Pick<Trace, "events">): boolean {
-  return trace.events.some((e) => {
-    if (!e.name.startsWith("http.") || e.data === undefined) return false;
-    return "body" in e.data || "bodyBase64" in e.data || e.data["bodyRedacted"] === true;
-  });
+  // From a recorder's store when it holds the events (decision 0225): up to the first that holds a body.
+  for (const e of eventsOf(trace)) {
+    if (!e.name.startsWith("http.") || e.data === undefined) continue;
+    if ("body" in e.data || "bodyBase64" in e.data || e.data["bodyRedacted"] === true) return true;
+  }
+  return false;
 }
 
 /**
@@ -159,7 +161,20 @@ const PRIVATE_KEY_NAMES = /^(private[-_]?key|secret[-_]?key|signing[-_]?key[-_]?
 const PEM_PRIVATE = /-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]*?-----END \1PRIVATE KEY-----/g;
 const REDACTED = "[redacted]";
 
-function redactEvent(event: RecordedEvent, bodies: boolean): RecordedEvent {
+/**
+ * `events` each as {@link redactTrace} leaves it, redacted one at a time as they are read (each `for…of`
+ * reads them again): an export that reads a recorder's store need not hold a redacted copy of every event.
+ */
+export function redactedEvents(events: Iterable<RecordedEvent>, bodies: boolean): Iterable<RecordedEvent> {
+  return {
+    *[Symbol.iterator]() {
+      for (const event of events) yield redactEvent(event, bodies);
+    },
+  };
+}
+
+/** `event` as {@link redactTrace} leaves it: without private keys and, when `bodies`, without message bodies. */
+export function redactEvent(event: RecordedEvent, bodies: boolean): RecordedEvent {
   if (event.data === undefined) return event;
   const data = redactValue(event.data, bodies) as Record<string, unknown>;
   if (bodies && event.name.startsWith("http.")) {
@@ -195,7 +210,7 @@ function redactValue(value: unknown, bodies: boolean): unknown {
 }
 
 /** The scenario text without PEM blocks and without the values of private-key members (YAML or JSON). */
-function redactSource(source: string): string {
+export function redactSource(source: string): string {
   return source
     .replace(PEM_PRIVATE, REDACTED)
     .replace(

@@ -7,10 +7,11 @@
  */
 import { gapById } from "../protocol/gaps.ts";
 import { evidenceText, explainOutcomes } from "./explain.ts";
-import { leftOut, redactTrace } from "./exportJson.ts";
+import { leftOut, redactEvent, redactedEvents, redactSource } from "./exportJson.ts";
 import { formatDuration, formatOffset } from "./offset.ts";
 import { sequenceMermaid, sequenceOfEvents } from "./sequence.ts";
-import type { CheckResult, Trace } from "./schema.ts";
+import type { CheckResult, RecordedEvent, Trace } from "./schema.ts";
+import { eventsOf, type EventSequence } from "./store.ts";
 import { maxOf, pushAll } from "../protocol/lists.ts";
 
 /** Options of {@link exportMarkdown}. */
@@ -23,17 +24,19 @@ export interface ExportMarkdownOptions {
 
 /** The bug report. Private keys in the scenario text are redacted. */
 export function exportMarkdown(trace: Trace, options: ExportMarkdownOptions = {}): string {
-  const safe = redactTrace(trace, { bodies: true });
+  // The events one at a time, from a recorder's store when it holds them, each pass redacting what it reads as
+  // redactTrace would (decision 0225): a fleet's report holds neither all its events nor a redacted copy of them.
+  const events = eventsOf(trace);
   const out: string[] = [];
   out.push(`# Mailscope run: ${inline(trace.scenario.name)}`, "");
-  pushAll(out, summary(safe)).push("");
-  pushAll(out, ["## Outcomes", "", ...outcomes(safe), ""]);
-  pushAll(out, ["## Why", "", ...why(safe), ""]);
-  pushAll(out, ["## Exchanges", "", ...diagram(safe, options.maxDiagramMessages ?? 150), ""]);
-  const checks = checkResults(safe);
+  const checks = checkResults(trace, events);
+  pushAll(out, summary(trace, events, checks)).push("");
+  pushAll(out, ["## Outcomes", "", ...outcomes(trace, events), ""]);
+  pushAll(out, ["## Why", "", ...why(trace, events), ""]);
+  pushAll(out, ["## Exchanges", "", ...diagram(trace, events, options.maxDiagramMessages ?? 150), ""]);
   if (checks.length > 0) pushAll(out, ["## Checks", "", ...checkTable(checks), ""]);
-  if (safe.scenario.source !== undefined) {
-    out.push("## Scenario", "", fence(safe.scenario.source, "yaml"), "");
+  if (trace.scenario.source !== undefined) {
+    out.push("## Scenario", "", fence(redactSource(trace.scenario.source), "yaml"), "");
   }
   out.push("## Reproduce", "", fence(reproduceCommand(trace, options.file), "sh"), "");
   return out.join("\n");
@@ -56,10 +59,22 @@ export function reproduceCommand(trace: Trace, file?: string): string {
   return parts.join(" ");
 }
 
-function summary(trace: Trace): string[] {
-  const events = trace.events;
-  const lastMs = events.at(-1)?.timeMs ?? trace.startedAtMs;
-  const count = (name: string): number => events.filter((e) => e.name === name).length;
+/** The events named `name`, redacted as the report's (redactTrace's way, bodies out). */
+function redactedNamed(events: Iterable<RecordedEvent>, name: string): RecordedEvent[] {
+  const out: RecordedEvent[] = [];
+  for (const e of events) if (e.name === name) out.push(redactEvent(e, true));
+  return out;
+}
+
+function summary(trace: Trace, events: EventSequence, checks: readonly CheckResult[]): string[] {
+  // Names and times only (what redaction leaves as they are), counted in one pass.
+  let lastMs = trace.startedAtMs;
+  const counts = new Map<string, number>();
+  for (const e of events) {
+    lastMs = e.timeMs;
+    counts.set(e.name, (counts.get(e.name) ?? 0) + 1);
+  }
+  const count = (name: string): number => counts.get(name) ?? 0;
   const failures = count("http.failure");
   const lines = [
     "## Summary",
@@ -80,7 +95,6 @@ function summary(trace: Trace): string[] {
       ` (${failures} without an answer); DNS queries: ${count("dns.query")}; SMTP hand-offs: ${count("smtp.handoff")}`,
     `- **${leftOut("report", trace, false).replace(/^Left out: /, "Left out:** ")}`,
   ];
-  const checks = checkResults(trace);
   if (checks.length > 0) {
     const failed = checks.filter((c) => !c.passed);
     lines.push(
@@ -104,8 +118,8 @@ function readingsLine(readings: Readonly<Record<string, string>>): string {
     .join("; ");
 }
 
-function outcomes(trace: Trace): string[] {
-  const rows = trace.events.filter((e) => e.name === "recipient.outcome");
+function outcomes(trace: Trace, events: Iterable<RecordedEvent>): string[] {
+  const rows = redactedNamed(events, "recipient.outcome");
   if (rows.length === 0) return ["No recipient reached a final outcome in this run."];
   return [
     "| Recipient | Message | Outcome | Rule | At |",
@@ -121,8 +135,8 @@ function outcomes(trace: Trace): string[] {
  * Why each recipient got its outcome, in the words of app/trace/explain.ts (the app's Why panel and
  * `mailscope run --explain` say the same): the headline, then each clause with the seqs of its events.
  */
-function why(trace: Trace): string[] {
-  const whys = explainOutcomes(trace.events, trace.startedAtMs);
+function why(trace: Trace, events: Iterable<RecordedEvent>): string[] {
+  const whys = explainOutcomes(redactedEvents(events, true), trace.startedAtMs);
   if (whys.length === 0) return ["No message was submitted in this run."];
   return whys.flatMap((w) => [
     `- \`${inline(w.recipient)}\` of \`${inline(w.messageId)}\`: ${inline(w.headline)}`,
@@ -130,15 +144,13 @@ function why(trace: Trace): string[] {
   ]);
 }
 
-function checkResults(trace: Trace): CheckResult[] {
+function checkResults(trace: Trace, events: Iterable<RecordedEvent>): CheckResult[] {
   const fromEvents = (name: string): CheckResult[] =>
-    trace.events
-      .filter((e) => e.name === name)
-      .map((e) => ({
-        id: String(e.data?.["id"] ?? "?"),
-        passed: e.data?.["passed"] === true,
-        ...(typeof e.data?.["detail"] === "string" ? { detail: e.data["detail"] } : {}),
-      }));
+    redactedNamed(events, name).map((e) => ({
+      id: String(e.data?.["id"] ?? "?"),
+      passed: e.data?.["passed"] === true,
+      ...(typeof e.data?.["detail"] === "string" ? { detail: e.data["detail"] } : {}),
+    }));
   return [
     ...(trace.invariants ?? fromEvents("invariant.checked")),
     ...(trace.expectations ?? fromEvents("expectation.checked")),
@@ -161,8 +173,12 @@ function checkTable(checks: readonly CheckResult[]): string[] {
  * domain's sender, DNS, each receiver host and the SMTP relay, with DNS queries and answers (the receivers'
  * key lookups too), exchanges, per-recipient results, hand-offs, bounces and DSNs; at most `maxRows` rows.
  */
-function diagram(trace: Trace, maxRows: number): string[] {
-  const whole = sequenceOfEvents(trace.events, { fromMs: -Infinity, toMs: Infinity }, trace.startedAtMs);
+function diagram(trace: Trace, events: Iterable<RecordedEvent>, maxRows: number): string[] {
+  const whole = sequenceOfEvents(
+    redactedEvents(events, true),
+    { fromMs: -Infinity, toMs: Infinity },
+    trace.startedAtMs,
+  );
   if (whole.rows.length === 0) return ["No HTTP exchanges, DNS lookups or hand-offs in this run."];
   const shown = whole.rows.slice(0, maxRows);
   const omitted = whole.rows.length - shown.length;

@@ -144,7 +144,13 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
         ...(meta.expectations !== undefined ? { expectations: [...meta.expectations] } : {}),
       };
       // Until then, a hash or an export reads them from the store (eventsOf).
-      if (events === undefined) holdEvents(trace, { length: count, [Symbol.iterator]: () => store.events(0, count) });
+      if (events === undefined) {
+        holdEvents(trace, {
+          length: count,
+          at: (index) => (index >= 0 && index < count ? store.at(index) : undefined),
+          [Symbol.iterator]: () => store.events(0, count),
+        });
+      }
       return trace;
     },
   };

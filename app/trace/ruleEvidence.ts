@@ -49,7 +49,7 @@ const CITING_FIELDS = ["rule", "rules", "violates"] as const;
 const GAP_ID = /^G\d+$/;
 
 /** Each gap (G16 …) the events cite in `gap` or `gaps`: the `seq`s of the events whose outcome its reading decided. */
-export function gapEvidence(events: readonly RecordedEvent[]): Map<string, number[]> {
+export function gapEvidence(events: Iterable<RecordedEvent>): Map<string, number[]> {
   const out = new Map<string, number[]>();
   for (const e of events) {
     if (VERDICTS.has(e.name) || e.data === undefined) continue;
@@ -84,7 +84,7 @@ const GAP_FIELDS = ["gap", "gaps"] as const;
 const VERDICTS: ReadonlySet<string> = new Set(["invariant.checked", "expectation.checked"]);
 
 /** Each rule cited in `events` (the checks' verdicts aside): the `seq`s of the events citing it, in order. */
-export function ruleEvidence(events: readonly RecordedEvent[]): Map<string, number[]> {
+export function ruleEvidence(events: Iterable<RecordedEvent>): Map<string, number[]> {
   const out = new Map<string, number[]>();
   for (const e of events) {
     if (VERDICTS.has(e.name)) continue;
@@ -145,7 +145,7 @@ export interface CoverageReport {
 }
 
 /** How many events cite each rule in `events` (the checks' verdicts aside). */
-export function ruleCounts(events: readonly RecordedEvent[]): Record<string, number> {
+export function ruleCounts(events: Iterable<RecordedEvent>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [id, seqs] of ruleEvidence(events)) out[id] = seqs.length;
   return out;
@@ -158,7 +158,7 @@ export function ruleCounts(events: readonly RecordedEvent[]): Record<string, num
  */
 export function ruleCoverage(
   runs: readonly (
-    | { readonly name: string; readonly events: readonly RecordedEvent[] }
+    | { readonly name: string; readonly events: Iterable<RecordedEvent> }
     | { readonly name: string; readonly counts: Readonly<Record<string, number>> }
   )[],
   rules: readonly Rule[] = catalogue,

@@ -72,7 +72,7 @@ export function sequenceOf(
 
 /** {@link sequenceOf} read off `events` as they are given: every event of a run, or those of the message. */
 export function sequenceOfEvents(
-  events: readonly RecordedEvent[],
+  events: Iterable<RecordedEvent>,
   selection: string | SequenceRange,
   startMs: number,
   quietMs = 60_000,

@@ -423,6 +423,8 @@ export class TraceStore implements Iterable<RecordedEvent> {
 /** A trace's events to read in order: an array of them, or a store's not built into one. */
 export interface EventSequence extends Iterable<RecordedEvent> {
   readonly length: number;
+  /** The event at `index` (0 … length − 1; an array's `at`), decoded from a store when it holds them. */
+  at(index: number): RecordedEvent | undefined;
 }
 
 /** The documents whose `events` a store holds, not yet built as objects (a recorder's `toTrace`). */

@@ -80,6 +80,20 @@ describe("the Explore view's model, on a real exploration", () => {
     expect(g!.text).toContain(`mailscope explore --run ${galleryList(done)[0]!.seed}`);
   });
 
+  it("a violation's detail past a day reads as every time on screen does (+5d 0:25:48.911), its file's comment too", async () => {
+    const { report } = await explored();
+    const [first] = report.violations;
+    const detail = "m1@a.example→a.example: attempt 123 at +120:25:48.911, at or after the give-up at 5 days [STATE-7]";
+    const edited = { ...report, violations: [{ ...first!, shrunk: { ...first!.shrunk, detail } }] };
+    const [v] = violationList(withReport(startState(8), edited));
+    expect(v?.detail).toBe(
+      "m1@a.example→a.example: attempt 123 at +5d 0:25:48.911, at or after the give-up at 5 days [STATE-7]",
+    );
+    expect(violationScenario(v!).text).toContain(
+      "# What it shows: m1@a.example→a.example: attempt 123 at +5d 0:25:48.911",
+    );
+  });
+
   it("draws at most 200 points of the growth, the first and the last kept", () => {
     const growth = Array.from({ length: 1001 }, (_, runs) => ({ runs, keys: runs * 2 }));
     const points = growthPoints(growth);

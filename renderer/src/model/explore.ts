@@ -15,6 +15,7 @@ import { parseGenome } from "../../../app/explore/genome.ts";
 import type { ExploreOptions } from "../../../app/explore/options.ts";
 import type { ExploreReport } from "../../../app/explore/report.ts";
 import type { RunReport } from "../../../app/explore/search.ts";
+import { readableRecordedText } from "../../../app/trace/offset.ts";
 
 /** A violated property as the view lists it. */
 export interface ExploreViolation {
@@ -100,7 +101,7 @@ export function addRuns(state: ExploreState, reports: readonly RunReport[]): Exp
           count: (known?.count ?? 0) + 1,
           index: shrunk.index,
           seed: shrunk.seed,
-          detail: shrunk.shrunkDetail,
+          detail: readableRecordedText(shrunk.shrunkDetail),
           size: shrunk.shrunkSize,
           shrinkRuns: shrunk.shrinkRuns,
           yaml: shrunk.shrunkYaml,
@@ -140,7 +141,7 @@ export function withReport(state: ExploreState, report: ExploreReport): ExploreS
           count: v.count,
           index: v.first.index,
           seed: v.first.seed,
-          detail: v.shrunk.detail,
+          detail: readableRecordedText(v.shrunk.detail),
           size: v.shrunk.size,
           shrinkRuns: v.shrunk.runs,
           yaml: v.shrunk.yaml,

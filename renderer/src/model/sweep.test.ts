@@ -13,6 +13,7 @@ import { runSweep, type SweepResult } from "../../../app/sim/sweep.ts";
 import { planSweep } from "../../../app/sim/sweepPlan.ts";
 import { constantControls } from "./readings.ts";
 import {
+  boundariesHeading,
   boundariesOf,
   boundarySides,
   chartProblem,
@@ -101,6 +102,15 @@ describe("the charts of a sweep of the outage's end", () => {
       "boundary between 2h and 2h30m: accepted → smtp",
     ]);
     expect(boundariesOf(result.boundaries, "m9 nobody@b.example")).toEqual([]);
+    // The list's heading says whose boundaries it shows, of how many the progress line counts.
+    expect(boundariesHeading(1, 1)).toBe("Boundary");
+    expect(boundariesHeading(3, 3, "m1 bob@b.example")).toBe("Boundaries (3)");
+    expect(boundariesHeading(3, 1, "m2 carol@c.example")).toBe(
+      "Boundaries of m2 carol@c.example: 1 of the sweep's 3 (pick another recipient above for the rest)",
+    );
+    expect(boundariesHeading(2, 0, "m1 bob@b.example")).toBe(
+      "No boundary for m1 bob@b.example: the sweep's 2 are other recipients' (pick one above)",
+    );
   });
 
   it("points still running are left out (a chart drawn mid-sweep)", async () => {

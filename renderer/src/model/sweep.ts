@@ -367,6 +367,16 @@ export function boundariesOf(boundaries: readonly Boundary[], recipient?: string
   return boundaries.filter((b) => recipient === undefined || `${b.message} ${b.recipient}` === recipient);
 }
 
+/**
+ * The heading of the boundaries' list: whose they are when the list shows one recipient's, and how many of the
+ * sweep's it shows (the progress line counts every recipient's) — never a bare "Boundaries" over an empty list.
+ */
+export function boundariesHeading(all: number, shown: number, recipient?: string): string {
+  if (recipient === undefined || shown === all) return all === 1 ? "Boundary" : `Boundaries (${all})`;
+  if (shown === 0) return `No boundary for ${recipient}: the sweep's ${all} are other recipients' (pick one above)`;
+  return `Boundaries of ${recipient}: ${shown} of the sweep's ${all} (pick another recipient above for the rest)`;
+}
+
 // ---------------------------------------------------------------------------
 // Opening a point, comparing a boundary's two sides
 

@@ -78,9 +78,12 @@ export function CompareView({
   const [snapshot, send] = useMachine(machine, { input: { startMs: base.startMs } });
   const { request, errors, result, clock, runNumber } = snapshot.context;
 
+  // Whether the form has asked for a run: from then on, what is on screen is no longer the preset's.
+  const [formRan, setFormRan] = useState(false);
   const start = (e: FormEvent) => {
     e.preventDefault();
     const made = requestOfForm(form, base, controls, choices);
+    if (made.ok) setFormRan(true);
     send(made.ok ? { type: "RUN", request: made.request } : { type: "REFUSE", errors: made.errors });
   };
 
@@ -91,20 +94,38 @@ export function CompareView({
   useEffect(() => runPreset(), []);
 
   const running = snapshot.matches("running") || snapshot.matches("comparing");
+  const formView = (
+    <CompareFormView
+      form={form}
+      dispatch={dispatch}
+      controls={controls}
+      choices={choices}
+      running={running}
+      onSubmit={start}
+    />
+  );
   return (
     <section aria-labelledby="compare-title" className="run compare">
       <header className="run-head">
         <h2 id="compare-title">Compare: {base.name}</h2>
         <button onClick={onBack}>{preset ? "Back to the sweep" : "Back to the run"}</button>
       </header>
-      <CompareFormView
-        form={form}
-        dispatch={dispatch}
-        controls={controls}
-        choices={choices}
-        running={running}
-        onSubmit={start}
-      />
+      {preset === undefined ? (
+        formView
+      ) : (
+        <>
+          {/* What is on screen is the sweep's two points, not the form's fields: said so, the form folded away. */}
+          {!formRan && (
+            <p className="compare-preset" data-testid="compare-preset">
+              The sweep's boundary: A {preset[0].title} · B {preset[1].title}.
+            </p>
+          )}
+          <details className="compare-other">
+            <summary>Compare something else</summary>
+            {formView}
+          </details>
+        </>
+      )}
       {running && request && (
         <p role="status" className="notice">
           Running A ({request.sides[0].title}) and B ({request.sides[1].title}), each in a worker of its own…

@@ -6,6 +6,7 @@ import { runSweep, type Boundary, type PointResult } from "../../../../app/sim/s
 import { parseResolution, planSweep, type SweepPlan } from "../../../../app/sim/sweepPlan.ts";
 import type { CompareBase, CompareSide } from "../../model/compare.ts";
 import {
+  boundariesHeading,
   boundariesOf,
   boundarySides,
   chartProblem,
@@ -445,7 +446,13 @@ function Results({ status, base, recipient, onRecipient, openSeed, onOpenSeed, o
       </div>
       {status.boundaries.length > 0 && (
         <section className="panel" aria-labelledby="boundaries-heading">
-          <h3 id="boundaries-heading">Boundaries</h3>
+          <h3 id="boundaries-heading">
+            {boundariesHeading(
+              status.boundaries.length,
+              boundaries.length,
+              chart.recipients.length > 1 ? chart.recipient : undefined,
+            )}
+          </h3>
           <ul className="boundaries">
             {boundaries.map((b) => {
               const held = heldText(plan, points, b);
