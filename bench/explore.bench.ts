@@ -12,6 +12,9 @@
  *   The CPU time is read for the whole process and for each worker thread
  *   (the rest is V8's GC and compiler threads), and from them the speed-up
  *   the two passes would show on free cores (decision note 0120).
+ *   On Linux the threads are also read by name (/proc/self/task) after the
+ *   first 500 runs: the work beside a worker thread once V8 has tiered its
+ *   code up, and the speed-up 2 cores allow at that share (decision 0230).
  * - Each planted bug (app/sender/plantedBugs.ts): the runs until explore
  *   found it, and the size it shrank to (targets: within 200 runs; at most 2
  *   domains, 1 message, 2 faults).
