@@ -12,6 +12,9 @@
  *   The CPU time is read for the whole process and for each worker thread
  *   (the rest is V8's GC and compiler threads), and from them the speed-up
  *   the two passes would show on free cores (decision note 0120).
+ *   On Linux the threads are also read by name (/proc/self/task) after the
+ *   first 500 runs: the work beside a worker thread once V8 has tiered its
+ *   code up, and the speed-up 2 cores allow at that share (decision 0230).
  * - Each planted bug (app/sender/plantedBugs.ts): the runs until explore
  *   found it, and the size it shrank to (targets: within 200 runs; at most 2
  *   domains, 1 message, 2 faults).
@@ -40,6 +43,7 @@ import { PLANTED_BUG_NAMES } from "../app/sender/plantedBugs.ts";
 import { runScenarioText } from "../app/sim/runScenario.ts";
 import { ruleCoverage } from "../app/trace/ruleEvidence.ts";
 import type { RecordedEvent } from "../app/trace/schema.ts";
+import { cpuByName, threadTimes, type ThreadTimes } from "./lib/threadCpu.ts";
 import type { Bench, BenchResult } from "./types.ts";
 
 // A run's first seconds in a thread are slower (its modules load, V8 compiles).
@@ -47,6 +51,8 @@ import type { Bench, BenchResult } from "./types.ts";
 const SMALL_RUNS = Number(process.env["EXPLORE_BENCH_RUNS"] ?? 2000);
 const COVERAGE_RUNS = Number(process.env["EXPLORE_COVERAGE_RUNS"] ?? 10_000);
 const SMALL = exploreOptions({ domains: { max: 2 }, messages: { max: 3 } });
+// V8 tiers a worker's code up over its first ~500 runs (decision 0200); the threads' CPU is also read after them.
+const WARM_UP = Math.min(500, Math.floor(SMALL_RUNS / 2));
 
 function config(options: ExploreOptions, runs: number, seed: number): ExploreConfig {
   return { seed, runs, options, properties: [], corpus: [], mailscope: "bench" };
@@ -61,6 +67,10 @@ interface Timed {
   /** CPU time of the main thread: the pool's own work (starting threads, dealing lanes, taking their messages). */
   readonly mainCpuMs: number;
   readonly load: number;
+  /** Each name of thread's CPU ms over the runs after the first {@link WARM_UP} (none without /proc). */
+  readonly warm: ReadonlyMap<string, number>;
+  /** The same over the first {@link WARM_UP} runs. */
+  readonly cold: ReadonlyMap<string, number>;
 }
 
 /** Runs `runs` small worlds over `workers` threads: wall ms and CPU ms (this process, and each worker thread). */
@@ -71,8 +81,16 @@ async function timed(workers: number): Promise<Timed> {
   const started = performance.now();
   // Worker threads for 1 as for 2 ("always"): the ratio compares threads with threads.
   const lanes = shardLanes(SMALL.lanes, { index: 1, count: 1 });
-  const run = runLanesInWorkers(config(SMALL, SMALL_RUNS, 1), lanes, workers, () => {}, "always");
+  // The threads' CPU by name at the start, after the warm-up's runs and at the last run (before the threads end).
+  const marks: ThreadTimes[] = [threadTimes()];
+  let runs = 0;
+  const onRun = (): void => {
+    runs++;
+    if (runs === WARM_UP || runs === SMALL_RUNS) marks.push(threadTimes());
+  };
+  const run = runLanesInWorkers(config(SMALL, SMALL_RUNS, 1), lanes, workers, onRun, "always");
   await run.results;
+  const [start, warmed, end] = marks;
   const used = process.cpuUsage(cpu);
   const mainUsed = process.threadCpuUsage(main);
   return {
@@ -81,6 +99,8 @@ async function timed(workers: number): Promise<Timed> {
     mainCpuMs: (mainUsed.user + mainUsed.system) / 1000,
     threadCpuMs: await run.threadCpuMs,
     load,
+    cold: start && warmed ? cpuByName(start, warmed) : new Map(),
+    warm: warmed && end ? cpuByName(warmed, end) : new Map(),
   };
 }
 
@@ -140,11 +160,55 @@ async function throughput(): Promise<BenchResult[]> {
       unit: "ratio",
       note: `with 1 worker its thread is the pass's critical path and V8's own threads (GC, the compiler) run beside it on the other core; with 2 they take their share of 2 cores: at most ${free} × the worker's CPU over the process's (${perRun(sum(one.threadCpuMs))} of ${perRun(one.cpuMs)} ms per run), whatever the pool does (decision 0160)`,
     },
+    ...besideRows(one, two),
     {
       name: "speed-up 1 → 2 workers on free cores, from CPU times",
       value: freeCoresMs(one, free) / freeCoresMs(two, free),
       unit: "ratio",
       note: `what the wall ratio would be on ${free} idle cores: each pass takes no less than its busiest worker thread nor than its CPU spread over ${free} cores (${(freeCoresMs(one, free) / 1000).toFixed(1)} s with 1, ${(freeCoresMs(two, free) / 1000).toFixed(1)} s with 2)`,
+    },
+  ];
+}
+
+/** CPU ms by name of thread: the worker threads, V8's helpers (GC and concurrent compilers), the rest. */
+function split(byName: ReadonlyMap<string, number>): { thread: number; v8: number; rest: number } {
+  let thread = 0;
+  let v8 = 0;
+  let rest = 0;
+  for (const [name, ms] of byName) {
+    if (name === "WorkerThread") thread += ms;
+    else if (name === "V8Worker") v8 += ms;
+    else rest += ms;
+  }
+  return { thread, v8, rest };
+}
+
+/**
+ * The work beside a worker thread once V8 has tiered its code up (decision 0230): the 1-worker pass's threads by
+ * name after its first {@link WARM_UP} runs, and what 2 cores would allow at that share. None without /proc.
+ */
+function besideRows(one: Timed, two: Timed): BenchResult[] {
+  const warm = split(one.warm);
+  const cold = split(one.cold);
+  if (warm.thread <= 0 || cold.thread <= 0) return [];
+  const warmRuns = SMALL_RUNS - WARM_UP;
+  const ms = (value: number, runs: number): string => (value / runs).toFixed(1);
+  // V8's helpers live as long as the process; a worker thread that ended before the pass's last run is gone from
+  // /proc, so the 2 workers' own CPU is their Worker#cpuUsage.
+  const twoV8 = (two.cold.get("V8Worker") ?? 0) + (two.warm.get("V8Worker") ?? 0);
+  const twoThreads = two.threadCpuMs.reduce((a, b) => a + b, 0);
+  return [
+    {
+      name: "work beside a warm worker thread, 1 worker",
+      value: (100 * (warm.v8 + warm.rest)) / warm.thread,
+      unit: "% of the thread",
+      note: `runs ${WARM_UP}–${SMALL_RUNS}, per run: the thread ${ms(warm.thread, warmRuns)} ms, V8's helpers (GC, concurrent compilers) ${ms(warm.v8, warmRuns)}, the main thread and the rest ${ms(warm.rest, warmRuns)}; over the first ${WARM_UP} runs the thread ${ms(cold.thread, WARM_UP)} and the helpers ${ms(cold.v8, WARM_UP)} ms a run (${((100 * cold.v8) / cold.thread).toFixed(0)} %); with 2 workers, each warming up its own code, the helpers ${twoThreads > 0 ? ((100 * twoV8) / twoThreads).toFixed(0) : "-"} % of the threads over the pass; 1.8× needs under 11 %`,
+    },
+    {
+      name: "speed-up 1 → 2 workers, most possible on 2 cores once warm",
+      value: (2 * warm.thread) / (warm.thread + warm.v8 + warm.rest),
+      unit: "ratio",
+      note: `the row above's bound from runs ${WARM_UP}–${SMALL_RUNS} only, by /proc/self/task's threads: what passes long enough for each worker's warm-up not to count could reach (decision 0230)`,
     },
   ];
 }

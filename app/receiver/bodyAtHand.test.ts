@@ -4,24 +4,18 @@
  * verdicts keep G10's order (decision 0160).
  */
 import { describe, expect, it } from "vitest";
-import { bodyBytesOf, requestWithBody } from "../protocol/bodies.ts";
+import { bodyBytesOf } from "../protocol/bodies.ts";
 import { createContentDigest } from "../protocol/digest.ts";
-import { buildMultipartBody } from "../protocol/multipart.ts";
-import { createReceiverHarness, readProblem, textMessage } from "./testing.ts";
+import { createReceiverHarness, readProblem, swappedBody, withBodyAtHand } from "./testing.ts";
 
 /** `request` again with its body at hand, as app/sender/attempt.ts makes a POST. */
 async function atHand(request: Request): Promise<Request> {
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  const made = requestWithBody(request.url, { method: request.method, headers: request.headers }, bytes);
-  expect(bodyBytesOf(made)).toBe(bytes);
+  const made = await withBodyAtHand(request);
+  expect(bodyBytesOf(made)).toBeDefined();
   return made;
 }
 
-const swapped = buildMultipartBody(
-  { from: "alice@a.example", to: ["carol@b.example"] },
-  textMessage({ from: "alice@a.example", to: ["carol@b.example"], body: "swapped" }),
-  "mailscope-test-boundary-0f3c9a",
-).body;
+const swapped = swappedBody();
 
 describe("a body at hand, its digest computed beside the signature's verification (G10)", () => {
   it("POST-11: a valid delivery is accepted and stored", async () => {

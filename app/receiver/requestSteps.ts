@@ -202,8 +202,9 @@ async function digest(r: Receiving, d: Delivery): Promise<Answer | undefined> {
   r.unauthenticatedBodies += 1;
   d.reading = true;
   d.bodyTaken = true;
-  const reading = bodyReading(r, d);
-  const read = await readBodyWithLimit(bodyBytesOf(d.request) ?? d.request.body, r.maxSize, reading.options);
+  const atHand = bodyBytesOf(d.request);
+  const reading = bodyReading(r, d, atHand?.length);
+  const read = await readBodyWithLimit(atHand ?? d.request.body, r.maxSize, reading.options);
   if (read.kind === "too-large") {
     return r.problem(
       "message_too_large",
@@ -408,11 +409,13 @@ function conflict(r: Receiving, signingDomain: string, key: string, traced: Requ
  * bytes. Likewise hashed as it arrives, with each algorithm it is hashed with (its SHA-256, which the
  * idempotency record keeps, and sha-512 when its Content-Digest has it), when the crypto in use can hash in
  * pieces (node:crypto under `mailscope`; WebCrypto alone cannot). A body of unknown length (chunked) counts
- * as large.
+ * as large, unless it is at hand (app/protocol/bodies.ts): then `atHandLength`, its length, is known
+ * without a Content-Length, and a small one is hashed in one go once read, as one that declared its length is.
  */
 function bodyReading(
   r: Receiving,
   d: Delivery,
+  atHandLength: number | undefined,
 ): {
   readonly options: Parameters<typeof readBodyWithLimit>[2];
   readonly hashing: ReadonlyMap<DigestAlgorithm, Digester>;
@@ -420,7 +423,8 @@ function bodyReading(
 } {
   const { declared, contentType } = d;
   const { mailStore } = r;
-  const large = declared === undefined || declared >= SPOOL_MIN_BYTES;
+  const length = declared ?? atHandLength;
+  const large = length === undefined || length >= SPOOL_MIN_BYTES;
   const algorithms = bodyDigestAlgorithms(d.claimedDigests);
   const hashing = new Map<DigestAlgorithm, Digester>();
   for (const algorithm of large ? algorithms : []) {

@@ -7,6 +7,7 @@
  * Pure core code: no test framework is imported here, so the file
  * type-checks with the core and the simulator may use it too.
  */
+import { requestWithBody } from "../protocol/bodies.ts";
 import { digestBytes } from "../protocol/digest.ts";
 import { createContentDigest } from "../protocol/digest.ts";
 import type { DigestAlgorithm } from "../protocol/digest.ts";
@@ -248,6 +249,21 @@ export async function signedDelivery(options: SignedDeliveryOptions): Promise<Re
     body: sent as BodyInit,
     ...(sent instanceof ReadableStream && { duplex: "half" }),
   } as RequestInit);
+}
+
+/** `request` again with its body at hand (app/protocol/bodies.ts), as app/sender/attempt.ts makes a POST. */
+export async function withBodyAtHand(request: Request): Promise<Request> {
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  return requestWithBody(request.url, { method: request.method, headers: request.headers }, bytes);
+}
+
+/** A delivery's body to carol that no test request was signed for: sent after signing, a swapped body. */
+export function swappedBody(): Uint8Array {
+  return buildMultipartBody(
+    { from: "alice@a.example", to: ["carol@b.example"] },
+    textMessage({ from: "alice@a.example", to: ["carol@b.example"], body: "swapped" }),
+    "mailscope-test-boundary-0f3c9a",
+  ).body;
 }
 
 // ── A receiver wired to all of the above ──────────────────────────────

@@ -95,6 +95,38 @@ describe("recorder", () => {
     expect(JSON.stringify(first)).toBe('{"rules":["STATE-4","ERR-26"],"odd":[1,null],"open":["VER-5"]}');
   });
 
+  it("stores the same events whether it encodes the emitter's data itself or a copy (nobody listening, or someone)", () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic["self"] = cyclic;
+    let deep: unknown = "bottom";
+    for (let i = 0; i < 40; i++) deep = { next: deep, list: [i] };
+    const holes: unknown[] = [1];
+    holes[2] = 3;
+    const nullProto = Object.assign(Object.create(null) as Record<string, unknown>, { b: 2, a: [1, "x"] });
+    const datas: Record<string, unknown>[] = [
+      { plain: "x", n: 3, f: 1.5, neg: -7, t: true, nothing: null, nested: { list: [1, "two", { three: 3 }] } },
+      { rules: Object.freeze(["STATE-5", "ERR-23"]) },
+      { frozenOdd: Object.freeze([1, Number.NaN, null]), frozenObjects: Object.freeze([{ a: 1 }]) },
+      { dropped: undefined, kept: 1 },
+      { items: [1, undefined, 3], holes, inf: Number.POSITIVE_INFINITY, negZero: -0 },
+      { bytes: new Uint8Array([1, 2]), map: new Map([["k", 1]]), date: new Date(0) },
+      { nullProto, withToJson: { toJSON: () => "mine" }, fn: () => 1 },
+      JSON.parse('{"__proto__": {"x": 1}, "after": 2}') as Record<string, unknown>,
+      { cyclic },
+      { deep },
+    ];
+    const quiet = createRecorder();
+    const heard = createRecorder();
+    heard.subscribe(() => {});
+    for (const data of datas) {
+      for (const r of [quiet, heard]) r.emit(raw({ name: "timer.fired", timeMs: 5, domain: "a.example", data }));
+    }
+    const stored = (r: typeof quiet) => [...r.iterate()];
+    expect(stored(quiet)).toStrictEqual(stored(heard));
+    expect(JSON.stringify(stored(quiet))).toBe(JSON.stringify(stored(heard)));
+    expect(stored(quiet)[1]?.data?.["rules"]).toBe(datas[1]?.["rules"]);
+  });
+
   it("tells subscribers about each event as it is recorded, until they unsubscribe", () => {
     const r = createRecorder();
     const seen: number[] = [];
