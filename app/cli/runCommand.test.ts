@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RUN_THREAD_RESOURCE_LIMITS, startRunThread } from "../node/runThread.ts";
 import { runCommandAction } from "./run.ts";
-import { RUN_THREAD_MIN_BYTES, runInThread, runsInThread } from "./runCommand.ts";
+import { checkCommandAction } from "./check.ts";
+import { RUN_THREAD_MIN_BYTES, checkInThread, checksInThread, runInThread, runsInThread } from "./runCommand.ts";
 
 /**
  * `mailscope run` runs a large scenario in a worker thread with a bounded
@@ -82,5 +83,42 @@ describe("mailscope run in its thread", { timeout: 60_000 }, () => {
     const thread = startRunThread(new URL("data:text/javascript,"), undefined);
     expect(thread.resourceLimits).toMatchObject(RUN_THREAD_RESOURCE_LIMITS);
     await thread.terminate();
+  });
+
+  it("STATE-6: check in the thread prints and writes what check prints and writes here (table, --json, JUnit, --coverage)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mailscope-check-thread-"));
+    const broken = join(dir, "broken.yaml");
+    writeFileSync(broken, "name: broken\ndomains:\n  a.example: { mailbox: [alice] }\n");
+    const paths = ["scenarios/state-6-give-up-after-5-days.yaml", broken];
+    // Wall times are the one thing that differs between two checks.
+    const wall = (text: string): string =>
+      text
+        .replace(/\d+\.\d\d s\b/g, "… s")
+        .replace(/"wallMs": [\d.e+-]+/g, '"wallMs": …')
+        .replace(/time="[\d.]+"/g, 'time="…"');
+    for (const options of [{ coverage: true }, { json: true, coverage: true }]) {
+      const here = capture();
+      const there = capture();
+      const codeHere = await checkCommandAction(paths, { ...options, junit: join(dir, "here.xml") }, here.io);
+      const codeThere = await checkInThread(paths, { ...options, junit: join(dir, "there.xml") }, there.io);
+      expect(codeHere).toBe(1);
+      expect(codeThere).toBe(codeHere);
+      expect(there.lines.map(wall)).toEqual(here.lines.map(wall));
+      // The located error of the bad scenario comes through the thread.
+      expect(there.lines.join("\n")).toContain(`${broken}:3:16: domains[`);
+      expect(wall(readFileSync(join(dir, "there.xml"), "utf8"))).toBe(
+        wall(readFileSync(join(dir, "here.xml"), "utf8")),
+      );
+    }
+  });
+
+  it("check plays in the thread when one of its scenario files is large; the scenarios/ library stays here", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mailscope-check-thread-"));
+    writeFileSync(join(dir, "a.yaml"), " ".repeat(RUN_THREAD_MIN_BYTES - 1));
+    expect(await checksInThread([dir])).toBe(false);
+    writeFileSync(join(dir, "b.yaml"), " ".repeat(RUN_THREAD_MIN_BYTES));
+    expect(await checksInThread([dir])).toBe(true);
+    expect(await checksInThread([join(dir, "missing.yaml")])).toBe(false);
+    expect(await checksInThread(["scenarios"])).toBe(false);
   });
 });
