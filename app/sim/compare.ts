@@ -345,10 +345,10 @@ export function firstParting(
   function* decisions(events: Iterable<RecordedEvent>, subjects: ReadonlyMap<string, DsnSubject>) {
     for (const e of events) {
       if (!DECISIONS.has(e.name)) continue;
-      yield {
-        side: decision(e, startMs, subjects),
-        decided: decision(withoutJudgingContext(e), startMs, subjects).text,
-      };
+      const side = decision(e, startMs, subjects);
+      // Only an attempt judged has a context to leave out; any other decision is compared as it is shown.
+      const decided = withoutJudgingContext(e);
+      yield { side, decided: decided === e ? side.text : decision(decided, startMs, subjects).text };
     }
   }
   const da = decisions(a, subjectsA);
