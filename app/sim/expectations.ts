@@ -17,6 +17,7 @@ import type { CheckedEvent } from "./invariants.ts";
 import { durationMs, type ExpectedOutcome, type ScenarioExpectation } from "./scenario.ts";
 import { pushAll } from "../protocol/lists.ts";
 import { textOf, textsOf } from "../trace/values.ts";
+import { eventsNamed } from "../trace/store.ts";
 
 /** A scenario message as the expectations need it. */
 export interface ExpectedMessage {
@@ -76,6 +77,17 @@ export interface TraceFacts {
   evidence(messageId: string, recipient: string): FactsEvidence;
 }
 
+/** The events {@link indexTrace} reads: every case of its switch. */
+const INDEXED_EVENTS: ReadonlySet<string> = new Set([
+  "message.submitted",
+  "recipient.outcome",
+  "smtp.handoff",
+  "dsn.sent",
+  "machine.started",
+  "timer.fired",
+  "attempt.started",
+]);
+
 /** Indexes `events` once for any number of lookups. */
 export function indexTrace(events: Iterable<CheckedEvent>): TraceFacts {
   const key = (messageId: string, recipient: string): string => `${messageId}\n${normalizeAddress(recipient)}`;
@@ -94,7 +106,7 @@ export function indexTrace(events: Iterable<CheckedEvent>): TraceFacts {
   const attemptStarts = new Map<string, (number | undefined)[]>();
   const submittedAt = new Map<string, number | undefined>();
   const posts = new Map<string, (number | undefined)[]>();
-  for (const e of events) {
+  for (const e of eventsNamed(events, INDEXED_EVENTS)) {
     const d = e.data ?? {};
     const messageId = textOf(d["messageId"]) ?? "";
     switch (e.name) {

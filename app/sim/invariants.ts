@@ -23,6 +23,7 @@ import { normalizeAddress, parseMailbox } from "../protocol/mailbox.ts";
 import { actorOfDelivery } from "../trace/deliveryIds.ts";
 import { recordedOffset } from "../trace/offset.ts";
 import { dataOf, isEvent, readEvent, type ReadData } from "../trace/eventReader.ts";
+import { eventsNamed } from "../trace/store.ts";
 import type { CheckResult } from "../trace/schema.ts";
 import { specKnob } from "../protocol/specConstants.ts";
 import { durationWords, parseKnobValue } from "./constants.ts";
@@ -172,6 +173,26 @@ function push(actor: Actor | undefined, event: CheckedEvent): void {
 // buildModel's helpers are functions of this module, not closures made on each call: a closure made per run
 // keeps its optimized code only while that run's closures live, so V8 compiled them again and again, all
 // exploration long (decision 0200).
+/** The events {@link buildModel} reads: every case of its switch. */
+const MODEL_EVENTS: ReadonlySet<string> = new Set([
+  "message.submitted",
+  "timer.fired",
+  "timer.set",
+  "machine.transition",
+  "delivery.created",
+  "attempt.started",
+  "attempt.ended",
+  "recipient.result",
+  "discovery.resolved",
+  "capabilities.invalid",
+  "version.negotiated",
+  "smtp.handoff",
+  "delivery.bounced",
+]);
+const OUTCOME_EVENTS: ReadonlySet<string> = new Set(["recipient.outcome"]);
+const DSN_EVENTS: ReadonlySet<string> = new Set(["dsn.sent"]);
+const MAILBOX_EVENTS: ReadonlySet<string> = new Set(["mailbox.delivered"]);
+
 /** Rebuilds each delivery actor (message → recipient domain) and its attempts from the trace. */
 export function buildModel(events: Iterable<CheckedEvent>): Model {
   const actors = new Map<string, Actor>();
@@ -180,7 +201,7 @@ export function buildModel(events: Iterable<CheckedEvent>): Model {
   // The actors whose attempt is in discovery, by sender and domain (in the order they were created),
   // so that a discovery event finds its actors without a pass over every actor of the run.
   const discovering: Discovering = new Map();
-  for (const event of events) {
+  for (const event of eventsNamed(events, MODEL_EVENTS)) {
     const e = readEvent(event);
     switch (e?.name) {
       case "message.submitted": {
@@ -487,7 +508,7 @@ function terminalOutcome(events: Iterable<CheckedEvent>, model: Model, options: 
   const outcomes = new Map<string, CheckedEvent[]>();
   const all: CheckedEvent[] = [];
   const violations: Finding[] = [];
-  for (const e of events) {
+  for (const e of eventsNamed(events, OUTCOME_EVENTS)) {
     const outcome = dataOf(e, "recipient.outcome");
     if (outcome === undefined) continue;
     all.push(e);
@@ -535,7 +556,7 @@ function noDsnAboutADsn(events: Iterable<CheckedEvent>): Verdict {
   const dsns = new Map<string, CheckedEvent>();
   const violations: Finding[] = [];
   const judged: CheckedEvent[] = [];
-  for (const e of events) {
+  for (const e of eventsNamed(events, DSN_EVENTS)) {
     const sent = dataOf(e, "dsn.sent");
     if (sent === undefined) continue;
     judged.push(e);
@@ -566,7 +587,7 @@ function noDuplicateDelivery(events: Iterable<CheckedEvent>): Verdict {
   const judged: CheckedEvent[] = [];
   let checked = 0;
   let unidentified = 0;
-  for (const e of events) {
+  for (const e of eventsNamed(events, MAILBOX_EVENTS)) {
     const delivered = dataOf(e, "mailbox.delivered");
     if (delivered === undefined) continue;
     const mailbox = delivered.mailbox ?? "";

@@ -285,12 +285,15 @@ export function worldErrorAt(error: WorldError, file = "scenario.yaml"): Scenari
   return { file, line: 1, column: 1, field: "(scenario)", message: error.message };
 }
 
+/** The events {@link recipientRows} reads. */
+const ROW_EVENTS: ReadonlySet<string> = new Set(["message.submitted", "smtp.handoff", "recipient.outcome"]);
+
 /** Every recipient of every message the run submitted (DSNs included), with its outcome. */
 function recipientRows(world: World): RecipientRow[] {
   const scenarioIds = new Map(world.messages.map((m) => [m.messageId, m.id]));
   const rows = new Map<string, RecipientRow>();
   const handOffs = new Map<string, { reason: string; accepted: boolean }>();
-  for (const e of world.recorder.iterate()) {
+  for (const e of world.recorder.iterate().named(ROW_EVENTS)) {
     const d = e.data ?? {};
     const messageId = typeof d["messageId"] === "string" ? d["messageId"] : "";
     if (e.name === "message.submitted") {

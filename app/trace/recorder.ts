@@ -12,7 +12,7 @@ import type { TraceEvent, TraceSink } from "../ports.ts";
 import { isTraceEventName } from "./events.ts";
 import { TRACE_FORMAT, TRACE_VERSION, type CheckResult, type RecordedEvent, type Trace } from "./schema.ts";
 import { bytesToBase64 } from "../protocol/base64.ts";
-import { holdEvents, recordedEvent, releaseEvents, TraceStore } from "./store.ts";
+import { eventsNamed, holdEvents, recordedEvent, releaseEvents, TraceStore, type NamedEvents } from "./store.ts";
 
 /** What {@link createRecorder} may be told. */
 export interface RecorderOptions {
@@ -58,7 +58,7 @@ export interface Recorder extends TraceSink {
    * The events from seq `from` (default 0) up to, not including, `to` (default: those recorded when called),
    * decoded one at a time; each `for…of` over it starts again from `from` (a pass may read it more than once).
    */
-  iterate(from?: number, to?: number): Iterable<RecordedEvent>;
+  iterate(from?: number, to?: number): NamedEvents<RecordedEvent>;
   /** Records one event. Throws on an unknown name when strict. */
   emit(event: TraceEvent): void;
   /** Calls `listener` with each event as it is recorded (the UI's live view); returns the unsubscribe. */
@@ -94,6 +94,13 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
       // The objects when a reader had them built (nothing to decode), else the store.
       return {
         [Symbol.iterator]: () => (materialized !== undefined ? range(materialized, from, to) : store.events(from, to)),
+        // A pass that reads a few names decodes only their events (eventsNamed).
+        named: (names: ReadonlySet<string>) => ({
+          [Symbol.iterator]: () =>
+            materialized !== undefined
+              ? eventsNamed(range(materialized, from, to), names)[Symbol.iterator]()
+              : store.eventsNamed(names, from, to),
+        }),
       };
     },
     emit(event) {
