@@ -56,9 +56,23 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 interface ShapeNode {
   readonly next: Map<string, ShapeNode>;
   id: number;
+  /**
+   * The strings last written under this node's key and their table ids, by {@link slotOf}: a value cited again
+   * under the same key (an actor's id in its run of events, a domain, a method) is found by `===` here instead
+   * of by the table's `Map`, whose look-up of a string made fresh for each event (not interned) costs its hash
+   * and, in a fleet's table of ~100k strings, a cache miss or two.
+   */
+  texts: (string | undefined)[] | undefined;
+  textIds: Int32Array | undefined;
 }
 
-const newNode = (): ShapeNode => ({ next: new Map(), id: -1 });
+const newNode = (): ShapeNode => ({ next: new Map(), id: -1, texts: undefined, textIds: undefined });
+
+/** Strings remembered per key ({@link ShapeNode.texts}); a power of two. */
+const SLOT_TEXTS = 16;
+
+/** Where `text` (not empty) goes in a key's {@link ShapeNode.texts}: its length and last character, cheap to read. */
+const slotOf = (text: string): number => (text.length * 7 + text.charCodeAt(text.length - 1)) & (SLOT_TEXTS - 1);
 
 const isPrimitive = (item: unknown): boolean =>
   item === null || typeof item === "string" || typeof item === "boolean" || typeof item === "number";
@@ -100,6 +114,8 @@ export class TraceStore implements Iterable<RecordedEvent> {
   readonly #stringIds = new Map<string, number>();
   readonly #shapes: (readonly string[])[] = [];
   readonly #shapeRoot = newNode();
+  /** The events' domains remembered ({@link #slotId}). */
+  readonly #domainSlot = newNode();
   readonly #frozen: (readonly unknown[])[] = [];
   readonly #frozenIds = new Map<readonly unknown[], number>();
 
@@ -137,7 +153,7 @@ export class TraceStore implements Iterable<RecordedEvent> {
     this.#ensure(1);
     this.#buf[this.#pos++] = (domain === undefined ? 0 : HAS_DOMAIN) | (data === undefined ? 0 : HAS_DATA);
     this.#varint(this.#stringId(event.name));
-    if (domain !== undefined) this.#varint(this.#stringId(domain));
+    if (domain !== undefined) this.#varint(this.#slotId(this.#domainSlot, domain));
     this.#number(event.timeMs);
     if (data !== undefined) this.#value(data);
     this.#place();
@@ -335,7 +351,34 @@ export class TraceStore implements Iterable<RecordedEvent> {
     this.#ensure(1);
     this.#buf[this.#pos++] = OBJECT;
     this.#varint(node.id);
-    for (const key in record) this.#value(record[key]);
+    let slot = this.#shapeRoot;
+    for (const key in record) {
+      slot = slot.next.get(key) as ShapeNode;
+      const item = record[key];
+      if (typeof item === "string" && item.length > 0 && item.length <= INLINE_STRING_CHARS)
+        this.#slotString(slot, item);
+      else this.#value(item);
+    }
+  }
+
+  /** A table string under `slot`'s key, written: its id by {@link #slotId}. */
+  #slotString(slot: ShapeNode, text: string): void {
+    const id = this.#slotId(slot, text);
+    this.#ensure(1);
+    this.#buf[this.#pos++] = STRING;
+    this.#varint(id);
+  }
+
+  /** The table id of `text` (not empty): by `slot`'s remembered strings when there, else by the table. */
+  #slotId(slot: ShapeNode, text: string): number {
+    const texts = (slot.texts ??= new Array<string | undefined>(SLOT_TEXTS).fill(undefined));
+    const ids = (slot.textIds ??= new Int32Array(SLOT_TEXTS));
+    const at = slotOf(text);
+    if (texts[at] === text) return ids[at] as number;
+    const id = this.#stringId(text);
+    texts[at] = text;
+    ids[at] = id;
+    return id;
   }
 
   #addFrozen(list: readonly unknown[]): number {
