@@ -4,7 +4,7 @@ import { createWorld } from "../sim/world.ts";
 import { checkScenarioRun } from "../sim/runScenario.ts";
 import { createRecorder } from "./recorder.ts";
 import type { RecordedEvent } from "./schema.ts";
-import { eventsOf, heldEventsOf, TraceStore } from "./store.ts";
+import { eventsNamed, eventsOf, heldEventsOf, TraceStore } from "./store.ts";
 import { exportJson, traceHash } from "./exportJson.ts";
 
 const library = import.meta.glob<string>("../../scenarios/*.yaml", { query: "?raw", import: "default", eager: true });
@@ -118,6 +118,44 @@ describe("the trace store (decision 0195)", () => {
     expect(seq).toBe(20_000);
     // Encoded, well under what the same events take as JSON text.
     expect(store.encodedBytes).toBeLessThan(JSON.stringify(events).length);
+  });
+
+  it("reads back each key's strings whatever their order, object or slot: the same text made afresh, texts that share a key's slot, the empty text", () => {
+    // Texts of one length and last character share a key's remembered slot; fresh copies are equal, not identical.
+    const texts = ["a1", "b1", "c1", "a1", "", "b1", "a1", "x".repeat(40), "c1", ""];
+    const events: Omit<RecordedEvent, "seq">[] = texts.flatMap((text, i) => [
+      { timeMs: i, name: "dns.query", domain: text, data: { id: text, other: `${text.slice(0, 1)}${text.slice(1)}` } },
+      { timeMs: i, name: "dns.answer", domain: [...text].join(""), data: { other: text, id: "a1" } },
+    ]);
+    const store = storeOf(events);
+    expect(json(store)).toEqual(events.map((e, seq) => JSON.stringify({ seq, ...e })));
+    expect(store.at(5)?.data).toEqual({ other: "c1", id: "a1" });
+  });
+
+  it("reads only the events of the names asked, in order with their seqs, across chunks and in any range", () => {
+    const names = ["dns.query", "dns.answer", "http.request"] as const;
+    const events = Array.from({ length: 5_000 }, (_, i) => ({
+      timeMs: i,
+      name: names[i % 3] as string,
+      data: { i, padding: "p".repeat(200 + (i % 7)) },
+    }));
+    const store = storeOf(events);
+    const wanted = new Set(["dns.answer", "http.request"]);
+    const all = [...store];
+    expect(json(store.eventsNamed(wanted))).toEqual(json(all.filter((e) => wanted.has(e.name))));
+    expect(json(store.eventsNamed(wanted, 1_234, 3_001))).toEqual(
+      json(all.slice(1_234, 3_001).filter((e) => wanted.has(e.name))),
+    );
+    expect([...store.eventsNamed(new Set(["dsn.sent"]))]).toEqual([]);
+    expect([...store.eventsNamed(new Set())]).toEqual([]);
+    // eventsNamed on anything else filters as it reads; a recorder's iterate() reads its store by name, or its array.
+    expect(json(eventsNamed(all, wanted))).toEqual(json(all.filter((e) => wanted.has(e.name))));
+    const recorder = createRecorder({ strict: false });
+    for (const e of events) recorder.emit(e);
+    const fromStore = json(recorder.iterate(10, 4_000).named(wanted));
+    expect(fromStore).toEqual(json(all.slice(10, 4_000).filter((e) => wanted.has(e.name))));
+    expect(recorder.events).toHaveLength(5_000); // now the recorder holds the array
+    expect(json(recorder.iterate(10, 4_000).named(wanted))).toEqual(fromStore);
   });
 
   it("refuses an event whose seq is not the next one", () => {
