@@ -3,7 +3,7 @@ import { loadScenario } from "../sim/scenario.ts";
 import { createWorld } from "../sim/world.ts";
 import { checkScenarioRun } from "../sim/runScenario.ts";
 import { createRecorder } from "./recorder.ts";
-import type { TraceEvent } from "../ports.ts";
+import type { TraceEvent, UntypedTraceEvent } from "../ports.ts";
 import type { RecordedEvent } from "./schema.ts";
 import { eventsNamed, eventsOf, heldEventsOf, TraceStore } from "./store.ts";
 import { exportJson, traceHash } from "./exportJson.ts";
@@ -152,7 +152,7 @@ describe("the trace store (decision 0195)", () => {
     // eventsNamed on anything else filters as it reads; a recorder's iterate() reads its store by name, or its array.
     expect(json(eventsNamed(all, wanted))).toEqual(json(all.filter((e) => wanted.has(e.name))));
     const recorder = createRecorder({ strict: false });
-    for (const e of events) recorder.emit(e as TraceEvent);
+    for (const e of events) recorder.emit(e as UntypedTraceEvent as TraceEvent);
     const fromStore = json(recorder.iterate(10, 4_000).named(wanted));
     expect(fromStore).toEqual(json(all.slice(10, 4_000).filter((e) => wanted.has(e.name))));
     expect(recorder.events).toHaveLength(5_000); // now the recorder holds the array
