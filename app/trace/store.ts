@@ -74,6 +74,13 @@ const SLOT_TEXTS = 16;
 /** Where `text` (not empty) goes in a key's {@link ShapeNode.texts}: its length and last character, cheap to read. */
 const slotOf = (text: string): number => (text.length * 7 + text.charCodeAt(text.length - 1)) & (SLOT_TEXTS - 1);
 
+/** Deeper than this, {@link TraceStore.appendPlain} leaves the data to the recorder's copy (which finds a cycle). */
+const PLAIN_DEPTH = 32;
+
+/** A value JSON writes as it is: a string, a boolean, a finite number (the recorder keeps a frozen list of them as it is). */
+const isJsonPrimitive = (item: unknown): boolean =>
+  typeof item === "string" || typeof item === "boolean" || (typeof item === "number" && Number.isFinite(item));
+
 const isPrimitive = (item: unknown): boolean =>
   item === null || typeof item === "string" || typeof item === "boolean" || typeof item === "number";
 
@@ -119,6 +126,8 @@ export class TraceStore implements Iterable<RecordedEvent> {
   readonly #frozen: (readonly unknown[])[] = [];
   readonly #frozenIds = new Map<readonly unknown[], number>();
 
+  /** Whether the event being encoded must be plain JSON data ({@link appendPlain}). */
+  #plainOnly = false;
   /** Where an event is encoded before it is copied into a chunk. */
   #buf = new Uint8Array(4096);
   #pos = 0;
@@ -148,15 +157,36 @@ export class TraceStore implements Iterable<RecordedEvent> {
     if (event.seq !== this.#length) {
       throw new Error(`trace store: event seq ${event.seq} appended at position ${this.#length}`);
     }
+    this.#plainOnly = false;
+    this.#encode(event.timeMs, event.name, event.domain, event.data);
+    this.#place();
+  }
+
+  /**
+   * Stores the next event straight from an emitter's data, when that data is what the recorder's copy
+   * (`toJsonValue`) would give back unchanged in meaning — strings, booleans, finite numbers, null, arrays and
+   * plain objects of them, a frozen list of JSON's primitives; no `undefined` member or item, nothing the copy
+   * converts (bytes, Maps, Headers, Dates, `toJSON`), no more than 32 levels — and returns true; else stores
+   * nothing and returns false (the recorder copies it then). One walk both checks and encodes (decision 0220's
+   * `isPlainJson` walked the data once more before).
+   */
+  appendPlain(timeMs: number, name: string, domain: string | undefined, data: unknown): boolean {
+    this.#plainOnly = true;
+    const plain = this.#encode(timeMs, name, domain, data);
+    this.#plainOnly = false;
+    if (plain) this.#place();
+    return plain;
+  }
+
+  /** Encodes an event into the scratch buffer; false when `#plainOnly` and its data is not plain. */
+  #encode(timeMs: number, name: string, domain: string | undefined, data: unknown): boolean {
     this.#pos = 0;
-    const { domain, data } = event;
     this.#ensure(1);
     this.#buf[this.#pos++] = (domain === undefined ? 0 : HAS_DOMAIN) | (data === undefined ? 0 : HAS_DATA);
-    this.#varint(this.#stringId(event.name));
+    this.#varint(this.#stringId(name));
     if (domain !== undefined) this.#varint(this.#slotId(this.#domainSlot, domain));
-    this.#number(event.timeMs);
-    if (data !== undefined) this.#value(data);
-    this.#place();
+    this.#number(timeMs);
+    return data === undefined || this.#value(data, 0);
   }
 
   /** The event of `seq`, decoded; `undefined` outside 0 … length − 1. */
@@ -295,49 +325,63 @@ export class TraceStore implements Iterable<RecordedEvent> {
     this.#varint(this.#stringId(text));
   }
 
-  #value(value: unknown): void {
+  /**
+   * Writes `value`. In {@link appendPlain} (`#plainOnly`) it stops at the first thing the recorder's copy would
+   * change (see there) and says so by returning false; otherwise it writes what it is given and returns true.
+   */
+  #value(value: unknown, depth: number): boolean {
     switch (typeof value) {
       case "string":
         this.#string(value);
-        return;
+        return true;
       case "number":
+        if (this.#plainOnly && !Number.isFinite(value)) return false;
         this.#number(value);
-        return;
+        return true;
       case "boolean":
         this.#ensure(1);
         this.#buf[this.#pos++] = value ? TRUE : FALSE;
-        return;
+        return true;
       case "undefined":
+        if (this.#plainOnly) return false;
         this.#ensure(1);
         this.#buf[this.#pos++] = UNDEFINED;
-        return;
+        return true;
       case "object":
         break;
       default:
+        if (this.#plainOnly) return false;
         throw new Error(`trace store: a ${typeof value} is not JSON`);
     }
     if (value === null) {
       this.#ensure(1);
       this.#buf[this.#pos++] = NULL;
-      return;
+      return true;
     }
+    if (this.#plainOnly && depth > PLAIN_DEPTH) return false;
     if (Array.isArray(value)) {
       if (Object.isFrozen(value)) {
+        // The copy keeps a frozen list as it is only when all its items are JSON's primitives.
+        if (this.#plainOnly && !value.every(isJsonPrimitive)) return false;
         const id = this.#frozenIds.get(value) ?? (value.every(isPrimitive) ? this.#addFrozen(value) : -1);
         if (id >= 0) {
           this.#ensure(1);
           this.#buf[this.#pos++] = FROZEN;
           this.#varint(id);
-          return;
+          return true;
         }
       }
       this.#ensure(1);
       this.#buf[this.#pos++] = ARRAY;
       this.#varint(value.length);
-      for (let i = 0; i < value.length; i++) this.#value(value[i]);
-      return;
+      for (let i = 0; i < value.length; i++) if (!this.#value(value[i], depth + 1)) return false;
+      return true;
     }
     const record = value as Record<string, unknown>;
+    if (this.#plainOnly) {
+      const proto: unknown = Object.getPrototypeOf(record);
+      if ((proto !== Object.prototype && proto !== null) || typeof record["toJSON"] === "function") return false;
+    }
     let node = this.#shapeRoot;
     for (const key in record) {
       let next = node.next.get(key);
@@ -357,8 +401,9 @@ export class TraceStore implements Iterable<RecordedEvent> {
       const item = record[key];
       if (typeof item === "string" && item.length > 0 && item.length <= INLINE_STRING_CHARS)
         this.#slotString(slot, item);
-      else this.#value(item);
+      else if (!this.#value(item, depth + 1)) return false;
     }
+    return true;
   }
 
   /** A table string under `slot`'s key, written: its id by {@link #slotId}. */
