@@ -512,7 +512,8 @@ export function createNetwork(options: NetworkOptions): Network {
     if (delayMs > 0) await scheduler.sleep(delayMs, "network latency");
   }
 
-  function faultsInStaticScope(exchange: Exchange): readonly CompiledFault[] {
+  /** The faults that may concern the exchange's host; {@link inStaticScope} says which of them do. */
+  function faultsForHost(exchange: Exchange): readonly CompiledFault[] {
     const host = exchange.url.hostname;
     let candidates = scopes.get(host);
     if (candidates === undefined) {
@@ -521,9 +522,7 @@ export function createNetwork(options: NetworkOptions): Network {
       );
       scopes.set(host, candidates);
     }
-    return candidates.length === 0
-      ? candidates
-      : candidates.filter((fault) => inStaticScope(fault, exchange, hostDomains));
+    return candidates;
   }
 
   /**
@@ -536,18 +535,20 @@ export function createNetwork(options: NetworkOptions): Network {
    */
   async function dispatch(forwarded: Request, current: Exchange): Promise<Response | undefined> {
     await baselineLatency();
-    const handlers: RequestHandler[] = [];
+    // Made only when a fault may act: most exchanges meet none (decision 0240).
+    let handlers: RequestHandler[] | undefined;
     // A fault whose window is over stays out of scope (time only moves on); one whose window has not
     // begun stays out too, unless a latency fault before it may make time pass before its turn.
     const now = scheduler.now();
     let mayWait = false;
-    for (const fault of faultsInStaticScope(current)) {
+    for (const fault of faultsForHost(current)) {
+      if (!inStaticScope(fault, current, hostDomains)) continue;
       if (now >= fault.window.untilMs || (now < fault.window.fromMs && !mayWait)) continue;
-      handlers.push(fault.handler);
+      (handlers ??= []).push(fault.handler);
       if (fault.spec.kind === "latency") mayWait = true;
     }
     const receiver = receivers.get(current.url.origin);
-    if (handlers.length === 0) return receiver?.handler(forwarded, { exchangeId: current.id });
+    if (handlers === undefined) return receiver?.handler(forwarded, { exchangeId: current.id });
     if (receiver !== undefined) handlers.push(receiver.msw);
     return getResponse(handlers, forwarded);
   }
