@@ -535,8 +535,7 @@ export function createNetwork(options: NetworkOptions): Network {
    */
   async function dispatch(forwarded: Request, current: Exchange): Promise<Response | undefined> {
     await baselineLatency();
-    // Made only when a fault may act: most exchanges meet none (decision 0240).
-    let handlers: RequestHandler[] | undefined;
+    let handlers: RequestHandler[] | undefined; // Made only when a fault may act: most exchanges meet none.
     // A fault whose window is over stays out of scope (time only moves on); one whose window has not
     // begun stays out too, unless a latency fault before it may make time pass before its turn.
     const now = scheduler.now();
@@ -603,15 +602,16 @@ export function createNetwork(options: NetworkOptions): Network {
     const method = request.method.toUpperCase();
     const known = bodyBytesOf(request);
     const requestBody = known ?? new Uint8Array(await scheduler.track(request.arrayBuffer(), "http.request body"));
-    emit("http.request", source, {
+    const requestData = {
       exchangeId: id,
       method,
       url: url.href,
       headers: headersObject(request.headers),
       bodySize: requestBody.length,
       bodyDigest: await requestDigest(scheduler, request, requestBody),
-      ...(options.recordBodies === true ? bodyFields(requestBody) : {}),
-    });
+    };
+    const recorded = options.recordBodies === true ? { ...requestData, ...bodyFields(requestBody) } : requestData;
+    emit("http.request", source, recorded);
     // The receiver is handed the sender's own Request when its body is at hand (app/protocol/bodies.ts):
     // the receiver takes the body as those bytes, so nothing is read through a stream, whose reads a
     // browser may settle through its own task queue, which the scheduler cannot see. A request whose body
