@@ -500,25 +500,41 @@ class EventScheduler implements Scheduler {
     }
   }
 
-  async #runLoop(options: RunOptions): Promise<RunResult> {
-    let events = 0;
-    for (;;) {
-      if (this.#pauseRequested) return this.#result("paused", events);
-      if (options.maxEvents !== undefined && events >= options.maxEvents) return this.#result("limit", events);
-      const next = this.#peek();
-      if (next === undefined || (options.untilMs !== undefined && next.timeMs > options.untilMs)) {
-        if (options.untilMs !== undefined) {
-          this.#advanceTo(options.untilMs);
-          return this.#result("until", events);
+  /** Runs events one after the other on callbacks: one promise per run, none per event (decision 0240). */
+  #runLoop(options: RunOptions): Promise<RunResult> {
+    return new Promise<RunResult>((resolve, reject) => {
+      let events = 0;
+      const stop = (reason: RunStop): void => {
+        resolve(this.#result(reason, events));
+      };
+      const loop = (): void => {
+        for (;;) {
+          if (this.#pauseRequested) return stop("paused");
+          if (options.maxEvents !== undefined && events >= options.maxEvents) return stop("limit");
+          const next = this.#peek();
+          if (next === undefined || (options.untilMs !== undefined && next.timeMs > options.untilMs)) {
+            if (options.untilMs === undefined) return stop("idle");
+            this.#advanceTo(options.untilMs);
+            return stop("until");
+          }
+          const event = this.#popNext();
+          if (event !== undefined) return this.#executeThen(event, ran);
         }
-        return this.#result("idle", events);
-      }
-      const event = this.#popNext();
-      if (event !== undefined) {
-        await this.#execute(event);
+      };
+      const ran = (failure?: unknown): void => {
+        if (failure !== undefined) {
+          reject(failure as Error);
+          return;
+        }
         events++;
-      }
-    }
+        try {
+          loop();
+        } catch (error) {
+          reject(error as Error);
+        }
+      };
+      loop();
+    });
   }
 
   async #realtimeLoop(
@@ -594,12 +610,22 @@ class EventScheduler implements Scheduler {
   // -------------------------------------------------------------------------
   // One event
 
-  /**
-   * Runs `event` and settles it. One promise per event, driven by callbacks from turn to turn (no `await`
-   * per turn): the checks between turns run in the turn itself, where an `await` ran them in a microtask
-   * after it, with nothing queued between the two (decision 0240).
-   */
+  /** {@link #executeThen} as a promise (a step, playback). */
   #execute(event: QueuedEvent): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#executeThen(event, (failure) => {
+        if (failure === undefined) resolve();
+        else reject(failure as Error);
+      });
+    });
+  }
+
+  /**
+   * Runs `event`, settles it, then calls `done` with the failure that ended it, if any. Driven by callbacks
+   * from turn to turn (no promise or `await` per turn): the checks between turns run in the turn itself, where
+   * an `await` ran them in a microtask after it, with nothing queued between the two (decision 0240).
+   */
+  #executeThen(event: QueuedEvent, done: (failure?: unknown) => void): void {
     this.#advanceTo(event.timeMs);
     this.#executed++;
     // Every WebCrypto operation the core starts while this event runs or settles
@@ -611,24 +637,18 @@ class EventScheduler implements Scheduler {
     // ahead of one whose result was still on its way; released in batches, the
     // interleaving depends only on the code, never on the machine's speed.
     const stopObserving = observeWebCrypto((operation) => this.#holdWebCrypto(operation));
-    return new Promise<void>((resolve, reject) => {
-      const settled = (error?: unknown): void => {
-        stopObserving();
-        const failure = error ?? this.#failure;
-        if (failure === undefined) {
-          resolve();
-          return;
-        }
-        if (error === undefined) this.#failure = undefined;
-        reject(failure as Error);
-      };
-      try {
-        this.#start(event);
-        this.#settle(event, settled);
-      } catch (error) {
-        settled(error);
-      }
-    });
+    const settled = (error?: unknown): void => {
+      stopObserving();
+      const failure = error ?? this.#failure;
+      if (error === undefined) this.#failure = undefined;
+      done(failure);
+    };
+    try {
+      this.#start(event);
+      this.#settle(event, settled);
+    } catch (error) {
+      settled(error);
+    }
   }
 
   #holdWebCrypto(operation: Promise<unknown>): Promise<unknown> {
