@@ -274,6 +274,8 @@ interface Exchange {
   readonly id: string;
   readonly source: string;
   readonly url: URL;
+  /** `url.hostname`, read once: a URL's getters make a new string each time (decision 0240). */
+  readonly host: string;
   readonly method: string;
   /** Faults that act on the response: reset after handling, slow body. */
   readonly post: CompiledFault[];
@@ -405,7 +407,7 @@ function targetIs(host: string, domain: string, hostDomains: ReadonlyMap<string,
  */
 function inStaticScope(fault: CompiledFault, exchange: Exchange, hostDomains: ReadonlyMap<string, string>): boolean {
   const spec = fault.spec;
-  const host = exchange.url.hostname;
+  const host = exchange.host;
   if (spec.kind === "partition") {
     const [a, b] = spec.between.map(normalizeName) as [string, string];
     const across =
@@ -437,7 +439,7 @@ async function act(
   baseFor: (host: string, explicit: string | undefined) => string,
 ): Promise<Response | undefined> {
   const spec = fault.spec;
-  const host = exchange.url.hostname;
+  const host = exchange.host;
   const decided = (): void => {
     exchange.fault = fault.label;
   };
@@ -514,7 +516,7 @@ export function createNetwork(options: NetworkOptions): Network {
 
   /** The faults that may concern the exchange's host; {@link inStaticScope} says which of them do. */
   function faultsForHost(exchange: Exchange): readonly CompiledFault[] {
-    const host = exchange.url.hostname;
+    const host = exchange.host;
     let candidates = scopes.get(host);
     if (candidates === undefined) {
       candidates = faults.filter(
@@ -621,7 +623,7 @@ export function createNetwork(options: NetworkOptions): Network {
     // at once when its signal aborts (`abortable` below), as a client that closes its connection does.
     const forwarded =
       known !== undefined ? request : requestWithBody(url.href, { method, headers: request.headers }, requestBody);
-    const current: Exchange = { id, source, url, method, post: [] };
+    const current: Exchange = { id, source, url, host: url.hostname, method, post: [] };
     exchanges.set(forwarded, current);
     try {
       const response = await abortable(dispatch(forwarded, current), signal);
