@@ -140,10 +140,13 @@ export const deliveryMachine = setup({
       DiscoveryOutcome,
       { readonly domain: string; readonly deliveryActor: string; readonly deps: DeliveryMachineDeps }
     >(({ input }) => input.deps.discover(input.domain, input.deliveryActor)),
-    post: fromPromise<AttemptOutcome[], PostInput>(async ({ input: { deps, ...input } }) => {
+    post: fromPromise<AttemptOutcome[], PostInput>(async ({ input }) => {
+      const { deps, from, message, endpoint, attempt } = input;
       const outcomes: AttemptOutcome[] = [];
-      // One POST per delivery, in order, so the trace (and any seeded draw) repeats.
-      for (const delivery of input.deliveries) outcomes.push(await deps.attempt({ ...input, delivery }));
+      // One POST per delivery, in order, so the trace (and any seeded draw) repeats. Each attempt's input is
+      // built from its fields (no rest and spread of the whole input per POST: decision 0240).
+      for (const delivery of input.deliveries)
+        outcomes.push(await deps.attempt({ delivery, from, message, endpoint, attempt }));
       return outcomes;
     }),
     handOff: fromPromise<HandOffAnswer, { readonly handOff: SmtpHandOff; readonly deps: DeliveryMachineDeps }>(

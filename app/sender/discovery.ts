@@ -197,11 +197,17 @@ type Fetched =
   | { readonly kind: "refused"; readonly status: number; readonly retryAfterS?: number }
   | { readonly kind: "no-answer"; readonly detail: string };
 
+/**
+ * A capabilities GET's headers, made once: a Request copies the headers it is given, and from a `Headers`
+ * it copies its list as it is, where a plain object is converted key by key first (decision 0240).
+ */
+const CAPABILITIES_REQUEST_HEADERS = new Headers({ accept: "application/json" });
+
 async function fetchCapabilities(deps: DiscoveryDeps, origin: string, version: string): Promise<Fetched> {
   // GET-2, AUTH-7: no parameters, no body, unsigned. G30: redirects are not followed.
   const request = new Request(`${origin}${versionPath(version, "capabilities")}`, {
     method: "GET",
-    headers: { accept: "application/json" },
+    headers: CAPABILITIES_REQUEST_HEADERS,
     redirect: "manual",
   });
   const answer = await exchange(deps.fetch, request);

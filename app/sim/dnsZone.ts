@@ -22,7 +22,7 @@
  * at the end of a run.
  */
 import * as z from "zod";
-import { noTrace, type DnsAnswer, type Resolver, type SvcbRecord, type TraceSink } from "../ports.ts";
+import { noTrace, traceEvent, type DnsAnswer, type Resolver, type SvcbRecord, type TraceSink } from "../ports.ts";
 import type { Parsed } from "../protocol/result.ts";
 import {
   boundedMs,
@@ -175,6 +175,9 @@ interface CompiledFault {
   readonly label: string;
   readonly window: TimeWindow;
   readonly chance: SeededRandom;
+  /** `spec.name` and `spec.source` normalized once, not on every query. */
+  readonly name: string | undefined;
+  readonly source: string | undefined;
 }
 
 /**
@@ -252,9 +255,13 @@ export function createDnsZone(input: DnsZoneInput, options: DnsZoneOptions): Dns
     }
   }
 
+  /** The record set at `name` (normalized) at `timeMs`. */
   function recordsAt(name: string, timeMs: number): RecordSet | null {
+    const timeline = timelines.get(name);
+    if (timeline === undefined) return null;
     let current: RecordSet | null = null;
-    for (const entry of timelines.get(normalizeName(name)) ?? []) {
+    for (let i = 0; i < timeline.length; i++) {
+      const entry = timeline[i] as (typeof timeline)[number];
       if (entry.fromMs > timeMs) break;
       current = entry.set;
     }
@@ -262,6 +269,11 @@ export function createDnsZone(input: DnsZoneInput, options: DnsZoneOptions): Dns
   }
 
   function lookup(name: string, type: DnsRecordType, timeMs = scheduler.now()): DnsAnswer<SvcbRecord | string> {
+    return answerAt(normalizeName(name), type, timeMs);
+  }
+
+  /** {@link lookup} of a normalized name (a query's). */
+  function answerAt(name: string, type: DnsRecordType, timeMs: number): DnsAnswer<SvcbRecord | string> {
     const set = recordsAt(name, timeMs);
     if (set === null) return { kind: "nxdomain" };
     const records = type === "SVCB" ? set.svcb : set.txt;
@@ -272,7 +284,14 @@ export function createDnsZone(input: DnsZoneInput, options: DnsZoneOptions): Dns
     const spec = dnsFaultSchema.parse(input);
     const label = spec.id ?? `${faults.length}:${spec.kind}`;
     const window = resolveWindow(spec, scheduler.startMs);
-    faults.push({ spec, label, window, chance: options.random.fork(`fault:${label}`) });
+    faults.push({
+      spec,
+      label,
+      window,
+      chance: options.random.fork(`fault:${label}`),
+      name: spec.name === undefined ? undefined : normalizeName(spec.name),
+      source: spec.source === undefined ? undefined : normalizeName(spec.source),
+    });
     trace.emit({
       name: "fault.window",
       timeMs: scheduler.now(),
@@ -294,9 +313,9 @@ export function createDnsZone(input: DnsZoneInput, options: DnsZoneOptions): Dns
     for (const fault of faults) {
       const spec = fault.spec;
       if (!inWindow(fault.window, now)) continue;
-      if (spec.name !== undefined && !matchGlob(normalizeName(spec.name), name)) continue;
+      if (fault.name !== undefined && !matchGlob(fault.name, name)) continue;
       if (spec.type !== undefined && spec.type !== type) continue;
-      if (spec.source !== undefined && normalizeName(spec.source) !== source) continue;
+      if (fault.source !== undefined && fault.source !== source) continue;
       if (spec.probability !== undefined && !fault.chance.chance(spec.probability)) continue;
       return fault;
     }
@@ -309,8 +328,7 @@ export function createDnsZone(input: DnsZoneInput, options: DnsZoneOptions): Dns
     source: string | undefined,
   ): Promise<DnsAnswer<T>> {
     const name = normalizeName(rawName);
-    const domain = source === undefined ? {} : { domain: source };
-    trace.emit({ name: "dns.query", timeMs: scheduler.now(), ...domain, data: { name, type } });
+    trace.emit(traceEvent("dns.query", scheduler.now(), { name, type }, source));
     const fault = faultFor(name, type, source);
     let answer: DnsAnswer<SvcbRecord | string>;
     let delayMs: number;
@@ -318,22 +336,24 @@ export function createDnsZone(input: DnsZoneInput, options: DnsZoneOptions): Dns
       answer = { kind: "timeout" };
       delayMs = fault.spec.afterMs ?? zone.timeoutMs;
     } else {
-      answer = fault === undefined ? lookup(name, type) : { kind: fault.spec.kind };
+      answer = fault === undefined ? answerAt(name, type, scheduler.now()) : { kind: fault.spec.kind };
       delayMs = sampleLatencyMs(latency, latencyRandom);
     }
     if (delayMs > 0) await scheduler.sleep(delayMs, `dns ${type} ${name}`);
-    trace.emit({
-      name: "dns.answer",
-      timeMs: scheduler.now(),
-      ...domain,
-      data: {
-        name,
-        type,
-        kind: answer.kind,
-        ...(answer.kind === "answer" ? { records: answer.records, ttlS: answer.ttlS } : {}),
-        ...(fault !== undefined ? { fault: fault.label } : {}),
-      },
-    });
+    trace.emit(
+      traceEvent(
+        "dns.answer",
+        scheduler.now(),
+        {
+          name,
+          type,
+          kind: answer.kind,
+          ...(answer.kind === "answer" ? { records: answer.records, ttlS: answer.ttlS } : {}),
+          ...(fault !== undefined ? { fault: fault.label } : {}),
+        },
+        source,
+      ),
+    );
     return answer as DnsAnswer<T>;
   }
 

@@ -274,6 +274,8 @@ interface Exchange {
   readonly id: string;
   readonly source: string;
   readonly url: URL;
+  /** `url.hostname`, read once: a URL's getters make a new string each time (decision 0240). */
+  readonly host: string;
   readonly method: string;
   /** Faults that act on the response: reset after handling, slow body. */
   readonly post: CompiledFault[];
@@ -405,7 +407,7 @@ function targetIs(host: string, domain: string, hostDomains: ReadonlyMap<string,
  */
 function inStaticScope(fault: CompiledFault, exchange: Exchange, hostDomains: ReadonlyMap<string, string>): boolean {
   const spec = fault.spec;
-  const host = exchange.url.hostname;
+  const host = exchange.host;
   if (spec.kind === "partition") {
     const [a, b] = spec.between.map(normalizeName) as [string, string];
     const across =
@@ -437,7 +439,7 @@ async function act(
   baseFor: (host: string, explicit: string | undefined) => string,
 ): Promise<Response | undefined> {
   const spec = fault.spec;
-  const host = exchange.url.hostname;
+  const host = exchange.host;
   const decided = (): void => {
     exchange.fault = fault.label;
   };
@@ -512,8 +514,9 @@ export function createNetwork(options: NetworkOptions): Network {
     if (delayMs > 0) await scheduler.sleep(delayMs, "network latency");
   }
 
-  function faultsInStaticScope(exchange: Exchange): readonly CompiledFault[] {
-    const host = exchange.url.hostname;
+  /** The faults that may concern the exchange's host; {@link inStaticScope} says which of them do. */
+  function faultsForHost(exchange: Exchange): readonly CompiledFault[] {
+    const host = exchange.host;
     let candidates = scopes.get(host);
     if (candidates === undefined) {
       candidates = faults.filter(
@@ -521,9 +524,7 @@ export function createNetwork(options: NetworkOptions): Network {
       );
       scopes.set(host, candidates);
     }
-    return candidates.length === 0
-      ? candidates
-      : candidates.filter((fault) => inStaticScope(fault, exchange, hostDomains));
+    return candidates;
   }
 
   /**
@@ -536,18 +537,19 @@ export function createNetwork(options: NetworkOptions): Network {
    */
   async function dispatch(forwarded: Request, current: Exchange): Promise<Response | undefined> {
     await baselineLatency();
-    const handlers: RequestHandler[] = [];
+    let handlers: RequestHandler[] | undefined; // Made only when a fault may act: most exchanges meet none.
     // A fault whose window is over stays out of scope (time only moves on); one whose window has not
     // begun stays out too, unless a latency fault before it may make time pass before its turn.
     const now = scheduler.now();
     let mayWait = false;
-    for (const fault of faultsInStaticScope(current)) {
+    for (const fault of faultsForHost(current)) {
+      if (!inStaticScope(fault, current, hostDomains)) continue;
       if (now >= fault.window.untilMs || (now < fault.window.fromMs && !mayWait)) continue;
-      handlers.push(fault.handler);
+      (handlers ??= []).push(fault.handler);
       if (fault.spec.kind === "latency") mayWait = true;
     }
     const receiver = receivers.get(current.url.origin);
-    if (handlers.length === 0) return receiver?.handler(forwarded, { exchangeId: current.id });
+    if (handlers === undefined) return receiver?.handler(forwarded, { exchangeId: current.id });
     if (receiver !== undefined) handlers.push(receiver.msw);
     return getResponse(handlers, forwarded);
   }
@@ -602,15 +604,16 @@ export function createNetwork(options: NetworkOptions): Network {
     const method = request.method.toUpperCase();
     const known = bodyBytesOf(request);
     const requestBody = known ?? new Uint8Array(await scheduler.track(request.arrayBuffer(), "http.request body"));
-    emit("http.request", source, {
+    const requestData = {
       exchangeId: id,
       method,
       url: url.href,
       headers: headersObject(request.headers),
       bodySize: requestBody.length,
       bodyDigest: await requestDigest(scheduler, request, requestBody),
-      ...(options.recordBodies === true ? bodyFields(requestBody) : {}),
-    });
+    };
+    const recorded = options.recordBodies === true ? { ...requestData, ...bodyFields(requestBody) } : requestData;
+    emit("http.request", source, recorded);
     // The receiver is handed the sender's own Request when its body is at hand (app/protocol/bodies.ts):
     // the receiver takes the body as those bytes, so nothing is read through a stream, whose reads a
     // browser may settle through its own task queue, which the scheduler cannot see. A request whose body
@@ -620,7 +623,7 @@ export function createNetwork(options: NetworkOptions): Network {
     // at once when its signal aborts (`abortable` below), as a client that closes its connection does.
     const forwarded =
       known !== undefined ? request : requestWithBody(url.href, { method, headers: request.headers }, requestBody);
-    const current: Exchange = { id, source, url, method, post: [] };
+    const current: Exchange = { id, source, url, host: url.hostname, method, post: [] };
     exchanges.set(forwarded, current);
     try {
       const response = await abortable(dispatch(forwarded, current), signal);
