@@ -108,13 +108,10 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
         throw new Error(`unknown trace event "${event.name}": add it to app/trace/events.ts`);
       }
       const raw = event.data;
-      // Nobody keeps this event as an object: the store encodes the emitter's data as it is, the bytes its copy
-      // would have given, without the copy, when the data is plain JSON (decision 0220); else the copy below.
-      if (
-        materialized === undefined &&
-        listeners.size === 0 &&
-        store.appendPlain(event.timeMs, event.name, event.domain, raw)
-      ) {
+      if (materialized === undefined && listeners.size === 0 && (raw === undefined || isPlainJson(raw, 0))) {
+        // Nobody keeps this event as an object: the store encodes the emitter's data as it is, the bytes its
+        // copy would have given, without the copy (decision 0220).
+        store.append(recordedEvent(store.length, event.timeMs, event.name, event.domain, raw));
         return;
       }
       const data = raw === undefined ? undefined : (toJsonValue(raw) as Record<string, unknown>);
@@ -203,6 +200,43 @@ function withoutUndefined(record: Record<string, unknown>): Record<string, unkno
  */
 function isJsonPrimitive(item: unknown): boolean {
   return typeof item === "string" || typeof item === "boolean" || (typeof item === "number" && Number.isFinite(item));
+}
+
+/** Deeper than this, {@link isPlainJson} leaves the value to {@link toJsonValue} (which finds a cycle). */
+const PLAIN_DEPTH = 32;
+
+/**
+ * Whether {@link toJsonValue} would give `value` back unchanged in meaning: strings, booleans, finite numbers,
+ * null, arrays and plain objects of them, a frozen list of JSON primitives; no `undefined` member or item, nothing
+ * it would convert (bytes, Maps, Headers, Dates, `toJSON`), no cycle. The store can then encode `value` itself:
+ * it reads an object's members in the order its copy would have them.
+ */
+function isPlainJson(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(value);
+    case "object":
+      break;
+    default:
+      return false;
+  }
+  if (value === null) return true;
+  if (depth > PLAIN_DEPTH) return false;
+  if (Array.isArray(value)) {
+    // A frozen list is kept as it is only when all its items are JSON primitives (convert's rule).
+    if (Object.isFrozen(value)) return value.every(isJsonPrimitive);
+    for (let i = 0; i < value.length; i++) if (!isPlainJson(value[i], depth + 1)) return false;
+    return true;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  const record = value as Record<string, unknown>;
+  if (typeof record["toJSON"] === "function") return false;
+  for (const k in record) if (!isPlainJson(record[k], depth + 1)) return false;
+  return true;
 }
 
 /**

@@ -56,30 +56,9 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 interface ShapeNode {
   readonly next: Map<string, ShapeNode>;
   id: number;
-  /**
-   * The strings last written under this node's key and their table ids, by {@link slotOf}: a value cited again
-   * under the same key (an actor's id in its run of events, a domain, a method) is found by `===` here instead
-   * of by the table's `Map`, whose look-up of a string made fresh for each event (not interned) costs its hash
-   * and, in a fleet's table of ~100k strings, a cache miss or two.
-   */
-  texts: (string | undefined)[] | undefined;
-  textIds: Int32Array | undefined;
 }
 
-const newNode = (): ShapeNode => ({ next: new Map(), id: -1, texts: undefined, textIds: undefined });
-
-/** Strings remembered per key ({@link ShapeNode.texts}); a power of two. */
-const SLOT_TEXTS = 16;
-
-/** Where `text` (not empty) goes in a key's {@link ShapeNode.texts}: its length and last character, cheap to read. */
-const slotOf = (text: string): number => (text.length * 7 + text.charCodeAt(text.length - 1)) & (SLOT_TEXTS - 1);
-
-/** Deeper than this, {@link TraceStore.appendPlain} leaves the data to the recorder's copy (which finds a cycle). */
-const PLAIN_DEPTH = 32;
-
-/** A value JSON writes as it is: a string, a boolean, a finite number (the recorder keeps a frozen list of them as it is). */
-const isJsonPrimitive = (item: unknown): boolean =>
-  typeof item === "string" || typeof item === "boolean" || (typeof item === "number" && Number.isFinite(item));
+const newNode = (): ShapeNode => ({ next: new Map(), id: -1 });
 
 const isPrimitive = (item: unknown): boolean =>
   item === null || typeof item === "string" || typeof item === "boolean" || typeof item === "number";
@@ -121,13 +100,9 @@ export class TraceStore implements Iterable<RecordedEvent> {
   readonly #stringIds = new Map<string, number>();
   readonly #shapes: (readonly string[])[] = [];
   readonly #shapeRoot = newNode();
-  /** The events' domains remembered ({@link #slotId}). */
-  readonly #domainSlot = newNode();
   readonly #frozen: (readonly unknown[])[] = [];
   readonly #frozenIds = new Map<readonly unknown[], number>();
 
-  /** Whether the event being encoded must be plain JSON data ({@link appendPlain}). */
-  #plainOnly = false;
   /** Where an event is encoded before it is copied into a chunk. */
   #buf = new Uint8Array(4096);
   #pos = 0;
@@ -157,36 +132,15 @@ export class TraceStore implements Iterable<RecordedEvent> {
     if (event.seq !== this.#length) {
       throw new Error(`trace store: event seq ${event.seq} appended at position ${this.#length}`);
     }
-    this.#plainOnly = false;
-    this.#encode(event.timeMs, event.name, event.domain, event.data);
-    this.#place();
-  }
-
-  /**
-   * Stores the next event straight from an emitter's data, when that data is what the recorder's copy
-   * (`toJsonValue`) would give back unchanged in meaning — strings, booleans, finite numbers, null, arrays and
-   * plain objects of them, a frozen list of JSON's primitives; no `undefined` member or item, nothing the copy
-   * converts (bytes, Maps, Headers, Dates, `toJSON`), no more than 32 levels — and returns true; else stores
-   * nothing and returns false (the recorder copies it then). One walk both checks and encodes (decision 0220's
-   * `isPlainJson` walked the data once more before).
-   */
-  appendPlain(timeMs: number, name: string, domain: string | undefined, data: unknown): boolean {
-    this.#plainOnly = true;
-    const plain = this.#encode(timeMs, name, domain, data);
-    this.#plainOnly = false;
-    if (plain) this.#place();
-    return plain;
-  }
-
-  /** Encodes an event into the scratch buffer; false when `#plainOnly` and its data is not plain. */
-  #encode(timeMs: number, name: string, domain: string | undefined, data: unknown): boolean {
     this.#pos = 0;
+    const { domain, data } = event;
     this.#ensure(1);
     this.#buf[this.#pos++] = (domain === undefined ? 0 : HAS_DOMAIN) | (data === undefined ? 0 : HAS_DATA);
-    this.#varint(this.#stringId(name));
-    if (domain !== undefined) this.#varint(this.#slotId(this.#domainSlot, domain));
-    this.#number(timeMs);
-    return data === undefined || this.#value(data, 0);
+    this.#varint(this.#stringId(event.name));
+    if (domain !== undefined) this.#varint(this.#stringId(domain));
+    this.#number(event.timeMs);
+    if (data !== undefined) this.#value(data);
+    this.#place();
   }
 
   /** The event of `seq`, decoded; `undefined` outside 0 … length − 1. */
@@ -325,63 +279,49 @@ export class TraceStore implements Iterable<RecordedEvent> {
     this.#varint(this.#stringId(text));
   }
 
-  /**
-   * Writes `value`. In {@link appendPlain} (`#plainOnly`) it stops at the first thing the recorder's copy would
-   * change (see there) and says so by returning false; otherwise it writes what it is given and returns true.
-   */
-  #value(value: unknown, depth: number): boolean {
+  #value(value: unknown): void {
     switch (typeof value) {
       case "string":
         this.#string(value);
-        return true;
+        return;
       case "number":
-        if (this.#plainOnly && !Number.isFinite(value)) return false;
         this.#number(value);
-        return true;
+        return;
       case "boolean":
         this.#ensure(1);
         this.#buf[this.#pos++] = value ? TRUE : FALSE;
-        return true;
+        return;
       case "undefined":
-        if (this.#plainOnly) return false;
         this.#ensure(1);
         this.#buf[this.#pos++] = UNDEFINED;
-        return true;
+        return;
       case "object":
         break;
       default:
-        if (this.#plainOnly) return false;
         throw new Error(`trace store: a ${typeof value} is not JSON`);
     }
     if (value === null) {
       this.#ensure(1);
       this.#buf[this.#pos++] = NULL;
-      return true;
+      return;
     }
-    if (this.#plainOnly && depth > PLAIN_DEPTH) return false;
     if (Array.isArray(value)) {
       if (Object.isFrozen(value)) {
-        // The copy keeps a frozen list as it is only when all its items are JSON's primitives.
-        if (this.#plainOnly && !value.every(isJsonPrimitive)) return false;
         const id = this.#frozenIds.get(value) ?? (value.every(isPrimitive) ? this.#addFrozen(value) : -1);
         if (id >= 0) {
           this.#ensure(1);
           this.#buf[this.#pos++] = FROZEN;
           this.#varint(id);
-          return true;
+          return;
         }
       }
       this.#ensure(1);
       this.#buf[this.#pos++] = ARRAY;
       this.#varint(value.length);
-      for (let i = 0; i < value.length; i++) if (!this.#value(value[i], depth + 1)) return false;
-      return true;
+      for (let i = 0; i < value.length; i++) this.#value(value[i]);
+      return;
     }
     const record = value as Record<string, unknown>;
-    if (this.#plainOnly) {
-      const proto: unknown = Object.getPrototypeOf(record);
-      if ((proto !== Object.prototype && proto !== null) || typeof record["toJSON"] === "function") return false;
-    }
     let node = this.#shapeRoot;
     for (const key in record) {
       let next = node.next.get(key);
@@ -395,35 +335,7 @@ export class TraceStore implements Iterable<RecordedEvent> {
     this.#ensure(1);
     this.#buf[this.#pos++] = OBJECT;
     this.#varint(node.id);
-    let slot = this.#shapeRoot;
-    for (const key in record) {
-      slot = slot.next.get(key) as ShapeNode;
-      const item = record[key];
-      if (typeof item === "string" && item.length > 0 && item.length <= INLINE_STRING_CHARS)
-        this.#slotString(slot, item);
-      else if (!this.#value(item, depth + 1)) return false;
-    }
-    return true;
-  }
-
-  /** A table string under `slot`'s key, written: its id by {@link #slotId}. */
-  #slotString(slot: ShapeNode, text: string): void {
-    const id = this.#slotId(slot, text);
-    this.#ensure(1);
-    this.#buf[this.#pos++] = STRING;
-    this.#varint(id);
-  }
-
-  /** The table id of `text` (not empty): by `slot`'s remembered strings when there, else by the table. */
-  #slotId(slot: ShapeNode, text: string): number {
-    const texts = (slot.texts ??= new Array<string | undefined>(SLOT_TEXTS).fill(undefined));
-    const ids = (slot.textIds ??= new Int32Array(SLOT_TEXTS));
-    const at = slotOf(text);
-    if (texts[at] === text) return ids[at] as number;
-    const id = this.#stringId(text);
-    texts[at] = text;
-    ids[at] = id;
-    return id;
+    for (const key in record) this.#value(record[key]);
   }
 
   #addFrozen(list: readonly unknown[]): number {
