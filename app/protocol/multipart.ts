@@ -555,10 +555,31 @@ function pairHash(a: number, b: number): number {
  */
 function pairShifts(needle: Uint8Array): Uint8Array | Uint32Array {
   const lastIndex = needle.length - 1;
-  const shifts = needle.length <= 256 ? new Uint8Array(PAIR_TABLE_SIZE) : new Uint32Array(PAIR_TABLE_SIZE);
+  const shifts = needle.length <= 256 ? byteTable() : new Uint32Array(PAIR_TABLE_SIZE);
   shifts.fill(lastIndex);
   for (let j = 1; j < lastIndex; j++) shifts[pairHash(needle[j - 1] as number, needle[j] as number)] = lastIndex - j;
   return shifts;
+}
+
+/** How many byte tables of {@link PAIR_TABLE_SIZE} entries one slab holds. */
+const TABLES_PER_SLAB = 64;
+let slab = new ArrayBuffer(0);
+let slabUsed = 0;
+
+/**
+ * A table of {@link PAIR_TABLE_SIZE} bytes of its own: a view into a slab shared with the tables before and
+ * after it. A 1 KiB typed array of its own is a buffer outside V8's heap, allocated and freed one by one
+ * (five times the cost of filling it, decision 0235); a slab is one such buffer for 64 tables, and is freed
+ * with the last of them.
+ */
+function byteTable(): Uint8Array {
+  if (slabUsed === slab.byteLength) {
+    slab = new ArrayBuffer(PAIR_TABLE_SIZE * TABLES_PER_SLAB);
+    slabUsed = 0;
+  }
+  const table = new Uint8Array(slab, slabUsed, PAIR_TABLE_SIZE);
+  slabUsed += PAIR_TABLE_SIZE;
+  return table;
 }
 
 /** The search for a short needle: from one occurrence of its first byte (native `indexOf`) to the next. */
