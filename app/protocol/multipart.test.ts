@@ -143,6 +143,16 @@ describe("parseContentType", () => {
     });
   });
 
+  it("POST-6, G9: the sender's own spelling reads as any other spelling of the same type and boundary", () => {
+    for (const boundary of ["mailscope-0f3c9a", "a'b+c_d.e-f", "x{|}~`^$%&#!*", "b".repeat(71)]) {
+      const plain = parseContentType(`multipart/mixed; boundary=${boundary}`);
+      expect(plain).toEqual(parseContentType(`multipart/mixed;  boundary=${boundary}`));
+      expect(plain).toEqual(parseContentType(`multipart/mixed; boundary="${boundary}"`));
+    }
+    expect(value(parseContentType("multipart/mixed; boundary=abc")).params).toEqual({ boundary: "abc" });
+    expect(parseContentType("multipart/mixed; boundary=abc\n").ok).toBe(false);
+  });
+
   it("POST-6: parameters named like Object.prototype's members are plain parameters, and a repeated one is still caught", () => {
     const parsed = value(parseContentType("multipart/mixed; __proto__=x; constructor=y; boundary=abc"));
     expect(Object.keys(parsed.params)).toEqual(["__proto__", "constructor", "boundary"]);

@@ -700,8 +700,17 @@ const scanMediaTypeMemo = keptAnswers(
 /** Up to this many parameters, a repeated name is looked for by walking them. */
 const WALKED_PARAMETERS = 8;
 
+/**
+ * The Content-Type a sender writes (ours among them), `multipart/mixed; boundary=` and a token: what
+ * {@link scanMediaType} makes of it, read by one regular expression. Its boundary is new on every request, so
+ * the memo never knows it, and the scanner's character loop cost ~1 % of a fleet's CPU (decision 0235).
+ */
+const PLAIN_MULTIPART = /^multipart\/mixed; boundary=([!#$%&'*+\-.0-9A-Z^_`a-z{|}~]+)$/;
+
 /** RFC 2045 §5.1 media type scanner; returns an error text when the value is malformed. */
 function scanMediaType(input: string): MediaType | string {
+  const plain = PLAIN_MULTIPART.exec(input);
+  if (plain !== null) return { type: "multipart/mixed", params: { boundary: plain[1] as string } };
   // Headers reach us unfolded or folded; either way CRLF before whitespace is folding.
   const value = input.includes("\r\n") ? input.replace(/\r\n(?=[ \t])/g, "") : input;
   let i = 0;
