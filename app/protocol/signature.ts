@@ -325,6 +325,12 @@ const REQUEST_COMPONENTS: ReadonlySet<string> = new Set([
   "@query-param",
 ]);
 
+/**
+ * Whether a target URI parses as an absolute URI, remembered: a sender signs, and a receiver verifies, the same
+ * few target URIs on every request (URL.canParse was ~0.4 % of a fleet's CPU, decision 0235).
+ */
+const isAbsoluteUri = keptAnswers((url: string) => URL.canParse(url), 256, 2048);
+
 function derivedValue(
   message: HttpMessageView,
   name: string,
@@ -349,7 +355,7 @@ function derivedValue(
   if (message.url === undefined) return absent("the message has no target URI");
   // The target URI is signed as it is; it only has to be an absolute URI, which needs no URL object.
   if (name === "@target-uri") {
-    return URL.canParse(message.url)
+    return isAbsoluteUri(message.url)
       ? { ok: true, value: message.url }
       : bad(`the target URI ${JSON.stringify(message.url)} is not an absolute URI`);
   }
