@@ -508,22 +508,20 @@ export function byteSearch(needle: Uint8Array): ByteSearch {
   const n = own.length;
   if (n === 0) return (haystack, from) => (from <= haystack.length ? from : -1);
   if (n < SKIP_MIN) return (haystack, from) => firstByteSearch(haystack, own, from);
-  const shifts = pairShifts(own);
-  return (haystack, from) =>
-    from < 0 ? firstByteSearch(haystack, own, from) : pairSkipSearch(haystack, own, shifts, from);
+  let stamp = 0;
+  return (haystack, from) => {
+    if (from < 0) return firstByteSearch(haystack, own, from);
+    if (tableNeedle !== own) stamp = holdShifts(own);
+    return pairSkipSearch(haystack, own, stamp, from);
+  };
 }
 
 /**
- * {@link byteSearch}'s loop for a needle of {@link SKIP_MIN} bytes or more, with its shifts: a function of this
- * module, not of the closure each needle gets, so that V8 keeps its optimized code from one message to the next
- * (a closure's is dropped with the closure; decision 0200).
+ * {@link byteSearch}'s loop for a needle of {@link SKIP_MIN} bytes or more, whose shifts {@link SHIFTS} holds
+ * under `stamp`: a function of this module, not of the closure each needle gets, so that V8 keeps its optimized
+ * code from one message to the next (a closure's is dropped with the closure; decision 0200).
  */
-function pairSkipSearch(
-  haystack: Uint8Array,
-  needle: Uint8Array,
-  shifts: Uint8Array | Uint32Array,
-  from: number,
-): number {
+function pairSkipSearch(haystack: Uint8Array, needle: Uint8Array, stamp: number, from: number): number {
   const lastIndex = needle.length - 1;
   const lastByte = needle[lastIndex] as number;
   const end = haystack.length - needle.length;
@@ -535,7 +533,8 @@ function pairSkipSearch(
       while (j < lastIndex && haystack[i + j] === needle[j]) j++;
       if (j === lastIndex) return i;
     }
-    i += shifts[pairHash(haystack[i + lastIndex - 1] as number, b)] as number;
+    const entry = SHIFTS[pairHash(haystack[i + lastIndex - 1] as number, b)] as number;
+    i += entry >>> 8 === stamp ? entry & 0xff : lastIndex;
   }
   return -1;
 }
@@ -548,38 +547,36 @@ function pairHash(a: number, b: number): number {
 }
 
 /**
- * The shift of {@link byteSearch} for each pair hash: when the window ends in
- * the pair at needle[j-1], needle[j] (j < the last index), the last index
- * minus j, the last such j winning; a pair not in the needle (but for its
- * last position) moves the window by the last index.
+ * The shifts of {@link byteSearch}, one table for every needle, each entry a stamp (24 bits) and a shift (8
+ * bits): an entry holds a shift for the needle whose stamp it bears, and for any other needle it holds none,
+ * which moves the window by the needle's last index. A table of its own per needle, 1 KiB, was a buffer
+ * outside V8's heap per search, three per POST, whose allocation and collection cost ~1 % of a fleet's CPU
+ * (decision 0235); stamping a needle's own entries costs its length, not the table's.
  */
-function pairShifts(needle: Uint8Array): Uint8Array | Uint32Array {
-  const lastIndex = needle.length - 1;
-  const shifts = needle.length <= 256 ? byteTable() : new Uint32Array(PAIR_TABLE_SIZE);
-  shifts.fill(lastIndex);
-  for (let j = 1; j < lastIndex; j++) shifts[pairHash(needle[j - 1] as number, needle[j] as number)] = lastIndex - j;
-  return shifts;
-}
-
-/** How many byte tables of {@link PAIR_TABLE_SIZE} entries one slab holds. */
-const TABLES_PER_SLAB = 64;
-let slab = new ArrayBuffer(0);
-let slabUsed = 0;
+const SHIFTS = new Uint32Array(PAIR_TABLE_SIZE);
+/** The needle whose stamp is the latest in {@link SHIFTS}. */
+let tableNeedle: Uint8Array | undefined;
+/** The latest stamp given. */
+let lastStamp = 0;
 
 /**
- * A table of {@link PAIR_TABLE_SIZE} bytes of its own: a view into a slab shared with the tables before and
- * after it. A 1 KiB typed array of its own is a buffer outside V8's heap, allocated and freed one by one
- * (five times the cost of filling it, decision 0235); a slab is one such buffer for 64 tables, and is freed
- * with the last of them.
+ * Stamps `needle`'s shifts into {@link SHIFTS} under a new stamp and returns it: when the window ends in the
+ * pair at needle[j-1], needle[j] (j < the last index), the last index minus j, the last such j winning (pairs
+ * that share an entry get the smaller shift, which is always safe); a shift past 255 is kept as 255, smaller
+ * and so safe too.
  */
-function byteTable(): Uint8Array {
-  if (slabUsed === slab.byteLength) {
-    slab = new ArrayBuffer(PAIR_TABLE_SIZE * TABLES_PER_SLAB);
-    slabUsed = 0;
+function holdShifts(needle: Uint8Array): number {
+  if (lastStamp === 0xffffff) {
+    SHIFTS.fill(0);
+    lastStamp = 0;
   }
-  const table = new Uint8Array(slab, slabUsed, PAIR_TABLE_SIZE);
-  slabUsed += PAIR_TABLE_SIZE;
-  return table;
+  const stamp = ++lastStamp;
+  const lastIndex = needle.length - 1;
+  for (let j = 1; j < lastIndex; j++) {
+    SHIFTS[pairHash(needle[j - 1] as number, needle[j] as number)] = stamp * 256 + Math.min(lastIndex - j, 0xff);
+  }
+  tableNeedle = needle;
+  return stamp;
 }
 
 /** The search for a short needle: from one occurrence of its first byte (native `indexOf`) to the next. */
