@@ -1040,6 +1040,8 @@ function checkViolation(message: string, rule: string = RULE_CHECK): Violation {
 
 const SF_ASCII = /^[\x20-\x7E]*$/;
 const SF_KEY = /^[a-z*][*\-_.a-z0-9]*$/;
+/** What a String item escapes (RFC 8941 §4.1.6); most hold neither, and are quoted as they are. */
+const QUOTE_OR_BACKSLASH = /["\\]/;
 
 /**
  * RFC 8941 serialization of the common inner list (string items; string, integer
@@ -1081,7 +1083,7 @@ function fastParameters(params: ReadonlyMap<string, BareItem>): string | undefin
 function fastBareItem(value: BareItem): string | undefined {
   if (typeof value === "string") {
     if (!SF_ASCII.test(value)) return undefined;
-    return `"${value.replace(/("|\\)/g, (v) => `\\${v}`)}"`;
+    return QUOTE_OR_BACKSLASH.test(value) ? `"${value.replace(/("|\\)/g, (v) => `\\${v}`)}"` : `"${value}"`;
   }
   if (typeof value === "number") {
     return Number.isInteger(value) && value >= -999999999999999 && value <= 999999999999999
