@@ -8,6 +8,7 @@ import {
   concatBytes,
   indexOfBytes,
   isValidBoundary,
+  multipartBytes,
   parseContentType,
   parseMultipartBody,
   splitMultipart,
@@ -111,6 +112,27 @@ describe("buildMultipartBody", () => {
     expect(() => buildMultipartBody('{"x":"--b0undary"}', bytes("m"), "b0undary")).toThrow(ProtocolError);
     const error = thrown(() => buildMultipartBody(ENVELOPE, bytes("\r\n--b0undaryX"), "b0undary"));
     expect(error.violations).toEqual([expect.objectContaining({ path: "message", rule: "POST-7" })]);
+  });
+});
+
+describe("multipartBytes", () => {
+  it("POST-6, G9: writes any parts in the builder's framing, the same bytes whether the framing is ASCII or not", () => {
+    const message = bytes("Subject: h\u00e9\r\n\r\nbody \u2603");
+    for (const type of ["message/rfc822", "text/plain; name=\u00e9t\u00e9"]) {
+      const parts = [
+        { contentType: "application/json", bytes: bytes(ENVELOPE) },
+        { contentType: type, bytes: message },
+        { contentType: "text/plain", bytes: new Uint8Array(0) },
+      ];
+      const expected =
+        `--b0undary\r\nContent-Type: application/json\r\n\r\n${ENVELOPE}` +
+        `\r\n--b0undary\r\nContent-Type: ${type}\r\n\r\n${dec.decode(message)}` +
+        "\r\n--b0undary\r\nContent-Type: text/plain\r\n\r\n\r\n--b0undary--\r\n";
+      const built = multipartBytes(parts, "b0undary");
+      expect(built.body).toEqual(bytes(expected));
+      expect(built.contentType).toBe(CT);
+    }
+    expect(multipartBytes([], "b0undary").body).toEqual(bytes("--b0undary--\r\n"));
   });
 });
 

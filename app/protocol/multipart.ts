@@ -233,14 +233,35 @@ export function multipartBytes(
   parts: readonly { readonly contentType: string; readonly bytes: Uint8Array }[],
   boundary: string,
 ): { body: Uint8Array; contentType: string } {
-  const chunks: Uint8Array[] = [];
+  const lines = parts.map(
+    (part, i) => `${i === 0 ? "" : "\r\n"}--${boundary}\r\nContent-Type: ${part.contentType}\r\n\r\n`,
+  );
+  lines.push(`${parts.length === 0 ? "" : "\r\n"}--${boundary}--\r\n`);
+  const contentType = `multipart/mixed; boundary=${parameterValue(boundary)}`;
+  // Written straight into the body when the framing is ASCII (one character, one byte), as it is with a valid
+  // boundary and the usual types: encoding each line first made a buffer of its own per line (decision 0235).
+  if (!lines.every((line) => ASCII.test(line))) {
+    const chunks: Uint8Array[] = [];
+    parts.forEach((part, i) => chunks.push(encoder.encode(lines[i] as string), part.bytes));
+    chunks.push(encoder.encode(lines[parts.length] as string));
+    return { body: concatBytes(chunks), contentType };
+  }
+  let length = 0;
+  for (const line of lines) length += line.length;
+  for (const part of parts) length += part.bytes.length;
+  const body = new Uint8Array(length);
+  let at = 0;
   parts.forEach((part, i) => {
-    chunks.push(encoder.encode(`${i === 0 ? "" : "\r\n"}--${boundary}\r\nContent-Type: ${part.contentType}\r\n\r\n`));
-    chunks.push(part.bytes);
+    at += encoder.encodeInto(lines[i] as string, body.subarray(at)).written;
+    body.set(part.bytes, at);
+    at += part.bytes.length;
   });
-  chunks.push(encoder.encode(`${parts.length === 0 ? "" : "\r\n"}--${boundary}--\r\n`));
-  return { body: concatBytes(chunks), contentType: `multipart/mixed; boundary=${parameterValue(boundary)}` };
+  encoder.encodeInto(lines[parts.length] as string, body.subarray(at));
+  return { body, contentType };
 }
+
+/** Text whose UTF-8 is one byte per character. */
+const ASCII = /^[^\u0080-\uffff]*$/;
 
 // ── Content-Type ────────────────────────────────────────────────────────
 
