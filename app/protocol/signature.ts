@@ -155,8 +155,13 @@ export function createSignatureBase(
   return result.ok ? ok({ base: result.base, signatureParams: result.signatureParams }) : failWith(result.violations);
 }
 
+const BASE_ASCII = /^[^\u0080-\uffff]*$/;
+const baseEncoder = new TextEncoder();
+
 /** The bytes that are signed: the base's characters as octets (they are HTTP field octets, ASCII in practice). */
 export function signatureBaseBytes(base: string): Uint8Array<ArrayBuffer> {
+  // ASCII (the usual base) is the same bytes in UTF-8, which the native encoder writes at once.
+  if (BASE_ASCII.test(base)) return baseEncoder.encode(base);
   const out = new Uint8Array(base.length);
   for (let i = 0; i < base.length; i++) out[i] = base.charCodeAt(i) & 0xff;
   return out;
