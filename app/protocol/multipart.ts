@@ -376,8 +376,9 @@ export function parseMultipartBody(body: Uint8Array, contentType: string): Parse
  * the rule broken by a malformed framing.
  */
 export function splitMultipart(body: Uint8Array, boundary: string, path: string, rule: string): Parsed<MultipartSplit> {
-  const dash = encoder.encode(`--${boundary}`);
-  const findDelimiter = byteSearch(concatBytes([Uint8Array.of(CR, LF), dash]));
+  const delimiter = encoder.encode(`\r\n--${boundary}`);
+  const dash = delimiter.subarray(2);
+  const findDelimiter = byteSearch(delimiter);
 
   // The first dash-boundary sits at offset 0 or right after the preamble's CRLF.
   let preamble: Uint8Array | undefined;
@@ -637,11 +638,14 @@ export function parameterValue(value: string): string {
 
 // ── Internals ───────────────────────────────────────────────────────────
 
+/** The blank line that ends a part's header block, looked for once per part. */
+const findBlankLine = byteSearch(Uint8Array.of(CR, LF, CR, LF));
+
 /** Splits one part (the bytes between a delimiter line's CRLF and the next delimiter's CRLF). */
 function readPart(span: Uint8Array, path: string, rule: string): Parsed<MultipartPart> {
   // No header lines: the part starts with the blank line.
   if (span[0] === CR && span[1] === LF) return ok({ headers: [], content: span.subarray(2) });
-  const blank = indexOfBytes(span, Uint8Array.of(CR, LF, CR, LF), 0);
+  const blank = findBlankLine(span, 0);
   // Headers only, no blank line and no body (RFC 2046 `body-part := MIME-part-headers [CRLF *OCTET]`).
   const headerBytes = blank === -1 ? span : span.subarray(0, blank + 2);
   const content = blank === -1 ? span.subarray(span.length) : span.subarray(blank + 4);
