@@ -134,6 +134,24 @@ describe("multipartBytes", () => {
     }
     expect(multipartBytes([], "b0undary").body).toEqual(bytes("--b0undary--\r\n"));
   });
+
+  it("POST-8, G9: a part given as text is its UTF-8, and an envelope of any text is framed and checked alike", () => {
+    for (const text of [ENVELOPE, '{"from":"\u00e9@sender.example","to":["b@receiver.example"]}']) {
+      const asText = multipartBytes([{ contentType: "application/json", bytes: text }], "b0undary").body;
+      expect(asText).toEqual(
+        multipartBytes([{ contentType: "application/json", bytes: bytes(text) }], "b0undary").body,
+      );
+      const built = buildMultipartBody(text, bytes("Subject: hi\r\n\r\nbody"), "b0undary");
+      const parsed = parseMultipartBody(built.body, built.contentType);
+      if (!parsed.ok) throw new Error(JSON.stringify(parsed.violations));
+      expect(dec.decode(parsed.value.envelopeJson)).toBe(text);
+      // The boundary inside the envelope, ASCII or not, at its very end too: found where the envelope is written.
+      for (const inside of [`${text}--b0undary`, `"\u00e9--b0undary"`]) {
+        expect(() => buildMultipartBody(inside, bytes("x"), "b0undary")).toThrow(/the envelope contains --b0undary/);
+      }
+      expect(() => buildMultipartBody(text, bytes("x"), "b0undary")).not.toThrow();
+    }
+  });
 });
 
 describe("chooseBoundary", () => {

@@ -194,11 +194,21 @@ export function buildMultipartBody(
       { path: "envelope", rule: RULE_ENVELOPE_PART, message: "the envelope is not JSON-serializable" },
     ]);
   }
-  const envelopeBytes = encoder.encode(json);
-  const dash = encoder.encode(`--${boundary}`);
-  const findDash = byteSearch(dash);
+  // ASCII JSON (the usual envelope) is written straight into the body and looked for there: encoded first, it
+  // was a buffer of its own, copied into the body (decision 0235).
+  const envelopeBytes = ASCII.test(json) ? undefined : encoder.encode(json);
+  const built = multipartBytes(
+    [
+      { contentType: ENVELOPE_PART_TYPE, bytes: envelopeBytes ?? json },
+      { contentType: MESSAGE_PART_TYPE, bytes: message },
+    ],
+    boundary,
+  );
+  const envelopeStart = `--${boundary}\r\nContent-Type: ${ENVELOPE_PART_TYPE}\r\n\r\n`.length;
+  const written = built.body.subarray(envelopeStart, envelopeStart + (envelopeBytes?.length ?? json.length));
+  const findDash = byteSearch(encoder.encode(`--${boundary}`));
   const collisions: Violation[] = [];
-  if (findDash(envelopeBytes, 0) !== -1) {
+  if (findDash(written, 0) !== -1) {
     collisions.push({
       path: "envelope",
       rule: RULE_BODY,
@@ -213,13 +223,7 @@ export function buildMultipartBody(
     });
   }
   if (collisions.length > 0) throw new ProtocolError(collisions);
-  return multipartBytes(
-    [
-      { contentType: ENVELOPE_PART_TYPE, bytes: envelopeBytes },
-      { contentType: MESSAGE_PART_TYPE, bytes: message },
-    ],
-    boundary,
-  );
+  return built;
 }
 
 /**
@@ -228,9 +232,10 @@ export function buildMultipartBody(
  * alone: what a test or `mailscope probe` sends when it wants a body of the
  * wrong shape (three parts, the message first). The boundary is not checked
  * against the parts: a caller that wants it safe uses {@link chooseBoundary}.
+ * A part's content is bytes, or text, written as UTF-8.
  */
 export function multipartBytes(
-  parts: readonly { readonly contentType: string; readonly bytes: Uint8Array }[],
+  parts: readonly { readonly contentType: string; readonly bytes: Uint8Array | string }[],
   boundary: string,
 ): { body: Uint8Array; contentType: string } {
   const lines = parts.map(
@@ -240,9 +245,17 @@ export function multipartBytes(
   const contentType = `multipart/mixed; boundary=${parameterValue(boundary)}`;
   // Written straight into the body when the framing is ASCII (one character, one byte), as it is with a valid
   // boundary and the usual types: encoding each line first made a buffer of its own per line (decision 0235).
-  if (!lines.every((line) => ASCII.test(line))) {
+  if (
+    !lines.every((line) => ASCII.test(line)) ||
+    parts.some((p) => typeof p.bytes === "string" && !ASCII.test(p.bytes))
+  ) {
     const chunks: Uint8Array[] = [];
-    parts.forEach((part, i) => chunks.push(encoder.encode(lines[i] as string), part.bytes));
+    parts.forEach((part, i) =>
+      chunks.push(
+        encoder.encode(lines[i] as string),
+        typeof part.bytes === "string" ? encoder.encode(part.bytes) : part.bytes,
+      ),
+    );
     chunks.push(encoder.encode(lines[parts.length] as string));
     return { body: concatBytes(chunks), contentType };
   }
@@ -253,8 +266,11 @@ export function multipartBytes(
   let at = 0;
   parts.forEach((part, i) => {
     at += encoder.encodeInto(lines[i] as string, body.subarray(at)).written;
-    body.set(part.bytes, at);
-    at += part.bytes.length;
+    if (typeof part.bytes === "string") at += encoder.encodeInto(part.bytes, body.subarray(at)).written;
+    else {
+      body.set(part.bytes, at);
+      at += part.bytes.length;
+    }
   });
   encoder.encodeInto(lines[parts.length] as string, body.subarray(at));
   return { body, contentType };
