@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { base64ToBytes, bytesToBinary, bytesToBase64, bytesToHex, hexToBytes } from "./base64.ts";
+import { base64ToBytes, bytesToBase64Url, bytesToBinary, bytesToBase64, bytesToHex, hexToBytes } from "./base64.ts";
 
 /** One character per byte, the long way. */
 const byteByByte = (bytes: Uint8Array): string => Array.from(bytes, (b) => String.fromCharCode(b)).join("");
@@ -18,6 +18,20 @@ describe("bytesToBinary and bytesToBase64 (the trace's bytes and digests, POST-5
     const long = Uint8Array.from({ length: 0x8000 * 2 + 17 }, (_, i) => (i * 31 + (i >> 8)) & 0xff);
     expect(bytesToBinary(long)).toBe(byteByByte(long));
     expect(bytesToBinary(long.subarray(5, 0x8000 + 9))).toBe(byteByByte(long.subarray(5, 0x8000 + 9)));
+  });
+
+  it("POST-5, POST-2 (property): base64 and base64url are btoa's, the URL-safe one without padding, short and long", () => {
+    const check = (bytes: Uint8Array): void => {
+      const reference = btoa(byteByByte(bytes));
+      expect(bytesToBase64(bytes)).toBe(reference);
+      expect(bytesToBase64Url(bytes)).toBe(reference.replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, ""));
+    };
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 100 }), check), { numRuns: 300 });
+    // Around the length past which btoa does it (3 KiB), and a view into a larger array.
+    for (const length of [3070, 3071, 3072, 3073, 3074, 5000]) {
+      check(Uint8Array.from({ length }, (_, i) => (i * 37 + (i >> 7)) & 0xff));
+    }
+    check(Uint8Array.from({ length: 64 }, (_, i) => 255 - i).subarray(3, 40));
   });
 
   it("POST-5: no bytes are the empty string, and the empty base64", () => {

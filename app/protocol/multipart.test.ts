@@ -8,6 +8,7 @@ import {
   concatBytes,
   indexOfBytes,
   isValidBoundary,
+  multipartBytes,
   parseContentType,
   parseMultipartBody,
   splitMultipart,
@@ -114,6 +115,45 @@ describe("buildMultipartBody", () => {
   });
 });
 
+describe("multipartBytes", () => {
+  it("POST-6, G9: writes any parts in the builder's framing, the same bytes whether the framing is ASCII or not", () => {
+    const message = bytes("Subject: h\u00e9\r\n\r\nbody \u2603");
+    for (const type of ["message/rfc822", "text/plain; name=\u00e9t\u00e9"]) {
+      const parts = [
+        { contentType: "application/json", bytes: bytes(ENVELOPE) },
+        { contentType: type, bytes: message },
+        { contentType: "text/plain", bytes: new Uint8Array(0) },
+      ];
+      const expected =
+        `--b0undary\r\nContent-Type: application/json\r\n\r\n${ENVELOPE}` +
+        `\r\n--b0undary\r\nContent-Type: ${type}\r\n\r\n${dec.decode(message)}` +
+        "\r\n--b0undary\r\nContent-Type: text/plain\r\n\r\n\r\n--b0undary--\r\n";
+      const built = multipartBytes(parts, "b0undary");
+      expect(built.body).toEqual(bytes(expected));
+      expect(built.contentType).toBe(CT);
+    }
+    expect(multipartBytes([], "b0undary").body).toEqual(bytes("--b0undary--\r\n"));
+  });
+
+  it("POST-8, G9: a part given as text is its UTF-8, and an envelope of any text is framed and checked alike", () => {
+    for (const text of [ENVELOPE, '{"from":"\u00e9@sender.example","to":["b@receiver.example"]}']) {
+      const asText = multipartBytes([{ contentType: "application/json", bytes: text }], "b0undary").body;
+      expect(asText).toEqual(
+        multipartBytes([{ contentType: "application/json", bytes: bytes(text) }], "b0undary").body,
+      );
+      const built = buildMultipartBody(text, bytes("Subject: hi\r\n\r\nbody"), "b0undary");
+      const parsed = parseMultipartBody(built.body, built.contentType);
+      if (!parsed.ok) throw new Error(JSON.stringify(parsed.violations));
+      expect(dec.decode(parsed.value.envelopeJson)).toBe(text);
+      // The boundary inside the envelope, ASCII or not, at its very end too: found where the envelope is written.
+      for (const inside of [`${text}--b0undary`, `"\u00e9--b0undary"`]) {
+        expect(() => buildMultipartBody(inside, bytes("x"), "b0undary")).toThrow(/the envelope contains --b0undary/);
+      }
+      expect(() => buildMultipartBody(text, bytes("x"), "b0undary")).not.toThrow();
+    }
+  });
+});
+
 describe("chooseBoundary", () => {
   it("G9: makes a valid boundary from the given random bytes, the same bytes giving the same boundary", () => {
     const random = Uint8Array.from({ length: 16 }, (_, i) => i * 17);
@@ -141,6 +181,16 @@ describe("parseContentType", () => {
       boundary: "abc",
       params: { boundary: "abc", charset: "x" },
     });
+  });
+
+  it("POST-6, G9: the sender's own spelling reads as any other spelling of the same type and boundary", () => {
+    for (const boundary of ["mailscope-0f3c9a", "a'b+c_d.e-f", "x{|}~`^$%&#!*", "b".repeat(71)]) {
+      const plain = parseContentType(`multipart/mixed; boundary=${boundary}`);
+      expect(plain).toEqual(parseContentType(`multipart/mixed;  boundary=${boundary}`));
+      expect(plain).toEqual(parseContentType(`multipart/mixed; boundary="${boundary}"`));
+    }
+    expect(value(parseContentType("multipart/mixed; boundary=abc")).params).toEqual({ boundary: "abc" });
+    expect(parseContentType("multipart/mixed; boundary=abc\n").ok).toBe(false);
   });
 
   it("POST-6: parameters named like Object.prototype's members are plain parameters, and a repeated one is still caught", () => {

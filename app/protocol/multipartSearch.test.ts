@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { readBodyWithLimit } from "../receiver/body.ts";
-import { MAX_BOUNDARY_LENGTH, buildMultipartBody, indexOfBytes, parseMultipartBody } from "./multipart.ts";
+import { MAX_BOUNDARY_LENGTH, buildMultipartBody, byteSearch, indexOfBytes, parseMultipartBody } from "./multipart.ts";
 
 // The delimiter search after the performance pass: needles of 8 bytes or more are found with
 // Horspool's skips, shorter ones by jumping between first bytes. A multipart delimiter is
@@ -262,5 +262,29 @@ describe("the parts found by the search, from a body read in chunks (POST-7, POS
     expect(new TextDecoder().decode(epilogue)).toBe("epilogue");
     for (const part of [preamble, epilogue, message]) expect(part?.buffer).toBe(body.buffer);
     expect(epilogue?.byteOffset).toBe(body.length - "epilogue".length);
+  });
+
+  it("POST-7, G9: searches built for several needles, short and past 256 bytes, find what a naive search finds when used in turn", () => {
+    // The searches share one table of shifts (decision 0235): each must find its own needle whatever ran between.
+    fc.assert(
+      fc.property(
+        fc.array(fc.uint8Array({ minLength: 8, maxLength: 300 }), { minLength: 2, maxLength: 4 }),
+        fc.array(fc.tuple(fc.nat(), fc.uint8Array({ maxLength: 64 })), { minLength: 1, maxLength: 12 }),
+        (needles, uses) => {
+          const searches = needles.map((needle) => byteSearch(needle));
+          for (const [which, noise] of uses) {
+            const k = which % needles.length;
+            const needle = needles[k] as Uint8Array;
+            const haystack = concat([noise, needle.subarray(0, needle.length - 1), noise, needle, noise]);
+            for (const from of [0, noise.length + 1]) {
+              expect((searches[k] as (h: Uint8Array, f: number) => number)(haystack, from)).toBe(
+                naiveIndexOf(haystack, needle, from),
+              );
+            }
+          }
+        },
+      ),
+      { numRuns: 200, seed: 20261128 },
+    );
   });
 });

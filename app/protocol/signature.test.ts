@@ -191,6 +191,21 @@ describe("createSignatureBase, RFC 9421 Appendix B.2", () => {
   });
 });
 
+describe("signatureBaseBytes", () => {
+  it("AUTH-1: each character of the base is one octet, its code's low byte, ASCII or not", () => {
+    for (const base of [
+      "",
+      '"@method": POST\n"@signature-params": ("@method");keyid="k"',
+      "caf\u00e9 \u2603 \ud83d\ude00",
+    ]) {
+      expect([...signatureBaseBytes(base)]).toEqual(
+        Array.from({ length: base.length }, (_, i) => base.charCodeAt(i) & 0xff),
+      );
+      expect(signatureBaseBytes(base)).toHaveLength(base.length);
+    }
+  });
+});
+
 describe("component values, RFC 9421 §2.1 and §2.2", () => {
   const fieldMessage: HttpMessageView = {
     method: "GET",

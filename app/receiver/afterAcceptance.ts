@@ -13,6 +13,9 @@ import { bytesToHex } from "../protocol/base64.ts";
 import { minOf } from "../protocol/lists.ts";
 
 const encoder = new TextEncoder();
+/** The blank lines that can end a header block, encoded once (the receiver reads each stored message's). */
+const CRLF_CRLF = encoder.encode("\r\n\r\n");
+const LF_LF = encoder.encode("\n\n");
 
 /** What the receiver hands its outbound side: a DSN, as a normal message with a null `from` (ENV-3). */
 export interface OutboundSubmission {
@@ -68,10 +71,10 @@ export function parseDiagnostic(diagnostic: string): { type: string; text: strin
  * a body is all header.
  */
 export function headerBlock(message: Uint8Array): Uint8Array {
-  const crlf = indexOfBytes(message, encoder.encode("\r\n\r\n"), 0);
+  const crlf = indexOfBytes(message, CRLF_CRLF, 0);
   // Only an LF LF before the CRLF CRLF can end the block earlier, so the search for it stops there
   // (it would otherwise run through a whole CRLF message, 25 MiB of it at worst).
-  const lf = indexOfBytes(crlf < 0 ? message : message.subarray(0, crlf + 2), encoder.encode("\n\n"), 0);
+  const lf = indexOfBytes(crlf < 0 ? message : message.subarray(0, crlf + 2), LF_LF, 0);
   const candidates = [crlf < 0 ? undefined : crlf + 2, lf < 0 ? undefined : lf + 1].filter(
     (n): n is number => n !== undefined,
   );

@@ -14,6 +14,7 @@
 import type { ProblemIdentifier } from "../protocol/errors.ts";
 import type { KeyRecordLookup } from "../protocol/profile.ts";
 import type { WorkMeter } from "../protocol/work.ts";
+import { keptAnswers } from "../protocol/memo.ts";
 import type { Clock, MailStore, Resolver, TraceSink } from "../ports.ts";
 import { noTrace, traceEvent } from "../ports.ts";
 import { errorMessage } from "../errorMessage.ts";
@@ -249,10 +250,15 @@ async function walk(r: Receiving, d: Delivery, from: number): Promise<Answer> {
   return deliverToRecipients(r, d);
 }
 
-function pathOf(url: string): string {
-  try {
-    return new URL(url).pathname;
-  } catch {
-    return url;
-  }
-}
+/** A request URL's path (the URL itself when it does not parse), remembered: a receiver sees the same few. */
+const pathOf = keptAnswers(
+  (url: string): string => {
+    try {
+      return new URL(url).pathname;
+    } catch {
+      return url;
+    }
+  },
+  256,
+  2048,
+);
