@@ -158,16 +158,8 @@ export class TraceStore implements Iterable<RecordedEvent> {
   }
 
   /** The events from seq `from` (default 0) up to, not including, `to` (default: the length when called), in order. */
-  *events(from = 0, to = this.#length): Generator<RecordedEvent, void, undefined> {
-    const end = Math.min(to, this.#length);
-    let seq = Math.max(0, from);
-    if (seq >= end) return;
-    let chunk = 0;
-    while (chunk + 1 < this.#chunkFirst.length && (this.#chunkFirst[chunk + 1] as number) <= seq) chunk++;
-    for (; seq < end; seq++) {
-      if (chunk + 1 < this.#chunkFirst.length && (this.#chunkFirst[chunk + 1] as number) <= seq) chunk++;
-      yield this.#decodeEvent(this.#chunks[chunk] as Uint8Array, seq);
-    }
+  events(from = 0, to = this.#length): Generator<RecordedEvent, void, undefined> {
+    return this.#walk(from, to, undefined);
   }
 
   /**
@@ -180,21 +172,26 @@ export class TraceStore implements Iterable<RecordedEvent> {
       const id = this.#stringIds.get(name);
       if (id !== undefined) wanted.add(id);
     }
+    if (wanted.size > 0) yield* this.#walk(from, to, wanted);
+  }
+
+  /** The events from `from` up to `to`, in order; with `wanted`, only those whose name's id is in it. */
+  *#walk(from: number, to: number, wanted: ReadonlySet<number> | undefined): Generator<RecordedEvent, void, undefined> {
     const end = Math.min(to, this.#length);
     let seq = Math.max(0, from);
-    if (seq >= end || wanted.size === 0) return;
+    if (seq >= end) return;
     let chunk = 0;
     while (chunk + 1 < this.#chunkFirst.length && (this.#chunkFirst[chunk + 1] as number) <= seq) chunk++;
-    let bytes = this.#chunks[chunk] as Uint8Array;
     for (; seq < end; seq++) {
-      if (chunk + 1 < this.#chunkFirst.length && (this.#chunkFirst[chunk + 1] as number) <= seq) {
-        chunk++;
-        bytes = this.#chunks[chunk] as Uint8Array;
+      if (chunk + 1 < this.#chunkFirst.length && (this.#chunkFirst[chunk + 1] as number) <= seq) chunk++;
+      const bytes = this.#chunks[chunk] as Uint8Array;
+      if (wanted !== undefined) {
+        // The name's id follows the flags byte.
+        this.#in = bytes;
+        this.#at = (this.#offsets[seq] as number) + 1;
+        if (!wanted.has(this.#readVarint())) continue;
       }
-      // The name's id follows the flags byte.
-      this.#in = bytes;
-      this.#at = (this.#offsets[seq] as number) + 1;
-      if (wanted.has(this.#readVarint())) yield this.#decodeEvent(bytes, seq);
+      yield this.#decodeEvent(bytes, seq);
     }
   }
 
