@@ -38,6 +38,7 @@ import { ProtocolError, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import { errorMessage } from "../errorMessage.ts";
 import { minOf, pushAll } from "./lists.ts";
+import { isAscii } from "./ascii.ts";
 
 /** Events: "DSN contents follow RFC 3464" — every DSN violation cites it. */
 const RULE = "EVT-4";
@@ -721,11 +722,6 @@ function fold(line: string): string {
 
 function normalizeLineBreaks(text: string): string {
   return text.replace(/\r\n|\r|\n/g, CRLF);
-}
-
-function isAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
-  return true;
 }
 
 /** RFC 6533 QCHAR: printable ASCII except `\`, `+` and `=`. */

@@ -27,6 +27,7 @@ import { keptAnswers } from "./memo.ts";
 import { ProtocolError, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import { pushAll } from "./lists.ts";
+import { isAscii } from "./ascii.ts";
 
 /** POST request header table: Content-Type is `multipart/mixed` (G9: with an RFC 2046 boundary). */
 const RULE_CONTENT_TYPE = "POST-6";
@@ -196,7 +197,7 @@ export function buildMultipartBody(
   }
   // ASCII JSON (the usual envelope) is written straight into the body and looked for there: encoded first, it
   // was a buffer of its own, copied into the body (decision 0235).
-  const envelopeBytes = ASCII.test(json) ? undefined : encoder.encode(json);
+  const envelopeBytes = isAscii(json) ? undefined : encoder.encode(json);
   const built = multipartBytes(
     [
       { contentType: ENVELOPE_PART_TYPE, bytes: envelopeBytes ?? json },
@@ -245,10 +246,7 @@ export function multipartBytes(
   const contentType = `multipart/mixed; boundary=${parameterValue(boundary)}`;
   // Written straight into the body when the framing is ASCII (one character, one byte), as it is with a valid
   // boundary and the usual types: encoding each line first made a buffer of its own per line (decision 0235).
-  if (
-    !lines.every((line) => ASCII.test(line)) ||
-    parts.some((p) => typeof p.bytes === "string" && !ASCII.test(p.bytes))
-  ) {
+  if (!lines.every((line) => isAscii(line)) || parts.some((p) => typeof p.bytes === "string" && !isAscii(p.bytes))) {
     const chunks: Uint8Array[] = [];
     parts.forEach((part, i) =>
       chunks.push(
@@ -275,9 +273,6 @@ export function multipartBytes(
   encoder.encodeInto(lines[parts.length] as string, body.subarray(at));
   return { body, contentType };
 }
-
-/** Text whose UTF-8 is one byte per character. */
-const ASCII = /^[^\u0080-\uffff]*$/;
 
 // ── Content-Type ────────────────────────────────────────────────────────
 

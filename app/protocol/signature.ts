@@ -27,6 +27,7 @@ import type { RuleId } from "./rules.ts";
 import { subtle } from "./webCrypto.ts";
 import { errorMessage } from "../errorMessage.ts";
 import { pushAll } from "./lists.ts";
+import { isAscii } from "./ascii.ts";
 
 // Rule IDs from the catalogue (rules.ts).
 /** AUTH-1: every request to /v1/messages carries an RFC 9421 signature. */
@@ -155,13 +156,12 @@ export function createSignatureBase(
   return result.ok ? ok({ base: result.base, signatureParams: result.signatureParams }) : failWith(result.violations);
 }
 
-const BASE_ASCII = /^[^\u0080-\uffff]*$/;
 const baseEncoder = new TextEncoder();
 
 /** The bytes that are signed: the base's characters as octets (they are HTTP field octets, ASCII in practice). */
 export function signatureBaseBytes(base: string): Uint8Array<ArrayBuffer> {
   // ASCII (the usual base) is the same bytes in UTF-8, which the native encoder writes at once.
-  if (BASE_ASCII.test(base)) return baseEncoder.encode(base);
+  if (isAscii(base)) return baseEncoder.encode(base);
   const out = new Uint8Array(base.length);
   for (let i = 0; i < base.length; i++) out[i] = base.charCodeAt(i) & 0xff;
   return out;
