@@ -24,6 +24,7 @@
 import * as z from "zod";
 import { noTrace, traceEvent, type DnsAnswer, type Resolver, type SvcbRecord, type TraceSink } from "../ports.ts";
 import type { Parsed } from "../protocol/result.ts";
+import type { EmitData } from "../trace/events.ts";
 import {
   boundedMs,
   faultScopeShape,
@@ -340,20 +341,17 @@ export function createDnsZone(input: DnsZoneInput, options: DnsZoneOptions): Dns
       delayMs = sampleLatencyMs(latency, latencyRandom);
     }
     if (delayMs > 0) await scheduler.sleep(delayMs, `dns ${type} ${name}`);
-    trace.emit(
-      traceEvent(
-        "dns.answer",
-        scheduler.now(),
-        {
-          name,
-          type,
-          kind: answer.kind,
-          ...(answer.kind === "answer" ? { records: answer.records, ttlS: answer.ttlS } : {}),
-          ...(fault !== undefined ? { fault: fault.label } : {}),
-        },
-        source,
-      ),
-    );
+    const kind = answer.kind;
+    // One literal for each shape the answer's data takes, without a spread.
+    const data: EmitData<"dns.answer"> =
+      fault !== undefined
+        ? kind === "answer"
+          ? { name, type, kind, records: answer.records, ttlS: answer.ttlS, fault: fault.label }
+          : { name, type, kind, fault: fault.label }
+        : kind === "answer"
+          ? { name, type, kind, records: answer.records, ttlS: answer.ttlS }
+          : { name, type, kind };
+    trace.emit(traceEvent("dns.answer", scheduler.now(), data, source));
     return answer as DnsAnswer<T>;
   }
 

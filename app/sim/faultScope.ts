@@ -237,7 +237,8 @@ const globs = new Map<string, RegExp>();
 
 /** A domain or host name as compared everywhere here: lowercase, no trailing dot. */
 export function normalizeName(name: string): string {
-  return name.toLowerCase().replace(/\.$/, "");
+  const lower = name.toLowerCase();
+  return lower.endsWith(".") ? lower.slice(0, -1) : lower;
 }
 
 // ---------------------------------------------------------------------------

@@ -270,15 +270,51 @@ export interface Network {
   readonly faults: readonly NetworkFault[];
 }
 
+/**
+ * What an exchange reads of its URL, each part read once from the parsed URL: a URL's getters make a new
+ * string on every read (decision 0240), and a run sends its requests to a few URLs again and again.
+ */
+interface ExchangeUrl {
+  readonly href: string;
+  readonly origin: string;
+  readonly host: string;
+  readonly hostname: string;
+  readonly pathname: string;
+}
+
+/** Parsed URLs kept by a network, by the request's URL (a run has a few: each receiver's endpoints). */
+const URLS_KEPT = 1024;
+
+/** The parts of a request's URL an exchange reads, parsed once for each URL. */
+function urlReader(): (href: string) => ExchangeUrl {
+  const urls = new Map<string, ExchangeUrl>();
+  return (href) => {
+    let url = urls.get(href);
+    if (url === undefined) {
+      const parsed = new URL(href);
+      url = {
+        href: parsed.href,
+        origin: parsed.origin,
+        host: parsed.host,
+        hostname: parsed.hostname,
+        pathname: parsed.pathname,
+      };
+      if (urls.size >= URLS_KEPT) urls.clear();
+      urls.set(href, url);
+    }
+    return url;
+  };
+}
+
 interface Exchange {
   readonly id: string;
   readonly source: string;
-  readonly url: URL;
-  /** `url.hostname`, read once: a URL's getters make a new string each time (decision 0240). */
+  readonly url: ExchangeUrl;
+  /** `url.hostname`. */
   readonly host: string;
   readonly method: string;
-  /** Faults that act on the response: reset after handling, slow body. */
-  readonly post: CompiledFault[];
+  /** Faults that act on the response: reset after handling, slow body. Made by the first (most exchanges meet none). */
+  post?: CompiledFault[];
   /** The fault that decided the outcome, for the trace. */
   fault?: string;
 }
@@ -454,7 +490,7 @@ async function act(
       throw new TransportError("connection-refused", `connection refused by ${exchange.url.host}`);
     case "connection-reset":
       if (spec.phase === "response") {
-        exchange.post.push(fault);
+        (exchange.post ??= []).push(fault);
         return undefined;
       }
       decided();
@@ -489,9 +525,43 @@ async function act(
       decided();
       return faultAnswer(spec, baseFor(host, "problemBase" in spec ? spec.problemBase : undefined));
     case "slow-body":
-      exchange.post.push(fault);
+      (exchange.post ??= []).push(fault);
       return undefined;
   }
+}
+
+/**
+ * An `http.response`'s data. Most answers have only the fields every answer has: one literal of them, without
+ * a spread for each field an answer may lack.
+ */
+function responseData(
+  fields: {
+    readonly exchangeId: string;
+    readonly status: number;
+    readonly statusText: string;
+    readonly headers: Record<string, string>;
+    readonly bodySize: number;
+    readonly bodyDigest: string;
+    readonly bodyDurationMs: number;
+  },
+  fault: string | undefined,
+  recordedBody: Uint8Array | undefined,
+): EmitData<"http.response"> {
+  const { exchangeId, status, statusText, headers, bodySize, bodyDigest, bodyDurationMs } = fields;
+  if (statusText === "" && bodyDurationMs === 0 && fault === undefined && recordedBody === undefined) {
+    return { exchangeId, status, headers, bodySize, bodyDigest };
+  }
+  return {
+    exchangeId,
+    status,
+    ...(statusText !== "" ? { statusText } : {}),
+    headers,
+    bodySize,
+    bodyDigest,
+    ...(bodyDurationMs > 0 ? { bodyDurationMs } : {}),
+    ...(fault !== undefined ? { fault } : {}),
+    ...(recordedBody !== undefined ? bodyFields(recordedBody) : {}),
+  };
 }
 
 /** A network with no receivers yet and the given faults. */
@@ -504,6 +574,7 @@ export function createNetwork(options: NetworkOptions): Network {
   const faults: CompiledFault[] = [];
   const baselineRandom = options.random.fork("latency");
   let exchangeCount = 0;
+  const urlOf = urlReader();
   /** The faults that may concern a host (its `host` glob matches, or it has none), computed once for each host. */
   const scopes = new Map<string, readonly CompiledFault[]>();
 
@@ -551,6 +622,8 @@ export function createNetwork(options: NetworkOptions): Network {
     const receiver = receivers.get(current.url.origin);
     if (handlers === undefined) return receiver?.handler(forwarded, { exchangeId: current.id });
     if (receiver !== undefined) handlers.push(receiver.msw);
+    // msw's handlers find the exchange by its request; only they do.
+    exchanges.set(forwarded, current);
     return getResponse(handlers, forwarded);
   }
 
@@ -600,7 +673,7 @@ export function createNetwork(options: NetworkOptions): Network {
     const id = `x${++exchangeCount}`;
     const signal = request.signal;
     signal.throwIfAborted();
-    const url = new URL(request.url);
+    const url = urlOf(request.url);
     const method = request.method.toUpperCase();
     const known = bodyBytesOf(request);
     const requestBody = known ?? new Uint8Array(await scheduler.track(request.arrayBuffer(), "http.request body"));
@@ -623,8 +696,7 @@ export function createNetwork(options: NetworkOptions): Network {
     // at once when its signal aborts (`abortable` below), as a client that closes its connection does.
     const forwarded =
       known !== undefined ? request : requestWithBody(url.href, { method, headers: request.headers }, requestBody);
-    const current: Exchange = { id, source, url, host: url.hostname, method, post: [] };
-    exchanges.set(forwarded, current);
+    const current: Exchange = { id, source, url, host: url.hostname, method };
     try {
       const response = await abortable(dispatch(forwarded, current), signal);
       if (response === undefined) {
@@ -633,7 +705,7 @@ export function createNetwork(options: NetworkOptions): Network {
       if (response.type === "error") {
         throw new TransportError("connection-reset", `${url.host} closed the connection without an answer`);
       }
-      const reset = current.post.find((f) => f.spec.kind === "connection-reset");
+      const reset = current.post?.find((f) => f.spec.kind === "connection-reset");
       if (reset !== undefined) {
         current.fault = reset.label;
         throw new TransportError("connection-reset", `connection to ${url.host} reset after the request was handled`);
@@ -641,21 +713,18 @@ export function createNetwork(options: NetworkOptions): Network {
       const answered = bodyBytesOf(response);
       const responseBody =
         answered ?? new Uint8Array(await scheduler.track(response.arrayBuffer(), "http.response body"));
-      const slow = current.post.find((f) => f.spec.kind === "slow-body")?.spec;
+      const slow = current.post?.find((f) => f.spec.kind === "slow-body")?.spec;
       const chunking = slow?.kind === "slow-body" ? slow : undefined;
       const bodyDurationMs =
         chunking === undefined ? 0 : Math.ceil(responseBody.length / chunking.chunkBytes) * chunking.intervalMs;
-      emit("http.response", source, {
-        exchangeId: id,
-        status: response.status,
-        ...(response.statusText !== "" ? { statusText: response.statusText } : {}),
-        headers: headersObject(response.headers),
-        bodySize: responseBody.length,
-        bodyDigest: await responseDigest(scheduler, answered, responseBody),
-        ...(bodyDurationMs > 0 ? { bodyDurationMs } : {}),
-        ...(current.fault !== undefined ? { fault: current.fault } : {}),
-        ...(options.recordBodies === true ? bodyFields(responseBody) : {}),
-      });
+      const status = response.status;
+      const statusText = response.statusText;
+      const headers = headersObject(response.headers);
+      const bodySize = responseBody.length;
+      const bodyDigest = await responseDigest(scheduler, answered, responseBody);
+      const fields = { exchangeId: id, status, statusText, headers, bodySize, bodyDigest, bodyDurationMs };
+      const body = options.recordBodies === true ? responseBody : undefined;
+      emit("http.response", source, responseData(fields, current.fault, body));
       return answerFor(response, responseBody, answered !== undefined, chunking, scheduler);
     } catch (error) {
       emit("http.failure", source, {
@@ -821,7 +890,8 @@ function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
     const onAbort = (): void => {
       reject(signal.reason as Error);
     };
-    signal.addEventListener("abort", onAbort, { once: true });
+    // A signal aborts once: the listener needs no `once` (an options object read on every exchange).
+    signal.addEventListener("abort", onAbort);
     work.then(
       (value) => {
         signal.removeEventListener("abort", onAbort);
