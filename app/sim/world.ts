@@ -756,16 +756,20 @@ export function messageBytes(
   out.set(introBytes.subarray(0, Math.max(0, wanted - at)), at);
   at += introBytes.length;
   if (at >= wanted) return out;
-  // One line, then what is written copied after itself (its length stays a whole number of lines until
-  // the last copy): a few copies for a message of megabytes, where a line at a time made an object per line.
-  out.set(BODY_LINE.subarray(0, Math.min(BODY_LINE.length, wanted - at)), at);
-  for (let filled = BODY_LINE.length; at + filled < wanted; filled *= 2) {
+  // The lines made once for every message (a message of everyday size takes one copy of them), then, past
+  // them, what is written copied after itself (its length a whole number of lines until the last copy): a
+  // few copies for a message of megabytes.
+  const first = Math.min(BODY_LINES.length, wanted - at);
+  out.set(first === BODY_LINES.length ? BODY_LINES : BODY_LINES.subarray(0, first), at);
+  for (let filled = first; at + filled < wanted; filled *= 2) {
     out.copyWithin(at + filled, at, at + Math.min(filled, wanted - at - filled));
   }
   return out;
 }
 
-const BODY_LINE = encoder.encode(`${"x".repeat(76)}\r\n`);
+/** The body's line, 76 letters and CRLF, written {@link BODY_LINE_COPIES} times: what most message bodies hold. */
+const BODY_LINE_COPIES = 256;
+const BODY_LINES = encoder.encode(`${"x".repeat(76)}\r\n`.repeat(BODY_LINE_COPIES));
 
 /** What the world reads from a receiver's DSN to trace it: its Message-ID, the original's, and the final recipients. */
 export function scanDsn(message: Uint8Array): {
