@@ -107,10 +107,16 @@ const turns: {
 
 function openTurnChannel(): MessageChannel {
   const channel = new MessageChannel();
-  channel.port1.onmessage = () => {
+  const onTurn = (): void => {
     turns.waiting.shift()?.();
     if (!turns.idleTimer) armIdleClose(turns.posted);
   };
+  // Node's port also takes a listener in its own style, called with the message's data alone: no
+  // `MessageEvent` (and its time stamp) made for each turn, ~0.16 µs of a turn's ~0.6 (decision 0260).
+  // A web port has `onmessage` only; either way the turn is the same message on the same channel.
+  const port = channel.port1 as MessagePort & { on?: (type: "message", listener: () => void) => unknown };
+  if (typeof port.on === "function") port.on("message", onTurn);
+  else port.onmessage = onTurn;
   return channel;
 }
 
