@@ -327,6 +327,31 @@ interface CompiledFault {
   readonly latency: SeededRandom;
   /** The msw handler that applies it. */
   readonly handler: RequestHandler;
+  /** Its scope by what does not change while an exchange runs, read once from `spec` ({@link staticScopeOf}). */
+  readonly scope: StaticScope;
+}
+
+/** A fault's path glob, method (uppercase), source and partition, as an exchange is compared with them. */
+interface StaticScope {
+  readonly path?: string;
+  readonly method?: string;
+  readonly source?: string;
+  /** A partition's two domains, normalized. */
+  readonly between?: readonly [string, string];
+}
+
+function staticScopeOf(spec: NetworkFault): StaticScope {
+  if (spec.kind === "partition") {
+    return { between: [normalizeName(spec.between[0]), normalizeName(spec.between[1])] };
+  }
+  const capabilities = spec.kind === "capabilities-invalid" || spec.kind === "capabilities-unfetchable";
+  const path = spec.path ?? (capabilities ? CAPABILITIES_PATH : undefined);
+  const method = spec.method ?? (capabilities ? "GET" : undefined);
+  return {
+    ...(path !== undefined && { path }),
+    ...(method !== undefined && { method: method.toUpperCase() }),
+    ...(spec.source !== undefined && { source: normalizeName(spec.source) }),
+  };
 }
 
 /**
@@ -442,28 +467,19 @@ function targetIs(host: string, domain: string, hostDomains: ReadonlyMap<string,
  * faults that concern it rather than all of them. No random draw here.
  */
 function inStaticScope(fault: CompiledFault, exchange: Exchange, hostDomains: ReadonlyMap<string, string>): boolean {
-  const spec = fault.spec;
-  const host = exchange.host;
-  if (spec.kind === "partition") {
-    const [a, b] = spec.between.map(normalizeName) as [string, string];
-    const across =
+  // The host's glob was matched once for the host (the network's `faultsForHost`), which hands only those faults here.
+  const { path, method, source, between } = fault.scope;
+  if (between !== undefined) {
+    const [a, b] = between;
+    const host = exchange.host;
+    return (
       (exchange.source === a && targetIs(host, b, hostDomains)) ||
-      (exchange.source === b && targetIs(host, a, hostDomains));
-    if (!across) return false;
-  } else {
-    const path =
-      spec.path ??
-      (spec.kind === "capabilities-invalid" || spec.kind === "capabilities-unfetchable"
-        ? CAPABILITIES_PATH
-        : undefined);
-    const method =
-      spec.method ??
-      (spec.kind === "capabilities-invalid" || spec.kind === "capabilities-unfetchable" ? "GET" : undefined);
-    if (spec.host !== undefined && !matchGlob(spec.host, host)) return false;
-    if (path !== undefined && !matchGlob(path, exchange.url.pathname)) return false;
-    if (method !== undefined && method.toUpperCase() !== exchange.method) return false;
-    if (spec.source !== undefined && normalizeName(spec.source) !== exchange.source) return false;
+      (exchange.source === b && targetIs(host, a, hostDomains))
+    );
   }
+  if (path !== undefined && !matchGlob(path, exchange.url.pathname)) return false;
+  if (method !== undefined && method !== exchange.method) return false;
+  if (source !== undefined && source !== exchange.source) return false;
   return true;
 }
 
@@ -650,6 +666,7 @@ export function createNetwork(options: NetworkOptions): Network {
       window: resolveWindow(spec, scheduler.startMs),
       chance: stream.fork("probability"),
       latency: stream.fork("latency"),
+      scope: staticScopeOf(spec),
       handler: http.all(
         () => true,
         async ({ request }) => {
