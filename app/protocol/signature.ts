@@ -59,10 +59,11 @@ export interface HttpMessageView {
 /**
  * A view of a fetch `Request`. Fetch has already combined repeated fields
  * with ", " (RFC 9110 §5.2), which is also how RFC 9421 §2.1 combines them,
- * so nothing is lost for signing. The body is not read.
+ * so nothing is lost for signing. The body is not read. `url` is the request's, when the caller has read it
+ * already (a Request serializes its URL anew on every read).
  */
-export function fromRequest(request: Request): HttpMessageView {
-  return { method: request.method, url: request.url, headers: [...request.headers] };
+export function fromRequest(request: Request, url: string = request.url): HttpMessageView {
+  return { method: request.method, url, headers: [...request.headers] };
 }
 
 /** A view of a fetch `Response`, with the request it answers for `req` components. */
