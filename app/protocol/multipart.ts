@@ -330,12 +330,16 @@ export function parseContentType(header: string | null): Parsed<MultipartContent
  * case-insensitively, parameters such as `charset` allowed), each with one
  * Content-Type header (other part headers ignored, G9), part 2 without a
  * transfer encoding other than the identity ones. Part 2 comes back byte for
- * byte. The parts are views into `body`, not copies: a caller that keeps one
+ * byte. `contentType` is the header's value, or what {@link parseContentType} made of it already (the receiver
+ * parses it with the other headers). The parts are views into `body`, not copies: a caller that keeps one
  * keeps the body, and nobody may write into either. Every violation found is
  * reported; the parser never throws.
  */
-export function parseMultipartBody(body: Uint8Array, contentType: string): Parsed<MultipartBody> {
-  const type = parseContentType(contentType);
+export function parseMultipartBody(
+  body: Uint8Array,
+  contentType: string | MultipartContentType,
+): Parsed<MultipartBody> {
+  const type = typeof contentType === "string" ? parseContentType(contentType) : ok(contentType);
   if (!type.ok) return type;
   const split = splitMultipart(body, type.value.boundary, "body", RULE_BODY);
   if (!split.ok) return split;

@@ -5,6 +5,7 @@
  */
 import type { DigestAlgorithm, ParsedContentDigest } from "../protocol/digest.ts";
 import type { ProblemIdentifier } from "../protocol/errors.ts";
+import type { MultipartContentType } from "../protocol/multipart.ts";
 import type { HttpMessageView, ParsedSignatureFields } from "../protocol/signature.ts";
 import type { Clock, MailStore } from "../ports.ts";
 import type { Emit } from "../trace/events.ts";
@@ -102,6 +103,8 @@ export interface Delivery {
   /** Signature-Input and Signature as `headers` parsed them, so `signature` does not parse them again. */
   signatureFields?: ParsedSignatureFields;
   contentType: string;
+  /** The Content-Type as `headers` parsed it, so that the body's parsing does not parse it again. */
+  multipartType?: MultipartContentType;
   /** The Content-Length, when the request has a valid one (`size`). */
   declared?: number;
   /** Content-Digest as `headers` parsed it, so `signature` does not parse it again. */

@@ -6,6 +6,7 @@
  */
 import { parseMailbox } from "../protocol/mailbox.ts";
 import { parseMultipartBody } from "../protocol/multipart.ts";
+import type { MultipartContentType } from "../protocol/multipart.ts";
 import { parseEnvelope, parseJson } from "../protocol/resources.ts";
 import type { Envelope } from "../protocol/resources.ts";
 import type { Violation } from "../protocol/result.ts";
@@ -107,7 +108,7 @@ export type ParsedBody =
  */
 export function parseBody(
   body: Uint8Array,
-  contentType: string,
+  contentType: string | MultipartContentType,
   options: { readonly maxRecipients: number; readonly work?: WorkMeter | undefined },
 ): ParsedBody {
   const multipart = parseMultipartBody(body, contentType);

@@ -19,6 +19,7 @@ import {
 } from "../protocol/digest.ts";
 import type { DigestAlgorithm, Digester, ParsedContentDigest } from "../protocol/digest.ts";
 import { parseContentType } from "../protocol/multipart.ts";
+import type { MultipartContentType } from "../protocol/multipart.ts";
 import { hashesOnThisThread } from "../protocol/webCrypto.ts";
 import { verifyDelivery } from "../protocol/profile.ts";
 import type { Violation } from "../protocol/result.ts";
@@ -105,10 +106,11 @@ function headers(r: Receiving, d: Delivery): Answer | undefined {
   // The fields listed once: each check below reads them here rather than asking the Headers again.
   const view = fromRequest(d.request, d.url);
   d.view = view;
-  const { problems, signatureFields, contentDigest } = headerViolations(view);
+  const { problems, signatureFields, contentDigest, contentType } = headerViolations(view);
   if (problems.length > 0) return r.problem("invalid_request", 400, violationsDetail(problems));
   d.key = fieldOf(view, "idempotency-key") ?? "";
   d.contentType = fieldOf(view, "content-type") ?? "";
+  if (contentType !== undefined) d.multipartType = contentType;
   if (signatureFields !== undefined) d.signatureFields = signatureFields;
   if (contentDigest?.parsed.ok === true) {
     d.contentDigest = contentDigest;
@@ -245,7 +247,7 @@ async function digest(r: Receiving, d: Delivery): Promise<Answer | undefined> {
 /** AUTH-4 (401, or 403 under G19's other reading): the envelope's `from` is in the signing domain. Parses the body, now authenticated. */
 function fromDomain(r: Receiving, d: Delivery): Answer | undefined {
   // max_recipients is checked here before anything per recipient.
-  const parsed = parseBody(d.body, d.contentType, {
+  const parsed = parseBody(d.body, d.multipartType ?? d.contentType, {
     maxRecipients: r.cfg.capabilities.max_recipients,
     work: r.ports.work,
   });
@@ -561,13 +563,14 @@ function replayedRecipients(parsed: ParsedBody | undefined): { recipients?: stri
 
 /**
  * The header-shape violations of a POST (G10 "headers present and well-formed"),
- * and Signature-Input, Signature and Content-Digest as parsed here, so the
- * signature and digest checks do not parse them again.
+ * and Signature-Input, Signature, Content-Digest and Content-Type as parsed here, so the
+ * signature, digest and envelope checks do not parse them again.
  */
 export function headerViolations(view: HttpMessageView): {
   problems: Violation[];
   signatureFields?: ParsedSignatureFields;
   contentDigest?: ParsedContentDigest;
+  contentType?: MultipartContentType;
 } {
   const problems: Violation[] = [];
   let signatureFields: ParsedSignatureFields | undefined;
@@ -618,6 +621,7 @@ export function headerViolations(view: HttpMessageView): {
   if (!contentType.ok) pushAll(problems, contentType.violations);
   return {
     problems,
+    ...(contentType.ok && { contentType: contentType.value }),
     ...(signatureFields !== undefined && { signatureFields }),
     ...(contentDigest !== undefined && { contentDigest }),
   };
