@@ -13,6 +13,7 @@ import type { ReceiverConfig } from "./config.ts";
 import type { StoredResponse } from "./idempotencyStore.ts";
 
 export const JSON_MEDIA_TYPE = "application/json";
+const encoder = new TextEncoder();
 /**
  * The header fields of a 200 and of a problem without Retry-After or Allow, shared by every answer that has
  * them, and as `Headers` for {@link toResponse}: a Response copies a `Headers` list as it is, where it converts
@@ -89,7 +90,7 @@ export function problemAnswer(
     if (options.allow !== undefined) more.push(["allow", options.allow]);
     headers = more;
   }
-  const body = new TextEncoder().encode(JSON.stringify({ ...problemJson(problem), status }));
+  const body = encoder.encode(JSON.stringify({ ...problemJson(problem), status }));
   return {
     response: { status, headers, body },
     problem: identifier,
@@ -116,7 +117,7 @@ export function resultsAnswer(cfg: Pick<ReceiverConfig, "problem_base">, outcome
     response: {
       status: 200,
       headers: JSON_HEADERS,
-      body: new TextEncoder().encode(JSON.stringify({ results })),
+      body: encoder.encode(JSON.stringify({ results })),
     },
     recipients: outcomes.map((o) => ({
       recipient: o.recipient,
