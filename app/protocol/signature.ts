@@ -59,10 +59,11 @@ export interface HttpMessageView {
 /**
  * A view of a fetch `Request`. Fetch has already combined repeated fields
  * with ", " (RFC 9110 §5.2), which is also how RFC 9421 §2.1 combines them,
- * so nothing is lost for signing. The body is not read.
+ * so nothing is lost for signing. The body is not read. `url` is the request's, when the caller has read it
+ * already (a Request serializes its URL anew on every read).
  */
-export function fromRequest(request: Request): HttpMessageView {
-  return { method: request.method, url: request.url, headers: [...request.headers] };
+export function fromRequest(request: Request, url: string = request.url): HttpMessageView {
+  return { method: request.method, url, headers: [...request.headers] };
 }
 
 /** A view of a fetch `Response`, with the request it answers for `req` components. */
@@ -165,6 +166,20 @@ export function signatureBaseBytes(base: string): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(base.length);
   for (let i = 0; i < base.length; i++) out[i] = base.charCodeAt(i) & 0xff;
   return out;
+}
+
+/** Where {@link signedBytes} writes a base: one buffer for the process, reused by every signature. */
+const BASE_SCRATCH = new Uint8Array(8192);
+
+/**
+ * {@link signatureBaseBytes} for a base handed straight to `subtle.sign` or `subtle.verify`, which take a copy of
+ * the bytes when called (WebCrypto's "get a copy of the bytes held by", and the Node provider's one-shot calls): an
+ * ASCII base is written into one reused buffer, not into a buffer of its own outside V8's heap per signature (two
+ * per POST, decision 0255). The view is good only until the next call.
+ */
+function signedBytes(base: string): Uint8Array<ArrayBuffer> {
+  if (base.length > BASE_SCRATCH.length || !isAscii(base)) return signatureBaseBytes(base);
+  return BASE_SCRATCH.subarray(0, baseEncoder.encodeInto(base, BASE_SCRATCH).written);
 }
 
 function toIdentifier(component: ComponentInput): ComponentIdentifier {
@@ -687,7 +702,7 @@ export async function signatureFields(
   const base = createSignatureBase(view, options.components, params);
   if (!base.ok) throw new ProtocolError(base.violations);
   const signatureBytes = fromArrayBuffer(
-    await subtle.sign(algorithm.params, options.key, signatureBaseBytes(base.value.base)),
+    await subtle.sign(algorithm.params, options.key, signedBytes(base.value.base)),
   );
   const signatureInput = `${label}=${base.value.signatureParams}`;
   const signature = serializeSignature(new Map([[label, signatureBytes]]));
@@ -894,7 +909,7 @@ export async function verifyRequestSignature(
     };
   }
   const valid = await subtle
-    .verify(algorithm.params, key, asBufferSource(signature), signatureBaseBytes(built.base))
+    .verify(algorithm.params, key, asBufferSource(signature), signedBytes(built.base))
     // A key without the "verify" usage, or a signature WebCrypto cannot even read: not valid either way.
     .catch(() => false);
   if (!valid) {

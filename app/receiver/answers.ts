@@ -13,6 +13,18 @@ import type { ReceiverConfig } from "./config.ts";
 import type { StoredResponse } from "./idempotencyStore.ts";
 
 export const JSON_MEDIA_TYPE = "application/json";
+const encoder = new TextEncoder();
+/**
+ * The header fields of a 200 and of a problem without Retry-After or Allow, shared by every answer that has
+ * them, and as `Headers` for {@link toResponse}: a Response copies a `Headers` list as it is, where it converts
+ * an array of pairs one by one first.
+ */
+const JSON_HEADERS: StoredResponse["headers"] = [["content-type", JSON_MEDIA_TYPE]];
+const PROBLEM_HEADERS: StoredResponse["headers"] = [["content-type", PROBLEM_MEDIA_TYPE]];
+const SHARED_HEADERS = new Map<StoredResponse["headers"], Headers>([
+  [JSON_HEADERS, new Headers(JSON_HEADERS as [string, string][])],
+  [PROBLEM_HEADERS, new Headers(PROBLEM_HEADERS as [string, string][])],
+]);
 /** At most this many violations are spelled out in a problem's detail; the rest are counted. */
 const DETAIL_VIOLATIONS = 20;
 
@@ -70,11 +82,15 @@ export function problemAnswer(
           versions: cfg.capabilities.versions,
         })
       : createProblem(identifier, { problemBase: cfg.problem_base, title: TITLES[identifier], detail });
-  const headers: [string, string][] = [["content-type", PROBLEM_MEDIA_TYPE]];
-  // G21: the receiver sends delta-seconds.
-  if (options.retryAfterS !== undefined) headers.push(["retry-after", String(options.retryAfterS)]);
-  if (options.allow !== undefined) headers.push(["allow", options.allow]);
-  const body = new TextEncoder().encode(JSON.stringify({ ...problemJson(problem), status }));
+  let headers = PROBLEM_HEADERS;
+  if (options.retryAfterS !== undefined || options.allow !== undefined) {
+    const more: [string, string][] = [["content-type", PROBLEM_MEDIA_TYPE]];
+    // G21: the receiver sends delta-seconds.
+    if (options.retryAfterS !== undefined) more.push(["retry-after", String(options.retryAfterS)]);
+    if (options.allow !== undefined) more.push(["allow", options.allow]);
+    headers = more;
+  }
+  const body = encoder.encode(JSON.stringify({ ...problemJson(problem), status }));
   return {
     response: { status, headers, body },
     problem: identifier,
@@ -100,8 +116,8 @@ export function resultsAnswer(cfg: Pick<ReceiverConfig, "problem_base">, outcome
   return {
     response: {
       status: 200,
-      headers: [["content-type", JSON_MEDIA_TYPE]],
-      body: new TextEncoder().encode(JSON.stringify({ results })),
+      headers: JSON_HEADERS,
+      body: encoder.encode(JSON.stringify({ results })),
     },
     recipients: outcomes.map((o) => ({
       recipient: o.recipient,
@@ -124,9 +140,10 @@ export function toResponse(answer: Answer, method: string): Response {
   // No copy here: a Response takes a copy of the bytes it is given (Fetch "extract a body"), and a reader
   // in this process given the bytes themselves (app/protocol/bodies.ts) only reads them, so a stored answer
   // replayed later stays as it was.
+  // A Response reads its init's headers and keeps none of them: given as they are, not copied first.
   return responseWithBody(method === "HEAD" ? null : body, {
     status,
-    headers: headers.map(([n, v]): [string, string] => [n, v]),
+    headers: SHARED_HEADERS.get(headers) ?? (headers as [string, string][]),
   });
 }
 

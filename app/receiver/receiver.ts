@@ -19,7 +19,7 @@ import type { Clock, MailStore, Resolver, TraceSink } from "../ports.ts";
 import { noTrace, traceEvent } from "../ports.ts";
 import { errorMessage } from "../errorMessage.ts";
 import type { Outbound } from "./afterAcceptance.ts";
-import { problemAnswer, toResponse } from "./answers.ts";
+import { JSON_MEDIA_TYPE, problemAnswer, toResponse } from "./answers.ts";
 import type { Answer } from "./answers.ts";
 import { discardBody } from "./body.ts";
 import { checkOrder } from "./checks.ts";
@@ -125,6 +125,8 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
   return async (request: Request, context?: ReceiverRequestContext): Promise<Response> => {
     const arrivalMs = clock.now();
     const exchangeId = context?.exchangeId;
+    const url = request.url;
+    const path = pathOf(url);
     const facts: Record<string, unknown> = {};
     const traced: RequestTrace = {
       emit: (name, data) => {
@@ -138,13 +140,13 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
       const key = request.headers.get("idempotency-key");
       traced.emit("receiver.request", {
         method: request.method,
-        path: pathOf(request.url),
+        path,
         ...(key !== null && IDEMPOTENCY_KEY.test(key) && { idempotencyKey: key }),
       });
     }
     let answer: Answer;
     try {
-      answer = await handle(r, request, traced, arrivalMs);
+      answer = await handle(r, { request, url, path }, traced, arrivalMs);
     } catch (error) {
       discardBody(request.body);
       answer = r.problem(
@@ -198,7 +200,16 @@ function createReceiving(cfg: ReceiverConfig, ports: ReceiverPorts): Receiving {
     locks: createLocks(),
     unauthenticatedBodies: 0,
     maxUnauthenticatedBodies: ports.maxUnauthenticatedBodies ?? Number.POSITIVE_INFINITY,
-    capabilitiesBody,
+    capabilitiesAnswer: {
+      response: {
+        status: 200,
+        headers: [
+          ["content-type", JSON_MEDIA_TYPE],
+          ["cache-control", `max-age=${cfg.capabilitiesMaxAgeS}`],
+        ],
+        body: capabilitiesBody,
+      },
+    },
     traceDomain,
     emit(name, data) {
       if (!tracing) return;
@@ -212,10 +223,16 @@ function createReceiving(cfg: ReceiverConfig, ports: ReceiverPorts): Receiving {
  * One request: the steps walked in G10's order until one answers; a delivery that passes them all is
  * checked recipient by recipient. A request answered before its body is read has its body discarded.
  */
-async function handle(r: Receiving, request: Request, traced: RequestTrace, arrivalMs: number): Promise<Answer> {
+async function handle(
+  r: Receiving,
+  { request, url, path }: Pick<Delivery, "request" | "url" | "path">,
+  traced: RequestTrace,
+  arrivalMs: number,
+): Promise<Answer> {
   const d: Delivery = {
     request,
-    path: pathOf(request.url),
+    url,
+    path,
     traced,
     arrivalMs,
     key: "",

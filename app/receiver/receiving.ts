@@ -5,7 +5,8 @@
  */
 import type { DigestAlgorithm, ParsedContentDigest } from "../protocol/digest.ts";
 import type { ProblemIdentifier } from "../protocol/errors.ts";
-import type { ParsedSignatureFields } from "../protocol/signature.ts";
+import type { MultipartContentType } from "../protocol/multipart.ts";
+import type { HttpMessageView, ParsedSignatureFields } from "../protocol/signature.ts";
 import type { Clock, MailStore } from "../ports.ts";
 import type { Emit } from "../trace/events.ts";
 import type { Answer, ProblemOptions } from "./answers.ts";
@@ -51,7 +52,8 @@ export interface Receiving {
   /** Bodies being read whose Content-Digest is not checked yet. */
   unauthenticatedBodies: number;
   readonly maxUnauthenticatedBodies: number;
-  readonly capabilitiesBody: Uint8Array;
+  /** The answer to GET /v1/capabilities: the same bytes and header fields on every request, made once. */
+  readonly capabilitiesAnswer: Answer;
   /** The domain put on the receiver's trace events (its first served domain). */
   readonly traceDomain: string | undefined;
   emit: Emit<ReceiverEventName>;
@@ -86,7 +88,14 @@ export type SpooledStore = (
 /** One POST /v1/messages being handled: the request, and what the steps learned so far. */
 export interface Delivery {
   readonly request: Request;
+  /** The request's URL, read once (a fetch Request serializes it anew on every read). */
+  readonly url: string;
   readonly path: string;
+  /**
+   * The request as plain data, its header fields listed once (`headers`): the header checks read their fields
+   * here, and `signature` verifies over it.
+   */
+  view?: HttpMessageView;
   readonly traced: RequestTrace;
   readonly arrivalMs: number;
   /** The Idempotency-Key, well-formed once `headers` passed. */
@@ -94,6 +103,8 @@ export interface Delivery {
   /** Signature-Input and Signature as `headers` parsed them, so `signature` does not parse them again. */
   signatureFields?: ParsedSignatureFields;
   contentType: string;
+  /** The Content-Type as `headers` parsed it, so that the body's parsing does not parse it again. */
+  multipartType?: MultipartContentType;
   /** The Content-Length, when the request has a valid one (`size`). */
   declared?: number;
   /** Content-Digest as `headers` parsed it, so `signature` does not parse it again. */

@@ -6,6 +6,7 @@
  */
 import { parseMailbox } from "../protocol/mailbox.ts";
 import { parseMultipartBody } from "../protocol/multipart.ts";
+import type { MultipartContentType } from "../protocol/multipart.ts";
 import { parseEnvelope, parseJson } from "../protocol/resources.ts";
 import type { Envelope } from "../protocol/resources.ts";
 import type { Violation } from "../protocol/result.ts";
@@ -38,6 +39,9 @@ export type VersionPathVerdict =
 
 /** See {@link VersionPathVerdict}. */
 export function versionPathVerdict(method: string, path: string, versions: readonly string[]): VersionPathVerdict {
+  // The two paths every request of the protocol asks for, answered without reading the path's segments.
+  if (path === "/v1/messages" && versions.includes("v1")) return method === "POST" ? DELIVERY : METHOD;
+  if (path === "/v1/capabilities") return method === "GET" || method === "HEAD" ? CAPABILITIES : CAPABILITIES_NOT;
   const version = parseVersionPath(path);
   if (!version.versioned) return { kind: "unversioned" };
   if (version.segment === "v1" && version.rest === "/capabilities") {
@@ -48,6 +52,11 @@ export function versionPathVerdict(method: string, path: string, versions: reado
   if (version.rest !== "/messages") return { kind: "no-resource", segment: version.segment };
   return method === "POST" ? { kind: "delivery" } : { kind: "method" };
 }
+
+const DELIVERY: VersionPathVerdict = { kind: "delivery" };
+const METHOD: VersionPathVerdict = { kind: "method" };
+const CAPABILITIES: VersionPathVerdict = { kind: "capabilities", allowed: true };
+const CAPABILITIES_NOT: VersionPathVerdict = { kind: "capabilities", allowed: false };
 
 /** `headers` (POST-2, LIM-5): what is wrong with an Idempotency-Key (`null`: the header is missing), or undefined. */
 export function idempotencyKeyViolation(key: string | null): Violation | undefined {
@@ -99,7 +108,7 @@ export type ParsedBody =
  */
 export function parseBody(
   body: Uint8Array,
-  contentType: string,
+  contentType: string | MultipartContentType,
   options: { readonly maxRecipients: number; readonly work?: WorkMeter | undefined },
 ): ParsedBody {
   const multipart = parseMultipartBody(body, contentType);

@@ -19,15 +19,16 @@ import {
 } from "../protocol/digest.ts";
 import type { DigestAlgorithm, Digester, ParsedContentDigest } from "../protocol/digest.ts";
 import { parseContentType } from "../protocol/multipart.ts";
+import type { MultipartContentType } from "../protocol/multipart.ts";
 import { hashesOnThisThread } from "../protocol/webCrypto.ts";
 import { verifyDelivery } from "../protocol/profile.ts";
 import type { Violation } from "../protocol/result.ts";
 import { fromRequest, parseSignatureFields } from "../protocol/signature.ts";
-import type { ParsedSignatureFields } from "../protocol/signature.ts";
+import type { HttpMessageView, ParsedSignatureFields } from "../protocol/signature.ts";
 import { pushAll } from "../protocol/lists.ts";
 import { errorMessage } from "../errorMessage.ts";
 import type { MailSpool } from "../ports.ts";
-import { isRemembered, JSON_MEDIA_TYPE, storeFailed, violationsDetail } from "./answers.ts";
+import { isRemembered, storeFailed, violationsDetail } from "./answers.ts";
 import type { Answer } from "./answers.ts";
 import { declaredLength, readBodyWithLimit } from "./body.ts";
 import type { RequestCheckId } from "./checks.ts";
@@ -71,16 +72,7 @@ function versionPath(r: Receiving, d: Delivery): Answer | undefined {
           allow: "GET, HEAD",
         });
       }
-      return {
-        response: {
-          status: 200,
-          headers: [
-            ["content-type", JSON_MEDIA_TYPE],
-            ["cache-control", `max-age=${r.cfg.capabilitiesMaxAgeS}`],
-          ],
-          body: r.capabilitiesBody,
-        },
-      };
+      return r.capabilitiesAnswer;
     case "unsupported":
       return r.problem(
         "unsupported_version",
@@ -111,11 +103,14 @@ function availability(r: Receiving): Answer | undefined {
 
 /** POST-2 to POST-6, LIM-5, POST-13 (400): every problem with the request headers at once, so a sender fixes them in one go. */
 function headers(r: Receiving, d: Delivery): Answer | undefined {
-  const fields = d.request.headers;
-  const { problems, signatureFields, contentDigest } = headerViolations(fields);
+  // The fields listed once: each check below reads them here rather than asking the Headers again.
+  const view = fromRequest(d.request, d.url);
+  d.view = view;
+  const { problems, signatureFields, contentDigest, contentType } = headerViolations(view);
   if (problems.length > 0) return r.problem("invalid_request", 400, violationsDetail(problems));
-  d.key = fields.get("idempotency-key") ?? "";
-  d.contentType = fields.get("content-type") ?? "";
+  d.key = fieldOf(view, "idempotency-key") ?? "";
+  d.contentType = fieldOf(view, "content-type") ?? "";
+  if (contentType !== undefined) d.multipartType = contentType;
   if (signatureFields !== undefined) d.signatureFields = signatureFields;
   if (contentDigest?.parsed.ok === true) {
     d.contentDigest = contentDigest;
@@ -126,7 +121,8 @@ function headers(r: Receiving, d: Delivery): Answer | undefined {
 
 /** ERR-12, LIM-2 (413): Content-Length here; the bytes as they arrive are counted by `digest`, which reads them. */
 function size(r: Receiving, d: Delivery): Answer | undefined {
-  const declared = declaredLength(d.request.headers.get("content-length"));
+  const field = d.view === undefined ? d.request.headers.get("content-length") : fieldOf(d.view, "content-length");
+  const declared = declaredLength(field);
   if (declared !== undefined && declared > r.maxSize) {
     return r.problem("message_too_large", 413, `Content-Length ${declared} is over max_message_size ${r.maxSize}`);
   }
@@ -137,7 +133,7 @@ function size(r: Receiving, d: Delivery): Answer | undefined {
 /** AUTH-5 (401, G48): a request signed for another receiver's URI is not for this one. */
 function targetHost(r: Receiving, d: Delivery): Answer | undefined {
   if (r.hostnames === undefined) return undefined;
-  const host = hostOf(d.request.url);
+  const host = hostOf(d.url);
   if (servesHost(r, host)) return undefined;
   return r.problem(
     "invalid_signature",
@@ -155,7 +151,7 @@ function targetHost(r: Receiving, d: Delivery): Answer | undefined {
  * a request wrong in both ways is the signature's (docs/gaps.md, G10).
  */
 async function signature(r: Receiving, d: Delivery): Promise<Answer | undefined> {
-  const httpView = fromRequest(d.request);
+  const httpView = d.view ?? fromRequest(d.request, d.url);
   const claimedDigests = d.claimedDigests;
   const verifying = verifyDelivery(httpView, EMPTY_BODY, {
     nowS: Math.floor(r.clock.now() / 1000),
@@ -251,7 +247,7 @@ async function digest(r: Receiving, d: Delivery): Promise<Answer | undefined> {
 /** AUTH-4 (401, or 403 under G19's other reading): the envelope's `from` is in the signing domain. Parses the body, now authenticated. */
 function fromDomain(r: Receiving, d: Delivery): Answer | undefined {
   // max_recipients is checked here before anything per recipient.
-  const parsed = parseBody(d.body, d.contentType, {
+  const parsed = parseBody(d.body, d.multipartType ?? d.contentType, {
     maxRecipients: r.cfg.capabilities.max_recipients,
     work: r.ports.work,
   });
@@ -567,21 +563,22 @@ function replayedRecipients(parsed: ParsedBody | undefined): { recipients?: stri
 
 /**
  * The header-shape violations of a POST (G10 "headers present and well-formed"),
- * and Signature-Input, Signature and Content-Digest as parsed here, so the
- * signature and digest checks do not parse them again.
+ * and Signature-Input, Signature, Content-Digest and Content-Type as parsed here, so the
+ * signature, digest and envelope checks do not parse them again.
  */
-export function headerViolations(headers: Headers): {
+export function headerViolations(view: HttpMessageView): {
   problems: Violation[];
   signatureFields?: ParsedSignatureFields;
   contentDigest?: ParsedContentDigest;
+  contentType?: MultipartContentType;
 } {
   const problems: Violation[] = [];
   let signatureFields: ParsedSignatureFields | undefined;
   let contentDigest: ParsedContentDigest | undefined;
-  const keyViolation = idempotencyKeyViolation(headers.get("idempotency-key"));
+  const keyViolation = idempotencyKeyViolation(fieldOf(view, "idempotency-key"));
   if (keyViolation !== undefined) problems.push(keyViolation);
-  const input = headers.get("signature-input");
-  const signature = headers.get("signature");
+  const input = fieldOf(view, "signature-input");
+  const signature = fieldOf(view, "signature");
   if (input === null)
     problems.push({
       path: "headers.Signature-Input",
@@ -608,7 +605,7 @@ export function headerViolations(headers: Headers): {
       if (label !== undefined) problems.push(label);
     }
   }
-  const digest = headers.get("content-digest");
+  const digest = fieldOf(view, "content-digest");
   if (digest === null) {
     problems.push({ path: "headers.Content-Digest", rule: "POST-5", message: "the Content-Digest header is missing" });
   } else {
@@ -620,11 +617,21 @@ export function headerViolations(headers: Headers): {
         parsed.violations.map((v) => ({ ...v, path: "headers.Content-Digest" })),
       );
   }
-  const contentType = parseContentType(headers.get("content-type"));
+  const contentType = parseContentType(fieldOf(view, "content-type"));
   if (!contentType.ok) pushAll(problems, contentType.violations);
   return {
     problems,
+    ...(contentType.ok && { contentType: contentType.value }),
     ...(signatureFields !== undefined && { signatureFields }),
     ...(contentDigest !== undefined && { contentDigest }),
   };
+}
+
+/**
+ * The value of the header field `lowerName` in a view of a fetch Request (`fromRequest`): its names come in
+ * lower case and a repeated field already combined, so this is what `Headers.get` answers; `null` when absent.
+ */
+function fieldOf(view: HttpMessageView, lowerName: string): string | null {
+  for (const [name, value] of view.headers) if (name === lowerName) return value;
+  return null;
 }

@@ -3,6 +3,7 @@ import { checkOrder, receiverChecks } from "./checks.ts";
 import type { ReceiverConfigInput } from "./config.ts";
 import { lintAnswer, lintChecks, lintReceiverConfig } from "./lintChecks.ts";
 import { recipientSteps } from "./recipientSteps.ts";
+import { versionPathVerdict } from "./requestChecks.ts";
 import { requestSteps } from "./requestSteps.ts";
 import { createReceiverHarness, readProblem, TEST_PROBLEM_BASE, testReceiverConfig } from "./testing.ts";
 
@@ -67,5 +68,35 @@ describe("the dry walk (lintChecks) decides version-path as the receiver's step 
     const { receiver, lint } = await both("https://mx.b.example/v3/messages", ["v1"]);
     expect(receiver).toEqual({ status: 404, problem: `${TEST_PROBLEM_BASE}/unsupported_version` });
     expect(lint).toMatchObject({ status: 404, problem: "unsupported_version", check: "version-path" });
+  });
+});
+
+describe("version-path's verdict on the two paths of the protocol, by method and served versions (VER-1, VER-7, GET-10, POST-16)", () => {
+  it("VER-1 POST-16: POST /v1/messages is a delivery where v1 is served, another method a 405", () => {
+    expect(versionPathVerdict("POST", "/v1/messages", ["v1"])).toEqual({ kind: "delivery" });
+    expect(versionPathVerdict("POST", "/v1/messages", ["v2", "v1"])).toEqual({ kind: "delivery" });
+    expect(versionPathVerdict("GET", "/v1/messages", ["v1"])).toEqual({ kind: "method" });
+  });
+
+  it("VER-7: /v1/messages where v1 is not served is unsupported_version, whatever the method", () => {
+    expect(versionPathVerdict("POST", "/v1/messages", ["v2"])).toEqual({ kind: "unsupported", segment: "v1" });
+    expect(versionPathVerdict("GET", "/v1/messages", ["v2"])).toEqual({ kind: "unsupported", segment: "v1" });
+  });
+
+  it("GET-10: /v1/capabilities is served whatever the versions, to GET and HEAD only", () => {
+    for (const versions of [["v1"], ["v2"]]) {
+      expect(versionPathVerdict("GET", "/v1/capabilities", versions)).toEqual({ kind: "capabilities", allowed: true });
+      expect(versionPathVerdict("HEAD", "/v1/capabilities", versions)).toEqual({ kind: "capabilities", allowed: true });
+      expect(versionPathVerdict("POST", "/v1/capabilities", versions)).toEqual({
+        kind: "capabilities",
+        allowed: false,
+      });
+    }
+  });
+
+  it("VER-1: a path beside the two is read by its segments", () => {
+    expect(versionPathVerdict("POST", "/v1/messages/", ["v1"])).toEqual({ kind: "no-resource", segment: "v1" });
+    expect(versionPathVerdict("POST", "/v1/Messages", ["v1"])).toEqual({ kind: "no-resource", segment: "v1" });
+    expect(versionPathVerdict("POST", "/messages", ["v1"])).toEqual({ kind: "unversioned" });
   });
 });

@@ -31,7 +31,9 @@ import type { Capabilities } from "../protocol/resources.ts";
 import type { Violation } from "../protocol/result.ts";
 import { negotiateVersion, versionPath } from "../protocol/versions.ts";
 import { freshnessOf } from "./capabilitiesCache.ts";
+import { SPEC_CONSTANTS } from "../protocol/specConstants.ts";
 import type { SpecConstants } from "../protocol/specConstants.ts";
+import { keptAnswers } from "../protocol/memo.ts";
 import type { CapabilitiesCache } from "./capabilitiesCache.ts";
 import { exchange, problemInBody } from "./http.ts";
 import type { SenderReadings } from "./readings.ts";
@@ -203,6 +205,12 @@ type Fetched =
  */
 const CAPABILITIES_REQUEST_HEADERS = new Headers({ accept: "application/json" });
 
+/**
+ * {@link freshnessOf} under SPEC.md's constants, kept by the Cache-Control text (see {@link keptAnswers}): a
+ * receiver sends the same one with every capabilities answer. Callers share the answers and do not change them.
+ */
+const specFreshnessOf = keptAnswers((cacheControl: string) => freshnessOf(cacheControl, SPEC_CONSTANTS), 64, 256);
+
 async function fetchCapabilities(deps: DiscoveryDeps, origin: string, version: string): Promise<Fetched> {
   // GET-2, AUTH-7: no parameters, no body, unsigned. G30: redirects are not followed.
   const request = new Request(`${origin}${versionPath(version, "capabilities")}`, {
@@ -229,7 +237,11 @@ async function fetchCapabilities(deps: DiscoveryDeps, origin: string, version: s
   }
   const parsed = parseCapabilitiesBody(body);
   if (!parsed.ok) return { kind: "invalid", violations: parsed.violations };
-  const freshness = freshnessOf(response.headers.get("cache-control"), deps.constants);
+  const cacheControl = response.headers.get("cache-control");
+  const freshness =
+    cacheControl !== null && (deps.constants ?? SPEC_CONSTANTS) === SPEC_CONSTANTS
+      ? specFreshnessOf(cacheControl)
+      : freshnessOf(cacheControl, deps.constants);
   return { kind: "ok", capabilities: parsed.value, maxAgeS: freshness.maxAgeS, freshnessRule: freshness.rule };
 }
 
