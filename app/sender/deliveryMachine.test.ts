@@ -477,7 +477,7 @@ describe("plain SMTP and the readings", () => {
     expect(h.trace.data("smtp.handoff")[0]).not.toHaveProperty("accepted", true);
   });
 
-  it("STATE-2: a delivery stopped during its discovery takes no transition when the discovery ends", async () => {
+  it("stop() (the sender's API, no spec rule): a delivery stopped during its discovery takes no transition when the discovery ends", async () => {
     const h = await harness();
     send(h);
     h.sender.stop();
