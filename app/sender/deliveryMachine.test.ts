@@ -464,6 +464,29 @@ describe("plain SMTP and the readings", () => {
     expect(h.trace.data("smtp.handoff")[0]).toMatchObject({ accepted: false, reason: "no-service" });
   });
 
+  it("G18: a relay port that fails (its promise rejected) ends the service's part too, with no answer", async () => {
+    const h = await harness({ unpublished: true });
+    h.smtp.handOff = () => Promise.reject(new Error("relay down"));
+    const handle = send(h);
+    await h.run();
+    expect((await handle.done).map((o) => o.outcome)).toEqual(["smtp", "smtp"]);
+    expect(transitions(h)).toEqual(["discoveryEnded", "deliverByPlainSmtp", "handedOver"]);
+    expect(h.trace.data("machine.transition").at(-1)).toMatchObject({
+      event: "xstate.error.actor.0.delivery.handingToSmtp",
+    });
+    expect(h.trace.data("smtp.handoff")[0]).not.toHaveProperty("accepted", true);
+  });
+
+  it("stop() (the sender's API, no spec rule): a delivery stopped during its discovery takes no transition when the discovery ends", async () => {
+    const h = await harness();
+    send(h);
+    h.sender.stop();
+    await h.run();
+    expect(h.trace.data("machine.started")).toHaveLength(1);
+    expect(transitions(h)).toEqual([]);
+    expect(h.receiver.posts).toHaveLength(0);
+  });
+
   it("G12 split: more recipients than max_recipients go in batches, each its own delivery and key", async () => {
     const h = await harness();
     const to = Array.from({ length: 250 }, (_, i) => `user${i}@b.example`);

@@ -12,7 +12,7 @@ import { createActor } from "xstate";
 import type { Actor, AnyMachineSnapshot, InspectionEvent } from "xstate";
 import type { Clock, Fetch, Random, Resolver, SmtpRelay, TraceSink } from "../ports.ts";
 import { noTrace, traceEvent } from "../ports.ts";
-import type { Emit } from "../trace/events.ts";
+import type { Emit, EmitData } from "../trace/events.ts";
 import { bytesToHex } from "../protocol/base64.ts";
 import { parseMailbox } from "../protocol/mailbox.ts";
 import { SUPPORTED_VERSIONS } from "../protocol/versions.ts";
@@ -419,6 +419,9 @@ function oneCopy(type: string): string {
   return type;
 }
 
+/** A machine.transition's data, its optional fields set one by one. */
+type TransitionData = { -readonly [K in keyof EmitData<"machine.transition">]: EmitData<"machine.transition">[K] };
+
 /**
  * The actor's transitions, from XState's inspection: `from` and `to` are the
  * leaf state paths before and after (statePath.ts), so a transition into
@@ -436,20 +439,17 @@ function transitionTracer(emit: Emit<"machine.transition">, id: string): (event:
     for (const transition of event._transitions) {
       if (transition.target === undefined || transition.target.length === 0) continue;
       const meta = transition.meta as TransitionMeta | undefined;
-      emit("machine.transition", {
-        deliveryActor: id,
-        from: current,
-        to,
-        event: oneCopy(event.event.type),
-        ...(typeof attempt === "number" && attempt > 0 && { attempt }),
-        ...(meta !== undefined && {
-          transition: meta.name,
-          ...(meta.row !== undefined && { row: meta.row }),
-          rule: meta.rules[0],
-          rules: meta.rules,
-          ...(meta.gaps !== undefined && { gaps: meta.gaps }),
-        }),
-      });
+      // Built field by field in the trace's key order, without a spread of a new object per optional field.
+      const data: TransitionData = { deliveryActor: id, from: current, to, event: oneCopy(event.event.type) };
+      if (typeof attempt === "number" && attempt > 0) data.attempt = attempt;
+      if (meta !== undefined) {
+        data.transition = meta.name;
+        if (meta.row !== undefined) data.row = meta.row;
+        data.rule = meta.rules[0];
+        data.rules = meta.rules;
+        if (meta.gaps !== undefined) data.gaps = meta.gaps;
+      }
+      emit("machine.transition", data);
     }
     current = to;
   };
