@@ -67,6 +67,7 @@ import {
 import { bodyBytesOf, bodySha256FieldOf, requestWithBody, responseWithBody } from "../protocol/bodies.ts";
 import { errorMessage } from "../errorMessage.ts";
 import { MAX_SPAN_S, MAX_SPAN_WHY } from "../protocol/resources.ts";
+import { keptAnswers } from "../protocol/memo.ts";
 
 export {
   EMPTY_SHA256_FIELD,
@@ -285,25 +286,18 @@ interface ExchangeUrl {
 /** Parsed URLs kept by a network, by the request's URL (a run has a few: each receiver's endpoints). */
 const URLS_KEPT = 1024;
 
-/** The parts of a request's URL an exchange reads, parsed once for each URL. */
+/** The parts of a request's URL an exchange reads, parsed once for each URL (a URL that does not parse throws, kept never). */
 function urlReader(): (href: string) => ExchangeUrl {
-  const urls = new Map<string, ExchangeUrl>();
-  return (href) => {
-    let url = urls.get(href);
-    if (url === undefined) {
-      const parsed = new URL(href);
-      url = {
-        href: parsed.href,
-        origin: parsed.origin,
-        host: parsed.host,
-        hostname: parsed.hostname,
-        pathname: parsed.pathname,
-      };
-      if (urls.size >= URLS_KEPT) urls.clear();
-      urls.set(href, url);
-    }
-    return url;
-  };
+  return keptAnswers((href) => {
+    const parsed = new URL(href);
+    return {
+      href: parsed.href,
+      origin: parsed.origin,
+      host: parsed.host,
+      hostname: parsed.hostname,
+      pathname: parsed.pathname,
+    };
+  }, URLS_KEPT);
 }
 
 interface Exchange {
