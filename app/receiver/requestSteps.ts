@@ -23,7 +23,7 @@ import type { MultipartContentType } from "../protocol/multipart.ts";
 import { hashesOnThisThread } from "../protocol/webCrypto.ts";
 import { verifyDelivery } from "../protocol/profile.ts";
 import type { Violation } from "../protocol/result.ts";
-import { fromRequest, parseSignatureFields } from "../protocol/signature.ts";
+import { fromRequest, headerValue, parseSignatureFields } from "../protocol/signature.ts";
 import type { HttpMessageView, ParsedSignatureFields } from "../protocol/signature.ts";
 import { pushAll } from "../protocol/lists.ts";
 import { errorMessage } from "../errorMessage.ts";
@@ -628,10 +628,10 @@ export function headerViolations(view: HttpMessageView): {
 }
 
 /**
- * The value of the header field `lowerName` in a view of a fetch Request (`fromRequest`): its names come in
- * lower case and a repeated field already combined, so this is what `Headers.get` answers; `null` when absent.
+ * The value of the header field `name` in a view of a fetch Request (`fromRequest`), read by the signature code's
+ * {@link headerValue}: a Request's values come trimmed and a repeated field already combined, so this is what
+ * `Headers.get` answers; `null` when absent.
  */
-function fieldOf(view: HttpMessageView, lowerName: string): string | null {
-  for (const [name, value] of view.headers) if (name === lowerName) return value;
-  return null;
+function fieldOf(view: HttpMessageView, name: string): string | null {
+  return headerValue(view, name) ?? null;
 }
