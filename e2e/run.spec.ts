@@ -127,7 +127,11 @@ test.describe("running scenarios in the browser", () => {
     await expect(checksPanel).not.toContainText("120:00:00");
     await checksPanel.screenshot({ path: `${SHOTS}/run-checks-past-a-day.png` });
     await page.screenshot({ path: `${SHOTS}/run-rate-limited-then-down.png`, fullPage: true });
-    // A check links to its evidence: the give-up's events are marked in the log and brought into view.
+    // A check links to its evidence: the give-up's events are marked in the log, and the log is brought into the
+    // window. A short window, scrolled to its top, puts the log below the fold: the link must move the page too
+    // (the log's own box alone once left its marked row out of the window: "viewport ratio 0").
+    await page.setViewportSize({ width: 1440, height: 500 });
+    await page.evaluate(() => window.scrollTo(0, 0));
     const giveUp = page
       .getByRole("region", { name: "Checks" })
       .getByRole("listitem")
@@ -135,6 +139,17 @@ test.describe("running scenarios in the browser", () => {
     await giveUp.getByRole("button", { name: /^evidence \(\d+\)$/ }).click();
     await expect(page.locator("[data-testid=log-row][data-evidence=true]").first()).toBeInViewport();
     await expect(page.locator("[data-testid=log-row][data-evidence=true]").first()).toContainText("+5d 0:00:00");
+    // The log's heading shows below the playback bar, which stays at the window's top, not under it.
+    const logHeading = page.getByRole("heading", { level: 3, name: "Log" });
+    const playback = page.getByRole("toolbar", { name: "Playback" });
+    await expect
+      .poll(async () => {
+        const [heading, bar] = [await logHeading.boundingBox(), await playback.boundingBox()];
+        return heading !== null && bar !== null && heading.y >= bar.y + bar.height && heading.y < 500;
+      })
+      .toBe(true);
+    await page.screenshot({ path: `${SHOTS}/run-check-evidence-short-window.png` });
+    await page.setViewportSize({ width: 1440, height: 1000 });
     // A row selects its delivery: the log shows that delivery's lines only.
     const all = await page.getByTestId("log-count").textContent();
     await row(page, "alice@a.example").getByRole("button", { name: /^DSN / }).click();

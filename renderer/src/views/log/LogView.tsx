@@ -152,16 +152,18 @@ export const LogView = memo(function LogView({
   useEffect(() => {
     if (follow && shown.length > 0) virtual.scrollToIndex(shown.length - 1, { align: "end" });
   }, [follow, shown.length, virtual]);
-  // A check's evidence (or a history row's event): stop following and bring its first line into view.
+  // A check's evidence (or a history row's event): stop following and bring its first line into view, once the
+  // log shows one (a live run's later batch may bring it). Only a new highlight moves the view: once brought into
+  // view, later batches and filters leave the reader where they are.
+  const [highlighted, setHighlighted] = useState<ReadonlySet<number> | undefined>();
   useEffect(() => {
-    if (highlight.size === 0) return;
+    if (highlight.size === 0 || highlight === highlighted) return;
     const index = shown.findIndex((r) => highlight.has(r.seq));
     if (index < 0) return;
+    setHighlighted(highlight);
     setFollow(false);
     virtual.scrollToIndex(index, { align: "center" });
-    // Only a new highlight moves the view; later batches and filters leave the reader where they are.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [highlight]);
+  }, [highlight, highlighted, shown, virtual]);
 
   // A newly selected event: stop following and bring its line into view, once the filters show it.
   const [scrolledTo, setScrolledTo] = useState<number | undefined>();

@@ -159,7 +159,7 @@ export function RunView({
             pauseAtNotes={context.notePauses}
             onPauseAtNotes={(on) => send({ type: "SET_NOTE_PAUSES", on })}
             onContinue={() => send({ type: "PLAY" })}
-            onEvent={(seq) => selecting.onWhyLog([seq])}
+            onEvent={(seq) => selecting.onLogEvidence([seq])}
           />
           <PermalinkBar
             selected={selecting.selectedEvent}
@@ -180,7 +180,7 @@ export function RunView({
               message={whyRow === undefined ? why.messageId : whyRow.dsn ? `DSN ${whyRow.message}` : whyRow.message}
               onClose={() => select({ type: "why", target: undefined })}
               onRule={rule}
-              onLog={selecting.onWhyLog}
+              onLog={selecting.onLogEvidence}
               onAttempt={selecting.onWhyAttempt}
               onStep={selecting.onWhyStep}
             />
@@ -207,7 +207,7 @@ export function RunView({
             save={save}
             rule={rule}
           />
-          {result && <Checks rows={shown.checks} onEvidence={(seqs) => select({ type: "evidence", seqs })} />}
+          {result && <Checks rows={shown.checks} onEvidence={selecting.onLogEvidence} />}
           <LogView
             rows={shown.rows}
             selected={selectedSeq}

@@ -13,7 +13,19 @@ import { useLinkRequest } from "./Permalink.tsx";
 
 /** Brings the panel of the heading `id` into view (a Why clause's link goes to its evidence). */
 function reveal(id: string): void {
-  requestAnimationFrame(() => document.getElementById(id)?.scrollIntoView({ block: "start", behavior: "smooth" }));
+  requestAnimationFrame(() => {
+    const target = document.getElementById(id);
+    if (target === null) return;
+    // Clear of the bars that stay at the window's top (the title bar, then the playback bar under it): what they
+    // cover when stuck is where each sticks plus its height, wherever the page is scrolled now.
+    let covered = 0;
+    for (const bar of document.querySelectorAll<HTMLElement>(".titlebar, .controls"))
+      covered = Math.max(covered, (Number.parseFloat(getComputedStyle(bar).top) || 0) + bar.offsetHeight);
+    const root = document.documentElement;
+    root.style.scrollPaddingTop = `${covered}px`;
+    target.scrollIntoView({ block: "start", behavior: "smooth" });
+    root.style.scrollPaddingTop = "";
+  });
 }
 
 /**
@@ -81,7 +93,8 @@ export function useRunSelection(
     },
     [heavyEvents],
   );
-  const onWhyLog = useCallback((seqs: readonly number[]) => {
+  // Events to mark in the log (a Why clause's, a check's evidence, a note's event): marked, and the log brought into view.
+  const onLogEvidence = useCallback((seqs: readonly number[]) => {
     select({ type: "evidence", seqs });
     reveal("log-heading");
   }, []);
@@ -106,7 +119,7 @@ export function useRunSelection(
     onHistory,
     onLogSelect,
     onWhyAttempt,
-    onWhyLog,
+    onLogEvidence,
     onWhyStep,
   };
 }
