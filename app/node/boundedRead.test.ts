@@ -4,6 +4,7 @@
  * bytes, with the file and the limit named.
  */
 import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtemp, rm, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -58,8 +59,10 @@ describe("readBounded (unbounded reads of files)", () => {
   it("reads a FIFO as it comes, and stops one that goes on past the limit", async () => {
     const fifo = join(dir, "pipe");
     execFileSync("mkfifo", [fifo]);
-    // A writer that would write forever: `yes` into the FIFO; the reader stops at the limit and closes it.
-    const writer = spawn("sh", ["-c", `yes > '${fifo}'`], { stdio: "ignore" });
+    // A writer that would write forever: `yes` into the FIFO (exec'd, so that the process killed is `yes` itself);
+    // the reader stops at the limit and closes it.
+    const writer = spawn("sh", ["-c", `exec yes > '${fifo}'`], { stdio: "ignore" });
+    const writerGone = once(writer, "exit");
     try {
       await expect(readBounded(fifo, "configurations")).rejects.toThrow(
         `${fifo}: larger than ${READ_LIMITS.configurations} bytes (the limit for configurations)`,
@@ -67,6 +70,9 @@ describe("readBounded (unbounded reads of files)", () => {
     } finally {
       writer.kill();
     }
+    // Gone before the FIFO is opened again: a writer still holding it open would write into the next reader's pipe
+    // (`yes` lines ahead of "hello": the likely cause of the one failure of this test seen under load).
+    await writerGone;
     const short = spawn("sh", ["-c", `printf 'hello' > '${fifo}'`], { stdio: "ignore" });
     expect(await readBoundedText(fifo, "keys")).toBe("hello");
     short.kill();
