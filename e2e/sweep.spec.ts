@@ -69,6 +69,21 @@ test.describe("sweep", () => {
     const bands = page.getByTestId("outcome-bands");
     await expect(bands.locator(".recharts-area")).toHaveCount(2);
     await expect(bands.locator(".recharts-legend-item-text")).toHaveText(["accepted", "smtp"]);
+    // A band changes only between measured values: every corner of its outline sits at a point's x (the dots),
+    // none halfway between 2h and 2h30m (a step there claimed a boundary at 2h15m that no run measured).
+    const measuredX = await bands
+      .locator(".recharts-area-dots")
+      .first()
+      .locator("circle")
+      .evaluateAll((dots) => dots.map((d) => Math.round(Number(d.getAttribute("cx")))));
+    expect(measuredX).toHaveLength(5);
+    for (const curve of await bands.locator(".recharts-area-curve").all()) {
+      const corners = [...((await curve.getAttribute("d")) ?? "").matchAll(/[ML]\s*([\d.]+)[ ,]/g)].map((m) =>
+        Math.round(Number(m[1])),
+      );
+      expect(corners.length).toBeGreaterThan(0);
+      for (const x of corners) expect(measuredX).toContain(x);
+    }
     // Each dot is a button named by its point and value (what a keyboard user reaches by Tab).
     await expect(page.getByTestId("time-chart").getByRole("button", { name: /^Time at / })).toHaveCount(5);
     await expect(page.getByTestId("time-chart").getByRole("button", { name: "Time at 2h30m: +2:03:00" })).toBeVisible();

@@ -640,7 +640,9 @@ const percent = (v: number) => `${Math.round(v * 100)}%`;
 
 /** Outcome by value: the share of each outcome at each value, a band per outcome (one small chart per series on a grid). */
 function OutcomeBands({ chart, rows, width, title, onOpen }: SmallChartProps) {
-  // Every outcome at every point (0 where it did not happen), so that a band steps down rather than breaks off.
+  // Every outcome at every point (0 where it did not happen), so that a band narrows rather than breaks off.
+  // Straight lines from point to point, a dot at each: between two points nothing was run, so a band changes
+  // along the whole gap (a step drawn halfway between them claimed a boundary where none was measured).
   const none = Object.fromEntries(chart.outcomes.map((o) => [o, 0]));
   const data = rows.map((r) => ({ x: r.x, label: r.label, point: r.point, ...none, ...r.shares }));
   return (
@@ -662,10 +664,11 @@ function OutcomeBands({ chart, rows, width, title, onOpen }: SmallChartProps) {
             dataKey={o}
             name={o}
             stackId="outcomes"
-            type="step"
+            type="linear"
             stroke={BAND_COLOUR[o] ?? "#586174"}
             fill={BAND_COLOUR[o] ?? "#586174"}
             fillOpacity={0.55}
+            dot={{ r: 2, fill: BAND_COLOUR[o] ?? "#586174", fillOpacity: 1 }}
             isAnimationActive={false}
           />
         ))}
