@@ -286,10 +286,14 @@ interface QueuedEvent {
   readonly id: number;
   readonly timeMs: number;
   readonly seq: number;
-  readonly fn: () => unknown;
+  /** What the event runs; once it is cancelled, nothing (see {@link EventScheduler.cancel}). */
+  fn: () => unknown;
   readonly label: string;
   cancelled: boolean;
 }
+
+/** A cancelled event's work: it is never run. */
+const cancelledWork = (): undefined => undefined;
 
 type LastRun =
   | { readonly mode: "run"; readonly options: RunOptions }
@@ -385,6 +389,9 @@ class EventScheduler implements Scheduler {
     const event = this.#byId.get(id);
     if (event === undefined || event.cancelled) return false;
     event.cancelled = true;
+    // The event stays in the heap until its time comes up (a retry's give-up timer: days), skipped then; what its
+    // work holds (an XState timer's actor and system, a delivery's context and message) is let go of now.
+    event.fn = cancelledWork;
     this.#byId.delete(id);
     this.#pending--;
     this.#activity = true;
