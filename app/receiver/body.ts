@@ -116,7 +116,7 @@ export async function readBodyWithLimit(
  * {@link readBodyWithLimit} of a body already in memory (app/protocol/bodies.ts): what reading it as a
  * stream of that one chunk gives, without a stream, and answered at once (no promise to wait for).
  */
-export function readBodyAtHand(bytes: Uint8Array, limit: number, options: ReadBodyOptions): BodyRead {
+export function readBodyAtHand(bytes: Uint8Array, limit: number, options: ReadBodyOptions = {}): BodyRead {
   if (bytes.length > limit) return { kind: "too-large", bytesRead: bytes.length };
   if (bytes.length > 0) options.onBytes?.(bytes, 0);
   return { kind: "ok", body: options.keep === false || bytes.length === 0 ? new Uint8Array(0) : bytes };
