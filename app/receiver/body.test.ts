@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { readBodyWithLimit } from "./body.ts";
+import { readBodyAtHand, readBodyWithLimit } from "./body.ts";
 import type { BodyRead } from "./body.ts";
 import { createReceiverHarness, textMessage } from "./testing.ts";
 
@@ -370,5 +370,28 @@ describe("readBodyWithLimit: a body at hand (app/protocol/bodies.ts) reads as th
   it("LIM-2: the body at hand is handed back as it is, not copied", async () => {
     const bytes = pseudoRandomBytes(1000, 3);
     expect(okBody(await readBodyWithLimit(bytes, LIMIT))).toBe(bytes);
+  });
+});
+
+describe("readBodyAtHand: a body at hand answers at once what reading it as a stream of one chunk would (LIM-2, ERR-12)", () => {
+  const bytes = pseudoRandomBytes(10_000, 7);
+
+  it("LIM-2: within the limit → those very bytes, as the stream read gives them, and onBytes sees them once", async () => {
+    const seen: number[] = [];
+    const atHand = readBodyAtHand(bytes, LIMIT, { onBytes: (chunk, at) => void seen.push(chunk.length, at) });
+    expect(okBody(atHand)).toBe(bytes);
+    expect(seen).toEqual([bytes.length, 0]);
+    expect(okBody(await readBodyWithLimit(bytes, LIMIT))).toBe(bytes);
+  });
+
+  it("ERR-12, LIM-2: one byte over the limit → too-large with every byte counted, as the stream read reports it", async () => {
+    const atHand = readBodyAtHand(bytes, bytes.length - 1, {});
+    expect(atHand).toEqual({ kind: "too-large", bytesRead: bytes.length });
+    expect(await readBodyWithLimit(pulledStream([bytes]).stream, bytes.length - 1)).toEqual(atHand);
+  });
+
+  it("LIM-2: empty, or not kept → the empty body", () => {
+    expect(okBody(readBodyAtHand(new Uint8Array(0), 0, {}))).toEqual(new Uint8Array(0));
+    expect(okBody(readBodyAtHand(bytes, LIMIT, { keep: false }))).toEqual(new Uint8Array(0));
   });
 });

@@ -58,7 +58,7 @@ export async function readBodyWithLimit(
   options: ReadBodyOptions = {},
 ): Promise<BodyRead> {
   if (stream === null) return { kind: "ok", body: new Uint8Array(0) };
-  if (stream instanceof Uint8Array) return bodyAtHand(stream, limit, options);
+  if (stream instanceof Uint8Array) return readBodyAtHand(stream, limit, options);
   let reader: ReadableStreamDefaultReader<Uint8Array>;
   try {
     reader = stream.getReader();
@@ -114,9 +114,9 @@ export async function readBodyWithLimit(
 
 /**
  * {@link readBodyWithLimit} of a body already in memory (app/protocol/bodies.ts): what reading it as a
- * stream of that one chunk gives, without a stream.
+ * stream of that one chunk gives, without a stream, and answered at once (no promise to wait for).
  */
-function bodyAtHand(bytes: Uint8Array, limit: number, options: ReadBodyOptions): BodyRead {
+export function readBodyAtHand(bytes: Uint8Array, limit: number, options: ReadBodyOptions = {}): BodyRead {
   if (bytes.length > limit) return { kind: "too-large", bytesRead: bytes.length };
   if (bytes.length > 0) options.onBytes?.(bytes, 0);
   return { kind: "ok", body: options.keep === false || bytes.length === 0 ? new Uint8Array(0) : bytes };

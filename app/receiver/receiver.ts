@@ -156,12 +156,15 @@ export function createReceiver(config: ReceiverConfigInput | ReceiverConfig, por
         { retryAfterS: r.cfg.retryAfterS },
       );
     }
-    traced.emit("receiver.response", {
-      status: answer.response.status,
-      ...facts,
-      ...(answer.problem !== undefined && { problem: answer.problem }),
-      ...(answer.recipients !== undefined && { recipients: answer.recipients }),
-    });
+    // Built only for a trace: without one, the event would be made and dropped on every request.
+    if (r.tracing) {
+      traced.emit("receiver.response", {
+        status: answer.response.status,
+        ...facts,
+        ...(answer.problem !== undefined && { problem: answer.problem }),
+        ...(answer.recipients !== undefined && { recipients: answer.recipients }),
+      });
+    }
     return toResponse(answer, request.method);
   };
 }

@@ -30,7 +30,7 @@ import { errorMessage } from "../errorMessage.ts";
 import type { MailSpool } from "../ports.ts";
 import { isRemembered, storeFailed, violationsDetail } from "./answers.ts";
 import type { Answer } from "./answers.ts";
-import { declaredLength, readBodyWithLimit } from "./body.ts";
+import { declaredLength, readBodyAtHand, readBodyWithLimit } from "./body.ts";
 import type { RequestCheckId } from "./checks.ts";
 import type { DeliveryIntent } from "./idempotencyStore.ts";
 import type { Delivery, Receiving, RequestTrace } from "./receiving.ts";
@@ -200,7 +200,11 @@ async function digest(r: Receiving, d: Delivery): Promise<Answer | undefined> {
   d.bodyTaken = true;
   const atHand = bodyBytesOf(d.request);
   const reading = bodyReading(r, d, atHand?.length);
-  const read = await readBodyWithLimit(atHand ?? d.request.body, r.maxSize, reading.options);
+  // A body at hand is read at once; only a stream is waited for.
+  const read =
+    atHand !== undefined
+      ? readBodyAtHand(atHand, r.maxSize, reading.options)
+      : await readBodyWithLimit(d.request.body, r.maxSize, reading.options);
   if (read.kind === "too-large") {
     return r.problem(
       "message_too_large",
