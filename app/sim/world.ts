@@ -772,10 +772,7 @@ export function messageBytes(
   const wanted = m.size === undefined ? undefined : parseSizeBytes(m.size);
   if (wanted === undefined) return encoder.encode(head + intro);
   const headBytes = encoder.encode(head);
-  if (wanted < headBytes.length) {
-    throw new WorldError(`${id}: size ${wanted} is smaller than the generated headers (${headBytes.length} bytes)`);
-  }
-  const out = new Uint8Array(wanted);
+  const out = new Uint8Array(checkedSize(wanted, headBytes.length, id));
   out.set(headBytes, 0);
   // The body: the intro, then lines of 76 letters and CRLF, cut to the size.
   const introBytes = encoder.encode(intro);
