@@ -94,8 +94,11 @@ export function useRunSelection(
     [heavyEvents],
   );
   // Events to mark in the log (a Why clause's, a check's evidence, a note's event): marked, and the log brought into view.
+  // Each such link followed is counted: the log takes the focus then (its "show them" when its filters hide some).
+  const [logLinks, setLogLinks] = useState(0);
   const onLogEvidence = useCallback((seqs: readonly number[]) => {
     select({ type: "evidence", seqs });
+    setLogLinks((n) => n + 1);
     reveal("log-heading");
   }, []);
   const onWhyStep = useCallback(
@@ -120,6 +123,7 @@ export function useRunSelection(
     onLogSelect,
     onWhyAttempt,
     onLogEvidence,
+    logLinks,
     onWhyStep,
   };
 }
