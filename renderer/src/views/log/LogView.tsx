@@ -18,6 +18,7 @@ import {
 } from "../../model/log.ts";
 import { CopyLink } from "../run/Permalink.tsx";
 import { FacetSelect } from "../FacetSelect.tsx";
+import { scrollClearOfBars } from "../scrollClear.ts";
 
 export interface LogViewProps {
   readonly rows: readonly LogRow[];
@@ -125,6 +126,7 @@ export const LogView = memo(function LogView({
     [searched, filter, text, delivery, evidence, wordIndex],
   );
   const scroller = useRef<HTMLDivElement>(null);
+  const onPage = useLineOnPage(scroller);
   // The marked lines last brought into view (below).
   const [highlighted, setHighlighted] = useState<ReadonlySet<number> | undefined>();
   // The filters as they hide a line (the search as typed, not as deferred).
@@ -141,6 +143,7 @@ export const LogView = memo(function LogView({
     if (keys.includes("delivery")) onClearDelivery();
     if (marked) setHighlighted(undefined);
     scroller.current?.focus({ preventScroll: true });
+    onPage.ask();
   };
   // The virtualiser's functions are not memoisable; this component is not compiled, and needs not be.
   // eslint-disable-next-line react-hooks/incompatible-library -- the React Compiler skips it, as said above
@@ -163,7 +166,8 @@ export const LogView = memo(function LogView({
     setHighlighted(highlight);
     setFollow(false);
     virtual.scrollToIndex(index, { align: "center" });
-  }, [highlight, highlighted, shown, virtual]);
+    onPage.scrolledTo((shown[index] as LogRow).seq);
+  }, [highlight, highlighted, shown, virtual, onPage]);
 
   // A newly selected event: stop following and bring its line into view, once the filters show it.
   const [scrolledTo, setScrolledTo] = useState<number | undefined>();
@@ -174,8 +178,9 @@ export const LogView = memo(function LogView({
     setScrolledTo(selected);
     setFollow(false);
     virtual.scrollToIndex(index, { align: "center" });
+    onPage.scrolledTo(selected);
     if (selected === linked) requestAnimationFrame(() => scroller.current?.scrollIntoView({ block: "center" }));
-  }, [selected, linked, scrolledTo, shown, virtual]);
+  }, [selected, linked, scrolledTo, shown, virtual, onPage]);
 
   const set = (patch: Partial<LogFilter>) => setFilter((f) => ({ ...f, ...patch }));
   return (
@@ -276,6 +281,33 @@ export const LogView = memo(function LogView({
     </section>
   );
 });
+
+/**
+ * A line shown by "show it" is brought into the window too, not only into the log's box (the page may have the
+ * log half below the fold): `ask` before the filters change, `scrolledTo` once the log has scrolled to the line.
+ */
+function useLineOnPage(log: RefObject<HTMLDivElement | null>) {
+  const asked = useRef(false);
+  return useMemo(
+    () => ({
+      ask: () => {
+        asked.current = true;
+      },
+      scrolledTo: (seq: number) => {
+        if (!asked.current) return;
+        asked.current = false;
+        // Once the virtual list has drawn the line where it scrolled to.
+        requestAnimationFrame(() =>
+          requestAnimationFrame(() => {
+            const line = log.current?.querySelector(`[data-seq="${seq}"]`);
+            if (line) scrollClearOfBars(line, { block: "center" });
+          }),
+        );
+      },
+    }),
+    [log],
+  );
+}
 
 /**
  * What the filters hide of the selected event's line and of the lines marked as evidence, each with its "show"
