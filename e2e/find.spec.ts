@@ -277,6 +277,8 @@ test("a filter on, then a check's evidence or a Why clause's log followed: the l
     "The log's filters hide 4 of the 5 lines marked as evidence: 3 by “Wire and state machine” (off), 3 by the rule filter (ERR-8). Show them",
   );
   await expect(hidden.getByRole("button", { name: "Show them" })).toBeFocused();
+  await noSeriousViolations(page, "section[aria-labelledby=log-heading]");
+  await log(page).screenshot({ path: `${SHOTS}/find-evidence-hidden-why.png` });
   await hidden.getByRole("button", { name: "Show them" }).click();
   await expect(hidden).toBeHidden();
   await expect(log(page).getByLabel("Wire and state machine")).toBeChecked();
