@@ -218,6 +218,76 @@ test("a link to an event a run has not reached yet waits for it", async ({ page 
   await expect(page.getByRole("region", { name: "Link to this place" })).toContainText("Selected: event #40");
 });
 
+test("a filter on, then a check's evidence or a Why clause's log followed: the log says what hides the lines, and shows them", async ({
+  page,
+}) => {
+  await openScenario(page, "rate-limited-then-down");
+  await runToEnd(page);
+  // The rule filter at ERR-8: one line of the log (attempt 1's 429); the give-up's evidence (STATE-7) is not it.
+  await log(page).getByLabel("Filter by rule").selectOption("ERR-8");
+  await expect(page.getByTestId("log-count")).toHaveText(/^1 of \d+ lines$/);
+  // A short window scrolled to its top (the log below the fold), and the check's evidence followed by the keyboard.
+  await page.setViewportSize({ width: 1440, height: 500 });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const giveUp = page
+    .getByRole("region", { name: "Checks" })
+    .getByRole("listitem")
+    .filter({ hasText: "give-up-at-5-days" });
+  await giveUp.getByRole("button", { name: "evidence (1)" }).focus();
+  await page.keyboard.press("Enter");
+  // The log says which filter hides the marked line, and the focus is on its Show it, in the window.
+  const hidden = page.getByTestId("log-marked-hidden");
+  await expect(hidden).toHaveText(
+    "The log's filters hide the line marked as evidence: the rule filter (ERR-8). Show it",
+  );
+  const show = hidden.getByRole("button", { name: "Show it" });
+  await expect(show).toBeFocused();
+  await expect(show).toHaveAccessibleDescription(
+    "The log's filters hide the line marked as evidence: the rule filter (ERR-8).",
+  );
+  await expect(show).toBeInViewport();
+  await noSeriousViolations(page);
+  await page.screenshot({ path: `${SHOTS}/find-evidence-hidden.png` });
+  // Show it (Enter): the rule filter goes, the marked line is in the window, the focus on the log that shows it.
+  await page.keyboard.press("Enter");
+  await expect(hidden).toBeHidden();
+  await expect(log(page).getByLabel("Filter by rule")).toHaveValue("");
+  const marked = page.locator("[data-testid=log-row][data-evidence=true]");
+  await expect(marked).toHaveCount(1);
+  await expect(marked).toContainText("+5d 0:00:00");
+  await expect(marked).toBeInViewport();
+  await expect(page.getByRole("log", { name: "Event log" })).toBeFocused();
+  await noSeriousViolations(page);
+  await page.screenshot({ path: `${SHOTS}/find-evidence-shown.png` });
+
+  // A Why clause's log: the delivery machine's steps among its events, hidden while the wire and state machine are
+  // off (as the log opens); the rule filter again hides one more.
+  await page.setViewportSize({ width: 1440, height: 1000 });
+  await log(page).getByLabel("Filter by rule").selectOption("ERR-8");
+  await outcomes(page)
+    .getByRole("button", { name: /^Why\? bob@b\.example of m1: bounced$/ })
+    .click();
+  await page
+    .getByTestId("why-panel")
+    .getByRole("listitem")
+    .first()
+    .getByRole("button", { name: /^Log: \d+ events$/ })
+    .click();
+  await expect(hidden).toHaveText(
+    "The log's filters hide 4 of the 5 lines marked as evidence: 3 by “Wire and state machine” (off), 3 by the rule filter (ERR-8). Show them",
+  );
+  await expect(hidden.getByRole("button", { name: "Show them" })).toBeFocused();
+  await noSeriousViolations(page, "section[aria-labelledby=log-heading]");
+  await log(page).screenshot({ path: `${SHOTS}/find-evidence-hidden-why.png` });
+  await hidden.getByRole("button", { name: "Show them" }).click();
+  await expect(hidden).toBeHidden();
+  await expect(log(page).getByLabel("Wire and state machine")).toBeChecked();
+  await expect(log(page).getByLabel("Filter by rule")).toHaveValue("");
+  await expect(marked).toHaveCount(5);
+  await expect(marked.first()).toBeInViewport();
+  await noSeriousViolations(page);
+});
+
 for (const scheme of ["light", "dark"] as const)
   test(`finding things reads well in the ${scheme} theme`, async ({ page }) => {
     await page.emulateMedia({ colorScheme: scheme });

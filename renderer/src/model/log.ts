@@ -281,24 +281,148 @@ export function filterLog(rows: readonly LogRow[], filter: LogFilter, index?: Lo
   );
 }
 
+/** One of the log's filters, by its field of {@link LogFilter} (what "show it" clears: "full" is turned on). */
+export type LogFilterKey = "full" | "domain" | "kind" | "kinds" | "rule" | "delivery" | "evidence" | "text";
+
+/** The filters in the order {@link hidingFilters} reads them. */
+const FILTER_ORDER: readonly LogFilterKey[] = [
+  "full",
+  "domain",
+  "kind",
+  "kinds",
+  "rule",
+  "delivery",
+  "evidence",
+  "text",
+];
+
+/**
+ * `filter` with the filters `keys` taken off ("full", the wire and the state machine, turned on): what "show it"
+ * leaves of the reader's filters (the others stay as they set them).
+ */
+export function withoutFilters(filter: LogFilter, keys: Iterable<LogFilterKey>): LogFilter {
+  const next: { -readonly [K in keyof LogFilter]: LogFilter[K] } = { ...filter };
+  for (const key of keys) {
+    if (key === "full") next.full = true;
+    else {
+      delete next[key];
+      if (key === "evidence") delete next.also;
+    }
+  }
+  return next;
+}
+
+/** A filter that hides a row: which, and in words. */
+interface Hiding {
+  readonly key: LogFilterKey;
+  readonly phrase: string;
+}
+
+/** Each filter of `filter` that leaves `row` out of the log, in the order the filters bar shows them. */
+function hidingFilters(row: LogRow, filter: LogFilter): Hiding[] {
+  const out: Hiding[] = [];
+  const words = searchTerms(filter.text);
+  if (row.detail && filter.full !== true) out.push({ key: "full", phrase: "“Wire and state machine” is off" });
+  if (filter.domain && row.domain !== filter.domain)
+    out.push({ key: "domain", phrase: `the domain filter (${filter.domain})` });
+  if (filter.kind && row.kind !== filter.kind) out.push({ key: "kind", phrase: `the event filter (${filter.kind})` });
+  if (filter.kinds !== undefined && filter.kinds.size > 0 && !filter.kinds.has(row.kind))
+    out.push({ key: "kinds", phrase: `the event kinds chosen (${row.kind} is not one)` });
+  if (filter.rule && !row.rules.includes(filter.rule))
+    out.push({ key: "rule", phrase: `the rule filter (${filter.rule})` });
+  if (filter.delivery && row.delivery !== filter.delivery)
+    out.push({ key: "delivery", phrase: `the selected delivery (${filter.delivery})` });
+  if (filter.evidence === true && !isEvidence(row) && filter.also?.has(row.seq) !== true)
+    out.push({ key: "evidence", phrase: "“Only evidence rows”" });
+  if (words.length > 0 && !hasEvery(searchWords(row), words))
+    out.push({ key: "text", phrase: `the search “${filter.text?.trim()}”` });
+  return out;
+}
+
 /**
  * Why `filter` leaves `row` out of the log: one phrase per filter that does (none: the row is shown), so
  * that a link to a hidden row can say what hides it (filter, then follow a link).
  */
 export function hiddenBy(row: LogRow, filter: LogFilter): string[] {
-  const out: string[] = [];
-  const words = searchTerms(filter.text);
-  if (row.detail && filter.full !== true) out.push("“Wire and state machine” is off");
-  if (filter.domain && row.domain !== filter.domain) out.push(`the domain filter (${filter.domain})`);
-  if (filter.kind && row.kind !== filter.kind) out.push(`the event filter (${filter.kind})`);
-  if (filter.kinds !== undefined && filter.kinds.size > 0 && !filter.kinds.has(row.kind))
-    out.push(`the event kinds chosen (${row.kind} is not one)`);
-  if (filter.rule && !row.rules.includes(filter.rule)) out.push(`the rule filter (${filter.rule})`);
-  if (filter.delivery && row.delivery !== filter.delivery) out.push(`the selected delivery (${filter.delivery})`);
-  if (filter.evidence === true && !isEvidence(row) && filter.also?.has(row.seq) !== true)
-    out.push("“Only evidence rows”");
-  if (words.length > 0 && !hasEvery(searchWords(row), words)) out.push(`the search “${filter.text?.trim()}”`);
-  return out;
+  return hidingFilters(row, filter).map((h) => h.phrase);
+}
+
+/** The filters of `filter` that hide `row`: those "show it" clears. */
+export function filtersHiding(row: LogRow, filter: LogFilter): LogFilterKey[] {
+  return hidingFilters(row, filter).map((h) => h.key);
+}
+
+/** A filter of the log as it hides several lines, for "… by the rule filter (ERR-8)". */
+function filterPhrase(key: LogFilterKey, filter: LogFilter): string {
+  switch (key) {
+    case "full":
+      return "“Wire and state machine” (off)";
+    case "domain":
+      return `the domain filter (${filter.domain})`;
+    case "kind":
+      return `the event filter (${filter.kind})`;
+    case "kinds":
+      return "the event kinds chosen";
+    case "rule":
+      return `the rule filter (${filter.rule})`;
+    case "delivery":
+      return `the selected delivery (${filter.delivery})`;
+    case "evidence":
+      return "“Only evidence rows”";
+    case "text":
+      return `the search “${filter.text?.trim()}”`;
+  }
+}
+
+/** What the log's filters do to the lines marked as evidence (a check's, a Why clause's, a note's event). */
+export interface MarkedHidden {
+  /** The marked events that have a line in the log (the checks' own events have none). */
+  readonly lines: number;
+  /** How many of those lines the filters hide. */
+  readonly hidden: number;
+  /** Each filter that hides any of them, with how many it hides (a line hidden by two counts in both). */
+  readonly by: readonly { readonly key: LogFilterKey; readonly phrase: string; readonly count: number }[];
+  /** The sentence saying so (`The log's filters hide the line marked as evidence: the rule filter (ERR-8).`), if any is hidden. */
+  readonly text: string | undefined;
+}
+
+/**
+ * Which of the lines marked `seqs` (the events a check or a Why clause points at) `filter` hides, and by which
+ * filters: so that a link to evidence the filters hide says so, and what "show them" would clear.
+ */
+export function markedHidden(rows: readonly LogRow[], seqs: ReadonlySet<number>, filter: LogFilter): MarkedHidden {
+  let lines = 0;
+  let hidden = 0;
+  const counts = new Map<LogFilterKey, number>();
+  for (const seq of seqs) {
+    const row = rowOfSeq(rows, seq);
+    if (row === undefined) continue;
+    lines++;
+    const hiding = hidingFilters(row, filter);
+    if (hiding.length > 0) hidden++;
+    for (const h of hiding) counts.set(h.key, (counts.get(h.key) ?? 0) + 1);
+  }
+  // In hidingFilters' order, whatever the order of the lines.
+  const by = FILTER_ORDER.flatMap((key) => {
+    const count = counts.get(key);
+    return count === undefined ? [] : [{ key, phrase: filterPhrase(key, filter), count }];
+  });
+  return { lines, hidden, by, text: markedHiddenText(lines, hidden, by) };
+}
+
+function markedHiddenText(lines: number, hidden: number, by: MarkedHidden["by"]): string | undefined {
+  if (hidden === 0) return undefined;
+  const which =
+    lines === 1
+      ? "the line marked as evidence"
+      : hidden === lines
+        ? `all ${lines} lines marked as evidence`
+        : `${hidden} of the ${lines} lines marked as evidence`;
+  const whom =
+    by.length === 1
+      ? (by[0] as MarkedHidden["by"][number]).phrase
+      : by.map((b) => `${b.count} by ${b.phrase}`).join(", ");
+  return `The log's filters hide ${which}: ${whom}.`;
 }
 
 function hasEvery(hay: string, words: readonly string[]): boolean {

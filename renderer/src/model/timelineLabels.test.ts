@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildTimeline, type Mark } from "./timeline.ts";
 import { drawnMarks, itemsByLane, laneItems, type DrawnMark } from "./timelineDrawn.ts";
-import { timeScale } from "./timelineScale.ts";
+import { busyTimes, compressedScale, timeScale } from "./timelineScale.ts";
 import { LANE_MID, laneLabels, resultRuns, type Box } from "./timelineLabels.ts";
 import { arcCrosses, drawnConnectors, markObstacle } from "./timelineMarks.ts";
 import { scenarioTrace } from "./testing.ts";
@@ -133,7 +133,8 @@ describe("every attempt's number is written where a hand-off's diamond sits over
       const scale = timeScale("linear", t.startedAtMs, tl.endMs * 1.04 - t.startedAtMs * 0.04, width, t.startedAtMs);
       const drawn = drawnMarks(items.marks, scale, new Set([lane.id]));
       const placed = laneLabels(drawn, width, { arcs: drawnConnectors(items.connectors, scale) });
-      const numbers = placed.filter((p) => /^\d+$/.test(p.text));
+      // Left to right (the order they are placed in is the first, the last, then the others).
+      const numbers = placed.filter((p) => /^\d+$/.test(p.text)).sort((a, b) => a.x - b.x);
       expect(numbers.map((p) => p.text)).toEqual(["1", "2", "3", "4", "5", "6", "7", "8"]);
       // Each number under its own dot: it reaches the dot's middle.
       for (const p of numbers) {
@@ -149,6 +150,69 @@ describe("every attempt's number is written where a hand-off's diamond sits over
       expect(placed.find((p) => p.id === handoff.mark.id)?.text).toBe("SMTP fallback");
       for (const [i, a] of placed.entries())
         for (const b of placed.slice(i + 1)) expect(intersect(a.box, b.box), `${a.text} × ${b.text}`).toBe(false);
+    });
+});
+
+describe("the numbers at both ends of a lane: its first and last attempts", async () => {
+  const t = await scenarioTrace("rate-limited-then-down");
+  const tl = buildTimeline(t.events, t.startedAtMs, labels);
+  const lane = tl.lanes.find((l) => l.label === "m1 → b.example")!;
+  const items = laneItems(itemsByLane(tl), lane.id);
+
+  const endMs = tl.endMs + (tl.endMs - tl.startMs) * 0.04;
+  const scales = {
+    linear: (width: number) => timeScale("linear", t.startedAtMs, endMs, width, t.startedAtMs),
+    // The whole run as the view opens it: idle time compressed (decision 0095).
+    compressed: (width: number) => compressedScale(busyTimes(tl), tl.startMs, endMs, width, tl.startMs),
+  };
+
+  // Where there is room. In the linear scale 127 was left out at 400–870 px and at 1400 px, 126 taking the place
+  // over its dot (the DSN's word has the one under it); the compressed scale at 1150–1400 px had room already.
+  const roomy = [
+    ...[400, 600, 870, 1000, 1400].map((width) => ["linear", width] as const),
+    ...[1150, 1300, 1400].map((width) => ["compressed", width] as const),
+  ];
+  for (const [kind, width] of roomy)
+    it(`STATE-7: attempt 127, the last before the give-up, keeps its number beside the bounce and the DSN (${kind}, ${width} px)`, () => {
+      const scale = scales[kind](width);
+      const drawn = drawnMarks(items.marks, scale, new Set([lane.id]));
+      const placed = laneLabels(drawn, width, { arcs: drawnConnectors(items.connectors, scale) });
+      const attempts = drawn.filter((d) => d.mark.kind === "attempt");
+      expect(attempts.at(-1)?.mark.summary).toMatch(/^attempt 127 at /);
+      for (const dot of [attempts[0]!, attempts.at(-1)!]) {
+        const number = placed.find((p) => p.id === dot.mark.id);
+        expect(number?.text, dot.mark.label).toMatch(new RegExp(`^${dot.mark.label}\\+?$`));
+        // In its dot's column.
+        expect(number!.box.x0 - 4).toBeLessThanOrEqual(dot.x);
+        expect(number!.box.x1 + 4).toBeGreaterThanOrEqual(dot.x);
+      }
+      // The lane's end keeps its words, and no two labels overlap, nor a label a mark's shape.
+      expect(placed.map((p) => p.text)).toEqual(expect.arrayContaining(["bounced", "DSN"]));
+      for (const [i, a] of placed.entries())
+        for (const b of placed.slice(i + 1)) expect(intersect(a.box, b.box), `${a.text} × ${b.text}`).toBe(false);
+      for (const p of placed)
+        for (const d of drawn) {
+          const shape = markObstacle(d.mark.kind);
+          if (shape === undefined) continue;
+          const box = { x0: shape.x0 + d.x, x1: shape.x1 + d.x, y0: shape.y0, y1: shape.y1 };
+          expect(intersect(p.box, box), `${p.text} × ${d.mark.kind} ${d.mark.label}`).toBe(false);
+        }
+    });
+  // Compressed, the give-up is a few pixels after attempt 127 and before the plot's end: the bounce's and the DSN's
+  // words, left of their marks, take the places over and under 127's dot; its hover text and name say it.
+  for (const width of [600, 870])
+    it(`STATE-7: where the words at the lane's end take the places of 127's number, its mark still says it (compressed, ${width} px)`, () => {
+      const scale = scales.compressed(width);
+      const drawn = drawnMarks(items.marks, scale, new Set([lane.id]));
+      const placed = laneLabels(drawn, width, { arcs: drawnConnectors(items.connectors, scale) });
+      const last = drawn.filter((d) => d.mark.kind === "attempt").at(-1)!;
+      expect(last.mark.summary).toMatch(/^attempt 127 at \+4d 23:40:45/);
+      expect(placed.some((p) => p.id === last.mark.id)).toBe(false);
+      const word = (kind: string) => placed.find((p) => p.id === drawn.find((d) => d.mark.kind === kind)?.mark.id)!;
+      // A number 127 wide, centred under and over the dot, meets the DSN's and the bounce's words.
+      const box = (y0: number, y1: number) => ({ x0: last.x - 10, x1: last.x + 10, y0, y1 });
+      expect(intersect(word("dsn").box, box(LANE_MID + 7.5, LANE_MID + 21))).toBe(true);
+      expect(intersect(word("bounce").box, box(LANE_MID - 19.5, LANE_MID - 6))).toBe(true);
     });
 });
 

@@ -250,9 +250,16 @@ export function laneLabels(
       ],
     );
   }
+  // The attempt numbers in time order, but the last one drawn second, right after the first: the numbers at both
+  // ends of what is shown say how many attempts lie between (rate-limited-then-down's 127, beside the DSN's word and
+  // the bounce's at the lane's end, was left out for 126 when it came last).
+  const attempts = drawn.filter((d) => d.mark.kind === "attempt");
+  const rank = (d: DrawnMark) => (d === attempts[0] ? 0 : d === attempts.at(-1) ? 1 : 2);
   const order = drawn
     .map((d, i) => ({ d, i }))
-    .sort((a, b) => (PRIORITY[a.d.mark.kind] ?? 9) - (PRIORITY[b.d.mark.kind] ?? 9) || a.i - b.i);
+    .sort(
+      (a, b) => (PRIORITY[a.d.mark.kind] ?? 9) - (PRIORITY[b.d.mark.kind] ?? 9) || rank(a.d) - rank(b.d) || a.i - b.i,
+    );
   for (const { d } of order) {
     const text = markLabelText(d);
     // A merged attempt's `1+` is written `1` where only that fits (its hover text says how many are there).

@@ -1,8 +1,12 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { memo, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
+import { memo, useDeferredValue, useEffect, useMemo, useRef, useState, type RefObject } from "react";
 import {
   filterLog,
+  filtersHiding,
   hiddenBy,
+  markedHidden,
+  withoutFilters,
+  type LogFilterKey,
   draftLogWordIndex,
   LOG_INDEX_SLICE,
   logFacets,
@@ -14,6 +18,7 @@ import {
 } from "../../model/log.ts";
 import { CopyLink } from "../run/Permalink.tsx";
 import { FacetSelect } from "../FacetSelect.tsx";
+import { scrollClearOfBars } from "../scrollClear.ts";
 
 export interface LogViewProps {
   readonly rows: readonly LogRow[];
@@ -27,8 +32,13 @@ export interface LogViewProps {
   readonly delivery: string | undefined;
   readonly onClearDelivery: () => void;
   readonly onRule: (rule: string) => void;
-  /** Seqs to mark (a check's evidence). */
+  /** Seqs to mark (a check's evidence, a Why clause's). */
   readonly highlight: ReadonlySet<number>;
+  /**
+   * How many times a link to marked lines was followed (a check's "evidence", a Why clause's "Log"): each time,
+   * the focus comes to the log — to its "show them" when its filters hide some of the lines marked.
+   */
+  readonly highlightLinks?: number;
 }
 
 const ROW_HEIGHT = 24;
@@ -82,6 +92,7 @@ export const LogView = memo(function LogView({
   onClearDelivery,
   onRule,
   highlight,
+  highlightLinks = 0,
 }: LogViewProps) {
   const [filter, setFilter] = useState<LogFilter>({});
   const [onlyEvidence, setOnlyEvidence] = useState(false);
@@ -114,33 +125,26 @@ export const LogView = memo(function LogView({
       ),
     [searched, filter, text, delivery, evidence, wordIndex],
   );
-  // The selected event's line, when the filters hide it (a link followed with a filter on): what hides it.
-  const selectedRow = selected === undefined ? undefined : rowOfSeq(rows, selected);
-  const hiding = useMemo(
-    () =>
-      selectedRow === undefined
-        ? []
-        : hiddenBy(selectedRow, {
-            ...filter,
-            ...(delivery !== undefined && { delivery }),
-            ...evidence,
-          }),
-    [selectedRow, filter, delivery, evidence],
-  );
-  const showSelected = () => {
-    if (selectedRow === undefined) return;
-    // Only the filters that hide it are cleared; the others stay as the reader set them.
-    setFilter((f) => {
-      const next: Record<string, unknown> = { ...f };
-      if (selectedRow.detail) next["full"] = true;
-      for (const key of ["domain", "kind", "kinds", "rule", "text"] as const)
-        if (hiddenBy(selectedRow, { full: true, [key]: f[key] }).length > 0) delete next[key];
-      return next as LogFilter;
-    });
-    if (hiddenBy(selectedRow, { full: true, ...evidence }).length > 0) setOnlyEvidence(false);
-    if (delivery !== undefined && selectedRow.delivery !== delivery) onClearDelivery();
-  };
   const scroller = useRef<HTMLDivElement>(null);
+  const onPage = useLineOnPage(scroller);
+  // The marked lines last brought into view (below).
+  const [highlighted, setHighlighted] = useState<ReadonlySet<number> | undefined>();
+  // The filters as they hide a line (the search as typed, not as deferred).
+  const hidingFilter = useMemo(
+    () => ({ ...filter, ...(delivery !== undefined && { delivery }), ...evidence }),
+    [filter, delivery, evidence],
+  );
+  // Show a hidden line: only the filters that hide it are taken off, the others stay as the reader set them. Its
+  // button goes: the focus comes to the log, which shows the line; marked lines are brought into view again (the
+  // first may be another than the one in view before).
+  const showHidden = (keys: readonly LogFilterKey[], marked: boolean) => {
+    setFilter((f) => withoutFilters(f, keys));
+    if (keys.includes("evidence")) setOnlyEvidence(false);
+    if (keys.includes("delivery")) onClearDelivery();
+    if (marked) setHighlighted(undefined);
+    scroller.current?.focus({ preventScroll: true });
+    onPage.ask();
+  };
   // The virtualiser's functions are not memoisable; this component is not compiled, and needs not be.
   // eslint-disable-next-line react-hooks/incompatible-library -- the React Compiler skips it, as said above
   const virtual = useVirtualizer({
@@ -155,7 +159,6 @@ export const LogView = memo(function LogView({
   // A check's evidence (or a history row's event): stop following and bring its first line into view, once the
   // log shows one (a live run's later batch may bring it). Only a new highlight moves the view: once brought into
   // view, later batches and filters leave the reader where they are.
-  const [highlighted, setHighlighted] = useState<ReadonlySet<number> | undefined>();
   useEffect(() => {
     if (highlight.size === 0 || highlight === highlighted) return;
     const index = shown.findIndex((r) => highlight.has(r.seq));
@@ -163,7 +166,8 @@ export const LogView = memo(function LogView({
     setHighlighted(highlight);
     setFollow(false);
     virtual.scrollToIndex(index, { align: "center" });
-  }, [highlight, highlighted, shown, virtual]);
+    onPage.scrolledTo((shown[index] as LogRow).seq);
+  }, [highlight, highlighted, shown, virtual, onPage]);
 
   // A newly selected event: stop following and bring its line into view, once the filters show it.
   const [scrolledTo, setScrolledTo] = useState<number | undefined>();
@@ -174,8 +178,9 @@ export const LogView = memo(function LogView({
     setScrolledTo(selected);
     setFollow(false);
     virtual.scrollToIndex(index, { align: "center" });
+    onPage.scrolledTo(selected);
     if (selected === linked) requestAnimationFrame(() => scroller.current?.scrollIntoView({ block: "center" }));
-  }, [selected, linked, scrolledTo, shown, virtual]);
+  }, [selected, linked, scrolledTo, shown, virtual, onPage]);
 
   const set = (patch: Partial<LogFilter>) => setFilter((f) => ({ ...f, ...patch }));
   return (
@@ -238,12 +243,15 @@ export const LogView = memo(function LogView({
           </button>
         )}
       </div>
-      {selectedRow !== undefined && hiding.length > 0 && (
-        <p className="notice" role="status" data-testid="log-hidden">
-          Event #{selectedRow.seq} is selected, but the log hides its line: {hiding.join(", ")}.{" "}
-          <button onClick={showSelected}>Show it</button>
-        </p>
-      )}
+      <HiddenLines
+        rows={rows}
+        selected={selected}
+        highlight={highlight}
+        filter={hidingFilter}
+        onShow={showHidden}
+        links={highlightLinks}
+        log={scroller}
+      />
       <div
         ref={scroller}
         className="log-scroll"
@@ -273,6 +281,91 @@ export const LogView = memo(function LogView({
     </section>
   );
 });
+
+/**
+ * A line shown by "show it" is brought into the window too, not only into the log's box (the page may have the
+ * log half below the fold): `ask` before the filters change, `scrolledTo` once the log has scrolled to the line.
+ */
+function useLineOnPage(log: RefObject<HTMLDivElement | null>) {
+  const asked = useRef(false);
+  return useMemo(
+    () => ({
+      ask: () => {
+        asked.current = true;
+      },
+      scrolledTo: (seq: number) => {
+        if (!asked.current) return;
+        asked.current = false;
+        // Once the virtual list has drawn the line where it scrolled to.
+        requestAnimationFrame(() =>
+          requestAnimationFrame(() => {
+            const line = log.current?.querySelector(`[data-seq="${seq}"]`);
+            if (line) scrollClearOfBars(line, { block: "center" });
+          }),
+        );
+      },
+    }),
+    [log],
+  );
+}
+
+/**
+ * What the filters hide of the selected event's line and of the lines marked as evidence, each with its "show"
+ * button. A link to marked lines followed (`links` counts them) brings the focus here: to "show them" when the
+ * filters hide some of the lines, else to the log itself (the page scrolls to it: see useRunSelection).
+ */
+function HiddenLines(p: {
+  readonly rows: readonly LogRow[];
+  readonly selected: number | undefined;
+  readonly highlight: ReadonlySet<number>;
+  /** Every filter of the log, as they hide a line. */
+  readonly filter: LogFilter;
+  /** Take off the filters `keys` (those that hide the selected line, or the marked ones). */
+  readonly onShow: (keys: readonly LogFilterKey[], marked: boolean) => void;
+  readonly links: number;
+  readonly log: RefObject<HTMLDivElement | null>;
+}) {
+  const { rows, highlight, filter, onShow, links, log } = p;
+  // The selected event's line, when the filters hide it (a link followed with a filter on): what hides it.
+  const selected = p.selected === undefined ? undefined : rowOfSeq(rows, p.selected);
+  const hiding = useMemo(() => (selected === undefined ? [] : hiddenBy(selected, filter)), [selected, filter]);
+  // The lines marked as evidence that the filters hide (a filter on, then a check's evidence followed).
+  const marked = useMemo(() => markedHidden(rows, highlight, filter), [rows, highlight, filter]);
+  const showMarked = useRef<HTMLButtonElement>(null);
+  const linksSeen = useRef(links);
+  useEffect(() => {
+    if (links === linksSeen.current) return;
+    linksSeen.current = links;
+    (showMarked.current ?? log.current)?.focus({ preventScroll: true });
+  }, [links, log]);
+  return (
+    <>
+      {selected !== undefined && hiding.length > 0 && (
+        <p className="notice" role="status" data-testid="log-hidden">
+          Event #{selected.seq} is selected, but the log hides its line: {hiding.join(", ")}.{" "}
+          <button onClick={() => onShow(filtersHiding(selected, filter), false)}>Show it</button>
+        </p>
+      )}
+      {marked.text !== undefined && (
+        <p className="notice" role="status" data-testid="log-marked-hidden">
+          <span id="log-marked-hidden-text">{marked.text}</span>{" "}
+          <button
+            ref={showMarked}
+            onClick={() =>
+              onShow(
+                marked.by.map((b) => b.key),
+                true,
+              )
+            }
+            aria-describedby="log-marked-hidden-text"
+          >
+            {marked.hidden === 1 ? "Show it" : "Show them"}
+          </button>
+        </p>
+      )}
+    </>
+  );
+}
 
 /**
  * The event kinds shown: a disclosure of checkboxes, one per kind in the run (none ticked: every kind),

@@ -217,6 +217,7 @@ export function RunView({
             onClearDelivery={selecting.clearDelivery}
             onRule={rule}
             highlight={evidence}
+            highlightLinks={selecting.logLinks}
           />
           {shown.trace && <ExportBar trace={shown.trace} {...exports} />}
         </>

@@ -10,21 +10,13 @@ import { NO_SELECTION, selectionReducer, type SelectedMark } from "../../model/s
 import type { WhyLinks } from "../../model/why.ts";
 import type { PlaybackContext } from "../../session/machine.ts";
 import { useLinkRequest } from "./Permalink.tsx";
+import { scrollClearOfBars } from "../scrollClear.ts";
 
 /** Brings the panel of the heading `id` into view (a Why clause's link goes to its evidence). */
 function reveal(id: string): void {
   requestAnimationFrame(() => {
     const target = document.getElementById(id);
-    if (target === null) return;
-    // Clear of the bars that stay at the window's top (the title bar, then the playback bar under it): what they
-    // cover when stuck is where each sticks plus its height, wherever the page is scrolled now.
-    let covered = 0;
-    for (const bar of document.querySelectorAll<HTMLElement>(".titlebar, .controls"))
-      covered = Math.max(covered, (Number.parseFloat(getComputedStyle(bar).top) || 0) + bar.offsetHeight);
-    const root = document.documentElement;
-    root.style.scrollPaddingTop = `${covered}px`;
-    target.scrollIntoView({ block: "start", behavior: "smooth" });
-    root.style.scrollPaddingTop = "";
+    if (target !== null) scrollClearOfBars(target, { block: "start", behavior: "smooth" });
   });
 }
 
@@ -94,8 +86,11 @@ export function useRunSelection(
     [heavyEvents],
   );
   // Events to mark in the log (a Why clause's, a check's evidence, a note's event): marked, and the log brought into view.
+  // Each such link followed is counted: the log takes the focus then (its "show them" when its filters hide some).
+  const [logLinks, setLogLinks] = useState(0);
   const onLogEvidence = useCallback((seqs: readonly number[]) => {
     select({ type: "evidence", seqs });
+    setLogLinks((n) => n + 1);
     reveal("log-heading");
   }, []);
   const onWhyStep = useCallback(
@@ -120,6 +115,7 @@ export function useRunSelection(
     onLogSelect,
     onWhyAttempt,
     onLogEvidence,
+    logLinks,
     onWhyStep,
   };
 }
