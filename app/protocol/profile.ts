@@ -671,7 +671,13 @@ async function run(
   if (!usableKeyid || keyid === undefined) {
     checks.push(skipped("key", G4, "no usable keyid"));
   } else {
-    const found = early !== undefined ? await early.key : await checkKey(keyid, options.resolveKey, options.importKey);
+    // A key at hand (an importer's cache had it) is taken as it is, without a turn of waiting.
+    const found =
+      early === undefined
+        ? await checkKey(keyid, options.resolveKey, options.importKey)
+        : early.key instanceof Promise
+          ? await early.key
+          : early.key;
     checks.push(found.check);
     key = found.key;
   }
