@@ -948,9 +948,31 @@ function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
  * trimmed and combined with ", " (RFC 9110 §5.2); `undefined` when absent.
  */
 export function headerValue(view: HttpMessageView, name: string): string | undefined {
-  const values = fieldValues(view, name.toLowerCase());
-  if (values.length === 0) return undefined;
+  const lowerName = name.toLowerCase();
+  const fields = view.headers;
+  if (fields.length <= FIELDS_WALKED) {
+    // The usual message: its few fields walked for the one line of the field, no list made for it.
+    let only: string | undefined;
+    for (let i = 0; i < fields.length; i++) {
+      const field = fields[i] as readonly [string, string];
+      if (!sameFieldName(field[0], lowerName)) continue;
+      if (only !== undefined) return combinedValue(fieldValues(view, lowerName));
+      only = field[1];
+    }
+    return only?.trim();
+  }
+  const values = fieldValues(view, lowerName);
+  return values.length === 0 ? undefined : combinedValue(values);
+}
+
+/** A field's lines trimmed and combined with ", " (RFC 9110 §5.2). */
+function combinedValue(values: readonly string[]): string {
   return values.length === 1 ? (values[0] as string).trim() : values.map((v) => v.trim()).join(", ");
+}
+
+/** Whether the field name `name` (any case) is `lowerName` (lowercase). */
+function sameFieldName(name: string, lowerName: string): boolean {
+  return name.length === lowerName.length && (name === lowerName || name.toLowerCase() === lowerName);
 }
 
 /**
@@ -961,7 +983,7 @@ function fieldValues(view: HttpMessageView, lowerName: string): readonly string[
   if (view.headers.length > FIELDS_WALKED) return fieldIndex(view).get(lowerName) ?? [];
   const out: string[] = [];
   for (const [name, value] of view.headers) {
-    if (name.length === lowerName.length && (name === lowerName || name.toLowerCase() === lowerName)) out.push(value);
+    if (sameFieldName(name, lowerName)) out.push(value);
   }
   return out;
 }
