@@ -19,7 +19,7 @@ import { ProtocolError, fail, failWith, ok } from "./result.ts";
 import type { Parsed, Violation } from "./result.ts";
 import type { RuleId } from "./rules.ts";
 import { fromRequest, headerValue, signatureFieldsFor, signatureFields, verifyRequestSignature } from "./signature.ts";
-import type { HttpMessageView, ParsedSignatureFields, SignatureInputMember } from "./signature.ts";
+import type { ComponentIdentifier, HttpMessageView, ParsedSignatureFields, SignatureInputMember } from "./signature.ts";
 import { subtle } from "./webCrypto.ts";
 import { errorMessage } from "../errorMessage.ts";
 
@@ -411,10 +411,18 @@ export function checkComponents(member: SignatureInputMember): ProfileCheck {
 
 /** Whether `member` covers every profile component as a bare name and has every required parameter. */
 function coversProfile(member: SignatureInputMember): boolean {
+  // Loops, not `some`/`every` with a closure per name: this runs on every delivery.
+  const { components, params } = member;
   for (const name of PROFILE_COMPONENTS) {
-    if (!member.components.some((c) => c.params === undefined && c.name === name)) return false;
+    let covered = false;
+    for (let i = 0; i < components.length && !covered; i++) {
+      const c = components[i] as ComponentIdentifier;
+      covered = c.params === undefined && c.name === name;
+    }
+    if (!covered) return false;
   }
-  return PROFILE_REQUIRED_PARAMS.every((p) => member.params[p] !== undefined);
+  for (const p of PROFILE_REQUIRED_PARAMS) if (params[p] === undefined) return false;
+  return true;
 }
 
 /** G1: an `alg` parameter, when present, must be `ed25519`. */
@@ -671,7 +679,13 @@ async function run(
   if (!usableKeyid || keyid === undefined) {
     checks.push(skipped("key", G4, "no usable keyid"));
   } else {
-    const found = early !== undefined ? await early.key : await checkKey(keyid, options.resolveKey, options.importKey);
+    // A key at hand (an importer's cache had it) is taken as it is, without a turn of waiting.
+    const found =
+      early === undefined
+        ? await checkKey(keyid, options.resolveKey, options.importKey)
+        : early.key instanceof Promise
+          ? await early.key
+          : early.key;
     checks.push(found.check);
     key = found.key;
   }

@@ -186,10 +186,17 @@ function toIdentifier(component: ComponentInput): ComponentIdentifier {
   return typeof component === "string" ? { name: component } : component;
 }
 
+/**
+ * The signature base of `components` of `message` with `sfParams`. `signatureParams`, when given, is the
+ * inner list of these very components and parameters as serialized already (a parsed Signature-Input
+ * member's {@link SignatureInputMember.signatureParams}, made by the same serialization from the same
+ * items): the `@signature-params` line takes it rather than serializing them again.
+ */
 function buildSignatureBase(
   message: HttpMessageView,
   components: readonly ComponentIdentifier[],
   sfParams: ReadonlyMap<string, BareItem>,
+  signatureParams?: string,
 ): BaseResult {
   const invalid: Violation[] = [];
   const missing: Violation[] = [];
@@ -231,9 +238,10 @@ function buildSignatureBase(
   }
   if (invalid.length > 0) return { ok: false, kind: "invalid", violations: [...invalid, ...missing] };
   if (missing.length > 0) return { ok: false, kind: "missing", violations: missing };
-  let signatureParams: string;
+  let serializedParams: string;
   try {
-    signatureParams =
+    serializedParams =
+      signatureParams ??
       fastSerializeInnerList(items, sfParams) ??
       // The library only reads the parameters it is given.
       serializeInnerList([items, sfParams as Parameters]);
@@ -244,8 +252,8 @@ function buildSignatureBase(
       violations: [inputViolation(`signature parameters cannot be serialized: ${errorMessage(error)}`)],
     };
   }
-  lines.push(`"@signature-params": ${signatureParams}`);
-  return { ok: true, base: lines.join("\n"), signatureParams };
+  lines.push(`"@signature-params": ${serializedParams}`);
+  return { ok: true, base: lines.join("\n"), signatureParams: serializedParams };
 }
 
 type ValueResult = { readonly ok: true; readonly value: string } | BaseFailure;
@@ -848,7 +856,8 @@ export async function verifyRequestSignature(
       violations: [signatureViolation(`has no member "${label}", which Signature-Input names`)],
     };
   }
-  const built = buildSignatureBase(view, member.components, member.rawParams);
+  // The member's components and parameters were serialized when Signature-Input was parsed: not again here.
+  const built = buildSignatureBase(view, member.components, member.rawParams, member.signatureParams);
   if (!built.ok) {
     return {
       ok: false,
@@ -908,10 +917,13 @@ export async function verifyRequestSignature(
       ],
     };
   }
-  const valid = await subtle
-    .verify(algorithm.params, key, asBufferSource(signature), signedBytes(built.base))
+  let valid: boolean;
+  try {
+    valid = await subtle.verify(algorithm.params, key, asBufferSource(signature), signedBytes(built.base));
+  } catch {
     // A key without the "verify" usage, or a signature WebCrypto cannot even read: not valid either way.
-    .catch(() => false);
+    valid = false;
+  }
   if (!valid) {
     return {
       ok: false,
@@ -936,9 +948,31 @@ function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
  * trimmed and combined with ", " (RFC 9110 §5.2); `undefined` when absent.
  */
 export function headerValue(view: HttpMessageView, name: string): string | undefined {
-  const values = fieldValues(view, name.toLowerCase());
-  if (values.length === 0) return undefined;
+  const lowerName = name.toLowerCase();
+  const fields = view.headers;
+  if (fields.length <= FIELDS_WALKED) {
+    // The usual message: its few fields walked for the one line of the field, no list made for it.
+    let only: string | undefined;
+    for (let i = 0; i < fields.length; i++) {
+      const field = fields[i] as readonly [string, string];
+      if (!sameFieldName(field[0], lowerName)) continue;
+      if (only !== undefined) return combinedValue(fieldValues(view, lowerName));
+      only = field[1];
+    }
+    return only?.trim();
+  }
+  const values = fieldValues(view, lowerName);
+  return values.length === 0 ? undefined : combinedValue(values);
+}
+
+/** A field's lines trimmed and combined with ", " (RFC 9110 §5.2). */
+function combinedValue(values: readonly string[]): string {
   return values.length === 1 ? (values[0] as string).trim() : values.map((v) => v.trim()).join(", ");
+}
+
+/** Whether the field name `name` (any case) is `lowerName` (lowercase). */
+function sameFieldName(name: string, lowerName: string): boolean {
+  return name.length === lowerName.length && (name === lowerName || name.toLowerCase() === lowerName);
 }
 
 /**
@@ -949,7 +983,7 @@ function fieldValues(view: HttpMessageView, lowerName: string): readonly string[
   if (view.headers.length > FIELDS_WALKED) return fieldIndex(view).get(lowerName) ?? [];
   const out: string[] = [];
   for (const [name, value] of view.headers) {
-    if (name.length === lowerName.length && (name === lowerName || name.toLowerCase() === lowerName)) out.push(value);
+    if (sameFieldName(name, lowerName)) out.push(value);
   }
   return out;
 }

@@ -7,6 +7,7 @@ import type { ProblemIdentifier } from "../protocol/errors.ts";
 import { createProblem, problemJson, PROBLEM_MEDIA_TYPE } from "../protocol/resources.ts";
 import type { Problem } from "../protocol/resources.ts";
 import type { Violation } from "../protocol/result.ts";
+import { keptAnswers } from "../protocol/memo.ts";
 import { StorageError } from "../ports.ts";
 import { errorMessage } from "../errorMessage.ts";
 import type { ReceiverConfig } from "./config.ts";
@@ -97,8 +98,37 @@ export function problemAnswer(
   };
 }
 
+/**
+ * The 200 of deliveries whose recipients were all accepted, by their recipients (one per line: an address holds
+ * no line break), made once: most answers of a receiver are one of a few such. Its bytes are shared as the
+ * capabilities answer's are (an answer's bytes are only ever read, see {@link toResponse}).
+ */
+const allAccepted = keptAnswers(
+  // No problem is written for an accepted recipient, so no problem base is read.
+  (recipients: string): Answer => resultsAnswerOf({ problem_base: "" }, recipients.split("\n").map(acceptedOutcome)),
+  256,
+  4096,
+);
+
+function acceptedOutcome(recipient: string): Outcome {
+  return { recipient, status: "accepted" };
+}
+
 /** The 200 of a delivery (POST-11): one result per envelope recipient, in the order of `to` (DLR-2). */
 export function resultsAnswer(cfg: Pick<ReceiverConfig, "problem_base">, outcomes: readonly Outcome[]): Answer {
+  if (outcomes.length > 0 && outcomes.every(isPlainAcceptance)) {
+    return allAccepted(outcomes.map((o) => o.recipient).join("\n"));
+  }
+  return resultsAnswerOf(cfg, outcomes);
+}
+
+function isPlainAcceptance(o: Outcome): boolean {
+  return (
+    o.status === "accepted" && o.problem === undefined && o.retryAfterS === undefined && !o.recipient.includes("\n")
+  );
+}
+
+function resultsAnswerOf(cfg: Pick<ReceiverConfig, "problem_base">, outcomes: readonly Outcome[]): Answer {
   const results = outcomes.map((o) => ({
     recipient: o.recipient,
     status: o.status,

@@ -227,6 +227,8 @@ function scheduleFailures(
   arrivalMs: number,
   faults?: RecipientFaults,
 ): void {
+  // The usual receiver: no policy and no host that fails a mailbox after acceptance.
+  if (r.cfg.policy.failAfterAcceptance.length === 0 && faults === undefined) return;
   const byDelay = new Map<number, FailAfterAcceptanceRule[]>();
   for (const outcome of outcomes) {
     if (outcome.status !== "accepted") continue;
