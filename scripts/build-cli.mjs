@@ -4,10 +4,17 @@
 // JavaScript (no type stripping). bin/mailscope.mjs runs it when it is newer
 // than every source file it was built from (dist-cli/inputs.json lists them),
 // else the TypeScript sources.
+//
+// `run` and `check` start from a second build of the same program, one CommonJS
+// file (dist-cli/chunks/engine.cjs, bin/cliEntry.mjs `startEngine`): it is
+// compiled through node:vm with a V8 code cache made after a run, which holds
+// the functions the run compiled, not only the top level Node's compile cache
+// keeps (decision 0295).
 import { build } from "esbuild";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ENGINE_FILE } from "../bin/cliEntry.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -43,7 +50,22 @@ export async function buildCli(outdir = CLI_OUTDIR) {
     metafile: true,
     logLevel: "warning",
   });
-  const inputs = Object.keys(result.metafile.inputs)
+  const engine = await build({
+    absWorkingDir: root,
+    entryPoints: ["app/cli/main.ts"],
+    // Under chunks/, as the ES chunks are: a module that finds a thread's entry beside itself finds it the same way.
+    outfile: join(outdir, ENGINE_FILE),
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    target: "node22",
+    define: { "import.meta.url": "__mailscopeModuleUrl" },
+    banner: { js: 'const __mailscopeModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
+    sourcemap: true,
+    metafile: true,
+    logLevel: "warning",
+  });
+  const inputs = [...new Set([...Object.keys(result.metafile.inputs), ...Object.keys(engine.metafile.inputs)])]
     .filter((file) => !file.includes("node_modules/"))
     .map((file) => relative(root, resolve(root, file)))
     .sort();
