@@ -55,7 +55,7 @@ export function enableCompileCache(nodeModule, env = process.env) {
  * process. A cache made by `vm.Script#createCachedData` after a run holds the functions the run compiled too
  * (decision 0295). It lives in `dist`/code-cache/ (a new build empties the folder), one file per command, named
  * by this Node's version and architecture and the file's size and time (V8 also refuses a cache of another V8 or
- * other flags). `saveCodeCache(exitCode)` writes it after a command that ran (exit 0 or 1) when there was none or
+ * other flags). `saveCodeCache(exitCode)` writes it after a command that ran (exit 0 or 1, not `--help`) when there was none or
  * V8 refused it; a folder that cannot be written is no error. The cache changes how fast the code starts, never
  * what it does.
  */
@@ -95,9 +95,10 @@ export function startEngine(dist, argv) {
     main: module.exports.main,
     /** Whether a code cache was there and V8 took it: "none", "taken" or "rejected". */
     cache,
-    /** Writes the code cache after a command that ran (exit code 0 or 1), unless one was taken; the file written, if any. */
+    /** Writes the code cache after a command that ran (exit code 0 or 1, not its help), unless one was taken; the file written, if any. */
     saveCodeCache(exitCode) {
-      if (cache === "taken" || (exitCode !== 0 && exitCode !== 1)) return undefined;
+      if (cache === "taken" || (exitCode !== 0 && exitCode !== 1) || argv.includes("-h") || argv.includes("--help"))
+        return undefined;
       try {
         mkdirSync(dirname(cacheFile), { recursive: true });
         // Whole or not at all: another process may be reading it.
