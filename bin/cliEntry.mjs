@@ -5,7 +5,7 @@
 // MAILSCOPE_CLI=sources or MAILSCOPE_CLI=built chooses without looking.
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import vm from "node:vm";
 
 /** The built CLI's one-file build, under its folder (scripts/build-cli.mjs), that `run` and `check` start from. */
@@ -62,7 +62,7 @@ export function enableCompileCache(nodeModule, env = process.env) {
 export function startEngine(dist, argv) {
   const command = argv[0];
   if (!ENGINE_COMMANDS.includes(command)) return undefined;
-  const file = join(dist, ENGINE_FILE);
+  const file = resolve(dist, ENGINE_FILE);
   let source;
   let stats;
   try {
@@ -72,7 +72,7 @@ export function startEngine(dist, argv) {
     return undefined;
   }
   const cacheFile = join(
-    dist,
+    dirname(dirname(file)),
     "code-cache",
     `${command}-${process.version}-${process.arch}-${stats.size}-${Math.trunc(stats.mtimeMs)}.bin`,
   );

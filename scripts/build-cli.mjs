@@ -60,6 +60,9 @@ export async function buildCli(outdir = CLI_OUTDIR) {
     platform: "node",
     target: "node22",
     define: { "import.meta.url": "__mailscopeModuleUrl" },
+    // Without comments and spaces: 2.4 MB, not 3.3; and ASCII (non-ASCII characters of strings are escaped,
+    // those of comments went with them), which V8 holds as a one-byte string, half the bytes of a two-byte one.
+    minifyWhitespace: true,
     banner: { js: 'const __mailscopeModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
     sourcemap: true,
     metafile: true,

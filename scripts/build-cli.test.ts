@@ -6,12 +6,12 @@
  * build only while it is up to date with every source it was built from.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliEntry, startEngine } from "../bin/cliEntry.mjs";
+import { cliEntry, ENGINE_FILE, startEngine } from "../bin/cliEntry.mjs";
 import { COMMANDS, commandsFor } from "../app/cli/main.ts";
 import { MAILSCOPE_VERSION } from "../app/cli/version.ts";
 import { buildCli } from "./build-cli.mjs";
@@ -125,6 +125,10 @@ describe("run and check of the built CLI, from its one-file build with a code ca
   const runArgs = ["run", "scenarios/happy-path.yaml", "--json", "--no-progress"];
   const withoutWall = (out: string) => ({ ...(JSON.parse(out) as Record<string, unknown>), wallMs: 0 });
   const cacheFiles = () => readdirSync(join(outdir, "code-cache")).filter((f) => f.endsWith(".bin"));
+
+  it("is ASCII, which V8 holds as a one-byte string (a regular expression's non-ASCII character is not escaped)", () => {
+    expect(readFileSync(join(outdir, ENGINE_FILE)).every((byte) => byte < 0x80)).toBe(true);
+  });
 
   it("is started for run and check only, and only when it was built", () => {
     expect(startEngine(outdir, ["--version"])).toBeUndefined();
