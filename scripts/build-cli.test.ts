@@ -126,6 +126,13 @@ describe("run and check of the built CLI, from its one-file build with a code ca
   const withoutWall = (out: string) => ({ ...(JSON.parse(out) as Record<string, unknown>), wallMs: 0 });
   const cacheFiles = () => readdirSync(join(outdir, "code-cache")).filter((f) => f.endsWith(".bin"));
 
+  it("comes with the code caches of run and check, made by the build under this Node", () => {
+    const made = cacheFiles();
+    expect(made.some((f) => f.startsWith(`run-${process.version}-`))).toBe(true);
+    expect(made.some((f) => f.startsWith(`check-${process.version}-`))).toBe(true);
+    expect(engine(outdir, runArgs)).toMatchObject({ cache: "taken", saved: false });
+  });
+
   it("is ASCII, which V8 holds as a one-byte string (a regular expression's non-ASCII character is not escaped)", () => {
     expect(readFileSync(join(outdir, ENGINE_FILE)).every((byte) => byte < 0x80)).toBe(true);
   });
