@@ -5,8 +5,10 @@
  * 1. `mailscope --version` and `mailscope run scenarios/happy-path.yaml`, each
  *    a fresh process of `bin/mailscope.mjs` under this Node, as `npx mailscope`
  *    runs after set-up: the CLI is built first (scripts/build-cli.mjs, as
- *    `npm run build` does), so the wrapper runs the bundle, with Node's
- *    compile cache warmed by the first (uncounted) round. Rounds alternate
+ *    `npm run build` does), so the wrapper runs the bundle (`run` its
+ *    one-file build, bin/cliEntry.mjs `startEngine`), with Node's compile
+ *    cache and `run`'s code cache made by the first (uncounted) round, as a
+ *    user's first run makes them. Rounds alternate
  *    with `node -e 0`, a fresh Node that does nothing, measured side by side:
  *    its median is printed beside, and the ratio of each command to it.
  *    Wall time from spawn to exit, medians of {@link ROUNDS} rounds.

@@ -5,13 +5,13 @@
  * compared with what the TypeScript sources print. bin/mailscope.mjs runs the
  * build only while it is up to date with every source it was built from.
  */
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliEntry } from "../bin/cliEntry.mjs";
+import { cliEntry, ENGINE_FILE, startEngine } from "../bin/cliEntry.mjs";
 import { COMMANDS, commandsFor } from "../app/cli/main.ts";
 import { MAILSCOPE_VERSION } from "../app/cli/version.ts";
 import { buildCli } from "./build-cli.mjs";
@@ -98,6 +98,83 @@ describe("the built CLI", () => {
     expect(inputs).toContain("app/cli/main.ts");
     expect(inputs).toContain("app/cli/run.ts");
     expect(inputs.every((file) => !file.includes("node_modules"))).toBe(true);
+  });
+});
+
+/** Runs `main` of the one-file build under `dist` (bin/cliEntry.mjs `startEngine`) as bin/mailscope.mjs does, code cache and all. */
+const ENGINE_MAIN = `
+const { startEngine } = await import(process.argv[1]);
+const args = process.argv.slice(3);
+const engine = startEngine(process.argv[2], args);
+process.exitCode = await engine.main(args);
+process.stderr.write("\\n" + JSON.stringify({ cache: engine.cache, saved: engine.saveCodeCache(process.exitCode) !== undefined }));
+`;
+const CLI_ENTRY = join(ROOT, "bin", "cliEntry.mjs");
+
+function engine(dist: string, args: readonly string[]): { out: string; cache: string; saved: boolean } {
+  const result = spawnSync(process.execPath, ["--input-type=module", "-e", ENGINE_MAIN, CLI_ENTRY, dist, ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  const { cache, saved } = JSON.parse(result.stderr.split("\n").at(-1) ?? "") as { cache: string; saved: boolean };
+  return { out: result.stdout, cache, saved };
+}
+
+describe("run and check of the built CLI, from its one-file build with a code cache", () => {
+  const runArgs = ["run", "scenarios/happy-path.yaml", "--json", "--no-progress"];
+  const withoutWall = (out: string) => ({ ...(JSON.parse(out) as Record<string, unknown>), wallMs: 0 });
+  const cacheFiles = () => readdirSync(join(outdir, "code-cache")).filter((f) => f.endsWith(".bin"));
+
+  it("comes with the code caches of run and check, made by the build under this Node", () => {
+    const made = cacheFiles();
+    expect(made.some((f) => f.startsWith(`run-${process.version}-`))).toBe(true);
+    expect(made.some((f) => f.startsWith(`check-${process.version}-`))).toBe(true);
+    expect(engine(outdir, runArgs)).toMatchObject({ cache: "taken", saved: false });
+  });
+
+  it("is ASCII, which V8 holds as a one-byte string (a regular expression's non-ASCII character is not escaped)", () => {
+    expect(readFileSync(join(outdir, ENGINE_FILE)).every((byte) => byte < 0x80)).toBe(true);
+  });
+
+  it("is started for run and check only, and only when it was built", () => {
+    expect(startEngine(outdir, ["--version"])).toBeUndefined();
+    expect(startEngine(outdir, ["serve", "--help"])).toBeUndefined();
+    expect(startEngine(join(outdir, "nowhere"), runArgs)).toBeUndefined();
+  });
+
+  it("runs a scenario to the same trace as the sources, with no cache, the cache it made, and one V8 refuses", () => {
+    const sources = withoutWall(mailscope(SOURCES, runArgs));
+    rmSync(join(outdir, "code-cache"), { recursive: true, force: true });
+    // `--help` makes no cache: it compiles little of what a run needs.
+    expect(engine(outdir, ["run", "--help"])).toMatchObject({ cache: "none", saved: false });
+    const first = engine(outdir, runArgs);
+    expect(first).toMatchObject({ cache: "none", saved: true });
+    expect(withoutWall(first.out)).toEqual(sources);
+    expect(cacheFiles()).toHaveLength(1);
+    const second = engine(outdir, runArgs);
+    expect(second).toMatchObject({ cache: "taken", saved: false });
+    expect(withoutWall(second.out)).toEqual(sources);
+    // A cache that is not one (another V8's, a torn write): refused, the same run, and made again.
+    writeFileSync(join(outdir, "code-cache", cacheFiles()[0] ?? ""), "not a code cache");
+    const third = engine(outdir, runArgs);
+    expect(third).toMatchObject({ cache: "rejected", saved: true });
+    expect(withoutWall(third.out)).toEqual(sources);
+    expect(engine(outdir, runArgs).cache).toBe("taken");
+  });
+
+  it("checks scenarios as the sources do, with a cache of its own", () => {
+    const args = [
+      "check",
+      "scenarios/happy-path.yaml",
+      "scenarios/teach-no-common-version.yaml",
+      "--json",
+      "--no-progress",
+    ];
+    const built = engine(outdir, args);
+    const timeless = (out: string) => out.replace(/"(wallMs|ms|seconds)": ?[0-9.]+/g, '"$1":0');
+    expect(timeless(built.out)).toBe(timeless(mailscope(SOURCES, args)));
+    expect(cacheFiles().some((f) => f.startsWith("check-"))).toBe(true);
   });
 });
 

@@ -315,8 +315,9 @@ export async function runSend(options: SendOptions, io: CliIo, overrides: SendOv
         lastStatus.set(d["recipient"], { status: String(d["status"]), ...(problem !== undefined && { problem }) });
       }
       // The last request-level failure per recipient domain, for a recipient that got no result of its own.
+      // (`\u2192` is the arrow of a delivery id, escaped: the CLI's one-file build stays ASCII, scripts/build-cli.mjs.)
       if (event.name === "attempt.ended" && d["class"] !== "results" && typeof d["deliveryId"] === "string")
-        lastFailure.set(d["deliveryId"].replace(/^.*→/, "").replace(/#[0-9]+$/, ""), attemptFailure(d));
+        lastFailure.set(d["deliveryId"].replace(/^.*\u2192/, "").replace(/#[0-9]+$/, ""), attemptFailure(d));
       if (event.name === "capabilities.invalid")
         lastFailure.set(String(d["domain"]), `capabilities unusable: ${capabilitiesFailure(d)}`);
       if (event.name === "discovery.resolved" && d["outcome"] === "dns-failure")

@@ -97,17 +97,21 @@ function typeCheck(type: string, schema: Schema): Check {
   }
 }
 
-/** Per event name: each field the catalogue lists, with its check (compiled when first read). */
-let fieldChecks: ReadonlyMap<string, readonly (readonly [string, Check])[]> | undefined;
+/**
+ * Per event name: each field the catalogue lists, with its check, compiled when an event of that name is first
+ * read. One name at a time: a JSON Schema of every name of the catalogue cost a short run's fresh process more
+ * than its reading (decision 0295), and a run reads events of a few names.
+ */
+const fieldChecks = new Map<string, readonly (readonly [string, Check])[]>();
 
 function checksOf(name: string): readonly (readonly [string, Check])[] | undefined {
-  fieldChecks ??= new Map(
-    Object.entries(traceEvents).map(([n, def]) => {
-      const schema = eventDataSchema(def) as Schema;
-      return [n, Object.entries(schema.properties ?? {}).map(([field, s]) => [field, checkOf(s)] as const)];
-    }),
-  );
-  return fieldChecks.get(name);
+  let checks = fieldChecks.get(name);
+  if (checks === undefined && isTraceEventName(name)) {
+    const schema = eventDataSchema(traceEvents[name]) as Schema;
+    checks = Object.entries(schema.properties ?? {}).map(([field, s]) => [field, checkOf(s)] as const);
+    fieldChecks.set(name, checks);
+  }
+  return checks;
 }
 
 /** `data` with only the fields that fit their checks (itself when all do). */
