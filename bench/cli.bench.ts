@@ -84,7 +84,10 @@ export async function cli(): Promise<BenchResult[]> {
   const stopProvider = useCryptoProvider(nodeCryptoProvider());
   const text = readFileSync(join(root, SCENARIO), "utf8");
   const warm: number[] = [];
-  let attempts = 0;
+  // What the note says of the run, read from its trace: the bounced delivery's attempts (the give-up's own count),
+  // and how many of them reached a POST (the others ended at the capabilities fetch while the receiver was down).
+  let attempts = "?";
+  let posts = 0;
   try {
     for (let i = 0; i < WARM_UP + WARM_ROUNDS; i++) {
       const started = performance.now();
@@ -92,7 +95,12 @@ export async function cli(): Promise<BenchResult[]> {
       const ms = performance.now() - started;
       if (!outcome.ok) throw new Error(`${SCENARIO} does not load`);
       if (i >= WARM_UP) warm.push(ms);
-      attempts = outcome.run.trace.events.filter((e) => e.name === "attempt.started").length;
+      const events = outcome.run.trace.events;
+      const bounced = events.find((e) => e.name === "delivery.bounced");
+      attempts = String((bounced?.data as { attempts?: unknown } | undefined)?.attempts ?? "?");
+      const deliveryOf = (e: (typeof events)[number]): unknown => (e.data as { deliveryId?: unknown }).deliveryId;
+      const first = events.find((e) => e.name === "attempt.started");
+      posts = events.filter((e) => e.name === "attempt.started" && deliveryOf(e) === deliveryOf(first ?? e)).length;
     }
   } finally {
     stopProvider();
@@ -124,7 +132,7 @@ export async function cli(): Promise<BenchResult[]> {
       value: median(warm),
       unit: "ms",
       target: { op: "<=", value: 50, label: "< 50 ms" },
-      note: `runScenarioText (load, run, checks; ${attempts} attempts over 5 virtual days), Node provider, after ${WARM_UP} warm-up runs; median of ${WARM_ROUNDS} (${list(warm)} ms)`,
+      note: `runScenarioText (load, run, checks; ${attempts} attempts over 5 virtual days, ${posts} of them a POST, then the DSN), Node provider, after ${WARM_UP} warm-up runs; median of ${WARM_ROUNDS} (${list(warm)} ms)`,
     },
   ];
 }
