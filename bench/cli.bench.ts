@@ -15,7 +15,10 @@
  * 2. `rate-limited-then-down` (127 attempts over 5 virtual days) with
  *    `runScenarioText` in this process, its JIT warmed by {@link WARM_UP}
  *    runs first, with the Node crypto provider (what the CLI installs):
- *    the engine's cost for a scenario, start-up excluded.
+ *    the engine's cost for a scenario, start-up excluded. Warm means the
+ *    steady state: on a 2.45 GHz host the runs after 5 warm-ups were still
+ *    getting faster (runs 36–50 took 0.77 of runs 6–20's time, median of
+ *    10 processes, faster in 9; decision 0310), so 35.
  *
  * `node bench/cli.bench.ts` runs it alone.
  */
@@ -32,7 +35,7 @@ import type { Bench, BenchResult } from "./types.ts";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = join(root, "bin", "mailscope.mjs");
 const ROUNDS = 11;
-const WARM_UP = 5;
+const WARM_UP = 35;
 const WARM_ROUNDS = 15;
 const SCENARIO = "scenarios/rate-limited-then-down.yaml";
 
