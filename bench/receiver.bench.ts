@@ -93,9 +93,9 @@ async function inProcess(sender: TestSender, mode: "webcrypto" | "node"): Promis
 
 /** What the bare floor does for one delivery: verify its signature base, hash its body. */
 interface BareCrypto {
-  readonly baseBytes: Uint8Array;
-  readonly sigBytes: Uint8Array;
-  readonly body: Uint8Array;
+  readonly baseBytes: Uint8Array<ArrayBuffer>;
+  readonly sigBytes: Uint8Array<ArrayBuffer>;
+  readonly body: Uint8Array<ArrayBuffer>;
 }
 
 async function inProcessWith(sender: TestSender, mode: "webcrypto" | "node"): Promise<BenchResult[]> {
