@@ -8,10 +8,11 @@
 // steps), and each of them must have left a status file holding `pass` or `fail`. A step whose
 // status is missing or anything else, a status file of a step not in the list, a suite whose
 // report is missing, unreadable or not the shape its runner writes: each is a failure with a
-// line saying so. Notes (end-to-end tests not run under `--quick`, or skipped) go on lines
-// above the closing line, which is always printed and always last.
+// line saying so. The failed tests are named (file, test, the first line of why; at most 12 a
+// suite), and notes (end-to-end tests not run under `--quick`, or skipped) follow, on lines
+// above the closing line, which is always printed and always last: CI shows the output's tail.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { isAbsolute, join, relative } from "node:path";
 
 /** Suites with a JSON report: how to count their tests, and what the note calls them. */
 const SUITES = {
@@ -22,6 +23,7 @@ const SUITES = {
       failed: r.numFailedTests,
       skipped: (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0),
     }),
+    failures: vitestFailures,
   },
   e2e: {
     report: "playwright.json",
@@ -30,8 +32,66 @@ const SUITES = {
       failed: r.stats?.unexpected,
       skipped: r.stats?.skipped,
     }),
+    failures: playwrightFailures,
   },
 };
+
+/** How many failed tests the summary names (CI shows the output's tail: the names must sit near it). */
+const MAX_NAMED = 12;
+
+/** A failure message's first line, without colour codes, at most 200 characters. */
+function firstLine(message) {
+  const line =
+    String(message ?? "")
+      // eslint-disable-next-line no-control-regex
+      .replace(/\u001b\[[0-9;]*m/g, "")
+      .split("\n")
+      .find((l) => l.trim() !== "") ?? "";
+  const trimmed = line.trim();
+  return trimmed.length > 200 ? `${trimmed.slice(0, 199)}…` : trimmed;
+}
+
+/** A path under the working directory relative to it, any other as given. */
+function shortPath(path) {
+  const rel = relative(process.cwd(), path);
+  return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? path : rel;
+}
+
+/** Vitest's JSON report: each failed test (file › name: first line of why), and each file that failed outside a test. */
+function vitestFailures(r) {
+  const out = [];
+  for (const file of Array.isArray(r.testResults) ? r.testResults : []) {
+    const name = typeof file.name === "string" ? shortPath(file.name) : "?";
+    const failedTests = (Array.isArray(file.assertionResults) ? file.assertionResults : []).filter(
+      (t) => t.status === "failed",
+    );
+    for (const t of failedTests) {
+      out.push(`${name} › ${t.fullName ?? t.title ?? "?"}: ${firstLine(t.failureMessages?.[0])}`);
+    }
+    if (file.status === "failed" && failedTests.length === 0) out.push(`${name}: ${firstLine(file.message)}`);
+  }
+  return out;
+}
+
+/** Playwright's JSON report: each test whose outcome was unexpected (file:line › title: first line of why). */
+function playwrightFailures(r) {
+  const out = [];
+  const walk = (suite, titles) => {
+    for (const spec of Array.isArray(suite.specs) ? suite.specs : []) {
+      for (const t of Array.isArray(spec.tests) ? spec.tests : []) {
+        if (t.status !== "unexpected") continue;
+        const error = (t.results ?? []).map((x) => x.error?.message).find((m) => m !== undefined);
+        const title = [...titles, spec.title].filter((x) => x !== "").join(" › ");
+        out.push(`${spec.file ?? "?"}:${spec.line ?? "?"} [${t.projectName ?? "?"}] › ${title}: ${firstLine(error)}`);
+      }
+    }
+    for (const child of Array.isArray(suite.suites) ? suite.suites : []) {
+      walk(child, child.file !== undefined && child.title === child.file ? titles : [...titles, child.title ?? ""]);
+    }
+  };
+  for (const suite of Array.isArray(r.suites) ? r.suites : []) walk(suite, []);
+  return out;
+}
 
 /**
  * Reads the arguments; on a wrong one returns `{ error }` rather than throwing.
@@ -70,6 +130,7 @@ function summarize(dir, steps, quick) {
   let skipped = 0;
   const lines = [];
   const notes = [];
+  const failures = [];
   const fail = (name, why) => {
     failed++;
     lines.push(`${name.padEnd(10)} FAILED: ${why}`);
@@ -132,6 +193,16 @@ function summarize(dir, steps, quick) {
     failed += c.failed;
     skipped += c.skipped;
     lines.push(`${step.padEnd(10)} ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped`);
+    if (c.failed > 0 && suite.failures !== undefined) {
+      let named = [];
+      try {
+        named = suite.failures(parsed);
+      } catch {
+        // The counts above already fail the suite; its names are a help, not a check.
+      }
+      for (const failure of named.slice(0, MAX_NAMED)) failures.push(`failed: ${failure}`);
+      if (named.length > MAX_NAMED) failures.push(`failed: … and ${named.length - MAX_NAMED} more (${suite.report})`);
+    }
     if (step === "e2e" && c.skipped > 0)
       notes.push(
         `note: ${c.skipped} end-to-end test${c.skipped === 1 ? " was" : "s were"} skipped (see the e2e lines above for why)`,
@@ -151,7 +222,7 @@ function summarize(dir, steps, quick) {
   for (const name of others.sort()) fail(name, "a status for a step not in the list of expected steps");
 
   if (quick && !steps.includes("e2e")) notes.push("note: end-to-end tests did not run (--quick)");
-  return { lines, notes, passed, failed, skipped };
+  return { lines, notes: [...failures, ...notes], passed, failed, skipped };
 }
 
 let passed = 0;

@@ -128,6 +128,90 @@ describe("scripts/test-summary.mjs", () => {
     expect(code).toBe(1);
   });
 
+  it("the failed tests are named above the closing line, with the first line of why (CI shows the tail)", () => {
+    const unit = {
+      ...UNIT_OK,
+      numPassedTests: 9,
+      numFailedTests: 1,
+      testResults: [
+        {
+          name: join(process.cwd(), "app/a.test.ts"),
+          status: "failed",
+          assertionResults: [
+            { fullName: "RETRY-3: waits", status: "passed", failureMessages: [] },
+            {
+              fullName: "RETRY-4: doubles",
+              status: "failed",
+              failureMessages: ["\u001b[31mAssertionError: expected 2 to be 4\u001b[39m\n    at app/a.test.ts:9"],
+            },
+          ],
+        },
+        {
+          name: "/elsewhere/b.test.ts",
+          status: "failed",
+          message: "\nError: Cannot find module './x'",
+          assertionResults: [],
+        },
+      ],
+    };
+    const test = (title: string, status: string, message?: string) => ({
+      projectName: "chromium",
+      status,
+      results: [message === undefined ? {} : { error: { message } }],
+    });
+    const e2e = {
+      stats: { expected: 3, flaky: 0, unexpected: 1, skipped: 0 },
+      suites: [
+        {
+          title: "run.spec.ts",
+          file: "run.spec.ts",
+          specs: [],
+          suites: [
+            {
+              title: "running scenarios",
+              file: "run.spec.ts",
+              specs: [
+                { title: "happy-path", file: "run.spec.ts", line: 67, tests: [test("happy-path", "expected")] },
+                {
+                  title: "bounced",
+                  file: "run.spec.ts",
+                  line: 86,
+                  tests: [test("bounced", "unexpected", "Error: expect(locator).toHaveText(expected)\nmore")],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const { code, lines } = run(
+      reports(green({ "unit.status": "fail\n", "e2e.status": "fail\n", "vitest.json": unit, "playwright.json": e2e })),
+    );
+    expect(lines.slice(-4)).toEqual([
+      "failed: app/a.test.ts › RETRY-4: doubles: AssertionError: expected 2 to be 4",
+      "failed: /elsewhere/b.test.ts: Error: Cannot find module './x'",
+      "failed: run.spec.ts:86 [chromium] › running scenarios › bounced: Error: expect(locator).toHaveText(expected)",
+      "17 passed, 2 failed, 1 skipped",
+    ]);
+    expect(code).toBe(1);
+  });
+
+  it("at most 12 failed tests a suite are named, then how many more", () => {
+    const results = Array.from({ length: 15 }, (_, i) => ({
+      fullName: `t${i}`,
+      status: "failed",
+      failureMessages: ["Error: no"],
+    }));
+    const unit = {
+      ...UNIT_OK,
+      numFailedTests: 15,
+      testResults: [{ name: "/x/a.test.ts", status: "failed", assertionResults: results }],
+    };
+    const { lines } = run(reports(green({ "unit.status": "fail\n", "vitest.json": unit })));
+    expect(lines.filter((l) => l.startsWith("failed: /x/a.test.ts › "))).toHaveLength(12);
+    expect(lines).toContain("failed: … and 3 more (vitest.json)");
+  });
+
   it("a failed suite whose report counts no failure still counts one", () => {
     const { code, lines } = run(reports(green({ "unit.status": "fail\n" })));
     expect(lines).toContain("unit       10 passed, 1 failed, 1 skipped");
