@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
-import { noSeriousViolations, openScenario, runToEnd, SHOTS } from "./support.ts";
+import { giveUpCheckInShortWindow, noSeriousViolations, openScenario, runToEnd, SHOTS } from "./support.ts";
 
 /**
  * Finding things in a run (note 0090), through what a person sees: the outcomes table sorted and
@@ -227,12 +227,7 @@ test("a filter on, then a check's evidence or a Why clause's log followed: the l
   await log(page).getByLabel("Filter by rule").selectOption("ERR-8");
   await expect(page.getByTestId("log-count")).toHaveText(/^1 of \d+ lines$/);
   // A short window scrolled to its top (the log below the fold), and the check's evidence followed by the keyboard.
-  await page.setViewportSize({ width: 1440, height: 500 });
-  await page.evaluate(() => window.scrollTo(0, 0));
-  const giveUp = page
-    .getByRole("region", { name: "Checks" })
-    .getByRole("listitem")
-    .filter({ hasText: "give-up-at-5-days" });
+  const giveUp = await giveUpCheckInShortWindow(page);
   await giveUp.getByRole("button", { name: "evidence (1)" }).focus();
   await page.keyboard.press("Enter");
   // The log says which filter hides the marked line, and the focus is on its Show it, in the window.

@@ -2,6 +2,7 @@ import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
+import { giveUpCheckInShortWindow } from "./support.ts";
 
 /** The app runs scenarios, through the browser build, with the engine in a Web Worker. */
 
@@ -130,12 +131,7 @@ test.describe("running scenarios in the browser", () => {
     // A check links to its evidence: the give-up's events are marked in the log, and the log is brought into the
     // window. A short window, scrolled to its top, puts the log below the fold: the link must move the page too
     // (the log's own box alone once left its marked row out of the window: "viewport ratio 0").
-    await page.setViewportSize({ width: 1440, height: 500 });
-    await page.evaluate(() => window.scrollTo(0, 0));
-    const giveUp = page
-      .getByRole("region", { name: "Checks" })
-      .getByRole("listitem")
-      .filter({ hasText: "give-up-at-5-days" });
+    const giveUp = await giveUpCheckInShortWindow(page);
     await giveUp.getByRole("button", { name: /^evidence \(\d+\)$/ }).click();
     await expect(page.locator("[data-testid=log-row][data-evidence=true]").first()).toBeInViewport();
     await expect(page.locator("[data-testid=log-row][data-evidence=true]").first()).toContainText("+5d 0:00:00");

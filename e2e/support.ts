@@ -1,5 +1,5 @@
 import AxeBuilder from "@axe-core/playwright";
-import { expect, type Page } from "@playwright/test";
+import { expect, type Locator, type Page } from "@playwright/test";
 
 /**
  * What the end-to-end specs do alike: check a region with axe, open a bundled scenario, play it to its end.
@@ -31,4 +31,15 @@ export async function runToEnd(page: Page): Promise<void> {
   const play = page.getByRole("button", { name: "Play", exact: true });
   if (await play.isEnabled()) await play.click();
   await expect(page.getByTestId("phase")).toContainText("Finished", { timeout: 120_000 });
+}
+
+/**
+ * A short window (1440 × 500) scrolled to its top, so the log sits below the fold, and the Checks panel's list
+ * item of `rate-limited-then-down`'s give-up check (`give-up-at-5-days`): where a check's evidence link is followed
+ * from when the page must move to show it.
+ */
+export async function giveUpCheckInShortWindow(page: Page): Promise<Locator> {
+  await page.setViewportSize({ width: 1440, height: 500 });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  return page.getByRole("region", { name: "Checks" }).getByRole("listitem").filter({ hasText: "give-up-at-5-days" });
 }
