@@ -219,10 +219,7 @@ test("rate-limited-then-down at the default zoom in 800, 1000 and 1280 px window
     await page.setViewportSize({ width, height: 900 });
     // The view lays the lanes out again for its new width.
     const plot = m1.locator("svg.lane-plot");
-    await expect
-      .poll(async () => Number(await plot.getAttribute("width")))
-      .toBeLessThan(width - 200);
-    console.log("PLOT", width, await plot.getAttribute("width"));
+    await expect.poll(async () => Number(await plot.getAttribute("width"))).toBeLessThan(width - 200);
     // STATE-7 (the outcome says 127 attempts): the lane's last attempt says its number on screen, under its dot,
     // and the first keeps its own.
     for (const n of [1, 127]) {
@@ -232,9 +229,10 @@ test("rate-limited-then-down at the default zoom in 800, 1000 and 1280 px window
       await expect(number).toBeVisible();
       const box = (await number.boundingBox())!;
       const dot = (await attempt.locator(".attempt-shape").boundingBox())!;
+      // Under its dot; the last one's may end up to 8 px before it, left of the DSN's box at the lane's end.
       expect(box.x, `${n} at ${width} px`).toBeLessThanOrEqual(dot.x + dot.width);
-      expect(box.x + box.width).toBeGreaterThanOrEqual(dot.x);
-      expect(box.y).toBeGreaterThanOrEqual(dot.y + dot.height - 1);
+      expect(box.x + box.width + (n === 1 ? 0 : 8)).toBeGreaterThanOrEqual(dot.x + dot.width / 2);
+      expect(box.y + box.height / 2).toBeGreaterThan(dot.y + dot.height / 2);
       // Inside the plot.
       const plotBox = (await plot.boundingBox())!;
       expect(box.x + box.width).toBeLessThanOrEqual(plotBox.x + plotBox.width);
