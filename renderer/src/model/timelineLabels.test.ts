@@ -175,7 +175,7 @@ describe("the numbers at both ends of a lane: its first and last attempts", asyn
     ...[200, 216, 300, 416, 500, 600, 696, 870, 1000, 1150, 1300, 1400].map((width) => ["compressed", width] as const),
   ];
   for (const [kind, width] of widths)
-    it(`STATE-7, RETRY rules (each attempt shown): attempt 127, the last before the give-up, keeps its number beside the bounce and the DSN (${kind}, ${width} px)`, () => {
+    it(`STATE-7, RETRY-2 (the timeline shows each attempt, decisions 0095, 0320): attempt 127, the last before the give-up, keeps its number beside the bounce and the DSN (${kind}, ${width} px)`, () => {
       const scale = scales[kind](width);
       const drawn = drawnMarks(items.marks, scale, new Set([lane.id]));
       const placed = laneLabels(drawn, width, { arcs: drawnConnectors(items.connectors, scale) });

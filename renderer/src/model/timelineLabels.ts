@@ -80,7 +80,8 @@ type Candidate = readonly [x: number, y: number, anchor: PlacedLabel["anchor"]];
 /**
  * Where a mark's label may go, the preferred place first, in stages: a stage's places are tried (those
  * clear of the arcs first) only where none of the stage before is free. `underTaken`: a mark's shape (a DSN's
- * box) sits under an attempt's dot, where its number goes. `last`: the lane's last attempt, marks after it.
+ * box) sits under an attempt's dot, where its number goes. `last`: the lane's last attempt, with marks after
+ * it; `pastLast`: one of those marks.
  */
 function candidates(d: DrawnMark, width: number, underTaken = false, last = false, pastLast = false): Candidate[][] {
   const x = d.x;

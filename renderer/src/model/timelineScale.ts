@@ -129,11 +129,12 @@ export function compressedScale(
   // marks, not an idle span like the others. Capped like one, it put the bounce and its DSN at the plot's edge,
   // their words to their left over the last attempt's number. It is drawn END_ROOM_PX wide (a break still, when
   // that is shorter than it lasts at the rate of the rest), or at its length where that is narrower.
+  // (A quarter of the width at most: a plot narrower than 128 px keeps three quarters for the run.)
   const tail = gaps.at(-1) ?? 0;
   const room = Math.min(END_ROOM_PX, width / 4);
+  const rest = total - Math.min(tail, q);
   let tailPx = k * Math.min(tail, q);
-  if (gaps.length > 1 && tailPx < room && !busy.some((t) => t >= to)) {
-    const rest = total - Math.min(tail, q);
+  if (rest > 0 && tailPx < room && !busy.some((t) => t >= to)) {
     k = (width - room) / rest;
     tailPx = room;
     if (k * tail < room) {
