@@ -117,8 +117,9 @@ test.describe("readable long runs", () => {
     expect((svg.match(/<g data-break=""/g) ?? []).length).toBe(await breaks.count());
     expect(svg).toContain("drawn short: no mark from +0:02:00 to +0:04:0");
 
-    // A brush over the overview zooms to the times under it. Its first 16 px: attempts 1 to 3, wide apart, the
-    // first arc saying the 429's Retry-After decided its wait (RETRY-7).
+    // A brush over the overview zooms to the times under it. Its first 15 px (to about +0:03:40; the axis keeps
+    // 32 px after the run's end): the first attempts, wide apart, the first arc saying the 429's Retry-After
+    // decided its wait (RETRY-7).
     const overview = timeline(page).getByTestId("overview");
     const brush = async (from: number, to: number) => {
       // In the middle of the window.
@@ -133,7 +134,7 @@ test.describe("readable long runs", () => {
       await expect(timeline(page).getByTestId("timeline-window")).toContainText("(zoomed)");
       await page.mouse.move(0, 0);
     };
-    await brush(16, -3);
+    await brush(15, -3);
     const start = await attempts(m1);
     expect(start[0]?.attempt).toBe(1);
     for (const a of start.slice(1)) expect(Math.abs((await axisX(page, a.timeMs)) - a.x)).toBeLessThan(1);
@@ -202,5 +203,63 @@ test("receiver-down, compressed: the doubling waits at their length, the long id
   await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
   await page.emulateMedia({ colorScheme: "dark" });
   await timeline(page).screenshot({ path: `${SHOTS}/receiver-down-compressed-dark.png` });
+  await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
+});
+
+test("rate-limited-then-down at the default zoom in 800, 1000 and 1280 px windows: attempt 127's number written under its dot, beside the lane's end; marks where the axis says", async ({
+  page,
+}) => {
+  test.setTimeout(300_000);
+  await page.setViewportSize({ width: 1000, height: 900 });
+  await openScenario(page, "rate-limited-then-down");
+  await runToEnd(page);
+  const m1 = lane(page, "m1 → b.example");
+  await expect(tools(page).getByRole("button", { name: "Compress idle time" })).toHaveAttribute("aria-pressed", "true");
+  await page.addStyleTag({ content: ".titlebar, .controls { position: static !important; }" });
+  for (const width of [800, 1000, 1280]) {
+    await page.setViewportSize({ width, height: 900 });
+    // The view lays the lanes out again for its new width.
+    const plot = m1.locator("svg.lane-plot");
+    await expect.poll(async () => Number(await plot.getAttribute("width"))).toBeLessThan(width - 200);
+    // STATE-7 (the outcome says 127 attempts): the lane's last attempt says its number on screen, under its dot,
+    // and the first keeps its own.
+    for (const n of [1, 127]) {
+      const attempt = m1.locator(`[data-kind=attempt][data-attempt='${n}']`);
+      const number = attempt.getByTestId("attempt-number");
+      await expect(number, `${width} px`).toHaveText(String(n));
+      await expect(number).toBeVisible();
+      const box = (await number.boundingBox())!;
+      const dot = (await attempt.locator(".attempt-shape").boundingBox())!;
+      // Under its dot; the last one's may end up to 8 px before it, left of the DSN's box at the lane's end.
+      expect(box.x, `${n} at ${width} px`).toBeLessThanOrEqual(dot.x + dot.width);
+      expect(box.x + box.width + (n === 1 ? 0 : 8)).toBeGreaterThanOrEqual(dot.x + dot.width / 2);
+      expect(box.y + box.height / 2).toBeGreaterThan(dot.y + dot.height / 2);
+      // Inside the plot.
+      const plotBox = (await plot.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(plotBox.x + plotBox.width);
+    }
+    // The lane's end keeps its words, and no two words meet.
+    await expect(m1.locator("[data-kind=bounce] text")).toHaveText("bounced");
+    await expect(m1.locator("[data-kind=dsn] text").first()).toHaveText("DSN");
+    const words = await plot.evaluate((svg) =>
+      [...svg.querySelectorAll("text")].map((t) => ({ text: t.textContent ?? "", r: t.getBoundingClientRect() })),
+    );
+    for (const [i, a] of words.entries())
+      for (const b of words.slice(i + 1)) {
+        const meet =
+          Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left) > 0.5 &&
+          Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top) > 0.5;
+        expect(meet, `${a.text} × ${b.text} at ${width} px`).toBe(false);
+      }
+    // Positions are claims: attempts 2, 126, 127 and the bounce where the axis says their times are.
+    const drawn = await attempts(m1);
+    for (const a of [drawn[1]!, drawn.at(-2)!, drawn.at(-1)!])
+      expect(Math.abs((await axisX(page, a.timeMs)) - a.x), `attempt ${a.attempt}`).toBeLessThan(1);
+    const bounce = m1.locator("[data-kind=bounce]");
+    expect(Math.abs((await axisX(page, 5 * 86_400_000)) - Number(await bounce.getAttribute("data-x")))).toBeLessThan(1);
+    await page.mouse.move(0, 0);
+    await timeline(page).scrollIntoViewIfNeeded();
+    await timeline(page).screenshot({ path: `${SHOTS}/long-run-end-${width}.png` });
+  }
   await noSeriousViolations(page, "section[aria-labelledby=timeline-heading]");
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildTimeline, type Mark } from "./timeline.ts";
 import { drawnMarks, itemsByLane, laneItems, type DrawnMark } from "./timelineDrawn.ts";
-import { busyTimes, compressedScale, timeScale } from "./timelineScale.ts";
+import { busyTimes, compressedScale, END_ROOM_PX, timeScale } from "./timelineScale.ts";
 import { LANE_MID, laneLabels, resultRuns, type Box } from "./timelineLabels.ts";
 import { arcCrosses, drawnConnectors, markObstacle } from "./timelineMarks.ts";
 import { scenarioTrace } from "./testing.ts";
@@ -166,14 +166,16 @@ describe("the numbers at both ends of a lane: its first and last attempts", asyn
     compressed: (width: number) => compressedScale(busyTimes(tl), tl.startMs, endMs, width, tl.startMs),
   };
 
-  // Where there is room. In the linear scale 127 was left out at 400–870 px and at 1400 px, 126 taking the place
-  // over its dot (the DSN's word has the one under it); the compressed scale at 1150–1400 px had room already.
-  const roomy = [
+  // In the linear scale 127 was left out at 400–870 px and at 1400 px, 126 taking the place over its dot (the DSN's
+  // word has the one under it). The compressed scale, the view's default for this 5-day run, capped the span after
+  // the run's end like an idle one: below ~1150 px the bounce and its DSN sat at the plot's edge, their words to
+  // their left over 127's places. The plot is 216, 416 and 696 px wide in 800, 1000 and 1280 px windows.
+  const widths = [
     ...[400, 600, 870, 1000, 1400].map((width) => ["linear", width] as const),
-    ...[1150, 1300, 1400].map((width) => ["compressed", width] as const),
+    ...[200, 216, 300, 416, 500, 600, 696, 870, 1000, 1150, 1300, 1400].map((width) => ["compressed", width] as const),
   ];
-  for (const [kind, width] of roomy)
-    it(`STATE-7: attempt 127, the last before the give-up, keeps its number beside the bounce and the DSN (${kind}, ${width} px)`, () => {
+  for (const [kind, width] of widths)
+    it(`STATE-7, RETRY-2 (the timeline shows each attempt, decisions 0095, 0320): attempt 127, the last before the give-up, keeps its number beside the bounce and the DSN (${kind}, ${width} px)`, () => {
       const scale = scales[kind](width);
       const drawn = drawnMarks(items.marks, scale, new Set([lane.id]));
       const placed = laneLabels(drawn, width, { arcs: drawnConnectors(items.connectors, scale) });
@@ -182,10 +184,14 @@ describe("the numbers at both ends of a lane: its first and last attempts", asyn
       for (const dot of [attempts[0]!, attempts.at(-1)!]) {
         const number = placed.find((p) => p.id === dot.mark.id);
         expect(number?.text, dot.mark.label).toMatch(new RegExp(`^${dot.mark.label}\\+?$`));
-        // In its dot's column.
+        // In its dot's column; the last one's may end up to 8 px before its dot, left of the DSN's box.
         expect(number!.box.x0 - 4).toBeLessThanOrEqual(dot.x);
-        expect(number!.box.x1 + 4).toBeGreaterThanOrEqual(dot.x);
+        expect(number!.box.x1 + (dot === attempts[0] ? 4 : 8)).toBeGreaterThanOrEqual(dot.x);
       }
+      // The numbers read in order to the last: none is written right of 127's.
+      const last = placed.find((p) => p.id === attempts.at(-1)!.mark.id)!;
+      const numbers = placed.filter((p) => /^\d+\+?$/.test(p.text));
+      for (const n of numbers) if (n !== last) expect(n.box.x1, n.text).toBeLessThan(last.box.x0);
       // The lane's end keeps its words, and no two labels overlap, nor a label a mark's shape.
       expect(placed.map((p) => p.text)).toEqual(expect.arrayContaining(["bounced", "DSN"]));
       for (const [i, a] of placed.entries())
@@ -198,21 +204,22 @@ describe("the numbers at both ends of a lane: its first and last attempts", asyn
           expect(intersect(p.box, box), `${p.text} × ${d.mark.kind} ${d.mark.label}`).toBe(false);
         }
     });
-  // Compressed, the give-up is a few pixels after attempt 127 and before the plot's end: the bounce's and the DSN's
-  // words, left of their marks, take the places over and under 127's dot; its hover text and name say it.
-  for (const width of [600, 870])
-    it(`STATE-7: where the words at the lane's end take the places of 127's number, its mark still says it (compressed, ${width} px)`, () => {
+  // Compressed, the span after the run's end keeps END_ROOM_PX (the bounce at +5d 0:00:00 is 32 px before the plot's
+  // end, where the view's 4 % more ends): the DSN's word to the right of its box, bounced over the last dots.
+  for (const width of [216, 416, 696])
+    it(`STATE-7: the lane's end keeps room for its words: DSN right of its box, clear of 127's number (compressed, ${width} px)`, () => {
       const scale = scales.compressed(width);
+      const bounce = items.marks.find((m) => m.kind === "bounce")!;
+      expect(scale.x(bounce.timeMs)).toBeCloseTo(width - END_ROOM_PX, 6);
+      // The span after it is a break (drawn shorter than it lasts), its ends where the scale puts them.
+      const tail = scale.breaks.at(-1)!;
+      expect([tail.fromMs, tail.toMs, tail.x2]).toEqual([bounce.timeMs, endMs, width]);
       const drawn = drawnMarks(items.marks, scale, new Set([lane.id]));
       const placed = laneLabels(drawn, width, { arcs: drawnConnectors(items.connectors, scale) });
-      const last = drawn.filter((d) => d.mark.kind === "attempt").at(-1)!;
-      expect(last.mark.summary).toMatch(/^attempt 127 at \+4d 23:40:45/);
-      expect(placed.some((p) => p.id === last.mark.id)).toBe(false);
       const word = (kind: string) => placed.find((p) => p.id === drawn.find((d) => d.mark.kind === kind)?.mark.id)!;
-      // A number 127 wide, centred under and over the dot, meets the DSN's and the bounce's words.
-      const box = (y0: number, y1: number) => ({ x0: last.x - 10, x1: last.x + 10, y0, y1 });
-      expect(intersect(word("dsn").box, box(LANE_MID + 7.5, LANE_MID + 21))).toBe(true);
-      expect(intersect(word("bounce").box, box(LANE_MID - 19.5, LANE_MID - 6))).toBe(true);
+      expect(word("dsn").box.x0).toBeGreaterThan(scale.x(bounce.timeMs) + 7);
+      expect(word("bounce").box.x1).toBeLessThan(scale.x(bounce.timeMs));
+      expect(word("bounce").y).toBeLessThan(LANE_MID);
     });
 });
 

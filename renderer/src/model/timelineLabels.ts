@@ -78,16 +78,19 @@ function shapeBox(d: DrawnMark): Box | undefined {
 type Candidate = readonly [x: number, y: number, anchor: PlacedLabel["anchor"]];
 
 /**
- * Where a mark's label may go, the preferred place first. `underTaken`: a
- * mark's shape (a DSN's box) sits under an attempt's dot, where its number goes.
+ * Where a mark's label may go, the preferred place first, in stages: a stage's places are tried (those
+ * clear of the arcs first) only where none of the stage before is free. `underTaken`: a mark's shape (a DSN's
+ * box) sits under an attempt's dot, where its number goes. `last`: the lane's last attempt, with marks after
+ * it; `pastLast`: one of those marks.
  */
-function candidates(d: DrawnMark, width: number, underTaken = false): Candidate[] {
+function candidates(d: DrawnMark, width: number, underTaken = false, last = false, pastLast = false): Candidate[][] {
   const x = d.x;
-  // Beside the mark: to its right, or to its left near the plot's right edge; the other side next.
+  // Beside the mark: to its right, or to its left near the plot's right edge; the other side next. A mark after the
+  // lane's last attempt (`pastLast`): to its right wherever that fits in the plot, clear of the last attempt's number.
   const beside = (gap: number, y: number): Candidate[] => {
     const right: Candidate = [x + gap, y, "start"];
     const left: Candidate = [x - gap, y, "end"];
-    return x > width - 90 ? [left, right] : [right, left];
+    return x > width - 90 && !pastLast ? [left, right] : [right, left];
   };
   switch (d.mark.kind) {
     case "attempt": {
@@ -103,27 +106,33 @@ function candidates(d: DrawnMark, width: number, underTaken = false): Candidate[
           [x - k, y, "end"],
         ]),
       ];
+      // The lane's last attempt, a few pixels before the bounce and its DSN's box at the lane's end (`last`): where
+      // no place under its dot is free, its number may end up to 8 px before it, to its left, rather than take the
+      // place over the dot from the bounce's word (no number is written after it: it still reads as the last).
+      const left = (y: number) => [6, 8].map((k): Candidate => [x - k, y, "end"]);
       // When a mark's shape takes the place under the dot (m1's first attempt of teach-mixed-recipient-results,
       // over the DSN to alice's box), over the dot, or at the row's top when a receiver's triangle is over it.
       return [
-        ...at(LANE_MID + 18),
-        ...at(LANE_MID + 19),
-        ...(underTaken ? [...at(LANE_MID - 9), ...at(TOP_BASELINE)] : []),
+        [...at(LANE_MID + 18), ...at(LANE_MID + 19)],
+        last ? [...left(LANE_MID + 18), ...left(LANE_MID + 19)] : [],
+        underTaken ? [...at(LANE_MID - 9), ...at(TOP_BASELINE)] : [],
       ];
     }
     case "handoff":
     case "bounce":
-      return beside(10, LANE_MID - 12);
+      return [beside(10, LANE_MID - 12)];
     case "dsn":
-      return beside(10, LANE_MID + 21);
+      return [beside(10, LANE_MID + 21)];
     case "ruled-out":
-      return beside(11, LANE_MID - 12);
+      return [beside(11, LANE_MID - 12)];
     case "receiver":
-      return beside(7, LANE_MID - 9);
+      return [beside(7, LANE_MID - 9)];
     case "dns":
       return [
-        [x + 3, 10, "start"],
-        [x - 3, 10, "end"],
+        [
+          [x + 3, 10, "start"],
+          [x - 3, 10, "end"],
+        ],
       ];
   }
 }
@@ -220,10 +229,10 @@ export function laneLabels(
     const found = clear ?? boxes.find((b) => free(b.box));
     return found && { text, ...found, backing: clear === undefined };
   };
-  const place = (id: string, texts: readonly string[], options: readonly Candidate[]) => {
-    // The first of the texts that finds a place (a merged attempt's `1+`, else `1`).
+  const place = (id: string, texts: readonly string[], stages: readonly (readonly Candidate[])[]) => {
+    // The first of the texts that finds a place (a merged attempt's `1+`, else `1`), in the first stage that has one.
     for (const text of texts) {
-      const found = find(text, options);
+      const found = stages.reduce<ReturnType<typeof find>>((f, options) => f ?? find(text, options), undefined);
       if (!found) continue;
       placed.push({ id, ...found });
       take(found.box, GAP);
@@ -245,8 +254,10 @@ export function laneLabels(
       "give-up",
       ["give-up"],
       [
-        [g - 4, 11, "end"],
-        [g + 4, 11, "start"],
+        [
+          [g - 4, 11, "end"],
+          [g + 4, 11, "start"],
+        ],
       ],
     );
   }
@@ -254,7 +265,12 @@ export function laneLabels(
   // ends of what is shown say how many attempts lie between (rate-limited-then-down's 127, beside the DSN's word and
   // the bounce's at the lane's end, was left out for 126 when it came last).
   const attempts = drawn.filter((d) => d.mark.kind === "attempt");
-  const rank = (d: DrawnMark) => (d === attempts[0] ? 0 : d === attempts.at(-1) ? 1 : 2);
+  const lastAttempt = attempts.at(-1);
+  const rank = (d: DrawnMark) => (d === attempts[0] ? 0 : d === lastAttempt ? 1 : 2);
+  // The marks after the last attempt (the lane's end: bounced, DSN) write their words to their right where they fit,
+  // away from the last attempt's number; and that number may then end a few pixels before its dot (`candidates`).
+  const afterLast = (d: DrawnMark) => lastAttempt !== undefined && d.mark.timeMs > lastAttempt.mark.timeMs;
+  const endWords = drawn.some(afterLast);
   const order = drawn
     .map((d, i) => ({ d, i }))
     .sort(
@@ -264,14 +280,27 @@ export function laneLabels(
     const text = markLabelText(d);
     // A merged attempt's `1+` is written `1` where only that fits (its hover text says how many are there).
     const texts = d.mark.kind === "attempt" && text !== d.mark.label ? [text, d.mark.label] : [text];
-    place(d.mark.id, texts, candidates(d, width, under.has(d)));
+    // Numbers read in order to the last: none is written right of where the last attempt's number starts (at the
+    // lane's end a number pushed off its dot's place by the DSN's box would sit under or over the last dots).
+    const last =
+      d.mark.kind === "attempt" && d !== lastAttempt ? placed.find((p) => p.id === lastAttempt?.mark.id) : undefined;
+    const places = candidates(d, width, under.has(d), d === lastAttempt && endWords, afterLast(d));
+    place(
+      d.mark.id,
+      texts,
+      last === undefined
+        ? places
+        : places.map((stage) =>
+            stage.filter(([x, , anchor]) => textBox(x, 0, anchor, measure(text)).x1 + GAP <= last.box.x0),
+          ),
+    );
   }
   // Last, each arc's wait over its top, centred, where it fits inside the arc's span and meets no other label.
   for (const a of options.arcs ?? []) {
     if (a.connector === undefined) continue;
     const mid = (a.x1 + a.x2) / 2;
     const texts = connectorTexts(a.connector).filter((t) => measure(t) + 6 <= a.x2 - a.x1);
-    if (texts.length > 0) place(`arc:${a.connector.retry}`, texts, [[mid, ARC_BASELINE, "middle"]]);
+    if (texts.length > 0) place(`arc:${a.connector.retry}`, texts, [[[mid, ARC_BASELINE, "middle"]]]);
   }
   return placed;
 }

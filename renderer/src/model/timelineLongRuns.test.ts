@@ -18,6 +18,7 @@ import {
   breakThreshold,
   busyTimes,
   compressedScale,
+  END_ROOM_PX,
   MIN_BREAK_MS,
   timelineScale,
   type TimeScale,
@@ -98,6 +99,22 @@ describe("the compressed axis", () => {
     const marks = breakMarks(scale, axis, (s) => s.length * 6.6);
     expect(marks.every((b) => b.label === undefined)).toBe(true);
     expect(marks[0]?.hidden).toMatch(/^\d+ min/);
+  });
+
+  it("STATE-7, RETRY-2: the span after the run's end drawn END_ROOM_PX wide (a break), every attempt and the bounce still where the axis says (216, 416, 696 px: 800, 1000, 1280 px windows)", async () => {
+    const tl = await timelineOf("rate-limited-then-down");
+    const m1 = attemptsOf(tl, "m1 → b.example");
+    const bounce = tl.marks.find((k) => k.kind === "bounce")!;
+    for (const width of [216, 416, 696]) {
+      const scale = wholeScale(tl, width);
+      expect(scale.x(bounce.timeMs)).toBeCloseTo(width - END_ROOM_PX, 6);
+      const tail = scale.breaks.at(-1)!;
+      expect([tail.fromMs, tail.toMs, tail.x2]).toEqual([bounce.timeMs, scale.toMs, width]);
+      expect(tail.x1).toBeCloseTo(width - END_ROOM_PX, 6);
+      for (const m of [...m1, bounce])
+        expect(Math.abs(axisSays(scale, tl.startMs, m.timeMs) - scale.x(m.timeMs))).toBeLessThan(0.01);
+      for (const px of [0, width / 3, width - END_ROOM_PX / 2]) expect(scale.x(scale.timeAt(px))).toBeCloseTo(px, 6);
+    }
   });
 
   it("RETRY-1, RETRY-2: receiver-down: the attempt at +0:03:00 sits where the axis' +0:00:00 and +0:10:00 put it; after a break, +1:03:00 at its own tick", async () => {

@@ -66,6 +66,11 @@ export function timeScale(kind: ScaleKind, fromMs: number, toMs: number, width: 
 
 /** Idle spans shorter than this are never compressed (the sequence diagram's quiet span, sequence.ts). */
 export const MIN_BREAK_MS = 60_000;
+/**
+ * How wide a compressed axis draws the span after the run's end, at least: the words of the run's last marks
+ * (`DSN` to the right of its box) fit there, clear of the last attempt's number under its dot.
+ */
+export const END_ROOM_PX = 32;
 /** Gaps shorter than this between busy times are parts of one moment (an attempt's exchanges), not told apart. */
 const SAME_MOMENT_MS = 1000;
 /** How far apart the closest two busy moments should be drawn, when the width allows it: a dot and a gap. */
@@ -119,7 +124,24 @@ export function compressedScale(
   const q = breakThreshold(gaps, width);
   if (q === Infinity) return timeScale("linear", fromMs, toMs, width, startMs);
   const total = gaps.reduce((sum, g) => sum + Math.min(g, q), 0);
-  const k = width / total;
+  let k = width / total;
+  // The span after the run's last busy time (the view's 4 % past the end): room for the words of the run's last
+  // marks, not an idle span like the others. Capped like one, it put the bounce and its DSN at the plot's edge,
+  // their words to their left over the last attempt's number. It is drawn END_ROOM_PX wide (a break still, when
+  // that is shorter than it lasts at the rate of the rest), or at its length where that is narrower.
+  // (A quarter of the width at most: a plot narrower than 128 px keeps three quarters for the run.)
+  const tail = gaps.at(-1) ?? 0;
+  const room = Math.min(END_ROOM_PX, width / 4);
+  const rest = total - Math.min(tail, q);
+  let tailPx = k * Math.min(tail, q);
+  if (rest > 0 && tailPx < room && !busy.some((t) => t >= to)) {
+    k = (width - room) / rest;
+    tailPx = room;
+    if (k * tail < room) {
+      k = width / (rest + tail);
+      tailPx = k * tail;
+    }
+  }
   // The pieces: [t0, t1] drawn over [x0, x1].
   const t0s: number[] = [fromMs];
   const x0s: number[] = [0];
@@ -130,8 +152,9 @@ export function compressedScale(
     if (g <= 0) continue;
     const a = points[i] ?? 0;
     const b = points[i + 1] ?? 0;
-    const next = i === gaps.length - 1 ? width : x + k * Math.min(g, q);
-    if (g > q) breaks.push({ fromMs: a, toMs: b, x1: x, x2: next });
+    const tailGap = i === gaps.length - 1;
+    const next = tailGap ? width : x + k * Math.min(g, q);
+    if (tailGap ? tailPx < k * g - 1e-6 : g > q) breaks.push({ fromMs: a, toMs: b, x1: x, x2: next });
     x = next;
     t0s.push(b);
     x0s.push(x);
