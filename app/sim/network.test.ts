@@ -321,6 +321,28 @@ describe("network: transport faults (ERR-21: connection and TLS failures are tem
     expect(transportKind(await send(ctx, "a.example", getCapabilities()))).toBe("tls");
   });
 
+  it("ERR-21: a fault that refuses the connection for certain fails the exchange as its msw handler does (drawn with probability 1)", async () => {
+    const refusals: NetworkFaultInput[] = [
+      { kind: "connection-refused", host: "mx.b.example" },
+      { kind: "connection-reset" },
+      { kind: "tls-failure", from: 0, until: "1h" },
+      { kind: "partition", between: ["a.example", "b.example"], failure: "connection-refused" },
+    ];
+    for (const fault of refusals) {
+      const outcomes = [];
+      // Without a probability the network fails the exchange itself; with 1, msw runs the fault's handler.
+      for (const spec of [fault, { ...fault, probability: 1 }]) {
+        const ctx = setup([spec, { kind: "rate-limited" }]);
+        const outcome = await send(ctx, "a.example", getCapabilities());
+        expect(ctx.b.handled).toEqual([]);
+        const error = "error" in outcome ? (outcome.error as TransportError) : undefined;
+        outcomes.push({ kind: error?.kind, message: error?.message, failure: ctx.events.at(-1) });
+      }
+      expect(outcomes[0]?.kind).toBeDefined();
+      expect(outcomes[0]).toEqual(outcomes[1]);
+    }
+  });
+
   it("ERR-21: a TransportError is an outcome, not a fault of the code: kind, name and message, no stack frames; other errors keep theirs", () => {
     const error = new TransportError("connection-refused", "nothing listens at https://mx.b.example");
     expect([error.kind, error.name, error.message]).toEqual([

@@ -20,7 +20,10 @@
  * `dispatch`); the others would let it through without a random draw, so the
  * run is the same, and a fleet of domains under many faults does not pay for
  * every fault on every request. With no fault left, the receiver is called
- * directly, as msw would call it.
+ * directly, as msw would call it; when the first fault left refuses the
+ * connection for certain (no probability, in its window), it fails the
+ * exchange directly too, as its handler would: no HTTP handler sees a
+ * connection that was never made.
  *
  * A request nothing answers is refused, as a closed port would be.
  *
@@ -477,6 +480,51 @@ function inStaticScope(fault: CompiledFault, exchange: Exchange, hostDomains: Re
   return true;
 }
 
+/**
+ * The faults of `candidates` that may act on `exchange` at `nowMs`, in order; `undefined` when none may (most
+ * exchanges). A fault whose window is over stays out (time only moves on); one whose window has not begun
+ * stays out too, unless a latency fault before it may make time pass before its turn.
+ */
+function faultsThatMayAct(
+  candidates: readonly CompiledFault[],
+  exchange: Exchange,
+  hostDomains: ReadonlyMap<string, string>,
+  nowMs: number,
+): CompiledFault[] | undefined {
+  let acting: CompiledFault[] | undefined;
+  let mayWait = false;
+  for (const fault of candidates) {
+    if (!inStaticScope(fault, exchange, hostDomains)) continue;
+    if (nowMs >= fault.window.untilMs || (nowMs < fault.window.fromMs && !mayWait)) continue;
+    (acting ??= []).push(fault);
+    if (fault.spec.kind === "latency") mayWait = true;
+  }
+  return acting;
+}
+
+/**
+ * Whether `fault`, first in an exchange's list, certainly fails the connection at `nowMs`: a refusal, a reset
+ * before the request is read, a TLS failure or a partition that refuses, in its window, with no probability to
+ * draw. Such an exchange never reaches an HTTP handler, so `dispatch` fails it itself ({@link act}) rather than
+ * through msw, whose handler would do the same (no draw, no wait) after a clone of the request and an
+ * AbortController per run (decision 0315).
+ */
+function refusesAtOnce(fault: CompiledFault, nowMs: number): boolean {
+  const spec = fault.spec;
+  if (spec.probability !== undefined || !inWindow(fault.window, nowMs)) return false;
+  switch (spec.kind) {
+    case "connection-refused":
+    case "tls-failure":
+      return true;
+    case "connection-reset":
+      return spec.phase !== "response";
+    case "partition":
+      return spec.failure === "connection-refused";
+    default:
+      return false;
+  }
+}
+
 /** What `fault` does to `exchange`: waits, fails its connection, answers in the receiver's place, or marks it for after. */
 async function act(
   fault: CompiledFault,
@@ -618,19 +666,13 @@ export function createNetwork(options: NetworkOptions): Network {
    */
   async function dispatch(forwarded: Request, current: Exchange): Promise<Response | undefined> {
     await baselineLatency();
-    let handlers: RequestHandler[] | undefined; // Made only when a fault may act: most exchanges meet none.
-    // A fault whose window is over stays out of scope (time only moves on); one whose window has not
-    // begun stays out too, unless a latency fault before it may make time pass before its turn.
     const now = scheduler.now();
-    let mayWait = false;
-    for (const fault of faultsForHost(current)) {
-      if (!inStaticScope(fault, current, hostDomains)) continue;
-      if (now >= fault.window.untilMs || (now < fault.window.fromMs && !mayWait)) continue;
-      (handlers ??= []).push(fault.handler);
-      if (fault.spec.kind === "latency") mayWait = true;
-    }
+    const acting = faultsThatMayAct(faultsForHost(current), current, hostDomains, now);
     const receiver = receivers.get(current.url.origin);
-    if (handlers === undefined) return receiver?.handler(forwarded, { exchangeId: current.id });
+    if (acting === undefined) return receiver?.handler(forwarded, { exchangeId: current.id });
+    const first = acting[0] as CompiledFault;
+    if (refusesAtOnce(first, now)) return act(first, current, scheduler, baseFor);
+    const handlers = acting.map((fault) => fault.handler);
     if (receiver !== undefined) handlers.push(receiver.msw);
     // msw's handlers find the exchange by its request; only they do.
     exchanges.set(forwarded, current);
