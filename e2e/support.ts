@@ -43,3 +43,29 @@ export async function giveUpCheckInShortWindow(page: Page): Promise<Locator> {
   await page.evaluate(() => window.scrollTo(0, 0));
   return page.getByRole("region", { name: "Checks" }).getByRole("listitem").filter({ hasText: "give-up-at-5-days" });
 }
+
+/**
+ * The pairs of words that overlap on screen inside each of `plots` (a lane's or a sub-lane's plot), and the
+ * words that overlap a mark's box drawn beside its dot (`shapes`: a DSN's envelope).
+ */
+export async function overlappingLabels(plots: Locator, texts: string, shapes = ".dsn-shape"): Promise<string[]> {
+  return plots.evaluateAll(
+    (els, [textSel, shapeSel]) =>
+      els.flatMap((plot) => {
+        const box = (e: Element, name: string) => ({ name, r: e.getBoundingClientRect() });
+        const words = [...plot.querySelectorAll(textSel)].map((t) => box(t, t.textContent ?? ""));
+        const boxes = [...plot.querySelectorAll(shapeSel)].map((t) => box(t, `<${t.getAttribute("class")}>`));
+        const out: string[] = [];
+        const meet = (a: DOMRect, b: DOMRect) =>
+          Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 &&
+          Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5;
+        words.forEach((a, i) =>
+          [...words.slice(i + 1), ...boxes].forEach((b) => {
+            if (meet(a.r, b.r)) out.push(`${a.name} × ${b.name}`);
+          }),
+        );
+        return out;
+      }),
+    [texts, shapes] as const,
+  );
+}

@@ -2,6 +2,7 @@ import AxeBuilder from "@axe-core/playwright";
 import { readFileSync } from "node:fs";
 import { expect, test, type Locator, type Page } from "@playwright/test";
 import { parseOffset } from "../app/trace/offset.ts";
+import { overlappingLabels } from "./support.ts";
 
 /** The delivery timeline and the retry-delay chart, through the browser build. */
 
@@ -46,32 +47,6 @@ async function linearAxis(page: Page): Promise<void> {
   await expect(compress).toHaveAttribute("aria-pressed", "false");
 }
 const lane = (page: Page, label: string) => timeline(page).locator(`.lane`).filter({ hasText: label });
-
-/**
- * The pairs of words that overlap on screen inside each of `plots` (a lane's or a sub-lane's plot), and the
- * words that overlap a mark's box drawn beside its dot (`shapes`: a DSN's envelope).
- */
-async function overlappingLabels(plots: Locator, texts: string, shapes = ".dsn-shape"): Promise<string[]> {
-  return plots.evaluateAll(
-    (els, [textSel, shapeSel]) =>
-      els.flatMap((plot) => {
-        const box = (e: Element, name: string) => ({ name, r: e.getBoundingClientRect() });
-        const words = [...plot.querySelectorAll(textSel)].map((t) => box(t, t.textContent ?? ""));
-        const boxes = [...plot.querySelectorAll(shapeSel)].map((t) => box(t, `<${t.getAttribute("class")}>`));
-        const out: string[] = [];
-        const meet = (a: DOMRect, b: DOMRect) =>
-          Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 &&
-          Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5;
-        words.forEach((a, i) =>
-          [...words.slice(i + 1), ...boxes].forEach((b) => {
-            if (meet(a.r, b.r)) out.push(`${a.name} × ${b.name}`);
-          }),
-        );
-        return out;
-      }),
-    [texts, shapes] as const,
-  );
-}
 
 /** The exported SVG of the timeline, parsed in the page: its lanes, sub-lanes, colours and words. */
 async function exportedTimeline(page: Page) {
