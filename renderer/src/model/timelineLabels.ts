@@ -276,24 +276,27 @@ export function laneLabels(
     .sort(
       (a, b) => (PRIORITY[a.d.mark.kind] ?? 9) - (PRIORITY[b.d.mark.kind] ?? 9) || rank(a.d) - rank(b.d) || a.i - b.i,
     );
+  // The last attempt's number once placed (it is placed before the other attempts': `rank`).
+  let lastNumber: PlacedLabel | undefined;
   for (const { d } of order) {
     const text = markLabelText(d);
     // A merged attempt's `1+` is written `1` where only that fits (its hover text says how many are there).
     const texts = d.mark.kind === "attempt" && text !== d.mark.label ? [text, d.mark.label] : [text];
     // Numbers read in order to the last: none is written right of where the last attempt's number starts (at the
     // lane's end a number pushed off its dot's place by the DSN's box would sit under or over the last dots).
-    const last =
-      d.mark.kind === "attempt" && d !== lastAttempt ? placed.find((p) => p.id === lastAttempt?.mark.id) : undefined;
+    const last = d.mark.kind === "attempt" && d !== lastAttempt ? lastNumber : undefined;
     const places = candidates(d, width, under.has(d), d === lastAttempt && endWords, afterLast(d));
+    const textWidth = measure(text);
     place(
       d.mark.id,
       texts,
       last === undefined
         ? places
         : places.map((stage) =>
-            stage.filter(([x, , anchor]) => textBox(x, 0, anchor, measure(text)).x1 + GAP <= last.box.x0),
+            stage.filter(([x, , anchor]) => textBox(x, 0, anchor, textWidth).x1 + GAP <= last.box.x0),
           ),
     );
+    if (d === lastAttempt) lastNumber = placed.find((p) => p.id === d.mark.id);
   }
   // Last, each arc's wait over its top, centred, where it fits inside the arc's span and meets no other label.
   for (const a of options.arcs ?? []) {
